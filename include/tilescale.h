@@ -1,0 +1,164 @@
+/* tilescale.h — public C API of libtilescale: compile TileLang kernel files to CUDA,
+ * load and launch them.  Opaque handles, ts_status codes, options structs that carry
+ * their own size.  Thread-safety: one ts_context per thread (or external locking). */
+#ifndef TILESCALE_H
+#define TILESCALE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TS_VERSION_MAJOR 0
+#define TS_VERSION_MINOR 1
+#define TS_VERSION_PATCH 0
+#define TS_VERSION_STRING "0.1.0"
+
+typedef enum ts_status {
+  TS_OK = 0,
+  TS_ERR_INVALID_ARGUMENT, /* a bad argument to an API call (NULL handle, bad option) */
+  TS_ERR_IO,               /* file could not be read or written */
+  TS_ERR_COMPILE,          /* the kernel file has errors: ts_last_error holds the diagnostics */
+  TS_ERR_NOT_FOUND,        /* no function of that name in the file */
+  TS_ERR_JIT,              /* NVRTC / nvcc / nvJitLink failed (log in ts_last_error) */
+  TS_ERR_NO_DRIVER,        /* libcuda.so.1 could not be loaded, or no device */
+  TS_ERR_CUDA,             /* a driver call failed (call and code in ts_last_error) */
+  TS_ERR_LAUNCH_ARGUMENT,  /* launch arguments do not match the kernel's parameters */
+  TS_ERR_UNSUPPORTED,      /* valid input that this version cannot compile yet */
+  TS_ERR_OUT_OF_MEMORY,
+  TS_ERR_INTERNAL
+} ts_status;
+
+const char *ts_status_string(ts_status s);
+
+typedef enum ts_dtype {
+  TS_DTYPE_VOID = 0,
+  TS_DTYPE_BOOL,
+  TS_DTYPE_INT8, TS_DTYPE_INT16, TS_DTYPE_INT32, TS_DTYPE_INT64,
+  TS_DTYPE_UINT8, TS_DTYPE_UINT16, TS_DTYPE_UINT32, TS_DTYPE_UINT64,
+  TS_DTYPE_FLOAT16, TS_DTYPE_BFLOAT16, TS_DTYPE_FLOAT32, TS_DTYPE_FLOAT64,
+  TS_DTYPE_FLOAT8_E4M3, TS_DTYPE_FLOAT8_E5M2,
+  TS_DTYPE_HANDLE, /* pointers (internal) */
+  TS_DTYPE_COUNT
+} ts_dtype;
+
+const char *ts_dtype_name(ts_dtype t); /* "float16" */
+size_t ts_dtype_size(ts_dtype t);      /* bytes per element */
+
+typedef struct ts_context ts_context; /* owns the CUDA driver table, cache settings, last error */
+typedef struct ts_program ts_program; /* a parsed kernel file */
+typedef struct ts_kernel ts_kernel;   /* one compiled function: CUDA source, binary, launch metadata */
+
+/* ---- context ------------------------------------------------------------------------- */
+typedef struct ts_context_options {
+  size_t size;             /* sizeof(ts_context_options) */
+  int device;              /* CUDA device ordinal (default 0) */
+  const char *cache_dir;   /* NULL: $TILESCALE_CACHE_DIR, else ~/.cache/tilescale */
+  int disable_cache;       /* also $TILESCALE_DISABLE_CACHE=1 */
+  int verbose;             /* progress messages on stderr */
+} ts_context_options;
+
+/* Creates a context.  Works without a GPU: compile-only use stays possible and launch
+ * calls fail with TS_ERR_NO_DRIVER. */
+ts_status ts_context_create(const ts_context_options *opt, ts_context **out);
+void ts_context_destroy(ts_context *ctx);
+const char *ts_last_error(const ts_context *ctx); /* never NULL */
+/* Whether a usable GPU was found, and its arch (e.g. 90 for H100); 0 when none. */
+int ts_context_device_sm(const ts_context *ctx);
+
+/* ---- programs ---------------------------------------------------------------------------- */
+ts_status ts_program_load_file(ts_context *ctx, const char *path, ts_program **out);
+ts_status ts_program_load_source(ts_context *ctx, const char *name, const char *source, ts_program **out);
+void ts_program_destroy(ts_program *prog);
+/* Names of the compilable functions of the file (factories, @T.prim_func, @tilelang.jit). */
+int ts_program_functions(const ts_program *prog, const char **names, int max);
+
+/* ---- compilation --------------------------------------------------------------------- */
+typedef struct ts_param { /* -D name=value; value in Python syntax: 1024, 0.5, True, "x", float16, (64, 64) */
+  const char *name;
+  const char *value;
+} ts_param;
+
+typedef enum ts_emit { TS_EMIT_IR, TS_EMIT_CUDA, TS_EMIT_PTX, TS_EMIT_CUBIN } ts_emit;
+typedef enum ts_compiler_kind { TS_COMPILER_NVRTC = 0, TS_COMPILER_NVCC = 1 } ts_compiler_kind;
+
+typedef struct ts_compile_options {
+  size_t size;             /* sizeof(ts_compile_options) */
+  const char *arch;        /* "sm_90a", "sm_80"; NULL = the context's device (sm_90a if none) */
+  ts_compiler_kind compiler;
+  int no_jit;              /* stop after CUDA source generation (no NVRTC) */
+  const char *dump_after;  /* print IR after this pass ("all" for every pass) into the IR text */
+  int debug;               /* verify IR after every pass */
+} ts_compile_options;
+
+/* Compiles function `func` of the program with the given parameters.  On TS_ERR_COMPILE
+ * ts_last_error holds every diagnostic (file:line:col: error: ...). */
+ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_param *params, int nparams,
+                            const ts_compile_options *opt, ts_kernel **out);
+void ts_kernel_destroy(ts_kernel *k);
+
+/* Artifacts (valid while the kernel lives).  ts_kernel_text: IR (after the pipeline, or the
+ * dumps requested), CUDA source, PTX (NVRTC only) or NULL when not produced. */
+const char *ts_kernel_text(const ts_kernel *k, ts_emit what);
+ts_status ts_kernel_binary(const ts_kernel *k, const void **data, size_t *size); /* cubin */
+int ts_kernel_from_cache(const ts_kernel *k); /* 1 when the binary came from the disk cache */
+
+/* ---- parameters of a compiled kernel --------------------------------------------------- */
+typedef enum ts_arg_kind { TS_ARG_TENSOR = 0, TS_ARG_SCALAR = 1 } ts_arg_kind;
+
+typedef struct ts_arg_info {
+  const char *name;
+  ts_arg_kind kind;
+  ts_dtype dtype;
+  int ndim;
+  int64_t shape[8];     /* -1 = dynamic */
+  int is_output;        /* listed in out_idx or created with T.empty */
+} ts_arg_info;
+
+int ts_kernel_num_args(const ts_kernel *k);
+ts_status ts_kernel_arg_info(const ts_kernel *k, int i, ts_arg_info *out);
+
+/* ---- launch ---------------------------------------------------------------------------- */
+typedef struct ts_tensor { /* DLPack-like view of device memory */
+  void *data;              /* device pointer */
+  ts_dtype dtype;
+  int ndim;
+  const int64_t *shape;
+  const int64_t *strides;  /* in elements; NULL = compact row-major */
+  int device;              /* CUDA ordinal; -1 = host memory (always rejected) */
+} ts_tensor;
+
+typedef struct ts_arg {
+  ts_arg_kind kind;
+  ts_tensor tensor;       /* kind == TS_ARG_TENSOR */
+  int64_t i;              /* integer scalar */
+  double f;               /* float scalar */
+} ts_arg;
+
+/* Checks every argument against the kernel's parameters (dtype, rank, shape, strides,
+ * device, null pointers, alignment); on a mismatch nothing is launched and the error
+ * names the parameter.  stream is a CUstream (NULL = default stream).  Loads the module
+ * into the context's device on first use. */
+ts_status ts_kernel_launch(ts_kernel *k, const ts_arg *args, int nargs, void *stream);
+
+/* ---- device memory and timing helpers (for tools, tests and benchmarks) ------------- */
+ts_status ts_device_malloc(ts_context *ctx, size_t bytes, void **dptr);
+ts_status ts_device_free(ts_context *ctx, void *dptr);
+ts_status ts_memcpy_h2d(ts_context *ctx, void *dst, const void *src, size_t bytes);
+ts_status ts_memcpy_d2h(ts_context *ctx, void *dst, const void *src, size_t bytes);
+ts_status ts_memset_d8(ts_context *ctx, void *dst, unsigned char value, size_t bytes);
+ts_status ts_synchronize(ts_context *ctx);
+/* Median time in milliseconds of `reps` launches after `warmup` launches, each timed
+ * with CUDA events; flush_l2 overwrites a buffer larger than L2 before every timed run. */
+ts_status ts_kernel_benchmark(ts_kernel *k, const ts_arg *args, int nargs, int warmup, int reps,
+                              int flush_l2, double *median_ms);
+/* The same for a device-to-device cuMemcpy of `bytes` (the bandwidth peer). */
+ts_status ts_memcpy_benchmark(ts_context *ctx, void *dst, const void *src, size_t bytes, int warmup,
+                              int reps, int flush_l2, double *median_ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

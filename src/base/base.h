@@ -1,0 +1,131 @@
+/* base.h — the bottom layer: arenas, growable vectors, string buffers, string maps,
+ * source files and diagnostics, assertions and hashing.
+ *
+ * Everything above (front, ir, layout, pass, codegen, rt, dist) includes this header;
+ * it includes nothing of the project.  One compilation owns one Arena: AST and IR nodes
+ * are allocated from it and released together (DESIGN.md §2). */
+#ifndef TS_BASE_H
+#define TS_BASE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- compiler bugs (never user errors) ---------------------------------------- */
+void ts_assert_fail(const char *file, int line, const char *cond);
+#define TS_ASSERT(c) ((c) ? (void)0 : ts_assert_fail(__FILE__, __LINE__, #c))
+#define ts_unreachable() ts_assert_fail(__FILE__, __LINE__, "unreachable")
+#define TS_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+#if defined(__GNUC__)
+#define TS_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TS_PRINTF(f, a)
+#endif
+
+/* ---- allocation hook ------------------------------------------------------------ */
+/* All heap memory of the library goes through one hook so tests can inject failures. */
+typedef void *(*TsReallocFn)(void *user, void *ptr, size_t size); /* size 0 = free */
+void ts_set_alloc_hook(TsReallocFn fn, void *user);
+void *ts_malloc(size_t n);   /* aborts with a message on out-of-memory */
+void *ts_calloc(size_t n, size_t sz);
+void *ts_realloc(void *p, size_t n);
+void ts_free(void *p);
+char *ts_strdup(const char *s);
+
+/* ---- arena ------------------------------------------------------------------------ */
+typedef struct Arena Arena;
+Arena *arena_new(void);
+void arena_destroy(Arena *a);
+void *arena_alloc(Arena *a, size_t n);       /* zeroed, 16-byte aligned */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...) TS_PRINTF(2, 3);
+void *arena_memdup(Arena *a, const void *p, size_t n);
+size_t arena_bytes(const Arena *a);
+#define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
+#define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)((n) > 0 ? (n) : 1)))
+
+/* ---- vector of pointers (arena-backed) ----------------------------------------- */
+typedef struct PtrVec {
+  void **items;
+  int len, cap;
+} PtrVec;
+void vec_push(Arena *a, PtrVec *v, void *item);
+void *vec_last(const PtrVec *v);
+void *vec_pop(PtrVec *v);
+
+/* ---- growable string buffer (heap) -------------------------------------------------- */
+typedef struct StrBuf {
+  char *data; /* always NUL-terminated once anything was appended */
+  size_t len, cap;
+} StrBuf;
+void sb_append(StrBuf *sb, const char *s);
+void sb_appendn(StrBuf *sb, const char *s, size_t n);
+void sb_putc(StrBuf *sb, char ch);
+void sb_printf(StrBuf *sb, const char *fmt, ...) TS_PRINTF(2, 3);
+void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap);
+void sb_indent(StrBuf *sb, int n); /* n*2 spaces */
+void sb_clear(StrBuf *sb);
+void sb_free(StrBuf *sb);
+const char *sb_str(StrBuf *sb); /* "" when empty */
+
+/* ---- string -> pointer map (arena-backed, open addressing) ------------------------ */
+typedef struct StrMapEntry {
+  const char *key;
+  void *value;
+} StrMapEntry;
+typedef struct StrMap {
+  StrMapEntry *slots;
+  int cap, len;
+} StrMap;
+void *strmap_get(const StrMap *m, const char *key);
+bool strmap_has(const StrMap *m, const char *key);
+void strmap_put(Arena *a, StrMap *m, const char *key, void *value); /* key is not copied */
+
+/* ---- hashing ---------------------------------------------------------------------- */
+uint64_t ts_fnv1a(const void *data, size_t n, uint64_t seed);
+void ts_sha256(const void *data, size_t n, uint8_t out[32]);
+void ts_sha256_hex(const void *data, size_t n, char out[65]);
+
+/* ---- source files and locations -------------------------------------------------- */
+typedef struct SourceFile {
+  const char *name; /* as the user named it */
+  const char *text; /* NUL-terminated, owned by whoever loaded the file */
+  size_t len;
+} SourceFile;
+
+/* Every AST and IR node carries one: a diagnostic raised in a late pass still points
+ * at the user's line.  line/col are 1-based; line 0 means "no location". */
+typedef struct SrcLoc {
+  const SourceFile *file;
+  int line, col;
+} SrcLoc;
+extern const SrcLoc SRCLOC_NONE;
+
+/* ---- diagnostics -------------------------------------------------------------------- */
+/* Messages go into `out` as
+ *   file:line:col: error: message
+ *     <source line>
+ *         ^
+ * Errors are counted; compilation goes on where sensible and only the caller (CLI or
+ * API) turns a non-zero count into a failure.  max_errors bounds the output. */
+typedef struct Diag {
+  StrBuf out;
+  int errors, warnings;
+  int max_errors; /* 0 = default (50) */
+  bool echo;      /* also write each message to stderr as it is produced */
+} Diag;
+void diag_error(Diag *d, SrcLoc loc, const char *fmt, ...) TS_PRINTF(3, 4);
+void diag_warning(Diag *d, SrcLoc loc, const char *fmt, ...) TS_PRINTF(3, 4);
+void diag_note(Diag *d, SrcLoc loc, const char *fmt, ...) TS_PRINTF(3, 4);
+void diag_verror(Diag *d, SrcLoc loc, const char *kind, const char *fmt, va_list ap);
+void diag_free(Diag *d);
+
+/* ---- files ------------------------------------------------------------------------ */
+/* Reads a whole file into a heap buffer (NUL-terminated).  Returns NULL and sets errno
+ * on failure. */
+char *ts_read_file(const char *path, size_t *len_out);
+
+#endif

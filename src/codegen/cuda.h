@@ -1,0 +1,28 @@
+/* cuda.h — CUDA C++ code generation from thread-level IR, and the launch metadata the
+ * runtime needs.
+ *
+ * Kernel ABI (every kernel of a function takes the same arguments, in this order):
+ *   each IrFunc param: tensor -> `T* __restrict__ name`, scalar -> its C type;
+ *   then each dynamic dimension in IrFunc.dyn_vars order as `int64_t`.
+ * Kernels are `extern "C"` so the runtime finds them by name. */
+#ifndef TS_CODEGEN_CUDA_H
+#define TS_CODEGEN_CUDA_H
+
+#include "../ir/ir.h"
+
+typedef struct CgKernelInfo {
+  const char *name;     /* extern "C" symbol */
+  IrExpr *grid[3];      /* evaluate with the dynamic vars bound (ir_eval_int) */
+  int block[3];
+  int64_t smem_bytes;   /* dynamic shared memory; > 48 KB needs the attribute raised */
+} CgKernelInfo;
+
+typedef struct CgOutput {
+  const char *source;   /* complete translation unit (includes <tilescale/*.cuh>) */
+  CgKernelInfo *kernels;
+  int nkernels;
+} CgOutput;
+
+bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out);
+
+#endif

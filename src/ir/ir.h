@@ -1,0 +1,391 @@
+/* ir.h — the whole Tile IR in one header (DESIGN.md §5).
+ *
+ *   eval.c builds it  ->  passes (src/pass) rewrite it  ->  codegen/cuda.c prints it.
+ *
+ * Expressions and statements are tagged unions with a SrcLoc, allocated from the
+ * compilation's arena.  Node kinds are rows of X-macro tables; the enums, names,
+ * printer and verifier are generated from them, so adding a node is one row.
+ * Passes build new nodes instead of mutating shared ones, unless they own them.
+ *
+ * Two levels live in one IR:
+ *  - tile level (what the user wrote): buffers of any scope with logical indices,
+ *    T.Parallel loops, tile ops (copy, fill, reduce, gemm, ...);
+ *  - thread level (after lower_tile_ops): per-thread loops over fragment registers,
+ *    explicit guards, barriers, shuffles.  Codegen only accepts this level. */
+#ifndef TS_IR_H
+#define TS_IR_H
+
+#include "../base/compiler.h"
+#include "../../include/tilescale.h" /* ts_dtype */
+
+/* ---- data types ------------------------------------------------------------------ */
+/* ts_dtype (public) names element types; IR expressions also use TS_DTYPE_HANDLE for
+ * pointers and TS_DTYPE_VOID for statements-as-expressions. */
+int dtype_bits(ts_dtype t);
+int dtype_bytes(ts_dtype t);           /* bits/8, at least 1 */
+bool dtype_is_float(ts_dtype t);       /* f16 bf16 f32 f64 f8 */
+bool dtype_is_int(ts_dtype t);         /* signed or unsigned, not bool */
+bool dtype_is_signed(ts_dtype t);
+const char *dtype_name(ts_dtype t);    /* "float16" */
+const char *dtype_cuda(ts_dtype t);    /* "half", "__nv_bfloat16", "float", "int", ... */
+bool dtype_parse(const char *s, ts_dtype *out); /* accepts "float16", "half", "fp16"?, "float8_e4m3fn"... */
+
+/* ---- scopes of buffers ------------------------------------------------------------ */
+#define IR_SCOPES(X)                                                                      \
+  X(GLOBAL, "global")                                                                     \
+  X(SHARED_DYN, "shared.dyn")                                                             \
+  X(SHARED, "shared")                                                                     \
+  X(LOCAL, "local")                                                                       \
+  X(FRAGMENT, "local.fragment")                                                           \
+  X(VAR, "local.var")                                                                     \
+  X(BARRIER, "shared.barrier")
+typedef enum IrScope {
+#define IR_SCOPE_ENUM(n, s) IR_SCOPE_##n,
+  IR_SCOPES(IR_SCOPE_ENUM)
+#undef IR_SCOPE_ENUM
+      IR_SCOPE_COUNT
+} IrScope;
+extern const char *const ir_scope_names[IR_SCOPE_COUNT];
+
+/* ---- expressions ------------------------------------------------------------------- */
+/* X(name, printed form, number of operands (-1 = special), flags) */
+#define IRF_BINARY 1   /* a op b */
+#define IRF_CMP 2      /* result is bool */
+#define IRF_LOGIC 4    /* operands are bool */
+#define IRF_COMMUT 8   /* commutative */
+#define IR_EXPR_KINDS(X)                                         \
+  X(INT, "int", 0, 0)           /* ival, dtype */                 \
+  X(FLOAT, "float", 0, 0)       /* fval, dtype */                 \
+  X(STR, "str", 0, 0)           /* sval (only as call args) */    \
+  X(VAR, "var", 0, 0)           /* var */                         \
+  X(ADD, "+", 2, IRF_BINARY | IRF_COMMUT)                         \
+  X(SUB, "-", 2, IRF_BINARY)                                      \
+  X(MUL, "*", 2, IRF_BINARY | IRF_COMMUT)                         \
+  X(DIV, "/", 2, IRF_BINARY)    /* floats only */                 \
+  X(FLOORDIV, "//", 2, IRF_BINARY)                                \
+  X(FLOORMOD, "%", 2, IRF_BINARY)                                 \
+  X(TRUNCDIV, "truncdiv", 2, 0)                                   \
+  X(TRUNCMOD, "truncmod", 2, 0)                                   \
+  X(MIN, "min", 2, IRF_COMMUT)                                    \
+  X(MAX, "max", 2, IRF_COMMUT)                                    \
+  X(EQ, "==", 2, IRF_BINARY | IRF_CMP | IRF_COMMUT)               \
+  X(NE, "!=", 2, IRF_BINARY | IRF_CMP | IRF_COMMUT)               \
+  X(LT, "<", 2, IRF_BINARY | IRF_CMP)                             \
+  X(LE, "<=", 2, IRF_BINARY | IRF_CMP)                            \
+  X(GT, ">", 2, IRF_BINARY | IRF_CMP)                             \
+  X(GE, ">=", 2, IRF_BINARY | IRF_CMP)                            \
+  X(AND, "&&", 2, IRF_BINARY | IRF_LOGIC | IRF_COMMUT)            \
+  X(OR, "||", 2, IRF_BINARY | IRF_LOGIC | IRF_COMMUT)             \
+  X(BITAND, "&", 2, IRF_BINARY | IRF_COMMUT)                      \
+  X(BITOR, "|", 2, IRF_BINARY | IRF_COMMUT)                       \
+  X(BITXOR, "^", 2, IRF_BINARY | IRF_COMMUT)                      \
+  X(SHL, "<<", 2, IRF_BINARY)                                     \
+  X(SHR, ">>", 2, IRF_BINARY)                                     \
+  X(NEG, "-", 1, 0)                                               \
+  X(NOT, "!", 1, IRF_LOGIC)                                       \
+  X(BITNOT, "~", 1, 0)                                            \
+  X(SELECT, "select", 3, 0)     /* a = cond, b = then, c = else; both sides may be evaluated */ \
+  X(IF_THEN_ELSE, "if_then_else", 3, 0) /* like SELECT but only the taken side is evaluated */ \
+  X(CAST, "cast", 1, 0)         /* value conversion to dtype */   \
+  X(REINTERPRET, "reinterpret", 1, 0) /* bit cast to dtype */     \
+  X(CALL, "call", -1, 0)        /* intrin, args */                \
+  X(LOAD, "load", -1, 0)        /* buffer[indices]; lanes > 1 = vector of contiguous elements */
+
+typedef enum IrExprKind {
+#define IR_EXPR_ENUM(n, s, k, f) IR_##n,
+  IR_EXPR_KINDS(IR_EXPR_ENUM)
+#undef IR_EXPR_ENUM
+      IR_EXPR_KIND_COUNT
+} IrExprKind;
+extern const char *const ir_expr_names[IR_EXPR_KIND_COUNT];
+extern const int ir_expr_nops[IR_EXPR_KIND_COUNT];
+extern const int ir_expr_flags[IR_EXPR_KIND_COUNT];
+
+/* Intrinsic calls.  X(name, printed/T.* name, CUDA float32 function or NULL, nargs (-1 any), flags)
+ * Math intrinsics are pure and element-wise; codegen picks the dtype-specific spelling. */
+#define IRI_PURE 1
+#define IRI_FLOAT 2   /* operands are converted to float */
+#define IR_INTRINSICS(X)                                                   \
+  X(EXP, "exp", "expf", 1, IRI_PURE | IRI_FLOAT)                           \
+  X(EXP2, "exp2", "exp2f", 1, IRI_PURE | IRI_FLOAT)                        \
+  X(EXP10, "exp10", "exp10f", 1, IRI_PURE | IRI_FLOAT)                     \
+  X(LOG, "log", "logf", 1, IRI_PURE | IRI_FLOAT)                           \
+  X(LOG2, "log2", "log2f", 1, IRI_PURE | IRI_FLOAT)                        \
+  X(LOG10, "log10", "log10f", 1, IRI_PURE | IRI_FLOAT)                     \
+  X(LOG1P, "log1p", "log1pf", 1, IRI_PURE | IRI_FLOAT)                     \
+  X(SQRT, "sqrt", "sqrtf", 1, IRI_PURE | IRI_FLOAT)                        \
+  X(RSQRT, "rsqrt", "rsqrtf", 1, IRI_PURE | IRI_FLOAT)                     \
+  X(SIN, "sin", "sinf", 1, IRI_PURE | IRI_FLOAT)                           \
+  X(COS, "cos", "cosf", 1, IRI_PURE | IRI_FLOAT)                           \
+  X(TAN, "tan", "tanf", 1, IRI_PURE | IRI_FLOAT)                           \
+  X(TANH, "tanh", "tanhf", 1, IRI_PURE | IRI_FLOAT)                        \
+  X(SIGMOID, "sigmoid", NULL, 1, IRI_PURE | IRI_FLOAT)                     \
+  X(ERF, "erf", "erff", 1, IRI_PURE | IRI_FLOAT)                           \
+  X(POW, "pow", "powf", 2, IRI_PURE | IRI_FLOAT)                           \
+  X(FMOD, "fmod", "fmodf", 2, IRI_PURE | IRI_FLOAT)                        \
+  X(FLOOR, "floor", "floorf", 1, IRI_PURE | IRI_FLOAT)                     \
+  X(CEIL, "ceil", "ceilf", 1, IRI_PURE | IRI_FLOAT)                        \
+  X(ROUND, "round", "roundf", 1, IRI_PURE | IRI_FLOAT)                     \
+  X(TRUNC, "trunc", "truncf", 1, IRI_PURE | IRI_FLOAT)                     \
+  X(ABS, "abs", NULL, 1, IRI_PURE)                                         \
+  X(ISNAN, "isnan", NULL, 1, IRI_PURE)                                     \
+  X(ISINF, "isinf", NULL, 1, IRI_PURE)                                     \
+  X(ISFINITE, "isfinite", NULL, 1, IRI_PURE)                               \
+  X(POPCOUNT, "popcount", NULL, 1, IRI_PURE)                               \
+  X(CLZ, "clz", NULL, 1, IRI_PURE)                                         \
+  /* thread-level intrinsics (created by lowering, printed by codegen) */  \
+  X(SHFL_XOR, "shfl_xor", NULL, 2, 0)     /* value, lane mask */           \
+  X(SYNCTHREADS, "sync_threads", NULL, 0, 0)                               \
+  X(SYNCWARP, "sync_warp", NULL, 0, 0)                                     \
+  X(ATOMIC_ADD, "atomic_add", NULL, 2, 0) /* address (LOAD), value -> prev */ \
+  X(ATOMIC_MAX, "atomic_max", NULL, 2, 0)                                  \
+  X(ATOMIC_MIN, "atomic_min", NULL, 2, 0)                                  \
+  X(ADDRESS_OF, "address_of", NULL, 1, 0) /* &LOAD */                      \
+  X(CALL_EXTERN, "call_extern", NULL, -1, 0) /* args[0] = STR name */      \
+  X(PRINTF, "print", NULL, -1, 0)
+
+typedef enum IrIntrin {
+#define IR_INTRIN_ENUM(n, s, f, k, fl) IRI_##n,
+  IR_INTRINSICS(IR_INTRIN_ENUM)
+#undef IR_INTRIN_ENUM
+      IRI_COUNT
+} IrIntrin;
+typedef struct IrIntrinInfo {
+  const char *name, *cuda_f32;
+  int nargs, flags;
+} IrIntrinInfo;
+extern const IrIntrinInfo ir_intrin_info[IRI_COUNT];
+
+typedef struct IrVar IrVar;
+typedef struct IrBuffer IrBuffer;
+typedef struct IrExpr IrExpr;
+typedef struct IrStmt IrStmt;
+typedef struct Fragment Fragment; /* src/layout/fragment.h */
+typedef struct Layout Layout;     /* src/layout/layout.h (shared-memory swizzles) */
+
+/* Variables.  Each IrVar is one definition; identity is by pointer (ids for printing). */
+typedef enum IrVarKind {
+  IR_VAR_LET,        /* x = expr (immutable) */
+  IR_VAR_LOOP,       /* for-loop induction variable */
+  IR_VAR_PARAM,      /* scalar kernel parameter */
+  IR_VAR_DYNAMIC,    /* T.dynamic / T.const dimension bound at launch */
+  IR_VAR_BLOCK_IDX,  /* blockIdx.{x,y,z}: axis */
+  IR_VAR_THREAD_IDX, /* threadIdx.{x,y,z}: axis */
+  IR_VAR_PLACEHOLDER /* layout lambdas and other symbolic helpers */
+} IrVarKind;
+
+struct IrVar {
+  const char *name;
+  ts_dtype dtype;
+  IrVarKind kind;
+  int axis; /* BLOCK_IDX / THREAD_IDX */
+  int id;   /* unique within the compilation, for printing */
+  SrcLoc loc;
+};
+
+struct IrExpr {
+  IrExprKind kind;
+  ts_dtype dtype; /* result type */
+  SrcLoc loc;
+  int lanes;      /* LOAD: vector width (1 = scalar) */
+  union {
+    int64_t ival;      /* INT */
+    double fval;       /* FLOAT */
+    const char *sval;  /* STR */
+    IrVar *var;        /* VAR */
+    IrExpr *ops[3];    /* unary, binary, SELECT, IF_THEN_ELSE, CAST, REINTERPRET */
+    struct { IrIntrin op; IrExpr **args; int nargs; } call;
+    struct { IrBuffer *buf; IrExpr **idx; int nidx; } load;
+  } u;
+};
+
+/* Buffers: global tensors (parameters), shared memory, fragments, locals, vars. */
+struct IrBuffer {
+  const char *name;
+  ts_dtype dtype;
+  IrScope scope;
+  int ndim;
+  IrExpr **shape;    /* ndim extents */
+  IrExpr **strides;  /* ndim strides in elements; NULL = row-major (compact) */
+  int param_index;   /* position in IrFunc.params, or -1 */
+  IrExpr *init;      /* alloc_var initial value, or NULL */
+  int id;
+  SrcLoc loc;
+  /* Filled by passes. */
+  Fragment *fragment; /* scope FRAGMENT: layout inferred by pass_layout_inference */
+  Layout *layout;     /* shared scopes: swizzle (NULL = row-major) */
+  int64_t smem_offset;/* SHARED_DYN after pass_merge_shared_memory: byte offset, -1 before */
+  int64_t local_size; /* FRAGMENT/LOCAL after lowering: registers per thread */
+  IrBuffer *alias_of; /* T.view / T.reshape / T.Tensor(..., data=): the buffer whose memory this is */
+};
+
+/* A rectangular region of a buffer: the operand of tile ops. */
+typedef struct IrRegion {
+  IrBuffer *buf;
+  int ndim;          /* = buf->ndim */
+  IrExpr **min;      /* ndim start indices */
+  IrExpr **extent;   /* ndim extents (constants for on-chip tiles) */
+  SrcLoc loc;
+} IrRegion;
+
+/* ---- statements ------------------------------------------------------------------- */
+/* X(name, printed form) — the fields used by each kind are listed in IrStmt below. */
+#define IR_STMT_KINDS(X)                                                         \
+  X(SEQ, "seq")           /* seq.items */                                        \
+  X(FOR, "for")           /* loop */                                             \
+  X(IF, "if")             /* cond, then_s, else_s (may be NULL) */               \
+  X(WHILE, "while")       /* cond, body */                                       \
+  X(LET, "let")           /* var = value; scope: the rest of the enclosing SEQ */ \
+  X(STORE, "store")       /* buf[idx] = value (lanes > 1: vector store) */      \
+  X(ALLOC, "alloc")       /* declares buf (non-global scopes) */                 \
+  X(EVAL, "eval")         /* value (a CALL evaluated for its effect) */          \
+  X(KERNEL, "kernel")     /* kernel: one launch of T.Kernel */                   \
+  X(BREAK, "break")                                                              \
+  X(CONTINUE, "continue")                                                        \
+  X(ASSERT, "assert")     /* cond, msg */                                        \
+  X(COPY, "copy")         /* tile op: copy.src -> copy.dst (dtype converted) */ \
+  X(FILL, "fill")         /* tile op: fill.dst = fill.value */                   \
+  X(REDUCE, "reduce")     /* tile op: reduce */                                  \
+  X(ATOMIC, "atomic")     /* tile or scalar atomic: atomic.dst op= value */      \
+  X(GEMM, "gemm")         /* tile op (issue 4) */                                \
+  X(UNSUPPORTED, "unsupported") /* a recognised T.* construct with no lowering yet: msg */
+
+typedef enum IrStmtKind {
+#define IR_STMT_ENUM(n, s) IR_S_##n,
+  IR_STMT_KINDS(IR_STMT_ENUM)
+#undef IR_STMT_ENUM
+      IR_STMT_KIND_COUNT
+} IrStmtKind;
+extern const char *const ir_stmt_names[IR_STMT_KIND_COUNT];
+
+typedef enum IrForKind {
+  IR_FOR_SERIAL,
+  IR_FOR_PARALLEL,   /* T.Parallel: iterations independent, mapped onto threads by layout inference */
+  IR_FOR_PIPELINED,  /* T.Pipelined: serial semantics, num_stages etc. in annotations */
+  IR_FOR_UNROLLED,
+  IR_FOR_VECTORIZED,
+  IR_FOR_THREAD      /* bound to a thread index after lowering (loop.thread_var) */
+} IrForKind;
+extern const char *const ir_for_kind_names[];
+
+typedef enum IrReduceKind { IR_RED_SUM, IR_RED_MAX, IR_RED_MIN, IR_RED_ABSMAX, IR_RED_ABSSUM } IrReduceKind;
+extern const char *const ir_reduce_names[];
+typedef enum IrAtomicOp { IR_ATOMIC_ADD, IR_ATOMIC_MAX, IR_ATOMIC_MIN } IrAtomicOp;
+
+typedef struct IrKernel {
+  IrExpr *grid[3];      /* gridDim x,y,z (unused = INT 1); may reference dynamic vars */
+  IrVar *block_var[3];  /* blockIdx vars bound by `as (bx, by, bz)`; NULL when unused */
+  int threads[3];       /* blockDim (unused = 1) */
+  IrVar *thread_var[3]; /* threadIdx vars (created on demand by get_thread_binding / lowering) */
+  IrStmt *body;
+  const char *prelude;  /* T.Kernel(prelude=...) C source, or NULL */
+  /* Filled by passes. */
+  int64_t smem_bytes;   /* merged dynamic shared memory */
+  const char *name;     /* CUDA function name (set by codegen) */
+} IrKernel;
+
+struct IrStmt {
+  IrStmtKind kind;
+  SrcLoc loc;
+  union {
+    struct { IrStmt **items; int n; } seq;
+    struct {
+      IrVar *var;
+      IrExpr *min, *extent;
+      IrForKind kind;
+      IrStmt *body;
+      int num_stages;       /* PIPELINED (0 = none) */
+      int *order, *stage, norder; /* PIPELINED order=/stage= lists */
+      int unroll_factor;    /* UNROLLED (0 = full) */
+      Fragment *loop_layout;/* PARALLEL: set by layout inference */
+    } loop;
+    struct { IrExpr *cond; IrStmt *then_s, *else_s; } if_;
+    struct { IrExpr *cond; IrStmt *body; } while_;
+    struct { IrVar *var; IrExpr *value; } let;
+    struct { IrBuffer *buf; IrExpr **idx; int nidx; IrExpr *value; int lanes; } store;
+    struct { IrBuffer *buf; } alloc;
+    struct { IrExpr *value; } eval;
+    IrKernel kernel;
+    struct { IrExpr *cond; const char *msg; } assert_;
+    struct { IrRegion src, dst; bool disable_tma; int coalesced_width; } copy;
+    struct { IrRegion dst; IrExpr *value; } fill;
+    struct { IrReduceKind op; IrBuffer *src, *dst; int dim; bool clear; } reduce;
+    struct { IrAtomicOp op; IrRegion dst; IrExpr *value; /* value may be a LOAD-based region */
+             IrRegion src; bool tile; } atomic;
+    struct { IrRegion a, b, c; bool trans_a, trans_b, clear_accum; int policy; int k_pack; } gemm;
+    struct { const char *what; } unsupported;
+  } u;
+};
+
+/* ---- functions --------------------------------------------------------------------- */
+typedef struct IrParam {
+  const char *name;
+  IrBuffer *buf; /* tensor parameter, or NULL */
+  IrVar *var;    /* scalar parameter, or NULL */
+} IrParam;
+
+typedef struct IrKV { const char *key, *value; } IrKV;
+
+typedef struct IrFunc {
+  const char *name;
+  IrParam *params; int nparams;
+  IrVar **dyn_vars; int ndyn;     /* dynamic dimensions, appended to the kernel arguments in this order */
+  IrStmt *body;                   /* SEQ containing one or more KERNEL statements (and host lets) */
+  int *out_idx; int nout_idx;     /* normalised to non-negative indices */
+  IrKV *pass_configs; int npass_configs;
+  SrcLoc loc;
+} IrFunc;
+
+/* ---- construction (ir.c) --------------------------------------------------------- */
+IrVar *ir_var(TsCompiler *c, const char *name, ts_dtype t, IrVarKind kind, SrcLoc loc);
+IrBuffer *ir_buffer(TsCompiler *c, const char *name, ts_dtype t, IrScope scope, int ndim,
+                    IrExpr **shape, SrcLoc loc);
+IrExpr *ir_int(TsCompiler *c, int64_t v, ts_dtype t, SrcLoc loc);
+IrExpr *ir_i32(TsCompiler *c, int64_t v);    /* int32 constant, no location */
+IrExpr *ir_float(TsCompiler *c, double v, ts_dtype t, SrcLoc loc);
+IrExpr *ir_str(TsCompiler *c, const char *s, SrcLoc loc);
+IrExpr *ir_varref(TsCompiler *c, IrVar *v, SrcLoc loc);
+/* Binary/unary with TVM-like type rules: int op int -> wider int; int op float -> float;
+ * comparisons -> bool.  Constant operands are folded. */
+IrExpr *ir_binary(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b, SrcLoc loc);
+IrExpr *ir_unary(TsCompiler *c, IrExprKind k, IrExpr *a, SrcLoc loc);
+IrExpr *ir_select(TsCompiler *c, IrExprKind k /* SELECT or IF_THEN_ELSE */, IrExpr *cond,
+                  IrExpr *a, IrExpr *b, SrcLoc loc);
+IrExpr *ir_cast(TsCompiler *c, ts_dtype t, IrExpr *a, SrcLoc loc); /* no-op when same dtype */
+IrExpr *ir_call(TsCompiler *c, IrIntrin op, ts_dtype t, IrExpr **args, int nargs, SrcLoc loc);
+IrExpr *ir_load(TsCompiler *c, IrBuffer *b, IrExpr **idx, int nidx, SrcLoc loc);
+IrStmt *ir_stmt(TsCompiler *c, IrStmtKind k, SrcLoc loc);      /* zeroed node */
+IrStmt *ir_seq(TsCompiler *c, IrStmt **items, int n, SrcLoc loc);
+IrStmt *ir_seq_vec(TsCompiler *c, PtrVec *items, SrcLoc loc);  /* flattens nested SEQs, drops NULLs */
+IrStmt *ir_store(TsCompiler *c, IrBuffer *b, IrExpr **idx, int nidx, IrExpr *v, SrcLoc loc);
+IrStmt *ir_for(TsCompiler *c, IrVar *v, IrExpr *min, IrExpr *extent, IrForKind k, IrStmt *body, SrcLoc loc);
+IrStmt *ir_if(TsCompiler *c, IrExpr *cond, IrStmt *then_s, IrStmt *else_s, SrcLoc loc);
+IrStmt *ir_let(TsCompiler *c, IrVar *v, IrExpr *value, SrcLoc loc);
+IrStmt *ir_eval(TsCompiler *c, IrExpr *e, SrcLoc loc);
+IrRegion ir_region_full(TsCompiler *c, IrBuffer *b, SrcLoc loc);
+
+/* ---- queries ------------------------------------------------------------------------- */
+bool ir_is_const_int(const IrExpr *e, int64_t *out);   /* after folding */
+bool ir_expr_equal(const IrExpr *a, const IrExpr *b);  /* structural */
+int64_t ir_buffer_numel(const IrBuffer *b);            /* -1 when not constant */
+/* Evaluate an integer expression whose only free variables are given in env (vars[i] = vals[i]).
+ * Returns false when something is not known. */
+bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int nvars, int64_t *out);
+
+/* ---- rewriting helpers (ir.c) ----------------------------------------------------- */
+/* Substitute variables: returns a new expression (shares unchanged subtrees). */
+IrExpr *ir_subst(TsCompiler *c, IrExpr *e, IrVar *const *from, IrExpr *const *to, int n);
+IrStmt *ir_subst_stmt(TsCompiler *c, IrStmt *s, IrVar *const *from, IrExpr *const *to, int n);
+
+/* ---- printer and verifier ------------------------------------------------------------ */
+void ir_print_expr(StrBuf *out, const IrExpr *e);
+void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent);
+void ir_print_func(StrBuf *out, const IrFunc *f);
+/* Checks structural invariants (operand counts, dtypes of conditions, vars defined before
+ * use, buffer ranks).  Reports failures as compiler bugs (TS_ASSERT with the pass name). */
+void ir_verify(TsCompiler *c, const IrFunc *f, const char *after_pass);
+
+/* Arithmetic simplification (arith.c): constant folding, x+0, x*1, (a*c)//c, ... */
+IrExpr *ir_simplify(TsCompiler *c, IrExpr *e);
+
+#endif
