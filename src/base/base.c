@@ -1,0 +1,261 @@
+/* base.c — memory (allocation hook, arena), vectors, string buffers, string maps,
+ * file reading and assertion failure.  The lowest layer: no project includes besides
+ * base.h. */
+#include "base.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- compiler bugs ------------------------------------------------------------------ */
+void ts_assert_fail(const char *file, int line, const char *cond) {
+  fprintf(stderr, "tilescale: internal compiler error at %s:%d: %s\n", file, line, cond);
+  abort();
+}
+
+/* ---- allocation hook ------------------------------------------------------------------ */
+/* The hook is process-wide configuration set once by tests before any work starts,
+ * not mutable compiler state. */
+static TsReallocFn alloc_fn;
+static void *alloc_user;
+
+void ts_set_alloc_hook(TsReallocFn fn, void *user) {
+  alloc_fn = fn;
+  alloc_user = user;
+}
+
+void *ts_realloc(void *p, size_t n) {
+  void *r;
+  if (alloc_fn) {
+    r = alloc_fn(alloc_user, p, n);
+  } else if (n == 0) {
+    free(p);
+    return NULL;
+  } else {
+    r = realloc(p, n);
+  }
+  if (!r && n) {
+    fprintf(stderr, "tilescale: out of memory (%zu bytes)\n", n);
+    abort();
+  }
+  return r;
+}
+void *ts_malloc(size_t n) { return ts_realloc(NULL, n ? n : 1); }
+void *ts_calloc(size_t n, size_t sz) {
+  void *p = ts_malloc(n * sz);
+  memset(p, 0, n * sz);
+  return p;
+}
+void ts_free(void *p) {
+  if (p) ts_realloc(p, 0);
+}
+char *ts_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *r = ts_malloc(n);
+  memcpy(r, s, n);
+  return r;
+}
+
+/* ---- arena ------------------------------------------------------------------------ */
+/* Chunks grow geometrically; big requests get a chunk of their own. */
+typedef struct Chunk {
+  struct Chunk *next;
+  size_t size, used;
+  _Alignas(16) unsigned char data[];
+} Chunk;
+
+struct Arena {
+  Chunk *head;
+  size_t total;
+};
+
+Arena *arena_new(void) { return ts_calloc(1, sizeof(Arena)); }
+
+void arena_destroy(Arena *a) {
+  if (!a) return;
+  for (Chunk *c = a->head, *n; c; c = n) {
+    n = c->next;
+    ts_free(c);
+  }
+  ts_free(a);
+}
+
+void *arena_alloc(Arena *a, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  Chunk *c = a->head;
+  if (!c || c->used + n > c->size) {
+    size_t sz = c ? c->size * 2 : 64 * 1024;
+    if (sz > 16 * 1024 * 1024) sz = 16 * 1024 * 1024;
+    if (sz < n) sz = n;
+    Chunk *nc = ts_malloc(sizeof(Chunk) + sz);
+    nc->size = sz;
+    nc->used = 0;
+    nc->next = a->head;
+    a->head = nc;
+    c = nc;
+  }
+  void *p = c->data + c->used;
+  c->used += n;
+  a->total += n;
+  memset(p, 0, n);
+  return p;
+}
+
+size_t arena_bytes(const Arena *a) { return a->total; }
+
+void *arena_memdup(Arena *a, const void *p, size_t n) {
+  void *r = arena_alloc(a, n);
+  if (n) memcpy(r, p, n);
+  return r;
+}
+char *arena_strndup(Arena *a, const char *s, size_t n) {
+  char *r = arena_alloc(a, n + 1);
+  memcpy(r, s, n);
+  r[n] = 0;
+  return r;
+}
+char *arena_strdup(Arena *a, const char *s) { return s ? arena_strndup(a, s, strlen(s)) : NULL; }
+
+char *arena_printf(Arena *a, const char *fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *r = arena_alloc(a, (size_t)n + 1);
+  vsnprintf(r, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  return r;
+}
+
+/* ---- vectors ------------------------------------------------------------------------ */
+void vec_push(Arena *a, PtrVec *v, void *item) {
+  if (v->len == v->cap) {
+    int cap = v->cap ? v->cap * 2 : 8;
+    void **items = arena_alloc(a, sizeof(void *) * (size_t)cap);
+    if (v->len) memcpy(items, v->items, sizeof(void *) * (size_t)v->len);
+    v->items = items;
+    v->cap = cap;
+  }
+  v->items[v->len++] = item;
+}
+void *vec_last(const PtrVec *v) { return v->len ? v->items[v->len - 1] : NULL; }
+void *vec_pop(PtrVec *v) { return v->len ? v->items[--v->len] : NULL; }
+
+/* ---- string buffers ------------------------------------------------------------------ */
+static void sb_reserve(StrBuf *sb, size_t extra) {
+  if (sb->len + extra + 1 <= sb->cap) return;
+  size_t cap = sb->cap ? sb->cap * 2 : 256;
+  while (cap < sb->len + extra + 1) cap *= 2;
+  sb->data = ts_realloc(sb->data, cap);
+  sb->cap = cap;
+}
+void sb_appendn(StrBuf *sb, const char *s, size_t n) {
+  sb_reserve(sb, n);
+  memcpy(sb->data + sb->len, s, n);
+  sb->len += n;
+  sb->data[sb->len] = 0;
+}
+void sb_append(StrBuf *sb, const char *s) { sb_appendn(sb, s, strlen(s)); }
+void sb_putc(StrBuf *sb, char ch) { sb_appendn(sb, &ch, 1); }
+void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  sb_reserve(sb, (size_t)n);
+  vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  sb->len += (size_t)n;
+}
+void sb_printf(StrBuf *sb, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(sb, fmt, ap);
+  va_end(ap);
+}
+void sb_indent(StrBuf *sb, int n) {
+  for (int i = 0; i < n; i++) sb_appendn(sb, "  ", 2);
+}
+void sb_clear(StrBuf *sb) {
+  sb->len = 0;
+  if (sb->data) sb->data[0] = 0;
+}
+void sb_free(StrBuf *sb) {
+  ts_free(sb->data);
+  sb->data = NULL;
+  sb->len = sb->cap = 0;
+}
+const char *sb_str(StrBuf *sb) { return sb->data ? sb->data : ""; }
+
+/* ---- string map ------------------------------------------------------------------------ */
+static uint64_t str_hash(const char *s) { return ts_fnv1a(s, strlen(s), 0); }
+
+static int strmap_find(const StrMap *m, const char *key) {
+  if (!m->cap) return -1;
+  uint64_t h = str_hash(key);
+  for (int i = 0; i < m->cap; i++) {
+    int slot = (int)((h + (uint64_t)i) & (uint64_t)(m->cap - 1));
+    if (!m->slots[slot].key) return -1 - slot;
+    if (strcmp(m->slots[slot].key, key) == 0) return slot;
+  }
+  return -1;
+}
+void *strmap_get(const StrMap *m, const char *key) {
+  int s = strmap_find(m, key);
+  return s >= 0 ? m->slots[s].value : NULL;
+}
+bool strmap_has(const StrMap *m, const char *key) { return strmap_find(m, key) >= 0; }
+
+void strmap_put(Arena *a, StrMap *m, const char *key, void *value) {
+  if ((m->len + 1) * 2 > m->cap) {
+    StrMap n = {0};
+    n.cap = m->cap ? m->cap * 2 : 16;
+    n.slots = arena_alloc(a, sizeof(StrMapEntry) * (size_t)n.cap);
+    for (int i = 0; i < m->cap; i++)
+      if (m->slots[i].key) {
+        int s = strmap_find(&n, m->slots[i].key);
+        n.slots[-1 - s] = m->slots[i];
+        n.len++;
+      }
+    *m = n;
+  }
+  int s = strmap_find(m, key);
+  if (s >= 0) {
+    m->slots[s].value = value;
+  } else {
+    m->slots[-1 - s] = (StrMapEntry){key, value};
+    m->len++;
+  }
+}
+
+/* ---- hashing -------------------------------------------------------------------------- */
+uint64_t ts_fnv1a(const void *data, size_t n, uint64_t seed) {
+  const unsigned char *p = data;
+  uint64_t h = 1469598103934665603ull ^ seed;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/* ---- files ------------------------------------------------------------------------------ */
+char *ts_read_file(const char *path, size_t *len_out) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  StrBuf sb = {0};
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sb_appendn(&sb, buf, n);
+  int err = ferror(f);
+  fclose(f);
+  if (err) {
+    sb_free(&sb);
+    errno = EIO;
+    return NULL;
+  }
+  if (!sb.data) sb_appendn(&sb, "", 0);
+  if (len_out) *len_out = sb.len;
+  return sb.data;
+}

@@ -1,0 +1,107 @@
+/* test_base_ir.c — unit tests of the base layer (arena, maps, sha256, diagnostics) and
+ * the IR core (typing, folding, simplification, substitution, printing). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../../src/base/compiler.h"
+#include "../../src/ir/ir.h"
+#include "test.h"
+
+TEST(base_sha256_known_vectors) {
+  char hex[65];
+  ts_sha256_hex("", 0, hex);
+  CHECK_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  ts_sha256_hex("abc", 3, hex);
+  CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  /* 56 bytes: the padding spills into a second block. */
+  const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  ts_sha256_hex(m, strlen(m), hex);
+  CHECK_STR(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+TEST(base_strmap_grows_and_finds) {
+  Arena *a = arena_new();
+  StrMap m = {0};
+  char *keys[500];
+  for (int i = 0; i < 500; i++) {
+    keys[i] = arena_printf(a, "k%d", i);
+    strmap_put(a, &m, keys[i], (void *)(intptr_t)(i + 1));
+  }
+  int ok = 1;
+  for (int i = 0; i < 500; i++) ok &= (intptr_t)strmap_get(&m, keys[i]) == i + 1;
+  CHECK(ok);
+  CHECK(!strmap_has(&m, "missing"));
+  strmap_put(a, &m, keys[3], (void *)(intptr_t)99);
+  CHECK((intptr_t)strmap_get(&m, "k3") == 99);
+  CHECK(m.len == 500);
+  arena_destroy(a);
+}
+
+TEST(base_diag_caret) {
+  SourceFile f = {"k.py", "x = 1\ny = foo(2)\n", 17};
+  Diag d = {0};
+  diag_error(&d, (SrcLoc){&f, 2, 5}, "name '%s' is not defined", "foo");
+  CHECK_STR(sb_str(&d.out), "k.py:2:5: error: name 'foo' is not defined\n  y = foo(2)\n      ^\n");
+  CHECK(d.errors == 1);
+  diag_free(&d);
+}
+
+TEST(ir_typing_and_folding) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  IrVar *x = ir_var(&c, "x", TS_DTYPE_FLOAT16, IR_VAR_LET, SRCLOC_NONE);
+  IrVar *i = ir_var(&c, "i", TS_DTYPE_INT32, IR_VAR_LOOP, SRCLOC_NONE);
+  /* A literal adopts the IR operand's dtype. */
+  IrExpr *e = ir_binary(&c, IR_MUL, ir_varref(&c, x, SRCLOC_NONE), ir_i32(&c, 2), SRCLOC_NONE);
+  CHECK(e->dtype == TS_DTYPE_FLOAT16);
+  CHECK(e->u.ops[1]->kind == IR_FLOAT);
+  /* Floor semantics for negative operands, as in Python. */
+  IrExpr *q = ir_binary(&c, IR_FLOORDIV, ir_i32(&c, -7), ir_i32(&c, 2), SRCLOC_NONE);
+  IrExpr *r = ir_binary(&c, IR_FLOORMOD, ir_i32(&c, -7), ir_i32(&c, 2), SRCLOC_NONE);
+  CHECK(q->kind == IR_INT && q->u.ival == -4);
+  CHECK(r->kind == IR_INT && r->u.ival == 1);
+  /* Comparisons are bool; identities drop. */
+  IrExpr *iv = ir_varref(&c, i, SRCLOC_NONE);
+  CHECK(ir_binary(&c, IR_LT, iv, ir_i32(&c, 3), SRCLOC_NONE)->dtype == TS_DTYPE_BOOL);
+  CHECK(ir_binary(&c, IR_ADD, iv, ir_i32(&c, 0), SRCLOC_NONE) == iv);
+  /* (i*8)//4 simplifies to i*2; ((i+3)+5) to i+8. */
+  IrExpr *s = ir_simplify(&c, ir_binary(&c, IR_FLOORDIV, ir_binary(&c, IR_MUL, iv, ir_i32(&c, 8), SRCLOC_NONE),
+                                         ir_i32(&c, 4), SRCLOC_NONE));
+  StrBuf sb = {0};
+  ir_print_expr(&sb, s);
+  CHECK_STR(sb_str(&sb), "i * 2");
+  sb_clear(&sb);
+  s = ir_simplify(&c, ir_binary(&c, IR_ADD, ir_binary(&c, IR_ADD, iv, ir_i32(&c, 3), SRCLOC_NONE), ir_i32(&c, 5),
+                                 SRCLOC_NONE));
+  ir_print_expr(&sb, s);
+  CHECK_STR(sb_str(&sb), "i + 8");
+  /* Substitution then evaluation. */
+  IrExpr *ten = ir_i32(&c, 10);
+  IrExpr *sub = ir_subst(&c, ir_binary(&c, IR_SUB, ir_binary(&c, IR_MUL, iv, iv, SRCLOC_NONE), iv, SRCLOC_NONE),
+                         &i, &ten, 1);
+  int64_t v = 0;
+  CHECK(ir_eval_int(sub, NULL, NULL, 0, &v) && v == 90);
+  IrVar *vars[1] = {i};
+  int64_t vals[1] = {-3};
+  CHECK(ir_eval_int(ir_binary(&c, IR_FLOORMOD, iv, ir_i32(&c, 4), SRCLOC_NONE), vars, vals, 1, &v) && v == 1);
+  sb_free(&sb);
+  ts_compiler_fini(&c);
+}
+
+TEST(ir_print_precedence) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  IrVar *a = ir_var(&c, "a", TS_DTYPE_INT32, IR_VAR_PARAM, SRCLOC_NONE);
+  IrVar *b = ir_var(&c, "b", TS_DTYPE_INT32, IR_VAR_PARAM, SRCLOC_NONE);
+  IrExpr *ea = ir_varref(&c, a, SRCLOC_NONE), *eb = ir_varref(&c, b, SRCLOC_NONE);
+  IrExpr *e = ir_binary(&c, IR_MUL, ir_binary(&c, IR_ADD, ea, eb, SRCLOC_NONE),
+                        ir_binary(&c, IR_SUB, ea, eb, SRCLOC_NONE), SRCLOC_NONE);
+  StrBuf sb = {0};
+  ir_print_expr(&sb, e);
+  CHECK_STR(sb_str(&sb), "(a + b) * (a - b)");
+  sb_clear(&sb);
+  ir_print_expr(&sb, ir_binary(&c, IR_SUB, ea, ir_binary(&c, IR_SUB, eb, ea, SRCLOC_NONE), SRCLOC_NONE));
+  CHECK_STR(sb_str(&sb), "a - (b - a)");
+  sb_free(&sb);
+  ts_compiler_fini(&c);
+}
