@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# run.sh — the CPU test suite behind `make test` (and CI).  Runs, in order:
+#   1. unit tests (build/test_unit)
+#   2. golden IR: every examples/*.py and tests/front/*.py with a `# tilescale-test:` line
+#      is compiled with --emit ir and compared with its golden .ir file
+#   3. diagnostics: every tests/diag/*.py is compiled and its stderr compared with .err
+#   4. NVRTC: every example is compiled to a cubin for sm_80 and sm_90a (no GPU needed)
+# and ends with one line "N passed, N failed".  UPDATE=1 rewrites missing/changed goldens.
+set -u
+BUILD=${1:-build}
+TS="$BUILD/tilescale"
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export TILESCALE_CACHE_DIR="$tmp/cache"
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+# 1. unit tests: count their own passed/failed line
+if out=$("$BUILD/test_unit" 2>"$tmp/unit.err"); then :; fi
+echo "$out"
+u_pass=$(echo "$out" | sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
+u_fail=$(echo "$out" | sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
+if [ -z "$u_pass" ]; then
+  cat "$tmp/unit.err"
+  bad "unit test binary crashed or printed no summary"
+else
+  [ "$u_fail" != 0 ] && cat "$tmp/unit.err"
+  pass=$((pass + u_pass))
+  fail=$((fail + u_fail))
+fi
+
+# The arguments of a test file: its `# tilescale-test: ARGS` line.
+test_args() { sed -n 's/^# tilescale-test: //p' "$1" | head -1; }
+
+# 2. golden IR
+golden_for() {
+  case "$1" in
+    examples/*) echo "tests/front/examples/$(basename "${1%.py}").ir" ;;
+    *) echo "${1%.py}.ir" ;;
+  esac
+}
+for f in examples/*.py tests/front/*.py; do
+  [ -f "$f" ] || continue
+  args=$(test_args "$f")
+  [ -n "$args" ] || continue
+  g=$(golden_for "$f")
+  # shellcheck disable=SC2086
+  if ! "$TS" compile "$f" $args --emit ir -o "$tmp/out.ir" 2>"$tmp/err"; then
+    bad "golden $f: compile failed"; sed 's/^/    /' "$tmp/err" | head -20; continue
+  fi
+  if [ ! -f "$g" ] || ! cmp -s "$tmp/out.ir" "$g"; then
+    if [ "${UPDATE:-0}" = 1 ]; then
+      mkdir -p "$(dirname "$g")"; cp "$tmp/out.ir" "$g"; echo "updated $g"; ok
+    else
+      bad "golden $f: IR differs from $g"; diff -u "$g" "$tmp/out.ir" 2>&1 | head -30 | sed 's/^/    /'
+    fi
+  else
+    ok
+  fi
+done
+
+# 3. diagnostics: the compile must fail (exit 1) and print exactly the .err text
+for f in tests/diag/*.py; do
+  [ -f "$f" ] || continue
+  args=$(test_args "$f")
+  e="${f%.py}.err"
+  # shellcheck disable=SC2086
+  "$TS" compile "$f" $args --emit ir -o "$tmp/diag.out" 2>"$tmp/diag.err" >/dev/null
+  rc=$?
+  if [ $rc -ne 1 ]; then bad "diag $f: exit code $rc, expected 1"; sed 's/^/    /' "$tmp/diag.err" | head; continue; fi
+  if [ ! -f "$e" ] || ! cmp -s "$tmp/diag.err" "$e"; then
+    if [ "${UPDATE:-0}" = 1 ]; then cp "$tmp/diag.err" "$e"; echo "updated $e"; ok
+    else bad "diag $f: diagnostics differ from $e"; diff -u "$e" "$tmp/diag.err" 2>&1 | head -30 | sed 's/^/    /'; fi
+  else
+    ok
+  fi
+done
+
+# 4. every example through NVRTC for sm_80 and sm_90a
+for f in examples/*.py; do
+  [ -f "$f" ] || continue
+  args=$(test_args "$f")
+  [ -n "$args" ] || continue
+  for arch in sm_80 sm_90a; do
+    # shellcheck disable=SC2086
+    if "$TS" compile "$f" $args --emit cubin --arch $arch -o "$tmp/k.cubin" 2>"$tmp/err" && [ -s "$tmp/k.cubin" ]; then
+      ok
+    else
+      bad "nvrtc $f ($arch)"; sed 's/^/    /' "$tmp/err" | head -20
+    fi
+  done
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
