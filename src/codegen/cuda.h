@@ -18,7 +18,7 @@ typedef struct CgKernelInfo {
 } CgKernelInfo;
 
 typedef struct CgOutput {
-  const char *source;   /* complete translation unit (includes <tilescale/*.cuh>) */
+  const char *source;   /* complete translation unit (includes the tilescale/ device headers) */
   CgKernelInfo *kernels;
   int nkernels;
 } CgOutput;

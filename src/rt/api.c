@@ -1,0 +1,507 @@
+/* api.c — the public entry points of tilescale.h for contexts, programs and
+ * compilation, and the small helpers (status strings, dtypes).
+ *
+ *   ts_program_load_*   file text -> parse_module (once per program)
+ *   ts_kernel_compile   front_compile -> IR text -> pass_pipeline -> cg_cuda -> CUDA source
+ *                       -> disk cache lookup, else NVRTC / nvcc -> cubin (+ PTX) -> cache store
+ *
+ * Launching, device memory and timing are in launch.c.  Every failure leaves a message
+ * in the context's last error; user mistakes in the kernel file come back as
+ * TS_ERR_COMPILE with the full diagnostics text. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../front/front.h"
+#include "../pass/pipeline.h"
+#include "kernel.h"
+
+/* ---- small helpers ------------------------------------------------------------------ */
+const char *ts_status_string(ts_status s) {
+  switch (s) {
+  case TS_OK: return "ok";
+  case TS_ERR_INVALID_ARGUMENT: return "invalid argument";
+  case TS_ERR_IO: return "I/O error";
+  case TS_ERR_COMPILE: return "compile error";
+  case TS_ERR_NOT_FOUND: return "not found";
+  case TS_ERR_JIT: return "JIT compilation failed";
+  case TS_ERR_NO_DRIVER: return "no CUDA driver or device";
+  case TS_ERR_CUDA: return "CUDA error";
+  case TS_ERR_LAUNCH_ARGUMENT: return "launch argument mismatch";
+  case TS_ERR_UNSUPPORTED: return "unsupported";
+  case TS_ERR_OUT_OF_MEMORY: return "out of memory";
+  case TS_ERR_INTERNAL: return "internal error";
+  }
+  return "unknown status";
+}
+
+/* ts_dtype_name / ts_dtype_size live with the dtype table in src/ir/dtype.c. */
+
+void rt_set_error(ts_context *ctx, const char *fmt, ...) {
+  sb_clear(&ctx->last_error);
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(&ctx->last_error, fmt, ap);
+  va_end(ap);
+  if (ctx->verbose) fprintf(stderr, "tilescale: %s\n", sb_str(&ctx->last_error));
+}
+
+ts_status rt_cuda_fail(ts_context *ctx, const char *call, CUresult r) {
+  StrBuf what = {0};
+  rt_driver_describe(&ctx->drv, r, &what);
+  rt_set_error(ctx, "%s failed: %s", call, sb_str(&what));
+  sb_free(&what);
+  return r == CUDA_ERROR_OUT_OF_MEMORY ? TS_ERR_OUT_OF_MEMORY : TS_ERR_CUDA;
+}
+
+/* Options structs carry their size: copy what the caller's version has, zero the rest,
+ * so old callers keep working when fields are appended. */
+static bool copy_options(void *dst, size_t dst_size, const void *src) {
+  memset(dst, 0, dst_size);
+  if (!src) return true;
+  size_t n = *(const size_t *)src;
+  if (n < sizeof(size_t)) return false;
+  memcpy(dst, src, n < dst_size ? n : dst_size);
+  return true;
+}
+
+/* ---- context ---------------------------------------------------------------------------- */
+/* Loads the driver and looks at the device once; a missing driver or device is a state
+ * of the context (compile-only use), not an error of create. */
+static void probe_device(ts_context *ctx) {
+  StrBuf *why = &ctx->no_device_why;
+  if (!rt_driver_open(&ctx->drv, why)) return;
+  RtDriver *d = &ctx->drv;
+  int count = 0;
+  CUresult r = d->cuInit(0);
+  if (r == CUDA_SUCCESS) r = d->cuDeviceGetCount(&count);
+  if (r != CUDA_SUCCESS || count == 0) {
+    sb_append(why, "no CUDA device");
+    if (r != CUDA_SUCCESS) {
+      sb_append(why, " (cuInit: ");
+      rt_driver_describe(d, r, why);
+      sb_append(why, ")");
+    }
+    return;
+  }
+  if (ctx->device < 0 || ctx->device >= count) {
+    sb_printf(why, "no CUDA device %d (%d present)", ctx->device, count);
+    return;
+  }
+  int major = 0, minor = 0;
+  r = d->cuDeviceGet(&ctx->cu_device, ctx->device);
+  if (r == CUDA_SUCCESS)
+    r = d->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, ctx->cu_device);
+  if (r == CUDA_SUCCESS)
+    r = d->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, ctx->cu_device);
+  if (r != CUDA_SUCCESS) {
+    sb_printf(why, "no usable CUDA device %d (", ctx->device);
+    rt_driver_describe(d, r, why);
+    sb_append(why, ")");
+    return;
+  }
+  ctx->sm = major * 10 + minor;
+  ctx->device_ok = true;
+}
+
+ts_status ts_context_create(const ts_context_options *opt, ts_context **out) {
+  if (!out) return TS_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  ts_context_options o;
+  if (!copy_options(&o, sizeof o, opt)) return TS_ERR_INVALID_ARGUMENT;
+  ts_context *ctx = ts_calloc(1, sizeof *ctx);
+  ctx->device = o.device;
+  ctx->verbose = o.verbose;
+  rt_cache_init(&ctx->cache, o.cache_dir, o.disable_cache);
+  probe_device(ctx);
+  if (ctx->verbose)
+    fprintf(stderr, "tilescale: device %d: %s; cache %s\n", ctx->device,
+            ctx->device_ok ? "ok" : sb_str(&ctx->no_device_why),
+            ctx->cache.enabled ? ctx->cache.dir : "disabled");
+  *out = ctx;
+  return TS_OK;
+}
+
+void ts_context_destroy(ts_context *ctx) {
+  if (!ctx) return;
+  if (ctx->cu_ctx) {
+    if (ctx->l2_scratch && ctx->drv.cuCtxSetCurrent(ctx->cu_ctx) == CUDA_SUCCESS)
+      ctx->drv.cuMemFree(ctx->l2_scratch);
+    ctx->drv.cuDevicePrimaryCtxRelease(ctx->cu_device);
+  }
+  rt_driver_close(&ctx->drv);
+  rt_nvrtc_close(&ctx->nvrtc);
+  rt_cache_fini(&ctx->cache);
+  sb_free(&ctx->no_device_why);
+  sb_free(&ctx->last_error);
+  ts_free(ctx);
+}
+
+const char *ts_last_error(const ts_context *ctx) {
+  if (!ctx || !ctx->last_error.data) return "";
+  return ctx->last_error.data;
+}
+
+int ts_context_device_sm(const ts_context *ctx) { return (ctx && ctx->device_ok) ? ctx->sm : 0; }
+
+ts_status rt_ensure_device(ts_context *ctx) {
+  ts_status status = TS_OK;
+  if (!ctx->device_ok) {
+    rt_set_error(ctx, "%s", sb_str(&ctx->no_device_why));
+    return TS_ERR_NO_DRIVER;
+  }
+  if (!ctx->cu_ctx) CU_CHECK(ctx, cuDevicePrimaryCtxRetain, (&ctx->cu_ctx, ctx->cu_device));
+  /* Cheap, and needed on every thread that uses the context. */
+  CU_CHECK(ctx, cuCtxSetCurrent, (ctx->cu_ctx));
+cleanup:
+  return status;
+}
+
+/* ---- programs ------------------------------------------------------------------------------ */
+static ts_status program_parse(ts_context *ctx, char *name, char *text, size_t len, ts_program **out) {
+  ts_program *p = ts_calloc(1, sizeof *p);
+  p->ctx = ctx;
+  p->name = name;
+  p->text = text;
+  p->file.name = name;
+  p->file.text = text;
+  p->file.len = len;
+  /* The target does not matter for parsing. */
+  ts_compiler_init(&p->comp, (TsTarget){90, true});
+  p->module = parse_module(&p->comp, &p->file);
+  if (p->comp.diag.errors > 0 || !p->module) {
+    rt_set_error(ctx, "%s", p->comp.diag.errors ? sb_str(&p->comp.diag.out) : "the file could not be parsed");
+    ts_program_destroy(p);
+    return TS_ERR_COMPILE;
+  }
+  *out = p;
+  return TS_OK;
+}
+
+ts_status ts_program_load_file(ts_context *ctx, const char *path, ts_program **out) {
+  if (!ctx || !path || !out) return TS_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  size_t len = 0;
+  char *text = ts_read_file(path, &len);
+  if (!text) {
+    rt_set_error(ctx, "cannot read %s: %s", path, strerror(errno));
+    return TS_ERR_IO;
+  }
+  if (strlen(text) != len) {
+    rt_set_error(ctx, "%s: the file contains a NUL byte (not a text file?)", path);
+    ts_free(text);
+    return TS_ERR_IO;
+  }
+  return program_parse(ctx, ts_strdup(path), text, len, out);
+}
+
+ts_status ts_program_load_source(ts_context *ctx, const char *name, const char *source, ts_program **out) {
+  if (!ctx || !source || !out) return TS_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  return program_parse(ctx, ts_strdup(name ? name : "<source>"), ts_strdup(source), strlen(source), out);
+}
+
+void ts_program_destroy(ts_program *prog) {
+  if (!prog) return;
+  if (prog->comp.arena) ts_compiler_fini(&prog->comp);
+  ts_free(prog->text);
+  ts_free(prog->name);
+  ts_free(prog);
+}
+
+int ts_program_functions(const ts_program *prog, const char **names, int max) {
+  if (!prog || !prog->module) return 0;
+  return front_list_functions(prog->module, names, names ? max : 0);
+}
+
+/* ---- compilation ------------------------------------------------------------------------ */
+static TsTarget default_target(const ts_context *ctx) {
+  int sm = ctx->device_ok ? ctx->sm : 90;
+  /* Hopper and later: the "a" variant unlocks wgmma, setmaxnreg and TMA multicast. */
+  return (TsTarget){sm, sm >= 90};
+}
+
+static ts_kernel *kernel_alloc(ts_context *ctx) {
+  ts_kernel *k = ts_calloc(1, sizeof *k);
+  k->ctx = ctx;
+  return k;
+}
+
+/* Index of v in the function's dynamic variables, or -1. */
+static int dyn_index(const IrFunc *f, const IrVar *v) {
+  for (int i = 0; i < f->ndyn; i++)
+    if (f->dyn_vars[i] == v) return i;
+  return -1;
+}
+
+/* Copies what launching needs out of the IR and the codegen output into the kernel. */
+static ts_status fill_metadata(ts_kernel *k, const IrFunc *f, const CgOutput *cg) {
+  ts_context *ctx = k->ctx;
+  Arena *a = k->arena;
+  if (f->nparams + f->ndyn > RT_MAX_ARGS) {
+    rt_set_error(ctx, "%s: %d parameters and dynamic dimensions; at most %d are supported", f->name,
+                 f->nparams + f->ndyn, RT_MAX_ARGS);
+    return TS_ERR_UNSUPPORTED;
+  }
+  k->func_name = arena_strdup(a, f->name ? f->name : "kernel");
+  k->ndyn = f->ndyn;
+  k->dyn_vars = ARENA_ARRAY(a, IrVar *, f->ndyn);
+  k->dyn_names = ARENA_ARRAY(a, const char *, f->ndyn);
+  for (int i = 0; i < f->ndyn; i++) {
+    k->dyn_vars[i] = f->dyn_vars[i];
+    k->dyn_names[i] = arena_strdup(a, f->dyn_vars[i]->name);
+  }
+  k->nparams = f->nparams;
+  k->params = ARENA_ARRAY(a, RtParam, f->nparams);
+  for (int i = 0; i < f->nparams; i++) {
+    const IrParam *ip = &f->params[i];
+    RtParam *p = &k->params[i];
+    p->name = arena_strdup(a, ip->name);
+    for (int j = 0; j < f->nout_idx; j++)
+      if (f->out_idx[j] == i) p->is_output = 1;
+    for (int d = 0; d < RT_MAX_DIMS; d++) p->dyn[d] = -1;
+    if (ip->var) {
+      p->kind = TS_ARG_SCALAR;
+      p->dtype = ip->var->dtype;
+      p->var = ip->var;
+      continue;
+    }
+    const IrBuffer *b = ip->buf;
+    TS_ASSERT(b != NULL);
+    p->kind = TS_ARG_TENSOR;
+    p->dtype = b->dtype;
+    p->ndim = b->ndim;
+    if (b->ndim > RT_MAX_DIMS) {
+      rt_set_error(ctx, "parameter '%s' has %d dimensions; at most %d are supported", p->name, b->ndim,
+                   RT_MAX_DIMS);
+      return TS_ERR_UNSUPPORTED;
+    }
+    for (int d = 0; d < b->ndim; d++) {
+      int64_t v;
+      p->shape[d] = -1;
+      if (ir_is_const_int(b->shape[d], &v))
+        p->shape[d] = v;
+      else if (b->shape[d]->kind == IR_VAR && dyn_index(f, b->shape[d]->u.var) >= 0)
+        p->dyn[d] = dyn_index(f, b->shape[d]->u.var);
+      else
+        p->shape_expr[d] = b->shape[d];
+      if (b->strides) p->stride_expr[d] = b->strides[d];
+    }
+  }
+  k->nlaunches = cg->nkernels;
+  k->launches = ARENA_ARRAY(a, RtLaunch, cg->nkernels);
+  for (int i = 0; i < cg->nkernels; i++) {
+    const CgKernelInfo *ki = &cg->kernels[i];
+    RtLaunch *l = &k->launches[i];
+    l->name = arena_strdup(a, ki->name);
+    for (int d = 0; d < 3; d++) {
+      l->block[d] = ki->block[d] > 0 ? ki->block[d] : 1;
+      int64_t v = 1;
+      if (!ki->grid[d] || ir_is_const_int(ki->grid[d], &v))
+        l->grid_static[d] = v;
+      else
+        l->grid[d] = ki->grid[d];
+    }
+    l->smem_bytes = ki->smem_bytes;
+  }
+  return TS_OK;
+}
+
+/* Cache lookup, else JIT and store.  Cache trouble is reported in verbose mode only. */
+static ts_status build_binary(ts_kernel *k, const ts_compile_options *o) {
+  ts_context *ctx = k->ctx;
+  char name[256];
+  snprintf(name, sizeof name, "%s.cu", k->func_name);
+  RtJitInput in = {
+      .source = k->cuda_source,
+      .name = name,
+      .target = k->comp.target,
+      .compiler = o->compiler,
+      .fast_math = k->comp.fast_math,
+      .headers = ts_device_headers,
+      .nheaders = ts_device_headers_count,
+  };
+  char key[65];
+  RtJitOutput bin;
+  StrBuf why = {0};
+  if (ctx->cache.enabled) {
+    rt_cache_key(&in, key);
+    if (rt_cache_load(&ctx->cache, key, &bin, &why)) {
+      if (ctx->verbose) fprintf(stderr, "tilescale: %s: cache hit %s\n", k->func_name, key);
+      k->from_cache = true;
+      goto have_binary;
+    }
+    if (ctx->verbose) fprintf(stderr, "tilescale: %s: cache miss (%s)\n", k->func_name, sb_str(&why));
+  }
+  sb_clear(&ctx->last_error);
+  ts_status status = rt_jit_compile(&ctx->nvrtc, &in, &bin, &ctx->last_error);
+  if (status != TS_OK) {
+    sb_free(&why);
+    if (ctx->verbose) fprintf(stderr, "tilescale: %s\n", sb_str(&ctx->last_error));
+    return status;
+  }
+  if (ctx->cache.enabled) {
+    sb_clear(&why);
+    if (!rt_cache_store(&ctx->cache, key, &bin, &why) && ctx->verbose)
+      fprintf(stderr, "tilescale: cache store failed: %s\n", sb_str(&why));
+  }
+have_binary:
+  sb_free(&why);
+  k->cubin = bin.cubin;
+  k->cubin_size = bin.cubin_size;
+  k->ptx = bin.ptx;
+  return TS_OK;
+}
+
+ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_param *params, int nparams,
+                            const ts_compile_options *opt, ts_kernel **out) {
+  if (!prog || !func || !out || nparams < 0 || (nparams > 0 && !params)) return TS_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  ts_context *ctx = prog->ctx;
+  ts_compile_options o;
+  if (!copy_options(&o, sizeof o, opt)) {
+    rt_set_error(ctx, "ts_compile_options.size must be set to sizeof(ts_compile_options)");
+    return TS_ERR_INVALID_ARGUMENT;
+  }
+  TsTarget target = default_target(ctx);
+  if (o.arch && !rt_parse_arch(o.arch, &target)) {
+    rt_set_error(ctx, "unknown GPU architecture '%s' (expected e.g. sm_90a or sm_80)", o.arch);
+    return TS_ERR_INVALID_ARGUMENT;
+  }
+  if (o.compiler != TS_COMPILER_NVRTC && o.compiler != TS_COMPILER_NVCC) {
+    rt_set_error(ctx, "unknown compiler kind %d", (int)o.compiler);
+    return TS_ERR_INVALID_ARGUMENT;
+  }
+
+  /* An unknown name is answered with the list of what the file offers. */
+  const char *names[256];
+  int nnames = front_list_functions(prog->module, names, TS_ARRAY_LEN(names));
+  bool found = false;
+  for (int i = 0; i < nnames && i < TS_ARRAY_LEN(names); i++) found |= strcmp(names[i], func) == 0;
+  if (!found) {
+    StrBuf sb = {0};
+    for (int i = 0; i < nnames && i < TS_ARRAY_LEN(names); i++) sb_printf(&sb, "%s%s", i ? ", " : "", names[i]);
+    rt_set_error(ctx, "%s: no function '%s'; the file defines: %s", prog->name, func,
+                 nnames ? sb_str(&sb) : "(no kernel functions)");
+    sb_free(&sb);
+    return TS_ERR_NOT_FOUND;
+  }
+
+  ts_status status = TS_OK;
+  ts_kernel *k = kernel_alloc(ctx);
+  TsCompiler *c = &k->comp;
+  ts_compiler_init(c, target);
+  k->arena = c->arena;
+  c->debug = o.debug != 0;
+  c->dump_after = o.dump_after ? arena_strdup(c->arena, o.dump_after) : NULL;
+  c->dump_out = &k->dump_text;
+
+  IrFunc *f = front_compile(c, prog->module, func, params, nparams);
+  if (c->diag.errors > 0 || !f) goto compile_error;
+  ir_print_func(&k->ir_text, f);
+  if (!pass_pipeline(c, f) || c->diag.errors > 0) goto compile_error;
+  CgOutput cg;
+  memset(&cg, 0, sizeof cg);
+  if (!cg_cuda(c, f, &cg) || c->diag.errors > 0) goto compile_error;
+  if (!cg.source || cg.nkernels <= 0) {
+    rt_set_error(ctx, "%s: code generation produced no kernel", func);
+    TS_CHECK(TS_ERR_INTERNAL);
+  }
+  k->cuda_source = arena_strdup(k->arena, cg.source);
+  TS_CHECK(fill_metadata(k, f, &cg));
+  if (!o.no_jit) TS_CHECK(build_binary(k, &o));
+  *out = k;
+  return TS_OK;
+
+compile_error:
+  rt_set_error(ctx, "%s", c->diag.errors ? sb_str(&c->diag.out) : "compilation failed without a diagnostic");
+  status = TS_ERR_COMPILE;
+cleanup:
+  ts_kernel_destroy(k);
+  return status;
+}
+
+ts_kernel *rt_kernel_new_for_test(ts_context *ctx, const RtParam *params, int nparams,
+                                  const char *const *dyn_names, int ndyn, const RtLaunch *launches,
+                                  int nlaunches) {
+  ts_kernel *k = kernel_alloc(ctx);
+  k->arena = arena_new();
+  Arena *a = k->arena;
+  k->func_name = "test_kernel";
+  k->nparams = nparams;
+  k->params = ARENA_ARRAY(a, RtParam, nparams);
+  for (int i = 0; i < nparams; i++) {
+    k->params[i] = params[i];
+    k->params[i].name = arena_strdup(a, params[i].name);
+  }
+  k->ndyn = ndyn;
+  k->dyn_vars = ARENA_ARRAY(a, IrVar *, ndyn);
+  k->dyn_names = ARENA_ARRAY(a, const char *, ndyn);
+  for (int i = 0; i < ndyn; i++) k->dyn_names[i] = arena_strdup(a, dyn_names[i]);
+  k->nlaunches = nlaunches;
+  k->launches = ARENA_ARRAY(a, RtLaunch, nlaunches);
+  for (int i = 0; i < nlaunches; i++) {
+    k->launches[i] = launches[i];
+    k->launches[i].name = arena_strdup(a, launches[i].name);
+  }
+  return k;
+}
+
+void ts_kernel_destroy(ts_kernel *k) {
+  if (!k) return;
+  if (k->module && k->ctx->cu_ctx && k->ctx->drv.cuCtxSetCurrent(k->ctx->cu_ctx) == CUDA_SUCCESS)
+    k->ctx->drv.cuModuleUnload(k->module);
+  if (k->comp.arena)
+    ts_compiler_fini(&k->comp);
+  else if (k->arena)
+    arena_destroy(k->arena);
+  sb_free(&k->ir_text);
+  sb_free(&k->dump_text);
+  ts_free(k->cubin);
+  ts_free(k->ptx);
+  ts_free(k);
+}
+
+/* ---- artifacts and parameters ------------------------------------------------------- */
+const char *ts_kernel_text(const ts_kernel *k, ts_emit what) {
+  if (!k) return NULL;
+  switch (what) {
+  case TS_EMIT_IR:
+    /* With --dump-after the requested dumps are the text; otherwise the front end's IR. */
+    if (k->dump_text.len) return k->dump_text.data;
+    return k->ir_text.len ? k->ir_text.data : NULL;
+  case TS_EMIT_CUDA: return k->cuda_source;
+  case TS_EMIT_PTX: return k->ptx;
+  case TS_EMIT_CUBIN: return NULL; /* binary: ts_kernel_binary */
+  }
+  return NULL;
+}
+
+ts_status ts_kernel_binary(const ts_kernel *k, const void **data, size_t *size) {
+  if (!k || !data || !size) return TS_ERR_INVALID_ARGUMENT;
+  *data = k->cubin;
+  *size = k->cubin_size;
+  if (!k->cubin) {
+    rt_set_error(k->ctx, "kernel '%s' has no binary (compiled with no_jit)", k->func_name);
+    return TS_ERR_NOT_FOUND;
+  }
+  return TS_OK;
+}
+
+int ts_kernel_from_cache(const ts_kernel *k) { return k && k->from_cache; }
+
+int ts_kernel_num_args(const ts_kernel *k) { return k ? k->nparams : 0; }
+
+ts_status ts_kernel_arg_info(const ts_kernel *k, int i, ts_arg_info *out) {
+  if (!k || !out || i < 0 || i >= k->nparams) return TS_ERR_INVALID_ARGUMENT;
+  const RtParam *p = &k->params[i];
+  memset(out, 0, sizeof *out);
+  out->name = p->name;
+  out->kind = p->kind;
+  out->dtype = p->dtype;
+  out->ndim = p->ndim;
+  for (int d = 0; d < p->ndim && d < RT_MAX_DIMS; d++) out->shape[d] = p->shape[d];
+  out->is_output = p->is_output;
+  return TS_OK;
+}

@@ -1,0 +1,337 @@
+/* jit.c — NVRTC and nvcc back ends of the JIT (see jit.h).
+ *
+ * Every NVRTC call goes through NVRTC_CHECK, which records the call, its code and
+ * nvrtcGetErrorString in the error buffer and jumps to the function's cleanup label. */
+#include "jit.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define RT_STR2(x) #x
+#define RT_STR(x) RT_STR2(x)
+
+static const char *cuda_home(void) {
+  const char *h = getenv("CUDA_HOME");
+  if (!h || !*h) h = getenv("CUDA_PATH");
+  return (h && *h) ? h : "/usr/local/cuda";
+}
+
+/* ---- loading NVRTC ------------------------------------------------------------------ */
+static bool nvrtc_try(RtNvrtc *n, const char *path, StrBuf *why) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    sb_printf(why, "\n  %s: %s", path, e ? e : "not found");
+    return false;
+  }
+  RtNvrtc t;
+  memset(&t, 0, sizeof t);
+  t.handle = h;
+#define RT_NVRTC_LOAD(fn)                                          \
+  *(void **)&t.fn = dlsym(h, RT_STR(fn));                          \
+  if (!t.fn) {                                                     \
+    sb_printf(why, "\n  %s: lacks %s", path, RT_STR(fn));          \
+    dlclose(h);                                                    \
+    return false;                                                  \
+  }
+  RT_NVRTC_FUNCS(RT_NVRTC_LOAD)
+#undef RT_NVRTC_LOAD
+  *n = t;
+  return true;
+}
+
+bool rt_nvrtc_open(RtNvrtc *n, StrBuf *why) {
+  if (n->handle) return true;
+  memset(n, 0, sizeof *n);
+  StrBuf tried = {0};
+  char home_lib[4096];
+  snprintf(home_lib, sizeof home_lib, "%s/lib64/libnvrtc.so", cuda_home());
+  const char *paths[] = {"libnvrtc.so.13", "libnvrtc.so", home_lib};
+  for (int i = 0; i < TS_ARRAY_LEN(paths); i++) {
+    if (nvrtc_try(n, paths[i], &tried)) {
+      sb_free(&tried);
+      return true;
+    }
+  }
+  sb_printf(why, "NVRTC could not be loaded; tried:%s", sb_str(&tried));
+  sb_free(&tried);
+  return false;
+}
+
+void rt_nvrtc_close(RtNvrtc *n) {
+  /* The library stays mapped: NVRTC's C++ runtime keeps process-wide allocations that
+   * would be orphaned (and reported by LeakSanitizer) by dlclose, and a later context
+   * reloads it for free (each open adds one reference that is never dropped). */
+  memset(n, 0, sizeof *n);
+}
+
+/* ---- targets and options ---------------------------------------------------------- */
+const char *rt_target_arch(TsTarget t, char *buf, size_t n) {
+  snprintf(buf, n, "sm_%d%s", t.sm, t.arch_a ? "a" : "");
+  return buf;
+}
+
+bool rt_parse_arch(const char *s, TsTarget *out) {
+  if (!s) return false;
+  if (strncmp(s, "sm_", 3) == 0) s += 3;
+  int sm = 0, digits = 0;
+  while (*s >= '0' && *s <= '9' && digits < 4) sm = sm * 10 + (*s++ - '0'), digits++;
+  bool a = false;
+  if (*s == 'a') a = true, s++;
+  if (*s || digits < 2 || sm < 50) return false;
+  out->sm = sm;
+  out->arch_a = a;
+  return true;
+}
+
+/* NVRTC's option list (argv-style); the strings live in `store`. */
+static int nvrtc_options(const RtJitInput *in, char store[4][4200], const char **opts) {
+  int n = 0;
+  char arch[16];
+  snprintf(store[0], sizeof store[0], "--gpu-architecture=%s", rt_target_arch(in->target, arch, sizeof arch));
+  opts[n++] = store[0];
+  opts[n++] = "-default-device";
+  opts[n++] = "-std=c++17";
+  opts[n++] = "-DNDEBUG";
+  /* NVRTC ships cuda_fp16.h and friends built in, but the toolkit's copies are offered
+   * too so headers it does not carry (cuda/std, mma helpers) resolve when installed. */
+  snprintf(store[1], sizeof store[1], "%s/include", cuda_home());
+  struct stat st;
+  if (stat(store[1], &st) == 0 && S_ISDIR(st.st_mode)) {
+    snprintf(store[2], sizeof store[2], "-I%s/include", cuda_home());
+    opts[n++] = store[2];
+  }
+  if (in->fast_math) opts[n++] = "--use_fast_math";
+  return n;
+}
+
+void rt_jit_options_text(const RtJitInput *in, StrBuf *out) {
+  char arch[16];
+  rt_target_arch(in->target, arch, sizeof arch);
+  if (in->compiler == TS_COMPILER_NVCC) {
+    sb_printf(out, "nvcc\n-cubin\n-gencode=arch=compute_%d%s,code=%s\n-O3\n-std=c++17\n", in->target.sm,
+              in->target.arch_a ? "a" : "", arch);
+    if (in->fast_math) sb_append(out, "--use_fast_math\n");
+    return;
+  }
+  char store[4][4200];
+  const char *opts[16];
+  int n = nvrtc_options(in, store, opts);
+  sb_append(out, "nvrtc\n");
+  for (int i = 0; i < n; i++) sb_printf(out, "%s\n", opts[i]);
+}
+
+/* ---- NVRTC ---------------------------------------------------------------------------- */
+#define NVRTC_CHECK(fn, args)                                                      \
+  do {                                                                             \
+    nvrtcResult nv_r_ = nv->fn args;                                               \
+    if (nv_r_ != NVRTC_SUCCESS) {                                                  \
+      sb_printf(err, "%s failed: %s (%d)", #fn, nv->nvrtcGetErrorString(nv_r_), (int)nv_r_); \
+      status = TS_ERR_JIT;                                                         \
+      goto cleanup;                                                                \
+    }                                                                              \
+  } while (0)
+
+static ts_status compile_nvrtc(RtNvrtc *nv, const RtJitInput *in, RtJitOutput *out, StrBuf *err) {
+  ts_status status = TS_OK;
+  nvrtcProgram prog = NULL;
+  char *log = NULL;
+  const char **hdr_src = ts_calloc((size_t)in->nheaders + 1, sizeof *hdr_src);
+  const char **hdr_name = ts_calloc((size_t)in->nheaders + 1, sizeof *hdr_name);
+  for (int i = 0; i < in->nheaders; i++) {
+    hdr_src[i] = in->headers[i].contents;
+    hdr_name[i] = in->headers[i].name;
+  }
+  char store[4][4200];
+  const char *opts[16];
+  int nopts = nvrtc_options(in, store, opts);
+  char arch[16];
+  rt_target_arch(in->target, arch, sizeof arch);
+
+  NVRTC_CHECK(nvrtcCreateProgram, (&prog, in->source, in->name ? in->name : "kernel.cu", in->nheaders,
+                                   hdr_src, hdr_name));
+  nvrtcResult cr = nv->nvrtcCompileProgram(prog, nopts, opts);
+  size_t log_size = 0;
+  if (nv->nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+    log = ts_malloc(log_size + 1);
+    if (nv->nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) log[0] = 0;
+    log[log_size] = 0;
+  }
+  if (cr != NVRTC_SUCCESS) {
+    sb_printf(err, "NVRTC compilation for %s failed: %s\n%s", arch, nv->nvrtcGetErrorString(cr),
+              log ? log : "(no compiler log)");
+    status = TS_ERR_JIT;
+    goto cleanup;
+  }
+  NVRTC_CHECK(nvrtcGetCUBINSize, (prog, &out->cubin_size));
+  if (out->cubin_size == 0) {
+    sb_printf(err, "NVRTC produced no cubin for %s (a virtual architecture?)", arch);
+    status = TS_ERR_JIT;
+    goto cleanup;
+  }
+  out->cubin = ts_malloc(out->cubin_size);
+  NVRTC_CHECK(nvrtcGetCUBIN, (prog, out->cubin));
+  /* PTX is a convenience (--emit ptx); a compiler that keeps none is not an error. */
+  size_t ptx_size = 0;
+  if (nv->nvrtcGetPTXSize(prog, &ptx_size) == NVRTC_SUCCESS && ptx_size > 1) {
+    out->ptx = ts_malloc(ptx_size + 1);
+    if (nv->nvrtcGetPTX(prog, out->ptx) != NVRTC_SUCCESS) {
+      ts_free(out->ptx);
+      out->ptx = NULL;
+    } else {
+      out->ptx[ptx_size] = 0;
+    }
+  }
+cleanup:
+  if (status != TS_OK) rt_jit_output_free(out);
+  if (prog) nv->nvrtcDestroyProgram(&prog);
+  ts_free(log);
+  ts_free(hdr_src);
+  ts_free(hdr_name);
+  return status;
+}
+
+/* ---- nvcc ------------------------------------------------------------------------------ */
+static bool write_file(const char *path, const void *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return false;
+  bool ok = fwrite(data, 1, n, f) == n;
+  return fclose(f) == 0 && ok;
+}
+
+/* mkdir -p for the directory part of `path` below `root` (header names such as
+ * "tilescale/common.cuh" carry one level of directories). */
+static bool make_parents(char *path, size_t root_len) {
+  for (char *p = path + root_len + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    bool ok = mkdir(path, 0700) == 0 || errno == EEXIST;
+    *p = '/';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+static void remove_tree(const char *path) {
+  DIR *d = opendir(path);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      char sub[4096];
+      snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+      remove_tree(sub);
+    }
+    closedir(d);
+    rmdir(path);
+  } else {
+    unlink(path);
+  }
+}
+
+static ts_status compile_nvcc(const RtJitInput *in, RtJitOutput *out, StrBuf *err) {
+  ts_status status = TS_OK;
+  char dir[4096], path[4096 + 256], src_path[4096 + 16], bin_path[4096 + 16], log_path[4096 + 16];
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/tilescale-nvcc-XXXXXX", (tmp && *tmp) ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    sb_printf(err, "nvcc: cannot create a temporary directory %s: %s", dir, strerror(errno));
+    return TS_ERR_IO;
+  }
+  size_t root_len = strlen(dir);
+  snprintf(src_path, sizeof src_path, "%s/kernel.cu", dir);
+  snprintf(bin_path, sizeof bin_path, "%s/kernel.cubin", dir);
+  snprintf(log_path, sizeof log_path, "%s/nvcc.log", dir);
+  if (!write_file(src_path, in->source, strlen(in->source))) {
+    sb_printf(err, "nvcc: cannot write %s", src_path);
+    status = TS_ERR_IO;
+    goto cleanup;
+  }
+  for (int i = 0; i < in->nheaders; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, in->headers[i].name);
+    if (!make_parents(path, root_len) || !write_file(path, in->headers[i].contents, in->headers[i].size)) {
+      sb_printf(err, "nvcc: cannot write %s", path);
+      status = TS_ERR_IO;
+      goto cleanup;
+    }
+  }
+
+  char nvcc[4096], gencode[128], inc[4096 + 4];
+  snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", cuda_home());
+  if (access(nvcc, X_OK) != 0) snprintf(nvcc, sizeof nvcc, "nvcc"); /* found through PATH */
+  snprintf(gencode, sizeof gencode, "-gencode=arch=compute_%d%s,code=sm_%d%s", in->target.sm,
+           in->target.arch_a ? "a" : "", in->target.sm, in->target.arch_a ? "a" : "");
+  snprintf(inc, sizeof inc, "-I%s", dir);
+  char *argv[16];
+  int argc = 0;
+  argv[argc++] = nvcc;
+  argv[argc++] = "-cubin";
+  argv[argc++] = gencode;
+  argv[argc++] = "-O3";
+  argv[argc++] = "-std=c++17";
+  argv[argc++] = "-DNDEBUG";
+  argv[argc++] = inc;
+  if (in->fast_math) argv[argc++] = "--use_fast_math";
+  argv[argc++] = "-o";
+  argv[argc++] = bin_path;
+  argv[argc++] = src_path;
+  argv[argc] = NULL;
+
+  /* nvcc's stdout and stderr both go to the log, which becomes the error text. */
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, nvcc, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    sb_printf(err, "nvcc could not be started (%s): %s", nvcc, strerror(rc));
+    status = TS_ERR_JIT;
+    goto cleanup;
+  }
+  int wst = 0;
+  while (waitpid(pid, &wst, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
+    size_t n = 0;
+    char *log = ts_read_file(log_path, &n);
+    sb_printf(err, "nvcc compilation for sm_%d%s failed (exit %d):\n%s", in->target.sm,
+              in->target.arch_a ? "a" : "", WIFEXITED(wst) ? WEXITSTATUS(wst) : -1,
+              log ? log : "(no log)");
+    ts_free(log);
+    status = TS_ERR_JIT;
+    goto cleanup;
+  }
+  out->cubin = ts_read_file(bin_path, &out->cubin_size);
+  if (!out->cubin || out->cubin_size == 0) {
+    sb_printf(err, "nvcc reported success but %s is missing or empty", bin_path);
+    status = TS_ERR_JIT;
+  }
+cleanup:
+  if (status != TS_OK) rt_jit_output_free(out);
+  remove_tree(dir);
+  return status;
+}
+
+ts_status rt_jit_compile(RtNvrtc *nvrtc, const RtJitInput *in, RtJitOutput *out, StrBuf *err) {
+  memset(out, 0, sizeof *out);
+  if (in->compiler == TS_COMPILER_NVCC) return compile_nvcc(in, out, err);
+  if (!nvrtc->handle && !rt_nvrtc_open(nvrtc, err)) return TS_ERR_JIT;
+  return compile_nvrtc(nvrtc, in, out, err);
+}
+
+void rt_jit_output_free(RtJitOutput *out) {
+  ts_free(out->cubin);
+  ts_free(out->ptx);
+  memset(out, 0, sizeof *out);
+}

@@ -1,0 +1,82 @@
+/* kernel.h — private layout of a compiled kernel (ts_kernel): its launch metadata,
+ * artifacts and loaded module.
+ *
+ *   ts_kernel_compile (api.c) fills it from the IrFunc and CgOutput;
+ *   ts_kernel_launch (launch.c) checks arguments against RtParam and launches.
+ *
+ * The kernel owns everything it needs after compilation: the compilation's TsCompiler
+ * (whose arena holds the IR expressions of shapes and grids) stays alive with it, and
+ * names are copied, so a kernel may outlive its program. */
+#ifndef TS_RT_KERNEL_H
+#define TS_RT_KERNEL_H
+
+#include "../codegen/cuda.h"
+#include "rt.h"
+
+#define RT_MAX_DIMS 8    /* ts_arg_info.shape */
+#define RT_MAX_ARGS 128  /* parameters + dynamic dimensions of one kernel */
+
+typedef struct RtParam {
+  const char *name;
+  ts_arg_kind kind;
+  ts_dtype dtype;
+  int ndim;                          /* tensors */
+  int64_t shape[RT_MAX_DIMS];        /* static extent, or -1 */
+  int dyn[RT_MAX_DIMS];              /* index into ts_kernel.dyn_vars when the extent is exactly
+                                        that dynamic variable, else -1 */
+  const IrExpr *shape_expr[RT_MAX_DIMS]; /* other non-constant extents (checked after binding) */
+  const IrExpr *stride_expr[RT_MAX_DIMS]; /* explicit strides (all set), or all NULL = row-major */
+  IrVar *var;                        /* scalar parameter's variable (grid exprs may use it) */
+  int is_output;
+} RtParam;
+
+typedef struct RtLaunch {
+  const char *name;                  /* extern "C" symbol */
+  const IrExpr *grid[3];             /* NULL: grid_static[i] */
+  int64_t grid_static[3];
+  int block[3];
+  int64_t smem_bytes;
+  CUfunction fn;                     /* resolved on first launch */
+} RtLaunch;
+
+struct ts_kernel {
+  ts_context *ctx;
+  TsCompiler comp;                   /* owns the arena of IR and metadata; comp.arena NULL for test kernels */
+  Arena *arena;                      /* = comp.arena, or a private one */
+  const char *func_name;
+  RtParam *params;
+  int nparams;
+  IrVar **dyn_vars;
+  const char **dyn_names;
+  int ndyn;
+  RtLaunch *launches;
+  int nlaunches;
+  StrBuf ir_text, dump_text;
+  char *cuda_source;                 /* arena */
+  char *ptx;                         /* heap */
+  void *cubin;                       /* heap */
+  size_t cubin_size;
+  bool from_cache;
+  CUmodule module;                   /* loaded on first launch */
+};
+
+/* A kernel with hand-written metadata and no binary, for tests of argument checking
+ * (validation never needs the driver).  params/launches are copied (names too). */
+ts_kernel *rt_kernel_new_for_test(ts_context *ctx, const RtParam *params, int nparams,
+                                  const char *const *dyn_names, int ndyn,
+                                  const RtLaunch *launches, int nlaunches);
+
+/* Launch-ready form of one call: kernel parameter values and grid sizes. */
+typedef struct RtPacked {
+  uint64_t storage[RT_MAX_ARGS];     /* each value, 8-byte slots */
+  void *ptrs[RT_MAX_ARGS];           /* cuLaunchKernel's kernelParams */
+  int nptrs;
+  IrVar *env_vars[RT_MAX_ARGS];      /* dynamic dims and integer scalars, for grid exprs */
+  int64_t env_vals[RT_MAX_ARGS];
+  int nenv;
+} RtPacked;
+
+/* Checks args against the kernel's parameters and packs them.  Touches no driver. */
+ts_status rt_kernel_check_args(ts_kernel *k, const ts_arg *args, int nargs, RtPacked *out);
+
+#endif

@@ -1,0 +1,479 @@
+/* launch.c — launching compiled kernels, device memory helpers and timing.
+ *
+ *   ts_kernel_launch:  rt_kernel_check_args (no driver involved: every mismatch is an
+ *                      error naming the parameter, nothing launched)
+ *                   -> rt_ensure_device -> module load + function lookup (first time)
+ *                   -> grid sizes from the bound dynamic dimensions -> cuLaunchKernel each
+ *
+ * The kernel ABI is cuda.h's: parameters in order (tensor -> device pointer, scalar ->
+ * its C type), then every dynamic dimension as int64_t. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel.h"
+
+/* ---- argument checking ------------------------------------------------------------- */
+/* Formats "argument 2 ('B'): " in front of every message. */
+static ts_status arg_error(ts_kernel *k, int i, const char *fmt, ...) TS_PRINTF(3, 4);
+static ts_status arg_error(ts_kernel *k, int i, const char *fmt, ...) {
+  StrBuf *e = &k->ctx->last_error;
+  sb_clear(e);
+  sb_printf(e, "%s: argument %d ('%s'): ", k->func_name, i, k->params[i].name);
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(e, fmt, ap);
+  va_end(ap);
+  return TS_ERR_LAUNCH_ARGUMENT;
+}
+
+static void format_dims(StrBuf *sb, const int64_t *v, int n) {
+  sb_putc(sb, '(');
+  for (int i = 0; i < n; i++) sb_printf(sb, "%s%lld", i ? ", " : "", (long long)v[i]);
+  if (n == 1) sb_putc(sb, ',');
+  sb_putc(sb, ')');
+}
+
+/* IEEE binary32 -> binary16 / bfloat16 bits, round to nearest even (scalar arguments of
+ * half-precision parameters). */
+static uint16_t float_to_half(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
+  if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0)); /* inf / nan */
+  int e = (int)exp - 127 + 15;
+  if (e >= 31) return (uint16_t)(sign | 0x7c00u);                          /* overflow -> inf */
+  if (e <= 0) {                                                            /* subnormal or zero */
+    if (e < -10) return (uint16_t)sign;
+    man |= 0x800000u;
+    int shift = 14 - e;
+    uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++; /* may carry into the exponent: correct */
+  return (uint16_t)(sign | h);
+}
+
+static uint16_t float_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet nan */
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+
+/* Converts a scalar argument to the parameter's type into an 8-byte slot. */
+static ts_status pack_scalar(ts_kernel *k, int i, const ts_arg *a, uint64_t *slot, int64_t *as_int) {
+  const RtParam *p = &k->params[i];
+  *slot = 0;
+  *as_int = 0;
+  ts_dtype t = p->dtype;
+  if (t == TS_DTYPE_BOOL) {
+    uint8_t v = a->i != 0;
+    memcpy(slot, &v, 1);
+    *as_int = v;
+    return TS_OK;
+  }
+  if (dtype_is_int(t)) {
+    int bits = dtype_bits(t);
+    int64_t v = a->i;
+    bool fits = bits >= 64 || (dtype_is_signed(t) ? (v >= -(INT64_C(1) << (bits - 1)) && v < (INT64_C(1) << (bits - 1)))
+                                                  : (v >= 0 && v < (INT64_C(1) << bits)));
+    if (!fits) return arg_error(k, i, "value %lld does not fit in %s", (long long)v, dtype_name(t));
+    memcpy(slot, &v, (size_t)bits / 8); /* little-endian: the low bytes are the value */
+    *as_int = v;
+    return TS_OK;
+  }
+  switch (t) {
+  case TS_DTYPE_FLOAT64: memcpy(slot, &a->f, 8); return TS_OK;
+  case TS_DTYPE_FLOAT32: {
+    float v = (float)a->f;
+    memcpy(slot, &v, 4);
+    return TS_OK;
+  }
+  case TS_DTYPE_FLOAT16: {
+    uint16_t v = float_to_half((float)a->f);
+    memcpy(slot, &v, 2);
+    return TS_OK;
+  }
+  case TS_DTYPE_BFLOAT16: {
+    uint16_t v = float_to_bf16((float)a->f);
+    memcpy(slot, &v, 2);
+    return TS_OK;
+  }
+  default:
+    return arg_error(k, i, "scalar parameters of type %s are not supported", dtype_name(t));
+  }
+}
+
+/* Checks one tensor's kind-independent facts and binds plain dynamic dimensions. */
+static ts_status check_tensor(ts_kernel *k, int i, const ts_tensor *t, int64_t *dyn_vals, int *dyn_from) {
+  const RtParam *p = &k->params[i];
+  if (t->dtype != p->dtype)
+    return arg_error(k, i, "expected dtype %s, got %s", ts_dtype_name(p->dtype), ts_dtype_name(t->dtype));
+  if (t->ndim != p->ndim)
+    return arg_error(k, i, "expected %d dimensions, got %d", p->ndim, t->ndim);
+  if (!t->data) return arg_error(k, i, "data pointer is NULL");
+  if (t->device < 0) return arg_error(k, i, "tensor is in host memory; a device pointer is required");
+  if (t->device != k->ctx->device)
+    return arg_error(k, i, "tensor is on device %d but the context uses device %d", t->device, k->ctx->device);
+  /* The generated code may use 16-byte vector loads and stores (and TMA needs 16). */
+  if ((uintptr_t)t->data % 16 != 0)
+    return arg_error(k, i, "data pointer %p is not 16-byte aligned", t->data);
+  if (p->ndim > 0 && !t->shape) return arg_error(k, i, "shape is NULL");
+  for (int d = 0; d < p->ndim; d++) {
+    int64_t v = t->shape[d];
+    if (v < 0) return arg_error(k, i, "dimension %d is negative (%lld)", d, (long long)v);
+    if (p->shape[d] >= 0 && v != p->shape[d])
+      return arg_error(k, i, "dimension %d is %lld but the kernel was compiled for %lld", d, (long long)v,
+                       (long long)p->shape[d]);
+    int dv = p->dyn[d];
+    if (dv < 0) continue;
+    if (dyn_from[dv] < 0) {
+      dyn_vals[dv] = v;
+      dyn_from[dv] = i;
+    } else if (dyn_vals[dv] != v) {
+      return arg_error(k, i, "dimension %d is %lld but '%s' is %lld from argument %d ('%s')", d, (long long)v,
+                       k->dyn_names[dv], (long long)dyn_vals[dv], dyn_from[dv], k->params[dyn_from[dv]].name);
+    }
+  }
+  return TS_OK;
+}
+
+/* Strides and extents given by expressions: checked once every variable is bound. */
+static ts_status check_layout(ts_kernel *k, int i, const ts_tensor *t, RtPacked *pk) {
+  const RtParam *p = &k->params[i];
+  int64_t want[RT_MAX_DIMS];
+  for (int d = 0; d < p->ndim; d++) {
+    if (!p->shape_expr[d]) continue;
+    int64_t v;
+    if (!ir_eval_int(p->shape_expr[d], pk->env_vars, pk->env_vals, pk->nenv, &v))
+      return arg_error(k, i, "dimension %d cannot be determined from the arguments", d);
+    if (t->shape[d] != v)
+      return arg_error(k, i, "dimension %d is %lld but the other arguments require %lld", d,
+                       (long long)t->shape[d], (long long)v);
+  }
+  bool explicit_strides = p->ndim > 0 && p->stride_expr[0] != NULL;
+  if (explicit_strides) {
+    for (int d = 0; d < p->ndim; d++)
+      if (!ir_eval_int(p->stride_expr[d], pk->env_vars, pk->env_vals, pk->nenv, &want[d]))
+        return arg_error(k, i, "stride %d cannot be determined from the arguments", d);
+  } else {
+    int64_t s = 1;
+    for (int d = p->ndim - 1; d >= 0; d--) {
+      want[d] = s;
+      s *= t->shape[d];
+    }
+  }
+  if (!t->strides) {
+    if (!explicit_strides) return TS_OK;
+    /* No strides given means compact row-major: compare that with what the kernel wants. */
+    int64_t s = 1, given[RT_MAX_DIMS];
+    for (int d = p->ndim - 1; d >= 0; d--) given[d] = s, s *= t->shape[d];
+    for (int d = 0; d < p->ndim; d++)
+      if (given[d] != want[d] && t->shape[d] > 1) goto mismatch_compact;
+    return TS_OK;
+  mismatch_compact:;
+    StrBuf w = {0};
+    format_dims(&w, want, p->ndim);
+    ts_status st = arg_error(k, i, "the kernel expects strides %s but the tensor is compact row-major", sb_str(&w));
+    sb_free(&w);
+    return st;
+  }
+  for (int d = 0; d < p->ndim; d++) {
+    /* The stride of a dimension of extent 1 is never used (frameworks leave any value). */
+    if (t->strides[d] == want[d] || t->shape[d] == 1) continue;
+    StrBuf g = {0}, w = {0};
+    format_dims(&g, t->strides, p->ndim);
+    format_dims(&w, want, p->ndim);
+    ts_status st =
+        explicit_strides
+            ? arg_error(k, i, "strides %s do not match the kernel's strides %s", sb_str(&g), sb_str(&w))
+            : arg_error(k, i, "strides %s are not compact row-major %s; only contiguous tensors are supported",
+                        sb_str(&g), sb_str(&w));
+    sb_free(&g);
+    sb_free(&w);
+    return st;
+  }
+  return TS_OK;
+}
+
+ts_status rt_kernel_check_args(ts_kernel *k, const ts_arg *args, int nargs, RtPacked *pk) {
+  if (nargs != k->nparams || (nargs > 0 && !args)) {
+    StrBuf e = {0};
+    for (int i = 0; i < k->nparams; i++) sb_printf(&e, "%s%s", i ? ", " : "", k->params[i].name);
+    rt_set_error(k->ctx, "%s: expected %d arguments (%s), got %d", k->func_name, k->nparams, sb_str(&e),
+                 args ? nargs : 0);
+    sb_free(&e);
+    return TS_ERR_LAUNCH_ARGUMENT;
+  }
+  ts_status status = TS_OK;
+  int dyn_from[RT_MAX_ARGS];
+  int64_t dyn_vals[RT_MAX_ARGS];
+  for (int d = 0; d < k->ndyn; d++) dyn_from[d] = -1, dyn_vals[d] = 0;
+  pk->nenv = 0;
+  /* Pass 1: kinds, dtypes, ranks, pointers, static dims; bind the dynamic dims. */
+  for (int i = 0; i < nargs; i++) {
+    const RtParam *p = &k->params[i];
+    const ts_arg *a = &args[i];
+    if (a->kind != p->kind)
+      return arg_error(k, i, "expected a %s, got a %s", p->kind == TS_ARG_TENSOR ? "tensor" : "scalar",
+                       a->kind == TS_ARG_TENSOR ? "tensor" : "scalar");
+    if (p->kind == TS_ARG_TENSOR) {
+      TS_CHECK(check_tensor(k, i, &a->tensor, dyn_vals, dyn_from));
+      uint64_t ptr = (uint64_t)(uintptr_t)a->tensor.data;
+      pk->storage[i] = ptr;
+    } else {
+      int64_t as_int;
+      TS_CHECK(pack_scalar(k, i, a, &pk->storage[i], &as_int));
+      if (p->var && (dtype_is_int(p->dtype) || p->dtype == TS_DTYPE_BOOL)) {
+        pk->env_vars[pk->nenv] = p->var;
+        pk->env_vals[pk->nenv++] = as_int;
+      }
+    }
+    pk->ptrs[i] = &pk->storage[i];
+  }
+  for (int d = 0; d < k->ndyn; d++) {
+    if (dyn_from[d] < 0) {
+      rt_set_error(k->ctx, "%s: dynamic dimension '%s' is not the extent of any tensor argument", k->func_name,
+                   k->dyn_names[d]);
+      return TS_ERR_LAUNCH_ARGUMENT;
+    }
+    pk->storage[nargs + d] = (uint64_t)dyn_vals[d];
+    pk->ptrs[nargs + d] = &pk->storage[nargs + d];
+    if (k->dyn_vars[d]) {
+      pk->env_vars[pk->nenv] = k->dyn_vars[d];
+      pk->env_vals[pk->nenv++] = dyn_vals[d];
+    }
+  }
+  pk->nptrs = nargs + k->ndyn;
+  /* Pass 2: everything that depends on bound variables. */
+  for (int i = 0; i < nargs; i++)
+    if (k->params[i].kind == TS_ARG_TENSOR) TS_CHECK(check_layout(k, i, &args[i].tensor, pk));
+cleanup:
+  return status;
+}
+
+/* ---- module and launch -------------------------------------------------------------------- */
+static ts_status load_module(ts_kernel *k) {
+  ts_context *ctx = k->ctx;
+  ts_status status = TS_OK;
+  if (k->module) return TS_OK;
+  CUmodule mod = NULL;
+  CU_CHECK(ctx, cuModuleLoadData, (&mod, k->cubin));
+  for (int i = 0; i < k->nlaunches; i++) {
+    RtLaunch *l = &k->launches[i];
+    CUresult r = ctx->drv.cuModuleGetFunction(&l->fn, mod, l->name);
+    if (r != CUDA_SUCCESS) {
+      status = rt_cuda_fail(ctx, "cuModuleGetFunction", r);
+      sb_printf(&ctx->last_error, " (kernel '%s')", l->name);
+      goto cleanup;
+    }
+    /* Above 48 KB of dynamic shared memory a kernel must opt in explicitly. */
+    if (l->smem_bytes > 48 * 1024)
+      CU_CHECK(ctx, cuFuncSetAttribute,
+               (l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)l->smem_bytes));
+  }
+  k->module = mod;
+  mod = NULL;
+cleanup:
+  if (mod) ctx->drv.cuModuleUnload(mod);
+  return status;
+}
+
+/* Everything after the checks: device, module, grids, cuLaunchKernel of each kernel. */
+static ts_status submit(ts_kernel *k, RtPacked *pk, CUstream stream) {
+  ts_context *ctx = k->ctx;
+  ts_status status = TS_OK;
+  TS_CHECK(rt_ensure_device(ctx));
+  TS_CHECK(load_module(k));
+  for (int i = 0; i < k->nlaunches; i++) {
+    RtLaunch *l = &k->launches[i];
+    unsigned grid[3];
+    for (int d = 0; d < 3; d++) {
+      int64_t v = l->grid_static[d];
+      if (l->grid[d] && !ir_eval_int(l->grid[d], pk->env_vars, pk->env_vals, pk->nenv, &v)) {
+        rt_set_error(ctx, "%s: grid dimension %d of kernel '%s' cannot be computed from the arguments",
+                     k->func_name, d, l->name);
+        TS_CHECK(TS_ERR_LAUNCH_ARGUMENT);
+      }
+      if (v <= 0) {
+        /* An empty problem (a zero extent) launches nothing, like an empty loop. */
+        goto next_kernel;
+      }
+      if (v > (d == 0 ? INT64_C(0x7fffffff) : INT64_C(65535))) {
+        rt_set_error(ctx, "%s: grid dimension %d of kernel '%s' is %lld, above the hardware limit",
+                     k->func_name, d, l->name, (long long)v);
+        TS_CHECK(TS_ERR_LAUNCH_ARGUMENT);
+      }
+      grid[d] = (unsigned)v;
+    }
+    CU_CHECK(ctx, cuLaunchKernel,
+             (l->fn, grid[0], grid[1], grid[2], (unsigned)l->block[0], (unsigned)l->block[1],
+              (unsigned)l->block[2], (unsigned)l->smem_bytes, stream, pk->ptrs, NULL));
+  next_kernel:;
+  }
+cleanup:
+  return status;
+}
+
+static ts_status prepare(ts_kernel *k, const ts_arg *args, int nargs, RtPacked *pk) {
+  ts_status status = rt_kernel_check_args(k, args, nargs, pk);
+  if (status != TS_OK) return status;
+  if (!k->cubin) {
+    rt_set_error(k->ctx, "%s: the kernel has no binary (compiled with no_jit); nothing to launch", k->func_name);
+    return TS_ERR_INVALID_ARGUMENT;
+  }
+  return TS_OK;
+}
+
+ts_status ts_kernel_launch(ts_kernel *k, const ts_arg *args, int nargs, void *stream) {
+  if (!k) return TS_ERR_INVALID_ARGUMENT;
+  RtPacked pk;
+  ts_status status = prepare(k, args, nargs, &pk);
+  if (status != TS_OK) return status;
+  return submit(k, &pk, (CUstream)stream);
+}
+
+/* ---- device memory ------------------------------------------------------------------ */
+ts_status ts_device_malloc(ts_context *ctx, size_t bytes, void **dptr) {
+  if (!ctx || !dptr) return TS_ERR_INVALID_ARGUMENT;
+  *dptr = NULL;
+  ts_status status = TS_OK;
+  CUdeviceptr p = 0;
+  TS_CHECK(rt_ensure_device(ctx));
+  CU_CHECK(ctx, cuMemAlloc, (&p, bytes ? bytes : 1));
+  *dptr = (void *)(uintptr_t)p;
+cleanup:
+  return status;
+}
+
+ts_status ts_device_free(ts_context *ctx, void *dptr) {
+  if (!ctx) return TS_ERR_INVALID_ARGUMENT;
+  if (!dptr) return TS_OK;
+  ts_status status = TS_OK;
+  TS_CHECK(rt_ensure_device(ctx));
+  CU_CHECK(ctx, cuMemFree, ((CUdeviceptr)(uintptr_t)dptr));
+cleanup:
+  return status;
+}
+
+ts_status ts_memcpy_h2d(ts_context *ctx, void *dst, const void *src, size_t bytes) {
+  if (!ctx || ((!dst || !src) && bytes)) return TS_ERR_INVALID_ARGUMENT;
+  ts_status status = TS_OK;
+  TS_CHECK(rt_ensure_device(ctx));
+  if (bytes) CU_CHECK(ctx, cuMemcpyHtoD, ((CUdeviceptr)(uintptr_t)dst, src, bytes));
+cleanup:
+  return status;
+}
+
+ts_status ts_memcpy_d2h(ts_context *ctx, void *dst, const void *src, size_t bytes) {
+  if (!ctx || ((!dst || !src) && bytes)) return TS_ERR_INVALID_ARGUMENT;
+  ts_status status = TS_OK;
+  TS_CHECK(rt_ensure_device(ctx));
+  if (bytes) CU_CHECK(ctx, cuMemcpyDtoH, (dst, (CUdeviceptr)(uintptr_t)src, bytes));
+cleanup:
+  return status;
+}
+
+ts_status ts_memset_d8(ts_context *ctx, void *dst, unsigned char value, size_t bytes) {
+  if (!ctx || (!dst && bytes)) return TS_ERR_INVALID_ARGUMENT;
+  ts_status status = TS_OK;
+  TS_CHECK(rt_ensure_device(ctx));
+  if (bytes) CU_CHECK(ctx, cuMemsetD8, ((CUdeviceptr)(uintptr_t)dst, value, bytes));
+cleanup:
+  return status;
+}
+
+ts_status ts_synchronize(ts_context *ctx) {
+  if (!ctx) return TS_ERR_INVALID_ARGUMENT;
+  ts_status status = TS_OK;
+  TS_CHECK(rt_ensure_device(ctx));
+  CU_CHECK(ctx, cuCtxSynchronize, ());
+cleanup:
+  return status;
+}
+
+/* ---- timing --------------------------------------------------------------------------- */
+#define L2_FLUSH_BYTES ((size_t)256 << 20) /* far above any L2 (H100: 50 MB, H200: 60 MB) */
+
+/* What one timed repetition runs: a kernel launch or a device copy. */
+typedef struct BenchWork {
+  ts_kernel *k;
+  RtPacked *pk;
+  CUdeviceptr dst, src;
+  size_t bytes;
+} BenchWork;
+
+static ts_status bench_run_once(ts_context *ctx, const BenchWork *w) {
+  ts_status status = TS_OK;
+  if (w->k) return submit(w->k, w->pk, NULL);
+  CU_CHECK(ctx, cuMemcpyDtoDAsync, (w->dst, w->src, w->bytes, NULL));
+cleanup:
+  return status;
+}
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* warmup untimed runs, then reps runs each between two events on the default stream;
+ * the L2 flush (a memset of the scratch buffer) is enqueued before the start event so
+ * it is outside the timed region.  Result: the median. */
+static ts_status bench(ts_context *ctx, const BenchWork *w, int warmup, int reps, int flush_l2, double *median_ms) {
+  ts_status status = TS_OK;
+  CUevent *ev = NULL;
+  float *times = NULL;
+  int nev = 0;
+  if (reps <= 0 || warmup < 0 || !median_ms) {
+    rt_set_error(ctx, "benchmark: reps must be positive and warmup non-negative");
+    return TS_ERR_INVALID_ARGUMENT;
+  }
+  TS_CHECK(rt_ensure_device(ctx));
+  if (flush_l2 && !ctx->l2_scratch) {
+    CU_CHECK(ctx, cuMemAlloc, (&ctx->l2_scratch, L2_FLUSH_BYTES));
+    ctx->l2_scratch_size = L2_FLUSH_BYTES;
+  }
+  ev = ts_calloc((size_t)reps * 2, sizeof *ev);
+  times = ts_calloc((size_t)reps, sizeof *times);
+  for (; nev < reps * 2; nev++) CU_CHECK(ctx, cuEventCreate, (&ev[nev], CU_EVENT_DEFAULT));
+  for (int i = 0; i < warmup; i++) TS_CHECK(bench_run_once(ctx, w));
+  for (int i = 0; i < reps; i++) {
+    /* A different byte each time so no layer can elide the write. */
+    if (flush_l2) CU_CHECK(ctx, cuMemsetD8Async, (ctx->l2_scratch, (unsigned char)i, ctx->l2_scratch_size, NULL));
+    CU_CHECK(ctx, cuEventRecord, (ev[2 * i], NULL));
+    TS_CHECK(bench_run_once(ctx, w));
+    CU_CHECK(ctx, cuEventRecord, (ev[2 * i + 1], NULL));
+  }
+  CU_CHECK(ctx, cuEventSynchronize, (ev[2 * reps - 1]));
+  for (int i = 0; i < reps; i++) CU_CHECK(ctx, cuEventElapsedTime, (&times[i], ev[2 * i], ev[2 * i + 1]));
+  qsort(times, (size_t)reps, sizeof *times, cmp_float);
+  *median_ms = reps % 2 ? times[reps / 2] : 0.5 * ((double)times[reps / 2 - 1] + times[reps / 2]);
+cleanup:
+  for (int i = 0; i < nev; i++) ctx->drv.cuEventDestroy(ev[i]);
+  ts_free(ev);
+  ts_free(times);
+  return status;
+}
+
+ts_status ts_kernel_benchmark(ts_kernel *k, const ts_arg *args, int nargs, int warmup, int reps, int flush_l2,
+                              double *median_ms) {
+  if (!k) return TS_ERR_INVALID_ARGUMENT;
+  RtPacked pk;
+  ts_status status = prepare(k, args, nargs, &pk);
+  if (status != TS_OK) return status;
+  BenchWork w = {.k = k, .pk = &pk};
+  return bench(k->ctx, &w, warmup, reps, flush_l2, median_ms);
+}
+
+ts_status ts_memcpy_benchmark(ts_context *ctx, void *dst, const void *src, size_t bytes, int warmup, int reps,
+                              int flush_l2, double *median_ms) {
+  if (!ctx || !dst || !src) return TS_ERR_INVALID_ARGUMENT;
+  BenchWork w = {.dst = (CUdeviceptr)(uintptr_t)dst, .src = (CUdeviceptr)(uintptr_t)src, .bytes = bytes};
+  return bench(ctx, &w, warmup, reps, flush_l2, median_ms);
+}

@@ -1,0 +1,71 @@
+/* rt.h — private state of the runtime behind the opaque handles of tilescale.h:
+ * the context (driver table, device, cache settings, last error) and the program
+ * (a parsed kernel file), plus the error helpers and the checking macro every driver
+ * call goes through.
+ *
+ *   api.c (context, programs, compile)   launch.c (argument checks, launch, timing)
+ *        \__________________ rt.h __________________/
+ *                              |
+ *          cuda_driver.h   jit.h   cache.h   embedded.h */
+#ifndef TS_RT_RT_H
+#define TS_RT_RT_H
+
+#include "../front/ast.h"
+#include "cache.h"
+#include "cuda_driver.h"
+#include "jit.h"
+
+struct ts_context {
+  int device;            /* CUDA ordinal asked for */
+  int verbose;
+  RtCache cache;
+  RtNvrtc nvrtc;         /* loaded on first NVRTC compile */
+  RtDriver drv;          /* loaded at create; empty without a driver */
+  bool device_ok;        /* driver loaded, initialised, and the device exists */
+  StrBuf no_device_why;  /* why device_ok is false ("no CUDA driver: ...", "no CUDA device") */
+  CUdevice cu_device;
+  int sm;                /* major*10 + minor; 0 without a device */
+  CUcontext cu_ctx;      /* the device's primary context, retained on first device use */
+  CUdeviceptr l2_scratch;/* flush buffer of the benchmarks, allocated on first use */
+  size_t l2_scratch_size;
+  StrBuf last_error;
+};
+
+struct ts_program {
+  ts_context *ctx;
+  char *text;            /* heap: the file contents */
+  char *name;            /* heap: path or name given by the caller */
+  SourceFile file;
+  TsCompiler comp;       /* owns the AST arena (parsed once per program) */
+  AstNode *module;
+};
+
+/* Replaces the context's last error. */
+void rt_set_error(ts_context *ctx, const char *fmt, ...) TS_PRINTF(2, 3);
+/* Records a failed driver call ("cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (out of
+ * memory)") and returns the status to give back. */
+ts_status rt_cuda_fail(ts_context *ctx, const char *call, CUresult r);
+
+/* Every driver call: on failure record call, code and string, set `status` and jump to
+ * the enclosing function's `cleanup` label (NCCL checks.h style). */
+#define CU_CHECK(ctx, fn, args)                                \
+  do {                                                         \
+    CUresult cu_r_ = (ctx)->drv.fn args;                       \
+    if (cu_r_ != CUDA_SUCCESS) {                               \
+      status = rt_cuda_fail((ctx), #fn, cu_r_);                \
+      goto cleanup;                                            \
+    }                                                          \
+  } while (0)
+
+/* Same for calls returning ts_status (our own helpers). */
+#define TS_CHECK(expr)                                         \
+  do {                                                         \
+    status = (expr);                                           \
+    if (status != TS_OK) goto cleanup;                         \
+  } while (0)
+
+/* Makes the device usable from the calling thread: retains the primary context on
+ * first use and makes it current.  TS_ERR_NO_DRIVER when there is no driver/device. */
+ts_status rt_ensure_device(ts_context *ctx);
+
+#endif
