@@ -1,0 +1,177 @@
+/* fragment.c — the block-fragment algebra declared in fragment.h: building block and
+ * replicated layouts, deriving a buffer's layout from its loop's layout (dims the buffer
+ * does not index turn into replicas), reductions, and the index arithmetic that
+ * lower_tile_ops and the tests rely on.  Pure functions over small structs. */
+#include "fragment.h"
+
+static Fragment *frag_new(TsCompiler *c, int ndim, int64_t nthreads) {
+  TS_ASSERT(ndim >= 0 && ndim <= FRAG_MAX_DIMS);
+  Fragment *f = ARENA_NEW(c->arena, Fragment);
+  f->ndim = ndim;
+  f->nthreads = nthreads;
+  return f;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Adds one replicate field and keeps the list sorted by stride; adjacent fields that
+ * tile each other (count1 * stride1 == stride2) merge, so equal layouts compare equal. */
+static void add_rep(Fragment *f, int64_t count, int64_t stride) {
+  if (count <= 1) return;
+  TS_ASSERT(f->nrep < FRAG_MAX_DIMS + 2);
+  int i = f->nrep++;
+  while (i > 0 && f->rep_stride[i - 1] > stride) {
+    f->rep_count[i] = f->rep_count[i - 1];
+    f->rep_stride[i] = f->rep_stride[i - 1];
+    i--;
+  }
+  f->rep_count[i] = count;
+  f->rep_stride[i] = stride;
+  for (int j = 0; j + 1 < f->nrep;) {
+    if (f->rep_count[j] * f->rep_stride[j] == f->rep_stride[j + 1]) {
+      f->rep_count[j] *= f->rep_count[j + 1];
+      for (int k = j + 1; k + 1 < f->nrep; k++) {
+        f->rep_count[k] = f->rep_count[k + 1];
+        f->rep_stride[k] = f->rep_stride[k + 1];
+      }
+      f->nrep--;
+    } else {
+      j++;
+    }
+  }
+}
+
+Fragment *fragment_block(TsCompiler *c, int ndim, const int64_t *shape, int64_t nthreads, int64_t vec) {
+  Fragment *f = frag_new(c, ndim, nthreads);
+  int64_t left = nthreads, stride = 1;
+  for (int k = ndim - 1; k >= 0; k--) {
+    FragDim *d = &f->dim[k];
+    d->extent = shape[k];
+    d->vec = (k == ndim - 1 && vec > 1 && shape[k] % vec == 0) ? vec : 1;
+    /* The largest power of two that fits the dim and divides the threads left: powers
+     * of two keep shuffle masks simple and leave whole warps on the fastest dims. */
+    int64_t want = ceil_div(shape[k], d->vec), t = 1;
+    while (t * 2 <= want && left % (t * 2) == 0) t *= 2;
+    d->threads = t;
+    d->tstride = t > 1 ? stride : 0;
+    stride *= t;
+    left /= t;
+  }
+  add_rep(f, left, stride);
+  return f;
+}
+
+Fragment *fragment_replicated(TsCompiler *c, int ndim, const int64_t *shape, int64_t nthreads) {
+  Fragment *f = frag_new(c, ndim, nthreads);
+  for (int k = 0; k < ndim; k++) f->dim[k] = (FragDim){shape[k], 1, 1, 0};
+  add_rep(f, nthreads, 1);
+  return f;
+}
+
+Fragment *fragment_derive(TsCompiler *c, const Fragment *loop, int ndim, const int *map) {
+  Fragment *f = frag_new(c, ndim, loop->nthreads);
+  bool used[FRAG_MAX_DIMS] = {false};
+  for (int p = 0; p < ndim; p++) {
+    if (map[p] < 0) {
+      f->dim[p] = (FragDim){1, 1, 1, 0};
+      continue;
+    }
+    TS_ASSERT(map[p] < loop->ndim && !used[map[p]]);
+    used[map[p]] = true;
+    f->dim[p] = loop->dim[map[p]];
+  }
+  for (int i = 0; i < loop->nrep; i++) add_rep(f, loop->rep_count[i], loop->rep_stride[i]);
+  for (int q = 0; q < loop->ndim; q++)
+    if (!used[q] && loop->dim[q].threads > 1) add_rep(f, loop->dim[q].threads, loop->dim[q].tstride);
+  return f;
+}
+
+Fragment *fragment_reduce(TsCompiler *c, const Fragment *src, int dim, bool keep_dim) {
+  int map[FRAG_MAX_DIMS], n = 0;
+  for (int k = 0; k < src->ndim; k++) {
+    if (k == dim) {
+      if (keep_dim) map[n++] = -1;
+    } else {
+      map[n++] = k;
+    }
+  }
+  return fragment_derive(c, src, n, map);
+}
+
+bool fragment_equal(const Fragment *a, const Fragment *b) {
+  if (a == b) return true;
+  if (!a || !b || a->ndim != b->ndim || a->nthreads != b->nthreads || a->nrep != b->nrep) return false;
+  for (int k = 0; k < a->ndim; k++) {
+    const FragDim *x = &a->dim[k], *y = &b->dim[k];
+    if (x->extent != y->extent || x->threads != y->threads || x->vec != y->vec) return false;
+    if (x->threads > 1 && x->tstride != y->tstride) return false;
+  }
+  for (int i = 0; i < a->nrep; i++)
+    if (a->rep_count[i] != b->rep_count[i] || a->rep_stride[i] != b->rep_stride[i]) return false;
+  return true;
+}
+
+bool fragment_is_replicated(const Fragment *f) {
+  for (int k = 0; k < f->ndim; k++)
+    if (f->dim[k].threads > 1) return false;
+  return true;
+}
+
+int64_t fragment_outer(const Fragment *f, int k) {
+  return ceil_div(f->dim[k].extent, f->dim[k].vec * f->dim[k].threads);
+}
+int64_t fragment_local_extent(const Fragment *f, int k) { return fragment_outer(f, k) * f->dim[k].vec; }
+
+int64_t fragment_reg_stride(const Fragment *f, int k) {
+  int64_t s = 1;
+  for (int j = k + 1; j < f->ndim; j++) s *= fragment_local_extent(f, j);
+  return s;
+}
+
+int64_t fragment_local_size(const Fragment *f) {
+  int64_t s = 1;
+  for (int k = 0; k < f->ndim; k++) s *= fragment_local_extent(f, k);
+  return s;
+}
+
+int64_t fragment_replicas(const Fragment *f) {
+  int64_t r = 1;
+  for (int i = 0; i < f->nrep; i++) r *= f->rep_count[i];
+  return r;
+}
+
+int64_t fragment_thread_of(const Fragment *f, const int64_t *idx) {
+  int64_t t = 0;
+  for (int k = 0; k < f->ndim; k++) {
+    const FragDim *d = &f->dim[k];
+    if (d->threads > 1) t += ((idx[k] / d->vec) % d->threads) * d->tstride;
+  }
+  return t;
+}
+
+int64_t fragment_reg_of(const Fragment *f, const int64_t *idx) {
+  int64_t r = 0;
+  for (int k = 0; k < f->ndim; k++) {
+    const FragDim *d = &f->dim[k];
+    int64_t l = (idx[k] / (d->vec * d->threads)) * d->vec + idx[k] % d->vec;
+    r += l * fragment_reg_stride(f, k);
+  }
+  return r;
+}
+
+void fragment_print(StrBuf *out, const Fragment *f) {
+  sb_putc(out, '[');
+  for (int k = 0; k < f->ndim; k++) sb_printf(out, "%s%lld", k ? "x" : "", (long long)f->dim[k].extent);
+  sb_append(out, ": t(");
+  for (int k = 0; k < f->ndim; k++) {
+    const FragDim *d = &f->dim[k];
+    sb_printf(out, "%s%lld", k ? "," : "", (long long)d->threads);
+    if (d->threads > 1) sb_printf(out, "@%lld", (long long)d->tstride);
+  }
+  sb_append(out, ")/v(");
+  for (int k = 0; k < f->ndim; k++) sb_printf(out, "%s%lld", k ? "," : "", (long long)f->dim[k].vec);
+  sb_putc(out, ')');
+  for (int i = 0; i < f->nrep; i++)
+    sb_printf(out, " rep %lld@%lld", (long long)f->rep_count[i], (long long)f->rep_stride[i]);
+  sb_printf(out, " regs %lld]", (long long)fragment_local_size(f));
+}

@@ -1,0 +1,302 @@
+/* layout_inference.c — picks a Fragment (fragment.h) for every local.fragment buffer
+ * and every T.Parallel nest of each kernel (after legalize, so copies and fills are
+ * nests too).
+ *
+ * Nodes are the parallel nests and the reductions.  Propagation runs to a fixed point:
+ *  - a nest that accesses an already laid-out fragment with exactly its loop vars takes
+ *    that fragment's layout (so the thread that owns an element computes it);
+ *  - a laid-out nest gives every fragment it indexes with a subset of its vars the
+ *    derived layout (missing dims become replicas);
+ *  - a reduction gives dst the layout of src with the reduced dim replicated.
+ * When nothing propagates, the largest unresolved nest gets a fresh block layout (16-byte
+ * vectors when its body is a contiguous copy) and propagation resumes.  Fragments used
+ * outside nests and reductions, or with other index patterns, are fully replicated
+ * (every thread holds all elements).  A fragment whose layout disagrees with a use is
+ * reported as a layout conflict at that use. */
+#include "passes.h"
+
+typedef struct Access {
+  IrBuffer *buf;
+  int map[FRAG_MAX_DIMS];
+  bool simple, write;
+  SrcLoc loc;
+} Access;
+
+typedef struct Node {
+  IrStmt *stmt;
+  bool is_nest;
+  ParNest nest;
+  PtrVec acc; /* Access*, fragment accesses in a nest */
+  Fragment *layout;
+  int64_t size;
+  bool done;
+} Node;
+
+typedef struct Infer {
+  TsCompiler *c;
+  int64_t nthreads;
+  PtrVec nodes;     /* Node* */
+  PtrVec outside;   /* IrBuffer* fragments used outside nodes */
+  PtrVec frags;     /* IrBuffer* fragments allocated in the kernel */
+  Node *cur;        /* node being scanned */
+} Infer;
+
+static void note_frag(Infer *in, PtrVec *v, IrBuffer *b) {
+  for (int i = 0; i < v->len; i++)
+    if (v->items[i] == b) return;
+  vec_push(in->c->arena, v, b);
+}
+
+static void add_access(Infer *in, IrBuffer *b, IrExpr **idx, int nidx, bool write, SrcLoc loc) {
+  Access *a = ARENA_NEW(in->c->arena, Access);
+  a->buf = b;
+  a->write = write;
+  a->loc = loc;
+  a->simple = pass_access_map(&in->cur->nest, b, idx, nidx, a->map);
+  vec_push(in->c->arena, &in->cur->acc, a);
+}
+
+static void scan_expr(IrExpr *e, void *ctx) {
+  Infer *in = ctx;
+  if (e->kind != IR_LOAD || e->u.load.buf->scope != IR_SCOPE_FRAGMENT) return;
+  if (in->cur) add_access(in, e->u.load.buf, e->u.load.idx, e->u.load.nidx, false, e->loc);
+  else note_frag(in, &in->outside, e->u.load.buf);
+}
+
+static void scan_stmt(IrStmt *s, void *ctx) {
+  Infer *in = ctx;
+  if (s->kind == IR_S_ALLOC && s->u.alloc.buf->scope == IR_SCOPE_FRAGMENT) note_frag(in, &in->frags, s->u.alloc.buf);
+  if (s->kind == IR_S_STORE && s->u.store.buf->scope == IR_SCOPE_FRAGMENT) {
+    if (in->cur) add_access(in, s->u.store.buf, s->u.store.idx, s->u.store.nidx, true, s->loc);
+    else note_frag(in, &in->outside, s->u.store.buf);
+  }
+  if (s->kind == IR_S_ATOMIC && s->u.atomic.dst.buf->scope == IR_SCOPE_FRAGMENT)
+    note_frag(in, &in->outside, s->u.atomic.dst.buf);
+}
+
+/* Walks the kernel body in program order, collecting nodes. */
+static void collect(Infer *in, IrStmt *s) {
+  if (!s) return;
+  PassVisitor vis = {scan_stmt, scan_expr, in};
+  switch (s->kind) {
+    case IR_S_SEQ:
+      for (int i = 0; i < s->u.seq.n; i++) collect(in, s->u.seq.items[i]);
+      return;
+    case IR_S_FOR:
+      if (s->u.loop.kind == IR_FOR_PARALLEL) {
+        Node *n = ARENA_NEW(in->c->arena, Node);
+        n->stmt = s;
+        n->is_nest = true;
+        if (!pass_parallel_nest(in->c, s, &n->nest)) return;
+        n->size = 1;
+        for (int q = 0; q < n->nest.n; q++) n->size *= n->nest.extent[q];
+        in->cur = n;
+        pass_visit(n->nest.body, &vis);
+        in->cur = NULL;
+        vec_push(in->c->arena, &in->nodes, n);
+        return;
+      }
+      pass_visit_expr(s->u.loop.min, &vis);
+      pass_visit_expr(s->u.loop.extent, &vis);
+      collect(in, s->u.loop.body);
+      return;
+    case IR_S_IF:
+      pass_visit_expr(s->u.if_.cond, &vis);
+      collect(in, s->u.if_.then_s);
+      collect(in, s->u.if_.else_s);
+      return;
+    case IR_S_WHILE:
+      pass_visit_expr(s->u.while_.cond, &vis);
+      collect(in, s->u.while_.body);
+      return;
+    case IR_S_REDUCE: {
+      Node *n = ARENA_NEW(in->c->arena, Node);
+      n->stmt = s;
+      n->size = ir_buffer_numel(s->u.reduce.src);
+      vec_push(in->c->arena, &in->nodes, n);
+      return;
+    }
+    default: pass_visit(s, &vis); return;
+  }
+}
+
+static bool const_shape(IrBuffer *b, int64_t *shape) {
+  for (int k = 0; k < b->ndim; k++)
+    if (!ir_is_const_int(b->shape[k], &shape[k])) return false;
+  return b->ndim <= FRAG_MAX_DIMS;
+}
+
+static void set_layout(Infer *in, IrBuffer *b, Fragment *f, SrcLoc loc) {
+  if (!b->fragment) {
+    b->fragment = f;
+    return;
+  }
+  if (!fragment_equal(b->fragment, f)) {
+    StrBuf have = {0}, want = {0};
+    fragment_print(&have, b->fragment);
+    fragment_print(&want, f);
+    ts_error(in->c, loc, "layout conflict for fragment '%s': it has layout %s here but %s elsewhere", b->name,
+             sb_str(&want), sb_str(&have));
+    sb_free(&have);
+    sb_free(&want);
+  }
+}
+
+/* A nest whose body stores one element loaded from another buffer, with the last loop
+ * var indexing only the last dim of every buffer contiguously, can use 16-byte vectors. */
+static int64_t copy_vector_width(const Node *n) {
+  IrStmt *b = n->nest.body;
+  if (b && b->kind == IR_S_SEQ && b->u.seq.n == 1) b = b->u.seq.items[0];
+  if (!b || b->kind != IR_S_STORE) return 1;
+  IrExpr *v = b->u.store.value;
+  if (v->kind == IR_CAST) v = v->u.ops[0];
+  if (v->kind != IR_LOAD) return 1;
+  IrVar *last = n->nest.var[n->nest.n - 1];
+  IrBuffer *bufs[2] = {b->u.store.buf, v->u.load.buf};
+  IrExpr **idxs[2] = {b->u.store.idx, v->u.load.idx};
+  int nidx[2] = {b->u.store.nidx, v->u.load.nidx};
+  int maxbytes = 1;
+  for (int i = 0; i < 2; i++) {
+    if (bufs[i]->scope == IR_SCOPE_LOCAL || bufs[i]->scope == IR_SCOPE_VAR || nidx[i] == 0) return 1;
+    for (int k = 0; k < nidx[i] - 1; k++)
+      if (pass_expr_uses_var(idxs[i][k], last)) return 1;
+    IrExpr *e = idxs[i][nidx[i] - 1];
+    bool ok = e->kind == IR_VAR && e->u.var == last;
+    if (!ok && e->kind == IR_ADD)
+      ok = (e->u.ops[1]->kind == IR_VAR && e->u.ops[1]->u.var == last && !pass_expr_uses_var(e->u.ops[0], last)) ||
+           (e->u.ops[0]->kind == IR_VAR && e->u.ops[0]->u.var == last && !pass_expr_uses_var(e->u.ops[1], last));
+    if (!ok) return 1;
+    if (dtype_bytes(bufs[i]->dtype) > maxbytes) maxbytes = dtype_bytes(bufs[i]->dtype);
+  }
+  return 16 / maxbytes;
+}
+
+static Fragment *free_layout(Infer *in, Node *n) {
+  int64_t vec = copy_vector_width(n), total = n->size;
+  int64_t last = n->nest.extent[n->nest.n - 1];
+  /* Keep every thread busy before making vectors wide; vectors must tile the row. */
+  while (vec > 1 && (last % vec != 0 || total / vec < in->nthreads)) vec /= 2;
+  return fragment_block(in->c, n->nest.n, n->nest.extent, in->nthreads, vec);
+}
+
+/* Loop layout from a fragment the nest indexes with all of its vars (a permutation). */
+static Fragment *from_buffer(Infer *in, Node *n, const Access *a) {
+  Fragment *bf = a->buf->fragment;
+  if (a->buf->ndim != n->nest.n) return NULL;
+  for (int p = 0; p < a->buf->ndim; p++)
+    if (a->map[p] < 0) return NULL;
+  Fragment *f = ARENA_NEW(in->c->arena, Fragment);
+  *f = *bf;
+  for (int p = 0; p < bf->ndim; p++) f->dim[a->map[p]] = bf->dim[p];
+  return f;
+}
+
+static bool propagate_node(Infer *in, Node *n) {
+  if (!n->is_nest) {
+    IrStmt *s = n->stmt;
+    IrBuffer *src = s->u.reduce.src, *dst = s->u.reduce.dst;
+    if (!src->fragment) return false;
+    int dim = s->u.reduce.dim;
+    if (dim < 0) dim += src->ndim;
+    bool keep = dst->ndim == src->ndim;
+    if (dim < 0 || dim >= src->ndim || (dst->ndim != src->ndim - 1 && !keep)) {
+      ts_error(in->c, s->loc, "T.reduce: dim %d does not fit '%s' (rank %d) -> '%s' (rank %d)", s->u.reduce.dim,
+               src->name, src->ndim, dst->name, dst->ndim);
+      n->done = true;
+      return true;
+    }
+    s->u.reduce.dim = dim;
+    set_layout(in, dst, fragment_reduce(in->c, src->fragment, dim, keep), s->loc);
+    n->done = true;
+    return true;
+  }
+  if (!n->layout) {
+    /* Prefer a written fragment, then any; skip fully replicated ones (they fit any loop). */
+    for (int pass = 0; pass < 2 && !n->layout; pass++)
+      for (int i = 0; i < n->acc.len && !n->layout; i++) {
+        Access *a = n->acc.items[i];
+        if (!a->simple || !a->buf->fragment || (pass == 0 && !a->write)) continue;
+        if (fragment_is_replicated(a->buf->fragment) && a->buf->ndim != n->nest.n) continue;
+        n->layout = from_buffer(in, n, a);
+      }
+    if (!n->layout) return false;
+  }
+  for (int i = 0; i < n->acc.len; i++) {
+    Access *a = n->acc.items[i];
+    if (!a->simple) continue;
+    Fragment *want = fragment_derive(in->c, n->layout, a->buf->ndim, a->map);
+    if (a->buf->fragment && fragment_is_replicated(a->buf->fragment) && !a->write) continue;
+    set_layout(in, a->buf, want, a->loc);
+  }
+  n->done = true;
+  return true;
+}
+
+static void infer_kernel(Infer *in, IrKernel *k) {
+  collect(in, k->body);
+  int64_t shape[FRAG_MAX_DIMS];
+  /* Seed: fragments used outside nodes, or with other index patterns, are replicated. */
+  for (int i = 0; i < in->nodes.len; i++) {
+    Node *n = in->nodes.items[i];
+    for (int j = 0; j < n->acc.len; j++) {
+      Access *a = n->acc.items[j];
+      if (!a->simple) note_frag(in, &in->outside, a->buf);
+    }
+  }
+  for (int i = 0; i < in->outside.len; i++) {
+    IrBuffer *b = in->outside.items[i];
+    if (!b->fragment && const_shape(b, shape)) b->fragment = fragment_replicated(in->c, b->ndim, shape, in->nthreads);
+  }
+  for (;;) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (int i = 0; i < in->nodes.len; i++) {
+        Node *n = in->nodes.items[i];
+        if (!n->done && propagate_node(in, n)) changed = true;
+      }
+    }
+    Node *best = NULL;
+    for (int i = 0; i < in->nodes.len; i++) {
+      Node *n = in->nodes.items[i];
+      if (!n->done && (!best || n->size > best->size)) best = n;
+    }
+    if (!best) break;
+    if (best->is_nest) {
+      best->layout = free_layout(in, best);
+    } else {
+      IrBuffer *src = best->stmt->u.reduce.src;
+      if (!const_shape(src, shape)) {
+        ts_error(in->c, best->stmt->loc, "fragment '%s' needs a constant shape", src->name);
+        best->done = true;
+        continue;
+      }
+      src->fragment = fragment_block(in->c, src->ndim, shape, in->nthreads, 1);
+    }
+  }
+  for (int i = 0; i < in->nodes.len; i++) {
+    Node *n = in->nodes.items[i];
+    if (n->is_nest) n->stmt->u.loop.loop_layout = n->layout;
+  }
+  for (int i = 0; i < in->frags.len; i++) {
+    IrBuffer *b = in->frags.items[i];
+    if (b->fragment) continue;
+    if (const_shape(b, shape)) b->fragment = fragment_replicated(in->c, b->ndim, shape, in->nthreads);
+    else ts_error(in->c, b->loc, "fragment '%s' needs a constant shape", b->name);
+  }
+}
+
+static void walk(TsCompiler *c, IrStmt *s) {
+  if (!s) return;
+  if (s->kind == IR_S_KERNEL) {
+    Infer in = {0};
+    in.c = c;
+    in.nthreads = pass_kernel_threads(&s->u.kernel);
+    infer_kernel(&in, &s->u.kernel);
+    return;
+  }
+  if (s->kind == IR_S_SEQ)
+    for (int i = 0; i < s->u.seq.n; i++) walk(c, s->u.seq.items[i]);
+}
+
+void pass_layout_inference(TsCompiler *c, IrFunc *f) { walk(c, f->body); }

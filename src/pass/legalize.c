@@ -1,0 +1,133 @@
+/* legalize.c — first pass: brings tile-level IR into the shape layout inference works
+ * on.  T.copy, T.fill/T.clear and tile T.atomic_add become T.Parallel nests of plain
+ * element stores (a copy is a parallel loop over its extents with a per-element dtype
+ * conversion), T.Pipelined becomes a serial loop (software pipelining comes later), and
+ * constructs without a lowering yet (T.gemm, ...) are reported at their line. */
+#include "passes.h"
+
+/* Extents of a region with the unit dims dropped: "non-1 dims are matched in order". */
+static int nonunit_dims(TsCompiler *c, const IrRegion *r, int *dims, int64_t *ext, bool *ok) {
+  int n = 0;
+  for (int k = 0; k < r->ndim; k++) {
+    int64_t e;
+    if (!ir_is_const_int(r->extent[k], &e)) {
+      ts_error(c, r->loc, "tile extent of '%s' must be a compile-time constant", r->buf->name);
+      *ok = false;
+      return 0;
+    }
+    if (e != 1) {
+      if (n == FRAG_MAX_DIMS) {
+        *ok = false;
+        return 0;
+      }
+      dims[n] = k;
+      ext[n++] = e;
+    }
+  }
+  return n;
+}
+
+/* Indices of region r for loop vars v (assigned to r's non-unit dims in order). */
+static IrExpr **region_index(TsCompiler *c, const IrRegion *r, const int *dims, int n, IrVar **v) {
+  IrExpr **idx = ARENA_ARRAY(c->arena, IrExpr *, r->ndim);
+  for (int k = 0; k < r->ndim; k++) idx[k] = r->min[k];
+  for (int j = 0; j < n; j++) {
+    int k = dims[j];
+    IrExpr *var = ir_varref(c, v[j], r->loc);
+    idx[k] = ir_binary(c, IR_ADD, r->min[k], var, r->loc);
+  }
+  return idx;
+}
+
+/* A nest of PARALLEL loops over ext[0..n) around the body built by the caller. */
+static IrStmt *wrap_nest(TsCompiler *c, IrVar **v, const int64_t *ext, int n, IrStmt *body, SrcLoc loc) {
+  for (int j = n - 1; j >= 0; j--)
+    body = ir_for(c, v[j], ir_i32(c, 0), ir_i32(c, ext[j]), IR_FOR_PARALLEL, body, loc);
+  return body;
+}
+
+static void make_vars(TsCompiler *c, IrVar **v, int n, SrcLoc loc) {
+  static const char *const names[] = {"i", "j", "k", "l", "m", "n", "o", "p"};
+  for (int j = 0; j < n; j++) v[j] = ir_var(c, names[j], TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+}
+
+/* dst[...] = cast(src[...]) (or an atomic add of it) for two equally shaped regions. */
+static IrStmt *lower_copy_like(TsCompiler *c, const IrRegion *src, const IrRegion *dst, bool atomic,
+                               IrAtomicOp op, SrcLoc loc) {
+  int sd[FRAG_MAX_DIMS], dd[FRAG_MAX_DIMS];
+  int64_t se[FRAG_MAX_DIMS], de[FRAG_MAX_DIMS];
+  bool ok = true;
+  int ns = nonunit_dims(c, src, sd, se, &ok), nd = nonunit_dims(c, dst, dd, de, &ok);
+  if (!ok) return NULL;
+  bool same = ns == nd;
+  for (int j = 0; same && j < ns; j++) same = se[j] == de[j];
+  if (!same) {
+    ts_error(c, loc, "T.copy: the extents of '%s' and '%s' do not match", src->buf->name, dst->buf->name);
+    return NULL;
+  }
+  IrVar *v[FRAG_MAX_DIMS];
+  int n = ns;
+  make_vars(c, v, n > 0 ? n : 1, loc);
+  IrExpr **si = region_index(c, src, sd, n, v), **di = region_index(c, dst, dd, n, v);
+  IrExpr *val = ir_cast(c, dst->buf->dtype, ir_load(c, src->buf, si, src->ndim, loc), loc);
+  IrStmt *body;
+  if (atomic) {
+    body = ir_stmt(c, IR_S_ATOMIC, loc);
+    body->u.atomic.op = op;
+    body->u.atomic.dst = *dst;
+    body->u.atomic.dst.min = di;
+    body->u.atomic.dst.extent = ARENA_ARRAY(c->arena, IrExpr *, dst->ndim);
+    for (int k = 0; k < dst->ndim; k++) body->u.atomic.dst.extent[k] = ir_i32(c, 1);
+    body->u.atomic.value = val;
+    body->u.atomic.tile = false;
+  } else {
+    body = ir_store(c, dst->buf, di, dst->ndim, val, loc);
+  }
+  int64_t one = 1;
+  return n > 0 ? wrap_nest(c, v, se, n, body, loc) : wrap_nest(c, v, &one, 1, body, loc);
+}
+
+static IrStmt *lower_fill(TsCompiler *c, IrStmt *s) {
+  const IrRegion *dst = &s->u.fill.dst;
+  int dd[FRAG_MAX_DIMS];
+  int64_t de[FRAG_MAX_DIMS];
+  bool ok = true;
+  int n = nonunit_dims(c, dst, dd, de, &ok);
+  if (!ok) return NULL;
+  IrVar *v[FRAG_MAX_DIMS];
+  make_vars(c, v, n > 0 ? n : 1, s->loc);
+  IrExpr **di = region_index(c, dst, dd, n, v);
+  IrStmt *body = ir_store(c, dst->buf, di, dst->ndim, ir_cast(c, dst->buf->dtype, s->u.fill.value, s->loc), s->loc);
+  int64_t one = 1;
+  return n > 0 ? wrap_nest(c, v, de, n, body, s->loc) : wrap_nest(c, v, &one, 1, body, s->loc);
+}
+
+static IrStmt *legalize_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
+  if (!s) return NULL;
+  switch (s->kind) {
+    case IR_S_COPY:
+      return lower_copy_like(c, &s->u.copy.src, &s->u.copy.dst, false, IR_ATOMIC_ADD, s->loc);
+    case IR_S_FILL: return lower_fill(c, s);
+    case IR_S_ATOMIC:
+      if (s->u.atomic.tile) return lower_copy_like(c, &s->u.atomic.src, &s->u.atomic.dst, true, s->u.atomic.op, s->loc);
+      return s;
+    case IR_S_GEMM: ts_error(c, s->loc, "T.gemm is not supported yet"); return NULL;
+    case IR_S_UNSUPPORTED:
+      ts_error(c, s->loc, "%s is not supported yet", s->u.unsupported.what ? s->u.unsupported.what : "this construct");
+      return NULL;
+    case IR_S_REDUCE:
+      if (s->u.reduce.src->scope != IR_SCOPE_FRAGMENT || s->u.reduce.dst->scope != IR_SCOPE_FRAGMENT) {
+        ts_error(c, s->loc, "T.reduce: source and destination must be fragments (T.alloc_fragment) for now");
+        return NULL;
+      }
+      return s;
+    case IR_S_FOR: {
+      IrStmt *r = pass_map_children(c, s, legalize_stmt, ctx);
+      if (r->u.loop.kind == IR_FOR_PIPELINED) r->u.loop.kind = IR_FOR_SERIAL;
+      return r;
+    }
+    default: return pass_map_children(c, s, legalize_stmt, ctx);
+  }
+}
+
+void pass_legalize(TsCompiler *c, IrFunc *f) { f->body = legalize_stmt(c, f->body, NULL); }

@@ -1,0 +1,631 @@
+/* lower_tile_ops.c — tile level -> thread level (after layout_inference).
+ *
+ * Every kernel gets a linear thread index `tid` (threadIdx.x, or x + y*X + z*X*Y).
+ *  - A T.Parallel nest with loop layout L becomes per-thread UNROLLED loops over the
+ *    thread's registers: for loop dim q, o_q walks the outer repetitions and u_q the
+ *    vector lanes, and the logical index is i_q = o_q*V_q*t_q + c_q(tid)*V_q + u_q.
+ *    Fragment accesses become one register index that is a compile-time constant after
+ *    unrolling (registers are only registers when indexed by constants).  Padding
+ *    elements (i_q >= extent) and, where loads/stores touch global memory, out-of-bounds
+ *    elements are guarded (OOB loads read 0, OOB stores are skipped).  Replicated
+ *    threads skip side effects on memory so nothing is done twice.
+ *  - A contiguous copy in such a nest is emitted as one vector STORE of a vector LOAD
+ *    (lanes = V <= 16 bytes) when alignment is provable.
+ *  - T.reduce: each thread folds the elements it owns, then a butterfly of SHFL_XOR over
+ *    the threads of the reduced dim; threads in different warps exchange partials
+ *    through a shared-memory scratch buffer between barriers.
+ *  - Scalar atomics become atomic_add(&buf[idx], v) calls; fragment/local buffers get
+ *    one flat index and buf->local_size. */
+#include <math.h>
+#include <stdint.h>
+
+#include "passes.h"
+
+typedef struct Lower {
+  TsCompiler *c;
+  IrKernel *k;
+  int64_t T;
+  IrExpr *tid;
+  RangeEnv env;
+  PtrVec kallocs; /* ALLOCs hoisted to the top of the kernel body */
+  int counter;
+} Lower;
+
+typedef struct NestCtx {
+  const ParNest *nest;
+  const Fragment *L;
+  IrExpr *lexpr[FRAG_MAX_DIMS]; /* register coordinate l_q of loop dim q */
+  RangeEnv env;
+} NestCtx;
+
+typedef struct RwCtx { Lower *lw; NestCtx *nc; } RwCtx;
+
+static IrExpr *i32(Lower *lw, int64_t v) { return ir_i32(lw->c, v); }
+static IrExpr *bin(Lower *lw, IrExprKind k, IrExpr *a, IrExpr *b) { return ir_binary(lw->c, k, a, b, SRCLOC_NONE); }
+static IrExpr *and_cond(Lower *lw, IrExpr *a, IrExpr *b) { return !a ? b : !b ? a : bin(lw, IR_AND, a, b); }
+
+static IrExpr *rw_expr(Lower *lw, NestCtx *nc, IrExpr *e);
+
+static IrExpr **rw_list(Lower *lw, NestCtx *nc, IrExpr **xs, int n) {
+  IrExpr **out = ARENA_ARRAY(lw->c->arena, IrExpr *, n);
+  for (int i = 0; i < n; i++) out[i] = rw_expr(lw, nc, xs[i]);
+  return out;
+}
+
+/* The single register index of a fragment access. */
+static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int nidx, SrcLoc loc) {
+  Fragment *F = b->fragment;
+  if (!F) {
+    ts_error(lw->c, loc, "fragment '%s' has no layout", b->name);
+    return i32(lw, 0);
+  }
+  int map[FRAG_MAX_DIMS];
+  if (nc && !fragment_is_replicated(F) && pass_access_map(nc->nest, b, idx, nidx, map)) {
+    Fragment *want = fragment_derive(lw->c, nc->L, b->ndim, map);
+    if (!fragment_equal(want, F)) {
+      ts_error(lw->c, loc, "layout conflict for fragment '%s'", b->name);
+      return i32(lw, 0);
+    }
+    IrExpr *reg = i32(lw, 0);
+    for (int p = 0; p < b->ndim; p++)
+      if (map[p] >= 0) reg = bin(lw, IR_ADD, reg, bin(lw, IR_MUL, nc->lexpr[map[p]], i32(lw, fragment_reg_stride(F, p))));
+    return reg;
+  }
+  if (!fragment_is_replicated(F)) {
+    ts_error(lw->c, loc,
+             "layout conflict for fragment '%s': it is spread over threads but indexed here with indices that "
+             "are not the loop variables of its T.Parallel loop",
+             b->name);
+    return i32(lw, 0);
+  }
+  return pass_flat_index(lw->c, b, rw_list(lw, nc, idx, nidx), nidx, loc);
+}
+
+/* Indices of an access after lowering: one index for register buffers. */
+static IrExpr **access_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int nidx, int *nout, SrcLoc loc) {
+  IrExpr **out;
+  switch (b->scope) {
+    case IR_SCOPE_FRAGMENT:
+      out = ARENA_ARRAY(lw->c->arena, IrExpr *, 1);
+      out[0] = frag_index(lw, nc, b, idx, nidx, loc);
+      *nout = 1;
+      return out;
+    case IR_SCOPE_LOCAL:
+      out = ARENA_ARRAY(lw->c->arena, IrExpr *, 1);
+      out[0] = pass_flat_index(lw->c, b, rw_list(lw, nc, idx, nidx), nidx, loc);
+      *nout = 1;
+      return out;
+    case IR_SCOPE_VAR:
+      out = ARENA_ARRAY(lw->c->arena, IrExpr *, 1);
+      out[0] = i32(lw, 0);
+      *nout = 1;
+      return out;
+    default: *nout = nidx; return rw_list(lw, nc, idx, nidx);
+  }
+}
+
+/* idx < shape for the dims of a global access that are not provably in bounds. */
+static IrExpr *bounds_cond(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int nidx) {
+  if (!nc || b->scope != IR_SCOPE_GLOBAL) return NULL;
+  IrExpr *cond = NULL;
+  for (int k = 0; k < nidx && k < b->ndim; k++) {
+    int64_t lo, hi, ext;
+    if (ir_is_const_int(b->shape[k], &ext) && pass_range(idx[k], &nc->env, &lo, &hi) && hi < ext && lo >= 0)
+      continue;
+    cond = and_cond(lw, cond, bin(lw, IR_LT, idx[k], b->shape[k]));
+  }
+  return cond;
+}
+
+static IrExpr *zero_of(Lower *lw, ts_dtype t) { return ir_int(lw->c, 0, t, SRCLOC_NONE); }
+
+static IrExpr *rw_expr(Lower *lw, NestCtx *nc, IrExpr *e) {
+  if (!e) return NULL;
+  switch (e->kind) {
+    case IR_INT: case IR_FLOAT: case IR_STR: case IR_VAR: return e;
+    case IR_LOAD: {
+      IrBuffer *b = e->u.load.buf;
+      int n;
+      IrExpr **idx = access_index(lw, nc, b, e->u.load.idx, e->u.load.nidx, &n, e->loc);
+      IrExpr *r = ir_load(lw->c, b, idx, n, e->loc);
+      r->dtype = e->dtype;
+      r->lanes = e->lanes;
+      IrExpr *cond = bounds_cond(lw, nc, b, idx, n);
+      return cond ? ir_select(lw->c, IR_IF_THEN_ELSE, cond, r, zero_of(lw, r->dtype), e->loc) : r;
+    }
+    case IR_CALL: {
+      IrExpr *r = ARENA_NEW(lw->c->arena, IrExpr);
+      *r = *e;
+      r->u.call.args = rw_list(lw, nc, e->u.call.args, e->u.call.nargs);
+      return r;
+    }
+    default: {
+      IrExpr *r = ARENA_NEW(lw->c->arena, IrExpr);
+      *r = *e;
+      for (int i = 0; i < ir_expr_nops[e->kind]; i++) r->u.ops[i] = rw_expr(lw, nc, e->u.ops[i]);
+      return r;
+    }
+  }
+}
+
+static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx);
+
+static IrVar *new_var(Lower *lw, const char *base) {
+  return ir_var(lw->c, arena_printf(lw->c->arena, "%s%d", base, lw->counter++), TS_DTYPE_INT32, IR_VAR_LOOP,
+                SRCLOC_NONE);
+}
+
+static IrStmt *unrolled(Lower *lw, IrVar *v, int64_t ext, IrStmt *body) {
+  return ir_for(lw->c, v, i32(lw, 0), i32(lw, ext), IR_FOR_UNROLLED, body, SRCLOC_NONE);
+}
+
+static IrStmt *lower_atomic(Lower *lw, NestCtx *nc, IrStmt *s) {
+  const IrRegion *d = &s->u.atomic.dst;
+  if (d->buf->scope != IR_SCOPE_GLOBAL && d->buf->scope != IR_SCOPE_SHARED && d->buf->scope != IR_SCOPE_SHARED_DYN) {
+    ts_error(lw->c, s->loc, "T.atomic_add needs a global or shared destination");
+    return NULL;
+  }
+  int n;
+  IrExpr **idx = access_index(lw, nc, d->buf, d->min, d->ndim, &n, s->loc);
+  IrExpr *val = ir_cast(lw->c, d->buf->dtype, rw_expr(lw, nc, s->u.atomic.value), s->loc);
+  IrExpr *addr_arg = ir_load(lw->c, d->buf, idx, n, s->loc);
+  IrExpr *addr = ir_call(lw->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &addr_arg, 1, s->loc);
+  IrIntrin op = s->u.atomic.op == IR_ATOMIC_MAX ? IRI_ATOMIC_MAX : s->u.atomic.op == IR_ATOMIC_MIN ? IRI_ATOMIC_MIN : IRI_ATOMIC_ADD;
+  IrExpr *args[2] = {addr, val};
+  IrStmt *r = ir_eval(lw->c, ir_call(lw->c, op, d->buf->dtype, args, 2, s->loc), s->loc);
+  IrExpr *cond = bounds_cond(lw, nc, d->buf, idx, n);
+  return cond ? ir_if(lw->c, cond, r, NULL, s->loc) : r;
+}
+
+/* Statement rewriting shared by nest bodies (nc != NULL) and the rest of the kernel. */
+static IrStmt *rw_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
+  RwCtx *rc = ctx;
+  Lower *lw = rc->lw;
+  NestCtx *nc = rc->nc;
+  if (!s) return NULL;
+  switch (s->kind) {
+    case IR_S_STORE: {
+      IrBuffer *b = s->u.store.buf;
+      int n;
+      IrExpr **idx = access_index(lw, nc, b, s->u.store.idx, s->u.store.nidx, &n, s->loc);
+      IrStmt *r = ir_store(c, b, idx, n, rw_expr(lw, nc, s->u.store.value), s->loc);
+      r->u.store.lanes = s->u.store.lanes;
+      IrExpr *cond = bounds_cond(lw, nc, b, idx, n);
+      return cond ? ir_if(c, cond, r, NULL, s->loc) : r;
+    }
+    case IR_S_ATOMIC: return lower_atomic(lw, nc, s);
+    case IR_S_FOR:
+      if (s->u.loop.kind == IR_FOR_PARALLEL || nc == NULL) break;
+      {
+        IrStmt *r = pass_map_children(c, s, rw_stmt, ctx);
+        r->u.loop.min = rw_expr(lw, nc, s->u.loop.min);
+        r->u.loop.extent = rw_expr(lw, nc, s->u.loop.extent);
+        return r;
+      }
+    case IR_S_REDUCE:
+      if (nc) {
+        ts_error(c, s->loc, "tile operations are not allowed inside T.Parallel");
+        return NULL;
+      }
+      break;
+    case IR_S_IF: {
+      IrStmt *r = pass_map_children(c, s, rw_stmt, ctx);
+      r->u.if_.cond = rw_expr(lw, nc, s->u.if_.cond);
+      return r;
+    }
+    case IR_S_WHILE: {
+      IrStmt *r = pass_map_children(c, s, rw_stmt, ctx);
+      r->u.while_.cond = rw_expr(lw, nc, s->u.while_.cond);
+      return r;
+    }
+    case IR_S_LET: {
+      IrStmt *r = ir_let(c, s->u.let.var, rw_expr(lw, nc, s->u.let.value), s->loc);
+      return r;
+    }
+    case IR_S_EVAL: return ir_eval(c, rw_expr(lw, nc, s->u.eval.value), s->loc);
+    case IR_S_ASSERT: {
+      IrStmt *r = ir_stmt(c, IR_S_ASSERT, s->loc);
+      *r = *s;
+      r->u.assert_.cond = rw_expr(lw, nc, s->u.assert_.cond);
+      return r;
+    }
+    case IR_S_SEQ: return pass_map_children(c, s, rw_stmt, ctx);
+    default: break;
+  }
+  if (nc) {
+    if (s->kind == IR_S_FOR) ts_error(c, s->loc, "T.Parallel loops must be directly nested");
+    return s;
+  }
+  return lower_stmt(c, s, lw);
+}
+
+typedef struct SideFx { bool found; } SideFx;
+static void sidefx_stmt(IrStmt *s, void *ctx) {
+  SideFx *f = ctx;
+  if (s->kind == IR_S_STORE) {
+    IrScope sc = s->u.store.buf->scope;
+    if (sc != IR_SCOPE_FRAGMENT && sc != IR_SCOPE_LOCAL && sc != IR_SCOPE_VAR) f->found = true;
+  }
+  if (s->kind == IR_S_ATOMIC || s->kind == IR_S_EVAL) f->found = true;
+}
+
+/* Checks one operand of a copy nest for the vector path (see lower_nest). */
+static bool vec_operand(Lower *lw, const ParNest *nest, const Fragment *L, IrBuffer *b, IrExpr **idx, int nidx,
+                        int64_t V) {
+  int last = nest->n - 1;
+  IrVar *lv = nest->var[last];
+  if (V * dtype_bytes(b->dtype) > 16) return false;
+  if (b->scope == IR_SCOPE_FRAGMENT) {
+    int map[FRAG_MAX_DIMS];
+    if (!b->fragment || fragment_is_replicated(b->fragment)) return false;
+    if (!pass_access_map(nest, b, idx, nidx, map)) return false;
+    return map[nidx - 1] == last && b->fragment->dim[nidx - 1].vec == V;
+  }
+  if (b->scope != IR_SCOPE_GLOBAL && b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN) return false;
+  if (nidx != b->ndim || nidx == 0) return false;
+  for (int k = 0; k < nidx - 1; k++)
+    if (pass_expr_uses_var(idx[k], lv)) return false;
+  IrExpr *e = idx[nidx - 1], *base = NULL;
+  if (e->kind == IR_VAR && e->u.var == lv) base = i32(lw, 0);
+  else if (e->kind == IR_ADD && e->u.ops[1]->kind == IR_VAR && e->u.ops[1]->u.var == lv) base = e->u.ops[0];
+  else if (e->kind == IR_ADD && e->u.ops[0]->kind == IR_VAR && e->u.ops[0]->u.var == lv) base = e->u.ops[1];
+  if (!base || pass_expr_uses_var(base, lv)) return false;
+  if (!pass_is_multiple(base, V) || nest->min[last] % V != 0) return false;
+  /* Every row must start on a vector boundary: the last extent (compact buffers) or
+   * each explicit stride is a multiple of V. */
+  if (b->strides) {
+    int64_t st;
+    if (!ir_is_const_int(b->strides[nidx - 1], &st) || st != 1) return false;
+    for (int k = 0; k < nidx - 1; k++)
+      if (!pass_is_multiple(b->strides[k], V)) return false;
+  } else if (!pass_is_multiple(b->shape[nidx - 1], V)) {
+    return false;
+  }
+  (void)L;
+  return true;
+}
+
+static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
+  TsCompiler *c = lw->c;
+  ParNest nest;
+  if (!pass_parallel_nest(c, s, &nest)) return NULL;
+  const Fragment *L = s->u.loop.loop_layout;
+  if (!L || L->ndim != nest.n) {
+    ts_error(c, s->loc, "T.Parallel loop has no layout");
+    return NULL;
+  }
+  int n = nest.n;
+  IrVar *ov[FRAG_MAX_DIMS] = {0}, *uv[FRAG_MAX_DIMS] = {0};
+  IrExpr *ival[FRAG_MAX_DIMS];
+  NestCtx nc = {0};
+  nc.nest = &nest;
+  nc.L = L;
+  nc.env = lw->env;
+  for (int q = 0; q < n; q++) {
+    const FragDim *d = &L->dim[q];
+    int64_t O = fragment_outer(L, q);
+    IrExpr *o = i32(lw, 0), *u = i32(lw, 0);
+    if (O > 1) o = ir_varref(c, ov[q] = new_var(lw, "o"), SRCLOC_NONE);
+    if (d->vec > 1) u = ir_varref(c, uv[q] = new_var(lw, "u"), SRCLOC_NONE);
+    nc.lexpr[q] = bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, d->vec)), u);
+    IrExpr *cq = i32(lw, 0);
+    if (d->threads > 1) {
+      cq = bin(lw, IR_FLOORDIV, lw->tid, i32(lw, d->tstride));
+      if (d->tstride * d->threads < lw->T) cq = bin(lw, IR_FLOORMOD, cq, i32(lw, d->threads));
+    }
+    ival[q] = bin(lw, IR_ADD, bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, d->vec * d->threads)),
+                                   bin(lw, IR_MUL, cq, i32(lw, d->vec))), u);
+    range_env_add(&nc.env, nest.var[q], nest.min[q], nest.min[q] + nest.extent[q] - 1);
+  }
+  RwCtx rc = {lw, &nc};
+  IrExpr *to[FRAG_MAX_DIMS];
+  for (int q = 0; q < n; q++) to[q] = bin(lw, IR_ADD, i32(lw, nest.min[q]), ival[q]);
+
+  /* Vector path: a single contiguous copy whose last loop dim carries V lanes. */
+  IrStmt *body = NULL;
+  int last = n - 1;
+  int64_t V = L->dim[last].vec;
+  IrStmt *b0 = nest.body;
+  if (b0 && b0->kind == IR_S_SEQ && b0->u.seq.n == 1) b0 = b0->u.seq.items[0];
+  if (V > 1 && b0 && b0->kind == IR_S_STORE && b0->u.store.lanes == 1 && nest.extent[last] % V == 0) {
+    IrExpr *val = b0->u.store.value, *ld = val->kind == IR_CAST ? val->u.ops[0] : val;
+    if (ld->kind == IR_LOAD && ld->lanes == 1 &&
+        vec_operand(lw, &nest, L, b0->u.store.buf, b0->u.store.idx, b0->u.store.nidx, V) &&
+        vec_operand(lw, &nest, L, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, V)) {
+      IrBuffer *db = b0->u.store.buf, *sb = ld->u.load.buf;
+      int nd, ns;
+      IrExpr **di = access_index(lw, &nc, db, b0->u.store.idx, b0->u.store.nidx, &nd, b0->loc);
+      IrExpr **si = access_index(lw, &nc, sb, ld->u.load.idx, ld->u.load.nidx, &ns, ld->loc);
+      IrExpr *vl = ir_load(c, sb, si, ns, ld->loc);
+      vl->lanes = (int)V;
+      IrExpr *vv = vl;
+      if (val->kind == IR_CAST) {
+        vv = ARENA_NEW(c->arena, IrExpr);
+        *vv = *val;
+        vv->u.ops[0] = vl;
+        vv->lanes = (int)V;
+      }
+      IrStmt *vs = ir_store(c, db, di, nd, vv, b0->loc);
+      vs->u.store.lanes = (int)V;
+      IrExpr *lc = bounds_cond(lw, &nc, sb, si, ns), *sc = bounds_cond(lw, &nc, db, di, nd);
+      /* Substitute the loop vars here (u_last = 0: the vector starts at lane 0). */
+      IrVar *uf[1] = {uv[last]};
+      IrExpr *u0[1] = {i32(lw, 0)};
+      vs = ir_subst_stmt(c, ir_subst_stmt(c, vs, nest.var, to, n), uf, u0, 1);
+      if (lc) {
+        /* Source past the edge: the destination elements become 0 (safe value). */
+        IrVar *z = new_var(lw, "z");
+        IrExpr *zv[1] = {ir_varref(c, z, SRCLOC_NONE)};
+        IrStmt *zs = ir_store(c, db, di, nd, zero_of(lw, db->dtype), b0->loc);
+        zs = ir_subst_stmt(c, ir_subst_stmt(c, zs, nest.var, to, n), uf, zv, 1);
+        lc = ir_subst(c, ir_subst(c, lc, nest.var, to, n), uf, u0, 1);
+        vs = ir_if(c, lc, vs, unrolled(lw, z, V, zs), b0->loc);
+      }
+      if (sc) vs = ir_if(c, ir_subst(c, ir_subst(c, sc, nest.var, to, n), uf, u0, 1), vs, NULL, b0->loc);
+      body = vs;
+      for (int q = 0; q < n; q++) to[q] = ir_subst(c, to[q], uf, u0, 1);
+      uv[last] = NULL;
+    }
+  }
+  if (!body) body = rw_stmt(c, nest.body, &rc);
+
+  /* Padding elements of dims that the threads x vectors do not tile exactly. */
+  IrExpr *pad = NULL;
+  for (int q = 0; q < n; q++) {
+    const FragDim *d = &L->dim[q];
+    if (nest.extent[q] % (d->vec * d->threads) != 0)
+      pad = and_cond(lw, pad, bin(lw, IR_LT, ir_varref(c, nest.var[q], SRCLOC_NONE), i32(lw, nest.min[q] + nest.extent[q])));
+  }
+  if (pad) body = ir_if(c, pad, body, NULL, s->loc);
+  body = ir_subst_stmt(c, body, nest.var, to, n);
+  for (int q = n - 1; q >= 0; q--)
+    if (uv[q]) body = unrolled(lw, uv[q], L->dim[q].vec, body);
+  for (int q = n - 1; q >= 0; q--)
+    if (ov[q]) body = unrolled(lw, ov[q], fragment_outer(L, q), body);
+  /* Replicas of a thread do the same work: only replica 0 touches memory. */
+  SideFx fx = {false};
+  PassVisitor vis = {sidefx_stmt, NULL, &fx};
+  pass_visit(nest.body, &vis);
+  if (fx.found && L->nrep > 0) {
+    IrExpr *rep = NULL;
+    for (int i = 0; i < L->nrep; i++) {
+      IrExpr *r = bin(lw, IR_FLOORDIV, lw->tid, i32(lw, L->rep_stride[i]));
+      if (L->rep_stride[i] * L->rep_count[i] < lw->T) r = bin(lw, IR_FLOORMOD, r, i32(lw, L->rep_count[i]));
+      rep = and_cond(lw, rep, bin(lw, IR_EQ, r, i32(lw, 0)));
+    }
+    body = ir_if(c, rep, body, NULL, s->loc);
+  }
+  return body;
+}
+
+/* ---- reductions ---- */
+static IrExpr *red_init(Lower *lw, IrReduceKind op, ts_dtype t) {
+  bool flt = dtype_is_float(t);
+  switch (op) {
+    case IR_RED_MAX:
+      if (flt) return ir_float(lw->c, -INFINITY, t, SRCLOC_NONE);
+      return ir_int(lw->c, dtype_is_signed(t) ? -(INT64_C(1) << (dtype_bits(t) - 1)) : 0, t, SRCLOC_NONE);
+    case IR_RED_MIN:
+      if (flt) return ir_float(lw->c, INFINITY, t, SRCLOC_NONE);
+      return ir_int(lw->c, dtype_is_signed(t) ? (INT64_C(1) << (dtype_bits(t) - 1)) - 1 : -1, t, SRCLOC_NONE);
+    default: return zero_of(lw, t);
+  }
+}
+
+static IrExpr *red_combine(Lower *lw, IrReduceKind op, IrExpr *a, IrExpr *b) {
+  switch (op) {
+    case IR_RED_MAX: case IR_RED_ABSMAX: return bin(lw, IR_MAX, a, b);
+    case IR_RED_MIN: return bin(lw, IR_MIN, a, b);
+    default: return bin(lw, IR_ADD, a, b);
+  }
+}
+
+static IrExpr *load1(Lower *lw, IrBuffer *b, IrExpr *i) { return ir_load(lw->c, b, &i, 1, SRCLOC_NONE); }
+static IrStmt *store1(Lower *lw, IrBuffer *b, IrExpr *i, IrExpr *v) { return ir_store(lw->c, b, &i, 1, v, SRCLOC_NONE); }
+
+static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
+  TsCompiler *c = lw->c;
+  IrBuffer *src = s->u.reduce.src, *dst = s->u.reduce.dst;
+  const Fragment *FS = src->fragment, *FD = dst->fragment;
+  if (!FS || !FD) {
+    ts_error(c, s->loc, "T.reduce: fragments without layout");
+    return NULL;
+  }
+  int r = s->u.reduce.dim, n = FS->ndim;
+  IrReduceKind op = s->u.reduce.op;
+  ts_dtype t = dst->dtype;
+  int64_t nd = fragment_local_size(FD);
+  /* Per-thread partials live in a register array red[nd]. */
+  IrBuffer *red = ir_buffer(c, arena_printf(c->arena, "%s_red%d", dst->name, lw->counter++), t, IR_SCOPE_LOCAL, 1,
+                            (IrExpr *[]){i32(lw, nd)}, s->loc);
+  red->local_size = nd;
+  PtrVec out = {0};
+  IrStmt *al = ir_stmt(c, IR_S_ALLOC, s->loc);
+  al->u.alloc.buf = red;
+  vec_push(c->arena, &out, al);
+
+  /* Loops over the kept dims k != r: o_k (outer) and u_k (lanes); l_k = o_k*V_k + u_k. */
+  IrVar *ov[FRAG_MAX_DIMS] = {0}, *uv[FRAG_MAX_DIMS] = {0};
+  IrExpr *l[FRAG_MAX_DIMS];
+  for (int k = 0; k < n; k++) {
+    const FragDim *d = &FS->dim[k];
+    IrExpr *o = i32(lw, 0), *u = i32(lw, 0);
+    if (fragment_outer(FS, k) > 1) o = ir_varref(c, ov[k] = new_var(lw, "o"), SRCLOC_NONE);
+    if (d->vec > 1) u = ir_varref(c, uv[k] = new_var(lw, "u"), SRCLOC_NONE);
+    l[k] = bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, d->vec)), u);
+  }
+  IrExpr *sreg = i32(lw, 0), *dreg = i32(lw, 0);
+  for (int k = 0, p = 0; k < n; k++) {
+    sreg = bin(lw, IR_ADD, sreg, bin(lw, IR_MUL, l[k], i32(lw, fragment_reg_stride(FS, k))));
+    if (k == r) {
+      if (FD->ndim == n) p++;
+      continue;
+    }
+    dreg = bin(lw, IR_ADD, dreg, bin(lw, IR_MUL, l[k], i32(lw, fragment_reg_stride(FD, p))));
+    p++;
+  }
+  /* Wraps `body` in the loops of the kept dims (or of the reduced dim). */
+#define WRAP_KEPT(body)                                                                   \
+  do {                                                                                    \
+    for (int k = n - 1; k >= 0; k--)                                                      \
+      if (k != r && uv[k]) body = unrolled(lw, uv[k], FS->dim[k].vec, body);              \
+    for (int k = n - 1; k >= 0; k--)                                                      \
+      if (k != r && ov[k]) body = unrolled(lw, ov[k], fragment_outer(FS, k), body);       \
+  } while (0)
+
+  /* 1. each thread folds the elements it owns along dim r. */
+  const FragDim *dr = &FS->dim[r];
+  IrExpr *x = ir_cast(c, t, load1(lw, src, sreg), s->loc);
+  if (op == IR_RED_ABSMAX || op == IR_RED_ABSSUM) x = ir_call(c, IRI_ABS, t, &x, 1, s->loc);
+  IrStmt *fold = store1(lw, red, dreg, red_combine(lw, op, load1(lw, red, dreg), x));
+  if (dr->extent % (dr->vec * dr->threads) != 0) {
+    /* padding of the reduced dim: i_r = o*V*t + c*V + u must stay below the extent */
+    IrExpr *cr = dr->threads > 1 ? bin(lw, IR_FLOORMOD, bin(lw, IR_FLOORDIV, lw->tid, i32(lw, dr->tstride)), i32(lw, dr->threads)) : i32(lw, 0);
+    IrExpr *o = ov[r] ? ir_varref(c, ov[r], SRCLOC_NONE) : i32(lw, 0), *u = uv[r] ? ir_varref(c, uv[r], SRCLOC_NONE) : i32(lw, 0);
+    IrExpr *ir = bin(lw, IR_ADD, bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, dr->vec * dr->threads)), bin(lw, IR_MUL, cr, i32(lw, dr->vec))), u);
+    fold = ir_if(c, bin(lw, IR_LT, ir, i32(lw, dr->extent)), fold, NULL, s->loc);
+  }
+  if (uv[r]) fold = unrolled(lw, uv[r], dr->vec, fold);
+  if (ov[r]) fold = unrolled(lw, ov[r], fragment_outer(FS, r), fold);
+  IrStmt *step1 = ir_seq(c, (IrStmt *[]){store1(lw, red, dreg, red_init(lw, op, t)), fold}, 2, s->loc);
+
+  /* 2. butterfly over the threads of dim r inside a warp: lanes differing in bits of c_r. */
+  PtrVec sh = {0};
+  int64_t S = 0, nh = 1;
+  for (int64_t m = 1; m < dr->threads; m *= 2) {
+    int64_t mask = m * dr->tstride;
+    if (mask >= 32) {
+      if (!S) S = mask;
+      nh *= 2;
+      continue;
+    }
+    IrExpr *args[2] = {load1(lw, red, dreg), i32(lw, mask)};
+    IrExpr *other = ir_call(c, IRI_SHFL_XOR, t, args, 2, s->loc);
+    vec_push(c->arena, &sh, store1(lw, red, dreg, red_combine(lw, op, load1(lw, red, dreg), other)));
+  }
+  IrStmt *step12 = ir_seq(c, (IrStmt *[]){step1, ir_seq_vec(c, &sh, s->loc)}, 2, s->loc);
+  WRAP_KEPT(step12);
+  vec_push(c->arena, &out, step12);
+
+  /* 3. across warps: partials through shared memory, then each thread folds the nh
+   *    partials of its group (thread tid - c_hi*S + h*S for h < nh). */
+  if (S) {
+    IrBuffer *scratch = ir_buffer(c, arena_printf(c->arena, "%s_red_smem%d", dst->name, lw->counter++), t,
+                                  IR_SCOPE_SHARED_DYN, 1, (IrExpr *[]){i32(lw, nd * lw->T)}, s->loc);
+    IrStmt *sal = ir_stmt(c, IR_S_ALLOC, s->loc);
+    sal->u.alloc.buf = scratch;
+    vec_push(c->arena, &lw->kallocs, sal);
+    IrExpr *slot = bin(lw, IR_ADD, bin(lw, IR_MUL, dreg, i32(lw, lw->T)), lw->tid);
+    IrStmt *put = store1(lw, scratch, slot, load1(lw, red, dreg));
+    WRAP_KEPT(put);
+    IrVar *h = new_var(lw, "h");
+    IrExpr *chi = bin(lw, IR_FLOORDIV, lw->tid, i32(lw, S));
+    if (S * nh < lw->T) chi = bin(lw, IR_FLOORMOD, chi, i32(lw, nh));
+    IrExpr *peer = bin(lw, IR_ADD, bin(lw, IR_SUB, lw->tid, bin(lw, IR_MUL, chi, i32(lw, S))),
+                       bin(lw, IR_MUL, ir_varref(c, h, SRCLOC_NONE), i32(lw, S)));
+    IrExpr *pslot = bin(lw, IR_ADD, bin(lw, IR_MUL, dreg, i32(lw, lw->T)), peer);
+    IrStmt *get = ir_seq(c, (IrStmt *[]){store1(lw, red, dreg, red_init(lw, op, t)),
+                                          unrolled(lw, h, nh, store1(lw, red, dreg, red_combine(lw, op, load1(lw, red, dreg), load1(lw, scratch, pslot))))},
+                         2, s->loc);
+    WRAP_KEPT(get);
+    /* The barrier between put and get (and before the next put when this runs in a
+     * loop) comes from thread_sync, which sees the scratch accesses like any others. */
+    vec_push(c->arena, &out, put);
+    vec_push(c->arena, &out, get);
+  }
+
+  /* 4. write dst (folding the old value when clear=False). */
+  IrExpr *res = load1(lw, red, dreg);
+  if (!s->u.reduce.clear) res = red_combine(lw, op, load1(lw, dst, dreg), res);
+  IrStmt *wr = store1(lw, dst, dreg, res);
+  WRAP_KEPT(wr);
+  vec_push(c->arena, &out, wr);
+#undef WRAP_KEPT
+  return ir_seq_vec(c, &out, s->loc);
+}
+
+static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
+  Lower *lw = ctx;
+  if (!s) return NULL;
+  RwCtx rc = {lw, NULL};
+  switch (s->kind) {
+    case IR_S_FOR:
+      if (s->u.loop.kind == IR_FOR_PARALLEL) return lower_nest(lw, s);
+      {
+        IrStmt *r = pass_map_children(c, s, lower_stmt, ctx);
+        if (r->u.loop.kind == IR_FOR_PIPELINED) r->u.loop.kind = IR_FOR_SERIAL;
+        r->u.loop.min = rw_expr(lw, NULL, s->u.loop.min);
+        r->u.loop.extent = rw_expr(lw, NULL, s->u.loop.extent);
+        return r;
+      }
+    case IR_S_REDUCE: return lower_reduce(lw, s);
+    case IR_S_ALLOC: {
+      IrBuffer *b = s->u.alloc.buf;
+      if (b->scope == IR_SCOPE_FRAGMENT && b->fragment) b->local_size = fragment_local_size(b->fragment);
+      if (b->scope == IR_SCOPE_LOCAL) {
+        b->local_size = ir_buffer_numel(b);
+        if (b->local_size < 0) ts_error(c, s->loc, "local buffer '%s' needs a constant shape", b->name);
+      }
+      if (b->scope == IR_SCOPE_VAR) b->local_size = 1;
+      return s;
+    }
+    case IR_S_COPY: case IR_S_FILL: case IR_S_GEMM: case IR_S_UNSUPPORTED:
+      ts_unreachable(); /* removed by legalize */
+      return NULL;
+    case IR_S_SEQ: return pass_map_children(c, s, lower_stmt, ctx);
+    default: return rw_stmt(c, s, &rc);
+  }
+}
+
+static void lower_kernel(TsCompiler *c, IrStmt *ks) {
+  IrKernel *k = &ks->u.kernel;
+  Lower lw = {0};
+  lw.c = c;
+  lw.k = k;
+  lw.T = pass_kernel_threads(k);
+  static const char *const tnames[3] = {"tx", "ty", "tz"};
+  int naxes = 1;
+  for (int a = 1; a < 3; a++)
+    if (k->threads[a] > 1) naxes = a + 1;
+  for (int a = 0; a < naxes; a++) {
+    if (!k->thread_var[a]) {
+      k->thread_var[a] = ir_var(c, tnames[a], TS_DTYPE_INT32, IR_VAR_THREAD_IDX, ks->loc);
+      k->thread_var[a]->axis = a;
+    }
+    range_env_add(&lw.env, k->thread_var[a], 0, (k->threads[a] > 0 ? k->threads[a] : 1) - 1);
+  }
+  PtrVec items = {0};
+  if (naxes == 1) {
+    lw.tid = ir_varref(c, k->thread_var[0], ks->loc);
+  } else {
+    /* Lowering works on one linear thread index; blockDim stays as the user wrote it. */
+    IrExpr *t = ir_varref(c, k->thread_var[0], ks->loc);
+    int64_t stride = k->threads[0];
+    for (int a = 1; a < naxes; a++) {
+      t = bin(&lw, IR_ADD, t, bin(&lw, IR_MUL, ir_varref(c, k->thread_var[a], ks->loc), i32(&lw, stride)));
+      stride *= k->threads[a] > 0 ? k->threads[a] : 1;
+    }
+    IrVar *tid = ir_var(c, "tid", TS_DTYPE_INT32, IR_VAR_LET, ks->loc);
+    vec_push(c->arena, &items, ir_let(c, tid, t, ks->loc));
+    lw.tid = ir_varref(c, tid, ks->loc);
+    range_env_add(&lw.env, tid, 0, lw.T - 1);
+  }
+  for (int a = 0; a < 3; a++) {
+    int64_t g;
+    if (k->block_var[a] && k->grid[a] && ir_is_const_int(k->grid[a], &g) && g > 0)
+      range_env_add(&lw.env, k->block_var[a], 0, g - 1);
+  }
+  IrStmt *body = lower_stmt(c, k->body, &lw);
+  for (int i = 0; i < lw.kallocs.len; i++) vec_push(c->arena, &items, lw.kallocs.items[i]);
+  vec_push(c->arena, &items, body);
+  k->body = ir_seq_vec(c, &items, ks->loc);
+}
+
+static void walk(TsCompiler *c, IrStmt *s) {
+  if (!s) return;
+  if (s->kind == IR_S_KERNEL) lower_kernel(c, s);
+  if (s->kind == IR_S_SEQ)
+    for (int i = 0; i < s->u.seq.n; i++) walk(c, s->u.seq.items[i]);
+}
+
+void pass_lower_tile_ops(TsCompiler *c, IrFunc *f) { walk(c, f->body); }

@@ -1,0 +1,37 @@
+/* merge_shared_memory.c — last pass: every shared.dyn buffer of a kernel becomes a byte
+ * range of the one dynamic shared-memory allocation the kernel is launched with
+ * (`extern __shared__ __align__(1024) uchar buf_dyn_shmem[]` in codegen).  Each buffer
+ * starts on a 128-byte boundary, which covers 16-byte vector accesses and bank-aligned
+ * rows.  No reuse across lifetimes yet: offsets simply stack up. */
+#include "passes.h"
+
+typedef struct Merge { TsCompiler *c; int64_t cur; } Merge;
+
+static void merge_stmt(IrStmt *s, void *ctx) {
+  Merge *m = ctx;
+  if (s->kind != IR_S_ALLOC || s->u.alloc.buf->scope != IR_SCOPE_SHARED_DYN) return;
+  IrBuffer *b = s->u.alloc.buf;
+  int64_t n = ir_buffer_numel(b);
+  if (n < 0) {
+    ts_error(m->c, b->loc, "shared buffer '%s' needs a compile-time constant shape", b->name);
+    return;
+  }
+  m->cur = (m->cur + 127) / 128 * 128;
+  b->smem_offset = m->cur;
+  m->cur += n * dtype_bytes(b->dtype);
+}
+
+static void walk(TsCompiler *c, IrStmt *s) {
+  if (!s) return;
+  if (s->kind == IR_S_KERNEL) {
+    Merge m = {c, 0};
+    PassVisitor v = {merge_stmt, NULL, &m};
+    pass_visit(s->u.kernel.body, &v);
+    s->u.kernel.smem_bytes = m.cur;
+    return;
+  }
+  if (s->kind == IR_S_SEQ)
+    for (int i = 0; i < s->u.seq.n; i++) walk(c, s->u.seq.items[i]);
+}
+
+void pass_merge_shared_memory(TsCompiler *c, IrFunc *f) { walk(c, f->body); }

@@ -1,0 +1,64 @@
+/* passes.h — private to src/pass: every pass of the pipeline (one file each) and the
+ * small helpers they share (pass_util.c).  pipeline.c runs them in order. */
+#ifndef TS_PASS_PASSES_H
+#define TS_PASS_PASSES_H
+
+#include "../layout/fragment.h"
+#include "pipeline.h"
+
+void pass_legalize(TsCompiler *c, IrFunc *f);          /* tile copies/fills -> parallel nests */
+void pass_layout_inference(TsCompiler *c, IrFunc *f);  /* fragment and loop layouts */
+void pass_lower_tile_ops(TsCompiler *c, IrFunc *f);    /* -> thread-level IR */
+void pass_simplify(TsCompiler *c, IrFunc *f);          /* ir_simplify on every expression */
+void pass_thread_sync(TsCompiler *c, IrFunc *f);       /* __syncthreads for smem hazards */
+void pass_merge_shared_memory(TsCompiler *c, IrFunc *f); /* one dynamic smem buffer */
+
+/* ---- helpers (pass_util.c) ---- */
+
+/* A T.Parallel nest: consecutive PARALLEL fors with nothing between them. */
+typedef struct ParNest {
+  IrStmt *root;
+  int n;
+  IrVar *var[FRAG_MAX_DIMS];
+  int64_t min[FRAG_MAX_DIMS], extent[FRAG_MAX_DIMS];
+  IrStmt *body;
+} ParNest;
+/* Fills `out` for a PARALLEL for; false (with a diagnostic) when the bounds are not
+ * compile-time constants or the nest is too deep. */
+bool pass_parallel_nest(TsCompiler *c, IrStmt *root, ParNest *out);
+
+/* How a fragment access indexes a nest: map[p] = nest dim whose var is index p exactly,
+ * or -1 for a constant 0 index into an extent-1 dim.  False when the index pattern is
+ * anything else (such fragments need the fully replicated layout). */
+bool pass_access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map);
+
+/* Rebuilds s with each child statement replaced by fn(child) (shallow copy of s). */
+typedef IrStmt *(*PassStmtFn)(TsCompiler *c, IrStmt *s, void *ctx);
+IrStmt *pass_map_children(TsCompiler *c, IrStmt *s, PassStmtFn fn, void *ctx);
+
+/* Visits every statement (pre-order) and every expression subtree (pre-order) under s. */
+typedef struct PassVisitor {
+  void (*stmt)(IrStmt *s, void *ctx);
+  void (*expr)(IrExpr *e, void *ctx);
+  void *ctx;
+} PassVisitor;
+void pass_visit(IrStmt *s, const PassVisitor *v);
+void pass_visit_expr(IrExpr *e, const PassVisitor *v);
+bool pass_expr_uses_var(const IrExpr *e, const IrVar *v);
+
+/* Interval analysis over integer expressions: ranges of vars are given in env. */
+typedef struct RangeEnv {
+  IrVar *var[32];
+  int64_t lo[32], hi[32];
+  int n;
+} RangeEnv;
+void range_env_add(RangeEnv *env, IrVar *v, int64_t lo, int64_t hi);
+bool pass_range(const IrExpr *e, const RangeEnv *env, int64_t *lo, int64_t *hi);
+/* True when e is provably a multiple of m (for any values of its variables). */
+bool pass_is_multiple(const IrExpr *e, int64_t m);
+
+/* Row-major flat index of idx into buf's shape (for register arrays). */
+IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int nidx, SrcLoc loc);
+int64_t pass_kernel_threads(const IrKernel *k);
+
+#endif

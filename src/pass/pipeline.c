@@ -1,0 +1,49 @@
+/* pipeline.c — the passes from tile-level IR (front end) to thread-level IR (codegen):
+ *
+ *   legalize             T.copy / T.fill / tile atomics -> T.Parallel nests; Pipelined -> serial
+ *      |
+ *   layout_inference     a Fragment for every fragment buffer and parallel nest
+ *      |
+ *   lower_tile_ops       nests -> per-thread unrolled register loops (+ guards, vectors);
+ *      |                 reductions -> shuffles + smem; atomics -> calls
+ *   simplify             index arithmetic cleanup (ir_simplify)
+ *      |
+ *   thread_sync          __syncthreads for shared-memory RAW/WAR hazards
+ *      |
+ *   merge_shared_memory  shared.dyn buffers -> offsets in one dynamic allocation
+ *
+ * With c->debug the IR is verified after each pass; c->dump_after names a pass (or
+ * "all") whose output is appended to c->dump_out under a ";; after <pass>" line.
+ * A pass that reports user errors stops the pipeline. */
+#include <string.h>
+
+#include "passes.h"
+
+typedef struct PassEntry {
+  const char *name;
+  void (*run)(TsCompiler *c, IrFunc *f);
+} PassEntry;
+
+static const PassEntry passes[] = {
+    {"legalize", pass_legalize},
+    {"layout_inference", pass_layout_inference},
+    {"lower_tile_ops", pass_lower_tile_ops},
+    {"simplify", pass_simplify},
+    {"thread_sync", pass_thread_sync},
+    {"merge_shared_memory", pass_merge_shared_memory},
+};
+
+bool pass_pipeline(TsCompiler *c, IrFunc *f) {
+  for (int i = 0; i < TS_ARRAY_LEN(passes); i++) {
+    int before = c->diag.errors;
+    passes[i].run(c, f);
+    if (c->diag.errors > before) return false;
+    if (c->debug) ir_verify(c, f, passes[i].name);
+    if (c->dump_after && c->dump_out &&
+        (strcmp(c->dump_after, "all") == 0 || strcmp(c->dump_after, passes[i].name) == 0)) {
+      sb_printf(c->dump_out, ";; after %s\n", passes[i].name);
+      ir_print_func(c->dump_out, f);
+    }
+  }
+  return true;
+}

@@ -1,0 +1,183 @@
+/* thread_sync.c — inserts __syncthreads (EVAL of CALL sync_threads) where shared memory
+ * is written by some threads and then read by others (RAW) or read and then written
+ * (WAR), after
+ * lowering, when every access is explicit.
+ *
+ * Walks each statement list in order with the set of shared buffers read and written
+ * since the last barrier; a statement that conflicts with that set gets a barrier in
+ * front.  A loop body is entered with the accesses of its own body added to the state,
+ * which models the previous iteration (a body that reads then writes gets a barrier
+ * before the write and one at the top for the next iteration's reads).  Barriers are
+ * never placed inside code that only some threads run: an `if` whose condition depends
+ * on the thread index (or on loaded data) is treated as one opaque access, so the
+ * barrier goes around it.  Conservative: extra barriers cost little, missing ones are
+ * races. */
+#include "passes.h"
+
+typedef struct SyncState {
+  PtrVec reads, writes; /* IrBuffer* */
+} SyncState;
+
+typedef struct Sync {
+  TsCompiler *c;
+  PtrVec tdep; /* IrVar* whose value differs between threads */
+} Sync;
+
+static bool is_shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
+
+static bool has(const PtrVec *v, const void *p) {
+  for (int i = 0; i < v->len; i++)
+    if (v->items[i] == p) return true;
+  return false;
+}
+static void add(TsCompiler *c, PtrVec *v, void *p) {
+  if (!has(v, p)) vec_push(c->arena, v, p);
+}
+static bool intersects(const PtrVec *a, const PtrVec *b) {
+  for (int i = 0; i < a->len; i++)
+    if (has(b, a->items[i])) return true;
+  return false;
+}
+
+typedef struct Summ { TsCompiler *c; SyncState *st; } Summ;
+static void summ_expr(IrExpr *e, void *ctx) {
+  Summ *s = ctx;
+  if (e->kind == IR_LOAD && is_shared(e->u.load.buf)) add(s->c, &s->st->reads, e->u.load.buf);
+  if (e->kind == IR_CALL && (e->u.call.op == IRI_ATOMIC_ADD || e->u.call.op == IRI_ATOMIC_MAX ||
+                             e->u.call.op == IRI_ATOMIC_MIN) &&
+      e->u.call.nargs > 0) {
+    IrExpr *a = e->u.call.args[0];
+    if (a->kind == IR_CALL && a->u.call.nargs == 1) a = a->u.call.args[0];
+    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) add(s->c, &s->st->writes, a->u.load.buf);
+  }
+}
+static void summ_stmt(IrStmt *st, void *ctx) {
+  Summ *s = ctx;
+  if (st->kind == IR_S_STORE && is_shared(st->u.store.buf)) add(s->c, &s->st->writes, st->u.store.buf);
+}
+static SyncState summarize(TsCompiler *c, IrStmt *s) {
+  SyncState st = {0};
+  Summ sm = {c, &st};
+  PassVisitor v = {summ_stmt, summ_expr, &sm};
+  pass_visit(s, &v);
+  return st;
+}
+
+typedef struct Dep { const Sync *sy; bool found; } Dep;
+static void dep_expr(IrExpr *e, void *ctx) {
+  Dep *d = ctx;
+  if (e->kind == IR_LOAD) d->found = true;
+  if (e->kind == IR_VAR && (e->u.var->kind == IR_VAR_THREAD_IDX || has(&d->sy->tdep, e->u.var))) d->found = true;
+  if (e->kind == IR_CALL && !(ir_intrin_info[e->u.call.op].flags & IRI_PURE)) d->found = true;
+}
+static bool thread_dependent(const Sync *sy, IrExpr *e) {
+  Dep d = {sy, false};
+  PassVisitor v = {NULL, dep_expr, &d};
+  pass_visit_expr(e, &v);
+  return d.found;
+}
+
+static bool is_barrier(const IrStmt *s) {
+  return s->kind == IR_S_EVAL && s->u.eval.value->kind == IR_CALL && s->u.eval.value->u.call.op == IRI_SYNCTHREADS;
+}
+
+static IrStmt *barrier(TsCompiler *c, SrcLoc loc) {
+  return ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc);
+}
+
+static void merge_into(TsCompiler *c, SyncState *dst, const SyncState *src) {
+  for (int i = 0; i < src->reads.len; i++) add(c, &dst->reads, src->reads.items[i]);
+  for (int i = 0; i < src->writes.len; i++) add(c, &dst->writes, src->writes.items[i]);
+}
+
+/* RAW: s reads what others wrote; WAR: s writes what others read.  Write-after-write
+ * of the same buffer is not ordered: threads of a tile op write disjoint elements. */
+static bool hazard(const SyncState *st, const SyncState *me) {
+  return intersects(&me->reads, &st->writes) || intersects(&me->writes, &st->reads);
+}
+
+static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st);
+
+static IrStmt *sync_list(Sync *sy, IrStmt *s, SyncState *st) {
+  TsCompiler *c = sy->c;
+  PtrVec out = {0};
+  for (int i = 0; i < s->u.seq.n; i++) vec_push(c->arena, &out, sync_stmt(sy, s->u.seq.items[i], st));
+  return ir_seq_vec(c, &out, s->loc);
+}
+
+/* Returns s (possibly with a barrier in front or inside); updates st. */
+static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
+  TsCompiler *c = sy->c;
+  if (!s) return NULL;
+  if (is_barrier(s)) {
+    st->reads.len = st->writes.len = 0;
+    return s;
+  }
+  switch (s->kind) {
+    case IR_S_SEQ: return sync_list(sy, s, st);
+    case IR_S_LET:
+      if (thread_dependent(sy, s->u.let.value)) add(c, &sy->tdep, s->u.let.var);
+      break;
+    case IR_S_FOR:
+      if (!thread_dependent(sy, s->u.loop.min) && !thread_dependent(sy, s->u.loop.extent)) {
+        SyncState body = summarize(c, s->u.loop.body);
+        if (!body.reads.len && !body.writes.len) return s;
+        /* A conflict with what precedes the loop is resolved once, in front of it. */
+        IrStmt *pre = NULL;
+        if (hazard(st, &body)) {
+          pre = barrier(c, s->loc);
+          st->reads.len = st->writes.len = 0;
+        }
+        /* Entry state: what precedes the loop plus the previous iteration. */
+        SyncState in = {0}, entry = {0};
+        merge_into(c, &in, st);
+        merge_into(c, &in, &body);
+        merge_into(c, &entry, st);
+        IrStmt *r = ir_stmt(c, IR_S_FOR, s->loc);
+        *r = *s;
+        r->u.loop.body = sync_stmt(sy, s->u.loop.body, &in);
+        /* The loop may run zero times: keep what was pending before it too. */
+        merge_into(c, &in, &entry);
+        *st = in;
+        return pre ? ir_seq(c, (IrStmt *[]){pre, r}, 2, s->loc) : r;
+      }
+      break;
+    case IR_S_IF:
+      if (!thread_dependent(sy, s->u.if_.cond)) {
+        SyncState a = {0}, b = {0};
+        merge_into(c, &a, st);
+        merge_into(c, &b, st);
+        IrStmt *r = ir_stmt(c, IR_S_IF, s->loc);
+        *r = *s;
+        r->u.if_.then_s = sync_stmt(sy, s->u.if_.then_s, &a);
+        r->u.if_.else_s = sync_stmt(sy, s->u.if_.else_s, &b);
+        merge_into(c, &a, &b);
+        *st = a;
+        return r;
+      }
+      break;
+    case IR_S_KERNEL: {
+      SyncState k = {0};
+      IrStmt *r = ir_stmt(c, IR_S_KERNEL, s->loc);
+      *r = *s;
+      r->u.kernel.body = sync_stmt(sy, s->u.kernel.body, &k);
+      return r;
+    }
+    default: break;
+  }
+  /* A leaf (or a compound only some threads run): one access set. */
+  SyncState me = summarize(c, s);
+  if (hazard(st, &me)) {
+    st->reads.len = st->writes.len = 0;
+    merge_into(c, st, &me);
+    return ir_seq(c, (IrStmt *[]){barrier(c, s->loc), s}, 2, s->loc);
+  }
+  merge_into(c, st, &me);
+  return s;
+}
+
+void pass_thread_sync(TsCompiler *c, IrFunc *f) {
+  Sync sy = {c, {0}};
+  SyncState st = {0};
+  f->body = sync_stmt(&sy, f->body, &st);
+}
