@@ -1,0 +1,85 @@
+/* atomic.cuh — atomic read-modify-write for every element type the IR can name.
+ *
+ *   T.atomic_add / atomic_max / atomic_min lower to IRI_ATOMIC_*; codegen prints CUDA's
+ *   atomicAdd directly where a native overload exists and ts::atomic_* otherwise.
+ *
+ * Native: add for int, unsigned, unsigned long long, float, double, half (sm_70+) and
+ * bfloat16 (sm_80+); max/min for 32/64-bit ints.  The rest are compare-and-swap loops on
+ * the word that holds the value.  Each returns the value before the update. */
+#pragma once
+
+#include <tilescale/common.cuh>
+
+namespace ts {
+
+/* Generic CAS loop over a 32/64-bit word (or a 16-bit one, sm_70+). */
+template <class T, class Op> TS_DEV T atomic_cas_loop(T *addr, T val, Op op) {
+  if constexpr (sizeof(T) == 4) {
+    unsigned int *w = reinterpret_cast<unsigned int *>(addr);
+    unsigned int old = *w, assumed;
+    do {
+      assumed = old;
+      old = atomicCAS(w, assumed, bit_cast<unsigned int>(op(bit_cast<T>(assumed), val)));
+    } while (old != assumed);
+    return bit_cast<T>(old);
+  } else if constexpr (sizeof(T) == 8) {
+    unsigned long long *w = reinterpret_cast<unsigned long long *>(addr);
+    unsigned long long old = *w, assumed;
+    do {
+      assumed = old;
+      old = atomicCAS(w, assumed, bit_cast<unsigned long long>(op(bit_cast<T>(assumed), val)));
+    } while (old != assumed);
+    return bit_cast<T>(old);
+  } else {
+    static_assert(sizeof(T) == 2, "atomics on 8-bit types are not supported");
+    unsigned short *w = reinterpret_cast<unsigned short *>(addr);
+    unsigned short old = *w, assumed;
+    do {
+      assumed = old;
+      old = atomicCAS(w, assumed, bit_cast<unsigned short>(op(bit_cast<T>(assumed), val)));
+    } while (old != assumed);
+    return bit_cast<T>(old);
+  }
+}
+
+struct AddF { template <class T> TS_DEV T operator()(T a, T b) const { return T(a + b); } };
+struct MaxF { template <class T> TS_DEV T operator()(T a, T b) const { return ts::max(a, b); } };
+struct MinF { template <class T> TS_DEV T operator()(T a, T b) const { return ts::min(a, b); } };
+
+template <class T> TS_DEV T atomic_add(T *addr, T val) {
+  if constexpr (is_same<T, int>::value || is_same<T, unsigned int>::value ||
+                is_same<T, unsigned long long>::value || is_same<T, float>::value ||
+                is_same<T, double>::value || is_same<T, __half>::value ||
+                is_same<T, __nv_bfloat16>::value) {
+    return atomicAdd(addr, val);
+  } else if constexpr (sizeof(T) == 8 && !is_low_float<T>::value) {
+    /* Two's complement: signed 64-bit add is the unsigned add of the same bits. */
+    return (T)atomicAdd(reinterpret_cast<unsigned long long *>(addr), (unsigned long long)val);
+  } else {
+    return atomic_cas_loop(addr, val, AddF());
+  }
+}
+
+template <class T> TS_DEV T atomic_max(T *addr, T val) {
+  if constexpr (is_same<T, int>::value || is_same<T, unsigned int>::value ||
+                is_same<T, long long>::value || is_same<T, unsigned long long>::value) {
+    return atomicMax(addr, val);
+  } else if constexpr (is_same<T, long>::value) {
+    return (T)atomicMax(reinterpret_cast<long long *>(addr), (long long)val);
+  } else {
+    return atomic_cas_loop(addr, val, MaxF());
+  }
+}
+
+template <class T> TS_DEV T atomic_min(T *addr, T val) {
+  if constexpr (is_same<T, int>::value || is_same<T, unsigned int>::value ||
+                is_same<T, long long>::value || is_same<T, unsigned long long>::value) {
+    return atomicMin(addr, val);
+  } else if constexpr (is_same<T, long>::value) {
+    return (T)atomicMin(reinterpret_cast<long long *>(addr), (long long)val);
+  } else {
+    return atomic_cas_loop(addr, val, MinF());
+  }
+}
+
+} // namespace ts

@@ -1,0 +1,219 @@
+/* common.cuh — the base of the device library that generated kernels include first.
+ *
+ *   codegen/cuda.c emits `#include <tilescale/common.cuh>`; the runtime hands this file to
+ *   NVRTC under that name (or nvcc finds it with -I device).
+ *
+ * It provides what the generated code spells directly: fixed-width integer types (NVRTC
+ * has no <stdint.h>), ts::cast between every element type (half, bfloat16 and fp8 go
+ * through float), bit casts, Python-style floor division, min/max/abs and the float
+ * classification functions for every type, sigmoid, contiguous vector copies with
+ * optional conversion, and the device-side assertion.  Everything lives in namespace
+ * ts; nothing here depends on the host standard library. */
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#if defined(__CUDACC_RTC__)
+/* NVRTC ships no <stdint.h>.  The widths match what nvcc's <stdint.h> gives on 64-bit
+ * Linux (int64_t = long), so overloads resolve identically under both compilers. */
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long uint64_t;
+#else
+#include <stdint.h>
+#include <stdio.h>
+#endif
+
+#define TS_DEV __device__ __forceinline__
+
+namespace ts {
+
+typedef __half half_t;
+typedef __nv_bfloat16 bfloat16_t;
+typedef __nv_fp8_e4m3 fp8_e4m3_t;
+typedef __nv_fp8_e5m2 fp8_e5m2_t;
+
+/* ---- tiny type traits (no <type_traits> under NVRTC) ---------------------------- */
+template <class A, class B> struct is_same { static constexpr bool value = false; };
+template <class A> struct is_same<A, A> { static constexpr bool value = true; };
+
+template <class T> struct is_unsigned { static constexpr bool value = false; };
+template <> struct is_unsigned<bool> { static constexpr bool value = true; };
+template <> struct is_unsigned<unsigned char> { static constexpr bool value = true; };
+template <> struct is_unsigned<unsigned short> { static constexpr bool value = true; };
+template <> struct is_unsigned<unsigned int> { static constexpr bool value = true; };
+template <> struct is_unsigned<unsigned long> { static constexpr bool value = true; };
+template <> struct is_unsigned<unsigned long long> { static constexpr bool value = true; };
+
+/* Types without full native arithmetic: converted through float. */
+template <class T> struct is_low_float { static constexpr bool value = false; };
+template <> struct is_low_float<__half> { static constexpr bool value = true; };
+template <> struct is_low_float<__nv_bfloat16> { static constexpr bool value = true; };
+template <> struct is_low_float<__nv_fp8_e4m3> { static constexpr bool value = true; };
+template <> struct is_low_float<__nv_fp8_e5m2> { static constexpr bool value = true; };
+
+/* ---- conversions ------------------------------------------------------------------ */
+TS_DEV float to_f32(__half x) { return __half2float(x); }
+TS_DEV float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+TS_DEV float to_f32(__nv_fp8_e4m3 x) { return static_cast<float>(x); }
+TS_DEV float to_f32(__nv_fp8_e5m2 x) { return static_cast<float>(x); }
+
+template <class T> struct FromF32;
+template <> struct FromF32<__half> {
+  static TS_DEV __half run(float x) { return __float2half_rn(x); }
+};
+template <> struct FromF32<__nv_bfloat16> {
+  static TS_DEV __nv_bfloat16 run(float x) { return __float2bfloat16_rn(x); }
+};
+/* fp8 constructors saturate to the largest finite value (the __NV_SATFINITE mode),
+ * which is what training code expects from a float -> fp8 cast. */
+template <> struct FromF32<__nv_fp8_e4m3> {
+  static TS_DEV __nv_fp8_e4m3 run(float x) { return __nv_fp8_e4m3(x); }
+};
+template <> struct FromF32<__nv_fp8_e5m2> {
+  static TS_DEV __nv_fp8_e5m2 run(float x) { return __nv_fp8_e5m2(x); }
+};
+
+/* ts::cast<To>(x): value conversion with C semantics for the builtin types (float ->
+ * int truncates toward zero) and round-to-nearest-even into half/bfloat16. */
+template <class To, class From> TS_DEV To cast(From x) {
+  if constexpr (is_same<To, From>::value) {
+    return x;
+  } else if constexpr (is_same<To, bool>::value) {
+    if constexpr (is_low_float<From>::value) return to_f32(x) != 0.0f;
+    else return x != From(0);
+  } else if constexpr (is_low_float<From>::value && is_low_float<To>::value) {
+    return FromF32<To>::run(to_f32(x));
+  } else if constexpr (is_low_float<From>::value) {
+    return static_cast<To>(to_f32(x));
+  } else if constexpr (is_low_float<To>::value) {
+    /* double -> half/bf16 directly: going through float would round twice. */
+    if constexpr (is_same<From, double>::value && is_same<To, __half>::value) return __double2half(x);
+    else if constexpr (is_same<From, double>::value && is_same<To, __nv_bfloat16>::value)
+      return __double2bfloat16(x);
+    else return FromF32<To>::run(static_cast<float>(x));
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+/* Reinterpret the bits of a value as another type of the same size. */
+template <class To, class From> TS_DEV To bit_cast(From x) {
+  static_assert(sizeof(To) == sizeof(From), "bit_cast between types of different sizes");
+  To r;
+  memcpy(&r, &x, sizeof(To));
+  return r;
+}
+
+/* ---- integer division with Python semantics ----------------------------------- */
+/* C truncates toward zero; Python's // and % round toward negative infinity, so the
+ * quotient moves down by one (and the remainder up by b) when the signs differ. */
+template <class T> TS_DEV T floordiv(T a, T b) {
+  if constexpr (is_unsigned<T>::value) {
+    return T(a / b);
+  } else {
+    T q = a / b, r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? T(q - 1) : q;
+  }
+}
+template <class T> TS_DEV T floormod(T a, T b) {
+  if constexpr (is_unsigned<T>::value) {
+    return T(a % b);
+  } else {
+    T r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+  }
+}
+TS_DEV float floordiv(float a, float b) { return floorf(a / b); }
+TS_DEV double floordiv(double a, double b) { return floor(a / b); }
+TS_DEV float floormod(float a, float b) { return a - floorf(a / b) * b; }
+TS_DEV double floormod(double a, double b) { return a - floor(a / b) * b; }
+
+/* ---- min / max / abs ---------------------------------------------------------------- */
+template <class T> TS_DEV T max(T a, T b) { return a < b ? b : a; }
+template <class T> TS_DEV T min(T a, T b) { return b < a ? b : a; }
+TS_DEV float max(float a, float b) { return fmaxf(a, b); }
+TS_DEV float min(float a, float b) { return fminf(a, b); }
+TS_DEV double max(double a, double b) { return fmax(a, b); }
+TS_DEV double min(double a, double b) { return fmin(a, b); }
+TS_DEV __half max(__half a, __half b) { return __hmax(a, b); }
+TS_DEV __half min(__half a, __half b) { return __hmin(a, b); }
+TS_DEV __nv_bfloat16 max(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmax(a, b); }
+TS_DEV __nv_bfloat16 min(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmin(a, b); }
+
+template <class T> TS_DEV T abs(T x) {
+  if constexpr (is_low_float<T>::value) return FromF32<T>::run(fabsf(to_f32(x)));
+  else if constexpr (is_unsigned<T>::value) return x;
+  else return x < T(0) ? T(-x) : x;
+}
+TS_DEV float abs(float x) { return fabsf(x); }
+TS_DEV double abs(double x) { return fabs(x); }
+
+/* ---- float classification (ints are always finite) ------------------------------ */
+template <class T> TS_DEV bool isnan(T x) {
+  if constexpr (is_low_float<T>::value) { float f = to_f32(x); return f != f; }
+  else return x != x;
+}
+template <class T> TS_DEV bool isinf(T x) {
+  if constexpr (is_low_float<T>::value) return fabsf(to_f32(x)) == __int_as_float(0x7f800000);
+  else if constexpr (is_same<T, float>::value) return fabsf(x) == __int_as_float(0x7f800000);
+  else if constexpr (is_same<T, double>::value)
+    return fabs(x) == __longlong_as_double(0x7ff0000000000000LL);
+  else return false;
+}
+template <class T> TS_DEV bool isfinite(T x) { return !ts::isnan(x) && !ts::isinf(x); }
+
+/* ---- math without a CUDA spelling --------------------------------------------------- */
+TS_DEV float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+TS_DEV double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* ---- contiguous vector copies ------------------------------------------------------- */
+/* The widest machine word that divides a copy: 16-byte copies become one LDG.128 /
+ * STS.128.  The lowering proved the addresses aligned to that width. */
+template <int Bytes> struct VecWord;
+template <> struct VecWord<16> { typedef uint4 type; };
+template <> struct VecWord<8> { typedef uint2 type; };
+template <> struct VecWord<4> { typedef unsigned int type; };
+template <> struct VecWord<2> { typedef unsigned short type; };
+template <> struct VecWord<1> { typedef unsigned char type; };
+
+template <int Bytes> TS_DEV void copy_bytes(void *dst, const void *src) {
+  constexpr int W = Bytes % 16 == 0 ? 16 : Bytes % 8 == 0 ? 8 : Bytes % 4 == 0 ? 4 : Bytes % 2 == 0 ? 2 : 1;
+  typedef typename VecWord<W>::type V;
+#pragma unroll
+  for (int i = 0; i < Bytes / W; ++i) reinterpret_cast<V *>(dst)[i] = reinterpret_cast<const V *>(src)[i];
+}
+
+/* Copies N contiguous elements; when the element types differ the elements are loaded
+ * as one vector, converted in registers, and stored as one packed vector. */
+template <int N, class D, class S> TS_DEV void copy_vec(D *dst, const S *src) {
+  if constexpr (is_same<D, S>::value) {
+    copy_bytes<N * (int)sizeof(S)>(dst, src);
+  } else {
+    __align__(16) S in[N];
+    __align__(16) D out[N];
+    copy_bytes<N * (int)sizeof(S)>(in, src);
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = ts::cast<D>(in[i]);
+    copy_bytes<N * (int)sizeof(D)>(dst, out);
+  }
+}
+
+/* ---- assertions ---------------------------------------------------------------------- */
+/* A failed T.device_assert / bounds check prints where and why, then traps: the launch
+ * fails with an error the runtime reports instead of producing wrong results. */
+TS_DEV void assert_fail(const char *msg, const char *where) {
+  printf("tilescale: device assertion failed at %s: %s (block %d,%d,%d thread %d,%d,%d)\n", where, msg,
+         (int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z, (int)threadIdx.x, (int)threadIdx.y,
+         (int)threadIdx.z);
+  __trap();
+}
+
+} // namespace ts

@@ -1,0 +1,69 @@
+/* reduce.cuh — warp shuffles for every element type, and warp/block all-reduce helpers.
+ *
+ *   Lowered T.reduce_* becomes per-thread partial results combined with butterfly
+ *   shuffles (codegen prints IRI_SHFL_XOR as ts::shfl_xor or __shfl_xor_sync) and, across
+ *   warps, through shared memory.  Included by generated code that shuffles.
+ *
+ * __shfl_xor_sync has native overloads for 32/64-bit ints, float, double, half and
+ * bfloat16; the narrow types here are widened to int first, fp8 travels as its bits. */
+#pragma once
+
+#include <tilescale/common.cuh>
+
+namespace ts {
+
+template <class T> TS_DEV T shfl_xor(T v, int lane_mask, int width = 32) {
+  if constexpr (is_same<T, int>::value || is_same<T, unsigned int>::value || is_same<T, float>::value ||
+                is_same<T, double>::value || is_same<T, long long>::value ||
+                is_same<T, unsigned long long>::value || is_same<T, __half>::value ||
+                is_same<T, __nv_bfloat16>::value) {
+    return __shfl_xor_sync(0xffffffffu, v, lane_mask, width);
+  } else if constexpr (sizeof(T) == 8) {
+    /* int64_t is `long` on 64-bit Linux: no native overload, same bits as long long. */
+    return bit_cast<T>(__shfl_xor_sync(0xffffffffu, bit_cast<long long>(v), lane_mask, width));
+  } else if constexpr (is_low_float<T>::value) {
+    /* fp8: shuffle the byte. */
+    unsigned char b = bit_cast<unsigned char>(v);
+    return bit_cast<T>((unsigned char)__shfl_xor_sync(0xffffffffu, (int)b, lane_mask, width));
+  } else {
+    /* bool, 8/16-bit ints: widen, shuffle, narrow. */
+    return static_cast<T>(__shfl_xor_sync(0xffffffffu, static_cast<int>(v), lane_mask, width));
+  }
+}
+
+struct SumOp {
+  template <class T> static TS_DEV T run(T a, T b) { return a + b; }
+};
+struct MaxOp {
+  template <class T> static TS_DEV T run(T a, T b) { return ts::max(a, b); }
+};
+struct MinOp {
+  template <class T> static TS_DEV T run(T a, T b) { return ts::min(a, b); }
+};
+
+/* All-reduce across groups of Width consecutive lanes (Width a power of two <= 32):
+ * every lane of the group ends with the group's result.  log2(Width) shuffles. */
+template <class Op, int Width, class T> TS_DEV T warp_allreduce(T v) {
+#pragma unroll
+  for (int m = Width / 2; m > 0; m >>= 1) v = Op::run(v, shfl_xor(v, m));
+  return v;
+}
+
+/* All-reduce over a block of Threads threads (Threads a multiple of 32, scratch holds
+ * Threads/32 elements of shared memory).  Every thread receives the result; the second
+ * barrier makes the scratch reusable by the next call. */
+template <class Op, int Threads, class T> TS_DEV T block_allreduce(T v, T *scratch) {
+  constexpr int kWarps = Threads / 32;
+  v = warp_allreduce<Op, 32>(v);
+  if (kWarps == 1) return v;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = scratch[0];
+#pragma unroll
+  for (int w = 1; w < kWarps; ++w) v = Op::run(v, scratch[w]);
+  __syncthreads();
+  return v;
+}
+
+} // namespace ts
