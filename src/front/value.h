@@ -1,0 +1,202 @@
+/* value.h — private to the evaluator (eval.c, eval_builtins.c): the value domain of the
+ * staging interpreter and the evaluator's state.
+ *
+ *   AST (parse.c) -> eval.c walks statements/expressions over Values -> Tile IR
+ *
+ * A Value is either a Python value, folded at trace time (None, bool, int, float, str,
+ * tuple, list, dict, functions, modules, dtypes, buffers, loop and kernel frames), or
+ * an IR value (V_EXPR) that becomes part of the staged program (DESIGN.md §4).  Values
+ * are immutable except lists and dicts, and live in the compilation's arena. */
+#ifndef TS_FRONT_VALUE_H
+#define TS_FRONT_VALUE_H
+
+#include "front.h"
+
+typedef enum ValKind {
+  V_POISON,    /* result of an expression that already reported an error: silent */
+  V_NONE,
+  V_BOOL,
+  V_INT,
+  V_FLOAT,
+  V_STR,
+  V_TUPLE,
+  V_LIST,
+  V_DICT,
+  V_FUNC,      /* def / lambda with its defining environment */
+  V_BUILTIN,   /* a builtin function (maybe bound to self) */
+  V_MODULE,    /* namespaces: tilelang, T, math, tilelang.PassConfigKey, ... */
+  V_DTYPE,
+  V_TENSORTYPE,/* T.Tensor(shape, dtype): a parameter annotation */
+  V_BUFFER,
+  V_REGION,    /* buffer slice A[i, a:b, :] */
+  V_EXPR,      /* IR expression */
+  V_FRAME,     /* loop frame: T.Parallel / T.serial / T.Pipelined / T.unroll / range */
+  V_KERNEL,    /* T.Kernel(...) before `with` */
+  V_OPAQUE     /* unknown import or unsupported construct: using it is an error */
+} ValKind;
+
+typedef enum FuncFlavor { FN_PLAIN, FN_PRIM, FN_MACRO } FuncFlavor;
+
+/* Module namespaces known to the evaluator. */
+typedef enum ModKind {
+  MOD_TILELANG, MOD_T, MOD_MATH, MOD_PASSCONFIG, MOD_WARPPOLICY, MOD_AUTOTUNER, MOD_LAYOUT
+} ModKind;
+
+typedef struct Env Env;
+typedef struct Value Value;
+struct Eval;
+struct CallArgs;
+/* A builtin: `self` is the bound object of a method, `arg` a small table argument
+ * (intrinsic, reduce kind, scope...). */
+typedef Value *(*BiFn)(struct Eval *ev, struct CallArgs *a, Value *self, int arg);
+
+typedef struct ValList {
+  Value **items;
+  int n, cap;
+} ValList;
+
+typedef struct LoopFrame {
+  IrForKind kind;
+  int ndim;
+  IrExpr **min, **extent;     /* per dimension */
+  IrExpr *step;               /* serial/unroll with a step != 1, or NULL */
+  bool py_ok;                 /* constant bounds: also iterable in Python (range) */
+  int64_t py_start, py_stop, py_step;
+  int num_stages, unroll_factor;
+  int *order, *stage, norder;
+} LoopFrame;
+
+typedef struct KernelFrame {
+  IrExpr *grid[3];
+  int ngrid;
+  int threads[3];
+  const char *prelude;
+} KernelFrame;
+
+struct Value {
+  ValKind kind;
+  union {
+    bool b;
+    int64_t i;
+    double f;
+    struct { const char *s; size_t n; } str;
+    ValList seq;                                 /* TUPLE (fixed), LIST */
+    struct { ValList keys, vals; } dict;
+    struct { const AstNode *def; Env *env; FuncFlavor flavor; } fn;
+    struct { BiFn fn; Value *self; const char *name; int arg; } bi;
+    struct { ModKind mod; } mod;
+    ts_dtype dtype;
+    struct { Value *shape; ts_dtype dtype; } tt;  /* shape: TUPLE of ints/exprs */
+    IrBuffer *buf;
+    struct { IrBuffer *buf; IrExpr **min, **extent; } region;
+    IrExpr *expr;
+    LoopFrame *frame;
+    KernelFrame *kernel;
+    struct { const char *what; const char *module; bool at_name; } opaque; /* message reported on use (at_name: on any
+                                                   reference); module: the import it stands for */
+  } u;
+};
+
+/* Lexical environments: a function call gets one, chained to the closure's. */
+struct Env {
+  StrMap vars;
+  Env *parent;
+};
+
+/* Innermost loop being executed, to route break/continue (IR loop -> IR stmt). */
+typedef struct LoopCtx {
+  bool is_ir;
+  struct LoopCtx *outer;
+} LoopCtx;
+
+/* What one IR block defines (IrVar* in vars, IrBuffer* in bufs). */
+typedef struct DefScope {
+  PtrVec vars, bufs;
+} DefScope;
+
+typedef enum ExecStatus { EX_NORMAL, EX_RETURN, EX_BREAK, EX_CONTINUE } ExecStatus;
+
+/* Call arguments after evaluation (starred/double-starred expanded). */
+typedef struct CallArgs {
+  const AstNode *node;  /* the CALL (for locations) */
+  Value **pos;
+  int npos;
+  const char **kw;
+  Value **kwv;
+  int nkw;
+} CallArgs;
+
+typedef struct Eval {
+  const char *pending_name; /* target of `name = T.alloc_*(...)`: names the buffer */
+  TsCompiler *c;
+  Arena *a;
+  Env *builtins;       /* Python builtins */
+  Env *globals;        /* module top level */
+  StrMap lazy;         /* top-level name -> ASSIGN stmt not yet evaluated */
+  StrMap lazy_busy;    /* names being evaluated (cycle guard) */
+  Value *none, *vtrue, *vfalse, *poison;
+  /* Tracing state (block == NULL outside a prim_func). */
+  PtrVec *block;       /* statements being appended */
+  DefScope *scope;     /* definitions of that block */
+  IrStmt *kernel;      /* innermost KERNEL statement */
+  IrFunc *func;
+  bool staged;         /* the current function body is staged (prim_func/macro/eager body) */
+  LoopCtx *loop;
+  Value *ret;          /* value of the last `return` */
+  int depth;
+  int64_t steps;
+  int limit_depth;
+  int64_t limit_steps;
+  /* -D parameters, parsed */
+  const char **dnames;
+  Value **dvals;
+  bool *dused;
+  int nd;
+  /* eager mode */
+  bool eager;
+  PtrVec eager_pending;  /* const char* names of tensor params declared by annotation */
+  PtrVec eager_params;   /* IrParam* declared (in declaration order) */
+  PtrVec outputs;        /* IrBuffer* created by T.empty */
+  PtrVec dyn_vars;       /* IrVar* from T.dynamic */
+} Eval;
+
+/* ---- eval.c -------------------------------------------------------------------------- */
+Value *ev_new(Eval *ev, ValKind k);
+Value *ev_int(Eval *ev, int64_t v);
+Value *ev_float(Eval *ev, double v);
+Value *ev_bool(Eval *ev, bool b);
+Value *ev_str(Eval *ev, const char *s);
+Value *ev_expr(Eval *ev, IrExpr *e);
+Value *ev_tuple(Eval *ev, Value **items, int n);
+Value *ev_opaque(Eval *ev, const char *what);
+void vl_push(Eval *ev, ValList *l, Value *v);
+const char *ev_type_name(const Value *v);
+char *ev_repr(Eval *ev, const Value *v);
+bool ev_is_num(const Value *v);        /* bool, int or float (Python) */
+int64_t ev_f2i(double x);              /* C cast without UB (saturating, NaN -> 0) */
+/* Converts to IR; `like` (may be NULL) gives the dtype for Python literals. */
+IrExpr *ev_to_ir(Eval *ev, Value *v, const IrExpr *like, SrcLoc loc);
+IrExpr *ev_to_bool_ir(Eval *ev, IrExpr *e, SrcLoc loc);
+bool ev_to_dtype(Eval *ev, Value *v, ts_dtype *out, SrcLoc loc);  /* dtype or string */
+bool ev_to_int(Eval *ev, Value *v, int64_t *out, SrcLoc loc);     /* Python int or constant IR */
+int ev_truth(Eval *ev, Value *v, SrcLoc loc);  /* 1, 0, -1 = not a Python value/error */
+Value *ev_call(Eval *ev, Value *fn, CallArgs *args);
+void ev_emit(Eval *ev, IrStmt *s);
+void ev_define_var(Eval *ev, IrVar *v);        /* scoped to the current IR block */
+void ev_define_buffer(Eval *ev, IrBuffer *b);
+bool ev_need_kernel(Eval *ev, const char *what, SrcLoc loc);
+Value *ev_binop(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc);
+IrExpr *ev_linear_diff(Eval *ev, IrExpr *hi, IrExpr *lo, SrcLoc loc); /* hi - lo, simplified */
+
+/* ---- eval_builtins.c ----------------------------------------------------------------- */
+Value *bi_module_attr(Eval *ev, ModKind mod, const char *name, SrcLoc loc);
+Value *bi_module_attr_quiet(Eval *ev, ModKind mod, const char *name); /* NULL when unknown */
+bool ev_iter_items(Eval *ev, Value *it, ValList *out, SrcLoc loc);
+Value *ev_select(Eval *ev, IrExprKind k, IrExpr *cond, Value *a, Value *b, SrcLoc loc);
+Value *bi_method(Eval *ev, Value *self, const char *name, SrcLoc loc); /* NULL: no such method */
+Value *bi_subscript_builtin(Eval *ev, Value *fn, Value *index, SrcLoc loc); /* T.Tensor[...] */
+void bi_install_builtins(Eval *ev, Env *env);
+Value *bi_module(Eval *ev, ModKind mod);
+Value *bi_dtype(Eval *ev, ts_dtype t);
+
+#endif
