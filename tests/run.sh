@@ -16,6 +16,7 @@ fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TILESCALE_CACHE_DIR="$tmp/cache"
+export TILESCALE_VERIFY=1  # ir_verify after every pass
 
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }

@@ -393,7 +393,9 @@ ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_param *
   TsCompiler *c = &k->comp;
   ts_compiler_init(c, target);
   k->arena = c->arena;
-  c->debug = o.debug != 0;
+  /* TILESCALE_VERIFY=1 runs ir_verify after every pass without --debug (the test suite sets it). */
+  const char *verify = getenv("TILESCALE_VERIFY");
+  c->debug = o.debug != 0 || (verify && *verify && strcmp(verify, "0") != 0);
   c->dump_after = o.dump_after ? arena_strdup(c->arena, o.dump_after) : NULL;
   c->dump_out = &k->dump_text;
 
