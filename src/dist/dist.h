@@ -1,0 +1,147 @@
+/* dist.h — private pieces of the distributed runtime (DESIGN.md §7) shared by the files of
+ * src/dist:
+ *
+ *   launcher.c   `tilescale launch`: forks the ranks, prefixes their output, stops them all
+ *                when one fails
+ *   bootstrap.c  TCP rendezvous served by rank 0 (group formation, allgather, barrier)
+ *   symheap.c    the deterministic symmetric allocator (same offsets on every rank)
+ *   driver_ext.c driver entry points the runtime's table lacks (IPC, stream memory ops, ...)
+ *   ipc.c        the `ipc` backend: cuMemAlloc heap + CUDA IPC handles, peers mapped
+ *   nvshmem.c    the `nvshmem` backend: libnvshmem_host.so.3 by dlopen
+ *   dist.c       the public API of include/tilescale_dist.h on top of them
+ *
+ * Nothing here is used by lower layers; rt/ knows nothing of dist/. */
+#ifndef TS_DIST_DIST_H
+#define TS_DIST_DIST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../include/tilescale_dist.h"
+#include "../rt/rt.h"
+
+/* ---- launcher ------------------------------------------------------------------------------ */
+/* The whole `tilescale launch` subcommand: argv[0] is "launch" (or anything), options and
+ * the program follow.  Returns the process exit code. */
+int dist_launch_main(int argc, char **argv);
+
+/* ---- rendezvous ----------------------------------------------------------------------------- */
+typedef struct DistBoot {
+  int rank, world;
+  int listen_fd;      /* rank 0 */
+  int *peer_fd;       /* rank 0: [world], peer_fd[r] is rank r's connection (r > 0) */
+  int root_fd;        /* ranks > 0: the connection to rank 0 */
+  int op_timeout_ms;  /* 0: forever */
+  uint32_t seq;       /* collective sequence number: ranks that fall out of step are caught */
+} DistBoot;
+
+/* Forms the group: rank 0 listens on addr:port and waits for world-1 ranks; the others
+ * connect (retrying while rank 0 is not up yet).  Both sides give up after
+ * connect_timeout_ms with an error naming what was missing.  world == 1 needs no socket. */
+bool dist_boot_open(DistBoot *b, const char *addr, int port, int rank, int world, int connect_timeout_ms,
+                    StrBuf *err);
+/* recv gets world*bytes: rank r's contribution at r*bytes.  Every rank must pass the same
+ * `bytes` (checked). */
+bool dist_boot_allgather(DistBoot *b, const void *send, size_t bytes, void *recv, StrBuf *err);
+bool dist_boot_barrier(DistBoot *b, StrBuf *err);
+bool dist_boot_broadcast(DistBoot *b, void *buf, size_t bytes, StrBuf *err);
+void dist_boot_close(DistBoot *b);
+
+/* ---- symmetric allocator ---------------------------------------------------------------------- */
+typedef struct DistSymBlock {
+  uint64_t off, size;
+  bool used;
+} DistSymBlock;
+
+typedef struct DistSymHeap {
+  uint64_t size;
+  DistSymBlock *blocks; /* sorted by offset, covering [0, size) without gaps */
+  int nblocks, cap;
+} DistSymHeap;
+
+void dist_symheap_init(DistSymHeap *h, uint64_t size);
+void dist_symheap_destroy(DistSymHeap *h);
+/* First fit at `align` (a power of two); false when no free range is large enough. */
+bool dist_symheap_alloc(DistSymHeap *h, uint64_t bytes, uint64_t align, uint64_t *off);
+/* Frees the block starting at off (coalescing neighbours); false when off is not the start
+ * of a used block. */
+bool dist_symheap_free(DistSymHeap *h, uint64_t off);
+uint64_t dist_symheap_used_bytes(const DistSymHeap *h);
+
+/* ---- driver entry points beyond rt/cuda_driver.h ---------------------------------------------- */
+#define DIST_DRIVER_FUNCS(X)        \
+  X(cuIpcGetMemHandle)              \
+  X(cuIpcOpenMemHandle)             \
+  X(cuIpcCloseMemHandle)            \
+  X(cuStreamWriteValue32)           \
+  X(cuStreamWriteValue64)           \
+  X(cuStreamWaitValue32)            \
+  X(cuStreamWaitValue64)            \
+  X(cuMemHostAlloc)                 \
+  X(cuMemHostGetDevicePointer)      \
+  X(cuMemFreeHost)                  \
+  X(cuModuleGetGlobal)              \
+  X(cuStreamCreate)                 \
+  X(cuStreamDestroy)                \
+  X(cuDeviceGetPCIBusId)
+
+typedef struct DistDriver {
+  bool loaded;
+#define DIST_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
+  DIST_DRIVER_FUNCS(DIST_DRIVER_MEMBER)
+#undef DIST_DRIVER_MEMBER
+} DistDriver;
+
+/* Resolves the extra entry points on the runtime's own libcuda handle. */
+bool dist_driver_load(DistDriver *x, const RtDriver *drv, StrBuf *why);
+
+/* ---- NVSHMEM discovery and host library ------------------------------------------------------- */
+typedef struct DistNvshmemPaths {
+  StrBuf host_lib;    /* .../lib/libnvshmem_host.so.3 (or a bare soname found by the loader) */
+  StrBuf include_dir; /* .../include, when found (for device compilation) */
+  StrBuf device_bc;   /* .../lib/libnvshmem_device.bc, when found (for nvJitLink) */
+} DistNvshmemPaths;
+
+/* Looks for NVSHMEM: $NVSHMEM_HOME, the pip package nvidia-nvshmem-cu13 (the site-packages
+ * of python3 and of the usual prefixes), then the loader's own path.  Fills `why` with every
+ * place it looked when nothing was found. */
+bool dist_nvshmem_find(DistNvshmemPaths *p, StrBuf *why);
+void dist_nvshmem_paths_free(DistNvshmemPaths *p);
+
+typedef struct DistNvshmem DistNvshmem; /* the loaded library (nvshmem.c) */
+
+/* ---- the group ------------------------------------------------------------------------------ */
+struct ts_dist {
+  ts_context *ctx;
+  int rank, world, local_rank, local_world;
+  ts_dist_backend backend;
+  bool host_only;
+  DistBoot boot;
+  DistDriver x;
+  DistSymHeap alloc;
+  CUdeviceptr heap;       /* this rank's heap base */
+  uint64_t heap_size;
+  uint64_t *peer_base;    /* [world]: heap base of every rank as mapped here (0: not mapped) */
+  CUstream copy_stream;   /* created on first use */
+  DistNvshmem *nv;        /* nvshmem backend */
+};
+
+/* Backends: create the heap and fill peer_base; destroy undoes it (after a barrier). */
+ts_status dist_ipc_open(ts_dist *d);
+void dist_ipc_close(ts_dist *d);
+ts_status dist_nvshmem_open(ts_dist *d);
+void dist_nvshmem_close(ts_dist *d);
+/* nvshmemx_cumodule_init when the module carries NVSHMEM device state. */
+ts_status dist_nvshmem_module_init(ts_dist *d, CUmodule mod);
+
+/* Checking macro for the extra driver functions (same contract as rt.h's CU_CHECK). */
+#define DIST_CU_CHECK(d, fn, args)                             \
+  do {                                                         \
+    CUresult cu_r_ = (d)->x.fn args;                           \
+    if (cu_r_ != CUDA_SUCCESS) {                               \
+      status = rt_cuda_fail((d)->ctx, #fn, cu_r_);             \
+      goto cleanup;                                            \
+    }                                                          \
+  } while (0)
+
+#endif

@@ -1,0 +1,310 @@
+/* nvshmem.c — the `nvshmem` backend of the distributed runtime (DESIGN.md §7): the path to
+ * InfiniBand and multi-node.
+ *
+ *   dist_nvshmem_find: $NVSHMEM_HOME -> pip nvidia-nvshmem-cu13 -> system paths
+ *   dlopen(libnvshmem_host.so.3) -> rank 0 nvshmemx_get_uniqueid -> broadcast over our
+ *   rendezvous -> nvshmemx_set_attr_uniqueid_args + nvshmemx_hostlib_init_attr(UNIQUEID)
+ *   -> nvshmem_malloc(heap) -> peer_base[pe] = nvshmem_ptr(heap, pe) (0 off-node)
+ *   modules: nvshmemx_cumodule_init on every module that carries nvshmemi_device_state_d
+ *
+ * Only the host library is loaded: device code gets NVSHMEM's device library through
+ * nvJitLink (libnvshmem_device.bc) or nvcc, and nvshmemx_hostlib_init_attr is the entry
+ * point meant for that split (nvshmem_init itself is an inline wrapper that needs the
+ * static device library).  The attribute structs below mirror NVSHMEM 3.x's ABI
+ * (nvshmemx_init_attr_v1: 144 bytes, nvshmemx_uniqueid_v1: 128 bytes); the version words
+ * make the library reject a mismatch instead of misreading it. */
+#include "dist.h"
+
+#include <dlfcn.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct NvUniqueId {
+  int version;
+  char internal[124];
+} NvUniqueId;
+
+typedef struct NvUniqueIdArgs {
+  int version;
+  NvUniqueId *id;
+  int myrank, nranks;
+} NvUniqueIdArgs;
+
+typedef struct NvInitArgs {
+  int version;
+  NvUniqueIdArgs uid_args;
+  char content[96];
+} NvInitArgs;
+
+typedef struct NvInitAttr {
+  int version;
+  void *mpi_comm;
+  NvInitArgs args;
+} NvInitAttr;
+
+_Static_assert(sizeof(NvUniqueId) == 128, "nvshmemx_uniqueid_v1 is 128 bytes");
+_Static_assert(sizeof(NvUniqueIdArgs) == 24, "nvshmemx_uniqueid_args_v1 is 24 bytes");
+_Static_assert(sizeof(NvInitArgs) == 128, "nvshmemx_init_args_v1 is 128 bytes");
+_Static_assert(sizeof(NvInitAttr) == 144, "nvshmemx_init_attr_v1 is 144 bytes");
+
+#define NV_INIT_WITH_UNIQUEID (1u << 3)
+#define NV_STRUCT_VERSION(T) ((1 << 16) + (int)sizeof(T))
+
+/* X(name, return type, parameters) */
+#define NV_FUNCS(X)                                                                            \
+  X(nvshmemx_get_uniqueid, int, (NvUniqueId *))                                                \
+  X(nvshmemx_set_attr_uniqueid_args, int, (int, int, const NvUniqueId *, NvInitAttr *))        \
+  X(nvshmemx_hostlib_init_attr, int, (unsigned, NvInitAttr *))                                 \
+  X(nvshmemx_hostlib_finalize, void, (void))                                                   \
+  X(nvshmem_my_pe, int, (void))                                                                \
+  X(nvshmem_n_pes, int, (void))                                                                \
+  X(nvshmem_malloc, void *, (size_t))                                                          \
+  X(nvshmem_free, void, (void *))                                                              \
+  X(nvshmem_ptr, void *, (const void *, int))                                                  \
+  X(nvshmem_barrier_all, void, (void))                                                         \
+  X(nvshmemx_cumodule_init, int, (CUmodule))                                                   \
+  X(nvshmemx_cumodule_finalize, int, (CUmodule))
+
+struct DistNvshmem {
+  void *handle;
+#define NV_MEMBER(name, ret, params) ret(*name) params;
+  NV_FUNCS(NV_MEMBER)
+#undef NV_MEMBER
+};
+
+/* ---- discovery ------------------------------------------------------------------------------- */
+static bool file_exists(const char *p) { return access(p, R_OK) == 0; }
+
+/* Accepts an NVSHMEM root (with lib/ or lib64/) and records its pieces. */
+static bool try_root(DistNvshmemPaths *p, const char *root, StrBuf *looked) {
+  static const char *const libdirs[] = {"lib", "lib64"};
+  for (int i = 0; i < TS_ARRAY_LEN(libdirs); i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/libnvshmem_host.so.3", root, libdirs[i]);
+    sb_printf(looked, "\n  %s", path);
+    if (!file_exists(path)) continue;
+    sb_clear(&p->host_lib);
+    sb_append(&p->host_lib, path);
+    snprintf(path, sizeof path, "%s/include", root);
+    sb_clear(&p->include_dir);
+    if (file_exists(path)) sb_append(&p->include_dir, path);
+    snprintf(path, sizeof path, "%s/%s/libnvshmem_device.bc", root, libdirs[i]);
+    sb_clear(&p->device_bc);
+    if (file_exists(path)) sb_append(&p->device_bc, path);
+    return true;
+  }
+  return false;
+}
+
+static bool try_glob(DistNvshmemPaths *p, const char *pattern, StrBuf *looked) {
+  glob_t g;
+  bool found = false;
+  if (glob(pattern, GLOB_NOSORT, NULL, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc && !found; i++) found = try_root(p, g.gl_pathv[i], looked);
+    globfree(&g);
+  } else {
+    sb_printf(looked, "\n  %s (no match)", pattern);
+  }
+  return found;
+}
+
+/* Asks the python3 on PATH where the pip package is (the torch python of our GPU machines
+ * has it).  stderr is silenced: a missing module is an ordinary "not here". */
+static bool try_python(DistNvshmemPaths *p, StrBuf *looked) {
+  FILE *f = popen("python3 -c 'import nvidia.nvshmem as m; print(list(m.__path__)[0])' 2>/dev/null", "r");
+  if (!f) return false;
+  char line[4096] = {0};
+  bool got = fgets(line, sizeof line, f) != NULL;
+  pclose(f);
+  if (!got) {
+    sb_append(looked, "\n  python3 -c 'import nvidia.nvshmem' (module not installed)");
+    return false;
+  }
+  line[strcspn(line, "\r\n")] = 0;
+  return try_root(p, line, looked);
+}
+
+bool dist_nvshmem_find(DistNvshmemPaths *p, StrBuf *why) {
+  StrBuf looked = {0};
+  bool ok = false;
+  const char *home = getenv("NVSHMEM_HOME");
+  if (home && *home) ok = try_root(p, home, &looked);
+  else sb_append(&looked, "\n  $NVSHMEM_HOME (not set)");
+  /* The pip package nvidia-nvshmem-cu13 installs nvidia/nvshmem/{lib,include}. */
+  static const char *const site_patterns[] = {
+      "%s/lib/python3*/site-packages/nvidia/nvshmem",
+      "%s/lib/python3*/dist-packages/nvidia/nvshmem",
+  };
+  const char *prefixes[] = {getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX"), "/usr/local", "/usr", NULL, "/opt/conda"};
+  char local[4096] = {0};
+  const char *h = getenv("HOME");
+  if (h) snprintf(local, sizeof local, "%s/.local", h);
+  prefixes[4] = h ? local : NULL;
+  for (int i = 0; !ok && i < TS_ARRAY_LEN(prefixes); i++) {
+    if (!prefixes[i] || !*prefixes[i]) continue;
+    for (int j = 0; !ok && j < TS_ARRAY_LEN(site_patterns); j++) {
+      char pat[4400];
+      snprintf(pat, sizeof pat, site_patterns[j], prefixes[i]);
+      ok = try_glob(p, pat, &looked);
+    }
+  }
+  if (!ok) ok = try_python(p, &looked);
+  if (!ok) ok = try_root(p, "/usr/local/nvshmem", &looked) || try_glob(p, "/usr/lib/x86_64-linux-gnu/nvshmem/*", &looked);
+  if (!ok) {
+    /* Last: the dynamic loader's own search (LD_LIBRARY_PATH, ld.so.cache). */
+    void *hdl = dlopen("libnvshmem_host.so.3", RTLD_LAZY | RTLD_LOCAL);
+    sb_append(&looked, "\n  libnvshmem_host.so.3 on the loader path (LD_LIBRARY_PATH, ld.so.cache)");
+    if (hdl) {
+      dlclose(hdl);
+      sb_clear(&p->host_lib);
+      sb_append(&p->host_lib, "libnvshmem_host.so.3");
+      ok = true;
+    }
+  }
+  if (!ok)
+    sb_printf(why,
+              "NVSHMEM not found (libnvshmem_host.so.3); looked in:%s\nset NVSHMEM_HOME to an NVSHMEM install, or "
+              "`pip install nvidia-nvshmem-cu13`, or use TILESCALE_DIST_BACKEND=ipc",
+              sb_str(&looked));
+  sb_free(&looked);
+  return ok;
+}
+
+void dist_nvshmem_paths_free(DistNvshmemPaths *p) {
+  sb_free(&p->host_lib);
+  sb_free(&p->include_dir);
+  sb_free(&p->device_bc);
+}
+
+/* ---- backend --------------------------------------------------------------------------------- */
+static bool nv_load(DistNvshmem *nv, const char *path, StrBuf *why) {
+  /* RTLD_GLOBAL: NVSHMEM dlopens its own bootstrap and transport plugins, which look up
+   * symbols of the host library. */
+  nv->handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+  if (!nv->handle) {
+    const char *e = dlerror();
+    sb_printf(why, "cannot load %s: %s", path, e ? e : "unknown error");
+    return false;
+  }
+#define NV_LOAD(name, ret, params)                                                       \
+  *(void **)&nv->name = dlsym(nv->handle, #name);                                       \
+  if (!nv->name) {                                                                      \
+    sb_printf(why, "%s lacks %s (NVSHMEM 3.x is needed)", path, #name);                 \
+    return false;                                                                       \
+  }
+  NV_FUNCS(NV_LOAD)
+#undef NV_LOAD
+  return true;
+}
+
+ts_status dist_nvshmem_open(ts_dist *d) {
+  ts_context *ctx = d->ctx;
+  ts_status status = TS_OK;
+  StrBuf why = {0};
+  DistNvshmemPaths paths = {0};
+  DistNvshmem *nv = ts_calloc(1, sizeof *nv);
+  d->nv = nv;
+  if (!dist_nvshmem_find(&paths, &why) || !nv_load(nv, sb_str(&paths.host_lib), &why)) {
+    rt_set_error(ctx, "ts_dist_init (nvshmem): %s", sb_str(&why));
+    status = TS_ERR_NOT_FOUND;
+    goto cleanup;
+  }
+  /* NVLink multicast stays off on our machines, whatever the caller's environment says;
+   * the symmetric size covers our heap plus NVSHMEM's own internal allocations. */
+  setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
+  if (!getenv("NVSHMEM_SYMMETRIC_SIZE")) {
+    char size[32];
+    snprintf(size, sizeof size, "%llu", (unsigned long long)(d->heap_size + (256ull << 20)));
+    setenv("NVSHMEM_SYMMETRIC_SIZE", size, 1);
+  }
+
+  NvUniqueId id;
+  memset(&id, 0, sizeof id);
+  id.version = NV_STRUCT_VERSION(NvUniqueId);
+  if (d->rank == 0 && nv->nvshmemx_get_uniqueid(&id) != 0) {
+    rt_set_error(ctx, "ts_dist_init (nvshmem): nvshmemx_get_uniqueid failed on rank 0");
+    status = TS_ERR_INTERNAL;
+    memset(&id, 0, sizeof id);
+  }
+  /* Every rank takes part in the broadcast even when rank 0 failed, so nobody is left
+   * waiting; a zero id then tells the others why. */
+  if (!dist_boot_broadcast(&d->boot, &id, sizeof id, &why)) {
+    rt_set_error(ctx, "ts_dist_init (nvshmem): broadcasting the unique id failed: %s", sb_str(&why));
+    status = TS_ERR_INTERNAL;
+    goto cleanup;
+  }
+  if (status != TS_OK) goto cleanup;
+  if (id.version == 0) {
+    rt_set_error(ctx, "ts_dist_init (nvshmem): rank 0 could not create the NVSHMEM unique id (see its error)");
+    status = TS_ERR_INTERNAL;
+    goto cleanup;
+  }
+  NvInitAttr attr;
+  memset(&attr, 0, sizeof attr);
+  attr.version = NV_STRUCT_VERSION(NvInitAttr);
+  attr.args.version = NV_STRUCT_VERSION(NvInitArgs);
+  attr.args.uid_args.version = NV_STRUCT_VERSION(NvUniqueIdArgs);
+  int rc = nv->nvshmemx_set_attr_uniqueid_args(d->rank, d->world, &id, &attr);
+  if (rc == 0) rc = nv->nvshmemx_hostlib_init_attr(NV_INIT_WITH_UNIQUEID, &attr);
+  if (rc != 0) {
+    rt_set_error(ctx, "ts_dist_init (nvshmem): nvshmemx_hostlib_init_attr failed with %d on rank %d "
+                      "(NVSHMEM_DEBUG=INFO shows why)",
+                 rc, d->rank);
+    status = TS_ERR_INTERNAL;
+    goto cleanup;
+  }
+  if (nv->nvshmem_my_pe() != d->rank || nv->nvshmem_n_pes() != d->world) {
+    rt_set_error(ctx, "ts_dist_init (nvshmem): NVSHMEM says pe %d of %d, but this is rank %d of %d", nv->nvshmem_my_pe(),
+                 nv->nvshmem_n_pes(), d->rank, d->world);
+    status = TS_ERR_INTERNAL;
+    goto cleanup;
+  }
+  void *heap = nv->nvshmem_malloc(d->heap_size);
+  if (!heap) {
+    rt_set_error(ctx, "ts_dist_init (nvshmem): nvshmem_malloc(%llu) failed (NVSHMEM_SYMMETRIC_SIZE too small?)",
+                 (unsigned long long)d->heap_size);
+    status = TS_ERR_OUT_OF_MEMORY;
+    goto cleanup;
+  }
+  d->heap = (CUdeviceptr)heap;
+  CU_CHECK(ctx, cuMemsetD8, (d->heap, 0, d->heap_size));
+  CU_CHECK(ctx, cuCtxSynchronize, ());
+  for (int r = 0; r < d->world; r++) d->peer_base[r] = (uint64_t)(uintptr_t)nv->nvshmem_ptr(heap, r);
+  d->peer_base[d->rank] = (uint64_t)d->heap;
+  nv->nvshmem_barrier_all();
+cleanup:
+  dist_nvshmem_paths_free(&paths);
+  sb_free(&why);
+  return status;
+}
+
+void dist_nvshmem_close(ts_dist *d) {
+  DistNvshmem *nv = d->nv;
+  if (!nv) return;
+  if (nv->handle && nv->nvshmem_free && d->heap) {
+    nv->nvshmem_barrier_all();
+    nv->nvshmem_free((void *)(uintptr_t)d->heap);
+    d->heap = 0;
+    nv->nvshmemx_hostlib_finalize();
+  }
+  /* The library stays loaded: its proxy and transport threads may outlive finalize, and
+   * unloading code under a running thread crashes. */
+  ts_free(nv);
+  d->nv = NULL;
+}
+
+ts_status dist_nvshmem_module_init(ts_dist *d, CUmodule mod) {
+  CUdeviceptr p;
+  size_t size;
+  /* Only modules linked with the NVSHMEM device library carry its state. */
+  if (d->x.cuModuleGetGlobal(&p, &size, mod, "nvshmemi_device_state_d") != CUDA_SUCCESS) return TS_OK;
+  int rc = d->nv->nvshmemx_cumodule_init(mod);
+  if (rc != 0) {
+    rt_set_error(d->ctx, "nvshmemx_cumodule_init failed with %d on rank %d", rc, d->rank);
+    return TS_ERR_INTERNAL;
+  }
+  return TS_OK;
+}

@@ -1,0 +1,664 @@
+/* test_dist.c — CPU tests of the distributed runtime (src/dist, device/tilescale/dist.cuh):
+ * the symmetric allocator, the TCP rendezvous among forked processes (allgather, barrier,
+ * broadcast, timeouts, a rank that dies), `tilescale launch` with CPU-only child programs
+ * (rank environment, output prefixes, failure propagation, rendezvous timeout through
+ * ts_dist_init), NVSHMEM discovery, and NVRTC compiles of dist.cuh for sm_90a.
+ *
+ * Rank programs: the launcher re-runs this test binary (/proc/self/exe) with
+ * TS_DIST_TEST_CHILD set; a constructor below then plays one rank and exits before the
+ * test registry runs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../src/dist/dist.h"
+#include "test.h"
+
+static double wall_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+/* ---- rank programs run by the launcher ------------------------------------------------------ */
+/* allgather: every rank contributes (rank+1)*10, checks the gathered vector, prints ok.
+ * absent: rank 1 leaves at once; rank 0's ts_dist_init must time out with an error. */
+static int dist_child_main(const char *mode) {
+  ts_context *ctx = NULL;
+  if (ts_context_create(NULL, &ctx) != TS_OK) return 90;
+  int rc = 0;
+  if (strcmp(mode, "absent") == 0 && atoi(getenv("RANK") ? getenv("RANK") : "0") == 1) {
+    ts_context_destroy(ctx);
+    return 0;
+  }
+  ts_dist_options o = ts_dist_default_options();
+  o.host_only = 1;
+  ts_dist *d = NULL;
+  ts_status s = ts_dist_init(ctx, &o, &d);
+  if (s != TS_OK) {
+    fprintf(stderr, "init failed: %s\n", ts_last_error(ctx));
+    ts_context_destroy(ctx);
+    return 1;
+  }
+  int n = ts_dist_world_size(d), me = ts_dist_rank(d);
+  int mine = (me + 1) * 10;
+  int *all = calloc((size_t)n, sizeof *all);
+  if (ts_dist_allgather(d, &mine, sizeof mine, all) != TS_OK) {
+    fprintf(stderr, "allgather failed: %s\n", ts_last_error(ctx));
+    rc = 2;
+  }
+  int sum = 0;
+  for (int r = 0; r < n && rc == 0; r++) {
+    if (all[r] != (r + 1) * 10) rc = 3;
+    sum += all[r];
+  }
+  char word[16] = "";
+  if (me == 0) snprintf(word, sizeof word, "hello");
+  if (rc == 0 && (ts_dist_broadcast(d, word, sizeof word) != TS_OK || strcmp(word, "hello") != 0)) rc = 4;
+  if (rc == 0 && ts_dist_barrier(d, NULL) != TS_OK) rc = 5;
+  if (rc == 0) printf("ok rank %d of %d local %d sum %d\n", me, n, ts_dist_local_rank(d), sum);
+  free(all);
+  ts_dist_finalize(d);
+  ts_context_destroy(ctx);
+  return rc;
+}
+
+__attribute__((constructor)) static void dist_child_entry(void) {
+  const char *mode = getenv("TS_DIST_TEST_CHILD");
+  if (mode && *mode) {
+    fflush(stdout);
+    int rc = dist_child_main(mode);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(rc);
+  }
+}
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+typedef struct LaunchResult {
+  int code;     /* exit code of the launcher (-1: crashed) */
+  char *out;    /* its stdout / stderr, heap */
+  char *err;
+  double secs;
+} LaunchResult;
+
+/* Runs dist_launch_main in a forked process (it changes the signal mask and forks), with
+ * stdout/stderr captured in files; extra_env entries ("K=V") are set for it first. */
+static LaunchResult run_launch(char **argv, const char *const *extra_env) {
+  LaunchResult r = {-1, NULL, NULL, 0};
+  char out_path[] = "/tmp/ts_launch_out_XXXXXX", err_path[] = "/tmp/ts_launch_err_XXXXXX";
+  int ofd = mkstemp(out_path), efd = mkstemp(err_path);
+  int argc = 0;
+  while (argv[argc]) argc++;
+  double t0 = wall_s();
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(ofd, STDOUT_FILENO);
+    dup2(efd, STDERR_FILENO);
+    for (int i = 0; extra_env && extra_env[i]; i++) putenv((char *)extra_env[i]);
+    int code = dist_launch_main(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(code);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r.secs = wall_s() - t0;
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  close(ofd);
+  close(efd);
+  r.out = ts_read_file(out_path, NULL);
+  r.err = ts_read_file(err_path, NULL);
+  if (!r.out) r.out = ts_strdup("");
+  if (!r.err) r.err = ts_strdup("");
+  unlink(out_path);
+  unlink(err_path);
+  return r;
+}
+
+static void free_result(LaunchResult *r) {
+  ts_free(r->out);
+  ts_free(r->err);
+}
+
+/* ---- symmetric allocator ------------------------------------------------------------------------ */
+TEST(dist_symheap_alloc_free_coalesce) {
+  DistSymHeap h;
+  dist_symheap_init(&h, 4096);
+  uint64_t a, b, c, d;
+  CHECK(dist_symheap_alloc(&h, 100, 256, &a) && a == 0);
+  CHECK(dist_symheap_alloc(&h, 300, 256, &b) && b == 256);
+  CHECK(dist_symheap_alloc(&h, 1, 1024, &c) && c == 1024);
+  CHECK(dist_symheap_used_bytes(&h) == 401);
+  CHECK(!dist_symheap_alloc(&h, 4096, 256, &d)); /* exhausted */
+  CHECK(!dist_symheap_free(&h, 8));              /* not the start of a block */
+  CHECK(dist_symheap_free(&h, b));
+  CHECK(!dist_symheap_free(&h, b));              /* double free */
+  /* First fit reuses the hole left by b. */
+  CHECK(dist_symheap_alloc(&h, 200, 256, &d) && d == 256);
+  CHECK(dist_symheap_free(&h, a) && dist_symheap_free(&h, d) && dist_symheap_free(&h, c));
+  /* Everything coalesced back into one free block covering the heap. */
+  CHECK(h.nblocks == 1 && !h.blocks[0].used && h.blocks[0].size == 4096);
+  CHECK(dist_symheap_alloc(&h, 4096, 256, &a) && a == 0);
+  dist_symheap_destroy(&h);
+}
+
+TEST(dist_symheap_deterministic) {
+  /* Two "ranks" running the same request sequence get the same offsets. */
+  DistSymHeap h[2];
+  uint64_t offs[2][64];
+  for (int k = 0; k < 2; k++) {
+    dist_symheap_init(&h[k], 1 << 20);
+    unsigned seed = 12345;
+    for (int i = 0; i < 64; i++) {
+      seed = seed * 1103515245u + 12345u;
+      uint64_t size = 1 + (seed >> 16) % 5000;
+      CHECK(dist_symheap_alloc(&h[k], size, 256, &offs[k][i]));
+      CHECK(offs[k][i] % 256 == 0);
+      if (i % 3 == 2) CHECK(dist_symheap_free(&h[k], offs[k][i - 1]));
+    }
+  }
+  CHECK(memcmp(offs[0], offs[1], sizeof offs[0]) == 0);
+  /* No two live allocations overlap. */
+  for (int i = 0; i < h[0].nblocks - 1; i++) CHECK(h[0].blocks[i].off + h[0].blocks[i].size == h[0].blocks[i + 1].off);
+  dist_symheap_destroy(&h[0]);
+  dist_symheap_destroy(&h[1]);
+}
+
+/* ---- rendezvous among forked processes --------------------------------------------------------- */
+/* Each rank gathers blobs of 37 bytes whose content depends on the sender, checks them,
+ * runs a barrier and a broadcast, and exits 0 when everything matched. */
+static int boot_rank(int port, int rank, int world) {
+  DistBoot b;
+  StrBuf err = {0};
+  if (!dist_boot_open(&b, "127.0.0.1", port, rank, world, 5000, &err)) {
+    fprintf(stderr, "rank %d: %s\n", rank, sb_str(&err));
+    return 10;
+  }
+  b.op_timeout_ms = 5000;
+  int rc = 0;
+  for (int round = 0; round < 3 && rc == 0; round++) {
+    unsigned char mine[37], all[37 * 8];
+    for (int i = 0; i < 37; i++) mine[i] = (unsigned char)(rank * 31 + i + round);
+    if (!dist_boot_allgather(&b, mine, sizeof mine, all, &err)) rc = 11;
+    for (int r = 0; r < world && rc == 0; r++)
+      for (int i = 0; i < 37; i++)
+        if (all[r * 37 + i] != (unsigned char)(r * 31 + i + round)) rc = 12;
+    if (rc == 0 && !dist_boot_barrier(&b, &err)) rc = 13;
+  }
+  uint64_t id = rank == 0 ? 0x1234567890abcdefull : 0;
+  if (rc == 0 && (!dist_boot_broadcast(&b, &id, sizeof id, &err) || id != 0x1234567890abcdefull)) rc = 14;
+  if (rc) fprintf(stderr, "rank %d: rc %d %s\n", rank, rc, sb_str(&err));
+  dist_boot_close(&b);
+  sb_free(&err);
+  return rc;
+}
+
+TEST(dist_rendezvous_allgather_forked) {
+  const int world = 5;
+  int port = free_port();
+  REQUIRE(port > 0);
+  pid_t pids[5];
+  fflush(stdout);
+  fflush(stderr);
+  /* Rank 0 starts last: the others must retry until it listens. */
+  for (int r = world - 1; r >= 0; r--) {
+    pids[r] = fork();
+    if (pids[r] == 0) _exit(boot_rank(port, r, world));
+    if (r == 1) usleep(100 * 1000);
+  }
+  for (int r = 0; r < world; r++) {
+    int st;
+    waitpid(pids[r], &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+}
+
+TEST(dist_rendezvous_world_of_one) {
+  DistBoot b;
+  StrBuf err = {0};
+  REQUIRE(dist_boot_open(&b, NULL, 0, 0, 1, 100, &err));
+  int x = 42, all = 0;
+  CHECK(dist_boot_allgather(&b, &x, sizeof x, &all, &err) && all == 42);
+  CHECK(dist_boot_barrier(&b, &err));
+  dist_boot_close(&b);
+  sb_free(&err);
+}
+
+TEST(dist_rendezvous_timeouts) {
+  int port = free_port();
+  DistBoot b;
+  StrBuf err = {0};
+  /* Rank 0 alone in a group of 3: an error naming the missing ranks, not a hang. */
+  double t0 = wall_s();
+  CHECK(!dist_boot_open(&b, "127.0.0.1", port, 0, 3, 300, &err));
+  CHECK(wall_s() - t0 < 3.0);
+  CHECK(strstr(sb_str(&err), "timed out") && strstr(sb_str(&err), "missing ranks: 1 2"));
+  sb_clear(&err);
+  /* Rank 1 with no rank 0: gives up at the deadline and says where it looked. */
+  t0 = wall_s();
+  CHECK(!dist_boot_open(&b, "127.0.0.1", port, 1, 2, 300, &err));
+  CHECK(wall_s() - t0 < 3.0);
+  CHECK(strstr(sb_str(&err), "rank 1 could not join rank 0 at 127.0.0.1:") != NULL);
+  sb_clear(&err);
+  CHECK(!dist_boot_open(&b, "127.0.0.1", 70000, 1, 2, 300, &err));
+  CHECK(strstr(sb_str(&err), "not a valid TCP port") != NULL);
+  sb_free(&err);
+}
+
+TEST(dist_rendezvous_dead_rank_and_mismatch) {
+  int port = free_port();
+  fflush(stdout);
+  fflush(stderr);
+  /* Rank 1 joins, then exits without taking part in the allgather. */
+  pid_t p1 = fork();
+  if (p1 == 0) {
+    DistBoot b;
+    StrBuf err = {0};
+    _exit(dist_boot_open(&b, "127.0.0.1", port, 1, 2, 5000, &err) ? 0 : 1);
+  }
+  DistBoot b;
+  StrBuf err = {0};
+  REQUIRE(dist_boot_open(&b, "127.0.0.1", port, 0, 2, 5000, &err));
+  int x = 1, all[2];
+  double t0 = wall_s();
+  CHECK(!dist_boot_allgather(&b, &x, sizeof x, all, &err));
+  CHECK(wall_s() - t0 < 3.0);
+  CHECK(strstr(sb_str(&err), "rank 1 closed its rendezvous connection") != NULL);
+  dist_boot_close(&b);
+  int st;
+  waitpid(p1, &st, 0);
+  sb_clear(&err);
+
+  /* Ranks that contribute different sizes get an error naming both sizes. */
+  port = free_port();
+  pid_t p2 = fork();
+  if (p2 == 0) {
+    DistBoot c;
+    StrBuf e2 = {0};
+    if (!dist_boot_open(&c, "127.0.0.1", port, 1, 2, 5000, &e2)) _exit(1);
+    long y = 2, ys[2];
+    bool ok = dist_boot_allgather(&c, &y, sizeof y, ys, &e2);
+    _exit(ok ? 2 : 0);
+  }
+  REQUIRE(dist_boot_open(&b, "127.0.0.1", port, 0, 2, 5000, &err));
+  CHECK(!dist_boot_allgather(&b, &x, sizeof x, all, &err));
+  CHECK(strstr(sb_str(&err), "rank 1 contributed 8 bytes but rank 0 contributed 4") != NULL);
+  dist_boot_close(&b);
+  waitpid(p2, &st, 0);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0); /* rank 1 saw an error too, not a hang */
+  sb_free(&err);
+}
+
+/* ---- launcher ----------------------------------------------------------------------------------- */
+TEST(dist_launch_env_and_prefix) {
+  char *argv[] = {"launch", "-n", "3", "sh", "-c",
+                  "echo \"r=$RANK w=$WORLD_SIZE l=$LOCAL_RANK lw=$LOCAL_WORLD_SIZE a=$MASTER_ADDR "
+                  "nvls=$NVSHMEM_DISABLE_NVLS nccl=$NCCL_NVLS_ENABLE p=$MASTER_PORT\"; echo err$RANK >&2",
+                  NULL};
+  const char *env[] = {"NCCL_NVLS_ENABLE=1", NULL}; /* must be overridden */
+  LaunchResult r = run_launch(argv, env);
+  CHECK(r.code == 0);
+  for (int k = 0; k < 3; k++) {
+    char want[128];
+    snprintf(want, sizeof want, "[rank %d] r=%d w=3 l=%d lw=3 a=127.0.0.1 nvls=1 nccl=0 p=", k, k, k);
+    CHECK(strstr(r.out, want) != NULL);
+    snprintf(want, sizeof want, "[rank %d] err%d\n", k, k);
+    CHECK(strstr(r.err, want) != NULL);
+  }
+  /* Every rank saw the same, valid port. */
+  const char *p = strstr(r.out, " p=");
+  CHECK(p && atoi(p + 3) > 0);
+  free_result(&r);
+}
+
+TEST(dist_launch_multinode_ranks_and_partial_lines) {
+  char *argv[] = {"launch", "--nproc=2", "--nnodes", "3", "--node-rank", "2", "--master-port", "23456",
+                  "--master-addr", "10.1.2.3", "sh", "-c", "printf a; printf b >&2; printf \"c$RANK\"", NULL};
+  LaunchResult r = run_launch(argv, NULL);
+  CHECK(r.code == 0);
+  /* Node 2 of 3 with 2 ranks each: global ranks 4 and 5; a last line without '\n' is kept. */
+  CHECK(strstr(r.out, "[rank 4] ac4\n") && strstr(r.out, "[rank 5] ac5\n"));
+  CHECK(strstr(r.err, "[rank 4] b\n") != NULL);
+  free_result(&r);
+  char *argv2[] = {"launch", "-n", "2", "--nnodes", "2", "--node-rank", "1", "--no-prefix", "sh", "-c",
+                   "echo $RANK/$WORLD_SIZE/$LOCAL_RANK/$MASTER_ADDR:$MASTER_PORT", NULL};
+  const char *env[] = {"MASTER_ADDR=node0", "MASTER_PORT=4444", NULL};
+  r = run_launch(argv2, env);
+  CHECK(r.code == 0 && strstr(r.out, "2/4/0/node0:4444\n") && strstr(r.out, "3/4/1/node0:4444\n"));
+  CHECK(strstr(r.out, "[rank") == NULL);
+  free_result(&r);
+}
+
+TEST(dist_launch_failure_stops_others) {
+  char *argv[] = {"launch", "-n", "3", "--grace", "1", "sh", "-c",
+                  "if [ $RANK = 1 ]; then sleep 0.2; echo bye; exit 3; fi; sleep 30", NULL};
+  LaunchResult r = run_launch(argv, NULL);
+  CHECK(r.code == 3);
+  CHECK(r.secs < 10.0); /* the sleeping ranks were stopped, not waited for */
+  CHECK(strstr(r.out, "[rank 1] bye") != NULL);
+  CHECK(strstr(r.err, "rank 1 (pid ") && strstr(r.err, "exited with code 3; stopping the other 2 ranks"));
+  CHECK(strstr(r.err, "failed: rank 1 exited with code 3") != NULL);
+  free_result(&r);
+}
+
+TEST(dist_launch_crash_by_signal) {
+  /* A rank that ignores SIGTERM still goes: SIGKILL after the grace period. */
+  char *argv[] = {"launch", "-n", "3", "--grace", "0.5", "sh", "-c",
+                  "if [ $RANK = 2 ]; then kill -SEGV $$; fi; trap '' TERM; sleep 30 & wait; sleep 30", NULL};
+  LaunchResult r = run_launch(argv, NULL);
+  CHECK(r.code == 128 + SIGSEGV);
+  CHECK(r.secs < 10.0);
+  CHECK(strstr(r.err, "rank 2 (pid ") && strstr(r.err, "killed by signal 11 (SIGSEGV"));
+  free_result(&r);
+}
+
+TEST(dist_launch_usage_errors) {
+  char *a1[] = {"launch", "sh", "-c", "true", NULL};
+  LaunchResult r = run_launch(a1, NULL);
+  CHECK(r.code == 2 && strstr(r.err, "number of processes is missing"));
+  free_result(&r);
+  char *a2[] = {"launch", "-n", "2", NULL};
+  r = run_launch(a2, NULL);
+  CHECK(r.code == 2 && strstr(r.err, "no program to run"));
+  free_result(&r);
+  char *a3[] = {"launch", "--help", NULL};
+  r = run_launch(a3, NULL);
+  CHECK(r.code == 0 && strstr(r.out, "usage: tilescale launch -n N") && strstr(r.out, "LOCAL_WORLD_SIZE"));
+  free_result(&r);
+  char *a4[] = {"launch", "-n", "2", "--node-rank", "1", "true", NULL};
+  r = run_launch(a4, NULL);
+  CHECK(r.code == 2 && strstr(r.err, "out of range"));
+  free_result(&r);
+  char *a5[] = {"launch", "-n", "0", "true", NULL};
+  r = run_launch(a5, NULL);
+  CHECK(r.code == 2 && strstr(r.err, "bad value '0' for -n"));
+  free_result(&r);
+  char *a6[] = {"launch", "-n", "2", "/nonexistent/prog", NULL};
+  r = run_launch(a6, NULL);
+  CHECK(r.code == 127 && strstr(r.err, "cannot run '/nonexistent/prog'") && strstr(r.err, "code 127"));
+  free_result(&r);
+}
+
+TEST(dist_launch_timeout) {
+  char *argv[] = {"launch", "-n", "2", "--timeout", "0.5", "--grace", "0.5", "sleep", "30", NULL};
+  LaunchResult r = run_launch(argv, NULL);
+  CHECK(r.code == 124);
+  CHECK(r.secs < 5.0);
+  CHECK(strstr(r.err, "timed out after 0.5 s; ranks still running: 0 1") != NULL);
+  free_result(&r);
+}
+
+/* The launcher + ts_dist_init (host_only) + the rendezvous, end to end with real ranks. */
+TEST(dist_launch_rendezvous_end_to_end) {
+  char *argv[] = {"launch", "-n", "4", "/proc/self/exe", NULL};
+  const char *env[] = {"TS_DIST_TEST_CHILD=allgather", NULL};
+  LaunchResult r = run_launch(argv, env);
+  CHECK(r.code == 0);
+  for (int k = 0; k < 4; k++) {
+    char want[96];
+    snprintf(want, sizeof want, "[rank %d] ok rank %d of 4 local %d sum 100", k, k, k);
+    CHECK(strstr(r.out, want) != NULL);
+  }
+  if (r.code != 0) fprintf(stderr, "%s%s", r.out, r.err);
+  free_result(&r);
+}
+
+TEST(dist_launch_rendezvous_timeout_is_an_error) {
+  char *argv[] = {"launch", "-n", "2", "/proc/self/exe", NULL};
+  const char *env[] = {"TS_DIST_TEST_CHILD=absent", "TILESCALE_RDZV_TIMEOUT_MS=400", NULL};
+  LaunchResult r = run_launch(argv, env);
+  CHECK(r.code == 1);
+  CHECK(r.secs < 10.0);
+  CHECK(strstr(r.err, "[rank 0] init failed: ts_dist_init: rendezvous: rank 0 timed out after 400 ms") != NULL);
+  CHECK(strstr(r.err, "missing ranks: 1") != NULL);
+  CHECK(strstr(r.err, "failed: rank 0 exited with code 1") != NULL);
+  free_result(&r);
+}
+
+/* ---- public API without the launcher ------------------------------------------------------------ */
+TEST(dist_init_host_only_single_and_bad_env) {
+  ts_context *ctx = NULL;
+  REQUIRE(ts_context_create(NULL, &ctx) == TS_OK);
+  ts_dist_options o = ts_dist_default_options();
+  o.host_only = 1;
+  o.rank = 0;
+  o.world_size = 1;
+  ts_dist *d = NULL;
+  REQUIRE(ts_dist_init(ctx, &o, &d) == TS_OK);
+  CHECK(ts_dist_rank(d) == 0 && ts_dist_world_size(d) == 1 && ts_dist_local_world_size(d) == 1);
+  CHECK(ts_dist_backend_of(d) == TS_DIST_BACKEND_IPC);
+  int v = 7, all = 0;
+  CHECK(ts_dist_allgather(d, &v, sizeof v, &all) == TS_OK && all == 7);
+  void *p = NULL;
+  CHECK(ts_dist_malloc(d, 64, &p) == TS_ERR_INVALID_ARGUMENT && strstr(ts_last_error(ctx), "host_only"));
+  ts_dist_finalize(d);
+
+  o.rank = 3;
+  o.world_size = 2;
+  CHECK(ts_dist_init(ctx, &o, &d) == TS_ERR_INVALID_ARGUMENT && strstr(ts_last_error(ctx), "out of range"));
+  o.size = 8;
+  CHECK(ts_dist_init(ctx, &o, &d) == TS_ERR_INVALID_ARGUMENT && strstr(ts_last_error(ctx), "options.size"));
+  ts_context_destroy(ctx);
+}
+
+/* ---- NVSHMEM discovery ------------------------------------------------------------------------- */
+TEST(dist_nvshmem_find_home_and_report) {
+  char dir[] = "/tmp/ts_nvshmem_XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  char path[256];
+  snprintf(path, sizeof path, "%s/lib", dir);
+  mkdir(path, 0755);
+  snprintf(path, sizeof path, "%s/include", dir);
+  mkdir(path, 0755);
+  snprintf(path, sizeof path, "%s/lib/libnvshmem_host.so.3", dir);
+  FILE *f = fopen(path, "w");
+  REQUIRE(f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/lib/libnvshmem_device.bc", dir);
+  f = fopen(path, "w");
+  REQUIRE(f);
+  fclose(f);
+
+  char *old = getenv("NVSHMEM_HOME") ? ts_strdup(getenv("NVSHMEM_HOME")) : NULL;
+  setenv("NVSHMEM_HOME", dir, 1);
+  DistNvshmemPaths p = {0};
+  StrBuf why = {0};
+  CHECK(dist_nvshmem_find(&p, &why));
+  snprintf(path, sizeof path, "%s/lib/libnvshmem_host.so.3", dir);
+  CHECK_STR(sb_str(&p.host_lib), path);
+  snprintf(path, sizeof path, "%s/include", dir);
+  CHECK_STR(sb_str(&p.include_dir), path);
+  CHECK(strstr(sb_str(&p.device_bc), "libnvshmem_device.bc") != NULL);
+  dist_nvshmem_paths_free(&p);
+
+  /* An empty NVSHMEM_HOME: found elsewhere (a GPU machine with the pip package), or an error
+   * that lists every place, NVSHMEM_HOME first. */
+  snprintf(path, sizeof path, "%s/lib/libnvshmem_host.so.3", dir);
+  unlink(path);
+  memset(&p, 0, sizeof p);
+  if (!dist_nvshmem_find(&p, &why)) {
+    CHECK(strstr(sb_str(&why), "NVSHMEM not found") != NULL);
+    CHECK(strstr(sb_str(&why), path) != NULL);
+    CHECK(strstr(sb_str(&why), "nvidia/nvshmem") != NULL);
+    CHECK(strstr(sb_str(&why), "nvidia-nvshmem-cu13") != NULL);
+  } else {
+    CHECK(strstr(sb_str(&p.host_lib), dir) == NULL);
+  }
+  dist_nvshmem_paths_free(&p);
+  sb_free(&why);
+  if (old) setenv("NVSHMEM_HOME", old, 1);
+  else unsetenv("NVSHMEM_HOME");
+  ts_free(old);
+  snprintf(path, sizeof path, "rm -rf '%s'", dir);
+  CHECK(system(path) == 0);
+}
+
+/* ---- dist.cuh through NVRTC ------------------------------------------------------------------------- */
+/* Every primitive, every valid ld/st combination, both with and without the debug timeout. */
+static const char dist_probe_src[] =
+    "#include <tilescale/dist.cuh>\n"
+    "using namespace ts::dist;\n"
+    "extern \"C\" __global__ void probe(int *p, long *out, unsigned *bar, int *bb, float *f, uint64_t *f64,\n"
+    "                                   __half *h, uint4 *v, __nv_bfloat16 *bf) {\n"
+    "  long x = 0;\n"
+    "#define LD3(S, NC, NA) x += (long)ld<Sem::S, Scope::CTA, NC, NA>(p) + (long)ld<Sem::S, Scope::GPU, NC, NA>(p, 1) "
+    "+ (long)ld<Sem::S, Scope::SYS, NC, NA>(p);\n"
+    "#define ST3(S, NA) st<Sem::S, Scope::CTA, NA>(p, 1); st<Sem::S, Scope::GPU, NA>(p, 2, 1); "
+    "st<Sem::S, Scope::SYS, NA>(p, 3);\n"
+    "  LD3(WEAK, false, false) LD3(WEAK, false, true) LD3(WEAK, true, false) LD3(WEAK, true, true)\n"
+    "  LD3(VOLATILE, false, false) LD3(RELAXED, false, false) LD3(RELAXED, false, true)\n"
+    "  LD3(ACQUIRE, false, false) LD3(ACQUIRE, false, true)\n"
+    "  ST3(WEAK, false) ST3(WEAK, true) ST3(VOLATILE, false) ST3(RELAXED, false) ST3(RELAXED, true)\n"
+    "  ST3(RELEASE, false) ST3(RELEASE, true)\n"
+    "  st<Sem::RELEASE, Scope::SYS>(f, 1.5f); st<Sem::RELAXED, Scope::GPU>(h, __float2half(1.0f));\n"
+    "  st<Sem::RELEASE, Scope::SYS>(f64, 7); st(v, make_uint4(1, 2, 3, 4)); st(bf, bf[1]);\n"
+    "  uint4 w; ld<Sem::ACQUIRE, Scope::SYS>(v, w); x += w.x + (long)(float)ld<Sem::RELAXED>(h);\n"
+    "  x += wait_eq(p, 1) + wait_ne(p, 1, 1) + wait_ge(f64, 3) + wait_le(f64, 3ull) + wait_gt(p, 0) + wait_lt(p, 9);\n"
+    "  fence_cta(); fence_gpu(); fence_sys();\n"
+    "  x += atom_add(p, 1) + atom_add<Sem::RELEASE, Scope::SYS>(p, 1, 0) + atom_add<Sem::ACQUIRE, Scope::CTA>(f64, 1);\n"
+    "  x += atom_add_acq_rel<Scope::GPU>(p, 2);\n"
+    "  x += warp_any(x > 0) + warp_all(x > 1) + shuffle_elect<0>() + shuffle_elect<128>();\n"
+    "  put_warp(f, f + 100, 64, 1); get_warp<2>(f, f + 200, 33, 0); put_block(h, h + 10, 77, 1);\n"
+    "  get_block(v, v + 4, 4, 1);\n"
+    "  barrier_blocks(bb); sync_blocks(bb); sync_grid(bar); init_barrier_gpu(bar); sync_barrier_gpu(bar + 1, 4);\n"
+    "  x += rank() + num_ranks();\n"
+    "  out[0] = x;\n"
+    "}\n";
+
+static bool compile_probe(TestCtx *t, const char *src, const char *arch, StrBuf *err, bool *skipped) {
+  RtNvrtc nv = {0};
+  StrBuf why = {0};
+  *skipped = false;
+  if (!rt_nvrtc_open(&nv, &why)) {
+    printf("  (skipped %s: NVRTC not available: %s)\n", t->name, sb_str(&why));
+    sb_free(&why);
+    *skipped = true;
+    return false;
+  }
+  RtJitInput in = {0};
+  in.source = src;
+  in.name = "dist_probe.cu";
+  if (!rt_parse_arch(arch, &in.target)) {
+    rt_nvrtc_close(&nv);
+    sb_free(&why);
+    return false;
+  }
+  in.compiler = TS_COMPILER_NVRTC;
+  in.headers = ts_device_headers;
+  in.nheaders = ts_device_headers_count;
+  RtJitOutput out = {0};
+  ts_status s = rt_jit_compile(&nv, &in, &out, err);
+  bool ok = s == TS_OK && out.cubin_size > 0;
+  /* The table must survive in the binary under its C name, for cuModuleGetGlobal. */
+  if (ok) {
+    const char *needle = "ts_dist_meta";
+    bool found = false;
+    for (size_t i = 0; !found && i + strlen(needle) <= out.cubin_size; i++)
+      found = memcmp((const char *)out.cubin + i, needle, strlen(needle)) == 0;
+    CHECK(found);
+  }
+  rt_jit_output_free(&out);
+  rt_nvrtc_close(&nv);
+  sb_free(&why);
+  return ok;
+}
+
+TEST(dist_cuh_nvrtc_sm90a) {
+  StrBuf err = {0}, src = {0};
+  bool skipped;
+  bool ok = compile_probe(t, dist_probe_src, "sm_90a", &err, &skipped);
+  if (skipped) return;
+  if (!ok) fprintf(stderr, "%s\n", sb_str(&err));
+  CHECK(ok);
+  /* With the debug timeout baked in (what the runtime does for TILESCALE_WAIT_TIMEOUT_MS). */
+  sb_clear(&err);
+  sb_append(&src, "#define TILESCALE_WAIT_TIMEOUT_MS 1500\n");
+  sb_append(&src, dist_probe_src);
+  ok = compile_probe(t, sb_str(&src), "sm_90a", &err, &skipped);
+  if (!ok) fprintf(stderr, "%s\n", sb_str(&err));
+  CHECK(ok);
+  /* And for sm_80 (no elect.sync there). */
+  sb_clear(&err);
+  ok = compile_probe(t, dist_probe_src, "sm_80", &err, &skipped);
+  if (!ok) fprintf(stderr, "%s\n", sb_str(&err));
+  CHECK(ok);
+  sb_free(&err);
+  sb_free(&src);
+}
+
+/* The NVSHMEM family on the ipc backend (dist_shmem.cuh). */
+TEST(dist_shmem_cuh_nvrtc_sm90a) {
+  static const char src[] =
+      "#include <tilescale/dist_shmem.cuh>\n"
+      "using namespace ts::shmem;\n"
+      "extern \"C\" __global__ void shm(char *a, char *b, uint64_t *sig, int *x, uint64_t *out) {\n"
+      "  int pe = (my_pe() + 1) % n_pes();\n"
+      "  putmem(a, b, 10, pe); getmem(a, b, 10, pe); putmem_warp(a, b, 100, pe); getmem_nbi_warp(a, b, 7, pe);\n"
+      "  putmem_nbi_block(a, b, 4096, pe); getmem_block(a, b, 33, pe); int_p(x, 5, pe); fence(); quiet();\n"
+      "  putmem_signal_nbi_block(a, b, 256, sig, 1, SIGNAL_ADD, pe); putmem_signal_warp(a, b, 64, sig, 2, SIGNAL_SET, pe);\n"
+      "  putmem_signal(a, b, 8, sig, 3, 9, pe); signal_op(sig, 4, SIGNAL_SET, pe);\n"
+      "  out[0] = signal_wait_until(sig, CMP_GE, 1) + signal_wait_until(sig + 1, 0, 99);\n"
+      "}\n";
+  StrBuf err = {0};
+  bool skipped;
+  bool ok = compile_probe(t, src, "sm_90a", &err, &skipped);
+  if (skipped) return;
+  if (!ok) fprintf(stderr, "%s\n", sb_str(&err));
+  CHECK(ok);
+  sb_free(&err);
+}
+
+TEST(dist_cuh_invalid_combinations_are_compile_errors) {
+  static const struct {
+    const char *call, *message;
+  } cases[] = {
+      {"st<Sem::ACQUIRE, Scope::GPU>(p, 1);", "a store cannot have acquire semantics"},
+      {"x = ld<Sem::RELEASE, Scope::SYS>(p);", "a load cannot have release semantics"},
+      {"x = ld<Sem::ACQUIRE, Scope::GPU, true>(p);", "non-coherent loads (nc=True) are weak"},
+      {"x = ld<Sem::VOLATILE, Scope::GPU, false, true>(p);", "volatile loads take no L1::no_allocate"},
+      {"st<Sem::VOLATILE, Scope::GPU, true>(p, 1);", "volatile stores take no L1::no_allocate"},
+      {"x = wait_eq((short *)p, 1);", "flags are 32- or 64-bit integers"},
+  };
+  for (int i = 0; i < TS_ARRAY_LEN(cases); i++) {
+    StrBuf src = {0}, err = {0};
+    sb_printf(&src,
+              "#include <tilescale/dist.cuh>\nusing namespace ts::dist;\n"
+              "extern \"C\" __global__ void bad(int *p, int *o) { int x = 0; %s o[0] = x; }\n",
+              cases[i].call);
+    bool skipped;
+    bool ok = compile_probe(t, sb_str(&src), "sm_90a", &err, &skipped);
+    if (skipped) return;
+    CHECK(!ok);
+    if (!strstr(sb_str(&err), cases[i].message)) {
+      fprintf(stderr, "  case %s: expected '%s' in:\n%s\n", cases[i].call, cases[i].message, sb_str(&err));
+      t->failures++;
+    }
+    sb_free(&src);
+    sb_free(&err);
+  }
+}
