@@ -21,7 +21,7 @@ LIB_A    := $(BUILD)/libtilescale.a
 LIB_SO   := $(BUILD)/libtilescale.so
 CLI      := $(BUILD)/tilescale
 
-.PHONY: all lib demo test check-gpu bench asan clean format
+.PHONY: all lib demo test check-gpu check-dist bench asan clean format
 all: $(LIB_A) $(LIB_SO) $(CLI)
 lib: $(LIB_A) $(LIB_SO)
 
@@ -67,11 +67,21 @@ demo: all
 
 # The CPU suite (CI): unit tests, golden IR, diagnostics, codegen, NVRTC compile of every
 # example for sm_80 and sm_90a.  Ends with "N passed, N failed".
-test: all $(BUILD)/test_unit
+test: all $(BUILD)/test_unit $(BUILD)/fuzz_replay
 	@./tests/run.sh $(BUILD)
 
 check-gpu: all $(BUILD)/test_gpu
 	$(BUILD)/test_gpu
+
+$(BUILD)/test_dist_smoke: $(BUILD)/obj/tests/dist/dist_smoke.o $(LIB_A)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+# Distributed GPU tests (2 or 4 GPUs): every test program under `tilescale launch`, on both
+# backends (nvshmem is skipped with its reason when the library cannot be found).
+check-dist: all $(BUILD)/test_dist_smoke
+	NDEV=$${NDEV:-2}; \
+	TILESCALE_DIST_BACKEND=ipc $(CLI) launch -n $$NDEV $(BUILD)/test_dist_smoke && \
+	TILESCALE_DIST_BACKEND=nvshmem $(CLI) launch -n $$NDEV $(BUILD)/test_dist_smoke
 
 bench: all $(BUILD)/bench
 	$(BUILD)/bench
@@ -81,10 +91,41 @@ asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	        LDLIBS="-ldl -lm -lpthread -fsanitize=address,undefined" test
 
+# ---- fuzzing (tests/fuzz/): libFuzzer + ASan + UBSan over lexer, parser, evaluator, passes, codegen.
+# `make fuzz` runs FUZZ_SECONDS on the committed corpus plus seeds (examples/, tests/front/ and the
+# hand-written tests/fuzz/seeds/),
+# then minimizes everything (-merge=1) back into tests/fuzz/corpus so the committed corpus stays small.
+# A crash, leak or timeout stops the run and leaves the input as $(FUZZ_BUILD)/crash-* / leak-* / timeout-*.
+FUZZ_SECONDS ?= 600
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_FLAGS   := -timeout=10 -rss_limit_mb=2048 -max_len=8192 -detect_leaks=1 -dict=tests/fuzz/tilelang.dict \
+                -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/
+FUZZ_BIN     := $(FUZZ_BUILD)/fuzz_front
+
+.PHONY: fuzz fuzz-build
+fuzz-build:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang OPT="-O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN)" $(FUZZ_BUILD)/libtilescale.a
+	clang -std=c11 -O1 -g $(WARN) -D_GNU_SOURCE -Iinclude -I$(CUDA_HOME)/include -fsanitize=fuzzer $(FUZZ_SAN) \
+	      tests/fuzz/fuzz_front.c $(FUZZ_BUILD)/libtilescale.a -o $(FUZZ_BIN) $(LDLIBS)
+
+fuzz: fuzz-build
+	@rm -rf $(FUZZ_BUILD)/seeds $(FUZZ_BUILD)/new $(FUZZ_BUILD)/merged
+	@mkdir -p $(FUZZ_BUILD)/seeds $(FUZZ_BUILD)/new $(FUZZ_BUILD)/merged tests/fuzz/corpus
+	cp examples/*.py tests/fuzz/seeds/*.py $(FUZZ_BUILD)/seeds/ && (cp tests/front/*.py $(FUZZ_BUILD)/seeds/ 2>/dev/null || true)
+	$(FUZZ_BIN) $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_BUILD)/new tests/fuzz/corpus $(FUZZ_BUILD)/seeds
+	$(FUZZ_BIN) $(FUZZ_FLAGS) -merge=1 $(FUZZ_BUILD)/merged tests/fuzz/corpus $(FUZZ_BUILD)/new $(FUZZ_BUILD)/seeds
+	rm -rf tests/fuzz/corpus && mv $(FUZZ_BUILD)/merged tests/fuzz/corpus
+	@echo "corpus: $$(ls tests/fuzz/corpus | wc -l) files, $$(du -sh tests/fuzz/corpus | cut -f1)"
+
+# The fuzz harness as a plain program that replays the committed corpus (the smoke test in `make test`).
+$(BUILD)/fuzz_replay: tests/fuzz/fuzz_front.c $(LIB_A)
+	$(CC) $(CFLAGS) -DFUZZ_REPLAY $< -o $@ $(LIB_A) $(LDLIBS)
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cuh')
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

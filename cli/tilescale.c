@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "tilescale.h"
+#include "tilescale_dist.h"
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_CHECK = 3, EXIT_NO_GPU = 4 };
 
@@ -37,6 +38,8 @@ static const char main_usage[] =
     "commands:\n"
     "  compile FILE   compile one function of FILE; print or write its IR, CUDA, PTX or cubin\n"
     "  run FILE       compile for the local GPU, launch on random inputs, time it\n"
+    "  launch -n N PROG [ARGS]  run PROG as N ranks (one process per GPU) with the rank\n"
+    "                 environment and a TCP rendezvous; stops all ranks when one fails\n"
     "  help [CMD]     show this text, or the options of CMD\n"
     "\n"
     "options:\n"
@@ -816,6 +819,10 @@ int main(int argc, char **argv) {
       fputs(compile_usage, stdout);
     else if (argc > 2 && !strcmp(argv[2], "run"))
       fputs(run_usage, stdout);
+    else if (argc > 2 && !strcmp(argv[2], "launch")) {
+      char *help_argv[] = {"launch", "--help", NULL};
+      return ts_launch_main(2, help_argv);
+    }
     else
       fputs(main_usage, stdout);
     return EXIT_OK;
@@ -824,6 +831,8 @@ int main(int argc, char **argv) {
     return cmd_compile(argc - 2, argv + 2);
   if (!strcmp(cmd, "run"))
     return cmd_run(argc - 2, argv + 2);
+  if (!strcmp(cmd, "launch"))
+    return ts_launch_main(argc - 1, argv + 1);
   fprintf(stderr, "tilescale: unknown command '%s'\n\n%s", cmd, main_usage);
   return EXIT_USAGE;
 }

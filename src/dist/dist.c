@@ -141,6 +141,8 @@ static ts_status resolve_options(ts_dist *d, const ts_dist_options *o, const cha
   return TS_OK;
 }
 
+static ts_status dist_module_hook(void *user, CUmodule mod) { return ts_dist_module_attach(user, mod); }
+
 ts_status ts_dist_init(ts_context *ctx, const ts_dist_options *opt, ts_dist **out) {
   if (!ctx || !out) return TS_ERR_INVALID_ARGUMENT;
   *out = NULL;
@@ -179,6 +181,9 @@ ts_status ts_dist_init(ts_context *ctx, const ts_dist_options *opt, ts_dist **ou
   if (d->backend == TS_DIST_BACKEND_NVSHMEM) TS_CHECK(dist_nvshmem_open(d));
   else TS_CHECK(dist_ipc_open(d));
   dist_symheap_init(&d->alloc, d->heap_size);
+  /* Every module loaded from now on gets the heap-base table before its first launch. */
+  ctx->module_hook = dist_module_hook;
+  ctx->module_hook_user = d;
 cleanup:
   sb_free(&err);
   if (status != TS_OK) {
@@ -205,6 +210,10 @@ void ts_dist_finalize(ts_dist *d) {
   if (!dist_boot_barrier(&d->boot, &err))
     rt_set_error(d->ctx, "ts_dist_finalize: final barrier failed (%s); freeing the heap anyway", sb_str(&err));
   if (d->copy_stream) d->x.cuStreamDestroy(d->copy_stream);
+  if (d->ctx->module_hook_user == d) {
+    d->ctx->module_hook = NULL;
+    d->ctx->module_hook_user = NULL;
+  }
   if (!d->host_only) {
     if (d->backend == TS_DIST_BACKEND_NVSHMEM) dist_nvshmem_close(d);
     else dist_ipc_close(d);

@@ -556,3 +556,5 @@ int dist_launch_main(int argc, char **argv) {
   sigprocmask(SIG_SETMASK, &orig_mask, NULL);
   return exit_code;
 }
+
+int ts_launch_main(int argc, char **argv) { return dist_launch_main(argc, argv); }

@@ -278,6 +278,7 @@ static ts_status load_module(ts_kernel *k) {
       CU_CHECK(ctx, cuFuncSetAttribute,
                (l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)l->smem_bytes));
   }
+  if (ctx->module_hook) TS_CHECK(ctx->module_hook(ctx->module_hook_user, mod));
   k->module = mod;
   mod = NULL;
 cleanup:

@@ -29,6 +29,10 @@ struct ts_context {
   CUdeviceptr l2_scratch;/* flush buffer of the benchmarks, allocated on first use */
   size_t l2_scratch_size;
   StrBuf last_error;
+  /* Called after a kernel's module is loaded (before its first launch): the distributed
+   * runtime uploads its heap-base table here, so kernels need no manual attach. */
+  ts_status (*module_hook)(void *user, CUmodule mod);
+  void *module_hook_user;
 };
 
 struct ts_program {
