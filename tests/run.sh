@@ -5,6 +5,7 @@
 #      is compiled with --emit ir and compared with its golden .ir file
 #   3. diagnostics: every tests/diag/*.py is compiled and its stderr compared with .err
 #   4. NVRTC: every example is compiled to a cubin for sm_80 and sm_90a (no GPU needed)
+#   5. fuzz smoke: the fuzz corpus replayed through the harness (build/fuzz_replay)
 # and ends with one line "N passed, N failed".  UPDATE=1 rewrites missing/changed goldens.
 set -u
 BUILD=${1:-build}
@@ -22,7 +23,7 @@ ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 
 # 1. unit tests: count their own passed/failed line
-if out=$("$BUILD/test_unit" 2>"$tmp/unit.err"); then :; fi
+if out=$("$BUILD/test_unit" 2>"$tmp/unit.err"); then u_rc=0; else u_rc=$?; fi
 echo "$out"
 u_pass=$(echo "$out" | sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
 u_fail=$(echo "$out" | sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
@@ -33,6 +34,10 @@ else
   [ "$u_fail" != 0 ] && cat "$tmp/unit.err"
   pass=$((pass + u_pass))
   fail=$((fail + u_fail))
+  # All passed but a non-zero exit: a sanitizer report at exit (leak) under `make asan`.
+  if [ "$u_fail" = 0 ] && [ "$u_rc" != 0 ]; then
+    bad "unit test binary exited with status $u_rc"; tail -30 "$tmp/unit.err" | sed 's/^/    /'
+  fi
 fi
 
 # The arguments of a test file: its `# tilescale-test: ARGS` line.
@@ -96,6 +101,16 @@ for f in examples/*.py; do
     fi
   done
 done
+
+# 5. fuzz smoke: the committed fuzz corpus and seeds replayed through the harness built
+#    without libFuzzer (tests/fuzz/fuzz_front.c); any crash or sanitizer report fails it.
+if [ -x "$BUILD/fuzz_replay" ]; then
+  if "$BUILD/fuzz_replay" tests/fuzz/seeds tests/fuzz/corpus >"$tmp/fuzz.out" 2>&1; then
+    ok
+  else
+    bad "fuzz replay (tests/fuzz)"; tail -20 "$tmp/fuzz.out" | sed 's/^/    /'
+  fi
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -22,6 +22,7 @@ typedef struct TsCompiler {
   bool fast_math;     /* tl.enable_fast_math */
   int limit_steps;    /* evaluator: max loop iterations / calls before giving up (0 = default) */
   int limit_depth;    /* evaluator: max recursion depth (0 = default) */
+  int64_t limit_bytes; /* evaluator: max bytes of the compilation's arena (0 = default) */
 } TsCompiler;
 
 void ts_compiler_init(TsCompiler *c, TsTarget target);

@@ -70,6 +70,7 @@ typedef struct Cg {
   const char *lane;     /* lane variable while a vector expression is printed element-wise */
   int64_t smem_end;     /* highest byte used by shared.dyn buffers of the kernel */
   bool use_reduce, use_atomic;
+  bool use_gemm;        /* tensor-core / async-copy helpers (tilescale/gemm.cuh) */
 } Cg;
 
 /* C operator precedence, higher binds tighter. */
@@ -662,6 +663,7 @@ static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
       sb_append(sb, "0");
       return;
     }
+    if (!strncmp(args[0]->u.sval, "ts::", 4)) g->use_gemm = true; /* device-library templates */
     sb_append(sb, args[0]->u.sval);
     args_list(g, sb, args, 1, nargs, TS_DTYPE_HANDLE);
     return;
@@ -931,6 +933,18 @@ static void vector_store(Cg *g, const IrStmt *s) {
   int lanes = s->u.store.lanes;
   const IrExpr *v = s->u.store.value, *src = v;
   if (src->kind == IR_CAST) src = src->u.ops[0];
+  if (s->u.store.async_ && v == src && src->kind == IR_LOAD && src->lanes == lanes) {
+    /* global -> shared without conversion, completed by the pipeline's cp.async waits */
+    g->use_gemm = true;
+    line_start(g);
+    sb_printf(g->out, "ts::cp_async<%d>(", lanes * tbytes(s->u.store.buf->dtype));
+    address_of(g, g->out, &(IrExpr){.kind = IR_LOAD, .lanes = 1, .loc = s->loc,
+                                    .u.load = {s->u.store.buf, s->u.store.idx, s->u.store.nidx}});
+    sb_append(g->out, ", ");
+    address_of(g, g->out, src);
+    sb_append(g->out, ");\n");
+    return;
+  }
   if (src->kind == IR_LOAD && src->lanes == lanes && src->u.load.buf->scope != IR_SCOPE_VAR &&
       s->u.store.buf->scope != IR_SCOPE_VAR && (v == src || v->dtype == s->u.store.buf->dtype)) {
     line_start(g);
@@ -1048,6 +1062,21 @@ static bool has_dyn_smem(const IrStmt *s) {
   }
 }
 
+static bool has_swizzled_smem(const IrStmt *s) {
+  if (!s) return false;
+  switch (s->kind) {
+  case IR_S_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++)
+      if (has_swizzled_smem(s->u.seq.items[i])) return true;
+    return false;
+  case IR_S_FOR: return has_swizzled_smem(s->u.loop.body);
+  case IR_S_WHILE: return has_swizzled_smem(s->u.while_.body);
+  case IR_S_IF: return has_swizzled_smem(s->u.if_.then_s) || has_swizzled_smem(s->u.if_.else_s);
+  case IR_S_ALLOC: return s->u.alloc.buf->scope == IR_SCOPE_SHARED_DYN && s->u.alloc.buf->layout != NULL;
+  default: return false;
+  }
+}
+
 /* Binds the kernel's parameter names in ABI order and prints the parameter list. */
 static void params(Cg *g, StrBuf *sig) {
   const IrFunc *f = g->f;
@@ -1092,7 +1121,8 @@ static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const char
   g->out = &body;
   g->indent = 1;
   if (k->smem_bytes > 0 || has_dyn_smem(k->body))
-    line(g, "extern __shared__ __align__(128) unsigned char ts_smem[];");
+    /* Swizzled tiles XOR address bits 4..9 (as TMA and wgmma do), so they start on 1 KB. */
+    line(g, "extern __shared__ __align__(%d) unsigned char ts_smem[];", has_swizzled_smem(k->body) ? 1024 : 128);
   /* Host-side lets before this kernel (shapes derived from dynamic dims, ...) are
    * recomputed on the device: they only read parameters. */
   for (int i = 0; i < host_lets->len; i++) stmt(g, host_lets->items[i]);
@@ -1163,6 +1193,7 @@ bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out) {
   sb_append(&src, "#include <tilescale/common.cuh>\n");
   if (g.use_reduce) sb_append(&src, "#include <tilescale/reduce.cuh>\n");
   if (g.use_atomic) sb_append(&src, "#include <tilescale/atomic.cuh>\n");
+  if (g.use_gemm) sb_append(&src, "#include <tilescale/gemm.cuh>\n");
   sb_append(&src, sb_str(&kernels_src));
   out->source = arena_strdup(a, sb_str(&src));
   sb_free(&src);

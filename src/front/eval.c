@@ -18,6 +18,9 @@
 
 #define DEFAULT_LIMIT_DEPTH 200
 #define DEFAULT_LIMIT_STEPS 10000000
+/* Arena bytes a compilation may use: real kernels need a few MB; `[0] * 10**9` must end in
+ * a diagnostic, not in the OOM killer. */
+#define DEFAULT_LIMIT_BYTES ((int64_t)1 << 30)
 
 static Value *eval(Eval *ev, Env *env, const AstNode *n);
 static Value *eval_raw(Eval *ev, Env *env, const AstNode *n);
@@ -54,8 +57,25 @@ Value *ev_expr(Eval *ev, IrExpr *e) {
   v->u.expr = e;
   return v;
 }
+/* The memory limit: true when `more` bytes still fit in the arena's budget.  The first
+ * failure is reported at `loc` (or, without a location, at the statement being run),
+ * later ones are silent and make every loop and call stop (see step). */
+bool ev_memory_ok(Eval *ev, int64_t more, SrcLoc loc) {
+  if (!ev->out_of_memory && more >= 0 && (int64_t)arena_bytes(ev->a) <= ev->limit_bytes - more) return true;
+  if (!ev->out_of_memory) {
+    ev->out_of_memory = true;
+    ts_error(ev->c, loc.line ? loc : ev->stmt_loc, "evaluation memory limit (%lld MB) exceeded",
+             (long long)(ev->limit_bytes >> 20));
+  }
+  return false;
+}
+
 void vl_push(Eval *ev, ValList *l, Value *v) {
   if (l->n == l->cap) {
+    /* A list growing past the memory limit (list(range(10**10))) stops growing: the error
+     * is reported and counted (ev_memory_ok), so the truncated list never reaches code.
+     * Small lists always grow, so the error is not followed by bogus ones about them. */
+    if (l->cap >= 4096 && !ev_memory_ok(ev, (int64_t)l->cap * 2 * (int64_t)sizeof(Value *), SRCLOC_NONE)) return;
     int cap = l->cap ? l->cap * 2 : 4;
     Value **items = ARENA_ARRAY(ev->a, Value *, cap);
     if (l->n) memcpy(items, l->items, sizeof(Value *) * (size_t)l->n);
@@ -115,7 +135,20 @@ static double num_f(const Value *v) {
 }
 static int64_t num_i(const Value *v) { return v->kind == V_INT ? v->u.i : (int64_t)v->u.b; }
 
-static void repr_into(StrBuf *sb, const Value *v, bool quote) {
+/* Self-containing lists (a.append(a)) and DAGs that double at each level must not recurse
+ * forever or build gigabytes: past this depth a container prints as [...] and past this
+ * length the text is cut with "...". */
+enum { REPR_MAX_DEPTH = 64, REPR_MAX_LEN = 1 << 20 };
+
+static void repr_rec(StrBuf *sb, const Value *v, bool quote, int depth);
+static void repr_into(StrBuf *sb, const Value *v, bool quote) { repr_rec(sb, v, quote, 0); }
+
+static void repr_rec(StrBuf *sb, const Value *v, bool quote, int depth) {
+  if (sb->len > REPR_MAX_LEN) return;
+  if (depth > REPR_MAX_DEPTH && (v->kind == V_TUPLE || v->kind == V_LIST || v->kind == V_DICT)) {
+    sb_append(sb, v->kind == V_TUPLE ? "(...)" : v->kind == V_LIST ? "[...]" : "{...}");
+    return;
+  }
   switch (v->kind) {
   case V_NONE: sb_append(sb, "None"); break;
   case V_BOOL: sb_append(sb, v->u.b ? "True" : "False"); break;
@@ -137,7 +170,7 @@ static void repr_into(StrBuf *sb, const Value *v, bool quote) {
     sb_putc(sb, v->kind == V_TUPLE ? '(' : '[');
     for (int i = 0; i < v->u.seq.n; i++) {
       if (i) sb_append(sb, ", ");
-      repr_into(sb, v->u.seq.items[i], true);
+      repr_rec(sb, v->u.seq.items[i], true, depth + 1);
     }
     if (v->kind == V_TUPLE && v->u.seq.n == 1) sb_putc(sb, ',');
     sb_putc(sb, v->kind == V_TUPLE ? ')' : ']');
@@ -146,9 +179,9 @@ static void repr_into(StrBuf *sb, const Value *v, bool quote) {
     sb_putc(sb, '{');
     for (int i = 0; i < v->u.dict.keys.n; i++) {
       if (i) sb_append(sb, ", ");
-      repr_into(sb, v->u.dict.keys.items[i], true);
+      repr_rec(sb, v->u.dict.keys.items[i], true, depth + 1);
       sb_append(sb, ": ");
-      repr_into(sb, v->u.dict.vals.items[i], true);
+      repr_rec(sb, v->u.dict.vals.items[i], true, depth + 1);
     }
     sb_putc(sb, '}');
     break;
@@ -164,6 +197,7 @@ static void repr_into(StrBuf *sb, const Value *v, bool quote) {
 char *ev_repr(Eval *ev, const Value *v) {
   StrBuf sb = {0};
   repr_into(&sb, v, true);
+  if (sb.len > REPR_MAX_LEN) sb_append(&sb, "...");
   char *s = arena_strdup(ev->a, sb_str(&sb));
   sb_free(&sb);
   return s;
@@ -171,6 +205,7 @@ char *ev_repr(Eval *ev, const Value *v) {
 static char *ev_strval(Eval *ev, const Value *v) { /* str(v) */
   StrBuf sb = {0};
   repr_into(&sb, v, false);
+  if (sb.len > REPR_MAX_LEN) sb_append(&sb, "...");
   char *s = arena_strdup(ev->a, sb_str(&sb));
   sb_free(&sb);
   return s;
@@ -325,9 +360,64 @@ static Value *env_lookup(Eval *ev, Env *env, const char *name) {
 }
 
 /* ---- IR statement emission -------------------------------------------------------------- */
+/* Python code can stage expressions no pass could handle: sum() over 10**5 loads nests
+ * 10**5 deep (the recursive passes overflow the C stack), and a helper that doubles
+ * `e + e` sixty times is a DAG whose tree has 2**60 nodes (the passes walk trees, so
+ * they never finish).  Every expression reaching a statement is checked within a bounded
+ * walk: deeper than IR_MAX_DEPTH or larger than IR_MAX_NODES as a tree is an error. */
+enum { IR_MAX_DEPTH = 1000, IR_MAX_NODES = 1000000 };
+
+static bool ir_expr_too_big(const IrExpr *e, int depth, int64_t *budget) {
+  if (!e) return false;
+  if (depth > IR_MAX_DEPTH || --*budget < 0) return true;
+  switch (e->kind) {
+  case IR_CALL:
+    for (int i = 0; i < e->u.call.nargs; i++)
+      if (ir_expr_too_big(e->u.call.args[i], depth + 1, budget)) return true;
+    return false;
+  case IR_LOAD:
+    for (int i = 0; i < e->u.load.nidx; i++)
+      if (ir_expr_too_big(e->u.load.idx[i], depth + 1, budget)) return true;
+    return false;
+  default:
+    for (int i = 0; i < ir_expr_nops[e->kind] && i < 3; i++)
+      if (ir_expr_too_big(e->u.ops[i], depth + 1, budget)) return true;
+    return false;
+  }
+}
+
+static bool stmt_exprs_ok(Eval *ev, const IrStmt *s) {
+  const IrExpr *es[4] = {0};
+  int n = 0;
+  switch (s->kind) {
+  case IR_S_STORE:
+    es[n++] = s->u.store.value;
+    for (int i = 0; i < s->u.store.nidx && n < 4; i++) es[n++] = s->u.store.idx[i];
+    break;
+  case IR_S_LET: es[n++] = s->u.let.value; break;
+  case IR_S_EVAL: es[n++] = s->u.eval.value; break;
+  case IR_S_IF: es[n++] = s->u.if_.cond; break;
+  case IR_S_WHILE: es[n++] = s->u.while_.cond; break;
+  case IR_S_ASSERT: es[n++] = s->u.assert_.cond; break;
+  case IR_S_FILL: es[n++] = s->u.fill.value; break;
+  case IR_S_FOR: es[n++] = s->u.loop.min; es[n++] = s->u.loop.extent; break;
+  default: break;
+  }
+  for (int i = 0; i < n; i++) {
+    int64_t budget = IR_MAX_NODES;
+    if (ir_expr_too_big(es[i], 0, &budget)) {
+      ts_error(ev->c, s->loc, "expression too large to compile (more than %d operations, or nested more than %d deep)",
+               IR_MAX_NODES, IR_MAX_DEPTH);
+      return false;
+    }
+  }
+  return true;
+}
+
 void ev_emit(Eval *ev, IrStmt *s) {
   if (!s) return;
   TS_ASSERT(ev->block);
+  if (!stmt_exprs_ok(ev, s)) return;
   vec_push(ev->a, ev->block, s);
 }
 
@@ -489,7 +579,20 @@ static bool dtype_eq_str(ts_dtype t, const Value *s) {
   return dtype_parse(name, &u) && u == t;
 }
 
+/* Structural equality.  A self-containing list (a.append(a)) or a DAG that doubles at each
+ * level would recurse forever or for 2^n steps: past a depth or a visit budget, containers
+ * compare by identity (Python raises RecursionError there; either way no program that
+ * compiles depends on it). */
+enum { EQ_MAX_DEPTH = 64, EQ_MAX_VISITS = 1 << 20 };
+static bool values_equal_rec(const Value *a, const Value *b, int depth, int64_t *visits);
+
 static bool values_equal(const Value *a, const Value *b) {
+  int64_t visits = EQ_MAX_VISITS;
+  return values_equal_rec(a, b, 0, &visits);
+}
+
+static bool values_equal_rec(const Value *a, const Value *b, int depth, int64_t *visits) {
+  if (--*visits < 0 || depth > EQ_MAX_DEPTH) return a == b;
   if (ev_is_num(a) && ev_is_num(b)) {
     if (a->kind == V_FLOAT || b->kind == V_FLOAT) return num_f(a) == num_f(b);
     return num_i(a) == num_i(b);
@@ -505,7 +608,7 @@ static bool values_equal(const Value *a, const Value *b) {
   case V_LIST:
     if (a->u.seq.n != b->u.seq.n) return false;
     for (int i = 0; i < a->u.seq.n; i++)
-      if (!values_equal(a->u.seq.items[i], b->u.seq.items[i])) return false;
+      if (!values_equal_rec(a->u.seq.items[i], b->u.seq.items[i], depth + 1, visits)) return false;
     return true;
   case V_BUFFER: return a->u.buf == b->u.buf;
   case V_FUNC: return a->u.fn.def == b->u.fn.def;
@@ -572,14 +675,25 @@ static Value *py_arith(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc) {
   }
   case AOP_POW:
     if (b < 0) return ev_float(ev, pow((double)a, (double)b));
+    /* By squaring: O(log b) steps, exact sign for negative bases. */
     res = 1;
-    for (int64_t i = 0; i < b; i++) {
-      if (__builtin_mul_overflow(res, a, &res)) goto overflow;
-      if (res == 0 || res == 1) break;
+    for (int64_t base = a, e = b; e > 0; e >>= 1) {
+      if ((e & 1) && __builtin_mul_overflow(res, base, &res)) goto overflow;
+      if (e > 1 && __builtin_mul_overflow(base, base, &base)) goto overflow;
     }
     return ev_int(ev, res);
-  case AOP_LSHIFT: return ev_int(ev, (int64_t)((uint64_t)a << (b & 63)));
-  case AOP_RSHIFT: return ev_int(ev, a >> (b & 63));
+  /* Python shifts: a negative count is an error, bits shifted out of 64 are an overflow
+   * (1 << 200 used to wrap to 256), a right shift past the width leaves the sign. */
+  case AOP_LSHIFT:
+  case AOP_RSHIFT:
+    if (b < 0) {
+      ts_error(ev->c, loc, "negative shift count");
+      return NULL;
+    }
+    if (op == AOP_RSHIFT) return ev_int(ev, b >= 63 ? (a < 0 ? -1 : 0) : a >> b);
+    if (a == 0) return ev_int(ev, 0);
+    if (b > 63 || (a > 0 ? a > (INT64_MAX >> b) : a < (INT64_MIN >> b))) goto overflow;
+    return ev_int(ev, (int64_t)((uint64_t)a << b));
   case AOP_BITOR: return ev_int(ev, a | b);
   case AOP_BITXOR: return ev_int(ev, a ^ b);
   case AOP_BITAND:
@@ -706,6 +820,10 @@ Value *ev_binop(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc) {
   } else if ((l->kind == V_TUPLE || l->kind == V_LIST) && l->kind == r->kind && op == AOP_ADD) {
     return seq_concat(ev, l, r);
   } else if ((l->kind == V_TUPLE || l->kind == V_LIST || l->kind == V_STR) && r->kind == V_INT && op == AOP_MUL) {
+    /* Check the size first: `[0] * 10**9` must not run a billion pushes to find out. */
+    int64_t unit = l->kind == V_STR ? (int64_t)l->u.str.n : (int64_t)l->u.seq.n * (int64_t)sizeof(Value *);
+    if (r->u.i > 0 && unit > 0 && !ev_memory_ok(ev, r->u.i > INT64_MAX / unit ? INT64_MAX : r->u.i * unit, loc))
+      return NULL;
     if (l->kind == V_STR) {
       StrBuf sb = {0};
       for (int64_t i = 0; i < r->u.i; i++) sb_append(&sb, l->u.str.s);
@@ -839,6 +957,7 @@ Value *ev_select(Eval *ev, IrExprKind k, IrExpr *cond, Value *a, Value *b, SrcLo
 
 /* ---- calls ---------------------------------------------------------------------------- */
 static bool step(Eval *ev, SrcLoc loc) {
+  if (!ev_memory_ok(ev, 0, loc)) return false;
   if (++ev->steps <= ev->limit_steps) return true;
   if (ev->steps == ev->limit_steps + 1)
     ts_error(ev->c, loc, "evaluation step limit (%lld) exceeded", (long long)ev->limit_steps);
@@ -1581,6 +1700,7 @@ static bool assign(Eval *ev, Env *env, const AstNode *t, Value *v, SrcLoc loc) {
   if (!v || v->kind == V_POISON) {
     /* keep names defined so one error does not cascade */
     if (t->kind == AST_NAME) env_set(ev, env, t->id, ev->poison);
+    else if (t->kind == AST_STARRED && t->value) assign(ev, env, t->value, NULL, loc);
     else if (t->kind == AST_TUPLE || t->kind == AST_LIST)
       for (int i = 0; i < t->items.n; i++) assign(ev, env, t->items.items[i], NULL, loc);
     return false;
@@ -1594,13 +1714,31 @@ static bool assign(Eval *ev, Env *env, const AstNode *t, Value *v, SrcLoc loc) {
       ts_error(ev->c, t->loc, "cannot unpack an IR expression");
       return false;
     }
-    if (!py_iter_items(ev, v, &items, t->loc)) return false;
-    if (items.n != t->items.n) {
-      ts_error(ev->c, t->loc, "cannot unpack %d values into %d targets", items.n, t->items.n);
+    if (!py_iter_items(ev, v, &items, t->loc)) {
+      assign(ev, env, t, NULL, loc); /* targets become silent poison: no cascade */
+      return false;
+    }
+    /* `a, *rest = xs`: one starred target takes the middle as a list */
+    int star = -1;
+    for (int i = 0; i < t->items.n; i++)
+      if (t->items.items[i]->kind == AST_STARRED) star = star < 0 ? i : -2;
+    int fixed = t->items.n - (star >= 0);
+    if (star == -2 || (star < 0 && items.n != t->items.n) || (star >= 0 && items.n < fixed)) {
+      if (star == -2) ts_error(ev->c, t->loc, "multiple starred expressions in assignment");
+      else ts_error(ev->c, t->loc, "cannot unpack %d values into %d targets", items.n, t->items.n);
+      assign(ev, env, t, NULL, loc);
       return false;
     }
     bool ok = true;
-    for (int i = 0; i < items.n; i++) ok &= assign(ev, env, t->items.items[i], items.items[i], loc);
+    for (int i = 0, k = 0; i < t->items.n; i++) {
+      if (i == star) {
+        Value *rest = ev_new(ev, V_LIST);
+        for (int n = items.n - fixed; n > 0; n--) vl_push(ev, &rest->u.seq, items.items[k++]);
+        ok &= assign(ev, env, t->items.items[i]->value, rest, loc);
+        continue;
+      }
+      ok &= assign(ev, env, t->items.items[i], items.items[k++], loc);
+    }
     return ok;
   }
   case AST_SUBSCRIPT: {
@@ -1879,7 +2017,10 @@ static ExecStatus exec_with(Eval *ev, Env *env, const AstNode *s) {
     return EX_NORMAL;
   }
   Value *ctx = eval(ev, env, s->withitems[0].context);
-  if (!ctx) return exec_block(ev, env, &s->body); /* keep reporting errors inside */
+  if (!ctx || ctx->kind == V_POISON) { /* keep reporting errors inside; `as` names stay silent */
+    if (s->withitems[0].vars) assign(ev, env, s->withitems[0].vars, NULL, s->loc);
+    return exec_block(ev, env, &s->body);
+  }
   if (ctx->kind == V_KERNEL) return exec_kernel(ev, env, s, s->withitems[0].vars, ctx->u.kernel);
   if (ctx->kind == V_OPAQUE && ev->block) {
     /* An unsupported frame (T.ws, T.attr...): its UNSUPPORTED statement is already emitted. */
@@ -1912,6 +2053,7 @@ static void exec_import(Eval *ev, Env *env, const AstNode *s) {
       else if (!strcmp(full, "math")) v = bi_module(ev, MOD_MATH);
       else if (!strcmp(full, "tilelang.autotuner")) v = bi_module(ev, MOD_AUTOTUNER);
       else if (!strcmp(full, "tilelang.layout")) v = bi_module(ev, MOD_LAYOUT);
+      else if (!strcmp(full, "itertools")) v = bi_module(ev, MOD_ITERTOOLS);
       else {
         v = ev_opaque(ev, arena_printf(ev->a, "module '%s' is not available in kernels", full));
         v->u.opaque.module = full;
@@ -1924,6 +2066,7 @@ static void exec_import(Eval *ev, Env *env, const AstNode *s) {
       else if (mod && !strcmp(mod, "tilelang.autotuner")) m = bi_module(ev, MOD_AUTOTUNER);
       else if (mod && !strcmp(mod, "tilelang.layout")) m = bi_module(ev, MOD_LAYOUT);
       else if (mod && !strcmp(mod, "math")) m = bi_module(ev, MOD_MATH);
+      else if (mod && !strcmp(mod, "itertools")) m = bi_module(ev, MOD_ITERTOOLS);
       /* an unknown attribute of a known module must not fail at import time */
       if (m) v = bi_module_attr_quiet(ev, m->u.mod.mod, al->name);
       if (!v)
@@ -1936,6 +2079,7 @@ static void exec_import(Eval *ev, Env *env, const AstNode *s) {
 }
 
 static ExecStatus exec_stmt(Eval *ev, Env *env, const AstNode *s) {
+  ev->stmt_loc = s->loc;
   switch (s->kind) {
   case AST_EXPR: {
     Value *v = eval(ev, env, s->value);
@@ -1966,10 +2110,13 @@ static ExecStatus exec_stmt(Eval *ev, Env *env, const AstNode *s) {
       for (int i = 0; i < ev->eager_pending.len; i++)
         if (!strcmp(ev->eager_pending.items[i], t->id)) {
           Value *ann = eval(ev, env, s->annotation);
-          if (!ann) return EX_NORMAL;
-          if (ann->kind != V_TENSORTYPE) {
-            ts_error(ev->c, s->annotation->loc, "parameter '%s' must be declared with T.Tensor(shape, dtype), got %s",
-                     t->id, ev_type_name(ann));
+          if (!ann || ann->kind != V_TENSORTYPE) {
+            if (ann && ann->kind != V_POISON)
+              ts_error(ev->c, s->annotation->loc, "parameter '%s' must be declared with T.Tensor(shape, dtype), got %s",
+                       t->id, ev_type_name(ann));
+            /* declared, but unusable: later uses and the missing-value check stay silent */
+            ev->eager_pending.items[i] = (void *)"";
+            env_set(ev, env, t->id, ev->poison);
             return EX_NORMAL;
           }
           IrExpr **shape = ARENA_ARRAY(ev->a, IrExpr *, ann->u.tt.shape->u.seq.n);
@@ -2115,6 +2262,7 @@ static void eval_init(Eval *ev, TsCompiler *c) {
   ev->poison = ev_new(ev, V_POISON);
   ev->limit_depth = c->limit_depth > 0 ? c->limit_depth : DEFAULT_LIMIT_DEPTH;
   ev->limit_steps = c->limit_steps > 0 ? c->limit_steps : DEFAULT_LIMIT_STEPS;
+  ev->limit_bytes = c->limit_bytes > 0 ? c->limit_bytes : DEFAULT_LIMIT_BYTES;
   ev->builtins = env_new(ev, NULL);
   bi_install_builtins(ev, ev->builtins);
   ev->globals = env_new(ev, ev->builtins);
@@ -2297,6 +2445,11 @@ static IrFunc *trace_prim_func(Eval *ev, Value *fn) {
       if (!ok) { env_set(ev, env, p->name, ev->poison); continue; }
       ip->buf = ir_buffer(ev->c, p->name, ann->u.tt.dtype, IR_SCOPE_GLOBAL, nd, shape, p->loc);
       ip->buf->param_index = i;
+      if (ann->u.tt.strides) { /* T.StridedTensor */
+        ip->buf->strides = ARENA_ARRAY(ev->a, IrExpr *, nd);
+        for (int d = 0; d < nd; d++)
+          ok &= (ip->buf->strides[d] = ev_to_ir(ev, ann->u.tt.strides->u.seq.items[d], NULL, p->loc)) != NULL;
+      }
       Value *bv = ev_new(ev, V_BUFFER);
       bv->u.buf = ip->buf;
       env_set(ev, env, p->name, bv);
@@ -2325,10 +2478,45 @@ static IrFunc *trace_prim_func(Eval *ev, Value *fn) {
   return f;
 }
 
-/* Reads out_idx and pass_configs from @tilelang.jit(...). */
+/* @autotune(configs=...): the config list is evaluated for the runtime's tuner.  It is
+ * host-side Python (often get_configs() with itertools.product); if it cannot be
+ * evaluated here the kernel still compiles, with a warning instead of the list. */
+static void read_autotune(Eval *ev, const AstNode *d, IrFunc *f) {
+  for (int k = 0; k < d->nkwargs; k++) {
+    const AstKeyword *kw = &d->kwargs[k];
+    if (!kw->name || strcmp(kw->name, "configs")) continue;
+    Diag saved = ev->c->diag, quiet = {0};
+    ev->c->diag = quiet;
+    Value *v = eval(ev, ev->globals, kw->value);
+    ValList items = {0};
+    bool ok = v && ev->c->diag.errors == 0 && py_iter_items(ev, v, &items, kw->value->loc);
+    char *first = NULL;
+    if (!ok && ev->c->diag.errors) { /* keep the first line of the first error for the warning */
+      const char *msg = strstr(sb_str(&ev->c->diag.out), "error: ");
+      if (msg) first = arena_strndup(ev->a, msg + 7, strcspn(msg + 7, "\n"));
+    }
+    diag_free(&ev->c->diag);
+    ev->c->diag = saved;
+    if (!ok) {
+      diag_warning(&ev->c->diag, kw->value->loc, "@autotune configs could not be evaluated%s%s; tuning is disabled",
+                   first ? ": " : "", first ? first : "");
+      continue;
+    }
+    Value *list = ev_new(ev, V_LIST);
+    list->u.seq = items;
+    f->autotune_configs = ev_repr(ev, list);
+    f->nautotune_configs = items.n;
+  }
+}
+
+/* Reads out_idx and pass_configs from @tilelang.jit(...), configs from @autotune(...). */
 static void read_jit_decorator(Eval *ev, const AstNode *def, IrFunc *f) {
   for (int i = 0; i < def->decorators.n; i++) {
     const AstNode *d = def->decorators.items[i];
+    if (d->kind == AST_CALL && d->func && d->func->id && !strcmp(d->func->id, "autotune")) {
+      read_autotune(ev, d, f);
+      continue;
+    }
     if (d->kind != AST_CALL || !d->func || !d->func->id || strcmp(d->func->id, "jit")) continue;
     for (int k = 0; k < d->nkwargs; k++) {
       const AstKeyword *kw = &d->kwargs[k];

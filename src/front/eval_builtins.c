@@ -6,8 +6,8 @@
  * Each T.* construct of reference tilelang-core.md §1.2 that this milestone lowers is a
  * builtin that checks its arguments (count, keywords, kinds), and either returns a
  * value (frames, buffers, IR expressions) or appends a tile-op statement to the block
- * being traced.  Constructs we recognise but cannot lower yet produce an UNSUPPORTED
- * statement (the passes report it) and an opaque value whose use is an error. */
+ * being traced.  The other T.* constructs (and the distributed names) live in eval_tl.c,
+ * which checks their signatures and reports those without a lowering at the call. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -1193,8 +1193,20 @@ static Value *py_dict(Eval *ev, CallArgs *a, Value *self, int unused) {
       vl_push(ev, &d->u.dict.keys, a->pos[0]->u.dict.keys.items[i]);
       vl_push(ev, &d->u.dict.vals, a->pos[0]->u.dict.vals.items[i]);
     }
+  } else if (a->npos == 1) { /* dict(zip(keys, values)): an iterable of pairs */
+    ValList items = {0};
+    if (!ev_iter_items(ev, a->pos[0], &items, cloc(a))) return NULL;
+    for (int i = 0; i < items.n; i++) {
+      Value *p = items.items[i];
+      if ((p->kind != V_TUPLE && p->kind != V_LIST) || p->u.seq.n != 2) {
+        ts_error(ev->c, cloc(a), "dict(): element %d of the sequence is not a pair", i);
+        return NULL;
+      }
+      vl_push(ev, &d->u.dict.keys, p->u.seq.items[0]);
+      vl_push(ev, &d->u.dict.vals, p->u.seq.items[1]);
+    }
   } else if (a->npos) {
-    ts_error(ev->c, cloc(a), "dict() with positional arguments is not supported");
+    ts_error(ev->c, cloc(a), "dict() takes at most 1 positional argument (%d given)", a->npos);
     return NULL;
   }
   for (int i = 0; i < a->nkw; i++) {
@@ -1275,6 +1287,34 @@ static Value *py_zip(Eval *ev, CallArgs *a, Value *self, int unused) {
     Value *row[8];
     for (int i = 0; i < n; i++) row[i] = lists[i].items[k];
     vl_push(ev, &out->u.seq, ev_tuple(ev, row, n));
+  }
+  return out;
+}
+
+/* itertools.product(*iterables): the cartesian product as a list of tuples (autotune
+ * config spaces); the size is bounded by the evaluation step limit through ev_memory_ok. */
+static Value *py_product(Eval *ev, CallArgs *a, Value *self, int unused) {
+  (void)self;
+  (void)unused;
+  SrcLoc loc = cloc(a);
+  if (a->nkw) {
+    ts_error(ev->c, loc, "itertools.product() keyword arguments are not supported");
+    return NULL;
+  }
+  Value *out = ev_new(ev, V_LIST);
+  vl_push(ev, &out->u.seq, ev_new(ev, V_TUPLE));
+  for (int i = 0; i < a->npos; i++) {
+    ValList items = {0};
+    if (!ev_iter_items(ev, a->pos[i], &items, loc)) return NULL;
+    Value *next = ev_new(ev, V_LIST);
+    for (int p = 0; p < out->u.seq.n; p++)
+      for (int k = 0; k < items.n; k++) {
+        if (!ev_memory_ok(ev, 64, loc)) return NULL;
+        Value *t = ev_tuple(ev, out->u.seq.items[p]->u.seq.items, out->u.seq.items[p]->u.seq.n);
+        vl_push(ev, &t->u.seq, items.items[k]);
+        vl_push(ev, &next->u.seq, t);
+      }
+    out = next;
   }
   return out;
 }
@@ -1559,30 +1599,6 @@ static const BiEntry t_entries[] = {
     {"get_thread_binding", t_thread_binding, 0}, {"sync_threads", t_sync_threads, 0},
 };
 
-/* Constructs of reference §1.2 (and the TileScale extension) that are recognised but not
- * lowered in this milestone. */
-static const char *const t_unsupported_names[] = {
-    "StridedTensor", "FragmentBuffer", "SharedBuffer", "LocalBuffer", "ptr", "make_tensor", "ClusterKernel",
-    "get_block_binding", "get_thread_bindings", "get_block_bindings", "get_thread_extent", "get_block_extent",
-    "alloc_barrier", "alloc_global", "alloc_reducer", "finalize_reducer", "alloc_tmem", "alloc_cluster_barrier",
-    "alloc_descriptor", "Persistent", "async_copy", "tma_copy", "transpose", "im2col", "wgmma_gemm", "wait_wgmma",
-    "tcgen05_gemm", "cumsum", "cummax", "warp_reduce_sum", "warp_reduce_max", "warp_reduce_min", "atomic_addx2",
-    "atomic_addx4", "atomic_load", "atomic_store", "atomic_or", "reduce_bitand", "reduce_bitor", "reduce_bitxor",
-    "Fragment", "Layout", "annotate_layout", "use_swizzle", "annotate_l2_hit_ratio", "annotate_safe_value",
-    "annotate_restrict_buffers", "annotate_min_blocks_per_sm", "view", "reshape", "region", "print",
-    "device_assert", "import_source", "call_extern", "access_ptr", "barrier_arrive", "barrier_wait",
-    "mbarrier_arrive", "mbarrier_wait_parity", "mbarrier_expect_tx", "ws", "WarpSpecialize", "set_max_nreg",
-    "disable_warp_group_reg_alloc", "shfl_xor", "shfl_down", "shfl_up", "shfl_sync", "get_lane_idx", "get_warp_idx",
-    "attr", "comm_reducer", "tvm_thread_allreduce", "evaluate", "launch_thread", "thread_binding", "block",
-    "shift_left", "shift_right", "Ref", "sync_grid", "sync_warp", "fence_proxy_async", "gemm_sp", "annotate_padding",
-    "no_set_max_nreg", "inc_max_nreg", "dec_max_nreg", "pdl_trigger", "pdl_sync", "loop_break", "call_intrin",
-    "get_rank", "get_num_ranks", "put_warp", "get_warp", "put_block", "get_block", "ld", "st", "wait_eq", "wait_ne",
-    "wait_ge", "wait_le", "wait_gt", "wait_lt", "barrier_blocks", "sync_blocks", "fence_sys", "fence_gpu", "atom_add",
-    "warp_any", "warp_all", "shuffle_elect", "get_pe", "get_pe_num", "putmem_block", "putmem_warp", "getmem_block",
-    "getmem_warp", "putmem_signal_block", "putmem_nbi_block", "signal_op", "signal_wait_until", "barrier_all",
-    "sync_all", "quiet", "fence", "int_p",
-};
-
 static bool t_dtype_name(const char *name, ts_dtype *t) {
   static const struct { const char *n; ts_dtype t; } names[] = {
       {"float16", TS_DTYPE_FLOAT16}, {"half", TS_DTYPE_FLOAT16}, {"bfloat16", TS_DTYPE_BFLOAT16},
@@ -1614,9 +1630,10 @@ Value *bi_module_attr_quiet(Eval *ev, ModKind mod, const char *name) {
     if (!strcmp(name, "float4_e2m1fn") || !strcmp(name, "tfloat32") || !strcmp(name, "float8_e8m0fnu") ||
         !strcmp(name, "int4") || !strcmp(name, "uint4"))
       return ev_opaque(ev, arena_printf(ev->a, "dtype T.%s is not supported yet", name));
-    for (int i = 0; i < TS_ARRAY_LEN(t_unsupported_names); i++)
-      if (!strcmp(t_unsupported_names[i], name)) return mk_builtin(ev, t_unsupported, arena_printf(ev->a, "T.%s", name), 0, NULL);
-    return NULL;
+    if (!strcmp(name, "Team")) return bi_module(ev, MOD_TEAM);
+    if (!strcmp(name, "CmpType")) return bi_module(ev, MOD_CMPTYPE);
+    if (!strcmp(name, "Amo")) return bi_module(ev, MOD_AMO);
+    return tl_construct_attr(ev, name); /* the rest of §1.2 and the distributed names */
   }
   case MOD_TILELANG:
     if (!strcmp(name, "language")) return bi_module(ev, MOD_T);
@@ -1644,6 +1661,12 @@ Value *bi_module_attr_quiet(Eval *ev, ModKind mod, const char *name) {
     if (!strcmp(name, "FullRow")) return ev_int(ev, 1);
     if (!strcmp(name, "FullCol")) return ev_int(ev, 2);
     return NULL;
+  case MOD_ITERTOOLS:
+    if (!strcmp(name, "product")) return mk_builtin(ev, py_product, "itertools.product", 0, NULL);
+    return NULL;
+  case MOD_TEAM:
+  case MOD_CMPTYPE:
+  case MOD_AMO: return tl_enum_attr(ev, mod, name);
   case MOD_MATH: {
     static const char *const names[] = {"sqrt", "log", "log2", "exp", "ceil", "floor", "pow", "log10", "exp2"};
     for (int i = 0; i < TS_ARRAY_LEN(names); i++)
@@ -1661,7 +1684,8 @@ Value *bi_module_attr(Eval *ev, ModKind mod, const char *name, SrcLoc loc) {
   Value *v = bi_module_attr_quiet(ev, mod, name);
   if (v) return v;
   static const char *const mod_names[] = {"tilelang", "T", "math", "tilelang.PassConfigKey", "T.GemmWarpPolicy",
-                                          "tilelang.autotuner", "tilelang.layout"};
+                                          "tilelang.autotuner", "tilelang.layout", "T.Team", "T.CmpType", "T.Amo",
+                                          "itertools"};
   ts_error(ev->c, loc, "module '%s' has no attribute '%s'", mod_names[mod], name);
   return NULL;
 }

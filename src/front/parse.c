@@ -23,6 +23,11 @@
 /* Deep enough for any real program, shallow enough for a small thread stack: each
  * level costs about 17 C frames (expression -> ... -> atom). */
 enum { MAX_DEPTH = 150 };
+/* Chains that the parser builds iteratively (a.b.c..., f()()..., a + b + c ...) still nest
+ * the tree one level per link, and the evaluator and the passes walk trees recursively:
+ * a 50000-term sum overflowed the evaluator's stack.  CPython also refuses such input
+ * ("RecursionError during compilation"); no kernel comes near this. */
+enum { MAX_CHAIN = 1000 };
 
 typedef struct Parser {
   TsCompiler *c;
@@ -148,6 +153,13 @@ static bool enter(Parser *p) {
   return false;
 }
 static void leave(Parser *p) { p->depth--; }
+
+/* One more link of a chain (see MAX_CHAIN): false, after an error, when too long. */
+static bool chain_link(Parser *p, int *links) {
+  if (++*links <= MAX_CHAIN) return true;
+  error_at(p, cur(p), "expression too long: more than %d chained operations", MAX_CHAIN);
+  return false;
+}
 
 /* ---- forward declarations ------------------------------------------------------------ */
 static AstNode *parse_expr(Parser *p);
@@ -744,9 +756,11 @@ static AstNode *parse_slices(Parser *p) {
 static AstNode *parse_primary(Parser *p) {
   SrcLoc start = cur(p)->loc; /* '(' of a parenthesized atom, as in CPython */
   AstNode *n = parse_atom(p);
+  int links = 0;
   for (;;) {
     if (p->panic) return n;
     Token *t = cur(p);
+    if ((at(p, TOK_DOT) || at(p, TOK_LPAREN) || at(p, TOK_LBRACKET)) && !chain_link(p, &links)) return n;
     if (accept(p, TOK_DOT)) {
       AstNode *a = new_node(p, AST_ATTRIBUTE, start);
       a->value = n;
@@ -806,7 +820,13 @@ static AstNode *parse_power(Parser *p) {
   AstNode *n = new_node(p, AST_BINOP, start);
   n->op = AOP_POW;
   n->left = base;
-  n->right = parse_factor(p);
+  /* 2 ** 2 ** 2 ... recurses (right-associative): bounded like any nesting. */
+  if (!enter(p)) {
+    n->right = error_node(p);
+  } else {
+    n->right = parse_factor(p);
+    leave(p);
+  }
   return fin(p, n);
 }
 
@@ -852,10 +872,12 @@ typedef AstNode *(*ParseFn)(Parser *p);
 static AstNode *parse_binary(Parser *p, const BinRow *rows, int nrows, ParseFn next) {
   SrcLoc start = cur(p)->loc;
   AstNode *left = next(p);
+  int links = 0;
   for (;;) {
     int r = 0;
     while (r < nrows && !at(p, rows[r].tok)) r++;
     if (r == nrows || p->panic) return left;
+    if (!chain_link(p, &links)) return left;
     advance(p);
     AstNode *n = new_node(p, AST_BINOP, start);
     n->op = rows[r].op;
@@ -1808,10 +1830,75 @@ static void skip_match_stmt(Parser *p) {
   }
 }
 
+/* Depth of a statement's expression trees, not descending into nested statements (they
+ * are checked when parsed); the walk stops at limit + 1 so it recurses at most that deep.
+ * Chain lengths are bounded where chains are parsed (MAX_CHAIN), but chains nested in
+ * chains ((a + ... + b) + ... + c, repeated) multiply; this bounds the whole tree. */
+enum { MAX_EXPR_DEPTH = 2000 };
+static int expr_depth(const AstNode *n, int limit);
+static int list_depth(const AstList *l, int limit) {
+  int d = 0;
+  for (int i = 0; i < l->n && d <= limit; i++) {
+    int k = expr_depth(l->items[i], limit);
+    if (k > d) d = k;
+  }
+  return d;
+}
+static int expr_depth(const AstNode *n, int limit) {
+  if (!n) return 0;
+  if (limit <= 0) return 1;
+  const AstNode *kids[] = {n->value, n->left, n->right, n->test, n->target, n->iter, n->lo, n->hi, n->step,
+                           n->index, n->func, n->key, n->elt, n->format_spec, n->msg, n->cause};
+  bool is_stmt = n->kind >= AST_FUNCTIONDEF;
+  int d = 0;
+  for (int i = 0; i < TS_ARRAY_LEN(kids) && d < limit; i++) {
+    int k = expr_depth(kids[i], limit - 1);
+    if (k > d) d = k;
+  }
+  int k = list_depth(&n->items, limit - 1);
+  if (k > d) d = k;
+  k = list_depth(&n->keys, limit - 1);
+  if (k > d) d = k;
+  if (!is_stmt) k = list_depth(&n->decorators, limit - 1);
+  if (k > d) d = k;
+  for (int i = 0; i < n->nkwargs && d < limit; i++)
+    if ((k = expr_depth(n->kwargs[i].value, limit - 1)) > d) d = k;
+  for (int i = 0; i < n->ncomps && d < limit; i++) {
+    if ((k = expr_depth(n->comps[i].target, limit - 1)) > d) d = k;
+    if ((k = expr_depth(n->comps[i].iter, limit - 1)) > d) d = k;
+    if ((k = list_depth(&n->comps[i].ifs, limit - 1)) > d) d = k;
+  }
+  for (int i = 0; i < n->params.n && d < limit; i++) {
+    if ((k = expr_depth(n->params.items[i].default_value, limit - 1)) > d) d = k;
+    if ((k = expr_depth(n->params.items[i].annotation, limit - 1)) > d) d = k;
+  }
+  for (int i = 0; i < n->nwithitems && d < limit; i++) {
+    if ((k = expr_depth(n->withitems[i].context, limit - 1)) > d) d = k;
+    if ((k = expr_depth(n->withitems[i].vars, limit - 1)) > d) d = k;
+  }
+  /* A statement's own node does not count; an expression's does. */
+  return is_stmt ? d : d + 1;
+}
+
+static void parse_statement_inner(Parser *p, PtrVec *out);
+
+/* statement: compound_stmt | simple_stmts, each checked against MAX_EXPR_DEPTH. */
+static void parse_statement(Parser *p, PtrVec *out) {
+  int first = out->len;
+  parse_statement_inner(p, out);
+  for (int i = first; i < out->len; i++) {
+    const AstNode *s = out->items[i];
+    if (s && expr_depth(s, MAX_EXPR_DEPTH) >= MAX_EXPR_DEPTH) { /* saturates at the limit */
+      diag_error(&p->c->diag, s->loc, "statement too complex: expressions nested more than %d deep", MAX_EXPR_DEPTH);
+      out->items[i] = new_node(p, AST_PASS, s->loc); /* nothing downstream walks it */
+    }
+  }
+}
+
 /* compound_stmt: function_def | if_stmt | class_def | with_stmt | for_stmt | try_stmt
  *              | while_stmt | match_stmt
  * decorators: ('@' named_expression NEWLINE)+ */
-static void parse_statement(Parser *p, PtrVec *out) {
+static void parse_statement_inner(Parser *p, PtrVec *out) {
   Token *t = cur(p);
   PtrVec decos = {0};
   switch (t->kind) {

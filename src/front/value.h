@@ -39,7 +39,9 @@ typedef enum FuncFlavor { FN_PLAIN, FN_PRIM, FN_MACRO } FuncFlavor;
 
 /* Module namespaces known to the evaluator. */
 typedef enum ModKind {
-  MOD_TILELANG, MOD_T, MOD_MATH, MOD_PASSCONFIG, MOD_WARPPOLICY, MOD_AUTOTUNER, MOD_LAYOUT
+  MOD_TILELANG, MOD_T, MOD_MATH, MOD_PASSCONFIG, MOD_WARPPOLICY, MOD_AUTOTUNER, MOD_LAYOUT,
+  MOD_TEAM, MOD_CMPTYPE, MOD_AMO, /* distributed enums T.Team, T.CmpType, T.Amo (eval_tl.c) */
+  MOD_ITERTOOLS                   /* itertools.product for autotune config spaces */
 } ModKind;
 
 typedef struct Env Env;
@@ -86,7 +88,7 @@ struct Value {
     struct { BiFn fn; Value *self; const char *name; int arg; } bi;
     struct { ModKind mod; } mod;
     ts_dtype dtype;
-    struct { Value *shape; ts_dtype dtype; } tt;  /* shape: TUPLE of ints/exprs */
+    struct { Value *shape; ts_dtype dtype; Value *strides; } tt;  /* shape, strides (or NULL): TUPLEs of ints/exprs */
     IrBuffer *buf;
     struct { IrBuffer *buf; IrExpr **min, **extent; } region;
     IrExpr *expr;
@@ -147,6 +149,9 @@ typedef struct Eval {
   int64_t steps;
   int limit_depth;
   int64_t limit_steps;
+  int64_t limit_bytes;  /* arena bytes (TsCompiler.limit_bytes or the default) */
+  bool out_of_memory;   /* limit_bytes was exceeded and reported */
+  SrcLoc stmt_loc;      /* statement being run: where a limit error without a better place points */
   /* -D parameters, parsed */
   const char **dnames;
   Value **dvals;
@@ -170,6 +175,8 @@ Value *ev_expr(Eval *ev, IrExpr *e);
 Value *ev_tuple(Eval *ev, Value **items, int n);
 Value *ev_opaque(Eval *ev, const char *what);
 void vl_push(Eval *ev, ValList *l, Value *v);
+/* Memory limit: true when `more` bytes still fit; reports the first overrun at loc. */
+bool ev_memory_ok(Eval *ev, int64_t more, SrcLoc loc);
 const char *ev_type_name(const Value *v);
 char *ev_repr(Eval *ev, const Value *v);
 bool ev_is_num(const Value *v);        /* bool, int or float (Python) */
@@ -196,6 +203,11 @@ Value *ev_select(Eval *ev, IrExprKind k, IrExpr *cond, Value *a, Value *b, SrcLo
 Value *bi_method(Eval *ev, Value *self, const char *name, SrcLoc loc); /* NULL: no such method */
 Value *bi_subscript_builtin(Eval *ev, Value *fn, Value *index, SrcLoc loc); /* T.Tensor[...] */
 void bi_install_builtins(Eval *ev, Env *env);
+
+/* ---- eval_tl.c: the other T.* constructs and the distributed names ----------------------- */
+Value *tl_construct_attr(Eval *ev, const char *name);           /* T.<name> or NULL */
+Value *tl_enum_attr(Eval *ev, ModKind mod, const char *name);   /* T.Team.WORLD ... or NULL */
+bool tl_is_construct_call(const Value *fn);
 Value *bi_module(Eval *ev, ModKind mod);
 Value *bi_dtype(Eval *ev, ts_dtype t);
 

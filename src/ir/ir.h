@@ -298,21 +298,25 @@ struct IrStmt {
       int *order, *stage, norder; /* PIPELINED order=/stage= lists */
       int unroll_factor;    /* UNROLLED (0 = full) */
       Fragment *loop_layout;/* PARALLEL: set by layout inference */
+      bool async_copy;      /* PARALLEL nest of a copy made asynchronous by inject_pipeline (cp.async) */
     } loop;
     struct { IrExpr *cond; IrStmt *then_s, *else_s; } if_;
     struct { IrExpr *cond; IrStmt *body; } while_;
     struct { IrVar *var; IrExpr *value; } let;
-    struct { IrBuffer *buf; IrExpr **idx; int nidx; IrExpr *value; int lanes; } store;
+    struct { IrBuffer *buf; IrExpr **idx; int nidx; IrExpr *value; int lanes;
+             bool async_; /* global -> shared copy issued as cp.async (inject_pipeline waits for it) */ } store;
     struct { IrBuffer *buf; } alloc;
     struct { IrExpr *value; } eval;
     IrKernel kernel;
     struct { IrExpr *cond; const char *msg; } assert_;
-    struct { IrRegion src, dst; bool disable_tma; int coalesced_width; } copy;
+    struct { IrRegion src, dst; bool disable_tma; int coalesced_width;
+             bool async_; /* set by inject_pipeline: may complete asynchronously (cp.async) */ } copy;
     struct { IrRegion dst; IrExpr *value; } fill;
     struct { IrReduceKind op; IrBuffer *src, *dst; int dim; bool clear; } reduce;
     struct { IrAtomicOp op; IrRegion dst; IrExpr *value; /* value may be a LOAD-based region */
              IrRegion src; bool tile; } atomic;
-    struct { IrRegion a, b, c; bool trans_a, trans_b, clear_accum; int policy; int k_pack; } gemm;
+    struct { IrRegion a, b, c; bool trans_a, trans_b, clear_accum; int policy; int k_pack;
+             int wg_wait; /* 0: synchronous; -1: issue only (wgmma); -2: only wait for issued ones */ } gemm;
     struct { const char *what; } unsupported;
   } u;
 };
@@ -334,6 +338,10 @@ typedef struct IrFunc {
   int *out_idx; int nout_idx;     /* normalised to non-negative indices */
   IrKV *pass_configs; int npass_configs;
   SrcLoc loc;
+  /* @autotune(configs=...) / @tilelang.autotune(configs=...): the evaluated config list as
+   * Python literal text, e.g. "[{'block_M': 64, 'threads': 128}, ...]"; NULL without one. */
+  const char *autotune_configs;
+  int nautotune_configs;          /* number of configs in that list */
 } IrFunc;
 
 /* ---- construction (ir.c) --------------------------------------------------------- */

@@ -63,7 +63,7 @@ Fragment *fragment_block(TsCompiler *c, int ndim, const int64_t *shape, int64_t 
 
 Fragment *fragment_replicated(TsCompiler *c, int ndim, const int64_t *shape, int64_t nthreads) {
   Fragment *f = frag_new(c, ndim, nthreads);
-  for (int k = 0; k < ndim; k++) f->dim[k] = (FragDim){shape[k], 1, 1, 0};
+  for (int k = 0; k < ndim; k++) f->dim[k] = (FragDim){shape[k], 1, 1, 0, 1, 1, 0};
   add_rep(f, nthreads, 1);
   return f;
 }
@@ -73,7 +73,7 @@ Fragment *fragment_derive(TsCompiler *c, const Fragment *loop, int ndim, const i
   bool used[FRAG_MAX_DIMS] = {false};
   for (int p = 0; p < ndim; p++) {
     if (map[p] < 0) {
-      f->dim[p] = (FragDim){1, 1, 1, 0};
+      f->dim[p] = (FragDim){1, 1, 1, 0, 1, 1, 0};
       continue;
     }
     TS_ASSERT(map[p] < loop->ndim && !used[map[p]]);
@@ -82,7 +82,10 @@ Fragment *fragment_derive(TsCompiler *c, const Fragment *loop, int ndim, const i
   }
   for (int i = 0; i < loop->nrep; i++) add_rep(f, loop->rep_count[i], loop->rep_stride[i]);
   for (int q = 0; q < loop->ndim; q++)
-    if (!used[q] && loop->dim[q].threads > 1) add_rep(f, loop->dim[q].threads, loop->dim[q].tstride);
+    if (!used[q]) {
+      if (loop->dim[q].threads > 1) add_rep(f, loop->dim[q].threads, loop->dim[q].tstride);
+      if (fragdim_t2(&loop->dim[q]) > 1) add_rep(f, fragdim_t2(&loop->dim[q]), loop->dim[q].tstride2);
+    }
   return f;
 }
 
@@ -98,6 +101,24 @@ Fragment *fragment_reduce(TsCompiler *c, const Fragment *src, int dim, bool keep
   return fragment_derive(c, src, n, map);
 }
 
+/* Tensor-core accumulator (mma.sync m16n8 C and wgmma m64nN D have the same per-warp
+ * pattern): in each 16 x 8 tile, lane l holds rows l/4 and l/4 + 8, columns 2(l%4) and
+ * 2(l%4) + 1.  Rows: 8 lanes at thread stride 4, 2 registers (the +8 row), then wm warps
+ * at stride 32 taking interleaved 16-row strips, then outer strips in registers.
+ * Columns: pairs (vector of 2), 4 lanes at stride 1, cols/(8 wn) 8-column blocks in
+ * registers, wn warp columns at stride 32 wm (contiguous column ranges).  With wgmma,
+ * wm counts the warps of all warpgroups along M (4 per warpgroup), so the 4 warps of a
+ * warpgroup hold one contiguous 64-row atom, as the instruction requires. */
+Fragment *fragment_gemm_acc(TsCompiler *c, int64_t rows, int64_t cols, int64_t wm, int64_t wn, int64_t nthreads) {
+  if (wm < 1 || wn < 1 || rows % (16 * wm) || cols % (8 * wn) || wm * wn * 32 > nthreads || nthreads % (wm * wn * 32))
+    return NULL;
+  Fragment *f = frag_new(c, 2, nthreads);
+  f->dim[0] = (FragDim){rows, 8, 1, 4, 2, wm, 32};
+  f->dim[1] = (FragDim){cols, 4, 2, 1, cols / (8 * wn), wn, 32 * wm};
+  add_rep(f, nthreads / (wm * wn * 32), wm * wn * 32);
+  return f;
+}
+
 bool fragment_equal(const Fragment *a, const Fragment *b) {
   if (a == b) return true;
   if (!a || !b || a->ndim != b->ndim || a->nthreads != b->nthreads || a->nrep != b->nrep) return false;
@@ -105,6 +126,8 @@ bool fragment_equal(const Fragment *a, const Fragment *b) {
     const FragDim *x = &a->dim[k], *y = &b->dim[k];
     if (x->extent != y->extent || x->threads != y->threads || x->vec != y->vec) return false;
     if (x->threads > 1 && x->tstride != y->tstride) return false;
+    if (fragdim_mid(x) != fragdim_mid(y) || fragdim_t2(x) != fragdim_t2(y)) return false;
+    if (fragdim_t2(x) > 1 && x->tstride2 != y->tstride2) return false;
   }
   for (int i = 0; i < a->nrep; i++)
     if (a->rep_count[i] != b->rep_count[i] || a->rep_stride[i] != b->rep_stride[i]) return false;
@@ -113,14 +136,14 @@ bool fragment_equal(const Fragment *a, const Fragment *b) {
 
 bool fragment_is_replicated(const Fragment *f) {
   for (int k = 0; k < f->ndim; k++)
-    if (f->dim[k].threads > 1) return false;
+    if (f->dim[k].threads > 1 || fragdim_t2(&f->dim[k]) > 1) return false;
   return true;
 }
 
-int64_t fragment_outer(const Fragment *f, int k) {
-  return ceil_div(f->dim[k].extent, f->dim[k].vec * f->dim[k].threads);
+int64_t fragment_outer(const Fragment *f, int k) { return ceil_div(f->dim[k].extent, fragdim_span(&f->dim[k])); }
+int64_t fragment_local_extent(const Fragment *f, int k) {
+  return fragment_outer(f, k) * fragdim_mid(&f->dim[k]) * f->dim[k].vec;
 }
-int64_t fragment_local_extent(const Fragment *f, int k) { return fragment_outer(f, k) * f->dim[k].vec; }
 
 int64_t fragment_reg_stride(const Fragment *f, int k) {
   int64_t s = 1;
@@ -145,6 +168,7 @@ int64_t fragment_thread_of(const Fragment *f, const int64_t *idx) {
   for (int k = 0; k < f->ndim; k++) {
     const FragDim *d = &f->dim[k];
     if (d->threads > 1) t += ((idx[k] / d->vec) % d->threads) * d->tstride;
+    if (fragdim_t2(d) > 1) t += ((idx[k] / (d->vec * d->threads * fragdim_mid(d))) % fragdim_t2(d)) * d->tstride2;
   }
   return t;
 }
@@ -153,7 +177,8 @@ int64_t fragment_reg_of(const Fragment *f, const int64_t *idx) {
   int64_t r = 0;
   for (int k = 0; k < f->ndim; k++) {
     const FragDim *d = &f->dim[k];
-    int64_t l = (idx[k] / (d->vec * d->threads)) * d->vec + idx[k] % d->vec;
+    int64_t M = fragdim_mid(d), m = (idx[k] / (d->vec * d->threads)) % M, o = idx[k] / fragdim_span(d);
+    int64_t l = (o * M + m) * d->vec + idx[k] % d->vec;
     r += l * fragment_reg_stride(f, k);
   }
   return r;
@@ -167,6 +192,8 @@ void fragment_print(StrBuf *out, const Fragment *f) {
     const FragDim *d = &f->dim[k];
     sb_printf(out, "%s%lld", k ? "," : "", (long long)d->threads);
     if (d->threads > 1) sb_printf(out, "@%lld", (long long)d->tstride);
+    if (fragdim_mid(d) > 1 || fragdim_t2(d) > 1) sb_printf(out, ":m%lld", (long long)fragdim_mid(d));
+    if (fragdim_t2(d) > 1) sb_printf(out, ":%lld@%lld", (long long)fragdim_t2(d), (long long)d->tstride2);
   }
   sb_append(out, ")/v(");
   for (int k = 0; k < f->ndim; k++) sb_printf(out, "%s%lld", k ? "," : "", (long long)f->dim[k].vec);

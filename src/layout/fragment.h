@@ -3,11 +3,18 @@
  *   layout_inference (src/pass) picks one Fragment per fragment buffer and per parallel
  *   nest  ->  lower_tile_ops turns logical indices into (thread, register) with it.
  *
- * A Fragment is a "block fragment": every logical dim k of extent d_k is split into
+ * A Fragment is a "block fragment": every logical dim k of extent d_k is split, fastest
+ * first, into
  *   V_k contiguous elements per thread (a vector; only useful on the last dim),
- *   t_k threads (coordinate c_k, at thread-index stride tstride_k), and
- *   O_k = ceil(d_k / (V_k t_k)) outer repetitions held in registers.
- * Element i_k: c_k = (i_k / V_k) % t_k, l_k = (i_k / (V_k t_k)) * V_k + i_k % V_k.
+ *   t_k threads (coordinate c_k, at thread-index stride tstride_k),
+ *   M_k registers ("mid", 1 for plain block layouts),
+ *   t2_k threads (coordinate c2_k at stride tstride2_k; 1 for plain block layouts), and
+ *   O_k = ceil(d_k / (V_k t_k M_k t2_k)) outer repetitions held in registers.
+ * Element i_k: u = i_k % V_k, c_k = (i_k / V_k) % t_k, m = (i_k / (V_k t_k)) % M_k,
+ * c2_k = (i_k / (V_k t_k M_k)) % t2_k, o = i_k / (V_k t_k M_k t2_k); its register
+ * coordinate is l_k = (o M_k + m) V_k + u.  The second level exists for the tensor-core
+ * accumulators: an mma.sync / wgmma tile gives a lane 2 rows 8 apart (t = 8 lanes, M = 2
+ * registers) and the warps of a block stack those 16-row strips (t2 = warps).
  * The owning thread is sum_k c_k * tstride_k plus any combination of the replicate
  * fields (threads holding copies, e.g. after a reduction); the register is the row-major
  * (last dim fastest) mixed radix of l_k over L_k = O_k * V_k.  Elements at i_k >= d_k are
@@ -25,7 +32,15 @@ typedef struct FragDim {
   int64_t threads; /* t_k (1 = not split over threads) */
   int64_t vec;     /* V_k */
   int64_t tstride; /* thread-index stride of c_k (meaningless when threads == 1) */
+  int64_t mid;      /* M_k; 0 reads as 1 */
+  int64_t threads2; /* t2_k; 0 reads as 1 */
+  int64_t tstride2; /* thread-index stride of c2_k */
 } FragDim;
+
+static inline int64_t fragdim_mid(const FragDim *d) { return d->mid > 1 ? d->mid : 1; }
+static inline int64_t fragdim_t2(const FragDim *d) { return d->threads2 > 1 ? d->threads2 : 1; }
+/* Elements of one outer repetition: V t M t2. */
+static inline int64_t fragdim_span(const FragDim *d) { return d->vec * d->threads * fragdim_mid(d) * fragdim_t2(d); }
 
 struct Fragment {
   int ndim;
@@ -47,6 +62,13 @@ Fragment *fragment_replicated(TsCompiler *c, int ndim, const int64_t *shape, int
 Fragment *fragment_derive(TsCompiler *c, const Fragment *loop, int ndim, const int *map);
 /* The layout of `src` with dim `dim` reduced away (keep_dim: kept with extent 1). */
 Fragment *fragment_reduce(TsCompiler *c, const Fragment *src, int dim, bool keep_dim);
+
+/* The accumulator layout of a tensor-core GEMM C tile [rows x cols] (see fragment.c):
+ * lanes hold 2 rows 8 apart and 2 adjacent columns of each 8-column block; warps are
+ * stacked over rows in 16-row strips (wm of them, interleaved), warp columns (wn) own
+ * contiguous column blocks.  For wgmma wm counts warps (4 per warpgroup along M), so a
+ * warpgroup's 4 warps hold one 64-row atom.  Returns NULL when the shape does not tile. */
+Fragment *fragment_gemm_acc(TsCompiler *c, int64_t rows, int64_t cols, int64_t wm, int64_t wn, int64_t nthreads);
 
 bool fragment_equal(const Fragment *a, const Fragment *b);
 bool fragment_is_replicated(const Fragment *f); /* no dim split over threads */

@@ -9,10 +9,13 @@
  *    derived layout (missing dims become replicas);
  *  - a reduction gives dst the layout of src with the reduced dim replicated.
  * When nothing propagates, the largest unresolved nest gets a fresh block layout (16-byte
- * vectors when its body is a contiguous copy) and propagation resumes.  Fragments used
+ * vectors when its body is a contiguous copy) and propagation resumes.  Before all
+ * that, each T.gemm fixes its accumulator's tensor-core layout and the swizzles of its
+ * shared operands (layout.h), so the epilogue copy of C follows the accumulator.  Fragments used
  * outside nests and reductions, or with other index patterns, are fully replicated
  * (every thread holds all elements).  A fragment whose layout disagrees with a use is
  * reported as a layout conflict at that use. */
+#include "../layout/layout.h"
 #include "passes.h"
 
 typedef struct Access {
@@ -74,6 +77,27 @@ static void scan_stmt(IrStmt *s, void *ctx) {
     note_frag(in, &in->outside, s->u.atomic.dst.buf);
 }
 
+static void set_layout(Infer *in, IrBuffer *b, Fragment *f, SrcLoc loc);
+
+/* Strict level: a GEMM fixes its accumulator fragment (the tensor-core register layout)
+ * and the swizzled shared layouts of A and B before anything propagates. */
+static void gemm_layouts(Infer *in, IrStmt *s) {
+  GemmPlan plan;
+  if (!gemm_plan(in->c, s, in->nthreads, &plan)) return;
+  set_layout(in, s->u.gemm.c.buf, plan.c_frag, s->loc);
+  IrBuffer *ops[2] = {s->u.gemm.a.buf, s->u.gemm.b.buf};
+  Layout *want[2] = {plan.a_layout, plan.b_layout};
+  for (int i = 0; i < 2; i++) {
+    IrBuffer *b = ops[i];
+    if (b->scope == IR_SCOPE_FRAGMENT) continue;
+    if (b->layout && !layout_equal(b->layout, want[i])) {
+      ts_error(in->c, s->loc, "layout conflict for shared buffer '%s': two T.gemm calls need different swizzles", b->name);
+      continue;
+    }
+    b->layout = want[i];
+  }
+}
+
 /* Walks the kernel body in program order, collecting nodes. */
 static void collect(Infer *in, IrStmt *s) {
   if (!s) return;
@@ -116,6 +140,7 @@ static void collect(Infer *in, IrStmt *s) {
       vec_push(in->c->arena, &in->nodes, n);
       return;
     }
+    case IR_S_GEMM: gemm_layouts(in, s); return;
     default: pass_visit(s, &vis); return;
   }
 }

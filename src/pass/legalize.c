@@ -1,8 +1,9 @@
 /* legalize.c — first pass: brings tile-level IR into the shape layout inference works
  * on.  T.copy, T.fill/T.clear and tile T.atomic_add become T.Parallel nests of plain
  * element stores (a copy is a parallel loop over its extents with a per-element dtype
- * conversion), T.Pipelined becomes a serial loop (software pipelining comes later), and
- * constructs without a lowering yet (T.gemm, ...) are reported at their line. */
+ * conversion; copies that inject_pipeline made asynchronous mark their nest), T.Pipelined
+ * loops inject_pipeline left alone become serial loops, T.gemm stays a tile op, and
+ * constructs without a lowering yet are reported at their line. */
 #include "passes.h"
 
 /* Extents of a region with the unit dims dropped: "non-1 dims are matched in order". */
@@ -105,13 +106,16 @@ static IrStmt *lower_fill(TsCompiler *c, IrStmt *s) {
 static IrStmt *legalize_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   if (!s) return NULL;
   switch (s->kind) {
-    case IR_S_COPY:
-      return lower_copy_like(c, &s->u.copy.src, &s->u.copy.dst, false, IR_ATOMIC_ADD, s->loc);
+    case IR_S_COPY: {
+      IrStmt *r = lower_copy_like(c, &s->u.copy.src, &s->u.copy.dst, false, IR_ATOMIC_ADD, s->loc);
+      if (r && s->u.copy.async_ && r->kind == IR_S_FOR) r->u.loop.async_copy = true;
+      return r;
+    }
     case IR_S_FILL: return lower_fill(c, s);
     case IR_S_ATOMIC:
       if (s->u.atomic.tile) return lower_copy_like(c, &s->u.atomic.src, &s->u.atomic.dst, true, s->u.atomic.op, s->loc);
       return s;
-    case IR_S_GEMM: ts_error(c, s->loc, "T.gemm is not supported yet"); return NULL;
+    case IR_S_GEMM: return s; /* planned by layout_inference, lowered by lower_tile_ops */
     case IR_S_UNSUPPORTED:
       ts_error(c, s->loc, "%s is not supported yet", s->u.unsupported.what ? s->u.unsupported.what : "this construct");
       return NULL;

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "../layout/layout.h"
 #include "passes.h"
 
 typedef struct Lower {
@@ -100,6 +101,17 @@ static IrExpr **access_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, 
       out[0] = i32(lw, 0);
       *nout = 1;
       return out;
+    case IR_SCOPE_SHARED:
+    case IR_SCOPE_SHARED_DYN:
+      if (b->layout && nidx == b->ndim && nidx >= 2) {
+        /* Swizzled tiles: one element offset through the layout (layout.h). */
+        out = ARENA_ARRAY(lw->c->arena, IrExpr *, 1);
+        out[0] = layout_offset(lw->c, b->layout, b, rw_list(lw, nc, idx, nidx), nidx);
+        *nout = 1;
+        return out;
+      }
+      *nout = nidx;
+      return rw_list(lw, nc, idx, nidx);
     default: *nout = nidx; return rw_list(lw, nc, idx, nidx);
   }
 }
@@ -295,7 +307,7 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
     return NULL;
   }
   int n = nest.n;
-  IrVar *ov[FRAG_MAX_DIMS] = {0}, *uv[FRAG_MAX_DIMS] = {0};
+  IrVar *ov[FRAG_MAX_DIMS] = {0}, *uv[FRAG_MAX_DIMS] = {0}, *mv[FRAG_MAX_DIMS] = {0};
   IrExpr *ival[FRAG_MAX_DIMS];
   NestCtx nc = {0};
   nc.nest = &nest;
@@ -303,18 +315,26 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
   nc.env = lw->env;
   for (int q = 0; q < n; q++) {
     const FragDim *d = &L->dim[q];
-    int64_t O = fragment_outer(L, q);
-    IrExpr *o = i32(lw, 0), *u = i32(lw, 0);
+    int64_t O = fragment_outer(L, q), M = fragdim_mid(d), T2 = fragdim_t2(d);
+    IrExpr *o = i32(lw, 0), *u = i32(lw, 0), *m = i32(lw, 0);
     if (O > 1) o = ir_varref(c, ov[q] = new_var(lw, "o"), SRCLOC_NONE);
+    if (M > 1) m = ir_varref(c, mv[q] = new_var(lw, "m"), SRCLOC_NONE);
     if (d->vec > 1) u = ir_varref(c, uv[q] = new_var(lw, "u"), SRCLOC_NONE);
-    nc.lexpr[q] = bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, d->vec)), u);
-    IrExpr *cq = i32(lw, 0);
+    nc.lexpr[q] = bin(lw, IR_ADD, bin(lw, IR_MUL, bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, M)), m), i32(lw, d->vec)), u);
+    IrExpr *cq = i32(lw, 0), *c2 = i32(lw, 0);
     if (d->threads > 1) {
       cq = bin(lw, IR_FLOORDIV, lw->tid, i32(lw, d->tstride));
       if (d->tstride * d->threads < lw->T) cq = bin(lw, IR_FLOORMOD, cq, i32(lw, d->threads));
     }
-    ival[q] = bin(lw, IR_ADD, bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, d->vec * d->threads)),
-                                   bin(lw, IR_MUL, cq, i32(lw, d->vec))), u);
+    if (T2 > 1) {
+      c2 = bin(lw, IR_FLOORDIV, lw->tid, i32(lw, d->tstride2));
+      if (d->tstride2 * T2 < lw->T) c2 = bin(lw, IR_FLOORMOD, c2, i32(lw, T2));
+    }
+    int64_t vt = d->vec * d->threads;
+    ival[q] = bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, fragdim_span(d))),
+                  bin(lw, IR_ADD, bin(lw, IR_MUL, c2, i32(lw, vt * M)),
+                      bin(lw, IR_ADD, bin(lw, IR_MUL, m, i32(lw, vt)),
+                          bin(lw, IR_ADD, bin(lw, IR_MUL, cq, i32(lw, d->vec)), u))));
     range_env_add(&nc.env, nest.var[q], nest.min[q], nest.min[q] + nest.extent[q] - 1);
   }
   RwCtx rc = {lw, &nc};
@@ -347,6 +367,11 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
       }
       IrStmt *vs = ir_store(c, db, di, nd, vv, b0->loc);
       vs->u.store.lanes = (int)V;
+      /* cp.async moves 4, 8 or 16 bytes from global to shared without a conversion. */
+      int vbytes = (int)V * dtype_bytes(db->dtype);
+      vs->u.store.async_ = s->u.loop.async_copy && sb->scope == IR_SCOPE_GLOBAL && val == ld &&
+                           (db->scope == IR_SCOPE_SHARED || db->scope == IR_SCOPE_SHARED_DYN) &&
+                           (vbytes == 4 || vbytes == 8 || vbytes == 16);
       IrExpr *lc = bounds_cond(lw, &nc, sb, si, ns), *sc = bounds_cond(lw, &nc, db, di, nd);
       /* Substitute the loop vars here (u_last = 0: the vector starts at lane 0). */
       IrVar *uf[1] = {uv[last]};
@@ -357,6 +382,7 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
         IrVar *z = new_var(lw, "z");
         IrExpr *zv[1] = {ir_varref(c, z, SRCLOC_NONE)};
         IrStmt *zs = ir_store(c, db, di, nd, zero_of(lw, db->dtype), b0->loc);
+        zs->u.store.async_ = vs->u.store.async_; /* ordered by the pipeline's barriers like the copy */
         zs = ir_subst_stmt(c, ir_subst_stmt(c, zs, nest.var, to, n), uf, zv, 1);
         lc = ir_subst(c, ir_subst(c, lc, nest.var, to, n), uf, u0, 1);
         vs = ir_if(c, lc, vs, unrolled(lw, z, V, zs), b0->loc);
@@ -373,13 +399,15 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
   IrExpr *pad = NULL;
   for (int q = 0; q < n; q++) {
     const FragDim *d = &L->dim[q];
-    if (nest.extent[q] % (d->vec * d->threads) != 0)
+    if (nest.extent[q] % fragdim_span(d) != 0)
       pad = and_cond(lw, pad, bin(lw, IR_LT, ir_varref(c, nest.var[q], SRCLOC_NONE), i32(lw, nest.min[q] + nest.extent[q])));
   }
   if (pad) body = ir_if(c, pad, body, NULL, s->loc);
   body = ir_subst_stmt(c, body, nest.var, to, n);
   for (int q = n - 1; q >= 0; q--)
     if (uv[q]) body = unrolled(lw, uv[q], L->dim[q].vec, body);
+  for (int q = n - 1; q >= 0; q--)
+    if (mv[q]) body = unrolled(lw, mv[q], fragdim_mid(&L->dim[q]), body);
   for (int q = n - 1; q >= 0; q--)
     if (ov[q]) body = unrolled(lw, ov[q], fragment_outer(L, q), body);
   /* Replicas of a thread do the same work: only replica 0 touches memory. */
@@ -444,15 +472,17 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
   al->u.alloc.buf = red;
   vec_push(c->arena, &out, al);
 
-  /* Loops over the kept dims k != r: o_k (outer) and u_k (lanes); l_k = o_k*V_k + u_k. */
-  IrVar *ov[FRAG_MAX_DIMS] = {0}, *uv[FRAG_MAX_DIMS] = {0};
+  /* Loops over the kept dims k != r: o_k (outer), m_k (mid) and u_k (lanes);
+   * l_k = (o_k*M_k + m_k)*V_k + u_k. */
+  IrVar *ov[FRAG_MAX_DIMS] = {0}, *uv[FRAG_MAX_DIMS] = {0}, *mv[FRAG_MAX_DIMS] = {0};
   IrExpr *l[FRAG_MAX_DIMS];
   for (int k = 0; k < n; k++) {
     const FragDim *d = &FS->dim[k];
-    IrExpr *o = i32(lw, 0), *u = i32(lw, 0);
+    IrExpr *o = i32(lw, 0), *u = i32(lw, 0), *m = i32(lw, 0);
     if (fragment_outer(FS, k) > 1) o = ir_varref(c, ov[k] = new_var(lw, "o"), SRCLOC_NONE);
+    if (fragdim_mid(d) > 1) m = ir_varref(c, mv[k] = new_var(lw, "m"), SRCLOC_NONE);
     if (d->vec > 1) u = ir_varref(c, uv[k] = new_var(lw, "u"), SRCLOC_NONE);
-    l[k] = bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, d->vec)), u);
+    l[k] = bin(lw, IR_ADD, bin(lw, IR_MUL, bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, fragdim_mid(d))), m), i32(lw, d->vec)), u);
   }
   IrExpr *sreg = i32(lw, 0), *dreg = i32(lw, 0);
   for (int k = 0, p = 0; k < n; k++) {
@@ -470,6 +500,8 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
     for (int k = n - 1; k >= 0; k--)                                                      \
       if (k != r && uv[k]) body = unrolled(lw, uv[k], FS->dim[k].vec, body);              \
     for (int k = n - 1; k >= 0; k--)                                                      \
+      if (k != r && mv[k]) body = unrolled(lw, mv[k], fragdim_mid(&FS->dim[k]), body);    \
+    for (int k = n - 1; k >= 0; k--)                                                      \
       if (k != r && ov[k]) body = unrolled(lw, ov[k], fragment_outer(FS, k), body);       \
   } while (0)
 
@@ -478,24 +510,33 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
   IrExpr *x = ir_cast(c, t, load1(lw, src, sreg), s->loc);
   if (op == IR_RED_ABSMAX || op == IR_RED_ABSSUM) x = ir_call(c, IRI_ABS, t, &x, 1, s->loc);
   IrStmt *fold = store1(lw, red, dreg, red_combine(lw, op, load1(lw, red, dreg), x));
-  if (dr->extent % (dr->vec * dr->threads) != 0) {
-    /* padding of the reduced dim: i_r = o*V*t + c*V + u must stay below the extent */
+  if (dr->extent % fragdim_span(dr) != 0) {
+    /* padding of the reduced dim: i_r = o*span + c2*V*t*M + m*V*t + c*V + u < extent
+     * (padding only arises for plain block layouts, where M = t2 = 1) */
     IrExpr *cr = dr->threads > 1 ? bin(lw, IR_FLOORMOD, bin(lw, IR_FLOORDIV, lw->tid, i32(lw, dr->tstride)), i32(lw, dr->threads)) : i32(lw, 0);
     IrExpr *o = ov[r] ? ir_varref(c, ov[r], SRCLOC_NONE) : i32(lw, 0), *u = uv[r] ? ir_varref(c, uv[r], SRCLOC_NONE) : i32(lw, 0);
-    IrExpr *ir = bin(lw, IR_ADD, bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, dr->vec * dr->threads)), bin(lw, IR_MUL, cr, i32(lw, dr->vec))), u);
+    IrExpr *ir = bin(lw, IR_ADD, bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, fragdim_span(dr))), bin(lw, IR_MUL, cr, i32(lw, dr->vec))), u);
     fold = ir_if(c, bin(lw, IR_LT, ir, i32(lw, dr->extent)), fold, NULL, s->loc);
   }
   if (uv[r]) fold = unrolled(lw, uv[r], dr->vec, fold);
+  if (mv[r]) fold = unrolled(lw, mv[r], fragdim_mid(dr), fold);
   if (ov[r]) fold = unrolled(lw, ov[r], fragment_outer(FS, r), fold);
   IrStmt *step1 = ir_seq(c, (IrStmt *[]){store1(lw, red, dreg, red_init(lw, op, t)), fold}, 2, s->loc);
 
   /* 2. butterfly over the threads of dim r inside a warp: lanes differing in bits of c_r. */
   PtrVec sh = {0};
   int64_t S = 0, nh = 1;
-  for (int64_t m = 1; m < dr->threads; m *= 2) {
-    int64_t mask = m * dr->tstride;
+  /* Thread masks of both thread fields of dim r; those >= 32 cross warps and must form
+   * one contiguous group S, 2S, 4S, ... (true for block and tensor-core layouts). */
+  int64_t masks[64];
+  int nmask = 0;
+  for (int64_t m = 1; m < dr->threads && nmask < 64; m *= 2) masks[nmask++] = m * dr->tstride;
+  for (int64_t m = 1; m < fragdim_t2(dr) && nmask < 64; m *= 2) masks[nmask++] = m * dr->tstride2;
+  for (int mi = 0; mi < nmask; mi++) {
+    int64_t mask = masks[mi];
     if (mask >= 32) {
       if (!S) S = mask;
+      else if (mask != S * nh) ts_error(c, s->loc, "T.reduce: this fragment layout spreads dim %d over warps in a way the reduction does not support", r);
       nh *= 2;
       continue;
     }
@@ -544,6 +585,73 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
   return ir_seq_vec(c, &out, s->loc);
 }
 
+/* ---- T.gemm ---- */
+
+/* &buf[offset of region r's first element] for a shared operand (through its layout). */
+static IrExpr *region_ptr(Lower *lw, const IrRegion *r, SrcLoc loc) {
+  int n;
+  IrExpr **idx = access_index(lw, NULL, r->buf, r->min, r->ndim, &n, loc);
+  IrExpr *ld = ir_load(lw->c, r->buf, idx, n, loc);
+  return ir_call(lw->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc);
+}
+
+/* The tile of an operand must be the whole last-two-dim tile of its buffer: the device
+ * templates address it from its first element with the buffer's layout. */
+static bool whole_tile(const IrRegion *r) {
+  for (int k = r->ndim - 2; k < r->ndim; k++) {
+    int64_t mn, ext, shp;
+    if (k < 0 || !ir_is_const_int(r->min[k], &mn) || mn != 0 || !ir_is_const_int(r->extent[k], &ext) ||
+        !ir_is_const_int(r->buf->shape[k], &shp) || ext != shp)
+      return false;
+  }
+  return true;
+}
+
+/* T.gemm -> one call of a device template (device/tilescale/gemm.cuh) that runs the
+ * warp-level (mma.sync) or warpgroup-level (wgmma) loops over K; its accumulator layout
+ * is exactly the C fragment layout_inference chose (fragment_gemm_acc). */
+static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
+  TsCompiler *c = lw->c;
+  GemmPlan p;
+  if (!gemm_plan(c, s, lw->T, &p)) return NULL;
+  const IrRegion *A = &s->u.gemm.a, *B = &s->u.gemm.b, *C = &s->u.gemm.c;
+  if (!whole_tile(A) || !whole_tile(B)) {
+    ts_error(c, s->loc, "T.gemm: A and B must be whole shared tiles (slices of a tile are not supported yet)");
+    return NULL;
+  }
+  if (!C->buf->fragment || !fragment_equal(C->buf->fragment, p.c_frag)) {
+    ts_error(c, s->loc, "layout conflict for fragment '%s': T.gemm needs its accumulator layout", C->buf->name);
+    return NULL;
+  }
+  IrExpr *c0 = i32(lw, 0);
+  IrExpr *cld = ir_load(c, C->buf, &c0, 1, s->loc);
+  IrExpr *cptr = ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &cld, 1, s->loc);
+  if (s->u.gemm.wg_wait <= -2) {
+    /* The wait half of a split wgmma (inject_pipeline): -2 waits for all groups, -3 leaves
+     * the latest one in flight; mma.sync is synchronous. */
+    if (p.path != GEMM_WGMMA) return NULL;
+    IrExpr *args[2] = {ir_str(c, arena_printf(c->arena, "ts::gemm_wgmma_wait<%lld, %d>", (long long)fragment_local_size(p.c_frag),
+                                              s->u.gemm.wg_wait == -3 ? 1 : 0), s->loc), cptr};
+    return ir_eval(c, ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_VOID, args, 2, s->loc), s->loc);
+  }
+  int swa = p.a_layout ? p.a_layout->swizzle : 0, swb = p.b_layout ? p.b_layout->swizzle : 0;
+  const char *ty = A->buf->dtype == TS_DTYPE_BFLOAT16 ? "__nv_bfloat16" : "half";
+  const char *name;
+  if (p.path == GEMM_WGMMA)
+    name = arena_printf(c->arena, "ts::gemm_ss_wgmma%s<%lld, %lld, %lld, %lld, %lld, %s, %s, %d, %d, %s, %s>",
+                        s->u.gemm.wg_wait == -1 ? "_issue" : "", (long long)p.m, (long long)p.n, (long long)p.k,
+                        (long long)(p.wm / 4), (long long)p.wn,
+                        s->u.gemm.trans_a ? "true" : "false", s->u.gemm.trans_b ? "true" : "false", swa, swb,
+                        s->u.gemm.clear_accum ? "true" : "false", ty);
+  else
+    name = arena_printf(c->arena, "ts::gemm_ss_mma<%lld, %lld, %lld, %lld, %lld, %s, %s, %d, %d, %s, %s>",
+                        (long long)p.m, (long long)p.n, (long long)p.k, (long long)p.wm, (long long)p.wn,
+                        s->u.gemm.trans_a ? "true" : "false", s->u.gemm.trans_b ? "true" : "false", swa, swb,
+                        s->u.gemm.clear_accum ? "true" : "false", ty);
+  IrExpr *args[5] = {ir_str(c, name, s->loc), region_ptr(lw, A, s->loc), region_ptr(lw, B, s->loc), cptr, lw->tid};
+  return ir_eval(c, ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_VOID, args, 5, s->loc), s->loc);
+}
+
 static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   Lower *lw = ctx;
   if (!s) return NULL;
@@ -569,7 +677,8 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       if (b->scope == IR_SCOPE_VAR) b->local_size = 1;
       return s;
     }
-    case IR_S_COPY: case IR_S_FILL: case IR_S_GEMM: case IR_S_UNSUPPORTED:
+    case IR_S_GEMM: return lower_gemm(lw, s);
+    case IR_S_COPY: case IR_S_FILL: case IR_S_UNSUPPORTED:
       ts_unreachable(); /* removed by legalize */
       return NULL;
     case IR_S_SEQ: return pass_map_children(c, s, lower_stmt, ctx);

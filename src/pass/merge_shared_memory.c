@@ -2,7 +2,8 @@
  * range of the one dynamic shared-memory allocation the kernel is launched with
  * (`extern __shared__ __align__(1024) uchar buf_dyn_shmem[]` in codegen).  Each buffer
  * starts on a 128-byte boundary, which covers 16-byte vector accesses and bank-aligned
- * rows.  No reuse across lifetimes yet: offsets simply stack up. */
+ * rows; swizzled tiles (layout.h) on a 1024-byte one.  No reuse across lifetimes yet: offsets simply stack up. */
+#include "../layout/layout.h"
 #include "passes.h"
 
 typedef struct Merge { TsCompiler *c; int64_t cur; } Merge;
@@ -16,7 +17,8 @@ static void merge_stmt(IrStmt *s, void *ctx) {
     ts_error(m->c, b->loc, "shared buffer '%s' needs a compile-time constant shape", b->name);
     return;
   }
-  m->cur = (m->cur + 127) / 128 * 128;
+  int64_t align = b->layout && b->layout->swizzle ? 1024 : 128; /* swizzles use address bits 4..9 */
+  m->cur = (m->cur + align - 1) / align * align;
   b->smem_offset = m->cur;
   m->cur += n * dtype_bytes(b->dtype);
 }

@@ -6,6 +6,7 @@
 #include "../layout/fragment.h"
 #include "pipeline.h"
 
+void pass_inject_pipeline(TsCompiler *c, IrFunc *f);   /* T.Pipelined -> multi-stage cp.async */
 void pass_legalize(TsCompiler *c, IrFunc *f);          /* tile copies/fills -> parallel nests */
 void pass_layout_inference(TsCompiler *c, IrFunc *f);  /* fragment and loop layouts */
 void pass_lower_tile_ops(TsCompiler *c, IrFunc *f);    /* -> thread-level IR */

@@ -1,5 +1,7 @@
 /* pipeline.c — the passes from tile-level IR (front end) to thread-level IR (codegen):
  *
+ *   inject_pipeline      T.Pipelined -> staged shared buffers, cp.async prologue/waits
+ *      |
  *   legalize             T.copy / T.fill / tile atomics -> T.Parallel nests; Pipelined -> serial
  *      |
  *   layout_inference     a Fragment for every fragment buffer and parallel nest
@@ -25,6 +27,7 @@ typedef struct PassEntry {
 } PassEntry;
 
 static const PassEntry passes[] = {
+    {"inject_pipeline", pass_inject_pipeline},
     {"legalize", pass_legalize},
     {"layout_inference", pass_layout_inference},
     {"lower_tile_ops", pass_lower_tile_ops},

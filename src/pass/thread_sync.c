@@ -53,7 +53,10 @@ static void summ_expr(IrExpr *e, void *ctx) {
 }
 static void summ_stmt(IrStmt *st, void *ctx) {
   Summ *s = ctx;
-  if (st->kind == IR_S_STORE && is_shared(st->u.store.buf)) add(s->c, &s->st->writes, st->u.store.buf);
+  /* cp.async stores (inject_pipeline) complete later; the pipeline places its own
+   * wait + barrier before their stage is read, so they are not tracked here. */
+  if (st->kind == IR_S_STORE && is_shared(st->u.store.buf) && !st->u.store.async_)
+    add(s->c, &s->st->writes, st->u.store.buf);
 }
 static SyncState summarize(TsCompiler *c, IrStmt *s) {
   SyncState st = {0};

@@ -488,15 +488,14 @@ TEST(eval_unsupported_and_limits) {
       "    with T.Kernel(1) as bx:\n"
       "        T.use_swizzle(10)\n"
       "        A[0] = 1.0\n";
+  /* T.use_swizzle only changes the block schedule: accepted, no statement */
   IrFunc *f = compile_src(&fx, src, "k", NULL);
   REQUIRE(f);
-  const IrStmt *u = find_stmt(f->body, IR_S_UNSUPPORTED);
-  REQUIRE(u);
-  CHECK_STR(u->u.unsupported.what, "T.use_swizzle");
-  CHECK(u->loc.line == 5);
+  CHECK(!find_stmt(f->body, IR_S_UNSUPPORTED));
+  CHECK(count_stmt(f->body, IR_S_STORE) == 1);
   fini(&fx);
 
-  /* using the result of an unsupported construct is an error at the use */
+  /* a construct without lowering is reported once, at its call; its result is silent */
   const char *src2 =
       "import tilelang.language as T\n"
       "@T.prim_func\n"
@@ -505,7 +504,8 @@ TEST(eval_unsupported_and_limits) {
       "        lane = T.get_lane_idx()\n"
       "        A[0] = lane + 1\n";
   CHECK(!compile_src(&fx, src2, "k", NULL));
-  CHECK_HAS(diag_text(&fx), "k.py:6:16: error: T.get_lane_idx is not supported yet");
+  CHECK_HAS(diag_text(&fx), "k.py:5:16: error: T.get_lane_idx is not supported yet");
+  CHECK(fx.c.diag.errors == 1);
   fini(&fx);
 
   /* runaway recursion in factory code is a diagnostic, not a crash */
@@ -761,5 +761,152 @@ TEST(eval_range_steps) {
   var = l2->u.loop.var;
   int64_t two = 2;
   CHECK(ir_eval_int(st->u.store.idx[0], &var, &two, 1, &v) && v == 11);
+  fini(&fx);
+}
+
+/* @autotune(configs=...) is evaluated (itertools.product, dict(zip(...))) and recorded on the
+ * IrFunc as literal text; out_idx lists with negatives are normalised. */
+TEST(eval_autotune_configs_recorded) {
+  EvalFixture fx;
+  const char *src =
+      "import itertools\n"
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "from tilelang.autotuner import autotune\n"
+      "def get_configs():\n"
+      "    space = dict(block=[64, 128], threads=[128, 256])\n"
+      "    return [dict(zip(space, v)) for v in itertools.product(*space.values())]\n"
+      "@autotune(configs=get_configs(), warmup=10)\n"
+      "@tilelang.jit(out_idx=[0, -1])\n"
+      "def f(N, block=64, threads=128):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((N,), 'float32'), B: T.Tensor((N,), 'float32'), C: T.Tensor((N,), 'float32')):\n"
+      "        with T.Kernel(N // block, threads=threads) as bx:\n"
+      "            for i in T.Parallel(block):\n"
+      "                C[bx * block + i] = A[bx * block + i] + B[bx * block + i]\n"
+      "    return main\n";
+  const char *ps[] = {"N=1024", NULL};
+  IrFunc *f = compile_src(&fx, src, "f", ps);
+  REQUIRE(f);
+  CHECK(f->nautotune_configs == 4);
+  CHECK_STR(f->autotune_configs, "[{'block': 64, 'threads': 128}, {'block': 64, 'threads': 256}, "
+                                 "{'block': 128, 'threads': 128}, {'block': 128, 'threads': 256}]");
+  CHECK(f->nout_idx == 2 && f->out_idx[0] == 0 && f->out_idx[1] == 2);
+  fini(&fx);
+
+  /* a config list that cannot be evaluated is a warning, not an error */
+  const char *src2 =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.autotune(configs=missing_helper())\n"
+      "@tilelang.jit\n"
+      "def g(N):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((N,), 'float32')):\n"
+      "        with T.Kernel(1) as bx:\n"
+      "            A[0] = 1.0\n"
+      "    return main\n";
+  const char *ps2[] = {"N=4", NULL};
+  f = compile_src(&fx, src2, "g", ps2);
+  REQUIRE(f);
+  CHECK(!f->autotune_configs);
+  CHECK(fx.c.diag.warnings == 1);
+  CHECK_HAS(diag_text(&fx), "warning: @autotune configs could not be evaluated: name 'missing_helper' is not defined");
+  fini(&fx);
+}
+
+/* Constructs of eval_tl.c: signatures are checked (count, keywords, required), enums have
+ * their documented values, views alias their source, strided tensors keep their strides. */
+TEST(eval_tl_constructs) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang.language as T\n"
+      "@T.prim_func\n"
+      "def k(A: T.StridedTensor((4, 8), (16, 1), 'float32'), B: T.Tensor((32,), 'int32')):\n"
+      "    with T.Kernel(1, threads=32) as bx:\n"
+      "        s = T.alloc_shared((4, 8), 'float32')\n"
+      "        T.copy(A, s)\n"
+      "        flat = T.view(s, (32,), dtype='int32')\n"
+      "        codes = [T.Team.WORLD, T.CmpType.GT, T.CmpType.GE, T.Amo.SIGNAL_SET, T.Amo.AMO_SIGNAL_ADD]\n"
+      "        tx = T.get_thread_binding()\n"
+      "        B[tx] = flat[tx] + codes[0] + codes[1] * 10 + codes[2] * 100 + codes[3] * 1000 + codes[4]\n";
+  IrFunc *f = compile_src(&fx, src, "k", NULL);
+  REQUIRE(f);
+  REQUIRE(f->params[0].buf && f->params[0].buf->strides);
+  int64_t st;
+  CHECK(ir_is_const_int(f->params[0].buf->strides[0], &st) && st == 16);
+  const IrStmt *k = find_stmt(f->body, IR_S_KERNEL);
+  REQUIRE(k);
+  const IrBuffer *view = NULL;
+  for (const IrStmt *s = k->u.kernel.body; s && s->kind == IR_S_SEQ; s = NULL)
+    for (int i = 0; i < s->u.seq.n; i++)
+      if (s->u.seq.items[i]->kind == IR_S_ALLOC && s->u.seq.items[i]->u.alloc.buf->alias_of)
+        view = s->u.seq.items[i]->u.alloc.buf;
+  REQUIRE(view);
+  CHECK_STR(view->name, "flat");
+  CHECK(view->dtype == TS_DTYPE_INT32 && view->alias_of->scope == IR_SCOPE_SHARED_DYN);
+  /* WORLD 0, GT 2 (NVSHMEM order), GE 5, SIGNAL_SET 9, SIGNAL_ADD 10 */
+  CHECK_HAS(ir_text(&fx), "B[tx] = flat[tx] + 20 + 500 + 9000 + 10");
+  fini(&fx);
+
+  const char *bad =
+      "import tilelang.language as T\n"
+      "@T.prim_func\n"
+      "def k(A: T.Tensor((32,), 'int32')):\n"
+      "    with T.Kernel(1, threads=32) as bx:\n"
+      "        T.put_block(T.address_of(A[0]), T.address_of(A[16]))\n"
+      "        T.ld(A[0], 1, scope='device')\n"
+      "        T.use_swizzle(8, panel=3)\n"
+      "        T.fence_gpu(1)\n"
+      "        T.view(A, (16,))\n"
+      "        x = T.Amo.NOPE\n"
+      "        T.put_warp(A[0], T.address_of(A[1]), 4)\n";
+  CHECK(!compile_src(&fx, bad, "k", NULL));
+  const char *d = diag_text(&fx);
+  CHECK_HAS(d, "k.py:5:9: error: T.put_block() missing required argument 'size'; signature: T.put_block(src, dst, size, dst_pe=-1)");
+  CHECK_HAS(d, "k.py:6:9: error: T.ld: scope must be one of \"cta\", \"gpu\", \"sys\", got 'device'");
+  CHECK_HAS(d, "k.py:7:9: error: T.use_swizzle() got an unexpected keyword argument 'panel'");
+  CHECK_HAS(d, "k.py:8:9: error: T.fence_gpu() takes no arguments (1 given)");
+  CHECK_HAS(d, "k.py:9:9: error: T.view: 'A' has 1024 bits but the view has 512");
+  CHECK_HAS(d, "k.py:10:13: error: module 'T.Amo' has no attribute 'NOPE'");
+  CHECK_HAS(d, "k.py:11:9: error: T.put_warp: src must be T.address_of(buf[...]), got IR expression");
+  CHECK(fx.c.diag.errors == 7);
+  fini(&fx);
+}
+
+/* `first, *rest = xs` binds the middle as a list; a failed unpacking leaves its targets
+ * silent instead of undefined. */
+TEST(eval_starred_unpacking) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def f(N):\n"
+      "    a, *mid, z = (1, 2, 3, 4, 5)\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((N,), 'int32')):\n"
+      "        with T.Kernel(1) as bx:\n"
+      "            A[0] = a * 100 + len(mid) * 10 + z + mid[1]\n"
+      "    return main\n";
+  const char *ps[] = {"N=4", NULL};
+  REQUIRE(compile_src(&fx, src, "f", ps));
+  CHECK_HAS(ir_text(&fx), "A[0] = 138");
+  fini(&fx);
+
+  const char *bad =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def f(N):\n"
+      "    a, b = (1, 2, 3)\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((N,), 'int32')):\n"
+      "        with T.Kernel(1) as bx:\n"
+      "            A[0] = a + b\n"
+      "    return main\n";
+  CHECK(!compile_src(&fx, bad, "f", ps));
+  CHECK_HAS(diag_text(&fx), "k.py:5:5: error: cannot unpack 3 values into 2 targets");
+  CHECK(fx.c.diag.errors == 1);
   fini(&fx);
 }

@@ -469,3 +469,54 @@ TEST(parse_mutation_smoke) {
   }
   free(buf);
 }
+
+/* Chains and nesting the evaluator could not walk: a 5000-term sum, a 3000-link attribute
+ * chain, 2 ** 2 ** ... 500 deep, and sums of sums nested 30 deep (each under the chain
+ * limit, together 27000 deep) are each one diagnostic; a 900-term sum still parses. */
+TEST(parse_chain_and_depth_limits) {
+  struct { const char *unit; int reps; const char *pre, *want; } cases[] = {
+      {"+1", 5000, "x = 1", "m.py:1:2006: error: expression too long: more than 1000 chained operations"},
+      {".b", 3000, "x = a", "m.py:1:2006: error: expression too long: more than 1000 chained operations"},
+      {"2**", 500, "x = ", "m.py:1:455: error: expression nested too deeply"},
+  };
+  for (int k = 0; k < TS_ARRAY_LEN(cases); k++) {
+    StrBuf sb = {0};
+    sb_append(&sb, cases[k].pre);
+    for (int i = 0; i < cases[k].reps; i++) sb_append(&sb, cases[k].unit);
+    sb_append(&sb, k == 2 ? "2\n" : "\n");
+    TsCompiler c;
+    ts_compiler_init(&c, (TsTarget){90, true});
+    SourceFile f = {"m.py", sb_str(&sb), sb.len};
+    (void)parse_module(&c, &f);
+    CHECK(c.diag.errors == 1);
+    CHECK(strncmp(sb_str(&c.diag.out), cases[k].want, strlen(cases[k].want)) == 0);
+    ts_compiler_fini(&c);
+    sb_free(&sb);
+  }
+  for (int levels = 1; levels <= 30; levels += 29) {
+    StrBuf sb = {0};
+    sb_append(&sb, "x = ");
+    for (int i = 0; i < levels; i++) sb_putc(&sb, '(');
+    sb_putc(&sb, '1');
+    for (int i = 0; i < levels; i++) {
+      for (int j = 0; j < 900; j++) sb_append(&sb, "+1");
+      sb_putc(&sb, ')');
+    }
+    sb_append(&sb, "\ny = 2\n");
+    TsCompiler c;
+    ts_compiler_init(&c, (TsTarget){90, true});
+    SourceFile f = {"m.py", sb_str(&sb), sb.len};
+    AstNode *m = parse_module(&c, &f);
+    if (levels == 1) {
+      CHECK(c.diag.errors == 0);
+    } else {
+      CHECK(c.diag.errors == 1);
+      const char *want = "m.py:1:1: error: statement too complex: expressions nested more than 2000 deep\n";
+      CHECK(strncmp(sb_str(&c.diag.out), want, strlen(want)) == 0);
+      /* the rest of the file is still there */
+      CHECK(m && m->body.n == 2 && m->body.items[1]->kind == AST_ASSIGN);
+    }
+    ts_compiler_fini(&c);
+    sb_free(&sb);
+  }
+}

@@ -1,0 +1,214 @@
+/* bench_gemm.c — T.gemm against cuBLAS in one process (`make bench` runs build/bench_gemm
+ * after build/bench).
+ *
+ * For 8192^3 and TileLang's benchmark shapes, in float16 and bfloat16 (fp32 accumulate),
+ * examples/gemm.py is compiled in a few tile configurations, each is timed (median of
+ * REPS runs after warm-up, L2 flushed before every run, on random inputs), the fastest is
+ * kept, its output is checked against cuBLAS's (relative norm), and cuBLAS (cublasGemmEx,
+ * default algorithm) is timed the same way on the same buffers.  One line per shape:
+ * TFLOP/s of both, the ratio and the configuration used; then the geometric mean of the
+ * ratios per dtype.  --quick: 8192^3 only; --shape M,N,K: one shape. */
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tests/gpu/hostdata.h"
+#include "tilescale.h"
+
+#define WARMUP 3
+#define REPS 15
+
+typedef struct Cfg { int bm, bn, bk, stages, threads; } Cfg;
+
+static const Cfg cfgs[] = {
+    {128, 256, 64, 4, 256}, /* 4 stages: one wgmma group stays in flight (inject_pipeline) */
+    {256, 128, 64, 4, 256},
+    {256, 128, 64, 3, 256}, /* 3 stages: two copies ahead, wgmma waited every iteration */
+};
+
+/* Every CUDA runtime call of the benchmark is checked: a silent failure would time or
+ * compare garbage. */
+#define CK(call)                                                                       \
+  do {                                                                                 \
+    cudaError_t e_ = (call);                                                           \
+    if (e_ != cudaSuccess) {                                                           \
+      fprintf(stderr, "bench_gemm: %s failed: %s\n", #call, cudaGetErrorString(e_));   \
+      exit(1);                                                                         \
+    }                                                                                  \
+  } while (0)
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median ms of cuBLAS C = A B (row-major; computed as C^T = B^T A^T column-major). */
+static double time_cublas(cublasHandle_t h, ts_dtype dt, int M, int N, int K, void *a, void *b, void *c, void *flush,
+                          size_t flush_bytes) {
+  cudaDataType t = dt == TS_DTYPE_FLOAT16 ? CUDA_R_16F : CUDA_R_16BF;
+  float alpha = 1.f, beta = 0.f;
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  double ms[REPS];
+  for (int i = 0; i < WARMUP + REPS; i++) {
+    cudaMemset(flush, i & 0xff, flush_bytes);
+    cudaEventRecord(e0, 0);
+    cublasStatus_t st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, b, t, N, a, t, K, &beta, c, t, N,
+                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    cudaEventRecord(e1, 0);
+    cudaEventSynchronize(e1);
+    if (st != CUBLAS_STATUS_SUCCESS) return -1;
+    float f;
+    cudaEventElapsedTime(&f, e0, e1);
+    if (i >= WARMUP) ms[i - WARMUP] = f;
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  qsort(ms, REPS, sizeof ms[0], cmp_double);
+  return ms[REPS / 2];
+}
+
+static double rel_err(const uint16_t *x, const uint16_t *ref, size_t n, ts_dtype dt) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) {
+    double a = dt == TS_DTYPE_FLOAT16 ? hd_f16_to_f32(x[i]) : hd_bf16_to_f32(x[i]);
+    double r = dt == TS_DTYPE_FLOAT16 ? hd_f16_to_f32(ref[i]) : hd_bf16_to_f32(ref[i]);
+    if (!isfinite(a)) return INFINITY;
+    num += (a - r) * (a - r);
+    den += r * r;
+  }
+  return sqrt(num / (den > 0 ? den : 1));
+}
+
+int main(int argc, char **argv) {
+  int quick = 0, one[3] = {0};
+  const char *examples = "examples";
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--shape") && i + 1 < argc) sscanf(argv[++i], "%d,%d,%d", &one[0], &one[1], &one[2]);
+    else examples = argv[i];
+  }
+  ts_context *ctx = NULL;
+  ts_context_options o = {.size = sizeof o};
+  if (ts_context_create(&o, &ctx) != TS_OK || ts_context_device_sm(ctx) == 0) {
+    printf("bench_gemm: no usable GPU; skipped\n");
+    return 0;
+  }
+  char path[1024];
+  snprintf(path, sizeof path, "%s/gemm.py", examples);
+  ts_program *prog = NULL;
+  if (ts_program_load_file(ctx, path, &prog) != TS_OK) {
+    fprintf(stderr, "bench_gemm: %s\n", ts_last_error(ctx));
+    return 1;
+  }
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+    fprintf(stderr, "bench_gemm: cublasCreate failed\n");
+    return 1;
+  }
+  static const int shapes[][3] = {{8192, 8192, 8192}, {4096, 1024, 8192}, {4096, 8192, 8192}, {4096, 28672, 8192},
+                                  {4096, 8192, 28672}, {8192, 1024, 8192}, {8192, 28672, 8192}, {8192, 8192, 28672}};
+  int nshapes = one[0] ? 1 : quick ? 1 : 8;
+  size_t flush_bytes = 256u << 20;
+  void *flush = NULL;
+  cudaMalloc(&flush, flush_bytes);
+  printf("GEMM vs cuBLAS on sm_%d: median of %d runs, L2 flushed; TFLOP/s = 2MNK / time\n", ts_context_device_sm(ctx),
+         REPS);
+  printf("%-6s %-20s %10s %10s %7s  %-26s %s\n", "dtype", "M,N,K", "ours", "cuBLAS", "ratio", "config (tile, stages, thr)",
+         "err vs cuBLAS");
+  int failed = 0;
+  for (int d = 0; d < 2; d++) {
+    ts_dtype dt = d ? TS_DTYPE_BFLOAT16 : TS_DTYPE_FLOAT16;
+    const char *dname = d ? "bfloat16" : "float16";
+    double logsum = 0;
+    int nr = 0;
+    for (int si = 0; si < nshapes; si++) {
+      int M = one[0] ? one[0] : shapes[si][0], N = one[0] ? one[1] : shapes[si][1], K = one[0] ? one[2] : shapes[si][2];
+      size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+      uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2), *hc = malloc(nc * 2), *hr = malloc(nc * 2);
+      uint64_t st = 42 + (uint64_t)si;
+      for (size_t i = 0; i < na; i++) {
+        float x = hd_rng_unit(&st); /* uniform [-1, 1) */
+        ha[i] = d ? hd_f32_to_bf16(x) : hd_f32_to_f16(x);
+      }
+      for (size_t i = 0; i < nb; i++) {
+        float x = hd_rng_unit(&st); /* uniform [-1, 1) */
+        hb[i] = d ? hd_f32_to_bf16(x) : hd_f32_to_f16(x);
+      }
+      void *da, *db, *dc, *dr;
+      CK(cudaMalloc(&da, na * 2));
+      CK(cudaMalloc(&db, nb * 2));
+      CK(cudaMalloc(&dc, nc * 2));
+      CK(cudaMalloc(&dr, nc * 2));
+      CK(cudaMemcpy(da, ha, na * 2, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(db, hb, nb * 2, cudaMemcpyHostToDevice));
+      CK(cudaMemset(dc, 0xFF, nc * 2)); /* poisoned: NaN unless written */
+      CK(cudaMemset(dr, 0, nc * 2));
+      double flops = 2.0 * M * N * (double)K;
+      double best = 1e30;
+      int best_cfg = -1;
+      for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++) {
+        const Cfg *cf = &cfgs[ci];
+        char v[9][24];
+        int iv[] = {M, N, K, cf->bm, cf->bn, cf->bk, cf->stages, cf->threads};
+        const char *names[] = {"M", "N", "K", "block_M", "block_N", "block_K", "num_stages", "threads", "dtype"};
+        ts_param ps[9];
+        for (int i = 0; i < 8; i++) snprintf(v[i], sizeof v[i], "%d", iv[i]);
+        snprintf(v[8], sizeof v[8], "%s", dname);
+        for (int i = 0; i < 9; i++) ps[i] = (ts_param){names[i], v[i]};
+        ts_kernel *k = NULL;
+        if (ts_kernel_compile(prog, "matmul", ps, 9, NULL, &k) != TS_OK) {
+          fprintf(stderr, "bench_gemm: compile %dx%dx%d: %s\n", cf->bm, cf->bn, cf->bk, ts_last_error(ctx));
+          continue;
+        }
+        int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
+        ts_arg args[3] = {{.kind = TS_ARG_TENSOR, .tensor = {da, dt, 2, sa, NULL, 0}},
+                          {.kind = TS_ARG_TENSOR, .tensor = {db, dt, 2, sb, NULL, 0}},
+                          {.kind = TS_ARG_TENSOR, .tensor = {dc, dt, 2, sc, NULL, 0}}};
+        double ms = 0;
+        if (ts_kernel_benchmark(k, args, 3, WARMUP, REPS, 1, &ms) != TS_OK) {
+          fprintf(stderr, "bench_gemm: run %dx%dx%d: %s\n", cf->bm, cf->bn, cf->bk, ts_last_error(ctx));
+        } else if (ms < best) {
+          best = ms;
+          best_cfg = ci;
+          CK(cudaMemcpy(hc, dc, nc * 2, cudaMemcpyDeviceToHost));
+        }
+        ts_kernel_destroy(k);
+      }
+      double cms = time_cublas(h, dt, M, N, K, da, db, dr, flush, flush_bytes);
+      CK(cudaMemcpy(hr, dr, nc * 2, cudaMemcpyDeviceToHost));
+      double mag = 0;
+      for (size_t i = 0; i < nc; i++) mag += fabs(d ? hd_bf16_to_f32(hr[i]) : hd_f16_to_f32(hr[i]));
+      mag /= (double)nc; /* mean |C| of cuBLAS: ~sqrt(K)/3 for uniform [-1,1) inputs, never 0 */
+      char shape[32], cfg[64];
+      snprintf(shape, sizeof shape, "%d,%d,%d", M, N, K);
+      if (best_cfg < 0 || cms <= 0) {
+        printf("%-6s %-20s failed (ours %s, cuBLAS %s)\n", d ? "bf16" : "fp16", shape, best_cfg < 0 ? "failed" : "ok",
+               cms <= 0 ? "failed" : "ok");
+        failed++;
+      } else {
+        const Cfg *cf = &cfgs[best_cfg];
+        snprintf(cfg, sizeof cfg, "%dx%dx%d, %d, %d", cf->bm, cf->bn, cf->bk, cf->stages, cf->threads);
+        double ours = flops / best / 1e9, theirs = flops / cms / 1e9, err = rel_err(hc, hr, nc, dt);
+        printf("%-6s %-20s %10.1f %10.1f %7.3f  %-26s %.2e (mean|C| %.1f)%s\n", d ? "bf16" : "fp16", shape, ours,
+               theirs, ours / theirs, cfg, err, mag, err <= 1e-2 && mag > 0 ? "" : "  WRONG");
+        fflush(stdout);
+        if (!(err <= 1e-2) || !(mag > 0)) failed++;
+        logsum += log(ours / theirs);
+        nr++;
+      }
+      cudaFree(da); cudaFree(db); cudaFree(dc); cudaFree(dr);
+      free(ha); free(hb); free(hc); free(hr);
+    }
+    if (nr) printf("%s: geometric mean ratio over %d shapes: %.3f\n", dname, nr, exp(logsum / nr));
+  }
+  cublasDestroy(h);
+  cudaFree(flush);
+  ts_program_destroy(prog);
+  ts_context_destroy(ctx);
+  return failed ? 1 : 0;
+}

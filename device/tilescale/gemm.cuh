@@ -1,0 +1,239 @@
+/* gemm.cuh — tensor-core GEMM for generated kernels: the warp-level (mma.sync, sm_80+)
+ * and warpgroup-level (wgmma, sm_90a) loops that T.gemm lowers to, plus the asynchronous
+ * copies (cp.async) of software-pipelined loops.
+ *
+ *   lower_tile_ops prints `ts::gemm_ss_{mma,wgmma}<M, N, K, ...>(&A_s[..], &B_s[..],
+ *   &C_local[0], tid)`; codegen includes this file when a kernel calls into it.
+ *
+ * Contract with the compiler (src/layout/fragment.c fragment_gemm_acc, layout.c):
+ *  - the accumulator array holds the C fragment in the compiler's register order:
+ *    rows l0 = 2*strip + h (h: the +8 row), cols l1 = 2*block8 + v, register l0*L1 + l1;
+ *  - warps stack along M first: warp w owns 16-row strips w % WM + WM*i, warp column
+ *    w / WM owns N/WN contiguous columns (wgmma: warpgroups, 64-row atoms);
+ *  - shared tiles are stored with ts::tile_offset (the swizzle of layout.h), 1024-byte
+ *    aligned, K-major or MN-major as the transposes say. */
+#pragma once
+
+#include <tilescale/common.cuh>
+#include <tilescale/wgmma_ops.cuh>
+
+namespace ts {
+
+TS_DEV uint32_t smem_u32(const void *p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+
+/* Element offset of (r, c) in a ROWS x COLS tile with a W-byte swizzle (layout.h). */
+template <int ROWS, int COLS, int W, int EB> TS_DEV int tile_offset(int r, int c) {
+  if constexpr (W == 0) {
+    return r * COLS + c;
+  } else {
+    constexpr int A = W / EB, VEC = 16 / EB;
+    const int a = c / A, cc = c % A, f = ((r * W) >> 7) & (W / 16 - 1);
+    return a * (ROWS * A) + r * A + (((cc / VEC) ^ f) * VEC) + cc % VEC;
+  }
+}
+
+/* ---- cp.async (sm_80+): global -> shared without registers --------------------------- */
+template <int BYTES> TS_DEV void cp_async(void *dst, const void *src) {
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async moves 4, 8 or 16 bytes");
+  if constexpr (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_u32(dst)), "l"(src) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem_u32(dst)), "l"(src), "n"(BYTES) : "memory");
+}
+TS_DEV void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> TS_DEV void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+/* ---- ldmatrix / mma.sync ------------------------------------------------------------ */
+TS_DEV void ldsm_x4(uint32_t *r, uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+TS_DEV void ldsm_x4_trans(uint32_t *r, uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+TS_DEV void ldsm_x2(uint32_t *r, uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
+}
+TS_DEV void ldsm_x2_trans(uint32_t *r, uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
+}
+
+/* d (4 fp32, rows g and g+8 x cols 2t, 2t+1) += a (16x16, 4 regs) * b (16x8, 2 regs). */
+template <class T> TS_DEV void mma_16816(float *d0, float *d1, float *d2, float *d3, const uint32_t *a, const uint32_t *b) {
+  if constexpr (is_same<T, half>::value)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(*d0), "+f"(*d1), "+f"(*d2), "+f"(*d3)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(*d0), "+f"(*d1), "+f"(*d2), "+f"(*d3)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* C[M x N] (+)= A * B for one block with WM x WN warps, operands in shared memory.
+ * A is [M][K] (TA: [K][M]), B is [K][N] (TB: [N][K]); swizzles SWA/SWB bytes. */
+template <int M, int N, int K, int WM, int WN, bool TA, bool TB, int SWA, int SWB, bool CLEAR, class T>
+TS_DEV void gemm_ss_mma(const T *A, const T *B, float *acc, int tid) {
+  constexpr int MI = M / (16 * WM), NJ = N / (8 * WN);
+  constexpr int AR = TA ? K : M, AC = TA ? M : K, BR = TB ? N : K, BC = TB ? K : N;
+  static_assert(M % (16 * WM) == 0 && N % (8 * WN) == 0 && K % 16 == 0, "tile does not fit mma.sync m16n8k16");
+  const int lane = tid & 31, warp = (tid >> 5) % (WM * WN), wm = warp % WM, wn = warp / WM;
+  const uint32_t a_base = smem_u32(A), b_base = smem_u32(B);
+  if constexpr (CLEAR) {
+#pragma unroll
+    for (int i = 0; i < 4 * MI * NJ; ++i) acc[i] = 0.f;
+  }
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    uint32_t af[MI][4], bf[NJ + 1][2];
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      const int m0 = 16 * (wm + WM * mi);
+      if constexpr (!TA) {
+        const int r = m0 + (lane & 15), c = kk * 16 + (lane >> 4) * 8;
+        ldsm_x4(af[mi], a_base + 2 * tile_offset<AR, AC, SWA, 2>(r, c));
+      } else {
+        const int j = lane >> 3, r = kk * 16 + (lane & 7) + 8 * (j >> 1), c = m0 + 8 * (j & 1);
+        ldsm_x4_trans(af[mi], a_base + 2 * tile_offset<AR, AC, SWA, 2>(r, c));
+      }
+    }
+#pragma unroll
+    for (int nj = 0; nj < NJ; nj += 2) {
+      const int n0 = wn * (N / WN) + 8 * nj, j = lane >> 3;
+      if constexpr (!TB) {
+        const int r = kk * 16 + (lane & 7) + 8 * (j & 1), c = n0 + 8 * (j >> 1);
+        const uint32_t addr = b_base + 2 * tile_offset<BR, BC, SWB, 2>(r, c);
+        if (nj + 1 < NJ) ldsm_x4_trans(&bf[nj][0], addr);
+        else ldsm_x2_trans(&bf[nj][0], addr);
+      } else {
+        const int r = n0 + (lane & 7) + 8 * (j >> 1), c = kk * 16 + 8 * (j & 1);
+        const uint32_t addr = b_base + 2 * tile_offset<BR, BC, SWB, 2>(r, c);
+        if (nj + 1 < NJ) ldsm_x4(&bf[nj][0], addr);
+        else ldsm_x2(&bf[nj][0], addr);
+      }
+    }
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+      for (int nj = 0; nj < NJ; ++nj) {
+        float *row0 = acc + (2 * mi) * (2 * NJ) + 2 * nj, *row1 = row0 + 2 * NJ;
+        mma_16816<T>(row0, row0 + 1, row1, row1 + 1, af[mi], bf[nj]);
+      }
+  }
+}
+
+/* ---- wgmma (sm_90a) -------------------------------------------------------------------- */
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TS_HAS_WGMMA 1
+#endif
+
+/* Shared-memory matrix descriptor: start address, leading/stride byte offsets (16-byte
+ * units) and the swizzle mode (1 = 128B, 2 = 64B, 3 = 32B). */
+TS_DEV uint64_t gmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo, int sw) {
+  const uint64_t mode = sw == 128 ? 1 : sw == 64 ? 2 : 3;
+  return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFF) << 16) |
+         ((uint64_t)((sbo >> 4) & 0x3FFF) << 32) | (mode << 62);
+}
+
+/* The descriptor of the 16-deep K slice at k0 of rows [mn0, mn0 + extent) of an operand
+ * tile.  K-major ([MN][K] storage): atoms of W bytes along K, 8-row groups SBO = 8W apart,
+ * LBO unused.  MN-major ([K][MN] storage): atoms of W bytes along MN, LBO = K*W apart
+ * (one atom column holds all K rows), 8-row K groups SBO = 8W apart. */
+template <int MN, int KD, int W, bool MN_MAJOR> TS_DEV uint64_t operand_desc(uint32_t base, int mn0, int k0) {
+  constexpr int A = W / 2;
+  if constexpr (!MN_MAJOR)
+    return gmma_desc(base + (k0 / A) * (MN * W) + mn0 * W + (k0 % A) * 2, 16, 8 * W, W);
+  else
+    return gmma_desc(base + (mn0 / A) * (KD * W) + k0 * W + (mn0 % A) * 2, KD * W, 8 * W, W);
+}
+
+TS_DEV void wgmma_fence() {
+#ifdef TS_HAS_WGMMA
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+TS_DEV void wgmma_commit() {
+#ifdef TS_HAS_WGMMA
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+template <int N> TS_DEV void wgmma_wait() {
+#ifdef TS_HAS_WGMMA
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+/* Keeps the compiler from moving accumulator reads/writes across the asynchronous MMA. */
+template <int N> TS_DEV void fence_regs(float *r) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+/* One m64nNIk16 wgmma into the NI/2 accumulators at p (compiler order: row half h major,
+ * then 8-column block, then pair; the instruction's order is block, h, pair). */
+template <int NI, class T, int TA, int TB> TS_DEV void wgmma_ss(float *p, uint64_t da, uint64_t db, int scale_d) {
+#ifdef TS_HAS_WGMMA
+#define TS_WGMMA_D(i) p[(((i) >> 1) & 1) * (NI / 4) + ((i) >> 2) * 2 + ((i) & 1)]
+#define TS_WGMMA_CASE(n)                                                                  \
+  if constexpr (NI == n) {                                                                \
+    if constexpr (is_same<T, half>::value)                                                \
+      TS_WGMMA_SS_N##n("f32.f16.f16", TS_WGMMA_D, da, db, scale_d, TA, TB);               \
+    else                                                                                  \
+      TS_WGMMA_SS_N##n("f32.bf16.bf16", TS_WGMMA_D, da, db, scale_d, TA, TB);             \
+  }
+  TS_WGMMA_CASE(8) TS_WGMMA_CASE(16) TS_WGMMA_CASE(24) TS_WGMMA_CASE(32) TS_WGMMA_CASE(40) TS_WGMMA_CASE(48)
+  TS_WGMMA_CASE(56) TS_WGMMA_CASE(64) TS_WGMMA_CASE(72) TS_WGMMA_CASE(80) TS_WGMMA_CASE(88) TS_WGMMA_CASE(96)
+  TS_WGMMA_CASE(104) TS_WGMMA_CASE(112) TS_WGMMA_CASE(120) TS_WGMMA_CASE(128) TS_WGMMA_CASE(136)
+  TS_WGMMA_CASE(144) TS_WGMMA_CASE(152) TS_WGMMA_CASE(160) TS_WGMMA_CASE(168) TS_WGMMA_CASE(176)
+  TS_WGMMA_CASE(184) TS_WGMMA_CASE(192) TS_WGMMA_CASE(200) TS_WGMMA_CASE(208) TS_WGMMA_CASE(216)
+  TS_WGMMA_CASE(224) TS_WGMMA_CASE(232) TS_WGMMA_CASE(240) TS_WGMMA_CASE(248) TS_WGMMA_CASE(256)
+#undef TS_WGMMA_CASE
+#undef TS_WGMMA_D
+#else
+  (void)p; (void)da; (void)db; (void)scale_d;
+  __trap(); /* the compiler only plans wgmma for sm_90a */
+#endif
+}
+
+/* Issues C (+)= A * B for the block's warpgroups without waiting (T.wgmma_gemm); the
+ * caller waits with wgmma_wait<N>() + fence.  WGM x WGN warpgroups; warpgroup (gm, gn)
+ * owns 64-row atoms gm + WGM*a and columns [gn*N/WGN, (gn+1)*N/WGN). */
+template <int M, int N, int K, int WGM, int WGN, bool TA, bool TB, int SWA, int SWB, bool CLEAR, class T>
+TS_DEV void gemm_ss_wgmma_issue(const T *A, const T *B, float *acc, int tid) {
+  constexpr int NI = N / WGN, MA = M / (64 * WGM);
+  static_assert(M % (64 * WGM) == 0 && N % WGN == 0 && NI % 8 == 0 && NI <= 256 && K % 16 == 0,
+                "tile does not fit wgmma m64nNk16");
+  const int wg = (tid >> 7) % (WGM * WGN), gm = wg % WGM, gn = wg / WGM;
+  const uint32_t a_base = smem_u32(A), b_base = smem_u32(B);
+  fence_regs<MA * NI / 2>(acc);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk)
+#pragma unroll
+    for (int a = 0; a < MA; ++a) {
+      const uint64_t da = operand_desc<M, K, SWA, TA>(a_base, 64 * (gm + WGM * a), 16 * kk);
+      const uint64_t db = operand_desc<N, K, SWB, !TB>(b_base, gn * NI, 16 * kk);
+      wgmma_ss<NI, T, TA ? 1 : 0, TB ? 0 : 1>(acc + a * (NI / 2), da, db, (CLEAR && kk == 0) ? 0 : 1);
+    }
+  wgmma_commit();
+}
+
+/* T.gemm on sm_90a: synchronous (the accumulators are valid when it returns). */
+template <int M, int N, int K, int WGM, int WGN, bool TA, bool TB, int SWA, int SWB, bool CLEAR, class T>
+TS_DEV void gemm_ss_wgmma(const T *A, const T *B, float *acc, int tid) {
+  constexpr int NI = N / WGN, MA = M / (64 * WGM);
+  gemm_ss_wgmma_issue<M, N, K, WGM, WGN, TA, TB, SWA, SWB, CLEAR, T>(A, B, acc, tid);
+  wgmma_wait<0>();
+  fence_regs<MA * NI / 2>(acc);
+}
+
+/* The wait half of gemm_ss_wgmma_issue: at most PENDING wgmma groups still running
+ * (0: the accumulators are valid). */
+template <int NREGS, int PENDING> TS_DEV void gemm_wgmma_wait(float *acc) {
+  wgmma_wait<PENDING>();
+  fence_regs<NREGS>(acc);
+}
+
+} // namespace ts

@@ -1,0 +1,757 @@
+/* eval_tl.c — the rest of the T.* namespace: every construct of reference tilelang-core.md
+ * §1.2 that eval_builtins.c does not implement, and the distributed primitives of
+ * tilescale-distributed.md §1.2–§1.5 with their enums (T.Team, T.CmpType, T.Amo).
+ *
+ *   eval.c (attribute T.xxx)  ->  eval_builtins.c (core constructs)  ->  here (the others)
+ *
+ * Each construct is one row of `tl_constructs`: its name, its documented signature as
+ * text ("src, dst, size, dst_pe=-1") and a handler.  Arguments are always checked against
+ * the signature first, so a wrong argument count or an unknown keyword names the
+ * construct whatever its state.  Handlers either build IR the passes can lower (views,
+ * strided tensors, device prints and asserts, block/thread queries, extern calls) or
+ * report "T.xxx is not supported yet" at the call and return a silent poison value, so
+ * the rest of the file is still checked without a cascade of follow-up errors.
+ * Performance-only hints whose omission keeps the program's results (block
+ * rasterization, L2 and occupancy hints) are accepted and ignored. */
+#include <stdio.h>
+#include <string.h>
+
+#include "value.h"
+
+/* ---- signatures ------------------------------------------------------------------------ */
+typedef struct TlSig TlSig;
+typedef Value *(*TlFn)(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig);
+
+struct TlSig {
+  const char *name;    /* T.<name> */
+  const char *params;  /* "a, b, c=1, *args, **kwargs": names with '=' are optional */
+  TlFn fn;
+  int arg;             /* small table argument for the handler */
+};
+
+enum { MAX_PARAMS = 16 };
+
+typedef struct ParsedSig {
+  const char *names[MAX_PARAMS];
+  int n, nreq;
+  int npos;  /* parameters that positional arguments may fill (those before *args) */
+  bool varargs, varkw;
+} ParsedSig;
+
+static void parse_sig(Eval *ev, const char *s, ParsedSig *p) {
+  memset(p, 0, sizeof *p);
+  bool optional = false;
+  while (*s) {
+    while (*s == ' ' || *s == ',') s++;
+    if (!*s) break;
+    const char *b = s;
+    while (*s && *s != ',') s++;
+    const char *e = s;
+    while (e > b && e[-1] == ' ') e--;
+    if (e - b >= 2 && b[0] == '*' && b[1] == '*') { p->varkw = true; continue; }
+    if (b[0] == '*') { p->varargs = true; optional = true; p->npos = p->n; continue; }
+    const char *eq = memchr(b, '=', (size_t)(e - b));
+    if (eq) optional = true;
+    TS_ASSERT(p->n < MAX_PARAMS);
+    p->names[p->n++] = arena_strndup(ev->a, b, (size_t)((eq ? eq : e) - b));
+    if (!optional) p->nreq = p->n;
+  }
+  if (!p->varargs) p->npos = p->n;
+}
+
+/* Binds a call to a signature.  arg[i] is NULL for an absent optional parameter; extra
+ * positional arguments (only with *args) are left in a->pos[npos..]; parameters after
+ * *args are keyword-only. */
+static bool bind_sig(Eval *ev, CallArgs *a, const TlSig *sig, const ParsedSig *p, Value **arg) {
+  SrcLoc loc = a->node ? a->node->loc : SRCLOC_NONE;
+  for (int i = 0; i < p->n; i++) arg[i] = NULL;
+  if (a->npos > p->npos && !p->varargs) {
+    if (p->n == 0)
+      ts_error(ev->c, loc, "T.%s() takes no arguments (%d given)", sig->name, a->npos);
+    else
+      ts_error(ev->c, loc, "T.%s() takes at most %d argument%s (%d given); signature: T.%s(%s)", sig->name, p->n,
+               p->n == 1 ? "" : "s", a->npos, sig->name, sig->params);
+    return false;
+  }
+  for (int i = 0; i < a->npos && i < p->npos; i++) arg[i] = a->pos[i];
+  for (int k = 0; k < a->nkw; k++) {
+    int j = -1;
+    for (int i = 0; i < p->n; i++)
+      if (!strcmp(p->names[i], a->kw[k])) j = i;
+    if (j < 0) {
+      if (p->varkw) continue;
+      ts_error(ev->c, loc, "T.%s() got an unexpected keyword argument '%s'; signature: T.%s(%s)", sig->name, a->kw[k],
+               sig->name, sig->params);
+      return false;
+    }
+    if (arg[j]) {
+      ts_error(ev->c, loc, "T.%s() got multiple values for argument '%s'", sig->name, a->kw[k]);
+      return false;
+    }
+    arg[j] = a->kwv[k];
+  }
+  for (int i = 0; i < p->nreq; i++)
+    if (!arg[i]) {
+      ts_error(ev->c, loc, "T.%s() missing required argument '%s'; signature: T.%s(%s)", sig->name, p->names[i],
+               sig->name, sig->params);
+      return false;
+    }
+  for (int i = 0; i < a->npos; i++)
+    if (!a->pos[i] || a->pos[i]->kind == V_POISON) return false;
+  for (int i = 0; i < a->nkw; i++)
+    if (!a->kwv[i] || a->kwv[i]->kind == V_POISON) return false;
+  return true;
+}
+
+static SrcLoc cloc(CallArgs *a) { return a->node ? a->node->loc : SRCLOC_NONE; }
+
+/* ---- handlers ------------------------------------------------------------------------------- */
+/* Recognised, arguments checked, no lowering yet: one diagnostic at the call. */
+static Value *h_unsupported(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  (void)arg;
+  ts_error(ev->c, cloc(a), "T.%s is not supported yet", sig->name);
+  return ev->poison;
+}
+
+/* Performance hints: the program computes the same results without them. */
+static Value *h_hint(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  (void)a;
+  (void)arg;
+  (void)sig;
+  return ev->none;
+}
+
+static bool need_kernel(Eval *ev, CallArgs *a, const TlSig *sig) {
+  return ev_need_kernel(ev, arena_printf(ev->a, "T.%s", sig->name), cloc(a));
+}
+
+/* T.use_swizzle(panel_size, order="row", enable=True): block rasterization only changes
+ * the order in which tiles are scheduled; checked and otherwise ignored. */
+static Value *h_use_swizzle(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  int64_t panel;
+  if (!ev_to_int(ev, arg[0], &panel, loc)) return ev->poison;
+  if (panel <= 0) {
+    ts_error(ev->c, loc, "T.use_swizzle: panel_size must be positive, got %lld", (long long)panel);
+    return ev->poison;
+  }
+  if (arg[1] && (arg[1]->kind != V_STR || (strcmp(arg[1]->u.str.s, "row") && strcmp(arg[1]->u.str.s, "column") &&
+                                            strcmp(arg[1]->u.str.s, "mlx")))) {
+    ts_error(ev->c, loc, "T.use_swizzle: order must be \"row\", \"column\" or \"mlx\", got %s", ev_repr(ev, arg[1]));
+    return ev->poison;
+  }
+  return ev->none;
+}
+
+/* T.annotate_layout({buffer: layout}): keys must be buffers of the kernel.  Layouts are
+ * inferred by the compiler; pinning one is not supported yet. */
+static Value *h_annotate_layout(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  if (arg[0]->kind != V_DICT) {
+    ts_error(ev->c, loc, "T.annotate_layout expects a dict {buffer: layout}, got %s", ev_type_name(arg[0]));
+    return ev->poison;
+  }
+  for (int i = 0; i < arg[0]->u.dict.keys.n; i++)
+    if (arg[0]->u.dict.keys.items[i]->kind != V_BUFFER) {
+      ts_error(ev->c, loc, "T.annotate_layout: keys must be buffers, got %s", ev_type_name(arg[0]->u.dict.keys.items[i]));
+      return ev->poison;
+    }
+  return h_unsupported(ev, a, arg, sig);
+}
+
+/* T.get_block_binding(dim=0): blockIdx of the enclosing T.Kernel (0 for an unused axis). */
+static bool dim_arg(Eval *ev, CallArgs *a, Value *v, const TlSig *sig, int64_t *dim) {
+  if (!v) {
+    *dim = 0;
+    return true;
+  }
+  if (!ev_to_int(ev, v, dim, cloc(a))) return false;
+  if (*dim < 0 || *dim > 2) {
+    ts_error(ev->c, cloc(a), "T.%s: dim must be 0, 1 or 2, got %lld", sig->name, (long long)*dim);
+    return false;
+  }
+  return true;
+}
+
+static Value *h_block_binding(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  int64_t dim;
+  if (!need_kernel(ev, a, sig) || !dim_arg(ev, a, arg[0], sig, &dim)) return ev->poison;
+  IrVar *v = ev->kernel->u.kernel.block_var[dim];
+  if (!v) return ev_int(ev, 0);
+  return ev_expr(ev, ir_varref(ev->c, v, cloc(a)));
+}
+
+/* T.get_thread_extent(dim=0) / T.get_block_extent(dim=0): blockDim / gridDim. */
+static Value *h_extent(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  int64_t dim;
+  if (!need_kernel(ev, a, sig) || !dim_arg(ev, a, arg[0], sig, &dim)) return ev->poison;
+  IrKernel *k = &ev->kernel->u.kernel;
+  if (sig->arg == 0) return ev_int(ev, k->threads[dim]);
+  int64_t g;
+  if (ir_is_const_int(k->grid[dim], &g)) return ev_int(ev, g);
+  return ev_expr(ev, k->grid[dim]);
+}
+
+/* T.get_thread_bindings() / T.get_block_bindings(): all three axes as a list. */
+static Value *h_bindings(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  (void)arg;
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  Value *out = ev_new(ev, V_LIST);
+  for (int d = 0; d < 3; d++) {
+    Value *v;
+    if (sig->arg == 0) {
+      Value *dv = ev_int(ev, d);
+      CallArgs sub = *a;
+      sub.pos = &dv;
+      sub.npos = 1;
+      sub.nkw = 0;
+      Value *fn = bi_module_attr(ev, MOD_T, "get_thread_binding", cloc(a));
+      v = fn ? ev_call(ev, fn, &sub) : NULL;
+    } else {
+      IrVar *bv = ev->kernel->u.kernel.block_var[d];
+      v = bv ? ev_expr(ev, ir_varref(ev->c, bv, cloc(a))) : ev_int(ev, 0);
+    }
+    if (!v) return ev->poison;
+    vl_push(ev, &out->u.seq, v);
+  }
+  return out;
+}
+
+/* T.StridedTensor(shape, strides, dtype): a parameter annotation with explicit strides. */
+static Value *h_strided_tensor(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  (void)sig;
+  Value *tt = ev_call(ev, bi_module_attr(ev, MOD_T, "Tensor", loc),
+                      &(CallArgs){a->node, (Value *[]){arg[0], arg[2]}, arg[2] ? 2 : 1, NULL, NULL, 0});
+  if (!tt || tt->kind != V_TENSORTYPE) return ev->poison;
+  Value *st = arg[1];
+  ValList items = {0};
+  if (st->kind == V_TUPLE || st->kind == V_LIST) items = st->u.seq;
+  else vl_push(ev, &items, st);
+  if (items.n != tt->u.tt.shape->u.seq.n) {
+    ts_error(ev->c, loc, "T.StridedTensor: %d strides given for a tensor of rank %d", items.n, tt->u.tt.shape->u.seq.n);
+    return ev->poison;
+  }
+  Value *sv = ev_new(ev, V_TUPLE);
+  for (int i = 0; i < items.n; i++) {
+    Value *d = items.items[i];
+    if (d->kind != V_INT && !(d->kind == V_EXPR && dtype_is_int(d->u.expr->dtype))) {
+      ts_error(ev->c, loc, "T.StridedTensor: strides must be integers, got %s", ev_type_name(d));
+      return ev->poison;
+    }
+    vl_push(ev, &sv->u.seq, d);
+  }
+  tt->u.tt.strides = sv;
+  return tt;
+}
+
+/* T.view(buf, shape=None, dtype=None) / T.reshape(buf, shape): a buffer aliasing the
+ * memory of `buf` with a new shape and/or element type; the total size in bits must match. */
+static Value *h_view(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  if (arg[0]->kind != V_BUFFER) {
+    ts_error(ev->c, loc, "T.%s: expected a buffer, got %s", sig->name, ev_type_name(arg[0]));
+    return ev->poison;
+  }
+  IrBuffer *src = arg[0]->u.buf;
+  if (!ev->block) {
+    ts_error(ev->c, loc, "T.%s can only be used inside a @T.prim_func kernel", sig->name);
+    return ev->poison;
+  }
+  if (src->scope == IR_SCOPE_VAR || src->scope == IR_SCOPE_BARRIER) {
+    ts_error(ev->c, loc, "T.%s: buffer '%s' of scope %s cannot be viewed", sig->name, src->name,
+             ir_scope_names[src->scope]);
+    return ev->poison;
+  }
+  ts_dtype t = src->dtype;
+  Value *dt = sig->arg == 0 ? arg[2] : NULL;
+  if (dt && dt->kind != V_NONE && !ev_to_dtype(ev, dt, &t, loc)) return ev->poison;
+  IrExpr **shape = src->shape;
+  int nd = src->ndim;
+  if (arg[1] && arg[1]->kind != V_NONE) {
+    ValList items = {0};
+    if (arg[1]->kind == V_TUPLE || arg[1]->kind == V_LIST) items = arg[1]->u.seq;
+    else vl_push(ev, &items, arg[1]);
+    nd = items.n;
+    shape = ARENA_ARRAY(ev->a, IrExpr *, nd ? nd : 1);
+    for (int i = 0; i < nd; i++) {
+      shape[i] = ev_to_ir(ev, items.items[i], NULL, loc);
+      if (!shape[i]) return ev->poison;
+      if (!dtype_is_int(shape[i]->dtype)) {
+        ts_error(ev->c, loc, "T.%s: shape dimensions must be integers", sig->name);
+        return ev->poison;
+      }
+    }
+  } else if (t != src->dtype) {
+    /* same rank, last dimension rescaled by the element-size ratio */
+    shape = ARENA_ARRAY(ev->a, IrExpr *, nd);
+    for (int i = 0; i < nd; i++) shape[i] = src->shape[i];
+    int64_t last;
+    if (!nd || !ir_is_const_int(src->shape[nd - 1], &last) ||
+        (last * dtype_bits(src->dtype)) % dtype_bits(t) != 0) {
+      ts_error(ev->c, loc, "T.view: cannot view '%s' (%s) as %s without an explicit shape", src->name,
+               dtype_name(src->dtype), dtype_name(t));
+      return ev->poison;
+    }
+    shape[nd - 1] = ir_int(ev->c, last * dtype_bits(src->dtype) / dtype_bits(t), TS_DTYPE_INT32, loc);
+  }
+  IrBuffer *probe = ir_buffer(ev->c, src->name, t, src->scope, nd, shape, loc);
+  int64_t n_old = ir_buffer_numel(src), n_new = ir_buffer_numel(probe);
+  if (n_old >= 0 && n_new >= 0 && n_old * dtype_bits(src->dtype) != n_new * dtype_bits(t)) {
+    ts_error(ev->c, loc, "T.%s: '%s' has %lld bits but the view has %lld", sig->name, src->name,
+             (long long)(n_old * dtype_bits(src->dtype)), (long long)(n_new * dtype_bits(t)));
+    return ev->poison;
+  }
+  const char *name = ev->pending_name ? ev->pending_name : arena_printf(ev->a, "%s_view", src->name);
+  ev->pending_name = NULL;
+  IrBuffer *b = ir_buffer(ev->c, name, t, src->scope, nd, shape, loc);
+  b->alias_of = src->alias_of ? src->alias_of : src;
+  if (src->scope == IR_SCOPE_GLOBAL) b->param_index = -1;
+  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
+  s->u.alloc.buf = b;
+  ev_emit(ev, s);
+  ev_define_buffer(ev, b);
+  Value *v = ev_new(ev, V_BUFFER);
+  v->u.buf = b;
+  return v;
+}
+
+/* T.print(obj, msg="", warp_group_id=0, warp_id=0): device printf of a scalar. */
+static Value *h_print(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  if (arg[0]->kind == V_BUFFER && arg[0]->u.buf->scope != IR_SCOPE_VAR) {
+    ts_error(ev->c, loc, "T.print of a whole buffer ('%s') is not supported yet: print an element", arg[0]->u.buf->name);
+    return ev->poison;
+  }
+  IrExpr *args[3];
+  int n = 0;
+  if (arg[1] && arg[1]->kind != V_STR) {
+    ts_error(ev->c, loc, "T.print: msg must be a string, got %s", ev_type_name(arg[1]));
+    return ev->poison;
+  }
+  if (arg[1] && arg[1]->u.str.n) args[n++] = ir_str(ev->c, arg[1]->u.str.s, loc);
+  if (arg[0]->kind == V_STR) args[n++] = ir_str(ev->c, arg[0]->u.str.s, loc);
+  else if (!(args[n++] = ev_to_ir(ev, arg[0], NULL, loc))) return ev->poison;
+  IrExpr **pa = ARENA_ARRAY(ev->a, IrExpr *, n);
+  memcpy(pa, args, sizeof(IrExpr *) * (size_t)n);
+  ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_PRINTF, TS_DTYPE_VOID, pa, n, loc), loc));
+  return ev->none;
+}
+
+/* T.device_assert(cond, msg=""): a runtime check in the kernel. */
+static Value *h_device_assert(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  int t = ev_truth(ev, arg[0], loc);
+  if (t == -2) return ev->poison;
+  const char *msg = arg[1] && arg[1]->kind == V_STR ? arg[1]->u.str.s : "T.device_assert failed";
+  if (t == 0) {
+    ts_error(ev->c, loc, "T.device_assert is always false: %s", msg);
+    return ev->poison;
+  }
+  if (t == 1) return ev->none;
+  IrStmt *s = ir_stmt(ev->c, IR_S_ASSERT, loc);
+  s->u.assert_.cond = ev_to_bool_ir(ev, ev_to_ir(ev, arg[0], NULL, loc), loc);
+  s->u.assert_.msg = msg;
+  if (s->u.assert_.cond) ev_emit(ev, s);
+  return ev->none;
+}
+
+/* T.call_extern(name, *args, dtype="void"): a call of a device function by name. */
+static Value *h_call_extern(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  (void)sig;
+  ts_dtype t = TS_DTYPE_VOID;
+  Value *name = arg[0];
+  if (name->kind == V_DTYPE && a->npos >= 2 && a->pos[1]->kind == V_STR) { /* TVM order: (dtype, name, ...) */
+    t = name->u.dtype;
+    name = a->pos[1];
+  }
+  if (name->kind != V_STR) {
+    ts_error(ev->c, loc, "T.call_extern: the function name must be a string, got %s", ev_type_name(name));
+    return ev->poison;
+  }
+  if (arg[1] && arg[1]->kind != V_NONE && !ev_to_dtype(ev, arg[1], &t, loc)) return ev->poison;
+  int first = name == arg[0] ? 1 : 2;
+  int n = a->npos - first + 1;
+  IrExpr **args = ARENA_ARRAY(ev->a, IrExpr *, n);
+  args[0] = ir_str(ev->c, name->u.str.s, loc);
+  for (int i = first; i < a->npos; i++) {
+    Value *v = a->pos[i];
+    args[i - first + 1] = v->kind == V_STR ? ir_str(ev->c, v->u.str.s, loc) : ev_to_ir(ev, v, NULL, loc);
+    if (!args[i - first + 1]) return ev->poison;
+  }
+  IrExpr *call = ir_call(ev->c, IRI_CALL_EXTERN, t, args, n, loc);
+  return ev_expr(ev, call);
+}
+
+/* T.sync_warp(): __syncwarp(). */
+static Value *h_sync_warp(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  (void)arg;
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_SYNCWARP, TS_DTYPE_VOID, NULL, 0, cloc(a)), cloc(a)));
+  return ev->none;
+}
+
+/* T.shift_left(x, n) / T.shift_right(x, n). */
+static Value *h_shift(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  Value *r = ev_binop(ev, sig->arg ? AOP_RSHIFT : AOP_LSHIFT, arg[0], arg[1], cloc(a));
+  return r ? r : ev->poison;
+}
+
+/* T.alloc_barrier(arrive_count): mbarriers (shared.barrier).  The buffer is created so the
+ * rest of the kernel is still checked, but mbarrier lowering does not exist yet. */
+static Value *h_alloc_barrier(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  int n = 1;
+  if (arg[0]->kind == V_LIST || arg[0]->kind == V_TUPLE) n = arg[0]->u.seq.n;
+  for (int i = 0; i < n; i++) {
+    Value *c = arg[0]->kind == V_LIST || arg[0]->kind == V_TUPLE ? arg[0]->u.seq.items[i] : arg[0];
+    int64_t k;
+    if (!ev_to_int(ev, c, &k, loc)) return ev->poison;
+    if (k <= 0) {
+      ts_error(ev->c, loc, "T.alloc_barrier: arrive counts must be positive, got %lld", (long long)k);
+      return ev->poison;
+    }
+  }
+  h_unsupported(ev, a, arg, sig);
+  IrExpr *ext = ir_int(ev->c, n, TS_DTYPE_INT32, loc);
+  const char *name = ev->pending_name ? ev->pending_name : "barrier";
+  ev->pending_name = NULL;
+  Value *v = ev_new(ev, V_BUFFER);
+  v->u.buf = ir_buffer(ev->c, name, TS_DTYPE_UINT64, IR_SCOPE_BARRIER, 1, &ext, loc);
+  return v;
+}
+
+/* Distributed ld/st: sem and scope are checked against the documented sets. */
+static bool one_of(Eval *ev, CallArgs *a, const TlSig *sig, Value *v, const char *what, const char *const *ok, int n) {
+  if (!v) return true;
+  if (v->kind == V_STR)
+    for (int i = 0; i < n; i++)
+      if (!strcmp(v->u.str.s, ok[i])) return true;
+  StrBuf sb = {0};
+  for (int i = 0; i < n; i++) sb_printf(&sb, "%s\"%s\"", i ? ", " : "", ok[i]);
+  ts_error(ev->c, cloc(a), "T.%s: %s must be one of %s, got %s", sig->name, what, sb_str(&sb), ev_repr(ev, v));
+  sb_free(&sb);
+  return false;
+}
+
+static bool is_element(Eval *ev, CallArgs *a, const TlSig *sig, Value *v, const char *role) {
+  if (v->kind == V_EXPR && v->u.expr->kind == IR_LOAD) return true;
+  ts_error(ev->c, cloc(a), "T.%s: %s must be a buffer element such as buf[i], got %s", sig->name, role, ev_type_name(v));
+  return false;
+}
+
+/* T.ld(src, value, ...) / T.st(dst, value, ...) */
+static Value *h_ldst(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  static const char *const scopes[] = {"cta", "gpu", "sys"};
+  static const char *const ld_sems[] = {"weak", "volatile", "acquire", "relaxed"};
+  static const char *const st_sems[] = {"weak", "volatile", "release", "relaxed"};
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  if (!is_element(ev, a, sig, arg[0], sig->arg ? "dst" : "src")) return ev->poison;
+  if (!one_of(ev, a, sig, arg[2], "scope", scopes, 3)) return ev->poison;
+  if (!one_of(ev, a, sig, arg[3], "sem", sig->arg ? st_sems : ld_sems, 4)) return ev->poison;
+  return h_unsupported(ev, a, arg, sig);
+}
+
+/* wait_eq..wait_lt(value, expected, peer=-1), barrier_blocks(barrier), atom_add(target, ...) */
+static Value *h_on_element(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  if (!is_element(ev, a, sig, arg[0], sig->arg ? "target" : "value")) return ev->poison;
+  if (sig->arg) { /* atom_add scope / sem */
+    static const char *const scopes[] = {"gpu", "sys"};
+    static const char *const sems[] = {"relaxed", "acquire", "release", "acq_rel"};
+    if (!one_of(ev, a, sig, arg[2], "scope", scopes, 2) || !one_of(ev, a, sig, arg[3], "sem", sems, 4))
+      return ev->poison;
+  }
+  return h_unsupported(ev, a, arg, sig);
+}
+
+/* T.address_of(buf[i]) / T.address_of(buf) (= &buf[0, ...]): a pointer operand of
+ * put/get and NVSHMEM calls, an ADDRESS_OF intrinsic over the element load. */
+static Value *h_address_of(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  IrExpr *load;
+  if (arg[0]->kind == V_BUFFER) {
+    IrBuffer *b = arg[0]->u.buf;
+    IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, b->ndim ? b->ndim : 1);
+    for (int i = 0; i < b->ndim; i++) idx[i] = ir_int(ev->c, 0, TS_DTYPE_INT32, loc);
+    load = ir_load(ev->c, b, idx, b->ndim, loc);
+  } else {
+    if (!is_element(ev, a, sig, arg[0], "the argument")) return ev->poison;
+    load = arg[0]->u.expr;
+  }
+  return ev_expr(ev, ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &load, 1, loc));
+}
+
+static bool is_address(const Value *v) {
+  return v->kind == V_EXPR && v->u.expr->kind == IR_CALL && v->u.expr->u.call.op == IRI_ADDRESS_OF;
+}
+
+/* put_warp/get_warp/put_block/get_block(src, dst, size, pe): both pointers must be
+ * T.address_of(...) and size a compile-time element count (it becomes a template argument). */
+static Value *h_put_get(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  for (int i = 0; i < 2; i++)
+    if (!is_address(arg[i])) {
+      ts_error(ev->c, cloc(a), "T.%s: %s must be T.address_of(buf[...]), got %s", sig->name, i ? "dst" : "src",
+               ev_type_name(arg[i]));
+      return ev->poison;
+    }
+  int64_t size;
+  if (!ev_to_int(ev, arg[2], &size, cloc(a))) return ev->poison;
+  if (size <= 0) {
+    ts_error(ev->c, cloc(a), "T.%s: size must be a positive number of elements, got %lld", sig->name, (long long)size);
+    return ev->poison;
+  }
+  return h_unsupported(ev, a, arg, sig);
+}
+
+/* Kernel-only constructs with no lowering: checked for context, then reported. */
+static Value *h_kernel_unsupported(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  return h_unsupported(ev, a, arg, sig);
+}
+
+#define U h_unsupported
+#define K h_kernel_unsupported
+static const TlSig tl_constructs[] = {
+    /* buffers and parameters */
+    {"StridedTensor", "shape, strides, dtype=\"float32\"", h_strided_tensor, 0},
+    {"FragmentBuffer", "shape, dtype=\"float32\", **kwargs", U, 0},
+    {"SharedBuffer", "shape, dtype=\"float32\", **kwargs", U, 0},
+    {"LocalBuffer", "shape, dtype=\"float32\", **kwargs", U, 0},
+    {"ptr", "dtype=None, storage_scope=\"global\"", U, 0},
+    {"make_tensor", "ptr, shape, dtype=\"float32\", strides=None", U, 0},
+    {"ClusterKernel", "*grid, cluster_dims=None, threads=None, prelude=None", U, 0},
+    {"get_block_binding", "dim=0", h_block_binding, 0},
+    {"get_thread_bindings", "", h_bindings, 0},
+    {"get_block_bindings", "", h_bindings, 1},
+    {"get_thread_extent", "dim=0", h_extent, 0},
+    {"get_block_extent", "dim=0", h_extent, 1},
+    {"alloc_barrier", "arrive_count", h_alloc_barrier, 0},
+    {"alloc_global", "shape, dtype", K, 0},
+    {"alloc_reducer", "shape, dtype, op=\"sum\", replication=None", K, 0},
+    {"finalize_reducer", "reducer", K, 0},
+    {"alloc_tmem", "shape, dtype", K, 0},
+    {"alloc_cluster_barrier", "arrive_count", K, 0},
+    {"alloc_descriptor", "dtype=\"uint64\"", K, 0},
+    /* loops */
+    {"Persistent", "domain, wave_size, index, group_size=8", K, 0},
+    /* copies and tile ops */
+    {"async_copy", "src, dst, **kwargs", K, 0},
+    {"tma_copy", "src, dst, barrier=None, cluster_mask=None, **kwargs", K, 0},
+    {"transpose", "src, dst", K, 0},
+    {"im2col", "img, col, nhw_step, c_step, kernel, stride=1, dilation=1, pad=0", K, 0},
+    {"wgmma_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1, "
+                   "annotations=None", K, 0},
+    {"wait_wgmma", "id", K, 0},
+    {"tcgen05_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, mbar=None, "
+                     "use_2cta=False, annotations=None", K, 0},
+    {"gemm_sp", "A_sparse, E, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1", K, 0},
+    {"cumsum", "src, dst=None, dim=0, reverse=False", K, 0},
+    {"cummax", "src, dst=None, dim=0, reverse=False", K, 0},
+    {"warp_reduce_sum", "value", K, 0},
+    {"warp_reduce_max", "value", K, 0},
+    {"warp_reduce_min", "value", K, 0},
+    {"reduce_bitand", "buffer, out, dim=-1, clear=True", K, 0},
+    {"reduce_bitor", "buffer, out, dim=-1, clear=True", K, 0},
+    {"reduce_bitxor", "buffer, out, dim=-1, clear=True", K, 0},
+    {"atomic_addx2", "dst, value, return_prev=False", K, 0},
+    {"atomic_addx4", "dst, value, return_prev=False", K, 0},
+    {"atomic_load", "src, memory_order=\"seq_cst\"", K, 0},
+    {"atomic_store", "dst, value, memory_order=\"seq_cst\"", K, 0},
+    {"atomic_or", "dst, value, memory_order=None, return_prev=False", K, 0},
+    /* layouts and annotations */
+    {"Fragment", "shape, forward_thread_fn=None, forward_index_fn=None, replicate=1, forward_fn=None", U, 0},
+    {"Layout", "shape, forward_fn", U, 0},
+    {"annotate_layout", "layout_map", h_annotate_layout, 0},
+    {"use_swizzle", "panel_size, order=\"row\", enable=True", h_use_swizzle, 0},
+    {"annotate_l2_hit_ratio", "l2_hit_ratio_map", h_hint, 0},
+    {"annotate_safe_value", "safe_value_map", K, 0},
+    {"annotate_restrict_buffers", "*buffers", h_hint, 0},
+    {"annotate_min_blocks_per_sm", "min_blocks", h_hint, 0},
+    {"annotate_padding", "padding_map", K, 0},
+    {"view", "buffer, shape=None, dtype=None", h_view, 0},
+    {"reshape", "buffer, shape", h_view, 1},
+    {"region", "buffer_load, access_type, *extents", K, 0},
+    /* debugging and escapes */
+    {"print", "obj, msg=\"\", warp_group_id=0, warp_id=0", h_print, 0},
+    {"device_assert", "cond, msg=\"\"", h_device_assert, 0},
+    {"import_source", "source", U, 0},
+    {"call_extern", "name, *args, dtype=None", h_call_extern, 0},
+    {"call_intrin", "dtype, op, *args", K, 0},
+    {"access_ptr", "buffer, access_mask=\"rw\", offset=0, extent=None", K, 0},
+    /* synchronisation */
+    {"barrier_arrive", "barrier", K, 0},
+    {"barrier_wait", "barrier, parity", K, 0},
+    {"mbarrier_arrive", "barrier, cta_id=None", K, 0},
+    {"mbarrier_wait_parity", "barrier, parity", K, 0},
+    {"mbarrier_expect_tx", "barrier, tx", K, 0},
+    {"ws", "*warp_group_ids", K, 0},
+    {"WarpSpecialize", "*warp_group_ids", K, 0},
+    {"set_max_nreg", "reg_count, is_inc", K, 0},
+    {"disable_warp_group_reg_alloc", "", K, 0},
+    {"no_set_max_nreg", "", K, 0},
+    {"inc_max_nreg", "reg_count", K, 0},
+    {"dec_max_nreg", "reg_count", K, 0},
+    {"fence_proxy_async", "", K, 0},
+    {"pdl_trigger", "", K, 0},
+    {"pdl_sync", "", K, 0},
+    {"loop_break", "", K, 0},
+    {"sync_warp", "", h_sync_warp, 0},
+    /* warp intrinsics */
+    {"shfl_xor", "value, offset", K, 0},
+    {"shfl_down", "value, offset", K, 0},
+    {"shfl_up", "value, offset", K, 0},
+    {"shfl_sync", "value, src_lane", K, 0},
+    {"get_lane_idx", "warp_size=32", K, 0},
+    {"get_warp_idx", "warp_size=32", K, 0},
+    {"shift_left", "x, y", h_shift, 0},
+    {"shift_right", "x, y", h_shift, 1},
+    /* raw TIR escapes */
+    {"attr", "node, key, value", K, 0},
+    {"comm_reducer", "combiner, identity", U, 0},
+    {"tvm_thread_allreduce", "*args", K, 0},
+    {"evaluate", "value", K, 0},
+    {"launch_thread", "thread_tag, extent", K, 0},
+    {"thread_binding", "start, stop=None, thread=None, annotations=None", K, 0},
+    {"block", "name=\"\"", K, 0},
+    {"Ref", "*args", U, 0},
+    /* distributed, IPC family (tilescale-distributed.md §1.2, §1.4) */
+    {"get_rank", "", K, 0},
+    {"get_num_ranks", "", K, 0},
+    {"put_warp", "src, dst, size, dst_pe=-1, unroll_factor=4, enable_aggressive_vectorize=False", h_put_get, 0},
+    {"get_warp", "src, dst, size, src_pe=-1, unroll_factor=4, enable_aggressive_vectorize=False", h_put_get, 0},
+    {"put_block", "src, dst, size, dst_pe=-1", h_put_get, 0},
+    {"get_block", "src, dst, size, src_pe=-1", h_put_get, 0},
+    {"ld", "src, value, scope=\"gpu\", sem=\"weak\", na=False, nc=False, src_pe=-1", h_ldst, 0},
+    {"st", "dst, value, scope=\"gpu\", sem=\"weak\", na=False, dst_pe=-1", h_ldst, 1},
+    {"wait_eq", "value, expected, peer=-1", h_on_element, 0},
+    {"wait_ne", "value, expected, peer=-1", h_on_element, 0},
+    {"wait_ge", "value, expected, peer=-1", h_on_element, 0},
+    {"wait_le", "value, expected, peer=-1", h_on_element, 0},
+    {"wait_gt", "value, expected, peer=-1", h_on_element, 0},
+    {"wait_lt", "value, expected, peer=-1", h_on_element, 0},
+    {"barrier_blocks", "barrier", h_on_element, 0},
+    {"sync_blocks", "barrier", h_on_element, 0},
+    {"fence_cta", "", K, 0},
+    {"fence_gpu", "", K, 0},
+    {"fence_sys", "", K, 0},
+    {"init_barrier_gpu", "barrier, expected", K, 0},
+    {"arrive_barrier_gpu", "barrier", K, 0},
+    {"wait_barrier_gpu", "barrier", K, 0},
+    {"sync_barrier_gpu", "barrier", K, 0},
+    {"alloc_barrier_gpu", "", K, 0},
+    {"sync_grid", "", K, 0},
+    {"atom_add", "target, value, scope=\"gpu\", sem=\"relaxed\"", h_on_element, 1},
+    {"warp_any", "value, mask=-1", K, 0},
+    {"warp_all", "value, mask=-1", K, 0},
+    {"shuffle_elect", "thread_extent", K, 0},
+    {"tvm_warp_shuffle", "mask, value, src_lane, width, warp_size", K, 0},
+    {"address_of", "buffer_load", h_address_of, 0},
+    /* distributed, NVSHMEM family (§1.5); nbytes counts bytes */
+    {"get_pe", "", K, 0},
+    {"get_pe_num", "", K, 0},
+    {"int_p", "dest, value, pe", K, 0},
+    {"putmem", "dest, src, nbytes, pe", K, 0},
+    {"putmem_nbi", "dest, src, nbytes, pe", K, 0},
+    {"putmem_block", "dest, src, nbytes, pe", K, 0},
+    {"putmem_warp", "dest, src, nbytes, pe", K, 0},
+    {"putmem_nbi_block", "dest, src, nbytes, pe", K, 0},
+    {"putmem_nbi_warp", "dest, src, nbytes, pe", K, 0},
+    {"getmem", "dest, src, nbytes, pe", K, 0},
+    {"getmem_nbi", "dest, src, nbytes, pe", K, 0},
+    {"getmem_block", "dest, src, nbytes, pe", K, 0},
+    {"getmem_warp", "dest, src, nbytes, pe", K, 0},
+    {"getmem_nbi_block", "dest, src, nbytes, pe", K, 0},
+    {"getmem_nbi_warp", "dest, src, nbytes, pe", K, 0},
+    {"putmem_signal", "dest, src, nbytes, sig_addr, signal, sig_op, pe", K, 0},
+    {"putmem_signal_nbi", "dest, src, nbytes, sig_addr, signal, sig_op, pe", K, 0},
+    {"putmem_signal_block", "dest, src, nbytes, sig_addr, signal, sig_op, pe", K, 0},
+    {"putmem_signal_warp", "dest, src, nbytes, sig_addr, signal, sig_op, pe", K, 0},
+    {"putmem_signal_nbi_block", "dest, src, nbytes, sig_addr, signal, sig_op, pe", K, 0},
+    {"putmem_signal_nbi_warp", "dest, src, nbytes, sig_addr, signal, sig_op, pe", K, 0},
+    {"signal_op", "sig_addr, signal, sig_op, pe", K, 0},
+    {"signal_wait_until", "sig_addr, cmp, cmp_value", K, 0},
+    {"barrier_all", "", K, 0},
+    {"barrier_all_block", "*args", K, 0},
+    {"barrier_all_warp", "*args", K, 0},
+    {"sync_all", "", K, 0},
+    {"sync_all_block", "*args", K, 0},
+    {"sync_all_warp", "*args", K, 0},
+    {"quiet", "", K, 0},
+    {"fence", "", K, 0},
+    {"broadcast", "team, dest, src, nelems, pe_root", K, 0},
+    {"broadcast_warp", "team, dest, src, nelems, pe_root", K, 0},
+    {"broadcast_block", "team, dest, src, nelems, pe_root", K, 0},
+    {"broadcastmem_block", "team, dest, src, nbytes, pe_root", K, 0},
+    {"fcollect", "team, dest, src, nelems", K, 0},
+    {"fcollect_warp", "team, dest, src, nelems", K, 0},
+    {"fcollect_block", "team, dest, src, nelems", K, 0},
+    {"cpengine_cpasync", "*args", K, 0},
+};
+#undef U
+#undef K
+
+/* The builtin value behind T.<name>: checks the call against the row's signature first. */
+static Value *tl_call(Eval *ev, CallArgs *a, Value *self, int row) {
+  (void)self;
+  const TlSig *sig = &tl_constructs[row];
+  ParsedSig p;
+  parse_sig(ev, sig->params, &p);
+  Value *arg[MAX_PARAMS];
+  if (!bind_sig(ev, a, sig, &p, arg)) return ev->poison;
+  return sig->fn(ev, a, arg, sig);
+}
+
+Value *tl_construct_attr(Eval *ev, const char *name) {
+  for (int i = 0; i < TS_ARRAY_LEN(tl_constructs); i++)
+    if (!strcmp(tl_constructs[i].name, name)) {
+      Value *v = ev_new(ev, V_BUILTIN);
+      v->u.bi.fn = tl_call;
+      v->u.bi.name = arena_printf(ev->a, "T.%s", name);
+      v->u.bi.arg = i;
+      return v;
+    }
+  return NULL;
+}
+
+bool tl_is_construct_call(const Value *fn) { return fn && fn->kind == V_BUILTIN && fn->u.bi.fn == tl_call; }
+
+/* ---- enums (tilescale-distributed.md §1.7) ----------------------------------------------------- */
+typedef struct EnumRow {
+  const char *name;
+  int value;
+} EnumRow;
+
+static const EnumRow team_rows[] = {{"INVALID", -1}, {"WORLD", 0}, {"SHARED", 1}, {"NODE", 2}, {"SAME_MYPE_NODE", 3},
+                                    {"SAME_GPU", 4}, {"GPU_LEADERS", 5}, {"TEAMS_MIN", 6}};
+/* NVSHMEM order, which differs from the IPC stack's BinaryRelation (GE 2 ... LT 5). */
+static const EnumRow cmp_rows[] = {{"EQ", 0}, {"NE", 1}, {"GT", 2}, {"LE", 3}, {"LT", 4}, {"GE", 5}};
+static const EnumRow amo_rows[] = {
+    {"ACK", 1},        {"INC", 2},        {"SET", 3},         {"ADD", 4},        {"AND", 5},
+    {"OR", 6},         {"XOR", 7},        {"SIGNAL", 8},      {"SIGNAL_SET", 9}, {"SIGNAL_ADD", 10},
+    {"END_OF_NONFETCH", 11}, {"FETCH", 12}, {"FETCH_INC", 13}, {"FETCH_ADD", 14}, {"FETCH_AND", 15},
+    {"FETCH_OR", 16},  {"FETCH_XOR", 17}, {"SWAP", 18},       {"COMPARE_SWAP", 19}};
+
+Value *tl_enum_attr(Eval *ev, ModKind mod, const char *name) {
+  const EnumRow *rows;
+  int n;
+  const char *prefix;
+  switch (mod) {
+  case MOD_TEAM: rows = team_rows, n = TS_ARRAY_LEN(team_rows), prefix = "TEAM_"; break;
+  case MOD_CMPTYPE: rows = cmp_rows, n = TS_ARRAY_LEN(cmp_rows), prefix = "CMP_"; break;
+  case MOD_AMO: rows = amo_rows, n = TS_ARRAY_LEN(amo_rows), prefix = "AMO_"; break;
+  default: return NULL;
+  }
+  /* Both T.Amo.SIGNAL_SET and the C-style T.Amo.AMO_SIGNAL_SET spellings are accepted. */
+  if (!strncmp(name, prefix, strlen(prefix))) name += strlen(prefix);
+  for (int i = 0; i < n; i++)
+    if (!strcmp(rows[i].name, name)) return ev_int(ev, rows[i].value);
+  return NULL;
+}

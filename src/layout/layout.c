@@ -1,0 +1,195 @@
+/* layout.c — shared-memory swizzle layouts and GEMM planning (layout.h).
+ *
+ * The plan is computed twice from the same inputs — by layout_inference (to fix the C
+ * fragment and the A/B shared layouts) and by lower_tile_ops (to print the device-template
+ * call) — so it is a pure function of the statement, the thread count and the target. */
+#include "layout.h"
+
+#include <string.h>
+
+Layout *layout_swizzled(TsCompiler *c, int64_t rows, int64_t cols, int elem_bytes) {
+  if (rows <= 0 || rows % 8 || elem_bytes > 4) return NULL;
+  int64_t row_bytes = cols * elem_bytes;
+  int w = row_bytes % 128 == 0 ? 128 : row_bytes % 64 == 0 ? 64 : row_bytes % 32 == 0 ? 32 : 0;
+  if (!w) return NULL;
+  Layout *l = ARENA_NEW(c->arena, Layout);
+  l->swizzle = w;
+  l->elem_bytes = elem_bytes;
+  l->rows = rows;
+  l->cols = cols;
+  return l;
+}
+
+bool layout_equal(const Layout *a, const Layout *b) {
+  if (a == b) return true;
+  if (!a || !b) return false;
+  return a->swizzle == b->swizzle && a->elem_bytes == b->elem_bytes && a->rows == b->rows && a->cols == b->cols;
+}
+
+int64_t layout_atom_cols(const Layout *l) { return l->swizzle ? l->swizzle / l->elem_bytes : l->cols; }
+
+int64_t layout_offset_const(const Layout *l, int64_t r, int64_t col) {
+  if (!l->swizzle) return r * l->cols + col;
+  int64_t A = layout_atom_cols(l), vec = 16 / l->elem_bytes;
+  int64_t a = col / A, cc = col % A;
+  int64_t f = ((r * l->swizzle) >> 7) & (l->swizzle / 16 - 1);
+  return a * (l->rows * A) + r * A + (((cc / vec) ^ f) * vec) + cc % vec;
+}
+
+static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return ir_binary(c, k, a, b, SRCLOC_NONE); }
+static IrExpr *cst(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
+
+IrExpr *layout_offset(TsCompiler *c, const Layout *l, const IrBuffer *buf, IrExpr *const *idx, int nidx) {
+  TS_ASSERT(nidx >= 2 && nidx == buf->ndim);
+  IrExpr *r = idx[nidx - 2], *col = idx[nidx - 1];
+  IrExpr *off;
+  if (!l->swizzle) {
+    off = bin(c, IR_ADD, bin(c, IR_MUL, r, cst(c, l->cols)), col);
+  } else {
+    int64_t A = layout_atom_cols(l), vec = 16 / l->elem_bytes;
+    IrExpr *a = bin(c, IR_FLOORDIV, col, cst(c, A)), *cc = bin(c, IR_FLOORMOD, col, cst(c, A));
+    /* f = (r * W >> 7) & (W/16 - 1), written with division so the simplifier folds it */
+    IrExpr *f = bin(c, IR_FLOORMOD, bin(c, IR_FLOORDIV, r, cst(c, 128 / l->swizzle)), cst(c, l->swizzle / 16));
+    IrExpr *chunk = bin(c, IR_BITXOR, bin(c, IR_FLOORDIV, cc, cst(c, vec)), f);
+    off = bin(c, IR_ADD, bin(c, IR_MUL, a, cst(c, l->rows * A)),
+              bin(c, IR_ADD, bin(c, IR_MUL, r, cst(c, A)),
+                  bin(c, IR_ADD, bin(c, IR_MUL, chunk, cst(c, vec)), bin(c, IR_FLOORMOD, cc, cst(c, vec)))));
+  }
+  /* Leading dims (pipeline stages, batches of tiles) stack whole tiles, row-major. */
+  IrExpr *lead = NULL;
+  for (int k = 0; k < nidx - 2; k++) {
+    int64_t ext = 1;
+    if (!ir_is_const_int(buf->shape[k], &ext)) ext = 1;
+    lead = lead ? bin(c, IR_ADD, bin(c, IR_MUL, lead, cst(c, ext)), idx[k]) : idx[k];
+  }
+  if (lead) off = bin(c, IR_ADD, bin(c, IR_MUL, lead, cst(c, l->rows * l->cols)), off);
+  return off;
+}
+
+/* ---- GEMM planning ---------------------------------------------------------------------- */
+
+/* The two non-unit extents of a region (the tile), or false. */
+static bool tile2(const IrRegion *r, int64_t *rows, int64_t *cols) {
+  int64_t e[2];
+  int n = 0;
+  for (int k = 0; k < r->ndim; k++) {
+    int64_t x;
+    if (!ir_is_const_int(r->extent[k], &x)) return false;
+    if (x != 1 || k >= r->ndim - 2) {
+      if (k < r->ndim - 2) return false; /* tiles live in the last two dims */
+      if (n == 2) return false;
+      e[n++] = x;
+    }
+  }
+  if (n != 2) return false;
+  *rows = e[0];
+  *cols = e[1];
+  return true;
+}
+
+static bool is_shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
+
+static bool dtype_16bit_float(ts_dtype t) { return t == TS_DTYPE_FLOAT16 || t == TS_DTYPE_BFLOAT16; }
+
+/* Warp grid for mma.sync: wm x wn = nwarps with M % 16wm == 0 and N % 8wn == 0.
+ * Square keeps warp tiles close to square (fewest shared loads per mma); FullRow puts
+ * every warp along M, FullCol along N. */
+static bool mma_grid(int64_t M, int64_t N, int64_t nw, int policy, int64_t *wm, int64_t *wn) {
+  int64_t best_m = 0;
+  double best = 1e30;
+  for (int64_t m = 1; m <= nw; m++) {
+    if (nw % m || M % (16 * m) || N % (8 * (nw / m))) continue;
+    double tm = (double)M / (double)m, tn = (double)N / (double)(nw / m);
+    double score = policy == 1 ? -(double)m : policy == 2 ? (double)m : (tm > tn ? tm / tn : tn / tm);
+    if (score < best) {
+      best = score;
+      best_m = m;
+    }
+  }
+  if (!best_m) return false;
+  *wm = best_m;
+  *wn = nw / best_m;
+  return true;
+}
+
+bool gemm_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out) {
+  memset(out, 0, sizeof *out);
+  const IrRegion *A = &s->u.gemm.a, *B = &s->u.gemm.b, *C = &s->u.gemm.c;
+  bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
+  int64_t ar, ac, br, bc, M, N;
+  if (C->buf->scope != IR_SCOPE_FRAGMENT || !tile2(C, &M, &N)) {
+    ts_error(c, s->loc, "T.gemm: C must be a 2-D fragment (T.alloc_fragment) with constant extents");
+    return false;
+  }
+  if (!tile2(A, &ar, &ac) || !tile2(B, &br, &bc)) {
+    ts_error(c, s->loc, "T.gemm: A and B must be 2-D tiles with constant extents");
+    return false;
+  }
+  int64_t am = ta ? ac : ar, ak = ta ? ar : ac, bk = tb ? bc : br, bn = tb ? br : bc;
+  if (am != M || bn != N || ak != bk) {
+    ts_error(c, s->loc, "T.gemm: shapes do not match: A is %lldx%lld, B is %lldx%lld, C is %lldx%lld%s", (long long)ar,
+             (long long)ac, (long long)br, (long long)bc, (long long)M, (long long)N,
+             ta || tb ? " (after transposes)" : "");
+    return false;
+  }
+  out->m = M;
+  out->n = N;
+  out->k = ak;
+  out->a_in_regs = A->buf->scope == IR_SCOPE_FRAGMENT;
+  ts_dtype at = A->buf->dtype, bt = B->buf->dtype, ct = C->buf->dtype;
+  if (!is_shared(B->buf) || (!is_shared(A->buf) && !out->a_in_regs)) {
+    ts_error(c, s->loc, "T.gemm: B must be in shared memory and A in shared memory or a fragment");
+    return false;
+  }
+  if (at != bt || !dtype_16bit_float(at) || ct != TS_DTYPE_FLOAT32) {
+    ts_error(c, s->loc, "T.gemm: only float16/bfloat16 operands with a float32 accumulator are supported yet (got %s x %s -> %s)",
+             dtype_name(at), dtype_name(bt), dtype_name(ct));
+    return false;
+  }
+  if (out->a_in_regs) {
+    ts_error(c, s->loc, "T.gemm: A in registers (a fragment) is not supported yet");
+    return false;
+  }
+  int eb = dtype_bytes(at);
+  out->k_inst = 32 / eb;
+  if (ak % out->k_inst) {
+    ts_error(c, s->loc, "T.gemm: K (%lld) must be a multiple of %lld for %s", (long long)ak, (long long)out->k_inst,
+             dtype_name(at));
+    return false;
+  }
+  out->a_layout = layout_swizzled(c, ar, ac, eb);
+  out->b_layout = layout_swizzled(c, br, bc, eb);
+  int policy = s->u.gemm.policy;
+
+  /* wgmma: sm_90a only (sm_100 replaced it with tcgen05); warpgroups of 128 threads, 64-row
+   * atoms; the instruction reads swizzled shared memory through descriptors. */
+  bool hopper = c->target.sm == 90 && c->target.arch_a;
+  if (hopper && nthreads % 128 == 0 && out->a_layout && out->b_layout) {
+    int64_t nwg = nthreads / 128;
+    int64_t b_atom = tb ? 0 : layout_atom_cols(out->b_layout); /* MN-major B: atoms along N */
+    int64_t a_atom = ta ? layout_atom_cols(out->a_layout) : 0;
+    for (int64_t i = 1; i <= nwg; i++) {
+      /* FullCol tries many warpgroups along N first; otherwise along M first (one wide
+       * instruction per warpgroup reads B once for 64 rows). */
+      int64_t wgm = policy == 2 ? i : nwg + 1 - i;
+      if (nwg % wgm) continue;
+      int64_t wgn = nwg / wgm, ni = N / wgn;
+      if (M % (64 * wgm) || N % (8 * wgn) || ni > 256 || (b_atom && ni % b_atom) || (a_atom && 64 % a_atom)) continue;
+      out->wm = 4 * wgm;
+      out->wn = wgn;
+      break;
+    }
+    if (out->wm) out->path = GEMM_WGMMA;
+  }
+  if (!out->wm) {
+    out->path = GEMM_MMA_SYNC;
+    if (nthreads % 32 || !mma_grid(M, N, nthreads / 32, policy, &out->wm, &out->wn)) {
+      ts_error(c, s->loc, "T.gemm: a %lldx%lld tile cannot be split over %lld threads (warp tiles must be multiples of 16x8)",
+               (long long)M, (long long)N, (long long)nthreads);
+      return false;
+    }
+  }
+  out->c_frag = fragment_gemm_acc(c, M, N, out->wm, out->wn, nthreads);
+  TS_ASSERT(out->c_frag);
+  return true;
+}

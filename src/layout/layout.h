@@ -1,0 +1,53 @@
+/* layout.h — shared-memory layouts (swizzles) and the GEMM plan: which tensor-core path a
+ * T.gemm takes, how its warps split the tile, and the shared layouts of its operands.
+ *
+ *   layout_inference (src/pass) calls gemm_plan() and stores the C fragment
+ *   (fragment.h) and the A/B shared layouts here  ->  lower_tile_ops rewrites shared
+ *   accesses through layout_offset() and prints the GEMM as a device-template call.
+ *
+ * A swizzled tile [rows x cols] (the last two dims of a shared buffer; leading dims such
+ * as pipeline stages stack whole tiles) is stored as atoms of `W` bytes per row
+ * (W = 32/64/128, atom = W/elem columns): atom a of the columns occupies rows*W bytes,
+ * row r of it W bytes, and inside a row the 16-byte chunk index is XORed with bits 7.. of
+ * the row's byte offset (r*W >> 7) — CUTLASS Swizzle<log2(W/16),4,3>, the same function
+ * TMA applies for CU_TENSOR_MAP_SWIZZLE_{32,64,128}B and wgmma reads through a descriptor
+ * with layout type 3/2/1.  Tiles must start on a 1024-byte boundary (the XOR uses
+ * absolute address bits), which merge_shared_memory guarantees. */
+#ifndef TS_LAYOUT_LAYOUT_H
+#define TS_LAYOUT_LAYOUT_H
+
+#include "fragment.h"
+
+struct Layout {
+  int swizzle;       /* W in bytes: 0 (row-major, no swizzle), 32, 64, 128 */
+  int elem_bytes;
+  int64_t rows, cols;/* the swizzled 2-D tile */
+};
+
+/* The widest swizzle a [rows x cols] tile of elem_bytes supports (NULL: keep row-major). */
+Layout *layout_swizzled(TsCompiler *c, int64_t rows, int64_t cols, int elem_bytes);
+bool layout_equal(const Layout *a, const Layout *b);
+int64_t layout_atom_cols(const Layout *l); /* W / elem_bytes (cols when not swizzled) */
+/* Element offset of a tile element (constant arithmetic; tests and the checker). */
+int64_t layout_offset_const(const Layout *l, int64_t r, int64_t col);
+/* Element offset of buf[idx] for a shared buffer with layout l (IR expression). */
+IrExpr *layout_offset(TsCompiler *c, const Layout *l, const IrBuffer *buf, IrExpr *const *idx, int nidx);
+
+/* ---- T.gemm planning ---------------------------------------------------------------- */
+typedef enum GemmPath { GEMM_MMA_SYNC, GEMM_WGMMA } GemmPath;
+
+typedef struct GemmPlan {
+  GemmPath path;
+  int64_t m, n, k;       /* tile extents of C (m x n) and the reduction k */
+  int64_t wm, wn;        /* warps stacked along M (wgmma: 4 per warpgroup) and warp columns */
+  int64_t k_inst;        /* K of one instruction (16 for 16-bit, 8 for tf32, 32 for 8-bit) */
+  bool a_in_regs;        /* A is a fragment (wgmma RS / mma from registers) */
+  Layout *a_layout, *b_layout; /* wanted shared layouts (NULL = row-major) */
+  Fragment *c_frag;      /* accumulator layout */
+} GemmPlan;
+
+/* Decides the plan of a GEMM statement for `nthreads` threads on the compiler's target.
+ * False with a diagnostic at the statement when the shapes or dtypes are unsupported. */
+bool gemm_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out);
+
+#endif

@@ -1,0 +1,356 @@
+/* inject_pipeline.c — software pipelining of T.Pipelined loops (before legalize, on tile
+ * ops).  A loop
+ *
+ *   for k in T.Pipelined(n, num_stages=S):
+ *       T.copy(G1[.. k ..], A_s); T.copy(G2[.. k ..], B_s)      # producers
+ *       ...consumers (T.gemm(A_s, B_s, C), ...)
+ *
+ * becomes, with every producer-written shared buffer X_s given a leading stage dim of S:
+ *
+ *   for s in 0..D-1:  if s < n: producers(k = s) -> stage s      (async);  commit
+ *   for k in 0..n-1:
+ *       wait until at most D-1 copy groups are pending; __syncthreads
+ *       if k + D < n: producers(k + D) -> stage (k+D) % S   (async);  commit
+ *       consumers on stage k % S
+ *
+ * with D = S-1 copies in flight (D = S-2 when a lone wgmma T.gemm stays in flight across
+ * iterations, see below).
+ *
+ * The copies are issued as cp.async (legalize/lower_tile_ops turn the marked copies into
+ * 16-byte cp.async where they vectorize; others stay synchronous, which the same barrier
+ * orders).  One commit per iteration, even an empty one, keeps the group count uniform,
+ * so "wait_group D-1" means "stage k has landed".  The barrier also guarantees that every
+ * thread finished reading stage (k-1) % S before it is overwritten.
+ *
+ * Producers are the leading T.copy statements of the body from global to shared memory;
+ * a loop whose shared buffers are used outside it, or with fewer than 2 stages, stays a
+ * plain serial loop. */
+#include "passes.h"
+
+typedef struct Pipe {
+  TsCompiler *c;
+  PtrVec from, to;  /* IrBuffer*: original shared buffers -> staged copies */
+} Pipe;
+
+static bool is_shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
+
+static IrExpr *i32(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
+
+/* ---- buffer replacement: X_s[i, j] -> X_st[stage, i, j] ---------------------------------- */
+typedef struct Restage {
+  TsCompiler *c;
+  IrBuffer *from, *to;
+  IrExpr *stage;
+} Restage;
+
+static IrExpr **prepend(TsCompiler *c, IrExpr *first, IrExpr *const *rest, int n) {
+  IrExpr **out = ARENA_ARRAY(c->arena, IrExpr *, n + 1);
+  out[0] = first;
+  for (int i = 0; i < n; i++) out[i + 1] = rest[i];
+  return out;
+}
+
+static IrExpr *restage_expr(Restage *r, IrExpr *e) {
+  if (!e) return NULL;
+  switch (e->kind) {
+    case IR_INT: case IR_FLOAT: case IR_STR: case IR_VAR: return e;
+    case IR_LOAD: {
+      IrExpr *x = ARENA_NEW(r->c->arena, IrExpr);
+      *x = *e;
+      x->u.load.idx = ARENA_ARRAY(r->c->arena, IrExpr *, e->u.load.nidx);
+      for (int i = 0; i < e->u.load.nidx; i++) x->u.load.idx[i] = restage_expr(r, e->u.load.idx[i]);
+      if (e->u.load.buf == r->from) {
+        x->u.load.buf = r->to;
+        x->u.load.idx = prepend(r->c, r->stage, x->u.load.idx, e->u.load.nidx);
+        x->u.load.nidx++;
+      }
+      return x;
+    }
+    case IR_CALL: {
+      IrExpr *x = ARENA_NEW(r->c->arena, IrExpr);
+      *x = *e;
+      x->u.call.args = ARENA_ARRAY(r->c->arena, IrExpr *, e->u.call.nargs);
+      for (int i = 0; i < e->u.call.nargs; i++) x->u.call.args[i] = restage_expr(r, e->u.call.args[i]);
+      return x;
+    }
+    default: {
+      IrExpr *x = ARENA_NEW(r->c->arena, IrExpr);
+      *x = *e;
+      for (int i = 0; i < ir_expr_nops[e->kind]; i++) x->u.ops[i] = restage_expr(r, e->u.ops[i]);
+      return x;
+    }
+  }
+}
+
+static void restage_region(Restage *r, IrRegion *g) {
+  if (g->buf != r->from) return;
+  g->buf = r->to;
+  g->min = prepend(r->c, r->stage, g->min, g->ndim);
+  g->extent = prepend(r->c, i32(r->c, 1), g->extent, g->ndim);
+  g->ndim++;
+}
+
+static IrStmt *restage_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
+  Restage *r = ctx;
+  if (!s) return NULL;
+  IrStmt *x = pass_map_children(c, s, restage_stmt, ctx);
+  switch (x->kind) {
+    case IR_S_STORE:
+      x->u.store.value = restage_expr(r, x->u.store.value);
+      {
+        IrExpr **idx = ARENA_ARRAY(c->arena, IrExpr *, x->u.store.nidx);
+        for (int i = 0; i < x->u.store.nidx; i++) idx[i] = restage_expr(r, x->u.store.idx[i]);
+        x->u.store.idx = idx;
+      }
+      if (x->u.store.buf == r->from) {
+        x->u.store.buf = r->to;
+        x->u.store.idx = prepend(c, r->stage, x->u.store.idx, x->u.store.nidx);
+        x->u.store.nidx++;
+      }
+      break;
+    case IR_S_COPY: restage_region(r, &x->u.copy.src); restage_region(r, &x->u.copy.dst); break;
+    case IR_S_FILL: restage_region(r, &x->u.fill.dst); x->u.fill.value = restage_expr(r, x->u.fill.value); break;
+    case IR_S_GEMM:
+      restage_region(r, &x->u.gemm.a);
+      restage_region(r, &x->u.gemm.b);
+      restage_region(r, &x->u.gemm.c);
+      break;
+    case IR_S_ATOMIC:
+      restage_region(r, &x->u.atomic.dst);
+      if (x->u.atomic.tile) restage_region(r, &x->u.atomic.src);
+      x->u.atomic.value = restage_expr(r, x->u.atomic.value);
+      break;
+    case IR_S_EVAL: x->u.eval.value = restage_expr(r, x->u.eval.value); break;
+    case IR_S_LET: x = ir_let(c, x->u.let.var, restage_expr(r, x->u.let.value), x->loc); break;
+    case IR_S_IF: x->u.if_.cond = restage_expr(r, x->u.if_.cond); break;
+    case IR_S_FOR:
+      x->u.loop.min = restage_expr(r, x->u.loop.min);
+      x->u.loop.extent = restage_expr(r, x->u.loop.extent);
+      break;
+    case IR_S_REDUCE:
+      TS_ASSERT(x->u.reduce.src != r->from && x->u.reduce.dst != r->from);
+      break;
+    default: break;
+  }
+  return x;
+}
+
+/* ---- does a statement mention a buffer? --------------------------------------------------- */
+typedef struct Uses { IrBuffer *buf; bool found; } Uses;
+static void uses_expr(IrExpr *e, void *ctx) {
+  Uses *u = ctx;
+  if (e->kind == IR_LOAD && e->u.load.buf == u->buf) u->found = true;
+}
+static void uses_stmt(IrStmt *s, void *ctx) {
+  Uses *u = ctx;
+  switch (s->kind) {
+    case IR_S_STORE: if (s->u.store.buf == u->buf) u->found = true; break;
+    case IR_S_COPY: if (s->u.copy.src.buf == u->buf || s->u.copy.dst.buf == u->buf) u->found = true; break;
+    case IR_S_FILL: if (s->u.fill.dst.buf == u->buf) u->found = true; break;
+    case IR_S_GEMM:
+      if (s->u.gemm.a.buf == u->buf || s->u.gemm.b.buf == u->buf || s->u.gemm.c.buf == u->buf) u->found = true;
+      break;
+    case IR_S_ATOMIC: if (s->u.atomic.dst.buf == u->buf || (s->u.atomic.tile && s->u.atomic.src.buf == u->buf)) u->found = true; break;
+    case IR_S_REDUCE: if (s->u.reduce.src == u->buf || s->u.reduce.dst == u->buf) u->found = true; break;
+    default: break;
+  }
+}
+static bool mentions(IrStmt *s, IrBuffer *b) {
+  Uses u = {b, false};
+  PassVisitor v = {uses_stmt, uses_expr, &u};
+  pass_visit(s, &v);
+  return u.found;
+}
+
+static IrStmt *eval_extern(TsCompiler *c, const char *name, SrcLoc loc) {
+  IrExpr *a = ir_str(c, name, loc);
+  return ir_eval(c, ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_VOID, &a, 1, loc), loc);
+}
+
+static IrStmt *sync_threads(TsCompiler *c, SrcLoc loc) {
+  return ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc);
+}
+
+/* Does anything in the kernel body other than `loop` touch b? */
+static bool used_outside(IrStmt *s, IrStmt *loop, IrBuffer *b) {
+  if (!s || s == loop) return false;
+  switch (s->kind) {
+    case IR_S_SEQ:
+      for (int i = 0; i < s->u.seq.n; i++)
+        if (used_outside(s->u.seq.items[i], loop, b)) return true;
+      return false;
+    case IR_S_FOR: return used_outside(s->u.loop.body, loop, b);
+    case IR_S_WHILE: return used_outside(s->u.while_.body, loop, b);
+    case IR_S_IF: return used_outside(s->u.if_.then_s, loop, b) || used_outside(s->u.if_.else_s, loop, b);
+    default: return mentions(s, b);
+  }
+}
+
+/* st with the loop var replaced by k_expr (unless NULL) and every staged buffer indexed
+ * at `stage`. */
+static IrStmt *restage_all(Pipe *p, IrStmt *st, IrVar *k, IrExpr *k_expr, IrExpr *stage, IrBuffer **bufs,
+                           IrBuffer **staged, int nb) {
+  if (k_expr) st = ir_subst_stmt(p->c, st, &k, &k_expr, 1);
+  for (int i = 0; i < nb; i++) {
+    Restage r = {p->c, bufs[i], staged[i], stage};
+    st = restage_stmt(p->c, st, &r);
+  }
+  return st;
+}
+
+static IrStmt *mark_async(IrStmt *st) {
+  if (st->kind == IR_S_COPY) st->u.copy.async_ = true;
+  return st;
+}
+
+/* Pipelines one loop; returns NULL to keep it as written. */
+static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
+  TsCompiler *c = p->c;
+  int S = s->u.loop.num_stages;
+  if (S < 2) return NULL;
+  IrStmt *body = s->u.loop.body;
+  IrStmt **items = &body;
+  int n = 1;
+  if (body && body->kind == IR_S_SEQ) {
+    items = body->u.seq.items;
+    n = body->u.seq.n;
+  }
+  int np = 0;
+  IrBuffer *bufs[8], *staged[8];
+  while (np < n && np < 8 && items[np]->kind == IR_S_COPY && items[np]->u.copy.src.buf->scope == IR_SCOPE_GLOBAL &&
+         is_shared(items[np]->u.copy.dst.buf))
+    np++;
+  if (np == 0 || np == n) return NULL;
+  for (int i = 0; i < np; i++) {
+    IrBuffer *b = items[i]->u.copy.dst.buf;
+    bufs[i] = b;
+    for (int j = 0; j < i; j++)
+      if (bufs[j] == b) return NULL; /* two copies into one buffer: leave it alone */
+    if (b->ndim > 6 || ir_buffer_numel(b) < 0 || b->alias_of || used_outside(kbody, s, b)) return NULL;
+  }
+  for (int i = 0; i < np; i++) {
+    IrBuffer *b = bufs[i], *x = ARENA_NEW(c->arena, IrBuffer);
+    *x = *b;
+    x->ndim = b->ndim + 1;
+    x->shape = prepend(c, i32(c, S), b->shape, b->ndim);
+    x->strides = NULL;
+    staged[i] = x;
+    vec_push(c->arena, &p->from, b);
+    vec_push(c->arena, &p->to, x);
+  }
+  IrVar *k = s->u.loop.var;
+  IrExpr *m0 = s->u.loop.min, *ext = s->u.loop.extent;
+  SrcLoc loc = s->loc;
+  PtrVec out = {0};
+  /* A lone T.gemm on sm_90a keeps one wgmma group in flight across iterations; the stage
+   * it may still be reading is then off limits too, so copies run D = S-2 ahead. */
+  bool lone_gemm = n - np == 1 && items[np]->kind == IR_S_GEMM && items[np]->u.gemm.wg_wait == 0;
+  bool overlap = lone_gemm && S >= 4 && c->target.sm == 90 && c->target.arch_a; /* D >= 2 */
+  int D = overlap ? S - 2 : S - 1;
+
+  /* Prologue: stages 0 .. D-1. */
+  IrVar *sv = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *svr = ir_varref(c, sv, loc);
+  PtrVec pro = {0};
+  for (int i = 0; i < np; i++)
+    vec_push(c->arena, &pro, mark_async(restage_all(p, items[i], k, ir_binary(c, IR_ADD, m0, svr, loc), svr, bufs, staged, np)));
+  IrStmt *pro_body = ir_seq(c, (IrStmt *[]){ir_if(c, ir_binary(c, IR_LT, svr, ext, loc), ir_seq_vec(c, &pro, loc), NULL, loc),
+                                            eval_extern(c, "ts::cp_async_commit", loc)},
+                            2, loc);
+  IrStmt *pro_loop = ir_for(c, sv, i32(c, 0), i32(c, D), IR_FOR_UNROLLED, pro_body, loc);
+  vec_push(c->arena, &out, pro_loop);
+
+  /* Main loop. */
+  IrExpr *kv = ir_varref(c, k, loc);
+  IrExpr *it = ir_binary(c, IR_SUB, kv, m0, loc);
+  IrExpr *ahead = ir_binary(c, IR_ADD, kv, i32(c, D), loc);
+  IrExpr *ahead_stage = ir_binary(c, IR_FLOORMOD, ir_binary(c, IR_ADD, it, i32(c, D), loc), i32(c, S), loc);
+  IrExpr *cur_stage = ir_binary(c, IR_FLOORMOD, it, i32(c, S), loc);
+  PtrVec mb = {0}, prod = {0};
+  vec_push(c->arena, &mb, eval_extern(c, arena_printf(c->arena, "ts::cp_async_wait<%d>", D - 1), loc));
+  vec_push(c->arena, &mb, sync_threads(c, loc));
+  for (int i = 0; i < np; i++)
+    vec_push(c->arena, &prod, mark_async(restage_all(p, items[i], k, ahead, ahead_stage, bufs, staged, np)));
+  IrExpr *in_range = ir_binary(c, IR_LT, ir_binary(c, IR_ADD, it, i32(c, D), loc), ext, loc);
+  IrStmt *issue = ir_seq(c, (IrStmt *[]){ir_if(c, in_range, ir_seq_vec(c, &prod, loc), NULL, loc),
+                                         eval_extern(c, "ts::cp_async_commit", loc)},
+                         2, loc);
+  IrStmt *final_wait = NULL;
+  if (lone_gemm) {
+    /* A lone T.gemm: issue the tensor-core work first, then the copies of stage k+D
+     * (into a stage no MMA still reads: the barrier above follows every thread's wait),
+     * then wait for the MMAs — all of them, or all but this iteration's group when
+     * overlapping — so the copy instructions and the next barrier overlap the wgmma. */
+    IrStmt *g = restage_all(p, items[np], k, NULL, cur_stage, bufs, staged, np);
+    g->u.gemm.wg_wait = -1;
+    IrStmt *w = ir_stmt(c, IR_S_GEMM, g->loc);
+    *w = *g;
+    w->u.gemm.wg_wait = overlap ? -3 : -2;
+    vec_push(c->arena, &mb, g);
+    vec_push(c->arena, &mb, issue);
+    vec_push(c->arena, &mb, w);
+    if (overlap) {
+      final_wait = ir_stmt(c, IR_S_GEMM, g->loc);
+      *final_wait = *g;
+      final_wait->u.gemm.wg_wait = -2;
+    }
+  } else {
+    vec_push(c->arena, &mb, issue);
+    for (int i = np; i < n; i++) vec_push(c->arena, &mb, restage_all(p, items[i], k, NULL, cur_stage, bufs, staged, np));
+  }
+  IrStmt *main_loop = ir_for(c, k, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &mb, loc), loc);
+  vec_push(c->arena, &out, main_loop);
+  if (final_wait) vec_push(c->arena, &out, final_wait);
+  /* Nothing may be left in flight when the staged buffers' memory is reused. */
+  vec_push(c->arena, &out, eval_extern(c, "ts::cp_async_wait<0>", loc));
+  return ir_seq_vec(c, &out, loc);
+}
+
+typedef struct Walk { Pipe *p; IrStmt *kbody; } Walk;
+
+static IrStmt *pipe_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
+  Walk *w = ctx;
+  if (!s) return NULL;
+  if (s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PIPELINED) {
+    IrStmt *r = pipeline_loop(w->p, w->kbody, s);
+    if (r) return r;
+  }
+  return pass_map_children(c, s, pipe_stmt, ctx);
+}
+
+/* ALLOC of a staged buffer -> ALLOC of its staged copy. */
+static IrStmt *swap_allocs(TsCompiler *c, IrStmt *s, void *ctx) {
+  Pipe *p = ctx;
+  if (!s) return NULL;
+  if (s->kind == IR_S_ALLOC) {
+    for (int i = 0; i < p->from.len; i++)
+      if (s->u.alloc.buf == p->from.items[i]) {
+        IrStmt *r = ir_stmt(c, IR_S_ALLOC, s->loc);
+        r->u.alloc.buf = p->to.items[i];
+        return r;
+      }
+    return s;
+  }
+  return pass_map_children(c, s, swap_allocs, ctx);
+}
+
+static IrStmt *walk_kernels(TsCompiler *c, IrStmt *s, void *ctx) {
+  (void)ctx;
+  if (!s) return NULL;
+  if (s->kind == IR_S_KERNEL) {
+    Pipe p = {c, {0}, {0}};
+    Walk w = {&p, s->u.kernel.body};
+    IrStmt *r = ir_stmt(c, IR_S_KERNEL, s->loc);
+    *r = *s;
+    r->u.kernel.body = pipe_stmt(c, s->u.kernel.body, &w);
+    if (p.from.len) r->u.kernel.body = swap_allocs(c, r->u.kernel.body, &p);
+    return r;
+  }
+  if (s->kind == IR_S_SEQ) return pass_map_children(c, s, walk_kernels, ctx);
+  return s;
+}
+
+void pass_inject_pipeline(TsCompiler *c, IrFunc *f) {
+  if (c->target.sm < 80) return; /* cp.async needs sm_80; older targets keep serial loops */
+  f->body = walk_kernels(c, f->body, NULL);
+}

@@ -1,0 +1,20 @@
+# A let defined inside a loop body used after the loop.
+# tilescale-test: -k rowwise -D M=256 -D N=128
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def rowwise(M, N, block_M=32, dtype="float16", accum_dtype="float32"):
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            tile = T.alloc_fragment((block_M, N), accum_dtype)
+            row = T.alloc_fragment((block_M,), accum_dtype)
+            for i, j in T.Parallel(block_M, N):
+                v = A[bx * block_M + i, j]
+                tile[i, j] = v
+            B[0, 0] = v
+
+    return main

@@ -1,0 +1,4 @@
+def f():
+	if x:
+        pass
+	return 1

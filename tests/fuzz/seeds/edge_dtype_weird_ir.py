@@ -1,0 +1,14 @@
+import tilelang
+import tilelang.language as T
+import math
+
+@tilelang.jit
+def k(N=64):
+    x = 0
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            A[bx] = T.Tensor((A[bx], -1), "float99")
+
+    return main
