@@ -100,6 +100,8 @@ static void print_sub(StrBuf *out, const IrExpr *e, int min_prec) {
       sb_printf(out, "T.%s(", ir_intrin_info[e->u.call.op].name);
       print_list(out, e->u.call.args, e->u.call.nargs);
       sb_putc(out, ')');
+      /* An extern call's result type is whatever the user declared: show it. */
+      if (e->u.call.op == IRI_CALL_EXTERN && e->dtype != TS_DTYPE_VOID) sb_printf(out, "->%s", dtype_name(e->dtype));
       break;
     case IR_LOAD:
       sb_printf(out, "%s[", e->u.load.buf->name);
@@ -163,6 +165,13 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
       print_sub(out, s->u.loop.extent, 0);
       sb_putc(out, ')');
       if (s->u.loop.num_stages) sb_printf(out, " num_stages=%d", s->u.loop.num_stages);
+      for (int l = 0; l < 2 && s->u.loop.norder; l++) {
+        const int *xs = l == 0 ? s->u.loop.order : s->u.loop.stage;
+        if (!xs) continue;
+        sb_printf(out, " %s=[", l == 0 ? "order" : "stage");
+        for (int i = 0; i < s->u.loop.norder; i++) sb_printf(out, "%s%d", i ? ", " : "", xs[i]);
+        sb_putc(out, ']');
+      }
       if (s->u.loop.unroll_factor) sb_printf(out, " unroll_factor=%d", s->u.loop.unroll_factor);
       sb_append(out, ":\n");
       print_block(out, s->u.loop.body, indent + 1);
@@ -209,6 +218,7 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
       }
       if (b->local_size) sb_printf(out, " local_size=%lld", (long long)b->local_size);
       if (b->smem_offset >= 0 && (b->scope == IR_SCOPE_SHARED_DYN)) sb_printf(out, " offset=%lld", (long long)b->smem_offset);
+      if (b->alias_of) sb_printf(out, " view_of=%s", b->alias_of->name);
       sb_putc(out, '\n');
       break;
     }
@@ -311,6 +321,7 @@ void ir_print_func(StrBuf *out, const IrFunc *f) {
     for (int i = 0; i < f->nout_idx; i++) sb_printf(out, "%s%d", i ? ", " : "", f->out_idx[i]);
     sb_append(out, "]\n");
   }
+  if (f->autotune_configs) sb_printf(out, "  autotune %d configs %s\n", f->nautotune_configs, f->autotune_configs);
   for (int i = 0; i < f->npass_configs; i++)
     sb_printf(out, "  pass_config %s = %s\n", f->pass_configs[i].key, f->pass_configs[i].value);
   print_block(out, f->body, 1);
