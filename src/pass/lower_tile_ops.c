@@ -15,7 +15,11 @@
  *    the threads of the reduced dim; threads in different warps exchange partials
  *    through a shared-memory scratch buffer between barriers.
  *  - Scalar atomics become atomic_add(&buf[idx], v) calls; fragment/local buffers get
- *    one flat index and buf->local_size. */
+ *    one flat index and buf->local_size.
+ *  - Shared buffers with a swizzle (layout.h, chosen for T.gemm operands) are addressed
+ *    through layout_offset; T.gemm becomes one call of a device template
+ *    (ts::gemm_ss_mma / ts::gemm_ss_wgmma[_issue], device/tilescale/gemm.cuh) whose
+ *    accumulator layout is the C fragment's. */
 #include <math.h>
 #include <stdint.h>
 

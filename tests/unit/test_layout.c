@@ -1,0 +1,149 @@
+/* test_layout.c — unit tests of the tensor-core layouts (src/layout) and of the GEMM
+ * lowering as far as it can be checked without a GPU: the accumulator fragment against
+ * the register contract of device/tilescale/gemm.cuh, the shared-memory swizzles (bijective,
+ * 16-byte chunks intact, the XOR pattern TMA/wgmma use, the IR form equal to the constant
+ * form), and the PTX of examples/gemm.py (wgmma + cp.async on sm_90a, mma.sync + ldmatrix
+ * on sm_80). */
+#include <stdlib.h>
+
+#include "../../src/layout/layout.h"
+#include "test.h"
+#include "tilescale.h"
+
+/* Every element of a rows x cols accumulator maps to a distinct (thread, register), the
+ * mapping is the one gemm.cuh assumes, and every slot is used. */
+static void check_acc(TestCtx *t, int64_t rows, int64_t cols, int64_t wm, int64_t wn) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  int64_t T = wm * wn * 32;
+  Fragment *f = fragment_gemm_acc(&c, rows, cols, wm, wn, T);
+  REQUIRE(f != NULL);
+  int64_t regs = fragment_local_size(f), NJ = cols / (8 * wn);
+  CHECK(regs * T == rows * cols);
+  char *seen = calloc((size_t)(regs * T), 1);
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++) {
+      int64_t idx[2] = {i, j};
+      int64_t th = fragment_thread_of(f, idx), r = fragment_reg_of(f, idx);
+      /* gemm.cuh: lane = 4*(row%8) + (col%8)/2; 16-row strip s belongs to warp row s % wm;
+       * warp column = col / (cols/wn); register (2*(s/wm) + (row%16)/8) * 2NJ + 2*block8 + col%2. */
+      int64_t s = i / 16, lane = 4 * (i % 8) + (j % 8) / 2, warp = s % wm + wm * (j / (cols / wn));
+      int64_t reg = (2 * (s / wm) + (i % 16) / 8) * (2 * NJ) + 2 * ((j % (cols / wn)) / 8) + j % 2;
+      CHECK(th == lane + 32 * warp);
+      CHECK(r == reg);
+      if (th >= 0 && th < T && r >= 0 && r < regs) seen[th * regs + r]++;
+    }
+  for (int64_t k = 0; k < regs * T; k++) CHECK(seen[k] == 1);
+  free(seen);
+  /* Reducing the columns away (row sums of C, as in attention) replicates over the lanes
+   * and warp columns that split them. */
+  Fragment *red = fragment_reduce(&c, f, 1, false);
+  CHECK(fragment_replicas(red) == 4 * wn);
+  ts_compiler_fini(&c);
+}
+
+TEST(layout_gemm_accumulator) {
+  check_acc(t, 16, 8, 1, 1);     /* one mma.sync tile */
+  check_acc(t, 128, 128, 2, 2);  /* mma.sync, 4 warps, Square */
+  check_acc(t, 64, 128, 2, 4);   /* mma.sync, 8 warps */
+  check_acc(t, 128, 128, 4, 1);  /* wgmma: one warpgroup, two 64-row atoms */
+  check_acc(t, 256, 128, 8, 1);  /* wgmma: two warpgroups along M */
+  check_acc(t, 64, 256, 4, 2);   /* wgmma: two warpgroups along N */
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  CHECK(fragment_gemm_acc(&c, 48, 64, 2, 1, 64) == NULL); /* 48 rows do not tile 2 warps x 16 */
+  ts_compiler_fini(&c);
+}
+
+TEST(layout_swizzle) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  static const int64_t shapes[][3] = {{128, 64, 2}, {64, 128, 2}, {64, 32, 2}, {32, 16, 2}, {64, 256, 2}, {16, 64, 4}};
+  for (int s = 0; s < 6; s++) {
+    int64_t R = shapes[s][0], C = shapes[s][1];
+    int eb = (int)shapes[s][2];
+    Layout *l = layout_swizzled(&c, R, C, eb);
+    REQUIRE(l != NULL);
+    int64_t W = C * eb % 128 == 0 ? 128 : C * eb % 64 == 0 ? 64 : 32;
+    CHECK(l->swizzle == W);
+    int64_t vec = 16 / eb, A = W / eb;
+    char *seen = calloc((size_t)(R * C), 1);
+    for (int64_t r = 0; r < R; r++)
+      for (int64_t col = 0; col < C; col++) {
+        int64_t o = layout_offset_const(l, r, col);
+        REQUIRE(o >= 0 && o < R * C);
+        seen[o]++;
+        /* 16-byte chunks stay contiguous (vector copies, ldmatrix rows) ... */
+        CHECK(o % vec == col % vec);
+        /* ... and the chunk index is XORed with the row bits 7.. of its byte offset */
+        int64_t byte = (o % (R * A)) * eb, row = byte / W, chunk = (byte % W) / 16;
+        CHECK(row == r);
+        CHECK(chunk == (((col % A) / vec) ^ (((r * W) >> 7) & (W / 16 - 1))));
+      }
+    for (int64_t k = 0; k < R * C; k++) CHECK(seen[k] == 1);
+    free(seen);
+    /* The IR form (used by lower_tile_ops) computes the same offsets, stages included. */
+    IrExpr *shape[3] = {ir_i32(&c, 3), ir_i32(&c, R), ir_i32(&c, C)};
+    IrBuffer *b = ir_buffer(&c, "tile", eb == 2 ? TS_DTYPE_FLOAT16 : TS_DTYPE_FLOAT32, IR_SCOPE_SHARED_DYN, 3, shape,
+                            SRCLOC_NONE);
+    IrVar *v[3] = {ir_var(&c, "s", TS_DTYPE_INT32, IR_VAR_LOOP, SRCLOC_NONE),
+                   ir_var(&c, "r", TS_DTYPE_INT32, IR_VAR_LOOP, SRCLOC_NONE),
+                   ir_var(&c, "c", TS_DTYPE_INT32, IR_VAR_LOOP, SRCLOC_NONE)};
+    IrExpr *idx[3] = {ir_varref(&c, v[0], SRCLOC_NONE), ir_varref(&c, v[1], SRCLOC_NONE), ir_varref(&c, v[2], SRCLOC_NONE)};
+    IrExpr *e = layout_offset(&c, l, b, idx, 3);
+    for (int64_t st = 0; st < 3; st++)
+      for (int64_t r = 0; r < R; r += 3)
+        for (int64_t col = 0; col < C; col += 5) {
+          int64_t vals[3] = {st, r, col}, got = -1;
+          CHECK(ir_eval_int(e, v, vals, 3, &got));
+          CHECK(got == st * R * C + layout_offset_const(l, r, col));
+        }
+  }
+  CHECK(layout_swizzled(&c, 12, 64, 2) == NULL); /* rows must come in groups of 8 */
+  CHECK(layout_swizzled(&c, 64, 8, 2) == NULL);  /* 16-byte rows: no swizzle */
+  ts_compiler_fini(&c);
+}
+
+/* The PTX of the GEMM example uses the tensor-core path of each target. */
+static const char *gemm_ptx(TestCtx *t, ts_context *ctx, ts_program *p, const char *arch, const char *ta,
+                            ts_kernel **k) {
+  ts_param ps[] = {{"M", "256"}, {"N", "192"}, {"K", "200"}, {"trans_A", ta}, {"num_stages", "4"}};
+  ts_compile_options o = {.size = sizeof o, .arch = arch};
+  ts_status s = ts_kernel_compile(p, "matmul", ps, 5, &o, k);
+  if (s != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
+  CHECK(s == TS_OK);
+  return s == TS_OK ? ts_kernel_text(*k, TS_EMIT_PTX) : NULL;
+}
+
+TEST(layout_gemm_ptx) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *p = NULL;
+  if (ts_program_load_file(ctx, "examples/gemm.py", &p) != TS_OK) {
+    fprintf(stderr, "  %s\n", ts_last_error(ctx));
+    ts_context_destroy(ctx);
+    CHECK(0);
+    return;
+  }
+  ts_kernel *k = NULL;
+  const char *ptx = gemm_ptx(t, ctx, p, "sm_90a", "False", &k);
+  if (ptx) {
+    CHECK(strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") != NULL);
+    CHECK(strstr(ptx, "wgmma.wait_group.sync.aligned 1") != NULL); /* one group stays in flight */
+    CHECK(strstr(ptx, "cp.async.cg.shared.global") != NULL);
+    CHECK(strstr(ptx, "mma.sync") == NULL);
+  }
+  ts_kernel_destroy(k);
+  k = NULL;
+  ptx = gemm_ptx(t, ctx, p, "sm_80", "True", &k);
+  if (ptx) {
+    CHECK(strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != NULL);
+    CHECK(strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != NULL);
+    CHECK(strstr(ptx, "cp.async") != NULL);
+    CHECK(strstr(ptx, "wgmma") == NULL);
+  }
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}
