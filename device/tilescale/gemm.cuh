@@ -15,6 +15,7 @@
 #pragma once
 
 #include <tilescale/common.cuh>
+#include <tilescale/tma.cuh>
 #include <tilescale/wgmma_ops.cuh>
 
 namespace ts {

@@ -175,11 +175,22 @@ static const char *fresh_name(Cg *g, const char *base) {
     if (!sb.len && ch >= '0' && ch <= '9') sb_putc(&sb, 'v');
     sb_putc(&sb, ch);
   }
+  /* "_Xyz" is reserved whatever suffix follows, so it gets a letter in front; a name ending
+   * in '_' takes its number without another '_' (no "__").  Otherwise the loop below never
+   * found a free name (found by fuzzing: a function named "\xff\xffBLOCK..."). */
+  if (sb.len >= 2 && sb.data[0] == '_' && sb.data[1] >= 'A' && sb.data[1] <= 'Z') {
+    StrBuf pre = {0};
+    sb_putc(&pre, 'v');
+    sb_append(&pre, sb.data);
+    sb_free(&sb);
+    sb = pre;
+  }
   const char *legal = arena_strdup(a, sb_str(&sb));
+  bool ends_in_underscore = sb.len && sb.data[sb.len - 1] == '_';
   sb_free(&sb);
   const char *name = legal;
   for (int n = 1; is_reserved(name) || strmap_has(&g->used, name); n++)
-    name = arena_printf(a, "%s_%d", legal, n);
+    name = arena_printf(a, ends_in_underscore ? "%s%d" : "%s_%d", legal, n);
   strmap_put(a, &g->used, name, (void *)1);
   return name;
 }
@@ -1105,6 +1116,13 @@ static void params(Cg *g, StrBuf *sig) {
     first = false;
     sb_printf(sig, "int64_t %s", bind_name(g, f->dyn_vars[i], f->dyn_vars[i]->name));
   }
+  /* TMA tensor maps last: TMA reads them from the kernel's parameter space, which is why
+   * they are passed by value and __grid_constant__ (their address is taken). */
+  for (int i = 0; i < f->ntma; i++) {
+    if (!first) sb_append(sig, ", ");
+    first = false;
+    sb_printf(sig, "const __grid_constant__ ts::TmaDesc %s", bind_name(g, f->tma_maps[i].var, f->tma_maps[i].var->name));
+  }
 }
 
 static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const char *name, StrBuf *src,
@@ -1133,12 +1151,18 @@ static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const char
   for (int d = 0; d < 3; d++) {
     info->grid[d] = k->grid[d];
     info->block[d] = k->threads[d] > 0 ? k->threads[d] : 1;
+    if (d == 0) info->block[0] += k->producer_threads; /* warp_specialize's producer warpgroup */
     nthreads *= info->block[d];
   }
   info->name = name;
   info->smem_bytes = k->smem_bytes > g->smem_end ? k->smem_bytes : g->smem_end;
 
-  sb_printf(src, "\nextern \"C\" __global__ void __launch_bounds__(%d) %s(%s) {\n", nthreads, name, sb_str(&sig));
+  /* setmaxnreg needs a register cap at entry: one block per SM gives every thread
+   * 64K / nthreads registers, which the warpgroups then trade. */
+  if (k->producer_threads)
+    sb_printf(src, "\nextern \"C\" __global__ void __launch_bounds__(%d, 1) %s(%s) {\n", nthreads, name, sb_str(&sig));
+  else
+    sb_printf(src, "\nextern \"C\" __global__ void __launch_bounds__(%d) %s(%s) {\n", nthreads, name, sb_str(&sig));
   sb_append(src, sb_str(&body));
   sb_append(src, "}\n");
   sb_free(&sig);
@@ -1193,7 +1217,7 @@ bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out) {
   sb_append(&src, "#include <tilescale/common.cuh>\n");
   if (g.use_reduce) sb_append(&src, "#include <tilescale/reduce.cuh>\n");
   if (g.use_atomic) sb_append(&src, "#include <tilescale/atomic.cuh>\n");
-  if (g.use_gemm) sb_append(&src, "#include <tilescale/gemm.cuh>\n");
+  if (g.use_gemm || f->ntma) sb_append(&src, "#include <tilescale/gemm.cuh>\n");
   sb_append(&src, sb_str(&kernels_src));
   out->source = arena_strdup(a, sb_str(&src));
   sb_free(&src);

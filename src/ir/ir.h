@@ -282,6 +282,11 @@ typedef struct IrKernel {
   /* Filled by passes. */
   int64_t smem_bytes;   /* merged dynamic shared memory */
   const char *name;     /* CUDA function name (set by codegen) */
+  int producer_threads; /* warp_specialize: a producer warpgroup launched after the threads[]
+                           consumers (blockDim.x = threads[0] + producer_threads); passes
+                           lower for threads[] only */
+  int raster_panel;     /* T.use_swizzle(panel_size): > 0 asks for block rasterization in panels
+                           of that many block rows; 0 = the compiler decides; < 0 = off */
 } IrKernel;
 
 struct IrStmt {
@@ -330,6 +335,18 @@ typedef struct IrParam {
 
 typedef struct IrKV { const char *key, *value; } IrKV;
 
+/* A TMA tensor map (warp_specialize): kernel parameter `var` (a CUtensorMap passed
+ * __grid_constant__ after the dynamic dims) describing tensor parameter param_index as
+ * boxes of box[0] (innermost) x box[1] x ... elements with a `swizzle`-byte swizzle
+ * (0/32/64/128); the runtime encodes it at launch from the tensor's pointer and shape. */
+typedef struct IrTmaMap {
+  IrVar *var;
+  int param_index;
+  int rank;          /* = the tensor's ndim; box[i] is along dim rank-1-i */
+  int64_t box[5];
+  int swizzle;
+} IrTmaMap;
+
 typedef struct IrFunc {
   const char *name;
   IrParam *params; int nparams;
@@ -342,6 +359,7 @@ typedef struct IrFunc {
    * Python literal text, e.g. "[{'block_M': 64, 'threads': 128}, ...]"; NULL without one. */
   const char *autotune_configs;
   int nautotune_configs;          /* number of configs in that list */
+  IrTmaMap *tma_maps; int ntma;   /* TMA descriptors, kernel arguments after the dynamic dims */
 } IrFunc;
 
 /* ---- construction (ir.c) --------------------------------------------------------- */

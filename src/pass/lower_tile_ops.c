@@ -236,6 +236,11 @@ static IrStmt *rw_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     }
     case IR_S_LET: {
       IrStmt *r = ir_let(c, s->u.let.var, rw_expr(lw, nc, s->u.let.value), s->loc);
+      /* A let outside T.Parallel with a known range (rasterized block indices) lets the
+       * bounds analysis drop guards just like the block index it replaces. */
+      int64_t lo, hi;
+      if (!nc && lw->env.n < 32 && pass_range(r->u.let.value, &lw->env, &lo, &hi))
+        range_env_add(&lw->env, s->u.let.var, lo, hi);
       return r;
     }
     case IR_S_EVAL: return ir_eval(c, rw_expr(lw, nc, s->u.eval.value), s->loc);
@@ -246,6 +251,9 @@ static IrStmt *rw_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       return r;
     }
     case IR_S_SEQ: return pass_map_children(c, s, rw_stmt, ctx);
+    /* Leaves with nothing to rewrite; lower_stmt sends them back here, so they must end
+     * the mutual recursion instead of falling through to it. */
+    case IR_S_BREAK: case IR_S_CONTINUE: return s;
     default: break;
   }
   if (nc) {

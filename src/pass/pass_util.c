@@ -190,7 +190,20 @@ bool pass_range(const IrExpr *e, const RangeEnv *env, int64_t *lo, int64_t *hi) 
     default: break;
   }
   if (ir_expr_nops[e->kind] != 2 || dtype_is_float(e->dtype)) return false;
+  if (e->kind == IR_MIN || e->kind == IR_MAX) {
+    /* A clamp bounds its result even when the clamped value's range is unknown. */
+    bool ka = pass_range(e->u.ops[0], env, &a0, &a1), kb = pass_range(e->u.ops[1], env, &b0, &b1);
+    if (!ka && !kb) return false;
+    if (!ka) a0 = INT64_MIN / 4, a1 = INT64_MAX / 4;
+    if (!kb) b0 = INT64_MIN / 4, b1 = INT64_MAX / 4;
+    /* one-sided results keep the sentinel (a true but useless bound) */
+    if (e->kind == IR_MIN) *lo = a0 < b0 ? a0 : b0, *hi = a1 < b1 ? a1 : b1;
+    else *lo = a0 > b0 ? a0 : b0, *hi = a1 > b1 ? a1 : b1;
+    return true;
+  }
   if (!pass_range(e->u.ops[0], env, &a0, &a1) || !pass_range(e->u.ops[1], env, &b0, &b1)) return false;
+  /* arithmetic on a one-sided range could overflow: unknown */
+  if (a0 <= INT64_MIN / 4 || b0 <= INT64_MIN / 4 || a1 >= INT64_MAX / 4 || b1 >= INT64_MAX / 4) return false;
   switch (e->kind) {
     case IR_ADD: *lo = a0 + b0; *hi = a1 + b1; return true;
     case IR_SUB: *lo = a0 - b1; *hi = a1 - b0; return true;

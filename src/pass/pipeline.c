@@ -1,5 +1,7 @@
 /* pipeline.c — the passes from tile-level IR (front end) to thread-level IR (codegen):
  *
+ *   warp_specialize      sm_90a: a pipelined T.gemm loop -> TMA producer warpgroup on
+ *      |                 mbarriers + wgmma consumer warpgroups (setmaxnreg)
  *   inject_pipeline      T.Pipelined -> staged shared buffers, cp.async prologue/waits
  *      |
  *   legalize             T.copy / T.fill / tile atomics -> T.Parallel nests; Pipelined -> serial
@@ -27,6 +29,7 @@ typedef struct PassEntry {
 } PassEntry;
 
 static const PassEntry passes[] = {
+    {"warp_specialize", pass_warp_specialize},
     {"inject_pipeline", pass_inject_pipeline},
     {"legalize", pass_legalize},
     {"layout_inference", pass_layout_inference},

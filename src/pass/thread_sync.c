@@ -23,7 +23,16 @@ typedef struct Sync {
   PtrVec tdep; /* IrVar* whose value differs between threads */
 } Sync;
 
-static bool is_shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
+/* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
+ * the buffer that owns the memory, so a write through one name orders reads through any. */
+static const IrBuffer *memory_of(const IrBuffer *b) {
+  for (int guard = 0; b->alias_of && guard < 64; guard++) b = b->alias_of;
+  return b;
+}
+static bool is_shared(const IrBuffer *b) {
+  b = memory_of(b);
+  return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN;
+}
 
 static bool has(const PtrVec *v, const void *p) {
   for (int i = 0; i < v->len; i++)
@@ -42,13 +51,13 @@ static bool intersects(const PtrVec *a, const PtrVec *b) {
 typedef struct Summ { TsCompiler *c; SyncState *st; } Summ;
 static void summ_expr(IrExpr *e, void *ctx) {
   Summ *s = ctx;
-  if (e->kind == IR_LOAD && is_shared(e->u.load.buf)) add(s->c, &s->st->reads, e->u.load.buf);
+  if (e->kind == IR_LOAD && is_shared(e->u.load.buf)) add(s->c, &s->st->reads, (void *)memory_of(e->u.load.buf));
   if (e->kind == IR_CALL && (e->u.call.op == IRI_ATOMIC_ADD || e->u.call.op == IRI_ATOMIC_MAX ||
                              e->u.call.op == IRI_ATOMIC_MIN) &&
       e->u.call.nargs > 0) {
     IrExpr *a = e->u.call.args[0];
     if (a->kind == IR_CALL && a->u.call.nargs == 1) a = a->u.call.args[0];
-    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) add(s->c, &s->st->writes, a->u.load.buf);
+    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) add(s->c, &s->st->writes, (void *)memory_of(a->u.load.buf));
   }
 }
 static void summ_stmt(IrStmt *st, void *ctx) {
@@ -56,7 +65,7 @@ static void summ_stmt(IrStmt *st, void *ctx) {
   /* cp.async stores (inject_pipeline) complete later; the pipeline places its own
    * wait + barrier before their stage is read, so they are not tracked here. */
   if (st->kind == IR_S_STORE && is_shared(st->u.store.buf) && !st->u.store.async_)
-    add(s->c, &s->st->writes, st->u.store.buf);
+    add(s->c, &s->st->writes, (void *)memory_of(st->u.store.buf));
 }
 static SyncState summarize(TsCompiler *c, IrStmt *s) {
   SyncState st = {0};

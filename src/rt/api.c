@@ -289,6 +289,20 @@ static ts_status fill_metadata(ts_kernel *k, const IrFunc *f, const CgOutput *cg
       if (b->strides) p->stride_expr[d] = b->strides[d];
     }
   }
+  if (f->ntma > RT_MAX_TMA) {
+    rt_set_error(ctx, "%s: %d TMA tensor maps; at most %d are supported", f->name, f->ntma, RT_MAX_TMA);
+    return TS_ERR_UNSUPPORTED;
+  }
+  k->ntma = f->ntma;
+  k->tma = ARENA_ARRAY(a, RtTma, f->ntma > 0 ? f->ntma : 1);
+  for (int i = 0; i < f->ntma; i++) {
+    const IrTmaMap *m = &f->tma_maps[i];
+    RtTma *t = &k->tma[i];
+    t->param = m->param_index;
+    t->rank = m->rank;
+    t->swizzle = m->swizzle;
+    for (int d = 0; d < 5; d++) t->box[d] = (uint32_t)m->box[d];
+  }
   k->nlaunches = cg->nkernels;
   k->launches = ARENA_ARRAY(a, RtLaunch, cg->nkernels);
   for (int i = 0; i < cg->nkernels; i++) {

@@ -46,7 +46,8 @@
   X(cuEventRecord)                  \
   X(cuEventSynchronize)             \
   X(cuEventElapsedTime)             \
-  X(cuEventDestroy)
+  X(cuEventDestroy)                 \
+  X(cuTensorMapEncodeTiled)
 
 typedef struct RtDriver {
   void *handle; /* dlopen handle, NULL when the driver is absent */

@@ -15,6 +15,16 @@
 
 #define RT_MAX_DIMS 8    /* ts_arg_info.shape */
 #define RT_MAX_ARGS 128  /* parameters + dynamic dimensions of one kernel */
+#define RT_MAX_TMA 8     /* TMA tensor maps of one kernel */
+
+/* A TMA tensor map to encode at launch (IrTmaMap, codegen/cuda.h ABI: after the dynamic
+ * dims): tensor parameter `param`, boxes of box[0] (innermost) x box[1] x ... elements. */
+typedef struct RtTma {
+  int param;
+  int rank;
+  uint32_t box[5];
+  int swizzle;                       /* bytes: 0, 32, 64, 128 */
+} RtTma;
 
 typedef struct RtParam {
   const char *name;
@@ -58,6 +68,8 @@ struct ts_kernel {
   size_t cubin_size;
   bool from_cache;
   CUmodule module;                   /* loaded on first launch */
+  RtTma *tma;                        /* tensor maps, kernel arguments after the dynamic dims */
+  int ntma;
 };
 
 /* A kernel with hand-written metadata and no binary, for tests of argument checking
@@ -69,14 +81,19 @@ ts_kernel *rt_kernel_new_for_test(ts_context *ctx, const RtParam *params, int np
 /* Launch-ready form of one call: kernel parameter values and grid sizes. */
 typedef struct RtPacked {
   uint64_t storage[RT_MAX_ARGS];     /* each value, 8-byte slots */
-  void *ptrs[RT_MAX_ARGS];           /* cuLaunchKernel's kernelParams */
+  void *ptrs[RT_MAX_ARGS + RT_MAX_TMA]; /* cuLaunchKernel's kernelParams */
   int nptrs;
   IrVar *env_vars[RT_MAX_ARGS];      /* dynamic dims and integer scalars, for grid exprs */
   int64_t env_vals[RT_MAX_ARGS];
   int nenv;
+  CUtensorMap tma[RT_MAX_TMA];       /* encoded by rt_kernel_encode_tma (needs the driver) */
 } RtPacked;
 
 /* Checks args against the kernel's parameters and packs them.  Touches no driver. */
 ts_status rt_kernel_check_args(ts_kernel *k, const ts_arg *args, int nargs, RtPacked *out);
+
+/* Encodes the kernel's TMA tensor maps for checked args into out->tma and appends them to
+ * the kernel parameters (cuTensorMapEncodeTiled). */
+ts_status rt_kernel_encode_tma(ts_kernel *k, const ts_arg *args, RtPacked *out);
 
 #endif

@@ -254,6 +254,69 @@ ts_status rt_kernel_check_args(ts_kernel *k, const ts_arg *args, int nargs, RtPa
   /* Pass 2: everything that depends on bound variables. */
   for (int i = 0; i < nargs; i++)
     if (k->params[i].kind == TS_ARG_TENSOR) TS_CHECK(check_layout(k, i, &args[i].tensor, pk));
+  /* Tensors read through TMA: every row (each stride in bytes) must be a multiple of 16. */
+  for (int j = 0; j < k->ntma; j++) {
+    int i = k->tma[j].param;
+    const ts_tensor *t = &args[i].tensor;
+    int64_t eb = dtype_bytes(t->dtype), inner = 1;
+    for (int d = t->ndim - 1; d >= 1; d--) {
+      inner *= t->shape[d];
+      if ((inner * eb) % 16)
+        return arg_error(k, i, "dimension %d has stride %lld bytes; the kernel reads this tensor with TMA, which needs "
+                               "strides that are multiples of 16 bytes",
+                         d - 1, (long long)(inner * eb));
+    }
+  }
+cleanup:
+  return status;
+}
+
+/* ---- TMA tensor maps ------------------------------------------------------------------ */
+static CUtensorMapDataType tma_dtype(ts_dtype t) {
+  switch (t) {
+  case TS_DTYPE_FLOAT16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case TS_DTYPE_BFLOAT16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  case TS_DTYPE_FLOAT32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  case TS_DTYPE_INT32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
+  default: return CU_TENSOR_MAP_DATA_TYPE_UINT8; /* 1-byte types (fp8, int8) */
+  }
+}
+
+ts_status rt_kernel_encode_tma(ts_kernel *k, const ts_arg *args, RtPacked *pk) {
+  ts_status status = TS_OK;
+  for (int j = 0; j < k->ntma; j++) {
+    const RtTma *m = &k->tma[j];
+    const ts_tensor *t = &args[m->param].tensor;
+    CUtensorMap *map = &pk->tma[j];
+    memset(map, 0, sizeof *map);
+    pk->ptrs[pk->nptrs++] = map;
+    cuuint64_t dims[5], strides[4];
+    cuuint32_t box[5], estr[5];
+    bool empty = false;
+    for (int d = 0; d < m->rank; d++) {
+      dims[d] = (cuuint64_t)t->shape[t->ndim - 1 - d];
+      box[d] = m->box[d];
+      estr[d] = 1;
+      if (!dims[d]) empty = true;
+    }
+    /* A zero extent launches no block that loads (the map stays zero). */
+    if (empty) continue;
+    cuuint64_t s = (cuuint64_t)dtype_bytes(t->dtype);
+    for (int d = 0; d + 1 < m->rank; d++) strides[d] = s *= dims[d];
+    CUtensorMapSwizzle sw = m->swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                          : m->swizzle == 64  ? CU_TENSOR_MAP_SWIZZLE_64B
+                          : m->swizzle == 32  ? CU_TENSOR_MAP_SWIZZLE_32B
+                                              : CU_TENSOR_MAP_SWIZZLE_NONE;
+    CUresult r = k->ctx->drv.cuTensorMapEncodeTiled(map, tma_dtype(t->dtype), (cuuint32_t)m->rank, t->data, dims, strides,
+                                                    box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+                                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+      status = rt_cuda_fail(k->ctx, "cuTensorMapEncodeTiled", r);
+      sb_printf(&k->ctx->last_error, " (TMA map of argument %d '%s')", m->param, k->params[m->param].name);
+      goto cleanup;
+    }
+  }
 cleanup:
   return status;
 }
@@ -329,7 +392,11 @@ static ts_status prepare(ts_kernel *k, const ts_arg *args, int nargs, RtPacked *
     rt_set_error(k->ctx, "%s: the kernel has no binary (compiled with no_jit); nothing to launch", k->func_name);
     return TS_ERR_INVALID_ARGUMENT;
   }
-  return TS_OK;
+  if (k->ntma) {
+    status = rt_ensure_device(k->ctx);
+    if (status == TS_OK) status = rt_kernel_encode_tma(k, args, pk);
+  }
+  return status;
 }
 
 ts_status ts_kernel_launch(ts_kernel *k, const ts_arg *args, int nargs, void *stream) {

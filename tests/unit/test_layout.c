@@ -106,8 +106,8 @@ TEST(layout_swizzle) {
 
 /* The PTX of the GEMM example uses the tensor-core path of each target. */
 static const char *gemm_ptx(TestCtx *t, ts_context *ctx, ts_program *p, const char *arch, const char *ta,
-                            ts_kernel **k) {
-  ts_param ps[] = {{"M", "256"}, {"N", "192"}, {"K", "200"}, {"trans_A", ta}, {"num_stages", "4"}};
+                            const char *K, ts_kernel **k) {
+  ts_param ps[] = {{"M", "256"}, {"N", "192"}, {"K", K}, {"trans_A", ta}, {"num_stages", "4"}};
   ts_compile_options o = {.size = sizeof o, .arch = arch};
   ts_status s = ts_kernel_compile(p, "matmul", ps, 5, &o, k);
   if (s != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
@@ -127,16 +127,31 @@ TEST(layout_gemm_ptx) {
     return;
   }
   ts_kernel *k = NULL;
-  const char *ptx = gemm_ptx(t, ctx, p, "sm_90a", "False", &k);
+  /* sm_90a, rows 16-byte aligned: warp-specialized, TMA loads on mbarriers, wgmma. */
+  const char *ptx = gemm_ptx(t, ctx, p, "sm_90a", "False", "200", &k);
   if (ptx) {
     CHECK(strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") != NULL);
     CHECK(strstr(ptx, "wgmma.wait_group.sync.aligned 1") != NULL); /* one group stays in flight */
-    CHECK(strstr(ptx, "cp.async.cg.shared.global") != NULL);
+    CHECK(strstr(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") != NULL);
+    CHECK(strstr(ptx, "mbarrier.try_wait.parity") != NULL);
+    CHECK(strstr(ptx, "mbarrier.arrive.expect_tx") != NULL);
+    CHECK(strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 240") != NULL);
+    CHECK(strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 40") != NULL);
+    CHECK(strstr(ptx, "cp.async.cg.shared.global") == NULL);
     CHECK(strstr(ptx, "mma.sync") == NULL);
   }
   ts_kernel_destroy(k);
   k = NULL;
-  ptx = gemm_ptx(t, ctx, p, "sm_80", "True", &k);
+  /* K = 100 halves: 200-byte rows of A, which TMA cannot address: cp.async + wgmma. */
+  ptx = gemm_ptx(t, ctx, p, "sm_90a", "False", "100", &k);
+  if (ptx) {
+    CHECK(strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") != NULL);
+    CHECK(strstr(ptx, "cp.async.cg.shared.global") != NULL);
+    CHECK(strstr(ptx, "cp.async.bulk.tensor") == NULL);
+  }
+  ts_kernel_destroy(k);
+  k = NULL;
+  ptx = gemm_ptx(t, ctx, p, "sm_80", "True", "200", &k);
   if (ptx) {
     CHECK(strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != NULL);
     CHECK(strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != NULL);

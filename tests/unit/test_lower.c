@@ -605,3 +605,56 @@ TEST(lower_shared_transpose) {
   interp_free(&in);
   ts_compiler_fini(&b.c);
 }
+
+/* A `break` / `continue` in a kernel loop is a leaf for lower_tile_ops: it once bounced
+ * between rw_stmt and lower_stmt forever.  It must reach the thread-level IR unchanged. */
+typedef struct Jumps { int brk, cont; } Jumps;
+static void jumps_stmt(IrStmt *s, void *ctx) {
+  Jumps *j = ctx;
+  if (s->kind == IR_S_BREAK) j->brk++;
+  if (s->kind == IR_S_CONTINUE) j->cont++;
+}
+TEST(lower_break_continue_in_loop) {
+  B b;
+  b_init(&b, 1, 1, 32);
+  IrBuffer *A = b_buf(&b, "A", IR_SCOPE_GLOBAL, 32, 0);
+  IrVar *i = ir_var(&b.c, "i", TS_DTYPE_INT32, IR_VAR_LOOP, SRCLOC_NONE);
+  IrExpr *iv = V(&b, i);
+  IrStmt *st = ir_store(&b.c, A, &iv, 1, ir_float(&b.c, 1.0, TS_DTYPE_FLOAT32, SRCLOC_NONE), SRCLOC_NONE);
+  IrStmt *brk = ir_stmt(&b.c, IR_S_BREAK, SRCLOC_NONE), *cont = ir_stmt(&b.c, IR_S_CONTINUE, SRCLOC_NONE);
+  IrStmt *body = ir_seq(&b.c, (IrStmt *[]){ir_if(&b.c, bin(&b, IR_EQ, iv, I(&b, 3)), cont, NULL, SRCLOC_NONE),
+                                           ir_if(&b.c, bin(&b, IR_GE, iv, I(&b, 20)), brk, NULL, SRCLOC_NONE), st},
+                        3, SRCLOC_NONE);
+  vec_push(b.c.arena, &b.body, ir_for(&b.c, i, I(&b, 0), I(&b, 32), IR_FOR_SERIAL, body, SRCLOC_NONE));
+  REQUIRE(b_finish(&b));
+  Jumps j = {0, 0};
+  PassVisitor v = {jumps_stmt, NULL, &j};
+  pass_visit(b.f->body, &v);
+  CHECK(j.brk == 1 && j.cont == 1);
+  ts_compiler_fini(&b.c);
+}
+
+/* Writing a shared tile and reading it back through a T.view alias is a RAW hazard on
+ * the same memory: thread_sync must put a barrier between them (and the interpreter,
+ * which sees both names as one array here, must find no race). */
+TEST(lower_sync_through_view_alias) {
+  B b;
+  enum { N = 64 };
+  b_init(&b, 1, 1, 64);
+  IrBuffer *A = b_buf(&b, "A", IR_SCOPE_GLOBAL, N, 0), *O = b_buf(&b, "O", IR_SCOPE_GLOBAL, N, 0);
+  IrBuffer *tile = b_buf(&b, "tile", IR_SCOPE_SHARED_DYN, N, 0);
+  IrBuffer *view = ir_buffer(&b.c, "tile_v", TS_DTYPE_FLOAT32, IR_SCOPE_SHARED_DYN, 1, (IrExpr *[]){I(&b, N)}, SRCLOC_NONE);
+  view->alias_of = tile;
+  IrStmt *al = ir_stmt(&b.c, IR_S_ALLOC, SRCLOC_NONE);
+  al->u.alloc.buf = view;
+  vec_push(b.c.arena, &b.body, al);
+  IrVar *i = ir_var(&b.c, "i", TS_DTYPE_INT32, IR_VAR_LOOP, SRCLOC_NONE), *j = ir_var(&b.c, "j", TS_DTYPE_INT32, IR_VAR_LOOP, SRCLOC_NONE);
+  IrExpr *iv = V(&b, i), *rev = bin(&b, IR_SUB, I(&b, N - 1), V(&b, j)), *jv = V(&b, j);
+  vec_push(b.c.arena, &b.body, ir_for(&b.c, i, I(&b, 0), I(&b, N), IR_FOR_PARALLEL,
+                                      ir_store(&b.c, tile, &iv, 1, ir_load(&b.c, A, &iv, 1, SRCLOC_NONE), SRCLOC_NONE), SRCLOC_NONE));
+  vec_push(b.c.arena, &b.body, ir_for(&b.c, j, I(&b, 0), I(&b, N), IR_FOR_PARALLEL,
+                                      ir_store(&b.c, O, &jv, 1, ir_load(&b.c, view, &rev, 1, SRCLOC_NONE), SRCLOC_NONE), SRCLOC_NONE));
+  REQUIRE(b_finish(&b));
+  CHECK(features(b.f).sync >= 1);
+  ts_compiler_fini(&b.c);
+}

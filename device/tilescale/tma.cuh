@@ -1,0 +1,132 @@
+/* tma.cuh — Hopper (sm_90) asynchronous data movement for generated kernels: TMA tile
+ * loads (cp.async.bulk.tensor) completing on shared-memory mbarriers, the mbarrier
+ * operations of producer/consumer pipelines, and setmaxnreg for warp-specialized kernels.
+ *
+ *   src/pass/warp_specialize.c emits calls of these (ts::mbar_*, ts::tma_load_*d,
+ *   ts::setmaxnreg_*); the tensor maps are kernel parameters of type ts::TmaDesc, passed
+ *   `const __grid_constant__` (codegen) and encoded by the runtime at launch
+ *   (src/rt/launch.c, cuTensorMapEncodeTiled).
+ *
+ * A pipeline stage has two barriers: `full` (one arrival: the producer's expect_tx; the
+ * phase completes when the TMA bytes have landed) and `empty` (one arrival per consumer
+ * warp when its wgmma no longer reads the stage).  Waits are on the phase parity: a fresh
+ * barrier is in phase 0, so waiting for parity 1 returns at once (the producer's first
+ * round over the empty barriers). */
+#pragma once
+
+#include <tilescale/common.cuh>
+
+namespace ts {
+
+/* CUtensorMap: 128 opaque bytes, 64-byte aligned (NVRTC has no <cuda.h>). */
+struct __align__(64) TmaDesc {
+  unsigned long long opaque[16];
+};
+
+TS_DEV uint32_t smem_addr(const void *p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+#define TS_HAS_TMA 1
+#endif
+
+/* ---- mbarrier ------------------------------------------------------------------------ */
+TS_DEV void mbar_init(uint64_t *bar, int count) {
+#ifdef TS_HAS_TMA
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+#else
+  (void)bar; (void)count; __trap();
+#endif
+}
+
+/* Makes initialised barriers visible to the async proxy (TMA) before the block barrier
+ * that publishes them. */
+TS_DEV void mbar_fence_init() {
+#ifdef TS_HAS_TMA
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
+TS_DEV void mbar_wait(uint64_t *bar, int parity) {
+#ifdef TS_HAS_TMA
+  uint32_t done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
+  } while (!done);
+#else
+  (void)bar; (void)parity; __trap();
+#endif
+}
+
+TS_DEV void mbar_arrive(uint64_t *bar) {
+#ifdef TS_HAS_TMA
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+#else
+  (void)bar; __trap();
+#endif
+}
+
+/* One arrival that also announces `bytes` of TMA transactions for the current phase. */
+TS_DEV void mbar_expect_tx(uint64_t *bar, int bytes) {
+#ifdef TS_HAS_TMA
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+#else
+  (void)bar; (void)bytes; __trap();
+#endif
+}
+
+/* ---- TMA tile loads: box at coordinates (innermost first) -> shared, bytes counted on bar.
+ * Out-of-bounds elements of the box are filled with zeros by the hardware (non-divisible
+ * shapes need no guards). */
+TS_DEV void tma_load_2d(const TmaDesc &d, void *dst, uint64_t *bar, int c0, int c1) {
+#ifdef TS_HAS_TMA
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+               ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(&d)), "r"(smem_addr(bar)), "r"(c0), "r"(c1)
+               : "memory");
+#else
+  (void)d; (void)dst; (void)bar; (void)c0; (void)c1; __trap();
+#endif
+}
+TS_DEV void tma_load_3d(const TmaDesc &d, void *dst, uint64_t *bar, int c0, int c1, int c2) {
+#ifdef TS_HAS_TMA
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n"
+               ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(&d)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+#else
+  (void)d; (void)dst; (void)bar; (void)c0; (void)c1; (void)c2; __trap();
+#endif
+}
+TS_DEV void tma_load_4d(const TmaDesc &d, void *dst, uint64_t *bar, int c0, int c1, int c2, int c3) {
+#ifdef TS_HAS_TMA
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n"
+               ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(&d)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+#else
+  (void)d; (void)dst; (void)bar; (void)c0; (void)c1; (void)c2; (void)c3; __trap();
+#endif
+}
+
+/* Pulls the descriptor into the TMA unit's cache before the first load. */
+TS_DEV void tma_prefetch_desc(const TmaDesc &d) {
+#ifdef TS_HAS_TMA
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&d)) : "memory");
+#else
+  (void)d;
+#endif
+}
+
+/* ---- register reallocation between warpgroups (sm_90a): the producer gives registers
+ * back, the consumers take them; both need a register cap at entry
+ * (__launch_bounds__(threads, 1)). */
+template <int N> TS_DEV void setmaxnreg_dec() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N> TS_DEV void setmaxnreg_inc() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+
+} // namespace ts

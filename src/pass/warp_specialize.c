@@ -1,0 +1,525 @@
+/* warp_specialize.c — first pass on sm_90a: the Hopper shape of a pipelined GEMM (TMA
+ * loads completing on mbarriers, a producer warpgroup, consumer warpgroups on wgmma),
+ * on tile-level IR, before inject_pipeline (which then leaves the loop alone).
+ *
+ * A kernel whose body is allocations, statements that touch no shared memory, and one
+ * loop
+ *
+ *   for k in T.Pipelined(n, num_stages=S):            # S >= 2
+ *       T.copy(G1[.., k ..], A_s); T.copy(G2[.., k ..], B_s)
+ *       T.gemm(A_s, B_s, C)                            # planned as wgmma
+ *
+ * becomes, with the copied buffers given a leading stage dim S and 2S mbarriers in
+ * shared memory (full[s] then empty[s]):
+ *
+ *   if tx == 0: init full[s] (1 arrival), empty[s] (one per consumer warp); fence
+ *   __syncthreads
+ *   if tx >= T:                       # the producer warpgroup, launched after the T consumers
+ *       setmaxnreg.dec
+ *       if tx == T:                   # one elected thread issues every TMA load
+ *           for k: s = it % S; wait empty[s] (parity (it/S)%2 ^ 1)
+ *                  expect_tx(full[s], bytes of the stage); TMA A/B boxes -> stage s
+ *   else:                             # consumers: the original code, loop rewritten
+ *       setmaxnreg.inc
+ *       ...statements before the loop...
+ *       for k: wait full[s] (parity (it/S)%2); issue wgmma on stage s; wait until one
+ *              wgmma group is left in flight; lane 0 of each warp: arrive empty[(it-1)%S]
+ *       wait for every wgmma; ...statements after the loop...
+ *
+ * With a 2-D grid the blocks are also made persistent (grid = min(tiles, WS_NUM_SMS), a
+ * tile loop around both roles, stage/phase counters running on across tiles, so the
+ * producer fills the stages of the next tile during the consumers' epilogue) and the tiles
+ * are visited in rasterized order (panels of IrKernel.raster_panel block rows, default
+ * WS_RASTER_PANEL) so that blocks running together share A and B tiles in L2.
+ *
+ * The shared tiles keep the swizzled layout gemm_plan chooses (layout.h), which is the
+ * layout TMA writes with CU_TENSOR_MAP_SWIZZLE_{32,64,128}B: one box per W-byte column
+ * atom of the tile ([rows] x [W/elem]), stacked atom after atom.  Boxes past the tensor's
+ * edge are zero-filled by TMA, so edges (and a K tail) need no guards.  Tensor maps are
+ * IrFunc.tma_maps; the runtime encodes them at launch.
+ *
+ * Kept conservative: anything else (other statements in the loop, shared memory outside
+ * it, reductions, non-16-byte-aligned rows known at compile time, T.copy(disable_tma=True),
+ * pass_configs tl.disable_warp_specialized / tl.disable_tma_lower) keeps the cp.async
+ * path of inject_pipeline.  Consumer code must not need __syncthreads, which the producer
+ * does not join; that is what "no shared memory outside the loop" guarantees. */
+#include <string.h>
+
+#include "../layout/layout.h"
+#include "passes.h"
+
+#define WS_PRODUCER_THREADS 128
+#define WS_MAX_COPIES 4
+#define WS_NUM_SMS 132    /* persistent grid: H100/H200 SXM multiprocessors (fewer on other parts: still correct) */
+#define WS_RASTER_PANEL 8 /* block rows per rasterization panel when T.use_swizzle gave none */
+
+static IrExpr *i32(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
+static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return ir_binary(c, k, a, b, SRCLOC_NONE); }
+
+static bool is_shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
+
+static bool config_on(const IrFunc *f, const char *key) {
+  for (int i = 0; i < f->npass_configs; i++)
+    if (f->pass_configs[i].key && !strcmp(f->pass_configs[i].key, key)) {
+      const char *v = f->pass_configs[i].value;
+      return v && (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1"));
+    }
+  return false;
+}
+
+/* ---- does a statement touch shared memory (or reduce, which may)? ---------------------- */
+typedef struct Touch { bool found; } Touch;
+static void touch_expr(IrExpr *e, void *ctx) {
+  Touch *t = ctx;
+  if (e->kind == IR_LOAD && is_shared(e->u.load.buf)) t->found = true;
+  if (e->kind == IR_CALL && e->u.call.op == IRI_SYNCTHREADS) t->found = true;
+}
+static void touch_stmt(IrStmt *s, void *ctx) {
+  Touch *t = ctx;
+  switch (s->kind) {
+    case IR_S_STORE: if (is_shared(s->u.store.buf)) t->found = true; break;
+    case IR_S_COPY: if (is_shared(s->u.copy.src.buf) || is_shared(s->u.copy.dst.buf)) t->found = true; break;
+    case IR_S_FILL: if (is_shared(s->u.fill.dst.buf)) t->found = true; break;
+    case IR_S_GEMM: case IR_S_REDUCE: case IR_S_KERNEL: case IR_S_UNSUPPORTED: t->found = true; break;
+    case IR_S_ATOMIC:
+      if (is_shared(s->u.atomic.dst.buf) || (s->u.atomic.tile && is_shared(s->u.atomic.src.buf))) t->found = true;
+      break;
+    case IR_S_FOR: if (s->u.loop.kind == IR_FOR_PIPELINED) t->found = true; break;
+    default: break;
+  }
+}
+static bool touches_shared(IrStmt *s) {
+  Touch t = {false};
+  PassVisitor v = {touch_stmt, touch_expr, &t};
+  pass_visit(s, &v);
+  return t.found;
+}
+
+/* ---- the plan of one kernel ------------------------------------------------------------ */
+typedef struct WsCopy {
+  IrStmt *copy;
+  IrBuffer *dst, *staged;
+  const Layout *layout;
+  int64_t rows, cols, atom; /* tile and W-byte column atom (elements) */
+  int tma;                  /* index into the function's tma maps */
+} WsCopy;
+
+typedef struct Ws {
+  TsCompiler *c;
+  IrFunc *f;
+  PtrVec maps; /* IrTmaMap* of the whole function */
+} Ws;
+
+/* Can `cp` (global -> shared tile) be one TMA box per column atom with `layout`? */
+static bool tma_copy_ok(const IrStmt *cp, const Layout *layout, int64_t *rows, int64_t *cols) {
+  const IrRegion *src = &cp->u.copy.src, *dst = &cp->u.copy.dst;
+  IrBuffer *g = src->buf, *sb = dst->buf;
+  if (cp->u.copy.disable_tma || g->scope != IR_SCOPE_GLOBAL || g->param_index < 0 || g->alias_of || g->strides) return false;
+  if (!is_shared(sb) || sb->alias_of || sb->ndim != 2 || g->dtype != sb->dtype || g->ndim < 2 || g->ndim > 4) return false;
+  int64_t r, cc;
+  if (!ir_is_const_int(sb->shape[0], &r) || !ir_is_const_int(sb->shape[1], &cc)) return false;
+  for (int d = 0; d < 2; d++) {
+    int64_t m, e;
+    if (!ir_is_const_int(dst->min[d], &m) || m != 0 || !ir_is_const_int(dst->extent[d], &e) || e != (d ? cc : r))
+      return false;
+  }
+  for (int d = 0; d < g->ndim; d++) {
+    int64_t e, want = d == g->ndim - 2 ? r : d == g->ndim - 1 ? cc : 1;
+    if (!ir_is_const_int(src->extent[d], &e) || e != want) return false;
+  }
+  /* TMA: rows of the tensor 16-byte aligned (checked at launch when not known here). */
+  int eb = dtype_bytes(g->dtype);
+  for (int d = 1; d < g->ndim; d++) {
+    int64_t inner = 1, x;
+    bool known = true;
+    for (int j = d; j < g->ndim; j++) {
+      if (!ir_is_const_int(g->shape[j], &x)) known = false;
+      else inner *= x;
+    }
+    if (known && (inner * eb) % 16) return false;
+  }
+  if (!layout || !layout->swizzle || layout->rows != r || layout->cols != cc) return false;
+  int64_t atom = layout_atom_cols(layout);
+  if (r > 256 || atom > 256 || cc % atom) return false;
+  *rows = r;
+  *cols = cc;
+  return true;
+}
+
+static IrStmt *extern_call(TsCompiler *c, const char *name, IrExpr **args, int nargs, SrcLoc loc) {
+  IrExpr **all = ARENA_ARRAY(c->arena, IrExpr *, nargs + 1);
+  all[0] = ir_str(c, name, loc);
+  for (int i = 0; i < nargs; i++) all[i + 1] = args[i];
+  return ir_eval(c, ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_VOID, all, nargs + 1, loc), loc);
+}
+
+/* &buf[idx...] */
+static IrExpr *addr(TsCompiler *c, IrBuffer *b, IrExpr **idx, int n) {
+  IrExpr *ld = ir_load(c, b, idx, n, SRCLOC_NONE);
+  return ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, SRCLOC_NONE);
+}
+static IrExpr *bar_addr(TsCompiler *c, IrBuffer *bars, IrExpr *i) { return addr(c, bars, &i, 1); }
+
+/* A copy of the GEMM statement with A and B read from `stage` of their staged buffers. */
+static IrRegion staged_region(TsCompiler *c, const IrRegion *r, const WsCopy *cps, int ncp, IrExpr *stage) {
+  for (int i = 0; i < ncp; i++)
+    if (cps[i].dst == r->buf) {
+      IrRegion x = *r;
+      x.buf = cps[i].staged;
+      x.ndim = r->ndim + 1;
+      x.min = ARENA_ARRAY(c->arena, IrExpr *, x.ndim);
+      x.extent = ARENA_ARRAY(c->arena, IrExpr *, x.ndim);
+      x.min[0] = stage;
+      x.extent[0] = i32(c, 1);
+      for (int d = 0; d < r->ndim; d++) x.min[d + 1] = r->min[d], x.extent[d + 1] = r->extent[d];
+      return x;
+    }
+  return *r;
+}
+
+/* Block rasterization (T.use_swizzle): blocks that run at the same time should share
+ * operand tiles in L2.  The launch order is blockIdx.x fastest, which walks a whole row of
+ * C tiles (every B column panel) before the next row; remapped, consecutive blocks walk
+ * down `panel` block rows first:
+ *   id = by*GX + bx;  g = id / (panel*GX);  rows = min(GY - g*panel, panel)
+ *   by' = g*panel + (id % (panel*GX)) % rows;   bx' = (id % (panel*GX)) / rows
+ * a bijection of the grid, so any kernel may use it; by' and bx' are clamped to the grid
+ * only to tell the bounds analysis their ranges. */
+/* max(min(x, n - 1), 0): a no-op on valid block indices that states their range. */
+static IrExpr *clamp(TsCompiler *c, IrExpr *x, IrExpr *n) {
+  return bin(c, IR_MAX, bin(c, IR_MIN, x, bin(c, IR_SUB, n, i32(c, 1))), i32(c, 0));
+}
+
+static void raster_coords(TsCompiler *c, IrExpr *id, IrExpr *GX, IrExpr *GY, int64_t panel, IrExpr **vbx, IrExpr **vby) {
+  IrExpr *gsize = bin(c, IR_MUL, i32(c, panel), GX);
+  IrExpr *first = bin(c, IR_MUL, bin(c, IR_FLOORDIV, id, gsize), i32(c, panel));
+  IrExpr *rows = bin(c, IR_MIN, bin(c, IR_SUB, GY, first), i32(c, panel));
+  IrExpr *local = bin(c, IR_FLOORMOD, id, gsize);
+  *vby = clamp(c, bin(c, IR_ADD, first, bin(c, IR_FLOORMOD, local, rows)), GY);
+  *vbx = clamp(c, bin(c, IR_FLOORDIV, local, rows), GX);
+}
+
+static IrStmt *rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel) {
+  IrVar *bx = k->block_var[0], *by = k->block_var[1];
+  if (!bx || !by || !k->grid[0] || !k->grid[1]) return body;
+  int64_t gy;
+  if (ir_is_const_int(k->grid[1], &gy) && gy <= panel) return body; /* one panel: nothing changes */
+  SrcLoc loc = body->loc;
+  IrExpr *GX = k->grid[0], *GY = k->grid[1];
+  IrExpr *id = bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, by, loc), GX), ir_varref(c, bx, loc));
+  IrExpr *vbx, *vby;
+  raster_coords(c, id, GX, GY, panel, &vbx, &vby);
+  IrVar *nbx = ir_var(c, arena_printf(c->arena, "%s_r", bx->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
+  IrVar *nby = ir_var(c, arena_printf(c->arena, "%s_r", by->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
+  IrVar *from[2] = {bx, by};
+  IrExpr *to[2] = {ir_varref(c, nbx, loc), ir_varref(c, nby, loc)};
+  IrStmt *rest = ir_subst_stmt(c, body, from, to, 2);
+  return ir_seq(c, (IrStmt *[]){ir_let(c, nby, ir_cast(c, TS_DTYPE_INT32, vby, loc), loc),
+                                ir_let(c, nbx, ir_cast(c, TS_DTYPE_INT32, vbx, loc), loc), rest},
+                3, loc);
+}
+
+/* The tile loop of a persistent block around `inner` (written with the block indices
+ * bx, by): for t: tile = bx + t*G; (bx', by') = rasterized coordinates of tile. */
+static IrStmt *per_tile(TsCompiler *c, bool on, IrVar *t, IrExpr *G, IrExpr *ntiles, IrExpr *GX, IrExpr *GY, IrVar *bx,
+                        IrVar *by, int64_t panel, IrStmt *inner) {
+  if (!on) return inner;
+  SrcLoc loc = inner->loc;
+  IrExpr *bxr = ir_varref(c, bx, loc);
+  IrExpr *id = bin(c, IR_ADD, bxr, bin(c, IR_MUL, ir_varref(c, t, loc), G));
+  IrExpr *vbx, *vby;
+  if (panel > 0) {
+    raster_coords(c, id, GX, GY, panel, &vbx, &vby);
+  } else {
+    vby = clamp(c, bin(c, IR_FLOORDIV, id, GX), GY);
+    vbx = clamp(c, bin(c, IR_FLOORMOD, id, GX), GX);
+  }
+  IrVar *nbx = ir_var(c, arena_printf(c->arena, "%s_t", bx->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
+  IrVar *nby = ir_var(c, arena_printf(c->arena, "%s_t", by->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
+  IrVar *from[2] = {bx, by};
+  IrExpr *to[2] = {ir_varref(c, nbx, loc), ir_varref(c, nby, loc)};
+  IrStmt *body = ir_seq(c, (IrStmt *[]){ir_let(c, nby, ir_cast(c, TS_DTYPE_INT32, vby, loc), loc),
+                                        ir_let(c, nbx, ir_cast(c, TS_DTYPE_INT32, vbx, loc), loc),
+                                        ir_subst_stmt(c, inner, from, to, 2)},
+                        3, loc);
+  /* this block's tiles: bx, bx + G, ... < ntiles */
+  IrExpr *count = bin(c, IR_FLOORDIV, bin(c, IR_ADD, bin(c, IR_SUB, ntiles, bxr), bin(c, IR_SUB, G, i32(c, 1))), G);
+  return ir_for(c, t, i32(c, 0), count, IR_FOR_SERIAL, body, loc);
+}
+
+/* Rewrites one kernel; false leaves it to inject_pipeline. */
+static bool specialize(Ws *ws, IrStmt *ks) {
+  TsCompiler *c = ws->c;
+  IrKernel *k = &ks->u.kernel;
+  if (k->threads[1] > 1 || k->threads[2] > 1 || k->threads[0] % 128 || k->threads[0] <= 0 || k->producer_threads)
+    return false;
+  int64_t T = k->threads[0];
+  IrStmt *body = k->body;
+  if (!body || body->kind != IR_S_SEQ) return false;
+  /* top level: allocations, shared-free statements, exactly one pipelined loop */
+  int li = -1;
+  for (int i = 0; i < body->u.seq.n; i++) {
+    IrStmt *s = body->u.seq.items[i];
+    if (s->kind == IR_S_ALLOC) continue;
+    if (s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PIPELINED) {
+      if (li >= 0) return false;
+      li = i;
+      continue;
+    }
+    if (touches_shared(s)) return false;
+  }
+  if (li < 0) return false;
+  IrStmt *loop = body->u.seq.items[li];
+  int S = loop->u.loop.num_stages;
+  if (S < 2 || loop->u.loop.norder) return false;
+  IrStmt *lb = loop->u.loop.body;
+  if (!lb || lb->kind != IR_S_SEQ || lb->u.seq.n < 2 || lb->u.seq.n > WS_MAX_COPIES + 1) return false;
+  int ncp = lb->u.seq.n - 1;
+  IrStmt *gemm = lb->u.seq.items[ncp];
+  if (gemm->kind != IR_S_GEMM || gemm->u.gemm.wg_wait != 0) return false;
+  GemmPlan plan;
+  if (!gemm_plan(c, gemm, T, &plan) || plan.path != GEMM_WGMMA) return false;
+
+  WsCopy cps[WS_MAX_COPIES];
+  int64_t stage_bytes = 0;
+  for (int i = 0; i < ncp; i++) {
+    IrStmt *cp = lb->u.seq.items[i];
+    if (cp->kind != IR_S_COPY) return false;
+    IrBuffer *d = cp->u.copy.dst.buf;
+    const Layout *lay = d == gemm->u.gemm.a.buf ? plan.a_layout : d == gemm->u.gemm.b.buf ? plan.b_layout : NULL;
+    WsCopy *w = &cps[i];
+    memset(w, 0, sizeof *w);
+    if (!lay || !tma_copy_ok(cp, lay, &w->rows, &w->cols)) return false;
+    for (int j = 0; j < i; j++)
+      if (cps[j].dst == d) return false;
+    w->copy = cp;
+    w->dst = d;
+    w->layout = lay;
+    w->atom = layout_atom_cols(lay);
+    stage_bytes += w->rows * w->cols * dtype_bytes(d->dtype);
+  }
+  /* Both operands must come from the copies; nothing else may use the tiles. */
+  bool a_ok = false, b_ok = false;
+  for (int i = 0; i < ncp; i++) {
+    a_ok |= cps[i].dst == gemm->u.gemm.a.buf;
+    b_ok |= cps[i].dst == gemm->u.gemm.b.buf;
+  }
+  if (!a_ok || !b_ok || stage_bytes >= (1 << 20)) return false;
+
+  /* ---- the rewrite ---- */
+  SrcLoc loc = loop->loc;
+  IrVar *tx = k->thread_var[0];
+  if (!tx) {
+    tx = k->thread_var[0] = ir_var(c, "tx", TS_DTYPE_INT32, IR_VAR_THREAD_IDX, ks->loc);
+    tx->axis = 0;
+  }
+  IrExpr *txr = ir_varref(c, tx, loc);
+  for (int i = 0; i < ncp; i++) {
+    IrBuffer *b = cps[i].dst, *x = ARENA_NEW(c->arena, IrBuffer);
+    *x = *b;
+    x->ndim = 3;
+    x->shape = ARENA_ARRAY(c->arena, IrExpr *, 3);
+    x->shape[0] = i32(c, S);
+    x->shape[1] = b->shape[0];
+    x->shape[2] = b->shape[1];
+    x->strides = NULL;
+    cps[i].staged = x;
+    /* the tensor map of this copy's source */
+    IrBuffer *g = cps[i].copy->u.copy.src.buf;
+    IrTmaMap *m = ARENA_NEW(c->arena, IrTmaMap);
+    memset(m, 0, sizeof *m);
+    m->var = ir_var(c, arena_printf(c->arena, "%s_tma%d", g->name, ws->maps.len), TS_DTYPE_HANDLE, IR_VAR_PARAM, loc);
+    m->param_index = g->param_index;
+    m->rank = g->ndim;
+    for (int d = 0; d < 5; d++) m->box[d] = 1;
+    m->box[0] = cps[i].atom;
+    m->box[1] = cps[i].rows;
+    m->swizzle = cps[i].layout->swizzle;
+    cps[i].tma = ws->maps.len;
+    vec_push(c->arena, &ws->maps, m);
+  }
+  IrBuffer *bars = ir_buffer(c, "pipe_bar", TS_DTYPE_UINT64, IR_SCOPE_SHARED_DYN, 1, (IrExpr *[]){i32(c, 2 * S)}, loc);
+  int64_t nwarps = T / 32;
+
+  PtrVec top = {0}, pre = {0}, post = {0};
+  for (int i = 0; i < body->u.seq.n; i++) {
+    IrStmt *s = body->u.seq.items[i];
+    if (s->kind == IR_S_ALLOC) {
+      IrStmt *a = s;
+      for (int j = 0; j < ncp; j++)
+        if (s->u.alloc.buf == cps[j].dst) {
+          a = ir_stmt(c, IR_S_ALLOC, s->loc);
+          a->u.alloc.buf = cps[j].staged;
+        }
+      vec_push(c->arena, &top, a);
+    } else if (i < li) {
+      vec_push(c->arena, &pre, s);
+    } else if (i > li) {
+      vec_push(c->arena, &post, s);
+    }
+  }
+  IrStmt *balloc = ir_stmt(c, IR_S_ALLOC, loc);
+  balloc->u.alloc.buf = bars;
+  vec_push(c->arena, &top, balloc);
+
+  /* barrier init by thread 0, published to the block (and the async proxy) */
+  IrVar *bi = ir_var(c, "bi", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *bir = ir_varref(c, bi, loc);
+  IrStmt *inits = ir_seq(c, (IrStmt *[]){extern_call(c, "ts::mbar_init", (IrExpr *[]){bar_addr(c, bars, bir), i32(c, 1)}, 2, loc),
+                                         extern_call(c, "ts::mbar_init", (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, bir, i32(c, S))), i32(c, nwarps)}, 2, loc)},
+                         2, loc);
+  IrStmt *init_all = ir_seq(c, (IrStmt *[]){ir_for(c, bi, i32(c, 0), i32(c, S), IR_FOR_UNROLLED, inits, loc),
+                                            extern_call(c, "ts::mbar_fence_init", NULL, 0, loc)},
+                            2, loc);
+  vec_push(c->arena, &top, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)), init_all, NULL, loc));
+  vec_push(c->arena, &top, ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc));
+
+  /* Persistent blocks (a 2-D grid whose K loop bounds do not depend on the block): the
+   * grid becomes min(tiles, WS_NUM_SMS) blocks that walk the tiles in rasterized order,
+   * tile = blockIdx.x + t * gridDim.x.  Stage and phase continue across tiles, so the
+   * producer loads the next tile while the consumers run the epilogue of this one. */
+  IrVar *kv = loop->u.loop.var;
+  IrExpr *m0 = loop->u.loop.min, *ext = loop->u.loop.extent;
+  IrVar *bxv = k->block_var[0], *byv = k->block_var[1];
+  int64_t g2 = 1;
+  bool persistent = bxv && byv && k->grid[0] && k->grid[1] && !k->block_var[2] &&
+                    (!k->grid[2] || (ir_is_const_int(k->grid[2], &g2) && g2 == 1)) &&
+                    !pass_expr_uses_var(m0, bxv) && !pass_expr_uses_var(m0, byv) &&
+                    !pass_expr_uses_var(ext, bxv) && !pass_expr_uses_var(ext, byv);
+  int64_t panel = k->raster_panel > 0 ? k->raster_panel : k->raster_panel < 0 ? 0 : WS_RASTER_PANEL;
+  IrExpr *GX = k->grid[0], *GY = k->grid[1], *ntiles = NULL, *G = NULL;
+  if (persistent) {
+    ntiles = bin(c, IR_MUL, GX, GY);
+    int64_t nt;
+    G = ir_is_const_int(ntiles, &nt) && nt <= WS_NUM_SMS ? ntiles : bin(c, IR_MIN, ntiles, i32(c, WS_NUM_SMS));
+  }
+  IrVar *pt = ir_var(c, "tile_iter", TS_DTYPE_INT32, IR_VAR_LOOP, loc), *ct = ir_var(c, "tile_iter", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+
+  /* ---- producer ---- */
+  IrVar *pk = ir_var(c, kv->name, kv->dtype, IR_VAR_LOOP, loc);
+  IrExpr *pkr = ir_varref(c, pk, loc);
+  IrExpr *pit = bin(c, IR_SUB, pkr, m0);
+  if (persistent) pit = bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, pt, loc), ext), pit);
+  IrVar *ps = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LET, loc), *pph = ir_var(c, "phase", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  IrExpr *psr = ir_varref(c, ps, loc), *pphr = ir_varref(c, pph, loc);
+  PtrVec pb = {0};
+  vec_push(c->arena, &pb, ir_let(c, ps, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, pit, i32(c, S)), loc), loc));
+  vec_push(c->arena, &pb, ir_let(c, pph, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, bin(c, IR_FLOORDIV, pit, i32(c, S)), i32(c, 2)), loc), loc));
+  vec_push(c->arena, &pb, extern_call(c, "ts::mbar_wait", (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, psr, i32(c, S))),
+                                                                        bin(c, IR_BITXOR, pphr, i32(c, 1))}, 2, loc));
+  vec_push(c->arena, &pb, extern_call(c, "ts::mbar_expect_tx", (IrExpr *[]){bar_addr(c, bars, psr), i32(c, stage_bytes)}, 2, loc));
+  for (int i = 0; i < ncp; i++) {
+    const WsCopy *w = &cps[i];
+    const IrRegion *src = &w->copy->u.copy.src;
+    IrTmaMap *m = ws->maps.items[w->tma];
+    int R = m->rank;
+    for (int64_t a = 0; a < w->cols / w->atom; a++) {
+      IrExpr *args[8];
+      int na = 0;
+      args[na++] = ir_varref(c, m->var, loc);
+      args[na++] = addr(c, w->staged, (IrExpr *[]){psr, i32(c, 0), i32(c, a * w->atom)}, 3);
+      args[na++] = bar_addr(c, bars, psr);
+      for (int d = R - 1; d >= 0; d--) {
+        IrExpr *co = ir_subst(c, src->min[d], &kv, &pkr, 1);
+        if (d == R - 1 && a) co = bin(c, IR_ADD, co, i32(c, a * w->atom));
+        args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
+      }
+      vec_push(c->arena, &pb, extern_call(c, arena_printf(c->arena, "ts::tma_load_%dd", R), args, na, loc));
+    }
+  }
+  IrStmt *ploop = per_tile(c, persistent, pt, G, ntiles, GX, GY, bxv, byv, panel,
+                           ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc));
+  PtrVec pfx = {0};
+  for (int i = 0; i < ws->maps.len; i++) {
+    IrTmaMap *m = ws->maps.items[i];
+    if (i >= ws->maps.len - ncp)
+      vec_push(c->arena, &pfx, extern_call(c, "ts::tma_prefetch_desc", (IrExpr *[]){ir_varref(c, m->var, loc)}, 1, loc));
+  }
+  vec_push(c->arena, &pfx, ploop);
+  /* Registers: the producer keeps few; consumers take what the block's 64K leave (<= 240). */
+  int prod_regs = T >= 256 ? 24 : 40;
+  int64_t cons_regs = (65536 - WS_PRODUCER_THREADS * prod_regs) / T / 8 * 8;
+  if (cons_regs > 240) cons_regs = 240;
+  IrStmt *producer = ir_seq(c, (IrStmt *[]){extern_call(c, arena_printf(c->arena, "ts::setmaxnreg_dec<%d>", prod_regs), NULL, 0, loc),
+                                            ir_if(c, bin(c, IR_EQ, txr, i32(c, T)), ir_seq_vec(c, &pfx, loc), NULL, loc)},
+                            2, loc);
+
+  /* ---- consumers ---- */
+  IrExpr *kr = ir_varref(c, kv, loc);
+  IrExpr *it = bin(c, IR_SUB, kr, m0), *tbase = persistent ? bin(c, IR_MUL, ir_varref(c, ct, loc), ext) : NULL;
+  if (tbase) it = bin(c, IR_ADD, tbase, it);
+  IrVar *cs = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LET, loc), *cph = ir_var(c, "phase", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  IrExpr *csr = ir_varref(c, cs, loc), *cphr = ir_varref(c, cph, loc);
+  IrExpr *lane0 = bin(c, IR_EQ, bin(c, IR_FLOORMOD, txr, i32(c, 32)), i32(c, 0));
+  PtrVec cb = {0};
+  vec_push(c->arena, &cb, ir_let(c, cs, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, it, i32(c, S)), loc), loc));
+  vec_push(c->arena, &cb, ir_let(c, cph, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, bin(c, IR_FLOORDIV, it, i32(c, S)), i32(c, 2)), loc), loc));
+  vec_push(c->arena, &cb, extern_call(c, "ts::mbar_wait", (IrExpr *[]){bar_addr(c, bars, csr), cphr}, 2, loc));
+  IrStmt *g = ir_stmt(c, IR_S_GEMM, gemm->loc);
+  *g = *gemm;
+  g->u.gemm.a = staged_region(c, &gemm->u.gemm.a, cps, ncp, csr);
+  g->u.gemm.b = staged_region(c, &gemm->u.gemm.b, cps, ncp, csr);
+  g->u.gemm.wg_wait = -1;
+  IrStmt *gw = ir_stmt(c, IR_S_GEMM, gemm->loc);
+  *gw = *g;
+  gw->u.gemm.wg_wait = -3; /* one group left in flight: the one just issued */
+  vec_push(c->arena, &cb, g);
+  vec_push(c->arena, &cb, gw);
+  /* the previous stage of this tile is no longer read by this warp's wgmma */
+  IrExpr *prev = bin(c, IR_FLOORMOD, bin(c, IR_ADD, csr, i32(c, S - 1)), i32(c, S));
+  IrExpr *release = bin(c, IR_AND, bin(c, IR_GT, kr, m0), lane0);
+  vec_push(c->arena, &cb, ir_if(c, release, extern_call(c, "ts::mbar_arrive", (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, prev, i32(c, S)))}, 1, loc), NULL, loc));
+  IrStmt *cloop = ir_for(c, kv, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &cb, loc), loc);
+  IrStmt *gall = ir_stmt(c, IR_S_GEMM, gemm->loc);
+  *gall = *gemm; /* after the loop: operands at stage 0 (only the accumulator matters to a wait) */
+  gall->u.gemm.a = staged_region(c, &gemm->u.gemm.a, cps, ncp, i32(c, 0));
+  gall->u.gemm.b = staged_region(c, &gemm->u.gemm.b, cps, ncp, i32(c, 0));
+  gall->u.gemm.wg_wait = -2;
+  /* every wgmma of the tile is done: release its last stage before the epilogue, so the
+   * producer can fill it meanwhile */
+  IrExpr *last = bin(c, IR_SUB, ext, i32(c, 1));
+  if (tbase) last = bin(c, IR_ADD, tbase, last);
+  IrExpr *last_stage = bin(c, IR_FLOORMOD, last, i32(c, S));
+  IrStmt *rel_last = ir_if(c, bin(c, IR_AND, bin(c, IR_GT, ext, i32(c, 0)), lane0),
+                           extern_call(c, "ts::mbar_arrive", (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, last_stage, i32(c, S)))}, 1, loc),
+                           NULL, loc);
+  PtrVec tile = {0};
+  for (int i = 0; i < pre.len; i++) vec_push(c->arena, &tile, pre.items[i]);
+  vec_push(c->arena, &tile, cloop);
+  vec_push(c->arena, &tile, gall);
+  vec_push(c->arena, &tile, rel_last);
+  for (int i = 0; i < post.len; i++) vec_push(c->arena, &tile, post.items[i]);
+  PtrVec cons = {0};
+  vec_push(c->arena, &cons, extern_call(c, arena_printf(c->arena, "ts::setmaxnreg_inc<%d>", (int)cons_regs), NULL, 0, loc));
+  vec_push(c->arena, &cons, per_tile(c, persistent, ct, G, ntiles, GX, GY, bxv, byv, panel, ir_seq_vec(c, &tile, loc)));
+
+  vec_push(c->arena, &top, ir_if(c, bin(c, IR_GE, txr, i32(c, T)), producer, ir_seq_vec(c, &cons, loc), loc));
+  k->body = ir_seq_vec(c, &top, body->loc);
+  if (persistent) {
+    k->grid[0] = G;
+    k->grid[1] = i32(c, 1);
+    k->block_var[1] = NULL; /* replaced by the tile coordinates */
+  } else if (panel > 0) {
+    k->body = rasterize(c, k, k->body, panel);
+  }
+  k->producer_threads = WS_PRODUCER_THREADS;
+  return true;
+}
+
+static void walk(Ws *ws, IrStmt *s) {
+  if (!s) return;
+  if (s->kind == IR_S_KERNEL) specialize(ws, s);
+  if (s->kind == IR_S_SEQ)
+    for (int i = 0; i < s->u.seq.n; i++) walk(ws, s->u.seq.items[i]);
+}
+
+void pass_warp_specialize(TsCompiler *c, IrFunc *f) {
+  if (c->target.sm != 90 || !c->target.arch_a) return; /* wgmma + setmaxnreg: sm_90a */
+  if (config_on(f, "tl.disable_warp_specialized") || config_on(f, "tl.disable_tma_lower")) return;
+  Ws ws = {c, f, {0}};
+  walk(&ws, f->body);
+  if (!ws.maps.len) return;
+  f->ntma = ws.maps.len;
+  f->tma_maps = ARENA_ARRAY(c->arena, IrTmaMap, ws.maps.len);
+  for (int i = 0; i < ws.maps.len; i++) f->tma_maps[i] = *(IrTmaMap *)ws.maps.items[i];
+}
