@@ -21,7 +21,7 @@ LIB_A    := $(BUILD)/libtilescale.a
 LIB_SO   := $(BUILD)/libtilescale.so
 CLI      := $(BUILD)/tilescale
 
-.PHONY: all lib demo test check-gpu check-dist bench asan clean format
+.PHONY: all lib demo test check-gpu check-dist bench bench-dist asan clean format
 all: $(LIB_A) $(LIB_SO) $(CLI)
 lib: $(LIB_A) $(LIB_SO)
 
@@ -84,21 +84,42 @@ check-gpu: all $(BUILD)/test_gpu $(BUILD)/test_gemm
 $(BUILD)/test_dist_smoke: $(BUILD)/obj/tests/dist/dist_smoke.o $(LIB_A)
 	$(CC) -o $@ $^ $(LDLIBS)
 
-# Distributed GPU tests (2 or 4 GPUs): every test program under `tilescale launch`, on both
-# backends (nvshmem is skipped with its reason when the library cannot be found).
-check-dist: all $(BUILD)/test_dist_smoke
-	NDEV=$${NDEV:-2}; \
-	TILESCALE_DIST_BACKEND=ipc $(CLI) launch -n $$NDEV $(BUILD)/test_dist_smoke && \
-	TILESCALE_DIST_BACKEND=nvshmem $(CLI) launch -n $$NDEV $(BUILD)/test_dist_smoke
+# Distributed examples: TileLang kernels (examples/dist/*.py) with their C host programs.
+DIST_EXAMPLES := ring_shift allgather all_to_all_signal attn_all2all
+DIST_EX_BINS  := $(DIST_EXAMPLES:%=$(BUILD)/examples/dist/%)
+$(BUILD)/examples/dist/%: $(BUILD)/obj/examples/dist/%.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+# Distributed GPU tests (2 or 4 GPUs): every test program and example under `tilescale launch`,
+# on both backends (on nvshmem, programs print SKIP with the reason when NVSHMEM is missing).
+# TILESCALE_WAIT_TIMEOUT_MS turns a hang into a reported trap.
+check-dist: all $(BUILD)/test_dist_smoke $(DIST_EX_BINS)
+	@NDEV=$${NDEV:-2}; export TILESCALE_WAIT_TIMEOUT_MS=$${TILESCALE_WAIT_TIMEOUT_MS:-20000} NVSHMEM_DISABLE_NVLS=1; \
+	fail=0; for be in ipc nvshmem; do \
+	  for p in $(BUILD)/test_dist_smoke $(DIST_EX_BINS); do \
+	    echo "== $$be: $$p"; \
+	    TILESCALE_DIST_BACKEND=$$be $(CLI) launch -n $$NDEV $$p || { echo "FAILED $$be $$p"; fail=1; }; \
+	  done; done; exit $$fail
+
+# all-gather and all-to-all against NCCL (dlopen'd), 4 GPUs by default.
+$(BUILD)/bench_dist: $(BUILD)/obj/bench/bench_dist.o $(LIB_A)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+bench-dist: all $(BUILD)/bench_dist
+	NDEV=$${NDEV:-4}; TILESCALE_DIST_HEAP_BYTES=2684354560 NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 $(CLI) launch -n $$NDEV $(BUILD)/bench_dist
 
 bench: all $(BUILD)/bench $(BUILD)/bench_gemm
 	$(BUILD)/bench
 	$(BUILD)/bench_gemm
 
 # The whole CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+# float-cast-overflow is not part of gcc's "undefined" group (clang's fuzz build has it).
+# Leaks are checked too (LSan, on by default); the fuzz corpus replay (tests/fuzz) runs under both.
+ASAN_SAN := -fsanitize=address,undefined,float-cast-overflow
 asan:
-	$(MAKE) BUILD=build-asan OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	        LDLIBS="-ldl -lm -lpthread -fsanitize=address,undefined" test
+	$(MAKE) BUILD=build-asan OPT="-O1 $(ASAN_SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	        LDLIBS="-ldl -lm -lpthread $(ASAN_SAN)" test
 
 # ---- fuzzing (tests/fuzz/): libFuzzer + ASan + UBSan over lexer, parser, evaluator, passes, codegen.
 # `make fuzz` runs FUZZ_SECONDS on the committed corpus plus seeds (examples/, tests/front/ and the

@@ -55,6 +55,15 @@ template <class T> struct always_false { static constexpr bool value = false; };
 TS_DEV uint64_t rank() { return ts_dist_meta[0]; }
 TS_DEV uint64_t num_ranks() { return ts_dist_meta[1]; }
 TS_DEV uint64_t remote_base(uint64_t pe) { return ts_dist_meta[2 + pe]; }
+/* T.get_rank() / T.get_num_ranks() as ints: generated code does index arithmetic with them,
+ * where an unsigned 64-bit value would turn `rank - 1 < 0` into a wrap-around. */
+TS_DEV int get_rank() { return (int)ts_dist_meta[0]; }
+TS_DEV int get_num_ranks() { return (int)ts_dist_meta[1]; }
+
+/* The runtime keeps the first TS_DIST_RUNTIME_BYTES of every symmetric heap for itself
+ * (zeroed at init): the barrier words of the argument-less NVSHMEM-style barriers. */
+#define TS_DIST_RUNTIME_BYTES 4096
+TS_DEV int *runtime_barrier() { return reinterpret_cast<int *>(ts_dist_meta[2 + ts_dist_meta[0]]); }
 
 /* pe's copy of the symmetric object at p; pe < 0: p itself. */
 template <class T> TS_DEV T *remote(T *p, int64_t pe) {
@@ -406,15 +415,22 @@ template <class T> TS_DEV void copy_block(T *dst, const T *src, uint64_t n) {
 /* put: src local, dst on dst_pe; get: src on src_pe, dst local (pe -1: both local). */
 template <int UNROLL = 4, class T> TS_DEV void put_warp(const T *src, T *dst, uint64_t n, int64_t dst_pe = -1) {
   copy_warp<UNROLL>(remote(dst, dst_pe), src, n);
+  __syncwarp();
 }
 template <int UNROLL = 4, class T> TS_DEV void get_warp(const T *src, T *dst, uint64_t n, int64_t src_pe = -1) {
   copy_warp<UNROLL>(dst, remote(src, src_pe), n);
+  __syncwarp();
 }
+/* The block forms end with a block barrier and the warp forms with a warp barrier: the
+ * compiler's barrier insertion cannot see the writes an extern call makes, and a shared
+ * destination is usually read by other threads right after. */
 template <class T> TS_DEV void put_block(const T *src, T *dst, uint64_t n, int64_t dst_pe = -1) {
   copy_block(remote(dst, dst_pe), src, n);
+  __syncthreads();
 }
 template <class T> TS_DEV void get_block(const T *src, T *dst, uint64_t n, int64_t src_pe = -1) {
   copy_block(dst, remote(src, src_pe), n);
+  __syncthreads();
 }
 
 /* ---- cross-rank barrier ----------------------------------------------------------------------- */
@@ -437,7 +453,7 @@ template <bool NeedFence = true> TS_DEV void barrier_blocks(int *bar) {
 #endif
   for (int t = (int)tid; t < n; t += (int)nt) {
     if (t == me) continue;
-    int v;
+    [[maybe_unused]] int v;
 #pragma unroll 1
     while ((v = LdOp<Sem::ACQUIRE, Scope::SYS, false, false>::template run<int>(bar + t)) > 0) {
 #if TILESCALE_WAIT_TIMEOUT_MS > 0
@@ -445,6 +461,7 @@ template <bool NeedFence = true> TS_DEV void barrier_blocks(int *bar) {
         wait_timeout("barrier_blocks (waiting for a peer rank)", bar + t, v, 0);
 #endif
     }
+    (void)v;
   }
   __syncthreads();
 }
@@ -466,7 +483,7 @@ TS_DEV void sync_grid(unsigned *bar) {
 #if TILESCALE_WAIT_TIMEOUT_MS > 0
     const uint64_t start = global_timer_ns();
 #endif
-    unsigned v;
+    [[maybe_unused]] unsigned v;
 #pragma unroll 1
     while ((((v = LdOp<Sem::ACQUIRE, Scope::GPU, false, false>::template run<unsigned>(bar)) ^ old) & 0x80000000u) ==
            0) {
@@ -478,6 +495,43 @@ TS_DEV void sync_grid(unsigned *bar) {
     (void)v;
   }
   __syncthreads();
+}
+
+/* T.sync_grid() takes no buffer: one word per module, zero at load, reusable (each round
+ * flips bit 31 back and forth). */
+__device__ unsigned ts_dist_grid_barrier;
+TS_DEV void sync_grid() { sync_grid(&ts_dist_grid_barrier); }
+
+/* TileScale's GPU barrier set on a zero-initialised uint32: init_barrier_gpu(bar, expected)
+ * adds 0x80000000 - expected (an atomic add rather than a store, so arrivals that come
+ * before the init still count); each arrive adds 1; bit 31 is set once `expected` blocks
+ * arrived.  One-shot, as in TileScale. */
+TS_DEV void init_barrier_gpu(unsigned *bar, unsigned expected) {
+  if (linear_tid() == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0)
+    atom_add<Sem::RELEASE, Scope::GPU>(bar, 0x80000000u - expected);
+}
+TS_DEV void wait_barrier_gpu(unsigned *bar) {
+  if (linear_tid() == 0) {
+#if TILESCALE_WAIT_TIMEOUT_MS > 0
+    const uint64_t start = global_timer_ns();
+#endif
+    [[maybe_unused]] unsigned v;
+#pragma unroll 1
+    while (((v = LdOp<Sem::ACQUIRE, Scope::GPU, false, false>::template run<unsigned>(bar)) & 0x80000000u) == 0) {
+#if TILESCALE_WAIT_TIMEOUT_MS > 0
+      if (global_timer_ns() - start > (uint64_t)TILESCALE_WAIT_TIMEOUT_MS * 1000000ull)
+        wait_timeout("wait_barrier_gpu", bar, v, 0x80000000ll);
+#endif
+    }
+    (void)v;
+  }
+  __syncthreads();
+}
+/* Forward declarations of the counting forms below, for the one-argument sync. */
+TS_DEV void arrive_barrier_gpu(unsigned *bar);
+TS_DEV void sync_barrier_gpu(unsigned *bar) {
+  arrive_barrier_gpu(bar);
+  wait_barrier_gpu(bar);
 }
 
 /* One-shot counting barrier: init (any one thread, before anyone arrives; memory from the

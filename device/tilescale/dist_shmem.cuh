@@ -1,24 +1,55 @@
-/* dist_shmem.cuh — the NVSHMEM device family (reference/tilescale-distributed.md §1.5) on the
- * `ipc` backend: within one node every peer's heap is mapped, so puts and gets are plain
- * copies through the ts_dist_meta table (dist.cuh) and signals are system-scope atomics.
+/* dist_shmem.cuh — the NVSHMEM device family (reference/tilescale-distributed.md §1.5), in
+ * two implementations with one interface (namespace ts::shmem):
  *
- *   T.putmem_nbi_block(...) --codegen--> ts::shmem::putmem_nbi_block(...)   (ipc backend)
- *                                   or   nvshmemx_putmem_nbi_block(...)     (nvshmem backend)
+ *   T.putmem_nbi_block(...) --front end--> ts::shmem::putmem_nbi_block(...)
+ *       ipc backend (default):     plain copies through the ts_dist_meta table (dist.cuh),
+ *                                  signals are system-scope atomics
+ *       nvshmem backend (the JIT defines TILESCALE_NVSHMEM, links libnvshmem_device.bc):
+ *                                  forwards to nvshmem_* / nvshmemx_*
  *
- * Sizes are BYTES, as in NVSHMEM.  The _nbi variants complete before they return (a valid
- * implementation: quiet() then only has to order them).  Enum values are NVSHMEM's: CmpType
- * EQ 0 NE 1 GT 2 LE 3 LT 4 GE 5 (not TileScale's BinaryRelation order) and signal ops
- * SIGNAL_SET 9, SIGNAL_ADD 10.  Not here yet: barrier_all / sync_all (they need a symmetric
- * barrier buffer from the runtime) and the collectives (fcollect, broadcast). */
+ * Sizes are BYTES, as in NVSHMEM.  On ipc the _nbi variants complete before they return (a
+ * valid implementation: quiet() then only has to order them).  Enum values are NVSHMEM's:
+ * CmpType EQ 0 NE 1 GT 2 LE 3 LT 4 GE 5 (not TileScale's BinaryRelation order) and signal
+ * ops SIGNAL_SET 9, SIGNAL_ADD 10.  barrier_all/sync_all use the runtime's barrier words
+ * at the start of the symmetric heap; like NVSHMEM's they are called by one thread
+ * (barrier_all), one warp (_warp) or one block (_block) of every PE.  Collectives work on
+ * the world team and count elements of the pointee type. */
 #pragma once
 
 #include <tilescale/dist.cuh>
+
+#ifdef TILESCALE_NVSHMEM
+#if defined(__CUDACC_RTC__)
+/* NVSHMEM's headers under NVRTC: libcu++'s <cuda/std/cstdint> would redeclare the 64-bit
+ * names that common.cuh already gave (as long, the width the device library was built
+ * with), so its own spellings are renamed away; and the collectives use std:: traits that
+ * NVRTC lacks, taken from libcu++. */
+#define int64_t ts_cccl_int64_t
+#define uint64_t ts_cccl_uint64_t
+#include <cuda/std/cstdint>
+#undef int64_t
+#undef uint64_t
+#include <cuda/std/type_traits>
+namespace std {
+using cuda::std::is_floating_point;
+using cuda::std::is_integral;
+using cuda::std::is_same;
+using cuda::std::is_signed;
+using cuda::std::is_unsigned;
+} // namespace std
+#endif
+#include <nvshmem.h>
+#include <nvshmemx.h>
+#endif
 
 namespace ts {
 namespace shmem {
 
 enum CmpType : int { CMP_EQ = 0, CMP_NE = 1, CMP_GT = 2, CMP_LE = 3, CMP_LT = 4, CMP_GE = 5 };
 enum SignalOp : int { SIGNAL_SET = 9, SIGNAL_ADD = 10 };
+enum Team : int { TEAM_WORLD = 0 };
+
+#ifndef TILESCALE_NVSHMEM
 
 TS_DEV int my_pe() { return (int)ts::dist::rank(); }
 TS_DEV int n_pes() { return (int)ts::dist::num_ranks(); }
@@ -27,13 +58,19 @@ TS_DEV int n_pes() { return (int)ts::dist::num_ranks(); }
 template <class T> TS_DEV T *ptr(T *p, int pe) { return ts::dist::remote(p, (int64_t)pe); }
 
 /* ---- put / get (bytes) ------------------------------------------------------------------------ */
+/* One thread: 16-byte words when both ends and the size allow, else bytes. */
+TS_DEV void copy_thread(char *d, const char *s, size_t n) {
+  if ((((uint64_t)d | (uint64_t)s | n) & 15) == 0) {
+    for (size_t i = 0; i < n / 16; i++) reinterpret_cast<uint4 *>(d)[i] = reinterpret_cast<const uint4 *>(s)[i];
+  } else {
+    for (size_t i = 0; i < n; i++) d[i] = s[i];
+  }
+}
 TS_DEV void putmem(void *dest, const void *src, size_t nbytes, int pe) {
-  char *d = ptr((char *)dest, pe);
-  for (size_t i = 0; i < nbytes; i++) d[i] = ((const char *)src)[i];
+  copy_thread(ptr((char *)dest, pe), (const char *)src, nbytes);
 }
 TS_DEV void getmem(void *dest, const void *src, size_t nbytes, int pe) {
-  const char *s = ptr((const char *)src, pe);
-  for (size_t i = 0; i < nbytes; i++) ((char *)dest)[i] = s[i];
+  copy_thread((char *)dest, ptr((const char *)src, pe), nbytes);
 }
 TS_DEV void putmem_warp(void *dest, const void *src, size_t nbytes, int pe) {
   ts::dist::copy_warp((char *)ptr((char *)dest, pe), (const char *)src, nbytes);
@@ -116,6 +153,228 @@ TS_DEV uint64_t signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t value) {
   default: return wait_ge(sig_addr, value);
   }
 }
+
+
+/* ---- barriers (the runtime's words at the heap start: one int per pe) -------------------------- */
+/* One thread: the pairwise counting barrier of ts::dist::barrier_blocks without the block. */
+TS_DEV void barrier_thread(bool need_fence) {
+  using namespace ts::dist;
+  int *bar = runtime_barrier();
+  const int n = (int)num_ranks(), me = (int)rank();
+  if (need_fence) fence_sys();
+  for (int t = 0; t < n; t++) {
+    if (t == me) continue;
+    atom_add<Sem::RELEASE, Scope::SYS>(bar + t, 1);
+    atom_add<Sem::RELEASE, Scope::SYS>(bar + me, -1, t);
+  }
+#if TILESCALE_WAIT_TIMEOUT_MS > 0
+  const uint64_t start = global_timer_ns();
+#endif
+  for (int t = 0; t < n; t++) {
+    if (t == me) continue;
+    [[maybe_unused]] int v;
+#pragma unroll 1
+    while ((v = LdOp<Sem::ACQUIRE, Scope::SYS, false, false>::template run<int>(bar + t)) > 0) {
+#if TILESCALE_WAIT_TIMEOUT_MS > 0
+      if (global_timer_ns() - start > (uint64_t)TILESCALE_WAIT_TIMEOUT_MS * 1000000ull)
+        wait_timeout("barrier_all (waiting for a peer pe)", bar + t, v, 0);
+#endif
+    }
+    (void)v;
+  }
+}
+TS_DEV void barrier_all() { barrier_thread(true); }
+TS_DEV void sync_all() { barrier_thread(false); }
+TS_DEV void barrier_all_warp() {
+  __syncwarp();
+  if (ts::dist::lane_id() == 0) barrier_thread(true);
+  __syncwarp();
+}
+TS_DEV void sync_all_warp() {
+  __syncwarp();
+  if (ts::dist::lane_id() == 0) barrier_thread(false);
+  __syncwarp();
+}
+TS_DEV void barrier_all_block() { ts::dist::barrier_blocks<true>(ts::dist::runtime_barrier()); }
+TS_DEV void sync_all_block() { ts::dist::barrier_blocks<false>(ts::dist::runtime_barrier()); }
+
+/* ---- collectives (world team; nelems elements) ------------------------------------------------- */
+/* fcollect: every pe's src lands at dest[pe * nelems] on every pe (pushes, then a barrier). */
+template <class T> TS_DEV int fcollect(int team, T *dest, const T *src, size_t nelems) {
+  (void)team;
+  for (int pe = 0; pe < n_pes(); pe++) putmem(dest + (size_t)my_pe() * nelems, src, nelems * sizeof(T), pe);
+  barrier_all();
+  return 0;
+}
+template <class T> TS_DEV int fcollect_warp(int team, T *dest, const T *src, size_t nelems) {
+  (void)team;
+  for (int pe = 0; pe < n_pes(); pe++) putmem_warp(dest + (size_t)my_pe() * nelems, src, nelems * sizeof(T), pe);
+  barrier_all_warp();
+  return 0;
+}
+template <class T> TS_DEV int fcollect_block(int team, T *dest, const T *src, size_t nelems) {
+  (void)team;
+  for (int pe = 0; pe < n_pes(); pe++) putmem_block(dest + (size_t)my_pe() * nelems, src, nelems * sizeof(T), pe);
+  barrier_all_block();
+  return 0;
+}
+/* broadcast: root's src into dest on every pe (a barrier so the root's data is ready, a
+ * pull, a barrier so the root may reuse src). */
+template <class T> TS_DEV int broadcast(int team, T *dest, const T *src, size_t nelems, int root) {
+  (void)team;
+  barrier_all();
+  getmem(dest, src, nelems * sizeof(T), root);
+  barrier_all();
+  return 0;
+}
+template <class T> TS_DEV int broadcast_warp(int team, T *dest, const T *src, size_t nelems, int root) {
+  (void)team;
+  barrier_all_warp();
+  getmem_warp(dest, src, nelems * sizeof(T), root);
+  barrier_all_warp();
+  return 0;
+}
+template <class T> TS_DEV int broadcast_block(int team, T *dest, const T *src, size_t nelems, int root) {
+  (void)team;
+  barrier_all_block();
+  getmem_block(dest, src, nelems * sizeof(T), root);
+  barrier_all_block();
+  return 0;
+}
+TS_DEV int broadcastmem_block(int team, void *dest, const void *src, size_t nbytes, int root) {
+  return broadcast_block(team, (char *)dest, (const char *)src, nbytes, root);
+}
+
+#else /* TILESCALE_NVSHMEM: the real library */
+
+TS_DEV int my_pe() { return nvshmem_my_pe(); }
+TS_DEV int n_pes() { return nvshmem_n_pes(); }
+template <class T> TS_DEV T *ptr(T *p, int pe) { return (T *)nvshmem_ptr(p, pe); }
+
+/* NVSHMEM's puts read the source as global memory; a source in shared memory (a staged,
+ * transposed tile) is copied by our own stores when the peer's heap is mapped here (same
+ * node), which is also what NVSHMEM itself would do there. */
+TS_DEV char *direct(void *d, const void *s, int pe) {
+  if (!__isShared(s)) return nullptr;
+  /* The runtime's table (dist.cuh) holds every peer's heap base that this GPU maps. */
+  if (ts::dist::remote_base((uint64_t)pe) == 0) return nullptr;
+  return ts::dist::remote((char *)d, (int64_t)pe);
+}
+TS_DEV void putmem(void *d, const void *s, size_t n, int pe) {
+  if (char *r = direct(d, s, pe)) {
+    for (size_t i = 0; i < n; i++) r[i] = ((const char *)s)[i];
+    return;
+  }
+  nvshmem_putmem(d, s, n, pe);
+}
+TS_DEV void putmem_nbi(void *d, const void *s, size_t n, int pe) {
+  if (__isShared(s)) return putmem(d, s, n, pe);
+  nvshmem_putmem_nbi(d, s, n, pe);
+}
+TS_DEV void getmem(void *d, const void *s, size_t n, int pe) { nvshmem_getmem(d, s, n, pe); }
+TS_DEV void getmem_nbi(void *d, const void *s, size_t n, int pe) { nvshmem_getmem_nbi(d, s, n, pe); }
+TS_DEV void putmem_warp(void *d, const void *s, size_t n, int pe) {
+  if (char *r = direct(d, s, pe)) {
+    ts::dist::copy_warp(r, (const char *)s, n);
+    __syncwarp();
+    return;
+  }
+  nvshmemx_putmem_warp(d, s, n, pe);
+}
+TS_DEV void getmem_warp(void *d, const void *s, size_t n, int pe) { nvshmemx_getmem_warp(d, s, n, pe); }
+TS_DEV void putmem_block(void *d, const void *s, size_t n, int pe) {
+  if (char *r = direct(d, s, pe)) {
+    ts::dist::copy_block(r, (const char *)s, n);
+    __syncthreads();
+    return;
+  }
+  nvshmemx_putmem_block(d, s, n, pe);
+}
+TS_DEV void getmem_block(void *d, const void *s, size_t n, int pe) { nvshmemx_getmem_block(d, s, n, pe); }
+TS_DEV void putmem_nbi_warp(void *d, const void *s, size_t n, int pe) {
+  if (__isShared(s)) return putmem_warp(d, s, n, pe);
+  nvshmemx_putmem_nbi_warp(d, s, n, pe);
+}
+TS_DEV void getmem_nbi_warp(void *d, const void *s, size_t n, int pe) { nvshmemx_getmem_nbi_warp(d, s, n, pe); }
+TS_DEV void putmem_nbi_block(void *d, const void *s, size_t n, int pe) {
+  if (__isShared(s)) return putmem_block(d, s, n, pe);
+  nvshmemx_putmem_nbi_block(d, s, n, pe);
+}
+TS_DEV void getmem_nbi_block(void *d, const void *s, size_t n, int pe) { nvshmemx_getmem_nbi_block(d, s, n, pe); }
+TS_DEV void int_p(int *dest, int value, int pe) { nvshmem_int_p(dest, value, pe); }
+TS_DEV void fence() { nvshmem_fence(); }
+TS_DEV void quiet() { nvshmem_quiet(); }
+TS_DEV void signal_op(uint64_t *sig, uint64_t v, int op, int pe) { nvshmemx_signal_op(sig, v, op, pe); }
+/* A shared-memory source: our copy, then the signal ordered after it. */
+TS_DEV bool signal_direct(int group, void *d, const void *s, size_t n, uint64_t *sig, uint64_t v, int op, int pe) {
+  char *r = direct(d, s, pe);
+  if (!r) return false;
+  if (group == 0) putmem(d, s, n, pe);
+  else if (group == 1) putmem_warp(d, s, n, pe);
+  else putmem_block(d, s, n, pe);
+  bool leader = group == 0 || (group == 1 ? ts::dist::lane_id() == 0 : ts::dist::linear_tid() == 0);
+  if (leader) {
+    ts::dist::fence_sys();
+    nvshmemx_signal_op(sig, v, op, pe);
+  }
+  if (group == 1) __syncwarp();
+  if (group == 2) __syncthreads();
+  return true;
+}
+TS_DEV void putmem_signal(void *d, const void *s, size_t n, uint64_t *sig, uint64_t v, int op, int pe) {
+  if (signal_direct(0, d, s, n, sig, v, op, pe)) return;
+  nvshmem_putmem_signal(d, s, n, sig, v, op, pe);
+}
+TS_DEV void putmem_signal_nbi(void *d, const void *s, size_t n, uint64_t *sig, uint64_t v, int op, int pe) {
+  if (signal_direct(0, d, s, n, sig, v, op, pe)) return;
+  nvshmem_putmem_signal_nbi(d, s, n, sig, v, op, pe);
+}
+TS_DEV void putmem_signal_warp(void *d, const void *s, size_t n, uint64_t *sig, uint64_t v, int op, int pe) {
+  if (signal_direct(1, d, s, n, sig, v, op, pe)) return;
+  nvshmemx_putmem_signal_warp(d, s, n, sig, v, op, pe);
+}
+TS_DEV void putmem_signal_nbi_warp(void *d, const void *s, size_t n, uint64_t *sig, uint64_t v, int op, int pe) {
+  if (signal_direct(1, d, s, n, sig, v, op, pe)) return;
+  nvshmemx_putmem_signal_nbi_warp(d, s, n, sig, v, op, pe);
+}
+TS_DEV void putmem_signal_block(void *d, const void *s, size_t n, uint64_t *sig, uint64_t v, int op, int pe) {
+  if (signal_direct(2, d, s, n, sig, v, op, pe)) return;
+  nvshmemx_putmem_signal_block(d, s, n, sig, v, op, pe);
+}
+TS_DEV void putmem_signal_nbi_block(void *d, const void *s, size_t n, uint64_t *sig, uint64_t v, int op, int pe) {
+  if (signal_direct(2, d, s, n, sig, v, op, pe)) return;
+  nvshmemx_putmem_signal_nbi_block(d, s, n, sig, v, op, pe);
+}
+TS_DEV uint64_t signal_wait_until(uint64_t *sig, int cmp, uint64_t v) { return nvshmem_signal_wait_until(sig, cmp, v); }
+TS_DEV void barrier_all() { nvshmem_barrier_all(); }
+TS_DEV void barrier_all_warp() { nvshmemx_barrier_all_warp(); }
+TS_DEV void barrier_all_block() { nvshmemx_barrier_all_block(); }
+TS_DEV void sync_all() { nvshmem_sync_all(); }
+TS_DEV void sync_all_warp() { nvshmemx_sync_all_warp(); }
+TS_DEV void sync_all_block() { nvshmemx_sync_all_block(); }
+/* Collectives move bytes: an fcollect/broadcast of n elements is one of n*sizeof(T) bytes. */
+template <class T> TS_DEV int fcollect(int team, T *d, const T *s, size_t n) {
+  return nvshmem_uint8_fcollect(team, (uint8_t *)d, (const uint8_t *)s, n * sizeof(T));
+}
+template <class T> TS_DEV int fcollect_warp(int team, T *d, const T *s, size_t n) {
+  return nvshmemx_uint8_fcollect_warp(team, (uint8_t *)d, (const uint8_t *)s, n * sizeof(T));
+}
+template <class T> TS_DEV int fcollect_block(int team, T *d, const T *s, size_t n) {
+  return nvshmemx_uint8_fcollect_block(team, (uint8_t *)d, (const uint8_t *)s, n * sizeof(T));
+}
+template <class T> TS_DEV int broadcast(int team, T *d, const T *s, size_t n, int root) {
+  return nvshmem_uint8_broadcast(team, (uint8_t *)d, (const uint8_t *)s, n * sizeof(T), root);
+}
+template <class T> TS_DEV int broadcast_warp(int team, T *d, const T *s, size_t n, int root) {
+  return nvshmemx_uint8_broadcast_warp(team, (uint8_t *)d, (const uint8_t *)s, n * sizeof(T), root);
+}
+template <class T> TS_DEV int broadcast_block(int team, T *d, const T *s, size_t n, int root) {
+  return nvshmemx_uint8_broadcast_block(team, (uint8_t *)d, (const uint8_t *)s, n * sizeof(T), root);
+}
+TS_DEV int broadcastmem_block(int team, void *d, const void *s, size_t n, int root) {
+  return nvshmemx_uint8_broadcast_block(team, (uint8_t *)d, (const uint8_t *)s, n, root);
+}
+#endif
 
 } // namespace shmem
 } // namespace ts

@@ -20,6 +20,7 @@
 #define DIST_HEAP_GRANULE (2ull << 20)  /* heap sizes are rounded to 2 MiB */
 #define DIST_DEFAULT_HEAP (1ull << 30)
 #define DIST_DEFAULT_CONNECT_MS 60000
+#define DIST_RUNTIME_BYTES 4096u        /* = TS_DIST_RUNTIME_BYTES of device/tilescale/dist.cuh */
 
 ts_dist_options ts_dist_default_options(void) {
   ts_dist_options o;
@@ -181,6 +182,15 @@ ts_status ts_dist_init(ts_context *ctx, const ts_dist_options *opt, ts_dist **ou
   if (d->backend == TS_DIST_BACKEND_NVSHMEM) TS_CHECK(dist_nvshmem_open(d));
   else TS_CHECK(dist_ipc_open(d));
   dist_symheap_init(&d->alloc, d->heap_size);
+  /* The first bytes of every heap belong to the runtime: the barrier words of the
+   * argument-less device barriers (T.barrier_all & co. on the ipc backend; dist.cuh's
+   * runtime_barrier()).  Same offset everywhere, zero before any kernel runs. */
+  {
+    uint64_t off = 1;
+    TS_ASSERT(dist_symheap_alloc(&d->alloc, DIST_RUNTIME_BYTES, DIST_ALIGN, &off) && off == 0);
+    CU_CHECK(ctx, cuMemsetD8, (d->heap, 0, DIST_RUNTIME_BYTES));
+    CU_CHECK(ctx, cuCtxSynchronize, ());
+  }
   /* Every module loaded from now on gets the heap-base table before its first launch. */
   ctx->module_hook = dist_module_hook;
   ctx->module_hook_user = d;
@@ -358,6 +368,12 @@ ts_status ts_dist_module_attach(ts_dist *d, void *cu_module) {
   if (status != TS_OK) return status;
   CUmodule mod = (CUmodule)cu_module;
   if (!mod) return TS_ERR_INVALID_ARGUMENT;
+  /* NVSHMEM's module init first: it initialises the module's constant data, and the table
+   * written below must not be overwritten by it. */
+  if (d->backend == TS_DIST_BACKEND_NVSHMEM) {
+    status = dist_nvshmem_module_init(d, mod);
+    if (status != TS_OK) return status;
+  }
   CUdeviceptr table = 0;
   size_t size = 0;
   CUresult r = d->x.cuModuleGetGlobal(&table, &size, mod, "ts_dist_meta");
@@ -379,8 +395,7 @@ ts_status ts_dist_module_attach(ts_dist *d, void *cu_module) {
   } else if (r != CUDA_ERROR_NOT_FOUND) {
     return rt_cuda_fail(d->ctx, "cuModuleGetGlobal (ts_dist_meta)", r);
   }
-  if (d->backend == TS_DIST_BACKEND_NVSHMEM) status = dist_nvshmem_module_init(d, mod);
-  return status;
+  return TS_OK;
 }
 
 /* Until the runtime calls a load hook (see the issue-5 report), attaching a kernel loads its

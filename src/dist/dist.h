@@ -19,6 +19,7 @@
 
 #include "../../include/tilescale_dist.h"
 #include "../rt/rt.h"
+#include "../rt/nvshmem_paths.h"
 
 /* ---- launcher ------------------------------------------------------------------------------ */
 /* The whole `tilescale launch` subcommand: argv[0] is "launch" (or anything), options and
@@ -96,17 +97,7 @@ typedef struct DistDriver {
 bool dist_driver_load(DistDriver *x, const RtDriver *drv, StrBuf *why);
 
 /* ---- NVSHMEM discovery and host library ------------------------------------------------------- */
-typedef struct DistNvshmemPaths {
-  StrBuf host_lib;    /* .../lib/libnvshmem_host.so.3 (or a bare soname found by the loader) */
-  StrBuf include_dir; /* .../include, when found (for device compilation) */
-  StrBuf device_bc;   /* .../lib/libnvshmem_device.bc, when found (for nvJitLink) */
-} DistNvshmemPaths;
-
-/* Looks for NVSHMEM: $NVSHMEM_HOME, the pip package nvidia-nvshmem-cu13 (the site-packages
- * of python3 and of the usual prefixes), then the loader's own path.  Fills `why` with every
- * place it looked when nothing was found. */
-bool dist_nvshmem_find(DistNvshmemPaths *p, StrBuf *why);
-void dist_nvshmem_paths_free(DistNvshmemPaths *p);
+/* Discovery is in the runtime layer (src/rt/nvshmem_paths.h): the JIT needs it too. */
 
 typedef struct DistNvshmem DistNvshmem; /* the loaded library (nvshmem.c) */
 

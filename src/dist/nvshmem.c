@@ -1,7 +1,7 @@
 /* nvshmem.c — the `nvshmem` backend of the distributed runtime (DESIGN.md §7): the path to
  * InfiniBand and multi-node.
  *
- *   dist_nvshmem_find: $NVSHMEM_HOME -> pip nvidia-nvshmem-cu13 -> system paths
+ *   rt_nvshmem_find: $NVSHMEM_HOME -> pip nvidia-nvshmem-cu13 -> system paths
  *   dlopen(libnvshmem_host.so.3) -> rank 0 nvshmemx_get_uniqueid -> broadcast over our
  *   rendezvous -> nvshmemx_set_attr_uniqueid_args + nvshmemx_hostlib_init_attr(UNIQUEID)
  *   -> nvshmem_malloc(heap) -> peer_base[pe] = nvshmem_ptr(heap, pe) (0 off-node)
@@ -75,111 +75,6 @@ struct DistNvshmem {
 #undef NV_MEMBER
 };
 
-/* ---- discovery ------------------------------------------------------------------------------- */
-static bool file_exists(const char *p) { return access(p, R_OK) == 0; }
-
-/* Accepts an NVSHMEM root (with lib/ or lib64/) and records its pieces. */
-static bool try_root(DistNvshmemPaths *p, const char *root, StrBuf *looked) {
-  static const char *const libdirs[] = {"lib", "lib64"};
-  for (int i = 0; i < TS_ARRAY_LEN(libdirs); i++) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s/libnvshmem_host.so.3", root, libdirs[i]);
-    sb_printf(looked, "\n  %s", path);
-    if (!file_exists(path)) continue;
-    sb_clear(&p->host_lib);
-    sb_append(&p->host_lib, path);
-    snprintf(path, sizeof path, "%s/include", root);
-    sb_clear(&p->include_dir);
-    if (file_exists(path)) sb_append(&p->include_dir, path);
-    snprintf(path, sizeof path, "%s/%s/libnvshmem_device.bc", root, libdirs[i]);
-    sb_clear(&p->device_bc);
-    if (file_exists(path)) sb_append(&p->device_bc, path);
-    return true;
-  }
-  return false;
-}
-
-static bool try_glob(DistNvshmemPaths *p, const char *pattern, StrBuf *looked) {
-  glob_t g;
-  bool found = false;
-  if (glob(pattern, GLOB_NOSORT, NULL, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc && !found; i++) found = try_root(p, g.gl_pathv[i], looked);
-    globfree(&g);
-  } else {
-    sb_printf(looked, "\n  %s (no match)", pattern);
-  }
-  return found;
-}
-
-/* Asks the python3 on PATH where the pip package is (the torch python of our GPU machines
- * has it).  stderr is silenced: a missing module is an ordinary "not here". */
-static bool try_python(DistNvshmemPaths *p, StrBuf *looked) {
-  FILE *f = popen("python3 -c 'import nvidia.nvshmem as m; print(list(m.__path__)[0])' 2>/dev/null", "r");
-  if (!f) return false;
-  char line[4096] = {0};
-  bool got = fgets(line, sizeof line, f) != NULL;
-  pclose(f);
-  if (!got) {
-    sb_append(looked, "\n  python3 -c 'import nvidia.nvshmem' (module not installed)");
-    return false;
-  }
-  line[strcspn(line, "\r\n")] = 0;
-  return try_root(p, line, looked);
-}
-
-bool dist_nvshmem_find(DistNvshmemPaths *p, StrBuf *why) {
-  StrBuf looked = {0};
-  bool ok = false;
-  const char *home = getenv("NVSHMEM_HOME");
-  if (home && *home) ok = try_root(p, home, &looked);
-  else sb_append(&looked, "\n  $NVSHMEM_HOME (not set)");
-  /* The pip package nvidia-nvshmem-cu13 installs nvidia/nvshmem/{lib,include}. */
-  static const char *const site_patterns[] = {
-      "%s/lib/python3*/site-packages/nvidia/nvshmem",
-      "%s/lib/python3*/dist-packages/nvidia/nvshmem",
-  };
-  const char *prefixes[] = {getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX"), "/usr/local", "/usr", NULL, "/opt/conda"};
-  char local[4096] = {0};
-  const char *h = getenv("HOME");
-  if (h) snprintf(local, sizeof local, "%s/.local", h);
-  prefixes[4] = h ? local : NULL;
-  for (int i = 0; !ok && i < TS_ARRAY_LEN(prefixes); i++) {
-    if (!prefixes[i] || !*prefixes[i]) continue;
-    for (int j = 0; !ok && j < TS_ARRAY_LEN(site_patterns); j++) {
-      char pat[4400];
-      snprintf(pat, sizeof pat, site_patterns[j], prefixes[i]);
-      ok = try_glob(p, pat, &looked);
-    }
-  }
-  if (!ok) ok = try_python(p, &looked);
-  if (!ok) ok = try_root(p, "/usr/local/nvshmem", &looked) || try_glob(p, "/usr/lib/x86_64-linux-gnu/nvshmem/*", &looked);
-  if (!ok) {
-    /* Last: the dynamic loader's own search (LD_LIBRARY_PATH, ld.so.cache). */
-    void *hdl = dlopen("libnvshmem_host.so.3", RTLD_LAZY | RTLD_LOCAL);
-    sb_append(&looked, "\n  libnvshmem_host.so.3 on the loader path (LD_LIBRARY_PATH, ld.so.cache)");
-    if (hdl) {
-      dlclose(hdl);
-      sb_clear(&p->host_lib);
-      sb_append(&p->host_lib, "libnvshmem_host.so.3");
-      ok = true;
-    }
-  }
-  if (!ok)
-    sb_printf(why,
-              "NVSHMEM not found (libnvshmem_host.so.3); looked in:%s\nset NVSHMEM_HOME to an NVSHMEM install, or "
-              "`pip install nvidia-nvshmem-cu13`, or use TILESCALE_DIST_BACKEND=ipc",
-              sb_str(&looked));
-  sb_free(&looked);
-  return ok;
-}
-
-void dist_nvshmem_paths_free(DistNvshmemPaths *p) {
-  sb_free(&p->host_lib);
-  sb_free(&p->include_dir);
-  sb_free(&p->device_bc);
-}
-
-/* ---- backend --------------------------------------------------------------------------------- */
 static bool nv_load(DistNvshmem *nv, const char *path, StrBuf *why) {
   /* RTLD_GLOBAL: NVSHMEM dlopens its own bootstrap and transport plugins, which look up
    * symbols of the host library. */
@@ -204,10 +99,10 @@ ts_status dist_nvshmem_open(ts_dist *d) {
   ts_context *ctx = d->ctx;
   ts_status status = TS_OK;
   StrBuf why = {0};
-  DistNvshmemPaths paths = {0};
+  RtNvshmemPaths paths = {0};
   DistNvshmem *nv = ts_calloc(1, sizeof *nv);
   d->nv = nv;
-  if (!dist_nvshmem_find(&paths, &why) || !nv_load(nv, sb_str(&paths.host_lib), &why)) {
+  if (!rt_nvshmem_find(&paths, &why) || !nv_load(nv, sb_str(&paths.host_lib), &why)) {
     rt_set_error(ctx, "ts_dist_init (nvshmem): %s", sb_str(&why));
     status = TS_ERR_NOT_FOUND;
     goto cleanup;
@@ -276,7 +171,7 @@ ts_status dist_nvshmem_open(ts_dist *d) {
   d->peer_base[d->rank] = (uint64_t)d->heap;
   nv->nvshmem_barrier_all();
 cleanup:
-  dist_nvshmem_paths_free(&paths);
+  rt_nvshmem_paths_free(&paths);
   sb_free(&why);
   return status;
 }

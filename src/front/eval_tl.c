@@ -446,29 +446,208 @@ static bool is_element(Eval *ev, CallArgs *a, const TlSig *sig, Value *v, const 
   return false;
 }
 
+/* ---- distributed primitives --------------------------------------------------------------------
+ * Each lowers to an extern call of the device library (device/tilescale/dist.cuh for the
+ * IPC family, dist_shmem.cuh for the NVSHMEM family); the JIT includes the headers when the
+ * generated source calls ts::dist:: or ts::shmem::.  Calls without a result are EVAL
+ * statements; calls with one are bound to a LET at the call, so they run exactly once, in
+ * program order, even when the result is unused (T.atom_add as a statement). */
+static void emit_extern(Eval *ev, const char *name, IrExpr **args, int n, SrcLoc loc) {
+  IrExpr **all = ARENA_ARRAY(ev->a, IrExpr *, n + 1);
+  all[0] = ir_str(ev->c, name, loc);
+  for (int i = 0; i < n; i++) all[i + 1] = args[i];
+  ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_CALL_EXTERN, TS_DTYPE_VOID, all, n + 1, loc), loc));
+}
+
+static Value *value_extern(Eval *ev, const char *name, ts_dtype t, IrExpr **args, int n, SrcLoc loc,
+                           const char *var) {
+  IrExpr **all = ARENA_ARRAY(ev->a, IrExpr *, n + 1);
+  all[0] = ir_str(ev->c, name, loc);
+  for (int i = 0; i < n; i++) all[i + 1] = args[i];
+  IrExpr *call = ir_call(ev->c, IRI_CALL_EXTERN, t, all, n + 1, loc);
+  IrVar *v = ir_var(ev->c, var, t, IR_VAR_LET, loc);
+  ev_define_var(ev, v);
+  ev_emit(ev, ir_let(ev->c, v, call, loc));
+  return ev_expr(ev, ir_varref(ev->c, v, loc));
+}
+
+/* An integer operand (pe, size, expected value, ...) as IR of type t. */
+static IrExpr *int_operand(Eval *ev, CallArgs *a, const TlSig *sig, Value *v, int64_t dflt, ts_dtype t,
+                           const char *what) {
+  SrcLoc loc = cloc(a);
+  if (!v) return ir_int(ev->c, dflt, t, loc);
+  IrExpr *e = ev_to_ir(ev, v, NULL, loc);
+  if (!e) return NULL;
+  if (!dtype_is_int(e->dtype) && e->dtype != TS_DTYPE_BOOL) {
+    ts_error(ev->c, loc, "T.%s: %s must be an integer, got %s", sig->name, what, dtype_name(e->dtype));
+    return NULL;
+  }
+  return ir_cast(ev->c, t, e, loc);
+}
+
+static bool bool_arg(Eval *ev, CallArgs *a, const TlSig *sig, Value *v, const char *what, bool *out) {
+  *out = false;
+  if (!v) return true;
+  int t = ev_truth(ev, v, cloc(a));
+  if (t < 0) {
+    ts_error(ev->c, cloc(a), "T.%s: %s must be a compile-time bool, got %s", sig->name, what, ev_type_name(v));
+    return false;
+  }
+  *out = t == 1;
+  return true;
+}
+
+static const char *str_or(Value *v, const char *dflt) { return v ? v->u.str.s : dflt; }
+
+/* The Sem / Scope template arguments. */
+static const char *sem_arg(const char *s) {
+  return !strcmp(s, "weak") ? "ts::dist::Sem::WEAK" : !strcmp(s, "volatile") ? "ts::dist::Sem::VOLATILE"
+         : !strcmp(s, "acquire") ? "ts::dist::Sem::ACQUIRE" : !strcmp(s, "release") ? "ts::dist::Sem::RELEASE"
+                                                                                    : "ts::dist::Sem::RELAXED";
+}
+static const char *scope_arg(const char *s) {
+  return !strcmp(s, "cta") ? "ts::dist::Scope::CTA" : !strcmp(s, "gpu") ? "ts::dist::Scope::GPU"
+                                                                         : "ts::dist::Scope::SYS";
+}
+
+static const IrBuffer *element_buf(const Value *v) { return v->u.expr->u.load.buf; }
+
+/* Memory other GPUs (or other threads) can address: global or shared, not registers. */
+static bool addressable(Eval *ev, CallArgs *a, const TlSig *sig, const IrBuffer *b, const char *role, bool remote) {
+  if (b->scope == IR_SCOPE_GLOBAL || (!remote && (b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN)))
+    return true;
+  ts_error(ev->c, cloc(a), "T.%s: %s '%s' is in %s memory; it must be %s", sig->name, role, b->name,
+           ir_scope_names[b->scope],
+           remote ? "a global (symmetric) buffer when it lives on another rank" : "global or shared memory");
+  return false;
+}
+
+static bool pe_is_local(const Value *v) {
+  int64_t x;
+  return !v || (v->kind == V_INT && v->u.i == -1) ||
+         (v->kind == V_EXPR && ir_is_const_int(v->u.expr, &x) && x == -1);
+}
+
 /* T.ld(src, value, ...) / T.st(dst, value, ...) */
 static Value *h_ldst(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   static const char *const scopes[] = {"cta", "gpu", "sys"};
   static const char *const ld_sems[] = {"weak", "volatile", "acquire", "relaxed"};
   static const char *const st_sems[] = {"weak", "volatile", "release", "relaxed"};
+  SrcLoc loc = cloc(a);
+  bool is_st = sig->arg != 0;
   if (!need_kernel(ev, a, sig)) return ev->poison;
-  if (!is_element(ev, a, sig, arg[0], sig->arg ? "dst" : "src")) return ev->poison;
+  if (!is_element(ev, a, sig, arg[0], is_st ? "dst" : "src")) return ev->poison;
   if (!one_of(ev, a, sig, arg[2], "scope", scopes, 3)) return ev->poison;
-  if (!one_of(ev, a, sig, arg[3], "sem", sig->arg ? st_sems : ld_sems, 4)) return ev->poison;
-  return h_unsupported(ev, a, arg, sig);
+  if (!one_of(ev, a, sig, arg[3], "sem", is_st ? st_sems : ld_sems, 4)) return ev->poison;
+  const char *scope = str_or(arg[2], "gpu"), *sem = str_or(arg[3], "weak");
+  bool na, nc = false;
+  if (!bool_arg(ev, a, sig, arg[4], "na", &na)) return ev->poison;
+  if (!is_st && !bool_arg(ev, a, sig, arg[5], "nc", &nc)) return ev->poison;
+  Value *pe_v = arg[is_st ? 5 : 6];
+  const IrBuffer *b = element_buf(arg[0]);
+  if (!addressable(ev, a, sig, b, is_st ? "dst" : "src", !pe_is_local(pe_v))) return ev->poison;
+  int bytes = dtype_bits(b->dtype) / 8;
+  if (bytes != 2 && bytes != 4 && bytes != 8) {
+    ts_error(ev->c, loc, "T.%s: '%s' has elements of %s; 16-, 32- and 64-bit values are supported", sig->name,
+             b->name, dtype_name(b->dtype));
+    return ev->poison;
+  }
+  /* Combinations PTX cannot express are errors here, not assembler errors later. */
+  if (nc && strcmp(sem, "weak")) {
+    ts_error(ev->c, loc, "T.ld: non-coherent loads (nc=True) are weak; sem=\"%s\" is not possible", sem);
+    return ev->poison;
+  }
+  if (na && !strcmp(sem, "volatile") && !nc) {
+    ts_error(ev->c, loc, "T.%s: volatile accesses take no L1::no_allocate hint (na=True)", sig->name);
+    return ev->poison;
+  }
+  if ((na || nc) && b->scope != IR_SCOPE_GLOBAL) {
+    ts_error(ev->c, loc, "T.%s: %s needs global memory, but '%s' is in %s memory", sig->name, nc ? "nc=True" : "na=True",
+             b->name, ir_scope_names[b->scope]);
+    return ev->poison;
+  }
+  IrExpr *pe = int_operand(ev, a, sig, pe_v, -1, TS_DTYPE_INT64, is_st ? "dst_pe" : "src_pe");
+  if (!pe) return ev->poison;
+  IrExpr *addr = ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &arg[0]->u.expr, 1, loc);
+  if (is_st) {
+    IrExpr *v = ev_to_ir(ev, arg[1], NULL, loc);
+    if (!v) return ev->poison;
+    const char *name = arena_printf(ev->a, "ts::dist::st<%s, %s, %s>", sem_arg(sem), scope_arg(scope), na ? "true" : "false");
+    emit_extern(ev, name, (IrExpr *[]){addr, ir_cast(ev->c, b->dtype, v, loc), pe}, 3, loc);
+    return ev->none;
+  }
+  /* ld: `value` is where the result goes (an alloc_var or a buffer element). */
+  if (arg[1]->kind != V_EXPR || arg[1]->u.expr->kind != IR_LOAD) {
+    ts_error(ev->c, loc, "T.ld: value must be a T.alloc_var or a buffer element that receives the result, got %s",
+             ev_type_name(arg[1]));
+    return ev->poison;
+  }
+  const IrExpr *dst = arg[1]->u.expr;
+  if (dst->u.load.buf->scope == IR_SCOPE_FRAGMENT) {
+    ts_error(ev->c, loc, "T.ld: value '%s' is a fragment; use a T.alloc_var or a local/shared buffer element",
+             dst->u.load.buf->name);
+    return ev->poison;
+  }
+  const char *name = arena_printf(ev->a, "ts::dist::ld<%s, %s, %s, %s>", sem_arg(sem), scope_arg(scope),
+                                  nc ? "true" : "false", na ? "true" : "false");
+  IrExpr **all = ARENA_ARRAY(ev->a, IrExpr *, 3);
+  all[0] = ir_str(ev->c, name, loc);
+  all[1] = addr;
+  all[2] = pe;
+  IrExpr *call = ir_call(ev->c, IRI_CALL_EXTERN, b->dtype, all, 3, loc);
+  ev_emit(ev, ir_store(ev->c, dst->u.load.buf, dst->u.load.idx, dst->u.load.nidx,
+                       ir_cast(ev->c, dst->u.load.buf->dtype, call, loc), loc));
+  return ev->none;
 }
 
 /* wait_eq..wait_lt(value, expected, peer=-1), barrier_blocks(barrier), atom_add(target, ...) */
 static Value *h_on_element(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
   if (!need_kernel(ev, a, sig)) return ev->poison;
   if (!is_element(ev, a, sig, arg[0], sig->arg ? "target" : "value")) return ev->poison;
+  const IrBuffer *b = element_buf(arg[0]);
+  IrExpr *addr = ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &arg[0]->u.expr, 1, loc);
+  bool is_int = dtype_is_int(b->dtype) && (dtype_bits(b->dtype) == 32 || dtype_bits(b->dtype) == 64);
   if (sig->arg) { /* atom_add scope / sem */
     static const char *const scopes[] = {"gpu", "sys"};
     static const char *const sems[] = {"relaxed", "acquire", "release", "acq_rel"};
     if (!one_of(ev, a, sig, arg[2], "scope", scopes, 2) || !one_of(ev, a, sig, arg[3], "sem", sems, 4))
       return ev->poison;
+    if (!is_int) {
+      ts_error(ev->c, loc, "T.atom_add: target '%s' must hold 32- or 64-bit integers, got %s", b->name,
+               dtype_name(b->dtype));
+      return ev->poison;
+    }
+    if (!addressable(ev, a, sig, b, "target", false)) return ev->poison;
+    IrExpr *v = ev_to_ir(ev, arg[1], NULL, loc);
+    if (!v) return ev->poison;
+    const char *sem = str_or(arg[3], "relaxed"), *scope = scope_arg(str_or(arg[2], "gpu"));
+    const char *name = !strcmp(sem, "acq_rel") ? arena_printf(ev->a, "ts::dist::atom_add_acq_rel<%s>", scope)
+                                               : arena_printf(ev->a, "ts::dist::atom_add<%s, %s>", sem_arg(sem), scope);
+    return value_extern(ev, name, b->dtype, (IrExpr *[]){addr, ir_cast(ev->c, b->dtype, v, loc)}, 2, loc, "old");
   }
-  return h_unsupported(ev, a, arg, sig);
+  if (!strncmp(sig->name, "wait_", 5)) {
+    if (!is_int) {
+      ts_error(ev->c, loc, "T.%s: the flag '%s' must be a 32- or 64-bit integer, got %s", sig->name, b->name,
+               dtype_name(b->dtype));
+      return ev->poison;
+    }
+    if (!addressable(ev, a, sig, b, "flag", !pe_is_local(arg[2]))) return ev->poison;
+    IrExpr *e = ev_to_ir(ev, arg[1], NULL, loc);
+    IrExpr *pe = int_operand(ev, a, sig, arg[2], -1, TS_DTYPE_INT64, "peer");
+    if (!e || !pe) return ev->poison;
+    emit_extern(ev, arena_printf(ev->a, "ts::dist::%s", sig->name),
+                (IrExpr *[]){addr, ir_cast(ev->c, b->dtype, e, loc), pe}, 3, loc);
+    return ev->none;
+  }
+  /* barrier_blocks / sync_blocks: an int32[num_ranks] symmetric buffer, zero at first use. */
+  if (b->scope != IR_SCOPE_GLOBAL || dtype_bits(b->dtype) != 32 || !dtype_is_int(b->dtype)) {
+    ts_error(ev->c, loc, "T.%s: the barrier '%s' must be a global int32 buffer of num_ranks elements (got %s %s)",
+             sig->name, b->name, ir_scope_names[b->scope], dtype_name(b->dtype));
+    return ev->poison;
+  }
+  emit_extern(ev, arena_printf(ev->a, "ts::dist::%s", sig->name), &addr, 1, loc);
+  return ev->none;
 }
 
 /* T.address_of(buf[i]) / T.address_of(buf) (= &buf[0, ...]): a pointer operand of
@@ -492,23 +671,253 @@ static bool is_address(const Value *v) {
   return v->kind == V_EXPR && v->u.expr->kind == IR_CALL && v->u.expr->u.call.op == IRI_ADDRESS_OF;
 }
 
+static const IrBuffer *address_buf(const Value *v) { return v->u.expr->u.call.args[0]->u.load.buf; }
+
 /* put_warp/get_warp/put_block/get_block(src, dst, size, pe): both pointers must be
- * T.address_of(...) and size a compile-time element count (it becomes a template argument). */
+ * T.address_of(...) of the same element type, and size a compile-time element count. */
 static Value *h_put_get(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
   if (!need_kernel(ev, a, sig)) return ev->poison;
   for (int i = 0; i < 2; i++)
     if (!is_address(arg[i])) {
-      ts_error(ev->c, cloc(a), "T.%s: %s must be T.address_of(buf[...]), got %s", sig->name, i ? "dst" : "src",
+      ts_error(ev->c, loc, "T.%s: %s must be T.address_of(buf[...]), got %s", sig->name, i ? "dst" : "src",
                ev_type_name(arg[i]));
       return ev->poison;
     }
   int64_t size;
-  if (!ev_to_int(ev, arg[2], &size, cloc(a))) return ev->poison;
+  if (!ev_to_int(ev, arg[2], &size, loc)) return ev->poison;
   if (size <= 0) {
-    ts_error(ev->c, cloc(a), "T.%s: size must be a positive number of elements, got %lld", sig->name, (long long)size);
+    ts_error(ev->c, loc, "T.%s: size must be a positive number of elements, got %lld", sig->name, (long long)size);
     return ev->poison;
   }
-  return h_unsupported(ev, a, arg, sig);
+  const IrBuffer *src = address_buf(arg[0]), *dst = address_buf(arg[1]);
+  bool put = sig->name[0] == 'p', remote = !pe_is_local(arg[3]);
+  if (!addressable(ev, a, sig, src, "src", remote && !put) || !addressable(ev, a, sig, dst, "dst", remote && put))
+    return ev->poison;
+  if (src->dtype != dst->dtype) {
+    ts_error(ev->c, loc, "T.%s: src '%s' (%s) and dst '%s' (%s) must have the same element type", sig->name,
+             src->name, dtype_name(src->dtype), dst->name, dtype_name(dst->dtype));
+    return ev->poison;
+  }
+  IrExpr *pe = int_operand(ev, a, sig, arg[3], -1, TS_DTYPE_INT64, put ? "dst_pe" : "src_pe");
+  if (!pe) return ev->poison;
+  const char *name = arena_printf(ev->a, "ts::dist::%s", sig->name);
+  if (strstr(sig->name, "warp")) {
+    int64_t unroll = 4;
+    if (arg[4] && !ev_to_int(ev, arg[4], &unroll, loc)) return ev->poison;
+    if (unroll < 1 || unroll > 16) {
+      ts_error(ev->c, loc, "T.%s: unroll_factor must be between 1 and 16, got %lld", sig->name, (long long)unroll);
+      return ev->poison;
+    }
+    /* enable_aggressive_vectorize needs no flag: the copy picks 16-byte words whenever the
+     * run-time alignment allows (and stays correct when it does not). */
+    name = arena_printf(ev->a, "ts::dist::%s<%lld>", sig->name, (long long)unroll);
+  }
+  emit_extern(ev, name, (IrExpr *[]){arg[0]->u.expr, arg[1]->u.expr, ir_int(ev->c, size, TS_DTYPE_INT64, loc), pe}, 4,
+              loc);
+  return ev->none;
+}
+
+/* No-argument device calls: fences, grid sync, warp sync. */
+static Value *h_dist_stmt(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  (void)arg;
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  static const char *const names[] = {"ts::dist::fence_cta", "ts::dist::fence_gpu", "ts::dist::fence_sys",
+                                      "ts::dist::sync_grid"};
+  emit_extern(ev, names[sig->arg], NULL, 0, cloc(a));
+  return ev->none;
+}
+
+/* get_rank/get_num_ranks (IPC table) and get_pe/get_pe_num (NVSHMEM): int32 values. */
+static Value *h_rank(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  (void)arg;
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  static const char *const names[] = {"ts::dist::get_rank", "ts::dist::get_num_ranks", "ts::shmem::my_pe",
+                                      "ts::shmem::n_pes"};
+  static const char *const vars[] = {"rank", "num_ranks", "pe", "num_pes"};
+  return value_extern(ev, names[sig->arg], TS_DTYPE_INT32, NULL, 0, cloc(a), vars[sig->arg]);
+}
+
+/* The GPU barrier set on a global uint32: init_barrier_gpu(bar, expected), arrive / wait /
+ * sync_barrier_gpu(bar). */
+static Value *h_barrier_gpu(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  if (!is_element(ev, a, sig, arg[0], "barrier")) return ev->poison;
+  const IrBuffer *b = element_buf(arg[0]);
+  if (b->scope != IR_SCOPE_GLOBAL || b->dtype != TS_DTYPE_UINT32) {
+    ts_error(ev->c, loc, "T.%s: the barrier '%s' must be an element of a global uint32 buffer, zero before first use "
+                         "(got %s %s)", sig->name, b->name, ir_scope_names[b->scope], dtype_name(b->dtype));
+    return ev->poison;
+  }
+  IrExpr *args[2] = {ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &arg[0]->u.expr, 1, loc), NULL};
+  int n = 1;
+  if (sig->arg) {
+    args[1] = int_operand(ev, a, sig, arg[1], 0, TS_DTYPE_UINT32, "expected");
+    if (!args[1]) return ev->poison;
+    n = 2;
+  }
+  emit_extern(ev, arena_printf(ev->a, "ts::dist::%s", sig->name), args, n, loc);
+  return ev->none;
+}
+
+/* T.warp_any(value, mask=-1) / T.warp_all(...): warp votes, bool results. */
+static Value *h_vote(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  IrExpr *v = ev_to_ir(ev, arg[0], NULL, loc);
+  IrExpr *mask = int_operand(ev, a, sig, arg[1], -1, TS_DTYPE_UINT32, "mask");
+  if (!v || !mask) return ev->poison;
+  v = ev_to_bool_ir(ev, v, loc);
+  if (!v) return ev->poison;
+  return value_extern(ev, arena_printf(ev->a, "ts::dist::%s", sig->name), TS_DTYPE_BOOL, (IrExpr *[]){v, mask}, 2, loc,
+                      "vote");
+}
+
+/* T.shuffle_elect(thread_extent): one thread per group of thread_extent threads. */
+static Value *h_shuffle_elect(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  int64_t n;
+  if (!ev_to_int(ev, arg[0], &n, loc)) return ev->poison;
+  if (n < 0 || n % 32) {
+    ts_error(ev->c, loc, "T.shuffle_elect: thread_extent must be 0 (the whole block) or a multiple of 32, got %lld",
+             (long long)n);
+    return ev->poison;
+  }
+  return value_extern(ev, arena_printf(ev->a, "ts::dist::shuffle_elect<%lld>", (long long)n), TS_DTYPE_BOOL, NULL, 0,
+                      loc, "elected");
+}
+
+/* T.tvm_warp_shuffle(mask, value, src_lane, width, warp_size): __shfl_sync. */
+static Value *h_warp_shuffle(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  IrExpr *mask = int_operand(ev, a, sig, arg[0], -1, TS_DTYPE_UINT32, "mask");
+  IrExpr *v = ev_to_ir(ev, arg[1], NULL, loc);
+  IrExpr *lane = int_operand(ev, a, sig, arg[2], 0, TS_DTYPE_INT32, "src_lane");
+  IrExpr *width = int_operand(ev, a, sig, arg[3], 32, TS_DTYPE_INT32, "width");
+  if (!mask || !v || !lane || !width) return ev->poison;
+  return value_extern(ev, "__shfl_sync", v->dtype, (IrExpr *[]){mask, v, lane, width}, 4, loc, "shfl");
+}
+
+/* ---- the NVSHMEM family (§1.5): sizes in bytes, pointers through T.address_of ---------------------- */
+static IrExpr *pointer_operand(Eval *ev, CallArgs *a, const TlSig *sig, Value *v, const char *what,
+                               const IrBuffer **buf) {
+  SrcLoc loc = cloc(a);
+  if (v->kind == V_BUFFER && v->u.buf->scope != IR_SCOPE_VAR) {
+    Value *addr = h_address_of(ev, &(CallArgs){a->node, &v, 1, NULL, NULL, 0}, &v, sig);
+    if (addr->kind != V_EXPR) return NULL;
+    v = addr;
+  }
+  if (!is_address(v)) {
+    ts_error(ev->c, loc, "T.%s: %s must be T.address_of(buf[...]) or a buffer, got %s", sig->name, what,
+             ev_type_name(v));
+    return NULL;
+  }
+  *buf = address_buf(v);
+  return v->u.expr;
+}
+
+/* Rows of the family: which operands each form takes. */
+enum { SH_PUTGET = 1, SH_SIGNAL = 2, SH_INT_P = 3, SH_SIGNAL_OP = 4, SH_WAIT = 5, SH_NOARG = 6, SH_COLL = 7 };
+
+static Value *h_shmem(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  const char *name = arena_printf(ev->a, "ts::shmem::%s", sig->name);
+  IrExpr *ops[8];
+  const IrBuffer *b0 = NULL, *b1 = NULL, *bs = NULL;
+  switch (sig->arg) {
+  case SH_PUTGET:
+  case SH_SIGNAL: {
+    if (!(ops[0] = pointer_operand(ev, a, sig, arg[0], "dest", &b0))) return ev->poison;
+    if (!(ops[1] = pointer_operand(ev, a, sig, arg[1], "src", &b1))) return ev->poison;
+    bool get = sig->name[0] == 'g';
+    if (!addressable(ev, a, sig, get ? b1 : b0, get ? "src" : "dest", true) ||
+        !addressable(ev, a, sig, get ? b0 : b1, get ? "dest" : "src", false))
+      return ev->poison;
+    if (!(ops[2] = int_operand(ev, a, sig, arg[2], 0, TS_DTYPE_UINT64, "nbytes"))) return ev->poison;
+    if (sig->arg == SH_PUTGET) {
+      if (!(ops[3] = int_operand(ev, a, sig, arg[3], 0, TS_DTYPE_INT32, "pe"))) return ev->poison;
+      emit_extern(ev, name, ops, 4, loc);
+      return ev->none;
+    }
+    if (!(ops[3] = pointer_operand(ev, a, sig, arg[3], "sig_addr", &bs))) return ev->poison;
+    if (bs->dtype != TS_DTYPE_UINT64 || bs->scope != IR_SCOPE_GLOBAL) {
+      ts_error(ev->c, loc, "T.%s: sig_addr must point into a global uint64 buffer, got '%s' (%s)", sig->name,
+               bs->name, dtype_name(bs->dtype));
+      return ev->poison;
+    }
+    if (!(ops[4] = int_operand(ev, a, sig, arg[4], 0, TS_DTYPE_UINT64, "signal")) ||
+        !(ops[5] = int_operand(ev, a, sig, arg[5], 0, TS_DTYPE_INT32, "sig_op")) ||
+        !(ops[6] = int_operand(ev, a, sig, arg[6], 0, TS_DTYPE_INT32, "pe")))
+      return ev->poison;
+    emit_extern(ev, name, ops, 7, loc);
+    return ev->none;
+  }
+  case SH_INT_P:
+    if (!(ops[0] = pointer_operand(ev, a, sig, arg[0], "dest", &b0))) return ev->poison;
+    if (b0->dtype != TS_DTYPE_INT32 || b0->scope != IR_SCOPE_GLOBAL) {
+      ts_error(ev->c, loc, "T.int_p: dest must point into a global int32 buffer, got '%s' (%s)", b0->name,
+               dtype_name(b0->dtype));
+      return ev->poison;
+    }
+    if (!(ops[1] = int_operand(ev, a, sig, arg[1], 0, TS_DTYPE_INT32, "value")) ||
+        !(ops[2] = int_operand(ev, a, sig, arg[2], 0, TS_DTYPE_INT32, "pe")))
+      return ev->poison;
+    emit_extern(ev, name, ops, 3, loc);
+    return ev->none;
+  case SH_SIGNAL_OP:
+  case SH_WAIT:
+    if (!(ops[0] = pointer_operand(ev, a, sig, arg[0], "sig_addr", &bs))) return ev->poison;
+    if (bs->dtype != TS_DTYPE_UINT64 || bs->scope != IR_SCOPE_GLOBAL) {
+      ts_error(ev->c, loc, "T.%s: sig_addr must point into a global uint64 buffer, got '%s' (%s)", sig->name,
+               bs->name, dtype_name(bs->dtype));
+      return ev->poison;
+    }
+    if (sig->arg == SH_SIGNAL_OP) {
+      if (!(ops[1] = int_operand(ev, a, sig, arg[1], 0, TS_DTYPE_UINT64, "signal")) ||
+          !(ops[2] = int_operand(ev, a, sig, arg[2], 0, TS_DTYPE_INT32, "sig_op")) ||
+          !(ops[3] = int_operand(ev, a, sig, arg[3], 0, TS_DTYPE_INT32, "pe")))
+        return ev->poison;
+      emit_extern(ev, name, ops, 4, loc);
+      return ev->none;
+    }
+    if (!(ops[1] = int_operand(ev, a, sig, arg[1], 0, TS_DTYPE_INT32, "cmp")) ||
+        !(ops[2] = int_operand(ev, a, sig, arg[2], 0, TS_DTYPE_UINT64, "cmp_value")))
+      return ev->poison;
+    return value_extern(ev, name, TS_DTYPE_UINT64, ops, 3, loc, "sig_value");
+  case SH_NOARG:
+    emit_extern(ev, name, NULL, 0, loc);
+    return ev->none;
+  default: { /* collectives: team, dest, src, nelems[, pe_root] */
+    if (!(ops[0] = int_operand(ev, a, sig, arg[0], 0, TS_DTYPE_INT32, "team"))) return ev->poison;
+    int64_t team;
+    if (!ir_is_const_int(ops[0], &team) || team != 0) {
+      ts_error(ev->c, loc, "T.%s: only the world team (T.Team.WORLD) is supported", sig->name);
+      return ev->poison;
+    }
+    if (!(ops[1] = pointer_operand(ev, a, sig, arg[1], "dest", &b0)) ||
+        !(ops[2] = pointer_operand(ev, a, sig, arg[2], "src", &b1)))
+      return ev->poison;
+    if (!addressable(ev, a, sig, b0, "dest", true) || !addressable(ev, a, sig, b1, "src", true)) return ev->poison;
+    bool mem = strstr(sig->name, "mem") != NULL;
+    if (!mem && b0->dtype != b1->dtype) {
+      ts_error(ev->c, loc, "T.%s: dest '%s' (%s) and src '%s' (%s) must have the same element type", sig->name,
+               b0->name, dtype_name(b0->dtype), b1->name, dtype_name(b1->dtype));
+      return ev->poison;
+    }
+    if (!(ops[3] = int_operand(ev, a, sig, arg[3], 0, TS_DTYPE_UINT64, mem ? "nbytes" : "nelems"))) return ev->poison;
+    int n = 4;
+    if (!strncmp(sig->name, "broadcast", 9)) {
+      if (!(ops[4] = int_operand(ev, a, sig, arg[4], 0, TS_DTYPE_INT32, "pe_root"))) return ev->poison;
+      n = 5;
+    }
+    emit_extern(ev, name, ops, n, loc);
+    return ev->none;
+  }
+  }
 }
 
 /* Kernel-only constructs with no lowering: checked for context, then reported. */
@@ -623,8 +1032,8 @@ static const TlSig tl_constructs[] = {
     {"block", "name=\"\"", K, 0},
     {"Ref", "*args", U, 0},
     /* distributed, IPC family (tilescale-distributed.md §1.2, §1.4) */
-    {"get_rank", "", K, 0},
-    {"get_num_ranks", "", K, 0},
+    {"get_rank", "", h_rank, 0},
+    {"get_num_ranks", "", h_rank, 1},
     {"put_warp", "src, dst, size, dst_pe=-1, unroll_factor=4, enable_aggressive_vectorize=False", h_put_get, 0},
     {"get_warp", "src, dst, size, src_pe=-1, unroll_factor=4, enable_aggressive_vectorize=False", h_put_get, 0},
     {"put_block", "src, dst, size, dst_pe=-1", h_put_get, 0},
@@ -639,60 +1048,60 @@ static const TlSig tl_constructs[] = {
     {"wait_lt", "value, expected, peer=-1", h_on_element, 0},
     {"barrier_blocks", "barrier", h_on_element, 0},
     {"sync_blocks", "barrier", h_on_element, 0},
-    {"fence_cta", "", K, 0},
-    {"fence_gpu", "", K, 0},
-    {"fence_sys", "", K, 0},
-    {"init_barrier_gpu", "barrier, expected", K, 0},
-    {"arrive_barrier_gpu", "barrier", K, 0},
-    {"wait_barrier_gpu", "barrier", K, 0},
-    {"sync_barrier_gpu", "barrier", K, 0},
+    {"fence_cta", "", h_dist_stmt, 0},
+    {"fence_gpu", "", h_dist_stmt, 1},
+    {"fence_sys", "", h_dist_stmt, 2},
+    {"init_barrier_gpu", "barrier, expected", h_barrier_gpu, 1},
+    {"arrive_barrier_gpu", "barrier", h_barrier_gpu, 0},
+    {"wait_barrier_gpu", "barrier", h_barrier_gpu, 0},
+    {"sync_barrier_gpu", "barrier", h_barrier_gpu, 0},
     {"alloc_barrier_gpu", "", K, 0},
-    {"sync_grid", "", K, 0},
+    {"sync_grid", "", h_dist_stmt, 3},
     {"atom_add", "target, value, scope=\"gpu\", sem=\"relaxed\"", h_on_element, 1},
-    {"warp_any", "value, mask=-1", K, 0},
-    {"warp_all", "value, mask=-1", K, 0},
-    {"shuffle_elect", "thread_extent", K, 0},
-    {"tvm_warp_shuffle", "mask, value, src_lane, width, warp_size", K, 0},
+    {"warp_any", "value, mask=-1", h_vote, 0},
+    {"warp_all", "value, mask=-1", h_vote, 0},
+    {"shuffle_elect", "thread_extent", h_shuffle_elect, 0},
+    {"tvm_warp_shuffle", "mask, value, src_lane, width, warp_size", h_warp_shuffle, 0},
     {"address_of", "buffer_load", h_address_of, 0},
     /* distributed, NVSHMEM family (§1.5); nbytes counts bytes */
-    {"get_pe", "", K, 0},
-    {"get_pe_num", "", K, 0},
-    {"int_p", "dest, value, pe", K, 0},
-    {"putmem", "dest, src, nbytes, pe", K, 0},
-    {"putmem_nbi", "dest, src, nbytes, pe", K, 0},
-    {"putmem_block", "dest, src, nbytes, pe", K, 0},
-    {"putmem_warp", "dest, src, nbytes, pe", K, 0},
-    {"putmem_nbi_block", "dest, src, nbytes, pe", K, 0},
-    {"putmem_nbi_warp", "dest, src, nbytes, pe", K, 0},
-    {"getmem", "dest, src, nbytes, pe", K, 0},
-    {"getmem_nbi", "dest, src, nbytes, pe", K, 0},
-    {"getmem_block", "dest, src, nbytes, pe", K, 0},
-    {"getmem_warp", "dest, src, nbytes, pe", K, 0},
-    {"getmem_nbi_block", "dest, src, nbytes, pe", K, 0},
-    {"getmem_nbi_warp", "dest, src, nbytes, pe", K, 0},
-    {"putmem_signal", "dest, src, nbytes, sig_addr, signal, sig_op, pe", K, 0},
-    {"putmem_signal_nbi", "dest, src, nbytes, sig_addr, signal, sig_op, pe", K, 0},
-    {"putmem_signal_block", "dest, src, nbytes, sig_addr, signal, sig_op, pe", K, 0},
-    {"putmem_signal_warp", "dest, src, nbytes, sig_addr, signal, sig_op, pe", K, 0},
-    {"putmem_signal_nbi_block", "dest, src, nbytes, sig_addr, signal, sig_op, pe", K, 0},
-    {"putmem_signal_nbi_warp", "dest, src, nbytes, sig_addr, signal, sig_op, pe", K, 0},
-    {"signal_op", "sig_addr, signal, sig_op, pe", K, 0},
-    {"signal_wait_until", "sig_addr, cmp, cmp_value", K, 0},
-    {"barrier_all", "", K, 0},
-    {"barrier_all_block", "*args", K, 0},
-    {"barrier_all_warp", "*args", K, 0},
-    {"sync_all", "", K, 0},
-    {"sync_all_block", "*args", K, 0},
-    {"sync_all_warp", "*args", K, 0},
-    {"quiet", "", K, 0},
-    {"fence", "", K, 0},
-    {"broadcast", "team, dest, src, nelems, pe_root", K, 0},
-    {"broadcast_warp", "team, dest, src, nelems, pe_root", K, 0},
-    {"broadcast_block", "team, dest, src, nelems, pe_root", K, 0},
-    {"broadcastmem_block", "team, dest, src, nbytes, pe_root", K, 0},
-    {"fcollect", "team, dest, src, nelems", K, 0},
-    {"fcollect_warp", "team, dest, src, nelems", K, 0},
-    {"fcollect_block", "team, dest, src, nelems", K, 0},
+    {"get_pe", "", h_rank, 2},
+    {"get_pe_num", "", h_rank, 3},
+    {"int_p", "dest, value, pe", h_shmem, SH_INT_P},
+    {"putmem", "dest, src, nbytes, pe", h_shmem, SH_PUTGET},
+    {"putmem_nbi", "dest, src, nbytes, pe", h_shmem, SH_PUTGET},
+    {"putmem_block", "dest, src, nbytes, pe", h_shmem, SH_PUTGET},
+    {"putmem_warp", "dest, src, nbytes, pe", h_shmem, SH_PUTGET},
+    {"putmem_nbi_block", "dest, src, nbytes, pe", h_shmem, SH_PUTGET},
+    {"putmem_nbi_warp", "dest, src, nbytes, pe", h_shmem, SH_PUTGET},
+    {"getmem", "dest, src, nbytes, pe", h_shmem, SH_PUTGET},
+    {"getmem_nbi", "dest, src, nbytes, pe", h_shmem, SH_PUTGET},
+    {"getmem_block", "dest, src, nbytes, pe", h_shmem, SH_PUTGET},
+    {"getmem_warp", "dest, src, nbytes, pe", h_shmem, SH_PUTGET},
+    {"getmem_nbi_block", "dest, src, nbytes, pe", h_shmem, SH_PUTGET},
+    {"getmem_nbi_warp", "dest, src, nbytes, pe", h_shmem, SH_PUTGET},
+    {"putmem_signal", "dest, src, nbytes, sig_addr, signal, sig_op, pe", h_shmem, SH_SIGNAL},
+    {"putmem_signal_nbi", "dest, src, nbytes, sig_addr, signal, sig_op, pe", h_shmem, SH_SIGNAL},
+    {"putmem_signal_block", "dest, src, nbytes, sig_addr, signal, sig_op, pe", h_shmem, SH_SIGNAL},
+    {"putmem_signal_warp", "dest, src, nbytes, sig_addr, signal, sig_op, pe", h_shmem, SH_SIGNAL},
+    {"putmem_signal_nbi_block", "dest, src, nbytes, sig_addr, signal, sig_op, pe", h_shmem, SH_SIGNAL},
+    {"putmem_signal_nbi_warp", "dest, src, nbytes, sig_addr, signal, sig_op, pe", h_shmem, SH_SIGNAL},
+    {"signal_op", "sig_addr, signal, sig_op, pe", h_shmem, SH_SIGNAL_OP},
+    {"signal_wait_until", "sig_addr, cmp, cmp_value", h_shmem, SH_WAIT},
+    {"barrier_all", "", h_shmem, SH_NOARG},
+    {"barrier_all_block", "*args", h_shmem, SH_NOARG},
+    {"barrier_all_warp", "*args", h_shmem, SH_NOARG},
+    {"sync_all", "", h_shmem, SH_NOARG},
+    {"sync_all_block", "*args", h_shmem, SH_NOARG},
+    {"sync_all_warp", "*args", h_shmem, SH_NOARG},
+    {"quiet", "", h_shmem, SH_NOARG},
+    {"fence", "", h_shmem, SH_NOARG},
+    {"broadcast", "team, dest, src, nelems, pe_root", h_shmem, SH_COLL},
+    {"broadcast_warp", "team, dest, src, nelems, pe_root", h_shmem, SH_COLL},
+    {"broadcast_block", "team, dest, src, nelems, pe_root", h_shmem, SH_COLL},
+    {"broadcastmem_block", "team, dest, src, nbytes, pe_root", h_shmem, SH_COLL},
+    {"fcollect", "team, dest, src, nelems", h_shmem, SH_COLL},
+    {"fcollect_warp", "team, dest, src, nelems", h_shmem, SH_COLL},
+    {"fcollect_block", "team, dest, src, nelems", h_shmem, SH_COLL},
     {"cpengine_cpasync", "*args", K, 0},
 };
 #undef U

@@ -279,7 +279,10 @@ IrExpr *ir_cast(TsCompiler *c, ts_dtype t, IrExpr *a, SrcLoc loc) {
   if (a->kind == IR_INT && !dtype_is_float(t)) return ir_int(c, a->u.ival, t, loc);
   if (a->kind == IR_INT && dtype_is_float(t)) return ir_float(c, (double)a->u.ival, t, loc);
   if (a->kind == IR_FLOAT && dtype_is_float(t)) return ir_float(c, a->u.fval, t, loc);
-  if (a->kind == IR_FLOAT && dtype_is_int(t) && isfinite(a->u.fval)) return ir_int(c, (int64_t)a->u.fval, t, loc);
+  /* Folded only inside int64's range: converting a larger float (T.min_value("float32")
+   * stored to an int buffer, found by fuzzing) is undefined in C; the cast stays in the IR. */
+  if (a->kind == IR_FLOAT && dtype_is_int(t) && a->u.fval >= -9223372036854775808.0 && a->u.fval < 9223372036854775808.0)
+    return ir_int(c, (int64_t)a->u.fval, t, loc);
   IrExpr *e = new_expr(c, IR_CAST, t, loc);
   e->u.ops[0] = a;
   return e;

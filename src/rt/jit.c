@@ -1,8 +1,20 @@
 /* jit.c — NVRTC and nvcc back ends of the JIT (see jit.h).
  *
  * Every NVRTC call goes through NVRTC_CHECK, which records the call, its code and
- * nvrtcGetErrorString in the error buffer and jumps to the function's cleanup label. */
+ * nvrtcGetErrorString in the error buffer and jumps to the function's cleanup label.
+ *
+ * Distributed kernels (the source calls ts::dist:: or ts::shmem::) get the device library
+ * dist_shmem.cuh included, and TILESCALE_WAIT_TIMEOUT_MS defined from the environment.
+ * When the NVSHMEM family is used and the process runs the nvshmem backend
+ * ($TILESCALE_DIST_BACKEND=nvshmem) with NVSHMEM found, NVRTC emits LTO-IR with
+ * TILESCALE_NVSHMEM defined (ts::shmem:: then forwards to nvshmem_*) and nvJitLink links it
+ * with libnvshmem_device.bc into the cubin; otherwise ts::shmem:: is the ipc implementation,
+ * which is correct within a node on either backend. */
 #include "jit.h"
+
+#include <nvJitLink.h>
+
+#include "nvshmem_paths.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -93,8 +105,39 @@ bool rt_parse_arch(const char *s, TsTarget *out) {
   return true;
 }
 
+/* ---- distributed kernels ------------------------------------------------------------ */
+typedef struct DistJit {
+  bool uses;         /* calls the distributed device library */
+  bool nvshmem;      /* link with NVSHMEM's device library */
+  int timeout_ms;    /* TILESCALE_WAIT_TIMEOUT_MS, 0: off */
+  char inc[4096], bc[4096];
+} DistJit;
+
+static void dist_jit_config(const RtJitInput *in, DistJit *dj) {
+  memset(dj, 0, sizeof *dj);
+  dj->uses = strstr(in->source, "ts::dist::") || strstr(in->source, "ts::shmem::");
+  if (!dj->uses) return;
+  const char *t = getenv("TILESCALE_WAIT_TIMEOUT_MS");
+  if (t && *t) {
+    long v = strtol(t, NULL, 10);
+    dj->timeout_ms = v > 0 && v < 1000000000 ? (int)v : 0;
+  }
+  const char *be = getenv("TILESCALE_DIST_BACKEND");
+  if (!strstr(in->source, "ts::shmem::") || !be || strcmp(be, "nvshmem") || in->compiler != TS_COMPILER_NVRTC)
+    return;
+  RtNvshmemPaths p = {0};
+  StrBuf why = {0};
+  if (rt_nvshmem_find(&p, &why) && sb_str(&p.include_dir)[0] && sb_str(&p.device_bc)[0]) {
+    snprintf(dj->inc, sizeof dj->inc, "-I%s", sb_str(&p.include_dir));
+    snprintf(dj->bc, sizeof dj->bc, "%s", sb_str(&p.device_bc));
+    dj->nvshmem = true;
+  }
+  rt_nvshmem_paths_free(&p);
+  sb_free(&why);
+}
+
 /* NVRTC's option list (argv-style); the strings live in `store`. */
-static int nvrtc_options(const RtJitInput *in, char store[4][4200], const char **opts) {
+static int nvrtc_options(const RtJitInput *in, char store[6][4200], const char **opts) {
   int n = 0;
   char arch[16];
   snprintf(store[0], sizeof store[0], "--gpu-architecture=%s", rt_target_arch(in->target, arch, sizeof arch));
@@ -111,6 +154,22 @@ static int nvrtc_options(const RtJitInput *in, char store[4][4200], const char *
     opts[n++] = store[2];
   }
   if (in->fast_math) opts[n++] = "--use_fast_math";
+  DistJit dj;
+  dist_jit_config(in, &dj);
+  if (dj.timeout_ms > 0) {
+    snprintf(store[3], sizeof store[3], "-DTILESCALE_WAIT_TIMEOUT_MS=%d", dj.timeout_ms);
+    opts[n++] = store[3];
+  }
+  if (dj.nvshmem) {
+    snprintf(store[4], sizeof store[4], "%s", dj.inc);
+    opts[n++] = store[4];
+    /* NVSHMEM's headers include <cuda/std/...>, which CUDA 13 keeps under include/cccl. */
+    snprintf(store[5], sizeof store[5], "-I%s/include/cccl", cuda_home());
+    opts[n++] = store[5];
+    opts[n++] = "-DTILESCALE_NVSHMEM";
+    opts[n++] = "-rdc=true";
+    opts[n++] = "-dlto";
+  }
   return n;
 }
 
@@ -121,13 +180,21 @@ void rt_jit_options_text(const RtJitInput *in, StrBuf *out) {
     sb_printf(out, "nvcc\n-cubin\n-gencode=arch=compute_%d%s,code=%s\n-O3\n-std=c++17\n", in->target.sm,
               in->target.arch_a ? "a" : "", arch);
     if (in->fast_math) sb_append(out, "--use_fast_math\n");
+    DistJit dj;
+    dist_jit_config(in, &dj);
+    if (dj.timeout_ms > 0) sb_printf(out, "-DTILESCALE_WAIT_TIMEOUT_MS=%d\n", dj.timeout_ms);
+    if (dj.uses) sb_append(out, "include tilescale/dist_shmem.cuh\n");
     return;
   }
-  char store[4][4200];
+  char store[6][4200];
   const char *opts[16];
   int n = nvrtc_options(in, store, opts);
   sb_append(out, "nvrtc\n");
   for (int i = 0; i < n; i++) sb_printf(out, "%s\n", opts[i]);
+  DistJit dj;
+  dist_jit_config(in, &dj);
+  if (dj.uses) sb_append(out, "include tilescale/dist_shmem.cuh\n");
+  if (dj.nvshmem) sb_printf(out, "nvjitlink %s\n", dj.bc);
 }
 
 /* ---- NVRTC ---------------------------------------------------------------------------- */
@@ -141,6 +208,92 @@ void rt_jit_options_text(const RtJitInput *in, StrBuf *out) {
     }                                                                              \
   } while (0)
 
+/* nvJitLink, loaded on demand (the signatures of nvJitLink.h, called through dlsym). */
+typedef struct NvJitLink {
+  nvJitLinkResult (*create)(nvJitLinkHandle *, uint32_t, const char **);
+  nvJitLinkResult (*destroy)(nvJitLinkHandle *);
+  nvJitLinkResult (*add_data)(nvJitLinkHandle, nvJitLinkInputType, const void *, size_t, const char *);
+  nvJitLinkResult (*add_file)(nvJitLinkHandle, nvJitLinkInputType, const char *);
+  nvJitLinkResult (*complete)(nvJitLinkHandle);
+  nvJitLinkResult (*cubin_size)(nvJitLinkHandle, size_t *);
+  nvJitLinkResult (*cubin)(nvJitLinkHandle, void *);
+  nvJitLinkResult (*log_size)(nvJitLinkHandle, size_t *);
+  nvJitLinkResult (*log)(nvJitLinkHandle, char *);
+} NvJitLink;
+
+static bool nvjitlink_open(NvJitLink *l, StrBuf *err) {
+  char home_lib[4096];
+  snprintf(home_lib, sizeof home_lib, "%s/lib64/libnvJitLink.so", cuda_home());
+  const char *paths[] = {"libnvJitLink.so.13", "libnvJitLink.so", home_lib};
+  void *h = NULL;
+  for (int i = 0; i < TS_ARRAY_LEN(paths) && !h; i++) h = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    sb_printf(err, "nvJitLink could not be loaded (tried libnvJitLink.so.13, libnvJitLink.so, %s): it links NVSHMEM's "
+                   "device library into kernels on the nvshmem backend", home_lib);
+    return false;
+  }
+  /* The library stays loaded, as NVRTC does (see rt_nvrtc_close). */
+  *(void **)&l->create = dlsym(h, "nvJitLinkCreate");
+  *(void **)&l->destroy = dlsym(h, "nvJitLinkDestroy");
+  *(void **)&l->add_data = dlsym(h, "nvJitLinkAddData");
+  *(void **)&l->add_file = dlsym(h, "nvJitLinkAddFile");
+  *(void **)&l->complete = dlsym(h, "nvJitLinkComplete");
+  *(void **)&l->cubin_size = dlsym(h, "nvJitLinkGetLinkedCubinSize");
+  *(void **)&l->cubin = dlsym(h, "nvJitLinkGetLinkedCubin");
+  *(void **)&l->log_size = dlsym(h, "nvJitLinkGetErrorLogSize");
+  *(void **)&l->log = dlsym(h, "nvJitLinkGetErrorLog");
+  if (!l->create || !l->destroy || !l->add_data || !l->add_file || !l->complete || !l->cubin_size || !l->cubin ||
+      !l->log_size || !l->log) {
+    sb_printf(err, "nvJitLink lacks an entry point of the CUDA 12/13 API");
+    return false;
+  }
+  return true;
+}
+
+/* LTO-IR of the kernel + libnvshmem_device.bc -> cubin. */
+static ts_status link_nvshmem(const RtJitInput *in, const void *ltoir, size_t ltoir_size, const char *bc,
+                              RtJitOutput *out, StrBuf *err) {
+  NvJitLink l;
+  if (!nvjitlink_open(&l, err)) return TS_ERR_JIT;
+  char arch[16], arch_opt[32];
+  snprintf(arch_opt, sizeof arch_opt, "-arch=%s", rt_target_arch(in->target, arch, sizeof arch));
+  const char *opts[] = {arch_opt, "-lto", "-O3"};
+  nvJitLinkHandle h = NULL;
+  ts_status status = TS_OK;
+  nvJitLinkResult r = l.create(&h, 3, opts);
+  const char *step = "nvJitLinkCreate";
+  if (r == NVJITLINK_SUCCESS) step = "nvJitLinkAddData (kernel LTO-IR)", r = l.add_data(h, NVJITLINK_INPUT_LTOIR, ltoir, ltoir_size, "kernel");
+  /* The static device library (relocatable device code in host objects) links with our
+   * LTO-IR; the .bc next to it is LLVM bitcode for libNVVM users, which nvJitLink rejects. */
+  char lib[4096];
+  snprintf(lib, sizeof lib, "%s", bc);
+  char *dot = strrchr(lib, '.');
+  if (dot && !strcmp(dot, ".bc") && (size_t)(dot - lib) + 3 < sizeof lib) strcpy(dot, ".a");
+  if (r == NVJITLINK_SUCCESS) step = "nvJitLinkAddFile (NVSHMEM device library)", r = l.add_file(h, NVJITLINK_INPUT_LIBRARY, lib);
+  if (r == NVJITLINK_SUCCESS) step = "nvJitLinkComplete", r = l.complete(h);
+  if (r == NVJITLINK_SUCCESS) step = "nvJitLinkGetLinkedCubinSize", r = l.cubin_size(h, &out->cubin_size);
+  if (r == NVJITLINK_SUCCESS) {
+    out->cubin = ts_malloc(out->cubin_size ? out->cubin_size : 1);
+    step = "nvJitLinkGetLinkedCubin", r = l.cubin(h, out->cubin);
+  }
+  if (r != NVJITLINK_SUCCESS) {
+    size_t n = 0;
+    char *log = NULL;
+    if (h && l.log_size(h, &n) == NVJITLINK_SUCCESS && n > 1) {
+      log = ts_malloc(n + 1);
+      if (l.log(h, log) != NVJITLINK_SUCCESS) log[0] = 0;
+      log[n] = 0;
+    }
+    sb_printf(err, "linking with NVSHMEM (%s) failed at %s (nvJitLink error %d)\n%s", bc, step, (int)r,
+              log ? log : "");
+    ts_free(log);
+    rt_jit_output_free(out);
+    status = TS_ERR_JIT;
+  }
+  if (h) l.destroy(&h);
+  return status;
+}
+
 static ts_status compile_nvrtc(RtNvrtc *nv, const RtJitInput *in, RtJitOutput *out, StrBuf *err) {
   ts_status status = TS_OK;
   nvrtcProgram prog = NULL;
@@ -151,7 +304,7 @@ static ts_status compile_nvrtc(RtNvrtc *nv, const RtJitInput *in, RtJitOutput *o
     hdr_src[i] = in->headers[i].contents;
     hdr_name[i] = in->headers[i].name;
   }
-  char store[4][4200];
+  char store[6][4200];
   const char *opts[16];
   int nopts = nvrtc_options(in, store, opts);
   char arch[16];
@@ -170,6 +323,23 @@ static ts_status compile_nvrtc(RtNvrtc *nv, const RtJitInput *in, RtJitOutput *o
     sb_printf(err, "NVRTC compilation for %s failed: %s\n%s", arch, nv->nvrtcGetErrorString(cr),
               log ? log : "(no compiler log)");
     status = TS_ERR_JIT;
+    goto cleanup;
+  }
+  DistJit dj;
+  dist_jit_config(in, &dj);
+  if (dj.nvshmem) {
+    size_t n = 0;
+    NVRTC_CHECK(nvrtcGetLTOIRSize, (prog, &n));
+    char *ir = ts_malloc(n ? n : 1);
+    nvrtcResult gr = nv->nvrtcGetLTOIR(prog, ir);
+    if (gr != NVRTC_SUCCESS) {
+      ts_free(ir);
+      sb_printf(err, "nvrtcGetLTOIR failed: %s", nv->nvrtcGetErrorString(gr));
+      status = TS_ERR_JIT;
+      goto cleanup;
+    }
+    status = link_nvshmem(in, ir, n, dj.bc, out, err);
+    ts_free(ir);
     goto cleanup;
   }
   NVRTC_CHECK(nvrtcGetCUBINSize, (prog, &out->cubin_size));
@@ -280,6 +450,13 @@ static ts_status compile_nvcc(const RtJitInput *in, RtJitOutput *out, StrBuf *er
   argv[argc++] = "-std=c++17";
   argv[argc++] = "-DNDEBUG";
   argv[argc++] = inc;
+  DistJit dj;
+  dist_jit_config(in, &dj);
+  char timeout[64];
+  if (dj.timeout_ms > 0) {
+    snprintf(timeout, sizeof timeout, "-DTILESCALE_WAIT_TIMEOUT_MS=%d", dj.timeout_ms);
+    argv[argc++] = timeout;
+  }
   if (in->fast_math) argv[argc++] = "--use_fast_math";
   argv[argc++] = "-o";
   argv[argc++] = bin_path;
@@ -325,9 +502,27 @@ cleanup:
 
 ts_status rt_jit_compile(RtNvrtc *nvrtc, const RtJitInput *in, RtJitOutput *out, StrBuf *err) {
   memset(out, 0, sizeof *out);
-  if (in->compiler == TS_COMPILER_NVCC) return compile_nvcc(in, out, err);
-  if (!nvrtc->handle && !rt_nvrtc_open(nvrtc, err)) return TS_ERR_JIT;
-  return compile_nvrtc(nvrtc, in, out, err);
+  /* A distributed kernel gets the device communication library (the options text, hence
+   * the cache key, records it). */
+  RtJitInput din = *in;
+  StrBuf src = {0};
+  DistJit dj;
+  dist_jit_config(in, &dj);
+  if (dj.uses && !strstr(in->source, "#include <tilescale/dist")) {
+    sb_append(&src, "#include <tilescale/dist_shmem.cuh>\n");
+    sb_append(&src, in->source);
+    din.source = sb_str(&src);
+  }
+  ts_status status;
+  if (in->compiler == TS_COMPILER_NVCC) {
+    status = compile_nvcc(&din, out, err);
+  } else if (!nvrtc->handle && !rt_nvrtc_open(nvrtc, err)) {
+    status = TS_ERR_JIT;
+  } else {
+    status = compile_nvrtc(nvrtc, &din, out, err);
+  }
+  sb_free(&src);
+  return status;
 }
 
 void rt_jit_output_free(RtJitOutput *out) {

@@ -27,6 +27,8 @@
   X(nvrtcGetCUBIN)           \
   X(nvrtcGetPTXSize)         \
   X(nvrtcGetPTX)             \
+  X(nvrtcGetLTOIRSize)       \
+  X(nvrtcGetLTOIR)           \
   X(nvrtcDestroyProgram)
 
 typedef struct RtNvrtc {

@@ -467,7 +467,7 @@ TEST(dist_init_host_only_single_and_bad_env) {
 }
 
 /* ---- NVSHMEM discovery ------------------------------------------------------------------------- */
-TEST(dist_nvshmem_find_home_and_report) {
+TEST(rt_nvshmem_find_home_and_report) {
   char dir[] = "/tmp/ts_nvshmem_XXXXXX";
   REQUIRE(mkdtemp(dir));
   char path[256];
@@ -486,22 +486,22 @@ TEST(dist_nvshmem_find_home_and_report) {
 
   char *old = getenv("NVSHMEM_HOME") ? ts_strdup(getenv("NVSHMEM_HOME")) : NULL;
   setenv("NVSHMEM_HOME", dir, 1);
-  DistNvshmemPaths p = {0};
+  RtNvshmemPaths p = {0};
   StrBuf why = {0};
-  CHECK(dist_nvshmem_find(&p, &why));
+  CHECK(rt_nvshmem_find(&p, &why));
   snprintf(path, sizeof path, "%s/lib/libnvshmem_host.so.3", dir);
   CHECK_STR(sb_str(&p.host_lib), path);
   snprintf(path, sizeof path, "%s/include", dir);
   CHECK_STR(sb_str(&p.include_dir), path);
   CHECK(strstr(sb_str(&p.device_bc), "libnvshmem_device.bc") != NULL);
-  dist_nvshmem_paths_free(&p);
+  rt_nvshmem_paths_free(&p);
 
   /* An empty NVSHMEM_HOME: found elsewhere (a GPU machine with the pip package), or an error
    * that lists every place, NVSHMEM_HOME first. */
   snprintf(path, sizeof path, "%s/lib/libnvshmem_host.so.3", dir);
   unlink(path);
   memset(&p, 0, sizeof p);
-  if (!dist_nvshmem_find(&p, &why)) {
+  if (!rt_nvshmem_find(&p, &why)) {
     CHECK(strstr(sb_str(&why), "NVSHMEM not found") != NULL);
     CHECK(strstr(sb_str(&why), path) != NULL);
     CHECK(strstr(sb_str(&why), "nvidia/nvshmem") != NULL);
@@ -509,7 +509,7 @@ TEST(dist_nvshmem_find_home_and_report) {
   } else {
     CHECK(strstr(sb_str(&p.host_lib), dir) == NULL);
   }
-  dist_nvshmem_paths_free(&p);
+  rt_nvshmem_paths_free(&p);
   sb_free(&why);
   if (old) setenv("NVSHMEM_HOME", old, 1);
   else unsetenv("NVSHMEM_HOME");

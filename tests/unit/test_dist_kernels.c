@@ -1,0 +1,163 @@
+/* test_dist_kernels.c — CPU tests of the distributed primitives as TileLang kernels: the
+ * front end lowers each to the device library (ts::dist:: / ts::shmem::), the JIT includes
+ * it, and NVRTC compiles the result for sm_90a (tests/dist/all_primitives.py uses every
+ * primitive of both families; the examples/dist kernels are the distributed examples).  With NVSHMEM
+ * on the machine, the NVSHMEM family is also linked with NVSHMEM's device library through
+ * nvJitLink (skipped with the reason otherwise).  Misuse is a diagnostic, not an NVRTC error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/dist/dist.h"
+#include "test.h"
+
+static ts_kernel *compile_file(TestCtx *t, ts_context *ctx, const char *path, const char *func, const char *arch) {
+  ts_program *p = NULL;
+  if (ts_program_load_file(ctx, path, &p) != TS_OK) {
+    fprintf(stderr, "  %s: %s\n", path, ts_last_error(ctx));
+    t->failures++;
+    return NULL;
+  }
+  ts_compile_options o = {sizeof o, arch, TS_COMPILER_NVRTC, 0, NULL, 0};
+  ts_kernel *k = NULL;
+  if (ts_kernel_compile(p, func, NULL, 0, &o, &k) != TS_OK) {
+    fprintf(stderr, "  %s:%s (%s): %s\n", path, func, arch, ts_last_error(ctx));
+    t->failures++;
+    k = NULL;
+  }
+  ts_program_destroy(p);
+  return k;
+}
+
+static bool nvrtc_here(void) {
+  RtNvrtc nv = {0};
+  StrBuf why = {0};
+  bool ok = rt_nvrtc_open(&nv, &why);
+  rt_nvrtc_close(&nv);
+  sb_free(&why);
+  return ok;
+}
+
+TEST(dist_all_primitives_nvrtc_sm90a) {
+  if (!nvrtc_here()) {
+    printf("  (skipped %s: NVRTC not available)\n", t->name);
+    return;
+  }
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_kernel *k = compile_file(t, ctx, "tests/dist/all_primitives.py", "everything", "sm_90a");
+  if (k) {
+    const char *cu = ts_kernel_text(k, TS_EMIT_CUDA), *ptx = ts_kernel_text(k, TS_EMIT_PTX);
+    REQUIRE(cu && ptx);
+    CHECK(strstr(cu, "ts::dist::put_block(&S[0], &B[") != NULL);
+    CHECK(strstr(cu, "ts::dist::ld<ts::dist::Sem::ACQUIRE, ts::dist::Scope::SYS, false, false>(&flag[0]") != NULL);
+    CHECK(strstr(cu, "ts::shmem::putmem_signal_nbi_block(") != NULL);
+    CHECK(strstr(cu, "ts::shmem::signal_wait_until(&sig[1], 5,") != NULL); /* T.CmpType.GE = 5 */
+    /* a shared tile written by T.copy and read by put_block: a barrier in between */
+    const char *copy = strstr(cu, "S[(int)threadIdx.x] = ");
+    const char *put = strstr(cu, "ts::dist::put_block(&S[0]");
+    CHECK(copy && put && strstr(copy, "__syncthreads()") && strstr(copy, "__syncthreads()") < put);
+    CHECK(strstr(ptx, "st.release.sys") != NULL);
+    CHECK(strstr(ptx, "ld.acquire.sys") != NULL);
+    CHECK(strstr(ptx, "ld.global.nc.L1::no_allocate") != NULL);
+    CHECK(strstr(ptx, "atom.add.release.sys") != NULL);
+    CHECK(strstr(ptx, "fence.acq_rel.sys") != NULL);
+    CHECK(strstr(ptx, "elect.sync") != NULL);
+    CHECK(strstr(ptx, "ts_dist_meta") != NULL);
+    ts_kernel_destroy(k);
+  }
+  static const char *const examples[][2] = {
+      {"examples/dist/ring_shift.py", "ring_shift"},
+      {"examples/dist/allgather_putmem.py", "allgather_putmem"},
+      {"examples/dist/allgather_put_block.py", "allgather_put_block"},
+      {"examples/dist/all_to_all_signal.py", "all_to_all_signal"},
+      {"examples/dist/pre_attn_all2all.py", "pre_attn_all2all"},
+      {"examples/dist/post_attn_all2all_transpose.py", "post_attn_all2all_transpose"},
+  };
+  for (int i = 0; i < TS_ARRAY_LEN(examples); i++) {
+    ts_kernel *e = compile_file(t, ctx, examples[i][0], examples[i][1], "sm_90a");
+    if (e) ts_kernel_destroy(e);
+  }
+  ts_context_destroy(ctx);
+}
+
+/* The nvshmem backend: TILESCALE_NVSHMEM, LTO-IR, nvJitLink with libnvshmem_device. */
+TEST(dist_nvshmem_family_nvjitlink) {
+  RtNvshmemPaths p = {0};
+  StrBuf why = {0};
+  bool found = rt_nvshmem_find(&p, &why) && sb_str(&p.include_dir)[0] && sb_str(&p.device_bc)[0];
+  rt_nvshmem_paths_free(&p);
+  if (!found || !nvrtc_here()) {
+    printf("  (skipped %s: %s)\n", t->name, found ? "NVRTC not available" : "NVSHMEM not on this machine");
+    sb_free(&why);
+    return;
+  }
+  sb_free(&why);
+  const char *old = getenv("TILESCALE_DIST_BACKEND");
+  char *saved = old ? ts_strdup(old) : NULL;
+  setenv("TILESCALE_DIST_BACKEND", "nvshmem", 1);
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_kernel *k = compile_file(t, ctx, "examples/dist/all_to_all_signal.py", "all_to_all_signal", "sm_90a");
+  if (k) {
+    const void *bin = NULL;
+    size_t n = 0;
+    CHECK(ts_kernel_binary(k, &bin, &n) == TS_OK && n > 0);
+    bool state = false; /* the NVSHMEM device state nvshmemx_cumodule_init fills */
+    for (size_t i = 0; bin && !state && i + 23 <= n; i++) state = !memcmp((const char *)bin + i, "nvshmemi_device_state_d", 23);
+    CHECK(state);
+    ts_kernel_destroy(k);
+  }
+  ts_context_destroy(ctx);
+  if (saved) setenv("TILESCALE_DIST_BACKEND", saved, 1);
+  else unsetenv("TILESCALE_DIST_BACKEND");
+  ts_free(saved);
+}
+
+TEST(dist_primitive_misuse_is_diagnosed) {
+  static const struct {
+    const char *stmt, *message;
+  } cases[] = {
+      {"T.ld(F[0], v, sem='acquire', nc=True)", "non-coherent loads (nc=True) are weak"},
+      {"T.ld(F[0], v, sem='volatile', na=True)", "volatile accesses take no L1::no_allocate hint"},
+      {"T.st(S[0], 1.0, na=True)", "na=True needs global memory"},
+      {"T.put_block(T.address_of(A[0]), T.address_of(F[0]), 4, dst_pe=1)", "must have the same element type"},
+      {"T.put_block(T.address_of(A[0]), T.address_of(S[0]), 4, dst_pe=1)", "a global (symmetric) buffer"},
+      {"T.signal_op(T.address_of(F[0]), 1, 9, 1)", "sig_addr must point into a global uint64 buffer"},
+      {"T.wait_eq(A[0], 1)", "must be a 32- or 64-bit integer"},
+      {"T.barrier_blocks(A[0])", "must be a global int32 buffer"},
+      {"T.shuffle_elect(48)", "a multiple of 32"},
+      {"T.fcollect(T.Team.NODE, A, A, 4)", "only the world team"},
+  };
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  for (int i = 0; i < TS_ARRAY_LEN(cases); i++) {
+    StrBuf src = {0};
+    sb_printf(&src,
+              "import tilelang.language as T\n"
+              "@T.prim_func\n"
+              "def k(A: T.Tensor((64,), 'float32'), F: T.Tensor((64,), 'int32')):\n"
+              "    with T.Kernel(1, threads=32) as bx:\n"
+              "        S = T.alloc_shared((64,), 'float32')\n"
+              "        v = T.alloc_var('int32')\n"
+              "        %s\n",
+              cases[i].stmt);
+    ts_program *p = NULL;
+    REQUIRE(ts_program_load_source(ctx, "k.py", sb_str(&src), &p) == TS_OK);
+    ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0};
+    ts_kernel *k = NULL;
+    ts_status s = ts_kernel_compile(p, "k", NULL, 0, &o, &k);
+    CHECK(s == TS_ERR_COMPILE);
+    if (!strstr(ts_last_error(ctx), cases[i].message)) {
+      fprintf(stderr, "  %s: expected '%s' in: %s\n", cases[i].stmt, cases[i].message, ts_last_error(ctx));
+      t->failures++;
+    }
+    if (k) ts_kernel_destroy(k);
+    ts_program_destroy(p);
+    sb_free(&src);
+  }
+  ts_context_destroy(ctx);
+}
