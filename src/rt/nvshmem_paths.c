@@ -1,6 +1,7 @@
 /* nvshmem_paths.c — NVSHMEM discovery (see nvshmem_paths.h). */
 #include "nvshmem_paths.h"
 
+#include <dlfcn.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
