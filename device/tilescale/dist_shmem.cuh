@@ -256,9 +256,10 @@ template <class T> TS_DEV T *ptr(T *p, int pe) { return (T *)nvshmem_ptr(p, pe);
  * node), which is also what NVSHMEM itself would do there. */
 TS_DEV char *direct(void *d, const void *s, int pe) {
   if (!__isShared(s)) return nullptr;
-  /* The runtime's table (dist.cuh) holds every peer's heap base that this GPU maps. */
-  if (ts::dist::remote_base((uint64_t)pe) == 0) return nullptr;
-  return ts::dist::remote((char *)d, (int64_t)pe);
+  /* NVSHMEM's own translation: non-NULL exactly when pe's heap is mapped into this GPU.
+   * (Our ts_dist_meta table is not used here: after the LTO link with NVSHMEM's device
+   * library the table's symbol is not guaranteed to stay visible to cuModuleGetGlobal.) */
+  return (char *)nvshmem_ptr(d, pe);
 }
 TS_DEV void putmem(void *d, const void *s, size_t n, int pe) {
   if (char *r = direct(d, s, pe)) {
