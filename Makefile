@@ -147,7 +147,7 @@ fuzz: fuzz-build
 	$(FUZZ_BIN) $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_BUILD)/new tests/fuzz/corpus $(FUZZ_BUILD)/seeds
 	$(FUZZ_BIN) $(FUZZ_FLAGS) -merge=1 -use_counters=0 $(FUZZ_BUILD)/merged tests/fuzz/corpus $(FUZZ_BUILD)/new $(FUZZ_BUILD)/seeds
 	rm -rf tests/fuzz/corpus && mv $(FUZZ_BUILD)/merged tests/fuzz/corpus
-	@echo "corpus: $$(ls tests/fuzz/corpus | wc -l) files, $$(du -sh tests/fuzz/corpus | cut -f1)"
+	@echo "corpus: $$(ls tests/fuzz/corpus | wc -l) files, $$(du -sh --apparent-size tests/fuzz/corpus | cut -f1)"
 
 # The fuzz harness as a plain program that replays the committed corpus (the smoke test in `make test`).
 $(BUILD)/fuzz_replay: tests/fuzz/fuzz_front.c $(LIB_A)

@@ -7,7 +7,8 @@
  * kept, its output is checked against cuBLAS's (relative norm), and cuBLAS (cublasGemmEx,
  * default algorithm) is timed the same way on the same buffers.  One line per shape:
  * TFLOP/s of both, the ratio and the configuration used; then the geometric mean of the
- * ratios per dtype.  --quick: 8192^3 only; --shape M,N,K: one shape; -v: every config's rate. */
+ * ratios per dtype.  --quick: 8192^3 only; --shape M,N,K: one shape; -v: every config's rate;
+ * --no-mc: skip the multicast configuration. */
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -21,16 +22,40 @@
 #define WARMUP 3
 #define REPS 15
 
-typedef struct Cfg { int bm, bn, bk, stages, threads; } Cfg;
+typedef struct Cfg { int bm, bn, bk, stages, threads, mc; } Cfg;
 
 /* threads = consumer threads (2 warpgroups); on sm_90a warp_specialize adds a 128-thread
- * TMA producer warpgroup, so these kernels run 384 threads. */
+ * TMA producer warpgroup, so these kernels run 384 threads.  mc = 1: the same kernel
+ * compiled with pass_configs {"tl.enable_tma_multicast": True} (2-block clusters sharing
+ * the larger operand tile by TMA multicast; opt-in: slower today, see warp_specialize.c). */
 static const Cfg cfgs[] = {
-    {128, 256, 64, 4, 256},
-    {128, 256, 64, 3, 256},
-    {256, 128, 64, 4, 256},
-    {128, 128, 64, 5, 256}, /* more blocks for the narrow shapes (N = 1024) */
+    {128, 256, 64, 4, 256, 0},
+    {128, 256, 64, 3, 256, 0},
+    {256, 128, 64, 4, 256, 0},
+    {128, 128, 64, 5, 256, 0}, /* more blocks for the narrow shapes (N = 1024) */
+    {128, 256, 64, 4, 256, 1},
 };
+
+/* examples/gemm.py with multicast turned on through the decorator's pass_configs. */
+static ts_program *load_multicast(ts_context *ctx, const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  enum { CAP = 1 << 16 };
+  char *src = malloc(CAP), *out = malloc(CAP + 128);
+  size_t n = fread(src, 1, CAP - 1, f);
+  fclose(f);
+  src[n] = 0;
+  const char *key = "@tilelang.jit(out_idx=[-1]", *at = strstr(src, key);
+  ts_program *p = NULL;
+  if (at) {
+    size_t head = (size_t)(at - src) + strlen(key);
+    snprintf(out, CAP + 128, "%.*s, pass_configs={\"tl.enable_tma_multicast\": True}%s", (int)head, src, src + head);
+    if (ts_program_load_source(ctx, path, out, &p) != TS_OK) p = NULL;
+  }
+  free(src);
+  free(out);
+  return p;
+}
 
 /* Every CUDA runtime call of the benchmark is checked: a silent failure would time or
  * compare garbage. */
@@ -88,11 +113,12 @@ static double rel_err(const uint16_t *x, const uint16_t *ref, size_t n, ts_dtype
 }
 
 int main(int argc, char **argv) {
-  int quick = 0, verbose = 0, one[3] = {0};
+  int quick = 0, verbose = 0, no_mc = 0, one[3] = {0};
   const char *examples = "examples";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "-v")) verbose = 1;
+    else if (!strcmp(argv[i], "--no-mc")) no_mc = 1;
     else if (!strcmp(argv[i], "--shape") && i + 1 < argc) sscanf(argv[++i], "%d,%d,%d", &one[0], &one[1], &one[2]);
     else examples = argv[i];
   }
@@ -109,6 +135,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_gemm: %s\n", ts_last_error(ctx));
     return 1;
   }
+  ts_program *prog_mc = load_multicast(ctx, path);
   cublasHandle_t h;
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, "bench_gemm: cublasCreate failed\n");
@@ -165,7 +192,8 @@ int main(int argc, char **argv) {
         snprintf(v[8], sizeof v[8], "%s", dname);
         for (int i = 0; i < 9; i++) ps[i] = (ts_param){names[i], v[i]};
         ts_kernel *k = NULL;
-        if (ts_kernel_compile(prog, "matmul", ps, 9, NULL, &k) != TS_OK) {
+        if (cf->mc && (no_mc || !prog_mc)) continue;
+        if (ts_kernel_compile(cf->mc ? prog_mc : prog, "matmul", ps, 9, NULL, &k) != TS_OK) {
           fprintf(stderr, "bench_gemm: compile %dx%dx%d: %s\n", cf->bm, cf->bn, cf->bk, ts_last_error(ctx));
           continue;
         }
@@ -177,7 +205,8 @@ int main(int argc, char **argv) {
         if (ts_kernel_benchmark(k, args, 3, WARMUP, REPS, 1, &ms) != TS_OK) {
           fprintf(stderr, "bench_gemm: run %dx%dx%d: %s\n", cf->bm, cf->bn, cf->bk, ts_last_error(ctx));
         } else if (verbose) {
-          printf("  cfg %dx%dx%d s%d t%d: %.1f TFLOP/s\n", cf->bm, cf->bn, cf->bk, cf->stages, cf->threads, flops / ms / 1e9);
+          printf("  cfg %dx%dx%d s%d t%d %s: %.1f TFLOP/s\n", cf->bm, cf->bn, cf->bk, cf->stages, cf->threads,
+                 cf->mc ? "mc" : "nomc", flops / ms / 1e9);
         }
         if (ms > 0 && ms < best) {
           best = ms;
@@ -199,7 +228,8 @@ int main(int argc, char **argv) {
         failed++;
       } else {
         const Cfg *cf = &cfgs[best_cfg];
-        snprintf(cfg, sizeof cfg, "%dx%dx%d, %d, %d", cf->bm, cf->bn, cf->bk, cf->stages, cf->threads);
+        snprintf(cfg, sizeof cfg, "%dx%dx%d, %d, %d%s", cf->bm, cf->bn, cf->bk, cf->stages, cf->threads,
+                 cf->mc ? ", mc" : "");
         double ours = flops / best / 1e9, theirs = flops / cms / 1e9, err = rel_err(hc, hr, nc, dt);
         printf("%-6s %-20s %10.1f %10.1f %7.3f  %-26s %.2e (mean|C| %.1f)%s\n", d ? "bf16" : "fp16", shape, ours,
                theirs, ours / theirs, cfg, err, mag, err <= 1e-2 && mag > 0 ? "" : "  WRONG");
@@ -216,6 +246,7 @@ int main(int argc, char **argv) {
   cublasDestroy(h);
   cudaFree(flush);
   ts_program_destroy(prog);
+  if (prog_mc) ts_program_destroy(prog_mc);
   ts_context_destroy(ctx);
   return failed ? 1 : 0;
 }

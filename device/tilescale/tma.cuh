@@ -106,6 +106,70 @@ TS_DEV void tma_load_4d(const TmaDesc &d, void *dst, uint64_t *bar, int c0, int 
 #endif
 }
 
+/* ---- thread-block clusters (sm_90): TMA multicast and remote barrier arrivals -----------
+ * The multicast loads write the box to the same shared-memory offset in every block of
+ * `mask` (bit i = cluster rank i) and count its bytes on the barrier at `bar`'s offset in
+ * each of them, so every block of a cluster runs the same pipeline (same stage order and
+ * expected bytes) while each issues only its part of the shared operand. */
+TS_DEV void tma_load_2d_mc(const TmaDesc &d, void *dst, uint64_t *bar, int mask, int c0, int c1) {
+#ifdef TS_HAS_TMA
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+               " [%0], [%1, {%4, %5}], [%2], %3;\n"
+               ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(&d)), "r"(smem_addr(bar)), "h"((unsigned short)mask),
+                 "r"(c0), "r"(c1)
+               : "memory");
+#else
+  (void)d; (void)dst; (void)bar; (void)mask; (void)c0; (void)c1; __trap();
+#endif
+}
+TS_DEV void tma_load_3d_mc(const TmaDesc &d, void *dst, uint64_t *bar, int mask, int c0, int c1, int c2) {
+#ifdef TS_HAS_TMA
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+               " [%0], [%1, {%4, %5, %6}], [%2], %3;\n"
+               ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(&d)), "r"(smem_addr(bar)), "h"((unsigned short)mask),
+                 "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+#else
+  (void)d; (void)dst; (void)bar; (void)mask; (void)c0; (void)c1; (void)c2; __trap();
+#endif
+}
+TS_DEV void tma_load_4d_mc(const TmaDesc &d, void *dst, uint64_t *bar, int mask, int c0, int c1, int c2, int c3) {
+#ifdef TS_HAS_TMA
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+               " [%0], [%1, {%4, %5, %6, %7}], [%2], %3;\n"
+               ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(&d)), "r"(smem_addr(bar)), "h"((unsigned short)mask),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+#else
+  (void)d; (void)dst; (void)bar; (void)mask; (void)c0; (void)c1; (void)c2; (void)c3; __trap();
+#endif
+}
+
+/* One arrival on the barrier at `bar`'s offset in each of the cluster's first N blocks
+ * (this block included): a stage that is multicast into every block may be refilled only
+ * when the consumers of all of them are done with it. */
+template <int N> TS_DEV void mbar_arrive_cluster(uint64_t *bar) {
+#ifdef TS_HAS_TMA
+#pragma unroll
+  for (int r = 0; r < N; ++r) {
+    uint32_t remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(bar)), "r"(r));
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+  }
+#else
+  (void)bar; __trap();
+#endif
+}
+
+/* Every thread of the cluster: barrier initialisation visible to the other blocks before
+ * their first multicast or remote arrival; and no block leaves while another may still
+ * arrive on its barriers. */
+TS_DEV void cluster_sync() {
+#ifdef TS_HAS_TMA
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+#endif
+}
+
 /* Pulls the descriptor into the TMA unit's cache before the first load. */
 TS_DEV void tma_prefetch_desc(const TmaDesc &d) {
 #ifdef TS_HAS_TMA

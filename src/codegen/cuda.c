@@ -1159,10 +1159,16 @@ static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const char
 
   /* setmaxnreg needs a register cap at entry: one block per SM gives every thread
    * 64K / nthreads registers, which the warpgroups then trade. */
+  /* A thread-block cluster (TMA multicast between its blocks) is fixed at compile time, so
+   * a plain launch suffices: the runtime's grid is a multiple of it (warp_specialize). */
+  char cluster[48] = "";
+  if (k->cluster_x > 1) snprintf(cluster, sizeof cluster, "__cluster_dims__(%d, 1, 1) ", k->cluster_x);
   if (k->producer_threads)
-    sb_printf(src, "\nextern \"C\" __global__ void __launch_bounds__(%d, 1) %s(%s) {\n", nthreads, name, sb_str(&sig));
+    sb_printf(src, "\nextern \"C\" __global__ void %s__launch_bounds__(%d, 1) %s(%s) {\n", cluster, nthreads, name,
+              sb_str(&sig));
   else
-    sb_printf(src, "\nextern \"C\" __global__ void __launch_bounds__(%d) %s(%s) {\n", nthreads, name, sb_str(&sig));
+    sb_printf(src, "\nextern \"C\" __global__ void %s__launch_bounds__(%d) %s(%s) {\n", cluster, nthreads, name,
+              sb_str(&sig));
   sb_append(src, sb_str(&body));
   sb_append(src, "}\n");
   sb_free(&sig);

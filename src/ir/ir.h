@@ -287,6 +287,8 @@ typedef struct IrKernel {
                            lower for threads[] only */
   int raster_panel;     /* T.use_swizzle(panel_size): > 0 asks for block rasterization in panels
                            of that many block rows; 0 = the compiler decides; < 0 = off */
+  int cluster_x;        /* warp_specialize: thread-block cluster of this many blocks along x
+                           (__cluster_dims__; 0 or 1 = none); gridDim.x is a multiple of it */
 } IrKernel;
 
 struct IrStmt {

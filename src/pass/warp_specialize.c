@@ -32,6 +32,18 @@
  * are visited in rasterized order (panels of IrKernel.raster_panel block rows, default
  * WS_RASTER_PANEL) so that blocks running together share A and B tiles in L2.
  *
+ * Persistent kernels can also run as 2-block clusters (__cluster_dims__, IrKernel.cluster_x)
+ * when one operand tile can be shared: the two blocks take neighbouring tiles along the
+ * block axis that operand does not move with, each issues half of its boxes as TMA
+ * multicast into both blocks (halving that operand's L2 -> SM traffic), the empty
+ * barriers count the consumer warps of both blocks (each arrives on both), and cluster
+ * barriers after the barrier init and before exit keep the blocks in step.
+ * Opt-in (pass_configs tl.enable_tma_multicast): correct on the H100 (tests/gpu/test_gemm.c)
+ * but measured 2.2x slower than one block per tile, most likely because fewer than
+ * WS_NUM_SMS/2 clusters are co-resident, so the clusters left over start only when others
+ * have finished all their tiles; sizing the grid from cuOccupancyMaxActiveClusters (or a
+ * dynamic tile counter) is the missing piece.
+ *
  * The shared tiles keep the swizzled layout gemm_plan chooses (layout.h), which is the
  * layout TMA writes with CU_TENSOR_MAP_SWIZZLE_{32,64,128}B: one box per W-byte column
  * atom of the tile ([rows] x [W/elem]), stacked atom after atom.  Boxes past the tensor's
@@ -102,6 +114,7 @@ typedef struct WsCopy {
   const Layout *layout;
   int64_t rows, cols, atom; /* tile and W-byte column atom (elements) */
   int tma;                  /* index into the function's tma maps */
+  int split;                /* multicast in a 2-block cluster: SPLIT_ATOMS / SPLIT_ROWS; 0: local */
 } WsCopy;
 
 typedef struct Ws {
@@ -219,32 +232,79 @@ static IrStmt *rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel
                 3, loc);
 }
 
-/* The tile loop of a persistent block around `inner` (written with the block indices
- * bx, by): for t: tile = bx + t*G; (bx', by') = rasterized coordinates of tile. */
-static IrStmt *per_tile(TsCompiler *c, bool on, IrVar *t, IrExpr *G, IrExpr *ntiles, IrExpr *GX, IrExpr *GY, IrVar *bx,
-                        IrVar *by, int64_t panel, IrStmt *inner) {
-  if (!on) return inner;
+/* How persistent blocks walk the tiles.  Without a cluster a unit is one tile; with a
+ * 2-block cluster paired along block axis `axis` a unit is two neighbouring tiles along
+ * that axis, block rank r of the cluster taking tile 2u + r (clamped to the grid; a block
+ * whose tile lies past an odd edge computes the clamped tile again but stores nothing). */
+typedef struct Sched {
+  bool on;          /* persistent at all */
+  int cl;           /* blocks per cluster (1 or 2) */
+  int axis;         /* cl == 2: the paired block axis (0: bx, 1: by) */
+  IrExpr *G;        /* gridDim.x */
+  IrExpr *P;        /* clusters: G / cl */
+  IrExpr *nunits;   /* units of work */
+  IrExpr *GX, *GY;  /* the tile grid */
+  IrExpr *UX, *UY;  /* the unit grid */
+  int64_t panel;    /* rasterization panel in unit rows (0: none) */
+  IrVar *rank;      /* cl == 2: the block's rank in its cluster */
+  bool guard;       /* cl == 2 and the paired extent may be odd: guard the epilogue */
+} Sched;
+
+/* The tile loop of a persistent block around `inner` and `post` (written with the block
+ * indices bx, by): for t: unit = bx / cl + t*P; (bx', by') = its rasterized tile. */
+static IrStmt *per_tile(TsCompiler *c, const Sched *sc, IrVar *t, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post) {
+  if (!sc->on) return post ? ir_seq(c, (IrStmt *[]){inner, post}, 2, inner->loc) : inner;
   SrcLoc loc = inner->loc;
   IrExpr *bxr = ir_varref(c, bx, loc);
-  IrExpr *id = bin(c, IR_ADD, bxr, bin(c, IR_MUL, ir_varref(c, t, loc), G));
-  IrExpr *vbx, *vby;
-  if (panel > 0) {
-    raster_coords(c, id, GX, GY, panel, &vbx, &vby);
+  IrExpr *cid = sc->cl > 1 ? bin(c, IR_FLOORDIV, bxr, i32(c, sc->cl)) : bxr;
+  IrExpr *id = bin(c, IR_ADD, cid, bin(c, IR_MUL, ir_varref(c, t, loc), sc->P));
+  IrExpr *ux, *uy;
+  if (sc->panel > 0) {
+    raster_coords(c, id, sc->UX, sc->UY, sc->panel, &ux, &uy);
   } else {
-    vby = clamp(c, bin(c, IR_FLOORDIV, id, GX), GY);
-    vbx = clamp(c, bin(c, IR_FLOORMOD, id, GX), GX);
+    uy = clamp(c, bin(c, IR_FLOORDIV, id, sc->UX), sc->UY);
+    ux = clamp(c, bin(c, IR_FLOORMOD, id, sc->UX), sc->UX);
+  }
+  IrExpr *vbx = ux, *vby = uy, *valid = NULL;
+  if (sc->cl > 1) {
+    IrExpr **v = sc->axis ? &vby : &vbx, *n = sc->axis ? sc->GY : sc->GX;
+    IrExpr *raw = bin(c, IR_ADD, bin(c, IR_MUL, *v, i32(c, sc->cl)), ir_varref(c, sc->rank, loc));
+    valid = bin(c, IR_LT, raw, n);
+    *v = clamp(c, raw, n);
   }
   IrVar *nbx = ir_var(c, arena_printf(c->arena, "%s_t", bx->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
   IrVar *nby = ir_var(c, arena_printf(c->arena, "%s_t", by->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
   IrVar *from[2] = {bx, by};
   IrExpr *to[2] = {ir_varref(c, nbx, loc), ir_varref(c, nby, loc)};
-  IrStmt *body = ir_seq(c, (IrStmt *[]){ir_let(c, nby, ir_cast(c, TS_DTYPE_INT32, vby, loc), loc),
-                                        ir_let(c, nbx, ir_cast(c, TS_DTYPE_INT32, vbx, loc), loc),
-                                        ir_subst_stmt(c, inner, from, to, 2)},
-                        3, loc);
-  /* this block's tiles: bx, bx + G, ... < ntiles */
-  IrExpr *count = bin(c, IR_FLOORDIV, bin(c, IR_ADD, bin(c, IR_SUB, ntiles, bxr), bin(c, IR_SUB, G, i32(c, 1))), G);
-  return ir_for(c, t, i32(c, 0), count, IR_FOR_SERIAL, body, loc);
+  PtrVec items = {0};
+  vec_push(c->arena, &items, ir_let(c, nby, ir_cast(c, TS_DTYPE_INT32, vby, loc), loc));
+  vec_push(c->arena, &items, ir_let(c, nbx, ir_cast(c, TS_DTYPE_INT32, vbx, loc), loc));
+  vec_push(c->arena, &items, ir_subst_stmt(c, inner, from, to, 2));
+  if (post) {
+    IrStmt *p = ir_subst_stmt(c, post, from, to, 2);
+    vec_push(c->arena, &items, sc->guard ? ir_if(c, valid, p, NULL, loc) : p);
+  }
+  /* this block's units: cid, cid + P, ... < nunits */
+  IrExpr *count = bin(c, IR_FLOORDIV, bin(c, IR_ADD, bin(c, IR_SUB, sc->nunits, cid), bin(c, IR_SUB, sc->P, i32(c, 1))), sc->P);
+  return ir_for(c, t, i32(c, 0), count, IR_FOR_SERIAL, ir_seq_vec(c, &items, loc), loc);
+}
+
+/* Does the source box of copy `cp` move with block index `v`? */
+static bool copy_uses(const IrStmt *cp, const IrVar *v) {
+  const IrRegion *r = &cp->u.copy.src;
+  for (int d = 0; d < r->ndim; d++)
+    if (pass_expr_uses_var(r->min[d], v) || pass_expr_uses_var(r->extent[d], v)) return true;
+  return false;
+}
+
+/* How the two blocks of a cluster split a multicast copy: by W-byte column atoms (each
+ * issues half of them) or, for one atom column, by rows (each issues half of every box;
+ * the halves start on whole 8-row swizzle periods).  0: cannot be split. */
+enum { SPLIT_NONE = 0, SPLIT_ATOMS = 1, SPLIT_ROWS = 2 };
+static int split_kind(const WsCopy *w) {
+  if ((w->cols / w->atom) % 2 == 0) return SPLIT_ATOMS;
+  if (w->rows % 16 == 0) return SPLIT_ROWS;
+  return SPLIT_NONE;
 }
 
 /* Rewrites one kernel; false leaves it to inject_pipeline. */
@@ -306,6 +366,54 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   }
   if (!a_ok || !b_ok || stage_bytes >= (1 << 20)) return false;
 
+  /* ---- the schedule ---- */
+  /* Persistent blocks (a 2-D grid whose K loop bounds do not depend on the block): the
+   * grid becomes min(tiles, WS_NUM_SMS) blocks that walk the tiles in rasterized order,
+   * tile = blockIdx.x + t * gridDim.x.  Stage and phase continue across tiles, so the
+   * producer loads the next tile while the consumers run the epilogue of this one. */
+  IrVar *kv = loop->u.loop.var;
+  IrExpr *m0 = loop->u.loop.min, *ext = loop->u.loop.extent;
+  IrVar *bxv = k->block_var[0], *byv = k->block_var[1];
+  int64_t g2 = 1;
+  bool persistent = bxv && byv && k->grid[0] && k->grid[1] && !k->block_var[2] &&
+                    (!k->grid[2] || (ir_is_const_int(k->grid[2], &g2) && g2 == 1)) &&
+                    !pass_expr_uses_var(m0, bxv) && !pass_expr_uses_var(m0, byv) &&
+                    !pass_expr_uses_var(ext, bxv) && !pass_expr_uses_var(ext, byv);
+  int64_t panel = k->raster_panel > 0 ? k->raster_panel : k->raster_panel < 0 ? 0 : WS_RASTER_PANEL;
+  /* 2-block clusters (opt-in, see the top): the two blocks take neighbouring tiles along the
+   * block axis that the larger operand tile does not move with, and each issues half of
+   * that tile's boxes, multicast to both (half its L2 -> SM traffic). */
+  Sched sc = {.on = persistent, .cl = 1, .GX = k->grid[0], .GY = k->grid[1], .UX = k->grid[0], .UY = k->grid[1],
+              .panel = panel};
+  if (persistent && config_on(ws->f, "tl.enable_tma_multicast")) {
+    int64_t best = 0;
+    for (int axis = 1; axis >= 0; axis--) {
+      IrVar *v = axis ? byv : bxv;
+      int64_t bytes = 0;
+      for (int i = 0; i < ncp; i++)
+        if (!copy_uses(cps[i].copy, v) && split_kind(&cps[i])) bytes += cps[i].rows * cps[i].cols;
+      if (bytes > best) best = bytes, sc.axis = axis, sc.cl = 2;
+    }
+    if (sc.cl == 2)
+      for (int i = 0; i < ncp; i++)
+        if (!copy_uses(cps[i].copy, sc.axis ? byv : bxv)) cps[i].split = split_kind(&cps[i]);
+  }
+  if (persistent) {
+    IrExpr *n = sc.axis ? sc.GY : sc.GX;
+    int64_t nv;
+    if (sc.cl == 2) {
+      IrExpr *half = bin(c, IR_FLOORDIV, bin(c, IR_ADD, n, i32(c, 1)), i32(c, 2));
+      if (sc.axis) sc.UY = half;
+      else sc.UX = half;
+      sc.guard = !(ir_is_const_int(n, &nv) && nv % 2 == 0);
+      if (sc.axis && panel > 1) sc.panel = panel / 2; /* the same block rows per panel */
+    }
+    sc.nunits = bin(c, IR_MUL, sc.UX, sc.UY);
+    int64_t nt, maxc = WS_NUM_SMS / sc.cl;
+    sc.P = ir_is_const_int(sc.nunits, &nt) && nt <= maxc ? sc.nunits : bin(c, IR_MIN, sc.nunits, i32(c, maxc));
+    sc.G = sc.cl > 1 ? bin(c, IR_MUL, sc.P, i32(c, sc.cl)) : sc.P;
+  }
+
   /* ---- the rewrite ---- */
   SrcLoc loc = loop->loc;
   IrVar *tx = k->thread_var[0];
@@ -333,7 +441,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     m->rank = g->ndim;
     for (int d = 0; d < 5; d++) m->box[d] = 1;
     m->box[0] = cps[i].atom;
-    m->box[1] = cps[i].rows;
+    m->box[1] = cps[i].split == SPLIT_ROWS ? cps[i].rows / 2 : cps[i].rows;
     m->swizzle = cps[i].layout->swizzle;
     cps[i].tma = ws->maps.len;
     vec_push(c->arena, &ws->maps, m);
@@ -366,40 +474,29 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   IrVar *bi = ir_var(c, "bi", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *bir = ir_varref(c, bi, loc);
   IrStmt *inits = ir_seq(c, (IrStmt *[]){extern_call(c, "ts::mbar_init", (IrExpr *[]){bar_addr(c, bars, bir), i32(c, 1)}, 2, loc),
-                                         extern_call(c, "ts::mbar_init", (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, bir, i32(c, S))), i32(c, nwarps)}, 2, loc)},
+                                         extern_call(c, "ts::mbar_init", (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, bir, i32(c, S))), i32(c, nwarps * sc.cl)}, 2, loc)},
                          2, loc);
   IrStmt *init_all = ir_seq(c, (IrStmt *[]){ir_for(c, bi, i32(c, 0), i32(c, S), IR_FOR_UNROLLED, inits, loc),
                                             extern_call(c, "ts::mbar_fence_init", NULL, 0, loc)},
                             2, loc);
   vec_push(c->arena, &top, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)), init_all, NULL, loc));
   vec_push(c->arena, &top, ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc));
-
-  /* Persistent blocks (a 2-D grid whose K loop bounds do not depend on the block): the
-   * grid becomes min(tiles, WS_NUM_SMS) blocks that walk the tiles in rasterized order,
-   * tile = blockIdx.x + t * gridDim.x.  Stage and phase continue across tiles, so the
-   * producer loads the next tile while the consumers run the epilogue of this one. */
-  IrVar *kv = loop->u.loop.var;
-  IrExpr *m0 = loop->u.loop.min, *ext = loop->u.loop.extent;
-  IrVar *bxv = k->block_var[0], *byv = k->block_var[1];
-  int64_t g2 = 1;
-  bool persistent = bxv && byv && k->grid[0] && k->grid[1] && !k->block_var[2] &&
-                    (!k->grid[2] || (ir_is_const_int(k->grid[2], &g2) && g2 == 1)) &&
-                    !pass_expr_uses_var(m0, bxv) && !pass_expr_uses_var(m0, byv) &&
-                    !pass_expr_uses_var(ext, bxv) && !pass_expr_uses_var(ext, byv);
-  int64_t panel = k->raster_panel > 0 ? k->raster_panel : k->raster_panel < 0 ? 0 : WS_RASTER_PANEL;
-  IrExpr *GX = k->grid[0], *GY = k->grid[1], *ntiles = NULL, *G = NULL;
-  if (persistent) {
-    ntiles = bin(c, IR_MUL, GX, GY);
-    int64_t nt;
-    G = ir_is_const_int(ntiles, &nt) && nt <= WS_NUM_SMS ? ntiles : bin(c, IR_MIN, ntiles, i32(c, WS_NUM_SMS));
+  if (sc.cl > 1) {
+    /* the partner's barriers are initialised before anything multicasts or arrives on them */
+    vec_push(c->arena, &top, extern_call(c, "ts::cluster_sync", NULL, 0, loc));
+    sc.rank = ir_var(c, "cta_rank", TS_DTYPE_INT32, IR_VAR_LET, loc);
+    vec_push(c->arena, &top, ir_let(c, sc.rank, bin(c, IR_FLOORMOD, ir_varref(c, bxv, loc), i32(c, sc.cl)), loc));
   }
+  /* a stage is free when every consumer warp of the cluster has arrived on its empty barrier */
+  const char *arrive = sc.cl > 1 ? arena_printf(c->arena, "ts::mbar_arrive_cluster<%d>", sc.cl) : "ts::mbar_arrive";
+
   IrVar *pt = ir_var(c, "tile_iter", TS_DTYPE_INT32, IR_VAR_LOOP, loc), *ct = ir_var(c, "tile_iter", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
 
   /* ---- producer ---- */
   IrVar *pk = ir_var(c, kv->name, kv->dtype, IR_VAR_LOOP, loc);
   IrExpr *pkr = ir_varref(c, pk, loc);
   IrExpr *pit = bin(c, IR_SUB, pkr, m0);
-  if (persistent) pit = bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, pt, loc), ext), pit);
+  if (sc.on) pit = bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, pt, loc), ext), pit);
   IrVar *ps = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LET, loc), *pph = ir_var(c, "phase", TS_DTYPE_INT32, IR_VAR_LET, loc);
   IrExpr *psr = ir_varref(c, ps, loc), *pphr = ir_varref(c, pph, loc);
   PtrVec pb = {0};
@@ -408,27 +505,37 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   vec_push(c->arena, &pb, extern_call(c, "ts::mbar_wait", (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, psr, i32(c, S))),
                                                                         bin(c, IR_BITXOR, pphr, i32(c, 1))}, 2, loc));
   vec_push(c->arena, &pb, extern_call(c, "ts::mbar_expect_tx", (IrExpr *[]){bar_addr(c, bars, psr), i32(c, stage_bytes)}, 2, loc));
+  PtrVec halves[2] = {{0}, {0}}; /* multicast boxes issued by cluster rank 0 / 1 */
   for (int i = 0; i < ncp; i++) {
     const WsCopy *w = &cps[i];
     const IrRegion *src = &w->copy->u.copy.src;
     IrTmaMap *m = ws->maps.items[w->tma];
     int R = m->rank;
-    for (int64_t a = 0; a < w->cols / w->atom; a++) {
-      IrExpr *args[8];
-      int na = 0;
-      args[na++] = ir_varref(c, m->var, loc);
-      args[na++] = addr(c, w->staged, (IrExpr *[]){psr, i32(c, 0), i32(c, a * w->atom)}, 3);
-      args[na++] = bar_addr(c, bars, psr);
-      for (int d = R - 1; d >= 0; d--) {
-        IrExpr *co = ir_subst(c, src->min[d], &kv, &pkr, 1);
-        if (d == R - 1 && a) co = bin(c, IR_ADD, co, i32(c, a * w->atom));
-        args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
+    int64_t hrows = w->rows / 2;
+    for (int h = 0; h < (w->split == SPLIT_ROWS ? 2 : 1); h++)
+      for (int64_t a = 0; a < w->cols / w->atom; a++) {
+        int64_t r0 = w->split == SPLIT_ROWS ? h * hrows : 0;
+        IrExpr *args[9];
+        int na = 0;
+        args[na++] = ir_varref(c, m->var, loc);
+        args[na++] = addr(c, w->staged, (IrExpr *[]){psr, i32(c, r0), i32(c, a * w->atom)}, 3);
+        args[na++] = bar_addr(c, bars, psr);
+        if (w->split) args[na++] = i32(c, (1 << sc.cl) - 1);
+        for (int d = R - 1; d >= 0; d--) {
+          IrExpr *co = ir_subst(c, src->min[d], &kv, &pkr, 1);
+          if (d == R - 1 && a) co = bin(c, IR_ADD, co, i32(c, a * w->atom));
+          if (d == R - 2 && r0) co = bin(c, IR_ADD, co, i32(c, r0));
+          args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
+        }
+        IrStmt *ld = extern_call(c, arena_printf(c->arena, "ts::tma_load_%dd%s", R, w->split ? "_mc" : ""), args, na, loc);
+        if (!w->split) vec_push(c->arena, &pb, ld);
+        else vec_push(c->arena, &halves[w->split == SPLIT_ROWS ? h : 2 * a * w->atom >= w->cols], ld);
       }
-      vec_push(c->arena, &pb, extern_call(c, arena_printf(c->arena, "ts::tma_load_%dd", R), args, na, loc));
-    }
   }
-  IrStmt *ploop = per_tile(c, persistent, pt, G, ntiles, GX, GY, bxv, byv, panel,
-                           ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc));
+  if (halves[0].len || halves[1].len)
+    vec_push(c->arena, &pb, ir_if(c, bin(c, IR_EQ, ir_varref(c, sc.rank, loc), i32(c, 0)), ir_seq_vec(c, &halves[0], loc),
+                                  ir_seq_vec(c, &halves[1], loc), loc));
+  IrStmt *ploop = per_tile(c, &sc, pt, bxv, byv, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc), NULL);
   PtrVec pfx = {0};
   for (int i = 0; i < ws->maps.len; i++) {
     IrTmaMap *m = ws->maps.items[i];
@@ -446,7 +553,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
 
   /* ---- consumers ---- */
   IrExpr *kr = ir_varref(c, kv, loc);
-  IrExpr *it = bin(c, IR_SUB, kr, m0), *tbase = persistent ? bin(c, IR_MUL, ir_varref(c, ct, loc), ext) : NULL;
+  IrExpr *it = bin(c, IR_SUB, kr, m0), *tbase = sc.on ? bin(c, IR_MUL, ir_varref(c, ct, loc), ext) : NULL;
   if (tbase) it = bin(c, IR_ADD, tbase, it);
   IrVar *cs = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LET, loc), *cph = ir_var(c, "phase", TS_DTYPE_INT32, IR_VAR_LET, loc);
   IrExpr *csr = ir_varref(c, cs, loc), *cphr = ir_varref(c, cph, loc);
@@ -468,7 +575,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   /* the previous stage of this tile is no longer read by this warp's wgmma */
   IrExpr *prev = bin(c, IR_FLOORMOD, bin(c, IR_ADD, csr, i32(c, S - 1)), i32(c, S));
   IrExpr *release = bin(c, IR_AND, bin(c, IR_GT, kr, m0), lane0);
-  vec_push(c->arena, &cb, ir_if(c, release, extern_call(c, "ts::mbar_arrive", (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, prev, i32(c, S)))}, 1, loc), NULL, loc));
+  vec_push(c->arena, &cb, ir_if(c, release, extern_call(c, arrive, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, prev, i32(c, S)))}, 1, loc), NULL, loc));
   IrStmt *cloop = ir_for(c, kv, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &cb, loc), loc);
   IrStmt *gall = ir_stmt(c, IR_S_GEMM, gemm->loc);
   *gall = *gemm; /* after the loop: operands at stage 0 (only the accumulator matters to a wait) */
@@ -481,22 +588,24 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   if (tbase) last = bin(c, IR_ADD, tbase, last);
   IrExpr *last_stage = bin(c, IR_FLOORMOD, last, i32(c, S));
   IrStmt *rel_last = ir_if(c, bin(c, IR_AND, bin(c, IR_GT, ext, i32(c, 0)), lane0),
-                           extern_call(c, "ts::mbar_arrive", (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, last_stage, i32(c, S)))}, 1, loc),
+                           extern_call(c, arrive, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, last_stage, i32(c, S)))}, 1, loc),
                            NULL, loc);
   PtrVec tile = {0};
   for (int i = 0; i < pre.len; i++) vec_push(c->arena, &tile, pre.items[i]);
   vec_push(c->arena, &tile, cloop);
   vec_push(c->arena, &tile, gall);
   vec_push(c->arena, &tile, rel_last);
-  for (int i = 0; i < post.len; i++) vec_push(c->arena, &tile, post.items[i]);
   PtrVec cons = {0};
   vec_push(c->arena, &cons, extern_call(c, arena_printf(c->arena, "ts::setmaxnreg_inc<%d>", (int)cons_regs), NULL, 0, loc));
-  vec_push(c->arena, &cons, per_tile(c, persistent, ct, G, ntiles, GX, GY, bxv, byv, panel, ir_seq_vec(c, &tile, loc)));
+  vec_push(c->arena, &cons, per_tile(c, &sc, ct, bxv, byv, ir_seq_vec(c, &tile, loc), post.len ? ir_seq_vec(c, &post, loc) : NULL));
 
   vec_push(c->arena, &top, ir_if(c, bin(c, IR_GE, txr, i32(c, T)), producer, ir_seq_vec(c, &cons, loc), loc));
+  /* no block leaves while its partner may still multicast into it or arrive on its barriers */
+  if (sc.cl > 1) vec_push(c->arena, &top, extern_call(c, "ts::cluster_sync", NULL, 0, loc));
   k->body = ir_seq_vec(c, &top, body->loc);
-  if (persistent) {
-    k->grid[0] = G;
+  if (sc.on) {
+    k->cluster_x = sc.cl;
+    k->grid[0] = sc.G;
     k->grid[1] = i32(c, 1);
     k->block_var[1] = NULL; /* replaced by the tile coordinates */
   } else if (panel > 0) {

@@ -9,6 +9,8 @@
  * (NaN) first, and the result is compared with a double-precision CPU product:
  * ||out - ref|| / ||ref|| <= 1e-2 (the issue's fp16/bf16 bound; typical is 1e-3) and no
  * NaN/inf anywhere, so an unwritten element always fails.
+ * The two wgmma configurations again with pass_configs tl.enable_tma_multicast (2-block
+ * clusters sharing an operand tile through TMA multicast).
  * Then the other GEMM examples (bias + ReLU epilogue, split-K with atomics, batched,
  * GEMV) once each at non-divisible shapes against their own CPU references.
  * Options: --filter TEXT, --seed N, --examples DIR. */
@@ -27,7 +29,8 @@ typedef struct Cfg {
 
 typedef struct Suite {
   ts_context *ctx;
-  ts_program *prog;
+  ts_program *prog, *prog_mc; /* examples/gemm.py; the same with tl.enable_tma_multicast */
+  int mc;                      /* run_case compiles prog_mc */
   const char *filter;
   uint64_t seed;
   int idx, passed, failed;
@@ -40,9 +43,9 @@ static double to_double(const uint16_t *p, size_t i, ts_dtype t) {
 static void run_case(Suite *su, ts_dtype dt, int ta, int tb, int M, int N, int K, const Cfg *cf) {
   const char *dname = dt == TS_DTYPE_FLOAT16 ? "float16" : "bfloat16";
   char name[256];
-  snprintf(name, sizeof name, "gemm %s %s%s M=%d N=%d K=%d %s tile=%dx%dx%d stages=%d threads=%d policy=%d", dname,
+  snprintf(name, sizeof name, "gemm %s %s%s M=%d N=%d K=%d %s tile=%dx%dx%d stages=%d threads=%d policy=%d%s", dname,
            ta ? "T" : "N", tb ? "T" : "N", M, N, K, cf->arch, cf->bm, cf->bn, cf->bk, cf->stages, cf->threads,
-           cf->policy);
+           cf->policy, su->mc ? " multicast" : "");
   uint64_t seed = su->seed + (uint64_t)su->idx++ * 7919u;
   if (su->filter && !strstr(name, su->filter)) return;
   char v[12][32];
@@ -57,7 +60,7 @@ static void run_case(Suite *su, ts_dtype dt, int ta, int tb, int M, int N, int K
   for (int i = 0; i < 12; i++) ps[i] = (ts_param){names[i], v[i]};
   ts_compile_options co = {.size = sizeof co, .arch = cf->arch};
   ts_kernel *k = NULL;
-  ts_status s = ts_kernel_compile(su->prog, "matmul", ps, 12, &co, &k);
+  ts_status s = ts_kernel_compile(su->mc ? su->prog_mc : su->prog, "matmul", ps, 12, &co, &k);
   if (s != TS_OK) {
     printf("FAIL %s: compile: %s\n", name, ts_last_error(su->ctx));
     su->failed++;
@@ -328,6 +331,28 @@ static void other_examples(Suite *su, const char *examples) {
   }
 }
 
+/* examples/gemm.py with pass_configs {"tl.enable_tma_multicast": True} added to its
+ * decorator (2-block clusters sharing an operand tile through TMA multicast). */
+static ts_program *load_multicast(ts_context *ctx, const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  enum { CAP = 1 << 16 };
+  char *src = malloc(CAP), *out = malloc(CAP + 128);
+  size_t n = fread(src, 1, CAP - 1, f);
+  fclose(f);
+  src[n] = 0;
+  const char *key = "@tilelang.jit(out_idx=[-1]", *at = strstr(src, key);
+  ts_program *p = NULL;
+  if (at) {
+    size_t head = (size_t)(at - src) + strlen(key);
+    snprintf(out, CAP + 128, "%.*s, pass_configs={\"tl.enable_tma_multicast\": True}%s", (int)head, src, src + head);
+    if (ts_program_load_source(ctx, path, out, &p) != TS_OK) p = NULL;
+  }
+  free(src);
+  free(out);
+  return p;
+}
+
 int main(int argc, char **argv) {
   Suite su = {0};
   su.seed = 12345;
@@ -355,15 +380,37 @@ int main(int argc, char **argv) {
       {"sm_90", 128, 128, 32, 3, 128, 0},  /* mma.sync + ldmatrix (the sm_80 path), Square */
       {"sm_90", 64, 128, 64, 2, 256, 1},   /* mma.sync, FullRow */
   };
-  static const int shapes[][3] = {{256, 256, 256}, {200, 136, 120}, {384, 512, 1000}};
+  /* The last shape has more tiles than the persistent grid has blocks (each block, and
+   * each 2-block cluster of the multicast path, walks several tiles with the pipeline
+   * running on across them) and an odd number of tile rows (a cluster whose second tile
+   * lies past the edge). */
+  static const int shapes[][3] = {{256, 256, 256}, {200, 136, 120}, {384, 512, 1000}, {1920, 2176, 320}};
   for (int c = 0; c < (int)(sizeof cfgs / sizeof cfgs[0]); c++)
     for (int d = 0; d < 2; d++)
       for (int t = 0; t < 4; t++)
-        for (int sh = 0; sh < 3; sh++) {
+        for (int sh = 0; sh < 4; sh++) {
           if (sh == 2 && (t != 0 || d != 0)) continue; /* one larger shape per config */
+          if (sh == 3 && (c > 1 || d != 0 || (t != 0 && t != 3))) continue; /* the wgmma paths, NN and TT */
           run_case(&su, d ? TS_DTYPE_BFLOAT16 : TS_DTYPE_FLOAT16, t & 1, t >> 1, shapes[sh][0], shapes[sh][1],
                    shapes[sh][2], &cfgs[c]);
         }
+  /* The multicast path: both wgmma configurations, every transpose, all shapes. */
+  su.prog_mc = load_multicast(su.ctx, path);
+  if (!su.prog_mc) {
+    printf("FAIL gemm multicast: cannot load %s with tl.enable_tma_multicast\n", path);
+    su.failed++;
+  } else {
+    su.mc = 1;
+    for (int c = 0; c < 2; c++)
+      for (int t = 0; t < 4; t++)
+        for (int sh = 0; sh < 4; sh++) {
+          if (sh >= 2 && t != 0 && t != 3) continue;
+          run_case(&su, c && sh < 2 ? TS_DTYPE_BFLOAT16 : TS_DTYPE_FLOAT16, t & 1, t >> 1, shapes[sh][0],
+                   shapes[sh][1], shapes[sh][2], &cfgs[c]);
+        }
+    su.mc = 0;
+    ts_program_destroy(su.prog_mc);
+  }
   other_examples(&su, examples);
   printf("%d passed, %d failed\n", su.passed, su.failed);
   ts_program_destroy(su.prog);

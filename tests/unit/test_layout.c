@@ -139,6 +139,7 @@ TEST(layout_gemm_ptx) {
     CHECK(strstr(ptx, "setmaxnreg.dec.sync.aligned.u32 40") != NULL);
     CHECK(strstr(ptx, "cp.async.cg.shared.global") == NULL);
     CHECK(strstr(ptx, "mma.sync") == NULL);
+    CHECK(strstr(ptx, ".multicast::cluster") == NULL); /* multicast is opt-in */
   }
   ts_kernel_destroy(k);
   k = NULL;
@@ -159,6 +160,44 @@ TEST(layout_gemm_ptx) {
     CHECK(strstr(ptx, "wgmma") == NULL);
   }
   ts_kernel_destroy(k);
+  k = NULL;
+  /* pass_configs tl.enable_tma_multicast: 2-block clusters along M share the B tile; each
+   * block multicasts half of its boxes, consumers release stages on both blocks' barriers,
+   * cluster barriers after the barrier init and before exit. */
+  ts_program *pm = NULL;
+  static const char *const MC =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit(out_idx=[-1], pass_configs={\"tl.enable_tma_multicast\": True})\n"
+      "def matmul(M, N, K, block_M=128, block_N=128, block_K=64, num_stages=4, threads=128, trans_A=False,\n"
+      "           dtype=\"float16\"):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):\n"
+      "        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):\n"
+      "            A_s = T.alloc_shared((block_M, block_K), dtype)\n"
+      "            B_s = T.alloc_shared((block_K, block_N), dtype)\n"
+      "            C_l = T.alloc_fragment((block_M, block_N), \"float32\")\n"
+      "            T.clear(C_l)\n"
+      "            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):\n"
+      "                T.copy(A[by * block_M, k * block_K], A_s)\n"
+      "                T.copy(B[k * block_K, bx * block_N], B_s)\n"
+      "                T.gemm(A_s, B_s, C_l)\n"
+      "            T.copy(C_l, C[by * block_M, bx * block_N])\n"
+      "    return main\n";
+  REQUIRE(ts_program_load_source(ctx, "mc.py", MC, &pm) == TS_OK);
+  ptx = gemm_ptx(t, ctx, pm, "sm_90a", "False", "200", &k);
+  if (ptx) {
+    CHECK(strstr(ptx, ".multicast::cluster") != NULL);
+    CHECK(strstr(ptx, "mapa.shared::cluster.u32") != NULL);
+    CHECK(strstr(ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64") != NULL);
+    CHECK(strstr(ptx, "barrier.cluster.wait.acquire") != NULL);
+    CHECK(strstr(ptx, ".reqnctapercluster 2, 1, 1") != NULL);
+    const char *cu = ts_kernel_text(k, TS_EMIT_CUDA);
+    CHECK(cu && strstr(cu, "__cluster_dims__(2, 1, 1)") != NULL);
+    CHECK(cu && strstr(cu, "ts::mbar_init(&pipe_bar[bi + 4], 8)") != NULL); /* 4 consumer warps x 2 blocks */
+  }
+  ts_kernel_destroy(k);
+  ts_program_destroy(pm);
   ts_program_destroy(p);
   ts_context_destroy(ctx);
 }
