@@ -11,12 +11,18 @@
  *  - warps stack along M first: warp w owns 16-row strips w % WM + WM*i, warp column
  *    w / WM owns N/WN contiguous columns (wgmma: warpgroups, 64-row atoms);
  *  - shared tiles are stored with ts::tile_offset (the swizzle of layout.h), 1024-byte
- *    aligned, K-major or MN-major as the transposes say. */
+ *    aligned, K-major or MN-major as the transposes say;
+ *  - operand types: half/bf16 (fp32 or, for half, fp16 accumulators), float read as tf32,
+ *    int8/uint8 (int32 accumulators), fp8 e4m3/e5m2 (fp32 or fp16); the 8- and 32-bit
+ *    types only K-major (A [M][K], B [N][K]): layout.c diagnoses the rest;
+ *  - an fp16 accumulator holds pairs of adjacent columns in one 32-bit register, which
+ *    is the compiler's register order (v fastest), so it is addressed as uint32 words. */
 #pragma once
 
 #include <tilescale/common.cuh>
 #include <tilescale/tma.cuh>
 #include <tilescale/wgmma_ops.cuh>
+#include <tilescale/wgmma_rx.cuh>
 
 namespace ts {
 
@@ -74,28 +80,73 @@ template <class T> TS_DEV void mma_16816(float *d0, float *d1, float *d2, float 
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+/* The other mma.sync shapes: one m16n8kKI instruction (KI = 32 bytes of operand) with the
+ * accumulator rows at row0 (row g) and row1 (row g + 8), two adjacent columns each. */
+#define TS_MMA_X4(SHAPE, C)                                                                             \
+  asm volatile("mma.sync.aligned." SHAPE " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n" \
+               : C(row0[0]), C(row0[1]), C(row1[0]), C(row1[1])                                          \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+template <class TA_, class TB_, class TC> TS_DEV void mma_x(TC *row0, TC *row1, const uint32_t *a, const uint32_t *b) {
+  if constexpr (is_same<TC, half>::value) {
+    static_assert(is_same<TA_, half>::value && is_same<TB_, half>::value, "fp16 accumulation needs fp16 operands");
+    uint32_t *d0 = reinterpret_cast<uint32_t *>(row0), *d1 = reinterpret_cast<uint32_t *>(row1);
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%0, %1};\n"
+                 : "+r"(*d0), "+r"(*d1)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else if constexpr (is_same<TA_, half>::value || is_same<TA_, __nv_bfloat16>::value) {
+    mma_16816<TA_>(row0, row0 + 1, row1, row1 + 1, a, b);
+  } else if constexpr (is_same<TA_, float>::value) {
+    TS_MMA_X4("m16n8k8.row.col.f32.tf32.tf32.f32", "+f");
+  } else if constexpr (is_same<TA_, int8_t>::value) {
+    TS_MMA_X4("m16n8k32.row.col.s32.s8.s8.s32", "+r");
+  } else if constexpr (is_same<TA_, uint8_t>::value) {
+    TS_MMA_X4("m16n8k32.row.col.s32.u8.u8.s32", "+r");
+  } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    if constexpr (is_same<TA_, __nv_fp8_e4m3>::value && is_same<TB_, __nv_fp8_e4m3>::value)
+      TS_MMA_X4("m16n8k32.row.col.f32.e4m3.e4m3.f32", "+f");
+    else if constexpr (is_same<TA_, __nv_fp8_e4m3>::value)
+      TS_MMA_X4("m16n8k32.row.col.f32.e4m3.e5m2.f32", "+f");
+    else if constexpr (is_same<TB_, __nv_fp8_e4m3>::value)
+      TS_MMA_X4("m16n8k32.row.col.f32.e5m2.e4m3.f32", "+f");
+    else
+      TS_MMA_X4("m16n8k32.row.col.f32.e5m2.e5m2.f32", "+f");
+#else
+    (void)row0; (void)row1; (void)a; (void)b;
+    __trap(); /* the compiler plans fp8 mma.sync for sm_89+ only */
+#endif
+  }
+}
+#undef TS_MMA_X4
+
 /* C[M x N] (+)= A * B for one block with WM x WN warps, operands in shared memory.
- * A is [M][K] (TA: [K][M]), B is [K][N] (TB: [N][K]); swizzles SWA/SWB bytes. */
-template <int M, int N, int K, int WM, int WN, bool TA, bool TB, int SWA, int SWB, bool CLEAR, class T>
-TS_DEV void gemm_ss_mma(const T *A, const T *B, float *acc, int tid) {
+ * A is [M][K] (TA: [K][M]), B is [K][N] (TB: [N][K]); swizzles SWA/SWB bytes.  KI, the
+ * K of one instruction, is 32 bytes of the operand type; ldmatrix moves 16-byte rows
+ * whatever the type, which for K-major operands is exactly the fragment every
+ * m16n8kKI shape wants (the transposed loads only exist for 16-bit types). */
+template <int M, int N, int K, int WM, int WN, bool TA, bool TB, int SWA, int SWB, bool CLEAR, class T, class TB2 = T,
+          class TC = float>
+TS_DEV void gemm_ss_mma(const T *A, const TB2 *B, TC *acc, int tid) {
+  constexpr int EB = sizeof(T), KI = 32 / EB;
   constexpr int MI = M / (16 * WM), NJ = N / (8 * WN);
   constexpr int AR = TA ? K : M, AC = TA ? M : K, BR = TB ? N : K, BC = TB ? K : N;
-  static_assert(M % (16 * WM) == 0 && N % (8 * WN) == 0 && K % 16 == 0, "tile does not fit mma.sync m16n8k16");
+  static_assert(M % (16 * WM) == 0 && N % (8 * WN) == 0 && K % KI == 0, "tile does not fit mma.sync m16n8k16");
+  static_assert(EB == 2 || (!TA && TB), "8- and 32-bit operands must be K-major");
   const int lane = tid & 31, warp = (tid >> 5) % (WM * WN), wm = warp % WM, wn = warp / WM;
   const uint32_t a_base = smem_u32(A), b_base = smem_u32(B);
   if constexpr (CLEAR) {
 #pragma unroll
-    for (int i = 0; i < 4 * MI * NJ; ++i) acc[i] = 0.f;
+    for (int i = 0; i < 4 * MI * NJ; ++i) acc[i] = TC(0);
   }
 #pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk) {
+  for (int kk = 0; kk < K / KI; ++kk) {
     uint32_t af[MI][4], bf[NJ + 1][2];
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
       const int m0 = 16 * (wm + WM * mi);
       if constexpr (!TA) {
-        const int r = m0 + (lane & 15), c = kk * 16 + (lane >> 4) * 8;
-        ldsm_x4(af[mi], a_base + 2 * tile_offset<AR, AC, SWA, 2>(r, c));
+        const int r = m0 + (lane & 15), c = kk * KI + (lane >> 4) * (KI / 2);
+        ldsm_x4(af[mi], a_base + EB * tile_offset<AR, AC, SWA, EB>(r, c));
       } else {
         const int j = lane >> 3, r = kk * 16 + (lane & 7) + 8 * (j >> 1), c = m0 + 8 * (j & 1);
         ldsm_x4_trans(af[mi], a_base + 2 * tile_offset<AR, AC, SWA, 2>(r, c));
@@ -110,8 +161,8 @@ TS_DEV void gemm_ss_mma(const T *A, const T *B, float *acc, int tid) {
         if (nj + 1 < NJ) ldsm_x4_trans(&bf[nj][0], addr);
         else ldsm_x2_trans(&bf[nj][0], addr);
       } else {
-        const int r = n0 + (lane & 7) + 8 * (j >> 1), c = kk * 16 + 8 * (j & 1);
-        const uint32_t addr = b_base + 2 * tile_offset<BR, BC, SWB, 2>(r, c);
+        const int r = n0 + (lane & 7) + 8 * (j >> 1), c = kk * KI + (KI / 2) * (j & 1);
+        const uint32_t addr = b_base + EB * tile_offset<BR, BC, SWB, EB>(r, c);
         if (nj + 1 < NJ) ldsm_x4(&bf[nj][0], addr);
         else ldsm_x2(&bf[nj][0], addr);
       }
@@ -120,9 +171,57 @@ TS_DEV void gemm_ss_mma(const T *A, const T *B, float *acc, int tid) {
     for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
       for (int nj = 0; nj < NJ; ++nj) {
-        float *row0 = acc + (2 * mi) * (2 * NJ) + 2 * nj, *row1 = row0 + 2 * NJ;
-        mma_16816<T>(row0, row0 + 1, row1, row1 + 1, af[mi], bf[nj]);
+        TC *row0 = acc + (2 * mi) * (2 * NJ) + 2 * nj, *row1 = row0 + 2 * NJ;
+        mma_x<T, TB2, TC>(row0, row1, af[mi], bf[nj]);
       }
+  }
+}
+
+/* mma.sync with A in registers (16-bit types): A is the fragment [M x K] laid out like a
+ * GEMM accumulator of the same warps with K as its columns (fragment_gemm_acc(M, K, WM,
+ * 1)); for strip mi and K step kk its 4 registers are the (row h, 8-column block b)
+ * pairs (0, 2kk), (1, 2kk), (0, 2kk+1), (1, 2kk+1) — exactly the m16n8k16 A operand.
+ * All warps are along M (each owns its rows of A). */
+template <int M, int N, int K, int WM, bool TB, int SWB, bool CLEAR, class T, class TC = float>
+TS_DEV void gemm_rs_mma(const T *A, const T *B, TC *acc, int tid) {
+  constexpr int MI = M / (16 * WM), NJ = N / 8, L1 = K / 4;
+  constexpr int BR = TB ? N : K, BC = TB ? K : N;
+  static_assert(sizeof(T) == 2 && M % (16 * WM) == 0 && N % 8 == 0 && K % 16 == 0, "tile does not fit mma.sync m16n8k16");
+  const int lane = tid & 31;
+  const uint32_t *aw = reinterpret_cast<const uint32_t *>(A);
+  const uint32_t b_base = smem_u32(B);
+  if constexpr (CLEAR) {
+#pragma unroll
+    for (int i = 0; i < 4 * MI * NJ; ++i) acc[i] = TC(0);
+  }
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    uint32_t bf[NJ + 1][2];
+#pragma unroll
+    for (int nj = 0; nj < NJ; nj += 2) {
+      const int n0 = 8 * nj, j = lane >> 3;
+      if constexpr (!TB) {
+        const int r = kk * 16 + (lane & 7) + 8 * (j & 1), c = n0 + 8 * (j >> 1);
+        const uint32_t addr = b_base + 2 * tile_offset<BR, BC, SWB, 2>(r, c);
+        if (nj + 1 < NJ) ldsm_x4_trans(&bf[nj][0], addr);
+        else ldsm_x2_trans(&bf[nj][0], addr);
+      } else {
+        const int r = n0 + (lane & 7) + 8 * (j >> 1), c = kk * 16 + 8 * (j & 1);
+        const uint32_t addr = b_base + 2 * tile_offset<BR, BC, SWB, 2>(r, c);
+        if (nj + 1 < NJ) ldsm_x4(&bf[nj][0], addr);
+        else ldsm_x2(&bf[nj][0], addr);
+      }
+    }
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      const uint32_t af[4] = {aw[((2 * mi) * L1 + 4 * kk) / 2], aw[((2 * mi + 1) * L1 + 4 * kk) / 2],
+                              aw[((2 * mi) * L1 + 4 * kk + 2) / 2], aw[((2 * mi + 1) * L1 + 4 * kk + 2) / 2]};
+#pragma unroll
+      for (int nj = 0; nj < NJ; ++nj) {
+        TC *row0 = acc + (2 * mi) * (2 * NJ) + 2 * nj, *row1 = row0 + 2 * NJ;
+        mma_x<T, T, TC>(row0, row1, af, bf[nj]);
+      }
+    }
   }
 }
 
@@ -143,12 +242,12 @@ TS_DEV uint64_t gmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo, int sw) {
  * tile.  K-major ([MN][K] storage): atoms of W bytes along K, 8-row groups SBO = 8W apart,
  * LBO unused.  MN-major ([K][MN] storage): atoms of W bytes along MN, LBO = K*W apart
  * (one atom column holds all K rows), 8-row K groups SBO = 8W apart. */
-template <int MN, int KD, int W, bool MN_MAJOR> TS_DEV uint64_t operand_desc(uint32_t base, int mn0, int k0) {
-  constexpr int A = W / 2;
+template <int MN, int KD, int W, bool MN_MAJOR, int EB = 2> TS_DEV uint64_t operand_desc(uint32_t base, int mn0, int k0) {
+  constexpr int A = W / EB;
   if constexpr (!MN_MAJOR)
-    return gmma_desc(base + (k0 / A) * (MN * W) + mn0 * W + (k0 % A) * 2, 16, 8 * W, W);
+    return gmma_desc(base + (k0 / A) * (MN * W) + mn0 * W + (k0 % A) * EB, 16, 8 * W, W);
   else
-    return gmma_desc(base + (mn0 / A) * (KD * W) + k0 * W + (mn0 % A) * 2, KD * W, 8 * W, W);
+    return gmma_desc(base + (mn0 / A) * (KD * W) + k0 * W + (mn0 % A) * EB, KD * W, 8 * W, W);
 }
 
 TS_DEV void wgmma_fence() {
@@ -166,10 +265,17 @@ template <int N> TS_DEV void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 #endif
 }
-/* Keeps the compiler from moving accumulator reads/writes across the asynchronous MMA. */
-template <int N> TS_DEV void fence_regs(float *r) {
+/* Keeps the compiler from moving accumulator reads/writes across the asynchronous MMA
+ * (fp32 registers as such, other accumulator types as 32-bit words). */
+template <int N, class TC = float> TS_DEV void fence_regs(TC *r) {
+  if constexpr (is_same<TC, float>::value) {
 #pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+  } else {
+    uint32_t *w = reinterpret_cast<uint32_t *>(r);
+#pragma unroll
+    for (int i = 0; i < N * (int)sizeof(TC) / 4; ++i) asm volatile("" : "+r"(w[i])::"memory");
+  }
 }
 
 /* One m64nNIk16 wgmma into the NI/2 accumulators at p (compiler order: row half h major,
@@ -198,43 +304,166 @@ template <int NI, class T, int TA, int TB> TS_DEV void wgmma_ss(float *p, uint64
 #endif
 }
 
+/* One wgmma of any other type combination (wgmma_rx.cuh): SS when ra is null (A through
+ * the descriptor da), RS otherwise (A in the 4 registers ra). */
+#define TS_WGX_1(FAM, n, KT, TAIL, CONS, D, AOP)                                                   \
+  if constexpr (NI == n) {                                                                         \
+    FAM##n("wgmma.mma_async.sync.aligned.m64n" #n KT, TAIL, CONS, D, AOP, db, scale_d);            \
+  }
+#define TS_WGX_ALLN(FAM, KT, TAIL, CONS, D, AOP)                                                   \
+  TS_WGX_1(FAM, 8, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 16, KT, TAIL, CONS, D, AOP)              \
+  TS_WGX_1(FAM, 24, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 32, KT, TAIL, CONS, D, AOP)             \
+  TS_WGX_1(FAM, 40, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 48, KT, TAIL, CONS, D, AOP)             \
+  TS_WGX_1(FAM, 56, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 64, KT, TAIL, CONS, D, AOP)             \
+  TS_WGX_1(FAM, 72, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 80, KT, TAIL, CONS, D, AOP)             \
+  TS_WGX_1(FAM, 88, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 96, KT, TAIL, CONS, D, AOP)             \
+  TS_WGX_1(FAM, 104, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 112, KT, TAIL, CONS, D, AOP)           \
+  TS_WGX_1(FAM, 120, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 128, KT, TAIL, CONS, D, AOP)           \
+  TS_WGX_1(FAM, 136, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 144, KT, TAIL, CONS, D, AOP)           \
+  TS_WGX_1(FAM, 152, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 160, KT, TAIL, CONS, D, AOP)           \
+  TS_WGX_1(FAM, 168, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 176, KT, TAIL, CONS, D, AOP)           \
+  TS_WGX_1(FAM, 184, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 192, KT, TAIL, CONS, D, AOP)           \
+  TS_WGX_1(FAM, 200, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 208, KT, TAIL, CONS, D, AOP)           \
+  TS_WGX_1(FAM, 216, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 224, KT, TAIL, CONS, D, AOP)           \
+  TS_WGX_1(FAM, 232, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 240, KT, TAIL, CONS, D, AOP)           \
+  TS_WGX_1(FAM, 248, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 256, KT, TAIL, CONS, D, AOP)
+/* fp16/bf16 take transpose immediates (RS: only B's); the transposes select a literal tail. */
+#define TS_WGX_16(FAMS, FAMR, KT, CONS, D)                                                        \
+  if constexpr (RS) {                                                                              \
+    if constexpr (TRB) { TS_WGX_ALLN(FAMR, KT, "p, 1, 1, 1", CONS, D, ra) }                       \
+    else { TS_WGX_ALLN(FAMR, KT, "p, 1, 1, 0", CONS, D, ra) }                                    \
+  } else if constexpr (TRA && TRB) { TS_WGX_ALLN(FAMS, KT, "p, 1, 1, 1, 1", CONS, D, da) }        \
+  else if constexpr (TRA) { TS_WGX_ALLN(FAMS, KT, "p, 1, 1, 1, 0", CONS, D, da) }                 \
+  else if constexpr (TRB) { TS_WGX_ALLN(FAMS, KT, "p, 1, 1, 0, 1", CONS, D, da) }                 \
+  else { TS_WGX_ALLN(FAMS, KT, "p, 1, 1, 0, 0", CONS, D, da) }
+#define TS_WGX_FP8(TAILKT, FAM, CONS, D)                                                          \
+  if constexpr (is_same<TA_, __nv_fp8_e4m3>::value && is_same<TB_, __nv_fp8_e4m3>::value) {        \
+    TS_WGX_ALLN(FAM, "k32." TAILKT ".e4m3.e4m3", "p, 1, 1", CONS, D, da)                           \
+  } else if constexpr (is_same<TA_, __nv_fp8_e4m3>::value) {                                       \
+    TS_WGX_ALLN(FAM, "k32." TAILKT ".e4m3.e5m2", "p, 1, 1", CONS, D, da)                           \
+  } else if constexpr (is_same<TB_, __nv_fp8_e4m3>::value) {                                       \
+    TS_WGX_ALLN(FAM, "k32." TAILKT ".e5m2.e4m3", "p, 1, 1", CONS, D, da)                           \
+  } else {                                                                                         \
+    TS_WGX_ALLN(FAM, "k32." TAILKT ".e5m2.e5m2", "p, 1, 1", CONS, D, da)                           \
+  }
+
+template <int NI, class TA_, class TB_, class TC, int TRA, int TRB, bool RS>
+TS_DEV void wgmma_x(TC *p, const uint32_t *ra, uint64_t da, uint64_t db, int scale_d) {
+#ifdef TS_HAS_WGMMA
+#define TS_WGX_DF(i) p[(((i) >> 1) & 1) * (NI / 4) + ((i) >> 2) * 2 + ((i) & 1)]
+#define TS_WGX_DH(j) reinterpret_cast<uint32_t *>(p)[((j) & 1) * (NI / 8) + ((j) >> 1)]
+  (void)ra;
+  (void)da;
+  if constexpr (is_same<TC, half>::value && is_same<TA_, half>::value) {
+    TS_WGX_16(TS_WGX_SS_H, TS_WGX_RS_H, "k16.f16.f16.f16", "+r", TS_WGX_DH)
+  } else if constexpr (is_same<TA_, half>::value) {
+    TS_WGX_16(TS_WGX_SS_F, TS_WGX_RS_F, "k16.f32.f16.f16", "+f", TS_WGX_DF)
+  } else if constexpr (is_same<TA_, __nv_bfloat16>::value) {
+    TS_WGX_16(TS_WGX_SS_F, TS_WGX_RS_F, "k16.f32.bf16.bf16", "+f", TS_WGX_DF)
+  } else if constexpr (is_same<TA_, float>::value) {
+    TS_WGX_ALLN(TS_WGX_SS_F, "k8.f32.tf32.tf32", "p, 1, 1", "+f", TS_WGX_DF, da)
+  } else if constexpr (is_same<TA_, int8_t>::value) {
+    TS_WGX_ALLN(TS_WGX_SS_F, "k32.s32.s8.s8", "p", "+r", TS_WGX_DF, da)
+  } else if constexpr (is_same<TA_, uint8_t>::value) {
+    TS_WGX_ALLN(TS_WGX_SS_F, "k32.s32.u8.u8", "p", "+r", TS_WGX_DF, da)
+  } else if constexpr (is_same<TC, half>::value) {
+    TS_WGX_FP8("f16", TS_WGX_SS_H, "+r", TS_WGX_DH)
+  } else {
+    TS_WGX_FP8("f32", TS_WGX_SS_F, "+f", TS_WGX_DF)
+  }
+#undef TS_WGX_DF
+#undef TS_WGX_DH
+#else
+  (void)p; (void)ra; (void)da; (void)db; (void)scale_d;
+  __trap(); /* the compiler only plans wgmma for sm_90a */
+#endif
+}
+#undef TS_WGX_FP8
+#undef TS_WGX_16
+#undef TS_WGX_ALLN
+#undef TS_WGX_1
+
 /* Issues C (+)= A * B for the block's warpgroups without waiting (T.wgmma_gemm); the
  * caller waits with wgmma_wait<N>() + fence.  WGM x WGN warpgroups; warpgroup (gm, gn)
  * owns 64-row atoms gm + WGM*a and columns [gn*N/WGN, (gn+1)*N/WGN). */
-template <int M, int N, int K, int WGM, int WGN, bool TA, bool TB, int SWA, int SWB, bool CLEAR, class T>
-TS_DEV void gemm_ss_wgmma_issue(const T *A, const T *B, float *acc, int tid) {
-  constexpr int NI = N / WGN, MA = M / (64 * WGM);
-  static_assert(M % (64 * WGM) == 0 && N % WGN == 0 && NI % 8 == 0 && NI <= 256 && K % 16 == 0,
-                "tile does not fit wgmma m64nNk16");
+template <int M, int N, int K, int WGM, int WGN, bool TA, bool TB, int SWA, int SWB, bool CLEAR, class T, class TB2 = T,
+          class TC = float>
+TS_DEV void gemm_ss_wgmma_issue(const T *A, const TB2 *B, TC *acc, int tid) {
+  constexpr int EB = sizeof(T), KI = 32 / EB, NI = N / WGN, MA = M / (64 * WGM);
+  constexpr bool F16F32 = (is_same<T, half>::value || is_same<T, __nv_bfloat16>::value) && is_same<TC, float>::value;
+  static_assert(M % (64 * WGM) == 0 && N % WGN == 0 && NI % 8 == 0 && NI <= 256 && K % KI == 0,
+                "tile does not fit wgmma m64nNkK");
+  static_assert(EB == 2 || (!TA && TB), "8- and 32-bit wgmma operands must be K-major");
   const int wg = (tid >> 7) % (WGM * WGN), gm = wg % WGM, gn = wg / WGM;
   const uint32_t a_base = smem_u32(A), b_base = smem_u32(B);
-  fence_regs<MA * NI / 2>(acc);
+  fence_regs<MA * NI / 2, TC>(acc);
   wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk)
+  for (int kk = 0; kk < K / KI; ++kk)
 #pragma unroll
     for (int a = 0; a < MA; ++a) {
-      const uint64_t da = operand_desc<M, K, SWA, TA>(a_base, 64 * (gm + WGM * a), 16 * kk);
-      const uint64_t db = operand_desc<N, K, SWB, !TB>(b_base, gn * NI, 16 * kk);
-      wgmma_ss<NI, T, TA ? 1 : 0, TB ? 0 : 1>(acc + a * (NI / 2), da, db, (CLEAR && kk == 0) ? 0 : 1);
+      const uint64_t da = operand_desc<M, K, SWA, TA, EB>(a_base, 64 * (gm + WGM * a), KI * kk);
+      const uint64_t db = operand_desc<N, K, SWB, !TB, EB>(b_base, gn * NI, KI * kk);
+      if constexpr (F16F32)
+        wgmma_ss<NI, T, TA ? 1 : 0, TB ? 0 : 1>(acc + a * (NI / 2), da, db, (CLEAR && kk == 0) ? 0 : 1);
+      else
+        wgmma_x<NI, T, TB2, TC, TA ? 1 : 0, TB ? 0 : 1, false>(acc + a * (NI / 2), nullptr, da, db,
+                                                               (CLEAR && kk == 0) ? 0 : 1);
     }
   wgmma_commit();
 }
 
 /* T.gemm on sm_90a: synchronous (the accumulators are valid when it returns). */
-template <int M, int N, int K, int WGM, int WGN, bool TA, bool TB, int SWA, int SWB, bool CLEAR, class T>
-TS_DEV void gemm_ss_wgmma(const T *A, const T *B, float *acc, int tid) {
+template <int M, int N, int K, int WGM, int WGN, bool TA, bool TB, int SWA, int SWB, bool CLEAR, class T, class TB2 = T,
+          class TC = float>
+TS_DEV void gemm_ss_wgmma(const T *A, const TB2 *B, TC *acc, int tid) {
   constexpr int NI = N / WGN, MA = M / (64 * WGM);
   gemm_ss_wgmma_issue<M, N, K, WGM, WGN, TA, TB, SWA, SWB, CLEAR, T>(A, B, acc, tid);
   wgmma_wait<0>();
-  fence_regs<MA * NI / 2>(acc);
+  fence_regs<MA * NI / 2, TC>(acc);
+}
+
+/* wgmma RS (A in registers, 16-bit types): A is the fragment [M x K] that the compiler
+ * lays out like a GEMM accumulator with the same warpgroups along M and one along N
+ * (fragment_gemm_acc(M, K, 4*WGM, 1)), whose thread/register placement is exactly the
+ * wgmma A operand: for K step kk and atom a, the 4 registers are the (row h, 8-column
+ * block b) pairs (0, 2kk), (1, 2kk), (0, 2kk+1), (1, 2kk+1).  B is in shared memory;
+ * the block's warpgroups must all be along M (WGN = 1: each owns its rows of A). */
+template <int M, int N, int K, int WGM, bool TB, int SWB, bool CLEAR, class T, class TC = float>
+TS_DEV void gemm_rs_wgmma_issue(const T *A, const T *B, TC *acc, int tid) {
+  constexpr int NI = N, MA = M / (64 * WGM), L1 = K / 4;
+  static_assert(sizeof(T) == 2, "wgmma RS: 16-bit A only");
+  static_assert(M % (64 * WGM) == 0 && NI % 8 == 0 && NI <= 256 && K % 16 == 0, "tile does not fit wgmma m64nNk16");
+  const uint32_t *aw = reinterpret_cast<const uint32_t *>(A);
+  const uint32_t b_base = smem_u32(B);
+  (void)tid;
+  fence_regs<MA * NI / 2, TC>(acc);
+  fence_regs<MA * K / 4 * 2, T>(const_cast<T *>(A));
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk)
+#pragma unroll
+    for (int a = 0; a < MA; ++a) {
+      const uint32_t ra[4] = {aw[((2 * a) * L1 + 4 * kk) / 2], aw[((2 * a + 1) * L1 + 4 * kk) / 2],
+                              aw[((2 * a) * L1 + 4 * kk + 2) / 2], aw[((2 * a + 1) * L1 + 4 * kk + 2) / 2]};
+      const uint64_t db = operand_desc<N, K, SWB, !TB>(b_base, 0, 16 * kk);
+      wgmma_x<NI, T, T, TC, 0, TB ? 0 : 1, true>(acc + a * (NI / 2), ra, 0, db, (CLEAR && kk == 0) ? 0 : 1);
+    }
+  wgmma_commit();
+}
+
+template <int M, int N, int K, int WGM, bool TB, int SWB, bool CLEAR, class T, class TC = float>
+TS_DEV void gemm_rs_wgmma(const T *A, const T *B, TC *acc, int tid) {
+  gemm_rs_wgmma_issue<M, N, K, WGM, TB, SWB, CLEAR, T>(A, B, acc, tid);
+  wgmma_wait<0>();
+  fence_regs<M / (64 * WGM) * N / 2, TC>(acc);
 }
 
 /* The wait half of gemm_ss_wgmma_issue: at most PENDING wgmma groups still running
  * (0: the accumulators are valid). */
-template <int NREGS, int PENDING> TS_DEV void gemm_wgmma_wait(float *acc) {
+template <int NREGS, int PENDING, class TC = float> TS_DEV void gemm_wgmma_wait(TC *acc) {
   wgmma_wait<PENDING>();
-  fence_regs<NREGS>(acc);
+  fence_regs<NREGS, TC>(acc);
 }
 
 } // namespace ts

@@ -112,22 +112,73 @@ static bool mma_grid(int64_t M, int64_t N, int64_t nw, int policy, int64_t *wm, 
   return true;
 }
 
-bool gemm_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out) {
+static bool is_fp8(ts_dtype t) { return t == TS_DTYPE_FLOAT8_E4M3 || t == TS_DTYPE_FLOAT8_E5M2; }
+
+/* The operand/accumulator types the tensor cores take (PTX mma.sync and wgmma):
+ *   float16 x float16 -> float32 | float16     bfloat16 x bfloat16 -> float32
+ *   float32 x float32 -> float32 (as tf32)      int8 x int8 | uint8 x uint8 -> int32
+ *   fp8 (e4m3/e5m2, mixed) -> float32 (| float16 with wgmma); mma.sync needs sm_89+.
+ * The 8- and 32-bit types exist only K-major (A [M][K], B [N][K]): ldmatrix and wgmma
+ * transpose 16-bit elements only.  False with a diagnostic at the T.gemm line. */
+/* A diagnostic at the T.gemm line, unless the caller only asks whether a plan exists. */
+#define PLAN_ERROR(c, ...)                                                                         \
+  do {                                                                                              \
+    if (report) ts_error(c, __VA_ARGS__);                                                           \
+  } while (0)
+
+static bool gemm_types_ok(TsCompiler *c, const IrStmt *s, ts_dtype at, ts_dtype bt, ts_dtype ct, bool report) {
+  bool ok;
+  const char *why = "";
+  if (dtype_16bit_float(at))
+    ok = at == bt && (ct == TS_DTYPE_FLOAT32 || (at == TS_DTYPE_FLOAT16 && ct == TS_DTYPE_FLOAT16));
+  else if (at == TS_DTYPE_FLOAT32)
+    ok = bt == at && ct == TS_DTYPE_FLOAT32;
+  else if (at == TS_DTYPE_INT8 || at == TS_DTYPE_UINT8)
+    ok = bt == at && ct == TS_DTYPE_INT32;
+  else if (is_fp8(at)) {
+    bool hopper = c->target.sm == 90 && c->target.arch_a;
+    ok = is_fp8(bt) && (ct == TS_DTYPE_FLOAT32 || (hopper && ct == TS_DTYPE_FLOAT16));
+    if (ok && c->target.sm < 89) {
+      PLAN_ERROR(c, s->loc, "T.gemm: float8 tensor-core instructions need sm_89 or newer (target is sm_%d)", c->target.sm);
+      return false;
+    }
+    if (!ok && is_fp8(bt) && ct == TS_DTYPE_FLOAT16) why = " (a float16 accumulator for float8 needs wgmma, sm_90a)";
+  } else
+    ok = false;
+  if (!ok) {
+    PLAN_ERROR(c, s->loc,
+             "T.gemm: unsupported types %s x %s -> %s%s; supported: float16 x float16 -> float32/float16, "
+             "bfloat16 -> float32, float32 (tf32) -> float32, int8/uint8 -> int32, float8 -> float32 (float16 on sm_90a)",
+             dtype_name(at), dtype_name(bt), dtype_name(ct), why);
+    return false;
+  }
+  if (dtype_bytes(at) != 2 && (s->u.gemm.trans_a || !s->u.gemm.trans_b)) {
+    PLAN_ERROR(c, s->loc,
+             "T.gemm: %s operands must be K-major: use transpose_A=False with A as [M, K] and transpose_B=True with "
+             "B as [N, K] (got transpose_A=%s, transpose_B=%s)",
+             at == TS_DTYPE_FLOAT32 ? "float32 (tf32)" : dtype_name(at), s->u.gemm.trans_a ? "True" : "False",
+             s->u.gemm.trans_b ? "True" : "False");
+    return false;
+  }
+  return true;
+}
+
+bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out, bool report) {
   memset(out, 0, sizeof *out);
   const IrRegion *A = &s->u.gemm.a, *B = &s->u.gemm.b, *C = &s->u.gemm.c;
   bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
   int64_t ar, ac, br, bc, M, N;
   if (C->buf->scope != IR_SCOPE_FRAGMENT || !tile2(C, &M, &N)) {
-    ts_error(c, s->loc, "T.gemm: C must be a 2-D fragment (T.alloc_fragment) with constant extents");
+    PLAN_ERROR(c, s->loc, "T.gemm: C must be a 2-D fragment (T.alloc_fragment) with constant extents");
     return false;
   }
   if (!tile2(A, &ar, &ac) || !tile2(B, &br, &bc)) {
-    ts_error(c, s->loc, "T.gemm: A and B must be 2-D tiles with constant extents");
+    PLAN_ERROR(c, s->loc, "T.gemm: A and B must be 2-D tiles with constant extents");
     return false;
   }
   int64_t am = ta ? ac : ar, ak = ta ? ar : ac, bk = tb ? bc : br, bn = tb ? br : bc;
   if (am != M || bn != N || ak != bk) {
-    ts_error(c, s->loc, "T.gemm: shapes do not match: A is %lldx%lld, B is %lldx%lld, C is %lldx%lld%s", (long long)ar,
+    PLAN_ERROR(c, s->loc, "T.gemm: shapes do not match: A is %lldx%lld, B is %lldx%lld, C is %lldx%lld%s", (long long)ar,
              (long long)ac, (long long)br, (long long)bc, (long long)M, (long long)N,
              ta || tb ? " (after transposes)" : "");
     return false;
@@ -138,36 +189,34 @@ bool gemm_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out) 
   out->a_in_regs = A->buf->scope == IR_SCOPE_FRAGMENT;
   ts_dtype at = A->buf->dtype, bt = B->buf->dtype, ct = C->buf->dtype;
   if (!is_shared(B->buf) || (!is_shared(A->buf) && !out->a_in_regs)) {
-    ts_error(c, s->loc, "T.gemm: B must be in shared memory and A in shared memory or a fragment");
+    PLAN_ERROR(c, s->loc, "T.gemm: B must be in shared memory and A in shared memory or a fragment");
     return false;
   }
-  if (at != bt || !dtype_16bit_float(at) || ct != TS_DTYPE_FLOAT32) {
-    ts_error(c, s->loc, "T.gemm: only float16/bfloat16 operands with a float32 accumulator are supported yet (got %s x %s -> %s)",
-             dtype_name(at), dtype_name(bt), dtype_name(ct));
-    return false;
-  }
-  if (out->a_in_regs) {
-    ts_error(c, s->loc, "T.gemm: A in registers (a fragment) is not supported yet");
+  if (!gemm_types_ok(c, s, at, bt, ct, report)) return false;
+  bool hopper = c->target.sm == 90 && c->target.arch_a;
+  if (out->a_in_regs && (!dtype_16bit_float(at) || ta)) {
+    PLAN_ERROR(c, s->loc, "T.gemm: A in registers (a fragment) needs float16/bfloat16 A with transpose_A=False; "
+                          "copy A to shared memory instead");
     return false;
   }
   int eb = dtype_bytes(at);
   out->k_inst = 32 / eb;
   if (ak % out->k_inst) {
-    ts_error(c, s->loc, "T.gemm: K (%lld) must be a multiple of %lld for %s", (long long)ak, (long long)out->k_inst,
+    PLAN_ERROR(c, s->loc, "T.gemm: K (%lld) must be a multiple of %lld for %s", (long long)ak, (long long)out->k_inst,
              dtype_name(at));
     return false;
   }
-  out->a_layout = layout_swizzled(c, ar, ac, eb);
+  out->a_layout = out->a_in_regs ? NULL : layout_swizzled(c, ar, ac, eb);
   out->b_layout = layout_swizzled(c, br, bc, eb);
   int policy = s->u.gemm.policy;
 
   /* wgmma: sm_90a only (sm_100 replaced it with tcgen05); warpgroups of 128 threads, 64-row
    * atoms; the instruction reads swizzled shared memory through descriptors. */
-  bool hopper = c->target.sm == 90 && c->target.arch_a;
-  if (hopper && nthreads % 128 == 0 && out->a_layout && out->b_layout) {
+  if (hopper && nthreads % 128 == 0 && (out->a_layout || out->a_in_regs) && out->b_layout) {
     int64_t nwg = nthreads / 128;
     int64_t b_atom = tb ? 0 : layout_atom_cols(out->b_layout); /* MN-major B: atoms along N */
     int64_t a_atom = ta ? layout_atom_cols(out->a_layout) : 0;
+    bool int8 = at == TS_DTYPE_INT8 || at == TS_DTYPE_UINT8;
     for (int64_t i = 1; i <= nwg; i++) {
       /* FullCol tries many warpgroups along N first; otherwise along M first (one wide
        * instruction per warpgroup reads B once for 64 rows). */
@@ -175,21 +224,53 @@ bool gemm_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out) 
       if (nwg % wgm) continue;
       int64_t wgn = nwg / wgm, ni = N / wgn;
       if (M % (64 * wgm) || N % (8 * wgn) || ni > 256 || (b_atom && ni % b_atom) || (a_atom && 64 % a_atom)) continue;
+      if (int8 && ni % 16 && ni != 8 && ni != 24) continue; /* the s32 shapes: N = 8, 16, 24, 32, 48, 64, ... */
+      if (out->a_in_regs && wgn != 1) continue;             /* each warpgroup owns its rows of A */
       out->wm = 4 * wgm;
       out->wn = wgn;
       break;
     }
     if (out->wm) out->path = GEMM_WGMMA;
   }
+  if (!out->wm && out->a_in_regs) {
+    /* mma.sync from registers: every warp along M (each owns its rows of A). */
+    int64_t nw = nthreads / 32;
+    if (nthreads % 32 || M % (16 * nw) || N % 8) {
+      PLAN_ERROR(c, s->loc, "T.gemm: A in registers: a %lldx%lld tile cannot put all %lld warps along M (M must be a "
+                            "multiple of 16 per warp; 64 per warpgroup for wgmma)",
+                 (long long)M, (long long)N, (long long)nw);
+      return false;
+    }
+    out->path = GEMM_MMA_SYNC;
+    out->wm = nw;
+    out->wn = 1;
+  }
+  if (!out->wm && is_fp8(at) && ct == TS_DTYPE_FLOAT16) {
+    PLAN_ERROR(c, s->loc, "T.gemm: a float16 accumulator for float8 needs wgmma, and this %lldx%lld tile over %lld "
+                          "threads does not fit it; use a float32 accumulator",
+               (long long)M, (long long)N, (long long)nthreads);
+    return false;
+  }
   if (!out->wm) {
     out->path = GEMM_MMA_SYNC;
     if (nthreads % 32 || !mma_grid(M, N, nthreads / 32, policy, &out->wm, &out->wn)) {
-      ts_error(c, s->loc, "T.gemm: a %lldx%lld tile cannot be split over %lld threads (warp tiles must be multiples of 16x8)",
+      PLAN_ERROR(c, s->loc, "T.gemm: a %lldx%lld tile cannot be split over %lld threads (warp tiles must be multiples of 16x8)",
                (long long)M, (long long)N, (long long)nthreads);
       return false;
     }
   }
   out->c_frag = fragment_gemm_acc(c, M, N, out->wm, out->wn, nthreads);
   TS_ASSERT(out->c_frag);
+  if (out->a_in_regs) {
+    /* The wgmma A registers are placed like an accumulator of the same warpgroups with K
+     * as its columns (gemm.cuh gemm_rs_wgmma), so a T.copy from a previous GEMM's C
+     * with the same M split is a per-thread conversion. */
+    out->a_frag = fragment_gemm_acc(c, M, ak, out->wm, 1, nthreads);
+    TS_ASSERT(out->a_frag);
+  }
   return true;
+}
+
+bool gemm_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out) {
+  return gemm_plan_ex(c, s, nthreads, out, true);
 }

@@ -41,7 +41,8 @@ typedef struct GemmPlan {
   int64_t m, n, k;       /* tile extents of C (m x n) and the reduction k */
   int64_t wm, wn;        /* warps stacked along M (wgmma: 4 per warpgroup) and warp columns */
   int64_t k_inst;        /* K of one instruction (16 for 16-bit, 8 for tf32, 32 for 8-bit) */
-  bool a_in_regs;        /* A is a fragment (wgmma RS / mma from registers) */
+  bool a_in_regs;        /* A is a fragment (wgmma RS) */
+  Fragment *a_frag;      /* a_in_regs: the A fragment layout (the wgmma A operand registers) */
   Layout *a_layout, *b_layout; /* wanted shared layouts (NULL = row-major) */
   Fragment *c_frag;      /* accumulator layout */
 } GemmPlan;
@@ -49,5 +50,8 @@ typedef struct GemmPlan {
 /* Decides the plan of a GEMM statement for `nthreads` threads on the compiler's target.
  * False with a diagnostic at the statement when the shapes or dtypes are unsupported. */
 bool gemm_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out);
+/* The same; report = false only asks (no diagnostic), for passes that try a plan and
+ * leave the statement to the ones that report. */
+bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out, bool report);
 
 #endif

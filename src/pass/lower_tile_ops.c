@@ -619,6 +619,20 @@ static bool whole_tile(const IrRegion *r) {
   return true;
 }
 
+/* The CUDA type of a GEMM operand (device/tilescale/gemm.cuh template argument T; the
+ * B and accumulator types are deduced from the pointers). */
+static const char *cg_gemm_type(ts_dtype t) {
+  switch (t) {
+  case TS_DTYPE_BFLOAT16: return "__nv_bfloat16";
+  case TS_DTYPE_FLOAT32: return "float";
+  case TS_DTYPE_INT8: return "int8_t";
+  case TS_DTYPE_UINT8: return "uint8_t";
+  case TS_DTYPE_FLOAT8_E4M3: return "__nv_fp8_e4m3";
+  case TS_DTYPE_FLOAT8_E5M2: return "__nv_fp8_e5m2";
+  default: return "half";
+  }
+}
+
 /* T.gemm -> one call of a device template (device/tilescale/gemm.cuh) that runs the
  * warp-level (mma.sync) or warpgroup-level (wgmma) loops over K; its accumulator layout
  * is exactly the C fragment layout_inference chose (fragment_gemm_acc). */
@@ -627,7 +641,7 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
   GemmPlan p;
   if (!gemm_plan(c, s, lw->T, &p)) return NULL;
   const IrRegion *A = &s->u.gemm.a, *B = &s->u.gemm.b, *C = &s->u.gemm.c;
-  if (!whole_tile(A) || !whole_tile(B)) {
+  if ((!p.a_in_regs && !whole_tile(A)) || !whole_tile(B)) {
     ts_error(c, s->loc, "T.gemm: A and B must be whole shared tiles (slices of a tile are not supported yet)");
     return NULL;
   }
@@ -635,20 +649,39 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
     ts_error(c, s->loc, "layout conflict for fragment '%s': T.gemm needs its accumulator layout", C->buf->name);
     return NULL;
   }
+  if (p.a_in_regs && (!A->buf->fragment || !fragment_equal(A->buf->fragment, p.a_frag) || !whole_tile(A))) {
+    ts_error(c, s->loc, "layout conflict for fragment '%s': T.gemm with A in registers needs the whole fragment in the "
+                        "wgmma operand layout", A->buf->name);
+    return NULL;
+  }
   IrExpr *c0 = i32(lw, 0);
   IrExpr *cld = ir_load(c, C->buf, &c0, 1, s->loc);
   IrExpr *cptr = ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &cld, 1, s->loc);
   if (s->u.gemm.wg_wait <= -2) {
-    /* The wait half of a split wgmma (inject_pipeline): -2 waits for all groups, -3 leaves
-     * the latest one in flight; mma.sync is synchronous. */
+    /* The wait half of a split wgmma (inject_pipeline, T.wait_wgmma): -2 waits for all
+     * groups, -3 leaves the latest one in flight, -4 - n leaves n (T.wait_wgmma(n));
+     * mma.sync is synchronous. */
     if (p.path != GEMM_WGMMA) return NULL;
+    int pending = s->u.gemm.wg_wait == -3 ? 1 : s->u.gemm.wg_wait <= -4 ? -4 - s->u.gemm.wg_wait : 0;
     IrExpr *args[2] = {ir_str(c, arena_printf(c->arena, "ts::gemm_wgmma_wait<%lld, %d>", (long long)fragment_local_size(p.c_frag),
-                                              s->u.gemm.wg_wait == -3 ? 1 : 0), s->loc), cptr};
+                                              pending), s->loc), cptr};
     return ir_eval(c, ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_VOID, args, 2, s->loc), s->loc);
   }
   int swa = p.a_layout ? p.a_layout->swizzle : 0, swb = p.b_layout ? p.b_layout->swizzle : 0;
-  const char *ty = A->buf->dtype == TS_DTYPE_BFLOAT16 ? "__nv_bfloat16" : "half";
+  const char *ty = cg_gemm_type(A->buf->dtype);
   const char *name;
+  if (p.a_in_regs) {
+    /* wgmma RS: the A fragment's registers are the instruction's A operand. */
+    bool wg = p.path == GEMM_WGMMA;
+    name = arena_printf(c->arena, "ts::gemm_rs_%s%s<%lld, %lld, %lld, %lld, %s, %d, %s, %s>", wg ? "wgmma" : "mma",
+                        wg && s->u.gemm.wg_wait == -1 ? "_issue" : "", (long long)p.m, (long long)p.n, (long long)p.k,
+                        (long long)(wg ? p.wm / 4 : p.wm), s->u.gemm.trans_b ? "true" : "false", swb,
+                        s->u.gemm.clear_accum ? "true" : "false", ty);
+    IrExpr *a0 = ir_load(c, A->buf, &c0, 1, s->loc);
+    IrExpr *args[5] = {ir_str(c, name, s->loc), ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &a0, 1, s->loc),
+                       region_ptr(lw, B, s->loc), cptr, lw->tid};
+    return ir_eval(c, ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_VOID, args, 5, s->loc), s->loc);
+  }
   if (p.path == GEMM_WGMMA)
     name = arena_printf(c->arena, "ts::gemm_ss_wgmma%s<%lld, %lld, %lld, %lld, %lld, %s, %s, %d, %d, %s, %s>",
                         s->u.gemm.wg_wait == -1 ? "_issue" : "", (long long)p.m, (long long)p.n, (long long)p.k,

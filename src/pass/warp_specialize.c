@@ -338,7 +338,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   IrStmt *gemm = lb->u.seq.items[ncp];
   if (gemm->kind != IR_S_GEMM || gemm->u.gemm.wg_wait != 0) return false;
   GemmPlan plan;
-  if (!gemm_plan(c, gemm, T, &plan) || plan.path != GEMM_WGMMA) return false;
+  if (!gemm_plan_ex(c, gemm, T, &plan, false) || plan.path != GEMM_WGMMA) return false;
 
   WsCopy cps[WS_MAX_COPIES];
   int64_t stage_bytes = 0;

@@ -13,6 +13,8 @@
  * clusters sharing an operand tile through TMA multicast).
  * Then the other GEMM examples (bias + ReLU epilogue, split-K with atomics, batched,
  * GEMV) once each at non-divisible shapes against their own CPU references.
+ * Then examples/gemm_dtypes.py for fp16 accumulate, tf32, int8 and fp8 on both paths,
+ * and examples/gemm_rs.py (A of the second GEMM in registers: wgmma RS / mma.sync).
  * Options: --filter TEXT, --seed N, --examples DIR. */
 #include <math.h>
 #include <stdio.h>
@@ -165,8 +167,8 @@ static void tens_init(Tens *t, ts_dtype dt, int ndim, int64_t a, int64_t b, int6
 static size_t esize(ts_dtype t) { return t == TS_DTYPE_FLOAT32 ? 4 : 2; }
 
 /* Uploads ts[], launches, downloads the outputs; returns an error string or NULL. */
-static const char *run_tensors(Suite *su, const char *file, const char *func, const ts_param *ps, int np, Tens *ts, int nt,
-                               const char *examples) {
+static const char *run_tensors_arch(Suite *su, const char *file, const char *func, const ts_param *ps, int np, Tens *ts,
+                                    int nt, const char *examples, const char *arch) {
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", examples, file);
   ts_program *prog = NULL;
@@ -174,7 +176,9 @@ static const char *run_tensors(Suite *su, const char *file, const char *func, co
   const char *err = NULL;
   void *dev[4] = {0};
   ts_arg args[4];
-  if (ts_program_load_file(su->ctx, path, &prog) != TS_OK || ts_kernel_compile(prog, func, ps, np, NULL, &k) != TS_OK) {
+  ts_compile_options co = {.size = sizeof co, .arch = arch};
+  if (ts_program_load_file(su->ctx, path, &prog) != TS_OK ||
+      ts_kernel_compile(prog, func, ps, np, arch ? &co : NULL, &k) != TS_OK) {
     err = "compile";
     goto done;
   }
@@ -215,6 +219,22 @@ done:
   ts_kernel_destroy(k);
   ts_program_destroy(prog);
   return err;
+}
+
+static const char *run_tensors(Suite *su, const char *file, const char *func, const ts_param *ps, int np, Tens *ts, int nt,
+                               const char *examples) {
+  return run_tensors_arch(su, file, func, ps, np, ts, nt, examples, NULL);
+}
+
+static const char *dtype_name_host(ts_dtype t) {
+  switch (t) {
+  case TS_DTYPE_FLOAT32: return "float32";
+  case TS_DTYPE_FLOAT16: return "float16";
+  case TS_DTYPE_INT8: return "int8";
+  case TS_DTYPE_INT32: return "int32";
+  case TS_DTYPE_FLOAT8_E4M3: return "float8_e4m3";
+  default: return "float8_e5m2";
+  }
 }
 
 static void judge(Suite *su, const char *name, const double *out, const double *ref, size_t n, double tol) {
@@ -353,6 +373,180 @@ static ts_program *load_multicast(ts_context *ctx, const char *path) {
   return p;
 }
 
+/* ---- the other tensor-core types (examples/gemm_dtypes.py) and wgmma/mma RS
+ * (examples/gemm_rs.py) ------------------------------------------------------------------
+ * Inputs are drawn exactly representable in their type (tf32: 10-bit mantissas; int8:
+ * integers in [-8, 8]; e4m3: k/8, e5m2: k/4 with |k| <= 8..16), so the reference is
+ * the exact product and the bound checks the kernel, not the input rounding: fp32 and
+ * tf32 accumulate 5e-4, fp16 accumulate 1e-2, fp8 5e-2, int8 exact. */
+static uint8_t fp8_bits(double v, int mbits, int bias) {
+  if (v == 0) return 0;
+  uint8_t sign = v < 0 ? 0x80 : 0;
+  double a = fabs(v);
+  int e = (int)floor(log2(a));
+  int mant = (int)lround((a / ldexp(1.0, e) - 1.0) * (1 << mbits));
+  return (uint8_t)(sign | ((e + bias) << mbits) | mant);
+}
+
+static size_t dt_size(ts_dtype t) {
+  return t == TS_DTYPE_FLOAT32 || t == TS_DTYPE_INT32 ? 4 : t == TS_DTYPE_FLOAT16 || t == TS_DTYPE_BFLOAT16 ? 2 : 1;
+}
+
+/* One random element of type t: its value and its bytes at p. */
+static double draw(ts_dtype t, void *p, uint64_t *st) {
+  float x = hd_rng_unit(st);
+  switch (t) {
+  case TS_DTYPE_FLOAT32: {
+    float v = hd_bits_f32(hd_f32_bits(x) & 0xFFFFE000u); /* a tf32 value */
+    memcpy(p, &v, 4);
+    return v;
+  }
+  case TS_DTYPE_FLOAT16: *(uint16_t *)p = hd_f32_to_f16(x); return hd_f16_to_f32(*(uint16_t *)p);
+  case TS_DTYPE_INT8: {
+    int v = (int)lround(x * 8);
+    *(int8_t *)p = (int8_t)v;
+    return v;
+  }
+  case TS_DTYPE_FLOAT8_E4M3: {
+    double v = lround(x * 16) / 8.0;
+    *(uint8_t *)p = fp8_bits(v, 3, 7);
+    return v;
+  }
+  default: { /* e5m2 */
+    double v = lround(x * 8) / 4.0;
+    *(uint8_t *)p = fp8_bits(v, 2, 15);
+    return v;
+  }
+  }
+}
+
+static double read_out(ts_dtype t, const void *p) {
+  if (t == TS_DTYPE_FLOAT32) return *(const float *)p;
+  if (t == TS_DTYPE_INT32) return *(const int32_t *)p;
+  return hd_f16_to_f32(*(const uint16_t *)p);
+}
+
+/* Runs `func` of `file` on tensors [M,K] x [N,K] (tb) or [K,N] -> [M,N] (rs: Q, K, V). */
+static void dtype_case(Suite *su, const char *examples, const char *arch, ts_dtype in, ts_dtype acc, int tb, int M, int N,
+                       int K, double tol) {
+  char name[200], vm[16], vn[16], vk[16];
+  snprintf(name, sizeof name, "gemm_dtypes %s -> %s %s M=%d N=%d K=%d %s", dtype_name_host(in), dtype_name_host(acc),
+           tb ? "NT" : "NN", M, N, K, arch);
+  if (su->filter && !strstr(name, su->filter)) return;
+  uint64_t st = su->seed * 131 + (uint64_t)su->idx++ * 7919u;
+  snprintf(vm, sizeof vm, "%d", M);
+  snprintf(vn, sizeof vn, "%d", N);
+  snprintf(vk, sizeof vk, "%d", K);
+  ts_param ps[6] = {{"M", vm}, {"N", vn}, {"K", vk}, {"in_dtype", dtype_name_host(in)}, {"accum_dtype", dtype_name_host(acc)},
+                    {"trans_B", tb ? "True" : "False"}};
+  Tens out = {0};
+  const char *err = NULL;
+  size_t ea = dt_size(in), ec = dt_size(acc), na = (size_t)M * K, nb = (size_t)N * K, nc = (size_t)M * N;
+  unsigned char *ha = malloc(na * ea), *hb = malloc(nb * ea), *hc = malloc(nc * ec);
+  double *fa = malloc(na * sizeof(double)), *fb = malloc(nb * sizeof(double)), *ref = calloc(nc, sizeof(double));
+  double *o = malloc(nc * sizeof(double));
+  for (size_t i = 0; i < na; i++) fa[i] = draw(in, ha + i * ea, &st);
+  for (size_t i = 0; i < nb; i++) fb[i] = draw(in, hb + i * ea, &st);
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double sum = 0;
+      for (int k = 0; k < K; k++) sum += fa[(size_t)i * K + k] * (tb ? fb[(size_t)j * K + k] : fb[(size_t)k * N + j]);
+      ref[(size_t)i * N + j] = sum;
+    }
+  char path[1024];
+  snprintf(path, sizeof path, "%s/gemm_dtypes.py", examples);
+  ts_program *prog = NULL;
+  ts_kernel *k = NULL;
+  void *da = NULL, *db = NULL, *dc = NULL;
+  ts_compile_options co = {.size = sizeof co, .arch = arch};
+  int64_t sa[2] = {M, K}, sb[2] = {tb ? N : K, tb ? K : N}, sc[2] = {M, N};
+  if (ts_program_load_file(su->ctx, path, &prog) != TS_OK || ts_kernel_compile(prog, "matmul", ps, 6, &co, &k) != TS_OK)
+    err = "compile";
+  else if (ts_device_malloc(su->ctx, na * ea, &da) || ts_device_malloc(su->ctx, nb * ea, &db) ||
+           ts_device_malloc(su->ctx, nc * ec, &dc) || ts_memcpy_h2d(su->ctx, da, ha, na * ea) ||
+           ts_memcpy_h2d(su->ctx, db, hb, nb * ea) || ts_memset_d8(su->ctx, dc, 0xFF, nc * ec))
+    err = "device memory";
+  else {
+    ts_arg args[3] = {{.kind = TS_ARG_TENSOR, .tensor = {da, in, 2, sa, NULL, 0}},
+                      {.kind = TS_ARG_TENSOR, .tensor = {db, in, 2, sb, NULL, 0}},
+                      {.kind = TS_ARG_TENSOR, .tensor = {dc, acc, 2, sc, NULL, 0}}};
+    if (ts_kernel_launch(k, args, 3, NULL) || ts_synchronize(su->ctx) || ts_memcpy_d2h(su->ctx, hc, dc, nc * ec))
+      err = "launch";
+  }
+  (void)out;
+  if (err) {
+    printf("FAIL %s: %s: %s\n", name, err, ts_last_error(su->ctx));
+    su->failed++;
+  } else {
+    for (size_t i = 0; i < nc; i++) o[i] = read_out(acc, hc + i * ec);
+    /* 0xFF poison reads as NaN for floats and -1 for int32: an exact check catches it. */
+    judge(su, name, o, ref, nc, tol);
+  }
+  if (da) ts_device_free(su->ctx, da);
+  if (db) ts_device_free(su->ctx, db);
+  if (dc) ts_device_free(su->ctx, dc);
+  ts_kernel_destroy(k);
+  ts_program_destroy(prog);
+  free(ha); free(hb); free(hc); free(fa); free(fb); free(ref); free(o);
+}
+
+static void dtype_cases(Suite *su, const char *examples) {
+  static const struct { ts_dtype in, acc; int tb; double tol; } ty[] = {
+      {TS_DTYPE_FLOAT16, TS_DTYPE_FLOAT16, 0, 1e-2},     {TS_DTYPE_FLOAT16, TS_DTYPE_FLOAT16, 1, 1e-2},
+      {TS_DTYPE_FLOAT32, TS_DTYPE_FLOAT32, 1, 5e-4},     {TS_DTYPE_INT8, TS_DTYPE_INT32, 1, 1e-12},
+      {TS_DTYPE_FLOAT8_E4M3, TS_DTYPE_FLOAT32, 1, 5e-2}, {TS_DTYPE_FLOAT8_E5M2, TS_DTYPE_FLOAT32, 1, 5e-2},
+      {TS_DTYPE_FLOAT8_E4M3, TS_DTYPE_FLOAT16, 1, 5e-2},
+  };
+  static const int shapes[][3] = {{256, 256, 256}, {200, 136, 320}};
+  static const char *const arches[] = {"sm_90a", "sm_90"}; /* wgmma; mma.sync (the sm_80 code, fp8 needs sm_89) */
+  for (int i = 0; i < (int)(sizeof ty / sizeof ty[0]); i++)
+    for (int a = 0; a < 2; a++) {
+      if (a == 1 && ty[i].in == TS_DTYPE_FLOAT8_E4M3 && ty[i].acc == TS_DTYPE_FLOAT16) continue; /* wgmma only */
+      for (int sh = 0; sh < 2; sh++)
+        dtype_case(su, examples, arches[a], ty[i].in, ty[i].acc, ty[i].tb, shapes[sh][0], shapes[sh][1], shapes[sh][2],
+                   ty[i].tol);
+    }
+}
+
+/* examples/gemm_rs.py: O = half(Q K^T) V with the second GEMM's A in registers. */
+static void rs_cases(Suite *su, const char *examples) {
+  static const char *const arches[] = {"sm_90a", "sm_90"};
+  for (int a = 0; a < 2; a++) {
+    char name[96];
+    const int M = 320, N = 128, D = 64;
+    snprintf(name, sizeof name, "gemm_rs M=%d N=%d D=%d %s", M, N, D, arches[a]);
+    if (su->filter && !strstr(name, su->filter)) continue;
+    uint64_t st = su->seed * 17 + (uint64_t)a;
+    Tens t[4];
+    tens_init(&t[0], TS_DTYPE_FLOAT16, 2, M, D, 0, 0, &st);
+    tens_init(&t[1], TS_DTYPE_FLOAT16, 2, N, D, 0, 0, &st);
+    tens_init(&t[2], TS_DTYPE_FLOAT16, 2, N, D, 0, 0, &st);
+    tens_init(&t[3], TS_DTYPE_FLOAT32, 2, M, D, 0, 1, &st);
+    char vm[16], vn[16], vd[16];
+    snprintf(vm, sizeof vm, "%d", M);
+    snprintf(vn, sizeof vn, "%d", N);
+    snprintf(vd, sizeof vd, "%d", D);
+    ts_param ps[3] = {{"M", vm}, {"N", vn}, {"D", vd}};
+    const char *err = run_tensors_arch(su, "gemm_rs.py", "chain", ps, 3, t, 4, examples, arches[a]);
+    if (err) {
+      printf("FAIL %s: %s: %s\n", name, err, ts_last_error(su->ctx));
+      su->failed++;
+    } else {
+      double *ref = calloc((size_t)M * D, sizeof(double));
+      for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+          double sv = 0;
+          for (int d = 0; d < D; d++) sv += t[0].v[(size_t)i * D + d] * t[1].v[(size_t)j * D + d];
+          double p = hd_f16_to_f32(hd_f32_to_f16((float)sv)); /* S is cast to float16 */
+          for (int d = 0; d < D; d++) ref[(size_t)i * D + d] += p * t[2].v[(size_t)j * D + d];
+        }
+      judge(su, name, t[3].v, ref, (size_t)M * D, 1e-2);
+      free(ref);
+    }
+    for (int i = 0; i < 4; i++) free(t[i].v);
+  }
+}
+
 int main(int argc, char **argv) {
   Suite su = {0};
   su.seed = 12345;
@@ -412,6 +606,8 @@ int main(int argc, char **argv) {
     ts_program_destroy(su.prog_mc);
   }
   other_examples(&su, examples);
+  dtype_cases(&su, examples);
+  rs_cases(&su, examples);
   printf("%d passed, %d failed\n", su.passed, su.failed);
   ts_program_destroy(su.prog);
   ts_context_destroy(su.ctx);

@@ -201,3 +201,77 @@ TEST(layout_gemm_ptx) {
   ts_program_destroy(p);
   ts_context_destroy(ctx);
 }
+
+/* The other tensor-core types and A in registers: the PTX uses the right instruction on
+ * each path, and unsupported combinations are diagnosed at the T.gemm line. */
+static const char *dt_ptx(TestCtx *t, ts_context *ctx, ts_program *p, const char *arch, const char *in, const char *acc,
+                          const char *tb, ts_kernel **k) {
+  ts_param ps[] = {{"M", "256"}, {"N", "256"}, {"K", "256"}, {"in_dtype", in}, {"accum_dtype", acc}, {"trans_B", tb}};
+  ts_compile_options o = {.size = sizeof o, .arch = arch};
+  ts_status s = ts_kernel_compile(p, "matmul", ps, 6, &o, k);
+  if (s != TS_OK) fprintf(stderr, "  %s %s %s: %s\n", arch, in, acc, ts_last_error(ctx));
+  CHECK(s == TS_OK);
+  return s == TS_OK ? ts_kernel_text(*k, TS_EMIT_PTX) : NULL;
+}
+
+TEST(layout_gemm_dtypes_ptx) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *p = NULL;
+  REQUIRE(ts_program_load_file(ctx, "examples/gemm_dtypes.py", &p) == TS_OK);
+  static const struct { const char *arch, *in, *acc, *tb, *want; } cases[] = {
+      {"sm_90a", "float16", "float16", "False", "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16"},
+      {"sm_90a", "float32", "float32", "True", "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"},
+      {"sm_90a", "int8", "int32", "True", "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8"},
+      {"sm_90a", "float8_e4m3", "float32", "True", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"},
+      {"sm_90a", "float8_e5m2", "float16", "True", "wgmma.mma_async.sync.aligned.m64n128k32.f16.e5m2.e5m2"},
+      {"sm_80", "float16", "float16", "True", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"},
+      {"sm_80", "float32", "float32", "True", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"},
+      {"sm_80", "int8", "int32", "True", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"},
+      {"sm_90", "float8_e4m3", "float32", "True", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"},
+  };
+  for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+    ts_kernel *k = NULL;
+    const char *ptx = dt_ptx(t, ctx, p, cases[i].arch, cases[i].in, cases[i].acc, cases[i].tb, &k);
+    if (ptx && !strstr(ptx, cases[i].want)) fprintf(stderr, "  missing %s\n", cases[i].want);
+    CHECK(ptx && strstr(ptx, cases[i].want) != NULL);
+    if (ptx && cases[i].want[0] == 'w') CHECK(strstr(ptx, "mma.sync") == NULL);
+    ts_kernel_destroy(k);
+  }
+  /* Diagnosed, never miscompiled: MN-major tf32, fp8 on sm_80, bf16 -> fp16. */
+  static const struct { const char *arch, *in, *acc, *tb, *msg; } bad[] = {
+      {"sm_90a", "float32", "float32", "False", "must be K-major"},
+      {"sm_80", "float8_e4m3", "float32", "True", "need sm_89 or newer"},
+      {"sm_90a", "bfloat16", "float16", "False", "unsupported types bfloat16 x bfloat16 -> float16"},
+  };
+  for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+    ts_param ps[] = {{"M", "256"}, {"N", "256"}, {"K", "256"}, {"in_dtype", bad[i].in}, {"accum_dtype", bad[i].acc},
+                     {"trans_B", bad[i].tb}};
+    ts_compile_options o = {.size = sizeof o, .arch = bad[i].arch};
+    ts_kernel *k = NULL;
+    CHECK(ts_kernel_compile(p, "matmul", ps, 6, &o, &k) != TS_OK);
+    const char *e = ts_last_error(ctx);
+    CHECK(e && strstr(e, bad[i].msg) != NULL && strstr(e, "gemm_dtypes.py:42:") != NULL);
+    ts_kernel_destroy(k);
+  }
+  ts_program_destroy(p);
+  /* A in registers: wgmma RS on sm_90a, mma.sync from registers on sm_80. */
+  REQUIRE(ts_program_load_file(ctx, "examples/gemm_rs.py", &p) == TS_OK);
+  ts_param rs[] = {{"M", "256"}, {"N", "128"}, {"D", "64"}};
+  static const char *const arches[] = {"sm_90a", "sm_80"};
+  for (int a = 0; a < 2; a++) {
+    ts_compile_options o = {.size = sizeof o, .arch = arches[a]};
+    ts_kernel *k = NULL;
+    CHECK(ts_kernel_compile(p, "chain", rs, 3, &o, &k) == TS_OK);
+    const char *cu = k ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+    const char *ptx = k ? ts_kernel_text(k, TS_EMIT_PTX) : NULL;
+    CHECK(cu && strstr(cu, a ? "ts::gemm_rs_mma<" : "ts::gemm_rs_wgmma<") != NULL);
+    /* RS: the A operand is a register list, not a descriptor */
+    if (a == 0) CHECK(ptx && strstr(ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") != NULL);
+    if (a == 1) CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != NULL);
+    ts_kernel_destroy(k);
+  }
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}
