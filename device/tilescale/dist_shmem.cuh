@@ -253,13 +253,21 @@ template <class T> TS_DEV T *ptr(T *p, int pe) { return (T *)nvshmem_ptr(p, pe);
 
 /* NVSHMEM's puts read the source as global memory; a source in shared memory (a staged,
  * transposed tile) is copied by our own stores when the peer's heap is mapped here (same
- * node), which is also what NVSHMEM itself would do there. */
+ * node), which is also what NVSHMEM itself would do there.  nvshmem_ptr reads NVSHMEM's
+ * device state, which the runtime copies into every module at load and checks
+ * (dist_nvshmem_module_init).  A peer that is not mapped (another node) would need the
+ * proxy, which cannot read this SM's shared memory: trap with a message instead of sending
+ * garbage. */
 TS_DEV char *direct(void *d, const void *s, int pe) {
   if (!__isShared(s)) return nullptr;
-  /* NVSHMEM's own translation: non-NULL exactly when pe's heap is mapped into this GPU.
-   * (Our ts_dist_meta table is not used here: after the LTO link with NVSHMEM's device
-   * library the table's symbol is not guaranteed to stay visible to cuModuleGetGlobal.) */
-  return (char *)nvshmem_ptr(d, pe);
+  char *r = (char *)nvshmem_ptr(d, pe);
+  if (!r) {
+    printf("tilescale: rank %d: a put from shared memory to pe %d, whose heap is not mapped on this GPU (another "
+           "node?): stage the tile in a global buffer (block %d, thread %d)\n",
+           nvshmem_my_pe(), pe, (int)blockIdx.x, (int)threadIdx.x);
+    __trap();
+  }
+  return r;
 }
 TS_DEV void putmem(void *d, const void *s, size_t n, int pe) {
   if (char *r = direct(d, s, pe)) {
@@ -346,7 +354,23 @@ TS_DEV void putmem_signal_nbi_block(void *d, const void *s, size_t n, uint64_t *
   if (signal_direct(2, d, s, n, sig, v, op, pe)) return;
   nvshmemx_putmem_signal_nbi_block(d, s, n, sig, v, op, pe);
 }
-TS_DEV uint64_t signal_wait_until(uint64_t *sig, int cmp, uint64_t v) { return nvshmem_signal_wait_until(sig, cmp, v); }
+/* With the debug timeout on, waits spin in our own loop (acquire loads of the local word,
+ * as NVSHMEM's do) so a hang traps with the rank, the address and the value seen. */
+TS_DEV uint64_t signal_wait_until(uint64_t *sig, int cmp, uint64_t v) {
+#if TILESCALE_WAIT_TIMEOUT_MS > 0
+  using namespace ts::dist;
+  switch (cmp) {
+  case CMP_EQ: return wait_eq(sig, v);
+  case CMP_NE: return wait_ne(sig, v);
+  case CMP_GT: return wait_gt(sig, v);
+  case CMP_LE: return wait_le(sig, v);
+  case CMP_LT: return wait_lt(sig, v);
+  default: return wait_ge(sig, v);
+  }
+#else
+  return nvshmem_signal_wait_until(sig, cmp, v);
+#endif
+}
 TS_DEV void barrier_all() { nvshmem_barrier_all(); }
 TS_DEV void barrier_all_warp() { nvshmemx_barrier_all_warp(); }
 TS_DEV void barrier_all_block() { nvshmemx_barrier_all_block(); }

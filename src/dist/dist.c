@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../rt/jit.h"
 #include "../rt/kernel.h"
 
 #define DIST_ALIGN 256u                 /* alignment of every symmetric allocation */
@@ -377,6 +378,22 @@ ts_status ts_dist_module_attach(ts_dist *d, void *cu_module) {
   CUdeviceptr table = 0;
   size_t size = 0;
   CUresult r = d->x.cuModuleGetGlobal(&table, &size, mod, "ts_dist_meta");
+  if (r == CUDA_ERROR_NOT_FOUND) {
+    /* A module without the table needs none (not distributed, or a caller's own), except
+     * one linked with NVSHMEM's device library: only dist_shmem.cuh (which defines the
+     * table) brings that in, so its table was lost in the link and the kernel would read
+     * zeros.  (The JIT checks its images for this; modules built elsewhere get here.) */
+    CUdeviceptr st;
+    size_t st_size;
+    if (d->x.cuModuleGetGlobal(&st, &st_size, mod, "nvshmemi_device_state_d") == CUDA_SUCCESS) {
+      rt_set_error(d->ctx, "ts_dist_module_attach: rank %d: the module is linked with NVSHMEM but has no global "
+                           "ts_dist_meta (internalized by its link?); its distributed calls would read rank 0 and "
+                           "null heap bases",
+                   d->rank);
+      return TS_ERR_INVALID_ARGUMENT;
+    }
+    return TS_OK;
+  }
   if (r == CUDA_SUCCESS) {
     size_t need = (size_t)(2 + d->world) * sizeof(uint64_t);
     if (size < need) {
@@ -392,7 +409,7 @@ ts_status ts_dist_module_attach(ts_dist *d, void *cu_module) {
     CUresult cr = d->ctx->drv.cuMemcpyHtoD(table, host, need);
     ts_free(host);
     if (cr != CUDA_SUCCESS) return rt_cuda_fail(d->ctx, "cuMemcpyHtoD (ts_dist_meta)", cr);
-  } else if (r != CUDA_ERROR_NOT_FOUND) {
+  } else {
     return rt_cuda_fail(d->ctx, "cuModuleGetGlobal (ts_dist_meta)", r);
   }
   return TS_OK;
@@ -405,6 +422,17 @@ ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k) {
   if (status != TS_OK) return status;
   if (!k || !k->cubin) {
     rt_set_error(d->ctx, "ts_dist_kernel_attach: the kernel has no binary");
+    return TS_ERR_INVALID_ARGUMENT;
+  }
+  /* A kernel that calls the device library reads the table; an image without it would be
+   * skipped below as "needs none": refuse it here, where source and image can be read. */
+  const char *src = k->cuda_source;
+  bool uses = src && (strstr(src, "ts::dist::") || strstr(src, "ts::shmem::"));
+  RtCubinSym sym = rt_cubin_symbol(k->cubin, k->cubin_size, "ts_dist_meta");
+  if (uses && sym != RT_CUBIN_SYM_GLOBAL && sym != RT_CUBIN_SYM_LOCAL) {
+    rt_set_error(d->ctx, "ts_dist_kernel_attach: kernel '%s' calls the distributed device library but its binary "
+                         "does not define ts_dist_meta, so its heap table cannot be filled in",
+                 k->func_name);
     return TS_ERR_INVALID_ARGUMENT;
   }
   CUmodule mod = NULL;

@@ -122,8 +122,13 @@ ts_status dist_ipc_open(ts_dist *d);
 void dist_ipc_close(ts_dist *d);
 ts_status dist_nvshmem_open(ts_dist *d);
 void dist_nvshmem_close(ts_dist *d);
-/* nvshmemx_cumodule_init when the module carries NVSHMEM device state. */
+/* nvshmemx_cumodule_init when the module carries NVSHMEM device state (then finalize at
+ * once, so NVSHMEM never keeps the address of a module that may be unloaded), and a check
+ * that the state arrived. */
 ts_status dist_nvshmem_module_init(ts_dist *d, CUmodule mod);
+/* Whether the first bytes of a module's nvshmemi_device_state_d are NVSHMEM's state for
+ * this rank (why says what is wrong otherwise).  Pure: unit-tested on the CPU. */
+bool dist_nvshmem_state_ok(const void *head, size_t n, int rank, int world, StrBuf *why);
 
 /* Checking macro for the extra driver functions (same contract as rt.h's CU_CHECK). */
 #define DIST_CU_CHECK(d, fn, args)                             \

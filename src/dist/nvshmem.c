@@ -5,7 +5,8 @@
  *   dlopen(libnvshmem_host.so.3) -> rank 0 nvshmemx_get_uniqueid -> broadcast over our
  *   rendezvous -> nvshmemx_set_attr_uniqueid_args + nvshmemx_hostlib_init_attr(UNIQUEID)
  *   -> nvshmem_malloc(heap) -> peer_base[pe] = nvshmem_ptr(heap, pe) (0 off-node)
- *   modules: nvshmemx_cumodule_init on every module that carries nvshmemi_device_state_d
+ *   modules: nvshmemx_cumodule_init + _finalize on every module that carries
+ *            nvshmemi_device_state_d, then a read-back check of the state
  *
  * Only the host library is loaded: device code gets NVSHMEM's device library through
  * nvJitLink (libnvshmem_device.bc) or nvcc, and nvshmemx_hostlib_init_attr is the entry
@@ -191,15 +192,62 @@ void dist_nvshmem_close(ts_dist *d) {
   d->nv = NULL;
 }
 
+/* nvshmemi_device_host_state_v1 (device_host/nvshmem_types.h of NVSHMEM 3.x) starts
+ * {int version; int mype; int npes; ...}, version = (1 << 16) + 776. */
+#define NV_STATE_V1_VERSION ((1 << 16) + 776)
+
+bool dist_nvshmem_state_ok(const void *head, size_t n, int rank, int world, StrBuf *why) {
+  int w[3] = {0, 0, 0};
+  memcpy(w, head, n < sizeof w ? n : sizeof w);
+  if (w[0] == 0) {
+    sb_printf(why, "it is still all zeros (NVSHMEM did not copy its state into this module)");
+    return false;
+  }
+  /* Other layouts: only "written at all" can be checked. */
+  if (w[0] != NV_STATE_V1_VERSION) return true;
+  if (w[1] != rank || w[2] != world) {
+    sb_printf(why, "it says pe %d of %d, but this is rank %d of %d", w[1], w[2], rank, world);
+    return false;
+  }
+  return true;
+}
+
 ts_status dist_nvshmem_module_init(ts_dist *d, CUmodule mod) {
+  ts_status status = TS_OK;
   CUdeviceptr p;
   size_t size;
   /* Only modules linked with the NVSHMEM device library carry its state. */
-  if (d->x.cuModuleGetGlobal(&p, &size, mod, "nvshmemi_device_state_d") != CUDA_SUCCESS) return TS_OK;
+  CUresult r = d->x.cuModuleGetGlobal(&p, &size, mod, "nvshmemi_device_state_d");
+  if (r == CUDA_ERROR_NOT_FOUND) return TS_OK;
+  if (r != CUDA_SUCCESS) return rt_cuda_fail(d->ctx, "cuModuleGetGlobal (nvshmemi_device_state_d)", r);
+  /* NVSHMEM registers the module's state address (a refcount keyed by address) and copies
+   * its state only into addresses it has not initialised yet.  A module unloaded without
+   * nvshmemx_cumodule_finalize (ts_kernel_destroy, or a caller's own cuModuleUnload) leaves
+   * its address registered; the next module loaded at the same address (the usual case for
+   * a module of the same size) then only bumps the refcount and keeps a zero state: pe 0
+   * everywhere, no heap, illegal addresses.  So every module is registered only for the
+   * copy: init, then finalize at once.  The state is fixed after ts_dist_init (one heap,
+   * no new teams), so the module misses no later update. */
   int rc = d->nv->nvshmemx_cumodule_init(mod);
   if (rc != 0) {
     rt_set_error(d->ctx, "nvshmemx_cumodule_init failed with %d on rank %d", rc, d->rank);
     return TS_ERR_INTERNAL;
   }
-  return TS_OK;
+  rc = d->nv->nvshmemx_cumodule_finalize(mod);
+  if (rc != 0) {
+    rt_set_error(d->ctx, "nvshmemx_cumodule_finalize (after the state copy) failed with %d on rank %d", rc, d->rank);
+    return TS_ERR_INTERNAL;
+  }
+  /* Trust, but check: a module running on an unfilled state fails far away from here. */
+  int head[4] = {0, 0, 0, 0};
+  CU_CHECK(d->ctx, cuMemcpyDtoH, (head, p, size < sizeof head ? size : sizeof head));
+  StrBuf why = {0};
+  if (!dist_nvshmem_state_ok(head, size < sizeof head ? size : sizeof head, d->rank, d->world, &why)) {
+    rt_set_error(d->ctx, "rank %d: the NVSHMEM device state of a loaded module is wrong after nvshmemx_cumodule_init: %s",
+                 d->rank, sb_str(&why));
+    status = TS_ERR_INTERNAL;
+  }
+  sb_free(&why);
+cleanup:
+  return status;
 }

@@ -18,6 +18,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -500,6 +501,65 @@ cleanup:
   return status;
 }
 
+/* ---- symbols of the linked image ------------------------------------------------------- */
+/* Every offset and size is checked against the image before use: the bytes come from a
+ * compiler (or the cache) but a truncated file must not read out of bounds. */
+static bool elf_range(size_t size, uint64_t off, uint64_t len) { return off <= size && len <= size - off; }
+
+RtCubinSym rt_cubin_symbol(const void *cubin, size_t size, const char *name) {
+  const unsigned char *b = cubin;
+  if (!b || size < sizeof(Elf64_Ehdr) || memcmp(b, ELFMAG, SELFMAG) || b[EI_CLASS] != ELFCLASS64)
+    return RT_CUBIN_SYM_BAD_ELF;
+  Elf64_Ehdr eh;
+  memcpy(&eh, b, sizeof eh);
+  if (eh.e_shentsize != sizeof(Elf64_Shdr) || !elf_range(size, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)))
+    return RT_CUBIN_SYM_BAD_ELF;
+  RtCubinSym best = RT_CUBIN_SYM_ABSENT;
+  size_t nlen = strlen(name);
+  for (unsigned i = 0; i < eh.e_shnum; i++) {
+    Elf64_Shdr sh, strh;
+    memcpy(&sh, b + eh.e_shoff + (uint64_t)i * sizeof sh, sizeof sh);
+    if (sh.sh_type != SHT_SYMTAB) continue;
+    if (sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_link >= eh.e_shnum || !elf_range(size, sh.sh_offset, sh.sh_size))
+      return RT_CUBIN_SYM_BAD_ELF;
+    memcpy(&strh, b + eh.e_shoff + (uint64_t)sh.sh_link * sizeof strh, sizeof strh);
+    if (!elf_range(size, strh.sh_offset, strh.sh_size)) return RT_CUBIN_SYM_BAD_ELF;
+    const char *str = (const char *)b + strh.sh_offset;
+    for (uint64_t j = 0; j < sh.sh_size / sizeof(Elf64_Sym); j++) {
+      Elf64_Sym sym;
+      memcpy(&sym, b + sh.sh_offset + j * sizeof sym, sizeof sym);
+      if (sym.st_shndx == SHN_UNDEF || sym.st_name >= strh.sh_size) continue;
+      if (strh.sh_size - sym.st_name <= nlen || memcmp(str + sym.st_name, name, nlen + 1)) continue;
+      int bind = ELF64_ST_BIND(sym.st_info);
+      if (bind == STB_GLOBAL || bind == STB_WEAK) return RT_CUBIN_SYM_GLOBAL;
+      best = RT_CUBIN_SYM_LOCAL;
+    }
+  }
+  return best;
+}
+
+/* A distributed kernel's image must define, by name, what the distributed runtime fills in
+ * at module load: ts_dist_meta (rank, world, heap bases), and after an NVSHMEM link also
+ * NVSHMEM's device state and library version (read by nvshmemx_cumodule_init).  The
+ * driver finds them by name whatever their binding (whole-program images bind variables
+ * LOCAL), so a link that renamed or dropped one is what must not pass: the load-time upload
+ * would find nothing and the kernel would run on zeros (rank 0 everywhere, null heap bases). */
+static ts_status check_dist_symbols(const DistJit *dj, const RtJitOutput *out, StrBuf *err) {
+  const char *need[3] = {"ts_dist_meta", NULL, NULL};
+  if (dj->nvshmem) need[1] = "nvshmemi_device_state_d", need[2] = "nvshmemi_device_lib_version_d";
+  for (int i = 0; i < 3 && need[i]; i++) {
+    RtCubinSym s = rt_cubin_symbol(out->cubin, out->cubin_size, need[i]);
+    if (s == RT_CUBIN_SYM_GLOBAL || s == RT_CUBIN_SYM_LOCAL) continue;
+    sb_printf(err, "the %s image of this distributed kernel %s '%s', which the distributed runtime fills in at "
+                   "module load",
+              dj->nvshmem ? "NVSHMEM-linked" : "compiled",
+              s == RT_CUBIN_SYM_BAD_ELF ? "is not a readable ELF file, so it cannot be checked for" : "does not define",
+              need[i]);
+    return TS_ERR_JIT;
+  }
+  return TS_OK;
+}
+
 ts_status rt_jit_compile(RtNvrtc *nvrtc, const RtJitInput *in, RtJitOutput *out, StrBuf *err) {
   memset(out, 0, sizeof *out);
   /* A distributed kernel gets the device communication library (the options text, hence
@@ -520,6 +580,10 @@ ts_status rt_jit_compile(RtNvrtc *nvrtc, const RtJitInput *in, RtJitOutput *out,
     status = TS_ERR_JIT;
   } else {
     status = compile_nvrtc(nvrtc, &din, out, err);
+  }
+  if (status == TS_OK && dj.uses) {
+    status = check_dist_symbols(&dj, out, err);
+    if (status != TS_OK) rt_jit_output_free(out);
   }
   sb_free(&src);
   return status;

@@ -73,4 +73,16 @@ void rt_jit_options_text(const RtJitInput *in, StrBuf *out);
 ts_status rt_jit_compile(RtNvrtc *nvrtc, const RtJitInput *in, RtJitOutput *out, StrBuf *err);
 void rt_jit_output_free(RtJitOutput *out);
 
+/* How a symbol appears in an ELF cubin's symbol table (exact name, defined in the image).
+ * The distributed runtime finds its table and NVSHMEM's device state by name with
+ * cuModuleGetGlobal: a link that renamed or dropped one would make the upload silently
+ * skip, so the JIT checks the image of every distributed kernel. */
+typedef enum RtCubinSym {
+  RT_CUBIN_SYM_ABSENT = 0,
+  RT_CUBIN_SYM_LOCAL,   /* local binding (whole-program images bind their variables so) */
+  RT_CUBIN_SYM_GLOBAL,  /* global or weak binding */
+  RT_CUBIN_SYM_BAD_ELF  /* the image is not a well-formed 64-bit ELF */
+} RtCubinSym;
+RtCubinSym rt_cubin_symbol(const void *cubin, size_t size, const char *name);
+
 #endif

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <elf.h>
+
 #include "../../src/dist/dist.h"
+#include "../../src/rt/jit.h"
 #include "test.h"
 
 static ts_kernel *compile_file(TestCtx *t, ts_context *ctx, const char *path, const char *func, const char *arch) {
@@ -105,10 +108,27 @@ TEST(dist_nvshmem_family_nvjitlink) {
     const void *bin = NULL;
     size_t n = 0;
     CHECK(ts_kernel_binary(k, &bin, &n) == TS_OK && n > 0);
-    bool state = false; /* the NVSHMEM device state nvshmemx_cumodule_init fills */
-    for (size_t i = 0; bin && !state && i + 23 <= n; i++) state = !memcmp((const char *)bin + i, "nvshmemi_device_state_d", 23);
-    CHECK(state);
+    /* what the runtime fills in at load: NVSHMEM's state (nvshmemx_cumodule_init, which also
+       reads the library version) and our heap table, all found by name after the LTO link */
+    CHECK(rt_cubin_symbol(bin, n, "nvshmemi_device_state_d") == RT_CUBIN_SYM_GLOBAL);
+    CHECK(rt_cubin_symbol(bin, n, "nvshmemi_device_lib_version_d") == RT_CUBIN_SYM_GLOBAL);
+    CHECK(rt_cubin_symbol(bin, n, "ts_dist_meta") == RT_CUBIN_SYM_GLOBAL);
     ts_kernel_destroy(k);
+  }
+  /* Both attention all-to-alls (the post one puts from a shared-memory tile) link too, and
+     keep the symbols the module load fills in. */
+  static const char *const attn[][2] = {{"examples/dist/pre_attn_all2all.py", "pre_attn_all2all"},
+                                        {"examples/dist/post_attn_all2all_transpose.py", "post_attn_all2all_transpose"}};
+  for (int i = 0; i < TS_ARRAY_LEN(attn); i++) {
+    ts_kernel *a = compile_file(t, ctx, attn[i][0], attn[i][1], "sm_90a");
+    if (!a) continue;
+    const void *bin = NULL;
+    size_t n = 0;
+    CHECK(ts_kernel_binary(a, &bin, &n) == TS_OK && n > 0);
+    CHECK(rt_cubin_symbol(bin, n, "nvshmemi_device_state_d") == RT_CUBIN_SYM_GLOBAL);
+    CHECK(rt_cubin_symbol(bin, n, "ts_dist_meta") == RT_CUBIN_SYM_GLOBAL);
+    CHECK(rt_cubin_symbol(bin, n, attn[i][1]) == RT_CUBIN_SYM_ABSENT); /* the kernel is <name>_kernel */
+    ts_kernel_destroy(a);
   }
   ts_context_destroy(ctx);
   if (saved) setenv("TILESCALE_DIST_BACKEND", saved, 1);
@@ -160,4 +180,102 @@ TEST(dist_primitive_misuse_is_diagnosed) {
     sb_free(&src);
   }
   ts_context_destroy(ctx);
+}
+
+/* A minimal ELF64 image with one symbol table: `local` defined with local binding, `undef`
+ * only referenced (undefined), `global` defined globally. */
+static size_t tiny_elf(unsigned char *buf, size_t cap, const char *local, const char *undef, const char *global) {
+  char strtab[128] = {0};
+  size_t sl = 1;
+  const char *names[3] = {local, undef, global};
+  Elf64_Sym syms[4];
+  memset(syms, 0, sizeof syms);
+  for (int i = 0; i < 3; i++) {
+    syms[i + 1].st_name = (Elf64_Word)sl;
+    memcpy(strtab + sl, names[i], strlen(names[i]) + 1);
+    sl += strlen(names[i]) + 1;
+  }
+  syms[1].st_info = ELF64_ST_INFO(STB_LOCAL, STT_OBJECT), syms[1].st_shndx = 1;
+  syms[2].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT), syms[2].st_shndx = SHN_UNDEF;
+  syms[3].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT), syms[3].st_shndx = 1;
+  Elf64_Ehdr eh;
+  memset(&eh, 0, sizeof eh);
+  memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_shentsize = sizeof(Elf64_Shdr);
+  eh.e_shnum = 3; /* null, symtab, strtab */
+  size_t sym_off = sizeof eh, str_off = sym_off + sizeof syms, sh_off = str_off + sl;
+  eh.e_shoff = sh_off;
+  Elf64_Shdr sh[3];
+  memset(sh, 0, sizeof sh);
+  sh[1].sh_type = SHT_SYMTAB, sh[1].sh_offset = sym_off, sh[1].sh_size = sizeof syms;
+  sh[1].sh_entsize = sizeof(Elf64_Sym), sh[1].sh_link = 2;
+  sh[2].sh_type = SHT_STRTAB, sh[2].sh_offset = str_off, sh[2].sh_size = sl;
+  size_t total = sh_off + sizeof sh;
+  if (total > cap) return 0;
+  memcpy(buf, &eh, sizeof eh);
+  memcpy(buf + sym_off, syms, sizeof syms);
+  memcpy(buf + str_off, strtab, sl);
+  memcpy(buf + sh_off, sh, sizeof sh);
+  return total;
+}
+
+/* The symbol check the JIT runs on every distributed image (and ts_dist_kernel_attach on a
+ * kernel's binary): real NVRTC images, a hand-made one, and malformed input. */
+TEST(dist_cubin_symbol_check) {
+  unsigned char img[1024];
+  size_t n = tiny_elf(img, sizeof img, "ts_dist_meta", "nvshmemi_device_state_d", "k_kernel");
+  REQUIRE(n > 0);
+  CHECK(rt_cubin_symbol(img, n, "ts_dist_meta") == RT_CUBIN_SYM_LOCAL);
+  CHECK(rt_cubin_symbol(img, n, "nvshmemi_device_state_d") == RT_CUBIN_SYM_ABSENT); /* only referenced */
+  CHECK(rt_cubin_symbol(img, n, "k_kernel") == RT_CUBIN_SYM_GLOBAL);
+  CHECK(rt_cubin_symbol(img, n, "ts_dist") == RT_CUBIN_SYM_ABSENT);          /* a prefix is not the name */
+  CHECK(rt_cubin_symbol(img, n, "ts_dist_meta_x") == RT_CUBIN_SYM_ABSENT);
+  /* truncations never read past the image */
+  for (size_t cut = 0; cut < n; cut += 7) CHECK(rt_cubin_symbol(img, cut, "k_kernel") == RT_CUBIN_SYM_BAD_ELF);
+  CHECK(rt_cubin_symbol(NULL, 0, "k_kernel") == RT_CUBIN_SYM_BAD_ELF);
+  CHECK(rt_cubin_symbol("not an ELF image at all, but long enough to hold a header.......", 64, "x") ==
+        RT_CUBIN_SYM_BAD_ELF);
+  if (!nvrtc_here()) {
+    printf("  (real images skipped in %s: NVRTC not available)\n", t->name);
+    return;
+  }
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_kernel *k = compile_file(t, ctx, "examples/dist/ring_shift.py", "ring_shift", "sm_90a");
+  if (k) {
+    const void *bin = NULL;
+    size_t bn = 0;
+    REQUIRE(ts_kernel_binary(k, &bin, &bn) == TS_OK);
+    RtCubinSym s = rt_cubin_symbol(bin, bn, "ts_dist_meta");
+    CHECK(s == RT_CUBIN_SYM_LOCAL || s == RT_CUBIN_SYM_GLOBAL);
+    CHECK(rt_cubin_symbol(bin, bn, "ring_shift_kernel") == RT_CUBIN_SYM_GLOBAL);
+    CHECK(rt_cubin_symbol(bin, bn, "nvshmemi_device_state_d") == RT_CUBIN_SYM_ABSENT);
+    ts_kernel_destroy(k);
+  }
+  ts_context_destroy(ctx);
+}
+
+/* The read-back check of a module's NVSHMEM device state after nvshmemx_cumodule_init: a
+ * module that NVSHMEM skipped (its registry still held the address of an unloaded module)
+ * kept a zero state, which ran as pe 0 with no heap. */
+TEST(dist_nvshmem_state_readback_check) {
+  StrBuf why = {0};
+  int zero[4] = {0, 0, 0, 0};
+  CHECK(!dist_nvshmem_state_ok(zero, sizeof zero, 1, 2, &why));
+  CHECK(strstr(sb_str(&why), "zeros") != NULL);
+  sb_free(&why);
+  int v1 = (1 << 16) + 776;
+  int good[4] = {v1, 1, 2, 1};
+  CHECK(dist_nvshmem_state_ok(good, sizeof good, 1, 2, &why));
+  int r0[4] = {v1, 0, 2, 0};
+  CHECK(dist_nvshmem_state_ok(r0, sizeof r0, 0, 2, &why));
+  CHECK(!dist_nvshmem_state_ok(r0, sizeof r0, 1, 2, &why)); /* rank 1 reading pe 0 */
+  CHECK(strstr(sb_str(&why), "pe 0 of 2") && strstr(sb_str(&why), "rank 1 of 2"));
+  sb_free(&why);
+  int other[4] = {(1 << 16) + 800, 5, 9, 0}; /* another layout: "written" is all that is known */
+  CHECK(dist_nvshmem_state_ok(other, sizeof other, 1, 2, &why));
+  CHECK(!dist_nvshmem_state_ok(zero, 2, 0, 1, &why)); /* a short read is zero-filled, not overrun */
+  sb_free(&why);
 }
