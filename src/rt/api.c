@@ -425,6 +425,8 @@ ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_param *
     TS_CHECK(TS_ERR_INTERNAL);
   }
   k->cuda_source = arena_strdup(k->arena, cg.source);
+  /* A grid-wide barrier deadlocks unless every block is resident: launch cooperatively. */
+  k->cooperative = strstr(k->cuda_source, "ts::dist::sync_grid(") != NULL;
   TS_CHECK(fill_metadata(k, f, &cg));
   if (!o.no_jit) TS_CHECK(build_binary(k, &o));
   *out = k;

@@ -34,6 +34,8 @@
   X(cuModuleGetFunction)            \
   X(cuFuncSetAttribute)             \
   X(cuLaunchKernel)                 \
+  X(cuLaunchCooperativeKernel)      \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
   X(cuMemAlloc)                     \
   X(cuMemFree)                      \
   X(cuMemcpyHtoD)                   \

@@ -68,6 +68,7 @@ struct ts_kernel {
   size_t cubin_size;
   bool from_cache;
   CUmodule module;                   /* loaded on first launch */
+  bool cooperative;                  /* calls T.sync_grid: every block must be resident (cooperative launch) */
   RtTma *tma;                        /* tensor maps, kernel arguments after the dynamic dims */
   int ntma;
 };

@@ -376,9 +376,29 @@ static ts_status submit(ts_kernel *k, RtPacked *pk, CUstream stream) {
       }
       grid[d] = (unsigned)v;
     }
-    CU_CHECK(ctx, cuLaunchKernel,
-             (l->fn, grid[0], grid[1], grid[2], (unsigned)l->block[0], (unsigned)l->block[1],
-              (unsigned)l->block[2], (unsigned)l->smem_bytes, stream, pk->ptrs, NULL));
+    if (k->cooperative) {
+      /* T.sync_grid spins until every block arrives: a grid larger than what fits on the GPU
+       * at once would hang, so it is refused with the numbers instead. */
+      int per_sm = 0, sms = 0, threads = l->block[0] * l->block[1] * l->block[2];
+      CU_CHECK(ctx, cuOccupancyMaxActiveBlocksPerMultiprocessor, (&per_sm, l->fn, threads, (size_t)l->smem_bytes));
+      CU_CHECK(ctx, cuDeviceGetAttribute, (&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, ctx->cu_device));
+      uint64_t blocks = (uint64_t)grid[0] * grid[1] * grid[2];
+      if (blocks > (uint64_t)per_sm * (uint64_t)sms) {
+        rt_set_error(ctx,
+                     "%s: kernel '%s' calls T.sync_grid, which needs all %llu blocks resident at once, but only "
+                     "%d per SM x %d SMs fit (%d threads, %lld bytes of shared memory per block): use a smaller "
+                     "or persistent grid",
+                     k->func_name, l->name, (unsigned long long)blocks, per_sm, sms, threads, (long long)l->smem_bytes);
+        TS_CHECK(TS_ERR_LAUNCH_ARGUMENT);
+      }
+      CU_CHECK(ctx, cuLaunchCooperativeKernel,
+               (l->fn, grid[0], grid[1], grid[2], (unsigned)l->block[0], (unsigned)l->block[1],
+                (unsigned)l->block[2], (unsigned)l->smem_bytes, stream, pk->ptrs));
+    } else {
+      CU_CHECK(ctx, cuLaunchKernel,
+               (l->fn, grid[0], grid[1], grid[2], (unsigned)l->block[0], (unsigned)l->block[1],
+                (unsigned)l->block[2], (unsigned)l->smem_bytes, stream, pk->ptrs, NULL));
+    }
   next_kernel:;
   }
 cleanup:
