@@ -93,14 +93,28 @@ $(BUILD)/examples/dist/%: $(BUILD)/obj/examples/dist/%.o $(LIB_A)
 
 # Distributed GPU tests (2 or 4 GPUs): every test program and example under `tilescale launch`,
 # on both backends (on nvshmem, programs print SKIP with the reason when NVSHMEM is missing).
-# TILESCALE_WAIT_TIMEOUT_MS turns a hang into a reported trap.
-check-dist: all $(BUILD)/test_dist_smoke $(DIST_EX_BINS)
+# TILESCALE_WAIT_TIMEOUT_MS turns a hang into a reported trap.  test_dist_prims covers every
+# primitive (tests/dist/*.py, prims.cu); check_wait_timeout.sh checks the trap itself.
+# Every program prints PASS/FAIL lines; the target ends with one line per program and backend.
+DIST_TEST_BINS := $(BUILD)/test_dist_smoke $(BUILD)/test_dist_prims
+$(BUILD)/test_dist_prims: $(BUILD)/obj/tests/dist/dist_prims.o $(LIB_A)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/test_dist_wait_timeout: $(BUILD)/obj/tests/dist/wait_timeout.o $(LIB_A)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+check-dist: all $(DIST_TEST_BINS) $(BUILD)/test_dist_wait_timeout $(DIST_EX_BINS)
 	@NDEV=$${NDEV:-2}; export TILESCALE_WAIT_TIMEOUT_MS=$${TILESCALE_WAIT_TIMEOUT_MS:-20000} NVSHMEM_DISABLE_NVLS=1; \
-	fail=0; for be in ipc nvshmem; do \
-	  for p in $(BUILD)/test_dist_smoke $(DIST_EX_BINS); do \
+	fail=0; summary=""; for be in ipc nvshmem; do \
+	  for p in $(DIST_TEST_BINS) $(DIST_EX_BINS); do \
 	    echo "== $$be: $$p"; \
-	    TILESCALE_DIST_BACKEND=$$be $(CLI) launch -n $$NDEV $$p || { echo "FAILED $$be $$p"; fail=1; }; \
-	  done; done; exit $$fail
+	    if TILESCALE_DIST_BACKEND=$$be $(CLI) launch --timeout 300 -n $$NDEV $$p; then summary="$$summary\nPASS $$be $$p"; \
+	    else echo "FAILED $$be $$p"; summary="$$summary\nFAIL $$be $$p"; fail=1; fi; \
+	  done; \
+	  echo "== $$be: wait-timeout trap"; \
+	  if TILESCALE_DIST_BACKEND=$$be sh tests/dist/check_wait_timeout.sh $(CLI) $(BUILD)/test_dist_wait_timeout; then \
+	    summary="$$summary\nPASS $$be wait-timeout trap"; else summary="$$summary\nFAIL $$be wait-timeout trap"; fail=1; fi; \
+	done; printf "== check-dist summary (NDEV=$$NDEV)$$summary\n"; exit $$fail
 
 # all-gather and all-to-all against NCCL (dlopen'd), 4 GPUs by default.
 $(BUILD)/bench_dist: $(BUILD)/obj/bench/bench_dist.o $(LIB_A)

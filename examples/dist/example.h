@@ -6,7 +6,8 @@
  *   tilescale launch -n N build/examples/dist/<name> [kernel dir]     (make check-dist)
  *
  * On the nvshmem backend without NVSHMEM installed, ex_init prints SKIP with the reason and
- * the program exits 0. */
+ * the program exits 0.  The helpers are static inline so that a program using only some of
+ * them (the tests in tests/dist include this header too) builds without unused-function warnings. */
 #ifndef TS_EXAMPLE_DIST_H
 #define TS_EXAMPLE_DIST_H
 
@@ -29,7 +30,7 @@ typedef struct Ex {
 } Ex;
 
 /* 0: ready; 1: skip (printed, exit 0); 2: error (printed). */
-static int ex_init(Ex *e, int argc, char **argv) {
+static inline int ex_init(Ex *e, int argc, char **argv) {
   memset(e, 0, sizeof *e);
   e->dir = argc > 1 ? argv[1] : "examples/dist";
   ts_context_options co = {sizeof co, ts_dist_env_local_rank(), NULL, 0, 0};
@@ -57,7 +58,7 @@ static int ex_init(Ex *e, int argc, char **argv) {
   return 0;
 }
 
-static ts_kernel *ex_compile(Ex *e, const char *file, const char *func, const ts_param *params, int n) {
+static inline ts_kernel *ex_compile(Ex *e, const char *file, const char *func, const ts_param *params, int n) {
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", e->dir, file);
   ts_program *prog = NULL;
@@ -75,7 +76,7 @@ static ts_kernel *ex_compile(Ex *e, const char *file, const char *func, const ts
   return k;
 }
 
-static void *ex_sym(Ex *e, size_t bytes) {
+static inline void *ex_sym(Ex *e, size_t bytes) {
   void *p = NULL;
   if (ts_dist_malloc(e->d, bytes, &p) != TS_OK) {
     fprintf(stderr, "ts_dist_malloc(%zu): %s\n", bytes, ts_last_error(e->ctx));
@@ -85,7 +86,7 @@ static void *ex_sym(Ex *e, size_t bytes) {
 }
 
 /* Random 16-bit patterns (the examples move data, so bit-exact comparison is the check). */
-static void ex_fill(uint16_t *h, size_t n, uint64_t seed) {
+static inline void ex_fill(uint16_t *h, size_t n, uint64_t seed) {
   uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
   for (size_t i = 0; i < n; i++) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -93,7 +94,7 @@ static void ex_fill(uint16_t *h, size_t n, uint64_t seed) {
   }
 }
 
-static ts_arg ex_tensor(void *p, int ndim, const int64_t *shape) {
+static inline ts_arg ex_tensor(void *p, int ndim, const int64_t *shape) {
   ts_arg a;
   memset(&a, 0, sizeof a);
   a.kind = TS_ARG_TENSOR;
@@ -107,7 +108,7 @@ static ts_arg ex_tensor(void *p, int ndim, const int64_t *shape) {
 
 /* Launch on the default stream, then wait for every rank's kernel (data pushed to us by peers
  * is complete once they all finished). */
-static int ex_run(Ex *e, ts_kernel *k, const ts_arg *args, int n) {
+static inline int ex_run(Ex *e, ts_kernel *k, const ts_arg *args, int n) {
   if (ts_kernel_launch(k, args, n, NULL) != TS_OK || ts_dist_barrier(e->d, NULL) != TS_OK) {
     fprintf(stderr, "launch: %s\n", ts_last_error(e->ctx));
     return 0;
@@ -116,7 +117,7 @@ static int ex_run(Ex *e, ts_kernel *k, const ts_arg *args, int n) {
 }
 
 /* Compares n 16-bit words; prints PASS/FAIL with the first mismatch. */
-static void ex_check(Ex *e, const char *what, const uint16_t *got, const uint16_t *want, size_t n) {
+static inline void ex_check(Ex *e, const char *what, const uint16_t *got, const uint16_t *want, size_t n) {
   size_t bad = 0, first = 0;
   for (size_t i = 0; i < n; i++)
     if (got[i] != want[i] && !bad++) first = i;
@@ -128,7 +129,7 @@ static void ex_check(Ex *e, const char *what, const uint16_t *got, const uint16_
   e->failures += bad != 0;
 }
 
-static int ex_finish(Ex *e) {
+static inline int ex_finish(Ex *e) {
   int f = e->failures;
   ts_dist_finalize(e->d);
   ts_context_destroy(e->ctx);

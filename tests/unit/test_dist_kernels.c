@@ -12,9 +12,11 @@
 
 #include "../../src/dist/dist.h"
 #include "../../src/rt/jit.h"
+#include "../../src/rt/kernel.h"
 #include "test.h"
 
-static ts_kernel *compile_file(TestCtx *t, ts_context *ctx, const char *path, const char *func, const char *arch) {
+static ts_kernel *compile_file_p(TestCtx *t, ts_context *ctx, const char *path, const char *func, const char *arch,
+                                 const ts_param *params, int nparams) {
   ts_program *p = NULL;
   if (ts_program_load_file(ctx, path, &p) != TS_OK) {
     fprintf(stderr, "  %s: %s\n", path, ts_last_error(ctx));
@@ -23,13 +25,17 @@ static ts_kernel *compile_file(TestCtx *t, ts_context *ctx, const char *path, co
   }
   ts_compile_options o = {sizeof o, arch, TS_COMPILER_NVRTC, 0, NULL, 0};
   ts_kernel *k = NULL;
-  if (ts_kernel_compile(p, func, NULL, 0, &o, &k) != TS_OK) {
+  if (ts_kernel_compile(p, func, params, nparams, &o, &k) != TS_OK) {
     fprintf(stderr, "  %s:%s (%s): %s\n", path, func, arch, ts_last_error(ctx));
     t->failures++;
     k = NULL;
   }
   ts_program_destroy(p);
   return k;
+}
+
+static ts_kernel *compile_file(TestCtx *t, ts_context *ctx, const char *path, const char *func, const char *arch) {
+  return compile_file_p(t, ctx, path, func, arch, NULL, 0);
 }
 
 static bool nvrtc_here(void) {
@@ -278,4 +284,137 @@ TEST(dist_nvshmem_state_readback_check) {
   CHECK(dist_nvshmem_state_ok(other, sizeof other, 1, 2, &why));
   CHECK(!dist_nvshmem_state_ok(zero, 2, 0, 1, &why)); /* a short read is zero-filled, not overrun */
   sb_free(&why);
+}
+
+/* The GPU tests of make check-dist (tests/dist/dist_prims.c, wait_timeout.c): every kernel
+ * they compile at run time, with every parameter combination they use, compiles here for
+ * sm_90a, and the PTX holds the instruction each variant stands for. */
+TEST(dist_gpu_test_kernels_nvrtc_sm90a) {
+  if (!nvrtc_here()) {
+    printf("  (skipped %s: NVRTC not available)\n", t->name);
+    return;
+  }
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  /* ld/st matrix: every store and load form, in both widths and both directions */
+  static const char *const ldst_ptx[] = {"st.weak.b", "st.weak.global.L1::no_allocate.b", "st.volatile.b",
+                                         "st.release.cta.b", "st.release.sys.global.L1::no_allocate.b",
+                                         "st.relaxed.gpu.global.L1::no_allocate.b", "ld.weak.b",
+                                         "ld.weak.global.L1::no_allocate.b", "ld.global.nc.b",
+                                         "ld.global.nc.L1::no_allocate.b", "ld.volatile.b", "ld.acquire.cta.b",
+                                         "ld.acquire.gpu.global.L1::no_allocate.b", "ld.relaxed.sys.b",
+                                         "ld.relaxed.cta.global.L1::no_allocate.b"};
+  for (int w = 0; w < 2; w++)
+    for (int remote = 0; remote < 2; remote++) {
+      ts_param p[] = {{"dtype", w ? "\"uint64\"" : "\"int32\""}, {"remote_st", remote ? "True" : "False"}};
+      ts_kernel *k = compile_file_p(t, ctx, "tests/dist/ldst_matrix.py", "ldst_matrix", "sm_90a", p, 2);
+      if (!k) continue;
+      const char *cu = ts_kernel_text(k, TS_EMIT_CUDA), *ptx = ts_kernel_text(k, TS_EMIT_PTX);
+      REQUIRE(cu && ptx);
+      for (int i = 0; i < TS_ARRAY_LEN(ldst_ptx); i++) {
+        char want[96];
+        snprintf(want, sizeof want, "%s%s", ldst_ptx[i], w ? "64" : "32");
+        if (!strstr(ptx, want)) {
+          fprintf(stderr, "  ldst_matrix(%s, remote_st=%d): no '%s' in the PTX\n", w ? "uint64" : "int32", remote, want);
+          t->failures++;
+        }
+      }
+      /* 21 stores, one per variant (the flag store is the 22nd), and 27 loads */
+      int st = 0, ld = 0;
+      for (const char *q = cu; (q = strstr(q, "ts::dist::st<")); q++) st++;
+      for (const char *q = cu; (q = strstr(q, "ts::dist::ld<")); q++) ld++;
+      CHECK(st == 22 && ld == 27);
+      CHECK(strstr(cu, remote ? "(int64_t)right);" : "(int64_t)left);") != NULL);
+      ts_kernel_destroy(k);
+    }
+  /* waits on 32- and 64-bit flags, local and remote */
+  for (int w = 0; w < 2; w++)
+    for (int remote = 0; remote < 2; remote++) {
+      ts_param p[] = {{"dtype", w ? "\"uint64\"" : "\"int32\""}, {"remote_wait", remote ? "True" : "False"}};
+      ts_kernel *k = compile_file_p(t, ctx, "tests/dist/waits.py", "waits", "sm_90a", p, 2);
+      if (!k) continue;
+      const char *cu = ts_kernel_text(k, TS_EMIT_CUDA), *ptx = ts_kernel_text(k, TS_EMIT_PTX);
+      REQUIRE(cu && ptx);
+      static const char *const waits[] = {"wait_eq", "wait_ne", "wait_ge", "wait_le", "wait_gt", "wait_lt"};
+      for (int i = 0; i < 6; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "ts::dist::%s(&F[%d]", waits[i], i * (w ? 16 : 32));
+        CHECK(strstr(cu, want) != NULL);
+      }
+      CHECK(strstr(ptx, w ? "ld.acquire.sys.b64" : "ld.acquire.sys.b32") != NULL);
+      ts_kernel_destroy(k);
+    }
+  ts_kernel *k = compile_file(t, ctx, "tests/dist/waits.py", "signals", "sm_90a");
+  if (k) {
+    const char *cu = ts_kernel_text(k, TS_EMIT_CUDA);
+    CHECK(strstr(cu, "ts::shmem::signal_op(&Sig[1], (uint64_t)1ull, 10, p)") != NULL); /* SIGNAL_ADD */
+    CHECK(strstr(cu, "ts::shmem::signal_wait_until(&Sig[5], 1,") != NULL);             /* CmpType.NE */
+    CHECK(strstr(cu, "ts::shmem::signal_wait_until(&Sig[3], 3,") != NULL);             /* CmpType.LE */
+    ts_kernel_destroy(k);
+  }
+  /* barriers: sync_blocks has no fence; sync_grid kernels (and only they) launch cooperatively */
+  for (int fence = 0; fence < 2; fence++) {
+    ts_param p[] = {{"fence", fence ? "True" : "False"}};
+    k = compile_file_p(t, ctx, "tests/dist/barriers.py", "barrier_reuse", "sm_90a", p, 1);
+    if (!k) continue;
+    CHECK(strstr(k->cuda_source, fence ? "ts::dist::barrier_blocks(&bar[0])" : "ts::dist::sync_blocks(&bar[0])"));
+    CHECK(!k->cooperative);
+    ts_kernel_destroy(k);
+  }
+  static const char *const nbs[] = {"64", "100000"};
+  for (int i = 0; i < 2; i++) {
+    ts_param p[] = {{"nb", nbs[i]}};
+    k = compile_file_p(t, ctx, "tests/dist/barriers.py", "grid_sync", "sm_90a", p, 1);
+    if (!k) continue;
+    CHECK(k->cooperative);
+    CHECK(strstr(ts_kernel_text(k, TS_EMIT_PTX), "atom.add.release.gpu.u32") != NULL);
+    ts_kernel_destroy(k);
+  }
+  for (int mode = 0; mode < 2; mode++) {
+    ts_param p[] = {{"mode", mode ? "1" : "0"}};
+    k = compile_file_p(t, ctx, "tests/dist/timeout.py", "stuck", "sm_90a", p, 1);
+    if (!k) continue;
+    CHECK(strstr(k->cuda_source, mode ? "ts::dist::barrier_blocks(&bar[0])" : "ts::dist::wait_eq(&flag[1]"));
+    ts_kernel_destroy(k);
+  }
+  ts_context_destroy(ctx);
+
+  /* the hand-written kernels of prims.cu, through the runtime's JIT as dist_prims.c does */
+  FILE *f = fopen("tests/dist/prims.cu", "rb");
+  REQUIRE(f != NULL);
+  StrBuf src = {0};
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sb_appendn(&src, buf, n);
+  fclose(f);
+  RtNvrtc nv = {0};
+  StrBuf err = {0};
+  RtJitInput in = {0};
+  RtJitOutput out = {0};
+  in.source = sb_str(&src);
+  in.name = "prims.cu";
+  in.target = (TsTarget){90, true};
+  in.headers = ts_device_headers;
+  in.nheaders = ts_device_headers_count;
+  if (rt_jit_compile(&nv, &in, &out, &err) != TS_OK) {
+    fprintf(stderr, "  prims.cu: %s\n", sb_str(&err));
+    t->failures++;
+  } else {
+    REQUIRE(out.ptx != NULL);
+    static const char *const want[] = {".entry copy_u8", ".entry copy_u16", ".entry copy_u32", ".entry copy_u64",
+                                       ".entry copy_u128", ".entry atom_every_rank", "atom.add.relaxed.sys.u32",
+                                       "atom.add.release.sys.u32", "atom.add.acquire.sys.u32",
+                                       "atom.add.acq_rel.sys.u32", "atom.add.relaxed.sys.u64"};
+    for (int i = 0; i < TS_ARRAY_LEN(want); i++)
+      if (!strstr(out.ptx, want[i])) {
+        fprintf(stderr, "  prims.cu: no '%s' in the PTX\n", want[i]);
+        t->failures++;
+      }
+    CHECK(rt_cubin_symbol(out.cubin, out.cubin_size, "copy_u128") == RT_CUBIN_SYM_GLOBAL);
+  }
+  rt_jit_output_free(&out);
+  rt_nvrtc_close(&nv);
+  sb_free(&err);
+  sb_free(&src);
 }
