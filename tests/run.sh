@@ -3,6 +3,8 @@
 #   1. unit tests (build/test_unit)
 #   2. golden IR: every examples/*.py and tests/front/*.py with a `# tilescale-test:` line
 #      is compiled with --emit ir and compared with its golden .ir file
+#   2b. pass goldens: every tests/codegen/*.py is compiled with its `# tilescale-test:` ARGS
+#      and --dump-after its `# tilescale-dump: PASS`, and compared with its .ir file
 #   3. diagnostics: every tests/diag/*.py is compiled and its stderr compared with .err
 #   4. NVRTC: every example is compiled to a cubin for sm_80 and sm_90a (no GPU needed)
 #   5. fuzz smoke: the fuzz corpus replayed through the harness (build/fuzz_replay)
@@ -65,6 +67,25 @@ for f in examples/*.py tests/front/*.py; do
     else
       bad "golden $f: IR differs from $g"; diff -u "$g" "$tmp/out.ir" 2>&1 | head -30 | sed 's/^/    /'
     fi
+  else
+    ok
+  fi
+done
+
+# 2b. pass goldens: the IR right after one pass (tests/codegen/X.py -> X.ir)
+for f in tests/codegen/*.py; do
+  [ -f "$f" ] || continue
+  args=$(test_args "$f")
+  pass_name=$(sed -n 's/^# tilescale-dump: //p' "$f" | head -1)
+  [ -n "$args" ] && [ -n "$pass_name" ] || { bad "pass golden $f: needs '# tilescale-test:' and '# tilescale-dump:' lines"; continue; }
+  g="${f%.py}.ir"
+  # shellcheck disable=SC2086
+  if ! "$TS" compile "$f" $args --emit ir --dump-after "$pass_name" -o "$tmp/out.ir" 2>"$tmp/err"; then
+    bad "pass golden $f: compile failed"; sed 's/^/    /' "$tmp/err" | head -20; continue
+  fi
+  if [ ! -f "$g" ] || ! cmp -s "$tmp/out.ir" "$g"; then
+    if [ "${UPDATE:-0}" = 1 ]; then cp "$tmp/out.ir" "$g"; echo "updated $g"; ok
+    else bad "pass golden $f: IR after $pass_name differs from $g"; diff -u "$g" "$tmp/out.ir" 2>&1 | head -30 | sed 's/^/    /'; fi
   else
     ok
   fi

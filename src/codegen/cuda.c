@@ -14,6 +14,8 @@
  * keyword gets a _N suffix), so the output reads like the kernel file. */
 #include "cuda.h"
 
+#include "../layout/layout.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1083,7 +1085,9 @@ static bool has_swizzled_smem(const IrStmt *s) {
   case IR_S_FOR: return has_swizzled_smem(s->u.loop.body);
   case IR_S_WHILE: return has_swizzled_smem(s->u.while_.body);
   case IR_S_IF: return has_swizzled_smem(s->u.if_.then_s) || has_swizzled_smem(s->u.if_.else_s);
-  case IR_S_ALLOC: return s->u.alloc.buf->scope == IR_SCOPE_SHARED_DYN && s->u.alloc.buf->layout != NULL;
+  case IR_S_ALLOC:
+    return s->u.alloc.buf->scope == IR_SCOPE_SHARED_DYN && s->u.alloc.buf->layout != NULL &&
+           s->u.alloc.buf->layout->swizzle; /* a pinned linear layout needs no 1024-byte alignment */
   default: return false;
   }
 }

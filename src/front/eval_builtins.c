@@ -1646,8 +1646,11 @@ Value *bi_module_attr_quiet(Eval *ev, ModKind mod, const char *name) {
   case MOD_AUTOTUNER:
     if (!strcmp(name, "autotune")) return mk_builtin(ev, bi_identity_decorator, "autotune", 0, NULL);
     return ev_opaque(ev, arena_printf(ev->a, "tilelang.autotuner.%s is not available in kernels", name));
-  case MOD_LAYOUT:
+  case MOD_LAYOUT: {
+    Value *l = tl_layout_attr(ev, name); /* the make_*_layout helpers (eval_tl.c) */
+    if (l) return l;
     return mk_builtin(ev, t_unsupported, arena_printf(ev->a, "tilelang.layout.%s", name), 0, NULL);
+  }
   case MOD_PASSCONFIG: {
     /* TL_ENABLE_FAST_MATH -> "tl.enable_fast_math" */
     const char *s = !strncmp(name, "TL_", 3) ? name + 3 : !strncmp(name, "TIR_", 4) ? name + 4 : name;

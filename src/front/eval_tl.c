@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../layout/layout.h"
 #include "value.h"
 
 /* ---- signatures ------------------------------------------------------------------------ */
@@ -144,8 +145,102 @@ static Value *h_use_swizzle(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig
   return ev->none;
 }
 
-/* T.annotate_layout({buffer: layout}): keys must be buffers of the kernel.  Layouts are
- * inferred by the compiler; pinning one is not supported yet. */
+/* ---- layouts: tilelang.layout.make_*_layout(buf) and T.annotate_layout ---------------------- */
+/* A layout value is a builtin that cannot be called: self is the buffer it was made for,
+ * arg its LayoutKind.  T.annotate_layout turns it into the buffer's pinned Layout
+ * (layout.h), which layout inference and the GEMM planning keep or adapt to. */
+static const struct { const char *name; LayoutKind kind; } layout_helpers[] = {
+    {"make_swizzled_layout", LAYOUT_AUTO},           {"make_wgmma_swizzled_layout", LAYOUT_AUTO},
+    {"make_full_bank_swizzled_layout", LAYOUT_FULL}, {"make_half_bank_swizzled_layout", LAYOUT_HALF},
+    {"make_quarter_bank_swizzled_layout", LAYOUT_QUARTER}, {"make_linear_layout", LAYOUT_LINEAR},
+};
+
+static Value *layout_obj(Eval *ev, CallArgs *a, Value *self, int kind) {
+  (void)self;
+  (void)kind;
+  ts_error(ev->c, cloc(a), "a layout object is not callable: pass it to T.annotate_layout({buffer: layout})");
+  return NULL;
+}
+
+static bool is_layout_value(const Value *v) { return v && v->kind == V_BUILTIN && v->u.bi.fn == layout_obj; }
+
+/* The 2-D tile of a shared buffer (its last two dims), or a diagnostic naming `what`. */
+static bool shared_tile(Eval *ev, IrBuffer *b, const char *what, SrcLoc loc, int64_t *rows, int64_t *cols) {
+  if (b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN) {
+    ts_error(ev->c, loc, "%s: '%s' is a %s buffer; only shared-memory tiles (T.alloc_shared) take a swizzled layout%s",
+             what, b->name, ir_scope_names[b->scope],
+             b->scope == IR_SCOPE_FRAGMENT ? " (fragment layouts are inferred; pinning them is not supported yet)" : "");
+    return false;
+  }
+  if (b->ndim < 2 || !ir_is_const_int(b->shape[b->ndim - 2], rows) || !ir_is_const_int(b->shape[b->ndim - 1], cols)) {
+    ts_error(ev->c, loc, "%s: '%s' must have at least 2 dims with constant extents", what, b->name);
+    return false;
+  }
+  return true;
+}
+
+/* tilelang.layout.make_*_layout(buffer, k_major=True, allow_pad=True, continuity=None) */
+static Value *layout_make(Eval *ev, CallArgs *a, Value *self, int row) {
+  (void)self;
+  SrcLoc loc = cloc(a);
+  const char *name = arena_printf(ev->a, "tilelang.layout.%s", layout_helpers[row].name);
+  if (a->npos != 1) {
+    ts_error(ev->c, loc, "%s() takes the buffer as its one positional argument (%d given)", name, a->npos);
+    return ev->poison;
+  }
+  Value *bv = a->pos[0];
+  if (!bv || bv->kind == V_POISON) return ev->poison;
+  if (bv->kind != V_BUFFER) {
+    ts_error(ev->c, loc, "%s() expects a shared buffer, got %s", name, ev_type_name(bv));
+    return ev->poison;
+  }
+  IrBuffer *b = bv->u.buf;
+  int64_t rows, cols;
+  if (!shared_tile(ev, b, name, loc, &rows, &cols)) return ev->poison;
+  for (int i = 0; i < a->nkw; i++) {
+    if (!strcmp(a->kw[i], "k_major") || !strcmp(a->kw[i], "allow_pad")) continue; /* the swizzle runs along the stored rows either way */
+    int64_t cont;
+    if (!strcmp(a->kw[i], "continuity") && (a->kwv[i]->kind == V_NONE ||
+                                            (ev_to_int(ev, a->kwv[i], &cont, loc) && cont == cols)))
+      continue;
+    if (!strcmp(a->kw[i], "continuity")) {
+      ts_error(ev->c, loc, "%s(): a continuity other than the tile's row length (%lld) is not supported yet", name,
+               (long long)cols);
+      return ev->poison;
+    }
+    ts_error(ev->c, loc, "%s() got an unexpected keyword argument '%s'", name, a->kw[i]);
+    return ev->poison;
+  }
+  const char *why;
+  if (!layout_pinned(ev->c, layout_helpers[row].kind, rows, cols, dtype_bytes(b->dtype), loc, &why)) {
+    ts_error(ev->c, loc, "%s('%s'): a %lldx%lld %s tile cannot take it: %s", name, b->name, (long long)rows,
+             (long long)cols, dtype_name(b->dtype), why);
+    return ev->poison;
+  }
+  Value *v = ev_new(ev, V_BUILTIN);
+  v->u.bi.fn = layout_obj;
+  v->u.bi.self = bv;
+  v->u.bi.arg = (int)layout_helpers[row].kind;
+  v->u.bi.name = arena_printf(ev->a, "%s(%s)", name, b->name);
+  return v;
+}
+
+Value *tl_layout_attr(Eval *ev, const char *name) {
+  for (int i = 0; i < TS_ARRAY_LEN(layout_helpers); i++)
+    if (!strcmp(layout_helpers[i].name, name)) {
+      Value *v = ev_new(ev, V_BUILTIN);
+      v->u.bi.fn = layout_make;
+      v->u.bi.name = arena_printf(ev->a, "tilelang.layout.%s", name);
+      v->u.bi.arg = i;
+      return v;
+    }
+  return NULL;
+}
+
+/* T.annotate_layout({buffer: layout}): pins each shared buffer's layout before layout
+ * inference (reference tilelang-core.md §4.4 level 0).  A T.gemm on the buffer adapts to
+ * the pinned swizzle (layout.c gemm_plan); plain copies and loops address it through the
+ * layout (lower_tile_ops). */
 static Value *h_annotate_layout(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   SrcLoc loc = cloc(a);
   if (!need_kernel(ev, a, sig)) return ev->poison;
@@ -153,12 +248,143 @@ static Value *h_annotate_layout(Eval *ev, CallArgs *a, Value **arg, const TlSig 
     ts_error(ev->c, loc, "T.annotate_layout expects a dict {buffer: layout}, got %s", ev_type_name(arg[0]));
     return ev->poison;
   }
-  for (int i = 0; i < arg[0]->u.dict.keys.n; i++)
-    if (arg[0]->u.dict.keys.items[i]->kind != V_BUFFER) {
-      ts_error(ev->c, loc, "T.annotate_layout: keys must be buffers, got %s", ev_type_name(arg[0]->u.dict.keys.items[i]));
+  for (int i = 0; i < arg[0]->u.dict.keys.n; i++) {
+    Value *key = arg[0]->u.dict.keys.items[i], *val = arg[0]->u.dict.vals.items[i];
+    if (key->kind != V_BUFFER) {
+      ts_error(ev->c, loc, "T.annotate_layout: keys must be buffers, got %s", ev_type_name(key));
       return ev->poison;
     }
-  return h_unsupported(ev, a, arg, sig);
+    if (val->kind == V_POISON) return ev->poison;
+    IrBuffer *b = key->u.buf;
+    if (!is_layout_value(val)) {
+      if (val->kind == V_FUNC || (val->kind == V_BUILTIN && val->u.bi.fn != layout_make))
+        ts_error(ev->c, loc, "T.annotate_layout: custom layouts (T.Layout, T.Fragment, functions) are not supported yet; "
+                             "use tilelang.layout.make_swizzled_layout(%s) or another make_*_layout helper", b->name);
+      else
+        ts_error(ev->c, loc, "T.annotate_layout: the layout of '%s' must be a tilelang.layout.make_*_layout(...) "
+                             "value, got %s", b->name, ev_type_name(val));
+      return ev->poison;
+    }
+    int64_t rows, cols;
+    if (!shared_tile(ev, b, "T.annotate_layout", loc, &rows, &cols)) return ev->poison;
+    IrBuffer *made_for = val->u.bi.self->u.buf;
+    if (made_for != b) {
+      /* a layout made for another buffer fits when that buffer's tile has the same shape */
+      int64_t r2 = -1, c2 = -1;
+      ir_is_const_int(made_for->shape[made_for->ndim - 2], &r2);
+      ir_is_const_int(made_for->shape[made_for->ndim - 1], &c2);
+      if (r2 != rows || c2 != cols || dtype_bytes(made_for->dtype) != dtype_bytes(b->dtype)) {
+        ts_error(ev->c, loc, "T.annotate_layout: the layout made for '%s' (%lldx%lld %s) does not fit '%s' (%lldx%lld %s)",
+                 made_for->name, (long long)r2, (long long)c2, dtype_name(made_for->dtype), b->name, (long long)rows,
+                 (long long)cols, dtype_name(b->dtype));
+        return ev->poison;
+      }
+    }
+    const char *why;
+    Layout *l = layout_pinned(ev->c, (LayoutKind)val->u.bi.arg, rows, cols, dtype_bytes(b->dtype), loc, &why);
+    TS_ASSERT(l); /* checked when the layout was made */
+    if (b->layout && !layout_equal(b->layout, l)) {
+      ts_error(ev->c, loc, "layout conflict for shared buffer '%s': already annotated with another layout at line %d",
+               b->name, b->layout->loc.line);
+      return ev->poison;
+    }
+    if (!b->layout) b->layout = l;
+  }
+  return ev->none;
+}
+
+/* ---- asynchronous wgmma: T.wgmma_gemm + T.wait_wgmma ------------------------------------- */
+/* T.wgmma_gemm(A, B, C, ...): T.gemm's operands and options, issued as wgmma without
+ * waiting (gemm.wg_wait = -1; lower_tile_ops prints ts::gemm_*_wgmma_issue).  Legal only
+ * where the tile runs as wgmma on sm_90a; anything else is reported here, at the call. */
+static Value *h_wgmma_gemm(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  (void)arg;
+  SrcLoc loc = cloc(a);
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  int before = ev->block->len;
+  Value *r = ev_call(ev, bi_module_attr_quiet(ev, MOD_T, "gemm"), a); /* checks and emits the GEMM */
+  if (!r || r->kind == V_POISON || ev->block->len != before + 1) return ev->poison;
+  IrStmt *st = ev->block->items[before];
+  TS_ASSERT(st->kind == IR_S_GEMM);
+  /* Marked as issued even when it is refused below, so that the T.wait_wgmma after it
+   * finds it (the error stops the compilation before any lowering). */
+  st->u.gemm.wg_wait = -1;
+  if (ev->c->target.sm != 90 || !ev->c->target.arch_a) {
+    ts_error(ev->c, loc, "T.wgmma_gemm needs wgmma, which only sm_90a has (the target is sm_%d%s); use T.gemm",
+             ev->c->target.sm, ev->c->target.arch_a ? "a" : "");
+    return ev->poison;
+  }
+  IrKernel *k = &ev->kernel->u.kernel;
+  int64_t nthreads = 1;
+  for (int d = 0; d < 3; d++) nthreads *= k->threads[d] > 0 ? k->threads[d] : 1;
+  GemmPlan plan;
+  if (!gemm_plan(ev->c, st, nthreads, &plan)) return ev->poison; /* diagnosed at the call */
+  if (plan.path != GEMM_WGMMA) {
+    bool linear = (!plan.a_in_regs && (!plan.a_layout || !plan.a_layout->swizzle)) || !plan.b_layout ||
+                  !plan.b_layout->swizzle;
+    ts_error(ev->c, loc,
+             "T.wgmma_gemm: this %lldx%lldx%lld GEMM over %lld threads cannot run as wgmma (%s); use T.gemm",
+             (long long)plan.m, (long long)plan.n, (long long)plan.k, (long long)nthreads,
+             linear ? "wgmma reads swizzled shared tiles, and an operand's tile or pinned layout has no swizzle"
+             : nthreads % 128 ? "wgmma needs whole warpgroups of 128 threads"
+                              : "C must split into 64-row atoms per warpgroup with N a multiple of 8, at most 256 per "
+                                "warpgroup");
+    return ev->poison;
+  }
+  return ev->none;
+}
+
+/* Issued wgmma_gemm statements in `s` (the statements emitted so far in this block), most
+ * recent first, one per accumulator. */
+static void issued_wgmma(IrStmt *s, IrStmt **found, int *n, int max) {
+  if (!s) return;
+  switch (s->kind) {
+    case IR_S_SEQ:
+      for (int i = s->u.seq.n - 1; i >= 0; i--) issued_wgmma(s->u.seq.items[i], found, n, max);
+      return;
+    case IR_S_FOR: issued_wgmma(s->u.loop.body, found, n, max); return;
+    case IR_S_WHILE: issued_wgmma(s->u.while_.body, found, n, max); return;
+    case IR_S_IF:
+      issued_wgmma(s->u.if_.else_s, found, n, max);
+      issued_wgmma(s->u.if_.then_s, found, n, max);
+      return;
+    case IR_S_GEMM:
+      if (s->u.gemm.wg_wait != -1) return;
+      for (int i = 0; i < *n; i++)
+        if (found[i]->u.gemm.c.buf == s->u.gemm.c.buf) return;
+      if (*n < max) found[(*n)++] = s;
+      return;
+    default: return;
+  }
+}
+
+/* T.wait_wgmma(n): waits until at most n wgmma groups of this warpgroup are pending
+ * (wgmma.wait_group n).  It is a GEMM statement with wg_wait = -4 - n and the operands of
+ * a T.wgmma_gemm issued before it, so lowering also fences that accumulator's registers
+ * (the compiler must not read them before the wait); one per accumulator in flight. */
+static Value *h_wait_wgmma(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  int64_t n;
+  if (!need_kernel(ev, a, sig) || !ev_to_int(ev, arg[0], &n, loc)) return ev->poison;
+  if (n < 0 || n > 1000) {
+    ts_error(ev->c, loc, "T.wait_wgmma: the number of groups left pending must be between 0 and 1000, got %lld", (long long)n);
+    return ev->poison;
+  }
+  IrStmt *found[8];
+  int nf = 0;
+  for (int i = ev->block->len - 1; i >= 0; i--) issued_wgmma(ev->block->items[i], found, &nf, 8);
+  if (!nf) {
+    ts_error(ev->c, loc, "T.wait_wgmma: no T.wgmma_gemm is issued before it in this block (or in a loop before it); "
+                         "wait in the block that issues the wgmma");
+    return ev->poison;
+  }
+  for (int i = 0; i < nf; i++) {
+    IrStmt *w = ir_stmt(ev->c, IR_S_GEMM, loc);
+    w->u.gemm = found[i]->u.gemm;
+    w->u.gemm.wg_wait = (int)(-4 - n);
+    ev_emit(ev, w);
+  }
+  return ev->none;
 }
 
 /* T.get_block_binding(dim=0): blockIdx of the enclosing T.Kernel (0 for an unused axis). */
@@ -957,8 +1183,8 @@ static const TlSig tl_constructs[] = {
     {"transpose", "src, dst", K, 0},
     {"im2col", "img, col, nhw_step, c_step, kernel, stride=1, dilation=1, pad=0", K, 0},
     {"wgmma_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1, "
-                   "annotations=None", K, 0},
-    {"wait_wgmma", "id", K, 0},
+                   "annotations=None", h_wgmma_gemm, 0},
+    {"wait_wgmma", "id", h_wait_wgmma, 0},
     {"tcgen05_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, mbar=None, "
                      "use_2cta=False, annotations=None", K, 0},
     {"gemm_sp", "A_sparse, E, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1", K, 0},

@@ -208,6 +208,7 @@ void bi_install_builtins(Eval *ev, Env *env);
 Value *tl_construct_attr(Eval *ev, const char *name);           /* T.<name> or NULL */
 Value *tl_enum_attr(Eval *ev, ModKind mod, const char *name);   /* T.Team.WORLD ... or NULL */
 bool tl_is_construct_call(const Value *fn);
+Value *tl_layout_attr(Eval *ev, const char *name);           /* tilelang.layout.make_*_layout or NULL */
 Value *bi_module(Eval *ev, ModKind mod);
 Value *bi_dtype(Eval *ev, ts_dtype t);
 

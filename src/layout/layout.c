@@ -20,6 +20,37 @@ Layout *layout_swizzled(TsCompiler *c, int64_t rows, int64_t cols, int elem_byte
   return l;
 }
 
+Layout *layout_pinned(TsCompiler *c, LayoutKind kind, int64_t rows, int64_t cols, int elem_bytes, SrcLoc loc,
+                      const char **why) {
+  Layout *l = NULL;
+  *why = NULL;
+  if (kind == LAYOUT_AUTO) {
+    l = layout_swizzled(c, rows, cols, elem_bytes);
+  } else if (kind != LAYOUT_LINEAR) {
+    int w = kind == LAYOUT_FULL ? 128 : kind == LAYOUT_HALF ? 64 : 32;
+    if (elem_bytes > 4)
+      *why = arena_printf(c->arena, "%d-byte elements cannot be swizzled", elem_bytes);
+    else if ((cols * elem_bytes) % w)
+      *why = arena_printf(c->arena, "rows of %lld bytes are not a multiple of the %d-byte swizzle",
+                          (long long)(cols * elem_bytes), w);
+    else if (rows % 8)
+      *why = arena_printf(c->arena, "%lld rows are not a multiple of the 8-row swizzle period", (long long)rows);
+    if (*why) return NULL;
+    l = ARENA_NEW(c->arena, Layout);
+    l->swizzle = w;
+  }
+  if (!l) { /* linear, or AUTO on a tile no swizzle fits */
+    l = ARENA_NEW(c->arena, Layout);
+    l->swizzle = 0;
+  }
+  l->elem_bytes = elem_bytes;
+  l->rows = rows;
+  l->cols = cols;
+  l->pinned = true;
+  l->loc = loc;
+  return l;
+}
+
 bool layout_equal(const Layout *a, const Layout *b) {
   if (a == b) return true;
   if (!a || !b) return false;
@@ -208,11 +239,31 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   }
   out->a_layout = out->a_in_regs ? NULL : layout_swizzled(c, ar, ac, eb);
   out->b_layout = layout_swizzled(c, br, bc, eb);
+  /* A layout pinned by T.annotate_layout wins: every swizzle width (and row-major, which
+   * only rules out wgmma) tiles the operand, so the GEMM adapts to it, provided it was
+   * made for the tile the GEMM reads. */
+  IrBuffer *ops[2] = {out->a_in_regs ? NULL : A->buf, B->buf};
+  int64_t trows[2] = {ar, br}, tcols[2] = {ac, bc};
+  for (int i = 0; i < 2; i++) {
+    Layout *l = ops[i] ? ops[i]->layout : NULL;
+    if (!l || !l->pinned) continue;
+    if (l->rows != trows[i] || l->cols != tcols[i] || l->elem_bytes != eb) {
+      PLAN_ERROR(c, s->loc,
+                 "layout conflict for shared buffer '%s': its layout (T.annotate_layout at line %d) is for a %lldx%lld "
+                 "tile of %d-byte elements, but T.gemm reads a %lldx%lld tile of %s",
+                 ops[i]->name, l->loc.line, (long long)l->rows, (long long)l->cols, l->elem_bytes,
+                 (long long)trows[i], (long long)tcols[i], dtype_name(ops[i]->dtype));
+      return false;
+    }
+    if (i) out->b_layout = l;
+    else out->a_layout = l;
+  }
   int policy = s->u.gemm.policy;
 
   /* wgmma: sm_90a only (sm_100 replaced it with tcgen05); warpgroups of 128 threads, 64-row
    * atoms; the instruction reads swizzled shared memory through descriptors. */
-  if (hopper && nthreads % 128 == 0 && (out->a_layout || out->a_in_regs) && out->b_layout) {
+  bool a_sw = out->a_layout && out->a_layout->swizzle, b_sw = out->b_layout && out->b_layout->swizzle;
+  if (hopper && nthreads % 128 == 0 && (a_sw || out->a_in_regs) && b_sw) {
     int64_t nwg = nthreads / 128;
     int64_t b_atom = tb ? 0 : layout_atom_cols(out->b_layout); /* MN-major B: atoms along N */
     int64_t a_atom = ta ? layout_atom_cols(out->a_layout) : 0;

@@ -22,10 +22,27 @@ struct Layout {
   int swizzle;       /* W in bytes: 0 (row-major, no swizzle), 32, 64, 128 */
   int elem_bytes;
   int64_t rows, cols;/* the swizzled 2-D tile */
+  bool pinned;       /* T.annotate_layout: the user chose it; passes adapt to it or report a conflict */
+  SrcLoc loc;        /* pinned: the T.annotate_layout call */
 };
+
+/* tilelang.layout helpers (T.annotate_layout): which layout the user asked for. */
+typedef enum LayoutKind {
+  LAYOUT_AUTO,    /* make_swizzled_layout / make_wgmma_swizzled_layout: the widest that fits */
+  LAYOUT_FULL,    /* make_full_bank_swizzled_layout: 128-byte swizzle */
+  LAYOUT_HALF,    /* make_half_bank_swizzled_layout: 64-byte swizzle */
+  LAYOUT_QUARTER, /* make_quarter_bank_swizzled_layout: 32-byte swizzle */
+  LAYOUT_LINEAR   /* make_linear_layout: row-major */
+} LayoutKind;
 
 /* The widest swizzle a [rows x cols] tile of elem_bytes supports (NULL: keep row-major). */
 Layout *layout_swizzled(TsCompiler *c, int64_t rows, int64_t cols, int elem_bytes);
+/* A pinned layout of kind `kind` for a [rows x cols] tile of elem_bytes (T.annotate_layout).
+ * NULL when that swizzle cannot tile it; *why then says why ("rows of 96 bytes are not a
+ * multiple of the 128-byte swizzle").  LAYOUT_AUTO falls back to row-major, as TileLang's
+ * make_swizzled_layout does for tiles no swizzle fits. */
+Layout *layout_pinned(TsCompiler *c, LayoutKind kind, int64_t rows, int64_t cols, int elem_bytes, SrcLoc loc,
+                      const char **why);
 bool layout_equal(const Layout *a, const Layout *b);
 int64_t layout_atom_cols(const Layout *l); /* W / elem_bytes (cols when not swizzled) */
 /* Element offset of a tile element (constant arithmetic; tests and the checker). */

@@ -107,8 +107,9 @@ static IrExpr **access_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, 
       return out;
     case IR_SCOPE_SHARED:
     case IR_SCOPE_SHARED_DYN:
-      if (b->layout && nidx == b->ndim && nidx >= 2) {
-        /* Swizzled tiles: one element offset through the layout (layout.h). */
+      if (b->layout && b->layout->swizzle && nidx == b->ndim && nidx >= 2) {
+        /* Swizzled tiles (chosen for T.gemm operands or pinned by T.annotate_layout): one
+         * element offset through the layout (layout.h); a pinned linear layout is row-major. */
         out = ARENA_ARRAY(lw->c->arena, IrExpr *, 1);
         out[0] = layout_offset(lw->c, b->layout, b, rw_list(lw, nc, idx, nidx), nidx);
         *nout = 1;

@@ -14,7 +14,9 @@
  * Then the other GEMM examples (bias + ReLU epilogue, split-K with atomics, batched,
  * GEMV) once each at non-divisible shapes against their own CPU references.
  * Then examples/gemm_dtypes.py for fp16 accumulate, tf32, int8 and fp8 on both paths,
- * and examples/gemm_rs.py (A of the second GEMM in registers: wgmma RS / mma.sync).
+ * and examples/gemm_rs.py (A of the second GEMM in registers: wgmma RS / mma.sync),
+ * examples/gemm_wgmma.py (T.wgmma_gemm + T.wait_wgmma; tiles pinned to each swizzle by
+ * T.annotate_layout) and examples/gemm_eager.py (eager style).
  * Options: --filter TEXT, --seed N, --examples DIR. */
 #include <math.h>
 #include <stdio.h>
@@ -547,6 +549,52 @@ static void rs_cases(Suite *su, const char *examples) {
   }
 }
 
+/* examples/gemm_wgmma.py (T.wgmma_gemm + T.wait_wgmma, shared tiles pinned by
+ * T.annotate_layout to each swizzle width, and T.gemm with a pinned linear layout, which
+ * falls back to mma.sync) and examples/gemm_eager.py (the eager style), at a divisible and
+ * a non-divisible shape. */
+static void layout_cases(Suite *su, const char *examples) {
+  static const struct { const char *file, *sw, *async_, *arch; } cases[] = {
+      {"gemm_wgmma.py", "-1", "True", "sm_90a"},  {"gemm_wgmma.py", "128", "True", "sm_90a"},
+      {"gemm_wgmma.py", "64", "True", "sm_90a"},  {"gemm_wgmma.py", "32", "True", "sm_90a"},
+      {"gemm_wgmma.py", "64", "False", "sm_90a"}, /* TMA + warp specialization on the 64-byte swizzle */
+      {"gemm_wgmma.py", "32", "False", "sm_90a"}, {"gemm_wgmma.py", "0", "False", "sm_90a"},
+      {"gemm_wgmma.py", "64", "False", "sm_90"},  /* mma.sync + ldmatrix on the 64-byte swizzle */
+      {"gemm_eager.py", NULL, NULL, "sm_90a"},    {"gemm_eager.py", NULL, NULL, "sm_90"},
+  };
+  static const int shapes[][3] = {{256, 256, 256}, {200, 136, 120}};
+  uint64_t st = su->seed * 17 + 3;
+  for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
+    for (int sh = 0; sh < 2; sh++) {
+      int M = shapes[sh][0], N = shapes[sh][1], K = shapes[sh][2];
+      char name[160], vm[16], vn[16], vk[16];
+      snprintf(name, sizeof name, "%s swizzle=%s async=%s %s M=%d N=%d K=%d", cases[c].file, cases[c].sw ? cases[c].sw : "auto",
+               cases[c].async_ ? cases[c].async_ : "-", cases[c].arch, M, N, K);
+      if (su->filter && !strstr(name, su->filter)) continue;
+      snprintf(vm, sizeof vm, "%d", M);
+      snprintf(vn, sizeof vn, "%d", N);
+      snprintf(vk, sizeof vk, "%d", K);
+      ts_param ps[5] = {{"M", vm}, {"N", vn}, {"K", vk}, {"swizzle", cases[c].sw}, {"async_wgmma", cases[c].async_}};
+      Tens t[3];
+      tens_init(&t[0], TS_DTYPE_FLOAT16, 2, M, K, 0, 0, &st);
+      tens_init(&t[1], TS_DTYPE_FLOAT16, 2, K, N, 0, 0, &st);
+      tens_init(&t[2], TS_DTYPE_FLOAT16, 2, M, N, 0, 1, &st);
+      const char *err = run_tensors_arch(su, cases[c].file, "matmul", ps, cases[c].sw ? 5 : 3, t, 3, examples, cases[c].arch);
+      if (err) {
+        printf("FAIL %s: %s: %s\n", name, err, ts_last_error(su->ctx));
+        su->failed++;
+      } else {
+        double *ref = calloc((size_t)M * N, sizeof(double));
+        for (int i = 0; i < M; i++)
+          for (int kk = 0; kk < K; kk++)
+            for (int j = 0; j < N; j++) ref[(size_t)i * N + j] += t[0].v[(size_t)i * K + kk] * t[1].v[(size_t)kk * N + j];
+        judge(su, name, t[2].v, ref, (size_t)M * N, 1e-2);
+        free(ref);
+      }
+      for (int i = 0; i < 3; i++) free(t[i].v);
+    }
+}
+
 int main(int argc, char **argv) {
   Suite su = {0};
   su.seed = 12345;
@@ -608,6 +656,7 @@ int main(int argc, char **argv) {
   other_examples(&su, examples);
   dtype_cases(&su, examples);
   rs_cases(&su, examples);
+  layout_cases(&su, examples);
   printf("%d passed, %d failed\n", su.passed, su.failed);
   ts_program_destroy(su.prog);
   ts_context_destroy(su.ctx);

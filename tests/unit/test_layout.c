@@ -275,3 +275,168 @@ TEST(layout_gemm_dtypes_ptx) {
   ts_program_destroy(p);
   ts_context_destroy(ctx);
 }
+
+/* tilelang.layout helpers: the swizzle each kind pins, and the tiles it cannot take. */
+TEST(layout_pinned_kinds) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  const char *why;
+  static const struct { LayoutKind kind; int64_t rows, cols; int eb, want; } ok[] = {
+      {LAYOUT_AUTO, 128, 64, 2, 128}, {LAYOUT_AUTO, 64, 32, 2, 64},    {LAYOUT_AUTO, 12, 64, 2, 0},
+      {LAYOUT_FULL, 64, 64, 2, 128},  {LAYOUT_HALF, 64, 64, 2, 64},    {LAYOUT_QUARTER, 64, 64, 2, 32},
+      {LAYOUT_QUARTER, 8, 16, 2, 32}, {LAYOUT_LINEAR, 64, 64, 2, 0},   {LAYOUT_HALF, 32, 16, 4, 64},
+  };
+  for (int i = 0; i < (int)(sizeof ok / sizeof ok[0]); i++) {
+    Layout *l = layout_pinned(&c, ok[i].kind, ok[i].rows, ok[i].cols, ok[i].eb, SRCLOC_NONE, &why);
+    REQUIRE(l != NULL);
+    CHECK(l->swizzle == ok[i].want && l->pinned && l->rows == ok[i].rows && l->cols == ok[i].cols);
+    /* every pinned layout is a bijection of the tile */
+    char *seen = calloc((size_t)(ok[i].rows * ok[i].cols), 1);
+    for (int64_t r = 0; r < ok[i].rows; r++)
+      for (int64_t col = 0; col < ok[i].cols; col++) seen[layout_offset_const(l, r, col)]++;
+    for (int64_t k = 0; k < ok[i].rows * ok[i].cols; k++) CHECK(seen[k] == 1);
+    free(seen);
+  }
+  CHECK(layout_pinned(&c, LAYOUT_FULL, 64, 48, 2, SRCLOC_NONE, &why) == NULL); /* 96-byte rows */
+  CHECK(why && strstr(why, "rows of 96 bytes are not a multiple of the 128-byte swizzle"));
+  CHECK(layout_pinned(&c, LAYOUT_QUARTER, 12, 64, 2, SRCLOC_NONE, &why) == NULL);
+  CHECK(why && strstr(why, "12 rows"));
+  CHECK(layout_pinned(&c, LAYOUT_HALF, 64, 64, 8, SRCLOC_NONE, &why) == NULL);
+  ts_compiler_fini(&c);
+}
+
+/* Compiles `src` (a kernel named `fn` with M, N, K parameters at 256 plus `extra`) and
+ * returns the error text, or NULL when it compiled; *k gets the kernel. */
+static const char *compile_src(ts_context *ctx, const char *src, const char *arch, const ts_param *extra, int nextra,
+                               ts_kernel **k) {
+  ts_program *p = NULL;
+  *k = NULL;
+  if (ts_program_load_source(ctx, "kern.py", src, &p) != TS_OK) return ts_last_error(ctx);
+  ts_param ps[8] = {{"M", "256"}, {"N", "256"}, {"K", "256"}};
+  for (int i = 0; i < nextra && i < 5; i++) ps[3 + i] = extra[i];
+  ts_compile_options o = {.size = sizeof o, .arch = arch};
+  ts_status s = ts_kernel_compile(p, "matmul", ps, 3 + nextra, &o, k);
+  ts_program_destroy(p);
+  return s == TS_OK ? NULL : ts_last_error(ctx);
+}
+
+/* T.wgmma_gemm + T.wait_wgmma and pinned layouts (examples/gemm_wgmma.py): the issue and
+ * the waits reach the PTX, the pinned swizzle reaches the GEMM template and the TMA boxes,
+ * a linear layout falls back to mma.sync for T.gemm. */
+TEST(layout_wgmma_async_and_pinned) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *p = NULL;
+  REQUIRE(ts_program_load_file(ctx, "examples/gemm_wgmma.py", &p) == TS_OK);
+  static const struct { const char *sw, *async_, *arch, *want_cu, *want_ptx; } cases[] = {
+      {"64", "True", "sm_90a", "ts::gemm_ss_wgmma_issue<128, 128, 64, 1, 1, false, false, 64, 64, false, half>",
+       "wgmma.wait_group.sync.aligned 0"},
+      {"32", "True", "sm_90a", "ts::gemm_wgmma_wait<128, 0>", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"},
+      {"-1", "True", "sm_90a", "false, false, 128, 128, false, half>", "wgmma.commit_group.sync.aligned"},
+      {"32", "False", "sm_90a", "ts::tma_load_2d", "cp.async.bulk.tensor.2d"}, /* TMA boxes of the 32-byte atoms */
+      {"0", "False", "sm_90a", "ts::gemm_ss_mma<128, 128, 64, 2, 2, false, false, 0, 0, false, half>",
+       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"},
+      {"64", "False", "sm_80", "ts::gemm_ss_mma<128, 128, 64, 2, 2, false, false, 64, 64, false, half>",
+       "ldmatrix.sync.aligned.m8n8.x4"},
+  };
+  for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+    ts_param ps[] = {{"M", "256"}, {"N", "256"}, {"K", "256"}, {"swizzle", cases[i].sw}, {"async_wgmma", cases[i].async_}};
+    ts_compile_options o = {.size = sizeof o, .arch = cases[i].arch};
+    ts_kernel *k = NULL;
+    ts_status s = ts_kernel_compile(p, "matmul", ps, 5, &o, &k);
+    if (s != TS_OK) fprintf(stderr, "  case %d: %s\n", i, ts_last_error(ctx));
+    CHECK(s == TS_OK);
+    const char *cu = k ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL, *ptx = k ? ts_kernel_text(k, TS_EMIT_PTX) : NULL;
+    if (cu && !strstr(cu, cases[i].want_cu)) fprintf(stderr, "  case %d: missing %s\n", i, cases[i].want_cu);
+    CHECK(cu && strstr(cu, cases[i].want_cu));
+    CHECK(ptx && strstr(ptx, cases[i].want_ptx));
+    if (i == 3) CHECK(cu && strstr(cu, "ts::tma_load_2d(B_tma1, &B_shared[stage * 8192 + 7168]") != NULL); /* 8th atom */
+    ts_kernel_destroy(k);
+  }
+  /* The TMA maps follow the pinned 32-byte swizzle: boxes of 16 halves. */
+  {
+    ts_param ps[] = {{"M", "256"}, {"N", "256"}, {"K", "256"}, {"swizzle", "32"}, {"async_wgmma", "False"}};
+    ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+    ts_kernel *k = NULL;
+    CHECK(ts_kernel_compile(p, "matmul", ps, 5, &o, &k) == TS_OK);
+    const char *cu = k ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+    /* 4 boxes of 16 columns (2048 halves each) for the 128x64 A tile */
+    CHECK(cu && strstr(cu, "&A_shared[stage * 8192 + 6144], &pipe_bar[stage], k * 64 + 48,") != NULL);
+    ts_kernel_destroy(k);
+  }
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}
+
+/* Illegal uses are diagnosed at the user's line. */
+TEST(layout_wgmma_and_annotate_diagnostics) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  static const char *const HEAD =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "from tilelang.layout import make_swizzled_layout, make_full_bank_swizzled_layout, make_linear_layout\n"
+      "@tilelang.jit(out_idx=[-1])\n"
+      "def matmul(M, N, K, threads=128, bk=64):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float32\")):\n"
+      "        with T.Kernel(2, 2, threads=threads) as (bx, by):\n"
+      "            A_s = T.alloc_shared((128, bk), \"float16\")\n"
+      "            B_s = T.alloc_shared((bk, 128), \"float16\")\n"
+      "            C_l = T.alloc_fragment((128, 128), \"float32\")\n"; /* line 11 */
+  static const char *const TAIL = "            T.copy(C_l, C[0, 0])\n    return main\n";
+  static const struct { const char *body, *arch, *bk, *threads, *msg; } bad[] = {
+      {"            T.wgmma_gemm(A_s, B_s, C_l)\n            T.wait_wgmma(0)\n", "sm_80", "64", "128",
+       "kern.py:12:13: error: T.wgmma_gemm needs wgmma, which only sm_90a has (the target is sm_80)"},
+      {"            T.wgmma_gemm(A_s, B_s, C_l)\n            T.wait_wgmma(0)\n", "sm_90a", "64", "64",
+       "kern.py:12:13: error: T.wgmma_gemm: this 128x128x64 GEMM over 64 threads cannot run as wgmma (wgmma needs "
+       "whole warpgroups"},
+      {"            T.annotate_layout({A_s: make_linear_layout(A_s)})\n            T.wgmma_gemm(A_s, B_s, C_l)\n"
+       "            T.wait_wgmma(0)\n", "sm_90a", "64", "128",
+       "kern.py:13:13: error: T.wgmma_gemm: this 128x128x64 GEMM over 128 threads cannot run as wgmma (wgmma reads "
+       "swizzled shared tiles"},
+      {"            T.gemm(A_s, B_s, C_l)\n            T.wait_wgmma(1)\n", "sm_90a", "64", "128",
+       "kern.py:13:13: error: T.wait_wgmma: no T.wgmma_gemm is issued before it"},
+      {"            T.annotate_layout({A_s: make_full_bank_swizzled_layout(A_s)})\n", "sm_90a", "48", "128",
+       "kern.py:12:37: error: tilelang.layout.make_full_bank_swizzled_layout('A_s'): a 128x48 float16 tile cannot "
+       "take it: rows of 96 bytes are not a multiple of the 128-byte swizzle"},
+      {"            T.annotate_layout({C_l: make_swizzled_layout(A_s)})\n", "sm_90a", "64", "128",
+       "kern.py:12:13: error: T.annotate_layout: 'C_l' is a local.fragment buffer"},
+      {"            T.annotate_layout({A_s: make_swizzled_layout(B_s)})\n", "sm_90a", "64", "128",
+       "kern.py:12:13: error: T.annotate_layout: the layout made for 'B_s' (64x128 float16) does not fit 'A_s'"},
+      {"            T.annotate_layout({A_s: lambda i, j: i * 64 + j})\n", "sm_90a", "64", "128",
+       "custom layouts (T.Layout, T.Fragment, functions) are not supported yet"},
+      {"            T.annotate_layout({A_s: make_swizzled_layout(A_s)})\n"
+       "            T.annotate_layout({A_s: make_linear_layout(A_s)})\n", "sm_90a", "64", "128",
+       "kern.py:13:13: error: layout conflict for shared buffer 'A_s': already annotated with another layout at line 12"},
+  };
+  for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+    char src[4096];
+    snprintf(src, sizeof src, "%s%s%s", HEAD, bad[i].body, TAIL);
+    ts_param extra[] = {{"bk", bad[i].bk}, {"threads", bad[i].threads}};
+    ts_kernel *k = NULL;
+    const char *e = compile_src(ctx, src, bad[i].arch, extra, 2, &k);
+    if (!e || !strstr(e, bad[i].msg)) fprintf(stderr, "  case %d: got %s\n", i, e ? e : "(compiled)");
+    CHECK(e && strstr(e, bad[i].msg) != NULL);
+    ts_kernel_destroy(k);
+  }
+  /* ... and legal ones compile: a pinned swizzle on a tile no GEMM uses, read by T.Parallel. */
+  {
+    char src[4096];
+    snprintf(src, sizeof src, "%s%s%s", HEAD,
+             "            T.annotate_layout({A_s: make_full_bank_swizzled_layout(A_s)})\n"
+             "            T.copy(A[0, 0], A_s)\n"
+             "            for i, j in T.Parallel(128, 128):\n"
+             "                C_l[i, j] = A_s[i, j % 64]\n", TAIL);
+    ts_kernel *k = NULL;
+    const char *e = compile_src(ctx, src, "sm_90a", NULL, 0, &k);
+    if (e) fprintf(stderr, "  %s\n", e);
+    CHECK(e == NULL);
+    const char *cu = k ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+    CHECK(cu && strstr(cu, "__align__(1024)") != NULL); /* the swizzle XORs address bits 4..6 */
+    ts_kernel_destroy(k);
+  }
+  ts_context_destroy(ctx);
+}
