@@ -239,6 +239,9 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
       for (int i = 0; i < 3; i++)
         if (k->thread_var[i]) sb_printf(out, " %s=threadIdx.%c", k->thread_var[i]->name, axis_names[i]);
       if (k->smem_bytes) sb_printf(out, " smem=%lld", (long long)k->smem_bytes);
+      if (k->producer_threads) sb_printf(out, " producer_threads=%d", k->producer_threads);
+      if (k->raster_panel) sb_printf(out, " raster_panel=%d", k->raster_panel);
+      if (k->cluster_x > 1) sb_printf(out, " cluster=%d", k->cluster_x);
       sb_append(out, ":\n");
       print_block(out, k->body, indent + 1);
       break;
@@ -288,8 +291,13 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
       print_region(out, &s->u.gemm.b);
       sb_append(out, " -> ");
       print_region(out, &s->u.gemm.c);
-      sb_printf(out, " trans_a=%d trans_b=%d clear_accum=%d policy=%d\n", s->u.gemm.trans_a, s->u.gemm.trans_b,
+      sb_printf(out, " trans_a=%d trans_b=%d clear_accum=%d policy=%d", s->u.gemm.trans_a, s->u.gemm.trans_b,
                 s->u.gemm.clear_accum, s->u.gemm.policy);
+      /* Asynchronous wgmma: -1 issues only, -2 waits for all, -4-n waits until n groups remain. */
+      if (s->u.gemm.wg_wait == -1) sb_append(out, " issue_only");
+      else if (s->u.gemm.wg_wait == -2) sb_append(out, " wait_only");
+      else if (s->u.gemm.wg_wait <= -4) sb_printf(out, " wait_only pending=%d", -4 - s->u.gemm.wg_wait);
+      sb_putc(out, '\n');
       break;
     case IR_S_UNSUPPORTED: sb_printf(out, "unsupported %s\n", s->u.unsupported.what); break;
     default: sb_printf(out, "<%s>\n", ir_stmt_names[s->kind]); break;
