@@ -47,6 +47,14 @@ template <int BYTES> TS_DEV void cp_async(void *dst, const void *src) {
   else
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem_u32(dst)), "l"(src), "n"(BYTES) : "memory");
 }
+/* Generic-proxy writes to shared memory (st.shared, cp.async) are not seen by the async
+ * proxy (wgmma operand reads, TMA) without this fence, executed by each writing thread
+ * after its writes and before the barrier that hands the data to the tensor cores. */
+TS_DEV void fence_proxy_async() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
 TS_DEV void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> TS_DEV void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 

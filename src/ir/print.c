@@ -296,6 +296,7 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
       /* Asynchronous wgmma: -1 issues only, -2 waits for all, -4-n waits until n groups remain. */
       if (s->u.gemm.wg_wait == -1) sb_append(out, " issue_only");
       else if (s->u.gemm.wg_wait == -2) sb_append(out, " wait_only");
+      else if (s->u.gemm.wg_wait == -3) sb_append(out, " wait_only pending=1");
       else if (s->u.gemm.wg_wait <= -4) sb_printf(out, " wait_only pending=%d", -4 - s->u.gemm.wg_wait);
       sb_putc(out, '\n');
       break;

@@ -268,6 +268,9 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   IrExpr *cur_stage = ir_binary(c, IR_FLOORMOD, it, i32(c, S), loc);
   PtrVec mb = {0}, prod = {0};
   vec_push(c->arena, &mb, eval_extern(c, arena_printf(c->arena, "ts::cp_async_wait<%d>", D - 1), loc));
+  /* On sm_90a the staged tiles may feed wgmma, which reads through the async proxy: each
+   * thread fences its completed cp.async writes before the barrier hands them over. */
+  if (c->target.sm >= 90 && c->target.arch_a) vec_push(c->arena, &mb, eval_extern(c, "ts::fence_proxy_async", loc));
   vec_push(c->arena, &mb, sync_threads(c, loc));
   for (int i = 0; i < np; i++)
     vec_push(c->arena, &prod, mark_async(restage_all(p, items[i], k, ahead, ahead_stage, bufs, staged, np)));

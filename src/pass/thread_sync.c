@@ -12,6 +12,8 @@
  * on the thread index (or on loaded data) is treated as one opaque access, so the
  * barrier goes around it.  Conservative: extra barriers cost little, missing ones are
  * races. */
+#include <string.h>
+
 #include "passes.h"
 
 typedef struct SyncState {
@@ -21,6 +23,7 @@ typedef struct SyncState {
 typedef struct Sync {
   TsCompiler *c;
   PtrVec tdep; /* IrVar* whose value differs between threads */
+  bool fence;  /* the function issues wgmma: fence.proxy.async before inserted barriers */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -97,6 +100,22 @@ static IrStmt *barrier(TsCompiler *c, SrcLoc loc) {
   return ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc);
 }
 
+/* wgmma reads its shared operands through the async proxy: in a function that issues
+ * wgmma, every barrier this pass inserts is preceded by fence.proxy.async so that the
+ * ordinary stores before it are visible to the tensor cores after it. */
+static void find_wgmma(IrExpr *e, void *ctx) {
+  if (e->kind == IR_CALL && e->u.call.op == IRI_CALL_EXTERN && e->u.call.nargs > 0 &&
+      e->u.call.args[0]->kind == IR_STR && strstr(e->u.call.args[0]->u.sval, "wgmma"))
+    *(bool *)ctx = true;
+}
+
+static IrStmt *fenced_barrier(TsCompiler *c, bool fence, SrcLoc loc) {
+  if (!fence) return barrier(c, loc);
+  IrExpr *name = ir_str(c, "ts::fence_proxy_async", loc);
+  IrStmt *f = ir_eval(c, ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_VOID, &name, 1, loc), loc);
+  return ir_seq(c, (IrStmt *[]){f, barrier(c, loc)}, 2, loc);
+}
+
 static void merge_into(TsCompiler *c, SyncState *dst, const SyncState *src) {
   for (int i = 0; i < src->reads.len; i++) add(c, &dst->reads, src->reads.items[i]);
   for (int i = 0; i < src->writes.len; i++) add(c, &dst->writes, src->writes.items[i]);
@@ -137,7 +156,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
         /* A conflict with what precedes the loop is resolved once, in front of it. */
         IrStmt *pre = NULL;
         if (hazard(st, &body)) {
-          pre = barrier(c, s->loc);
+          pre = fenced_barrier(c, sy->fence, s->loc);
           st->reads.len = st->writes.len = 0;
         }
         /* Entry state: what precedes the loop plus the previous iteration. */
@@ -182,14 +201,18 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
   if (hazard(st, &me)) {
     st->reads.len = st->writes.len = 0;
     merge_into(c, st, &me);
-    return ir_seq(c, (IrStmt *[]){barrier(c, s->loc), s}, 2, s->loc);
+    return ir_seq(c, (IrStmt *[]){fenced_barrier(c, sy->fence, s->loc), s}, 2, s->loc);
   }
   merge_into(c, st, &me);
   return s;
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}};
+  Sync sy = {c, {0}, false};
+  if (c->target.sm >= 90 && c->target.arch_a) {
+    PassVisitor v = {NULL, find_wgmma, &sy.fence};
+    pass_visit(f->body, &v);
+  }
   SyncState st = {0};
   f->body = sync_stmt(&sy, f->body, &st);
 }
