@@ -105,6 +105,13 @@ const char *ts_kernel_text(const ts_kernel *k, ts_emit what);
 ts_status ts_kernel_binary(const ts_kernel *k, const void **data, size_t *size); /* cubin */
 int ts_kernel_from_cache(const ts_kernel *k); /* 1 when the binary came from the disk cache */
 
+/* Attributes recorded from the kernel file.  @autotune(configs=...): the evaluated config
+ * list as Python literal text ("[{'block': 64}, ...]") and its length, or NULL and 0 when
+ * the function has none.  pass_configs of @tilelang.jit: key/value text pairs. */
+const char *ts_kernel_autotune_configs(const ts_kernel *k, int *count);
+int ts_kernel_num_pass_configs(const ts_kernel *k);
+ts_status ts_kernel_pass_config(const ts_kernel *k, int i, const char **key, const char **value);
+
 /* ---- parameters of a compiled kernel --------------------------------------------------- */
 typedef enum ts_arg_kind { TS_ARG_TENSOR = 0, TS_ARG_SCALAR = 1 } ts_arg_kind;
 

@@ -245,6 +245,11 @@ static ts_status fill_metadata(ts_kernel *k, const IrFunc *f, const CgOutput *cg
     return TS_ERR_UNSUPPORTED;
   }
   k->func_name = arena_strdup(a, f->name ? f->name : "kernel");
+  /* The IR lives in the kernel's own arena, so its strings can be kept by pointer. */
+  k->autotune_configs = f->autotune_configs;
+  k->nautotune_configs = f->nautotune_configs;
+  k->pass_configs = f->pass_configs;
+  k->npass_configs = f->npass_configs;
   k->ndyn = f->ndyn;
   k->dyn_vars = ARENA_ARRAY(a, IrVar *, f->ndyn);
   k->dyn_names = ARENA_ARRAY(a, const char *, f->ndyn);
@@ -521,5 +526,20 @@ ts_status ts_kernel_arg_info(const ts_kernel *k, int i, ts_arg_info *out) {
   out->ndim = p->ndim;
   for (int d = 0; d < p->ndim && d < RT_MAX_DIMS; d++) out->shape[d] = p->shape[d];
   out->is_output = p->is_output;
+  return TS_OK;
+}
+
+/* ---- recorded attributes ------------------------------------------------------------------ */
+const char *ts_kernel_autotune_configs(const ts_kernel *k, int *count) {
+  if (count) *count = k ? k->nautotune_configs : 0;
+  return k ? k->autotune_configs : NULL;
+}
+
+int ts_kernel_num_pass_configs(const ts_kernel *k) { return k ? k->npass_configs : 0; }
+
+ts_status ts_kernel_pass_config(const ts_kernel *k, int i, const char **key, const char **value) {
+  if (!k || i < 0 || i >= k->npass_configs || !key || !value) return TS_ERR_INVALID_ARGUMENT;
+  *key = k->pass_configs[i].key;
+  *value = k->pass_configs[i].value;
   return TS_OK;
 }

@@ -68,6 +68,10 @@ struct ts_kernel {
   size_t cubin_size;
   bool from_cache;
   CUmodule module;                   /* loaded on first launch */
+  const char *autotune_configs;      /* @autotune(configs=...) as literal text, or NULL */
+  int nautotune_configs;
+  const IrKV *pass_configs;          /* from @tilelang.jit(pass_configs=...) */
+  int npass_configs;
   bool cooperative;                  /* calls T.sync_grid: every block must be resident (cooperative launch) */
   RtTma *tma;                        /* tensor maps, kernel arguments after the dynamic dims */
   int ntma;

@@ -1,0 +1,66 @@
+/* test_api.c — the public API end to end without a GPU: a kernel file compiled with
+ * no_jit, and the attributes recorded from its decorators read back through tilescale.h. */
+#include <string.h>
+
+#include "../../include/tilescale.h"
+#include "test.h"
+
+static ts_kernel *compile_file(TestCtx *t, ts_context *ctx, ts_program **prog, const char *path, const char *func,
+                               const ts_param *params, int nparams) {
+  ts_kernel *k = NULL;
+  if (ts_program_load_file(ctx, path, prog) != TS_OK) {
+    fprintf(stderr, "  cannot load %s: %s\n", path, ts_last_error(ctx));
+    t->failures++;
+    return NULL;
+  }
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 1};
+  if (ts_kernel_compile(*prog, func, params, nparams, &o, &k) != TS_OK) {
+    fprintf(stderr, "  cannot compile %s: %s\n", path, ts_last_error(ctx));
+    t->failures++;
+    return NULL;
+  }
+  return k;
+}
+
+TEST(api_autotune_configs_recorded) {
+  ts_context *ctx = NULL;
+  REQUIRE(ts_context_create(NULL, &ctx) == TS_OK);
+  ts_program *prog = NULL;
+  ts_param p[] = {{"N", "4096"}, {"block", "256"}, {"threads", "128"}};
+  ts_kernel *k = compile_file(t, ctx, &prog, "tests/front/autotune_configs.py", "tuned", p, 3);
+  if (k) {
+    int n = -1;
+    const char *cfg = ts_kernel_autotune_configs(k, &n);
+    CHECK(n == 6);
+    CHECK(cfg && strstr(cfg, "'block': 512") && strstr(cfg, "'threads': 256"));
+    CHECK(ts_kernel_num_pass_configs(k) == 0);
+  }
+  ts_kernel_destroy(k);
+  ts_program_destroy(prog);
+  ts_context_destroy(ctx);
+}
+
+TEST(api_pass_configs_and_outputs_recorded) {
+  ts_context *ctx = NULL;
+  REQUIRE(ts_context_create(NULL, &ctx) == TS_OK);
+  ts_program *prog = NULL;
+  ts_param p[] = {{"N", "2048"}};
+  ts_kernel *k = compile_file(t, ctx, &prog, "tests/front/lazy_pass_configs.py", "scaled", p, 1);
+  if (k) {
+    int n = 0;
+    CHECK(ts_kernel_autotune_configs(k, &n) == NULL && n == 0);
+    CHECK(ts_kernel_num_pass_configs(k) == 3);
+    const char *key = NULL, *value = NULL;
+    CHECK(ts_kernel_pass_config(k, 1, &key, &value) == TS_OK);
+    CHECK_STR(key, "tl.disable_tma_lower");
+    CHECK_STR(value, "True");
+    CHECK(ts_kernel_pass_config(k, 3, &key, &value) == TS_ERR_INVALID_ARGUMENT);
+    /* out_idx=[1]: the second parameter is an output. */
+    ts_arg_info info;
+    CHECK(ts_kernel_arg_info(k, 1, &info) == TS_OK && info.is_output == 1);
+    CHECK(ts_kernel_arg_info(k, 0, &info) == TS_OK && info.is_output == 0);
+  }
+  ts_kernel_destroy(k);
+  ts_program_destroy(prog);
+  ts_context_destroy(ctx);
+}
