@@ -52,30 +52,18 @@ IrExpr *ir_simplify(TsCompiler *c, IrExpr *e) {
   if (!e) return NULL;
   switch (e->kind) {
     case IR_INT: case IR_FLOAT: case IR_STR: case IR_VAR: return e;
-    case IR_CALL: {
-      IrExpr **args = ARENA_ARRAY(c->arena, IrExpr *, e->u.call.nargs);
-      bool ch = false;
-      for (int i = 0; i < e->u.call.nargs; i++) {
-        args[i] = ir_simplify(c, e->u.call.args[i]);
-        ch |= args[i] != e->u.call.args[i];
-      }
-      if (!ch) return e;
-      IrExpr *r = ir_call(c, e->u.call.op, e->dtype, args, e->u.call.nargs, e->loc);
-      r->lanes = e->lanes;
-      return r;
-    }
+    case IR_CALL:
     case IR_LOAD: {
-      IrExpr **idx = ARENA_ARRAY(c->arena, IrExpr *, e->u.load.nidx);
+      bool call = e->kind == IR_CALL;
+      int n = call ? e->u.call.nargs : e->u.load.nidx;
+      IrExpr **old = call ? e->u.call.args : e->u.load.idx;
+      IrExpr **xs = ARENA_ARRAY(c->arena, IrExpr *, n);
       bool ch = false;
-      for (int i = 0; i < e->u.load.nidx; i++) {
-        idx[i] = ir_simplify(c, e->u.load.idx[i]);
-        ch |= idx[i] != e->u.load.idx[i];
+      for (int i = 0; i < n; i++) {
+        xs[i] = ir_simplify(c, old[i]);
+        ch |= xs[i] != old[i];
       }
-      if (!ch) return e;
-      IrExpr *r = ir_load(c, e->u.load.buf, idx, e->u.load.nidx, e->loc);
-      r->lanes = e->lanes;
-      r->dtype = e->dtype;
-      return r;
+      return ch ? ir_with_operands(c, e, xs) : e;
     }
     default: break;
   }

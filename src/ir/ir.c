@@ -495,6 +495,15 @@ bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int n
 }
 
 /* ---- substitution ----------------------------------------------------------------------- */
+IrExpr *ir_with_operands(TsCompiler *c, const IrExpr *e, IrExpr **xs) {
+  TS_ASSERT(e->kind == IR_CALL || e->kind == IR_LOAD);
+  IrExpr *r = e->kind == IR_CALL ? ir_call(c, e->u.call.op, e->dtype, xs, e->u.call.nargs, e->loc)
+                                 : ir_load(c, e->u.load.buf, xs, e->u.load.nidx, e->loc);
+  r->lanes = e->lanes;
+  r->dtype = e->dtype;
+  return r;
+}
+
 typedef struct Subst {
   IrVar *const *from;
   IrExpr *const *to;
@@ -525,22 +534,12 @@ static IrExpr *subst_expr(TsCompiler *c, IrExpr *e, const Subst *s) {
       for (int i = 0; i < s->n; i++)
         if (s->from[i] == e->u.var) return s->to[i];
       return e;
-    case IR_CALL: {
-      bool ch = false;
-      IrExpr **args = subst_list(c, e->u.call.args, e->u.call.nargs, s, &ch);
-      if (!ch) return e;
-      IrExpr *r = ir_call(c, e->u.call.op, e->dtype, args, e->u.call.nargs, e->loc);
-      r->lanes = e->lanes;
-      return r;
-    }
+    case IR_CALL:
     case IR_LOAD: {
       bool ch = false;
-      IrExpr **idx = subst_list(c, e->u.load.idx, e->u.load.nidx, s, &ch);
-      if (!ch) return e;
-      IrExpr *r = ir_load(c, e->u.load.buf, idx, e->u.load.nidx, e->loc);
-      r->lanes = e->lanes;
-      r->dtype = e->dtype;
-      return r;
+      bool call = e->kind == IR_CALL;
+      IrExpr **xs = subst_list(c, call ? e->u.call.args : e->u.load.idx, call ? e->u.call.nargs : e->u.load.nidx, s, &ch);
+      return ch ? ir_with_operands(c, e, xs) : e;
     }
     default: break;
   }

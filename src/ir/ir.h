@@ -401,6 +401,8 @@ int64_t ir_buffer_numel(const IrBuffer *b);            /* -1 when not constant *
 bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int nvars, int64_t *out);
 
 /* ---- rewriting helpers (ir.c) ----------------------------------------------------- */
+/* A CALL or LOAD like e (same op/buffer, dtype and lanes) with operand list xs. */
+IrExpr *ir_with_operands(TsCompiler *c, const IrExpr *e, IrExpr **xs);
 /* Substitute variables: returns a new expression (shares unchanged subtrees). */
 IrExpr *ir_subst(TsCompiler *c, IrExpr *e, IrVar *const *from, IrExpr *const *to, int n);
 IrStmt *ir_subst_stmt(TsCompiler *c, IrStmt *s, IrVar *const *from, IrExpr *const *to, int n);
