@@ -1,0 +1,370 @@
+"""tilescale — Python binding of libtilescale (pure ctypes over include/tilescale.h).
+
+    import tilescale
+    ctx = tilescale.Context()
+    prog = ctx.load("examples/softmax.py")
+    k = prog.compile("softmax", M=4096, N=4096)      # -D M=4096 -D N=4096
+    y = k(x)                                          # torch CUDA tensor in, output allocated
+
+torch is optional: it is used (never imported at module load) to recognise torch tensors,
+allocate outputs (out_idx / T.empty) and pick the current stream.  Without it, pass every
+argument, tensors as `Tensor(ptr, dtype, shape, strides=None, device=0)`.  Every failure of
+the C library raises TileScaleError(status_name, ts_last_error text)."""
+import ast
+import ctypes
+import sys
+from collections import namedtuple
+
+from . import _lib
+from ._lib import lib as _c
+
+__all__ = ["Context", "Program", "Kernel", "Tensor", "ArgInfo", "TileScaleError", "DType",
+           "compile", "version"]
+
+version = "0.1.0"
+
+
+class TileScaleError(Exception):
+    """A non-OK ts_status: .status is its name (e.g. "TS_ERR_COMPILE"), .code its value,
+    .message the library's ts_last_error text (compile errors: file:line:col diagnostics)."""
+
+    def __init__(self, status, message):
+        super().__init__(status, message)
+        self.status, self.message = status, message
+        self.code = _lib.STATUS_NAMES.index(status) if status in _lib.STATUS_NAMES else -1
+
+    def __str__(self):
+        return "%s: %s" % (self.status, self.message.rstrip())
+
+
+def _status_name(st):
+    return _lib.STATUS_NAMES[st] if 0 <= st < len(_lib.STATUS_NAMES) else "TS_STATUS_%d" % st
+
+
+def _check(st, ctx_handle):
+    if st != _lib.TS_OK:
+        msg = _c.ts_last_error(ctx_handle) if ctx_handle else None
+        msg = msg.decode("utf-8", "replace") if msg else ""
+        if not msg:
+            msg = (_c.ts_status_string(st) or b"").decode()
+        raise TileScaleError(_status_name(st), msg)
+
+
+def _text(b):
+    return None if b is None else b.decode("utf-8", "replace")
+
+
+# ---- parameter values -> -D text ---------------------------------------------------------
+class DType(str):
+    """A dtype name written unquoted in -D text (float16, not "float16")."""
+
+
+for _n in _lib.DTYPE_NAMES[1:-1]:  # tilescale.float16, ...; bool is tilescale.bool_
+    globals()[_n + "_" if _n == "bool" else _n] = DType(_n)
+    __all__.append(_n + "_" if _n == "bool" else _n)
+
+_TORCH_DTYPES = {"float8_e4m3fn": "float8_e4m3", "float8_e5m2": "float8_e5m2", "half": "float16",
+                 "float": "float32", "double": "float64"}
+
+
+def _torch_dtype_name(t):
+    name = str(t).split(".", 1)[-1]
+    name = _TORCH_DTYPES.get(name, name)
+    if name not in _lib.DTYPE_IDS:
+        raise TypeError("tilescale: unsupported torch dtype %s" % t)
+    return name
+
+
+def _is_torch(x, kind):
+    return type(x).__module__.startswith("torch") and type(x).__name__ == kind
+
+
+def param_text(v):
+    """The -D text of a Python value: ints, floats, bools, None, strings (quoted), DType or
+    torch.dtype (unquoted names), tuples and lists (recursively)."""
+    if v is None or isinstance(v, bool):
+        return repr(v)
+    if isinstance(v, DType):
+        return str(v)
+    if isinstance(v, str):
+        return '"%s"' % v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    if isinstance(v, int):
+        return str(int(v))
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            raise ValueError("tilescale: %r has no Python literal text" % v)
+        return repr(v)
+    if isinstance(v, (tuple, list)):
+        items = [param_text(x) for x in v]
+        if isinstance(v, list):
+            return "[%s]" % ", ".join(items)
+        return "(%s,)" % items[0] if len(items) == 1 else "(%s)" % ", ".join(items)
+    if _is_torch(v, "dtype"):
+        return _torch_dtype_name(v)
+    raise TypeError("tilescale: cannot pass %r (%s) as a kernel parameter" % (v, type(v).__name__))
+
+
+# ---- context / program ---------------------------------------------------------------------
+class Context:
+    """Owns the CUDA driver table, cache settings and the last error text.  Creating one works
+    without a GPU; launches then raise TS_ERR_NO_DRIVER."""
+
+    def __init__(self, device=0, cache_dir=None, disable_cache=False, verbose=False):
+        opt = _lib.ts_context_options(ctypes.sizeof(_lib.ts_context_options), int(device),
+                                      cache_dir.encode() if cache_dir else None,
+                                      int(bool(disable_cache)), int(bool(verbose)))
+        h = ctypes.c_void_p()
+        st = _c.ts_context_create(ctypes.byref(opt), ctypes.byref(h))
+        if st != _lib.TS_OK:
+            try:
+                _check(st, h.value)
+            finally:
+                if h.value:
+                    _c.ts_context_destroy(h)
+        self._h, self.device, self._destroy = h, int(device), _c.ts_context_destroy
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h is not None and h.value:
+            self._destroy(h)
+            h.value = None
+
+    @property
+    def device_sm(self):
+        """The device's SM version (90 for H100), 0 when there is no usable GPU."""
+        return _c.ts_context_device_sm(self._h)
+
+    @property
+    def last_error(self):
+        return _text(_c.ts_last_error(self._h))
+
+    def load(self, path):
+        h = ctypes.c_void_p()
+        _check(_c.ts_program_load_file(self._h, str(path).encode(), ctypes.byref(h)), self._h)
+        return Program(self, h)
+
+    def load_source(self, name, text):
+        h = ctypes.c_void_p()
+        _check(_c.ts_program_load_source(self._h, name.encode(), text.encode(), ctypes.byref(h)),
+               self._h)
+        return Program(self, h)
+
+    def synchronize(self):
+        _check(_c.ts_synchronize(self._h), self._h)
+
+
+class Program:
+    """A parsed kernel file."""
+
+    def __init__(self, ctx, handle):
+        self.ctx, self._h, self._destroy = ctx, handle, _c.ts_program_destroy
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h is not None and h.value:
+            self._destroy(h)
+            h.value = None
+
+    @property
+    def functions(self):
+        n = _c.ts_program_functions(self._h, None, 0)
+        names = (ctypes.c_char_p * max(n, 1))()
+        n = _c.ts_program_functions(self._h, names, n)
+        return [names[i].decode() for i in range(n)]
+
+    def compile(self, func, arch=None, *, params=None, compiler="nvrtc", no_jit=False,
+                dump_after=None, debug=False, **kwparams):
+        """Compiles `func` with parameters given as keywords (or a `params` dict for names that
+        clash with the options), each converted to -D text by param_text."""
+        allp = dict(params or {}, **kwparams)
+        n = len(allp)
+        parr = (_lib.ts_param * max(n, 1))()
+        keep = []
+        for i, (k, v) in enumerate(allp.items()):
+            keep.append((k.encode(), param_text(v).encode()))
+            parr[i].name, parr[i].value = keep[-1]
+        if compiler not in ("nvrtc", "nvcc"):
+            raise ValueError("tilescale: compiler must be 'nvrtc' or 'nvcc'")
+        opt = _lib.ts_compile_options(
+            ctypes.sizeof(_lib.ts_compile_options), arch.encode() if arch else None,
+            _lib.TS_COMPILER_NVCC if compiler == "nvcc" else _lib.TS_COMPILER_NVRTC,
+            int(bool(no_jit)), dump_after.encode() if dump_after else None, int(bool(debug)))
+        h = ctypes.c_void_p()
+        _check(_c.ts_kernel_compile(self._h, func.encode(), parr, n, ctypes.byref(opt),
+                                    ctypes.byref(h)), self.ctx._h)
+        return Kernel(self, func, h)
+
+
+# ---- kernels ---------------------------------------------------------------------------------
+ArgInfo = namedtuple("ArgInfo", "name kind dtype shape is_output")
+ArgInfo.__doc__ = ("A kernel parameter: kind 'tensor' or 'scalar', dtype name, shape tuple "
+                   "(None for a dynamic dim; () for scalars), is_output (out_idx / T.empty).")
+
+
+class Tensor:
+    """Explicit device-memory view (for use without torch): ptr an int device address, strides
+    in elements (None = compact row-major), device a CUDA ordinal (-1 = host, rejected)."""
+
+    def __init__(self, ptr, dtype, shape, strides=None, device=0):
+        dtype = _torch_dtype_name(dtype) if _is_torch(dtype, "dtype") else str(dtype)
+        if dtype not in _lib.DTYPE_IDS:
+            raise TypeError("tilescale: unknown dtype %r" % (dtype,))
+        self.ptr, self.dtype, self.shape = int(ptr), dtype, tuple(int(s) for s in shape)
+        self.strides = None if strides is None else tuple(int(s) for s in strides)
+        self.device = int(device)
+        if self.strides is not None and len(self.strides) != len(self.shape):
+            raise ValueError("tilescale: strides and shape differ in rank")
+
+    def __repr__(self):
+        return "Tensor(0x%x, %s, %s, strides=%s, device=%d)" % (
+            self.ptr, self.dtype, self.shape, self.strides, self.device)
+
+
+def _as_tensor(x):
+    if isinstance(x, Tensor):
+        return x
+    if _is_torch(x, "Tensor") or (hasattr(x, "data_ptr") and hasattr(x, "stride")):
+        dev = x.device.index if x.is_cuda else -1
+        return Tensor(x.data_ptr(), _torch_dtype_name(x.dtype), tuple(x.shape), tuple(x.stride()),
+                      0 if dev is None else dev)
+    raise TypeError("tilescale: expected a torch tensor or tilescale.Tensor, got %s"
+                    % type(x).__name__)
+
+
+class Kernel:
+    """One compiled function: artifacts, parameter metadata, and launch by calling it."""
+
+    def __init__(self, prog, name, handle):
+        self.program, self.name, self._h = prog, name, handle
+        self._ctx, self._destroy, self._args = prog.ctx._h, _c.ts_kernel_destroy, None
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h is not None and h.value:
+            self._destroy(h)
+            h.value = None
+
+    source = property(lambda self: _text(_c.ts_kernel_text(self._h, _lib.TS_EMIT_CUDA)))
+    ir = property(lambda self: _text(_c.ts_kernel_text(self._h, _lib.TS_EMIT_IR)))
+    ptx = property(lambda self: _text(_c.ts_kernel_text(self._h, _lib.TS_EMIT_PTX)))
+    from_cache = property(lambda self: bool(_c.ts_kernel_from_cache(self._h)))
+
+    @property
+    def cubin(self):
+        data, size = ctypes.c_void_p(), ctypes.c_size_t()
+        _check(_c.ts_kernel_binary(self._h, ctypes.byref(data), ctypes.byref(size)), self._ctx)
+        return ctypes.string_at(data, size.value)
+
+    @property
+    def args(self):
+        if self._args is None:
+            out = []
+            for i in range(_c.ts_kernel_num_args(self._h)):
+                ai = _lib.ts_arg_info()
+                _check(_c.ts_kernel_arg_info(self._h, i, ctypes.byref(ai)), self._ctx)
+                shape = tuple(None if ai.shape[d] < 0 else ai.shape[d]
+                              for d in range(min(ai.ndim, _lib.MAX_DIMS)))
+                out.append(ArgInfo(ai.name.decode(),
+                                   "tensor" if ai.kind == _lib.TS_ARG_TENSOR else "scalar",
+                                   _lib.DTYPE_NAMES[ai.dtype], shape, bool(ai.is_output)))
+            self._args = out
+        return list(self._args)
+
+    @property
+    def autotune_configs(self):
+        """The @autotune config list (a list of dicts), or None when the function has none."""
+        n = ctypes.c_int()
+        t = _text(_c.ts_kernel_autotune_configs(self._h, ctypes.byref(n)))
+        if t is None:
+            return None
+        try:
+            return ast.literal_eval(t)
+        except (ValueError, SyntaxError):
+            return t  # not a plain literal: the library's text as is
+
+    @property
+    def pass_configs(self):
+        out = {}
+        for i in range(_c.ts_kernel_num_pass_configs(self._h)):
+            k, v = ctypes.c_char_p(), ctypes.c_char_p()
+            _check(_c.ts_kernel_pass_config(self._h, i, ctypes.byref(k), ctypes.byref(v)),
+                   self._ctx)
+            out[_text(k.value)] = _text(v.value)
+        return out
+
+    def __repr__(self):
+        return "<tilescale.Kernel %s(%s)>" % (self.name, ", ".join(a.name for a in self.args))
+
+    def __call__(self, *args, stream=None):
+        """Launches on `stream` (an int CUstream, a torch.cuda.Stream, or None: torch's current
+        stream when torch tensors are passed, else the default stream).  Pass every parameter,
+        or only the inputs: outputs are then allocated with torch and returned."""
+        infos = self.args
+        inputs = [a for a in infos if not a.is_output]
+        torch = sys.modules.get("torch")
+        if len(args) == len(infos):
+            full, outs = list(args), []
+        elif len(args) == len(inputs) and len(inputs) < len(infos):
+            if torch is None:
+                try:
+                    import torch
+                except ImportError:
+                    msg = "tilescale: %s needs all %d arguments (outputs too) without torch"
+                    raise TypeError(msg % (self.name, len(infos))) from None
+            dev = next((a.device for a in args if _is_torch(a, "Tensor") and a.is_cuda), None)
+            dev = torch.device("cuda", self.program.ctx.device if dev is None else dev.index)
+            it, full, outs = iter(args), [], []
+            for a in infos:
+                if not a.is_output:
+                    full.append(next(it))
+                    continue
+                if a.kind != "tensor" or any(s is None for s in a.shape):
+                    raise TypeError("tilescale: cannot allocate output '%s' (dynamic shape); "
+                                    "pass it explicitly" % a.name)
+                tdt = getattr(torch, {"float8_e4m3": "float8_e4m3fn"}.get(a.dtype, a.dtype))
+                outs.append(torch.empty(a.shape, dtype=tdt, device=dev))
+                full.append(outs[-1])
+        else:
+            alt = " (or its %d inputs)" % len(inputs) if len(inputs) < len(infos) else ""
+            raise TypeError("tilescale: %s takes %d arguments%s, got %d"
+                            % (self.name, len(infos), alt, len(args)))
+        carr = (_lib.ts_arg * max(len(full), 1))()
+        keep = []
+        for i, (a, x) in enumerate(zip(infos, full)):
+            c = carr[i]
+            if a.kind == "scalar":
+                c.kind = _lib.TS_ARG_SCALAR
+                if a.dtype.startswith(("float", "bfloat")):
+                    c.f = float(x)
+                else:
+                    c.i = int(x)
+                continue
+            t = _as_tensor(x)
+            shape = (ctypes.c_int64 * max(len(t.shape), 1))(*t.shape)
+            strides = None if t.strides is None else (ctypes.c_int64 * max(len(t.strides), 1))(
+                *t.strides)
+            keep += [shape, strides]
+            c.kind = _lib.TS_ARG_TENSOR
+            c.tensor = _lib.ts_tensor(t.ptr, _lib.DTYPE_IDS[t.dtype], len(t.shape), shape,
+                                      strides, t.device)
+        if stream is None and torch is not None and any(_is_torch(x, "Tensor") for x in full):
+            stream = torch.cuda.current_stream(next(
+                x.device for x in full if _is_torch(x, "Tensor")))
+        if stream is not None and not isinstance(stream, int):
+            stream = stream.cuda_stream  # torch.cuda.Stream
+        _check(_c.ts_kernel_launch(self._h, carr, len(full), ctypes.c_void_p(stream or None)),
+               self._ctx)
+        if not outs:
+            return None
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+_default_ctx = None
+
+
+def compile(path, func, arch=None, **params):  # noqa: A001 (mirrors tilescale compile)
+    """Shorthand: load `path` in a shared default Context and compile `func`."""
+    global _default_ctx
+    if _default_ctx is None:
+        _default_ctx = Context()
+    return _default_ctx.load(path).compile(func, arch, **params)

@@ -1,0 +1,126 @@
+"""ctypes declarations mirroring include/tilescale.h (keep in step with it).
+
+The shared library is found through $TILESCALE_LIB, then ../../build/libtilescale.so
+relative to this package (a source checkout), then the dynamic loader's search path."""
+import ctypes
+import os
+from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int64, c_size_t,
+                    c_void_p)
+
+# ---- enums ---------------------------------------------------------------------------------
+STATUS_NAMES = [
+    "TS_OK", "TS_ERR_INVALID_ARGUMENT", "TS_ERR_IO", "TS_ERR_COMPILE", "TS_ERR_NOT_FOUND",
+    "TS_ERR_JIT", "TS_ERR_NO_DRIVER", "TS_ERR_CUDA", "TS_ERR_LAUNCH_ARGUMENT",
+    "TS_ERR_UNSUPPORTED", "TS_ERR_OUT_OF_MEMORY", "TS_ERR_INTERNAL",
+]
+TS_OK = 0
+
+# ts_dtype, in enum order; the names are ts_dtype_name's.
+DTYPE_NAMES = [
+    "void", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2", "handle",
+]
+DTYPE_IDS = {name: i for i, name in enumerate(DTYPE_NAMES)}
+
+TS_EMIT_IR, TS_EMIT_CUDA, TS_EMIT_PTX, TS_EMIT_CUBIN = 0, 1, 2, 3
+TS_COMPILER_NVRTC, TS_COMPILER_NVCC = 0, 1
+TS_ARG_TENSOR, TS_ARG_SCALAR = 0, 1
+MAX_DIMS = 8  # ts_arg_info.shape[8]
+
+
+# ---- structs -------------------------------------------------------------------------------
+class ts_context_options(Structure):
+    _fields_ = [("size", c_size_t), ("device", c_int), ("cache_dir", c_char_p),
+                ("disable_cache", c_int), ("verbose", c_int)]
+
+
+class ts_param(Structure):
+    _fields_ = [("name", c_char_p), ("value", c_char_p)]
+
+
+class ts_compile_options(Structure):
+    _fields_ = [("size", c_size_t), ("arch", c_char_p), ("compiler", c_int), ("no_jit", c_int),
+                ("dump_after", c_char_p), ("debug", c_int)]
+
+
+class ts_arg_info(Structure):
+    _fields_ = [("name", c_char_p), ("kind", c_int), ("dtype", c_int), ("ndim", c_int),
+                ("shape", c_int64 * MAX_DIMS), ("is_output", c_int)]
+
+
+class ts_tensor(Structure):
+    _fields_ = [("data", c_void_p), ("dtype", c_int), ("ndim", c_int),
+                ("shape", POINTER(c_int64)), ("strides", POINTER(c_int64)), ("device", c_int)]
+
+
+class ts_arg(Structure):
+    _fields_ = [("kind", c_int), ("tensor", ts_tensor), ("i", c_int64), ("f", c_double)]
+
+
+# ---- functions -----------------------------------------------------------------------------
+_SIGS = {
+    # name: (restype, argtypes)
+    "ts_status_string": (c_char_p, [c_int]),
+    "ts_dtype_name": (c_char_p, [c_int]),
+    "ts_dtype_size": (c_size_t, [c_int]),
+    "ts_context_create": (c_int, [POINTER(ts_context_options), POINTER(c_void_p)]),
+    "ts_context_destroy": (None, [c_void_p]),
+    "ts_last_error": (c_char_p, [c_void_p]),
+    "ts_context_device_sm": (c_int, [c_void_p]),
+    "ts_program_load_file": (c_int, [c_void_p, c_char_p, POINTER(c_void_p)]),
+    "ts_program_load_source": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(c_void_p)]),
+    "ts_program_destroy": (None, [c_void_p]),
+    "ts_program_functions": (c_int, [c_void_p, POINTER(c_char_p), c_int]),
+    "ts_kernel_compile": (c_int, [c_void_p, c_char_p, POINTER(ts_param), c_int,
+                                  POINTER(ts_compile_options), POINTER(c_void_p)]),
+    "ts_kernel_destroy": (None, [c_void_p]),
+    "ts_kernel_text": (c_char_p, [c_void_p, c_int]),
+    "ts_kernel_binary": (c_int, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
+    "ts_kernel_from_cache": (c_int, [c_void_p]),
+    "ts_kernel_autotune_configs": (c_char_p, [c_void_p, POINTER(c_int)]),
+    "ts_kernel_num_pass_configs": (c_int, [c_void_p]),
+    "ts_kernel_pass_config": (c_int, [c_void_p, c_int, POINTER(c_char_p), POINTER(c_char_p)]),
+    "ts_kernel_num_args": (c_int, [c_void_p]),
+    "ts_kernel_arg_info": (c_int, [c_void_p, c_int, POINTER(ts_arg_info)]),
+    "ts_kernel_launch": (c_int, [c_void_p, POINTER(ts_arg), c_int, c_void_p]),
+    "ts_device_malloc": (c_int, [c_void_p, c_size_t, POINTER(c_void_p)]),
+    "ts_device_free": (c_int, [c_void_p, c_void_p]),
+    "ts_memcpy_h2d": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t]),
+    "ts_memcpy_d2h": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t]),
+    "ts_memset_d8": (c_int, [c_void_p, c_void_p, ctypes.c_ubyte, c_size_t]),
+    "ts_synchronize": (c_int, [c_void_p]),
+    "ts_kernel_benchmark": (c_int, [c_void_p, POINTER(ts_arg), c_int, c_int, c_int, c_int,
+                                    POINTER(c_double)]),
+}
+
+
+def _candidates():
+    env = os.environ.get("TILESCALE_LIB")
+    if env:
+        return [env]  # explicit choice: no silent fallback to another build
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [os.path.normpath(os.path.join(here, "..", "..", "build", "libtilescale.so")),
+            "libtilescale.so"]
+
+
+def _load():
+    errors = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            errors.append("%s: not found" % path)
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            errors.append("%s: %s" % (path, e))
+            continue
+        for name, (res, args) in _SIGS.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = res, args
+        lib.path = path
+        return lib
+    raise OSError("tilescale: cannot load libtilescale.so (set $TILESCALE_LIB or run `make`): "
+                  + "; ".join(errors))
+
+
+lib = _load()
