@@ -138,7 +138,7 @@ static void dist_jit_config(const RtJitInput *in, DistJit *dj) {
 }
 
 /* NVRTC's option list (argv-style); the strings live in `store`. */
-static int nvrtc_options(const RtJitInput *in, char store[6][4200], const char **opts) {
+static int nvrtc_options(const RtJitInput *in, const DistJit *dj, char store[6][4200], const char **opts) {
   int n = 0;
   char arch[16];
   snprintf(store[0], sizeof store[0], "--gpu-architecture=%s", rt_target_arch(in->target, arch, sizeof arch));
@@ -155,14 +155,12 @@ static int nvrtc_options(const RtJitInput *in, char store[6][4200], const char *
     opts[n++] = store[2];
   }
   if (in->fast_math) opts[n++] = "--use_fast_math";
-  DistJit dj;
-  dist_jit_config(in, &dj);
-  if (dj.timeout_ms > 0) {
-    snprintf(store[3], sizeof store[3], "-DTILESCALE_WAIT_TIMEOUT_MS=%d", dj.timeout_ms);
+  if (dj->timeout_ms > 0) {
+    snprintf(store[3], sizeof store[3], "-DTILESCALE_WAIT_TIMEOUT_MS=%d", dj->timeout_ms);
     opts[n++] = store[3];
   }
-  if (dj.nvshmem) {
-    snprintf(store[4], sizeof store[4], "%s", dj.inc);
+  if (dj->nvshmem) {
+    snprintf(store[4], sizeof store[4], "%s", dj->inc);
     opts[n++] = store[4];
     /* NVSHMEM's headers include <cuda/std/...>, which CUDA 13 keeps under include/cccl. */
     snprintf(store[5], sizeof store[5], "-I%s/include/cccl", cuda_home());
@@ -177,23 +175,22 @@ static int nvrtc_options(const RtJitInput *in, char store[6][4200], const char *
 void rt_jit_options_text(const RtJitInput *in, StrBuf *out) {
   char arch[16];
   rt_target_arch(in->target, arch, sizeof arch);
+  /* Looking NVSHMEM up touches the file system: once per call. */
+  DistJit dj;
+  dist_jit_config(in, &dj);
   if (in->compiler == TS_COMPILER_NVCC) {
     sb_printf(out, "nvcc\n-cubin\n-gencode=arch=compute_%d%s,code=%s\n-O3\n-std=c++17\n", in->target.sm,
               in->target.arch_a ? "a" : "", arch);
     if (in->fast_math) sb_append(out, "--use_fast_math\n");
-    DistJit dj;
-    dist_jit_config(in, &dj);
     if (dj.timeout_ms > 0) sb_printf(out, "-DTILESCALE_WAIT_TIMEOUT_MS=%d\n", dj.timeout_ms);
     if (dj.uses) sb_append(out, "include tilescale/dist_shmem.cuh\n");
     return;
   }
   char store[6][4200];
   const char *opts[16];
-  int n = nvrtc_options(in, store, opts);
+  int n = nvrtc_options(in, &dj, store, opts);
   sb_append(out, "nvrtc\n");
   for (int i = 0; i < n; i++) sb_printf(out, "%s\n", opts[i]);
-  DistJit dj;
-  dist_jit_config(in, &dj);
   if (dj.uses) sb_append(out, "include tilescale/dist_shmem.cuh\n");
   if (dj.nvshmem) sb_printf(out, "nvjitlink %s\n", dj.bc);
 }
@@ -295,7 +292,7 @@ static ts_status link_nvshmem(const RtJitInput *in, const void *ltoir, size_t lt
   return status;
 }
 
-static ts_status compile_nvrtc(RtNvrtc *nv, const RtJitInput *in, RtJitOutput *out, StrBuf *err) {
+static ts_status compile_nvrtc(RtNvrtc *nv, const RtJitInput *in, const DistJit *dj, RtJitOutput *out, StrBuf *err) {
   ts_status status = TS_OK;
   nvrtcProgram prog = NULL;
   char *log = NULL;
@@ -307,7 +304,7 @@ static ts_status compile_nvrtc(RtNvrtc *nv, const RtJitInput *in, RtJitOutput *o
   }
   char store[6][4200];
   const char *opts[16];
-  int nopts = nvrtc_options(in, store, opts);
+  int nopts = nvrtc_options(in, dj, store, opts);
   char arch[16];
   rt_target_arch(in->target, arch, sizeof arch);
 
@@ -326,9 +323,7 @@ static ts_status compile_nvrtc(RtNvrtc *nv, const RtJitInput *in, RtJitOutput *o
     status = TS_ERR_JIT;
     goto cleanup;
   }
-  DistJit dj;
-  dist_jit_config(in, &dj);
-  if (dj.nvshmem) {
+  if (dj->nvshmem) {
     size_t n = 0;
     NVRTC_CHECK(nvrtcGetLTOIRSize, (prog, &n));
     char *ir = ts_malloc(n ? n : 1);
@@ -339,7 +334,7 @@ static ts_status compile_nvrtc(RtNvrtc *nv, const RtJitInput *in, RtJitOutput *o
       status = TS_ERR_JIT;
       goto cleanup;
     }
-    status = link_nvshmem(in, ir, n, dj.bc, out, err);
+    status = link_nvshmem(in, ir, n, dj->bc, out, err);
     ts_free(ir);
     goto cleanup;
   }
@@ -409,7 +404,7 @@ static void remove_tree(const char *path) {
   }
 }
 
-static ts_status compile_nvcc(const RtJitInput *in, RtJitOutput *out, StrBuf *err) {
+static ts_status compile_nvcc(const RtJitInput *in, const DistJit *dj, RtJitOutput *out, StrBuf *err) {
   ts_status status = TS_OK;
   char dir[4096], path[4096 + 256], src_path[4096 + 16], bin_path[4096 + 16], log_path[4096 + 16];
   const char *tmp = getenv("TMPDIR");
@@ -451,11 +446,9 @@ static ts_status compile_nvcc(const RtJitInput *in, RtJitOutput *out, StrBuf *er
   argv[argc++] = "-std=c++17";
   argv[argc++] = "-DNDEBUG";
   argv[argc++] = inc;
-  DistJit dj;
-  dist_jit_config(in, &dj);
   char timeout[64];
-  if (dj.timeout_ms > 0) {
-    snprintf(timeout, sizeof timeout, "-DTILESCALE_WAIT_TIMEOUT_MS=%d", dj.timeout_ms);
+  if (dj->timeout_ms > 0) {
+    snprintf(timeout, sizeof timeout, "-DTILESCALE_WAIT_TIMEOUT_MS=%d", dj->timeout_ms);
     argv[argc++] = timeout;
   }
   if (in->fast_math) argv[argc++] = "--use_fast_math";
@@ -575,11 +568,11 @@ ts_status rt_jit_compile(RtNvrtc *nvrtc, const RtJitInput *in, RtJitOutput *out,
   }
   ts_status status;
   if (in->compiler == TS_COMPILER_NVCC) {
-    status = compile_nvcc(&din, out, err);
+    status = compile_nvcc(&din, &dj, out, err);
   } else if (!nvrtc->handle && !rt_nvrtc_open(nvrtc, err)) {
     status = TS_ERR_JIT;
   } else {
-    status = compile_nvrtc(nvrtc, &din, out, err);
+    status = compile_nvrtc(nvrtc, &din, &dj, out, err);
   }
   if (status == TS_OK && dj.uses) {
     status = check_dist_symbols(&dj, out, err);
