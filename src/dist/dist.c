@@ -415,8 +415,8 @@ ts_status ts_dist_module_attach(ts_dist *d, void *cu_module) {
   return TS_OK;
 }
 
-/* Until the runtime calls a load hook (see the issue-5 report), attaching a kernel loads its
- * module the way launch.c would, so the table is in place before the first launch. */
+/* Loading through the runtime runs the module hook, which attaches; a module loaded before
+ * this group existed (no hook then) is attached directly. */
 ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k) {
   ts_status status = need_heap(d, "ts_dist_kernel_attach");
   if (status != TS_OK) return status;
@@ -435,22 +435,12 @@ ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k) {
                  k->func_name);
     return TS_ERR_INVALID_ARGUMENT;
   }
-  CUmodule mod = NULL;
-  if (!k->module) {
-    CU_CHECK(d->ctx, cuModuleLoadData, (&mod, k->cubin));
-    for (int i = 0; i < k->nlaunches; i++) {
-      RtLaunch *l = &k->launches[i];
-      CU_CHECK(d->ctx, cuModuleGetFunction, (&l->fn, mod, l->name));
-      if (l->smem_bytes > 48 * 1024)
-        CU_CHECK(d->ctx, cuFuncSetAttribute,
-                 (l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)l->smem_bytes));
-    }
-    k->module = mod;
-    mod = NULL;
+  if (k->module || d->ctx->module_hook_user != d) {
+    if (!k->module) TS_CHECK(rt_kernel_load_module(k));
+    return ts_dist_module_attach(d, k->module);
   }
-  status = ts_dist_module_attach(d, k->module);
+  TS_CHECK(rt_kernel_load_module(k)); /* the module hook attaches */
 cleanup:
-  if (mod) d->ctx->drv.cuModuleUnload(mod);
   return status;
 }
 

@@ -101,4 +101,8 @@ ts_status rt_kernel_check_args(ts_kernel *k, const ts_arg *args, int nargs, RtPa
  * the kernel parameters (cuTensorMapEncodeTiled). */
 ts_status rt_kernel_encode_tma(ts_kernel *k, const ts_arg *args, RtPacked *out);
 
+/* Loads the kernel's module once (functions, dynamic shared memory attribute) and runs the
+ * context's module hook on it; a no-op when already loaded.  The device must be current. */
+ts_status rt_kernel_load_module(ts_kernel *k);
+
 #endif

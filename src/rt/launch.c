@@ -322,7 +322,7 @@ cleanup:
 }
 
 /* ---- module and launch -------------------------------------------------------------------- */
-static ts_status load_module(ts_kernel *k) {
+ts_status rt_kernel_load_module(ts_kernel *k) {
   ts_context *ctx = k->ctx;
   ts_status status = TS_OK;
   if (k->module) return TS_OK;
@@ -354,7 +354,7 @@ static ts_status submit(ts_kernel *k, RtPacked *pk, CUstream stream) {
   ts_context *ctx = k->ctx;
   ts_status status = TS_OK;
   TS_CHECK(rt_ensure_device(ctx));
-  TS_CHECK(load_module(k));
+  TS_CHECK(rt_kernel_load_module(k));
   for (int i = 0; i < k->nlaunches; i++) {
     RtLaunch *l = &k->launches[i];
     unsigned grid[3];
