@@ -103,12 +103,15 @@ $(BUILD)/test_dist_prims: $(BUILD)/obj/tests/dist/dist_prims.o $(LIB_A)
 $(BUILD)/test_dist_wait_timeout: $(BUILD)/obj/tests/dist/wait_timeout.o $(LIB_A)
 	$(CC) -o $@ $^ $(LDLIBS)
 
+# DIST_BACKENDS picks the backends (default both), DIST_TIMEOUT the launcher's limit per program.
+DIST_BACKENDS ?= ipc nvshmem
+DIST_TIMEOUT  ?= 300
 check-dist: all $(DIST_TEST_BINS) $(BUILD)/test_dist_wait_timeout $(DIST_EX_BINS)
 	@NDEV=$${NDEV:-2}; export TILESCALE_WAIT_TIMEOUT_MS=$${TILESCALE_WAIT_TIMEOUT_MS:-20000} NVSHMEM_DISABLE_NVLS=1; \
-	fail=0; summary=""; for be in ipc nvshmem; do \
+	fail=0; summary=""; for be in $(DIST_BACKENDS); do \
 	  for p in $(DIST_TEST_BINS) $(DIST_EX_BINS); do \
 	    echo "== $$be: $$p"; \
-	    if TILESCALE_DIST_BACKEND=$$be $(CLI) launch --timeout 300 -n $$NDEV $$p; then summary="$$summary\nPASS $$be $$p"; \
+	    if TILESCALE_DIST_BACKEND=$$be $(CLI) launch --timeout $(DIST_TIMEOUT) -n $$NDEV $$p; then summary="$$summary\nPASS $$be $$p"; \
 	    else echo "FAILED $$be $$p"; summary="$$summary\nFAIL $$be $$p"; fail=1; fi; \
 	  done; \
 	  echo "== $$be: wait-timeout trap"; \
@@ -121,7 +124,7 @@ $(BUILD)/bench_dist: $(BUILD)/obj/bench/bench_dist.o $(LIB_A)
 	$(CC) -o $@ $^ $(LDLIBS)
 
 bench-dist: all $(BUILD)/bench_dist
-	NDEV=$${NDEV:-4}; TILESCALE_DIST_HEAP_BYTES=2684354560 NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 $(CLI) launch -n $$NDEV $(BUILD)/bench_dist
+	NDEV=$${NDEV:-4}; TILESCALE_DIST_HEAP_BYTES=2684354560 NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 $(CLI) launch --timeout $${BENCH_DIST_TIMEOUT:-900} -n $$NDEV $(BUILD)/bench_dist
 
 bench: all $(BUILD)/bench $(BUILD)/bench_gemm
 	$(BUILD)/bench

@@ -59,6 +59,10 @@ template <> struct is_low_float<__nv_bfloat16> { static constexpr bool value = t
 template <> struct is_low_float<__nv_fp8_e4m3> { static constexpr bool value = true; };
 template <> struct is_low_float<__nv_fp8_e5m2> { static constexpr bool value = true; };
 
+/* gridDim.x as an int: the stride of persistent blocks over their tiles (the runtime
+ * launches only the co-resident blocks of a persistent kernel). */
+TS_DEV int grid_dim_x() { return (int)gridDim.x; }
+
 /* ---- conversions ------------------------------------------------------------------ */
 TS_DEV float to_f32(__half x) { return __half2float(x); }
 TS_DEV float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }

@@ -1159,6 +1159,8 @@ static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const char
     nthreads *= info->block[d];
   }
   info->name = name;
+  info->cluster_x = k->cluster_x;
+  info->persistent = k->persistent;
   info->smem_bytes = k->smem_bytes > g->smem_end ? k->smem_bytes : g->smem_end;
 
   /* setmaxnreg needs a register cap at entry: one block per SM gives every thread

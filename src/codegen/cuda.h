@@ -15,6 +15,8 @@ typedef struct CgKernelInfo {
   IrExpr *grid[3];      /* evaluate with the dynamic vars bound (ir_eval_int) */
   int block[3];
   int64_t smem_bytes;   /* dynamic shared memory; > 48 KB needs the attribute raised */
+  int cluster_x;        /* __cluster_dims__(cluster_x, 1, 1); 0 or 1: none */
+  bool persistent;      /* grid[0] is the work; launch at most what is co-resident (IrKernel) */
 } CgKernelInfo;
 
 typedef struct CgOutput {

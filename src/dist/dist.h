@@ -84,6 +84,7 @@ uint64_t dist_symheap_used_bytes(const DistSymHeap *h);
   X(cuModuleGetGlobal)              \
   X(cuStreamCreate)                 \
   X(cuStreamDestroy)                \
+  X(cuStreamWaitEvent)              \
   X(cuDeviceGetPCIBusId)
 
 typedef struct DistDriver {

@@ -26,8 +26,9 @@
  *              wgmma group is left in flight; lane 0 of each warp: arrive empty[(it-1)%S]
  *       wait for every wgmma; ...statements after the loop...
  *
- * With a 2-D grid the blocks are also made persistent (grid = min(tiles, WS_NUM_SMS), a
- * tile loop around both roles, stage/phase counters running on across tiles, so the
+ * With a 2-D grid the blocks are also made persistent (IrKernel.persistent: the grid is
+ * the number of tiles, which the runtime lowers to the blocks co-resident on the device;
+ * a tile loop with stride gridDim.x around both roles, stage/phase counters running on across tiles, so the
  * producer fills the stages of the next tile during the consumers' epilogue) and the tiles
  * are visited in rasterized order (panels of IrKernel.raster_panel block rows, default
  * WS_RASTER_PANEL) so that blocks running together share A and B tiles in L2.
@@ -38,11 +39,10 @@
  * multicast into both blocks (halving that operand's L2 -> SM traffic), the empty
  * barriers count the consumer warps of both blocks (each arrives on both), and cluster
  * barriers after the barrier init and before exit keep the blocks in step.
- * Opt-in (pass_configs tl.enable_tma_multicast): correct on the H100 (tests/gpu/test_gemm.c)
- * but measured 2.2x slower than one block per tile, most likely because fewer than
- * WS_NUM_SMS/2 clusters are co-resident, so the clusters left over start only when others
- * have finished all their tiles; sizing the grid from cuOccupancyMaxActiveClusters (or a
- * dynamic tile counter) is the missing piece.
+ * Opt-in (pass_configs tl.enable_tma_multicast).  The runtime sizes the grid of a cluster
+ * kernel from cuOccupancyMaxActiveClusters: with a grid of SMs / 2 clusters, fewer were
+ * co-resident and the ones left over only started when others had finished all their
+ * tiles (measured 2.2x slower).
  *
  * The shared tiles keep the swizzled layout gemm_plan chooses (layout.h), which is the
  * layout TMA writes with CU_TENSOR_MAP_SWIZZLE_{32,64,128}B: one box per W-byte column
@@ -62,7 +62,6 @@
 
 #define WS_PRODUCER_THREADS 128
 #define WS_MAX_COPIES 4
-#define WS_NUM_SMS 132    /* persistent grid: H100/H200 SXM multiprocessors (fewer on other parts: still correct) */
 #define WS_RASTER_PANEL 8 /* block rows per rasterization panel when T.use_swizzle gave none */
 
 static IrExpr *i32(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
@@ -368,7 +367,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
 
   /* ---- the schedule ---- */
   /* Persistent blocks (a 2-D grid whose K loop bounds do not depend on the block): the
-   * grid becomes min(tiles, WS_NUM_SMS) blocks that walk the tiles in rasterized order,
+   * grid becomes min(tiles, co-resident blocks) blocks that walk the tiles in rasterized order,
    * tile = blockIdx.x + t * gridDim.x.  Stage and phase continue across tiles, so the
    * producer loads the next tile while the consumers run the epilogue of this one. */
   IrVar *kv = loop->u.loop.var;
@@ -409,9 +408,12 @@ static bool specialize(Ws *ws, IrStmt *ks) {
       if (sc.axis && panel > 1) sc.panel = panel / 2; /* the same block rows per panel */
     }
     sc.nunits = bin(c, IR_MUL, sc.UX, sc.UY);
-    int64_t nt, maxc = WS_NUM_SMS / sc.cl;
-    sc.P = ir_is_const_int(sc.nunits, &nt) && nt <= maxc ? sc.nunits : bin(c, IR_MIN, sc.nunits, i32(c, maxc));
-    sc.G = sc.cl > 1 ? bin(c, IR_MUL, sc.P, i32(c, sc.cl)) : sc.P;
+    /* The grid is all the work; the runtime launches only the blocks (clusters) that are
+     * co-resident (IrKernel.persistent), and the blocks stride by gridDim.x / cl. */
+    sc.G = sc.cl > 1 ? bin(c, IR_MUL, sc.nunits, i32(c, sc.cl)) : sc.nunits;
+    IrExpr *gdim = ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_INT32, (IrExpr *[]){ir_str(c, "ts::grid_dim_x", loop->loc)}, 1,
+                           loop->loc);
+    sc.P = sc.cl > 1 ? bin(c, IR_FLOORDIV, gdim, i32(c, sc.cl)) : gdim;
   }
 
   /* ---- the rewrite ---- */
@@ -605,6 +607,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   k->body = ir_seq_vec(c, &top, body->loc);
   if (sc.on) {
     k->cluster_x = sc.cl;
+    k->persistent = true;
     k->grid[0] = sc.G;
     k->grid[1] = i32(c, 1);
     k->block_var[1] = NULL; /* replaced by the tile coordinates */

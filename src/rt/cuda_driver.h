@@ -36,6 +36,7 @@
   X(cuLaunchKernel)                 \
   X(cuLaunchCooperativeKernel)      \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
+  X(cuOccupancyMaxActiveClusters)   \
   X(cuMemAlloc)                     \
   X(cuMemFree)                      \
   X(cuMemcpyHtoD)                   \

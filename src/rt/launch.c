@@ -349,6 +349,43 @@ cleanup:
   return status;
 }
 
+/* How many blocks of persistent kernel `l` are resident on the device at once: SMs x
+ * blocks per SM, or for a cluster kernel the co-resident clusters x the cluster size
+ * (clusters must fit inside one GPC, so this can be fewer than SMs / cluster size).
+ * Launching more than this would leave blocks waiting for others to finish all of
+ * their tiles.  Computed once per kernel. */
+static ts_status max_resident(ts_context *ctx, RtLaunch *l, unsigned grid0, int64_t *out) {
+  ts_status status = TS_OK;
+  if (!l->max_resident) {
+    int threads = l->block[0] * l->block[1] * l->block[2], n = 0;
+    if (l->cluster_x > 1) {
+      CUlaunchConfig cfg = {0};
+      cfg.gridDimX = grid0;
+      cfg.gridDimY = cfg.gridDimZ = 1;
+      cfg.blockDimX = (unsigned)l->block[0];
+      cfg.blockDimY = (unsigned)l->block[1];
+      cfg.blockDimZ = (unsigned)l->block[2];
+      cfg.sharedMemBytes = (unsigned)l->smem_bytes;
+      CU_CHECK(ctx, cuOccupancyMaxActiveClusters, (&n, l->fn, &cfg));
+      l->max_resident = (int64_t)n * l->cluster_x;
+    } else {
+      int sms = 0;
+      CU_CHECK(ctx, cuOccupancyMaxActiveBlocksPerMultiprocessor, (&n, l->fn, threads, (size_t)l->smem_bytes));
+      CU_CHECK(ctx, cuDeviceGetAttribute, (&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, ctx->cu_device));
+      l->max_resident = (int64_t)n * sms;
+    }
+    if (l->max_resident <= 0) {
+      rt_set_error(ctx, "kernel '%s' cannot run on this device: no block%s of %d threads with %lld bytes of shared "
+                   "memory fit%s", l->name, l->cluster_x > 1 ? " cluster" : "", threads, (long long)l->smem_bytes,
+                   l->cluster_x > 1 ? " in one GPC" : " on an SM");
+      TS_CHECK(TS_ERR_LAUNCH_ARGUMENT);
+    }
+  }
+  *out = l->max_resident;
+cleanup:
+  return status;
+}
+
 /* Everything after the checks: device, module, grids, cuLaunchKernel of each kernel. */
 static ts_status submit(ts_kernel *k, RtPacked *pk, CUstream stream) {
   ts_context *ctx = k->ctx;
@@ -375,6 +412,12 @@ static ts_status submit(ts_kernel *k, RtPacked *pk, CUstream stream) {
         TS_CHECK(TS_ERR_LAUNCH_ARGUMENT);
       }
       grid[d] = (unsigned)v;
+    }
+    if (l->persistent) {
+      /* The blocks stride over the work by gridDim.x: launch only what runs at once. */
+      int64_t cap = 0;
+      TS_CHECK(max_resident(ctx, l, grid[0], &cap));
+      if (grid[0] > cap) grid[0] = (unsigned)cap;
     }
     if (k->cooperative) {
       /* T.sync_grid spins until every block arrives: a grid larger than what fits on the GPU
