@@ -65,7 +65,7 @@ $(BUILD)/test_gemm: $(BUILD)/obj/tests/gpu/test_gemm.o $(LIB_A)
 	$(CC) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bench_gemm: $(BUILD)/obj/bench/bench_gemm.o $(LIB_A)
-	$(CC) -o $@ $^ -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart $(LDLIBS)
+	$(CC) -o $@ $^ -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart $(LDLIBS)
 
 # Builds, compiles an example kernel, and runs it on the GPU when there is one
 # (otherwise prints the generated CUDA and says it only compiled).

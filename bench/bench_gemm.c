@@ -7,8 +7,14 @@
  * kept, its output is checked against cuBLAS's (relative norm), and cuBLAS (cublasGemmEx,
  * default algorithm) is timed the same way on the same buffers.  One line per shape:
  * TFLOP/s of both, the ratio and the configuration used; then the geometric mean of the
- * ratios per dtype.  --quick: 8192^3 only; --shape M,N,K: one shape; -v: every config's rate;
- * --no-mc: skip the multicast configuration. */
+ * ratios per dtype.  Then fp8 (e4m3 x e4m3 -> bf16, fp32 accumulate; examples/gemm_dtypes.py,
+ * K-major operands) against cuBLASLt (cublasLtMatmul, best heuristic algorithm) at 8192^3
+ * the same way.  --quick: 8192^3 only; --shape M,N,K: one shape; -v: every config's rate;
+ * --no-mc: skip the multicast configuration; --cfg I: only configuration I; --no-fp8. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes" /* an old-style declaration in cublasLt.h */
+#include <cublasLt.h>
+#pragma GCC diagnostic pop
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -100,6 +106,163 @@ static double time_cublas(cublasHandle_t h, ts_dtype dt, int M, int N, int K, vo
   return ms[REPS / 2];
 }
 
+static double rel_err(const uint16_t *x, const uint16_t *ref, size_t n, ts_dtype dt);
+
+/* fp8 e4m3 x e4m3 -> bf16 (fp32 accumulate, scales 1) with cuBLASLt, C[M,N] = A[M,K] B[N,K]^T
+ * row-major, i.e. column-major C^T = B A^T: the "TN" form cuBLASLt requires for fp8.
+ * Median ms, or -1 when cuBLASLt has no algorithm. */
+static double time_cublaslt_fp8(int M, int N, int K, void *a, void *b, void *c, void *flush, size_t flush_bytes) {
+  cublasLtHandle_t lt;
+  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) return -1;
+  cublasLtMatmulDesc_t op;
+  cublasLtMatrixLayout_t la, lb, lc;
+  cublasLtMatmulPreference_t pref;
+  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  size_t ws_bytes = 64u << 20;
+  void *ws = NULL;
+  double result = -1;
+  CK(cudaMalloc(&ws, ws_bytes));
+  cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+  cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+  cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, K, N, K); /* B [N, K] row-major */
+  cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, K, M, K); /* A [M, K] row-major */
+  cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, N, M, N);    /* C [M, N] row-major */
+  cublasLtMatmulPreferenceCreate(&pref);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes);
+  cublasLtMatmulHeuristicResult_t heur;
+  int nres = 0;
+  float alpha = 1.f, beta = 0.f;
+  if (cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heur, &nres) == CUBLAS_STATUS_SUCCESS &&
+      nres > 0) {
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    double ms[REPS];
+    int ok = 1;
+    for (int i = 0; i < WARMUP + REPS && ok; i++) {
+      cudaMemset(flush, i & 0xff, flush_bytes);
+      cudaEventRecord(e0, 0);
+      ok = cublasLtMatmul(lt, op, &alpha, b, la, a, lb, &beta, c, lc, c, lc, &heur.algo, ws, ws_bytes, 0) ==
+           CUBLAS_STATUS_SUCCESS;
+      cudaEventRecord(e1, 0);
+      cudaEventSynchronize(e1);
+      float f;
+      cudaEventElapsedTime(&f, e0, e1);
+      if (i >= WARMUP) ms[i - WARMUP] = f;
+    }
+    if (ok) {
+      qsort(ms, REPS, sizeof ms[0], cmp_double);
+      result = ms[REPS / 2];
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(lc);
+  cublasLtMatmulDescDestroy(op);
+  cudaFree(ws);
+  cublasLtDestroy(lt);
+  return result;
+}
+
+/* Random e4m3 bits with |x| < 2 (exponent field 0..7: no NaN, no overflow of the sums). */
+static uint8_t rand_e4m3(uint64_t *st) {
+  uint64_t r = hd_rng_next(st);
+  return (uint8_t)(((r >> 8) & 0x80) | ((r >> 16) & 7) << 3 | ((r >> 24) & 7));
+}
+
+/* The fp8 comparison: gemm_dtypes.py (e4m3 -> bf16) in a few configurations, the fastest
+ * against cuBLASLt on the same inputs.  Returns 1 when something failed. */
+static int bench_fp8(ts_context *ctx, const char *examples, int verbose, int M, int N, int K, void *flush,
+                     size_t flush_bytes) {
+  static const Cfg fcfgs[] = {{128, 256, 128, 4, 256, 0}, {128, 256, 128, 3, 256, 0}, {256, 128, 128, 4, 256, 0}};
+  char path[1024];
+  snprintf(path, sizeof path, "%s/gemm_dtypes.py", examples);
+  ts_program *prog = NULL;
+  if (ts_program_load_file(ctx, path, &prog) != TS_OK) {
+    fprintf(stderr, "bench_gemm: %s\n", ts_last_error(ctx));
+    return 1;
+  }
+  size_t na = (size_t)M * K, nb = (size_t)N * K, nc = (size_t)M * N;
+  uint8_t *ha = malloc(na), *hb = malloc(nb);
+  uint16_t *hc = malloc(nc * 2), *hr = malloc(nc * 2);
+  uint64_t st = 7;
+  for (size_t i = 0; i < na; i++) ha[i] = rand_e4m3(&st);
+  for (size_t i = 0; i < nb; i++) hb[i] = rand_e4m3(&st);
+  void *da, *db, *dc, *dr;
+  CK(cudaMalloc(&da, na));
+  CK(cudaMalloc(&db, nb));
+  CK(cudaMalloc(&dc, nc * 2));
+  CK(cudaMalloc(&dr, nc * 2));
+  CK(cudaMemcpy(da, ha, na, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(db, hb, nb, cudaMemcpyHostToDevice));
+  CK(cudaMemset(dc, 0xFF, nc * 2));
+  CK(cudaMemset(dr, 0, nc * 2));
+  double flops = 2.0 * M * N * (double)K, best = 1e30;
+  int best_cfg = -1, failed = 0;
+  for (int ci = 0; ci < (int)(sizeof fcfgs / sizeof fcfgs[0]); ci++) {
+    const Cfg *cf = &fcfgs[ci];
+    char v[11][24];
+    int iv[] = {M, N, K, cf->bm, cf->bn, cf->bk, cf->stages, cf->threads};
+    const char *names[] = {"M",       "N",       "K",        "block_M",     "block_N",  "block_K",
+                           "num_stages", "threads", "in_dtype", "accum_dtype", "out_dtype"};
+    ts_param ps[11];
+    for (int i = 0; i < 8; i++) snprintf(v[i], sizeof v[i], "%d", iv[i]);
+    snprintf(v[8], sizeof v[8], "float8_e4m3");
+    snprintf(v[9], sizeof v[9], "float32");
+    snprintf(v[10], sizeof v[10], "bfloat16");
+    for (int i = 0; i < 11; i++) ps[i] = (ts_param){names[i], v[i]};
+    ts_kernel *k = NULL;
+    if (ts_kernel_compile(prog, "matmul", ps, 11, NULL, &k) != TS_OK) {
+      fprintf(stderr, "bench_gemm: fp8 compile %dx%dx%d: %s\n", cf->bm, cf->bn, cf->bk, ts_last_error(ctx));
+      continue;
+    }
+    int64_t sa[2] = {M, K}, sb[2] = {N, K}, sc[2] = {M, N};
+    ts_arg args[3] = {{.kind = TS_ARG_TENSOR, .tensor = {da, TS_DTYPE_FLOAT8_E4M3, 2, sa, NULL, 0}},
+                      {.kind = TS_ARG_TENSOR, .tensor = {db, TS_DTYPE_FLOAT8_E4M3, 2, sb, NULL, 0}},
+                      {.kind = TS_ARG_TENSOR, .tensor = {dc, TS_DTYPE_BFLOAT16, 2, sc, NULL, 0}}};
+    double ms = 0;
+    if (ts_kernel_benchmark(k, args, 3, WARMUP, REPS, 1, &ms) != TS_OK)
+      fprintf(stderr, "bench_gemm: fp8 run %dx%dx%d: %s\n", cf->bm, cf->bn, cf->bk, ts_last_error(ctx));
+    else if (verbose)
+      printf("  cfg %dx%dx%d s%d t%d: %.1f TFLOP/s\n", cf->bm, cf->bn, cf->bk, cf->stages, cf->threads,
+             flops / ms / 1e9);
+    if (ms > 0 && ms < best) {
+      best = ms;
+      best_cfg = ci;
+      CK(cudaMemcpy(hc, dc, nc * 2, cudaMemcpyDeviceToHost));
+    }
+    ts_kernel_destroy(k);
+  }
+  double cms = time_cublaslt_fp8(M, N, K, da, db, dr, flush, flush_bytes);
+  char shape[32];
+  snprintf(shape, sizeof shape, "%d,%d,%d", M, N, K);
+  if (best_cfg < 0 || cms <= 0) {
+    printf("fp8    %-20s failed (ours %s, cuBLASLt %s)\n", shape, best_cfg < 0 ? "failed" : "ok",
+           cms <= 0 ? "failed" : "ok");
+    failed = 1;
+  } else {
+    CK(cudaMemcpy(hr, dr, nc * 2, cudaMemcpyDeviceToHost));
+    const Cfg *cf = &fcfgs[best_cfg];
+    char cfg[64];
+    snprintf(cfg, sizeof cfg, "%dx%dx%d, %d, %d", cf->bm, cf->bn, cf->bk, cf->stages, cf->threads);
+    double mag = 0, err = rel_err(hc, hr, nc, TS_DTYPE_BFLOAT16), ours = flops / best / 1e9, theirs = flops / cms / 1e9;
+    for (size_t i = 0; i < nc; i++) mag += fabs(hd_bf16_to_f32(hr[i]));
+    mag /= (double)nc;
+    int bad = !(err <= 5e-2) || !(mag > 0);
+    printf("fp8    %-20s %10.1f %10.1f %7.3f  %-26s %.2e (mean|C| %.1f)%s   [e4m3 -> bf16; peer cuBLASLt]\n", shape,
+           ours, theirs, ours / theirs, cfg, err, mag, bad ? "  WRONG" : "");
+    failed = bad;
+  }
+  cudaFree(da); cudaFree(db); cudaFree(dc); cudaFree(dr);
+  free(ha); free(hb); free(hc); free(hr);
+  ts_program_destroy(prog);
+  return failed;
+}
+
 static double rel_err(const uint16_t *x, const uint16_t *ref, size_t n, ts_dtype dt) {
   double num = 0, den = 0;
   for (size_t i = 0; i < n; i++) {
@@ -113,12 +276,14 @@ static double rel_err(const uint16_t *x, const uint16_t *ref, size_t n, ts_dtype
 }
 
 int main(int argc, char **argv) {
-  int quick = 0, verbose = 0, no_mc = 0, one[3] = {0};
+  int quick = 0, verbose = 0, no_mc = 0, one[3] = {0}, only_cfg = -1, no_fp8 = 0;
   const char *examples = "examples";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "-v")) verbose = 1;
     else if (!strcmp(argv[i], "--no-mc")) no_mc = 1;
+    else if (!strcmp(argv[i], "--no-fp8")) no_fp8 = 1;
+    else if (!strcmp(argv[i], "--cfg") && i + 1 < argc) only_cfg = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--shape") && i + 1 < argc) sscanf(argv[++i], "%d,%d,%d", &one[0], &one[1], &one[2]);
     else examples = argv[i];
   }
@@ -192,7 +357,7 @@ int main(int argc, char **argv) {
         snprintf(v[8], sizeof v[8], "%s", dname);
         for (int i = 0; i < 9; i++) ps[i] = (ts_param){names[i], v[i]};
         ts_kernel *k = NULL;
-        if (cf->mc && (no_mc || !prog_mc)) continue;
+        if ((cf->mc && (no_mc || !prog_mc)) || (only_cfg >= 0 && ci != only_cfg)) continue;
         if (ts_kernel_compile(cf->mc ? prog_mc : prog, "matmul", ps, 9, NULL, &k) != TS_OK) {
           fprintf(stderr, "bench_gemm: compile %dx%dx%d: %s\n", cf->bm, cf->bn, cf->bk, ts_last_error(ctx));
           continue;
@@ -243,6 +408,7 @@ int main(int argc, char **argv) {
     }
     if (nr) printf("%s: geometric mean ratio over %d shapes: %.3f\n", dname, nr, exp(logsum / nr));
   }
+  if (!no_fp8 && only_cfg < 0) failed += bench_fp8(ctx, examples, verbose, 8192, 8192, 8192, flush, flush_bytes);
   cublasDestroy(h);
   cudaFree(flush);
   ts_program_destroy(prog);

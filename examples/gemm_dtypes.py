@@ -1,5 +1,6 @@
 # GEMM over every tensor-core type: C[M, N] = A[M, K] @ B[N, K]^T with A and B in
-# in_dtype and C in accum_dtype (the accumulator is written out as is).
+# in_dtype and C in out_dtype (default accum_dtype: the accumulator is written out as is;
+# e.g. out_dtype="bfloat16" for an fp8 GEMM with a bf16 result).
 #
 #   float16  -> float32 | float16      bfloat16 -> float32
 #   float32  -> float32 (tf32)         int8 / uint8 -> int32
@@ -18,7 +19,8 @@ import tilelang.language as T
 
 @tilelang.jit(out_idx=[-1])
 def matmul(M, N, K, block_M=128, block_N=128, block_K=64, num_stages=3, threads=128, trans_B=True,
-           in_dtype="float16", accum_dtype="float32"):
+           in_dtype="float16", accum_dtype="float32", out_dtype=None):
+    out_dtype = out_dtype or accum_dtype
     B_shape = (N, K) if trans_B else (K, N)
     B_tile = (block_N, block_K) if trans_B else (block_K, block_N)
 
@@ -26,7 +28,7 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=64, num_stages=3, threads=
     def main(
             A: T.Tensor((M, K), in_dtype),
             B: T.Tensor(B_shape, in_dtype),
-            C: T.Tensor((M, N), accum_dtype),
+            C: T.Tensor((M, N), out_dtype),
     ):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
             A_shared = T.alloc_shared((block_M, block_K), in_dtype)

@@ -57,7 +57,7 @@ typedef struct ts_context_options {
   int device;              /* CUDA device ordinal (default 0) */
   const char *cache_dir;   /* NULL: $TILESCALE_CACHE_DIR, else ~/.cache/tilescale */
   int disable_cache;       /* also $TILESCALE_DISABLE_CACHE=1 */
-  int verbose;             /* progress messages on stderr */
+  int verbose;             /* progress messages on stderr (also on when TILESCALE_VERBOSE is set, not 0) */
 } ts_context_options;
 
 /* Creates a context.  Works without a GPU: compile-only use stays possible and launch

@@ -113,6 +113,8 @@ ts_status ts_context_create(const ts_context_options *opt, ts_context **out) {
   ts_context *ctx = ts_calloc(1, sizeof *ctx);
   ctx->device = o.device;
   ctx->verbose = o.verbose;
+  const char *ev = getenv("TILESCALE_VERBOSE");
+  if (ev && *ev && strcmp(ev, "0")) ctx->verbose = 1;
   rt_cache_init(&ctx->cache, o.cache_dir, o.disable_cache);
   probe_device(ctx);
   if (ctx->verbose)

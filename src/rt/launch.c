@@ -374,6 +374,9 @@ static ts_status max_resident(ts_context *ctx, RtLaunch *l, unsigned grid0, int6
       CU_CHECK(ctx, cuDeviceGetAttribute, (&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, ctx->cu_device));
       l->max_resident = (int64_t)n * sms;
     }
+    if (ctx->verbose)
+      fprintf(stderr, "tilescale: persistent kernel '%s': %lld blocks co-resident (%s%d)\n", l->name,
+              (long long)l->max_resident, l->cluster_x > 1 ? "clusters of the cluster size: " : "blocks per SM: ", n);
     if (l->max_resident <= 0) {
       rt_set_error(ctx, "kernel '%s' cannot run on this device: no block%s of %d threads with %lld bytes of shared "
                    "memory fit%s", l->name, l->cluster_x > 1 ? " cluster" : "", threads, (long long)l->smem_bytes,

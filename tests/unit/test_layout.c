@@ -252,7 +252,7 @@ TEST(layout_gemm_dtypes_ptx) {
     ts_kernel *k = NULL;
     CHECK(ts_kernel_compile(p, "matmul", ps, 6, &o, &k) != TS_OK);
     const char *e = ts_last_error(ctx);
-    CHECK(e && strstr(e, bad[i].msg) != NULL && strstr(e, "gemm_dtypes.py:42:") != NULL);
+    CHECK(e && strstr(e, bad[i].msg) != NULL && strstr(e, "gemm_dtypes.py:44:") != NULL);
     ts_kernel_destroy(k);
   }
   ts_program_destroy(p);
