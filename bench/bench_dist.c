@@ -1,28 +1,34 @@
 /* bench_dist.c — all-gather and all-to-all of TileScale-C against NCCL, in the same run, on
  * every GPU of the group (make bench-dist: `tilescale launch -n 4 build/bench_dist`).
  *
- *   ours: the collectives of device/tilescale/dist_coll.cuh on the symmetric heap, one
- *         kernel per call, or copy engines for large messages:
+ *   ours: the collectives of device/tilescale/dist_coll.cuh on the symmetric heap, and copy
+ *         engines for large messages:
  *           push  grid (nb, P): block (j, k) stores part j of the slice for peer (rank + k) % P
  *                 into that peer's buffer (16-byte stores over NVLink), then a release add on
  *                 the peer's signal word; waits for its own word (running count, no reset)
  *           ll    the same grid, data and flag in every 16-byte line (no fence, no signal)
  *           bulk  TMA bulk copies global -> shared -> peer global, one issuing thread per block
- *           ce    one cuMemcpyDtoDAsync per peer (and chunk) on its own stream, a stream
- *                 write of the call's epoch into the peer's flag after it, and stream waits
- *                 on our own flags: the copy engines move the data, no SM is used
- *         choose() picks the protocol and shape per size (from measurements on 4 x H200).
+ *           ce    cuMemcpyDtoDAsync per peer and chunk, each on its own stream, then a stream
+ *                 write of the call's epoch into the peer's flag; the call's stream waits on
+ *                 its own flags.  The copy engines move the data, no SM is used.
+ *           push+ce  both at once: copy engines take the first part of every remote slice (and
+ *                 the local copy), a push kernel the rest
+ *         Per size, a tuning pass times a few candidate configurations (each checked against
+ *         the expected data first) and keeps the fastest; the table then checks and times the
+ *         chosen one afresh, so the tuning pass's noise does not flatter the table.
  *   NCCL: libnccl.so.2 by dlopen (torch's nvidia/nccl/lib, then system paths),
  *         ncclAllGather and grouped ncclSend/ncclRecv, NCCL_NVLS_ENABLE=0.
  *
- * Sizes are bytes per rank (64 KB .. 256 MB).  Each measurement: a rank barrier, `reps`
- * back-to-back calls, a device synchronize; the slowest rank's time counts.  Bus bandwidth
- * follows nccl-tests: all-gather (P-1)/P * P*size / t, all-to-all (P-1)/P * size*... with
- * the per-peer slice times P.  Every configuration of ours is checked against the expected
- * data (destination poisoned first) before it is timed.
+ * Sizes are bytes per rank (64 KB .. 256 MB; all-to-all sends bytes / P to every rank).  Each
+ * measurement: a rank barrier, `reps` back-to-back calls on the default stream, a device
+ * synchronize; the slowest rank's time counts.  Bus bandwidth follows nccl-tests: (P-1)/P *
+ * P * slice / t.  A warm-up brings the clocks up before the first measurement.
  *
- * BENCH_DIST_EXPLORE=1 adds a sweep over protocols and shapes at 64 KB .. 256 MB (one line
- * per configuration, with its ratio to NCCL); the TMA variants run last. */
+ * What run 1 on 4 x H200 showed (BENCH_DIST_EXPLORE sweep, kept below as the candidates):
+ * small messages are bound by the launch (3.2 us per empty kernel) and one signal round trip
+ * (push of nothing: 4.8 us), so few blocks and no extra fence win; the LL protocol only helps
+ * all-to-all at <= 64 KB per peer; SM pushes top out near 342 GB/s with about two blocks of
+ * 512 threads per SM; copy engines need several streams per peer and >= 64 MB slices. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,19 +38,22 @@
 #include "../src/dist/dist.h"
 
 #define BULK_STAGES 4
-#define BULK_CHUNK 16384
-#define MAX_CE_STREAMS 16
+#define MAX_CE_CHUNKS 8
+#define MAX_CE_STREAMS 64
+#define MAX_CANDIDATES 16
 
 static const char kernels_src[] =
     "#define TILESCALE_WAIT_TIMEOUT_MS 10000\n"
     "#include <tilescale/dist_coll.cuh>\n"
     "using namespace ts::dist;\n"
     "#define U64 unsigned long long\n"
-    "extern \"C\" __global__ void ag_push(const uint4 *s, uint4 *d, uint64_t *sig, U64 w, U64 t, int f) {\n"
-    "  coll::push<false>(s, d, sig, w, t, f != 0);\n"
+    "extern \"C\" __global__ void ag_push(const uint4 *s, uint4 *d, uint64_t *sig, U64 w, U64 t, int f, U64 rlo,\n"
+    "                                   int kfirst) {\n"
+    "  coll::push<false>(s, d, sig, w, t, f != 0, rlo, kfirst);\n"
     "}\n"
-    "extern \"C\" __global__ void a2a_push(const uint4 *s, uint4 *d, uint64_t *sig, U64 w, U64 t, int f) {\n"
-    "  coll::push<true>(s, d, sig, w, t, f != 0);\n"
+    "extern \"C\" __global__ void a2a_push(const uint4 *s, uint4 *d, uint64_t *sig, U64 w, U64 t, int f, U64 rlo,\n"
+    "                                    int kfirst) {\n"
+    "  coll::push<true>(s, d, sig, w, t, f != 0, rlo, kfirst);\n"
     "}\n"
     "extern \"C\" __global__ void ag_ll(const uint4 *s, uint4 *d, uint4 *l, U64 w, U64 cap, unsigned e) {\n"
     "  coll::ll<false>(s, d, l, w, cap, e);\n"
@@ -52,11 +61,17 @@ static const char kernels_src[] =
     "extern \"C\" __global__ void a2a_ll(const uint4 *s, uint4 *d, uint4 *l, U64 w, U64 cap, unsigned e) {\n"
     "  coll::ll<true>(s, d, l, w, cap, e);\n"
     "}\n"
-    "extern \"C\" __global__ void ag_bulk(const uint4 *s, uint4 *d, uint64_t *sig, U64 w, U64 t) {\n"
+    "extern \"C\" __global__ void ag_bulk16(const uint4 *s, uint4 *d, uint64_t *sig, U64 w, U64 t) {\n"
     "  coll::bulk<false, 4, 16384>(s, d, sig, w, t);\n"
     "}\n"
-    "extern \"C\" __global__ void a2a_bulk(const uint4 *s, uint4 *d, uint64_t *sig, U64 w, U64 t) {\n"
+    "extern \"C\" __global__ void a2a_bulk16(const uint4 *s, uint4 *d, uint64_t *sig, U64 w, U64 t) {\n"
     "  coll::bulk<true, 4, 16384>(s, d, sig, w, t);\n"
+    "}\n"
+    "extern \"C\" __global__ void ag_bulk32(const uint4 *s, uint4 *d, uint64_t *sig, U64 w, U64 t) {\n"
+    "  coll::bulk<false, 4, 32768>(s, d, sig, w, t);\n"
+    "}\n"
+    "extern \"C\" __global__ void a2a_bulk32(const uint4 *s, uint4 *d, uint64_t *sig, U64 w, U64 t) {\n"
+    "  coll::bulk<true, 4, 32768>(s, d, sig, w, t);\n"
     "}\n"
     "extern \"C\" __global__ void empty_kernel() {}\n";
 
@@ -125,134 +140,197 @@ typedef enum Proto { PROTO_PUSH, PROTO_LL, PROTO_BULK, PROTO_CE } Proto;
 
 typedef struct Cfg {
   Proto proto;
-  int nb;      /* blocks per peer (push, ll, bulk); 0: the old rule words / 1024 in [1, 32] */
-  int threads; /* per block */
-  int fence;   /* push: a system fence before the release add */
-  int chunks;  /* ce: copies (streams) per peer */
+  int nb;       /* blocks per peer (push, ll, bulk) */
+  int threads;  /* per block (push, ll) */
+  int fence;    /* push: a system fence before the release add */
+  int chunks;   /* copy-engine copies (streams) per remote peer */
+  int ce_pct;   /* push: share of every remote slice moved by copy engines (ce: all of it) */
+  int local_ce; /* push: the local slice is copied by a copy engine, the kernel only pushes */
+  int kchunk;   /* bulk: KB per shared-memory stage (16 or 32) */
 } Cfg;
 
 typedef struct Bench {
   ts_context *ctx;
   ts_dist *d;
   int rank, world, nsm;
-  CUfunction push[2], ll[2], bulk[2], empty;
+  CUfunction push[2], ll[2], bulk16[2], bulk32[2], empty;
   uint64_t *sig;        /* [world] push/bulk signal words */
   uint64_t target;      /* parts every peer has sent us so far (push, bulk) */
   void *lines;          /* ll staging: [2][world][line_cap] 16-byte lines */
   uint64_t line_cap;
+  size_t ll_max_slice;  /* largest slice the staging area holds */
   uint32_t epoch;       /* ll calls so far */
-  uint32_t *ce_flag;    /* [world][4]: epoch of the last copy from each peer (and chunk) */
+  uint32_t *ce_flag;    /* [world][MAX_CE_CHUNKS]: epoch of the last copy from each peer and chunk */
   uint32_t ce_epoch;
   CUstream ce_stream[MAX_CE_STREAMS];
   CUevent ce_start, ce_done[MAX_CE_STREAMS];
-  size_t ll_max_slice;  /* largest slice the staging area holds */
 } Bench;
 
 static const char *cfg_name(const Cfg *c, char *buf, size_t n) {
   switch (c->proto) {
   case PROTO_PUSH:
-    if (c->nb) snprintf(buf, n, "push nb=%d t=%d%s", c->nb, c->threads, c->fence ? " fence" : "");
-    else snprintf(buf, n, "push nb=auto t=%d%s", c->threads, c->fence ? " fence" : "");
+    if (c->ce_pct)
+      snprintf(buf, n, "push nb=%d t=%d + ce %d%% x%d%s", c->nb, c->threads, c->ce_pct, c->chunks,
+               c->local_ce ? " +local" : "");
+    else
+      snprintf(buf, n, "push nb=%d t=%d%s%s", c->nb, c->threads, c->fence ? " fence" : "",
+               c->local_ce ? " local=ce" : "");
     break;
   case PROTO_LL: snprintf(buf, n, "ll nb=%d t=%d", c->nb, c->threads); break;
-  case PROTO_BULK: snprintf(buf, n, "bulk(tma) nb=%d", c->nb); break;
-  case PROTO_CE: snprintf(buf, n, "ce chunks=%d", c->chunks); break;
+  case PROTO_BULK: snprintf(buf, n, "bulk(tma) nb=%d %dKB", c->nb, c->kchunk); break;
+  case PROTO_CE: snprintf(buf, n, "ce x%d per peer", c->chunks); break;
   }
   return buf;
 }
 
-static int blocks_per_peer(const Cfg *c, size_t slice) {
-  if (c->nb) return c->nb;
-  unsigned long long words = slice / 16;
-  int nb = (int)(words / 1024);
-  return nb < 1 ? 1 : nb > 32 ? 32 : nb;
+static CUfunction bulk_fn(Bench *b, const Cfg *c, int a2a) {
+  return c->kchunk == 32 ? b->bulk32[a2a] : b->bulk16[a2a];
 }
 
-/* Whether the grid of a configuration is co-resident (its waits span GPUs, so a block that
- * cannot start would deadlock the call). */
+/* Whether a configuration can run at this size: its grid must be co-resident (the waits span
+ * GPUs, so a block that cannot start would deadlock the call), its streams must exist. */
 static int fits(Bench *b, const Cfg *c, int a2a, size_t slice) {
-  if (c->proto == PROTO_CE) return slice >= 64 * 1024 && b->world * c->chunks <= MAX_CE_STREAMS;
+  const int ce_streams = 1 + (b->world - 1) * c->chunks;
+  if (c->proto == PROTO_CE) return ce_streams <= MAX_CE_STREAMS && c->chunks <= MAX_CE_CHUNKS;
   if (c->proto == PROTO_LL && slice > b->ll_max_slice) return 0;
-  CUfunction fn = c->proto == PROTO_PUSH ? b->push[a2a] : c->proto == PROTO_LL ? b->ll[a2a] : b->bulk[a2a];
+  if (c->proto == PROTO_PUSH && c->ce_pct && (ce_streams > MAX_CE_STREAMS || c->chunks > MAX_CE_CHUNKS)) return 0;
+  CUfunction fn = c->proto == PROTO_PUSH ? b->push[a2a] : c->proto == PROTO_LL ? b->ll[a2a] : bulk_fn(b, c, a2a);
   int threads = c->proto == PROTO_BULK ? 32 : c->threads;
-  size_t smem = c->proto == PROTO_BULK ? (size_t)BULK_STAGES * BULK_CHUNK : 0;
+  size_t smem = c->proto == PROTO_BULK ? (size_t)BULK_STAGES * c->kchunk * 1024 : 0;
   int per_sm = 0;
   if (b->ctx->drv.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, smem) != CUDA_SUCCESS) return 0;
-  return (long)per_sm * b->nsm >= (long)blocks_per_peer(c, slice) * b->world;
+  const int rows = c->proto == PROTO_PUSH && c->local_ce ? b->world - 1 : b->world;
+  return (long)per_sm * b->nsm >= (long)c->nb * rows;
 }
 
-static int launch_ce(Bench *b, const Cfg *c, int a2a, char *src, char *dst, size_t slice) {
+/* The copy-engine part of a push/ce call, forked from and joined back into the default
+ * stream: the local slice on stream 0 (local_ce), the first ce_len bytes of every remote
+ * slice in `chunks` pieces on streams 1.., each followed by a stream write of the epoch
+ * into the receiver's flag for (sender, piece).  The default stream then waits for our
+ * own copies (events) and for every peer's flags. */
+static int ce_fork(Bench *b, const Cfg *c, int a2a, char *src, char *dst, size_t slice, size_t ce_len,
+                   uint32_t epoch) {
   const int P = b->world, me = b->rank, ch = c->chunks;
   RtDriver *dr = &b->ctx->drv;
   DistDriver *x = &b->d->x;
-  const uint32_t epoch = ++b->ce_epoch;
   int ok = dr->cuEventRecord(b->ce_start, NULL) == CUDA_SUCCESS;
-  const size_t per = (slice / (size_t)ch + 15) & ~(size_t)15;
-  for (int k = 0; k < P && ok; k++) {
+  if (c->local_ce) {
+    const char *s = src + (a2a ? (size_t)me * slice : 0);
+    char *d = dst + (size_t)me * slice;
+    ok = ok && x->cuStreamWaitEvent(b->ce_stream[0], b->ce_start, 0) == CUDA_SUCCESS &&
+         dr->cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)d, (CUdeviceptr)(uintptr_t)s, slice, b->ce_stream[0]) ==
+             CUDA_SUCCESS &&
+         dr->cuEventRecord(b->ce_done[0], b->ce_stream[0]) == CUDA_SUCCESS;
+  }
+  if (ce_len == 0) return ok;
+  const size_t per = (ce_len / (size_t)ch + 15) & ~(size_t)15;
+  for (int k = 1; k < P && ok; k++) {
     const int q = (me + k) % P;
     void *qdst = NULL;
     ok = ts_dist_peer_ptr(b->d, dst + (size_t)me * slice, q, &qdst) == TS_OK;
     const char *s = src + (a2a ? (size_t)q * slice : 0);
     for (int i = 0; i < ch && ok; i++) {
-      CUstream st = b->ce_stream[k * ch + i];
-      const size_t off = (size_t)i * per < slice ? (size_t)i * per : slice;
-      const size_t len = off + per < slice ? per : slice - off;
-      ok = ok && x->cuStreamWaitEvent(st, b->ce_start, 0) == CUDA_SUCCESS;
+      const int si = 1 + (k - 1) * ch + i;
+      CUstream st = b->ce_stream[si];
+      const size_t off = (size_t)i * per < ce_len ? (size_t)i * per : ce_len;
+      const size_t len = off + per < ce_len ? per : ce_len - off;
+      void *flag = NULL;
+      ok = x->cuStreamWaitEvent(st, b->ce_start, 0) == CUDA_SUCCESS;
       if (len)
         ok = ok && dr->cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)((char *)qdst + off),
                                          (CUdeviceptr)(uintptr_t)(s + off), len, st) == CUDA_SUCCESS;
-      if (k > 0) {
-        void *flag = NULL;
-        ok = ok && ts_dist_peer_ptr(b->d, b->ce_flag + me * 4 + i, q, &flag) == TS_OK;
-        ok = ok && x->cuStreamWriteValue32(st, (CUdeviceptr)(uintptr_t)flag, epoch, 0) == CUDA_SUCCESS;
-      }
-      ok = ok && dr->cuEventRecord(b->ce_done[k * ch + i], st) == CUDA_SUCCESS;
-      ok = ok && x->cuStreamWaitEvent(NULL, b->ce_done[k * ch + i], 0) == CUDA_SUCCESS;
+      ok = ok && ts_dist_peer_ptr(b->d, b->ce_flag + me * MAX_CE_CHUNKS + i, q, &flag) == TS_OK;
+      ok = ok && x->cuStreamWriteValue32(st, (CUdeviceptr)(uintptr_t)flag, epoch, 0) == CUDA_SUCCESS;
+      ok = ok && dr->cuEventRecord(b->ce_done[si], st) == CUDA_SUCCESS;
     }
   }
+  return ok;
+}
+
+static int ce_join(Bench *b, const Cfg *c, size_t ce_len, uint32_t epoch) {
+  const int P = b->world, me = b->rank, ch = c->chunks;
+  DistDriver *x = &b->d->x;
+  int ok = 1;
+  if (c->local_ce) ok = x->cuStreamWaitEvent(NULL, b->ce_done[0], 0) == CUDA_SUCCESS;
+  if (ce_len == 0) return ok;
+  for (int si = 1; si < 1 + (P - 1) * ch && ok; si++) ok = x->cuStreamWaitEvent(NULL, b->ce_done[si], 0) == CUDA_SUCCESS;
   for (int k = 1; k < P && ok; k++)
     for (int i = 0; i < ch && ok; i++)
-      ok = x->cuStreamWaitValue32(NULL, (CUdeviceptr)(uintptr_t)(b->ce_flag + ((me - k + P) % P) * 4 + i), epoch,
-                                  CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS;
+      ok = x->cuStreamWaitValue32(NULL, (CUdeviceptr)(uintptr_t)(b->ce_flag + ((me - k + P) % P) * MAX_CE_CHUNKS + i),
+                                  epoch, CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS;
   return ok;
 }
 
 static int launch_ours(Bench *b, const Cfg *c, int a2a, void *src, void *dst, size_t slice) {
   unsigned long long words = slice / 16;
-  const unsigned nb = (unsigned)blocks_per_peer(c, slice), P = (unsigned)b->world;
+  const unsigned nb = (unsigned)c->nb, P = (unsigned)b->world;
+  RtDriver *dr = &b->ctx->drv;
   switch (c->proto) {
-  case PROTO_PUSH: {
-    b->target += nb;
-    unsigned long long target = b->target;
-    int fence = c->fence;
-    void *params[] = {&src, &dst, &b->sig, &words, &target, &fence};
-    return b->ctx->drv.cuLaunchKernel(b->push[a2a], nb, P, 1, (unsigned)c->threads, 1, 1, 0, NULL, params, NULL) ==
-           CUDA_SUCCESS;
-  }
   case PROTO_LL: {
     unsigned epoch = ++b->epoch;
     unsigned long long cap = b->line_cap;
     void *params[] = {&src, &dst, &b->lines, &words, &cap, &epoch};
-    return b->ctx->drv.cuLaunchKernel(b->ll[a2a], nb, P, 1, (unsigned)c->threads, 1, 1, 0, NULL, params, NULL) ==
-           CUDA_SUCCESS;
+    return dr->cuLaunchKernel(b->ll[a2a], nb, P, 1, (unsigned)c->threads, 1, 1, 0, NULL, params, NULL) == CUDA_SUCCESS;
   }
   case PROTO_BULK: {
     b->target += nb;
     unsigned long long target = b->target;
     void *params[] = {&src, &dst, &b->sig, &words, &target};
-    return b->ctx->drv.cuLaunchKernel(b->bulk[a2a], nb, P, 1, 32, 1, 1, BULK_STAGES * BULK_CHUNK, NULL, params,
-                                      NULL) == CUDA_SUCCESS;
+    return dr->cuLaunchKernel(bulk_fn(b, c, a2a), nb, P, 1, 32, 1, 1, (unsigned)(BULK_STAGES * c->kchunk * 1024), NULL,
+                              params, NULL) == CUDA_SUCCESS;
   }
-  case PROTO_CE: return launch_ce(b, c, a2a, src, dst, slice);
+  case PROTO_CE:
+  case PROTO_PUSH: break;
   }
-  return 0;
+  const int pure_ce = c->proto == PROTO_CE;
+  const size_t ce_len = pure_ce ? slice : (slice * (size_t)c->ce_pct / 100) & ~(size_t)15;
+  const int side = pure_ce || c->local_ce || ce_len > 0;
+  const Cfg ce_cfg = pure_ce ? (Cfg){PROTO_CE, 0, 0, 0, c->chunks, 100, 1, 0} : *c;
+  const uint32_t epoch = ce_len ? ++b->ce_epoch : b->ce_epoch;
+  int ok = 1;
+  if (side) ok = ce_fork(b, &ce_cfg, a2a, src, dst, slice, ce_len, epoch);
+  if (!pure_ce && ok) {
+    b->target += nb;
+    unsigned long long target = b->target, rlo = ce_len / 16;
+    int fence = c->fence, kfirst = c->local_ce ? 1 : 0;
+    void *params[] = {&src, &dst, &b->sig, &words, &target, &fence, &rlo, &kfirst};
+    ok = dr->cuLaunchKernel(b->push[a2a], nb, P - (unsigned)kfirst, 1, (unsigned)c->threads, 1, 1, 0, NULL, params,
+                            NULL) == CUDA_SUCCESS;
+  }
+  if (side && ok) ok = ce_join(b, &ce_cfg, ce_len, epoch);
+  return ok;
 }
 
-/* The configuration `make bench-dist` reports as ours, per collective and slice size. */
-static Cfg choose(int a2a, size_t slice) {
-  (void)a2a, (void)slice;
-  Cfg c = {PROTO_PUSH, 0, 512, 1, 1};
-  return c;
+/* Candidates per slice size (bytes per pair of ranks), from run 1's sweep on 4 x H200. */
+static int candidates(int a2a, size_t slice, Cfg *out) {
+  int n = 0;
+  if (slice <= (256u << 10)) {
+    for (int nb = 2; nb <= 16; nb *= 2) out[n++] = (Cfg){PROTO_PUSH, nb, 256, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_LL, 16, 256, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_LL, 32, 256, 0, 1, 0, 0, 0};
+  } else if (slice <= (1u << 20)) {
+    for (int nb = 4; nb <= 32; nb *= 2) out[n++] = (Cfg){PROTO_PUSH, nb, 256, 0, 1, 0, 0, 0};
+  } else if (slice <= (8u << 20)) {
+    for (int nb = 16; nb <= 64; nb *= 2) out[n++] = (Cfg){PROTO_PUSH, nb, 512, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 64, 1024, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_BULK, 8, 32, 0, 1, 0, 0, 16};
+    out[n++] = (Cfg){PROTO_BULK, 16, 32, 0, 1, 0, 0, 16};
+  } else {
+    out[n++] = (Cfg){PROTO_PUSH, 64, 512, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 64, 1024, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 88, 512, 0, 1, 0, 1, 0};
+    out[n++] = (Cfg){PROTO_BULK, 8, 32, 0, 1, 0, 0, 16};
+    out[n++] = (Cfg){PROTO_BULK, 4, 32, 0, 1, 0, 0, 32};
+    out[n++] = (Cfg){PROTO_BULK, 8, 32, 0, 1, 0, 0, 32};
+    if (slice >= (32u << 20)) {
+      out[n++] = (Cfg){PROTO_CE, 0, 0, 0, 4, 100, 1, 0};
+      out[n++] = (Cfg){PROTO_CE, 0, 0, 0, 8, 100, 1, 0};
+      out[n++] = (Cfg){PROTO_PUSH, 64, 512, 0, 2, 30, 1, 0};
+      out[n++] = (Cfg){PROTO_PUSH, 64, 512, 0, 4, 50, 1, 0};
+    }
+  }
+  (void)a2a;
+  return n;
 }
 
 /* ---- measurement ------------------------------------------------------------------------------- */
@@ -315,7 +393,8 @@ static void fill(uint32_t *h, size_t n, uint32_t seed) {
   for (size_t i = 0; i < n; i++) x ^= x << 13, x ^= x >> 17, x ^= x << 5, h[i] = x;
 }
 
-/* One call of cfg into a poisoned destination, compared with want (slice * P bytes). */
+/* One call of cfg into a poisoned destination, compared with want (slice * P bytes) on
+ * every rank; true when all ranks got the right data. */
 static int verify(Bench *b, const Cfg *cfg, int a2a, void *src, void *dst, size_t slice, const void *want, void *got) {
   const size_t total = slice * (size_t)b->world;
   ts_memset_d8(b->ctx, dst, 0xEE, total);
@@ -342,7 +421,8 @@ static const char *size_name(size_t bytes, char *buf, size_t n) {
   return buf;
 }
 
-/* Host data for one size: this rank's src and the dst every rank must end with. */
+/* Host data for one size: this rank's src (ours and NCCL's) and the dst every rank must end
+ * with. */
 static void prepare(Bench *b, int a2a, size_t bytes, void *src, void *nsrc, uint32_t *h, uint32_t *want) {
   const int P = b->world;
   const size_t slice = a2a ? bytes / (size_t)P : bytes, words = (a2a ? slice * P : slice) / 4;
@@ -361,44 +441,56 @@ static int reps_for(size_t bytes) {
   return bytes <= (1 << 20) ? 200 : bytes <= (32 << 20) ? 40 : 10;
 }
 
-/* ---- the sweep (BENCH_DIST_EXPLORE=1) ------------------------------------------------------- */
-static int explore_cfgs(int a2a, size_t slice, int bulk_pass, Cfg *out) {
-  (void)a2a;
-  int n = 0;
-  if (bulk_pass) {
-    if (slice >= (1 << 20)) {
-      static const int nbs[] = {8, 16, 32};
-      for (int i = 0; i < 3; i++) out[n++] = (Cfg){PROTO_BULK, nbs[i], 32, 0, 1};
+/* The tuning pass: every candidate that fits is checked, then timed with a quarter of the
+ * table's repetitions; returns the index of the fastest correct one (-1: none).  One line
+ * per candidate when print. */
+static int tune(Bench *b, const Cfg *cand, int n, int a2a, size_t bytes, void *src, void *dst, const void *want,
+                void *got, double tn, int print) {
+  const size_t slice = a2a ? bytes / (size_t)b->world : bytes;
+  int best = -1;
+  double best_t = 0;
+  for (int i = 0; i < n; i++) {
+    char name[80], sz[32];
+    cfg_name(&cand[i], name, sizeof name);
+    if (!fits(b, &cand[i], a2a, slice)) {
+      if (print && b->rank == 0)
+        printf("  tune %-9s %7s | %-30s | skipped (grid not co-resident)\n", a2a ? "all2all" : "allgather",
+               size_name(bytes, sz, sizeof sz), name);
+      continue;
     }
-    return n;
+    const int ok = verify(b, &cand[i], a2a, src, dst, slice, want, got);
+    const int reps = reps_for(bytes) / 4 > 3 ? reps_for(bytes) / 4 : 3;
+    const double t = timed(b, NULL, &cand[i], a2a, src, dst, slice, reps);
+    if (ok && (best < 0 || t < best_t)) best = i, best_t = t;
+    if (print && b->rank == 0)
+      printf("  tune %-9s %7s | %-30s | %9.1f us %7.1f GB/s | %5.2fx%s\n", a2a ? "all2all" : "allgather",
+             size_name(bytes, sz, sizeof sz), name, t * 1e6, busbw(slice, b->world, t), tn > 0 ? tn / t : 0.0,
+             ok ? "" : "  WRONG RESULT (not eligible)");
   }
-  out[n++] = (Cfg){PROTO_PUSH, 0, 512, 1, 1}; /* the previous kernel */
-  if (slice <= (1 << 20)) {
-    static const int nbs[] = {1, 2, 4, 8, 16, 32};
-    static const int ths[] = {256, 512, 1024};
-    for (int i = 0; i < 6; i++) {
-      for (int t = 0; t < 3; t++) out[n++] = (Cfg){PROTO_PUSH, nbs[i], ths[t], 0, 1};
-      out[n++] = (Cfg){PROTO_PUSH, nbs[i], 512, 1, 1};
+  return best;
+}
+
+/* Clocks idle low between runs: half a second of traffic before the first measurement. */
+static void warm_up(Bench *b, Nccl *c, int have_nccl, void *src, void *dst, void *nsrc, void *ndst) {
+  const Cfg cfg = {PROTO_PUSH, 32, 512, 0, 1, 0, 0, 0};
+  const double t0 = now_s();
+  int ok = 1;
+  while (now_s() - t0 < 0.5 && ok) {
+    for (int i = 0; i < 20 && ok; i++) {
+      ok = launch_ours(b, &cfg, 0, src, dst, 4u << 20);
+      if (have_nccl) ok = ok && launch_nccl(b, c, 0, nsrc, ndst, 4u << 20);
     }
-  } else {
-    static const int nbs[] = {16, 24, 32, 48, 64};
-    static const int ths[] = {512, 1024};
-    for (int i = 0; i < 5; i++)
-      for (int t = 0; t < 2; t++) out[n++] = (Cfg){PROTO_PUSH, nbs[i], ths[t], 0, 1};
+    sync_all(b, "warm-up");
   }
-  if (slice <= (4 << 20)) {
-    static const int nbs[] = {1, 2, 4, 8, 16, 32};
-    static const int ths[] = {256, 1024};
-    for (int i = 0; i < 6; i++)
-      for (int t = 0; t < 2; t++) out[n++] = (Cfg){PROTO_LL, nbs[i], ths[t], 0, 1};
-  }
-  if (slice >= (1 << 20))
-    for (int c = 1; c <= 4; c *= 2) out[n++] = (Cfg){PROTO_CE, 0, 0, 0, c};
-  return n;
+  if (!ok) die(b, "warm-up launch");
+  /* every rank must have left the loop before anyone measures */
+  int go = 1, *all = calloc((size_t)b->world, sizeof *all);
+  ts_dist_allgather(b->d, &go, sizeof go, all);
+  free(all);
 }
 
 static void floors(Bench *b) {
-  /* An empty kernel, and a push of nothing (signal round trip only). */
+  /* An empty kernel, and a push of nothing (launch + one signal round trip). */
   const int reps = 500;
   sync_all(b, "floors");
   ts_dist_barrier(b->d, NULL);
@@ -407,49 +499,17 @@ static void floors(Bench *b) {
     if (b->ctx->drv.cuLaunchKernel(b->empty, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS) die(b, "empty");
   sync_all(b, "empty kernels");
   double te = (now_s() - t0) / reps;
-  Cfg sig = {PROTO_PUSH, 1, 32, 0, 1};
+  Cfg sig = {PROTO_PUSH, 1, 32, 0, 1, 0, 0, 0};
   double ts = timed(b, NULL, &sig, 0, NULL, NULL, 0, reps);
-  Cfg sigf = {PROTO_PUSH, 1, 32, 1, 1};
-  double tf = timed(b, NULL, &sigf, 0, NULL, NULL, 0, reps);
-  if (b->rank == 0)
-    printf("floors: empty kernel %.2f us/call, signal-only push %.2f us, with fence %.2f us\n", te * 1e6, ts * 1e6,
-           tf * 1e6);
+  if (b->rank == 0) printf("floors: empty kernel %.2f us per call, push of 0 bytes %.2f us\n", te * 1e6, ts * 1e6);
 }
 
-static void explore(Bench *b, void *src, void *dst, void *nsrc, uint32_t *h, uint32_t *want, void *got,
-                    double nccl_us[2][16], int bulk_pass) {
-  static const int exps[] = {16, 18, 20, 22, 24, 26, 28}; /* 64 KB .. 256 MB */
-  const int P = b->world;
-  Cfg cfgs[128];
-  for (int a2a = 0; a2a < 2; a2a++)
-    for (int e = 0; e < 7; e++) {
-      const size_t bytes = (size_t)1 << exps[e], slice = a2a ? bytes / (size_t)P : bytes;
-      int n = explore_cfgs(a2a, slice, bulk_pass, cfgs);
-      if (!n) continue;
-      prepare(b, a2a, bytes, src, nsrc, h, want);
-      for (int i = 0; i < n; i++) {
-        char name[64], sz[32];
-        cfg_name(&cfgs[i], name, sizeof name);
-        if (!fits(b, &cfgs[i], a2a, slice)) {
-          if (b->rank == 0) printf("explore %-9s %7s | %-24s | skipped (grid not co-resident)\n", a2a ? "all2all" : "allgather",
-                                   size_name(bytes, sz, sizeof sz), name);
-          continue;
-        }
-        if (b->rank == 0) fflush(stdout);
-        /* Above 64 MB only the timing: the same configurations were checked at smaller sizes
-         * (the main table checks what it reports at every size). */
-        int ok = bytes > (64u << 20) || verify(b, &cfgs[i], a2a, src, dst, slice, want, got);
-        double t = timed(b, NULL, &cfgs[i], a2a, src, dst, slice, reps_for(bytes));
-        double tn = nccl_us[a2a][exps[e] - 16] * 1e-6;
-        if (b->rank == 0) {
-          printf("explore %-9s %7s | %-24s | %10.1f us %8.1f GB/s | %6.2fx%s\n", a2a ? "all2all" : "allgather",
-                 size_name(bytes, sz, sizeof sz), name, t * 1e6, busbw(slice, P, t), tn > 0 ? tn / t : 0.0,
-                 ok ? "" : "  WRONG RESULT");
-          fflush(stdout);
-        }
-      }
-    }
-}
+typedef struct Row {
+  size_t bytes;
+  double t, tn;
+  int ok;
+  char name[80];
+} Row;
 
 int main(void) {
   Bench b;
@@ -477,20 +537,27 @@ int main(void) {
   if (rt_jit_compile(&nv, &in, &out, &err) != TS_OK || dr->cuModuleLoadData(&mod, out.cubin) != CUDA_SUCCESS ||
       ts_dist_module_attach(b.d, mod) != TS_OK || dr->cuModuleGetFunction(&b.push[0], mod, "ag_push") ||
       dr->cuModuleGetFunction(&b.push[1], mod, "a2a_push") || dr->cuModuleGetFunction(&b.ll[0], mod, "ag_ll") ||
-      dr->cuModuleGetFunction(&b.ll[1], mod, "a2a_ll") || dr->cuModuleGetFunction(&b.bulk[0], mod, "ag_bulk") ||
-      dr->cuModuleGetFunction(&b.bulk[1], mod, "a2a_bulk") || dr->cuModuleGetFunction(&b.empty, mod, "empty_kernel") ||
-      dr->cuFuncSetAttribute(b.bulk[0], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, BULK_STAGES * BULK_CHUNK) ||
-      dr->cuFuncSetAttribute(b.bulk[1], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, BULK_STAGES * BULK_CHUNK) ||
+      dr->cuModuleGetFunction(&b.ll[1], mod, "a2a_ll") || dr->cuModuleGetFunction(&b.bulk16[0], mod, "ag_bulk16") ||
+      dr->cuModuleGetFunction(&b.bulk16[1], mod, "a2a_bulk16") ||
+      dr->cuModuleGetFunction(&b.bulk32[0], mod, "ag_bulk32") ||
+      dr->cuModuleGetFunction(&b.bulk32[1], mod, "a2a_bulk32") || dr->cuModuleGetFunction(&b.empty, mod, "empty_kernel") ||
       dr->cuDeviceGetAttribute(&b.nsm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, b.ctx->cu_device)) {
     fprintf(stderr, "kernels: %s %s\n", sb_str(&err), ts_last_error(b.ctx));
     return 3;
   }
+  for (int a = 0; a < 2; a++)
+    if (dr->cuFuncSetAttribute(b.bulk16[a], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, BULK_STAGES * 16384) ||
+        dr->cuFuncSetAttribute(b.bulk32[a], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, BULK_STAGES * 32768)) {
+      fprintf(stderr, "kernels: cannot raise the shared-memory size of the bulk kernels\n");
+      return 3;
+    }
   void *src, *dst, *nsrc, *ndst;
   /* all-to-all moves P slices of `bytes / P` each way; all-gather receives P of `bytes`. */
-  b.ll_max_slice = 4u << 20;
+  b.ll_max_slice = 1u << 20;
   b.line_cap = 2 * b.ll_max_slice / 16;
   if (ts_dist_malloc(b.d, max_bytes * P, &src) || ts_dist_malloc(b.d, max_bytes * P, &dst) ||
-      ts_dist_malloc(b.d, 64 * 8, (void **)&b.sig) || ts_dist_malloc(b.d, 64 * 4 * 4, (void **)&b.ce_flag) ||
+      ts_dist_malloc(b.d, 64 * 8, (void **)&b.sig) ||
+      ts_dist_malloc(b.d, 64 * MAX_CE_CHUNKS * 4, (void **)&b.ce_flag) ||
       ts_dist_malloc(b.d, 2 * (size_t)P * b.line_cap * 16, &b.lines) || ts_device_malloc(b.ctx, max_bytes * P, &nsrc) ||
       ts_device_malloc(b.ctx, max_bytes * P, &ndst)) {
     fprintf(stderr, "alloc: %s\n", ts_last_error(b.ctx));
@@ -506,42 +573,55 @@ int main(void) {
   if (!have_nccl && b.rank == 0) printf("NCCL not available (libnccl.so.2 not found or init failed): ours only\n");
   size_t hn = max_bytes * P / 4;
   uint32_t *h = malloc(hn * 4), *want = malloc(hn * 4), *got = malloc(hn * 4);
-  double nccl_us[2][16];
-  memset(nccl_us, 0, sizeof nccl_us);
-  if (b.rank == 0)
-    printf("%-10s %10s | %12s %12s | %12s %12s | %7s  %s  (%d GPUs, bytes per rank, busbw GB/s)\n", "collective",
-           "size", "ours us", "ours busbw", "nccl us", "nccl busbw", "ratio", "ours is", P);
-  int failures = 0;
+  warm_up(&b, &c, have_nccl, src, dst, nsrc, ndst);
+  floors(&b);
+  Row rows[2][16];
+  int nrows = 0, failures = 0;
   for (int a2a = 0; a2a < 2; a2a++) {
-    for (size_t bytes = 64 << 10; bytes <= max_bytes; bytes *= 2) {
+    nrows = 0;
+    for (size_t bytes = 64 << 10; bytes <= max_bytes; bytes *= 2, nrows++) {
       const size_t slice = a2a ? bytes / P : bytes;
-      prepare(&b, a2a, bytes, src, nsrc, h, want);
-      Cfg cfg = choose(a2a, slice);
-      const int fit = fits(&b, &cfg, a2a, slice);
-      int ok = fit && verify(&b, &cfg, a2a, src, dst, slice, want, got);
-      failures += !ok;
       const int reps = reps_for(bytes);
-      double t = fit ? timed(&b, NULL, &cfg, a2a, src, dst, slice, reps) : 0;
-      double tn = have_nccl ? timed(&b, &c, NULL, a2a, nsrc, ndst, slice, reps) : 0;
-      int e = 0;
-      while (((size_t)64 << 10 << e) < bytes) e++;
-      nccl_us[a2a][e] = tn * 1e6;
+      Row *r = &rows[a2a][nrows];
+      prepare(&b, a2a, bytes, src, nsrc, h, want);
+      r->bytes = bytes;
+      r->tn = have_nccl ? timed(&b, &c, NULL, a2a, nsrc, ndst, slice, reps) : 0;
+      Cfg cand[MAX_CANDIDATES];
+      const int n = candidates(a2a, slice, cand);
+      const int best = tune(&b, cand, n, a2a, bytes, src, dst, want, got, r->tn, 1);
+      if (best < 0) {
+        r->ok = 0, r->t = 0;
+        snprintf(r->name, sizeof r->name, "no correct candidate");
+      } else {
+        r->ok = verify(&b, &cand[best], a2a, src, dst, slice, want, got);
+        r->t = timed(&b, NULL, &cand[best], a2a, src, dst, slice, reps);
+        cfg_name(&cand[best], r->name, sizeof r->name);
+      }
+      failures += !r->ok;
       if (b.rank == 0) {
-        char sz[32], name[64];
-        printf("%-10s %10s | %12.1f %12.1f | %12.1f %12.1f | %6.2fx  %s%s\n", a2a ? "all2all" : "allgather",
-               size_name(bytes, sz, sizeof sz), t * 1e6, busbw(slice, P, t), tn * 1e6, busbw(slice, P, tn),
-               tn > 0 ? tn / t : 0.0, cfg_name(&cfg, name, sizeof name), ok ? "" : "  WRONG RESULT");
+        char sz[32];
+        printf("%-10s %8s | ours %9.1f us %7.1f GB/s | nccl %9.1f us %7.1f GB/s | %5.2fx  %s%s\n",
+               a2a ? "all2all" : "allgather", size_name(bytes, sz, sizeof sz), r->t * 1e6, busbw(slice, P, r->t),
+               r->tn * 1e6, busbw(slice, P, r->tn), r->tn > 0 && r->t > 0 ? r->tn / r->t : 0.0, r->name,
+               r->ok ? "" : "  WRONG RESULT");
         fflush(stdout);
       }
     }
   }
-  if (b.rank == 0) printf("%s\n", failures ? "bench-dist: ours produced WRONG results" : "bench-dist: results verified");
-  const char *ex = getenv("BENCH_DIST_EXPLORE");
-  if (ex && *ex && strcmp(ex, "0")) {
-    floors(&b);
-    explore(&b, src, dst, nsrc, h, want, got, nccl_us, 0);
-    if (b.rank == 0) printf("explore: TMA bulk variants (last: a fault here ends the run)\n");
-    explore(&b, src, dst, nsrc, h, want, got, nccl_us, 1);
+  if (b.rank == 0) {
+    printf("\n%-10s %10s | %12s %12s | %12s %12s | %7s  %s  (%d GPUs, bytes per rank, busbw GB/s)\n", "collective",
+           "size", "ours us", "ours busbw", "nccl us", "nccl busbw", "ratio", "ours is", P);
+    for (int a2a = 0; a2a < 2; a2a++)
+      for (int i = 0; i < nrows; i++) {
+        const Row *r = &rows[a2a][i];
+        const size_t slice = a2a ? r->bytes / P : r->bytes;
+        char sz[32];
+        printf("%-10s %10s | %12.1f %12.1f | %12.1f %12.1f | %6.2fx  %s%s\n", a2a ? "all2all" : "allgather",
+               size_name(r->bytes, sz, sizeof sz), r->t * 1e6, busbw(slice, P, r->t), r->tn * 1e6,
+               busbw(slice, P, r->tn), r->tn > 0 && r->t > 0 ? r->tn / r->t : 0.0, r->name,
+               r->ok ? "" : "  WRONG RESULT");
+      }
+    printf("%s\n", failures ? "bench-dist: ours produced WRONG results" : "bench-dist: results verified");
   }
   if (have_nccl && c.destroy) c.destroy(c.comm);
   dr->cuModuleUnload(mod);

@@ -79,15 +79,20 @@ TS_DEV void block_signal_and_wait(uint64_t *sig, int me, int q, int from, uint64
 }
 
 /* ---- push --------------------------------------------------------------------------------- */
+/* remote_lo: the remote slices are copied from that word on (the words before it travel by
+ * copy engine, see bench_dist.c); kfirst = 1: the grid has P - 1 rows and leaves the local
+ * copy to someone else. */
 template <bool A2A, int UNROLL = 4>
-TS_DEV void push(const uint4 *src, uint4 *dst, uint64_t *sig, uint64_t words, uint64_t target, bool fence) {
-  const int P = get_num_ranks(), me = get_rank(), k = (int)blockIdx.y;
+TS_DEV void push(const uint4 *src, uint4 *dst, uint64_t *sig, uint64_t words, uint64_t target, bool fence,
+                 uint64_t remote_lo = 0, int kfirst = 0) {
+  const int P = get_num_ranks(), me = get_rank(), k = (int)blockIdx.y + kfirst;
   const int q = (me + k) % P, from = (me - k + P) % P;
   const uint4 *s = A2A ? src + (uint64_t)q * words : src;
   uint4 *d = remote(dst + (uint64_t)me * words, q);
+  const uint64_t first = k == 0 ? 0 : remote_lo;
   uint64_t lo, hi;
-  part_range(words, gridDim.x, blockIdx.x, lo, hi);
-  block_copy16<UNROLL>(d, s, lo, hi);
+  part_range(words - first, gridDim.x, blockIdx.x, lo, hi);
+  block_copy16<UNROLL>(d, s, first + lo, first + hi);
   if (k == 0) return;
   block_signal_and_wait(sig, me, q, from, target, fence);
 }

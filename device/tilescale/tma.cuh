@@ -147,14 +147,17 @@ TS_DEV void tma_load_4d_mc(const TmaDesc &d, void *dst, uint64_t *bar, int mask,
 
 /* One arrival on the barrier at `bar`'s offset in each of the cluster's first N blocks
  * (this block included): a stage that is multicast into every block may be refilled only
- * when the consumers of all of them are done with it. */
+ * when the consumers of all of them are done with it.  The arrival has the default
+ * (release, CTA scope) semantics: what it publishes is that this block's wgmma reads of
+ * the stage have completed (wgmma.wait_group before it), which needs no cluster-scope
+ * release of this thread's own memory operations. */
 template <int N> TS_DEV void mbar_arrive_cluster(uint64_t *bar) {
 #ifdef TS_HAS_TMA
 #pragma unroll
   for (int r = 0; r < N; ++r) {
     uint32_t remote;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(bar)), "r"(r));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
   }
 #else
   (void)bar; __trap();
