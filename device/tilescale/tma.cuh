@@ -106,6 +106,63 @@ TS_DEV void tma_load_4d(const TmaDesc &d, void *dst, uint64_t *bar, int c0, int 
 #endif
 }
 
+/* ---- TMA tile stores (the epilogue): shared box -> global at coordinates (innermost
+ * first).  Elements of the box outside the tensor are not written, so edge tiles need no
+ * guards.  The shared data must have been written by the generic proxy, then
+ * fence_proxy_async_shared() by each writer, then a barrier, before the one thread that
+ * issues the store; tma_store_commit() closes a group, tma_store_wait_read<N>() waits until
+ * at most N groups still read shared memory (before the buffer is written again) and
+ * tma_store_wait<N>() until their global writes are done too (before the block exits). */
+TS_DEV void tma_store_2d(const TmaDesc &d, const void *src, int c0, int c1) {
+#ifdef TS_HAS_TMA
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n"
+               ::"l"(reinterpret_cast<uint64_t>(&d)), "r"(smem_addr(src)), "r"(c0), "r"(c1) : "memory");
+#else
+  (void)d; (void)src; (void)c0; (void)c1; __trap();
+#endif
+}
+TS_DEV void tma_store_3d(const TmaDesc &d, const void *src, int c0, int c1, int c2) {
+#ifdef TS_HAS_TMA
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n"
+               ::"l"(reinterpret_cast<uint64_t>(&d)), "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2) : "memory");
+#else
+  (void)d; (void)src; (void)c0; (void)c1; (void)c2; __trap();
+#endif
+}
+TS_DEV void tma_store_4d(const TmaDesc &d, const void *src, int c0, int c1, int c2, int c3) {
+#ifdef TS_HAS_TMA
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
+               ::"l"(reinterpret_cast<uint64_t>(&d)), "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
+#else
+  (void)d; (void)src; (void)c0; (void)c1; (void)c2; (void)c3; __trap();
+#endif
+}
+TS_DEV void tma_store_commit() {
+#ifdef TS_HAS_TMA
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N> TS_DEV void tma_store_wait_read() {
+#ifdef TS_HAS_TMA
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+#endif
+}
+template <int N> TS_DEV void tma_store_wait() {
+#ifdef TS_HAS_TMA
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+TS_DEV void fence_proxy_async_shared() {
+#ifdef TS_HAS_TMA
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+/* Named barrier `id` (1..15; 0 is __syncthreads) over the first `threads` threads (a
+ * multiple of 32): the consumer warpgroups synchronise without the producer. */
+template <int ID, int THREADS> TS_DEV void named_barrier_sync() {
+  asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(THREADS) : "memory");
+}
+
 /* ---- thread-block clusters (sm_90): TMA multicast and remote barrier arrivals -----------
  * The multicast loads write the box to the same shared-memory offset in every block of
  * `mask` (bit i = cluster rank i) and count its bytes on the barrier at `bar`'s offset in

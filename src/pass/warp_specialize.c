@@ -122,6 +122,35 @@ typedef struct Ws {
   PtrVec maps; /* IrTmaMap* of the whole function */
 } Ws;
 
+/* TMA needs every row stride of the tensor 16-byte aligned (checked at launch when the
+ * extents are not known here). */
+static bool tma_rows_aligned(const IrBuffer *g) {
+  int eb = dtype_bytes(g->dtype);
+  for (int d = 1; d < g->ndim; d++) {
+    int64_t inner = 1, x;
+    bool known = true;
+    for (int j = d; j < g->ndim; j++) {
+      if (!ir_is_const_int(g->shape[j], &x)) known = false;
+      else inner *= x;
+    }
+    if (known && (inner * eb) % 16) return false;
+  }
+  return true;
+}
+
+/* Is global region `r` a [rows x cols] box (leading dims of extent 1) of a TMA-able parameter? */
+static bool tma_global_box(const IrRegion *r, int64_t rows, int64_t cols) {
+  const IrBuffer *g = r->buf;
+  if (g->scope != IR_SCOPE_GLOBAL || g->param_index < 0 || g->alias_of || g->strides || g->ndim < 2 || g->ndim > 4 ||
+      r->ndim != g->ndim)
+    return false;
+  for (int d = 0; d < g->ndim; d++) {
+    int64_t e, want = d == g->ndim - 2 ? rows : d == g->ndim - 1 ? cols : 1;
+    if (!ir_is_const_int(r->extent[d], &e) || e != want) return false;
+  }
+  return tma_rows_aligned(g);
+}
+
 /* Can `cp` (global -> shared tile) be one TMA box per column atom with `layout`? */
 static bool tma_copy_ok(const IrStmt *cp, const Layout *layout, int64_t *rows, int64_t *cols) {
   const IrRegion *src = &cp->u.copy.src, *dst = &cp->u.copy.dst;
@@ -135,26 +164,117 @@ static bool tma_copy_ok(const IrStmt *cp, const Layout *layout, int64_t *rows, i
     if (!ir_is_const_int(dst->min[d], &m) || m != 0 || !ir_is_const_int(dst->extent[d], &e) || e != (d ? cc : r))
       return false;
   }
-  for (int d = 0; d < g->ndim; d++) {
-    int64_t e, want = d == g->ndim - 2 ? r : d == g->ndim - 1 ? cc : 1;
-    if (!ir_is_const_int(src->extent[d], &e) || e != want) return false;
-  }
-  /* TMA: rows of the tensor 16-byte aligned (checked at launch when not known here). */
-  int eb = dtype_bytes(g->dtype);
-  for (int d = 1; d < g->ndim; d++) {
-    int64_t inner = 1, x;
-    bool known = true;
-    for (int j = d; j < g->ndim; j++) {
-      if (!ir_is_const_int(g->shape[j], &x)) known = false;
-      else inner *= x;
-    }
-    if (known && (inner * eb) % 16) return false;
-  }
+  if (!tma_global_box(src, r, cc)) return false;
   if (!layout || !layout->swizzle || layout->rows != r || layout->cols != cc) return false;
   int64_t atom = layout_atom_cols(layout);
   if (r > 256 || atom > 256 || cc % atom) return false;
   *rows = r;
   *cols = cc;
+  return true;
+}
+
+/* ---- the epilogue as a TMA store -------------------------------------------------------
+ * After the K loop the consumers write the accumulator tile to global memory, either
+ * directly, T.copy(C_local, C[..]) (form A), or through a shared tile, T.copy(C_local,
+ * C_shared); T.copy(C_shared, C[..]) (form B, TileLang's usual epilogue).  Both become:
+ * the tile is written into shared memory (form A: a new buffer) in a swizzled layout, then
+ * one thread stores it with TMA, one box per column atom:
+ *
+ *   if tx == 0: tma_store_wait_read<0>     # the previous tile's store has read the buffer
+ *   bar.sync 1, T                          # consumers only (the producer never joins)
+ *   T.copy(C_local, S)                     # st.shared through the swizzle: no bank conflicts
+ *   fence.proxy.async.shared::cta; bar.sync 1, T
+ *   if tx == 0: tma_store(box a) ...; commit
+ *
+ * and tma_store_wait<0> by that thread before the consumers leave.  Form A is used only
+ * when the extra tile fits in shared memory next to the stages (else the direct stores
+ * stay). */
+typedef struct WsStore {
+  int idx;            /* body index of the copy into global memory; -1: none */
+  int idx_frag;       /* form B: body index of T.copy(fragment, S); -1 for form A */
+  IrStmt *to_global;  /* the copy into global memory */
+  IrBuffer *frag, *smem;
+  Layout *layout;
+  int64_t rows, cols, atom;
+} WsStore;
+
+#define WS_MAX_SMEM 232448 /* dynamic shared memory of one sm_90 block (227 KB) */
+
+static bool is_frag(const IrBuffer *b) { return b->scope == IR_SCOPE_FRAGMENT && !b->alias_of && b->ndim == 2; }
+
+/* Does `cp` copy the whole 2-D buffer `b` (region [0, 0] + its shape)? */
+static bool whole(const IrRegion *r, const IrBuffer *b, int64_t *rows, int64_t *cols) {
+  if (r->buf != b || r->ndim != 2 || b->ndim != 2) return false;
+  int64_t v[2];
+  for (int d = 0; d < 2; d++) {
+    int64_t m, e;
+    if (!ir_is_const_int(b->shape[d], &v[d]) || !ir_is_const_int(r->min[d], &m) || m != 0 ||
+        !ir_is_const_int(r->extent[d], &e) || e != v[d])
+      return false;
+  }
+  *rows = v[0];
+  *cols = v[1];
+  return true;
+}
+
+/* The swizzled layout of a [rows x cols] store tile, when TMA can store it box by box. */
+static Layout *store_layout(TsCompiler *c, int64_t rows, int64_t cols, ts_dtype t) {
+  Layout *l = layout_swizzled(c, rows, cols, dtype_bytes(t));
+  if (!l || !l->swizzle || rows > 256) return NULL;
+  int64_t atom = layout_atom_cols(l);
+  return atom <= 256 && cols % atom == 0 ? l : NULL;
+}
+
+/* Finds the epilogue store among the statements after the loop (body items li+1..).
+ * Returns false when a statement after the loop uses shared memory in a way the
+ * warp-specialized kernel cannot keep (the kernel then stays on the cp.async path). */
+static bool find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep) {
+  memset(ep, 0, sizeof *ep);
+  ep->idx = ep->idx_frag = -1;
+  int n = body->u.seq.n;
+  for (int i = li + 1; i < n; i++) {
+    IrStmt *s = body->u.seq.items[i];
+    if (s->kind == IR_S_ALLOC) continue;
+    if (s->kind == IR_S_COPY && ep->idx < 0) {
+      const IrRegion *src = &s->u.copy.src, *dst = &s->u.copy.dst;
+      int64_t r, cc;
+      /* form B: T.copy(frag, S) then T.copy(S, G) */
+      if (is_frag(src->buf) && is_shared(dst->buf) && i + 1 < n && whole(src, src->buf, &r, &cc)) {
+        IrStmt *s2 = body->u.seq.items[i + 1];
+        int64_t r2, c2;
+        IrBuffer *S = dst->buf;
+        if (whole(dst, S, &r2, &c2) && r2 == r && c2 == cc && !S->alias_of && s2->kind == IR_S_COPY &&
+            whole(&s2->u.copy.src, S, &r2, &c2) && tma_global_box(&s2->u.copy.dst, r, cc) &&
+            s2->u.copy.dst.buf->dtype == S->dtype && !s2->u.copy.disable_tma) {
+          Layout *l = store_layout(c, r, cc, S->dtype);
+          if (l && (!S->layout || (S->layout->pinned && layout_equal(S->layout, l)))) {
+            /* S must not be used anywhere else after the loop */
+            bool other = false;
+            for (int j = li + 1; j < n; j++)
+              if (j != i && j != i + 1 && body->u.seq.items[j]->kind != IR_S_ALLOC && touches_shared(body->u.seq.items[j]))
+                other = true;
+            if (!other) {
+              *ep = (WsStore){.idx = i + 1, .idx_frag = i, .to_global = s2, .frag = src->buf, .smem = S, .layout = l,
+                              .rows = r, .cols = cc, .atom = layout_atom_cols(l)};
+              i++;
+              continue;
+            }
+          }
+        }
+        return false;
+      }
+      /* form A: T.copy(frag, G) */
+      if (is_frag(src->buf) && whole(src, src->buf, &r, &cc) && tma_global_box(dst, r, cc) && !s->u.copy.disable_tma) {
+        Layout *l = store_layout(c, r, cc, dst->buf->dtype);
+        if (l) {
+          *ep = (WsStore){.idx = i, .idx_frag = -1, .to_global = s, .frag = src->buf, .layout = l, .rows = r, .cols = cc,
+                          .atom = layout_atom_cols(l)};
+          continue;
+        }
+      }
+    }
+    if (touches_shared(s)) return false;
+  }
   return true;
 }
 
@@ -171,6 +291,50 @@ static IrExpr *addr(TsCompiler *c, IrBuffer *b, IrExpr **idx, int n) {
   return ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, SRCLOC_NONE);
 }
 static IrExpr *bar_addr(TsCompiler *c, IrBuffer *bars, IrExpr *i) { return addr(c, bars, &i, 1); }
+
+/* The epilogue of find_epilogue as statements (see there); `to_smem` is form B's
+ * T.copy(fragment, S), NULL for form A (a new copy into ep->smem is made). */
+static IrStmt *epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T,
+                              IrStmt *to_smem) {
+  SrcLoc loc = ep->to_global->loc;
+  IrExpr *t0 = bin(c, IR_EQ, ir_varref(c, tx, loc), i32(c, 0));
+  const char *bar = arena_printf(c->arena, "ts::named_barrier_sync<1, %lld>", (long long)T);
+  if (!to_smem) {
+    to_smem = ir_stmt(c, IR_S_COPY, loc);
+    *to_smem = *ep->to_global;
+    IrRegion *d = &to_smem->u.copy.dst;
+    d->buf = ep->smem;
+    d->ndim = 2;
+    d->min = ARENA_ARRAY(c->arena, IrExpr *, 2);
+    d->extent = ARENA_ARRAY(c->arena, IrExpr *, 2);
+    d->min[0] = d->min[1] = i32(c, 0);
+    d->extent[0] = i32(c, ep->rows);
+    d->extent[1] = i32(c, ep->cols);
+  }
+  PtrVec st = {0};
+  const IrRegion *g = &ep->to_global->u.copy.dst;
+  int R = map->rank;
+  for (int64_t a = 0; a < ep->cols / ep->atom; a++) {
+    IrExpr *args[6];
+    int na = 0;
+    args[na++] = ir_varref(c, map->var, loc);
+    args[na++] = addr(c, ep->smem, (IrExpr *[]){i32(c, 0), i32(c, a * ep->atom)}, 2);
+    for (int d = R - 1; d >= 0; d--) {
+      IrExpr *co = g->min[d];
+      if (d == R - 1 && a) co = bin(c, IR_ADD, co, i32(c, a * ep->atom));
+      args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
+    }
+    vec_push(c->arena, &st, extern_call(c, arena_printf(c->arena, "ts::tma_store_%dd", R), args, na, loc));
+  }
+  vec_push(c->arena, &st, extern_call(c, "ts::tma_store_commit", NULL, 0, loc));
+  IrStmt *items[] = {ir_if(c, t0, extern_call(c, "ts::tma_store_wait_read<0>", NULL, 0, loc), NULL, loc),
+                     extern_call(c, bar, NULL, 0, loc),
+                     to_smem,
+                     extern_call(c, "ts::fence_proxy_async_shared", NULL, 0, loc),
+                     extern_call(c, bar, NULL, 0, loc),
+                     ir_if(c, t0, ir_seq_vec(c, &st, loc), NULL, loc)};
+  return ir_seq(c, items, 6, loc);
+}
 
 /* A copy of the GEMM statement with A and B read from `stage` of their staged buffers. */
 static IrRegion staged_region(TsCompiler *c, const IrRegion *r, const WsCopy *cps, int ncp, IrExpr *stage) {
@@ -325,9 +489,12 @@ static bool specialize(Ws *ws, IrStmt *ks) {
       li = i;
       continue;
     }
+    if (li >= 0) break; /* after the loop: find_epilogue */
     if (touches_shared(s)) return false;
   }
   if (li < 0) return false;
+  WsStore ep;
+  if (!find_epilogue(c, body, li, &ep)) return false;
   IrStmt *loop = body->u.seq.items[li];
   int S = loop->u.loop.num_stages;
   if (S < 2 || loop->u.loop.norder) return false;
@@ -424,6 +591,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     tx->axis = 0;
   }
   IrExpr *txr = ir_varref(c, tx, loc);
+  int first_map = ws->maps.len;
   for (int i = 0; i < ncp; i++) {
     IrBuffer *b = cps[i].dst, *x = ARENA_NEW(c->arena, IrBuffer);
     *x = *b;
@@ -448,6 +616,32 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     cps[i].tma = ws->maps.len;
     vec_push(c->arena, &ws->maps, m);
   }
+  /* The epilogue store (find_epilogue): form B always (the user's shared tile is there
+   * anyway), form A when its tile fits next to the stages. */
+  IrTmaMap *store_map = NULL;
+  if (ep.idx >= 0) {
+    const IrBuffer *G = ep.to_global->u.copy.dst.buf;
+    int64_t tile_bytes = ep.rows * ep.cols * dtype_bytes(G->dtype);
+    bool fits = S * stage_bytes + tile_bytes + 16 * S + 2048 <= WS_MAX_SMEM;
+    if (ep.idx_frag >= 0 || fits) {
+      if (!ep.smem)
+        ep.smem = ir_buffer(c, arena_printf(c->arena, "%s_epi", G->name), G->dtype, IR_SCOPE_SHARED_DYN, 2,
+                            (IrExpr *[]){i32(c, ep.rows), i32(c, ep.cols)}, loc);
+      ep.smem->layout = ep.layout;
+      store_map = ARENA_NEW(c->arena, IrTmaMap);
+      memset(store_map, 0, sizeof *store_map);
+      store_map->var = ir_var(c, arena_printf(c->arena, "%s_tma%d", G->name, ws->maps.len), TS_DTYPE_HANDLE, IR_VAR_PARAM, loc);
+      store_map->param_index = G->param_index;
+      store_map->rank = G->ndim;
+      for (int d = 0; d < 5; d++) store_map->box[d] = 1;
+      store_map->box[0] = ep.atom;
+      store_map->box[1] = ep.rows;
+      store_map->swizzle = ep.layout->swizzle;
+      vec_push(c->arena, &ws->maps, store_map);
+    } else {
+      ep.idx = -1; /* form A that does not fit: direct stores */
+    }
+  }
   IrBuffer *bars = ir_buffer(c, "pipe_bar", TS_DTYPE_UINT64, IR_SCOPE_SHARED_DYN, 1, (IrExpr *[]){i32(c, 2 * S)}, loc);
   int64_t nwarps = T / 32;
 
@@ -464,9 +658,16 @@ static bool specialize(Ws *ws, IrStmt *ks) {
       vec_push(c->arena, &top, a);
     } else if (i < li) {
       vec_push(c->arena, &pre, s);
-    } else if (i > li) {
+    } else if (i > li && i == ep.idx) {
+      vec_push(c->arena, &post, epilogue_store(c, &ep, store_map, tx, T, ep.idx_frag >= 0 ? body->u.seq.items[ep.idx_frag] : NULL));
+    } else if (i > li && i != ep.idx_frag) {
       vec_push(c->arena, &post, s);
     }
+  }
+  if (ep.idx >= 0 && ep.idx_frag < 0) { /* form A: the new shared tile */
+    IrStmt *sa = ir_stmt(c, IR_S_ALLOC, loc);
+    sa->u.alloc.buf = ep.smem;
+    vec_push(c->arena, &top, sa);
   }
   IrStmt *balloc = ir_stmt(c, IR_S_ALLOC, loc);
   balloc->u.alloc.buf = bars;
@@ -539,10 +740,9 @@ static bool specialize(Ws *ws, IrStmt *ks) {
                                   ir_seq_vec(c, &halves[1], loc), loc));
   IrStmt *ploop = per_tile(c, &sc, pt, bxv, byv, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc), NULL);
   PtrVec pfx = {0};
-  for (int i = 0; i < ws->maps.len; i++) {
+  for (int i = first_map; i < first_map + ncp; i++) {
     IrTmaMap *m = ws->maps.items[i];
-    if (i >= ws->maps.len - ncp)
-      vec_push(c->arena, &pfx, extern_call(c, "ts::tma_prefetch_desc", (IrExpr *[]){ir_varref(c, m->var, loc)}, 1, loc));
+    vec_push(c->arena, &pfx, extern_call(c, "ts::tma_prefetch_desc", (IrExpr *[]){ir_varref(c, m->var, loc)}, 1, loc));
   }
   vec_push(c->arena, &pfx, ploop);
   /* Registers: the producer keeps few; consumers take what the block's 64K leave (<= 240). */
@@ -600,6 +800,8 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   PtrVec cons = {0};
   vec_push(c->arena, &cons, extern_call(c, arena_printf(c->arena, "ts::setmaxnreg_inc<%d>", (int)cons_regs), NULL, 0, loc));
   vec_push(c->arena, &cons, per_tile(c, &sc, ct, bxv, byv, ir_seq_vec(c, &tile, loc), post.len ? ir_seq_vec(c, &post, loc) : NULL));
+  if (store_map) /* the last tile's store has written global memory (and read the tile) */
+    vec_push(c->arena, &cons, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)), extern_call(c, "ts::tma_store_wait<0>", NULL, 0, loc), NULL, loc));
 
   vec_push(c->arena, &top, ir_if(c, bin(c, IR_GE, txr, i32(c, T)), producer, ir_seq_vec(c, &cons, loc), loc));
   /* no block leaves while its partner may still multicast into it or arrive on its barriers */

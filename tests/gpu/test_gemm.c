@@ -16,7 +16,8 @@
  * Then examples/gemm_dtypes.py for fp16 accumulate, tf32, int8 and fp8 on both paths,
  * and examples/gemm_rs.py (A of the second GEMM in registers: wgmma RS / mma.sync),
  * examples/gemm_wgmma.py (T.wgmma_gemm + T.wait_wgmma; tiles pinned to each swizzle by
- * T.annotate_layout) and examples/gemm_eager.py (eager style).
+ * T.annotate_layout), examples/gemm_eager.py (eager style) and
+ * examples/gemm_shared_epilogue.py (the epilogue through a shared tile: TMA store).
  * Options: --filter TEXT, --seed N, --examples DIR. */
 #include <math.h>
 #include <stdio.h>
@@ -561,11 +562,16 @@ static void layout_cases(Suite *su, const char *examples) {
       {"gemm_wgmma.py", "32", "False", "sm_90a"}, {"gemm_wgmma.py", "0", "False", "sm_90a"},
       {"gemm_wgmma.py", "64", "False", "sm_90"},  /* mma.sync + ldmatrix on the 64-byte swizzle */
       {"gemm_eager.py", NULL, NULL, "sm_90a"},    {"gemm_eager.py", NULL, NULL, "sm_90"},
+      /* the epilogue through C_shared: a TMA store on sm_90a, __syncthreads + stores on sm_90 */
+      {"gemm_shared_epilogue.py", NULL, NULL, "sm_90a"}, {"gemm_shared_epilogue.py", NULL, NULL, "sm_90"},
   };
-  static const int shapes[][3] = {{256, 256, 256}, {200, 136, 120}};
+  /* the third shape (255 tiles: persistent blocks reuse the epilogue tile) for the
+   * shared epilogue only */
+  static const int shapes[][3] = {{256, 256, 256}, {200, 136, 120}, {1920, 2176, 320}};
   uint64_t st = su->seed * 17 + 3;
   for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
-    for (int sh = 0; sh < 2; sh++) {
+    for (int sh = 0; sh < 3; sh++) {
+      if (sh == 2 && strcmp(cases[c].file, "gemm_shared_epilogue.py")) continue;
       int M = shapes[sh][0], N = shapes[sh][1], K = shapes[sh][2];
       char name[160], vm[16], vn[16], vk[16];
       snprintf(name, sizeof name, "%s swizzle=%s async=%s %s M=%d N=%d K=%d", cases[c].file, cases[c].sw ? cases[c].sw : "auto",
