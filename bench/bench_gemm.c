@@ -4,12 +4,14 @@
  * For 8192^3 and TileLang's benchmark shapes, in float16 and bfloat16 (fp32 accumulate),
  * examples/gemm.py is compiled in a few tile configurations, each is timed (median of
  * REPS runs after warm-up, L2 flushed before every run, on random inputs), the fastest is
- * kept, its output is checked against cuBLAS's (relative norm), and cuBLAS (cublasGemmEx,
- * default algorithm) is timed the same way on the same buffers.  One line per shape:
+ * kept, its output is checked against cuBLAS's (relative norm); then the chosen kernel and
+ * cuBLAS (cublasGemmEx, default algorithm) on the same buffers are timed alternately, one
+ * run each per round, FINAL rounds, and the medians are reported.  One line per shape:
  * TFLOP/s of both, the ratio and the configuration used; then the geometric mean of the
  * ratios per dtype.  Then fp8 (e4m3 x e4m3 -> bf16, fp32 accumulate; examples/gemm_dtypes.py,
- * K-major operands) against cuBLASLt (cublasLtMatmul, best heuristic algorithm) at 8192^3
- * the same way.  --quick: 8192^3 only; --shape M,N,K: one shape; -v: every config's rate;
+ * K-major operands) against cuBLASLt (cublasLtMatmul, best heuristic algorithm) at 8192^3:
+ * there the fastest configuration's tuning median is compared with cuBLASLt's median of
+ * REPS runs (not alternated).  --quick: 8192^3 only; --shape M,N,K: one shape; -v: every config's rate;
  * --no-mc: skip the multicast configuration; --cfg I: only configuration I; --no-fp8. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstrict-prototypes" /* an old-style declaration in cublasLt.h */
@@ -18,6 +20,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +29,8 @@
 #include "tilescale.h"
 
 #define WARMUP 3
-#define REPS 15
+#define REPS 15  /* tuning: median of REPS runs per configuration */
+#define FINAL 21 /* the reported numbers: rounds of ours and the peer alternating */
 
 typedef struct Cfg { int bm, bn, bk, stages, threads, mc; } Cfg;
 
@@ -82,14 +86,15 @@ static int cmp_double(const void *a, const void *b) {
 
 /* Median ms of cuBLAS C = A B (row-major; computed as C^T = B^T A^T column-major). */
 static double time_cublas(cublasHandle_t h, ts_dtype dt, int M, int N, int K, void *a, void *b, void *c, void *flush,
-                          size_t flush_bytes) {
+                          size_t flush_bytes, int warmup, int reps) {
   cudaDataType t = dt == TS_DTYPE_FLOAT16 ? CUDA_R_16F : CUDA_R_16BF;
   float alpha = 1.f, beta = 0.f;
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
-  double ms[REPS];
-  for (int i = 0; i < WARMUP + REPS; i++) {
+  double ms[FINAL];
+  if (reps > FINAL) reps = FINAL;
+  for (int i = 0; i < warmup + reps; i++) {
     cudaMemset(flush, i & 0xff, flush_bytes);
     cudaEventRecord(e0, 0);
     cublasStatus_t st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, b, t, N, a, t, K, &beta, c, t, N,
@@ -99,12 +104,30 @@ static double time_cublas(cublasHandle_t h, ts_dtype dt, int M, int N, int K, vo
     if (st != CUBLAS_STATUS_SUCCESS) return -1;
     float f;
     cudaEventElapsedTime(&f, e0, e1);
-    if (i >= WARMUP) ms[i - WARMUP] = f;
+    if (i >= warmup) ms[i - warmup] = f;
   }
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
-  qsort(ms, REPS, sizeof ms[0], cmp_double);
-  return ms[REPS / 2];
+  qsort(ms, reps, sizeof ms[0], cmp_double);
+  return ms[reps / 2];
+}
+
+/* The reported numbers: ours (the configuration the tuning pass chose) and cuBLAS timed
+ * alternately, one L2-flushed run each per round, FINAL rounds after warm-up, so clock and
+ * temperature drift hit both alike; medians in *ours / *theirs.  False on a failure. */
+static bool time_final(ts_kernel *k, const ts_arg *args, cublasHandle_t h, ts_dtype dt, int M, int N, int K, void *a,
+                       void *b, void *c, void *flush, size_t flush_bytes, double *ours, double *theirs) {
+  double o[FINAL], t[FINAL];
+  for (int r = 0; r < FINAL; r++) {
+    if (ts_kernel_benchmark(k, args, 3, r ? 0 : WARMUP, 1, 1, &o[r]) != TS_OK) return false;
+    t[r] = time_cublas(h, dt, M, N, K, a, b, c, flush, flush_bytes, r ? 0 : WARMUP, 1);
+    if (t[r] <= 0) return false;
+  }
+  qsort(o, FINAL, sizeof o[0], cmp_double);
+  qsort(t, FINAL, sizeof t[0], cmp_double);
+  *ours = o[FINAL / 2];
+  *theirs = t[FINAL / 2];
+  return true;
 }
 
 static double rel_err(const uint16_t *x, const uint16_t *ref, size_t n, ts_dtype dt);
@@ -313,8 +336,9 @@ int main(int argc, char **argv) {
   size_t flush_bytes = 256u << 20;
   void *flush = NULL;
   cudaMalloc(&flush, flush_bytes);
-  printf("GEMM vs cuBLAS on sm_%d: median of %d runs, L2 flushed; TFLOP/s = 2MNK / time\n", ts_context_device_sm(ctx),
-         REPS);
+  printf("GEMM vs cuBLAS on sm_%d: each configuration tuned on the median of %d runs; then the chosen one and the peer\n"
+         "alternately, median of %d rounds, L2 flushed before every run; TFLOP/s = 2MNK / time\n",
+         ts_context_device_sm(ctx), REPS, FINAL);
   printf("%-6s %-20s %10s %10s %7s  %-26s %s\n", "dtype", "M,N,K", "ours", "cuBLAS", "ratio", "config (tile, stages, thr)",
          "err vs cuBLAS");
   int failed = 0;
@@ -348,6 +372,11 @@ int main(int argc, char **argv) {
       double flops = 2.0 * M * N * (double)K;
       double best = 1e30;
       int best_cfg = -1;
+      ts_kernel *bestk = NULL;
+      int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
+      ts_arg args[3] = {{.kind = TS_ARG_TENSOR, .tensor = {da, dt, 2, sa, NULL, 0}},
+                        {.kind = TS_ARG_TENSOR, .tensor = {db, dt, 2, sb, NULL, 0}},
+                        {.kind = TS_ARG_TENSOR, .tensor = {dc, dt, 2, sc, NULL, 0}}};
       for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++) {
         const Cfg *cf = &cfgs[ci];
         char v[9][24];
@@ -363,10 +392,6 @@ int main(int argc, char **argv) {
           fprintf(stderr, "bench_gemm: compile %dx%dx%d: %s\n", cf->bm, cf->bn, cf->bk, ts_last_error(ctx));
           continue;
         }
-        int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
-        ts_arg args[3] = {{.kind = TS_ARG_TENSOR, .tensor = {da, dt, 2, sa, NULL, 0}},
-                          {.kind = TS_ARG_TENSOR, .tensor = {db, dt, 2, sb, NULL, 0}},
-                          {.kind = TS_ARG_TENSOR, .tensor = {dc, dt, 2, sc, NULL, 0}}};
         double ms = 0;
         if (ts_kernel_benchmark(k, args, 3, WARMUP, REPS, 1, &ms) != TS_OK) {
           fprintf(stderr, "bench_gemm: run %dx%dx%d: %s\n", cf->bm, cf->bn, cf->bk, ts_last_error(ctx));
@@ -378,10 +403,15 @@ int main(int argc, char **argv) {
           best = ms;
           best_cfg = ci;
           CK(cudaMemcpy(hc, dc, nc * 2, cudaMemcpyDeviceToHost));
+          if (bestk) ts_kernel_destroy(bestk);
+          bestk = k;
+        } else {
+          ts_kernel_destroy(k);
         }
-        ts_kernel_destroy(k);
       }
-      double cms = time_cublas(h, dt, M, N, K, da, db, dr, flush, flush_bytes);
+      double cms = -1;
+      if (bestk && !time_final(bestk, args, h, dt, M, N, K, da, db, dr, flush, flush_bytes, &best, &cms)) cms = -1;
+      if (bestk) ts_kernel_destroy(bestk);
       CK(cudaMemcpy(hr, dr, nc * 2, cudaMemcpyDeviceToHost));
       double mag = 0;
       for (size_t i = 0; i < nc; i++) mag += fabs(d ? hd_bf16_to_f32(hr[i]) : hd_f16_to_f32(hr[i]));
