@@ -1817,7 +1817,74 @@ static FuncFlavor decorator_flavor(const AstNode *def) {
 }
 
 /* One loop frame as IR: nested FORs, target names bound to the loop variables. */
+/* for i, j in T.Persistent([D0, D1], wave, index, group):
+ *   for w in serial(0, ceildiv(D0*D1, wave)):
+ *     let tile = index + w*wave
+ *     let i = first + (tile % (group*D1)) % rows;  j = (tile % (group*D1)) / rows
+ *         (first = tile / (group*D1) * group, rows = min(D0 - first, group): panels of
+ *          `group` rows walked column by column, so blocks running together share tiles)
+ *     if tile < D0*D1: body
+ * A 1-D domain has i = tile. */
+static ExecStatus exec_persistent_for(Eval *ev, Env *env, const AstNode *s, LoopFrame *f) {
+  TsCompiler *c = ev->c;
+  SrcLoc loc = s->loc;
+  const AstNode *t = s->target;
+  int nt = t->kind == AST_TUPLE || t->kind == AST_LIST ? t->items.n : 1;
+  if (nt != f->ndim) {
+    ts_error(c, t->loc, "T.Persistent: the domain has %d dimension%s but the loop has %d target%s", f->ndim,
+             f->ndim == 1 ? "" : "s", nt, nt == 1 ? "" : "s");
+    return EX_NORMAL;
+  }
+  for (int d = 0; d < nt; d++) {
+    const AstNode *x = nt == 1 && t->kind != AST_TUPLE && t->kind != AST_LIST ? t : t->items.items[d];
+    if (x->kind != AST_NAME) {
+      ts_error(c, x->loc, "loop targets must be names");
+      return EX_NORMAL;
+    }
+  }
+  IrExpr *total = f->extent[0];
+  if (f->ndim == 2) total = ir_binary(c, IR_MUL, total, f->extent[1], loc);
+  IrVar *w = ir_var(c, "wave", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *nw = ir_binary(c, IR_FLOORDIV, ir_binary(c, IR_ADD, total, ir_binary(c, IR_SUB, f->wave, ir_i32(c, 1), loc), loc),
+                         f->wave, loc);
+  BlockSave outer = push_block(ev);
+  ev_define_var(ev, w);
+  IrVar *tv = ir_var(c, "tile", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  ev_define_var(ev, tv);
+  ev_emit(ev, ir_let(c, tv, ir_binary(c, IR_ADD, f->index, ir_binary(c, IR_MUL, ir_varref(c, w, loc), f->wave, loc), loc), loc));
+  IrExpr *tile = ir_varref(c, tv, loc), *coord[2];
+  if (f->ndim == 1) {
+    coord[0] = tile;
+  } else {
+    IrExpr *g = ir_i32(c, f->group), *gsize = ir_binary(c, IR_MUL, g, f->extent[1], loc);
+    IrExpr *first = ir_binary(c, IR_MUL, ir_binary(c, IR_FLOORDIV, tile, gsize, loc), g, loc);
+    IrExpr *rows = ir_binary(c, IR_MIN, ir_binary(c, IR_SUB, f->extent[0], first, loc), g, loc);
+    IrExpr *local = ir_binary(c, IR_FLOORMOD, tile, gsize, loc);
+    coord[0] = ir_binary(c, IR_ADD, first, ir_binary(c, IR_FLOORMOD, local, rows, loc), loc);
+    coord[1] = ir_binary(c, IR_FLOORDIV, local, rows, loc);
+  }
+  for (int d = 0; d < f->ndim; d++) {
+    const AstNode *x = nt == 1 && t->kind != AST_TUPLE && t->kind != AST_LIST ? t : t->items.items[d];
+    IrVar *v = ir_var(c, x->id, TS_DTYPE_INT32, IR_VAR_LET, x->loc);
+    ev_define_var(ev, v);
+    ev_emit(ev, ir_let(c, v, coord[d], x->loc));
+    env_set(ev, env, x->id, ev_expr(ev, ir_varref(c, v, x->loc)));
+  }
+  BlockSave inner = push_block(ev);
+  LoopCtx lc = {true, ev->loop};
+  ev->loop = &lc;
+  ExecStatus st = exec_block(ev, env, &s->body);
+  ev->loop = lc.outer;
+  IrStmt *body = pop_block(ev, inner, env, "loop", loc);
+  if (st == EX_RETURN) ts_error(c, loc, "'return' inside a kernel loop is not supported");
+  ev_emit(ev, ir_if(c, ir_binary(c, IR_LT, tile, total, loc), body, NULL, loc));
+  IrStmt *wb = pop_block(ev, outer, env, "loop", loc);
+  ev_emit(ev, ir_for(c, w, ir_i32(c, 0), nw, IR_FOR_SERIAL, wb, loc));
+  return EX_NORMAL;
+}
+
 static ExecStatus exec_ir_for(Eval *ev, Env *env, const AstNode *s, LoopFrame *f) {
+  if (f->persistent) return exec_persistent_for(ev, env, s, f);
   const AstNode *t = s->target;
   int nt = t->kind == AST_TUPLE || t->kind == AST_LIST ? t->items.n : 1;
   if (nt != f->ndim) {

@@ -630,6 +630,59 @@ static Value *h_shift(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
 
 /* T.alloc_barrier(arrive_count): mbarriers (shared.barrier).  The buffer is created so the
  * rest of the kernel is still checked, but mbarrier lowering does not exist yet. */
+/* T.Persistent(domain, wave_size, index, group_size=8): a loop frame over the tiles of a
+ * 1-D or 2-D domain, block `index` taking every wave_size-th tile (exec_persistent_for). */
+static Value *h_persistent(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  Value *dom = arg[0];
+  int nd = dom->kind == V_LIST || dom->kind == V_TUPLE ? dom->u.seq.n : 1;
+  if (nd < 1 || nd > 2) {
+    ts_error(ev->c, loc, "T.Persistent: the domain must have 1 or 2 dimensions, got %d", nd);
+    return ev->poison;
+  }
+  LoopFrame *f = ARENA_NEW(ev->a, LoopFrame);
+  f->kind = IR_FOR_SERIAL;
+  f->ndim = nd;
+  f->min = ARENA_ARRAY(ev->a, IrExpr *, nd);
+  f->extent = ARENA_ARRAY(ev->a, IrExpr *, nd);
+  f->persistent = true;
+  for (int d = 0; d < nd; d++) {
+    Value *x = dom->kind == V_LIST || dom->kind == V_TUPLE ? dom->u.seq.items[d] : dom;
+    IrExpr *e = ev_to_ir(ev, x, NULL, loc);
+    if (!e || !dtype_is_int(e->dtype)) {
+      if (e) ts_error(ev->c, loc, "T.Persistent: domain extents must be integers");
+      return ev->poison;
+    }
+    f->min[d] = ir_i32(ev->c, 0);
+    f->extent[d] = ir_cast(ev->c, TS_DTYPE_INT32, e, loc);
+  }
+  f->wave = ev_to_ir(ev, arg[1], NULL, loc);
+  f->index = ev_to_ir(ev, arg[2], NULL, loc);
+  if (!f->wave || !f->index || !dtype_is_int(f->wave->dtype) || !dtype_is_int(f->index->dtype)) {
+    if (f->wave && f->index) ts_error(ev->c, loc, "T.Persistent: wave_size and index must be integers");
+    return ev->poison;
+  }
+  f->wave = ir_cast(ev->c, TS_DTYPE_INT32, f->wave, loc);
+  f->index = ir_cast(ev->c, TS_DTYPE_INT32, f->index, loc);
+  int64_t w;
+  if (ir_is_const_int(f->wave, &w) && w <= 0) {
+    ts_error(ev->c, loc, "T.Persistent: wave_size must be positive, got %lld", (long long)w);
+    return ev->poison;
+  }
+  f->group = 8;
+  if (arg[3] && arg[3]->kind != V_NONE) {
+    if (!ev_to_int(ev, arg[3], &f->group, loc)) return ev->poison;
+    if (f->group <= 0) {
+      ts_error(ev->c, loc, "T.Persistent: group_size must be positive, got %lld", (long long)f->group);
+      return ev->poison;
+    }
+  }
+  Value *v = ev_new(ev, V_FRAME);
+  v->u.frame = f;
+  return v;
+}
+
 static Value *h_alloc_barrier(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   SrcLoc loc = cloc(a);
   if (!need_kernel(ev, a, sig)) return ev->poison;
@@ -1176,7 +1229,7 @@ static const TlSig tl_constructs[] = {
     {"alloc_cluster_barrier", "arrive_count", K, 0},
     {"alloc_descriptor", "dtype=\"uint64\"", K, 0},
     /* loops */
-    {"Persistent", "domain, wave_size, index, group_size=8", K, 0},
+    {"Persistent", "domain, wave_size, index, group_size=8", h_persistent, 0},
     /* copies and tile ops */
     {"async_copy", "src, dst, **kwargs", K, 0},
     {"tma_copy", "src, dst, barrier=None, cluster_mask=None, **kwargs", K, 0},

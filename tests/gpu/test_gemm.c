@@ -564,14 +564,17 @@ static void layout_cases(Suite *su, const char *examples) {
       {"gemm_eager.py", NULL, NULL, "sm_90a"},    {"gemm_eager.py", NULL, NULL, "sm_90"},
       /* the epilogue through C_shared: a TMA store on sm_90a, __syncthreads + stores on sm_90 */
       {"gemm_shared_epilogue.py", NULL, NULL, "sm_90a"}, {"gemm_shared_epilogue.py", NULL, NULL, "sm_90"},
+      /* T.Persistent: 132 blocks walking the tiles (255 of them at the third shape) */
+      {"gemm_persistent.py", NULL, NULL, "sm_90a"}, {"gemm_persistent.py", NULL, NULL, "sm_90"},
   };
   /* the third shape (255 tiles: persistent blocks reuse the epilogue tile) for the
-   * shared epilogue only */
+   * shared epilogue and T.Persistent only */
   static const int shapes[][3] = {{256, 256, 256}, {200, 136, 120}, {1920, 2176, 320}};
   uint64_t st = su->seed * 17 + 3;
   for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
     for (int sh = 0; sh < 3; sh++) {
-      if (sh == 2 && strcmp(cases[c].file, "gemm_shared_epilogue.py")) continue;
+      if (sh == 2 && strcmp(cases[c].file, "gemm_shared_epilogue.py") && strcmp(cases[c].file, "gemm_persistent.py"))
+        continue;
       int M = shapes[sh][0], N = shapes[sh][1], K = shapes[sh][2];
       char name[160], vm[16], vn[16], vk[16];
       snprintf(name, sizeof name, "%s swizzle=%s async=%s %s M=%d N=%d K=%d", cases[c].file, cases[c].sw ? cases[c].sw : "auto",
