@@ -12,23 +12,41 @@
  *                 write of the call's epoch into the peer's flag; the call's stream waits on
  *                 its own flags.  The copy engines move the data, no SM is used.
  *           push+ce  both at once: copy engines take the first part of every remote slice (and
- *                 the local copy), a push kernel the rest
- *         Per size, a tuning pass times a few candidate configurations (each checked against
- *         the expected data first) and keeps the fastest; the table then checks and times the
- *         chosen one afresh, so the tuning pass's noise does not flatter the table.
+ *                 optionally the local copy), a push kernel the rest
  *   NCCL: libnccl.so.2 by dlopen (torch's nvidia/nccl/lib, then system paths),
  *         ncclAllGather and grouped ncclSend/ncclRecv, NCCL_NVLS_ENABLE=0.
  *
- * Sizes are bytes per rank (64 KB .. 256 MB; all-to-all sends bytes / P to every rank).  Each
- * measurement: a rank barrier, `reps` back-to-back calls on the default stream, a device
- * synchronize; the slowest rank's time counts.  Bus bandwidth follows nccl-tests: (P-1)/P *
- * P * slice / t.  A warm-up brings the clocks up before the first measurement.
+ * Sizes are bytes per rank (64 KB .. 256 MB; all-to-all sends bytes / P to every rank).  Bus
+ * bandwidth follows nccl-tests: (P-1)/P * P * slice / t.
  *
- * What run 1 on 4 x H200 showed (BENCH_DIST_EXPLORE sweep, kept below as the candidates):
- * small messages are bound by the launch (3.2 us per empty kernel) and one signal round trip
- * (push of nothing: 4.8 us), so few blocks and no extra fence win; the LL protocol only helps
- * all-to-all at <= 64 KB per peer; SM pushes top out near 342 GB/s with about two blocks of
- * 512 threads per SM; copy engines need several streams per peer and >= 64 MB slices. */
+ * One measurement ("trial") is, on the default stream of every rank: a device barrier across
+ * the ranks (a push of nothing: every rank signals every peer and waits for all of them, so
+ * the GPUs start within a signal round trip of each other and the host's barrier skew is not
+ * timed), a start event, `reps` back-to-back calls, an end event.  A trial's time per call is
+ * the slowest rank's.  Per size:
+ *   1. tuning: every candidate that fits is checked once against the expected data (wrong:
+ *      not eligible), then TUNE_ROUNDS rounds run one trial of every eligible candidate, in
+ *      an order that rotates per round, so drift in clocks or temperature hits all of them
+ *      alike.  Candidate 0 is the default (a push); another candidate replaces it only when
+ *      its median is at least PICK_MARGIN faster and its trials are stable (no trial beyond
+ *      2x its median, the 75th percentile within 15% of it): a protocol that sometimes slows
+ *      down (run 2 saw the LL protocol take 34 us instead of 5 in whole runs) is dropped.
+ *   2. the table: the pick is checked once more, both destinations are poisoned, and
+ *      TABLE_TRIALS trials of ours and of NCCL alternate (ours first in even trials, NCCL
+ *      first in odd ones); afterwards both destinations are compared with the expected
+ *      data, so the calls that were timed are the calls that were verified.  The table
+ *      shows medians over the trials.
+ *
+ * What run 1 on 4 x H200 showed (kept below as the candidates): small messages are bound by
+ * the launch (3.2 us per empty kernel) and one signal round trip (push of nothing: 4.8 us),
+ * so few blocks and no extra fence win; the LL protocol only helps all-to-all at <= 64 KB per
+ * peer; SM pushes top out near 342 GB/s with about two blocks of 512 threads per SM; copy
+ * engines need several streams per peer and >= 64 MB slices.  Run 2 showed that a few
+ * repetitions per candidate pick noise at large sizes (copy engines vary by 10-25% between
+ * runs): hence the rounds, medians and the margin for leaving the default.  Run 3 (this
+ * scheme) measured tuning medians within 1% of the table's, no unstable candidate, the LL
+ * protocol at 4.5-4.9 us for 64-128 KB all-to-all in every trial, and copy engines (4 streams
+ * per peer) as the one configuration that beats the push by > 3% (all-gather, 256 MB). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +59,10 @@
 #define MAX_CE_CHUNKS 8
 #define MAX_CE_STREAMS 64
 #define MAX_CANDIDATES 16
+#define TUNE_ROUNDS 10   /* trials per candidate in the tuning pass */
+#define TABLE_TRIALS 30  /* trials of ours and of NCCL each for the table */
+#define PICK_MARGIN 0.03 /* a candidate must beat the default by this much to replace it */
+#define MAX_EVENTS (2 * TUNE_ROUNDS * MAX_CANDIDATES)
 
 static const char kernels_src[] =
     "#define TILESCALE_WAIT_TIMEOUT_MS 10000\n"
@@ -164,6 +186,7 @@ typedef struct Bench {
   uint32_t ce_epoch;
   CUstream ce_stream[MAX_CE_STREAMS];
   CUevent ce_start, ce_done[MAX_CE_STREAMS];
+  CUevent ev[MAX_EVENTS]; /* trial start/end pairs (timing events) */
 } Bench;
 
 static const char *cfg_name(const Cfg *c, char *buf, size_t n) {
@@ -301,35 +324,41 @@ static int launch_ours(Bench *b, const Cfg *c, int a2a, void *src, void *dst, si
   return ok;
 }
 
-/* Candidates per slice size (bytes per pair of ranks), from run 1's sweep on 4 x H200. */
-static int candidates(int a2a, size_t slice, Cfg *out) {
+/* Candidates per slice size (bytes per pair of ranks), from the sweeps of runs 1 and 2 on
+ * 4 x H200.  Candidate 0 is the default: the push that was fastest or within noise of it. */
+static int candidates(size_t slice, Cfg *out) {
   int n = 0;
   if (slice <= (256u << 10)) {
-    for (int nb = 2; nb <= 16; nb *= 2) out[n++] = (Cfg){PROTO_PUSH, nb, 256, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 4, 256, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 2, 256, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 8, 256, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 16, 256, 0, 1, 0, 0, 0};
     out[n++] = (Cfg){PROTO_LL, 16, 256, 0, 1, 0, 0, 0};
     out[n++] = (Cfg){PROTO_LL, 32, 256, 0, 1, 0, 0, 0};
   } else if (slice <= (1u << 20)) {
-    for (int nb = 4; nb <= 32; nb *= 2) out[n++] = (Cfg){PROTO_PUSH, nb, 256, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 8, 256, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 4, 256, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 16, 256, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 32, 256, 0, 1, 0, 0, 0};
   } else if (slice <= (8u << 20)) {
-    for (int nb = 16; nb <= 64; nb *= 2) out[n++] = (Cfg){PROTO_PUSH, nb, 512, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 64, 512, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 16, 512, 0, 1, 0, 0, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 32, 512, 0, 1, 0, 0, 0};
     out[n++] = (Cfg){PROTO_PUSH, 64, 1024, 0, 1, 0, 0, 0};
     out[n++] = (Cfg){PROTO_BULK, 8, 32, 0, 1, 0, 0, 16};
-    out[n++] = (Cfg){PROTO_BULK, 16, 32, 0, 1, 0, 0, 16};
   } else {
     out[n++] = (Cfg){PROTO_PUSH, 64, 512, 0, 1, 0, 0, 0};
     out[n++] = (Cfg){PROTO_PUSH, 64, 1024, 0, 1, 0, 0, 0};
-    out[n++] = (Cfg){PROTO_PUSH, 88, 512, 0, 1, 0, 1, 0};
+    out[n++] = (Cfg){PROTO_PUSH, 96, 512, 0, 1, 0, 0, 0};
     out[n++] = (Cfg){PROTO_BULK, 8, 32, 0, 1, 0, 0, 16};
-    out[n++] = (Cfg){PROTO_BULK, 4, 32, 0, 1, 0, 0, 32};
     out[n++] = (Cfg){PROTO_BULK, 8, 32, 0, 1, 0, 0, 32};
     if (slice >= (32u << 20)) {
       out[n++] = (Cfg){PROTO_CE, 0, 0, 0, 4, 100, 1, 0};
       out[n++] = (Cfg){PROTO_CE, 0, 0, 0, 8, 100, 1, 0};
-      out[n++] = (Cfg){PROTO_PUSH, 64, 512, 0, 2, 30, 1, 0};
+      out[n++] = (Cfg){PROTO_PUSH, 64, 512, 0, 4, 25, 0, 0};
       out[n++] = (Cfg){PROTO_PUSH, 64, 512, 0, 4, 50, 1, 0};
     }
   }
-  (void)a2a;
   return n;
 }
 
@@ -366,26 +395,67 @@ static void sync_all(Bench *b, const char *what) {
   }
 }
 
-/* Seconds per call on the slowest rank (cfg NULL: NCCL). */
-static double timed(Bench *b, Nccl *nc, const Cfg *cfg, int a2a, void *src, void *dst, size_t slice, int reps) {
-  int ok = 1;
-  for (int w = 0; w < 3 && ok; w++)
-    ok = cfg ? launch_ours(b, cfg, a2a, src, dst, slice) : launch_nccl(b, nc, a2a, src, dst, slice);
-  sync_all(b, "warm-up");
-  if (!ok) die(b, "launch");
-  ts_dist_barrier(b->d, NULL);
-  double t0 = now_s();
-  for (int r = 0; r < reps && ok; r++)
-    ok = cfg ? launch_ours(b, cfg, a2a, src, dst, slice) : launch_nccl(b, nc, a2a, src, dst, slice);
-  sync_all(b, "timed calls");
-  if (!ok) die(b, "launch");
-  double t = (now_s() - t0) / reps;
-  double *all = calloc((size_t)b->world, sizeof *all);
-  ts_dist_allgather(b->d, &t, sizeof t, all);
-  double mx = 0;
-  for (int r = 0; r < b->world; r++) mx = all[r] > mx ? all[r] : mx;
+/* What one trial runs: our collective with cfg, or NCCL's (cfg NULL) on its own buffers. */
+typedef struct Side {
+  const Cfg *cfg;
+  void *src, *dst;
+} Side;
+
+static int launch_side(Bench *b, Nccl *nc, const Side *s, int a2a, size_t slice) {
+  return s->cfg ? launch_ours(b, s->cfg, a2a, s->src, s->dst, slice) : launch_nccl(b, nc, a2a, s->src, s->dst, slice);
+}
+
+/* The device barrier that opens every trial: a push of nothing (grid (1, P), one warp). */
+static const Cfg barrier_cfg = {PROTO_PUSH, 1, 32, 0, 1, 0, 0, 0};
+
+/* Enqueues one trial on the default stream: device barrier, event e0, reps calls, event e1. */
+static void enqueue_trial(Bench *b, Nccl *nc, const Side *s, int a2a, size_t slice, int reps, CUevent e0, CUevent e1) {
+  RtDriver *dr = &b->ctx->drv;
+  int ok = launch_ours(b, &barrier_cfg, 0, NULL, NULL, 0) && dr->cuEventRecord(e0, NULL) == CUDA_SUCCESS;
+  for (int r = 0; r < reps && ok; r++) ok = launch_side(b, nc, s, a2a, slice);
+  ok = ok && dr->cuEventRecord(e1, NULL) == CUDA_SUCCESS;
+  if (!ok) die(b, "trial launch");
+}
+
+/* After a synchronize: seconds per call of trials 0..n-1 (events ev[2i], ev[2i+1]), each the
+ * slowest rank's time. */
+static void trial_times(Bench *b, int n, int reps, double *t) {
+  for (int i = 0; i < n; i++) {
+    float ms = 0;
+    if (b->ctx->drv.cuEventElapsedTime(&ms, b->ev[2 * i], b->ev[2 * i + 1]) != CUDA_SUCCESS) die(b, "cuEventElapsedTime");
+    t[i] = ms * 1e-3 / reps;
+  }
+  double *all = calloc((size_t)b->world * (size_t)n, sizeof *all);
+  if (ts_dist_allgather(b->d, t, (size_t)n * sizeof *t, all) != TS_OK) die(b, "allgather of times");
+  for (int r = 0; r < b->world; r++)
+    for (int i = 0; i < n; i++) t[i] = all[(size_t)r * n + i] > t[i] ? all[(size_t)r * n + i] : t[i];
   free(all);
-  return mx;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Order statistics of n trial times. */
+typedef struct Stats {
+  double med, p25, p75, min, max;
+} Stats;
+
+static Stats stats_of(const double *t, int n) {
+  double s[64];
+  for (int i = 0; i < n; i++) s[i] = t[i];
+  qsort(s, (size_t)n, sizeof *s, cmp_double);
+  Stats st = {n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]), s[n / 4], s[(3 * n) / 4], s[0], s[n - 1]};
+  return st;
+}
+
+/* Calls per trial: about 250 us of work at 300 GB/s, at least 3 (so the large sizes get
+ * TUNE_ROUNDS * 3 >= 30 timed calls per candidate), at most 40. */
+static int trial_reps(size_t slice, int P) {
+  const double est = 6e-6 + (double)slice * (P - 1) / 300e9;
+  const int r = (int)(250e-6 / est + 0.5);
+  return r < 3 ? 3 : r > 40 ? 40 : r;
 }
 
 static void fill(uint32_t *h, size_t n, uint32_t seed) {
@@ -393,14 +463,10 @@ static void fill(uint32_t *h, size_t n, uint32_t seed) {
   for (size_t i = 0; i < n; i++) x ^= x << 13, x ^= x >> 17, x ^= x << 5, h[i] = x;
 }
 
-/* One call of cfg into a poisoned destination, compared with want (slice * P bytes) on
- * every rank; true when all ranks got the right data. */
-static int verify(Bench *b, const Cfg *cfg, int a2a, void *src, void *dst, size_t slice, const void *want, void *got) {
+/* Whether every rank's dst (slice * P bytes) equals its want. */
+static int check_all(Bench *b, const void *dst, const void *want, void *got, size_t slice) {
   const size_t total = slice * (size_t)b->world;
-  ts_memset_d8(b->ctx, dst, 0xEE, total);
-  ts_dist_barrier(b->d, NULL);
-  if (!launch_ours(b, cfg, a2a, src, dst, slice)) die(b, "launch");
-  sync_all(b, "verification call");
+  sync_all(b, "check");
   ts_dist_barrier(b->d, NULL);
   ts_memcpy_d2h(b->ctx, got, dst, total);
   int ok = memcmp(got, want, total) == 0, all_ok = 1;
@@ -409,6 +475,18 @@ static int verify(Bench *b, const Cfg *cfg, int a2a, void *src, void *dst, size_
   for (int r = 0; r < b->world; r++) all_ok &= oks[r];
   free(oks);
   return all_ok;
+}
+
+static void poison(Bench *b, void *dst, size_t slice) {
+  ts_memset_d8(b->ctx, dst, 0xEE, slice * (size_t)b->world);
+}
+
+/* One call of cfg into a poisoned destination, compared with want on every rank. */
+static int verify(Bench *b, const Cfg *cfg, int a2a, void *src, void *dst, size_t slice, const void *want, void *got) {
+  poison(b, dst, slice);
+  ts_dist_barrier(b->d, NULL);
+  if (!launch_ours(b, cfg, a2a, src, dst, slice)) die(b, "launch");
+  return check_all(b, dst, want, got, slice);
 }
 
 static double busbw(size_t slice, int P, double t) {
@@ -437,81 +515,151 @@ static void prepare(Bench *b, int a2a, size_t bytes, void *src, void *nsrc, uint
   ts_dist_barrier(b->d, NULL);
 }
 
-static int reps_for(size_t bytes) {
-  return bytes <= (1 << 20) ? 200 : bytes <= (32 << 20) ? 40 : 10;
-}
+/* Stable: no trial beyond twice the median, the 75th percentile within 15% of it. */
+static int stable(const Stats *s) { return s->max <= 2.0 * s->med && s->p75 <= 1.15 * s->med; }
 
-/* The tuning pass: every candidate that fits is checked, then timed with a quarter of the
- * table's repetitions; returns the index of the fastest correct one (-1: none).  One line
- * per candidate when print. */
+/* The tuning pass (see the top of the file); returns the index of the pick (-1: no
+ * candidate was correct) and its median in *pick_t. */
 static int tune(Bench *b, const Cfg *cand, int n, int a2a, size_t bytes, void *src, void *dst, const void *want,
-                void *got, double tn, int print) {
+                void *got, double *pick_t) {
   const size_t slice = a2a ? bytes / (size_t)b->world : bytes;
-  int best = -1;
-  double best_t = 0;
+  const int reps = trial_reps(slice, b->world);
+  int elig[MAX_CANDIDATES], ne = 0, why[MAX_CANDIDATES]; /* why: 0 eligible, 1 does not fit, 2 wrong */
   for (int i = 0; i < n; i++) {
-    char name[80], sz[32];
-    cfg_name(&cand[i], name, sizeof name);
-    if (!fits(b, &cand[i], a2a, slice)) {
-      if (print && b->rank == 0)
-        printf("  tune %-9s %7s | %-30s | skipped (grid not co-resident)\n", a2a ? "all2all" : "allgather",
-               size_name(bytes, sz, sizeof sz), name);
-      continue;
-    }
-    const int ok = verify(b, &cand[i], a2a, src, dst, slice, want, got);
-    const int reps = reps_for(bytes) / 4 > 3 ? reps_for(bytes) / 4 : 3;
-    const double t = timed(b, NULL, &cand[i], a2a, src, dst, slice, reps);
-    if (ok && (best < 0 || t < best_t)) best = i, best_t = t;
-    if (print && b->rank == 0)
-      printf("  tune %-9s %7s | %-30s | %9.1f us %7.1f GB/s | %5.2fx%s\n", a2a ? "all2all" : "allgather",
-             size_name(bytes, sz, sizeof sz), name, t * 1e6, busbw(slice, b->world, t), tn > 0 ? tn / t : 0.0,
-             ok ? "" : "  WRONG RESULT (not eligible)");
+    why[i] = !fits(b, &cand[i], a2a, slice) ? 1 : !verify(b, &cand[i], a2a, src, dst, slice, want, got) ? 2 : 0;
+    if (!why[i]) elig[ne++] = i;
   }
-  return best;
+  Stats st[MAX_CANDIDATES];
+  int pick = -1;
+  if (ne > 0) {
+    for (int j = 0; j < ne; j++) {
+      const Side s = {&cand[elig[j]], src, dst};
+      if (!launch_side(b, NULL, &s, a2a, slice)) die(b, "warm-up launch");
+    }
+    int slot_of[TUNE_ROUNDS * MAX_CANDIDATES];
+    for (int r = 0; r < TUNE_ROUNDS; r++)
+      for (int j = 0; j < ne; j++) {
+        const int slot = r * ne + j, c = elig[(j + r) % ne];
+        const Side s = {&cand[c], src, dst};
+        slot_of[slot] = c;
+        enqueue_trial(b, NULL, &s, a2a, slice, reps, b->ev[2 * slot], b->ev[2 * slot + 1]);
+      }
+    sync_all(b, "tuning trials");
+    double t[TUNE_ROUNDS * MAX_CANDIDATES], per[MAX_CANDIDATES][TUNE_ROUNDS];
+    int cnt[MAX_CANDIDATES] = {0};
+    trial_times(b, TUNE_ROUNDS * ne, reps, t);
+    for (int slot = 0; slot < TUNE_ROUNDS * ne; slot++) per[slot_of[slot]][cnt[slot_of[slot]]++] = t[slot];
+    for (int j = 0; j < ne; j++) st[elig[j]] = stats_of(per[elig[j]], TUNE_ROUNDS);
+    /* the default unless a stable candidate beats it by the margin; without an eligible
+     * default, the fastest stable candidate, else the fastest */
+    const int def = why[0] == 0 ? 0 : -1;
+    pick = def;
+    for (int j = 0; j < ne; j++) {
+      const int c = elig[j];
+      if (c == def || !stable(&st[c])) continue;
+      if (def >= 0 && st[c].med > (1.0 - PICK_MARGIN) * st[def].med) continue;
+      if (pick < 0 || st[c].med < st[pick].med) pick = c;
+    }
+    if (pick < 0)
+      for (int j = 0; j < ne; j++)
+        if (pick < 0 || st[elig[j]].med < st[pick].med) pick = elig[j];
+    *pick_t = st[pick].med;
+  }
+  if (b->rank == 0) {
+    char name[80], sz[32];
+    for (int i = 0; i < n; i++) {
+      printf("  tune %-9s %7s | %-36s | ", a2a ? "all2all" : "allgather", size_name(bytes, sz, sizeof sz),
+             cfg_name(&cand[i], name, sizeof name));
+      if (why[i] == 1) printf("skipped (grid not co-resident)\n");
+      else if (why[i] == 2) printf("WRONG RESULT (not eligible)\n");
+      else
+        printf("median %9.1f us %6.1f GB/s  [min %9.1f max %9.1f]  %d x %d calls%s%s%s\n", st[i].med * 1e6,
+               busbw(slice, b->world, st[i].med), st[i].min * 1e6, st[i].max * 1e6, TUNE_ROUNDS, reps,
+               i == 0 ? "  default" : "", stable(&st[i]) ? "" : "  UNSTABLE", i == pick ? "  <- pick" : "");
+    }
+    fflush(stdout);
+  }
+  return pick;
 }
 
-/* Clocks idle low between runs: half a second of traffic before the first measurement. */
-static void warm_up(Bench *b, Nccl *c, int have_nccl, void *src, void *dst, void *nsrc, void *ndst) {
+/* Clocks idle low between runs and drop while the host checks results: `seconds` of traffic
+ * (4 MB all-gathers, ours and NCCL's) before the first measurement and before every size. */
+static void warm_up(Bench *b, Nccl *c, int have_nccl, void *src, void *dst, void *nsrc, void *ndst, double seconds) {
   const Cfg cfg = {PROTO_PUSH, 32, 512, 0, 1, 0, 0, 0};
   const double t0 = now_s();
-  int ok = 1;
-  while (now_s() - t0 < 0.5 && ok) {
-    for (int i = 0; i < 20 && ok; i++) {
-      ok = launch_ours(b, &cfg, 0, src, dst, 4u << 20);
-      if (have_nccl) ok = ok && launch_nccl(b, c, 0, nsrc, ndst, 4u << 20);
-    }
+  /* Every rank must make the same calls (a push call waits for every peer's), so rank 0's
+   * clock decides when to stop and tells the others. */
+  for (int go = 1;;) {
+    for (int i = 0; i < 20; i++)
+      if (!launch_ours(b, &cfg, 0, src, dst, 4u << 20) || (have_nccl && !launch_nccl(b, c, 0, nsrc, ndst, 4u << 20)))
+        die(b, "warm-up launch");
     sync_all(b, "warm-up");
+    go = now_s() - t0 < seconds;
+    if (ts_dist_broadcast(b->d, &go, sizeof go) != TS_OK) die(b, "broadcast");
+    if (!go) break;
   }
-  if (!ok) die(b, "warm-up launch");
-  /* every rank must have left the loop before anyone measures */
-  int go = 1, *all = calloc((size_t)b->world, sizeof *all);
-  ts_dist_allgather(b->d, &go, sizeof go, all);
-  free(all);
 }
 
+/* An empty kernel, and a push of nothing (launch + one signal round trip): the floors of
+ * the small sizes. */
 static void floors(Bench *b) {
-  /* An empty kernel, and a push of nothing (launch + one signal round trip). */
   const int reps = 500;
+  RtDriver *dr = &b->ctx->drv;
   sync_all(b, "floors");
   ts_dist_barrier(b->d, NULL);
-  double t0 = now_s();
+  if (dr->cuEventRecord(b->ev[0], NULL) != CUDA_SUCCESS) die(b, "cuEventRecord");
   for (int r = 0; r < reps; r++)
-    if (b->ctx->drv.cuLaunchKernel(b->empty, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS) die(b, "empty");
-  sync_all(b, "empty kernels");
-  double te = (now_s() - t0) / reps;
-  Cfg sig = {PROTO_PUSH, 1, 32, 0, 1, 0, 0, 0};
-  double ts = timed(b, NULL, &sig, 0, NULL, NULL, 0, reps);
-  if (b->rank == 0) printf("floors: empty kernel %.2f us per call, push of 0 bytes %.2f us\n", te * 1e6, ts * 1e6);
+    if (dr->cuLaunchKernel(b->empty, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) != CUDA_SUCCESS) die(b, "empty");
+  if (dr->cuEventRecord(b->ev[1], NULL) != CUDA_SUCCESS) die(b, "cuEventRecord");
+  const Side s = {&barrier_cfg, NULL, NULL};
+  enqueue_trial(b, NULL, &s, 0, 0, reps, b->ev[2], b->ev[3]);
+  sync_all(b, "floors");
+  double t[2];
+  trial_times(b, 2, reps, t);
+  if (b->rank == 0) printf("floors: empty kernel %.2f us per call, push of 0 bytes %.2f us\n", t[0] * 1e6, t[1] * 1e6);
 }
 
 typedef struct Row {
   size_t bytes;
-  double t, tn;
-  int ok;
+  Stats ours, nccl;
+  double tune_t; /* the pick's median in the tuning pass */
+  int ok, nccl_ok;
   char name[80];
 } Row;
 
+/* The table's measurement of one size (see the top of the file). */
+static void measure_row(Bench *b, Nccl *nc, int have_nccl, const Cfg *pick, int a2a, size_t slice, void *src,
+                        void *dst, void *nsrc, void *ndst, const void *want, void *got, Row *row) {
+  const int reps = trial_reps(slice, b->world);
+  const Side ours = {pick, src, dst}, theirs = {NULL, nsrc, ndst};
+  row->ok = verify(b, pick, a2a, src, dst, slice, want, got);
+  for (int w = 0; w < 2; w++)
+    if (!launch_side(b, nc, &ours, a2a, slice) || (have_nccl && !launch_side(b, nc, &theirs, a2a, slice)))
+      die(b, "warm-up launch");
+  sync_all(b, "warm-up");
+  poison(b, dst, slice);
+  if (have_nccl) poison(b, ndst, slice);
+  ts_dist_barrier(b->d, NULL);
+  const int sides = have_nccl ? 2 : 1;
+  for (int t = 0; t < TABLE_TRIALS; t++)
+    for (int k = 0; k < sides; k++) {
+      const int nccl_turn = sides == 2 && (k ^ (t & 1)); /* ours first in even trials */
+      const int slot = nccl_turn ? TABLE_TRIALS + t : t;
+      enqueue_trial(b, nc, nccl_turn ? &theirs : &ours, a2a, slice, reps, b->ev[2 * slot], b->ev[2 * slot + 1]);
+    }
+  sync_all(b, "table trials");
+  double t[2 * TABLE_TRIALS];
+  trial_times(b, sides * TABLE_TRIALS, reps, t);
+  row->ours = stats_of(t, TABLE_TRIALS);
+  if (have_nccl) row->nccl = stats_of(t + TABLE_TRIALS, TABLE_TRIALS);
+  row->ok &= check_all(b, dst, want, got, slice);
+  row->nccl_ok = have_nccl ? check_all(b, ndst, want, got, slice) : 1;
+}
+
+static double ratio(const Row *r) { return r->nccl.med > 0 && r->ours.med > 0 ? r->nccl.med / r->ours.med : 0; }
+
 int main(void) {
+  const double start = now_s();
   Bench b;
   memset(&b, 0, sizeof b);
   ts_context_options co = {sizeof co, ts_dist_env_local_rank(), NULL, 0, 0};
@@ -568,12 +716,18 @@ int main(void) {
     if (b.d->x.cuStreamCreate(&b.ce_stream[i], CU_STREAM_NON_BLOCKING) ||
         dr->cuEventCreate(&b.ce_done[i], CU_EVENT_DISABLE_TIMING))
       die(&b, "stream/event creation");
+  for (int i = 0; i < MAX_EVENTS; i++)
+    if (dr->cuEventCreate(&b.ev[i], CU_EVENT_DEFAULT)) die(&b, "cuEventCreate");
   Nccl c;
   int have_nccl = nccl_open(&c, b.d, b.rank, P);
   if (!have_nccl && b.rank == 0) printf("NCCL not available (libnccl.so.2 not found or init failed): ours only\n");
   size_t hn = max_bytes * P / 4;
   uint32_t *h = malloc(hn * 4), *want = malloc(hn * 4), *got = malloc(hn * 4);
-  warm_up(&b, &c, have_nccl, src, dst, nsrc, ndst);
+  if (!h || !want || !got) {
+    fprintf(stderr, "out of host memory\n");
+    return 4;
+  }
+  warm_up(&b, &c, have_nccl, src, dst, nsrc, ndst, 0.5);
   floors(&b);
   Row rows[2][16];
   int nrows = 0, failures = 0;
@@ -581,47 +735,56 @@ int main(void) {
     nrows = 0;
     for (size_t bytes = 64 << 10; bytes <= max_bytes; bytes *= 2, nrows++) {
       const size_t slice = a2a ? bytes / P : bytes;
-      const int reps = reps_for(bytes);
       Row *r = &rows[a2a][nrows];
-      prepare(&b, a2a, bytes, src, nsrc, h, want);
+      memset(r, 0, sizeof *r);
       r->bytes = bytes;
-      r->tn = have_nccl ? timed(&b, &c, NULL, a2a, nsrc, ndst, slice, reps) : 0;
+      prepare(&b, a2a, bytes, src, nsrc, h, want);
       Cfg cand[MAX_CANDIDATES];
-      const int n = candidates(a2a, slice, cand);
-      const int best = tune(&b, cand, n, a2a, bytes, src, dst, want, got, r->tn, 1);
+      const int n = candidates(slice, cand);
+      warm_up(&b, &c, have_nccl, src, dst, nsrc, ndst, 0.02);
+      const int best = tune(&b, cand, n, a2a, bytes, src, dst, want, got, &r->tune_t);
       if (best < 0) {
-        r->ok = 0, r->t = 0;
         snprintf(r->name, sizeof r->name, "no correct candidate");
       } else {
-        r->ok = verify(&b, &cand[best], a2a, src, dst, slice, want, got);
-        r->t = timed(&b, NULL, &cand[best], a2a, src, dst, slice, reps);
+        warm_up(&b, &c, have_nccl, src, dst, nsrc, ndst, 0.02);
+        measure_row(&b, &c, have_nccl, &cand[best], a2a, slice, src, dst, nsrc, ndst, want, got, r);
         cfg_name(&cand[best], r->name, sizeof r->name);
       }
-      failures += !r->ok;
+      failures += !r->ok + !r->nccl_ok;
       if (b.rank == 0) {
         char sz[32];
-        printf("%-10s %8s | ours %9.1f us %7.1f GB/s | nccl %9.1f us %7.1f GB/s | %5.2fx  %s%s\n",
-               a2a ? "all2all" : "allgather", size_name(bytes, sz, sizeof sz), r->t * 1e6, busbw(slice, P, r->t),
-               r->tn * 1e6, busbw(slice, P, r->tn), r->tn > 0 && r->t > 0 ? r->tn / r->t : 0.0, r->name,
-               r->ok ? "" : "  WRONG RESULT");
+        printf("%-10s %8s | ours %9.1f us %6.1f GB/s [p25 %.1f p75 %.1f] | nccl %9.1f us %6.1f GB/s [p25 %.1f p75 "
+               "%.1f] | %5.2fx  %s (tuning: %.1f us)%s%s\n",
+               a2a ? "all2all" : "allgather", size_name(bytes, sz, sizeof sz), r->ours.med * 1e6,
+               busbw(slice, P, r->ours.med), r->ours.p25 * 1e6, r->ours.p75 * 1e6, r->nccl.med * 1e6,
+               busbw(slice, P, r->nccl.med), r->nccl.p25 * 1e6, r->nccl.p75 * 1e6, ratio(r), r->name, r->tune_t * 1e6,
+               r->ok ? "" : "  WRONG RESULT", r->nccl_ok ? "" : "  NCCL WRONG RESULT");
         fflush(stdout);
       }
     }
   }
   if (b.rank == 0) {
-    printf("\n%-10s %10s | %12s %12s | %12s %12s | %7s  %s  (%d GPUs, bytes per rank, busbw GB/s)\n", "collective",
-           "size", "ours us", "ours busbw", "nccl us", "nccl busbw", "ratio", "ours is", P);
+    printf("\n%-10s %10s | %12s %12s | %12s %12s | %7s  %s\n", "collective", "size", "ours us", "ours busbw", "nccl us",
+           "nccl busbw", "ratio", "ours is");
+    int ge1[2] = {0, 0}, small[2] = {0, 0}, nsmall = 0, big[2] = {0, 0}, nbig = 0;
     for (int a2a = 0; a2a < 2; a2a++)
       for (int i = 0; i < nrows; i++) {
         const Row *r = &rows[a2a][i];
         const size_t slice = a2a ? r->bytes / P : r->bytes;
         char sz[32];
         printf("%-10s %10s | %12.1f %12.1f | %12.1f %12.1f | %6.2fx  %s%s\n", a2a ? "all2all" : "allgather",
-               size_name(r->bytes, sz, sizeof sz), r->t * 1e6, busbw(slice, P, r->t), r->tn * 1e6,
-               busbw(slice, P, r->tn), r->tn > 0 && r->t > 0 ? r->tn / r->t : 0.0, r->name,
-               r->ok ? "" : "  WRONG RESULT");
+               size_name(r->bytes, sz, sizeof sz), r->ours.med * 1e6, busbw(slice, P, r->ours.med), r->nccl.med * 1e6,
+               busbw(slice, P, r->nccl.med), ratio(r), r->name, r->ok && r->nccl_ok ? "" : "  WRONG RESULT");
+        ge1[a2a] += r->ok && ratio(r) >= 1.0;
+        if (r->bytes <= (1u << 20)) small[a2a] += r->ok && ratio(r) >= 1.5, nsmall += !a2a;
+        if (r->bytes >= (128u << 20)) big[a2a] += r->ok && busbw(slice, P, r->ours.med) >= 340.0, nbig += !a2a;
       }
-    printf("%s\n", failures ? "bench-dist: ours produced WRONG results" : "bench-dist: results verified");
+    printf("(%d GPUs; bytes per rank; medians of %d trials, ours and NCCL alternating; busbw in GB/s)\n", P,
+           TABLE_TRIALS);
+    printf("goals: >= NCCL at %d/%d allgather and %d/%d all2all sizes; >= 1.5x NCCL at <= 1 MB: %d/%d and %d/%d; "
+           ">= 340 GB/s at >= 128 MB: %d/%d and %d/%d\n",
+           ge1[0], nrows, ge1[1], nrows, small[0], nsmall, small[1], nsmall, big[0], nbig, big[1], nbig);
+    printf("%s (%.0f s)\n", failures ? "bench-dist: WRONG results" : "bench-dist: results verified", now_s() - start);
   }
   if (have_nccl && c.destroy) c.destroy(c.comm);
   dr->cuModuleUnload(mod);
