@@ -189,7 +189,7 @@ TEST(layout_gemm_ptx) {
   if (ptx) {
     CHECK(strstr(ptx, ".multicast::cluster") != NULL);
     CHECK(strstr(ptx, "mapa.shared::cluster.u32") != NULL);
-    CHECK(strstr(ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64") != NULL);
+    CHECK(strstr(ptx, "mbarrier.arrive.shared::cluster.b64") != NULL);
     CHECK(strstr(ptx, "barrier.cluster.wait.acquire") != NULL);
     CHECK(strstr(ptx, ".reqnctapercluster 2, 1, 1") != NULL);
     const char *cu = ts_kernel_text(k, TS_EMIT_CUDA);
