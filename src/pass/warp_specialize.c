@@ -193,7 +193,7 @@ typedef struct WsStore {
   int idx;            /* body index of the copy into global memory; -1: none */
   int idx_frag;       /* form B: body index of T.copy(fragment, S); -1 for form A */
   IrStmt *to_global;  /* the copy into global memory */
-  IrBuffer *frag, *smem;
+  IrBuffer *smem;         /* form B: the user's tile; form A: made by specialize */
   Layout *layout;
   int64_t rows, cols, atom;
 } WsStore;
@@ -247,18 +247,12 @@ static bool find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep) {
             whole(&s2->u.copy.src, S, &r2, &c2) && tma_global_box(&s2->u.copy.dst, r, cc) &&
             s2->u.copy.dst.buf->dtype == S->dtype && !s2->u.copy.disable_tma) {
           Layout *l = store_layout(c, r, cc, S->dtype);
+          /* any other use of S after the loop touches shared memory: rejected below */
           if (l && (!S->layout || (S->layout->pinned && layout_equal(S->layout, l)))) {
-            /* S must not be used anywhere else after the loop */
-            bool other = false;
-            for (int j = li + 1; j < n; j++)
-              if (j != i && j != i + 1 && body->u.seq.items[j]->kind != IR_S_ALLOC && touches_shared(body->u.seq.items[j]))
-                other = true;
-            if (!other) {
-              *ep = (WsStore){.idx = i + 1, .idx_frag = i, .to_global = s2, .frag = src->buf, .smem = S, .layout = l,
-                              .rows = r, .cols = cc, .atom = layout_atom_cols(l)};
-              i++;
-              continue;
-            }
+            *ep = (WsStore){.idx = i + 1, .idx_frag = i, .to_global = s2, .smem = S, .layout = l, .rows = r, .cols = cc,
+                            .atom = layout_atom_cols(l)};
+            i++;
+            continue;
           }
         }
         return false;
@@ -267,7 +261,7 @@ static bool find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep) {
       if (is_frag(src->buf) && whole(src, src->buf, &r, &cc) && tma_global_box(dst, r, cc) && !s->u.copy.disable_tma) {
         Layout *l = store_layout(c, r, cc, dst->buf->dtype);
         if (l) {
-          *ep = (WsStore){.idx = i, .idx_frag = -1, .to_global = s, .frag = src->buf, .layout = l, .rows = r, .cols = cc,
+          *ep = (WsStore){.idx = i, .idx_frag = -1, .to_global = s, .layout = l, .rows = r, .cols = cc,
                           .atom = layout_atom_cols(l)};
           continue;
         }
