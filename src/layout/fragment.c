@@ -119,6 +119,30 @@ Fragment *fragment_gemm_acc(TsCompiler *c, int64_t rows, int64_t cols, int64_t w
   return f;
 }
 
+Fragment *fragment_crop(TsCompiler *c, const Fragment *f, const int64_t *off, const int64_t *ext, int64_t *reg_off) {
+  Fragment *w = ARENA_NEW(c->arena, Fragment);
+  *w = *f;
+  int64_t r = 0;
+  for (int k = 0; k < f->ndim; k++) {
+    const FragDim *d = &f->dim[k];
+    int64_t vt = d->vec * d->threads, M = fragdim_mid(d), span = fragdim_span(d), l0;
+    if (off[k] < 0 || ext[k] < 1 || off[k] + ext[k] > d->extent) return NULL;
+    if (off[k] == 0 && ext[k] == d->extent) continue;
+    if (off[k] % span == 0 && ext[k] % span == 0) {
+      l0 = off[k] / span * M * d->vec; /* whole outer repetitions */
+    } else if (fragdim_t2(d) == 1 && d->extent == span && off[k] % vt == 0 && ext[k] % vt == 0) {
+      l0 = off[k] / vt * d->vec; /* a run of mid registers */
+      w->dim[k].mid = ext[k] / vt;
+    } else {
+      return NULL;
+    }
+    w->dim[k].extent = ext[k];
+    r += l0 * fragment_reg_stride(f, k);
+  }
+  *reg_off = r;
+  return w;
+}
+
 bool fragment_equal(const Fragment *a, const Fragment *b) {
   if (a == b) return true;
   if (!a || !b || a->ndim != b->ndim || a->nthreads != b->nthreads || a->nrep != b->nrep) return false;

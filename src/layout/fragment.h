@@ -70,6 +70,15 @@ Fragment *fragment_reduce(TsCompiler *c, const Fragment *src, int dim, bool keep
  * warpgroup's 4 warps hold one 64-row atom.  Returns NULL when the shape does not tile. */
 Fragment *fragment_gemm_acc(TsCompiler *c, int64_t rows, int64_t cols, int64_t wm, int64_t wn, int64_t nthreads);
 
+/* The layout of the window [off_k, off_k + ext_k) of `f` seen as a fragment of shape ext
+ * (the same threads and registers, re-indexed from 0), or NULL when the window does not
+ * line up with f's fields: along each dim either whole outer repetitions (off and ext
+ * multiples of V t M t2), or, in a dim of one repetition with t2 = 1, a run of `mid`
+ * registers (off and ext multiples of V t).  *reg_off: the register index of window
+ * element 0 (window element x has register fragment_reg_of(win, x) + *reg_off, with
+ * f's register strides). */
+Fragment *fragment_crop(TsCompiler *c, const Fragment *f, const int64_t *off, const int64_t *ext, int64_t *reg_off);
+
 bool fragment_equal(const Fragment *a, const Fragment *b);
 bool fragment_is_replicated(const Fragment *f); /* no dim split over threads */
 int64_t fragment_outer(const Fragment *f, int k);     /* O_k */

@@ -22,6 +22,8 @@ typedef struct Access {
   IrBuffer *buf;
   int map[FRAG_MAX_DIMS];
   bool simple, write;
+  bool window;                /* not simple, but `var + c` indices: a window (fragment_crop) */
+  int64_t off[FRAG_MAX_DIMS]; /* window: the constants c */
   SrcLoc loc;
 } Access;
 
@@ -58,6 +60,7 @@ static void add_access(Infer *in, IrBuffer *b, IrExpr **idx, int nidx, bool writ
   a->write = write;
   a->loc = loc;
   a->simple = pass_access_map(&in->cur->nest, b, idx, nidx, a->map);
+  if (!a->simple) a->window = pass_access_map_off(&in->cur->nest, b, idx, nidx, a->map, a->off);
   vec_push(in->c->arena, &in->cur->acc, a);
 }
 
@@ -227,6 +230,24 @@ static Fragment *from_buffer(Infer *in, Node *n, const Access *a) {
   return f;
 }
 
+/* Loop layout from a window of a laid-out fragment (e.g. one column atom of a GEMM
+ * accumulator copied out by itself): the window's layout (fragment_crop) on the loop dims. */
+static Fragment *from_window(Infer *in, Node *n, const Access *a) {
+  Fragment *bf = a->buf->fragment;
+  if (!bf || fragment_is_replicated(bf) || a->buf->ndim != n->nest.n) return NULL;
+  int64_t ext[FRAG_MAX_DIMS], roff;
+  for (int p = 0; p < a->buf->ndim; p++) {
+    if (a->map[p] < 0) return NULL;
+    ext[p] = n->nest.extent[a->map[p]];
+  }
+  Fragment *w = fragment_crop(in->c, bf, a->off, ext, &roff);
+  if (!w) return NULL;
+  Fragment *f = ARENA_NEW(in->c->arena, Fragment);
+  *f = *w;
+  for (int p = 0; p < w->ndim; p++) f->dim[a->map[p]] = w->dim[p];
+  return f;
+}
+
 static bool propagate_node(Infer *in, Node *n) {
   if (!n->is_nest) {
     IrStmt *s = n->stmt;
@@ -255,6 +276,10 @@ static bool propagate_node(Infer *in, Node *n) {
         if (fragment_is_replicated(a->buf->fragment) && a->buf->ndim != n->nest.n) continue;
         n->layout = from_buffer(in, n, a);
       }
+    for (int i = 0; i < n->acc.len && !n->layout; i++) {
+      Access *a = n->acc.items[i];
+      if (a->window) n->layout = from_window(in, n, a);
+    }
     if (!n->layout) return false;
   }
   for (int i = 0; i < n->acc.len; i++) {

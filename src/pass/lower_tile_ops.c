@@ -76,6 +76,23 @@ static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int
       if (map[p] >= 0) reg = bin(lw, IR_ADD, reg, bin(lw, IR_MUL, nc->lexpr[map[p]], i32(lw, fragment_reg_stride(F, p))));
     return reg;
   }
+  int64_t off[FRAG_MAX_DIMS];
+  if (nc && !fragment_is_replicated(F) && pass_access_map_off(nc->nest, b, idx, nidx, map, off)) {
+    /* a window of the fragment (fragment_crop): the loop must have the window's layout */
+    int64_t ext[FRAG_MAX_DIMS], roff = 0;
+    bool ok = true;
+    for (int p = 0; p < b->ndim; p++) {
+      ok &= map[p] >= 0;
+      ext[p] = map[p] >= 0 ? nc->nest->extent[map[p]] : 1;
+    }
+    Fragment *win = ok ? fragment_crop(lw->c, F, off, ext, &roff) : NULL;
+    if (win && fragment_equal(fragment_derive(lw->c, nc->L, b->ndim, map), win)) {
+      IrExpr *reg = i32(lw, roff);
+      for (int p = 0; p < b->ndim; p++)
+        reg = bin(lw, IR_ADD, reg, bin(lw, IR_MUL, nc->lexpr[map[p]], i32(lw, fragment_reg_stride(F, p))));
+      return reg;
+    }
+  }
   if (!fragment_is_replicated(F)) {
     ts_error(lw->c, loc,
              "layout conflict for fragment '%s': it is spread over threads but indexed here with indices that "
@@ -282,9 +299,10 @@ static bool vec_operand(Lower *lw, const ParNest *nest, const Fragment *L, IrBuf
   if (V * dtype_bytes(b->dtype) > 16) return false;
   if (b->scope == IR_SCOPE_FRAGMENT) {
     int map[FRAG_MAX_DIMS];
+    int64_t off[FRAG_MAX_DIMS] = {0};
     if (!b->fragment || fragment_is_replicated(b->fragment)) return false;
-    if (!pass_access_map(nest, b, idx, nidx, map)) return false;
-    return map[nidx - 1] == last && b->fragment->dim[nidx - 1].vec == V;
+    if (!pass_access_map(nest, b, idx, nidx, map) && !pass_access_map_off(nest, b, idx, nidx, map, off)) return false;
+    return map[nidx - 1] == last && b->fragment->dim[nidx - 1].vec == V && off[nidx - 1] % V == 0;
   }
   if (b->scope != IR_SCOPE_GLOBAL && b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN) return false;
   if (nidx != b->ndim || nidx == 0) return false;

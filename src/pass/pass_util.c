@@ -56,6 +56,37 @@ bool pass_access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int
   return true;
 }
 
+bool pass_access_map_off(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map, int64_t *off) {
+  if (nidx != buf->ndim || nidx > FRAG_MAX_DIMS) return false;
+  bool used[FRAG_MAX_DIMS] = {false};
+  for (int p = 0; p < nidx; p++) {
+    int64_t shp, v = 0;
+    if (!ir_is_const_int(buf->shape[p], &shp)) return false;
+    map[p] = -2;
+    off[p] = 0;
+    const IrExpr *e = idx[p], *var = NULL;
+    if (e->kind == IR_VAR) {
+      var = e;
+    } else if (e->kind == IR_ADD && e->u.ops[0]->kind == IR_VAR && ir_is_const_int(e->u.ops[1], &v)) {
+      var = e->u.ops[0];
+    } else if (e->kind == IR_ADD && e->u.ops[1]->kind == IR_VAR && ir_is_const_int(e->u.ops[0], &v)) {
+      var = e->u.ops[1];
+    } else if (ir_is_const_int(e, &v) && v == 0 && shp == 1) {
+      map[p] = -1;
+      continue;
+    }
+    if (!var || v < 0) return false;
+    for (int q = 0; q < nest->n && map[p] == -2; q++)
+      if (nest->var[q] == var->u.var && !used[q] && nest->min[q] == 0 && v + nest->extent[q] <= shp) {
+        map[p] = q;
+        off[p] = v;
+        used[q] = true;
+      }
+    if (map[p] == -2) return false;
+  }
+  return true;
+}
+
 IrStmt *pass_map_children(TsCompiler *c, IrStmt *s, PassStmtFn fn, void *ctx) {
   if (!s) return NULL;
   IrStmt *r = ir_stmt(c, s->kind, s->loc);

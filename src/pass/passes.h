@@ -33,6 +33,10 @@ bool pass_parallel_nest(TsCompiler *c, IrStmt *root, ParNest *out);
  * or -1 for a constant 0 index into an extent-1 dim.  False when the index pattern is
  * anything else (such fragments need the fully replicated layout). */
 bool pass_access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map);
+/* pass_access_map that also accepts an index `var + c` (c a constant, the window
+ * [c, c + extent) inside the dim); off[p] = c (0 for plain vars).  For fragment windows
+ * (fragment_crop). */
+bool pass_access_map_off(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map, int64_t *off);
 
 /* Rebuilds s with each child statement replaced by fn(child) (shallow copy of s). */
 typedef IrStmt *(*PassStmtFn)(TsCompiler *c, IrStmt *s, void *ctx);

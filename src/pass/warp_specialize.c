@@ -186,9 +186,17 @@ static bool tma_copy_ok(const IrStmt *cp, const Layout *layout, int64_t *rows, i
  *   fence.proxy.async.shared::cta; bar.sync 1, T
  *   if tx == 0: tma_store(box a) ...; commit
  *
- * and tma_store_wait<0> by that thread before the consumers leave.  Form A is used only
- * when the extra tile fits in shared memory next to the stages (else the direct stores
- * stay). */
+ * and tma_store_wait<0> by that thread before the consumers leave.  Form A takes the whole
+ * tile when it fits in shared memory next to the stages; else a ring of `slots` column atoms
+ * (e.g. 2 x [128 x 64] halves next to 4 stages of 128x256x64), one atom at a time:
+ *
+ *   for a in atoms:  s = a % slots
+ *     if tx == 0: tma_store_wait_read<slots - 1>   # atom a - slots has left slot s
+ *     bar.sync 1, T;  T.copy(C_local[:, a*W:(a+1)*W], S[:, s*W:(s+1)*W])
+ *     fence.proxy.async.shared::cta; bar.sync 1, T
+ *     if tx == 0: tma_store(slot s -> C[.., a*W]); commit
+ *
+ * and when not even one atom fits, the direct stores stay. */
 typedef struct WsStore {
   int idx;            /* body index of the copy into global memory; -1: none */
   int idx_frag;       /* form B: body index of T.copy(fragment, S); -1 for form A */
@@ -196,6 +204,7 @@ typedef struct WsStore {
   IrBuffer *smem;         /* form B: the user's tile; form A: made by specialize */
   Layout *layout;
   int64_t rows, cols, atom;
+  int64_t slots;          /* 0: the whole tile at once; else a ring of `slots` column atoms */
 } WsStore;
 
 #define WS_MAX_SMEM 232448 /* dynamic shared memory of one sm_90 block (227 KB) */
@@ -286,6 +295,59 @@ static IrExpr *addr(TsCompiler *c, IrBuffer *b, IrExpr **idx, int n) {
 }
 static IrExpr *bar_addr(TsCompiler *c, IrBuffer *bars, IrExpr *i) { return addr(c, bars, &i, 1); }
 
+/* A 2-D region [m0, m1] + [e0, e1] of `b`. */
+static IrRegion region2(TsCompiler *c, IrBuffer *b, int64_t m0, int64_t m1, int64_t e0, int64_t e1) {
+  IrRegion r = {0};
+  r.buf = b;
+  r.ndim = 2;
+  r.min = ARENA_ARRAY(c->arena, IrExpr *, 2);
+  r.extent = ARENA_ARRAY(c->arena, IrExpr *, 2);
+  r.min[0] = i32(c, m0);
+  r.min[1] = i32(c, m1);
+  r.extent[0] = i32(c, e0);
+  r.extent[1] = i32(c, e1);
+  return r;
+}
+
+/* The ring form of epilogue_store (ep->slots > 0; form A only): `whole` is the copy of the
+ * whole fragment into ep->smem, from which each atom's copy is cut. */
+static IrStmt *epilogue_ring(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrExpr *t0, const char *bar,
+                             const IrStmt *whole, SrcLoc loc) {
+  const IrRegion *g = &ep->to_global->u.copy.dst;
+  const IrBuffer *frag = whole->u.copy.src.buf;
+  int R = map->rank;
+  int64_t W = ep->atom, n = ep->cols / W;
+  PtrVec all = {0};
+  for (int64_t a = 0; a < n; a++) {
+    int64_t slot = a % ep->slots;
+    IrStmt *cp = ir_stmt(c, IR_S_COPY, loc);
+    *cp = *whole;
+    cp->u.copy.src = region2(c, (IrBuffer *)frag, 0, a * W, ep->rows, W);
+    cp->u.copy.dst = region2(c, ep->smem, 0, slot * W, ep->rows, W);
+    IrExpr *args[6];
+    int na = 0;
+    args[na++] = ir_varref(c, map->var, loc);
+    args[na++] = addr(c, ep->smem, (IrExpr *[]){i32(c, 0), i32(c, slot * W)}, 2);
+    for (int d = R - 1; d >= 0; d--) {
+      IrExpr *co = g->min[d];
+      if (d == R - 1 && a) co = bin(c, IR_ADD, co, i32(c, a * W));
+      args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
+    }
+    IrStmt *store = ir_seq(c, (IrStmt *[]){extern_call(c, arena_printf(c->arena, "ts::tma_store_%dd", R), args, na, loc),
+                                           extern_call(c, "ts::tma_store_commit", NULL, 0, loc)},
+                           2, loc);
+    const char *wr = arena_printf(c->arena, "ts::tma_store_wait_read<%lld>", (long long)(ep->slots - 1));
+    IrStmt *items[] = {ir_if(c, t0, extern_call(c, wr, NULL, 0, loc), NULL, loc),
+                       extern_call(c, bar, NULL, 0, loc),
+                       cp,
+                       extern_call(c, "ts::fence_proxy_async_shared", NULL, 0, loc),
+                       extern_call(c, bar, NULL, 0, loc),
+                       ir_if(c, t0, store, NULL, loc)};
+    for (int i = 0; i < 6; i++) vec_push(c->arena, &all, items[i]);
+  }
+  return ir_seq_vec(c, &all, loc);
+}
+
 /* The epilogue of find_epilogue as statements (see there); `to_smem` is form B's
  * T.copy(fragment, S), NULL for form A (a new copy into ep->smem is made). */
 static IrStmt *epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T,
@@ -305,9 +367,10 @@ static IrStmt *epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *
     d->extent[0] = i32(c, ep->rows);
     d->extent[1] = i32(c, ep->cols);
   }
-  PtrVec st = {0};
   const IrRegion *g = &ep->to_global->u.copy.dst;
   int R = map->rank;
+  if (ep->slots > 0) return epilogue_ring(c, ep, map, t0, bar, to_smem, loc);
+  PtrVec st = {0};
   for (int64_t a = 0; a < ep->cols / ep->atom; a++) {
     IrExpr *args[6];
     int na = 0;
@@ -616,11 +679,24 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   if (ep.idx >= 0) {
     const IrBuffer *G = ep.to_global->u.copy.dst.buf;
     int64_t tile_bytes = ep.rows * ep.cols * dtype_bytes(G->dtype);
-    bool fits = S * stage_bytes + tile_bytes + 16 * S + 2048 <= WS_MAX_SMEM;
+    int64_t room = WS_MAX_SMEM - (S * stage_bytes + 16 * S + 2048);
+    int64_t atom_bytes = ep.rows * ep.atom * dtype_bytes(G->dtype), n_atoms = ep.cols / ep.atom;
+    bool fits = tile_bytes <= room;
+    if (ep.idx_frag < 0 && !fits && n_atoms > 1 && atom_bytes <= room) {
+      /* form A, the whole tile does not fit: a ring of column atoms */
+      ep.slots = room / atom_bytes < n_atoms ? room / atom_bytes : n_atoms - 1;
+      Layout *l = store_layout(c, ep.rows, ep.slots * ep.atom, G->dtype);
+      if (l && layout_atom_cols(l) == ep.atom) {
+        ep.layout = l;
+        fits = true;
+      } else {
+        ep.slots = 0;
+      }
+    }
     if (ep.idx_frag >= 0 || fits) {
       if (!ep.smem)
         ep.smem = ir_buffer(c, arena_printf(c->arena, "%s_epi", G->name), G->dtype, IR_SCOPE_SHARED_DYN, 2,
-                            (IrExpr *[]){i32(c, ep.rows), i32(c, ep.cols)}, loc);
+                            (IrExpr *[]){i32(c, ep.rows), i32(c, (ep.slots ? ep.slots : n_atoms) * ep.atom)}, loc);
       ep.smem->layout = ep.layout;
       store_map = ARENA_NEW(c->arena, IrTmaMap);
       memset(store_map, 0, sizeof *store_map);
