@@ -45,6 +45,7 @@ static const Cfg cfgs[] = {
     {256, 128, 64, 3, 256, 0},
     {128, 256, 64, 4, 256, 1},
     {128, 256, 64, 3, 256, 1},
+    {128, 256, 32, 8, 256, 0},
 };
 
 /* examples/gemm.py with multicast turned on through the decorator's pass_configs. */

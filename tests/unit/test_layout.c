@@ -55,6 +55,50 @@ TEST(layout_gemm_accumulator) {
   ts_compiler_fini(&c);
 }
 
+/* A window of a fragment (fragment_crop) names the same thread and register, offset by
+ * reg_off, as the full fragment for every element; windows that cut across thread fields
+ * are refused. */
+static void check_window(TestCtx *t, const Fragment *f, const int64_t *off, const int64_t *ext, bool ok) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  int64_t roff = -1;
+  Fragment *w = fragment_crop(&c, f, off, ext, &roff);
+  CHECK((w != NULL) == ok);
+  if (w) {
+    for (int64_t i = 0; i < ext[0]; i++)
+      for (int64_t j = 0; j < ext[1]; j++) {
+        int64_t wi[2] = {i, j}, fi[2] = {i + off[0], j + off[1]};
+        CHECK(fragment_thread_of(w, wi) == fragment_thread_of(f, fi));
+        /* the lowering's formula: the window's register coordinates through f's strides,
+         * which for an element inside the window is f's own register of that element */
+        CHECK(fragment_reg_of(f, wi) + roff == fragment_reg_of(f, fi));
+      }
+  }
+  ts_compiler_fini(&c);
+}
+
+TEST(layout_fragment_window) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  /* wgmma accumulator 128 x 256, two warpgroups along M: column atoms of 64 (a run of mid) */
+  Fragment *acc = fragment_gemm_acc(&c, 128, 256, 8, 1, 256);
+  REQUIRE(acc != NULL);
+  for (int64_t a = 0; a < 4; a++) check_window(t, acc, (int64_t[]){0, 64 * a}, (int64_t[]){128, 64}, true);
+  check_window(t, acc, (int64_t[]){0, 32}, (int64_t[]){128, 32}, true);  /* 32 = 4 of the 8-column blocks */
+  check_window(t, acc, (int64_t[]){0, 4}, (int64_t[]){128, 64}, false);  /* not on an 8-column block */
+  check_window(t, acc, (int64_t[]){64, 0}, (int64_t[]){64, 256}, false); /* rows cut the warp field */
+  check_window(t, acc, (int64_t[]){0, 200}, (int64_t[]){128, 64}, false); /* past the edge */
+  /* outer repetitions: a 256 x 128 accumulator of one warpgroup has two 64-row atoms... */
+  Fragment *acc2 = fragment_gemm_acc(&c, 256, 128, 4, 1, 128);
+  REQUIRE(acc2 != NULL);
+  check_window(t, acc2, (int64_t[]){128, 0}, (int64_t[]){128, 128}, true);
+  check_window(t, acc2, (int64_t[]){64, 64}, (int64_t[]){64, 64}, true);
+  /* the whole fragment is its own window, at register 0 */
+  int64_t roff = -1;
+  CHECK(fragment_crop(&c, acc, (int64_t[]){0, 0}, (int64_t[]){128, 256}, &roff) != NULL && roff == 0);
+  ts_compiler_fini(&c);
+}
+
 TEST(layout_swizzle) {
   TsCompiler c;
   ts_compiler_init(&c, (TsTarget){90, true});
@@ -195,6 +239,27 @@ TEST(layout_gemm_ptx) {
     const char *cu = ts_kernel_text(k, TS_EMIT_CUDA);
     CHECK(cu && strstr(cu, "__cluster_dims__(2, 1, 1)") != NULL);
     CHECK(cu && strstr(cu, "ts::mbar_init(&pipe_bar[bi + 4], 8)") != NULL); /* 4 consumer warps x 2 blocks */
+  }
+  ts_kernel_destroy(k);
+  k = NULL;
+  /* 4 stages of 128x256x64 leave no room for the whole 128x256 epilogue tile: the store
+   * goes through a ring of 2 column atoms [128 x 64], one TMA store per atom, and an atom's
+   * slot is reused once the store two atoms back has read it. */
+  {
+    ts_param ps[] = {{"M", "256"}, {"N", "512"}, {"K", "256"}, {"block_N", "256"}, {"num_stages", "4"},
+                     {"threads", "256"}};
+    ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+    ts_status st = ts_kernel_compile(p, "matmul", ps, 6, &o, &k);
+    if (st != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
+    CHECK(st == TS_OK);
+    const char *cu = st == TS_OK ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+    int stores = 0;
+    for (const char *q = cu; q && (q = strstr(q, "ts::tma_store_2d(")); q++) stores++;
+    CHECK(stores == 4);
+    CHECK(cu && strstr(cu, "ts::tma_store_wait_read<1>()") != NULL);
+    CHECK(cu && strstr(cu, "&C_epi[8192], bx_t_1 * 256 + 192") != NULL); /* atom 3 from slot 1 */
+    const char *px = st == TS_OK ? ts_kernel_text(k, TS_EMIT_PTX) : NULL;
+    CHECK(px && strstr(px, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") != NULL);
   }
   ts_kernel_destroy(k);
   ts_program_destroy(pm);
