@@ -147,7 +147,10 @@ typedef struct ts_arg {
 /* Checks every argument against the kernel's parameters (dtype, rank, shape, strides,
  * device, null pointers, alignment); on a mismatch nothing is launched and the error
  * names the parameter.  stream is a CUstream (NULL = default stream).  Loads the module
- * into the context's device on first use. */
+ * into the context's device on first use.  T.alloc_global workspaces (and
+ * T.alloc_barrier_gpu words) are zeroed on `stream` before every launch; they are static
+ * storage of the loaded module, so launches of the same ts_kernel that overlap on other
+ * streams share them (serialise such launches or compile separate kernels). */
 ts_status ts_kernel_launch(ts_kernel *k, const ts_arg *args, int nargs, void *stream);
 
 /* ---- device memory and timing helpers (for tools, tests and benchmarks) ------------- */

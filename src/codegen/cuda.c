@@ -73,6 +73,9 @@ typedef struct Cg {
   int64_t smem_end;     /* highest byte used by shared.dyn buffers of the kernel */
   bool use_reduce, use_atomic;
   bool use_gemm;        /* tensor-core / async-copy helpers (tilescale/gemm.cuh) */
+  const char *kernel_name;
+  StrBuf *decls;        /* module-scope declarations printed before the kernel (workspaces) */
+  PtrVec workspaces;    /* CgWorkspace* of the kernel being printed */
 } Cg;
 
 /* C operator precedence, higher binds tighter. */
@@ -933,9 +936,28 @@ static void alloc(Cg *g, const IrStmt *s) {
     sb_free(&init);
     return;
   }
-  default:
-    ts_error(g->c, s->loc, "allocating a '%s' buffer inside a kernel is not supported", ir_scope_names[b->scope]);
+  case IR_SCOPE_GLOBAL: {
+    /* T.alloc_global: static storage of the module, not a local array (an atomic through a
+     * generic pointer into local memory is undefined, and every thread would have its own
+     * copy).  C linkage keeps the symbol findable by cuModuleGetGlobal; the runtime zeroes
+     * it before each launch (CgWorkspace).  The kernel sees it through a pointer of the
+     * buffer's name, so accesses print like any other global buffer. */
+    if (numel <= 0) {
+      ts_error(g->c, s->loc, "workspace '%s' needs a constant size", b->name);
+      return;
+    }
+    const char *sym = fresh_name(g, arena_printf(g->c->arena, "%s_ws_%s", g->kernel_name, name));
+    int64_t bytes = numel * tbytes(b->dtype);
+    sb_printf(g->decls, "extern \"C\" {\n__device__ __align__(16) %s %s[%lld];\n}\n", type, sym,
+              (long long)numel);
+    CgWorkspace *w = ARENA_NEW(g->c->arena, CgWorkspace);
+    w->symbol = sym;
+    w->bytes = bytes;
+    vec_push(g->c->arena, &g->workspaces, w);
+    line(g, "%s* %s = %s;", type, name, sym);
     return;
+  }
+  default: ts_unreachable(); /* every scope is a case above */
   }
 }
 
@@ -1136,6 +1158,10 @@ static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const char
   g->used = (StrMap){0};
   g->nonneg = (PtrMap){0};
   g->smem_end = 0;
+  g->kernel_name = name;
+  g->workspaces = (PtrVec){0};
+  StrBuf decls = {0};
+  g->decls = &decls;
   strmap_put(a, &g->used, name, (void *)1);
 
   StrBuf sig = {0}, body = {0};
@@ -1162,11 +1188,17 @@ static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const char
   info->cluster_x = k->cluster_x;
   info->persistent = k->persistent;
   info->smem_bytes = k->smem_bytes > g->smem_end ? k->smem_bytes : g->smem_end;
+  info->nworkspaces = g->workspaces.len;
+  info->workspaces = ARENA_ARRAY(a, CgWorkspace, g->workspaces.len > 0 ? g->workspaces.len : 1);
+  for (int i = 0; i < g->workspaces.len; i++) info->workspaces[i] = *(CgWorkspace *)g->workspaces.items[i];
 
   /* setmaxnreg needs a register cap at entry: one block per SM gives every thread
    * 64K / nthreads registers, which the warpgroups then trade. */
   /* A thread-block cluster (TMA multicast between its blocks) is fixed at compile time, so
    * a plain launch suffices: the runtime's grid is a multiple of it (warp_specialize). */
+  if (decls.len) sb_printf(src, "\n%s", sb_str(&decls));
+  sb_free(&decls);
+  g->decls = NULL;
   char cluster[48] = "";
   if (k->cluster_x > 1) snprintf(cluster, sizeof cluster, "__cluster_dims__(%d, 1, 1) ", k->cluster_x);
   if (k->producer_threads)

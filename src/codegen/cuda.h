@@ -10,6 +10,14 @@
 
 #include "../ir/ir.h"
 
+/* A T.alloc_global workspace: module-scope `__device__` storage with C linkage, found with
+ * cuModuleGetGlobal and zeroed on the launch stream before every launch of its kernel.
+ * Concurrent launches of one kernel (other streams) share it. */
+typedef struct CgWorkspace {
+  const char *symbol;   /* <kernel>_ws_<buffer> */
+  int64_t bytes;
+} CgWorkspace;
+
 typedef struct CgKernelInfo {
   const char *name;     /* extern "C" symbol */
   IrExpr *grid[3];      /* evaluate with the dynamic vars bound (ir_eval_int) */
@@ -17,6 +25,8 @@ typedef struct CgKernelInfo {
   int64_t smem_bytes;   /* dynamic shared memory; > 48 KB needs the attribute raised */
   int cluster_x;        /* __cluster_dims__(cluster_x, 1, 1); 0 or 1: none */
   bool persistent;      /* grid[0] is the work; launch at most what is co-resident (IrKernel) */
+  CgWorkspace *workspaces;
+  int nworkspaces;
 } CgKernelInfo;
 
 typedef struct CgOutput {

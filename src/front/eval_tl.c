@@ -706,6 +706,70 @@ static Value *h_alloc_barrier(Eval *ev, CallArgs *a, Value **arg, const TlSig *s
   return v;
 }
 
+/* T.alloc_global(shape, dtype) / T.alloc_barrier_gpu(): a device workspace that is not a
+ * kernel parameter.  Codegen gives it static storage in the module (one array per kernel
+ * and buffer) and the runtime zeroes it on the launch stream before every launch, so the
+ * one-shot GPU barriers start from 0 each time.  Its size is therefore part of the module:
+ * every extent must be a positive compile-time integer. */
+enum { WORKSPACE_MAX_BYTES = 1 << 30 };
+
+static Value *alloc_workspace(Eval *ev, CallArgs *a, const TlSig *sig, Value *shape, ts_dtype t,
+                              const char *dflt) {
+  SrcLoc loc = cloc(a);
+  if (t == TS_DTYPE_VOID || t == TS_DTYPE_HANDLE || t == TS_DTYPE_BOOL) {
+    ts_error(ev->c, loc, "T.%s: dtype %s cannot be a workspace element; use an integer or floating-point type",
+             sig->name, dtype_name(t));
+    return ev->poison;
+  }
+  int nd = 1;
+  bool seq = shape->kind == V_TUPLE || shape->kind == V_LIST;
+  if (seq) nd = shape->u.seq.n;
+  if (nd < 1 || nd > 8) {
+    ts_error(ev->c, loc, "T.%s: the shape needs 1 to 8 dimensions, got %d", sig->name, nd);
+    return ev->poison;
+  }
+  IrExpr **sh = ARENA_ARRAY(ev->a, IrExpr *, nd);
+  int64_t bytes = dtype_bytes(t);
+  for (int i = 0; i < nd; i++) {
+    Value *d = seq ? shape->u.seq.items[i] : shape;
+    if (d->kind != V_INT) {
+      ts_error(ev->c, loc, "T.%s: dimension %d of the shape must be a compile-time integer (the workspace is "
+                           "static storage of the module), got %s", sig->name, i, ev_type_name(d));
+      return ev->poison;
+    }
+    if (d->u.i <= 0) {
+      ts_error(ev->c, loc, "T.%s: dimension %d of the shape must be positive, got %lld", sig->name, i,
+               (long long)d->u.i);
+      return ev->poison;
+    }
+    if (d->u.i > WORKSPACE_MAX_BYTES || (bytes *= d->u.i) > WORKSPACE_MAX_BYTES) {
+      ts_error(ev->c, loc, "T.%s: the workspace is larger than %d bytes; pass a tensor instead", sig->name,
+               WORKSPACE_MAX_BYTES);
+      return ev->poison;
+    }
+    sh[i] = ir_int(ev->c, d->u.i, TS_DTYPE_INT32, loc);
+  }
+  const char *name = ev->pending_name ? ev->pending_name : dflt;
+  ev->pending_name = NULL;
+  IrBuffer *b = ir_buffer(ev->c, name, t, IR_SCOPE_GLOBAL, nd, sh, loc);
+  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
+  s->u.alloc.buf = b;
+  ev_emit(ev, s);
+  ev_define_buffer(ev, b);
+  Value *v = ev_new(ev, V_BUFFER);
+  v->u.buf = b;
+  return v;
+}
+
+static Value *h_alloc_global(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  if (sig->arg) /* alloc_barrier_gpu = alloc_global([1], "uint32") */
+    return alloc_workspace(ev, a, sig, ev_int(ev, 1), TS_DTYPE_UINT32, "barrier");
+  ts_dtype t;
+  if (!ev_to_dtype(ev, arg[1], &t, cloc(a))) return ev->poison;
+  return alloc_workspace(ev, a, sig, arg[0], t, "workspace");
+}
+
 /* Distributed ld/st: sem and scope are checked against the documented sets. */
 static bool one_of(Eval *ev, CallArgs *a, const TlSig *sig, Value *v, const char *what, const char *const *ok, int n) {
   if (!v) return true;
@@ -792,7 +856,29 @@ static const char *scope_arg(const char *s) {
 static const IrBuffer *element_buf(const Value *v) { return v->u.expr->u.load.buf; }
 
 /* Memory other GPUs (or other threads) can address: global or shared, not registers. */
+/* A T.alloc_global workspace (or a view of one): global memory that is no parameter, an
+ * eager parameter or a T.empty output. */
+static bool is_workspace(Eval *ev, const IrBuffer *b) {
+  while (b->alias_of) b = b->alias_of;
+  if (b->scope != IR_SCOPE_GLOBAL || b->param_index >= 0) return false;
+  for (int i = 0; i < ev->outputs.len; i++)
+    if (ev->outputs.items[i] == b) return false;
+  for (int i = 0; i < ev->eager_params.len; i++)
+    if (((IrParam *)ev->eager_params.items[i])->buf == b) return false;
+  return true;
+}
+
 static bool addressable(Eval *ev, CallArgs *a, const TlSig *sig, const IrBuffer *b, const char *role, bool remote) {
+  /* Another rank's copy is found through the symmetric heap (base[pe] + offset): a
+   * workspace lives in the module's static storage, outside the heap, so translating its
+   * address would point anywhere. */
+  if (remote && is_workspace(ev, b)) {
+    ts_error(ev->c, cloc(a),
+             "T.%s: %s '%s' is a T.alloc_global workspace, which exists only on this GPU; %s must be in a "
+             "symmetric buffer passed as a parameter", sig->name, role, b->name,
+             strcmp(role, "sig_addr") ? "memory another rank accesses" : "NVSHMEM signal words");
+    return false;
+  }
   if (b->scope == IR_SCOPE_GLOBAL || (!remote && (b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN)))
     return true;
   ts_error(ev->c, cloc(a), "T.%s: %s '%s' is in %s memory; it must be %s", sig->name, role, b->name,
@@ -925,6 +1011,7 @@ static Value *h_on_element(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig)
              sig->name, b->name, ir_scope_names[b->scope], dtype_name(b->dtype));
     return ev->poison;
   }
+  if (!addressable(ev, a, sig, b, "barrier", true)) return ev->poison;
   emit_extern(ev, arena_printf(ev->a, "ts::dist::%s", sig->name), &addr, 1, loc);
   return ev->none;
 }
@@ -1025,8 +1112,10 @@ static Value *h_barrier_gpu(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig
   if (!is_element(ev, a, sig, arg[0], "barrier")) return ev->poison;
   const IrBuffer *b = element_buf(arg[0]);
   if (b->scope != IR_SCOPE_GLOBAL || b->dtype != TS_DTYPE_UINT32) {
-    ts_error(ev->c, loc, "T.%s: the barrier '%s' must be an element of a global uint32 buffer, zero before first use "
-                         "(got %s %s)", sig->name, b->name, ir_scope_names[b->scope], dtype_name(b->dtype));
+    ts_error(ev->c, loc,
+             "T.%s: the barrier '%s' must be an element of a global uint32 buffer, zero before first use, such "
+             "as T.alloc_barrier_gpu() (got %s %s)", sig->name, b->name, ir_scope_names[b->scope],
+             dtype_name(b->dtype));
     return ev->poison;
   }
   IrExpr *args[2] = {ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &arg[0]->u.expr, 1, loc), NULL};
@@ -1128,6 +1217,7 @@ static Value *h_shmem(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
                bs->name, dtype_name(bs->dtype));
       return ev->poison;
     }
+    if (!addressable(ev, a, sig, bs, "sig_addr", true)) return ev->poison; /* signal words are symmetric */
     if (!(ops[4] = int_operand(ev, a, sig, arg[4], 0, TS_DTYPE_UINT64, "signal")) ||
         !(ops[5] = int_operand(ev, a, sig, arg[5], 0, TS_DTYPE_INT32, "sig_op")) ||
         !(ops[6] = int_operand(ev, a, sig, arg[6], 0, TS_DTYPE_INT32, "pe")))
@@ -1142,6 +1232,7 @@ static Value *h_shmem(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
                dtype_name(b0->dtype));
       return ev->poison;
     }
+    if (!addressable(ev, a, sig, b0, "dest", true)) return ev->poison;
     if (!(ops[1] = int_operand(ev, a, sig, arg[1], 0, TS_DTYPE_INT32, "value")) ||
         !(ops[2] = int_operand(ev, a, sig, arg[2], 0, TS_DTYPE_INT32, "pe")))
       return ev->poison;
@@ -1155,6 +1246,7 @@ static Value *h_shmem(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
                bs->name, dtype_name(bs->dtype));
       return ev->poison;
     }
+    if (!addressable(ev, a, sig, bs, "sig_addr", true)) return ev->poison; /* signal words are symmetric */
     if (sig->arg == SH_SIGNAL_OP) {
       if (!(ops[1] = int_operand(ev, a, sig, arg[1], 0, TS_DTYPE_UINT64, "signal")) ||
           !(ops[2] = int_operand(ev, a, sig, arg[2], 0, TS_DTYPE_INT32, "sig_op")) ||
@@ -1222,7 +1314,7 @@ static const TlSig tl_constructs[] = {
     {"get_thread_extent", "dim=0", h_extent, 0},
     {"get_block_extent", "dim=0", h_extent, 1},
     {"alloc_barrier", "arrive_count", h_alloc_barrier, 0},
-    {"alloc_global", "shape, dtype", K, 0},
+    {"alloc_global", "shape, dtype", h_alloc_global, 0},
     {"alloc_reducer", "shape, dtype, op=\"sum\", replication=None", K, 0},
     {"finalize_reducer", "reducer", K, 0},
     {"alloc_tmem", "shape, dtype", K, 0},
@@ -1334,7 +1426,7 @@ static const TlSig tl_constructs[] = {
     {"arrive_barrier_gpu", "barrier", h_barrier_gpu, 0},
     {"wait_barrier_gpu", "barrier", h_barrier_gpu, 0},
     {"sync_barrier_gpu", "barrier", h_barrier_gpu, 0},
-    {"alloc_barrier_gpu", "", K, 0},
+    {"alloc_barrier_gpu", "", h_alloc_global, 1},
     {"sync_grid", "", h_dist_stmt, 3},
     {"atom_add", "target, value, scope=\"gpu\", sem=\"relaxed\"", h_on_element, 1},
     {"warp_any", "value, mask=-1", h_vote, 0},

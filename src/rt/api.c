@@ -327,6 +327,12 @@ static ts_status fill_metadata(ts_kernel *k, const IrFunc *f, const CgOutput *cg
     l->smem_bytes = ki->smem_bytes;
     l->cluster_x = ki->cluster_x > 1 ? ki->cluster_x : 1;
     l->persistent = ki->persistent;
+    l->nworkspaces = ki->nworkspaces;
+    l->workspaces = ARENA_ARRAY(a, RtWorkspace, ki->nworkspaces > 0 ? ki->nworkspaces : 1);
+    for (int w = 0; w < ki->nworkspaces; w++) {
+      l->workspaces[w].symbol = arena_strdup(a, ki->workspaces[w].symbol);
+      l->workspaces[w].bytes = ki->workspaces[w].bytes;
+    }
   }
   return TS_OK;
 }

@@ -32,6 +32,7 @@
   X(cuModuleLoadData)               \
   X(cuModuleUnload)                 \
   X(cuModuleGetFunction)            \
+  X(cuModuleGetGlobal)              \
   X(cuFuncSetAttribute)             \
   X(cuLaunchKernel)                 \
   X(cuLaunchCooperativeKernel)      \

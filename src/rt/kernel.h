@@ -40,6 +40,14 @@ typedef struct RtParam {
   int is_output;
 } RtParam;
 
+/* A T.alloc_global workspace of one kernel (CgWorkspace): found in the module at load,
+ * zeroed on the launch stream before every launch of its kernel. */
+typedef struct RtWorkspace {
+  const char *symbol;
+  int64_t bytes;
+  CUdeviceptr ptr;                   /* resolved at module load */
+} RtWorkspace;
+
 typedef struct RtLaunch {
   const char *name;                  /* extern "C" symbol */
   const IrExpr *grid[3];             /* NULL: grid_static[i] */
@@ -49,6 +57,8 @@ typedef struct RtLaunch {
   int cluster_x;                     /* compiled cluster size along x (0/1: none) */
   bool persistent;                   /* grid[0] is clamped to max_resident at launch */
   int64_t max_resident;              /* blocks co-resident on the device (0: not computed yet) */
+  RtWorkspace *workspaces;
+  int nworkspaces;
   CUfunction fn;                     /* resolved on first launch */
 } RtLaunch;
 

@@ -340,6 +340,18 @@ ts_status rt_kernel_load_module(ts_kernel *k) {
     if (l->smem_bytes > 48 * 1024)
       CU_CHECK(ctx, cuFuncSetAttribute,
                (l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)l->smem_bytes));
+    for (int w = 0; w < l->nworkspaces; w++) {
+      RtWorkspace *ws = &l->workspaces[w];
+      size_t size = 0;
+      r = ctx->drv.cuModuleGetGlobal(&ws->ptr, &size, mod, ws->symbol);
+      if (r != CUDA_SUCCESS || size != (size_t)ws->bytes) {
+        status = r != CUDA_SUCCESS ? rt_cuda_fail(ctx, "cuModuleGetGlobal", r) : TS_ERR_INTERNAL;
+        if (r == CUDA_SUCCESS) rt_set_error(ctx, "cuModuleGetGlobal: %zu bytes", size);
+        sb_printf(&ctx->last_error, " (workspace '%s' of kernel '%s', %lld bytes expected)", ws->symbol, l->name,
+                  (long long)ws->bytes);
+        goto cleanup;
+      }
+    }
   }
   if (ctx->module_hook) TS_CHECK(ctx->module_hook(ctx->module_hook_user, mod));
   k->module = mod;
@@ -422,6 +434,11 @@ static ts_status submit(ts_kernel *k, RtPacked *pk, CUstream stream) {
       TS_CHECK(max_resident(ctx, l, grid[0], &cap));
       if (grid[0] > cap) grid[0] = (unsigned)cap;
     }
+    /* T.alloc_global workspaces start at zero on every launch (the one-shot GPU barriers
+     * count up from 0), ordered before the kernel by the stream.  Launches of the same
+     * kernel on other streams share them. */
+    for (int w = 0; w < l->nworkspaces; w++)
+      CU_CHECK(ctx, cuMemsetD8Async, (l->workspaces[w].ptr, 0, (size_t)l->workspaces[w].bytes, stream));
     if (k->cooperative) {
       /* T.sync_grid spins until every block arrives: a grid larger than what fits on the GPU
        * at once would hang, so it is refused with the numbers instead. */

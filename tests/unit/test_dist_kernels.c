@@ -136,10 +136,86 @@ TEST(dist_nvshmem_family_nvjitlink) {
     CHECK(rt_cubin_symbol(bin, n, attn[i][1]) == RT_CUBIN_SYM_ABSENT); /* the kernel is <name>_kernel */
     ts_kernel_destroy(a);
   }
+  /* The LTO link keeps the workspaces (the runtime finds them by name to zero them). */
+  ts_kernel *w = compile_file(t, ctx, "tests/dist/workspace.py", "gpu_barrier", "sm_90a");
+  if (w) {
+    const void *bin = NULL;
+    size_t n = 0;
+    CHECK(ts_kernel_binary(w, &bin, &n) == TS_OK && n > 0);
+    CHECK(rt_cubin_symbol(bin, n, "gpu_barrier_kernel_ws_bar") != RT_CUBIN_SYM_ABSENT);
+    CHECK(rt_cubin_symbol(bin, n, "gpu_barrier_kernel_ws_bar2") != RT_CUBIN_SYM_ABSENT);
+    ts_kernel_destroy(w);
+  }
   ts_context_destroy(ctx);
   if (saved) setenv("TILESCALE_DIST_BACKEND", saved, 1);
   else unsetenv("TILESCALE_DIST_BACKEND");
   ts_free(saved);
+}
+
+/* T.alloc_global / T.alloc_barrier_gpu: module-scope storage with C linkage, one symbol per
+ * kernel and buffer, recorded in the launch metadata with its size (the runtime zeroes it
+ * before each launch); a plain kernel (no distributed op) may use one too. */
+TEST(workspace_codegen_and_metadata) {
+  if (!nvrtc_here()) {
+    printf("  (skipped %s: NVRTC not available)\n", t->name);
+    return;
+  }
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_kernel *k = compile_file(t, ctx, "tests/dist/workspace.py", "scratch_sum", "sm_90a");
+  if (k) {
+    const char *cu = ts_kernel_text(k, TS_EMIT_CUDA);
+    REQUIRE(cu);
+    CHECK(strstr(cu, "extern \"C\" {\n__device__ __align__(16) int scratch_sum_kernel_ws_part[192];\n}") != NULL);
+    CHECK(strstr(cu, "int* part = scratch_sum_kernel_ws_part;") != NULL);
+    CHECK(strstr(cu, "uint32_t* bar = scratch_sum_kernel_ws_bar;") != NULL);
+    CHECK(strstr(cu, "ts::dist::sync_barrier_gpu(&bar[0]);") != NULL);
+    REQUIRE(k->nlaunches == 1);
+    const RtLaunch *l = &k->launches[0];
+    REQUIRE(l->nworkspaces == 3);
+    CHECK(!strcmp(l->workspaces[0].symbol, "scratch_sum_kernel_ws_part") && l->workspaces[0].bytes == 2 * 96 * 4);
+    CHECK(!strcmp(l->workspaces[1].symbol, "scratch_sum_kernel_ws_acc") && l->workspaces[1].bytes == 4);
+    CHECK(!strcmp(l->workspaces[2].symbol, "scratch_sum_kernel_ws_bar") && l->workspaces[2].bytes == 4);
+    const void *bin = NULL;
+    size_t n = 0;
+    CHECK(ts_kernel_binary(k, &bin, &n) == TS_OK && n > 0);
+    for (int i = 0; i < 3; i++) CHECK(rt_cubin_symbol(bin, n, l->workspaces[i].symbol) != RT_CUBIN_SYM_ABSENT);
+    ts_kernel_destroy(k);
+  }
+  /* Two kernels of one function, each with a workspace named `ws`: two symbols. */
+  const char *src = "import tilelang.language as T\n"
+                    "@T.prim_func\n"
+                    "def two(A: T.Tensor((64,), 'float32')):\n"
+                    "    with T.Kernel(2, threads=64) as bx:\n"
+                    "        ws = T.alloc_global((64,), 'float32')\n"
+                    "        tx = T.get_thread_binding()\n"
+                    "        ws[tx] = A[tx] * 2.0\n"
+                    "        A[tx] = ws[63 - tx]\n"
+                    "    with T.Kernel(1, threads=64) as bx:\n"
+                    "        ws = T.alloc_global((4, 8), 'float16')\n"
+                    "        tx = T.get_thread_binding()\n"
+                    "        ws[tx % 4, tx // 8] = T.float16(1)\n"
+                    "        A[tx] = T.float32(ws[0, tx % 8])\n";
+  ts_program *p = NULL;
+  REQUIRE(ts_program_load_source(ctx, "two.py", src, &p) == TS_OK);
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 0, NULL, 0};
+  ts_kernel *k2 = NULL;
+  if (ts_kernel_compile(p, "two", NULL, 0, &o, &k2) != TS_OK) {
+    fprintf(stderr, "  two: %s\n", ts_last_error(ctx));
+    t->failures++;
+  } else {
+    const char *cu = ts_kernel_text(k2, TS_EMIT_CUDA);
+    CHECK(strstr(cu, "float two_kernel_0_ws_ws[64];") != NULL);
+    CHECK(strstr(cu, "half two_kernel_1_ws_ws[32];") != NULL);
+    CHECK(strstr(cu, "ts::dist") == NULL); /* no distributed op: no device library */
+    REQUIRE(k2->nlaunches == 2);
+    CHECK(k2->launches[0].nworkspaces == 1 && k2->launches[0].workspaces[0].bytes == 256);
+    CHECK(k2->launches[1].nworkspaces == 1 && k2->launches[1].workspaces[0].bytes == 64);
+    ts_kernel_destroy(k2);
+  }
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
 }
 
 TEST(dist_primitive_misuse_is_diagnosed) {
