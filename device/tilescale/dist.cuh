@@ -253,10 +253,21 @@ TS_DEV void wait_timeout(const char *what, const void *addr, long long seen, lon
          (int)threadIdx.x);
   __trap();
 }
+/* The same for a barrier, naming the peer that never arrived. */
+TS_DEV void wait_timeout_peer(const char *what, int peer, const void *addr, long long seen,
+                              long long expected) {
+  printf("tilescale: rank %d: %s timed out after %d ms waiting for rank %d: flag at %p holds %lld, "
+         "expected %lld (block %d, thread %d)\n",
+         (int)rank(), what, (int)TILESCALE_WAIT_TIMEOUT_MS, peer, addr, seen, expected, (int)blockIdx.x,
+         (int)threadIdx.x);
+  __trap();
+}
 
 /* Spins with acquire loads at system scope: flags are written by peers over NVLink, and the
- * data they publish must be visible once the flag is. */
-template <Rel R, class T, class E> TS_DEV T wait(const T *flag, E expected_in, int64_t pe = -1) {
+ * data they publish must be visible once the flag is.  `what` names the wait in the timeout
+ * message (default "wait_<rel>"). */
+template <Rel R, class T, class E>
+TS_DEV T wait(const T *flag, E expected_in, int64_t pe = -1, [[maybe_unused]] const char *what = nullptr) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "ts::dist::wait: flags are 32- or 64-bit integers");
   const T expected = (T)expected_in;
   const T *p = remote(flag, pe);
@@ -268,10 +279,10 @@ template <Rel R, class T, class E> TS_DEV T wait(const T *flag, E expected_in, i
   while (!holds<R>(v = LdOp<Sem::ACQUIRE, Scope::SYS, false, false>::template run<T>(p), expected)) {
 #if TILESCALE_WAIT_TIMEOUT_MS > 0
     if (global_timer_ns() - start > (uint64_t)TILESCALE_WAIT_TIMEOUT_MS * 1000000ull) {
-      char what[8] = {'w', 'a', 'i', 't', '_', 0, 0, 0};
+      char name[8] = {'w', 'a', 'i', 't', '_', 0, 0, 0};
       const char *n = rel_name(R);
-      what[5] = n[0], what[6] = n[1];
-      wait_timeout(what, p, (long long)v, (long long)expected);
+      name[5] = n[0], name[6] = n[1];
+      wait_timeout(what ? what : name, p, (long long)v, (long long)expected);
     }
 #endif
   }
@@ -438,7 +449,8 @@ template <class T> TS_DEV void get_block(const T *src, T *dst, uint64_t n, int64
  * barrier.  For every other rank t, this rank adds +1 to its own slot bar_me[t] and -1 to
  * t's slot bar_t[me]; a slot returns to <= 0 once both sides of the pair have arrived, so
  * the barrier is reusable.  Any block size works (threads loop over the ranks). */
-template <bool NeedFence = true> TS_DEV void barrier_blocks(int *bar) {
+template <bool NeedFence = true>
+TS_DEV void barrier_blocks(int *bar, [[maybe_unused]] const char *what = nullptr) {
   const unsigned tid = linear_tid(), nt = block_threads();
   const int n = (int)num_ranks(), me = (int)rank();
   if (NeedFence) fence_sys();
@@ -458,7 +470,7 @@ template <bool NeedFence = true> TS_DEV void barrier_blocks(int *bar) {
     while ((v = LdOp<Sem::ACQUIRE, Scope::SYS, false, false>::template run<int>(bar + t)) > 0) {
 #if TILESCALE_WAIT_TIMEOUT_MS > 0
       if (global_timer_ns() - start > (uint64_t)TILESCALE_WAIT_TIMEOUT_MS * 1000000ull)
-        wait_timeout("barrier_blocks (waiting for a peer rank)", bar + t, v, 0);
+        wait_timeout_peer(what ? what : NeedFence ? "barrier_blocks" : "sync_blocks", t, bar + t, v, 0);
 #endif
     }
     (void)v;

@@ -13,7 +13,13 @@
  * ops SIGNAL_SET 9, SIGNAL_ADD 10.  barrier_all/sync_all use the runtime's barrier words
  * at the start of the symmetric heap; like NVSHMEM's they are called by one thread
  * (barrier_all), one warp (_warp) or one block (_block) of every PE.  Collectives work on
- * the world team and count elements of the pointee type. */
+ * the world team and count elements of the pointee type.
+ *
+ * No silent hangs: with TILESCALE_WAIT_TIMEOUT_MS compiled in, every wait that depends on
+ * another pe (signal_wait_until, the barriers, the collectives' synchronisation) is our own
+ * spin on both backends and traps with the rank, the address and the value seen (for a
+ * barrier, the rank that never arrived); only with the timeout off does the nvshmem backend
+ * forward them to NVSHMEM. */
 #pragma once
 
 #include <tilescale/dist.cuh>
@@ -48,6 +54,51 @@ namespace shmem {
 enum CmpType : int { CMP_EQ = 0, CMP_NE = 1, CMP_GT = 2, CMP_LE = 3, CMP_LT = 4, CMP_GE = 5 };
 enum SignalOp : int { SIGNAL_SET = 9, SIGNAL_ADD = 10 };
 enum Team : int { TEAM_WORLD = 0 };
+
+/* ---- pieces both backends use ------------------------------------------------------------------ */
+/* The argument-less barriers: a pairwise counting barrier on the runtime's words, bar =
+ * int[num_pes] at the start of the symmetric heap (zeroed by the runtime at init).  For every
+ * other pe t this pe adds +1 to its own slot bar[t] and -1 to t's slot bar[me] (through
+ * `arrive`); a slot is back to <= 0 once both sides arrived and exactly 0 after every
+ * barrier, so it is reusable and a peer can run at most one barrier ahead.  One thread per pe
+ * calls it.  With TILESCALE_WAIT_TIMEOUT_MS the spin traps naming the pe that never came. */
+template <class Arrive> TS_DEV void pairwise_barrier(const char *what, Arrive arrive) {
+  using namespace ts::dist;
+  int *bar = runtime_barrier();
+  const int n = (int)num_ranks(), me = (int)rank();
+  for (int t = 0; t < n; t++)
+    if (t != me) arrive(bar, t, me);
+#if TILESCALE_WAIT_TIMEOUT_MS > 0
+  const uint64_t start = global_timer_ns();
+#endif
+  for (int t = 0; t < n; t++) {
+    if (t == me) continue;
+    [[maybe_unused]] int v;
+#pragma unroll 1
+    while ((v = LdOp<Sem::ACQUIRE, Scope::SYS, false, false>::template run<int>(bar + t)) > 0) {
+#if TILESCALE_WAIT_TIMEOUT_MS > 0
+      if (global_timer_ns() - start > (uint64_t)TILESCALE_WAIT_TIMEOUT_MS * 1000000ull)
+        wait_timeout_peer(what, t, bar + t, v, 0);
+#endif
+    }
+    (void)v;
+  }
+  (void)what;
+}
+
+/* signal_wait_until as our own spin (acquire loads of the local word, as NVSHMEM's are), so
+ * a wait that never completes traps with the rank, the address and the value seen. */
+TS_DEV uint64_t wait_signal(uint64_t *sig, int cmp, uint64_t v) {
+  using namespace ts::dist;
+  switch (cmp) {
+  case CMP_EQ: return wait<Rel::EQ>(sig, v, -1, "signal_wait_until(EQ)");
+  case CMP_NE: return wait<Rel::NE>(sig, v, -1, "signal_wait_until(NE)");
+  case CMP_GT: return wait<Rel::GT>(sig, v, -1, "signal_wait_until(GT)");
+  case CMP_LE: return wait<Rel::LE>(sig, v, -1, "signal_wait_until(LE)");
+  case CMP_LT: return wait<Rel::LT>(sig, v, -1, "signal_wait_until(LT)");
+  default: return wait<Rel::GE>(sig, v, -1, "signal_wait_until(GE)");
+  }
+}
 
 #ifndef TILESCALE_NVSHMEM
 
@@ -143,60 +194,35 @@ TS_DEV void putmem_signal_nbi_block(void *d, const void *s, size_t n, uint64_t *
 
 /* Waits on a local signal word; returns the value that satisfied the comparison. */
 TS_DEV uint64_t signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t value) {
-  using namespace ts::dist;
-  switch (cmp) {
-  case CMP_EQ: return wait_eq(sig_addr, value);
-  case CMP_NE: return wait_ne(sig_addr, value);
-  case CMP_GT: return wait_gt(sig_addr, value);
-  case CMP_LE: return wait_le(sig_addr, value);
-  case CMP_LT: return wait_lt(sig_addr, value);
-  default: return wait_ge(sig_addr, value);
-  }
+  return wait_signal(sig_addr, cmp, value);
 }
-
 
 /* ---- barriers (the runtime's words at the heap start: one int per pe) -------------------------- */
-/* One thread: the pairwise counting barrier of ts::dist::barrier_blocks without the block. */
-TS_DEV void barrier_thread(bool need_fence) {
+/* Arrivals are system-scope release atomics through the heap table. */
+TS_DEV void barrier_thread(bool need_fence, const char *what) {
   using namespace ts::dist;
-  int *bar = runtime_barrier();
-  const int n = (int)num_ranks(), me = (int)rank();
   if (need_fence) fence_sys();
-  for (int t = 0; t < n; t++) {
-    if (t == me) continue;
+  pairwise_barrier(what, [](int *bar, int t, int me) {
     atom_add<Sem::RELEASE, Scope::SYS>(bar + t, 1);
     atom_add<Sem::RELEASE, Scope::SYS>(bar + me, -1, t);
-  }
-#if TILESCALE_WAIT_TIMEOUT_MS > 0
-  const uint64_t start = global_timer_ns();
-#endif
-  for (int t = 0; t < n; t++) {
-    if (t == me) continue;
-    [[maybe_unused]] int v;
-#pragma unroll 1
-    while ((v = LdOp<Sem::ACQUIRE, Scope::SYS, false, false>::template run<int>(bar + t)) > 0) {
-#if TILESCALE_WAIT_TIMEOUT_MS > 0
-      if (global_timer_ns() - start > (uint64_t)TILESCALE_WAIT_TIMEOUT_MS * 1000000ull)
-        wait_timeout("barrier_all (waiting for a peer pe)", bar + t, v, 0);
-#endif
-    }
-    (void)v;
-  }
+  });
 }
-TS_DEV void barrier_all() { barrier_thread(true); }
-TS_DEV void sync_all() { barrier_thread(false); }
+TS_DEV void barrier_all() { barrier_thread(true, "barrier_all"); }
+TS_DEV void sync_all() { barrier_thread(false, "sync_all"); }
 TS_DEV void barrier_all_warp() {
   __syncwarp();
-  if (ts::dist::lane_id() == 0) barrier_thread(true);
+  if (ts::dist::lane_id() == 0) barrier_thread(true, "barrier_all_warp");
   __syncwarp();
 }
 TS_DEV void sync_all_warp() {
   __syncwarp();
-  if (ts::dist::lane_id() == 0) barrier_thread(false);
+  if (ts::dist::lane_id() == 0) barrier_thread(false, "sync_all_warp");
   __syncwarp();
 }
-TS_DEV void barrier_all_block() { ts::dist::barrier_blocks<true>(ts::dist::runtime_barrier()); }
-TS_DEV void sync_all_block() { ts::dist::barrier_blocks<false>(ts::dist::runtime_barrier()); }
+TS_DEV void barrier_all_block() {
+  ts::dist::barrier_blocks<true>(ts::dist::runtime_barrier(), "barrier_all_block");
+}
+TS_DEV void sync_all_block() { ts::dist::barrier_blocks<false>(ts::dist::runtime_barrier(), "sync_all_block"); }
 
 /* ---- collectives (world team; nelems elements) ------------------------------------------------- */
 /* fcollect: every pe's src lands at dest[pe * nelems] on every pe (pushes, then a barrier). */
@@ -354,22 +380,94 @@ TS_DEV void putmem_signal_nbi_block(void *d, const void *s, size_t n, uint64_t *
   if (signal_direct(2, d, s, n, sig, v, op, pe)) return;
   nvshmemx_putmem_signal_nbi_block(d, s, n, sig, v, op, pe);
 }
-/* With the debug timeout on, waits spin in our own loop (acquire loads of the local word,
- * as NVSHMEM's do) so a hang traps with the rank, the address and the value seen. */
-TS_DEV uint64_t signal_wait_until(uint64_t *sig, int cmp, uint64_t v) {
+/* With the debug timeout on, every wait that could depend on another pe is ours, so a hang
+ * traps with the rank, the address and the value seen instead of spinning silently inside
+ * NVSHMEM: signal_wait_until spins on the local word; the barriers are the pairwise barrier
+ * on the runtime's words with NVSHMEM atomics as arrivals (they reach pes on other nodes
+ * through the proxy), barrier_all completing this pe's puts first (quiet), as NVSHMEM's
+ * does; the collectives are puts/gets plus that barrier.  Without the timeout everything
+ * forwards to NVSHMEM. */
 #if TILESCALE_WAIT_TIMEOUT_MS > 0
-  using namespace ts::dist;
-  switch (cmp) {
-  case CMP_EQ: return wait_eq(sig, v);
-  case CMP_NE: return wait_ne(sig, v);
-  case CMP_GT: return wait_gt(sig, v);
-  case CMP_LE: return wait_le(sig, v);
-  case CMP_LT: return wait_lt(sig, v);
-  default: return wait_ge(sig, v);
-  }
+TS_DEV uint64_t signal_wait_until(uint64_t *sig, int cmp, uint64_t v) { return wait_signal(sig, cmp, v); }
+TS_DEV void barrier_thread(bool quiet_first, const char *what) {
+  if (quiet_first) nvshmem_quiet();
+  pairwise_barrier(what, [](int *bar, int t, int me) {
+    nvshmem_int_atomic_add(bar + t, 1, me);
+    nvshmem_int_atomic_add(bar + me, -1, t);
+  });
+}
+TS_DEV void barrier_all() { barrier_thread(true, "barrier_all"); }
+TS_DEV void sync_all() { barrier_thread(false, "sync_all"); }
+TS_DEV void barrier_all_warp() {
+  __syncwarp();
+  if (ts::dist::lane_id() == 0) barrier_thread(true, "barrier_all_warp");
+  __syncwarp();
+}
+TS_DEV void sync_all_warp() {
+  __syncwarp();
+  if (ts::dist::lane_id() == 0) barrier_thread(false, "sync_all_warp");
+  __syncwarp();
+}
+/* Thread 0's quiet completes the whole pe's puts; the block barrier orders the other
+ * threads' stores before it. */
+TS_DEV void barrier_all_block() {
+  __syncthreads();
+  if (ts::dist::linear_tid() == 0) barrier_thread(true, "barrier_all_block");
+  __syncthreads();
+}
+TS_DEV void sync_all_block() {
+  __syncthreads();
+  if (ts::dist::linear_tid() == 0) barrier_thread(false, "sync_all_block");
+  __syncthreads();
+}
+/* fcollect: push this pe's block to every pe, then the barrier (whose quiet completes the
+ * pushes); broadcast: a barrier so the root's data is ready, a pull, a barrier so the root
+ * may reuse src.  Bytes, like NVSHMEM's. */
+template <class T> TS_DEV int fcollect(int team, T *d, const T *s, size_t n) {
+  (void)team;
+  for (int pe = 0; pe < n_pes(); pe++) putmem(d + (size_t)my_pe() * n, s, n * sizeof(T), pe);
+  barrier_all();
+  return 0;
+}
+template <class T> TS_DEV int fcollect_warp(int team, T *d, const T *s, size_t n) {
+  (void)team;
+  for (int pe = 0; pe < n_pes(); pe++) putmem_warp(d + (size_t)my_pe() * n, s, n * sizeof(T), pe);
+  barrier_all_warp();
+  return 0;
+}
+template <class T> TS_DEV int fcollect_block(int team, T *d, const T *s, size_t n) {
+  (void)team;
+  for (int pe = 0; pe < n_pes(); pe++) putmem_block(d + (size_t)my_pe() * n, s, n * sizeof(T), pe);
+  barrier_all_block();
+  return 0;
+}
+template <class T> TS_DEV int broadcast(int team, T *d, const T *s, size_t n, int root) {
+  (void)team;
+  barrier_all();
+  getmem(d, s, n * sizeof(T), root);
+  barrier_all();
+  return 0;
+}
+template <class T> TS_DEV int broadcast_warp(int team, T *d, const T *s, size_t n, int root) {
+  (void)team;
+  barrier_all_warp();
+  getmem_warp(d, s, n * sizeof(T), root);
+  barrier_all_warp();
+  return 0;
+}
+template <class T> TS_DEV int broadcast_block(int team, T *d, const T *s, size_t n, int root) {
+  (void)team;
+  barrier_all_block();
+  getmem_block(d, s, n * sizeof(T), root);
+  barrier_all_block();
+  return 0;
+}
+TS_DEV int broadcastmem_block(int team, void *d, const void *s, size_t n, int root) {
+  return broadcast_block(team, (char *)d, (const char *)s, n, root);
+}
 #else
+TS_DEV uint64_t signal_wait_until(uint64_t *sig, int cmp, uint64_t v) {
   return nvshmem_signal_wait_until(sig, cmp, v);
-#endif
 }
 TS_DEV void barrier_all() { nvshmem_barrier_all(); }
 TS_DEV void barrier_all_warp() { nvshmemx_barrier_all_warp(); }
@@ -399,6 +497,7 @@ template <class T> TS_DEV int broadcast_block(int team, T *d, const T *s, size_t
 TS_DEV int broadcastmem_block(int team, void *d, const void *s, size_t n, int root) {
   return nvshmemx_uint8_broadcast_block(team, (uint8_t *)d, (const uint8_t *)s, n, root);
 }
+#endif
 #endif
 
 } // namespace shmem

@@ -1,17 +1,23 @@
 #!/bin/sh
 # check_wait_timeout.sh — the wait-timeout trap under `tilescale launch` (make check-dist):
 #   check_wait_timeout.sh CLI BIN [KERNEL_DIR]
-# For each of wait_eq and barrier_blocks, rank 1 of 2 spins on something nobody will ever
-# satisfy with TILESCALE_WAIT_TIMEOUT_MS=200 (wait_timeout.c).  Passes when, well within the
-# launcher's own --timeout: the launcher exits non-zero naming rank 1, and rank 1's output
-# has the trap message naming rank 1, the flag address the host printed, and the value seen.
+# For each of wait_eq, barrier_blocks, barrier_all_block, sync_all and signal_wait_until,
+# rank 1 of 2 spins on something nobody will ever satisfy with TILESCALE_WAIT_TIMEOUT_MS=200
+# (wait_timeout.c).  Passes when, well within the launcher's own --timeout: the launcher
+# exits non-zero naming rank 1, and rank 1's output has the trap message naming rank 1 (and
+# for barriers the missing rank 0), the flag address the host printed, and the value seen.
+# Run once per backend (TILESCALE_DIST_BACKEND): on nvshmem the NVSHMEM-family waits are
+# ours when the timeout is compiled in, not NVSHMEM's (dist_shmem.cuh).
 # Prints one PASS/FAIL line per case; exits non-zero on any failure.
 CLI=$1 BIN=$2 DIR=${3:-tests/dist}
 fail=0
-for mode in wait barrier; do
+for mode in wait barrier barrier_all sync_all signal; do
   case $mode in
     wait) what="wait_eq timed out after 200 ms"; held="holds 0, expected 1" ;;
-    barrier) what="barrier_blocks (waiting for a peer rank) timed out after 200 ms"; held="holds 1, expected 0" ;;
+    barrier) what="barrier_blocks timed out after 200 ms waiting for rank 0"; held="holds 1, expected 0" ;;
+    barrier_all) what="barrier_all_block timed out after 200 ms waiting for rank 0"; held="holds 1, expected 0" ;;
+    sync_all) what="sync_all timed out after 200 ms waiting for rank 0"; held="holds 1, expected 0" ;;
+    signal) what="signal_wait_until(EQ) timed out after 200 ms"; held="holds 0, expected 1" ;;
   esac
   start=$(date +%s)
   out=$(TILESCALE_WAIT_TIMEOUT_MS=200 TILESCALE_DISABLE_CACHE=1 "$CLI" launch --timeout 100 --grace 2 -n 2 "$BIN" "$mode" "$DIR" 2>&1)

@@ -1,10 +1,10 @@
 /* dist_prims.c — 2+-rank GPU tests of every in-kernel distributed primitive, run by
  * `tilescale launch -n N build/test_dist_prims [kernel dir]` (make check-dist, both backends).
  *
- *   TileLang kernel files (tests/dist/ldst_matrix.py, waits.py, barriers.py) compiled through
- *   the public API, plus hand-written kernels over dist.cuh (tests/dist/prims.cu) through the
- *   runtime's JIT -> launch on every rank -> checks of values written by one rank and
- *   observed by another, against what the host computes
+ *   TileLang kernel files (tests/dist/ldst_matrix.py, waits.py, barriers.py, workspace.py)
+ *   compiled through the public API, plus hand-written kernels over dist.cuh
+ *   (tests/dist/prims.cu) through the runtime's JIT -> launch on every rank -> checks of
+ *   values written by one rank and observed by another, against what the host computes
  *
  * Cases (one "PASS name" / "FAIL name: why" line each, per rank):
  *   ld/st matrix      21 stores x 27 loads, 32- and 64-bit, store-remote and load-remote,
@@ -12,13 +12,17 @@
  *   waits             wait_eq/ne/ge/le/gt/lt on 32- and 64-bit flags, local and remote
  *   signals           signal_op SET/ADD + signal_wait_until with every CmpType (ts::shmem:
  *                     NVSHMEM itself on the nvshmem backend)
- *   barriers          barrier_blocks / sync_blocks, 128 crossings per launch, 3 launches
+ *   barriers          barrier_blocks / sync_blocks, 128 crossings per launch, 3 launches;
+ *                     barrier_all(_block/_warp) / sync_all_block, 64 per launch, 3 launches;
+ *                     fcollect_block and broadcast_block
  *   sync_grid         cooperative launch, 32 grid barriers per launch; a grid that cannot
  *                     be co-resident is refused with the occupancy error
  *   put/get           warp and block forms, 1..16-byte elements, unaligned sizes/offsets,
  *                     with guard bytes around every destination
  *   atom_add          every thread of every rank adds into counters on every rank; the
  *                     returned old values of a 64-bit counter form a permutation
+ *   workspaces        T.alloc_barrier_gpu + init/arrive/wait/sync_barrier_gpu over 256 blocks,
+ *                     a T.alloc_global scratch reduction; 3 launches each (zeroed per launch)
  * A launch that fails (a trap, a timeout) ends the program at once with exit code 1 so the
  * launcher stops the other ranks instead of leaving them in a collective. */
 #include "../../examples/dist/example.h"
@@ -300,6 +304,79 @@ static void case_barrier(Ex *e, int fence) {
   ts_dist_free(e->d, bad), ts_dist_free(e->d, slots), ts_dist_free(e->d, bar);
 }
 
+/* ---- the NVSHMEM-family barriers and collectives ---------------------------------------------- */
+static void case_shmem_barriers(Ex *e, int form) {
+  static const char *const names[4] = {"int_p + barrier_all_block x64 per launch x3",
+                                        "int_p + barrier_all (one thread) x64 per launch x3",
+                                        "release stores + sync_all_block x64 per launch x3",
+                                        "int_p + barrier_all_warp x64 per launch x3"};
+  const char *name = names[form];
+  char why[256] = "";
+  enum { ITERS = 32, MAXR = 64 };
+  if (e->world > MAXR) return result(e, name, 0, "more than 64 ranks");
+  char f[4];
+  snprintf(f, sizeof f, "%d", form);
+  ts_param p[] = {{"iters", "32"}, {"form", f}};
+  ts_kernel *k = ex_compile(e, "barriers.py", "shmem_barriers", p, 2);
+  if (!k) return result(e, name, 0, "compile failed");
+  int *slots = ex_sym(e, MAXR * 4), *bad = ex_sym(e, 8);
+  ts_memset_d8(e->ctx, bad, 0, 8);
+  int base = 0;
+  for (int l = 0; l < 3; l++) {
+    base = 1000 * (l + 1);
+    ts_arg a[3] = {tensor(slots, TS_DTYPE_INT32, &(int64_t){MAXR}), tensor(bad, TS_DTYPE_INT32, &(int64_t){2}),
+                   scalar(base)};
+    launch(e, k, a, 3, name);
+  }
+  int hs[MAXR], hbad[2];
+  ts_memcpy_d2h(e->ctx, hs, slots, sizeof hs);
+  ts_memcpy_d2h(e->ctx, hbad, bad, sizeof hbad);
+  int ok = hbad[0] == 0;
+  if (!ok) snprintf(why, sizeof why, "%d stale slot reads after the barrier", hbad[0]);
+  for (int r = 0; r < e->world && ok; r++)
+    if (hs[r] != base + ITERS - 1)
+      ok = 0, snprintf(why, sizeof why, "slot of rank %d holds %d, want %d", r, hs[r], base + ITERS - 1);
+  result(e, name, ok, why);
+  ts_kernel_destroy(k);
+  ts_dist_free(e->d, bad), ts_dist_free(e->d, slots);
+}
+
+static void case_collectives(Ex *e) {
+  const char *name = "fcollect_block + broadcast_block (root 1) x3";
+  char why[256] = "";
+  enum { MAXR = 64 };
+  if (e->world > MAXR) return result(e, name, 0, "more than 64 ranks");
+  ts_param p[] = {{"root", "1"}};
+  ts_kernel *k = ex_compile(e, "barriers.py", "collectives", p, 1);
+  if (!k) return result(e, name, 0, "compile failed");
+  int *src = ex_sym(e, 16), *gath = ex_sym(e, 4 * MAXR * 4), *bc = ex_sym(e, 16);
+  int ok = 1;
+  for (int l = 0; l < 3 && ok; l++) {
+    int hsrc[4];
+    for (int i = 0; i < 4; i++) hsrc[i] = 100000 * (l + 1) + 100 * e->rank + i;
+    ts_memcpy_h2d(e->ctx, src, hsrc, sizeof hsrc);
+    ts_memset_d8(e->ctx, gath, 0xff, 4 * MAXR * 4);
+    ts_memset_d8(e->ctx, bc, 0xff, 16);
+    if (ts_dist_barrier(e->d, NULL) != TS_OK) fatal(e, name);
+    ts_arg a[3] = {tensor(src, TS_DTYPE_INT32, &(int64_t){4}), tensor(gath, TS_DTYPE_INT32, &(int64_t){4 * MAXR}),
+                   tensor(bc, TS_DTYPE_INT32, &(int64_t){4})};
+    launch(e, k, a, 3, name);
+    int hg[4 * MAXR], hb[4];
+    ts_memcpy_d2h(e->ctx, hg, gath, sizeof hg);
+    ts_memcpy_d2h(e->ctx, hb, bc, sizeof hb);
+    for (int r = 0; r < e->world && ok; r++)
+      for (int i = 0; i < 4 && ok; i++)
+        if (hg[4 * r + i] != 100000 * (l + 1) + 100 * r + i)
+          ok = 0, snprintf(why, sizeof why, "launch %d: fcollect element %d of pe %d is %d", l + 1, i, r, hg[4 * r + i]);
+    for (int i = 0; i < 4 && ok; i++)
+      if (hb[i] != 100000 * (l + 1) + 100 + i)
+        ok = 0, snprintf(why, sizeof why, "launch %d: broadcast element %d is %d", l + 1, i, hb[i]);
+  }
+  result(e, name, ok, why);
+  ts_kernel_destroy(k);
+  ts_dist_free(e->d, bc), ts_dist_free(e->d, gath), ts_dist_free(e->d, src);
+}
+
 /* ---- sync_grid --------------------------------------------------------------------------------- */
 static void case_sync_grid(Ex *e) {
   const char *name = "sync_grid x32 per cooperative launch x3";
@@ -344,6 +421,72 @@ static void case_sync_grid(Ex *e) {
   if (ok) printf("  (the runtime said: %s)\n", msg);
   ts_kernel_destroy(kb);
   ts_dist_free(e->d, A2), ts_dist_free(e->d, bad), ts_dist_free(e->d, A);
+}
+
+/* ---- T.alloc_global workspaces and the GPU barrier set (workspace.py) ----------------------------- */
+/* Three launches each: the runtime zeroes the workspaces before every launch, so the one-shot
+ * barriers work again and the scratch sums start from 0 (a leftover barrier word would hang
+ * until the debug timeout traps; a leftover sum would be doubled). */
+static void case_workspace(Ex *e) {
+  char why[256] = "";
+  enum { NB = 256, SB = 96, ST = 128 };
+  const char *name = "GPU barrier set on T.alloc_barrier_gpu (256 blocks) x3 launches";
+  ts_kernel *k = ex_compile(e, "workspace.py", "gpu_barrier", NULL, 0);
+  if (!k) return result(e, name, 0, "compile failed");
+  int *A = ex_sym(e, NB * 4), *B = ex_sym(e, NB * 4), *bad = ex_sym(e, 16);
+  ts_memset_d8(e->ctx, bad, 0, 16);
+  int ok = 1;
+  for (int l = 0; l < 3 && ok; l++) {
+    int base = 1000 * (l + 1) + 10 * e->rank;
+    ts_arg a[4] = {tensor(A, TS_DTYPE_INT32, &(int64_t){NB}), tensor(B, TS_DTYPE_INT32, &(int64_t){NB}),
+                   tensor(bad, TS_DTYPE_INT32, &(int64_t){4}), scalar(base)};
+    launch(e, k, a, 4, name);
+    int hb[4], ha[NB];
+    ts_memcpy_d2h(e->ctx, hb, bad, sizeof hb);
+    ts_memcpy_d2h(e->ctx, ha, B, sizeof ha);
+    if (hb[0] || hb[1] || hb[2]) {
+      ok = 0;
+      snprintf(why, sizeof why,
+               "launch %d: %d stale reads after wait_barrier_gpu, %d blocks saw a barrier word other than "
+               "0x80000000, %d stale reads after sync_barrier_gpu", l + 1, hb[0], hb[1], hb[2]);
+    }
+    for (int b = 0; b < NB && ok; b++)
+      if (ha[b] != base * 2 + b) ok = 0, snprintf(why, sizeof why, "launch %d: B[%d] = %d", l + 1, b, ha[b]);
+  }
+  result(e, name, ok, why);
+  ts_kernel_destroy(k);
+  ts_dist_free(e->d, bad), ts_dist_free(e->d, B), ts_dist_free(e->d, A);
+
+  name = "T.alloc_global scratch reduction (96 blocks) x3 launches";
+  k = ex_compile(e, "workspace.py", "scratch_sum", NULL, 0);
+  if (!k) return result(e, name, 0, "compile failed");
+  int *X = ex_sym(e, SB * ST * 4), *out = ex_sym(e, 16);
+  ok = 1;
+  for (int l = 0; l < 3 && ok; l++) {
+    static int hx[SB * ST];
+    uint64_t r = 0x9E3779B97F4A7C15ull * (uint64_t)(e->rank * 3 + l + 1);
+    long long want = 0;
+    for (int i = 0; i < SB * ST; i++) {
+      r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+      hx[i] = (int)(r % 2001) - 1000;
+      want += hx[i];
+    }
+    ts_memcpy_h2d(e->ctx, X, hx, sizeof hx);
+    ts_memset_d8(e->ctx, out, 0xff, 16);
+    ts_arg a[2] = {tensor(X, TS_DTYPE_INT32, &(int64_t){SB * ST}), tensor(out, TS_DTYPE_INT32, &(int64_t){3})};
+    launch(e, k, a, 2, name);
+    int ho[3];
+    ts_memcpy_d2h(e->ctx, ho, out, sizeof ho);
+    if (ho[0] != want || ho[1] != SB * ST || ho[2] != want) {
+      ok = 0;
+      snprintf(why, sizeof why,
+               "launch %d: sum of the per-block parts %d, count %d, atomic total %d; want %lld, %d, %lld", l + 1,
+               ho[0], ho[1], ho[2], want, SB * ST, want);
+    }
+  }
+  result(e, name, ok, why);
+  ts_kernel_destroy(k);
+  ts_dist_free(e->d, out), ts_dist_free(e->d, X);
 }
 
 /* ---- hand-written kernels (prims.cu) ------------------------------------------------------------ */
@@ -522,7 +665,10 @@ int main(int argc, char **argv) {
   case_signals(&e);
   case_barrier(&e, 1);
   case_barrier(&e, 0);
+  for (int form = 0; form < 4; form++) case_shmem_barriers(&e, form);
+  case_collectives(&e);
   case_sync_grid(&e);
+  case_workspace(&e);
   Hand h;
   memset(&h, 0, sizeof h);
   if (hand_load(&e, &h)) {
