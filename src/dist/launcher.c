@@ -9,14 +9,32 @@
  *        their process groups, SIGKILL after a grace period; the launcher exits non-zero
  *        and names the rank and why.
  *
+ * Several nodes (--nnodes K): one launcher per node, and the launchers form a star of
+ * control connections around node 0's (it listens on --control-port, default MASTER_PORT+1;
+ * the others connect before they start their ranks).  Lines of text:
+ *
+ *   node r -> node 0   HELLO <node> <nnodes> <nproc>    once, on joining
+ *                      FAIL <code> <why>                a failure on node r (its ranks are stopping)
+ *                      DONE                             every rank of node r succeeded
+ *   node 0 -> node r   FAIL <code> <why>                the job failed: stop your ranks
+ *                      EXIT                             every rank of every node succeeded
+ *
+ * So the first failure anywhere (a rank, a timeout, an interrupt, a node that never joins or
+ * whose launcher disappears) stops the ranks of every node, and every launcher exits with
+ * the same code naming the same rank.  A launcher whose ranks all succeeded still waits
+ * for node 0's verdict, so it too reports a failure elsewhere.
+ *
  * Signals arrive through a signalfd rather than a handler, so there is no global flag and
  * no race between "a child exited" and "poll started waiting". */
 #include "dist.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +48,7 @@
 extern char **environ;
 
 #define DEFAULT_MASTER_PORT 29500
+#define DEFAULT_JOIN_TIMEOUT_S 300
 #define LAUNCH_MAX_PROCS 1024
 
 static const char launch_usage[] =
@@ -45,6 +64,11 @@ static const char launch_usage[] =
     "Every output line is prefixed with its rank.  When a rank exits non-zero or is killed\n"
     "by a signal, the others are stopped and the launcher exits non-zero naming that rank.\n"
     "\n"
+    "Several nodes: start one launcher per node with the same -n, --nnodes, --master-addr\n"
+    "and --master-port.  The launchers of nodes 1..K-1 connect to node 0's launcher (at\n"
+    "MASTER_ADDR, --control-port); a failure on any node stops the ranks of every node, and\n"
+    "every launcher exits non-zero naming the failed rank.\n"
+    "\n"
     "options:\n"
     "  -n, --nproc N           processes on this node (also --nproc-per-node)\n"
     "  --nnodes K              nodes in the job (default 1; start one launcher per node)\n"
@@ -53,6 +77,10 @@ static const char launch_usage[] =
     "                          127.0.0.1)\n"
     "  --master-port P         rendezvous port (default $MASTER_PORT; on one node a free port is\n"
     "                          picked; otherwise 29500)\n"
+    "  --control-port P        port of node 0's launcher for the other nodes' launchers\n"
+    "                          (default MASTER_PORT + 1)\n"
+    "  --join-timeout S        fail if the other nodes' launchers have not joined node 0's within\n"
+    "                          S seconds (default 300)\n"
     "  --timeout S             stop every rank and fail if the job runs longer than S seconds\n"
     "  --grace S               seconds between SIGTERM and SIGKILL when stopping ranks (default 5)\n"
     "  --no-prefix             pass output through without rank prefixes\n"
@@ -61,8 +89,8 @@ static const char launch_usage[] =
 typedef struct LaunchOpts {
   int nproc, nnodes, node_rank;
   const char *master_addr;
-  int master_port;
-  double timeout_s, grace_s;
+  int master_port, control_port;
+  double timeout_s, grace_s, join_timeout_s;
   bool prefix;
   char **prog; /* NULL-terminated argv of the program */
 } LaunchOpts;
@@ -109,7 +137,9 @@ static int parse_args(int argc, char **argv, LaunchOpts *o) {
   o->nproc = -1;
   o->nnodes = 1;
   o->master_port = -1;
+  o->control_port = -1;
   o->grace_s = 5;
+  o->join_timeout_s = DEFAULT_JOIN_TIMEOUT_S;
   o->prefix = true;
   int i = 1;
   for (; i < argc; i++) {
@@ -158,6 +188,10 @@ static int parse_args(int argc, char **argv, LaunchOpts *o) {
       ok = *val != 0, o->master_addr = val;
     else if (!strcmp(name, "--master-port") || !strcmp(name, "--master_port"))
       ok = parse_int(val, 1, 65535, &o->master_port);
+    else if (!strcmp(name, "--control-port"))
+      ok = parse_int(val, 1, 65535, &o->control_port);
+    else if (!strcmp(name, "--join-timeout"))
+      ok = parse_seconds(val, &o->join_timeout_s) && o->join_timeout_s > 0;
     else if (!strcmp(name, "--timeout"))
       ok = parse_seconds(val, &o->timeout_s);
     else if (!strcmp(name, "--grace"))
@@ -361,6 +395,7 @@ static int status_exit_code(int status) {
   return 1;
 }
 
+
 static void signal_ranks(RankProc *procs, int n, int sig) {
   for (int i = 0; i < n; i++)
     if (procs[i].running) {
@@ -368,6 +403,306 @@ static void signal_ranks(RankProc *procs, int n, int sig) {
       kill(-procs[i].pid, sig);
       kill(procs[i].pid, sig); /* in case setpgid lost the race with exec */
     }
+}
+
+/* ---- the job: this node's ranks, the outcome, the control connections between nodes ------- */
+typedef struct Conn {
+  int fd;     /* -1 once closed */
+  int node;   /* the node at the other end; on node 0 -1 until its HELLO */
+  StrBuf in;  /* received bytes not yet ending a line */
+  bool done;  /* node 0: that node's ranks all succeeded */
+} Conn;
+
+typedef struct Job {
+  const LaunchOpts *o;
+  RankProc *procs;
+  double kill_at;       /* SIGKILL what still runs at this time; -1: nothing pending */
+  bool failed;          /* the first failure decides the outcome */
+  int exit_code;
+  StrBuf why;           /* what failed: "rank 3 exited with code 3", for the last line */
+  bool multi;           /* nnodes > 1 */
+  int listen_fd;        /* node 0: the control port; -1 otherwise */
+  Conn *conns;          /* node 0: accepted connections; node r > 0: [0] is node 0 */
+  int nconns, cap;
+  int joined;           /* node 0: nodes that said HELLO */
+  bool done_sent;       /* node r > 0: DONE sent */
+  bool verdict;         /* node r > 0: EXIT received; node 0: EXIT sent */
+  double join_deadline; /* node 0: when the missing nodes are given up on */
+} Job;
+
+/* One line to a peer launcher.  A peer that is gone is noticed by the read side. */
+TS_PRINTF(2, 3) static void send_line(int fd, const char *fmt, ...) {
+  if (fd < 0) return;
+  StrBuf sb = {0};
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(&sb, fmt, ap);
+  va_end(ap);
+  sb_putc(&sb, '\n');
+  for (size_t off = 0; off < sb.len;) {
+    ssize_t w = send(fd, sb.data + off, sb.len - off, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    off += (size_t)w;
+  }
+  sb_free(&sb);
+}
+
+static int running_ranks(const Job *j) {
+  int n = 0;
+  for (int i = 0; i < j->o->nproc; i++) n += j->procs[i].running;
+  return n;
+}
+
+/* Records the job's failure (only the first counts), stops this node's ranks and, when
+ * `tell`, passes it on: node 0 to every node, another node to node 0 (which relays it). */
+TS_PRINTF(4, 5) static void job_fail(Job *j, int code, bool tell, const char *fmt, ...) {
+  if (j->failed) return;
+  j->failed = true;
+  j->exit_code = code ? code : 1;
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(&j->why, fmt, ap);
+  va_end(ap);
+  if (j->multi && tell)
+    for (int i = 0; i < j->nconns; i++)
+      if (j->conns[i].node >= 0) send_line(j->conns[i].fd, "FAIL %d %s", j->exit_code, sb_str(&j->why));
+  signal_ranks(j->procs, j->o->nproc, SIGTERM);
+  j->kill_at = now_s() + j->o->grace_s;
+}
+
+/* " on node R" in multi-node jobs, where a rank number alone does not say where to look. */
+static const char *on_node(const Job *j, Arena *a) {
+  return j->multi ? arena_printf(a, " on node %d", j->o->node_rank) : "";
+}
+
+static void conn_close(Conn *c) {
+  if (c->fd >= 0) close(c->fd);
+  c->fd = -1;
+}
+
+static Conn *conn_add(Job *j, int fd, int node) {
+  if (j->nconns == j->cap) {
+    j->cap = j->cap ? 2 * j->cap : 8;
+    j->conns = ts_realloc(j->conns, (size_t)j->cap * sizeof *j->conns);
+  }
+  Conn *c = &j->conns[j->nconns++];
+  memset(c, 0, sizeof *c);
+  c->fd = fd;
+  c->node = node;
+  return c;
+}
+
+/* Node 0: the control port every other node's launcher connects to. */
+static int control_listen(const LaunchOpts *o, StrBuf *why) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    sb_printf(why, "socket: %s", strerror(errno));
+    return -1;
+  }
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  a.sin_port = htons((uint16_t)o->control_port);
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 64) != 0) {
+    sb_printf(why, "cannot listen on control port %d: %s", o->control_port, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Node r > 0: connects to node 0's launcher, retrying until the join deadline (node 0 may
+ * start later), and says HELLO.  An interrupt (on the signalfd) gives up at once.  Returns
+ * the connection, or -1 with the reason in `why`. */
+static int control_connect(const LaunchOpts *o, int sfd, StrBuf *why) {
+  double deadline = now_s() + o->join_timeout_s;
+  char port[16];
+  snprintf(port, sizeof port, "%d", o->control_port);
+  const char *last = "no attempt";
+  StrBuf err = {0};
+  for (;;) {
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    int gai = getaddrinfo(o->master_addr, port, &hints, &res);
+    if (gai != 0) {
+      sb_clear(&err);
+      sb_printf(&err, "cannot resolve %s: %s", o->master_addr, gai_strerror(gai));
+      last = sb_str(&err);
+    } else {
+      int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      int rc = fd < 0 ? -1 : connect(fd, res->ai_addr, res->ai_addrlen);
+      if (fd >= 0 && rc != 0 && errno == EINPROGRESS) {
+        /* An unreachable address can take long to refuse: wait at most a second. */
+        double left = deadline - now_s();
+        struct pollfd p[2] = {{fd, POLLOUT, 0}, {sfd, POLLIN, 0}};
+        int ms = left < 1 ? (int)(left * 1000) + 1 : 1000;
+        if (poll(p, 2, ms) > 0 && (p[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
+          int soerr = 0;
+          socklen_t l = sizeof soerr;
+          getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &l);
+          rc = soerr ? -1 : 0;
+          errno = soerr;
+        } else {
+          errno = ETIMEDOUT;
+        }
+      }
+      freeaddrinfo(res);
+      if (rc == 0) {
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        send_line(fd, "HELLO %d %d %d", o->node_rank, o->nnodes, o->nproc);
+        sb_free(&err);
+        return fd;
+      }
+      sb_clear(&err);
+      sb_append(&err, strerror(errno));
+      last = sb_str(&err);
+      if (fd >= 0) close(fd);
+    }
+    double left = deadline - now_s();
+    if (left <= 0) break;
+    struct pollfd p = {sfd, POLLIN, 0};
+    if (poll(&p, 1, left < 0.2 ? (int)(left * 1000) + 1 : 200) > 0) {
+      sb_printf(why, "interrupted while connecting to node 0's launcher at %s:%d", o->master_addr, o->control_port);
+      sb_free(&err);
+      return -1;
+    }
+  }
+  sb_printf(why,
+            "cannot reach node 0's launcher at %s:%d within %g s (last error: %s); start `tilescale launch "
+            "--nnodes %d --node-rank 0 ...` there with the same --master-addr/--master-port",
+            o->master_addr, o->control_port, o->join_timeout_s, last, o->nnodes);
+  sb_free(&err);
+  return -1;
+}
+
+/* A FAIL line from another launcher: "<code> <why>". */
+static void on_remote_fail(Job *j, const char *rest, bool relay) {
+  char *end;
+  long code = strtol(rest, &end, 10);
+  if (end == rest || code <= 0 || code > 255) code = 1;
+  while (*end == ' ') end++;
+  if (j->failed) return;
+  int n = running_ranks(j);
+  fprintf(stderr, "tilescale launch: %s", *end ? end : "another node failed");
+  if (n) fprintf(stderr, "; stopping the %d rank%s of node %d", n, n == 1 ? "" : "s", j->o->node_rank);
+  fputc('\n', stderr);
+  job_fail(j, (int)code, relay, "%s", *end ? end : "another node failed");
+}
+
+/* One line from connection c. */
+static void on_line(Job *j, Conn *c, const char *line) {
+  const LaunchOpts *o = j->o;
+  if (o->node_rank != 0) { /* from node 0 */
+    if (!strncmp(line, "FAIL ", 5)) on_remote_fail(j, line + 5, false);
+    else if (!strcmp(line, "EXIT")) j->verdict = true;
+    return;
+  }
+  if (!strncmp(line, "HELLO ", 6) && c->node < 0) {
+    int node = -1, nnodes = -1, nproc = -1;
+    bool dup = false;
+    if (sscanf(line + 6, "%d %d %d", &node, &nnodes, &nproc) == 3)
+      for (int i = 0; i < j->nconns; i++) dup |= j->conns[i].node == node;
+    if (nnodes != o->nnodes || nproc != o->nproc || node < 1 || node >= o->nnodes || dup) {
+      StrBuf sb = {0};
+      if (dup)
+        sb_printf(&sb, "two launchers say they are node %d", node);
+      else
+        sb_printf(&sb, "the launcher of node %d runs -n %d --nnodes %d, but node 0's runs -n %d --nnodes %d (every "
+                       "node needs the same -n and --nnodes, and --node-rank 1..%d)",
+                  node, nproc, nnodes, o->nproc, o->nnodes, o->nnodes - 1);
+      fprintf(stderr, "tilescale launch: %s\n", sb_str(&sb));
+      send_line(c->fd, "FAIL 2 %s", sb_str(&sb));
+      conn_close(c);
+      job_fail(j, 2, true, "%s", sb_str(&sb));
+      sb_free(&sb);
+      return;
+    }
+    c->node = node;
+    j->joined++;
+    if (j->failed) send_line(c->fd, "FAIL %d %s", j->exit_code, sb_str(&j->why));
+  } else if (!strncmp(line, "FAIL ", 5) && c->node >= 1) {
+    on_remote_fail(j, line + 5, true);
+  } else if (!strcmp(line, "DONE") && c->node >= 1) {
+    c->done = true;
+  }
+}
+
+/* Reads what connection c has; complete lines go to on_line.  On EOF the connection closes
+ * and, unless its work was over, that is a failure. */
+static void conn_pump(Job *j, Conn *c) {
+  char buf[4096];
+  ssize_t r = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
+  if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return;
+  if (r > 0) {
+    sb_appendn(&c->in, buf, (size_t)r);
+    char *start = c->in.data, *nl;
+    while (c->fd >= 0 && (nl = memchr(start, '\n', c->in.len - (size_t)(start - c->in.data)))) {
+      *nl = 0;
+      on_line(j, c, start);
+      start = nl + 1;
+    }
+    size_t rest = c->in.len - (size_t)(start - c->in.data);
+    memmove(c->in.data, start, rest);
+    c->in.len = rest;
+    c->in.data[rest] = 0;
+    return;
+  }
+  int node = c->node;
+  bool over = c->done;
+  conn_close(c);
+  if (j->failed || node < 0) return;
+  if (j->o->node_rank != 0 && !j->verdict) {
+    fprintf(stderr, "tilescale launch: lost the connection to node 0's launcher; stopping this node's ranks\n");
+    job_fail(j, 1, false, "lost the connection to node 0's launcher before the job ended");
+  } else if (j->o->node_rank == 0 && !over) {
+    fprintf(stderr, "tilescale launch: the launcher of node %d disconnected; stopping every rank\n", node);
+    job_fail(j, 1, true, "the launcher of node %d disconnected before its ranks finished", node);
+  }
+}
+
+/* Node 0: gives up on the nodes that have not joined by the deadline. */
+static void check_join_deadline(Job *j, double now) {
+  const LaunchOpts *o = j->o;
+  if (!j->multi || o->node_rank != 0 || j->failed || j->joined == o->nnodes - 1 || now < j->join_deadline) return;
+  StrBuf missing = {0};
+  int n = 0;
+  for (int node = 1; node < o->nnodes; node++) {
+    bool in = false;
+    for (int i = 0; i < j->nconns; i++) in |= j->conns[i].node == node;
+    if (!in) sb_printf(&missing, "%s%d", n++ ? ", " : "", node);
+  }
+  fprintf(stderr, "tilescale launch: node%s %s did not join within %g s; stopping every rank\n", n == 1 ? "" : "s",
+          sb_str(&missing), o->join_timeout_s);
+  job_fail(j, 1, true,
+           "node%s %s did not join within %g s (start `tilescale launch -n %d --nnodes %d --node-rank R "
+           "--master-addr ADDR --master-port %d PROG` on each node; its launcher connects to this one on port %d)",
+           n == 1 ? "" : "s", sb_str(&missing), o->join_timeout_s, o->nproc, o->nnodes, o->master_port,
+           o->control_port);
+  sb_free(&missing);
+}
+
+/* Every rank of this node has exited and nothing failed: true when the launcher may exit.
+ * Node r reports DONE and waits for node 0's EXIT; node 0 waits for every node's DONE. */
+static bool job_complete(Job *j) {
+  if (!j->multi || j->failed) return true;
+  if (j->o->node_rank != 0) {
+    if (!j->done_sent) send_line(j->conns[0].fd, "DONE");
+    j->done_sent = true;
+    return j->verdict;
+  }
+  int done = 0;
+  for (int i = 0; i < j->nconns; i++) done += j->conns[i].node >= 1 && j->conns[i].done;
+  if (done < j->o->nnodes - 1) return false;
+  for (int i = 0; i < j->nconns; i++)
+    if (j->conns[i].node >= 1) send_line(j->conns[i].fd, "EXIT");
+  j->verdict = true;
+  return true;
 }
 
 int dist_launch_main(int argc, char **argv) {
@@ -382,6 +717,7 @@ int dist_launch_main(int argc, char **argv) {
     if (!env_port || !parse_int(env_port, 1, 65535, &o.master_port))
       o.master_port = o.nnodes == 1 ? pick_free_port() : DEFAULT_MASTER_PORT;
   }
+  if (o.control_port < 0) o.control_port = o.master_port < 65535 ? o.master_port + 1 : o.master_port - 1;
 
   /* SIGCHLD, SIGINT, SIGTERM, SIGHUP are read from a signalfd in the loop below. */
   sigset_t mask, orig_mask;
@@ -399,154 +735,191 @@ int dist_launch_main(int argc, char **argv) {
   }
 
   Arena *arena = arena_new();
-  RankProc *procs = ts_calloc((size_t)o.nproc, sizeof *procs);
-  int nrun = 0;
-  int failed = -1;           /* index of the first rank that failed */
-  const char *stop_why = NULL; /* why the launcher itself stopped the job */
-  int stop_code = 0;
-  double t0 = now_s(), kill_at = -1;
-  for (int i = 0; i < o.nproc; i++) {
-    procs[i].rank = o.node_rank * o.nproc + i;
-    procs[i].fd[0] = procs[i].fd[1] = -1;
-    if (!spawn(&o, &procs[i], i, &orig_mask, arena)) {
-      fprintf(stderr, "tilescale launch: cannot start rank %d: %s\n", procs[i].rank, strerror(errno));
-      stop_why = "a rank could not be started";
-      stop_code = 1;
-      signal_ranks(procs, o.nproc, SIGTERM);
-      kill_at = now_s() + o.grace_s;
-      break;
+  Job j = {0};
+  j.o = &o;
+  j.kill_at = -1;
+  j.listen_fd = -1;
+  j.multi = o.nnodes > 1;
+  j.procs = ts_calloc((size_t)o.nproc, sizeof *j.procs);
+  int exit_code = 0;
+  double t0 = now_s();
+
+  /* Nodes: node 0 listens before starting its ranks; the others join it first (their ranks
+   * could not get past the rendezvous without node 0 anyway). */
+  if (j.multi) {
+    StrBuf why = {0};
+    int fd = o.node_rank == 0 ? control_listen(&o, &why) : control_connect(&o, sfd, &why);
+    if (fd < 0) {
+      fprintf(stderr, "tilescale launch: failed: node %d: %s\n", o.node_rank, sb_str(&why));
+      sb_free(&why);
+      exit_code = 1;
+      goto done;
     }
-    nrun++;
+    if (o.node_rank == 0) j.listen_fd = fd;
+    else conn_add(&j, fd, 0);
+    j.join_deadline = now_s() + o.join_timeout_s;
   }
 
-  struct pollfd *pfds = ts_calloc((size_t)(2 * o.nproc + 1), sizeof *pfds);
-  for (;;) {
-    int alive = 0, open_fds = 0;
-    for (int i = 0; i < o.nproc; i++) {
-      alive += procs[i].running;
-      open_fds += (procs[i].fd[0] >= 0) + (procs[i].fd[1] >= 0);
+  for (int i = 0; i < o.nproc; i++) {
+    j.procs[i].rank = o.node_rank * o.nproc + i;
+    j.procs[i].fd[0] = j.procs[i].fd[1] = -1;
+    if (!spawn(&o, &j.procs[i], i, &orig_mask, arena)) {
+      fprintf(stderr, "tilescale launch: cannot start rank %d: %s\n", j.procs[i].rank, strerror(errno));
+      job_fail(&j, 1, true, "a rank could not be started%s", on_node(&j, arena));
+      break;
     }
-    if (alive == 0 && open_fds == 0) break;
+  }
 
+  struct pollfd *pfds = NULL;
+  int pfd_cap = 0;
+  for (;;) {
+    int alive = running_ranks(&j), open_fds = 0;
+    for (int i = 0; i < o.nproc; i++) open_fds += (j.procs[i].fd[0] >= 0) + (j.procs[i].fd[1] >= 0);
+    if (alive == 0 && open_fds == 0 && job_complete(&j)) break;
+
+    int need = 2 * o.nproc + j.nconns + 2;
+    if (need > pfd_cap) {
+      pfd_cap = 2 * need;
+      pfds = ts_realloc(pfds, (size_t)pfd_cap * sizeof *pfds);
+    }
     int np = 0;
     pfds[np++] = (struct pollfd){sfd, POLLIN, 0};
     for (int i = 0; i < o.nproc; i++)
       for (int s = 0; s < 2; s++)
-        if (procs[i].fd[s] >= 0) pfds[np++] = (struct pollfd){procs[i].fd[s], POLLIN, 0};
+        if (j.procs[i].fd[s] >= 0) pfds[np++] = (struct pollfd){j.procs[i].fd[s], POLLIN, 0};
+    int first_conn = np;
+    if (j.listen_fd >= 0) pfds[np++] = (struct pollfd){j.listen_fd, POLLIN, 0};
+    for (int i = 0; i < j.nconns; i++)
+      if (j.conns[i].fd >= 0) pfds[np++] = (struct pollfd){j.conns[i].fd, POLLIN, 0};
 
-    /* Wake for the kill deadline, the job timeout, and — once every rank has exited — to
-     * stop waiting for pipes that a leftover grandchild keeps open. */
+    /* Wake for the kill deadline, the job timeout, the join deadline, and — once every rank
+     * has exited — to stop waiting for pipes that a leftover grandchild keeps open. */
     double now = now_s();
     double wake = -1;
-    if (kill_at >= 0) wake = kill_at;
-    if (o.timeout_s > 0 && !stop_why && failed < 0) {
+    if (j.kill_at >= 0) wake = j.kill_at;
+    if (o.timeout_s > 0 && !j.failed) {
       double t = t0 + o.timeout_s;
       if (wake < 0 || t < wake) wake = t;
     }
+    if (j.multi && o.node_rank == 0 && !j.failed && j.joined < o.nnodes - 1 && (wake < 0 || j.join_deadline < wake))
+      wake = j.join_deadline;
     int timeout_ms = wake < 0 ? -1 : (int)((wake - now) * 1000 + 1);
     if (timeout_ms < -1) timeout_ms = 0;
     if (alive == 0 && (timeout_ms < 0 || timeout_ms > 500)) timeout_ms = 500;
     int pr = poll(pfds, (nfds_t)np, timeout_ms);
     if (pr < 0 && errno != EINTR) {
       fprintf(stderr, "tilescale launch: poll failed: %s\n", strerror(errno));
+      job_fail(&j, 1, true, "the launcher%s failed (poll: %s)", on_node(&j, arena), strerror(errno));
       break;
     }
     if (pr == 0 && alive == 0) {
       /* Every rank is gone but something still holds its output open: stop listening. */
       for (int i = 0; i < o.nproc; i++)
         for (int s = 0; s < 2; s++)
-          if (procs[i].fd[s] >= 0) {
-            close(procs[i].fd[s]);
-            procs[i].fd[s] = -1;
+          if (j.procs[i].fd[s] >= 0) {
+            close(j.procs[i].fd[s]);
+            j.procs[i].fd[s] = -1;
           }
-      continue;
     }
     if (pr > 0) {
-      for (int k = 1; k < np; k++) {
+      for (int k = 1; k < first_conn; k++) {
         if (!(pfds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         for (int i = 0; i < o.nproc; i++)
           for (int s = 0; s < 2; s++)
-            if (procs[i].fd[s] == pfds[k].fd) pump(&o, &procs[i], s);
+            if (j.procs[i].fd[s] == pfds[k].fd) pump(&o, &j.procs[i], s);
+      }
+      for (int k = first_conn; k < np; k++) {
+        if (!(pfds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        if (pfds[k].fd == j.listen_fd) {
+          int fd = accept4(j.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+          if (fd >= 0) {
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            conn_add(&j, fd, -1);
+          }
+          continue;
+        }
+        for (int i = 0; i < j.nconns; i++)
+          if (j.conns[i].fd == pfds[k].fd) conn_pump(&j, &j.conns[i]);
       }
       if (pfds[0].revents & POLLIN) {
         struct signalfd_siginfo si;
         while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
           if (si.ssi_signo == SIGCHLD) continue; /* reaped below */
-          if (!stop_why && failed < 0) {
+          if (!j.failed) {
+            const char *abbr = sigabbrev_np((int)si.ssi_signo);
             fprintf(stderr, "tilescale launch: received signal %u (%s); stopping every rank\n", si.ssi_signo,
-                    sigabbrev_np((int)si.ssi_signo) ? sigabbrev_np((int)si.ssi_signo) : "?");
-            stop_why = "interrupted";
-            stop_code = 128 + (int)si.ssi_signo;
-            signal_ranks(procs, o.nproc, SIGTERM);
-            kill_at = now_s() + o.grace_s;
+                    abbr ? abbr : "?");
+            job_fail(&j, 128 + (int)si.ssi_signo, true, "interrupted%s",
+                     j.multi ? arena_printf(arena, " (the launcher of node %d)", o.node_rank) : "");
           } else {
-            signal_ranks(procs, o.nproc, SIGKILL); /* a second interrupt: no more grace */
+            signal_ranks(j.procs, o.nproc, SIGKILL); /* a second interrupt: no more grace */
           }
         }
       }
     }
     /* Reap every rank that exited (SIGCHLD may coalesce, so check them all). */
     for (int i = 0; i < o.nproc; i++) {
-      if (!procs[i].running) continue;
+      RankProc *p = &j.procs[i];
+      if (!p->running) continue;
       int st;
-      pid_t w = waitpid(procs[i].pid, &st, WNOHANG);
-      if (w != procs[i].pid) continue;
-      procs[i].running = false;
-      procs[i].status = st;
+      pid_t w = waitpid(p->pid, &st, WNOHANG);
+      if (w != p->pid) continue;
+      p->running = false;
+      p->status = st;
       bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-      if (!ok && failed < 0 && !procs[i].stopped_by_us && !stop_why) {
-        failed = i;
+      if (!ok && !p->stopped_by_us && !j.failed) {
         StrBuf sb = {0};
         describe_status(&sb, st);
-        fprintf(stderr, "tilescale launch: rank %d (pid %d) %s", procs[i].rank, (int)procs[i].pid, sb_str(&sb));
-        sb_free(&sb);
-        int others = 0;
-        for (int j = 0; j < o.nproc; j++) others += procs[j].running;
+        fprintf(stderr, "tilescale launch: rank %d (pid %d)%s %s", p->rank, (int)p->pid, on_node(&j, arena),
+                sb_str(&sb));
+        int others = running_ranks(&j);
         if (others) fprintf(stderr, "; stopping the other %d rank%s", others, others == 1 ? "" : "s");
+        if (j.multi) fprintf(stderr, "%s the ranks of the other nodes", others ? " and" : "; stopping");
         fputc('\n', stderr);
-        signal_ranks(procs, o.nproc, SIGTERM);
-        kill_at = now_s() + o.grace_s;
+        job_fail(&j, status_exit_code(st), true, "rank %d %s%s", p->rank, sb_str(&sb), on_node(&j, arena));
+        sb_free(&sb);
       }
     }
     now = now_s();
-    if (kill_at >= 0 && now >= kill_at) {
-      signal_ranks(procs, o.nproc, SIGKILL);
-      kill_at = -1;
+    if (j.kill_at >= 0 && now >= j.kill_at) {
+      signal_ranks(j.procs, o.nproc, SIGKILL);
+      j.kill_at = -1;
     }
-    if (o.timeout_s > 0 && !stop_why && failed < 0 && now - t0 >= o.timeout_s) {
+    check_join_deadline(&j, now);
+    if (o.timeout_s > 0 && !j.failed && now - t0 >= o.timeout_s) {
       StrBuf sb = {0};
       for (int i = 0; i < o.nproc; i++)
-        if (procs[i].running) sb_printf(&sb, " %d", procs[i].rank);
+        if (j.procs[i].running) sb_printf(&sb, " %d", j.procs[i].rank);
       fprintf(stderr, "tilescale launch: timed out after %g s; ranks still running:%s; stopping them\n", o.timeout_s,
               sb_str(&sb));
       sb_free(&sb);
-      stop_why = "timed out";
-      stop_code = 124;
-      signal_ranks(procs, o.nproc, SIGTERM);
-      kill_at = now + o.grace_s;
+      job_fail(&j, 124, true, "timed out%s",
+               j.multi ? arena_printf(arena, " (node %d, after %g s)", o.node_rank, o.timeout_s) : "");
     }
   }
-
-  int exit_code = 0;
-  if (failed >= 0) {
-    exit_code = status_exit_code(procs[failed].status);
-    StrBuf sb = {0};
-    describe_status(&sb, procs[failed].status);
-    fprintf(stderr, "tilescale launch: failed: rank %d %s\n", procs[failed].rank, sb_str(&sb));
-    sb_free(&sb);
-  } else if (stop_why) {
-    exit_code = stop_code ? stop_code : 1;
-    fprintf(stderr, "tilescale launch: failed: %s\n", stop_why);
-  }
-  (void)nrun;
-  for (int i = 0; i < o.nproc; i++) {
-    sb_free(&procs[i].partial[0]);
-    sb_free(&procs[i].partial[1]);
-    for (int s = 0; s < 2; s++)
-      if (procs[i].fd[s] >= 0) close(procs[i].fd[s]);
-  }
   ts_free(pfds);
-  ts_free(procs);
+
+  if (j.failed) {
+    exit_code = j.exit_code;
+    fprintf(stderr, "tilescale launch: failed: %s\n", sb_str(&j.why));
+  }
+done:
+  for (int i = 0; i < o.nproc; i++) {
+    sb_free(&j.procs[i].partial[0]);
+    sb_free(&j.procs[i].partial[1]);
+    for (int s = 0; s < 2; s++)
+      if (j.procs[i].fd[s] >= 0) close(j.procs[i].fd[s]);
+  }
+  for (int i = 0; i < j.nconns; i++) {
+    if (j.conns[i].fd >= 0) shutdown(j.conns[i].fd, SHUT_WR);
+    conn_close(&j.conns[i]);
+    sb_free(&j.conns[i].in);
+  }
+  if (j.listen_fd >= 0) close(j.listen_fd);
+  ts_free(j.conns);
+  sb_free(&j.why);
+  ts_free(j.procs);
   arena_destroy(arena);
   close(sfd);
   /* Drop signals that arrived for the ranks before unblocking, then restore the mask. */

@@ -104,19 +104,27 @@ typedef struct LaunchResult {
   double secs;
 } LaunchResult;
 
-/* Runs dist_launch_main in a forked process (it changes the signal mask and forks), with
- * stdout/stderr captured in files; extra_env entries ("K=V") are set for it first. */
-static LaunchResult run_launch(char **argv, const char *const *extra_env) {
-  LaunchResult r = {-1, NULL, NULL, 0};
-  char out_path[] = "/tmp/ts_launch_out_XXXXXX", err_path[] = "/tmp/ts_launch_err_XXXXXX";
-  int ofd = mkstemp(out_path), efd = mkstemp(err_path);
+/* A launcher running in a forked process (dist_launch_main changes the signal mask and
+ * forks), its stdout/stderr captured in files. */
+typedef struct LaunchProc {
+  pid_t pid;
+  char out_path[32], err_path[32];
+  double t0;
+} LaunchProc;
+
+/* Starts dist_launch_main(argv) in a child; extra_env entries ("K=V") are set for it first. */
+static LaunchProc start_launch(char **argv, const char *const *extra_env) {
+  LaunchProc lp;
+  snprintf(lp.out_path, sizeof lp.out_path, "/tmp/ts_launch_out_XXXXXX");
+  snprintf(lp.err_path, sizeof lp.err_path, "/tmp/ts_launch_err_XXXXXX");
+  int ofd = mkstemp(lp.out_path), efd = mkstemp(lp.err_path);
   int argc = 0;
   while (argv[argc]) argc++;
-  double t0 = wall_s();
+  lp.t0 = wall_s();
   fflush(stdout);
   fflush(stderr);
-  pid_t pid = fork();
-  if (pid == 0) {
+  lp.pid = fork();
+  if (lp.pid == 0) {
     dup2(ofd, STDOUT_FILENO);
     dup2(efd, STDERR_FILENO);
     for (int i = 0; extra_env && extra_env[i]; i++) putenv((char *)extra_env[i]);
@@ -125,19 +133,29 @@ static LaunchResult run_launch(char **argv, const char *const *extra_env) {
     fflush(stderr);
     _exit(code);
   }
-  int st = 0;
-  waitpid(pid, &st, 0);
-  r.secs = wall_s() - t0;
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   close(ofd);
   close(efd);
-  r.out = ts_read_file(out_path, NULL);
-  r.err = ts_read_file(err_path, NULL);
+  return lp;
+}
+
+static LaunchResult finish_launch(LaunchProc *lp) {
+  LaunchResult r = {-1, NULL, NULL, 0};
+  int st = 0;
+  waitpid(lp->pid, &st, 0);
+  r.secs = wall_s() - lp->t0;
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.out = ts_read_file(lp->out_path, NULL);
+  r.err = ts_read_file(lp->err_path, NULL);
   if (!r.out) r.out = ts_strdup("");
   if (!r.err) r.err = ts_strdup("");
-  unlink(out_path);
-  unlink(err_path);
+  unlink(lp->out_path);
+  unlink(lp->err_path);
   return r;
+}
+
+static LaunchResult run_launch(char **argv, const char *const *extra_env) {
+  LaunchProc lp = start_launch(argv, extra_env);
+  return finish_launch(&lp);
 }
 
 static void free_result(LaunchResult *r) {
@@ -336,22 +354,159 @@ TEST(dist_launch_env_and_prefix) {
   free_result(&r);
 }
 
+/* Multi-node jobs on one machine: one launcher per "node", all on 127.0.0.1, with a
+ * rendezvous port and a control port (node 0's launcher) picked free. */
+#define NODE_ARGS(node, nn, ports)                                                                                 \
+  "--nnodes", nn, "--node-rank", node, "--master-addr", "127.0.0.1", "--master-port", (ports)[0], "--control-port", \
+      (ports)[1]
+
+static void pick_ports(char ports[2][8]) {
+  int a = free_port(), b = free_port();
+  while (b == a) b = free_port();
+  snprintf(ports[0], 8, "%d", a);
+  snprintf(ports[1], 8, "%d", b);
+}
+
+static void dump_on_failure(TestCtx *t, int before, const LaunchResult *r, int n) {
+  if (t->failures == before) return;
+  for (int i = 0; i < n; i++)
+    fprintf(stderr, "  node %d: exit %d after %.1f s\n--- stdout\n%s--- stderr\n%s", i, r[i].code, r[i].secs, r[i].out,
+            r[i].err);
+}
+
 TEST(dist_launch_multinode_ranks_and_partial_lines) {
-  char *argv[] = {"launch", "--nproc=2", "--nnodes", "3", "--node-rank", "2", "--master-port", "23456",
-                  "--master-addr", "10.1.2.3", "sh", "-c", "printf a; printf b >&2; printf \"c$RANK\"", NULL};
-  LaunchResult r = run_launch(argv, NULL);
-  CHECK(r.code == 0);
+  char ports[2][8];
+  pick_ports(ports);
+  int before = t->failures;
+  const char *prog = "printf a; printf b >&2; printf \"c$RANK/$WORLD_SIZE/$LOCAL_RANK/$MASTER_ADDR:$MASTER_PORT\"";
+  LaunchProc lp[3];
+  for (int n = 0; n < 3; n++) {
+    char node[4];
+    snprintf(node, sizeof node, "%d", n);
+    char *argv[] = {"launch", "--nproc=2", NODE_ARGS(node, "3", ports), "sh", "-c", (char *)prog, NULL};
+    lp[n] = start_launch(argv, NULL);
+  }
+  LaunchResult r[3];
+  for (int n = 0; n < 3; n++) r[n] = finish_launch(&lp[n]);
+  for (int n = 0; n < 3; n++) CHECK(r[n].code == 0);
   /* Node 2 of 3 with 2 ranks each: global ranks 4 and 5; a last line without '\n' is kept. */
-  CHECK(strstr(r.out, "[rank 4] ac4\n") && strstr(r.out, "[rank 5] ac5\n"));
-  CHECK(strstr(r.err, "[rank 4] b\n") != NULL);
-  free_result(&r);
-  char *argv2[] = {"launch", "-n", "2", "--nnodes", "2", "--node-rank", "1", "--no-prefix", "sh", "-c",
-                   "echo $RANK/$WORLD_SIZE/$LOCAL_RANK/$MASTER_ADDR:$MASTER_PORT", NULL};
-  const char *env[] = {"MASTER_ADDR=node0", "MASTER_PORT=4444", NULL};
-  r = run_launch(argv2, env);
-  CHECK(r.code == 0 && strstr(r.out, "2/4/0/node0:4444\n") && strstr(r.out, "3/4/1/node0:4444\n"));
-  CHECK(strstr(r.out, "[rank") == NULL);
-  free_result(&r);
+  char want[128];
+  snprintf(want, sizeof want, "[rank 4] ac4/6/0/127.0.0.1:%s\n", ports[0]);
+  CHECK(strstr(r[2].out, want) != NULL);
+  snprintf(want, sizeof want, "[rank 5] ac5/6/1/127.0.0.1:%s\n", ports[0]);
+  CHECK(strstr(r[2].out, want) != NULL);
+  CHECK(strstr(r[2].err, "[rank 4] b\n") != NULL);
+  CHECK(strstr(r[0].out, "[rank 1] ac1/6/1/") != NULL && strstr(r[1].out, "[rank 2] ac2/6/0/") != NULL);
+  dump_on_failure(t, before, r, 3);
+  for (int n = 0; n < 3; n++) free_result(&r[n]);
+
+  /* MASTER_ADDR / MASTER_PORT from the environment, no prefixes; node 1 finishes later and
+   * node 0's launcher waits for it (it must report a failure there too). */
+  pick_ports(ports);
+  char ma[64], mp[64];
+  snprintf(ma, sizeof ma, "MASTER_ADDR=127.0.0.1");
+  snprintf(mp, sizeof mp, "MASTER_PORT=%s", ports[0]);
+  const char *env[] = {ma, mp, NULL};
+  for (int n = 0; n < 2; n++) {
+    char *argv[] = {"launch", "-n", "2", "--nnodes", "2", "--node-rank", n ? "1" : "0", "--control-port", ports[1],
+                    "--no-prefix", "sh", "-c",
+                    n ? "sleep 0.6; echo $RANK/$WORLD_SIZE/$LOCAL_RANK/$MASTER_ADDR:$MASTER_PORT"
+                      : "echo $RANK/$WORLD_SIZE/$LOCAL_RANK/$MASTER_ADDR:$MASTER_PORT",
+                    NULL};
+    lp[n] = start_launch(argv, env);
+  }
+  for (int n = 0; n < 2; n++) r[n] = finish_launch(&lp[n]);
+  snprintf(want, sizeof want, "2/4/0/127.0.0.1:%s\n", ports[0]);
+  CHECK(r[1].code == 0 && strstr(r[1].out, want));
+  snprintf(want, sizeof want, "1/4/1/127.0.0.1:%s\n", ports[0]);
+  CHECK(r[0].code == 0 && strstr(r[0].out, want));
+  CHECK(strstr(r[0].out, "[rank") == NULL && strstr(r[1].out, "[rank") == NULL);
+  CHECK(r[0].secs >= 0.5); /* waited for node 1's verdict */
+  dump_on_failure(t, before, r, 2);
+  for (int n = 0; n < 2; n++) free_result(&r[n]);
+}
+
+/* A rank failing on one node stops the ranks of every node; every launcher exits with the
+ * rank's code and names it, within seconds (the others' ranks sleep 30 s). */
+TEST(dist_launch_multinode_failure_stops_every_node) {
+  static const struct {
+    const char *prog;
+    int code, rank, node;
+  } cases[] = {
+      /* rank 3 is on node 1 (2 ranks per node); everyone else sleeps */
+      {"if [ $RANK = 3 ]; then sleep 0.3; echo bye; exit 3; fi; sleep 30", 3, 3, 1},
+      /* a crash on node 0 reaches node 1 */
+      {"if [ $RANK = 0 ]; then sleep 0.3; kill -SEGV $$; fi; sleep 30", 128 + SIGSEGV, 0, 0},
+  };
+  for (int c = 0; c < TS_ARRAY_LEN(cases); c++) {
+    char ports[2][8];
+    pick_ports(ports);
+    int before = t->failures;
+    LaunchProc lp[2];
+    for (int n = 0; n < 2; n++) {
+      char *argv[] = {"launch", "-n", "2", NODE_ARGS(n ? "1" : "0", "2", ports), "--grace", "1", "sh", "-c",
+                      (char *)cases[c].prog, NULL};
+      lp[n] = start_launch(argv, NULL);
+    }
+    LaunchResult r[2];
+    for (int n = 0; n < 2; n++) r[n] = finish_launch(&lp[n]);
+    char want[96];
+    snprintf(want, sizeof want, "failed: rank %d ", cases[c].rank);
+    for (int n = 0; n < 2; n++) {
+      CHECK(r[n].code == cases[c].code);
+      CHECK(r[n].secs < 8.0);
+      CHECK(strstr(r[n].err, want) != NULL);
+    }
+    snprintf(want, sizeof want, " on node %d\n", cases[c].node);
+    CHECK(strstr(r[0].err, want) && strstr(r[1].err, want));
+    /* the other node says whose failure stops its ranks */
+    snprintf(want, sizeof want, "; stopping the 2 ranks of node %d", 1 - cases[c].node);
+    CHECK(strstr(r[1 - cases[c].node].err, want) != NULL);
+    if (c == 0) CHECK(strstr(r[1].out, "[rank 3] bye") != NULL);
+    dump_on_failure(t, before, r, 2);
+    for (int n = 0; n < 2; n++) free_result(&r[n]);
+  }
+}
+
+/* A node that never shows up: node 0's launcher gives up after --join-timeout and stops
+ * its ranks; a node whose node 0 never shows up cannot connect and says where it tried.
+ * Launchers of different shapes refuse each other. */
+TEST(dist_launch_multinode_missing_node_and_mismatch) {
+  char ports[2][8];
+  pick_ports(ports);
+  int before = t->failures;
+  char *a0[] = {"launch", "-n", "2", NODE_ARGS("0", "3", ports), "--join-timeout", "1", "--grace", "1",
+                "sleep", "30", NULL};
+  LaunchResult r[2];
+  r[0] = run_launch(a0, NULL);
+  CHECK(r[0].code == 1 && r[0].secs < 6.0);
+  CHECK(strstr(r[0].err, "failed: nodes 1, 2 did not join within 1 s") != NULL);
+  dump_on_failure(t, before, r, 1);
+  free_result(&r[0]);
+
+  char *a1[] = {"launch", "-n", "2", NODE_ARGS("1", "2", ports), "--join-timeout", "1", "sleep", "30", NULL};
+  r[0] = run_launch(a1, NULL);
+  char want[160];
+  snprintf(want, sizeof want, "failed: node 1: cannot reach node 0's launcher at 127.0.0.1:%s within 1 s", ports[1]);
+  CHECK(r[0].code == 1 && r[0].secs < 6.0 && strstr(r[0].err, want));
+  CHECK(strstr(r[0].out, "[rank") == NULL); /* no rank was started */
+  dump_on_failure(t, before, r, 1);
+  free_result(&r[0]);
+
+  pick_ports(ports);
+  LaunchProc lp[2];
+  for (int n = 0; n < 2; n++) {
+    char *argv[] = {"launch", "-n", n ? "3" : "2", NODE_ARGS(n ? "1" : "0", "2", ports), "--grace", "1",
+                    "sleep", "30", NULL};
+    lp[n] = start_launch(argv, NULL);
+  }
+  for (int n = 0; n < 2; n++) r[n] = finish_launch(&lp[n]);
+  for (int n = 0; n < 2; n++) {
+    CHECK(r[n].code == 2 && r[n].secs < 8.0);
+    CHECK(strstr(r[n].err, "failed: the launcher of node 1 runs -n 3 --nnodes 2, but node 0's runs -n 2") != NULL);
+  }
+  dump_on_failure(t, before, r, 2);
+  for (int n = 0; n < 2; n++) free_result(&r[n]);
 }
 
 TEST(dist_launch_failure_stops_others) {
