@@ -391,6 +391,9 @@ TS_DEV void putmem_signal_nbi_block(void *d, const void *s, size_t n, uint64_t *
 TS_DEV uint64_t signal_wait_until(uint64_t *sig, int cmp, uint64_t v) { return wait_signal(sig, cmp, v); }
 TS_DEV void barrier_thread(bool quiet_first, const char *what) {
   if (quiet_first) nvshmem_quiet();
+  /* NVSHMEM's atomics are relaxed: the fence makes the arrivals release this thread's (and,
+   * after the block's barrier, the block's) earlier stores, as the ipc backend's do */
+  ts::dist::fence_sys();
   pairwise_barrier(what, [](int *bar, int t, int me) {
     nvshmem_int_atomic_add(bar + t, 1, me);
     nvshmem_int_atomic_add(bar + me, -1, t);
@@ -472,9 +475,25 @@ TS_DEV uint64_t signal_wait_until(uint64_t *sig, int cmp, uint64_t v) {
 TS_DEV void barrier_all() { nvshmem_barrier_all(); }
 TS_DEV void barrier_all_warp() { nvshmemx_barrier_all_warp(); }
 TS_DEV void barrier_all_block() { nvshmemx_barrier_all_block(); }
-TS_DEV void sync_all() { nvshmem_sync_all(); }
-TS_DEV void sync_all_warp() { nvshmemx_sync_all_warp(); }
-TS_DEV void sync_all_block() { nvshmemx_sync_all_block(); }
+/* NVSHMEM's sync_all only synchronizes execution; ours also orders memory like the ipc
+ * backend's: every calling thread's earlier stores (SM stores to peers included) are
+ * visible to the other pes when they leave, and this pe's later loads see theirs (a
+ * system-scope fence on each side, which also drops stale L1 lines). */
+TS_DEV void sync_all() {
+  ts::dist::fence_sys();
+  nvshmem_sync_all();
+  ts::dist::fence_sys();
+}
+TS_DEV void sync_all_warp() {
+  ts::dist::fence_sys();
+  nvshmemx_sync_all_warp();
+  ts::dist::fence_sys();
+}
+TS_DEV void sync_all_block() {
+  ts::dist::fence_sys();
+  nvshmemx_sync_all_block();
+  ts::dist::fence_sys();
+}
 /* Collectives move bytes: an fcollect/broadcast of n elements is one of n*sizeof(T) bytes. */
 template <class T> TS_DEV int fcollect(int team, T *d, const T *s, size_t n) {
   return nvshmem_uint8_fcollect(team, (uint8_t *)d, (const uint8_t *)s, n * sizeof(T));
