@@ -12,7 +12,8 @@
  * K-major operands) against cuBLASLt (cublasLtMatmul, best heuristic algorithm) at 8192^3:
  * there the fastest configuration's tuning median is compared with cuBLASLt's median of
  * REPS runs (not alternated).  --quick: 8192^3 only; --shape M,N,K: one shape; -v: every config's rate;
- * --no-mc: skip the multicast configuration; --cfg I: only configuration I; --no-fp8. */
+ * --no-mc: skip the multicast configuration; --cfg I: only configuration I; --no-fp8; --sk: compile the
+ * non-multicast configurations with pass_configs {"tl.enable_stream_k": True} (stream-K tail). */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstrict-prototypes" /* an old-style declaration in cublasLt.h */
 #include <cublasLt.h>
@@ -49,8 +50,8 @@ static const Cfg cfgs[] = {
     {128, 256, 32, 8, 256, 1},
 };
 
-/* examples/gemm.py with multicast turned on through the decorator's pass_configs. */
-static ts_program *load_multicast(ts_context *ctx, const char *path) {
+/* examples/gemm.py with pass_configs added to the decorator (`configs`: "key": value, ...). */
+static ts_program *load_with_configs(ts_context *ctx, const char *path, const char *configs) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   enum { CAP = 1 << 16 };
@@ -62,7 +63,7 @@ static ts_program *load_multicast(ts_context *ctx, const char *path) {
   ts_program *p = NULL;
   if (at) {
     size_t head = (size_t)(at - src) + strlen(key);
-    snprintf(out, CAP + 128, "%.*s, pass_configs={\"tl.enable_tma_multicast\": True}%s", (int)head, src, src + head);
+    snprintf(out, CAP + 128, "%.*s, pass_configs={%s}%s", (int)head, src, configs, src + head);
     if (ts_program_load_source(ctx, path, out, &p) != TS_OK) p = NULL;
   }
   free(src);
@@ -302,12 +303,13 @@ static double rel_err(const uint16_t *x, const uint16_t *ref, size_t n, ts_dtype
 }
 
 int main(int argc, char **argv) {
-  int quick = 0, verbose = 0, no_mc = 0, one[3] = {0}, only_cfg = -1, no_fp8 = 0;
+  int quick = 0, verbose = 0, no_mc = 0, one[3] = {0}, only_cfg = -1, no_fp8 = 0, sk = 0;
   const char *examples = "examples";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "-v")) verbose = 1;
     else if (!strcmp(argv[i], "--no-mc")) no_mc = 1;
+    else if (!strcmp(argv[i], "--sk")) sk = 1;
     else if (!strcmp(argv[i], "--no-fp8")) no_fp8 = 1;
     else if (!strcmp(argv[i], "--cfg") && i + 1 < argc) only_cfg = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--shape") && i + 1 < argc) sscanf(argv[++i], "%d,%d,%d", &one[0], &one[1], &one[2]);
@@ -322,11 +324,13 @@ int main(int argc, char **argv) {
   char path[1024];
   snprintf(path, sizeof path, "%s/gemm.py", examples);
   ts_program *prog = NULL;
-  if (ts_program_load_file(ctx, path, &prog) != TS_OK) {
+  if (sk ? !(prog = load_with_configs(ctx, path, "\"tl.enable_stream_k\": True"))
+            : ts_program_load_file(ctx, path, &prog) != TS_OK) {
     fprintf(stderr, "bench_gemm: %s\n", ts_last_error(ctx));
     return 1;
   }
-  ts_program *prog_mc = load_multicast(ctx, path);
+  ts_program *prog_mc =
+      load_with_configs(ctx, path, "\"tl.enable_tma_multicast\": True"); /* stream-K needs no cluster */
   cublasHandle_t h;
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, "bench_gemm: cublasCreate failed\n");

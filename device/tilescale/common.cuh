@@ -62,6 +62,7 @@ template <> struct is_low_float<__nv_fp8_e5m2> { static constexpr bool value = t
 /* gridDim.x as an int: the stride of persistent blocks over their tiles (the runtime
  * launches only the co-resident blocks of a persistent kernel). */
 TS_DEV int grid_dim_x() { return (int)gridDim.x; }
+TS_DEV int block_idx_x() { return (int)blockIdx.x; } /* the launch's own index, never remapped */
 
 /* ---- conversions ------------------------------------------------------------------ */
 TS_DEV float to_f32(__half x) { return __half2float(x); }

@@ -474,4 +474,79 @@ template <int NREGS, int PENDING, class TC = float> TS_DEV void gemm_wgmma_wait(
   fence_regs<NREGS, TC>(acc);
 }
 
+/* ---- stream-K (warp_specialize's persistent schedule) ------------------------------------
+ * When the tiles do not fill the last wave (tiles % G != 0 for G persistent blocks), all
+ * full waves but the last run tile by tile and the rest of the work, (tiles - dp) * KT
+ * k-iterations, is split evenly over the G blocks: block b takes iterations
+ * [sk_begin(b), sk_begin(b + 1)).  A tile cut between blocks is finished by the block that
+ * computed its first k-iterations (at the end of its range): each later block that worked on
+ * it (at the start of its own range, so long before) left its partial accumulators in its
+ * slot of the workspace and raised its flag; the finisher adds them and stores the tile.
+ * A block contributes at most one partial (its first segment), so one slot per block.  The
+ * flags are zero at module load and the finisher lowers each one it consumed, so they are
+ * zero again after every launch.  More than SK_MAX_BLOCKS blocks: no stream-K. */
+constexpr int SK_MAX_BLOCKS = 256;
+
+template <int NREGS, int T> TS_DEV float *sk_workspace() {
+  static __device__ float ws[(size_t)SK_MAX_BLOCKS * NREGS * T];
+  return ws;
+}
+template <int NREGS, int T> TS_DEV unsigned *sk_flags() {
+  static __device__ unsigned flags[SK_MAX_BLOCKS];
+  return flags;
+}
+
+/* Tiles run tile by tile (the data-parallel part): all of them when they fill the waves. */
+TS_DEV int sk_dp_tiles(int tiles, int G) {
+  if (G <= 0 || tiles % G == 0 || G > SK_MAX_BLOCKS) return tiles;
+  const int waves = tiles / G;
+  return (waves > 0 ? waves - 1 : 0) * G;
+}
+/* The first stream-K iteration of block b (of `iters`, split over G blocks). */
+TS_DEV int sk_begin(int b, int G, int iters) { return (int)((long long)b * iters / G); }
+/* Tiles (segments) a range [s, e) of iterations touches, KT iterations per tile. */
+TS_DEV int sk_segments(int s, int e, int KT) { return s < e ? (e - 1) / KT - s / KT + 1 : 0; }
+
+/* A later block's partial: this block's accumulators into its slot, then its flag
+ * (release: every consumer thread's stores are ordered before it). */
+template <int NREGS, int T> TS_DEV void sk_store_partial(const float *acc, int b, int tid) {
+  float *w = sk_workspace<NREGS, T>() + (size_t)b * NREGS * T;
+#pragma unroll
+  for (int r = 0; r < NREGS; ++r) __stcg(w + r * T + tid, acc[r]);
+  __threadfence();
+  named_barrier_sync<1, T>();
+  if (tid == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(sk_flags<NREGS, T>() + b), "r"(1u) : "memory");
+}
+
+/* The finisher of a tile whose iterations end at `tile_end` (in the stream-K numbering):
+ * adds the partial of every later block whose range starts before that. */
+template <int NREGS, int T> TS_DEV void sk_fixup(float *acc, int b, int G, int iters, int tile_end, int tid) {
+  unsigned *flags = sk_flags<NREGS, T>();
+  for (int b2 = b + 1; b2 < G && sk_begin(b2, G, iters) < tile_end; ++b2) {
+    if (sk_begin(b2 + 1, G, iters) == sk_begin(b2, G, iters)) continue; /* no iterations: no partial */
+    if (tid == 0) {
+      unsigned v;
+      uint64_t t0;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+      for (unsigned spin = 0;; ++spin) {
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(flags + b2) : "memory");
+        if (v) break;
+        if ((spin & 1023) == 1023) { /* a partial never comes only through a bug: trap, never hang */
+          uint64_t t1;
+          asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+          if (t1 - t0 > 10000000000ull) {
+            printf("tilescale: stream-K block %d waited 10 s for the partial of block %d\n", b, b2);
+            __trap();
+          }
+        }
+      }
+      flags[b2] = 0; /* consumed: zero for the next launch */
+    }
+    named_barrier_sync<1, T>();
+    const float *w = sk_workspace<NREGS, T>() + (size_t)b2 * NREGS * T;
+#pragma unroll
+    for (int r = 0; r < NREGS; ++r) acc[r] += __ldcg(w + r * T + tid);
+  }
+}
+
 } // namespace ts

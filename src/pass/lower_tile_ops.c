@@ -168,6 +168,21 @@ static IrExpr *rw_expr(Lower *lw, NestCtx *nc, IrExpr *e) {
       return cond ? ir_select(lw->c, IR_IF_THEN_ELSE, cond, r, zero_of(lw, r->dtype), e->loc) : r;
     }
     case IR_CALL: {
+      /* &frag[0, ..., 0] outside a parallel loop (calls the compiler makes, e.g. the
+       * stream-K partials of warp_specialize): the thread's register array of the fragment */
+      if (!nc && e->u.call.op == IRI_ADDRESS_OF && e->u.call.nargs == 1 && e->u.call.args[0]->kind == IR_LOAD) {
+        const IrExpr *ld = e->u.call.args[0];
+        IrBuffer *b = ld->u.load.buf;
+        bool zero = b->scope == IR_SCOPE_FRAGMENT && b->fragment && !fragment_is_replicated(b->fragment);
+        for (int i = 0; zero && i < ld->u.load.nidx; i++) {
+          int64_t v;
+          zero = ir_is_const_int(ld->u.load.idx[i], &v) && v == 0;
+        }
+        if (zero) {
+          IrExpr *c0 = i32(lw, 0), *base = ir_load(lw->c, b, &c0, 1, e->loc);
+          return ir_call(lw->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &base, 1, e->loc);
+        }
+      }
       IrExpr *r = ARENA_NEW(lw->c->arena, IrExpr);
       *r = *e;
       r->u.call.args = rw_list(lw, nc, e->u.call.args, e->u.call.nargs);

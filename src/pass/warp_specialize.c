@@ -472,12 +472,10 @@ typedef struct Sched {
 
 /* The tile loop of a persistent block around `inner` and `post` (written with the block
  * indices bx, by): for t: unit = bx / cl + t*P; (bx', by') = its rasterized tile. */
-static IrStmt *per_tile(TsCompiler *c, const Sched *sc, IrVar *t, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post) {
-  if (!sc->on) return post ? ir_seq(c, (IrStmt *[]){inner, post}, 2, inner->loc) : inner;
+/* One unit `id` of a persistent block: its tile coordinates, then `inner` and `post`
+ * rewritten to them. */
+static IrStmt *tile_body(TsCompiler *c, const Sched *sc, IrExpr *id, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post) {
   SrcLoc loc = inner->loc;
-  IrExpr *bxr = ir_varref(c, bx, loc);
-  IrExpr *cid = sc->cl > 1 ? bin(c, IR_FLOORDIV, bxr, i32(c, sc->cl)) : bxr;
-  IrExpr *id = bin(c, IR_ADD, cid, bin(c, IR_MUL, ir_varref(c, t, loc), sc->P));
   IrExpr *ux, *uy;
   if (sc->panel > 0) {
     raster_coords(c, id, sc->UX, sc->UY, sc->panel, &ux, &uy);
@@ -504,9 +502,53 @@ static IrStmt *per_tile(TsCompiler *c, const Sched *sc, IrVar *t, IrVar *bx, IrV
     IrStmt *p = ir_subst_stmt(c, post, from, to, 2);
     vec_push(c->arena, &items, sc->guard ? ir_if(c, valid, p, NULL, loc) : p);
   }
+  return ir_seq_vec(c, &items, loc);
+}
+
+static IrStmt *per_tile(TsCompiler *c, const Sched *sc, IrVar *t, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post) {
+  if (!sc->on) return post ? ir_seq(c, (IrStmt *[]){inner, post}, 2, inner->loc) : inner;
+  SrcLoc loc = inner->loc;
+  IrExpr *bxr = ir_varref(c, bx, loc);
+  IrExpr *cid = sc->cl > 1 ? bin(c, IR_FLOORDIV, bxr, i32(c, sc->cl)) : bxr;
+  IrExpr *id = bin(c, IR_ADD, cid, bin(c, IR_MUL, ir_varref(c, t, loc), sc->P));
   /* this block's units: cid, cid + P, ... < nunits */
   IrExpr *count = bin(c, IR_FLOORDIV, bin(c, IR_ADD, bin(c, IR_SUB, sc->nunits, cid), bin(c, IR_SUB, sc->P, i32(c, 1))), sc->P);
-  return ir_for(c, t, i32(c, 0), count, IR_FOR_SERIAL, ir_seq_vec(c, &items, loc), loc);
+  return ir_for(c, t, i32(c, 0), count, IR_FOR_SERIAL, tile_body(c, sc, id, bx, by, inner, post), loc);
+}
+
+/* The stream-K part of a persistent schedule (gemm.cuh, "stream-K"): lets shared by the
+ * producer and the consumers, computed by every thread before they split. */
+typedef struct SkSched {
+  IrVar *dp;    /* tiles run tile by tile (the block's share: t < ndp) */
+  IrVar *iters; /* stream-K iterations */
+  IrVar *s, *e; /* this block's range */
+  IrVar *ndp;   /* this block's data-parallel tiles */
+  IrVar *nseg;  /* its stream-K segments */
+} SkSched;
+
+static IrExpr *ext_call(TsCompiler *c, const char *fn, IrExpr **args, int n, SrcLoc loc) {
+  IrExpr **all = ARENA_ARRAY(c->arena, IrExpr *, n + 1);
+  all[0] = ir_str(c, fn, loc);
+  for (int i = 0; i < n; i++) all[i + 1] = args[i];
+  return ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_INT32, all, n + 1, loc);
+}
+
+/* One stream-K segment loop: for u < nseg: tile r = s/KT + u, unit dp + r, iterations
+ * [k0, k1) of it (lets vk0/vk1), stage counter base vtb = ndp*KT + r*KT - s; then
+ * `inner` and `post` (written with vk0, vk1, vtb and the block indices). */
+static IrStmt *sk_loop(TsCompiler *c, const Sched *sc, const SkSched *sk, IrExpr *KT, IrVar *u, IrVar *vk0, IrVar *vk1,
+                       IrVar *vtb, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post) {
+  SrcLoc loc = inner->loc;
+  IrExpr *sr = ir_varref(c, sk->s, loc), *er = ir_varref(c, sk->e, loc);
+  IrExpr *r = bin(c, IR_ADD, bin(c, IR_FLOORDIV, sr, KT), ir_varref(c, u, loc));
+  IrExpr *rk = bin(c, IR_MUL, r, KT);
+  IrExpr *id = bin(c, IR_ADD, ir_varref(c, sk->dp, loc), r);
+  IrStmt *lets[3] = {
+      ir_let(c, vk0, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_MAX, bin(c, IR_SUB, sr, rk), i32(c, 0)), loc), loc),
+      ir_let(c, vk1, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_MIN, bin(c, IR_SUB, er, rk), KT), loc), loc),
+      ir_let(c, vtb, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_SUB, bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, sk->ndp, loc), KT), rk), sr), loc), loc)};
+  IrStmt *body = ir_seq(c, (IrStmt *[]){lets[0], lets[1], lets[2], tile_body(c, sc, id, bx, by, inner, post)}, 4, loc);
+  return ir_for(c, u, i32(c, 0), ir_varref(c, sk->nseg, loc), IR_FOR_SERIAL, body, loc);
 }
 
 /* Does the source box of copy `cp` move with block index `v`? */
@@ -765,11 +807,52 @@ static bool specialize(Ws *ws, IrStmt *ks) {
 
   IrVar *pt = ir_var(c, "tile_iter", TS_DTYPE_INT32, IR_VAR_LOOP, loc), *ct = ir_var(c, "tile_iter", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
 
+  /* Stream-K (gemm.cuh), opt-in with pass_configs {"tl.enable_stream_k": True}: persistent,
+   * no cluster, the epilogue found, fp32 accumulators held once by the consumer threads;
+   * the kernel decides at run time (tiles % blocks).  Off by default: on the H100 it is
+   * correct but slower (4096x1024x8192: 0.68x; 8192^3: 0.92x of the tile-by-tile
+   * schedule), because blocks that share operand panels no longer walk K in step, so L2
+   * stops absorbing their reloads and the kernel becomes DRAM-bound. */
+  IrBuffer *acc = gemm->u.gemm.c.buf;
+  int64_t am = 0, an = 0;
+  bool sk_on = sc.on && sc.cl == 1 && ep.idx >= 0 && post.len && config_on(ws->f, "tl.enable_stream_k") &&
+               acc->scope == IR_SCOPE_FRAGMENT && acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 &&
+               ir_is_const_int(acc->shape[0], &am) && ir_is_const_int(acc->shape[1], &an) && am * an % T == 0;
+  int64_t nregs = sk_on ? am * an / T : 0;
+  SkSched sk = {0};
+  IrVar *vk0 = NULL, *vk1 = NULL, *vtb = NULL;
+  Sched dsc = sc; /* the data-parallel part */
+  if (sk_on) {
+    IrExpr *G = ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_INT32, (IrExpr *[]){ir_str(c, "ts::grid_dim_x", loc)}, 1, loc);
+    IrExpr *b = ir_varref(c, bxv, loc);
+    sk.dp = ir_var(c, "sk_dp", TS_DTYPE_INT32, IR_VAR_LET, loc);
+    sk.iters = ir_var(c, "sk_iters", TS_DTYPE_INT32, IR_VAR_LET, loc);
+    sk.s = ir_var(c, "sk_s", TS_DTYPE_INT32, IR_VAR_LET, loc);
+    sk.e = ir_var(c, "sk_e", TS_DTYPE_INT32, IR_VAR_LET, loc);
+    sk.ndp = ir_var(c, "sk_ndp", TS_DTYPE_INT32, IR_VAR_LET, loc);
+    sk.nseg = ir_var(c, "sk_nseg", TS_DTYPE_INT32, IR_VAR_LET, loc);
+    IrExpr *dp = ir_varref(c, sk.dp, loc), *iters = ir_varref(c, sk.iters, loc);
+    vec_push(c->arena, &top, ir_let(c, sk.dp, ext_call(c, "ts::sk_dp_tiles", (IrExpr *[]){sc.nunits, G}, 2, loc), loc));
+    vec_push(c->arena, &top, ir_let(c, sk.iters, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_MUL, bin(c, IR_SUB, sc.nunits, dp), ext), loc), loc));
+    vec_push(c->arena, &top, ir_let(c, sk.s, ext_call(c, "ts::sk_begin", (IrExpr *[]){b, G, iters}, 3, loc), loc));
+    vec_push(c->arena, &top, ir_let(c, sk.e, ext_call(c, "ts::sk_begin", (IrExpr *[]){bin(c, IR_ADD, b, i32(c, 1)), G, iters}, 3, loc), loc));
+    vec_push(c->arena, &top, ir_let(c, sk.ndp, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORDIV, bin(c, IR_ADD, bin(c, IR_SUB, dp, b), bin(c, IR_SUB, G, i32(c, 1))), G), loc), loc));
+    vec_push(c->arena, &top, ir_let(c, sk.nseg, ext_call(c, "ts::sk_segments", (IrExpr *[]){ir_varref(c, sk.s, loc), ir_varref(c, sk.e, loc), ext}, 3, loc), loc));
+    dsc.nunits = dp;
+    vk0 = ir_var(c, "k_lo", TS_DTYPE_INT32, IR_VAR_LET, loc);
+    vk1 = ir_var(c, "k_hi", TS_DTYPE_INT32, IR_VAR_LET, loc);
+    vtb = ir_var(c, "it_base", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  }
+  int nvariants = sk_on ? 2 : 1; /* 0: tile by tile; 1: stream-K segments */
+
   /* ---- producer ---- */
   IrVar *pk = ir_var(c, kv->name, kv->dtype, IR_VAR_LOOP, loc);
   IrExpr *pkr = ir_varref(c, pk, loc);
+  IrStmt *ploops[2] = {NULL, NULL};
+  for (int var = 0; var < nvariants; var++) {
   IrExpr *pit = bin(c, IR_SUB, pkr, m0);
-  if (sc.on) pit = bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, pt, loc), ext), pit);
+  if (var == 1) pit = bin(c, IR_ADD, ir_varref(c, vtb, loc), pit);
+  else if (sc.on) pit = bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, pt, loc), ext), pit);
   IrVar *ps = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LET, loc), *pph = ir_var(c, "phase", TS_DTYPE_INT32, IR_VAR_LET, loc);
   IrExpr *psr = ir_varref(c, ps, loc), *pphr = ir_varref(c, pph, loc);
   PtrVec pb = {0};
@@ -808,7 +891,15 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   if (halves[0].len || halves[1].len)
     vec_push(c->arena, &pb, ir_if(c, bin(c, IR_EQ, ir_varref(c, sc.rank, loc), i32(c, 0)), ir_seq_vec(c, &halves[0], loc),
                                   ir_seq_vec(c, &halves[1], loc), loc));
-  IrStmt *ploop = per_tile(c, &sc, pt, bxv, byv, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc), NULL);
+  if (var == 0) {
+    ploops[0] = per_tile(c, &dsc, pt, bxv, byv, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc), NULL);
+  } else {
+    IrExpr *lo = bin(c, IR_ADD, m0, ir_varref(c, vk0, loc)), *n = bin(c, IR_SUB, ir_varref(c, vk1, loc), ir_varref(c, vk0, loc));
+    IrVar *pu = ir_var(c, "seg", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+    ploops[1] = sk_loop(c, &sc, &sk, ext, pu, vk0, vk1, vtb, bxv, byv, ir_for(c, pk, lo, n, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc), NULL);
+  }
+  }
+  IrStmt *ploop = ploops[1] ? ir_seq(c, ploops, 2, loc) : ploops[0];
   PtrVec pfx = {0};
   for (int i = first_map; i < first_map + ncp; i++) {
     IrTmaMap *m = ws->maps.items[i];
@@ -825,7 +916,14 @@ static bool specialize(Ws *ws, IrStmt *ks) {
 
   /* ---- consumers ---- */
   IrExpr *kr = ir_varref(c, kv, loc);
-  IrExpr *it = bin(c, IR_SUB, kr, m0), *tbase = sc.on ? bin(c, IR_MUL, ir_varref(c, ct, loc), ext) : NULL;
+  PtrVec cons = {0};
+  vec_push(c->arena, &cons, extern_call(c, arena_printf(c->arena, "ts::setmaxnreg_inc<%d>", (int)cons_regs), NULL, 0, loc));
+  for (int var = 0; var < nvariants; var++) {
+  /* this variant's k range [klo, klo + kext) and stage counter base */
+  IrExpr *klo = var ? bin(c, IR_ADD, m0, ir_varref(c, vk0, loc)) : m0;
+  IrExpr *kext = var ? bin(c, IR_SUB, ir_varref(c, vk1, loc), ir_varref(c, vk0, loc)) : ext;
+  IrExpr *it = bin(c, IR_SUB, kr, m0);
+  IrExpr *tbase = var ? ir_varref(c, vtb, loc) : sc.on ? bin(c, IR_MUL, ir_varref(c, ct, loc), ext) : NULL;
   if (tbase) it = bin(c, IR_ADD, tbase, it);
   IrVar *cs = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LET, loc), *cph = ir_var(c, "phase", TS_DTYPE_INT32, IR_VAR_LET, loc);
   IrExpr *csr = ir_varref(c, cs, loc), *cphr = ir_varref(c, cph, loc);
@@ -846,9 +944,9 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   vec_push(c->arena, &cb, gw);
   /* the previous stage of this tile is no longer read by this warp's wgmma */
   IrExpr *prev = bin(c, IR_FLOORMOD, bin(c, IR_ADD, csr, i32(c, S - 1)), i32(c, S));
-  IrExpr *release = bin(c, IR_AND, bin(c, IR_GT, kr, m0), lane0);
+  IrExpr *release = bin(c, IR_AND, bin(c, IR_GT, kr, klo), lane0);
   vec_push(c->arena, &cb, ir_if(c, release, extern_call(c, arrive, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, prev, i32(c, S)))}, 1, loc), NULL, loc));
-  IrStmt *cloop = ir_for(c, kv, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &cb, loc), loc);
+  IrStmt *cloop = ir_for(c, kv, klo, kext, IR_FOR_SERIAL, ir_seq_vec(c, &cb, loc), loc);
   IrStmt *gall = ir_stmt(c, IR_S_GEMM, gemm->loc);
   *gall = *gemm; /* after the loop: operands at stage 0 (only the accumulator matters to a wait) */
   gall->u.gemm.a = staged_region(c, &gemm->u.gemm.a, cps, ncp, i32(c, 0));
@@ -856,10 +954,10 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   gall->u.gemm.wg_wait = -2;
   /* every wgmma of the tile is done: release its last stage before the epilogue, so the
    * producer can fill it meanwhile */
-  IrExpr *last = bin(c, IR_SUB, ext, i32(c, 1));
+  IrExpr *last = bin(c, IR_SUB, var ? ir_varref(c, vk1, loc) : ext, i32(c, 1));
   if (tbase) last = bin(c, IR_ADD, tbase, last);
   IrExpr *last_stage = bin(c, IR_FLOORMOD, last, i32(c, S));
-  IrStmt *rel_last = ir_if(c, bin(c, IR_AND, bin(c, IR_GT, ext, i32(c, 0)), lane0),
+  IrStmt *rel_last = ir_if(c, bin(c, IR_AND, bin(c, IR_GT, kext, i32(c, 0)), lane0),
                            extern_call(c, arrive, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, last_stage, i32(c, S)))}, 1, loc),
                            NULL, loc);
   PtrVec tile = {0};
@@ -867,9 +965,29 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   vec_push(c->arena, &tile, cloop);
   vec_push(c->arena, &tile, gall);
   vec_push(c->arena, &tile, rel_last);
-  PtrVec cons = {0};
-  vec_push(c->arena, &cons, extern_call(c, arena_printf(c->arena, "ts::setmaxnreg_inc<%d>", (int)cons_regs), NULL, 0, loc));
-  vec_push(c->arena, &cons, per_tile(c, &sc, ct, bxv, byv, ir_seq_vec(c, &tile, loc), post.len ? ir_seq_vec(c, &post, loc) : NULL));
+  if (var == 0) {
+    vec_push(c->arena, &cons, per_tile(c, &dsc, ct, bxv, byv, ir_seq_vec(c, &tile, loc), post.len ? ir_seq_vec(c, &post, loc) : NULL));
+  } else {
+    /* a segment that starts inside its tile leaves a partial for the tile's finisher; the
+     * finisher (the segment from k = 0) adds the partials, then runs the epilogue */
+    IrExpr *k0 = ir_varref(c, vk0, loc);
+    IrExpr *accp = addr(c, acc, (IrExpr *[]){i32(c, 0), i32(c, 0)}, 2);
+    IrExpr *tile_end = bin(c, IR_ADD, bin(c, IR_SUB, ir_varref(c, vtb, loc), bin(c, IR_MUL, ir_varref(c, sk.ndp, loc), ext)), ir_varref(c, sk.s, loc));
+    tile_end = bin(c, IR_ADD, tile_end, ext); /* (r + 1) * KT in the stream-K numbering */
+    IrExpr *G = ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_INT32, (IrExpr *[]){ir_str(c, "ts::grid_dim_x", loc)}, 1, loc);
+    /* the block's own index: bx inside a tile body means the tile's column */
+    IrExpr *bid = ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_INT32, (IrExpr *[]){ir_str(c, "ts::block_idx_x", loc)}, 1, loc);
+    IrStmt *store = extern_call(c, arena_printf(c->arena, "ts::sk_store_partial<%lld, %lld>", (long long)nregs, (long long)T),
+                                (IrExpr *[]){accp, bid, txr}, 3, loc);
+    IrStmt *fix = extern_call(c, arena_printf(c->arena, "ts::sk_fixup<%lld, %lld>", (long long)nregs, (long long)T),
+                              (IrExpr *[]){addr(c, acc, (IrExpr *[]){i32(c, 0), i32(c, 0)}, 2), bid, G,
+                                           ir_varref(c, sk.iters, loc), tile_end, txr}, 6, loc);
+    IrStmt *fin = ir_seq(c, (IrStmt *[]){fix, ir_seq_vec(c, &post, loc)}, 2, loc);
+    IrStmt *spost = ir_if(c, bin(c, IR_GT, k0, i32(c, 0)), store, fin, loc);
+    IrVar *cu = ir_var(c, "seg", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+    vec_push(c->arena, &cons, sk_loop(c, &sc, &sk, ext, cu, vk0, vk1, vtb, bxv, byv, ir_seq_vec(c, &tile, loc), spost));
+  }
+  }
   if (store_map) /* the last tile's store has written global memory (and read the tile) */
     vec_push(c->arena, &cons, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)), extern_call(c, "ts::tma_store_wait<0>", NULL, 0, loc), NULL, loc));
 
@@ -880,7 +998,10 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   if (sc.on) {
     k->cluster_x = sc.cl;
     k->persistent = true;
-    k->grid[0] = sc.G;
+    /* stream-K splits the work over every co-resident block even when the tiles are fewer:
+     * ask for more blocks than any GPU holds; the runtime keeps the resident ones and blocks
+     * past the tiles get stream-K work (or none when stream-K is off at run time) */
+    k->grid[0] = sk_on ? bin(c, IR_ADD, sc.G, i32(c, 4096)) : sc.G;
     k->grid[1] = i32(c, 1);
     k->block_var[1] = NULL; /* replaced by the tile coordinates */
   } else if (panel > 0) {

@@ -35,7 +35,7 @@ typedef struct Cfg {
 typedef struct Suite {
   ts_context *ctx;
   ts_program *prog, *prog_mc; /* examples/gemm.py; the same with tl.enable_tma_multicast */
-  int mc;                      /* run_case compiles prog_mc */
+  int mc;                      /* run_case compiles prog_mc (or, with 2, the stream-K program in prog_mc) */
   const char *filter;
   uint64_t seed;
   int idx, passed, failed;
@@ -50,7 +50,7 @@ static void run_case(Suite *su, ts_dtype dt, int ta, int tb, int M, int N, int K
   char name[256];
   snprintf(name, sizeof name, "gemm %s %s%s M=%d N=%d K=%d %s tile=%dx%dx%d stages=%d threads=%d policy=%d%s", dname,
            ta ? "T" : "N", tb ? "T" : "N", M, N, K, cf->arch, cf->bm, cf->bn, cf->bk, cf->stages, cf->threads,
-           cf->policy, su->mc ? " multicast" : "");
+           cf->policy, su->mc == 2 ? " stream-K" : su->mc ? " multicast" : "");
   uint64_t seed = su->seed + (uint64_t)su->idx++ * 7919u;
   if (su->filter && !strstr(name, su->filter)) return;
   char v[12][32];
@@ -356,7 +356,8 @@ static void other_examples(Suite *su, const char *examples) {
 
 /* examples/gemm.py with pass_configs {"tl.enable_tma_multicast": True} added to its
  * decorator (2-block clusters sharing an operand tile through TMA multicast). */
-static ts_program *load_multicast(ts_context *ctx, const char *path) {
+/* examples/gemm.py with pass_configs `configs` ("key": value, ...) added to its decorator. */
+static ts_program *load_with_configs(ts_context *ctx, const char *path, const char *configs) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   enum { CAP = 1 << 16 };
@@ -368,7 +369,7 @@ static ts_program *load_multicast(ts_context *ctx, const char *path) {
   ts_program *p = NULL;
   if (at) {
     size_t head = (size_t)(at - src) + strlen(key);
-    snprintf(out, CAP + 128, "%.*s, pass_configs={\"tl.enable_tma_multicast\": True}%s", (int)head, src, src + head);
+    snprintf(out, CAP + 128, "%.*s, pass_configs={%s}%s", (int)head, src, configs, src + head);
     if (ts_program_load_source(ctx, path, out, &p) != TS_OK) p = NULL;
   }
   free(src);
@@ -646,7 +647,7 @@ int main(int argc, char **argv) {
                    shapes[sh][2], &cfgs[c]);
         }
   /* The multicast path: both wgmma configurations, every transpose, all shapes. */
-  su.prog_mc = load_multicast(su.ctx, path);
+  su.prog_mc = load_with_configs(su.ctx, path, "\"tl.enable_tma_multicast\": True");
   if (!su.prog_mc) {
     printf("FAIL gemm multicast: cannot load %s with tl.enable_tma_multicast\n", path);
     su.failed++;
@@ -659,6 +660,25 @@ int main(int argc, char **argv) {
           run_case(&su, c && sh < 2 ? TS_DTYPE_BFLOAT16 : TS_DTYPE_FLOAT16, t & 1, t >> 1, shapes[sh][0],
                    shapes[sh][1], shapes[sh][2], &cfgs[c]);
         }
+    su.mc = 0;
+    ts_program_destroy(su.prog_mc);
+  }
+  /* Stream-K (opt-in, tl.enable_stream_k): the tail of the tiles split over every resident
+   * block, partials fixed up across blocks.  256^3 has 2 tiles of 128x256 (4 k-iterations
+   * each) over ~132 blocks: most blocks have no work and a tile gathers several partials;
+   * 1920x2176x320 has full waves plus a stream-K tail.  (Each case is one launch of a fresh
+   * module; that a launch leaves the flags clean for the next is what bench_gemm --sk shows:
+   * it checks the output after dozens of launches of one kernel.) */
+  su.prog_mc = load_with_configs(su.ctx, path, "\"tl.enable_stream_k\": True");
+  if (!su.prog_mc) {
+    printf("FAIL gemm stream-K: cannot load %s with tl.enable_stream_k\n", path);
+    su.failed++;
+  } else {
+    su.mc = 2;
+    for (int c = 0; c < 2; c++)
+      for (int sh = 0; sh < 4; sh++)
+        run_case(&su, c ? TS_DTYPE_BFLOAT16 : TS_DTYPE_FLOAT16, 0, sh == 3, shapes[sh][0], shapes[sh][1], shapes[sh][2],
+                 &cfgs[c]);
     su.mc = 0;
     ts_program_destroy(su.prog_mc);
   }

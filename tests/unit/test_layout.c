@@ -258,8 +258,39 @@ TEST(layout_gemm_ptx) {
     CHECK(stores == 4);
     CHECK(cu && strstr(cu, "ts::tma_store_wait_read<1>()") != NULL);
     CHECK(cu && strstr(cu, "&C_epi[8192], bx_t_1 * 256 + 192") != NULL); /* atom 3 from slot 1 */
+    CHECK(cu && strstr(cu, "sk_") == NULL); /* stream-K is opt-in */
     const char *px = st == TS_OK ? ts_kernel_text(k, TS_EMIT_PTX) : NULL;
     CHECK(px && strstr(px, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") != NULL);
+  }
+  ts_kernel_destroy(k);
+  k = NULL;
+  ts_program_destroy(pm);
+  pm = NULL;
+  /* pass_configs tl.enable_stream_k: the tile-by-tile loop plus the stream-K segments, whose
+   * partials (128 x 256 fp32 over 256 consumer threads) the finisher adds before its epilogue;
+   * the grid asks for more blocks than any GPU holds (the runtime keeps the resident ones). */
+  {
+    char *sk = malloc(strlen(MC) + 16);
+    const char *at = strstr(MC, "tl.enable_tma_multicast");
+    REQUIRE(sk && at);
+    snprintf(sk, strlen(MC) + 16, "%.*stl.enable_stream_k%s", (int)(at - MC), MC, at + strlen("tl.enable_tma_multicast"));
+    REQUIRE(ts_program_load_source(ctx, "sk.py", sk, &pm) == TS_OK);
+    free(sk);
+    ts_param ps[] = {{"M", "256"}, {"N", "512"}, {"K", "256"}, {"block_N", "256"}, {"threads", "256"}};
+    ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+    ts_status st = ts_kernel_compile(pm, "matmul", ps, 5, &o, &k);
+    if (st != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
+    CHECK(st == TS_OK);
+    const char *cu = st == TS_OK ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+    int stores = 0;
+    for (const char *q = cu; q && (q = strstr(q, "ts::tma_store_2d(")); q++) stores++;
+    CHECK(stores == 8); /* the tile-by-tile epilogue and the finisher's */
+    CHECK(cu && strstr(cu, "ts::sk_store_partial<128, 256>(&C_l[0], ts::block_idx_x(), (int)threadIdx.x)") != NULL);
+    CHECK(cu && strstr(cu, "ts::sk_fixup<128, 256>(&C_l[0], ts::block_idx_x(), ts::grid_dim_x(), sk_iters") != NULL);
+    CHECK(cu && strstr(cu, "const int sk_dp = ts::sk_dp_tiles(4, ts::grid_dim_x());") != NULL);
+    CHECK(cu && strstr(cu, "ts::mbar_arrive_cluster") == NULL); /* no cluster with stream-K */
+    const char *px = st == TS_OK ? ts_kernel_text(k, TS_EMIT_PTX) : NULL;
+    CHECK(px && strstr(px, "ld.acquire.gpu.global.u32") != NULL);
   }
   ts_kernel_destroy(k);
   ts_program_destroy(pm);
