@@ -50,27 +50,6 @@ static const Cfg cfgs[] = {
     {128, 256, 32, 8, 256, 1},
 };
 
-/* examples/gemm.py with pass_configs added to the decorator (`configs`: "key": value, ...). */
-static ts_program *load_with_configs(ts_context *ctx, const char *path, const char *configs) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  enum { CAP = 1 << 16 };
-  char *src = malloc(CAP), *out = malloc(CAP + 128);
-  size_t n = fread(src, 1, CAP - 1, f);
-  fclose(f);
-  src[n] = 0;
-  const char *key = "@tilelang.jit(out_idx=[-1]", *at = strstr(src, key);
-  ts_program *p = NULL;
-  if (at) {
-    size_t head = (size_t)(at - src) + strlen(key);
-    snprintf(out, CAP + 128, "%.*s, pass_configs={%s}%s", (int)head, src, configs, src + head);
-    if (ts_program_load_source(ctx, path, out, &p) != TS_OK) p = NULL;
-  }
-  free(src);
-  free(out);
-  return p;
-}
-
 /* Every CUDA runtime call of the benchmark is checked: a silent failure would time or
  * compare garbage. */
 #define CK(call)                                                                       \
@@ -324,13 +303,13 @@ int main(int argc, char **argv) {
   char path[1024];
   snprintf(path, sizeof path, "%s/gemm.py", examples);
   ts_program *prog = NULL;
-  if (sk ? !(prog = load_with_configs(ctx, path, "\"tl.enable_stream_k\": True"))
+  if (sk ? !(prog = hd_load_with_configs(ctx, path, "\"tl.enable_stream_k\": True"))
             : ts_program_load_file(ctx, path, &prog) != TS_OK) {
     fprintf(stderr, "bench_gemm: %s\n", ts_last_error(ctx));
     return 1;
   }
   ts_program *prog_mc =
-      load_with_configs(ctx, path, "\"tl.enable_tma_multicast\": True"); /* stream-K needs no cluster */
+      hd_load_with_configs(ctx, path, "\"tl.enable_tma_multicast\": True"); /* stream-K needs no cluster */
   cublasHandle_t h;
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, "bench_gemm: cublasCreate failed\n");

@@ -677,8 +677,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     /* The grid is all the work; the runtime launches only the blocks (clusters) that are
      * co-resident (IrKernel.persistent), and the blocks stride by gridDim.x / cl. */
     sc.G = sc.cl > 1 ? bin(c, IR_MUL, sc.nunits, i32(c, sc.cl)) : sc.nunits;
-    IrExpr *gdim = ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_INT32, (IrExpr *[]){ir_str(c, "ts::grid_dim_x", loop->loc)}, 1,
-                           loop->loc);
+    IrExpr *gdim = ext_call(c, "ts::grid_dim_x", NULL, 0, loop->loc);
     sc.P = sc.cl > 1 ? bin(c, IR_FLOORDIV, gdim, i32(c, sc.cl)) : gdim;
   }
 
@@ -823,7 +822,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   IrVar *vk0 = NULL, *vk1 = NULL, *vtb = NULL;
   Sched dsc = sc; /* the data-parallel part */
   if (sk_on) {
-    IrExpr *G = ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_INT32, (IrExpr *[]){ir_str(c, "ts::grid_dim_x", loc)}, 1, loc);
+    IrExpr *G = ext_call(c, "ts::grid_dim_x", NULL, 0, loc);
     IrExpr *b = ir_varref(c, bxv, loc);
     sk.dp = ir_var(c, "sk_dp", TS_DTYPE_INT32, IR_VAR_LET, loc);
     sk.iters = ir_var(c, "sk_iters", TS_DTYPE_INT32, IR_VAR_LET, loc);
@@ -974,13 +973,13 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     IrExpr *accp = addr(c, acc, (IrExpr *[]){i32(c, 0), i32(c, 0)}, 2);
     IrExpr *tile_end = bin(c, IR_ADD, bin(c, IR_SUB, ir_varref(c, vtb, loc), bin(c, IR_MUL, ir_varref(c, sk.ndp, loc), ext)), ir_varref(c, sk.s, loc));
     tile_end = bin(c, IR_ADD, tile_end, ext); /* (r + 1) * KT in the stream-K numbering */
-    IrExpr *G = ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_INT32, (IrExpr *[]){ir_str(c, "ts::grid_dim_x", loc)}, 1, loc);
+    IrExpr *G = ext_call(c, "ts::grid_dim_x", NULL, 0, loc);
     /* the block's own index: bx inside a tile body means the tile's column */
-    IrExpr *bid = ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_INT32, (IrExpr *[]){ir_str(c, "ts::block_idx_x", loc)}, 1, loc);
+    IrExpr *bid = ext_call(c, "ts::block_idx_x", NULL, 0, loc);
     IrStmt *store = extern_call(c, arena_printf(c->arena, "ts::sk_store_partial<%lld, %lld>", (long long)nregs, (long long)T),
                                 (IrExpr *[]){accp, bid, txr}, 3, loc);
     IrStmt *fix = extern_call(c, arena_printf(c->arena, "ts::sk_fixup<%lld, %lld>", (long long)nregs, (long long)T),
-                              (IrExpr *[]){addr(c, acc, (IrExpr *[]){i32(c, 0), i32(c, 0)}, 2), bid, G,
+                              (IrExpr *[]){accp, bid, G,
                                            ir_varref(c, sk.iters, loc), tile_end, txr}, 6, loc);
     IrStmt *fin = ir_seq(c, (IrStmt *[]){fix, ir_seq_vec(c, &post, loc)}, 2, loc);
     IrStmt *spost = ir_if(c, bin(c, IR_GT, k0, i32(c, 0)), store, fin, loc);

@@ -10,7 +10,11 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "tilescale.h"
 
 /* splitmix64: explicit state, a different stream for every seed. */
 static inline uint64_t hd_rng_next(uint64_t *state) {
@@ -74,6 +78,31 @@ static inline uint16_t hd_f32_to_bf16(float f) {
 
 static inline float hd_bf16_to_f32(uint16_t b) {
   return hd_bits_f32((uint32_t)b << 16);
+}
+
+/* An example (written with `@tilelang.jit(out_idx=[-1]`) loaded with `configs` ("key": value,
+ * ...) added to its decorator's pass_configs, e.g. "\"tl.enable_tma_multicast\": True".
+ * NULL when the file cannot be read, has no such decorator or does not load. */
+static inline ts_program *hd_load_with_configs(ts_context *ctx, const char *path, const char *configs) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  enum { CAP = 1 << 16 };
+  char *src = malloc(CAP), *out = malloc(CAP + 256);
+  size_t n = src ? fread(src, 1, CAP - 1, f) : 0;
+  fclose(f);
+  ts_program *p = NULL;
+  if (src && out) {
+    src[n] = 0;
+    const char *key = "@tilelang.jit(out_idx=[-1]", *at = strstr(src, key);
+    if (at && strlen(configs) < 128) {
+      size_t head = (size_t)(at - src) + strlen(key);
+      snprintf(out, CAP + 256, "%.*s, pass_configs={%s}%s", (int)head, src, configs, src + head);
+      if (ts_program_load_source(ctx, path, out, &p) != TS_OK) p = NULL;
+    }
+  }
+  free(src);
+  free(out);
+  return p;
 }
 
 #endif

@@ -354,29 +354,6 @@ static void other_examples(Suite *su, const char *examples) {
   }
 }
 
-/* examples/gemm.py with pass_configs {"tl.enable_tma_multicast": True} added to its
- * decorator (2-block clusters sharing an operand tile through TMA multicast). */
-/* examples/gemm.py with pass_configs `configs` ("key": value, ...) added to its decorator. */
-static ts_program *load_with_configs(ts_context *ctx, const char *path, const char *configs) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  enum { CAP = 1 << 16 };
-  char *src = malloc(CAP), *out = malloc(CAP + 128);
-  size_t n = fread(src, 1, CAP - 1, f);
-  fclose(f);
-  src[n] = 0;
-  const char *key = "@tilelang.jit(out_idx=[-1]", *at = strstr(src, key);
-  ts_program *p = NULL;
-  if (at) {
-    size_t head = (size_t)(at - src) + strlen(key);
-    snprintf(out, CAP + 128, "%.*s, pass_configs={%s}%s", (int)head, src, configs, src + head);
-    if (ts_program_load_source(ctx, path, out, &p) != TS_OK) p = NULL;
-  }
-  free(src);
-  free(out);
-  return p;
-}
-
 /* ---- the other tensor-core types (examples/gemm_dtypes.py) and wgmma/mma RS
  * (examples/gemm_rs.py) ------------------------------------------------------------------
  * Inputs are drawn exactly representable in their type (tf32: 10-bit mantissas; int8:
@@ -647,7 +624,7 @@ int main(int argc, char **argv) {
                    shapes[sh][2], &cfgs[c]);
         }
   /* The multicast path: both wgmma configurations, every transpose, all shapes. */
-  su.prog_mc = load_with_configs(su.ctx, path, "\"tl.enable_tma_multicast\": True");
+  su.prog_mc = hd_load_with_configs(su.ctx, path, "\"tl.enable_tma_multicast\": True");
   if (!su.prog_mc) {
     printf("FAIL gemm multicast: cannot load %s with tl.enable_tma_multicast\n", path);
     su.failed++;
@@ -669,7 +646,7 @@ int main(int argc, char **argv) {
    * 1920x2176x320 has full waves plus a stream-K tail.  (Each case is one launch of a fresh
    * module; that a launch leaves the flags clean for the next is what bench_gemm --sk shows:
    * it checks the output after dozens of launches of one kernel.) */
-  su.prog_mc = load_with_configs(su.ctx, path, "\"tl.enable_stream_k\": True");
+  su.prog_mc = hd_load_with_configs(su.ctx, path, "\"tl.enable_stream_k\": True");
   if (!su.prog_mc) {
     printf("FAIL gemm stream-K: cannot load %s with tl.enable_stream_k\n", path);
     su.failed++;
