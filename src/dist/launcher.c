@@ -395,7 +395,6 @@ static int status_exit_code(int status) {
   return 1;
 }
 
-
 static void signal_ranks(RankProc *procs, int n, int sig) {
   for (int i = 0; i < n; i++)
     if (procs[i].running) {

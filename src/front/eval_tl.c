@@ -855,7 +855,6 @@ static const char *scope_arg(const char *s) {
 
 static const IrBuffer *element_buf(const Value *v) { return v->u.expr->u.load.buf; }
 
-/* Memory other GPUs (or other threads) can address: global or shared, not registers. */
 /* A T.alloc_global workspace (or a view of one): global memory that is no parameter, an
  * eager parameter or a T.empty output. */
 static bool is_workspace(Eval *ev, const IrBuffer *b) {
@@ -868,6 +867,7 @@ static bool is_workspace(Eval *ev, const IrBuffer *b) {
   return true;
 }
 
+/* Memory other GPUs (or other threads) can address: global or shared, not registers. */
 static bool addressable(Eval *ev, CallArgs *a, const TlSig *sig, const IrBuffer *b, const char *role, bool remote) {
   /* Another rank's copy is found through the symmetric heap (base[pe] + offset): a
    * workspace lives in the module's static storage, outside the heap, so translating its

@@ -281,11 +281,19 @@ static bool find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep) {
   return true;
 }
 
-static IrStmt *extern_call(TsCompiler *c, const char *name, IrExpr **args, int nargs, SrcLoc loc) {
+/* A call of device function `name`: an expression of type t (ext_call: int32), or a
+ * statement (extern_call: void). */
+static IrExpr *call_of(TsCompiler *c, const char *name, ts_dtype t, IrExpr **args, int nargs, SrcLoc loc) {
   IrExpr **all = ARENA_ARRAY(c->arena, IrExpr *, nargs + 1);
   all[0] = ir_str(c, name, loc);
   for (int i = 0; i < nargs; i++) all[i + 1] = args[i];
-  return ir_eval(c, ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_VOID, all, nargs + 1, loc), loc);
+  return ir_call(c, IRI_CALL_EXTERN, t, all, nargs + 1, loc);
+}
+static IrStmt *extern_call(TsCompiler *c, const char *name, IrExpr **args, int nargs, SrcLoc loc) {
+  return ir_eval(c, call_of(c, name, TS_DTYPE_VOID, args, nargs, loc), loc);
+}
+static IrExpr *ext_call(TsCompiler *c, const char *name, IrExpr **args, int nargs, SrcLoc loc) {
+  return call_of(c, name, TS_DTYPE_INT32, args, nargs, loc);
 }
 
 /* &buf[idx...] */
@@ -294,6 +302,22 @@ static IrExpr *addr(TsCompiler *c, IrBuffer *b, IrExpr **idx, int n) {
   return ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, SRCLOC_NONE);
 }
 static IrExpr *bar_addr(TsCompiler *c, IrBuffer *bars, IrExpr *i) { return addr(c, bars, &i, 1); }
+
+/* One TMA store box: the column atom at column `scol` of ep->smem to column offset `gcol`
+ * of the epilogue's global region. */
+static IrStmt *store_box(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, int64_t scol, int64_t gcol, SrcLoc loc) {
+  const IrRegion *g = &ep->to_global->u.copy.dst;
+  int R = map->rank, na = 0;
+  IrExpr *args[6];
+  args[na++] = ir_varref(c, map->var, loc);
+  args[na++] = addr(c, ep->smem, (IrExpr *[]){i32(c, 0), i32(c, scol)}, 2);
+  for (int d = R - 1; d >= 0; d--) {
+    IrExpr *co = g->min[d];
+    if (d == R - 1 && gcol) co = bin(c, IR_ADD, co, i32(c, gcol));
+    args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
+  }
+  return extern_call(c, arena_printf(c->arena, "ts::tma_store_%dd", R), args, na, loc);
+}
 
 /* A 2-D region [m0, m1] + [e0, e1] of `b`. */
 static IrRegion region2(TsCompiler *c, IrBuffer *b, int64_t m0, int64_t m1, int64_t e0, int64_t e1) {
@@ -313,9 +337,7 @@ static IrRegion region2(TsCompiler *c, IrBuffer *b, int64_t m0, int64_t m1, int6
  * whole fragment into ep->smem, from which each atom's copy is cut. */
 static IrStmt *epilogue_ring(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrExpr *t0, const char *bar,
                              const IrStmt *whole, SrcLoc loc) {
-  const IrRegion *g = &ep->to_global->u.copy.dst;
   const IrBuffer *frag = whole->u.copy.src.buf;
-  int R = map->rank;
   int64_t W = ep->atom, n = ep->cols / W;
   PtrVec all = {0};
   for (int64_t a = 0; a < n; a++) {
@@ -324,16 +346,7 @@ static IrStmt *epilogue_ring(TsCompiler *c, const WsStore *ep, const IrTmaMap *m
     *cp = *whole;
     cp->u.copy.src = region2(c, (IrBuffer *)frag, 0, a * W, ep->rows, W);
     cp->u.copy.dst = region2(c, ep->smem, 0, slot * W, ep->rows, W);
-    IrExpr *args[6];
-    int na = 0;
-    args[na++] = ir_varref(c, map->var, loc);
-    args[na++] = addr(c, ep->smem, (IrExpr *[]){i32(c, 0), i32(c, slot * W)}, 2);
-    for (int d = R - 1; d >= 0; d--) {
-      IrExpr *co = g->min[d];
-      if (d == R - 1 && a) co = bin(c, IR_ADD, co, i32(c, a * W));
-      args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
-    }
-    IrStmt *store = ir_seq(c, (IrStmt *[]){extern_call(c, arena_printf(c->arena, "ts::tma_store_%dd", R), args, na, loc),
+    IrStmt *store = ir_seq(c, (IrStmt *[]){store_box(c, ep, map, slot * W, a * W, loc),
                                            extern_call(c, "ts::tma_store_commit", NULL, 0, loc)},
                            2, loc);
     const char *wr = arena_printf(c->arena, "ts::tma_store_wait_read<%lld>", (long long)(ep->slots - 1));
@@ -358,31 +371,12 @@ static IrStmt *epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *
   if (!to_smem) {
     to_smem = ir_stmt(c, IR_S_COPY, loc);
     *to_smem = *ep->to_global;
-    IrRegion *d = &to_smem->u.copy.dst;
-    d->buf = ep->smem;
-    d->ndim = 2;
-    d->min = ARENA_ARRAY(c->arena, IrExpr *, 2);
-    d->extent = ARENA_ARRAY(c->arena, IrExpr *, 2);
-    d->min[0] = d->min[1] = i32(c, 0);
-    d->extent[0] = i32(c, ep->rows);
-    d->extent[1] = i32(c, ep->cols);
+    to_smem->u.copy.dst = region2(c, ep->smem, 0, 0, ep->rows, ep->cols);
   }
-  const IrRegion *g = &ep->to_global->u.copy.dst;
-  int R = map->rank;
   if (ep->slots > 0) return epilogue_ring(c, ep, map, t0, bar, to_smem, loc);
   PtrVec st = {0};
-  for (int64_t a = 0; a < ep->cols / ep->atom; a++) {
-    IrExpr *args[6];
-    int na = 0;
-    args[na++] = ir_varref(c, map->var, loc);
-    args[na++] = addr(c, ep->smem, (IrExpr *[]){i32(c, 0), i32(c, a * ep->atom)}, 2);
-    for (int d = R - 1; d >= 0; d--) {
-      IrExpr *co = g->min[d];
-      if (d == R - 1 && a) co = bin(c, IR_ADD, co, i32(c, a * ep->atom));
-      args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
-    }
-    vec_push(c->arena, &st, extern_call(c, arena_printf(c->arena, "ts::tma_store_%dd", R), args, na, loc));
-  }
+  for (int64_t a = 0; a < ep->cols / ep->atom; a++)
+    vec_push(c->arena, &st, store_box(c, ep, map, a * ep->atom, a * ep->atom, loc));
   vec_push(c->arena, &st, extern_call(c, "ts::tma_store_commit", NULL, 0, loc));
   IrStmt *items[] = {ir_if(c, t0, extern_call(c, "ts::tma_store_wait_read<0>", NULL, 0, loc), NULL, loc),
                      extern_call(c, bar, NULL, 0, loc),
@@ -525,13 +519,6 @@ typedef struct SkSched {
   IrVar *ndp;   /* this block's data-parallel tiles */
   IrVar *nseg;  /* its stream-K segments */
 } SkSched;
-
-static IrExpr *ext_call(TsCompiler *c, const char *fn, IrExpr **args, int n, SrcLoc loc) {
-  IrExpr **all = ARENA_ARRAY(c->arena, IrExpr *, n + 1);
-  all[0] = ir_str(c, fn, loc);
-  for (int i = 0; i < n; i++) all[i + 1] = args[i];
-  return ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_INT32, all, n + 1, loc);
-}
 
 /* One stream-K segment loop: for u < nseg: tile r = s/KT + u, unit dp + r, iterations
  * [k0, k1) of it (lets vk0/vk1), stage counter base vtb = ndp*KT + r*KT - s; then
