@@ -217,6 +217,7 @@ struct IrBuffer {
   int64_t smem_offset;/* SHARED_DYN after pass_merge_shared_memory: byte offset, -1 before */
   int64_t local_size; /* FRAGMENT/LOCAL after lowering: registers per thread */
   IrBuffer *alias_of; /* T.view / T.reshape / T.Tensor(..., data=): the buffer whose memory this is */
+  IrBuffer *layout_like; /* FRAGMENT made by a pass: takes this fragment's layout (same shape) */
 };
 
 /* A rectangular region of a buffer: the operand of tile ops. */

@@ -296,6 +296,12 @@ static bool propagate_node(Infer *in, Node *n) {
 static void infer_kernel(Infer *in, IrKernel *k) {
   collect(in, k->body);
   int64_t shape[FRAG_MAX_DIMS];
+  /* fragments made to mirror another (IrBuffer.layout_like, e.g. warp_specialize's packed
+   * accumulator) take its layout once the GEMMs have fixed theirs */
+  for (int i = 0; i < in->frags.len; i++) {
+    IrBuffer *b = in->frags.items[i];
+    if (!b->fragment && b->layout_like && b->layout_like->fragment) b->fragment = b->layout_like->fragment;
+  }
   /* Seed: fragments used outside nodes, or with other index patterns, are replicated. */
   for (int i = 0; i < in->nodes.len; i++) {
     Node *n = in->nodes.items[i];

@@ -333,13 +333,39 @@ static IrRegion region2(TsCompiler *c, IrBuffer *b, int64_t m0, int64_t m1, int6
   return r;
 }
 
-/* The ring form of epilogue_store (ep->slots > 0; form A only): `whole` is the copy of the
- * whole fragment into ep->smem, from which each atom's copy is cut. */
-static IrStmt *epilogue_ring(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrExpr *t0, const char *bar,
-                             const IrStmt *whole, SrcLoc loc) {
+/* The epilogue of find_epilogue as pieces (see there), appended to `pieces`: one per ring
+ * atom (ep->slots > 0, form A) or one for the whole tile.  `to_smem` is the copy of the whole
+ * fragment into ep->smem (form B's T.copy(fragment, S)), NULL for form A (made from the copy
+ * into global memory); `from`, when not NULL, is the fragment read instead of that copy's
+ * source (the packed tile of the overlapped epilogue). */
+static void epilogue_pieces(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T,
+                            IrStmt *to_smem, IrBuffer *from, PtrVec *pieces) {
+  SrcLoc loc = ep->to_global->loc;
+  IrExpr *t0 = bin(c, IR_EQ, ir_varref(c, tx, loc), i32(c, 0));
+  const char *bar = arena_printf(c->arena, "ts::named_barrier_sync<1, %lld>", (long long)T);
+  IrStmt *whole = ir_stmt(c, IR_S_COPY, loc);
+  *whole = to_smem ? *to_smem : *ep->to_global;
+  if (!to_smem) whole->u.copy.dst = region2(c, ep->smem, 0, 0, ep->rows, ep->cols);
+  if (from) whole->u.copy.src = region2(c, from, 0, 0, ep->rows, ep->cols);
+  if (ep->slots == 0) {
+    PtrVec st = {0};
+    for (int64_t a = 0; a < ep->cols / ep->atom; a++)
+      vec_push(c->arena, &st, store_box(c, ep, map, a * ep->atom, a * ep->atom, loc));
+    vec_push(c->arena, &st, extern_call(c, "ts::tma_store_commit", NULL, 0, loc));
+    IrStmt *items[] = {ir_if(c, t0, extern_call(c, "ts::tma_store_wait_read<0>", NULL, 0, loc), NULL, loc),
+                       extern_call(c, bar, NULL, 0, loc),
+                       whole,
+                       extern_call(c, "ts::fence_proxy_async_shared", NULL, 0, loc),
+                       extern_call(c, bar, NULL, 0, loc),
+                       ir_if(c, t0, ir_seq_vec(c, &st, loc), NULL, loc)};
+    vec_push(c->arena, pieces, ir_seq(c, items, 6, loc));
+    return;
+  }
+  /* the ring: atom a goes through slot a % slots (slots divides the atoms, so the slot
+   * sequence runs on unbroken from one tile to the next) */
   const IrBuffer *frag = whole->u.copy.src.buf;
   int64_t W = ep->atom, n = ep->cols / W;
-  PtrVec all = {0};
+  const char *wr = arena_printf(c->arena, "ts::tma_store_wait_read<%lld>", (long long)(ep->slots - 1));
   for (int64_t a = 0; a < n; a++) {
     int64_t slot = a % ep->slots;
     IrStmt *cp = ir_stmt(c, IR_S_COPY, loc);
@@ -349,42 +375,22 @@ static IrStmt *epilogue_ring(TsCompiler *c, const WsStore *ep, const IrTmaMap *m
     IrStmt *store = ir_seq(c, (IrStmt *[]){store_box(c, ep, map, slot * W, a * W, loc),
                                            extern_call(c, "ts::tma_store_commit", NULL, 0, loc)},
                            2, loc);
-    const char *wr = arena_printf(c->arena, "ts::tma_store_wait_read<%lld>", (long long)(ep->slots - 1));
     IrStmt *items[] = {ir_if(c, t0, extern_call(c, wr, NULL, 0, loc), NULL, loc),
                        extern_call(c, bar, NULL, 0, loc),
                        cp,
                        extern_call(c, "ts::fence_proxy_async_shared", NULL, 0, loc),
                        extern_call(c, bar, NULL, 0, loc),
                        ir_if(c, t0, store, NULL, loc)};
-    for (int i = 0; i < 6; i++) vec_push(c->arena, &all, items[i]);
+    vec_push(c->arena, pieces, ir_seq(c, items, 6, loc));
   }
-  return ir_seq_vec(c, &all, loc);
 }
 
-/* The epilogue of find_epilogue as statements (see there); `to_smem` is form B's
- * T.copy(fragment, S), NULL for form A (a new copy into ep->smem is made). */
+/* The whole epilogue of find_epilogue as one statement. */
 static IrStmt *epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T,
                               IrStmt *to_smem) {
-  SrcLoc loc = ep->to_global->loc;
-  IrExpr *t0 = bin(c, IR_EQ, ir_varref(c, tx, loc), i32(c, 0));
-  const char *bar = arena_printf(c->arena, "ts::named_barrier_sync<1, %lld>", (long long)T);
-  if (!to_smem) {
-    to_smem = ir_stmt(c, IR_S_COPY, loc);
-    *to_smem = *ep->to_global;
-    to_smem->u.copy.dst = region2(c, ep->smem, 0, 0, ep->rows, ep->cols);
-  }
-  if (ep->slots > 0) return epilogue_ring(c, ep, map, t0, bar, to_smem, loc);
-  PtrVec st = {0};
-  for (int64_t a = 0; a < ep->cols / ep->atom; a++)
-    vec_push(c->arena, &st, store_box(c, ep, map, a * ep->atom, a * ep->atom, loc));
-  vec_push(c->arena, &st, extern_call(c, "ts::tma_store_commit", NULL, 0, loc));
-  IrStmt *items[] = {ir_if(c, t0, extern_call(c, "ts::tma_store_wait_read<0>", NULL, 0, loc), NULL, loc),
-                     extern_call(c, bar, NULL, 0, loc),
-                     to_smem,
-                     extern_call(c, "ts::fence_proxy_async_shared", NULL, 0, loc),
-                     extern_call(c, bar, NULL, 0, loc),
-                     ir_if(c, t0, ir_seq_vec(c, &st, loc), NULL, loc)};
-  return ir_seq(c, items, 6, loc);
+  PtrVec pieces = {0};
+  epilogue_pieces(c, ep, map, tx, T, to_smem, NULL, &pieces);
+  return ir_seq_vec(c, &pieces, ep->to_global->loc);
 }
 
 /* A copy of the GEMM statement with A and B read from `stage` of their staged buffers. */
@@ -464,12 +470,11 @@ typedef struct Sched {
   bool guard;       /* cl == 2 and the paired extent may be odd: guard the epilogue */
 } Sched;
 
-/* The tile loop of a persistent block around `inner` and `post` (written with the block
- * indices bx, by): for t: unit = bx / cl + t*P; (bx', by') = its rasterized tile. */
-/* One unit `id` of a persistent block: its tile coordinates, then `inner` and `post`
- * rewritten to them. */
-static IrStmt *tile_body(TsCompiler *c, const Sched *sc, IrExpr *id, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post) {
-  SrcLoc loc = inner->loc;
+/* The tile coordinates of unit `id`: lets of <bx>_<sfx> and <by>_<sfx> pushed on `items`,
+ * to[0] / to[1] referring to them; *valid (2-block clusters) tells whether the tile exists. */
+static void unit_coords(TsCompiler *c, const Sched *sc, IrExpr *id, IrVar *bx, IrVar *by, const char *sfx,
+                        PtrVec *items, IrExpr **to, IrExpr **valid) {
+  SrcLoc loc = id->loc;
   IrExpr *ux, *uy;
   if (sc->panel > 0) {
     raster_coords(c, id, sc->UX, sc->UY, sc->panel, &ux, &uy);
@@ -477,20 +482,30 @@ static IrStmt *tile_body(TsCompiler *c, const Sched *sc, IrExpr *id, IrVar *bx, 
     uy = clamp(c, bin(c, IR_FLOORDIV, id, sc->UX), sc->UY);
     ux = clamp(c, bin(c, IR_FLOORMOD, id, sc->UX), sc->UX);
   }
-  IrExpr *vbx = ux, *vby = uy, *valid = NULL;
+  IrExpr *vbx = ux, *vby = uy;
+  *valid = NULL;
   if (sc->cl > 1) {
     IrExpr **v = sc->axis ? &vby : &vbx, *n = sc->axis ? sc->GY : sc->GX;
     IrExpr *raw = bin(c, IR_ADD, bin(c, IR_MUL, *v, i32(c, sc->cl)), ir_varref(c, sc->rank, loc));
-    valid = bin(c, IR_LT, raw, n);
+    *valid = bin(c, IR_LT, raw, n);
     *v = clamp(c, raw, n);
   }
-  IrVar *nbx = ir_var(c, arena_printf(c->arena, "%s_t", bx->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
-  IrVar *nby = ir_var(c, arena_printf(c->arena, "%s_t", by->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
-  IrVar *from[2] = {bx, by};
-  IrExpr *to[2] = {ir_varref(c, nbx, loc), ir_varref(c, nby, loc)};
+  IrVar *nbx = ir_var(c, arena_printf(c->arena, "%s_%s", bx->name, sfx), TS_DTYPE_INT32, IR_VAR_LET, loc);
+  IrVar *nby = ir_var(c, arena_printf(c->arena, "%s_%s", by->name, sfx), TS_DTYPE_INT32, IR_VAR_LET, loc);
+  to[0] = ir_varref(c, nbx, loc);
+  to[1] = ir_varref(c, nby, loc);
+  vec_push(c->arena, items, ir_let(c, nby, ir_cast(c, TS_DTYPE_INT32, vby, loc), loc));
+  vec_push(c->arena, items, ir_let(c, nbx, ir_cast(c, TS_DTYPE_INT32, vbx, loc), loc));
+}
+
+/* One unit `id` of a persistent block: its tile coordinates, then `inner` and `post`
+ * (written with the block indices bx, by) rewritten to them. */
+static IrStmt *tile_body(TsCompiler *c, const Sched *sc, IrExpr *id, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post) {
+  SrcLoc loc = inner->loc;
   PtrVec items = {0};
-  vec_push(c->arena, &items, ir_let(c, nby, ir_cast(c, TS_DTYPE_INT32, vby, loc), loc));
-  vec_push(c->arena, &items, ir_let(c, nbx, ir_cast(c, TS_DTYPE_INT32, vbx, loc), loc));
+  IrExpr *to[2], *valid;
+  unit_coords(c, sc, id, bx, by, "t", &items, to, &valid);
+  IrVar *from[2] = {bx, by};
   vec_push(c->arena, &items, ir_subst_stmt(c, inner, from, to, 2));
   if (post) {
     IrStmt *p = ir_subst_stmt(c, post, from, to, 2);
@@ -499,15 +514,26 @@ static IrStmt *tile_body(TsCompiler *c, const Sched *sc, IrExpr *id, IrVar *bx, 
   return ir_seq_vec(c, &items, loc);
 }
 
+/* The block's first unit (cid) and its number of units (cid, cid + P, ... < nunits). */
+static IrExpr *first_unit(TsCompiler *c, const Sched *sc, IrVar *bx) {
+  IrExpr *bxr = ir_varref(c, bx, SRCLOC_NONE);
+  return sc->cl > 1 ? bin(c, IR_FLOORDIV, bxr, i32(c, sc->cl)) : bxr;
+}
+static IrExpr *unit_count(TsCompiler *c, const Sched *sc, IrVar *bx) {
+  IrExpr *cid = first_unit(c, sc, bx);
+  return bin(c, IR_FLOORDIV, bin(c, IR_ADD, bin(c, IR_SUB, sc->nunits, cid), bin(c, IR_SUB, sc->P, i32(c, 1))), sc->P);
+}
+/* unit number t of the block */
+static IrExpr *unit_id(TsCompiler *c, const Sched *sc, IrExpr *t, IrVar *bx) {
+  return bin(c, IR_ADD, first_unit(c, sc, bx), bin(c, IR_MUL, t, sc->P));
+}
+
+/* The tile loop of a persistent block around `inner` and `post`: for t: unit = cid + t*P. */
 static IrStmt *per_tile(TsCompiler *c, const Sched *sc, IrVar *t, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post) {
   if (!sc->on) return post ? ir_seq(c, (IrStmt *[]){inner, post}, 2, inner->loc) : inner;
   SrcLoc loc = inner->loc;
-  IrExpr *bxr = ir_varref(c, bx, loc);
-  IrExpr *cid = sc->cl > 1 ? bin(c, IR_FLOORDIV, bxr, i32(c, sc->cl)) : bxr;
-  IrExpr *id = bin(c, IR_ADD, cid, bin(c, IR_MUL, ir_varref(c, t, loc), sc->P));
-  /* this block's units: cid, cid + P, ... < nunits */
-  IrExpr *count = bin(c, IR_FLOORDIV, bin(c, IR_ADD, bin(c, IR_SUB, sc->nunits, cid), bin(c, IR_SUB, sc->P, i32(c, 1))), sc->P);
-  return ir_for(c, t, i32(c, 0), count, IR_FOR_SERIAL, tile_body(c, sc, id, bx, by, inner, post), loc);
+  IrExpr *id = unit_id(c, sc, ir_varref(c, t, loc), bx);
+  return ir_for(c, t, i32(c, 0), unit_count(c, sc, bx), IR_FOR_SERIAL, tile_body(c, sc, id, bx, by, inner, post), loc);
 }
 
 /* The stream-K part of a persistent schedule (gemm.cuh, "stream-K"): lets shared by the
@@ -713,6 +739,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     if (ep.idx_frag < 0 && !fits && n_atoms > 1 && atom_bytes <= room) {
       /* form A, the whole tile does not fit: a ring of column atoms */
       ep.slots = room / atom_bytes < n_atoms ? room / atom_bytes : n_atoms - 1;
+      while (n_atoms % ep.slots) ep.slots--; /* see epilogue_pieces */
       Layout *l = store_layout(c, ep.rows, ep.slots * ep.atom, G->dtype);
       if (l && layout_atom_cols(l) == ep.atom) {
         ep.layout = l;
@@ -830,6 +857,37 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     vtb = ir_var(c, "it_base", TS_DTYPE_INT32, IR_VAR_LET, loc);
   }
   int nvariants = sk_on ? 2 : 1; /* 0: tile by tile; 1: stream-K segments */
+  /* Registers: the producer keeps few; consumers take what the block's 64K leave (<= 240). */
+  int prod_regs = T >= 256 ? 24 : 40;
+  int64_t cons_regs = (65536 - WS_PRODUCER_THREADS * prod_regs) / T / 8 * 8;
+  if (cons_regs > 240) cons_regs = 240;
+
+  /* The overlapped epilogue (persistent, tile by tile, the TMA-store epilogue alone after
+   * the loop, fp32 accumulators, a 16-bit C): at the end of a tile the consumers only
+   * convert the accumulators into a packed register copy (`pack`, half their registers)
+   * and start the next tile; its first K steps store the packed tile, one piece (ring
+   * atom, or the whole tile) per step right after that step's wgmma is issued, so the
+   * tensor cores keep working through the epilogue.  The last tile is stored after the
+   * tile loop.  Off with pass_configs {"tl.disable_epilogue_overlap": True}. */
+  IrBuffer *pack = NULL;
+  IrStmt *pack_src = NULL; /* the copy of the whole accumulator into shared memory / global */
+  if (sc.on && !sk_on && ep.idx >= 0 && store_map && post.len == 1 && !config_on(ws->f, "tl.disable_epilogue_overlap") &&
+      acc->scope == IR_SCOPE_FRAGMENT && acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 &&
+      ir_is_const_int(acc->shape[0], &am) && ir_is_const_int(acc->shape[1], &an) && am * an % T == 0 &&
+      am == ep.rows && an == ep.cols) {
+    pack_src = ep.idx_frag >= 0 ? body->u.seq.items[ep.idx_frag] : ep.to_global;
+    ts_dtype ot = ep.to_global->u.copy.dst.buf->dtype;
+    int64_t nacc = am * an / T, npack = nacc * dtype_bytes(ot) / 4;
+    if (pack_src->u.copy.src.buf != acc || dtype_bytes(ot) != 2 || nacc + npack + 40 > cons_regs) pack_src = NULL;
+    if (pack_src) {
+      pack = ir_buffer(c, arena_printf(c->arena, "%s_pack", acc->name), ot, IR_SCOPE_FRAGMENT, 2,
+                       (IrExpr *[]){i32(c, am), i32(c, an)}, loc);
+      pack->layout_like = acc;
+      IrStmt *pa = ir_stmt(c, IR_S_ALLOC, loc);
+      pa->u.alloc.buf = pack;
+      vec_push(c->arena, &top, pa);
+    }
+  }
 
   /* ---- producer ---- */
   IrVar *pk = ir_var(c, kv->name, kv->dtype, IR_VAR_LOOP, loc);
@@ -892,10 +950,6 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     vec_push(c->arena, &pfx, extern_call(c, "ts::tma_prefetch_desc", (IrExpr *[]){ir_varref(c, m->var, loc)}, 1, loc));
   }
   vec_push(c->arena, &pfx, ploop);
-  /* Registers: the producer keeps few; consumers take what the block's 64K leave (<= 240). */
-  int prod_regs = T >= 256 ? 24 : 40;
-  int64_t cons_regs = (65536 - WS_PRODUCER_THREADS * prod_regs) / T / 8 * 8;
-  if (cons_regs > 240) cons_regs = 240;
   IrStmt *producer = ir_seq(c, (IrStmt *[]){extern_call(c, arena_printf(c->arena, "ts::setmaxnreg_dec<%d>", prod_regs), NULL, 0, loc),
                                             ir_if(c, bin(c, IR_EQ, txr, i32(c, T)), ir_seq_vec(c, &pfx, loc), NULL, loc)},
                             2, loc);
@@ -932,6 +986,23 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   IrExpr *prev = bin(c, IR_FLOORMOD, bin(c, IR_ADD, csr, i32(c, S - 1)), i32(c, S));
   IrExpr *release = bin(c, IR_AND, bin(c, IR_GT, kr, klo), lane0);
   vec_push(c->arena, &cb, ir_if(c, release, extern_call(c, arrive, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, prev, i32(c, S)))}, 1, loc), NULL, loc));
+  /* the overlapped epilogue: the previous tile's pieces, piece a in K step a */
+  IrVar *from[2] = {bxv, byv};
+  PtrVec prevl = {0}, pieces = {0};
+  IrExpr *has_prev = NULL;
+  if (pack && var == 0) {
+    IrExpr *pto[2], *pvalid;
+    unit_coords(c, &dsc, unit_id(c, &dsc, bin(c, IR_SUB, ir_varref(c, ct, loc), i32(c, 1)), bxv), bxv, byv, "p", &prevl,
+                pto, &pvalid);
+    epilogue_pieces(c, &ep, store_map, tx, T, ep.idx_frag >= 0 ? pack_src : NULL, pack, &pieces);
+    has_prev = bin(c, IR_GT, ir_varref(c, ct, loc), i32(c, 0));
+    for (int a = 0; a < pieces.len; a++) {
+      IrStmt *p = ir_subst_stmt(c, pieces.items[a], from, pto, 2);
+      pieces.items[a] = dsc.guard ? ir_if(c, pvalid, p, NULL, loc) : p;
+      IrExpr *at = bin(c, IR_AND, has_prev, bin(c, IR_EQ, kr, bin(c, IR_ADD, klo, i32(c, a))));
+      vec_push(c->arena, &cb, ir_if(c, at, pieces.items[a], NULL, loc));
+    }
+  }
   IrStmt *cloop = ir_for(c, kv, klo, kext, IR_FOR_SERIAL, ir_seq_vec(c, &cb, loc), loc);
   IrStmt *gall = ir_stmt(c, IR_S_GEMM, gemm->loc);
   *gall = *gemm; /* after the loop: operands at stage 0 (only the accumulator matters to a wait) */
@@ -951,7 +1022,34 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   vec_push(c->arena, &tile, cloop);
   vec_push(c->arena, &tile, gall);
   vec_push(c->arena, &tile, rel_last);
-  if (var == 0) {
+  if (var == 0 && pack) {
+    /* pieces the K loop had no step for (fewer steps than pieces), then the packed copy */
+    int64_t nk = -1;
+    bool known = ir_is_const_int(kext, &nk);
+    for (int a = 0; a < pieces.len; a++)
+      if (!known || nk <= a) {
+        IrExpr *left = known ? has_prev : bin(c, IR_AND, has_prev, bin(c, IR_LE, kext, i32(c, a)));
+        vec_push(c->arena, &tile, ir_if(c, left, pieces.items[a], NULL, loc));
+      }
+    IrStmt *pcp = ir_stmt(c, IR_S_COPY, loc);
+    *pcp = *pack_src;
+    pcp->u.copy.src = region2(c, acc, 0, 0, am, an);
+    pcp->u.copy.dst = region2(c, pack, 0, 0, am, an);
+    pcp->u.copy.disable_tma = false;
+    vec_push(c->arena, &tile, pcp);
+    IrExpr *id = unit_id(c, &dsc, ir_varref(c, ct, loc), bxv);
+    vec_push(c->arena, &prevl, tile_body(c, &dsc, id, bxv, byv, ir_seq_vec(c, &tile, loc), NULL));
+    IrExpr *count = unit_count(c, &dsc, bxv);
+    vec_push(c->arena, &cons, ir_for(c, ct, i32(c, 0), count, IR_FOR_SERIAL, ir_seq_vec(c, &prevl, loc), loc));
+    /* the last tile's store */
+    PtrVec fin = {0}, lastp = {0};
+    IrExpr *lto[2], *lvalid;
+    unit_coords(c, &dsc, unit_id(c, &dsc, bin(c, IR_SUB, count, i32(c, 1)), bxv), bxv, byv, "l", &fin, lto, &lvalid);
+    epilogue_pieces(c, &ep, store_map, tx, T, ep.idx_frag >= 0 ? pack_src : NULL, pack, &lastp);
+    IrStmt *all = ir_subst_stmt(c, ir_seq_vec(c, &lastp, loc), from, lto, 2);
+    vec_push(c->arena, &fin, dsc.guard ? ir_if(c, lvalid, all, NULL, loc) : all);
+    vec_push(c->arena, &cons, ir_if(c, bin(c, IR_GT, count, i32(c, 0)), ir_seq_vec(c, &fin, loc), NULL, loc));
+  } else if (var == 0) {
     vec_push(c->arena, &cons, per_tile(c, &dsc, ct, bxv, byv, ir_seq_vec(c, &tile, loc), post.len ? ir_seq_vec(c, &post, loc) : NULL));
   } else {
     /* a segment that starts inside its tile leaves a partial for the tile's finisher; the

@@ -35,7 +35,7 @@ typedef struct Cfg {
 typedef struct Suite {
   ts_context *ctx;
   ts_program *prog, *prog_mc; /* examples/gemm.py; the same with tl.enable_tma_multicast */
-  int mc;                      /* run_case compiles prog_mc (or, with 2, the stream-K program in prog_mc) */
+  int mc;                      /* run_case compiles prog_mc (1: multicast, 2: stream-K, 3: no-overlap program) */
   const char *filter;
   uint64_t seed;
   int idx, passed, failed;
@@ -50,7 +50,7 @@ static void run_case(Suite *su, ts_dtype dt, int ta, int tb, int M, int N, int K
   char name[256];
   snprintf(name, sizeof name, "gemm %s %s%s M=%d N=%d K=%d %s tile=%dx%dx%d stages=%d threads=%d policy=%d%s", dname,
            ta ? "T" : "N", tb ? "T" : "N", M, N, K, cf->arch, cf->bm, cf->bn, cf->bk, cf->stages, cf->threads,
-           cf->policy, su->mc == 2 ? " stream-K" : su->mc ? " multicast" : "");
+           cf->policy, su->mc == 3 ? " no-overlap" : su->mc == 2 ? " stream-K" : su->mc ? " multicast" : "");
   uint64_t seed = su->seed + (uint64_t)su->idx++ * 7919u;
   if (su->filter && !strstr(name, su->filter)) return;
   char v[12][32];
@@ -612,14 +612,16 @@ int main(int argc, char **argv) {
   /* The last shape has more tiles than the persistent grid has blocks (each block, and
    * each 2-block cluster of the multicast path, walks several tiles with the pipeline
    * running on across them) and an odd number of tile rows (a cluster whose second tile
-   * lies past the edge). */
-  static const int shapes[][3] = {{256, 256, 256}, {200, 136, 120}, {384, 512, 1000}, {1920, 2176, 320}};
+   * lies past the edge).  The last one has more tiles than blocks and fewer K steps than
+   * the 128x256 epilogue has column atoms: the overlapped epilogue (warp_specialize) stores
+   * the previous tile's remaining atoms after the short K loop. */
+  static const int shapes[][3] = {{256, 256, 256}, {200, 136, 120}, {384, 512, 1000}, {1920, 2176, 320}, {4000, 2100, 72}};
   for (int c = 0; c < (int)(sizeof cfgs / sizeof cfgs[0]); c++)
     for (int d = 0; d < 2; d++)
       for (int t = 0; t < 4; t++)
-        for (int sh = 0; sh < 4; sh++) {
+        for (int sh = 0; sh < 5; sh++) {
           if (sh == 2 && (t != 0 || d != 0)) continue; /* one larger shape per config */
-          if (sh == 3 && (c > 1 || d != 0 || (t != 0 && t != 3))) continue; /* the wgmma paths, NN and TT */
+          if (sh >= 3 && (c > 1 || d != 0 || (t != 0 && t != 3))) continue; /* the wgmma paths, NN and TT */
           run_case(&su, d ? TS_DTYPE_BFLOAT16 : TS_DTYPE_FLOAT16, t & 1, t >> 1, shapes[sh][0], shapes[sh][1],
                    shapes[sh][2], &cfgs[c]);
         }
@@ -632,7 +634,7 @@ int main(int argc, char **argv) {
     su.mc = 1;
     for (int c = 0; c < 2; c++)
       for (int t = 0; t < 4; t++)
-        for (int sh = 0; sh < 4; sh++) {
+        for (int sh = 0; sh < 5; sh++) {
           if (sh >= 2 && t != 0 && t != 3) continue;
           run_case(&su, c && sh < 2 ? TS_DTYPE_BFLOAT16 : TS_DTYPE_FLOAT16, t & 1, t >> 1, shapes[sh][0],
                    shapes[sh][1], shapes[sh][2], &cfgs[c]);
@@ -656,6 +658,18 @@ int main(int argc, char **argv) {
       for (int sh = 0; sh < 4; sh++)
         run_case(&su, c ? TS_DTYPE_BFLOAT16 : TS_DTYPE_FLOAT16, 0, sh == 3, shapes[sh][0], shapes[sh][1], shapes[sh][2],
                  &cfgs[c]);
+    su.mc = 0;
+    ts_program_destroy(su.prog_mc);
+  }
+  /* The epilogue of each tile right after its own K loop (tl.disable_epilogue_overlap). */
+  su.prog_mc = hd_load_with_configs(su.ctx, path, "\"tl.disable_epilogue_overlap\": True");
+  if (!su.prog_mc) {
+    printf("FAIL gemm no-overlap: cannot load %s with tl.disable_epilogue_overlap\n", path);
+    su.failed++;
+  } else {
+    su.mc = 3;
+    for (int sh = 3; sh < 5; sh++)
+      run_case(&su, TS_DTYPE_FLOAT16, 0, 0, shapes[sh][0], shapes[sh][1], shapes[sh][2], &cfgs[1]);
     su.mc = 0;
     ts_program_destroy(su.prog_mc);
   }

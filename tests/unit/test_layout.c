@@ -255,9 +255,14 @@ TEST(layout_gemm_ptx) {
     const char *cu = st == TS_OK ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
     int stores = 0;
     for (const char *q = cu; q && (q = strstr(q, "ts::tma_store_2d(")); q++) stores++;
-    CHECK(stores == 4);
+    /* the overlapped epilogue: the previous tile's atoms in K steps 0..3 of the next tile
+     * (from the packed fp16 copy of the accumulators), the last tile's after the tile loop */
+    CHECK(stores == 8);
     CHECK(cu && strstr(cu, "ts::tma_store_wait_read<1>()") != NULL);
-    CHECK(cu && strstr(cu, "&C_epi[8192], bx_t_1 * 256 + 192") != NULL); /* atom 3 from slot 1 */
+    CHECK(cu && strstr(cu, "&C_epi[8192], bx_p * 256 + 192") != NULL); /* atom 3 from slot 1 */
+    CHECK(cu && strstr(cu, "&C_epi[8192], bx_l * 256 + 192") != NULL);
+    CHECK(cu && strstr(cu, "if (tile_iter_1 > 0 && k_1 == 3)") != NULL);
+    CHECK(cu && strstr(cu, "ts::copy_vec<2>(&C_local_pack[") != NULL); /* the packing */
     CHECK(cu && strstr(cu, "sk_") == NULL); /* stream-K is opt-in */
     const char *px = st == TS_OK ? ts_kernel_text(k, TS_EMIT_PTX) : NULL;
     CHECK(px && strstr(px, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") != NULL);
@@ -291,6 +296,32 @@ TEST(layout_gemm_ptx) {
     CHECK(cu && strstr(cu, "ts::mbar_arrive_cluster") == NULL); /* no cluster with stream-K */
     const char *px = st == TS_OK ? ts_kernel_text(k, TS_EMIT_PTX) : NULL;
     CHECK(px && strstr(px, "ld.acquire.gpu.global.u32") != NULL);
+  }
+  ts_kernel_destroy(k);
+  ts_program_destroy(pm);
+  k = NULL;
+  pm = NULL;
+  /* pass_configs tl.disable_epilogue_overlap: every tile stores its own ring of atoms right
+   * after its K loop, from the accumulators themselves */
+  {
+    const char *key = "tl.disable_epilogue_overlap";
+    char *src = malloc(strlen(MC) + strlen(key) + 1);
+    const char *at = strstr(MC, "tl.enable_tma_multicast");
+    REQUIRE(src && at);
+    sprintf(src, "%.*s%s%s", (int)(at - MC), MC, key, at + strlen("tl.enable_tma_multicast"));
+    REQUIRE(ts_program_load_source(ctx, "noov.py", src, &pm) == TS_OK);
+    free(src);
+    ts_param ps[] = {{"M", "256"}, {"N", "512"}, {"K", "256"}, {"block_N", "256"}, {"threads", "256"}};
+    ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+    ts_status st = ts_kernel_compile(pm, "matmul", ps, 5, &o, &k);
+    if (st != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
+    CHECK(st == TS_OK);
+    const char *cu = st == TS_OK ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+    int stores = 0;
+    for (const char *q = cu; q && (q = strstr(q, "ts::tma_store_2d(")); q++) stores++;
+    CHECK(stores == 4);
+    CHECK(cu && strstr(cu, "&C_epi[8192], bx_t_1 * 256 + 192") != NULL);
+    CHECK(cu && strstr(cu, "_pack") == NULL);
   }
   ts_kernel_destroy(k);
   ts_program_destroy(pm);
