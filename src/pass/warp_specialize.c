@@ -44,6 +44,14 @@
  * co-resident and the ones left over only started when others had finished all their
  * tiles (measured 2.2x slower).
  *
+ * The epilogue of a persistent kernel overlaps the next tile's K loop when it is the TMA
+ * store alone, of fp32 accumulators to a 16-bit C: the consumers pack the accumulators into
+ * registers (`<acc>_pack`, IrBuffer.layout_like: the accumulator's layout) and start the
+ * next tile; its first K steps store the packed tile, one piece per step after that step's
+ * wgmma is issued; the block's last tile is stored after the tile loop.  On the H100 this
+ * took 8192^3 fp16 from 766.6 to 774.1 TFLOP/s and 4096x8192x8192 from 776.0 to 789.3
+ * (pass_configs tl.disable_epilogue_overlap turns it off).
+ *
  * The shared tiles keep the swizzled layout gemm_plan chooses (layout.h), which is the
  * layout TMA writes with CU_TENSOR_MAP_SWIZZLE_{32,64,128}B: one box per W-byte column
  * atom of the tile ([rows] x [W/elem]), stacked atom after atom.  Boxes past the tensor's
