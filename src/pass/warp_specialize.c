@@ -805,6 +805,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   IrStmt *balloc = ir_stmt(c, IR_S_ALLOC, loc);
   balloc->u.alloc.buf = bars;
   vec_push(c->arena, &top, balloc);
+  int nallocs = top.len; /* allocations made further down go here */
 
   /* barrier init by thread 0, published to the block (and the async proxy) */
   IrVar *bi = ir_var(c, "bi", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
@@ -893,7 +894,9 @@ static bool specialize(Ws *ws, IrStmt *ks) {
       pack->layout_like = acc;
       IrStmt *pa = ir_stmt(c, IR_S_ALLOC, loc);
       pa->u.alloc.buf = pack;
-      vec_push(c->arena, &top, pa);
+      vec_push(c->arena, &top, NULL);
+      memmove(&top.items[nallocs + 1], &top.items[nallocs], (size_t)(top.len - 1 - nallocs) * sizeof top.items[0]);
+      top.items[nallocs] = pa;
     }
   }
 
