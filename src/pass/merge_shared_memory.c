@@ -12,6 +12,7 @@ static void merge_stmt(IrStmt *s, void *ctx) {
   Merge *m = ctx;
   if (s->kind != IR_S_ALLOC || s->u.alloc.buf->scope != IR_SCOPE_SHARED_DYN) return;
   IrBuffer *b = s->u.alloc.buf;
+  if (b->alias_of) return; /* a view of another buffer's memory (codegen: a cast of its pointer) */
   int64_t n = ir_buffer_numel(b);
   if (n < 0) {
     ts_error(m->c, b->loc, "shared buffer '%s' needs a compile-time constant shape", b->name);
@@ -30,6 +31,12 @@ static void walk(TsCompiler *c, IrStmt *s) {
     PassVisitor v = {merge_stmt, NULL, &m};
     pass_visit(s->u.kernel.body, &v);
     s->u.kernel.smem_bytes = m.cur;
+    /* dynamic shared memory one block may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin) */
+    int64_t cap = c->target.sm >= 90 ? 232448 : c->target.sm == 80 || c->target.sm == 87 ? 166912
+                : c->target.sm >= 86 ? 101376 : 0;
+    if (cap && m.cur > cap)
+      ts_error(c, s->loc, "the kernel needs %lld bytes of shared memory; one block on sm_%d may have at most %lld "
+               "(fewer pipeline stages or smaller tiles)", (long long)m.cur, c->target.sm, (long long)cap);
     return;
   }
   if (s->kind == IR_S_SEQ)

@@ -337,9 +337,15 @@ ts_status rt_kernel_load_module(ts_kernel *k) {
       goto cleanup;
     }
     /* Above 48 KB of dynamic shared memory a kernel must opt in explicitly. */
-    if (l->smem_bytes > 48 * 1024)
-      CU_CHECK(ctx, cuFuncSetAttribute,
-               (l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)l->smem_bytes));
+    if (l->smem_bytes > 48 * 1024) {
+      r = ctx->drv.cuFuncSetAttribute(l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)l->smem_bytes);
+      if (r != CUDA_SUCCESS) {
+        status = rt_cuda_fail(ctx, "cuFuncSetAttribute", r);
+        sb_printf(&ctx->last_error, " (kernel '%s' needs %lld bytes of dynamic shared memory: more than this GPU "
+                  "gives one block?)", l->name, (long long)l->smem_bytes);
+        goto cleanup;
+      }
+    }
     for (int w = 0; w < l->nworkspaces; w++) {
       RtWorkspace *ws = &l->workspaces[w];
       size_t size = 0;
