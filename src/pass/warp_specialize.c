@@ -1052,31 +1052,11 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     vec_push(c->arena, &prevl, tile_body(c, &dsc, id, bxv, byv, ir_seq_vec(c, &tile, loc), NULL));
     IrExpr *count = unit_count(c, &dsc, bxv);
     vec_push(c->arena, &cons, ir_for(c, ct, i32(c, 0), count, IR_FOR_SERIAL, ir_seq_vec(c, &prevl, loc), loc));
-    /* the last tile's store: no K loop runs beside it, and the stages are idle now (every
-     * load was waited for, every wgmma reading them too), so a ring epilogue stores the
-     * whole tile at once through the first staged buffer that holds it */
+    /* the last tile's store */
     PtrVec fin = {0}, lastp = {0};
     IrExpr *lto[2], *lvalid;
     unit_coords(c, &dsc, unit_id(c, &dsc, bin(c, IR_SUB, count, i32(c, 1)), bxv), bxv, byv, "l", &fin, lto, &lvalid);
-    WsStore lastep = ep;
-    if (ep.slots > 0 && ep.idx_frag < 0) {
-      const IrBuffer *G = ep.to_global->u.copy.dst.buf;
-      Layout *l = store_layout(c, ep.rows, ep.cols, G->dtype);
-      for (int i = 0; i < ncp && l && layout_atom_cols(l) == ep.atom; i++) {
-        IrBuffer *st = cps[i].staged;
-        if (S * cps[i].rows * cps[i].cols * dtype_bytes(st->dtype) < ep.rows * ep.cols * dtype_bytes(G->dtype)) continue;
-        lastep.smem = ir_buffer(c, arena_printf(c->arena, "%s_fin", G->name), G->dtype, IR_SCOPE_SHARED_DYN, 2,
-                              (IrExpr *[]){i32(c, ep.rows), i32(c, ep.cols)}, loc);
-        lastep.smem->alias_of = st;
-        lastep.smem->layout = lastep.layout = l;
-        lastep.slots = 0;
-        IrStmt *fa = ir_stmt(c, IR_S_ALLOC, loc);
-        fa->u.alloc.buf = lastep.smem;
-        vec_push(c->arena, &fin, fa);
-        break;
-      }
-    }
-    epilogue_pieces(c, &lastep, store_map, tx, T, ep.idx_frag >= 0 ? pack_src : NULL, pack, &lastp);
+    epilogue_pieces(c, &ep, store_map, tx, T, ep.idx_frag >= 0 ? pack_src : NULL, pack, &lastp);
     IrStmt *all = ir_subst_stmt(c, ir_seq_vec(c, &lastp, loc), from, lto, 2);
     vec_push(c->arena, &fin, dsc.guard ? ir_if(c, lvalid, all, NULL, loc) : all);
     vec_push(c->arena, &cons, ir_if(c, bin(c, IR_GT, count, i32(c, 0)), ir_seq_vec(c, &fin, loc), NULL, loc));
@@ -1103,14 +1083,8 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     vec_push(c->arena, &cons, sk_loop(c, &sc, &sk, ext, cu, vk0, vk1, vtb, bxv, byv, ir_seq_vec(c, &tile, loc), spost));
   }
   }
-  /* Before the consumers leave, the last store has read its shared tile; when statements
-   * follow the store in the tile (they may rely on C being written), it has also written
-   * global memory.  With the store alone (the overlapped epilogue), nothing in the kernel
-   * reads C: the grid's completion publishes the writes, as after plain stores. */
-  if (store_map)
-    vec_push(c->arena, &cons, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)),
-                                    extern_call(c, pack ? "ts::tma_store_wait_read<0>" : "ts::tma_store_wait<0>", NULL, 0, loc),
-                                    NULL, loc));
+  if (store_map) /* the last tile's store has written global memory (and read the tile) */
+    vec_push(c->arena, &cons, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)), extern_call(c, "ts::tma_store_wait<0>", NULL, 0, loc), NULL, loc));
 
   vec_push(c->arena, &top, ir_if(c, bin(c, IR_GE, txr, i32(c, T)), producer, ir_seq_vec(c, &cons, loc), loc));
   /* no block leaves while its partner may still multicast into it or arrive on its barriers */
