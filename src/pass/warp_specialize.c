@@ -401,6 +401,18 @@ static IrStmt *epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *
   return ir_seq_vec(c, &pieces, ep->to_global->loc);
 }
 
+/* The pieces of epilogue_pieces for the tile at block indices `to` (replacing from[0..1]),
+ * each guarded by `valid` when not NULL: a fresh tree per call, so no statement is shared. */
+static void tile_pieces(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T, IrStmt *to_smem,
+                        IrBuffer *from_frag, IrVar **from, IrExpr **to, IrExpr *valid, PtrVec *out) {
+  PtrVec raw = {0};
+  epilogue_pieces(c, ep, map, tx, T, to_smem, from_frag, &raw);
+  for (int a = 0; a < raw.len; a++) {
+    IrStmt *p = ir_subst_stmt(c, raw.items[a], from, to, 2);
+    vec_push(c->arena, out, valid ? ir_if(c, valid, p, NULL, p->loc) : p);
+  }
+}
+
 /* A copy of the GEMM statement with A and B read from `stage` of their staged buffers. */
 static IrRegion staged_region(TsCompiler *c, const IrRegion *r, const WsCopy *cps, int ncp, IrExpr *stage) {
   for (int i = 0; i < ncp; i++)
@@ -999,17 +1011,19 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   vec_push(c->arena, &cb, ir_if(c, release, extern_call(c, arrive, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, prev, i32(c, S)))}, 1, loc), NULL, loc));
   /* the overlapped epilogue: the previous tile's pieces, piece a in K step a */
   IrVar *from[2] = {bxv, byv};
-  PtrVec prevl = {0}, pieces = {0};
-  IrExpr *has_prev = NULL;
+  IrStmt *to_smem = pack && ep.idx_frag >= 0 ? pack_src : NULL;
+  PtrVec prevl = {0};
+  IrExpr *has_prev = NULL, *pto[2], *pvalid = NULL;
+  int64_t nk = -1; /* K steps of a tile, when known */
+  bool nk_known = ir_is_const_int(kext, &nk);
   if (pack && var == 0) {
-    IrExpr *pto[2], *pvalid;
     unit_coords(c, &dsc, unit_id(c, &dsc, bin(c, IR_SUB, ir_varref(c, ct, loc), i32(c, 1)), bxv), bxv, byv, "p", &prevl,
                 pto, &pvalid);
-    epilogue_pieces(c, &ep, store_map, tx, T, ep.idx_frag >= 0 ? pack_src : NULL, pack, &pieces);
+    if (!dsc.guard) pvalid = NULL;
+    PtrVec pieces = {0};
+    tile_pieces(c, &ep, store_map, tx, T, to_smem, pack, from, pto, pvalid, &pieces);
     has_prev = bin(c, IR_GT, ir_varref(c, ct, loc), i32(c, 0));
-    for (int a = 0; a < pieces.len; a++) {
-      IrStmt *p = ir_subst_stmt(c, pieces.items[a], from, pto, 2);
-      pieces.items[a] = dsc.guard ? ir_if(c, pvalid, p, NULL, loc) : p;
+    for (int a = 0; a < pieces.len && (!nk_known || a < nk); a++) {
       IrExpr *at = bin(c, IR_AND, has_prev, bin(c, IR_EQ, kr, bin(c, IR_ADD, klo, i32(c, a))));
       vec_push(c->arena, &cb, ir_if(c, at, pieces.items[a], NULL, loc));
     }
@@ -1035,12 +1049,12 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   vec_push(c->arena, &tile, rel_last);
   if (var == 0 && pack) {
     /* pieces the K loop had no step for (fewer steps than pieces), then the packed copy */
-    int64_t nk = -1;
-    bool known = ir_is_const_int(kext, &nk);
-    for (int a = 0; a < pieces.len; a++)
-      if (!known || nk <= a) {
-        IrExpr *left = known ? has_prev : bin(c, IR_AND, has_prev, bin(c, IR_LE, kext, i32(c, a)));
-        vec_push(c->arena, &tile, ir_if(c, left, pieces.items[a], NULL, loc));
+    PtrVec left = {0};
+    tile_pieces(c, &ep, store_map, tx, T, to_smem, pack, from, pto, pvalid, &left);
+    for (int a = 0; a < left.len; a++)
+      if (!nk_known || nk <= a) {
+        IrExpr *cond = nk_known ? has_prev : bin(c, IR_AND, has_prev, bin(c, IR_LE, kext, i32(c, a)));
+        vec_push(c->arena, &tile, ir_if(c, cond, left.items[a], NULL, loc));
       }
     IrStmt *pcp = ir_stmt(c, IR_S_COPY, loc);
     *pcp = *pack_src;
@@ -1053,12 +1067,10 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     IrExpr *count = unit_count(c, &dsc, bxv);
     vec_push(c->arena, &cons, ir_for(c, ct, i32(c, 0), count, IR_FOR_SERIAL, ir_seq_vec(c, &prevl, loc), loc));
     /* the last tile's store */
-    PtrVec fin = {0}, lastp = {0};
+    PtrVec fin = {0};
     IrExpr *lto[2], *lvalid;
     unit_coords(c, &dsc, unit_id(c, &dsc, bin(c, IR_SUB, count, i32(c, 1)), bxv), bxv, byv, "l", &fin, lto, &lvalid);
-    epilogue_pieces(c, &ep, store_map, tx, T, ep.idx_frag >= 0 ? pack_src : NULL, pack, &lastp);
-    IrStmt *all = ir_subst_stmt(c, ir_seq_vec(c, &lastp, loc), from, lto, 2);
-    vec_push(c->arena, &fin, dsc.guard ? ir_if(c, lvalid, all, NULL, loc) : all);
+    tile_pieces(c, &ep, store_map, tx, T, to_smem, pack, from, lto, dsc.guard ? lvalid : NULL, &fin);
     vec_push(c->arena, &cons, ir_if(c, bin(c, IR_GT, count, i32(c, 0)), ir_seq_vec(c, &fin, loc), NULL, loc));
   } else if (var == 0) {
     vec_push(c->arena, &cons, per_tile(c, &dsc, ct, bxv, byv, ir_seq_vec(c, &tile, loc), post.len ? ir_seq_vec(c, &post, loc) : NULL));
