@@ -146,5 +146,24 @@ if [ -x "$BUILD/fuzz_replay" ]; then
   fi
 fi
 
+# 6. hostile input: every tests/hostile/*.py (harness.py) runs its cases with time and RSS
+#    limits and ends with "hostile AREA: N passed, N failed"; its counts are added here.
+if command -v python3 >/dev/null 2>&1; then
+  for f in tests/hostile/*.py; do
+    [ "$(basename "$f")" = harness.py ] && continue
+    [ -f "$f" ] || continue
+    case "$BUILD" in /*) bdir="$BUILD" ;; *) bdir="$ROOT/$BUILD" ;; esac
+    out=$(TS_BUILD="$bdir" python3 "$f" 2>&1)
+    line=$(echo "$out" | sed -n 's/^hostile .*: \([0-9]*\) passed, \([0-9]*\) failed.*$/\1 \2/p' | tail -1)
+    if [ -z "$line" ]; then bad "hostile $f: no summary line"; echo "$out" | tail -20 | sed 's/^/    /'; continue; fi
+    echo "$out" | grep -v '^hostile ' | sed -n '1,60p'
+    echo "$out" | grep '^hostile '
+    pass=$((pass + ${line% *}))
+    fail=$((fail + ${line#* }))
+  done
+else
+  echo "skip hostile input: python3 not found"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

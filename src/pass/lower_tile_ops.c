@@ -296,14 +296,28 @@ static IrStmt *rw_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   return lower_stmt(c, s, lw);
 }
 
-typedef struct SideFx { bool found; } SideFx;
-static void sidefx_stmt(IrStmt *s, void *ctx) {
-  SideFx *f = ctx;
+/* A statement that touches memory other than the thread's own registers. */
+static bool is_memory_effect(const IrStmt *s) {
   if (s->kind == IR_S_STORE) {
     IrScope sc = s->u.store.buf->scope;
-    if (sc != IR_SCOPE_FRAGMENT && sc != IR_SCOPE_LOCAL && sc != IR_SCOPE_VAR) f->found = true;
+    return sc != IR_SCOPE_FRAGMENT && sc != IR_SCOPE_LOCAL && sc != IR_SCOPE_VAR;
   }
-  if (s->kind == IR_S_ATOMIC || s->kind == IR_S_EVAL) f->found = true;
+  return s->kind == IR_S_ATOMIC || s->kind == IR_S_EVAL;
+}
+
+typedef struct SideFx { bool found, writes_regs; } SideFx;
+static void sidefx_stmt(IrStmt *s, void *ctx) {
+  SideFx *f = ctx;
+  if (is_memory_effect(s)) f->found = true;
+  else if (s->kind == IR_S_STORE) f->writes_regs = true;
+}
+
+/* Wraps each memory effect under s in `if (cond)`, leaving register writes to every
+ * thread: the replicas of a fragment element each need the value in their own registers. */
+static IrStmt *guard_memory_effects(TsCompiler *c, IrStmt *s, void *cond) {
+  if (!s) return NULL;
+  if (is_memory_effect(s)) return ir_if(c, cond, s, NULL, s->loc);
+  return pass_map_children(c, s, guard_memory_effects, cond);
 }
 
 /* Checks one operand of a copy nest for the vector path (see lower_nest). */
@@ -456,8 +470,10 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
     if (mv[q]) body = unrolled(lw, mv[q], fragdim_mid(&L->dim[q]), body);
   for (int q = n - 1; q >= 0; q--)
     if (ov[q]) body = unrolled(lw, ov[q], fragment_outer(L, q), body);
-  /* Replicas of a thread do the same work: only replica 0 touches memory. */
-  SideFx fx = {false};
+  /* Replicas of a thread do the same work: only replica 0 touches memory.  When the nest
+   * also writes registers (a replicated fragment, a local), every replica must still
+   * compute those, so only the memory effects are guarded. */
+  SideFx fx = {false, false};
   PassVisitor vis = {sidefx_stmt, NULL, &fx};
   pass_visit(nest.body, &vis);
   if (fx.found && L->nrep > 0) {
@@ -467,7 +483,7 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
       if (L->rep_stride[i] * L->rep_count[i] < lw->T) r = bin(lw, IR_FLOORMOD, r, i32(lw, L->rep_count[i]));
       rep = and_cond(lw, rep, bin(lw, IR_EQ, r, i32(lw, 0)));
     }
-    body = ir_if(c, rep, body, NULL, s->loc);
+    body = fx.writes_regs ? guard_memory_effects(c, body, rep) : ir_if(c, rep, body, NULL, s->loc);
   }
   return body;
 }

@@ -22,8 +22,9 @@ typedef struct SyncState {
 
 typedef struct Sync {
   TsCompiler *c;
-  PtrVec tdep; /* IrVar* whose value differs between threads */
-  bool fence;  /* the function issues wgmma: fence.proxy.async before inserted barriers */
+  PtrVec tdep;    /* IrVar* whose value may differ between threads */
+  PtrVec tregs;   /* IrBuffer* (local / local.var) whose contents may differ between threads */
+  bool fence;     /* the function issues wgmma: fence.proxy.async before inserted barriers */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -77,11 +78,31 @@ static SyncState summarize(TsCompiler *c, IrStmt *s) {
   pass_visit(s, &v);
   return st;
 }
+/* The shared-memory reads of a loop's bounds (evaluated once, before the loop). */
+static SyncState summarize_bounds(TsCompiler *c, IrStmt *loop) {
+  SyncState st = {0};
+  Summ sm = {c, &st};
+  PassVisitor v = {summ_stmt, summ_expr, &sm};
+  pass_visit_expr(loop->u.loop.min, &v);
+  pass_visit_expr(loop->u.loop.extent, &v);
+  return st;
+}
 
+/* Thread uniformity.  A value is uniform when every thread of the block computes the same
+ * one: constants, block indices, parameters, and loads at uniform indices from global or
+ * shared memory (all threads read one address; the barriers this pass places order any
+ * write before such a read) or from a register buffer whose every store is uniform.  A
+ * loop bound by such a value (e.g. `T.Pipelined(T.ceildiv(batch_sizes[bz], block_K))`)
+ * runs the same trip count in every thread, so barriers may go inside it. */
 typedef struct Dep { const Sync *sy; bool found; } Dep;
 static void dep_expr(IrExpr *e, void *ctx) {
   Dep *d = ctx;
-  if (e->kind == IR_LOAD) d->found = true;
+  if (e->kind == IR_LOAD) {
+    IrScope sc = memory_of(e->u.load.buf)->scope;
+    bool uniform_mem = sc == IR_SCOPE_GLOBAL || sc == IR_SCOPE_SHARED || sc == IR_SCOPE_SHARED_DYN ||
+                       ((sc == IR_SCOPE_LOCAL || sc == IR_SCOPE_VAR) && !has(&d->sy->tregs, e->u.load.buf));
+    if (!uniform_mem || e->lanes > 1) d->found = true; /* the index is visited on its own */
+  }
   if (e->kind == IR_VAR && (e->u.var->kind == IR_VAR_THREAD_IDX || has(&d->sy->tdep, e->u.var))) d->found = true;
   if (e->kind == IR_CALL && !(ir_intrin_info[e->u.call.op].flags & IRI_PURE)) d->found = true;
 }
@@ -90,6 +111,52 @@ static bool thread_dependent(const Sync *sy, IrExpr *e) {
   PassVisitor v = {NULL, dep_expr, &d};
   pass_visit_expr(e, &v);
   return d.found;
+}
+
+/* One sweep of the uniformity analysis over s, run under `divergent` control (only some
+ * threads get here); marks the LET vars, loop vars and register buffers that may differ
+ * between threads.  Returns true when it marked something new. */
+static bool taint_sweep(Sync *sy, IrStmt *s, bool divergent) {
+  if (!s) return false;
+  bool grew = false;
+  switch (s->kind) {
+    case IR_S_SEQ:
+      for (int i = 0; i < s->u.seq.n; i++) grew |= taint_sweep(sy, s->u.seq.items[i], divergent);
+      return grew;
+    case IR_S_LET:
+      if ((divergent || thread_dependent(sy, s->u.let.value)) && !has(&sy->tdep, s->u.let.var)) {
+        vec_push(sy->c->arena, &sy->tdep, s->u.let.var);
+        grew = true;
+      }
+      return grew;
+    case IR_S_FOR: {
+      bool d = divergent || thread_dependent(sy, s->u.loop.min) || thread_dependent(sy, s->u.loop.extent);
+      if (d && s->u.loop.var && !has(&sy->tdep, s->u.loop.var)) {
+        vec_push(sy->c->arena, &sy->tdep, s->u.loop.var);
+        grew = true;
+      }
+      return taint_sweep(sy, s->u.loop.body, d) || grew;
+    }
+    case IR_S_IF: {
+      bool d = divergent || thread_dependent(sy, s->u.if_.cond);
+      grew |= taint_sweep(sy, s->u.if_.then_s, d);
+      return taint_sweep(sy, s->u.if_.else_s, d) || grew;
+    }
+    case IR_S_WHILE: return taint_sweep(sy, s->u.while_.body, divergent || thread_dependent(sy, s->u.while_.cond));
+    case IR_S_KERNEL: return taint_sweep(sy, s->u.kernel.body, false);
+    case IR_S_STORE: {
+      IrBuffer *b = s->u.store.buf;
+      if (b->scope != IR_SCOPE_LOCAL && b->scope != IR_SCOPE_VAR) return false;
+      bool d = divergent || thread_dependent(sy, s->u.store.value);
+      for (int i = 0; i < s->u.store.nidx && !d; i++) d = thread_dependent(sy, s->u.store.idx[i]);
+      if (d && !has(&sy->tregs, b)) {
+        vec_push(sy->c->arena, &sy->tregs, b);
+        return true;
+      }
+      return false;
+    }
+    default: return false;
+  }
 }
 
 static bool is_barrier(const IrStmt *s) {
@@ -129,6 +196,64 @@ static bool hazard(const SyncState *st, const SyncState *me) {
 
 static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st);
 
+static void count_barriers(IrStmt *s, void *ctx) {
+  if (is_barrier(s)) ++*(int *)ctx;
+}
+/* Barriers this pass would place inside `body` (entered with state `st`). */
+static int inner_barriers(Sync *sy, IrStmt *body, SyncState st) {
+  int before = 0, after = 0;
+  PassVisitor v = {count_barriers, NULL, &before};
+  pass_visit(body, &v);
+  IrStmt *r = sync_stmt(sy, body, &st);
+  v.ctx = &after;
+  pass_visit(r, &v);
+  return after - before;
+}
+
+/* Code that only some threads run (or that runs a different number of times in different
+ * threads) can hold no __syncthreads.  When its own shared-memory accesses need one (one
+ * thread reads what another wrote inside it), no correct barrier exists: refuse it rather
+ * than emit a race. */
+static void find_own_sync(IrExpr *e, void *ctx) {
+  static const char *const syncs[] = {"ts::named_barrier_sync", "ts::mbar_wait", "ts::cp_async_wait"};
+  if (e->kind == IR_CALL && e->u.call.op == IRI_SYNCWARP) *(bool *)ctx = true;
+  if (e->kind != IR_CALL || e->u.call.op != IRI_CALL_EXTERN || !e->u.call.nargs ||
+      e->u.call.args[0]->kind != IR_STR)
+    return;
+  for (size_t i = 0; i < sizeof syncs / sizeof *syncs; i++)
+    if (!strncmp(e->u.call.args[0]->u.sval, syncs[i], strlen(syncs[i]))) *(bool *)ctx = true;
+}
+
+static void check_divergent(Sync *sy, IrStmt *s) {
+  /* Code that synchronizes its own threads (warp_specialize's producer and consumer
+   * branches: mbarriers and named barriers) is ordered by the pass that made it. */
+  bool own = false;
+  PassVisitor ov = {NULL, find_own_sync, &own};
+  pass_visit(s, &ov);
+  if (own) return;
+  IrStmt *parts[2] = {NULL, NULL};
+  SyncState carried = {0};
+  if (s->kind == IR_S_FOR) {
+    parts[0] = s->u.loop.body;
+    carried = summarize(sy->c, s->u.loop.body); /* the previous iteration */
+  } else if (s->kind == IR_S_WHILE) {
+    parts[0] = s->u.while_.body;
+    carried = summarize(sy->c, s->u.while_.body);
+  } else {
+    parts[0] = s->u.if_.then_s;
+    parts[1] = s->u.if_.else_s;
+  }
+  for (int i = 0; i < 2; i++) {
+    if (!parts[i] || !inner_barriers(sy, parts[i], carried)) continue;
+    ts_error(sy->c, s->loc,
+             "shared memory is written and read by different threads inside a %s whose %s differs between "
+             "threads: no __syncthreads can be placed there (make the %s uniform across the block)",
+             s->kind == IR_S_IF ? "branch" : "loop", s->kind == IR_S_IF ? "condition" : "trip count",
+             s->kind == IR_S_IF ? "condition" : "bounds");
+    return;
+  }
+}
+
 static IrStmt *sync_list(Sync *sy, IrStmt *s, SyncState *st) {
   TsCompiler *c = sy->c;
   PtrVec out = {0};
@@ -151,11 +276,11 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
       break;
     case IR_S_FOR:
       if (!thread_dependent(sy, s->u.loop.min) && !thread_dependent(sy, s->u.loop.extent)) {
-        SyncState body = summarize(c, s->u.loop.body);
-        if (!body.reads.len && !body.writes.len) return s;
+        SyncState body = summarize(c, s->u.loop.body), bounds = summarize_bounds(c, s);
+        if (!body.reads.len && !body.writes.len && !bounds.reads.len) return s;
         /* A conflict with what precedes the loop is resolved once, in front of it. */
         IrStmt *pre = NULL;
-        if (hazard(st, &body)) {
+        if (hazard(st, &body) || hazard(st, &bounds)) {
           pre = fenced_barrier(c, sy->fence, s->loc);
           st->reads.len = st->writes.len = 0;
         }
@@ -197,6 +322,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
     default: break;
   }
   /* A leaf (or a compound only some threads run): one access set. */
+  if (s->kind == IR_S_FOR || s->kind == IR_S_IF || s->kind == IR_S_WHILE) check_divergent(sy, s);
   SyncState me = summarize(c, s);
   if (hazard(st, &me)) {
     st->reads.len = st->writes.len = 0;
@@ -208,10 +334,13 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, false};
+  Sync sy = {c, {0}, {0}, false};
   if (c->target.sm >= 90 && c->target.arch_a) {
     PassVisitor v = {NULL, find_wgmma, &sy.fence};
     pass_visit(f->body, &v);
+  }
+  /* Taints only grow and are bounded by the vars and buffers of f: a fixed point. */
+  while (taint_sweep(&sy, f->body, false)) {
   }
   SyncState st = {0};
   f->body = sync_stmt(&sy, f->body, &st);
