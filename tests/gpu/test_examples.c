@@ -595,6 +595,149 @@ static void test_reduce_sum(Suite *s, ts_dtype t, int64_t M, int64_t N) {
   buf_free(s, &Out);
 }
 
+/* ---- LayerNorm forward (Y, Mean, Rstd) ---------------------------------------------------- */
+
+static void test_layernorm(Suite *s, ts_dtype t, int64_t M, int64_t N, int block_M) {
+  const double eps = 1e-5;
+  Case c;
+  case_init(s, &c, "layernorm.py", "layernorm_fwd");
+  case_param(&c, "M", "%lld", (long long)M);
+  case_param(&c, "N", "%lld", (long long)N);
+  case_param(&c, "block_M", "%d", block_M);
+  case_param(&c, "dtype", "%s", ts_dtype_name(t));
+  if (!case_selected(s, &c))
+    return;
+  Buf X, G, B, Y, Mean, Rstd;
+  Buf *bufs[] = {&X, &G, &B, &Y, &Mean, &Rstd};
+  ts_arg args[6];
+  uint64_t rng = c.seed;
+  double *ref = calloc((size_t)(M * N), sizeof(double));
+  double *ref_mean = calloc((size_t)M, sizeof(double)), *ref_rstd = calloc((size_t)M, sizeof(double));
+  if (!ref || !ref_mean || !ref_rstd || !buf_init(s, &X, "X", t, M, N, 0) || !buf_init(s, &G, "gamma", t, N, -1, 0) ||
+      !buf_init(s, &B, "beta", t, N, -1, 0) || !buf_init(s, &Y, "Y", t, M, N, 1) ||
+      !buf_init(s, &Mean, "Mean", TS_DTYPE_FLOAT32, M, -1, 1) ||
+      !buf_init(s, &Rstd, "Rstd", TS_DTYPE_FLOAT32, M, -1, 1) || !buf_random(s, &X, &rng) ||
+      !buf_random(s, &G, &rng) || !buf_random(s, &B, &rng) || !buf_memset(s, &Y, 0xFF) ||
+      !buf_memset(s, &Mean, 0xFF) || !buf_memset(s, &Rstd, 0xFF)) {
+    case_fail(s, &c, "setup: %s", ts_last_error(s->ctx));
+  } else {
+    ts_kernel *k = compile_and_launch(s, &c, bufs, 6, args);
+    if (k) {
+      if (!buf_download(s, &Y) || !buf_download(s, &Mean) || !buf_download(s, &Rstd))
+        case_fail(s, &c, "download: %s", ts_last_error(s->ctx));
+      else {
+        for (int64_t i = 0; i < M; i++) {
+          const double *x = X.val + i * N;
+          double sum = 0, var = 0;
+          for (int64_t j = 0; j < N; j++)
+            sum += x[j];
+          double mean = sum / (double)N;
+          for (int64_t j = 0; j < N; j++)
+            var += (x[j] - mean) * (x[j] - mean);
+          double rstd = 1.0 / sqrt(var / (double)N + eps);
+          ref_mean[i] = mean;
+          ref_rstd[i] = rstd;
+          for (int64_t j = 0; j < N; j++)
+            ref[i * N + j] = (x[j] - mean) * rstd * G.val[j] + B.val[j];
+        }
+        /* The kernel takes E[x^2] - mean^2 in fp32: for inputs in [-1, 1) (variance ~1/3)
+         * that loses a few ulp of the variance; Y is rounded to 16 bits once. */
+        Tol stat = {1e-5, 1e-4, 1e-5}, out16 = {2e-2, 2e-2, 5e-3};
+        char detail[768];
+        if (!compare(Mean.val, ref_mean, NULL, (size_t)M, stat, detail, sizeof detail))
+          case_fail(s, &c, "Mean: %s", detail);
+        else if (!compare(Rstd.val, ref_rstd, NULL, (size_t)M, stat, detail, sizeof detail))
+          case_fail(s, &c, "Rstd: %s", detail);
+        else
+          finish_case(s, &c, k, args, bufs, 6, &Y, ref, NULL, out16);
+      }
+      ts_kernel_destroy(k);
+    }
+  }
+  free(ref);
+  free(ref_mean);
+  free(ref_rstd);
+  Buf *all[] = {&X, &G, &B, &Y, &Mean, &Rstd};
+  for (int i = 0; i < 6; i++)
+    buf_free(s, all[i]);
+}
+
+/* ---- grouped GEMM weight gradient (device-side group sizes) -------------------------------- */
+
+/* Uploads host integers into an int32 buffer (b->val keeps them as doubles). */
+static int buf_upload_ints(Suite *s, Buf *b, const int64_t *v) {
+  int32_t *bytes = malloc(buf_bytes(b) ? buf_bytes(b) : 1);
+  if (!bytes)
+    return 0;
+  for (size_t i = 0; i < b->numel; i++) {
+    bytes[i] = (int32_t)v[i];
+    b->val[i] = (double)v[i];
+  }
+  int ok = ts_memcpy_h2d(s->ctx, b->dev, bytes, buf_bytes(b)) == TS_OK;
+  free(bytes);
+  return ok;
+}
+
+static void test_grouped_gemm_wgrad(Suite *s, const int64_t *sizes, int G, int64_t M, int64_t N) {
+  int64_t offsets[16], total = 0;
+  for (int g = 0; g < G; g++) {
+    offsets[g] = total;
+    total += sizes[g];
+  }
+  Case c;
+  case_init(s, &c, "grouped_gemm_wgrad.py", "grouped_gemm_wgrad");
+  case_param(&c, "batch_sum", "%lld", (long long)total);
+  case_param(&c, "batch_count", "%d", G);
+  case_param(&c, "M", "%lld", (long long)M);
+  case_param(&c, "N", "%lld", (long long)N);
+  if (!case_selected(s, &c))
+    return;
+  for (int g = 0; g < G; g++) /* the group sizes in the printed name */
+    snprintf(c.name + strlen(c.name), sizeof c.name - strlen(c.name), "%s%lld", g ? "," : " sizes=",
+             (long long)sizes[g]);
+  Buf X, DY, Sz, Off, DW;
+  Buf *bufs[] = {&X, &DY, &Sz, &Off, &DW};
+  ts_arg args[5];
+  uint64_t rng = c.seed;
+  double *ref = calloc((size_t)(G * M * N), sizeof(double)), *l1 = calloc((size_t)(G * M * N), sizeof(double));
+  if (!ref || !l1 || !buf_init(s, &X, "X", TS_DTYPE_FLOAT16, total, M, 0) ||
+      !buf_init(s, &DY, "dY", TS_DTYPE_FLOAT16, total, N, 0) || !buf_init(s, &Sz, "sizes", TS_DTYPE_INT32, G, -1, 0) ||
+      !buf_init(s, &Off, "offsets", TS_DTYPE_INT32, G, -1, 0) ||
+      !buf_init(s, &DW, "dW", TS_DTYPE_FLOAT16, G * M, N, 1) || !buf_random(s, &X, &rng) ||
+      !buf_random(s, &DY, &rng) || !buf_upload_ints(s, &Sz, sizes) || !buf_upload_ints(s, &Off, offsets) ||
+      !buf_memset(s, &DW, 0xFF)) {
+    case_fail(s, &c, "setup: %s", ts_last_error(s->ctx));
+  } else {
+    ts_kernel *k = compile_and_launch(s, &c, bufs, 5, args);
+    if (k) {
+      if (!buf_download(s, &DW))
+        case_fail(s, &c, "download: %s", ts_last_error(s->ctx));
+      else {
+        for (int g = 0; g < G; g++)
+          for (int64_t r = offsets[g]; r < offsets[g] + sizes[g]; r++)
+            for (int64_t m = 0; m < M; m++) {
+              double xv = X.val[r * M + m];
+              double *out = ref + (g * M + m) * N, *o1 = l1 + (g * M + m) * N;
+              const double *dy = DY.val + r * N;
+              for (int64_t n = 0; n < N; n++) {
+                out[n] += xv * dy[n];
+                o1[n] += fabs(xv * dy[n]);
+              }
+            }
+        /* fp32 accumulation of fp16 products, one fp16 rounding of the result. */
+        Tol tol = {1e-3, 2e-3, 2e-3};
+        finish_case(s, &c, k, args, bufs, 5, &DW, ref, l1, tol);
+      }
+      ts_kernel_destroy(k);
+    }
+  }
+  free(ref);
+  free(l1);
+  Buf *all[] = {&X, &DY, &Sz, &Off, &DW};
+  for (int i = 0; i < 5; i++)
+    buf_free(s, all[i]);
+}
+
 /* ---- main --------------------------------------------------------------------------------- */
 
 static void run_all(Suite *s) {
@@ -640,6 +783,17 @@ static void run_all(Suite *s) {
   test_reduce_sum(s, f32, 1, 7);
   test_reduce_sum(s, f32, 4096, 4096);
   test_reduce_sum(s, f16, 1000, 3000);
+
+  const ts_dtype bf16 = TS_DTYPE_BFLOAT16;
+  test_layernorm(s, bf16, 64, 1024, 1);
+  test_layernorm(s, bf16, 256, 8192, 1);
+  test_layernorm(s, f16, 128, 2048, 2);
+  test_layernorm(s, f32, 33, 4096, 1);
+
+  static const int64_t groups_a[] = {64, 128}, groups_b[] = {1, 200, 63, 129}, groups_c[] = {0, 256, 70};
+  test_grouped_gemm_wgrad(s, groups_a, 2, 256, 256);
+  test_grouped_gemm_wgrad(s, groups_b, 4, 128, 256);
+  test_grouped_gemm_wgrad(s, groups_c, 3, 256, 512);
 }
 
 static const char usage[] =
