@@ -13,6 +13,7 @@
  * Names: the user's names are kept, made legal C and unique within a kernel (a clash or a
  * keyword gets a _N suffix), so the output reads like the kernel file. */
 #include "cuda.h"
+#include "device_abi.h"
 
 #include "../layout/layout.h"
 
@@ -87,29 +88,6 @@ enum {
 static void expr(Cg *g, StrBuf *sb, const IrExpr *e, int min_prec);
 
 /* ---- types -------------------------------------------------------------------------- */
-/* Our own spelling, matched to device/tilescale/common.cuh (not dtype_cuda, so that the
- * two sides of the contract live next to each other). */
-static const char *ctype(ts_dtype t) {
-  switch (t) {
-  case TS_DTYPE_BOOL: return "bool";
-  case TS_DTYPE_INT8: return "int8_t";
-  case TS_DTYPE_INT16: return "int16_t";
-  case TS_DTYPE_INT32: return "int";
-  case TS_DTYPE_INT64: return "int64_t";
-  case TS_DTYPE_UINT8: return "uint8_t";
-  case TS_DTYPE_UINT16: return "uint16_t";
-  case TS_DTYPE_UINT32: return "uint32_t";
-  case TS_DTYPE_UINT64: return "uint64_t";
-  case TS_DTYPE_FLOAT16: return "half";
-  case TS_DTYPE_BFLOAT16: return "__nv_bfloat16";
-  case TS_DTYPE_FLOAT32: return "float";
-  case TS_DTYPE_FLOAT64: return "double";
-  case TS_DTYPE_FLOAT8_E4M3: return "__nv_fp8_e4m3";
-  case TS_DTYPE_FLOAT8_E5M2: return "__nv_fp8_e5m2";
-  case TS_DTYPE_VOID: return "void";
-  default: return NULL;
-  }
-}
 
 static int tbytes(ts_dtype t) {
   switch (t) {
@@ -135,7 +113,7 @@ static bool is_integer(ts_dtype t) { return t >= TS_DTYPE_INT8 && t <= TS_DTYPE_
 
 /* A type printed for the user's error message. */
 static const char *tname(ts_dtype t) {
-  const char *s = ctype(t);
+  const char *s = cg_ctype(t);
   return s ? s : "?";
 }
 
@@ -683,6 +661,11 @@ static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
     sb_append(sb, args[0]->u.sval);
     args_list(g, sb, args, 1, nargs, TS_DTYPE_HANDLE);
     return;
+  case IRI_DEVICE:
+    g->use_gemm = true; /* the device-library templates (gemm.cuh, which includes tma.cuh) */
+    cg_device_callee(sb, e);
+    args_list(g, sb, args, 0, nargs, TS_DTYPE_HANDLE);
+    return;
   case IRI_PRINTF: print_call(g, sb, e); return;
   default:
     ts_error(g->c, e->loc, "internal error: intrinsic %s has no CUDA spelling", info->name);
@@ -806,7 +789,7 @@ static void for_loop(Cg *g, const IrStmt *s) {
     return;
   }
   const IrVar *v = s->u.loop.var;
-  const char *type = ctype(v->dtype);
+  const char *type = cg_ctype(v->dtype);
   if (!type || !is_integer(v->dtype)) type = "int";
   const char *name = bind_name(g, v, v->name);
   const IrExpr *min = s->u.loop.min, *ext = s->u.loop.extent;
@@ -880,7 +863,7 @@ static int array_align(int64_t bytes) {
 
 static void alloc(Cg *g, const IrStmt *s) {
   const IrBuffer *b = s->u.alloc.buf;
-  const char *type = ctype(b->dtype);
+  const char *type = cg_ctype(b->dtype);
   if (!type || b->dtype == TS_DTYPE_VOID) {
     ts_error(g->c, s->loc, "buffer '%s' has no CUDA element type", b->name);
     return;
@@ -1024,7 +1007,7 @@ static void stmt(Cg *g, const IrStmt *s) {
   }
   case IR_S_LET: {
     const IrVar *v = s->u.let.var;
-    const char *type = ctype(v->dtype);
+    const char *type = cg_ctype(v->dtype);
     if (!type || v->dtype == TS_DTYPE_VOID) {
       ts_error(g->c, s->loc, "'%s' has a type CUDA cannot hold", v->name);
       return;
@@ -1123,11 +1106,11 @@ static void params(Cg *g, StrBuf *sig) {
     if (!first) sb_append(sig, ", ");
     first = false;
     if (p->buf) {
-      const char *type = ctype(p->buf->dtype);
+      const char *type = cg_ctype(p->buf->dtype);
       sb_printf(sig, "%s* __restrict__ %s", type ? type : "void",
                 bind_name(g, p->buf, p->name ? p->name : p->buf->name));
     } else if (p->var) {
-      const char *type = ctype(p->var->dtype);
+      const char *type = cg_ctype(p->var->dtype);
       if (!type || p->var->dtype == TS_DTYPE_VOID) {
         ts_error(g->c, p->var->loc, "parameter '%s' has a type CUDA cannot pass", p->var->name);
         type = "int";

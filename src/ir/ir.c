@@ -33,6 +33,11 @@ const IrIntrinInfo ir_intrin_info[IRI_COUNT] = {
     IR_INTRINSICS(X)
 #undef X
 };
+const IrDeviceInfo ir_device_info[IRD_COUNT] = {
+#define X(n, s, k, a, fl) {s, k, a, fl},
+    IR_DEVICE_OPS(X)
+#undef X
+};
 const char *const ir_stmt_names[IR_STMT_KIND_COUNT] = {
 #define X(n, s) s,
     IR_STMT_KINDS(X)
@@ -297,6 +302,25 @@ IrExpr *ir_call(TsCompiler *c, IrIntrin op, ts_dtype t, IrExpr **args, int nargs
   return e;
 }
 
+IrExpr *ir_device(TsCompiler *c, IrDeviceOp op, ts_dtype t, const int64_t *attrs, int nattrs, IrExpr **args, int nargs,
+                  SrcLoc loc) {
+  IrExpr *e = ir_call(c, IRI_DEVICE, t, args, nargs, loc);
+  e->u.call.dop = op;
+  e->u.call.nattrs = nattrs;
+  e->u.call.attrs = ARENA_ARRAY(c->arena, int64_t, nattrs ? nattrs : 1);
+  for (int i = 0; i < nattrs; i++) e->u.call.attrs[i] = attrs[i];
+  return e;
+}
+
+IrStmt *ir_device_stmt(TsCompiler *c, IrDeviceOp op, const int64_t *attrs, int nattrs, IrExpr **args, int nargs,
+                       SrcLoc loc) {
+  return ir_eval(c, ir_device(c, op, TS_DTYPE_VOID, attrs, nattrs, args, nargs, loc), loc);
+}
+
+bool ir_is_device(const IrExpr *e, IrDeviceOp op) {
+  return e && e->kind == IR_CALL && e->u.call.op == IRI_DEVICE && e->u.call.dop == op;
+}
+
 IrExpr *ir_load(TsCompiler *c, IrBuffer *b, IrExpr **idx, int nidx, SrcLoc loc) {
   IrExpr *e = new_expr(c, IR_LOAD, b->dtype, loc);
   e->u.load.buf = b;
@@ -499,6 +523,11 @@ IrExpr *ir_with_operands(TsCompiler *c, const IrExpr *e, IrExpr **xs) {
   TS_ASSERT(e->kind == IR_CALL || e->kind == IR_LOAD);
   IrExpr *r = e->kind == IR_CALL ? ir_call(c, e->u.call.op, e->dtype, xs, e->u.call.nargs, e->loc)
                                  : ir_load(c, e->u.load.buf, xs, e->u.load.nidx, e->loc);
+  if (e->kind == IR_CALL) { /* device operations keep their operation and attributes */
+    r->u.call.dop = e->u.call.dop;
+    r->u.call.attrs = e->u.call.attrs;
+    r->u.call.nattrs = e->u.call.nattrs;
+  }
   r->lanes = e->lanes;
   r->dtype = e->dtype;
   return r;

@@ -142,7 +142,72 @@ extern const int ir_expr_flags[IR_EXPR_KIND_COUNT];
   X(ATOMIC_MIN, "atomic_min", NULL, 2, 0)                                  \
   X(ADDRESS_OF, "address_of", NULL, 1, 0) /* &LOAD */                      \
   X(CALL_EXTERN, "call_extern", NULL, -1, 0) /* args[0] = STR name */      \
-  X(PRINTF, "print", NULL, -1, 0)
+  X(PRINTF, "print", NULL, -1, 0)                                          \
+  X(DEVICE, "device", NULL, -1, 0) /* a device-library operation: call.dop, call.attrs */
+
+/* Device operations: every operation of the device library (device/tilescale/ headers) that a
+ * pass emits, as a typed intrinsic (IRI_DEVICE).  X(name, printed name, nargs (-1: any),
+ * nattrs, flags).  Attributes are compile-time integers (counts, bools, dtypes: the template
+ * arguments); operands are IR expressions (addresses, indices).  Only codegen spells a call,
+ * from its ABI table (src/codegen/device_abi.c), which a unit test checks against the
+ * headers: nothing in the passes knows a C++ name or an argument order beyond this table. */
+#define IRD_SYNC 1  /* orders the accesses of the threads that run it (mbarrier/named-barrier
+                       waits, cluster barrier, cp.async waits of a pass-built pipeline) */
+#define IRD_WGMMA 2 /* issues (or waits for) wgmma: shared operands read by the async proxy */
+#define IR_DEVICE_OPS(X)                                                                  \
+  X(CP_ASYNC_COMMIT, "cp_async_commit", 0, 0, 0)                                          \
+  X(CP_ASYNC_WAIT, "cp_async_wait", 0, 1, IRD_SYNC)            /* <pending groups> */     \
+  X(FENCE_PROXY_ASYNC, "fence_proxy_async", 0, 0, 0)                                      \
+  X(FENCE_PROXY_ASYNC_SHARED, "fence_proxy_async_shared", 0, 0, 0)                        \
+  /* GEMM tiles (A, B, C addresses, thread index); SS attrs: M, N, K, WM, WN, trans_a,     \
+   * trans_b, swizzle_a, swizzle_b, clear, dtype; RS: M, N, K, WM, trans_b, swizzle_b,     \
+   * clear, dtype; WM counts warps (mma) or warpgroups (wgmma) */                          \
+  X(GEMM_SS_MMA, "gemm_ss_mma", 4, 11, 0)                                                 \
+  X(GEMM_SS_WGMMA, "gemm_ss_wgmma", 4, 11, IRD_WGMMA)                                     \
+  X(GEMM_SS_WGMMA_ISSUE, "gemm_ss_wgmma_issue", 4, 11, IRD_WGMMA)                         \
+  X(GEMM_RS_MMA, "gemm_rs_mma", 4, 8, 0)                                                  \
+  X(GEMM_RS_WGMMA, "gemm_rs_wgmma", 4, 8, IRD_WGMMA)                                      \
+  X(GEMM_RS_WGMMA_ISSUE, "gemm_rs_wgmma_issue", 4, 8, IRD_WGMMA)                          \
+  X(GEMM_WGMMA_WAIT, "gemm_wgmma_wait", 1, 2, IRD_WGMMA)       /* <registers, pending> */ \
+  /* TMA: (descriptor, smem, mbarrier[, cta mask], coordinates...) / (descriptor, smem,    \
+   * coordinates...); attr: the tensor rank */                                             \
+  X(TMA_LOAD, "tma_load", -1, 1, 0)                                                       \
+  X(TMA_LOAD_MC, "tma_load_mc", -1, 1, 0)                                                 \
+  X(TMA_STORE, "tma_store", -1, 1, 0)                                                     \
+  X(TMA_STORE_COMMIT, "tma_store_commit", 0, 0, 0)                                        \
+  X(TMA_STORE_WAIT, "tma_store_wait", 0, 1, 0)                 /* <pending groups> */     \
+  X(TMA_STORE_WAIT_READ, "tma_store_wait_read", 0, 1, 0)       /* <pending groups> */     \
+  X(TMA_PREFETCH_DESC, "tma_prefetch_desc", 1, 0, 0)                                      \
+  X(NAMED_BARRIER_SYNC, "named_barrier_sync", 0, 2, IRD_SYNC)  /* <id, threads> */        \
+  X(MBAR_INIT, "mbar_init", 2, 0, 0)                           /* (bar, count) */         \
+  X(MBAR_FENCE_INIT, "mbar_fence_init", 0, 0, 0)                                          \
+  X(MBAR_ARRIVE, "mbar_arrive", 1, 0, 0)                                                  \
+  X(MBAR_ARRIVE_CLUSTER, "mbar_arrive_cluster", 1, 1, 0)       /* <cluster blocks> */     \
+  X(MBAR_WAIT, "mbar_wait", 2, 0, IRD_SYNC)                    /* (bar, parity) */        \
+  X(MBAR_EXPECT_TX, "mbar_expect_tx", 2, 0, 0)                 /* (bar, bytes) */         \
+  X(CLUSTER_SYNC, "cluster_sync", 0, 0, IRD_SYNC)                                         \
+  X(GRID_DIM_X, "grid_dim_x", 0, 0, 0)                                                    \
+  X(BLOCK_IDX_X, "block_idx_x", 0, 0, 0)                                                  \
+  /* stream-K schedule (gemm.cuh sk_*); partial/fixup attrs: <registers, threads> */       \
+  X(SK_DP_TILES, "sk_dp_tiles", 2, 0, 0)                                                  \
+  X(SK_BEGIN, "sk_begin", 3, 0, 0)                                                        \
+  X(SK_SEGMENTS, "sk_segments", 3, 0, 0)                                                  \
+  X(SK_STORE_PARTIAL, "sk_store_partial", 3, 2, 0)                                        \
+  X(SK_FIXUP, "sk_fixup", 6, 2, 0)                                                        \
+  X(SETMAXNREG_DEC, "setmaxnreg_dec", 0, 1, 0)                 /* <registers> */          \
+  X(SETMAXNREG_INC, "setmaxnreg_inc", 0, 1, 0)
+
+typedef enum IrDeviceOp {
+#define IR_DEVICE_ENUM(n, s, k, a, fl) IRD_##n,
+  IR_DEVICE_OPS(IR_DEVICE_ENUM)
+#undef IR_DEVICE_ENUM
+      IRD_COUNT
+} IrDeviceOp;
+typedef struct IrDeviceInfo {
+  const char *name;
+  int nargs, nattrs, flags;
+} IrDeviceInfo;
+extern const IrDeviceInfo ir_device_info[IRD_COUNT];
 
 typedef enum IrIntrin {
 #define IR_INTRIN_ENUM(n, s, f, k, fl) IRI_##n,
@@ -194,7 +259,8 @@ struct IrExpr {
     const char *sval;  /* STR */
     IrVar *var;        /* VAR */
     IrExpr *ops[3];    /* unary, binary, SELECT, IF_THEN_ELSE, CAST, REINTERPRET */
-    struct { IrIntrin op; IrExpr **args; int nargs; } call;
+    struct { IrIntrin op; IrExpr **args; int nargs;
+             IrDeviceOp dop; int64_t *attrs; int nattrs; /* IRI_DEVICE only */ } call;
     struct { IrBuffer *buf; IrExpr **idx; int nidx; } load;
   } u;
 };
@@ -385,6 +451,12 @@ IrExpr *ir_select(TsCompiler *c, IrExprKind k /* SELECT or IF_THEN_ELSE */, IrEx
                   IrExpr *a, IrExpr *b, SrcLoc loc);
 IrExpr *ir_cast(TsCompiler *c, ts_dtype t, IrExpr *a, SrcLoc loc); /* no-op when same dtype */
 IrExpr *ir_call(TsCompiler *c, IrIntrin op, ts_dtype t, IrExpr **args, int nargs, SrcLoc loc);
+/* A device-library operation (IRI_DEVICE): value of type t (TS_DTYPE_VOID: a statement's call). */
+IrExpr *ir_device(TsCompiler *c, IrDeviceOp op, ts_dtype t, const int64_t *attrs, int nattrs, IrExpr **args, int nargs,
+                  SrcLoc loc);
+IrStmt *ir_device_stmt(TsCompiler *c, IrDeviceOp op, const int64_t *attrs, int nattrs, IrExpr **args, int nargs,
+                       SrcLoc loc);
+bool ir_is_device(const IrExpr *e, IrDeviceOp op); /* e is a call of op */
 IrExpr *ir_load(TsCompiler *c, IrBuffer *b, IrExpr **idx, int nidx, SrcLoc loc);
 IrStmt *ir_stmt(TsCompiler *c, IrStmtKind k, SrcLoc loc);      /* zeroed node */
 IrStmt *ir_seq(TsCompiler *c, IrStmt **items, int n, SrcLoc loc);

@@ -97,6 +97,18 @@ static void print_sub(StrBuf *out, const IrExpr *e, int min_prec) {
       sb_putc(out, ')');
       break;
     case IR_CALL:
+      if (e->u.call.op == IRI_DEVICE) {
+        /* T.device.NAME<attrs>(operands) */
+        sb_printf(out, "T.device.%s", ir_device_info[e->u.call.dop].name);
+        for (int i = 0; i < e->u.call.nattrs; i++)
+          sb_printf(out, "%s%lld", i ? ", " : "<", (long long)e->u.call.attrs[i]);
+        if (e->u.call.nattrs) sb_putc(out, '>');
+        sb_putc(out, '(');
+        print_list(out, e->u.call.args, e->u.call.nargs);
+        sb_putc(out, ')');
+        if (e->dtype != TS_DTYPE_VOID) sb_printf(out, "->%s", dtype_name(e->dtype));
+        break;
+      }
       sb_printf(out, "T.%s(", ir_intrin_info[e->u.call.op].name);
       print_list(out, e->u.call.args, e->u.call.nargs);
       sb_putc(out, ')');

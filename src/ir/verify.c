@@ -39,6 +39,12 @@ static void expr(Verifier *v, const IrExpr *e) {
     case IR_CALL:
       if (ir_intrin_info[e->u.call.op].nargs >= 0 && ir_intrin_info[e->u.call.op].nargs != e->u.call.nargs)
         fail(v, e->loc, "wrong number of arguments to intrinsic", ir_intrin_info[e->u.call.op].name);
+      if (e->u.call.op == IRI_DEVICE) {
+        const IrDeviceInfo *d = (unsigned)e->u.call.dop < IRD_COUNT ? &ir_device_info[e->u.call.dop] : NULL;
+        if (!d) fail(v, e->loc, "unknown device operation", NULL);
+        else if ((d->nargs >= 0 && d->nargs != e->u.call.nargs) || d->nattrs != e->u.call.nattrs)
+          fail(v, e->loc, "wrong number of operands or attributes to device operation", d->name);
+      }
       for (int i = 0; i < e->u.call.nargs; i++) expr(v, e->u.call.args[i]);
       return;
     case IR_LOAD:

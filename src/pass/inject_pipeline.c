@@ -162,9 +162,9 @@ static bool mentions(IrStmt *s, IrBuffer *b) {
   return u.found;
 }
 
-static IrStmt *eval_extern(TsCompiler *c, const char *name, SrcLoc loc) {
-  IrExpr *a = ir_str(c, name, loc);
-  return ir_eval(c, ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_VOID, &a, 1, loc), loc);
+/* A device operation without operands (cp.async commit/wait<pending>, the proxy fence). */
+static IrStmt *device_op(TsCompiler *c, IrDeviceOp op, int64_t attr, SrcLoc loc) {
+  return ir_device_stmt(c, op, &attr, ir_device_info[op].nattrs, NULL, 0, loc);
 }
 
 static IrStmt *sync_threads(TsCompiler *c, SrcLoc loc) {
@@ -255,7 +255,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   for (int i = 0; i < np; i++)
     vec_push(c->arena, &pro, mark_async(restage_all(p, items[i], k, ir_binary(c, IR_ADD, m0, svr, loc), svr, bufs, staged, np)));
   IrStmt *pro_body = ir_seq(c, (IrStmt *[]){ir_if(c, ir_binary(c, IR_LT, svr, ext, loc), ir_seq_vec(c, &pro, loc), NULL, loc),
-                                            eval_extern(c, "ts::cp_async_commit", loc)},
+                                            device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)},
                             2, loc);
   IrStmt *pro_loop = ir_for(c, sv, i32(c, 0), i32(c, D), IR_FOR_UNROLLED, pro_body, loc);
   vec_push(c->arena, &out, pro_loop);
@@ -267,16 +267,16 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   IrExpr *ahead_stage = ir_binary(c, IR_FLOORMOD, ir_binary(c, IR_ADD, it, i32(c, D), loc), i32(c, S), loc);
   IrExpr *cur_stage = ir_binary(c, IR_FLOORMOD, it, i32(c, S), loc);
   PtrVec mb = {0}, prod = {0};
-  vec_push(c->arena, &mb, eval_extern(c, arena_printf(c->arena, "ts::cp_async_wait<%d>", D - 1), loc));
+  vec_push(c->arena, &mb, device_op(c, IRD_CP_ASYNC_WAIT, D - 1, loc));
   /* On sm_90a the staged tiles may feed wgmma, which reads through the async proxy: each
    * thread fences its completed cp.async writes before the barrier hands them over. */
-  if (c->target.sm >= 90 && c->target.arch_a) vec_push(c->arena, &mb, eval_extern(c, "ts::fence_proxy_async", loc));
+  if (c->target.sm >= 90 && c->target.arch_a) vec_push(c->arena, &mb, device_op(c, IRD_FENCE_PROXY_ASYNC, 0, loc));
   vec_push(c->arena, &mb, sync_threads(c, loc));
   for (int i = 0; i < np; i++)
     vec_push(c->arena, &prod, mark_async(restage_all(p, items[i], k, ahead, ahead_stage, bufs, staged, np)));
   IrExpr *in_range = ir_binary(c, IR_LT, ir_binary(c, IR_ADD, it, i32(c, D), loc), ext, loc);
   IrStmt *issue = ir_seq(c, (IrStmt *[]){ir_if(c, in_range, ir_seq_vec(c, &prod, loc), NULL, loc),
-                                         eval_extern(c, "ts::cp_async_commit", loc)},
+                                         device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)},
                          2, loc);
   IrStmt *final_wait = NULL;
   if (lone_gemm) {
@@ -305,7 +305,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   vec_push(c->arena, &out, main_loop);
   if (final_wait) vec_push(c->arena, &out, final_wait);
   /* Nothing may be left in flight when the staged buffers' memory is reused. */
-  vec_push(c->arena, &out, eval_extern(c, "ts::cp_async_wait<0>", loc));
+  vec_push(c->arena, &out, device_op(c, IRD_CP_ASYNC_WAIT, 0, loc));
   return ir_seq_vec(c, &out, loc);
 }
 

@@ -669,20 +669,6 @@ static bool whole_tile(const IrRegion *r) {
   return true;
 }
 
-/* The CUDA type of a GEMM operand (device/tilescale/gemm.cuh template argument T; the
- * B and accumulator types are deduced from the pointers). */
-static const char *cg_gemm_type(ts_dtype t) {
-  switch (t) {
-  case TS_DTYPE_BFLOAT16: return "__nv_bfloat16";
-  case TS_DTYPE_FLOAT32: return "float";
-  case TS_DTYPE_INT8: return "int8_t";
-  case TS_DTYPE_UINT8: return "uint8_t";
-  case TS_DTYPE_FLOAT8_E4M3: return "__nv_fp8_e4m3";
-  case TS_DTYPE_FLOAT8_E5M2: return "__nv_fp8_e5m2";
-  default: return "half";
-  }
-}
-
 /* T.gemm -> one call of a device template (device/tilescale/gemm.cuh) that runs the
  * warp-level (mma.sync) or warpgroup-level (wgmma) loops over K; its accumulator layout
  * is exactly the C fragment layout_inference chose (fragment_gemm_acc). */
@@ -713,38 +699,27 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
      * mma.sync is synchronous. */
     if (p.path != GEMM_WGMMA) return NULL;
     int pending = s->u.gemm.wg_wait == -3 ? 1 : s->u.gemm.wg_wait <= -4 ? -4 - s->u.gemm.wg_wait : 0;
-    IrExpr *args[2] = {ir_str(c, arena_printf(c->arena, "ts::gemm_wgmma_wait<%lld, %d>", (long long)fragment_local_size(p.c_frag),
-                                              pending), s->loc), cptr};
-    return ir_eval(c, ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_VOID, args, 2, s->loc), s->loc);
+    int64_t attrs[2] = {fragment_local_size(p.c_frag), pending};
+    return ir_device_stmt(c, IRD_GEMM_WGMMA_WAIT, attrs, 2, &cptr, 1, s->loc);
   }
   int swa = p.a_layout ? p.a_layout->swizzle : 0, swb = p.b_layout ? p.b_layout->swizzle : 0;
-  const char *ty = cg_gemm_type(A->buf->dtype);
-  const char *name;
+  bool issue = s->u.gemm.wg_wait == -1, wg = p.path == GEMM_WGMMA;
+  /* the template's element type T is A's (B's and the accumulator's are deduced) */
+  int64_t ty = A->buf->dtype, clear = s->u.gemm.clear_accum, ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
   if (p.a_in_regs) {
-    /* wgmma RS: the A fragment's registers are the instruction's A operand. */
-    bool wg = p.path == GEMM_WGMMA;
-    name = arena_printf(c->arena, "ts::gemm_rs_%s%s<%lld, %lld, %lld, %lld, %s, %d, %s, %s>", wg ? "wgmma" : "mma",
-                        wg && s->u.gemm.wg_wait == -1 ? "_issue" : "", (long long)p.m, (long long)p.n, (long long)p.k,
-                        (long long)(wg ? p.wm / 4 : p.wm), s->u.gemm.trans_b ? "true" : "false", swb,
-                        s->u.gemm.clear_accum ? "true" : "false", ty);
+    /* RS: the A fragment's registers are the instruction's A operand.  WM counts
+     * warpgroups for wgmma, warps for mma. */
+    int64_t attrs[8] = {p.m, p.n, p.k, wg ? p.wm / 4 : p.wm, tb, swb, clear, ty};
     IrExpr *a0 = ir_load(c, A->buf, &c0, 1, s->loc);
-    IrExpr *args[5] = {ir_str(c, name, s->loc), ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &a0, 1, s->loc),
-                       region_ptr(lw, B, s->loc), cptr, lw->tid};
-    return ir_eval(c, ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_VOID, args, 5, s->loc), s->loc);
+    IrExpr *args[4] = {ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &a0, 1, s->loc), region_ptr(lw, B, s->loc), cptr,
+                       lw->tid};
+    IrDeviceOp op = !wg ? IRD_GEMM_RS_MMA : issue ? IRD_GEMM_RS_WGMMA_ISSUE : IRD_GEMM_RS_WGMMA;
+    return ir_device_stmt(c, op, attrs, 8, args, 4, s->loc);
   }
-  if (p.path == GEMM_WGMMA)
-    name = arena_printf(c->arena, "ts::gemm_ss_wgmma%s<%lld, %lld, %lld, %lld, %lld, %s, %s, %d, %d, %s, %s>",
-                        s->u.gemm.wg_wait == -1 ? "_issue" : "", (long long)p.m, (long long)p.n, (long long)p.k,
-                        (long long)(p.wm / 4), (long long)p.wn,
-                        s->u.gemm.trans_a ? "true" : "false", s->u.gemm.trans_b ? "true" : "false", swa, swb,
-                        s->u.gemm.clear_accum ? "true" : "false", ty);
-  else
-    name = arena_printf(c->arena, "ts::gemm_ss_mma<%lld, %lld, %lld, %lld, %lld, %s, %s, %d, %d, %s, %s>",
-                        (long long)p.m, (long long)p.n, (long long)p.k, (long long)p.wm, (long long)p.wn,
-                        s->u.gemm.trans_a ? "true" : "false", s->u.gemm.trans_b ? "true" : "false", swa, swb,
-                        s->u.gemm.clear_accum ? "true" : "false", ty);
-  IrExpr *args[5] = {ir_str(c, name, s->loc), region_ptr(lw, A, s->loc), region_ptr(lw, B, s->loc), cptr, lw->tid};
-  return ir_eval(c, ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_VOID, args, 5, s->loc), s->loc);
+  int64_t attrs[11] = {p.m, p.n, p.k, wg ? p.wm / 4 : p.wm, p.wn, ta, tb, swa, swb, clear, ty};
+  IrDeviceOp op = !wg ? IRD_GEMM_SS_MMA : issue ? IRD_GEMM_SS_WGMMA_ISSUE : IRD_GEMM_SS_WGMMA;
+  IrExpr *args[4] = {region_ptr(lw, A, s->loc), region_ptr(lw, B, s->loc), cptr, lw->tid};
+  return ir_device_stmt(c, op, attrs, 11, args, 4, s->loc);
 }
 
 static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {

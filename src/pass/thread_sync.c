@@ -12,8 +12,6 @@
  * on the thread index (or on loaded data) is treated as one opaque access, so the
  * barrier goes around it.  Conservative: extra barriers cost little, missing ones are
  * races. */
-#include <string.h>
-
 #include "passes.h"
 
 typedef struct SyncState {
@@ -170,16 +168,16 @@ static IrStmt *barrier(TsCompiler *c, SrcLoc loc) {
 /* wgmma reads its shared operands through the async proxy: in a function that issues
  * wgmma, every barrier this pass inserts is preceded by fence.proxy.async so that the
  * ordinary stores before it are visible to the tensor cores after it. */
+static bool device_flag(const IrExpr *e, int flag) {
+  return e->kind == IR_CALL && e->u.call.op == IRI_DEVICE && (ir_device_info[e->u.call.dop].flags & flag);
+}
 static void find_wgmma(IrExpr *e, void *ctx) {
-  if (e->kind == IR_CALL && e->u.call.op == IRI_CALL_EXTERN && e->u.call.nargs > 0 &&
-      e->u.call.args[0]->kind == IR_STR && strstr(e->u.call.args[0]->u.sval, "wgmma"))
-    *(bool *)ctx = true;
+  if (device_flag(e, IRD_WGMMA)) *(bool *)ctx = true;
 }
 
 static IrStmt *fenced_barrier(TsCompiler *c, bool fence, SrcLoc loc) {
   if (!fence) return barrier(c, loc);
-  IrExpr *name = ir_str(c, "ts::fence_proxy_async", loc);
-  IrStmt *f = ir_eval(c, ir_call(c, IRI_CALL_EXTERN, TS_DTYPE_VOID, &name, 1, loc), loc);
+  IrStmt *f = ir_device_stmt(c, IRD_FENCE_PROXY_ASYNC, NULL, 0, NULL, 0, loc);
   return ir_seq(c, (IrStmt *[]){f, barrier(c, loc)}, 2, loc);
 }
 
@@ -215,13 +213,7 @@ static int inner_barriers(Sync *sy, IrStmt *body, SyncState st) {
  * thread reads what another wrote inside it), no correct barrier exists: refuse it rather
  * than emit a race. */
 static void find_own_sync(IrExpr *e, void *ctx) {
-  static const char *const syncs[] = {"ts::named_barrier_sync", "ts::mbar_wait", "ts::cp_async_wait"};
-  if (e->kind == IR_CALL && e->u.call.op == IRI_SYNCWARP) *(bool *)ctx = true;
-  if (e->kind != IR_CALL || e->u.call.op != IRI_CALL_EXTERN || !e->u.call.nargs ||
-      e->u.call.args[0]->kind != IR_STR)
-    return;
-  for (size_t i = 0; i < sizeof syncs / sizeof *syncs; i++)
-    if (!strncmp(e->u.call.args[0]->u.sval, syncs[i], strlen(syncs[i]))) *(bool *)ctx = true;
+  if ((e->kind == IR_CALL && e->u.call.op == IRI_SYNCWARP) || device_flag(e, IRD_SYNC)) *(bool *)ctx = true;
 }
 
 static void check_divergent(Sync *sy, IrStmt *s) {

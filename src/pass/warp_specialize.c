@@ -289,19 +289,14 @@ static bool find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep) {
   return true;
 }
 
-/* A call of device function `name`: an expression of type t (ext_call: int32), or a
- * statement (extern_call: void). */
-static IrExpr *call_of(TsCompiler *c, const char *name, ts_dtype t, IrExpr **args, int nargs, SrcLoc loc) {
-  IrExpr **all = ARENA_ARRAY(c->arena, IrExpr *, nargs + 1);
-  all[0] = ir_str(c, name, loc);
-  for (int i = 0; i < nargs; i++) all[i + 1] = args[i];
-  return ir_call(c, IRI_CALL_EXTERN, t, all, nargs + 1, loc);
+/* Device operations (ir.h IR_DEVICE_OPS): a statement with up to two attributes (the
+ * table says how many), or an int32 value (grid/block indices, stream-K schedule). */
+static IrStmt *dev(TsCompiler *c, IrDeviceOp op, int64_t a0, int64_t a1, IrExpr **args, int nargs, SrcLoc loc) {
+  int64_t attrs[2] = {a0, a1};
+  return ir_device_stmt(c, op, attrs, ir_device_info[op].nattrs, args, nargs, loc);
 }
-static IrStmt *extern_call(TsCompiler *c, const char *name, IrExpr **args, int nargs, SrcLoc loc) {
-  return ir_eval(c, call_of(c, name, TS_DTYPE_VOID, args, nargs, loc), loc);
-}
-static IrExpr *ext_call(TsCompiler *c, const char *name, IrExpr **args, int nargs, SrcLoc loc) {
-  return call_of(c, name, TS_DTYPE_INT32, args, nargs, loc);
+static IrExpr *dev_value(TsCompiler *c, IrDeviceOp op, IrExpr **args, int nargs, SrcLoc loc) {
+  return ir_device(c, op, TS_DTYPE_INT32, NULL, 0, args, nargs, loc);
 }
 
 /* &buf[idx...] */
@@ -324,7 +319,7 @@ static IrStmt *store_box(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, 
     if (d == R - 1 && gcol) co = bin(c, IR_ADD, co, i32(c, gcol));
     args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
   }
-  return extern_call(c, arena_printf(c->arena, "ts::tma_store_%dd", R), args, na, loc);
+  return dev(c, IRD_TMA_STORE, R, 0, args, na, loc);
 }
 
 /* A 2-D region [m0, m1] + [e0, e1] of `b`. */
@@ -350,8 +345,7 @@ static void epilogue_pieces(TsCompiler *c, const WsStore *ep, const IrTmaMap *ma
                             IrStmt *to_smem, IrBuffer *from, PtrVec *pieces) {
   SrcLoc loc = ep->to_global->loc;
   IrExpr *t0 = bin(c, IR_EQ, ir_varref(c, tx, loc), i32(c, 0));
-  const char *bar = arena_printf(c->arena, "ts::named_barrier_sync<1, %lld>", (long long)T);
-  IrStmt *whole = ir_stmt(c, IR_S_COPY, loc);
+    IrStmt *whole = ir_stmt(c, IR_S_COPY, loc);
   *whole = to_smem ? *to_smem : *ep->to_global;
   if (!to_smem) whole->u.copy.dst = region2(c, ep->smem, 0, 0, ep->rows, ep->cols);
   if (from) whole->u.copy.src = region2(c, from, 0, 0, ep->rows, ep->cols);
@@ -359,12 +353,12 @@ static void epilogue_pieces(TsCompiler *c, const WsStore *ep, const IrTmaMap *ma
     PtrVec st = {0};
     for (int64_t a = 0; a < ep->cols / ep->atom; a++)
       vec_push(c->arena, &st, store_box(c, ep, map, a * ep->atom, a * ep->atom, loc));
-    vec_push(c->arena, &st, extern_call(c, "ts::tma_store_commit", NULL, 0, loc));
-    IrStmt *items[] = {ir_if(c, t0, extern_call(c, "ts::tma_store_wait_read<0>", NULL, 0, loc), NULL, loc),
-                       extern_call(c, bar, NULL, 0, loc),
+    vec_push(c->arena, &st, dev(c, IRD_TMA_STORE_COMMIT, 0, 0, NULL, 0, loc));
+    IrStmt *items[] = {ir_if(c, t0, dev(c, IRD_TMA_STORE_WAIT_READ, 0, 0, NULL, 0, loc), NULL, loc),
+                       dev(c, IRD_NAMED_BARRIER_SYNC, 1, T, NULL, 0, loc),
                        whole,
-                       extern_call(c, "ts::fence_proxy_async_shared", NULL, 0, loc),
-                       extern_call(c, bar, NULL, 0, loc),
+                       dev(c, IRD_FENCE_PROXY_ASYNC_SHARED, 0, 0, NULL, 0, loc),
+                       dev(c, IRD_NAMED_BARRIER_SYNC, 1, T, NULL, 0, loc),
                        ir_if(c, t0, ir_seq_vec(c, &st, loc), NULL, loc)};
     vec_push(c->arena, pieces, ir_seq(c, items, 6, loc));
     return;
@@ -373,21 +367,20 @@ static void epilogue_pieces(TsCompiler *c, const WsStore *ep, const IrTmaMap *ma
    * sequence runs on unbroken from one tile to the next) */
   const IrBuffer *frag = whole->u.copy.src.buf;
   int64_t W = ep->atom, n = ep->cols / W;
-  const char *wr = arena_printf(c->arena, "ts::tma_store_wait_read<%lld>", (long long)(ep->slots - 1));
-  for (int64_t a = 0; a < n; a++) {
+    for (int64_t a = 0; a < n; a++) {
     int64_t slot = a % ep->slots;
     IrStmt *cp = ir_stmt(c, IR_S_COPY, loc);
     *cp = *whole;
     cp->u.copy.src = region2(c, (IrBuffer *)frag, 0, a * W, ep->rows, W);
     cp->u.copy.dst = region2(c, ep->smem, 0, slot * W, ep->rows, W);
     IrStmt *store = ir_seq(c, (IrStmt *[]){store_box(c, ep, map, slot * W, a * W, loc),
-                                           extern_call(c, "ts::tma_store_commit", NULL, 0, loc)},
+                                           dev(c, IRD_TMA_STORE_COMMIT, 0, 0, NULL, 0, loc)},
                            2, loc);
-    IrStmt *items[] = {ir_if(c, t0, extern_call(c, wr, NULL, 0, loc), NULL, loc),
-                       extern_call(c, bar, NULL, 0, loc),
+    IrStmt *items[] = {ir_if(c, t0, dev(c, IRD_TMA_STORE_WAIT_READ, ep->slots - 1, 0, NULL, 0, loc), NULL, loc),
+                       dev(c, IRD_NAMED_BARRIER_SYNC, 1, T, NULL, 0, loc),
                        cp,
-                       extern_call(c, "ts::fence_proxy_async_shared", NULL, 0, loc),
-                       extern_call(c, bar, NULL, 0, loc),
+                       dev(c, IRD_FENCE_PROXY_ASYNC_SHARED, 0, 0, NULL, 0, loc),
+                       dev(c, IRD_NAMED_BARRIER_SYNC, 1, T, NULL, 0, loc),
                        ir_if(c, t0, store, NULL, loc)};
     vec_push(c->arena, pieces, ir_seq(c, items, 6, loc));
   }
@@ -710,7 +703,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     /* The grid is all the work; the runtime launches only the blocks (clusters) that are
      * co-resident (IrKernel.persistent), and the blocks stride by gridDim.x / cl. */
     sc.G = sc.cl > 1 ? bin(c, IR_MUL, sc.nunits, i32(c, sc.cl)) : sc.nunits;
-    IrExpr *gdim = ext_call(c, "ts::grid_dim_x", NULL, 0, loop->loc);
+    IrExpr *gdim = dev_value(c, IRD_GRID_DIM_X, NULL, 0, loop->loc);
     sc.P = sc.cl > 1 ? bin(c, IR_FLOORDIV, gdim, i32(c, sc.cl)) : gdim;
   }
 
@@ -822,22 +815,22 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   /* barrier init by thread 0, published to the block (and the async proxy) */
   IrVar *bi = ir_var(c, "bi", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *bir = ir_varref(c, bi, loc);
-  IrStmt *inits = ir_seq(c, (IrStmt *[]){extern_call(c, "ts::mbar_init", (IrExpr *[]){bar_addr(c, bars, bir), i32(c, 1)}, 2, loc),
-                                         extern_call(c, "ts::mbar_init", (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, bir, i32(c, S))), i32(c, nwarps * sc.cl)}, 2, loc)},
+  IrStmt *inits = ir_seq(c, (IrStmt *[]){dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar_addr(c, bars, bir), i32(c, 1)}, 2, loc),
+                                         dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, bir, i32(c, S))), i32(c, nwarps * sc.cl)}, 2, loc)},
                          2, loc);
   IrStmt *init_all = ir_seq(c, (IrStmt *[]){ir_for(c, bi, i32(c, 0), i32(c, S), IR_FOR_UNROLLED, inits, loc),
-                                            extern_call(c, "ts::mbar_fence_init", NULL, 0, loc)},
+                                            dev(c, IRD_MBAR_FENCE_INIT, 0, 0, NULL, 0, loc)},
                             2, loc);
   vec_push(c->arena, &top, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)), init_all, NULL, loc));
   vec_push(c->arena, &top, ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc));
   if (sc.cl > 1) {
     /* the partner's barriers are initialised before anything multicasts or arrives on them */
-    vec_push(c->arena, &top, extern_call(c, "ts::cluster_sync", NULL, 0, loc));
+    vec_push(c->arena, &top, dev(c, IRD_CLUSTER_SYNC, 0, 0, NULL, 0, loc));
     sc.rank = ir_var(c, "cta_rank", TS_DTYPE_INT32, IR_VAR_LET, loc);
     vec_push(c->arena, &top, ir_let(c, sc.rank, bin(c, IR_FLOORMOD, ir_varref(c, bxv, loc), i32(c, sc.cl)), loc));
   }
   /* a stage is free when every consumer warp of the cluster has arrived on its empty barrier */
-  const char *arrive = sc.cl > 1 ? arena_printf(c->arena, "ts::mbar_arrive_cluster<%d>", sc.cl) : "ts::mbar_arrive";
+  IrDeviceOp arrive = sc.cl > 1 ? IRD_MBAR_ARRIVE_CLUSTER : IRD_MBAR_ARRIVE;
 
   IrVar *pt = ir_var(c, "tile_iter", TS_DTYPE_INT32, IR_VAR_LOOP, loc), *ct = ir_var(c, "tile_iter", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
 
@@ -857,7 +850,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   IrVar *vk0 = NULL, *vk1 = NULL, *vtb = NULL;
   Sched dsc = sc; /* the data-parallel part */
   if (sk_on) {
-    IrExpr *G = ext_call(c, "ts::grid_dim_x", NULL, 0, loc);
+    IrExpr *G = dev_value(c, IRD_GRID_DIM_X, NULL, 0, loc);
     IrExpr *b = ir_varref(c, bxv, loc);
     sk.dp = ir_var(c, "sk_dp", TS_DTYPE_INT32, IR_VAR_LET, loc);
     sk.iters = ir_var(c, "sk_iters", TS_DTYPE_INT32, IR_VAR_LET, loc);
@@ -866,12 +859,12 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     sk.ndp = ir_var(c, "sk_ndp", TS_DTYPE_INT32, IR_VAR_LET, loc);
     sk.nseg = ir_var(c, "sk_nseg", TS_DTYPE_INT32, IR_VAR_LET, loc);
     IrExpr *dp = ir_varref(c, sk.dp, loc), *iters = ir_varref(c, sk.iters, loc);
-    vec_push(c->arena, &top, ir_let(c, sk.dp, ext_call(c, "ts::sk_dp_tiles", (IrExpr *[]){sc.nunits, G}, 2, loc), loc));
+    vec_push(c->arena, &top, ir_let(c, sk.dp, dev_value(c, IRD_SK_DP_TILES, (IrExpr *[]){sc.nunits, G}, 2, loc), loc));
     vec_push(c->arena, &top, ir_let(c, sk.iters, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_MUL, bin(c, IR_SUB, sc.nunits, dp), ext), loc), loc));
-    vec_push(c->arena, &top, ir_let(c, sk.s, ext_call(c, "ts::sk_begin", (IrExpr *[]){b, G, iters}, 3, loc), loc));
-    vec_push(c->arena, &top, ir_let(c, sk.e, ext_call(c, "ts::sk_begin", (IrExpr *[]){bin(c, IR_ADD, b, i32(c, 1)), G, iters}, 3, loc), loc));
+    vec_push(c->arena, &top, ir_let(c, sk.s, dev_value(c, IRD_SK_BEGIN, (IrExpr *[]){b, G, iters}, 3, loc), loc));
+    vec_push(c->arena, &top, ir_let(c, sk.e, dev_value(c, IRD_SK_BEGIN, (IrExpr *[]){bin(c, IR_ADD, b, i32(c, 1)), G, iters}, 3, loc), loc));
     vec_push(c->arena, &top, ir_let(c, sk.ndp, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORDIV, bin(c, IR_ADD, bin(c, IR_SUB, dp, b), bin(c, IR_SUB, G, i32(c, 1))), G), loc), loc));
-    vec_push(c->arena, &top, ir_let(c, sk.nseg, ext_call(c, "ts::sk_segments", (IrExpr *[]){ir_varref(c, sk.s, loc), ir_varref(c, sk.e, loc), ext}, 3, loc), loc));
+    vec_push(c->arena, &top, ir_let(c, sk.nseg, dev_value(c, IRD_SK_SEGMENTS, (IrExpr *[]){ir_varref(c, sk.s, loc), ir_varref(c, sk.e, loc), ext}, 3, loc), loc));
     dsc.nunits = dp;
     vk0 = ir_var(c, "k_lo", TS_DTYPE_INT32, IR_VAR_LET, loc);
     vk1 = ir_var(c, "k_hi", TS_DTYPE_INT32, IR_VAR_LET, loc);
@@ -925,9 +918,9 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   PtrVec pb = {0};
   vec_push(c->arena, &pb, ir_let(c, ps, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, pit, i32(c, S)), loc), loc));
   vec_push(c->arena, &pb, ir_let(c, pph, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, bin(c, IR_FLOORDIV, pit, i32(c, S)), i32(c, 2)), loc), loc));
-  vec_push(c->arena, &pb, extern_call(c, "ts::mbar_wait", (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, psr, i32(c, S))),
+  vec_push(c->arena, &pb, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, psr, i32(c, S))),
                                                                         bin(c, IR_BITXOR, pphr, i32(c, 1))}, 2, loc));
-  vec_push(c->arena, &pb, extern_call(c, "ts::mbar_expect_tx", (IrExpr *[]){bar_addr(c, bars, psr), i32(c, stage_bytes)}, 2, loc));
+  vec_push(c->arena, &pb, dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){bar_addr(c, bars, psr), i32(c, stage_bytes)}, 2, loc));
   PtrVec halves[2] = {{0}, {0}}; /* multicast boxes issued by cluster rank 0 / 1 */
   for (int i = 0; i < ncp; i++) {
     const WsCopy *w = &cps[i];
@@ -950,7 +943,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
           if (d == R - 2 && r0) co = bin(c, IR_ADD, co, i32(c, r0));
           args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
         }
-        IrStmt *ld = extern_call(c, arena_printf(c->arena, "ts::tma_load_%dd%s", R, w->split ? "_mc" : ""), args, na, loc);
+        IrStmt *ld = dev(c, w->split ? IRD_TMA_LOAD_MC : IRD_TMA_LOAD, R, 0, args, na, loc);
         if (!w->split) vec_push(c->arena, &pb, ld);
         else vec_push(c->arena, &halves[w->split == SPLIT_ROWS ? h : 2 * a * w->atom >= w->cols], ld);
       }
@@ -970,17 +963,17 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   PtrVec pfx = {0};
   for (int i = first_map; i < first_map + ncp; i++) {
     IrTmaMap *m = ws->maps.items[i];
-    vec_push(c->arena, &pfx, extern_call(c, "ts::tma_prefetch_desc", (IrExpr *[]){ir_varref(c, m->var, loc)}, 1, loc));
+    vec_push(c->arena, &pfx, dev(c, IRD_TMA_PREFETCH_DESC, 0, 0, (IrExpr *[]){ir_varref(c, m->var, loc)}, 1, loc));
   }
   vec_push(c->arena, &pfx, ploop);
-  IrStmt *producer = ir_seq(c, (IrStmt *[]){extern_call(c, arena_printf(c->arena, "ts::setmaxnreg_dec<%d>", prod_regs), NULL, 0, loc),
+  IrStmt *producer = ir_seq(c, (IrStmt *[]){dev(c, IRD_SETMAXNREG_DEC, prod_regs, 0, NULL, 0, loc),
                                             ir_if(c, bin(c, IR_EQ, txr, i32(c, T)), ir_seq_vec(c, &pfx, loc), NULL, loc)},
                             2, loc);
 
   /* ---- consumers ---- */
   IrExpr *kr = ir_varref(c, kv, loc);
   PtrVec cons = {0};
-  vec_push(c->arena, &cons, extern_call(c, arena_printf(c->arena, "ts::setmaxnreg_inc<%d>", (int)cons_regs), NULL, 0, loc));
+  vec_push(c->arena, &cons, dev(c, IRD_SETMAXNREG_INC, cons_regs, 0, NULL, 0, loc));
   for (int var = 0; var < nvariants; var++) {
   /* this variant's k range [klo, klo + kext) and stage counter base */
   IrExpr *klo = var ? bin(c, IR_ADD, m0, ir_varref(c, vk0, loc)) : m0;
@@ -994,7 +987,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   PtrVec cb = {0};
   vec_push(c->arena, &cb, ir_let(c, cs, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, it, i32(c, S)), loc), loc));
   vec_push(c->arena, &cb, ir_let(c, cph, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, bin(c, IR_FLOORDIV, it, i32(c, S)), i32(c, 2)), loc), loc));
-  vec_push(c->arena, &cb, extern_call(c, "ts::mbar_wait", (IrExpr *[]){bar_addr(c, bars, csr), cphr}, 2, loc));
+  vec_push(c->arena, &cb, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_addr(c, bars, csr), cphr}, 2, loc));
   IrStmt *g = ir_stmt(c, IR_S_GEMM, gemm->loc);
   *g = *gemm;
   g->u.gemm.a = staged_region(c, &gemm->u.gemm.a, cps, ncp, csr);
@@ -1008,7 +1001,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   /* the previous stage of this tile is no longer read by this warp's wgmma */
   IrExpr *prev = bin(c, IR_FLOORMOD, bin(c, IR_ADD, csr, i32(c, S - 1)), i32(c, S));
   IrExpr *release = bin(c, IR_AND, bin(c, IR_GT, kr, klo), lane0);
-  vec_push(c->arena, &cb, ir_if(c, release, extern_call(c, arrive, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, prev, i32(c, S)))}, 1, loc), NULL, loc));
+  vec_push(c->arena, &cb, ir_if(c, release, dev(c, arrive, sc.cl, 0, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, prev, i32(c, S)))}, 1, loc), NULL, loc));
   /* the overlapped epilogue: the previous tile's pieces, piece a in K step a */
   IrVar *from[2] = {bxv, byv};
   IrStmt *to_smem = pack && ep.idx_frag >= 0 ? pack_src : NULL;
@@ -1040,7 +1033,7 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   if (tbase) last = bin(c, IR_ADD, tbase, last);
   IrExpr *last_stage = bin(c, IR_FLOORMOD, last, i32(c, S));
   IrStmt *rel_last = ir_if(c, bin(c, IR_AND, bin(c, IR_GT, kext, i32(c, 0)), lane0),
-                           extern_call(c, arrive, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, last_stage, i32(c, S)))}, 1, loc),
+                           dev(c, arrive, sc.cl, 0, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, last_stage, i32(c, S)))}, 1, loc),
                            NULL, loc);
   PtrVec tile = {0};
   for (int i = 0; i < pre.len; i++) vec_push(c->arena, &tile, pre.items[i]);
@@ -1081,13 +1074,11 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     IrExpr *accp = addr(c, acc, (IrExpr *[]){i32(c, 0), i32(c, 0)}, 2);
     IrExpr *tile_end = bin(c, IR_ADD, bin(c, IR_SUB, ir_varref(c, vtb, loc), bin(c, IR_MUL, ir_varref(c, sk.ndp, loc), ext)), ir_varref(c, sk.s, loc));
     tile_end = bin(c, IR_ADD, tile_end, ext); /* (r + 1) * KT in the stream-K numbering */
-    IrExpr *G = ext_call(c, "ts::grid_dim_x", NULL, 0, loc);
+    IrExpr *G = dev_value(c, IRD_GRID_DIM_X, NULL, 0, loc);
     /* the block's own index: bx inside a tile body means the tile's column */
-    IrExpr *bid = ext_call(c, "ts::block_idx_x", NULL, 0, loc);
-    IrStmt *store = extern_call(c, arena_printf(c->arena, "ts::sk_store_partial<%lld, %lld>", (long long)nregs, (long long)T),
-                                (IrExpr *[]){accp, bid, txr}, 3, loc);
-    IrStmt *fix = extern_call(c, arena_printf(c->arena, "ts::sk_fixup<%lld, %lld>", (long long)nregs, (long long)T),
-                              (IrExpr *[]){accp, bid, G,
+    IrExpr *bid = dev_value(c, IRD_BLOCK_IDX_X, NULL, 0, loc);
+    IrStmt *store = dev(c, IRD_SK_STORE_PARTIAL, nregs, T, (IrExpr *[]){accp, bid, txr}, 3, loc);
+    IrStmt *fix = dev(c, IRD_SK_FIXUP, nregs, T, (IrExpr *[]){accp, bid, G,
                                            ir_varref(c, sk.iters, loc), tile_end, txr}, 6, loc);
     IrStmt *fin = ir_seq(c, (IrStmt *[]){fix, ir_seq_vec(c, &post, loc)}, 2, loc);
     IrStmt *spost = ir_if(c, bin(c, IR_GT, k0, i32(c, 0)), store, fin, loc);
@@ -1096,11 +1087,11 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   }
   }
   if (store_map) /* the last tile's store has written global memory (and read the tile) */
-    vec_push(c->arena, &cons, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)), extern_call(c, "ts::tma_store_wait<0>", NULL, 0, loc), NULL, loc));
+    vec_push(c->arena, &cons, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)), dev(c, IRD_TMA_STORE_WAIT, 0, 0, NULL, 0, loc), NULL, loc));
 
   vec_push(c->arena, &top, ir_if(c, bin(c, IR_GE, txr, i32(c, T)), producer, ir_seq_vec(c, &cons, loc), loc));
   /* no block leaves while its partner may still multicast into it or arrive on its barriers */
-  if (sc.cl > 1) vec_push(c->arena, &top, extern_call(c, "ts::cluster_sync", NULL, 0, loc));
+  if (sc.cl > 1) vec_push(c->arena, &top, dev(c, IRD_CLUSTER_SYNC, 0, 0, NULL, 0, loc));
   k->body = ir_seq_vec(c, &top, body->loc);
   if (sc.on) {
     k->cluster_x = sc.cl;

@@ -1,0 +1,97 @@
+/* device_abi.c — the device ABI table: for every typed device operation of the IR
+ * (ir.h IR_DEVICE_OPS), the template of the device headers (device/tilescale/) that implements it and how
+ * its attributes become template arguments.  Codegen (cuda.c) prints the operands after
+ * the callee built here.  Rows are in the order of IrDeviceOp; the unit test
+ * tests/unit/test_device_abi.c parses the headers and checks each row. */
+#include "device_abi.h"
+
+#include <string.h>
+
+const CgDeviceAbi cg_device_abi[IRD_COUNT] = {
+    [IRD_CP_ASYNC_COMMIT] = {"ts::cp_async_commit", "", "gemm.cuh"},
+    [IRD_CP_ASYNC_WAIT] = {"ts::cp_async_wait", "i", "gemm.cuh"},
+    [IRD_FENCE_PROXY_ASYNC] = {"ts::fence_proxy_async", "", "gemm.cuh"},
+    [IRD_FENCE_PROXY_ASYNC_SHARED] = {"ts::fence_proxy_async_shared", "", "tma.cuh"},
+    [IRD_GEMM_SS_MMA] = {"ts::gemm_ss_mma", "iiiiibbiibt", "gemm.cuh"},
+    [IRD_GEMM_SS_WGMMA] = {"ts::gemm_ss_wgmma", "iiiiibbiibt", "gemm.cuh"},
+    [IRD_GEMM_SS_WGMMA_ISSUE] = {"ts::gemm_ss_wgmma_issue", "iiiiibbiibt", "gemm.cuh"},
+    [IRD_GEMM_RS_MMA] = {"ts::gemm_rs_mma", "iiiibibt", "gemm.cuh"},
+    [IRD_GEMM_RS_WGMMA] = {"ts::gemm_rs_wgmma", "iiiibibt", "gemm.cuh"},
+    [IRD_GEMM_RS_WGMMA_ISSUE] = {"ts::gemm_rs_wgmma_issue", "iiiibibt", "gemm.cuh"},
+    [IRD_GEMM_WGMMA_WAIT] = {"ts::gemm_wgmma_wait", "ii", "gemm.cuh"},
+    [IRD_TMA_LOAD] = {"ts::tma_load_%dd", "", "tma.cuh"},
+    [IRD_TMA_LOAD_MC] = {"ts::tma_load_%dd_mc", "", "tma.cuh"},
+    [IRD_TMA_STORE] = {"ts::tma_store_%dd", "", "tma.cuh"},
+    [IRD_TMA_STORE_COMMIT] = {"ts::tma_store_commit", "", "tma.cuh"},
+    [IRD_TMA_STORE_WAIT] = {"ts::tma_store_wait", "i", "tma.cuh"},
+    [IRD_TMA_STORE_WAIT_READ] = {"ts::tma_store_wait_read", "i", "tma.cuh"},
+    [IRD_TMA_PREFETCH_DESC] = {"ts::tma_prefetch_desc", "", "tma.cuh"},
+    [IRD_NAMED_BARRIER_SYNC] = {"ts::named_barrier_sync", "ii", "tma.cuh"},
+    [IRD_MBAR_INIT] = {"ts::mbar_init", "", "tma.cuh"},
+    [IRD_MBAR_FENCE_INIT] = {"ts::mbar_fence_init", "", "tma.cuh"},
+    [IRD_MBAR_ARRIVE] = {"ts::mbar_arrive", "", "tma.cuh"},
+    [IRD_MBAR_ARRIVE_CLUSTER] = {"ts::mbar_arrive_cluster", "i", "tma.cuh"},
+    [IRD_MBAR_WAIT] = {"ts::mbar_wait", "", "tma.cuh"},
+    [IRD_MBAR_EXPECT_TX] = {"ts::mbar_expect_tx", "", "tma.cuh"},
+    [IRD_CLUSTER_SYNC] = {"ts::cluster_sync", "", "tma.cuh"},
+    [IRD_GRID_DIM_X] = {"ts::grid_dim_x", "", "tma.cuh"},
+    [IRD_BLOCK_IDX_X] = {"ts::block_idx_x", "", "tma.cuh"},
+    [IRD_SK_DP_TILES] = {"ts::sk_dp_tiles", "", "gemm.cuh"},
+    [IRD_SK_BEGIN] = {"ts::sk_begin", "", "gemm.cuh"},
+    [IRD_SK_SEGMENTS] = {"ts::sk_segments", "", "gemm.cuh"},
+    [IRD_SK_STORE_PARTIAL] = {"ts::sk_store_partial", "ii", "gemm.cuh"},
+    [IRD_SK_FIXUP] = {"ts::sk_fixup", "ii", "gemm.cuh"},
+    [IRD_SETMAXNREG_DEC] = {"ts::setmaxnreg_dec", "i", "tma.cuh"},
+    [IRD_SETMAXNREG_INC] = {"ts::setmaxnreg_inc", "i", "tma.cuh"},
+};
+
+/* Our own spelling, matched to device/tilescale/common.cuh (not dtype_cuda, so that the
+ * two sides of the contract live next to each other). */
+const char *cg_ctype(ts_dtype t) {
+  switch (t) {
+  case TS_DTYPE_BOOL: return "bool";
+  case TS_DTYPE_INT8: return "int8_t";
+  case TS_DTYPE_INT16: return "int16_t";
+  case TS_DTYPE_INT32: return "int";
+  case TS_DTYPE_INT64: return "int64_t";
+  case TS_DTYPE_UINT8: return "uint8_t";
+  case TS_DTYPE_UINT16: return "uint16_t";
+  case TS_DTYPE_UINT32: return "uint32_t";
+  case TS_DTYPE_UINT64: return "uint64_t";
+  case TS_DTYPE_FLOAT16: return "half";
+  case TS_DTYPE_BFLOAT16: return "__nv_bfloat16";
+  case TS_DTYPE_FLOAT32: return "float";
+  case TS_DTYPE_FLOAT64: return "double";
+  case TS_DTYPE_FLOAT8_E4M3: return "__nv_fp8_e4m3";
+  case TS_DTYPE_FLOAT8_E5M2: return "__nv_fp8_e5m2";
+  case TS_DTYPE_VOID: return "void";
+  default: return NULL;
+  }
+}
+
+void cg_device_callee(StrBuf *sb, const IrExpr *e) {
+  const CgDeviceAbi *abi = &cg_device_abi[e->u.call.dop];
+  const int64_t *attr = e->u.call.attrs;
+  int left = e->u.call.nattrs;
+  const char *pct = strstr(abi->spelling, "%d");
+  if (pct && left > 0) {
+    sb_printf(sb, "%.*s%lld%s", (int)(pct - abi->spelling), abi->spelling, (long long)*attr, pct + 2);
+    attr++;
+    left--;
+  } else {
+    sb_append(sb, abi->spelling);
+  }
+  for (int i = 0; i < left && abi->template_args[i]; i++) {
+    sb_append(sb, i ? ", " : "<");
+    switch (abi->template_args[i]) {
+    case 'b': sb_append(sb, attr[i] ? "true" : "false"); break;
+    case 't': {
+      const char *ty = cg_ctype((ts_dtype)attr[i]);
+      sb_append(sb, ty ? ty : "half"); /* 16-bit operands of unknown type read as half */
+      break;
+    }
+    default: sb_printf(sb, "%lld", (long long)attr[i]); break;
+    }
+  }
+  if (left > 0 && abi->template_args[0]) sb_putc(sb, '>');
+}
