@@ -74,6 +74,7 @@ typedef struct Cg {
   int64_t smem_end;     /* highest byte used by shared.dyn buffers of the kernel */
   bool use_reduce, use_atomic;
   bool use_gemm;        /* tensor-core / async-copy helpers (tilescale/gemm.cuh) */
+  int device_flags;     /* union of the IRD_* flags of the device operations printed */
   const char *kernel_name;
   StrBuf *decls;        /* module-scope declarations printed before the kernel (workspaces) */
   PtrVec workspaces;    /* CgWorkspace* of the kernel being printed */
@@ -663,6 +664,7 @@ static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
     return;
   case IRI_DEVICE:
     g->use_gemm = true; /* the device-library templates (gemm.cuh, which includes tma.cuh) */
+    g->device_flags |= ir_device_info[e->u.call.dop].flags;
     cg_device_callee(sb, e);
     args_list(g, sb, args, 0, nargs, TS_DTYPE_HANDLE);
     return;
@@ -1247,6 +1249,9 @@ bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out) {
   if (g.use_gemm || f->ntma) sb_append(&src, "#include <tilescale/gemm.cuh>\n");
   sb_append(&src, sb_str(&kernels_src));
   out->source = arena_strdup(a, sb_str(&src));
+  out->uses_dist = g.device_flags & IRD_DIST;
+  out->uses_shmem = g.device_flags & IRD_SHMEM;
+  out->cooperative = g.device_flags & IRD_GRID_SYNC;
   sb_free(&src);
   sb_free(&kernels_src);
   return c->diag.errors == errors0;

@@ -33,6 +33,11 @@ typedef struct CgOutput {
   const char *source;   /* complete translation unit (includes the tilescale/ device headers) */
   CgKernelInfo *kernels;
   int nkernels;
+  /* What the code uses (from the device operations' flags, ir.h IRD_*), for the runtime:
+   * nothing downstream searches the generated text. */
+  bool uses_dist;       /* the distributed device library (heap table, dist headers) */
+  bool uses_shmem;      /* the NVSHMEM family (linked with NVSHMEM on the nvshmem backend) */
+  bool cooperative;     /* a grid-wide barrier: launch cooperatively */
 } CgOutput;
 
 bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out);

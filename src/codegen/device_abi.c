@@ -43,6 +43,73 @@ const CgDeviceAbi cg_device_abi[IRD_COUNT] = {
     [IRD_SK_FIXUP] = {"ts::sk_fixup", "ii", "gemm.cuh"},
     [IRD_SETMAXNREG_DEC] = {"ts::setmaxnreg_dec", "i", "tma.cuh"},
     [IRD_SETMAXNREG_INC] = {"ts::setmaxnreg_inc", "i", "tma.cuh"},
+    [IRD_DIST_GET_RANK] = {"ts::dist::get_rank", "", "dist.cuh"},
+    [IRD_DIST_GET_NUM_RANKS] = {"ts::dist::get_num_ranks", "", "dist.cuh"},
+    [IRD_DIST_PUT_WARP] = {"ts::dist::put_warp", "i", "dist.cuh"},
+    [IRD_DIST_GET_WARP] = {"ts::dist::get_warp", "i", "dist.cuh"},
+    [IRD_DIST_PUT_BLOCK] = {"ts::dist::put_block", "", "dist.cuh"},
+    [IRD_DIST_GET_BLOCK] = {"ts::dist::get_block", "", "dist.cuh"},
+    [IRD_DIST_LD] = {"ts::dist::ld", "SCbb", "dist.cuh"},
+    [IRD_DIST_ST] = {"ts::dist::st", "SCb", "dist.cuh"},
+    [IRD_DIST_WAIT_EQ] = {"ts::dist::wait_eq", "", "dist.cuh"},
+    [IRD_DIST_WAIT_NE] = {"ts::dist::wait_ne", "", "dist.cuh"},
+    [IRD_DIST_WAIT_GE] = {"ts::dist::wait_ge", "", "dist.cuh"},
+    [IRD_DIST_WAIT_LE] = {"ts::dist::wait_le", "", "dist.cuh"},
+    [IRD_DIST_WAIT_GT] = {"ts::dist::wait_gt", "", "dist.cuh"},
+    [IRD_DIST_WAIT_LT] = {"ts::dist::wait_lt", "", "dist.cuh"},
+    [IRD_DIST_BARRIER_BLOCKS] = {"ts::dist::barrier_blocks", "", "dist.cuh"},
+    [IRD_DIST_SYNC_BLOCKS] = {"ts::dist::sync_blocks", "", "dist.cuh"},
+    [IRD_DIST_FENCE_CTA] = {"ts::dist::fence_cta", "", "dist.cuh"},
+    [IRD_DIST_FENCE_GPU] = {"ts::dist::fence_gpu", "", "dist.cuh"},
+    [IRD_DIST_FENCE_SYS] = {"ts::dist::fence_sys", "", "dist.cuh"},
+    [IRD_DIST_INIT_BARRIER_GPU] = {"ts::dist::init_barrier_gpu", "", "dist.cuh"},
+    [IRD_DIST_ARRIVE_BARRIER_GPU] = {"ts::dist::arrive_barrier_gpu", "", "dist.cuh"},
+    [IRD_DIST_WAIT_BARRIER_GPU] = {"ts::dist::wait_barrier_gpu", "", "dist.cuh"},
+    [IRD_DIST_SYNC_BARRIER_GPU] = {"ts::dist::sync_barrier_gpu", "", "dist.cuh"},
+    [IRD_DIST_SYNC_GRID] = {"ts::dist::sync_grid", "", "dist.cuh"},
+    [IRD_DIST_ATOM_ADD] = {"ts::dist::atom_add", "SC", "dist.cuh"},
+    [IRD_DIST_ATOM_ADD_ACQ_REL] = {"ts::dist::atom_add_acq_rel", "C", "dist.cuh"},
+    [IRD_DIST_WARP_ANY] = {"ts::dist::warp_any", "", "dist.cuh"},
+    [IRD_DIST_WARP_ALL] = {"ts::dist::warp_all", "", "dist.cuh"},
+    [IRD_DIST_SHUFFLE_ELECT] = {"ts::dist::shuffle_elect", "i", "dist.cuh"},
+    [IRD_SHMEM_MY_PE] = {"ts::shmem::my_pe", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_N_PES] = {"ts::shmem::n_pes", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_INT_P] = {"ts::shmem::int_p", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_PUTMEM] = {"ts::shmem::putmem", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_PUTMEM_NBI] = {"ts::shmem::putmem_nbi", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_PUTMEM_BLOCK] = {"ts::shmem::putmem_block", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_PUTMEM_WARP] = {"ts::shmem::putmem_warp", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_PUTMEM_NBI_BLOCK] = {"ts::shmem::putmem_nbi_block", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_PUTMEM_NBI_WARP] = {"ts::shmem::putmem_nbi_warp", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_GETMEM] = {"ts::shmem::getmem", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_GETMEM_NBI] = {"ts::shmem::getmem_nbi", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_GETMEM_BLOCK] = {"ts::shmem::getmem_block", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_GETMEM_WARP] = {"ts::shmem::getmem_warp", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_GETMEM_NBI_BLOCK] = {"ts::shmem::getmem_nbi_block", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_GETMEM_NBI_WARP] = {"ts::shmem::getmem_nbi_warp", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_PUTMEM_SIGNAL] = {"ts::shmem::putmem_signal", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_PUTMEM_SIGNAL_NBI] = {"ts::shmem::putmem_signal_nbi", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_PUTMEM_SIGNAL_BLOCK] = {"ts::shmem::putmem_signal_block", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_PUTMEM_SIGNAL_WARP] = {"ts::shmem::putmem_signal_warp", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_PUTMEM_SIGNAL_NBI_BLOCK] = {"ts::shmem::putmem_signal_nbi_block", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_PUTMEM_SIGNAL_NBI_WARP] = {"ts::shmem::putmem_signal_nbi_warp", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_SIGNAL_OP] = {"ts::shmem::signal_op", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_SIGNAL_WAIT_UNTIL] = {"ts::shmem::signal_wait_until", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_BARRIER_ALL] = {"ts::shmem::barrier_all", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_BARRIER_ALL_BLOCK] = {"ts::shmem::barrier_all_block", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_BARRIER_ALL_WARP] = {"ts::shmem::barrier_all_warp", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_SYNC_ALL] = {"ts::shmem::sync_all", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_SYNC_ALL_BLOCK] = {"ts::shmem::sync_all_block", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_SYNC_ALL_WARP] = {"ts::shmem::sync_all_warp", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_QUIET] = {"ts::shmem::quiet", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_FENCE] = {"ts::shmem::fence", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_BROADCAST] = {"ts::shmem::broadcast", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_BROADCAST_WARP] = {"ts::shmem::broadcast_warp", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_BROADCAST_BLOCK] = {"ts::shmem::broadcast_block", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_BROADCASTMEM_BLOCK] = {"ts::shmem::broadcastmem_block", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_FCOLLECT] = {"ts::shmem::fcollect", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_FCOLLECT_WARP] = {"ts::shmem::fcollect_warp", "", "dist_shmem.cuh"},
+    [IRD_SHMEM_FCOLLECT_BLOCK] = {"ts::shmem::fcollect_block", "", "dist_shmem.cuh"},
 };
 
 /* Our own spelling, matched to device/tilescale/common.cuh (not dtype_cuda, so that the
@@ -85,6 +152,16 @@ void cg_device_callee(StrBuf *sb, const IrExpr *e) {
     sb_append(sb, i ? ", " : "<");
     switch (abi->template_args[i]) {
     case 'b': sb_append(sb, attr[i] ? "true" : "false"); break;
+    case 'S': {
+      static const char *const sems[] = {"WEAK", "VOLATILE", "ACQUIRE", "RELEASE", "RELAXED"};
+      sb_printf(sb, "ts::dist::Sem::%s", attr[i] >= 0 && attr[i] < 5 ? sems[attr[i]] : "RELAXED");
+      break;
+    }
+    case 'C': {
+      static const char *const scopes[] = {"CTA", "GPU", "SYS"};
+      sb_printf(sb, "ts::dist::Scope::%s", attr[i] >= 0 && attr[i] < 3 ? scopes[attr[i]] : "SYS");
+      break;
+    }
     case 't': {
       const char *ty = cg_ctype((ts_dtype)attr[i]);
       sb_append(sb, ty ? ty : "half"); /* 16-bit operands of unknown type read as half */

@@ -9,7 +9,8 @@
 
 /* A row: the C++ name (a `%d` in it takes the first attribute, e.g. the TMA rank), then one
  * character per remaining attribute, each a template argument in order:
- *   'i' integer, 'b' bool (true/false), 't' dtype (its C++ element type). */
+ *   'i' integer, 'b' bool (true/false), 't' dtype (its C++ element type),
+ *   'S' / 'C' memory semantics / scope (IrMemSem / IrMemScope as ts::dist::Sem / Scope). */
 typedef struct CgDeviceAbi {
   const char *spelling;
   const char *template_args;

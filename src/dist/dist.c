@@ -426,8 +426,7 @@ ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k) {
   }
   /* A kernel that calls the device library reads the table; an image without it would be
    * skipped below as "needs none": refuse it here, where source and image can be read. */
-  const char *src = k->cuda_source;
-  bool uses = src && (strstr(src, "ts::dist::") || strstr(src, "ts::shmem::"));
+  bool uses = k->uses_dist;
   RtCubinSym sym = rt_cubin_symbol(k->cubin, k->cubin_size, "ts_dist_meta");
   if (uses && sym != RT_CUBIN_SYM_GLOBAL && sym != RT_CUBIN_SYM_LOCAL) {
     rt_set_error(d->ctx, "ts_dist_kernel_attach: kernel '%s' calls the distributed device library but its binary "

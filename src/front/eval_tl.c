@@ -795,23 +795,30 @@ static bool is_element(Eval *ev, CallArgs *a, const TlSig *sig, Value *v, const 
  * generated source calls ts::dist:: or ts::shmem::.  Calls without a result are EVAL
  * statements; calls with one are bound to a LET at the call, so they run exactly once, in
  * program order, even when the result is unused (T.atom_add as a statement). */
-static void emit_extern(Eval *ev, const char *name, IrExpr **args, int n, SrcLoc loc) {
-  IrExpr **all = ARENA_ARRAY(ev->a, IrExpr *, n + 1);
-  all[0] = ir_str(ev->c, name, loc);
-  for (int i = 0; i < n; i++) all[i + 1] = args[i];
-  ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_CALL_EXTERN, TS_DTYPE_VOID, all, n + 1, loc), loc));
+/* A distributed device operation (ir.h IR_DEVICE_OPS) as a statement, or as a value bound
+ * to a fresh variable `var` (so it runs once, where it is written). */
+static void emit_device(Eval *ev, IrDeviceOp op, const int64_t *attrs, IrExpr **args, int n, SrcLoc loc) {
+  ev_emit(ev, ir_device_stmt(ev->c, op, attrs, ir_device_info[op].nattrs, args, n, loc));
 }
 
-static Value *value_extern(Eval *ev, const char *name, ts_dtype t, IrExpr **args, int n, SrcLoc loc,
-                           const char *var) {
-  IrExpr **all = ARENA_ARRAY(ev->a, IrExpr *, n + 1);
-  all[0] = ir_str(ev->c, name, loc);
-  for (int i = 0; i < n; i++) all[i + 1] = args[i];
-  IrExpr *call = ir_call(ev->c, IRI_CALL_EXTERN, t, all, n + 1, loc);
-  IrVar *v = ir_var(ev->c, var, t, IR_VAR_LET, loc);
+static Value *bind_value(Eval *ev, IrExpr *call, const char *var, SrcLoc loc) {
+  IrVar *v = ir_var(ev->c, var, call->dtype, IR_VAR_LET, loc);
   ev_define_var(ev, v);
   ev_emit(ev, ir_let(ev->c, v, call, loc));
   return ev_expr(ev, ir_varref(ev->c, v, loc));
+}
+
+static Value *value_device(Eval *ev, IrDeviceOp op, ts_dtype t, const int64_t *attrs, IrExpr **args, int n, SrcLoc loc,
+                           const char *var) {
+  return bind_value(ev, ir_device(ev->c, op, t, attrs, ir_device_info[op].nattrs, args, n, loc), var, loc);
+}
+
+/* The device operation a T.* primitive of the distributed families lowers to: the row of
+ * ir.h's table printed with the same name. */
+static IrDeviceOp dist_op(const TlSig *sig) {
+  IrDeviceOp op = ir_device_named(sig->name);
+  TS_ASSERT(op != IRD_COUNT && (ir_device_info[op].flags & IRD_DIST));
+  return op;
 }
 
 /* An integer operand (pe, size, expected value, ...) as IR of type t. */
@@ -842,15 +849,13 @@ static bool bool_arg(Eval *ev, CallArgs *a, const TlSig *sig, Value *v, const ch
 
 static const char *str_or(Value *v, const char *dflt) { return v ? v->u.str.s : dflt; }
 
-/* The Sem / Scope template arguments. */
-static const char *sem_arg(const char *s) {
-  return !strcmp(s, "weak") ? "ts::dist::Sem::WEAK" : !strcmp(s, "volatile") ? "ts::dist::Sem::VOLATILE"
-         : !strcmp(s, "acquire") ? "ts::dist::Sem::ACQUIRE" : !strcmp(s, "release") ? "ts::dist::Sem::RELEASE"
-                                                                                    : "ts::dist::Sem::RELAXED";
+/* The sem / scope attributes of ld / st / atom_add (strings checked by one_of before). */
+static int64_t sem_arg(const char *s) {
+  return !strcmp(s, "weak") ? IR_SEM_WEAK : !strcmp(s, "volatile") ? IR_SEM_VOLATILE
+         : !strcmp(s, "acquire") ? IR_SEM_ACQUIRE : !strcmp(s, "release") ? IR_SEM_RELEASE : IR_SEM_RELAXED;
 }
-static const char *scope_arg(const char *s) {
-  return !strcmp(s, "cta") ? "ts::dist::Scope::CTA" : !strcmp(s, "gpu") ? "ts::dist::Scope::GPU"
-                                                                         : "ts::dist::Scope::SYS";
+static int64_t scope_arg(const char *s) {
+  return !strcmp(s, "cta") ? IR_MSCOPE_CTA : !strcmp(s, "gpu") ? IR_MSCOPE_GPU : IR_MSCOPE_SYS;
 }
 
 static const IrBuffer *element_buf(const Value *v) { return v->u.expr->u.load.buf; }
@@ -937,8 +942,8 @@ static Value *h_ldst(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   if (is_st) {
     IrExpr *v = ev_to_ir(ev, arg[1], NULL, loc);
     if (!v) return ev->poison;
-    const char *name = arena_printf(ev->a, "ts::dist::st<%s, %s, %s>", sem_arg(sem), scope_arg(scope), na ? "true" : "false");
-    emit_extern(ev, name, (IrExpr *[]){addr, ir_cast(ev->c, b->dtype, v, loc), pe}, 3, loc);
+    int64_t attrs[3] = {sem_arg(sem), scope_arg(scope), na};
+    emit_device(ev, IRD_DIST_ST, attrs, (IrExpr *[]){addr, ir_cast(ev->c, b->dtype, v, loc), pe}, 3, loc);
     return ev->none;
   }
   /* ld: `value` is where the result goes (an alloc_var or a buffer element). */
@@ -953,13 +958,8 @@ static Value *h_ldst(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
              dst->u.load.buf->name);
     return ev->poison;
   }
-  const char *name = arena_printf(ev->a, "ts::dist::ld<%s, %s, %s, %s>", sem_arg(sem), scope_arg(scope),
-                                  nc ? "true" : "false", na ? "true" : "false");
-  IrExpr **all = ARENA_ARRAY(ev->a, IrExpr *, 3);
-  all[0] = ir_str(ev->c, name, loc);
-  all[1] = addr;
-  all[2] = pe;
-  IrExpr *call = ir_call(ev->c, IRI_CALL_EXTERN, b->dtype, all, 3, loc);
+  int64_t attrs[4] = {sem_arg(sem), scope_arg(scope), nc, na};
+  IrExpr *call = ir_device(ev->c, IRD_DIST_LD, b->dtype, attrs, 4, (IrExpr *[]){addr, pe}, 2, loc);
   ev_emit(ev, ir_store(ev->c, dst->u.load.buf, dst->u.load.idx, dst->u.load.nidx,
                        ir_cast(ev->c, dst->u.load.buf->dtype, call, loc), loc));
   return ev->none;
@@ -986,10 +986,12 @@ static Value *h_on_element(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig)
     if (!addressable(ev, a, sig, b, "target", false)) return ev->poison;
     IrExpr *v = ev_to_ir(ev, arg[1], NULL, loc);
     if (!v) return ev->poison;
-    const char *sem = str_or(arg[3], "relaxed"), *scope = scope_arg(str_or(arg[2], "gpu"));
-    const char *name = !strcmp(sem, "acq_rel") ? arena_printf(ev->a, "ts::dist::atom_add_acq_rel<%s>", scope)
-                                               : arena_printf(ev->a, "ts::dist::atom_add<%s, %s>", sem_arg(sem), scope);
-    return value_extern(ev, name, b->dtype, (IrExpr *[]){addr, ir_cast(ev->c, b->dtype, v, loc)}, 2, loc, "old");
+    const char *sem = str_or(arg[3], "relaxed");
+    bool acq_rel = !strcmp(sem, "acq_rel");
+    int64_t scope = scope_arg(str_or(arg[2], "gpu"));
+    int64_t attrs[2] = {acq_rel ? scope : sem_arg(sem), scope};
+    return value_device(ev, acq_rel ? IRD_DIST_ATOM_ADD_ACQ_REL : IRD_DIST_ATOM_ADD, b->dtype, attrs,
+                        (IrExpr *[]){addr, ir_cast(ev->c, b->dtype, v, loc)}, 2, loc, "old");
   }
   if (!strncmp(sig->name, "wait_", 5)) {
     if (!is_int) {
@@ -1001,8 +1003,7 @@ static Value *h_on_element(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig)
     IrExpr *e = ev_to_ir(ev, arg[1], NULL, loc);
     IrExpr *pe = int_operand(ev, a, sig, arg[2], -1, TS_DTYPE_INT64, "peer");
     if (!e || !pe) return ev->poison;
-    emit_extern(ev, arena_printf(ev->a, "ts::dist::%s", sig->name),
-                (IrExpr *[]){addr, ir_cast(ev->c, b->dtype, e, loc), pe}, 3, loc);
+    emit_device(ev, dist_op(sig), NULL, (IrExpr *[]){addr, ir_cast(ev->c, b->dtype, e, loc), pe}, 3, loc);
     return ev->none;
   }
   /* barrier_blocks / sync_blocks: an int32[num_ranks] symmetric buffer, zero at first use. */
@@ -1012,7 +1013,7 @@ static Value *h_on_element(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig)
     return ev->poison;
   }
   if (!addressable(ev, a, sig, b, "barrier", true)) return ev->poison;
-  emit_extern(ev, arena_printf(ev->a, "ts::dist::%s", sig->name), &addr, 1, loc);
+  emit_device(ev, dist_op(sig), NULL, &addr, 1, loc);
   return ev->none;
 }
 
@@ -1067,9 +1068,8 @@ static Value *h_put_get(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   }
   IrExpr *pe = int_operand(ev, a, sig, arg[3], -1, TS_DTYPE_INT64, put ? "dst_pe" : "src_pe");
   if (!pe) return ev->poison;
-  const char *name = arena_printf(ev->a, "ts::dist::%s", sig->name);
-  if (strstr(sig->name, "warp")) {
-    int64_t unroll = 4;
+  int64_t unroll = 4;
+  if (ir_device_info[dist_op(sig)].nattrs) { /* put_warp / get_warp */
     if (arg[4] && !ev_to_int(ev, arg[4], &unroll, loc)) return ev->poison;
     if (unroll < 1 || unroll > 16) {
       ts_error(ev->c, loc, "T.%s: unroll_factor must be between 1 and 16, got %lld", sig->name, (long long)unroll);
@@ -1077,10 +1077,9 @@ static Value *h_put_get(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
     }
     /* enable_aggressive_vectorize needs no flag: the copy picks 16-byte words whenever the
      * run-time alignment allows (and stays correct when it does not). */
-    name = arena_printf(ev->a, "ts::dist::%s<%lld>", sig->name, (long long)unroll);
   }
-  emit_extern(ev, name, (IrExpr *[]){arg[0]->u.expr, arg[1]->u.expr, ir_int(ev->c, size, TS_DTYPE_INT64, loc), pe}, 4,
-              loc);
+  emit_device(ev, dist_op(sig), &unroll,
+              (IrExpr *[]){arg[0]->u.expr, arg[1]->u.expr, ir_int(ev->c, size, TS_DTYPE_INT64, loc), pe}, 4, loc);
   return ev->none;
 }
 
@@ -1088,9 +1087,8 @@ static Value *h_put_get(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
 static Value *h_dist_stmt(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   (void)arg;
   if (!need_kernel(ev, a, sig)) return ev->poison;
-  static const char *const names[] = {"ts::dist::fence_cta", "ts::dist::fence_gpu", "ts::dist::fence_sys",
-                                      "ts::dist::sync_grid"};
-  emit_extern(ev, names[sig->arg], NULL, 0, cloc(a));
+  static const IrDeviceOp ops[] = {IRD_DIST_FENCE_CTA, IRD_DIST_FENCE_GPU, IRD_DIST_FENCE_SYS, IRD_DIST_SYNC_GRID};
+  emit_device(ev, ops[sig->arg], NULL, NULL, 0, cloc(a));
   return ev->none;
 }
 
@@ -1098,10 +1096,9 @@ static Value *h_dist_stmt(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) 
 static Value *h_rank(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   (void)arg;
   if (!need_kernel(ev, a, sig)) return ev->poison;
-  static const char *const names[] = {"ts::dist::get_rank", "ts::dist::get_num_ranks", "ts::shmem::my_pe",
-                                      "ts::shmem::n_pes"};
+  static const IrDeviceOp ops[] = {IRD_DIST_GET_RANK, IRD_DIST_GET_NUM_RANKS, IRD_SHMEM_MY_PE, IRD_SHMEM_N_PES};
   static const char *const vars[] = {"rank", "num_ranks", "pe", "num_pes"};
-  return value_extern(ev, names[sig->arg], TS_DTYPE_INT32, NULL, 0, cloc(a), vars[sig->arg]);
+  return value_device(ev, ops[sig->arg], TS_DTYPE_INT32, NULL, NULL, 0, cloc(a), vars[sig->arg]);
 }
 
 /* The GPU barrier set on a global uint32: init_barrier_gpu(bar, expected), arrive / wait /
@@ -1125,7 +1122,7 @@ static Value *h_barrier_gpu(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig
     if (!args[1]) return ev->poison;
     n = 2;
   }
-  emit_extern(ev, arena_printf(ev->a, "ts::dist::%s", sig->name), args, n, loc);
+  emit_device(ev, dist_op(sig), NULL, args, n, loc);
   return ev->none;
 }
 
@@ -1138,7 +1135,7 @@ static Value *h_vote(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   if (!v || !mask) return ev->poison;
   v = ev_to_bool_ir(ev, v, loc);
   if (!v) return ev->poison;
-  return value_extern(ev, arena_printf(ev->a, "ts::dist::%s", sig->name), TS_DTYPE_BOOL, (IrExpr *[]){v, mask}, 2, loc,
+  return value_device(ev, dist_op(sig), TS_DTYPE_BOOL, NULL, (IrExpr *[]){v, mask}, 2, loc,
                       "vote");
 }
 
@@ -1153,8 +1150,7 @@ static Value *h_shuffle_elect(Eval *ev, CallArgs *a, Value **arg, const TlSig *s
              (long long)n);
     return ev->poison;
   }
-  return value_extern(ev, arena_printf(ev->a, "ts::dist::shuffle_elect<%lld>", (long long)n), TS_DTYPE_BOOL, NULL, 0,
-                      loc, "elected");
+  return value_device(ev, IRD_DIST_SHUFFLE_ELECT, TS_DTYPE_BOOL, &n, NULL, 0, loc, "elected");
 }
 
 /* T.tvm_warp_shuffle(mask, value, src_lane, width, warp_size): __shfl_sync. */
@@ -1166,7 +1162,8 @@ static Value *h_warp_shuffle(Eval *ev, CallArgs *a, Value **arg, const TlSig *si
   IrExpr *lane = int_operand(ev, a, sig, arg[2], 0, TS_DTYPE_INT32, "src_lane");
   IrExpr *width = int_operand(ev, a, sig, arg[3], 32, TS_DTYPE_INT32, "width");
   if (!mask || !v || !lane || !width) return ev->poison;
-  return value_extern(ev, "__shfl_sync", v->dtype, (IrExpr *[]){mask, v, lane, width}, 4, loc, "shfl");
+  IrExpr *args[5] = {ir_str(ev->c, "__shfl_sync", loc), mask, v, lane, width};
+  return bind_value(ev, ir_call(ev->c, IRI_CALL_EXTERN, v->dtype, args, 5, loc), "shfl", loc);
 }
 
 /* ---- the NVSHMEM family (§1.5): sizes in bytes, pointers through T.address_of ---------------------- */
@@ -1193,7 +1190,7 @@ enum { SH_PUTGET = 1, SH_SIGNAL = 2, SH_INT_P = 3, SH_SIGNAL_OP = 4, SH_WAIT = 5
 static Value *h_shmem(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   SrcLoc loc = cloc(a);
   if (!need_kernel(ev, a, sig)) return ev->poison;
-  const char *name = arena_printf(ev->a, "ts::shmem::%s", sig->name);
+  IrDeviceOp op = dist_op(sig);
   IrExpr *ops[8];
   const IrBuffer *b0 = NULL, *b1 = NULL, *bs = NULL;
   switch (sig->arg) {
@@ -1208,7 +1205,7 @@ static Value *h_shmem(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
     if (!(ops[2] = int_operand(ev, a, sig, arg[2], 0, TS_DTYPE_UINT64, "nbytes"))) return ev->poison;
     if (sig->arg == SH_PUTGET) {
       if (!(ops[3] = int_operand(ev, a, sig, arg[3], 0, TS_DTYPE_INT32, "pe"))) return ev->poison;
-      emit_extern(ev, name, ops, 4, loc);
+      emit_device(ev, op, NULL, ops, 4, loc);
       return ev->none;
     }
     if (!(ops[3] = pointer_operand(ev, a, sig, arg[3], "sig_addr", &bs))) return ev->poison;
@@ -1222,7 +1219,7 @@ static Value *h_shmem(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
         !(ops[5] = int_operand(ev, a, sig, arg[5], 0, TS_DTYPE_INT32, "sig_op")) ||
         !(ops[6] = int_operand(ev, a, sig, arg[6], 0, TS_DTYPE_INT32, "pe")))
       return ev->poison;
-    emit_extern(ev, name, ops, 7, loc);
+    emit_device(ev, op, NULL, ops, 7, loc);
     return ev->none;
   }
   case SH_INT_P:
@@ -1236,7 +1233,7 @@ static Value *h_shmem(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
     if (!(ops[1] = int_operand(ev, a, sig, arg[1], 0, TS_DTYPE_INT32, "value")) ||
         !(ops[2] = int_operand(ev, a, sig, arg[2], 0, TS_DTYPE_INT32, "pe")))
       return ev->poison;
-    emit_extern(ev, name, ops, 3, loc);
+    emit_device(ev, op, NULL, ops, 3, loc);
     return ev->none;
   case SH_SIGNAL_OP:
   case SH_WAIT:
@@ -1252,15 +1249,15 @@ static Value *h_shmem(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
           !(ops[2] = int_operand(ev, a, sig, arg[2], 0, TS_DTYPE_INT32, "sig_op")) ||
           !(ops[3] = int_operand(ev, a, sig, arg[3], 0, TS_DTYPE_INT32, "pe")))
         return ev->poison;
-      emit_extern(ev, name, ops, 4, loc);
+      emit_device(ev, op, NULL, ops, 4, loc);
       return ev->none;
     }
     if (!(ops[1] = int_operand(ev, a, sig, arg[1], 0, TS_DTYPE_INT32, "cmp")) ||
         !(ops[2] = int_operand(ev, a, sig, arg[2], 0, TS_DTYPE_UINT64, "cmp_value")))
       return ev->poison;
-    return value_extern(ev, name, TS_DTYPE_UINT64, ops, 3, loc, "sig_value");
+    return value_device(ev, op, TS_DTYPE_UINT64, NULL, ops, 3, loc, "sig_value");
   case SH_NOARG:
-    emit_extern(ev, name, NULL, 0, loc);
+    emit_device(ev, op, NULL, NULL, 0, loc);
     return ev->none;
   default: { /* collectives: team, dest, src, nelems[, pe_root] */
     if (!(ops[0] = int_operand(ev, a, sig, arg[0], 0, TS_DTYPE_INT32, "team"))) return ev->poison;
@@ -1285,7 +1282,7 @@ static Value *h_shmem(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
       if (!(ops[4] = int_operand(ev, a, sig, arg[4], 0, TS_DTYPE_INT32, "pe_root"))) return ev->poison;
       n = 5;
     }
-    emit_extern(ev, name, ops, n, loc);
+    emit_device(ev, op, NULL, ops, n, loc);
     return ev->none;
   }
   }

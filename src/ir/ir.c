@@ -317,6 +317,12 @@ IrStmt *ir_device_stmt(TsCompiler *c, IrDeviceOp op, const int64_t *attrs, int n
   return ir_eval(c, ir_device(c, op, TS_DTYPE_VOID, attrs, nattrs, args, nargs, loc), loc);
 }
 
+IrDeviceOp ir_device_named(const char *name) {
+  for (int i = 0; i < IRD_COUNT; i++)
+    if (!strcmp(ir_device_info[i].name, name)) return (IrDeviceOp)i;
+  return IRD_COUNT;
+}
+
 bool ir_is_device(const IrExpr *e, IrDeviceOp op) {
   return e && e->kind == IR_CALL && e->u.call.op == IRI_DEVICE && e->u.call.dop == op;
 }

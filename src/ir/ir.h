@@ -154,6 +154,13 @@ extern const int ir_expr_flags[IR_EXPR_KIND_COUNT];
 #define IRD_SYNC 1  /* orders the accesses of the threads that run it (mbarrier/named-barrier
                        waits, cluster barrier, cp.async waits of a pass-built pipeline) */
 #define IRD_WGMMA 2 /* issues (or waits for) wgmma: shared operands read by the async proxy */
+#define IRD_DIST 4  /* the distributed device library: the kernel reads the heap table */
+#define IRD_SHMEM 8 /* the NVSHMEM family: linked with NVSHMEM on the nvshmem backend */
+#define IRD_GRID_SYNC 16 /* a grid-wide barrier: every block must be resident (cooperative launch) */
+
+/* Memory semantics and scope attributes of the distributed ld/st/atomics. */
+typedef enum IrMemSem { IR_SEM_WEAK, IR_SEM_VOLATILE, IR_SEM_ACQUIRE, IR_SEM_RELEASE, IR_SEM_RELAXED } IrMemSem;
+typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemScope;
 #define IR_DEVICE_OPS(X)                                                                  \
   X(CP_ASYNC_COMMIT, "cp_async_commit", 0, 0, 0)                                          \
   X(CP_ASYNC_WAIT, "cp_async_wait", 0, 1, IRD_SYNC)            /* <pending groups> */     \
@@ -195,7 +202,78 @@ extern const int ir_expr_flags[IR_EXPR_KIND_COUNT];
   X(SK_STORE_PARTIAL, "sk_store_partial", 3, 2, 0)                                        \
   X(SK_FIXUP, "sk_fixup", 6, 2, 0)                                                        \
   X(SETMAXNREG_DEC, "setmaxnreg_dec", 0, 1, 0)                 /* <registers> */          \
-  X(SETMAXNREG_INC, "setmaxnreg_inc", 0, 1, 0)
+  X(SETMAXNREG_INC, "setmaxnreg_inc", 0, 1, 0) \
+  /* TileScale distributed primitives (dist.cuh) and the NVSHMEM family (dist_shmem.cuh), \
+   * printed with their T.* names.  ld attrs: sem, scope, nc, na; st: sem, scope, na;      \
+   * atom_add: sem, scope; atom_add_acq_rel: scope; put/get_warp: unroll; shuffle_elect:   \
+   * thread extent (IrMemSem / IrMemScope values) */                                      \
+  X(DIST_GET_RANK, "get_rank", 0, 0, IRD_DIST) \
+  X(DIST_GET_NUM_RANKS, "get_num_ranks", 0, 0, IRD_DIST) \
+  X(DIST_PUT_WARP, "put_warp", 4, 1, IRD_DIST) \
+  X(DIST_GET_WARP, "get_warp", 4, 1, IRD_DIST) \
+  X(DIST_PUT_BLOCK, "put_block", 4, 0, IRD_DIST) \
+  X(DIST_GET_BLOCK, "get_block", 4, 0, IRD_DIST) \
+  X(DIST_LD, "ld", 2, 4, IRD_DIST) \
+  X(DIST_ST, "st", 3, 3, IRD_DIST) \
+  X(DIST_WAIT_EQ, "wait_eq", 3, 0, IRD_DIST) \
+  X(DIST_WAIT_NE, "wait_ne", 3, 0, IRD_DIST) \
+  X(DIST_WAIT_GE, "wait_ge", 3, 0, IRD_DIST) \
+  X(DIST_WAIT_LE, "wait_le", 3, 0, IRD_DIST) \
+  X(DIST_WAIT_GT, "wait_gt", 3, 0, IRD_DIST) \
+  X(DIST_WAIT_LT, "wait_lt", 3, 0, IRD_DIST) \
+  X(DIST_BARRIER_BLOCKS, "barrier_blocks", 1, 0, IRD_DIST) \
+  X(DIST_SYNC_BLOCKS, "sync_blocks", 1, 0, IRD_DIST) \
+  X(DIST_FENCE_CTA, "fence_cta", 0, 0, IRD_DIST) \
+  X(DIST_FENCE_GPU, "fence_gpu", 0, 0, IRD_DIST) \
+  X(DIST_FENCE_SYS, "fence_sys", 0, 0, IRD_DIST) \
+  X(DIST_INIT_BARRIER_GPU, "init_barrier_gpu", 2, 0, IRD_DIST) \
+  X(DIST_ARRIVE_BARRIER_GPU, "arrive_barrier_gpu", 1, 0, IRD_DIST) \
+  X(DIST_WAIT_BARRIER_GPU, "wait_barrier_gpu", 1, 0, IRD_DIST) \
+  X(DIST_SYNC_BARRIER_GPU, "sync_barrier_gpu", 1, 0, IRD_DIST) \
+  X(DIST_SYNC_GRID, "sync_grid", 0, 0, IRD_DIST | IRD_GRID_SYNC) \
+  X(DIST_ATOM_ADD, "atom_add", 2, 2, IRD_DIST) \
+  X(DIST_ATOM_ADD_ACQ_REL, "atom_add_acq_rel", 2, 1, IRD_DIST) \
+  X(DIST_WARP_ANY, "warp_any", 2, 0, IRD_DIST) \
+  X(DIST_WARP_ALL, "warp_all", 2, 0, IRD_DIST) \
+  X(DIST_SHUFFLE_ELECT, "shuffle_elect", 0, 1, IRD_DIST) \
+  X(SHMEM_MY_PE, "get_pe", 0, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_N_PES, "get_pe_num", 0, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_INT_P, "int_p", 3, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_PUTMEM, "putmem", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_PUTMEM_NBI, "putmem_nbi", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_PUTMEM_BLOCK, "putmem_block", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_PUTMEM_WARP, "putmem_warp", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_PUTMEM_NBI_BLOCK, "putmem_nbi_block", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_PUTMEM_NBI_WARP, "putmem_nbi_warp", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_GETMEM, "getmem", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_GETMEM_NBI, "getmem_nbi", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_GETMEM_BLOCK, "getmem_block", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_GETMEM_WARP, "getmem_warp", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_GETMEM_NBI_BLOCK, "getmem_nbi_block", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_GETMEM_NBI_WARP, "getmem_nbi_warp", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_PUTMEM_SIGNAL, "putmem_signal", 7, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_PUTMEM_SIGNAL_NBI, "putmem_signal_nbi", 7, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_PUTMEM_SIGNAL_BLOCK, "putmem_signal_block", 7, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_PUTMEM_SIGNAL_WARP, "putmem_signal_warp", 7, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_PUTMEM_SIGNAL_NBI_BLOCK, "putmem_signal_nbi_block", 7, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_PUTMEM_SIGNAL_NBI_WARP, "putmem_signal_nbi_warp", 7, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_SIGNAL_OP, "signal_op", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_SIGNAL_WAIT_UNTIL, "signal_wait_until", 3, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_BARRIER_ALL, "barrier_all", 0, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_BARRIER_ALL_BLOCK, "barrier_all_block", 0, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_BARRIER_ALL_WARP, "barrier_all_warp", 0, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_SYNC_ALL, "sync_all", 0, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_SYNC_ALL_BLOCK, "sync_all_block", 0, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_SYNC_ALL_WARP, "sync_all_warp", 0, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_QUIET, "quiet", 0, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_FENCE, "fence", 0, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_BROADCAST, "broadcast", 5, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_BROADCAST_WARP, "broadcast_warp", 5, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_BROADCAST_BLOCK, "broadcast_block", 5, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_BROADCASTMEM_BLOCK, "broadcastmem_block", 5, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_FCOLLECT, "fcollect", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_FCOLLECT_WARP, "fcollect_warp", 4, 0, IRD_DIST | IRD_SHMEM) \
+  X(SHMEM_FCOLLECT_BLOCK, "fcollect_block", 4, 0, IRD_DIST | IRD_SHMEM)
 
 typedef enum IrDeviceOp {
 #define IR_DEVICE_ENUM(n, s, k, a, fl) IRD_##n,
@@ -457,6 +535,7 @@ IrExpr *ir_device(TsCompiler *c, IrDeviceOp op, ts_dtype t, const int64_t *attrs
 IrStmt *ir_device_stmt(TsCompiler *c, IrDeviceOp op, const int64_t *attrs, int nattrs, IrExpr **args, int nargs,
                        SrcLoc loc);
 bool ir_is_device(const IrExpr *e, IrDeviceOp op); /* e is a call of op */
+IrDeviceOp ir_device_named(const char *name);      /* by printed (T.*) name; IRD_COUNT if none */
 IrExpr *ir_load(TsCompiler *c, IrBuffer *b, IrExpr **idx, int nidx, SrcLoc loc);
 IrStmt *ir_stmt(TsCompiler *c, IrStmtKind k, SrcLoc loc);      /* zeroed node */
 IrStmt *ir_seq(TsCompiler *c, IrStmt **items, int n, SrcLoc loc);

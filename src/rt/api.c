@@ -348,6 +348,8 @@ static ts_status build_binary(ts_kernel *k, const ts_compile_options *o) {
       .target = k->comp.target,
       .compiler = o->compiler,
       .fast_math = k->comp.fast_math,
+      .uses_dist = k->uses_dist,
+      .uses_shmem = k->uses_shmem,
       .headers = ts_device_headers,
       .nheaders = ts_device_headers_count,
   };
@@ -441,7 +443,9 @@ ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_param *
   }
   k->cuda_source = arena_strdup(k->arena, cg.source);
   /* A grid-wide barrier deadlocks unless every block is resident: launch cooperatively. */
-  k->cooperative = strstr(k->cuda_source, "ts::dist::sync_grid(") != NULL;
+  k->cooperative = cg.cooperative;
+  k->uses_dist = cg.uses_dist;
+  k->uses_shmem = cg.uses_shmem;
   TS_CHECK(fill_metadata(k, f, &cg));
   if (!o.no_jit) TS_CHECK(build_binary(k, &o));
   *out = k;

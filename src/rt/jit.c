@@ -116,7 +116,7 @@ typedef struct DistJit {
 
 static void dist_jit_config(const RtJitInput *in, DistJit *dj) {
   memset(dj, 0, sizeof *dj);
-  dj->uses = strstr(in->source, "ts::dist::") || strstr(in->source, "ts::shmem::");
+  dj->uses = in->uses_dist;
   if (!dj->uses) return;
   const char *t = getenv("TILESCALE_WAIT_TIMEOUT_MS");
   if (t && *t) {
@@ -124,7 +124,7 @@ static void dist_jit_config(const RtJitInput *in, DistJit *dj) {
     dj->timeout_ms = v > 0 && v < 1000000000 ? (int)v : 0;
   }
   const char *be = getenv("TILESCALE_DIST_BACKEND");
-  if (!strstr(in->source, "ts::shmem::") || !be || strcmp(be, "nvshmem") || in->compiler != TS_COMPILER_NVRTC)
+  if (!in->uses_shmem || !be || strcmp(be, "nvshmem") || in->compiler != TS_COMPILER_NVRTC)
     return;
   RtNvshmemPaths p = {0};
   StrBuf why = {0};
@@ -561,7 +561,7 @@ ts_status rt_jit_compile(RtNvrtc *nvrtc, const RtJitInput *in, RtJitOutput *out,
   StrBuf src = {0};
   DistJit dj;
   dist_jit_config(in, &dj);
-  if (dj.uses && !strstr(in->source, "#include <tilescale/dist")) {
+  if (dj.uses) {
     sb_append(&src, "#include <tilescale/dist_shmem.cuh>\n");
     sb_append(&src, in->source);
     din.source = sb_str(&src);

@@ -48,6 +48,8 @@ typedef struct RtJitInput {
   TsTarget target;
   ts_compiler_kind compiler;
   bool fast_math;
+  bool uses_dist;              /* calls the distributed device library (codegen's CgOutput) */
+  bool uses_shmem;             /* ... its NVSHMEM family */
   const TsEmbeddedFile *headers; /* include files offered to the compiler */
   int nheaders;
 } RtJitInput;

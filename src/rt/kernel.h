@@ -85,6 +85,7 @@ struct ts_kernel {
   int nautotune_configs;
   const IrKV *pass_configs;          /* from @tilelang.jit(pass_configs=...) */
   int npass_configs;
+  bool uses_dist, uses_shmem;        /* CgOutput: the distributed device library / the NVSHMEM family */
   bool cooperative;                  /* calls T.sync_grid: every block must be resident (cooperative launch) */
   RtTma *tma;                        /* tensor maps, kernel arguments after the dynamic dims */
   int ntma;

@@ -63,6 +63,9 @@ TEST(dist_all_primitives_nvrtc_sm90a) {
     CHECK(strstr(cu, "ts::dist::ld<ts::dist::Sem::ACQUIRE, ts::dist::Scope::SYS, false, false>(&flag[0]") != NULL);
     CHECK(strstr(cu, "ts::shmem::putmem_signal_nbi_block(") != NULL);
     CHECK(strstr(cu, "ts::shmem::signal_wait_until(&sig[1], 5,") != NULL); /* T.CmpType.GE = 5 */
+    /* what the kernel uses travels from codegen as data (the JIT adds the dist header and,
+     * on the nvshmem backend, links NVSHMEM by these flags) */
+    CHECK(k->uses_dist && k->uses_shmem);
     /* a shared tile written by T.copy and read by put_block: a barrier in between */
     const char *copy = strstr(cu, "S[(int)threadIdx.x] = ");
     const char *put = strstr(cu, "ts::dist::put_block(&S[0]");
@@ -209,6 +212,7 @@ TEST(workspace_codegen_and_metadata) {
     CHECK(strstr(cu, "float two_kernel_0_ws_ws[64];") != NULL);
     CHECK(strstr(cu, "half two_kernel_1_ws_ws[32];") != NULL);
     CHECK(strstr(cu, "ts::dist") == NULL); /* no distributed op: no device library */
+    CHECK(!k2->uses_dist && !k2->uses_shmem && !k2->cooperative);
     REQUIRE(k2->nlaunches == 2);
     CHECK(k2->launches[0].nworkspaces == 1 && k2->launches[0].workspaces[0].bytes == 256);
     CHECK(k2->launches[1].nworkspaces == 1 && k2->launches[1].workspaces[0].bytes == 64);
