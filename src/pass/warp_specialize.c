@@ -595,14 +595,90 @@ static int split_kind(const WsCopy *w) {
   return SPLIT_NONE;
 }
 
-/* Rewrites one kernel; false leaves it to inject_pipeline. */
-static bool specialize(Ws *ws, IrStmt *ks) {
-  TsCompiler *c = ws->c;
-  IrKernel *k = &ks->u.kernel;
+/* ---- specialize: one kernel, in steps --------------------------------------------------
+ * spec_plan (is the kernel a pipelined wgmma GEMM we can take?), spec_schedule (persistent
+ * tiles, clusters), spec_maps (staged buffers, TMA maps, the epilogue's form), spec_top
+ * (allocations, barrier init), spec_stream_k / spec_overlap (the optional schedules),
+ * spec_producer, spec_consumer, spec_finish (the kernel's new body and launch shape). */
+typedef struct Spec {
+  Ws *ws;
+  TsCompiler *c;
+  IrStmt *ks;
+  IrKernel *k;
+  int64_t T;             /* consumer threads */
+  IrStmt *body;          /* the kernel body (a SEQ) */
+  int li;                /* index of the pipelined loop in body */
+  IrStmt *loop, *gemm;   /* the loop and its T.gemm */
+  int S;                 /* stages */
+  GemmPlan plan;
+  WsStore ep;            /* the epilogue store (find_epilogue) */
+  WsCopy cps[WS_MAX_COPIES];
+  int ncp;
+  int64_t stage_bytes;
+  IrVar *kv, *bxv, *byv; /* the K loop var, the block vars */
+  IrExpr *m0, *ext;      /* the K loop's start and extent */
+  int64_t panel;         /* rasterization panel (0: none) */
+  Sched sc, dsc;         /* the schedule; dsc: its data-parallel part (stream-K) */
+  SrcLoc loc;
+  IrVar *tx;
+  IrExpr *txr;
+  int first_map;         /* ws->maps index of the first load map */
+  IrTmaMap *store_map;   /* the epilogue's TMA store map, or NULL */
+  IrBuffer *bars;        /* full barriers [0, S), empty barriers [S, 2S) */
+  PtrVec top, pre, post; /* the new body; statements before / after the loop */
+  int nallocs;           /* allocations at the head of top */
+  IrDeviceOp arrive;     /* the empty-barrier arrival (cluster-wide with 2-block clusters) */
+  IrVar *pt, *ct;        /* producer / consumer tile loop vars */
+  IrBuffer *acc;         /* the accumulator */
+  int64_t am, an;        /* its shape */
+  bool sk_on;            /* stream-K */
+  int64_t nregs;         /* stream-K: accumulator registers per thread */
+  SkSched sk;
+  IrVar *vk0, *vk1, *vtb;
+  int nvariants;         /* 0: tile by tile; 1: stream-K segments */
+  int prod_regs;
+  int64_t cons_regs;
+  IrBuffer *pack;        /* the overlapped epilogue's packed tile, or NULL */
+  IrStmt *pack_src;      /* the copy of the whole accumulator into shared memory / global */
+} Spec;
+
+/* The copies of the loop body: each a TMA-able copy of a whole GEMM operand tile. */
+static bool spec_copies(Spec *sp, IrStmt *lb) {
+  IrStmt *gemm = sp->gemm;
+  sp->stage_bytes = 0;
+  for (int i = 0; i < sp->ncp; i++) {
+    IrStmt *cp = lb->u.seq.items[i];
+    if (cp->kind != IR_S_COPY) return false;
+    IrBuffer *d = cp->u.copy.dst.buf;
+    const Layout *lay = d == gemm->u.gemm.a.buf ? sp->plan.a_layout : d == gemm->u.gemm.b.buf ? sp->plan.b_layout : NULL;
+    WsCopy *w = &sp->cps[i];
+    memset(w, 0, sizeof *w);
+    if (!lay || !tma_copy_ok(cp, lay, &w->rows, &w->cols)) return false;
+    for (int j = 0; j < i; j++)
+      if (sp->cps[j].dst == d) return false;
+    w->copy = cp;
+    w->dst = d;
+    w->layout = lay;
+    w->atom = layout_atom_cols(lay);
+    sp->stage_bytes += w->rows * w->cols * dtype_bytes(d->dtype);
+  }
+  /* Both operands must come from the copies; nothing else may use the tiles. */
+  bool a_ok = false, b_ok = false;
+  for (int i = 0; i < sp->ncp; i++) {
+    a_ok |= sp->cps[i].dst == gemm->u.gemm.a.buf;
+    b_ok |= sp->cps[i].dst == gemm->u.gemm.b.buf;
+  }
+  return a_ok && b_ok && sp->stage_bytes < (1 << 20);
+}
+
+/* Is this kernel a pipelined wgmma GEMM this pass can take?  Fills the plan part of sp. */
+static bool spec_plan(Spec *sp) {
+  TsCompiler *c = sp->c;
+  IrKernel *k = sp->k;
   if (k->threads[1] > 1 || k->threads[2] > 1 || k->threads[0] % 128 || k->threads[0] <= 0 || k->producer_threads)
     return false;
-  int64_t T = k->threads[0];
-  IrStmt *body = k->body;
+  sp->T = k->threads[0];
+  IrStmt *body = sp->body = k->body;
   if (!body || body->kind != IR_S_SEQ) return false;
   /* top level: allocations, shared-free statements, exactly one pipelined loop */
   int li = -1;
@@ -618,65 +694,45 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     if (touches_shared(s)) return false;
   }
   if (li < 0) return false;
-  WsStore ep;
-  if (!find_epilogue(c, body, li, &ep)) return false;
-  IrStmt *loop = body->u.seq.items[li];
-  int S = loop->u.loop.num_stages;
-  if (S < 2 || loop->u.loop.norder) return false;
+  sp->li = li;
+  if (!find_epilogue(c, body, li, &sp->ep)) return false;
+  IrStmt *loop = sp->loop = body->u.seq.items[li];
+  sp->S = loop->u.loop.num_stages;
+  if (sp->S < 2 || loop->u.loop.norder) return false;
   IrStmt *lb = loop->u.loop.body;
   if (!lb || lb->kind != IR_S_SEQ || lb->u.seq.n < 2 || lb->u.seq.n > WS_MAX_COPIES + 1) return false;
-  int ncp = lb->u.seq.n - 1;
-  IrStmt *gemm = lb->u.seq.items[ncp];
-  if (gemm->kind != IR_S_GEMM || gemm->u.gemm.wg_wait != 0) return false;
-  GemmPlan plan;
-  if (!gemm_plan_ex(c, gemm, T, &plan, false) || plan.path != GEMM_WGMMA) return false;
+  sp->ncp = lb->u.seq.n - 1;
+  sp->gemm = lb->u.seq.items[sp->ncp];
+  if (sp->gemm->kind != IR_S_GEMM || sp->gemm->u.gemm.wg_wait != 0) return false;
+  if (!gemm_plan_ex(c, sp->gemm, sp->T, &sp->plan, false) || sp->plan.path != GEMM_WGMMA) return false;
+  return spec_copies(sp, lb);
+}
 
-  WsCopy cps[WS_MAX_COPIES];
-  int64_t stage_bytes = 0;
-  for (int i = 0; i < ncp; i++) {
-    IrStmt *cp = lb->u.seq.items[i];
-    if (cp->kind != IR_S_COPY) return false;
-    IrBuffer *d = cp->u.copy.dst.buf;
-    const Layout *lay = d == gemm->u.gemm.a.buf ? plan.a_layout : d == gemm->u.gemm.b.buf ? plan.b_layout : NULL;
-    WsCopy *w = &cps[i];
-    memset(w, 0, sizeof *w);
-    if (!lay || !tma_copy_ok(cp, lay, &w->rows, &w->cols)) return false;
-    for (int j = 0; j < i; j++)
-      if (cps[j].dst == d) return false;
-    w->copy = cp;
-    w->dst = d;
-    w->layout = lay;
-    w->atom = layout_atom_cols(lay);
-    stage_bytes += w->rows * w->cols * dtype_bytes(d->dtype);
-  }
-  /* Both operands must come from the copies; nothing else may use the tiles. */
-  bool a_ok = false, b_ok = false;
-  for (int i = 0; i < ncp; i++) {
-    a_ok |= cps[i].dst == gemm->u.gemm.a.buf;
-    b_ok |= cps[i].dst == gemm->u.gemm.b.buf;
-  }
-  if (!a_ok || !b_ok || stage_bytes >= (1 << 20)) return false;
-
-  /* ---- the schedule ---- */
-  /* Persistent blocks (a 2-D grid whose K loop bounds do not depend on the block): the
-   * grid becomes min(tiles, co-resident blocks) blocks that walk the tiles in rasterized order,
-   * tile = blockIdx.x + t * gridDim.x.  Stage and phase continue across tiles, so the
-   * producer loads the next tile while the consumers run the epilogue of this one. */
-  IrVar *kv = loop->u.loop.var;
-  IrExpr *m0 = loop->u.loop.min, *ext = loop->u.loop.extent;
-  IrVar *bxv = k->block_var[0], *byv = k->block_var[1];
+/* Persistent blocks (a 2-D grid whose K loop bounds do not depend on the block): the
+ * grid becomes min(tiles, co-resident blocks) blocks that walk the tiles in rasterized order,
+ * tile = blockIdx.x + t * gridDim.x.  Stage and phase continue across tiles, so the
+ * producer loads the next tile while the consumers run the epilogue of this one. */
+static void spec_schedule(Spec *sp) {
+  TsCompiler *c = sp->c;
+  IrKernel *k = sp->k;
+  IrStmt *loop = sp->loop;
+  sp->kv = loop->u.loop.var;
+  IrExpr *m0 = sp->m0 = loop->u.loop.min, *ext = sp->ext = loop->u.loop.extent;
+  IrVar *bxv = sp->bxv = k->block_var[0], *byv = sp->byv = k->block_var[1];
   int64_t g2 = 1;
   bool persistent = bxv && byv && k->grid[0] && k->grid[1] && !k->block_var[2] &&
                     (!k->grid[2] || (ir_is_const_int(k->grid[2], &g2) && g2 == 1)) &&
                     !pass_expr_uses_var(m0, bxv) && !pass_expr_uses_var(m0, byv) &&
                     !pass_expr_uses_var(ext, bxv) && !pass_expr_uses_var(ext, byv);
-  int64_t panel = k->raster_panel > 0 ? k->raster_panel : k->raster_panel < 0 ? 0 : WS_RASTER_PANEL;
+  int64_t panel = sp->panel = k->raster_panel > 0 ? k->raster_panel : k->raster_panel < 0 ? 0 : WS_RASTER_PANEL;
   /* 2-block clusters (opt-in, see the top): the two blocks take neighbouring tiles along the
    * block axis that the larger operand tile does not move with, and each issues half of
    * that tile's boxes, multicast to both (half its L2 -> SM traffic). */
   Sched sc = {.on = persistent, .cl = 1, .GX = k->grid[0], .GY = k->grid[1], .UX = k->grid[0], .UY = k->grid[1],
               .panel = panel};
-  if (persistent && config_on(ws->f, "tl.enable_tma_multicast")) {
+  WsCopy *cps = sp->cps;
+  int ncp = sp->ncp;
+  if (persistent && config_on(sp->ws->f, "tl.enable_tma_multicast")) {
     int64_t best = 0;
     for (int axis = 1; axis >= 0; axis--) {
       IrVar *v = axis ? byv : bxv;
@@ -706,226 +762,250 @@ static bool specialize(Ws *ws, IrStmt *ks) {
     IrExpr *gdim = dev_value(c, IRD_GRID_DIM_X, NULL, 0, loop->loc);
     sc.P = sc.cl > 1 ? bin(c, IR_FLOORDIV, gdim, i32(c, sc.cl)) : gdim;
   }
+  sp->sc = sc;
+}
 
-  /* ---- the rewrite ---- */
-  SrcLoc loc = loop->loc;
-  IrVar *tx = k->thread_var[0];
+/* The TMA map of one staged copy's source (box: one column atom by the tile's rows). */
+static void spec_load_map(Spec *sp, WsCopy *w) {
+  TsCompiler *c = sp->c;
+  Ws *ws = sp->ws;
+  IrBuffer *b = w->dst, *x = ARENA_NEW(c->arena, IrBuffer);
+  *x = *b;
+  x->ndim = 3;
+  x->shape = ARENA_ARRAY(c->arena, IrExpr *, 3);
+  x->shape[0] = i32(c, sp->S);
+  x->shape[1] = b->shape[0];
+  x->shape[2] = b->shape[1];
+  x->strides = NULL;
+  w->staged = x;
+  /* the tensor map of this copy's source */
+  IrBuffer *g = w->copy->u.copy.src.buf;
+  IrTmaMap *m = ARENA_NEW(c->arena, IrTmaMap);
+  memset(m, 0, sizeof *m);
+  m->var = ir_var(c, arena_printf(c->arena, "%s_tma%d", g->name, ws->maps.len), TS_DTYPE_HANDLE, IR_VAR_PARAM, sp->loc);
+  m->param_index = g->param_index;
+  m->rank = g->ndim;
+  for (int d = 0; d < 5; d++) m->box[d] = 1;
+  m->box[0] = w->atom;
+  m->box[1] = w->split == SPLIT_ROWS ? w->rows / 2 : w->rows;
+  m->swizzle = w->layout->swizzle;
+  w->tma = ws->maps.len;
+  vec_push(c->arena, &ws->maps, m);
+}
+
+/* The epilogue store (find_epilogue): form B always (the user's shared tile is there
+ * anyway), form A when its tile fits next to the stages. */
+static void spec_store_map(Spec *sp) {
+  TsCompiler *c = sp->c;
+  WsStore *ep = &sp->ep;
+  if (ep->idx < 0) return;
+  const IrBuffer *G = ep->to_global->u.copy.dst.buf;
+  int S = sp->S;
+  int64_t tile_bytes = ep->rows * ep->cols * dtype_bytes(G->dtype);
+  int64_t room = WS_MAX_SMEM - (S * sp->stage_bytes + 16 * S + 2048);
+  int64_t atom_bytes = ep->rows * ep->atom * dtype_bytes(G->dtype), n_atoms = ep->cols / ep->atom;
+  bool fits = tile_bytes <= room;
+  if (ep->idx_frag < 0 && !fits && n_atoms > 1 && atom_bytes <= room) {
+    /* form A, the whole tile does not fit: a ring of column atoms */
+    ep->slots = room / atom_bytes < n_atoms ? room / atom_bytes : n_atoms - 1;
+    while (n_atoms % ep->slots) ep->slots--; /* see epilogue_pieces */
+    Layout *l = store_layout(c, ep->rows, ep->slots * ep->atom, G->dtype);
+    if (l && layout_atom_cols(l) == ep->atom) {
+      ep->layout = l;
+      fits = true;
+    } else {
+      ep->slots = 0;
+    }
+  }
+  if (ep->idx_frag < 0 && !fits) {
+    ep->idx = -1; /* form A that does not fit: direct stores */
+    return;
+  }
+  if (!ep->smem)
+    ep->smem = ir_buffer(c, arena_printf(c->arena, "%s_epi", G->name), G->dtype, IR_SCOPE_SHARED_DYN, 2,
+                         (IrExpr *[]){i32(c, ep->rows), i32(c, (ep->slots ? ep->slots : n_atoms) * ep->atom)}, sp->loc);
+  ep->smem->layout = ep->layout;
+  IrTmaMap *m = sp->store_map = ARENA_NEW(c->arena, IrTmaMap);
+  memset(m, 0, sizeof *m);
+  m->var = ir_var(c, arena_printf(c->arena, "%s_tma%d", G->name, sp->ws->maps.len), TS_DTYPE_HANDLE, IR_VAR_PARAM, sp->loc);
+  m->param_index = G->param_index;
+  m->rank = G->ndim;
+  for (int d = 0; d < 5; d++) m->box[d] = 1;
+  m->box[0] = ep->atom;
+  m->box[1] = ep->rows;
+  m->swizzle = ep->layout->swizzle;
+  vec_push(c->arena, &sp->ws->maps, m);
+}
+
+static void spec_maps(Spec *sp) {
+  TsCompiler *c = sp->c;
+  sp->loc = sp->loop->loc;
+  IrVar *tx = sp->k->thread_var[0];
   if (!tx) {
-    tx = k->thread_var[0] = ir_var(c, "tx", TS_DTYPE_INT32, IR_VAR_THREAD_IDX, ks->loc);
+    tx = sp->k->thread_var[0] = ir_var(c, "tx", TS_DTYPE_INT32, IR_VAR_THREAD_IDX, sp->ks->loc);
     tx->axis = 0;
   }
-  IrExpr *txr = ir_varref(c, tx, loc);
-  int first_map = ws->maps.len;
-  for (int i = 0; i < ncp; i++) {
-    IrBuffer *b = cps[i].dst, *x = ARENA_NEW(c->arena, IrBuffer);
-    *x = *b;
-    x->ndim = 3;
-    x->shape = ARENA_ARRAY(c->arena, IrExpr *, 3);
-    x->shape[0] = i32(c, S);
-    x->shape[1] = b->shape[0];
-    x->shape[2] = b->shape[1];
-    x->strides = NULL;
-    cps[i].staged = x;
-    /* the tensor map of this copy's source */
-    IrBuffer *g = cps[i].copy->u.copy.src.buf;
-    IrTmaMap *m = ARENA_NEW(c->arena, IrTmaMap);
-    memset(m, 0, sizeof *m);
-    m->var = ir_var(c, arena_printf(c->arena, "%s_tma%d", g->name, ws->maps.len), TS_DTYPE_HANDLE, IR_VAR_PARAM, loc);
-    m->param_index = g->param_index;
-    m->rank = g->ndim;
-    for (int d = 0; d < 5; d++) m->box[d] = 1;
-    m->box[0] = cps[i].atom;
-    m->box[1] = cps[i].split == SPLIT_ROWS ? cps[i].rows / 2 : cps[i].rows;
-    m->swizzle = cps[i].layout->swizzle;
-    cps[i].tma = ws->maps.len;
-    vec_push(c->arena, &ws->maps, m);
-  }
-  /* The epilogue store (find_epilogue): form B always (the user's shared tile is there
-   * anyway), form A when its tile fits next to the stages. */
-  IrTmaMap *store_map = NULL;
-  if (ep.idx >= 0) {
-    const IrBuffer *G = ep.to_global->u.copy.dst.buf;
-    int64_t tile_bytes = ep.rows * ep.cols * dtype_bytes(G->dtype);
-    int64_t room = WS_MAX_SMEM - (S * stage_bytes + 16 * S + 2048);
-    int64_t atom_bytes = ep.rows * ep.atom * dtype_bytes(G->dtype), n_atoms = ep.cols / ep.atom;
-    bool fits = tile_bytes <= room;
-    if (ep.idx_frag < 0 && !fits && n_atoms > 1 && atom_bytes <= room) {
-      /* form A, the whole tile does not fit: a ring of column atoms */
-      ep.slots = room / atom_bytes < n_atoms ? room / atom_bytes : n_atoms - 1;
-      while (n_atoms % ep.slots) ep.slots--; /* see epilogue_pieces */
-      Layout *l = store_layout(c, ep.rows, ep.slots * ep.atom, G->dtype);
-      if (l && layout_atom_cols(l) == ep.atom) {
-        ep.layout = l;
-        fits = true;
-      } else {
-        ep.slots = 0;
-      }
-    }
-    if (ep.idx_frag >= 0 || fits) {
-      if (!ep.smem)
-        ep.smem = ir_buffer(c, arena_printf(c->arena, "%s_epi", G->name), G->dtype, IR_SCOPE_SHARED_DYN, 2,
-                            (IrExpr *[]){i32(c, ep.rows), i32(c, (ep.slots ? ep.slots : n_atoms) * ep.atom)}, loc);
-      ep.smem->layout = ep.layout;
-      store_map = ARENA_NEW(c->arena, IrTmaMap);
-      memset(store_map, 0, sizeof *store_map);
-      store_map->var = ir_var(c, arena_printf(c->arena, "%s_tma%d", G->name, ws->maps.len), TS_DTYPE_HANDLE, IR_VAR_PARAM, loc);
-      store_map->param_index = G->param_index;
-      store_map->rank = G->ndim;
-      for (int d = 0; d < 5; d++) store_map->box[d] = 1;
-      store_map->box[0] = ep.atom;
-      store_map->box[1] = ep.rows;
-      store_map->swizzle = ep.layout->swizzle;
-      vec_push(c->arena, &ws->maps, store_map);
-    } else {
-      ep.idx = -1; /* form A that does not fit: direct stores */
-    }
-  }
-  IrBuffer *bars = ir_buffer(c, "pipe_bar", TS_DTYPE_UINT64, IR_SCOPE_SHARED_DYN, 1, (IrExpr *[]){i32(c, 2 * S)}, loc);
-  int64_t nwarps = T / 32;
+  sp->tx = tx;
+  sp->txr = ir_varref(c, tx, sp->loc);
+  sp->first_map = sp->ws->maps.len;
+  for (int i = 0; i < sp->ncp; i++) spec_load_map(sp, &sp->cps[i]);
+  spec_store_map(sp);
+}
 
-  PtrVec top = {0}, pre = {0}, post = {0};
+/* The new body's head: allocations (staged tiles in place of the tiles), the statements
+ * before and after the loop sorted out, the barriers initialised by thread 0. */
+static void spec_top(Spec *sp) {
+  TsCompiler *c = sp->c;
+  SrcLoc loc = sp->loc;
+  IrStmt *body = sp->body;
+  WsStore *ep = &sp->ep;
+  int S = sp->S;
+  IrBuffer *bars = sp->bars = ir_buffer(c, "pipe_bar", TS_DTYPE_UINT64, IR_SCOPE_SHARED_DYN, 1, (IrExpr *[]){i32(c, 2 * S)}, loc);
+  int64_t nwarps = sp->T / 32;
   for (int i = 0; i < body->u.seq.n; i++) {
     IrStmt *s = body->u.seq.items[i];
     if (s->kind == IR_S_ALLOC) {
       IrStmt *a = s;
-      for (int j = 0; j < ncp; j++)
-        if (s->u.alloc.buf == cps[j].dst) {
+      for (int j = 0; j < sp->ncp; j++)
+        if (s->u.alloc.buf == sp->cps[j].dst) {
           a = ir_stmt(c, IR_S_ALLOC, s->loc);
-          a->u.alloc.buf = cps[j].staged;
+          a->u.alloc.buf = sp->cps[j].staged;
         }
-      vec_push(c->arena, &top, a);
-    } else if (i < li) {
-      vec_push(c->arena, &pre, s);
-    } else if (i > li && i == ep.idx) {
-      vec_push(c->arena, &post, epilogue_store(c, &ep, store_map, tx, T, ep.idx_frag >= 0 ? body->u.seq.items[ep.idx_frag] : NULL));
-    } else if (i > li && i != ep.idx_frag) {
-      vec_push(c->arena, &post, s);
+      vec_push(c->arena, &sp->top, a);
+    } else if (i < sp->li) {
+      vec_push(c->arena, &sp->pre, s);
+    } else if (i > sp->li && i == ep->idx) {
+      vec_push(c->arena, &sp->post, epilogue_store(c, ep, sp->store_map, sp->tx, sp->T,
+                                                   ep->idx_frag >= 0 ? body->u.seq.items[ep->idx_frag] : NULL));
+    } else if (i > sp->li && i != ep->idx_frag) {
+      vec_push(c->arena, &sp->post, s);
     }
   }
-  if (ep.idx >= 0 && ep.idx_frag < 0) { /* form A: the new shared tile */
+  if (ep->idx >= 0 && ep->idx_frag < 0) { /* form A: the new shared tile */
     IrStmt *sa = ir_stmt(c, IR_S_ALLOC, loc);
-    sa->u.alloc.buf = ep.smem;
-    vec_push(c->arena, &top, sa);
+    sa->u.alloc.buf = ep->smem;
+    vec_push(c->arena, &sp->top, sa);
   }
   IrStmt *balloc = ir_stmt(c, IR_S_ALLOC, loc);
   balloc->u.alloc.buf = bars;
-  vec_push(c->arena, &top, balloc);
-  int nallocs = top.len; /* allocations made further down go here */
+  vec_push(c->arena, &sp->top, balloc);
+  sp->nallocs = sp->top.len; /* allocations made further down go here */
 
   /* barrier init by thread 0, published to the block (and the async proxy) */
   IrVar *bi = ir_var(c, "bi", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *bir = ir_varref(c, bi, loc);
   IrStmt *inits = ir_seq(c, (IrStmt *[]){dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar_addr(c, bars, bir), i32(c, 1)}, 2, loc),
-                                         dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, bir, i32(c, S))), i32(c, nwarps * sc.cl)}, 2, loc)},
+                                         dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, bir, i32(c, S))), i32(c, nwarps * sp->sc.cl)}, 2, loc)},
                          2, loc);
   IrStmt *init_all = ir_seq(c, (IrStmt *[]){ir_for(c, bi, i32(c, 0), i32(c, S), IR_FOR_UNROLLED, inits, loc),
                                             dev(c, IRD_MBAR_FENCE_INIT, 0, 0, NULL, 0, loc)},
                             2, loc);
-  vec_push(c->arena, &top, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)), init_all, NULL, loc));
-  vec_push(c->arena, &top, ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc));
-  if (sc.cl > 1) {
+  vec_push(c->arena, &sp->top, ir_if(c, bin(c, IR_EQ, sp->txr, i32(c, 0)), init_all, NULL, loc));
+  vec_push(c->arena, &sp->top, ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc));
+  if (sp->sc.cl > 1) {
     /* the partner's barriers are initialised before anything multicasts or arrives on them */
-    vec_push(c->arena, &top, dev(c, IRD_CLUSTER_SYNC, 0, 0, NULL, 0, loc));
-    sc.rank = ir_var(c, "cta_rank", TS_DTYPE_INT32, IR_VAR_LET, loc);
-    vec_push(c->arena, &top, ir_let(c, sc.rank, bin(c, IR_FLOORMOD, ir_varref(c, bxv, loc), i32(c, sc.cl)), loc));
+    vec_push(c->arena, &sp->top, dev(c, IRD_CLUSTER_SYNC, 0, 0, NULL, 0, loc));
+    sp->sc.rank = ir_var(c, "cta_rank", TS_DTYPE_INT32, IR_VAR_LET, loc);
+    vec_push(c->arena, &sp->top, ir_let(c, sp->sc.rank, bin(c, IR_FLOORMOD, ir_varref(c, sp->bxv, loc), i32(c, sp->sc.cl)), loc));
   }
   /* a stage is free when every consumer warp of the cluster has arrived on its empty barrier */
-  IrDeviceOp arrive = sc.cl > 1 ? IRD_MBAR_ARRIVE_CLUSTER : IRD_MBAR_ARRIVE;
+  sp->arrive = sp->sc.cl > 1 ? IRD_MBAR_ARRIVE_CLUSTER : IRD_MBAR_ARRIVE;
+  sp->pt = ir_var(c, "tile_iter", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  sp->ct = ir_var(c, "tile_iter", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+}
 
-  IrVar *pt = ir_var(c, "tile_iter", TS_DTYPE_INT32, IR_VAR_LOOP, loc), *ct = ir_var(c, "tile_iter", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+/* Stream-K (gemm.cuh), opt-in with pass_configs {"tl.enable_stream_k": True}: persistent,
+ * no cluster, the epilogue found, fp32 accumulators held once by the consumer threads;
+ * the kernel decides at run time (tiles % blocks).  Off by default: on the H100 it is
+ * correct but slower (4096x1024x8192: 0.68x; 8192^3: 0.92x of the tile-by-tile
+ * schedule), because blocks that share operand panels no longer walk K in step, so L2
+ * stops absorbing their reloads and the kernel becomes DRAM-bound. */
+static void spec_stream_k(Spec *sp) {
+  TsCompiler *c = sp->c;
+  SrcLoc loc = sp->loc;
+  Sched *sc = &sp->sc;
+  IrBuffer *acc = sp->acc = sp->gemm->u.gemm.c.buf;
+  int64_t T = sp->T;
+  sp->sk_on = sc->on && sc->cl == 1 && sp->ep.idx >= 0 && sp->post.len && config_on(sp->ws->f, "tl.enable_stream_k") &&
+              acc->scope == IR_SCOPE_FRAGMENT && acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 &&
+              ir_is_const_int(acc->shape[0], &sp->am) && ir_is_const_int(acc->shape[1], &sp->an) && sp->am * sp->an % T == 0;
+  sp->nregs = sp->sk_on ? sp->am * sp->an / T : 0;
+  sp->dsc = *sc; /* the data-parallel part */
+  sp->nvariants = sp->sk_on ? 2 : 1;
+  if (!sp->sk_on) return;
+  SkSched *sk = &sp->sk;
+  PtrVec *top = &sp->top;
+  IrExpr *ext = sp->ext;
+  IrExpr *G = dev_value(c, IRD_GRID_DIM_X, NULL, 0, loc);
+  IrExpr *b = ir_varref(c, sp->bxv, loc);
+  sk->dp = ir_var(c, "sk_dp", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  sk->iters = ir_var(c, "sk_iters", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  sk->s = ir_var(c, "sk_s", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  sk->e = ir_var(c, "sk_e", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  sk->ndp = ir_var(c, "sk_ndp", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  sk->nseg = ir_var(c, "sk_nseg", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  IrExpr *dp = ir_varref(c, sk->dp, loc), *iters = ir_varref(c, sk->iters, loc);
+  vec_push(c->arena, top, ir_let(c, sk->dp, dev_value(c, IRD_SK_DP_TILES, (IrExpr *[]){sc->nunits, G}, 2, loc), loc));
+  vec_push(c->arena, top, ir_let(c, sk->iters, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_MUL, bin(c, IR_SUB, sc->nunits, dp), ext), loc), loc));
+  vec_push(c->arena, top, ir_let(c, sk->s, dev_value(c, IRD_SK_BEGIN, (IrExpr *[]){b, G, iters}, 3, loc), loc));
+  vec_push(c->arena, top, ir_let(c, sk->e, dev_value(c, IRD_SK_BEGIN, (IrExpr *[]){bin(c, IR_ADD, b, i32(c, 1)), G, iters}, 3, loc), loc));
+  vec_push(c->arena, top, ir_let(c, sk->ndp, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORDIV, bin(c, IR_ADD, bin(c, IR_SUB, dp, b), bin(c, IR_SUB, G, i32(c, 1))), G), loc), loc));
+  vec_push(c->arena, top, ir_let(c, sk->nseg, dev_value(c, IRD_SK_SEGMENTS, (IrExpr *[]){ir_varref(c, sk->s, loc), ir_varref(c, sk->e, loc), ext}, 3, loc), loc));
+  sp->dsc.nunits = dp;
+  sp->vk0 = ir_var(c, "k_lo", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  sp->vk1 = ir_var(c, "k_hi", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  sp->vtb = ir_var(c, "it_base", TS_DTYPE_INT32, IR_VAR_LET, loc);
+}
 
-  /* Stream-K (gemm.cuh), opt-in with pass_configs {"tl.enable_stream_k": True}: persistent,
-   * no cluster, the epilogue found, fp32 accumulators held once by the consumer threads;
-   * the kernel decides at run time (tiles % blocks).  Off by default: on the H100 it is
-   * correct but slower (4096x1024x8192: 0.68x; 8192^3: 0.92x of the tile-by-tile
-   * schedule), because blocks that share operand panels no longer walk K in step, so L2
-   * stops absorbing their reloads and the kernel becomes DRAM-bound. */
-  IrBuffer *acc = gemm->u.gemm.c.buf;
-  int64_t am = 0, an = 0;
-  bool sk_on = sc.on && sc.cl == 1 && ep.idx >= 0 && post.len && config_on(ws->f, "tl.enable_stream_k") &&
-               acc->scope == IR_SCOPE_FRAGMENT && acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 &&
-               ir_is_const_int(acc->shape[0], &am) && ir_is_const_int(acc->shape[1], &an) && am * an % T == 0;
-  int64_t nregs = sk_on ? am * an / T : 0;
-  SkSched sk = {0};
-  IrVar *vk0 = NULL, *vk1 = NULL, *vtb = NULL;
-  Sched dsc = sc; /* the data-parallel part */
-  if (sk_on) {
-    IrExpr *G = dev_value(c, IRD_GRID_DIM_X, NULL, 0, loc);
-    IrExpr *b = ir_varref(c, bxv, loc);
-    sk.dp = ir_var(c, "sk_dp", TS_DTYPE_INT32, IR_VAR_LET, loc);
-    sk.iters = ir_var(c, "sk_iters", TS_DTYPE_INT32, IR_VAR_LET, loc);
-    sk.s = ir_var(c, "sk_s", TS_DTYPE_INT32, IR_VAR_LET, loc);
-    sk.e = ir_var(c, "sk_e", TS_DTYPE_INT32, IR_VAR_LET, loc);
-    sk.ndp = ir_var(c, "sk_ndp", TS_DTYPE_INT32, IR_VAR_LET, loc);
-    sk.nseg = ir_var(c, "sk_nseg", TS_DTYPE_INT32, IR_VAR_LET, loc);
-    IrExpr *dp = ir_varref(c, sk.dp, loc), *iters = ir_varref(c, sk.iters, loc);
-    vec_push(c->arena, &top, ir_let(c, sk.dp, dev_value(c, IRD_SK_DP_TILES, (IrExpr *[]){sc.nunits, G}, 2, loc), loc));
-    vec_push(c->arena, &top, ir_let(c, sk.iters, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_MUL, bin(c, IR_SUB, sc.nunits, dp), ext), loc), loc));
-    vec_push(c->arena, &top, ir_let(c, sk.s, dev_value(c, IRD_SK_BEGIN, (IrExpr *[]){b, G, iters}, 3, loc), loc));
-    vec_push(c->arena, &top, ir_let(c, sk.e, dev_value(c, IRD_SK_BEGIN, (IrExpr *[]){bin(c, IR_ADD, b, i32(c, 1)), G, iters}, 3, loc), loc));
-    vec_push(c->arena, &top, ir_let(c, sk.ndp, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORDIV, bin(c, IR_ADD, bin(c, IR_SUB, dp, b), bin(c, IR_SUB, G, i32(c, 1))), G), loc), loc));
-    vec_push(c->arena, &top, ir_let(c, sk.nseg, dev_value(c, IRD_SK_SEGMENTS, (IrExpr *[]){ir_varref(c, sk.s, loc), ir_varref(c, sk.e, loc), ext}, 3, loc), loc));
-    dsc.nunits = dp;
-    vk0 = ir_var(c, "k_lo", TS_DTYPE_INT32, IR_VAR_LET, loc);
-    vk1 = ir_var(c, "k_hi", TS_DTYPE_INT32, IR_VAR_LET, loc);
-    vtb = ir_var(c, "it_base", TS_DTYPE_INT32, IR_VAR_LET, loc);
-  }
-  int nvariants = sk_on ? 2 : 1; /* 0: tile by tile; 1: stream-K segments */
+/* The overlapped epilogue (persistent, tile by tile, the TMA-store epilogue alone after
+ * the loop, fp32 accumulators, a 16-bit C): at the end of a tile the consumers only
+ * convert the accumulators into a packed register copy (`pack`, half their registers)
+ * and start the next tile; its first K steps store the packed tile, one piece (ring
+ * atom, or the whole tile) per step right after that step's wgmma is issued, so the
+ * tensor cores keep working through the epilogue.  The last tile is stored after the
+ * tile loop.  Off with pass_configs {"tl.disable_epilogue_overlap": True}. */
+static void spec_overlap(Spec *sp) {
+  TsCompiler *c = sp->c;
+  SrcLoc loc = sp->loc;
+  WsStore *ep = &sp->ep;
+  IrBuffer *acc = sp->acc;
+  int64_t T = sp->T;
   /* Registers: the producer keeps few; consumers take what the block's 64K leave (<= 240). */
-  int prod_regs = T >= 256 ? 24 : 40;
-  int64_t cons_regs = (65536 - WS_PRODUCER_THREADS * prod_regs) / T / 8 * 8;
-  if (cons_regs > 240) cons_regs = 240;
+  sp->prod_regs = T >= 256 ? 24 : 40;
+  sp->cons_regs = (65536 - WS_PRODUCER_THREADS * sp->prod_regs) / T / 8 * 8;
+  if (sp->cons_regs > 240) sp->cons_regs = 240;
+  if (!(sp->sc.on && !sp->sk_on && ep->idx >= 0 && sp->store_map && sp->post.len == 1 &&
+        !config_on(sp->ws->f, "tl.disable_epilogue_overlap") && acc->scope == IR_SCOPE_FRAGMENT &&
+        acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 && ir_is_const_int(acc->shape[0], &sp->am) &&
+        ir_is_const_int(acc->shape[1], &sp->an) && sp->am * sp->an % T == 0 && sp->am == ep->rows && sp->an == ep->cols))
+    return;
+  int64_t am = sp->am, an = sp->an;
+  IrStmt *pack_src = ep->idx_frag >= 0 ? sp->body->u.seq.items[ep->idx_frag] : ep->to_global;
+  ts_dtype ot = ep->to_global->u.copy.dst.buf->dtype;
+  int64_t nacc = am * an / T, npack = nacc * dtype_bytes(ot) / 4;
+  if (pack_src->u.copy.src.buf != acc || dtype_bytes(ot) != 2 || nacc + npack + 40 > sp->cons_regs) return;
+  sp->pack_src = pack_src;
+  IrBuffer *pack = sp->pack = ir_buffer(c, arena_printf(c->arena, "%s_pack", acc->name), ot, IR_SCOPE_FRAGMENT, 2,
+                                        (IrExpr *[]){i32(c, am), i32(c, an)}, loc);
+  pack->layout_like = acc;
+  IrStmt *pa = ir_stmt(c, IR_S_ALLOC, loc);
+  pa->u.alloc.buf = pack;
+  PtrVec *top = &sp->top;
+  vec_push(c->arena, top, NULL);
+  memmove(&top->items[sp->nallocs + 1], &top->items[sp->nallocs], (size_t)(top->len - 1 - sp->nallocs) * sizeof top->items[0]);
+  top->items[sp->nallocs] = pa;
+}
 
-  /* The overlapped epilogue (persistent, tile by tile, the TMA-store epilogue alone after
-   * the loop, fp32 accumulators, a 16-bit C): at the end of a tile the consumers only
-   * convert the accumulators into a packed register copy (`pack`, half their registers)
-   * and start the next tile; its first K steps store the packed tile, one piece (ring
-   * atom, or the whole tile) per step right after that step's wgmma is issued, so the
-   * tensor cores keep working through the epilogue.  The last tile is stored after the
-   * tile loop.  Off with pass_configs {"tl.disable_epilogue_overlap": True}. */
-  IrBuffer *pack = NULL;
-  IrStmt *pack_src = NULL; /* the copy of the whole accumulator into shared memory / global */
-  if (sc.on && !sk_on && ep.idx >= 0 && store_map && post.len == 1 && !config_on(ws->f, "tl.disable_epilogue_overlap") &&
-      acc->scope == IR_SCOPE_FRAGMENT && acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 &&
-      ir_is_const_int(acc->shape[0], &am) && ir_is_const_int(acc->shape[1], &an) && am * an % T == 0 &&
-      am == ep.rows && an == ep.cols) {
-    pack_src = ep.idx_frag >= 0 ? body->u.seq.items[ep.idx_frag] : ep.to_global;
-    ts_dtype ot = ep.to_global->u.copy.dst.buf->dtype;
-    int64_t nacc = am * an / T, npack = nacc * dtype_bytes(ot) / 4;
-    if (pack_src->u.copy.src.buf != acc || dtype_bytes(ot) != 2 || nacc + npack + 40 > cons_regs) pack_src = NULL;
-    if (pack_src) {
-      pack = ir_buffer(c, arena_printf(c->arena, "%s_pack", acc->name), ot, IR_SCOPE_FRAGMENT, 2,
-                       (IrExpr *[]){i32(c, am), i32(c, an)}, loc);
-      pack->layout_like = acc;
-      IrStmt *pa = ir_stmt(c, IR_S_ALLOC, loc);
-      pa->u.alloc.buf = pack;
-      vec_push(c->arena, &top, NULL);
-      memmove(&top.items[nallocs + 1], &top.items[nallocs], (size_t)(top.len - 1 - nallocs) * sizeof top.items[0]);
-      top.items[nallocs] = pa;
-    }
-  }
-
-  /* ---- producer ---- */
-  IrVar *pk = ir_var(c, kv->name, kv->dtype, IR_VAR_LOOP, loc);
+/* The producer's TMA loads of one K step into stage `psr` (multicast halves by cluster rank). */
+static void producer_loads(Spec *sp, IrVar *pk, IrExpr *psr, PtrVec *pb) {
+  TsCompiler *c = sp->c;
+  SrcLoc loc = sp->loc;
   IrExpr *pkr = ir_varref(c, pk, loc);
-  IrStmt *ploops[2] = {NULL, NULL};
-  for (int var = 0; var < nvariants; var++) {
-  IrExpr *pit = bin(c, IR_SUB, pkr, m0);
-  if (var == 1) pit = bin(c, IR_ADD, ir_varref(c, vtb, loc), pit);
-  else if (sc.on) pit = bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, pt, loc), ext), pit);
-  IrVar *ps = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LET, loc), *pph = ir_var(c, "phase", TS_DTYPE_INT32, IR_VAR_LET, loc);
-  IrExpr *psr = ir_varref(c, ps, loc), *pphr = ir_varref(c, pph, loc);
-  PtrVec pb = {0};
-  vec_push(c->arena, &pb, ir_let(c, ps, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, pit, i32(c, S)), loc), loc));
-  vec_push(c->arena, &pb, ir_let(c, pph, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, bin(c, IR_FLOORDIV, pit, i32(c, S)), i32(c, 2)), loc), loc));
-  vec_push(c->arena, &pb, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, psr, i32(c, S))),
-                                                                        bin(c, IR_BITXOR, pphr, i32(c, 1))}, 2, loc));
-  vec_push(c->arena, &pb, dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){bar_addr(c, bars, psr), i32(c, stage_bytes)}, 2, loc));
   PtrVec halves[2] = {{0}, {0}}; /* multicast boxes issued by cluster rank 0 / 1 */
-  for (int i = 0; i < ncp; i++) {
-    const WsCopy *w = &cps[i];
+  for (int i = 0; i < sp->ncp; i++) {
+    const WsCopy *w = &sp->cps[i];
     const IrRegion *src = &w->copy->u.copy.src;
-    IrTmaMap *m = ws->maps.items[w->tma];
+    IrTmaMap *m = sp->ws->maps.items[w->tma];
     int R = m->rank;
     int64_t hrows = w->rows / 2;
     for (int h = 0; h < (w->split == SPLIT_ROWS ? 2 : 1); h++)
@@ -935,63 +1015,102 @@ static bool specialize(Ws *ws, IrStmt *ks) {
         int na = 0;
         args[na++] = ir_varref(c, m->var, loc);
         args[na++] = addr(c, w->staged, (IrExpr *[]){psr, i32(c, r0), i32(c, a * w->atom)}, 3);
-        args[na++] = bar_addr(c, bars, psr);
-        if (w->split) args[na++] = i32(c, (1 << sc.cl) - 1);
+        args[na++] = bar_addr(c, sp->bars, psr);
+        if (w->split) args[na++] = i32(c, (1 << sp->sc.cl) - 1);
         for (int d = R - 1; d >= 0; d--) {
-          IrExpr *co = ir_subst(c, src->min[d], &kv, &pkr, 1);
+          IrExpr *co = ir_subst(c, src->min[d], &sp->kv, &pkr, 1);
           if (d == R - 1 && a) co = bin(c, IR_ADD, co, i32(c, a * w->atom));
           if (d == R - 2 && r0) co = bin(c, IR_ADD, co, i32(c, r0));
           args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
         }
         IrStmt *ld = dev(c, w->split ? IRD_TMA_LOAD_MC : IRD_TMA_LOAD, R, 0, args, na, loc);
-        if (!w->split) vec_push(c->arena, &pb, ld);
+        if (!w->split) vec_push(c->arena, pb, ld);
         else vec_push(c->arena, &halves[w->split == SPLIT_ROWS ? h : 2 * a * w->atom >= w->cols], ld);
       }
   }
   if (halves[0].len || halves[1].len)
-    vec_push(c->arena, &pb, ir_if(c, bin(c, IR_EQ, ir_varref(c, sc.rank, loc), i32(c, 0)), ir_seq_vec(c, &halves[0], loc),
-                                  ir_seq_vec(c, &halves[1], loc), loc));
-  if (var == 0) {
-    ploops[0] = per_tile(c, &dsc, pt, bxv, byv, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc), NULL);
-  } else {
-    IrExpr *lo = bin(c, IR_ADD, m0, ir_varref(c, vk0, loc)), *n = bin(c, IR_SUB, ir_varref(c, vk1, loc), ir_varref(c, vk0, loc));
-    IrVar *pu = ir_var(c, "seg", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
-    ploops[1] = sk_loop(c, &sc, &sk, ext, pu, vk0, vk1, vtb, bxv, byv, ir_for(c, pk, lo, n, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc), NULL);
-  }
-  }
+    vec_push(c->arena, pb, ir_if(c, bin(c, IR_EQ, ir_varref(c, sp->sc.rank, loc), i32(c, 0)), ir_seq_vec(c, &halves[0], loc),
+                                 ir_seq_vec(c, &halves[1], loc), loc));
+}
+
+/* The producer's loop of one variant (0: tile by tile, 1: stream-K segments): per K step,
+ * wait for the stage to be free, announce its bytes, issue its loads. */
+static IrStmt *producer_variant(Spec *sp, IrVar *pk, int var) {
+  TsCompiler *c = sp->c;
+  SrcLoc loc = sp->loc;
+  int S = sp->S;
+  IrExpr *pkr = ir_varref(c, pk, loc), *m0 = sp->m0, *ext = sp->ext;
+  IrExpr *pit = bin(c, IR_SUB, pkr, m0);
+  if (var == 1) pit = bin(c, IR_ADD, ir_varref(c, sp->vtb, loc), pit);
+  else if (sp->sc.on) pit = bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, sp->pt, loc), ext), pit);
+  IrVar *ps = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LET, loc), *pph = ir_var(c, "phase", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  IrExpr *psr = ir_varref(c, ps, loc), *pphr = ir_varref(c, pph, loc);
+  PtrVec pb = {0};
+  vec_push(c->arena, &pb, ir_let(c, ps, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, pit, i32(c, S)), loc), loc));
+  vec_push(c->arena, &pb, ir_let(c, pph, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, bin(c, IR_FLOORDIV, pit, i32(c, S)), i32(c, 2)), loc), loc));
+  vec_push(c->arena, &pb, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_addr(c, sp->bars, bin(c, IR_ADD, psr, i32(c, S))),
+                                                                        bin(c, IR_BITXOR, pphr, i32(c, 1))}, 2, loc));
+  vec_push(c->arena, &pb, dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){bar_addr(c, sp->bars, psr), i32(c, sp->stage_bytes)}, 2, loc));
+  producer_loads(sp, pk, psr, &pb);
+  if (var == 0)
+    return per_tile(c, &sp->dsc, sp->pt, sp->bxv, sp->byv, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc), NULL);
+  IrExpr *lo = bin(c, IR_ADD, m0, ir_varref(c, sp->vk0, loc)), *n = bin(c, IR_SUB, ir_varref(c, sp->vk1, loc), ir_varref(c, sp->vk0, loc));
+  IrVar *pu = ir_var(c, "seg", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  return sk_loop(c, &sp->sc, &sp->sk, ext, pu, sp->vk0, sp->vk1, sp->vtb, sp->bxv, sp->byv,
+                 ir_for(c, pk, lo, n, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc), NULL);
+}
+
+/* The producer warpgroup: few registers; one thread prefetches the descriptors and runs
+ * the load loops. */
+static IrStmt *spec_producer(Spec *sp) {
+  TsCompiler *c = sp->c;
+  SrcLoc loc = sp->loc;
+  IrVar *pk = ir_var(c, sp->kv->name, sp->kv->dtype, IR_VAR_LOOP, loc);
+  IrStmt *ploops[2] = {NULL, NULL};
+  for (int var = 0; var < sp->nvariants; var++) ploops[var] = producer_variant(sp, pk, var);
   IrStmt *ploop = ploops[1] ? ir_seq(c, ploops, 2, loc) : ploops[0];
   PtrVec pfx = {0};
-  for (int i = first_map; i < first_map + ncp; i++) {
-    IrTmaMap *m = ws->maps.items[i];
+  for (int i = sp->first_map; i < sp->first_map + sp->ncp; i++) {
+    IrTmaMap *m = sp->ws->maps.items[i];
     vec_push(c->arena, &pfx, dev(c, IRD_TMA_PREFETCH_DESC, 0, 0, (IrExpr *[]){ir_varref(c, m->var, loc)}, 1, loc));
   }
   vec_push(c->arena, &pfx, ploop);
-  IrStmt *producer = ir_seq(c, (IrStmt *[]){dev(c, IRD_SETMAXNREG_DEC, prod_regs, 0, NULL, 0, loc),
-                                            ir_if(c, bin(c, IR_EQ, txr, i32(c, T)), ir_seq_vec(c, &pfx, loc), NULL, loc)},
-                            2, loc);
+  return ir_seq(c, (IrStmt *[]){dev(c, IRD_SETMAXNREG_DEC, sp->prod_regs, 0, NULL, 0, loc),
+                                ir_if(c, bin(c, IR_EQ, sp->txr, i32(c, sp->T)), ir_seq_vec(c, &pfx, loc), NULL, loc)},
+                2, loc);
+}
 
-  /* ---- consumers ---- */
-  IrExpr *kr = ir_varref(c, kv, loc);
-  PtrVec cons = {0};
-  vec_push(c->arena, &cons, dev(c, IRD_SETMAXNREG_INC, cons_regs, 0, NULL, 0, loc));
-  for (int var = 0; var < nvariants; var++) {
-  /* this variant's k range [klo, klo + kext) and stage counter base */
-  IrExpr *klo = var ? bin(c, IR_ADD, m0, ir_varref(c, vk0, loc)) : m0;
-  IrExpr *kext = var ? bin(c, IR_SUB, ir_varref(c, vk1, loc), ir_varref(c, vk0, loc)) : ext;
+/* A consumer K step's state shared by its pieces (see consumer_variant). */
+typedef struct ConsStep {
+  IrExpr *klo, *kext, *tbase, *lane0;
+  IrExpr *has_prev, *pto[2], *pvalid; /* the overlapped epilogue's previous tile */
+  PtrVec prevl;                       /* lets of the previous tile's coordinates */
+  IrStmt *to_smem;
+  int64_t nk;
+  bool nk_known;
+} ConsStep;
+
+/* The consumer's K loop of one variant: wait for the stage, issue the wgmma, wait for the
+ * previous one, release the previous stage; with the overlapped epilogue, the previous
+ * tile's store pieces in the first K steps. */
+static IrStmt *consumer_k_loop(Spec *sp, int var, ConsStep *st) {
+  TsCompiler *c = sp->c;
+  SrcLoc loc = sp->loc;
+  int S = sp->S;
+  IrStmt *gemm = sp->gemm;
+  IrExpr *kr = ir_varref(c, sp->kv, loc), *m0 = sp->m0;
   IrExpr *it = bin(c, IR_SUB, kr, m0);
-  IrExpr *tbase = var ? ir_varref(c, vtb, loc) : sc.on ? bin(c, IR_MUL, ir_varref(c, ct, loc), ext) : NULL;
-  if (tbase) it = bin(c, IR_ADD, tbase, it);
+  if (st->tbase) it = bin(c, IR_ADD, st->tbase, it);
   IrVar *cs = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LET, loc), *cph = ir_var(c, "phase", TS_DTYPE_INT32, IR_VAR_LET, loc);
   IrExpr *csr = ir_varref(c, cs, loc), *cphr = ir_varref(c, cph, loc);
-  IrExpr *lane0 = bin(c, IR_EQ, bin(c, IR_FLOORMOD, txr, i32(c, 32)), i32(c, 0));
   PtrVec cb = {0};
   vec_push(c->arena, &cb, ir_let(c, cs, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, it, i32(c, S)), loc), loc));
   vec_push(c->arena, &cb, ir_let(c, cph, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, bin(c, IR_FLOORDIV, it, i32(c, S)), i32(c, 2)), loc), loc));
-  vec_push(c->arena, &cb, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_addr(c, bars, csr), cphr}, 2, loc));
+  vec_push(c->arena, &cb, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_addr(c, sp->bars, csr), cphr}, 2, loc));
   IrStmt *g = ir_stmt(c, IR_S_GEMM, gemm->loc);
   *g = *gemm;
-  g->u.gemm.a = staged_region(c, &gemm->u.gemm.a, cps, ncp, csr);
-  g->u.gemm.b = staged_region(c, &gemm->u.gemm.b, cps, ncp, csr);
+  g->u.gemm.a = staged_region(c, &gemm->u.gemm.a, sp->cps, sp->ncp, csr);
+  g->u.gemm.b = staged_region(c, &gemm->u.gemm.b, sp->cps, sp->ncp, csr);
   g->u.gemm.wg_wait = -1;
   IrStmt *gw = ir_stmt(c, IR_S_GEMM, gemm->loc);
   *gw = *g;
@@ -1000,112 +1119,180 @@ static bool specialize(Ws *ws, IrStmt *ks) {
   vec_push(c->arena, &cb, gw);
   /* the previous stage of this tile is no longer read by this warp's wgmma */
   IrExpr *prev = bin(c, IR_FLOORMOD, bin(c, IR_ADD, csr, i32(c, S - 1)), i32(c, S));
-  IrExpr *release = bin(c, IR_AND, bin(c, IR_GT, kr, klo), lane0);
-  vec_push(c->arena, &cb, ir_if(c, release, dev(c, arrive, sc.cl, 0, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, prev, i32(c, S)))}, 1, loc), NULL, loc));
+  IrExpr *release = bin(c, IR_AND, bin(c, IR_GT, kr, st->klo), st->lane0);
+  vec_push(c->arena, &cb, ir_if(c, release, dev(c, sp->arrive, sp->sc.cl, 0, (IrExpr *[]){bar_addr(c, sp->bars, bin(c, IR_ADD, prev, i32(c, S)))}, 1, loc), NULL, loc));
   /* the overlapped epilogue: the previous tile's pieces, piece a in K step a */
-  IrVar *from[2] = {bxv, byv};
-  IrStmt *to_smem = pack && ep.idx_frag >= 0 ? pack_src : NULL;
-  PtrVec prevl = {0};
-  IrExpr *has_prev = NULL, *pto[2], *pvalid = NULL;
-  int64_t nk = -1; /* K steps of a tile, when known */
-  bool nk_known = ir_is_const_int(kext, &nk);
-  if (pack && var == 0) {
-    unit_coords(c, &dsc, unit_id(c, &dsc, bin(c, IR_SUB, ir_varref(c, ct, loc), i32(c, 1)), bxv), bxv, byv, "p", &prevl,
-                pto, &pvalid);
-    if (!dsc.guard) pvalid = NULL;
+  IrVar *from[2] = {sp->bxv, sp->byv};
+  st->to_smem = sp->pack && sp->ep.idx_frag >= 0 ? sp->pack_src : NULL;
+  st->nk = -1; /* K steps of a tile, when known */
+  st->nk_known = ir_is_const_int(st->kext, &st->nk);
+  if (sp->pack && var == 0) {
+    unit_coords(c, &sp->dsc, unit_id(c, &sp->dsc, bin(c, IR_SUB, ir_varref(c, sp->ct, loc), i32(c, 1)), sp->bxv), sp->bxv,
+                sp->byv, "p", &st->prevl, st->pto, &st->pvalid);
+    if (!sp->dsc.guard) st->pvalid = NULL;
     PtrVec pieces = {0};
-    tile_pieces(c, &ep, store_map, tx, T, to_smem, pack, from, pto, pvalid, &pieces);
-    has_prev = bin(c, IR_GT, ir_varref(c, ct, loc), i32(c, 0));
-    for (int a = 0; a < pieces.len && (!nk_known || a < nk); a++) {
-      IrExpr *at = bin(c, IR_AND, has_prev, bin(c, IR_EQ, kr, bin(c, IR_ADD, klo, i32(c, a))));
+    tile_pieces(c, &sp->ep, sp->store_map, sp->tx, sp->T, st->to_smem, sp->pack, from, st->pto, st->pvalid, &pieces);
+    st->has_prev = bin(c, IR_GT, ir_varref(c, sp->ct, loc), i32(c, 0));
+    for (int a = 0; a < pieces.len && (!st->nk_known || a < st->nk); a++) {
+      IrExpr *at = bin(c, IR_AND, st->has_prev, bin(c, IR_EQ, kr, bin(c, IR_ADD, st->klo, i32(c, a))));
       vec_push(c->arena, &cb, ir_if(c, at, pieces.items[a], NULL, loc));
     }
   }
-  IrStmt *cloop = ir_for(c, kv, klo, kext, IR_FOR_SERIAL, ir_seq_vec(c, &cb, loc), loc);
+  return ir_for(c, sp->kv, st->klo, st->kext, IR_FOR_SERIAL, ir_seq_vec(c, &cb, loc), loc);
+}
+
+/* The overlapped epilogue's tile loop: pieces the K loop had no step for, the packed copy
+ * of the accumulators; after the loop, the last tile's store. */
+static void consumer_overlapped(Spec *sp, ConsStep *st, PtrVec *tile, PtrVec *cons) {
+  TsCompiler *c = sp->c;
+  SrcLoc loc = sp->loc;
+  IrVar *from[2] = {sp->bxv, sp->byv};
+  Sched *dsc = &sp->dsc;
+  /* pieces the K loop had no step for (fewer steps than pieces), then the packed copy */
+  PtrVec left = {0};
+  tile_pieces(c, &sp->ep, sp->store_map, sp->tx, sp->T, st->to_smem, sp->pack, from, st->pto, st->pvalid, &left);
+  for (int a = 0; a < left.len; a++)
+    if (!st->nk_known || st->nk <= a) {
+      IrExpr *cond = st->nk_known ? st->has_prev : bin(c, IR_AND, st->has_prev, bin(c, IR_LE, st->kext, i32(c, a)));
+      vec_push(c->arena, tile, ir_if(c, cond, left.items[a], NULL, loc));
+    }
+  IrStmt *pcp = ir_stmt(c, IR_S_COPY, loc);
+  *pcp = *sp->pack_src;
+  pcp->u.copy.src = region2(c, sp->acc, 0, 0, sp->am, sp->an);
+  pcp->u.copy.dst = region2(c, sp->pack, 0, 0, sp->am, sp->an);
+  pcp->u.copy.disable_tma = false;
+  vec_push(c->arena, tile, pcp);
+  IrExpr *id = unit_id(c, dsc, ir_varref(c, sp->ct, loc), sp->bxv);
+  vec_push(c->arena, &st->prevl, tile_body(c, dsc, id, sp->bxv, sp->byv, ir_seq_vec(c, tile, loc), NULL));
+  IrExpr *count = unit_count(c, dsc, sp->bxv);
+  vec_push(c->arena, cons, ir_for(c, sp->ct, i32(c, 0), count, IR_FOR_SERIAL, ir_seq_vec(c, &st->prevl, loc), loc));
+  /* the last tile's store */
+  PtrVec fin = {0};
+  IrExpr *lto[2], *lvalid;
+  unit_coords(c, dsc, unit_id(c, dsc, bin(c, IR_SUB, count, i32(c, 1)), sp->bxv), sp->bxv, sp->byv, "l", &fin, lto, &lvalid);
+  tile_pieces(c, &sp->ep, sp->store_map, sp->tx, sp->T, st->to_smem, sp->pack, from, lto, dsc->guard ? lvalid : NULL, &fin);
+  vec_push(c->arena, cons, ir_if(c, bin(c, IR_GT, count, i32(c, 0)), ir_seq_vec(c, &fin, loc), NULL, loc));
+}
+
+/* Stream-K segments: a segment that starts inside its tile leaves a partial for the
+ * tile's finisher; the finisher (the segment from k = 0) adds the partials, then runs the
+ * epilogue. */
+static IrStmt *consumer_stream_k(Spec *sp, PtrVec *tile) {
+  TsCompiler *c = sp->c;
+  SrcLoc loc = sp->loc;
+  IrExpr *ext = sp->ext;
+  IrExpr *k0 = ir_varref(c, sp->vk0, loc);
+  IrExpr *accp = addr(c, sp->acc, (IrExpr *[]){i32(c, 0), i32(c, 0)}, 2);
+  IrExpr *tile_end = bin(c, IR_ADD, bin(c, IR_SUB, ir_varref(c, sp->vtb, loc), bin(c, IR_MUL, ir_varref(c, sp->sk.ndp, loc), ext)), ir_varref(c, sp->sk.s, loc));
+  tile_end = bin(c, IR_ADD, tile_end, ext); /* (r + 1) * KT in the stream-K numbering */
+  IrExpr *G = dev_value(c, IRD_GRID_DIM_X, NULL, 0, loc);
+  /* the block's own index: bx inside a tile body means the tile's column */
+  IrExpr *bid = dev_value(c, IRD_BLOCK_IDX_X, NULL, 0, loc);
+  IrStmt *store = dev(c, IRD_SK_STORE_PARTIAL, sp->nregs, sp->T, (IrExpr *[]){accp, bid, sp->txr}, 3, loc);
+  IrStmt *fix = dev(c, IRD_SK_FIXUP, sp->nregs, sp->T, (IrExpr *[]){accp, bid, G,
+                                           ir_varref(c, sp->sk.iters, loc), tile_end, sp->txr}, 6, loc);
+  IrStmt *fin = ir_seq(c, (IrStmt *[]){fix, ir_seq_vec(c, &sp->post, loc)}, 2, loc);
+  IrStmt *spost = ir_if(c, bin(c, IR_GT, k0, i32(c, 0)), store, fin, loc);
+  IrVar *cu = ir_var(c, "seg", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  return sk_loop(c, &sp->sc, &sp->sk, ext, cu, sp->vk0, sp->vk1, sp->vtb, sp->bxv, sp->byv, ir_seq_vec(c, tile, loc), spost);
+}
+
+/* One consumer variant (0: tile by tile, 1: stream-K segments), appended to cons. */
+static void consumer_variant(Spec *sp, int var, PtrVec *cons) {
+  TsCompiler *c = sp->c;
+  SrcLoc loc = sp->loc;
+  IrStmt *gemm = sp->gemm;
+  IrExpr *m0 = sp->m0, *ext = sp->ext;
+  ConsStep st = {0};
+  /* this variant's k range [klo, klo + kext) and stage counter base */
+  st.klo = var ? bin(c, IR_ADD, m0, ir_varref(c, sp->vk0, loc)) : m0;
+  st.kext = var ? bin(c, IR_SUB, ir_varref(c, sp->vk1, loc), ir_varref(c, sp->vk0, loc)) : ext;
+  st.tbase = var ? ir_varref(c, sp->vtb, loc) : sp->sc.on ? bin(c, IR_MUL, ir_varref(c, sp->ct, loc), ext) : NULL;
+  st.lane0 = bin(c, IR_EQ, bin(c, IR_FLOORMOD, sp->txr, i32(c, 32)), i32(c, 0));
+  IrStmt *cloop = consumer_k_loop(sp, var, &st);
   IrStmt *gall = ir_stmt(c, IR_S_GEMM, gemm->loc);
   *gall = *gemm; /* after the loop: operands at stage 0 (only the accumulator matters to a wait) */
-  gall->u.gemm.a = staged_region(c, &gemm->u.gemm.a, cps, ncp, i32(c, 0));
-  gall->u.gemm.b = staged_region(c, &gemm->u.gemm.b, cps, ncp, i32(c, 0));
+  gall->u.gemm.a = staged_region(c, &gemm->u.gemm.a, sp->cps, sp->ncp, i32(c, 0));
+  gall->u.gemm.b = staged_region(c, &gemm->u.gemm.b, sp->cps, sp->ncp, i32(c, 0));
   gall->u.gemm.wg_wait = -2;
   /* every wgmma of the tile is done: release its last stage before the epilogue, so the
    * producer can fill it meanwhile */
-  IrExpr *last = bin(c, IR_SUB, var ? ir_varref(c, vk1, loc) : ext, i32(c, 1));
-  if (tbase) last = bin(c, IR_ADD, tbase, last);
-  IrExpr *last_stage = bin(c, IR_FLOORMOD, last, i32(c, S));
-  IrStmt *rel_last = ir_if(c, bin(c, IR_AND, bin(c, IR_GT, kext, i32(c, 0)), lane0),
-                           dev(c, arrive, sc.cl, 0, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, last_stage, i32(c, S)))}, 1, loc),
+  IrExpr *last = bin(c, IR_SUB, var ? ir_varref(c, sp->vk1, loc) : ext, i32(c, 1));
+  if (st.tbase) last = bin(c, IR_ADD, st.tbase, last);
+  IrExpr *last_stage = bin(c, IR_FLOORMOD, last, i32(c, sp->S));
+  IrStmt *rel_last = ir_if(c, bin(c, IR_AND, bin(c, IR_GT, st.kext, i32(c, 0)), st.lane0),
+                           dev(c, sp->arrive, sp->sc.cl, 0, (IrExpr *[]){bar_addr(c, sp->bars, bin(c, IR_ADD, last_stage, i32(c, sp->S)))}, 1, loc),
                            NULL, loc);
   PtrVec tile = {0};
-  for (int i = 0; i < pre.len; i++) vec_push(c->arena, &tile, pre.items[i]);
+  for (int i = 0; i < sp->pre.len; i++) vec_push(c->arena, &tile, sp->pre.items[i]);
   vec_push(c->arena, &tile, cloop);
   vec_push(c->arena, &tile, gall);
   vec_push(c->arena, &tile, rel_last);
-  if (var == 0 && pack) {
-    /* pieces the K loop had no step for (fewer steps than pieces), then the packed copy */
-    PtrVec left = {0};
-    tile_pieces(c, &ep, store_map, tx, T, to_smem, pack, from, pto, pvalid, &left);
-    for (int a = 0; a < left.len; a++)
-      if (!nk_known || nk <= a) {
-        IrExpr *cond = nk_known ? has_prev : bin(c, IR_AND, has_prev, bin(c, IR_LE, kext, i32(c, a)));
-        vec_push(c->arena, &tile, ir_if(c, cond, left.items[a], NULL, loc));
-      }
-    IrStmt *pcp = ir_stmt(c, IR_S_COPY, loc);
-    *pcp = *pack_src;
-    pcp->u.copy.src = region2(c, acc, 0, 0, am, an);
-    pcp->u.copy.dst = region2(c, pack, 0, 0, am, an);
-    pcp->u.copy.disable_tma = false;
-    vec_push(c->arena, &tile, pcp);
-    IrExpr *id = unit_id(c, &dsc, ir_varref(c, ct, loc), bxv);
-    vec_push(c->arena, &prevl, tile_body(c, &dsc, id, bxv, byv, ir_seq_vec(c, &tile, loc), NULL));
-    IrExpr *count = unit_count(c, &dsc, bxv);
-    vec_push(c->arena, &cons, ir_for(c, ct, i32(c, 0), count, IR_FOR_SERIAL, ir_seq_vec(c, &prevl, loc), loc));
-    /* the last tile's store */
-    PtrVec fin = {0};
-    IrExpr *lto[2], *lvalid;
-    unit_coords(c, &dsc, unit_id(c, &dsc, bin(c, IR_SUB, count, i32(c, 1)), bxv), bxv, byv, "l", &fin, lto, &lvalid);
-    tile_pieces(c, &ep, store_map, tx, T, to_smem, pack, from, lto, dsc.guard ? lvalid : NULL, &fin);
-    vec_push(c->arena, &cons, ir_if(c, bin(c, IR_GT, count, i32(c, 0)), ir_seq_vec(c, &fin, loc), NULL, loc));
-  } else if (var == 0) {
-    vec_push(c->arena, &cons, per_tile(c, &dsc, ct, bxv, byv, ir_seq_vec(c, &tile, loc), post.len ? ir_seq_vec(c, &post, loc) : NULL));
-  } else {
-    /* a segment that starts inside its tile leaves a partial for the tile's finisher; the
-     * finisher (the segment from k = 0) adds the partials, then runs the epilogue */
-    IrExpr *k0 = ir_varref(c, vk0, loc);
-    IrExpr *accp = addr(c, acc, (IrExpr *[]){i32(c, 0), i32(c, 0)}, 2);
-    IrExpr *tile_end = bin(c, IR_ADD, bin(c, IR_SUB, ir_varref(c, vtb, loc), bin(c, IR_MUL, ir_varref(c, sk.ndp, loc), ext)), ir_varref(c, sk.s, loc));
-    tile_end = bin(c, IR_ADD, tile_end, ext); /* (r + 1) * KT in the stream-K numbering */
-    IrExpr *G = dev_value(c, IRD_GRID_DIM_X, NULL, 0, loc);
-    /* the block's own index: bx inside a tile body means the tile's column */
-    IrExpr *bid = dev_value(c, IRD_BLOCK_IDX_X, NULL, 0, loc);
-    IrStmt *store = dev(c, IRD_SK_STORE_PARTIAL, nregs, T, (IrExpr *[]){accp, bid, txr}, 3, loc);
-    IrStmt *fix = dev(c, IRD_SK_FIXUP, nregs, T, (IrExpr *[]){accp, bid, G,
-                                           ir_varref(c, sk.iters, loc), tile_end, txr}, 6, loc);
-    IrStmt *fin = ir_seq(c, (IrStmt *[]){fix, ir_seq_vec(c, &post, loc)}, 2, loc);
-    IrStmt *spost = ir_if(c, bin(c, IR_GT, k0, i32(c, 0)), store, fin, loc);
-    IrVar *cu = ir_var(c, "seg", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
-    vec_push(c->arena, &cons, sk_loop(c, &sc, &sk, ext, cu, vk0, vk1, vtb, bxv, byv, ir_seq_vec(c, &tile, loc), spost));
-  }
-  }
-  if (store_map) /* the last tile's store has written global memory (and read the tile) */
-    vec_push(c->arena, &cons, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)), dev(c, IRD_TMA_STORE_WAIT, 0, 0, NULL, 0, loc), NULL, loc));
+  if (var == 0 && sp->pack)
+    consumer_overlapped(sp, &st, &tile, cons);
+  else if (var == 0)
+    vec_push(c->arena, cons, per_tile(c, &sp->dsc, sp->ct, sp->bxv, sp->byv, ir_seq_vec(c, &tile, loc),
+                                      sp->post.len ? ir_seq_vec(c, &sp->post, loc) : NULL));
+  else
+    vec_push(c->arena, cons, consumer_stream_k(sp, &tile));
+}
 
-  vec_push(c->arena, &top, ir_if(c, bin(c, IR_GE, txr, i32(c, T)), producer, ir_seq_vec(c, &cons, loc), loc));
+/* The consumer warpgroups: more registers, the variants, the final TMA-store wait. */
+static IrStmt *spec_consumer(Spec *sp) {
+  TsCompiler *c = sp->c;
+  SrcLoc loc = sp->loc;
+  PtrVec cons = {0};
+  vec_push(c->arena, &cons, dev(c, IRD_SETMAXNREG_INC, sp->cons_regs, 0, NULL, 0, loc));
+  for (int var = 0; var < sp->nvariants; var++) consumer_variant(sp, var, &cons);
+  if (sp->store_map) /* the last tile's store has written global memory (and read the tile) */
+    vec_push(c->arena, &cons, ir_if(c, bin(c, IR_EQ, sp->txr, i32(c, 0)), dev(c, IRD_TMA_STORE_WAIT, 0, 0, NULL, 0, loc), NULL, loc));
+  return ir_seq_vec(c, &cons, loc);
+}
+
+/* The kernel's new body (producer above thread T, consumers below) and launch shape. */
+static void spec_finish(Spec *sp, IrStmt *producer, IrStmt *consumers) {
+  TsCompiler *c = sp->c;
+  SrcLoc loc = sp->loc;
+  IrKernel *k = sp->k;
+  Sched *sc = &sp->sc;
+  vec_push(c->arena, &sp->top, ir_if(c, bin(c, IR_GE, sp->txr, i32(c, sp->T)), producer, consumers, loc));
   /* no block leaves while its partner may still multicast into it or arrive on its barriers */
-  if (sc.cl > 1) vec_push(c->arena, &top, dev(c, IRD_CLUSTER_SYNC, 0, 0, NULL, 0, loc));
-  k->body = ir_seq_vec(c, &top, body->loc);
-  if (sc.on) {
-    k->cluster_x = sc.cl;
+  if (sc->cl > 1) vec_push(c->arena, &sp->top, dev(c, IRD_CLUSTER_SYNC, 0, 0, NULL, 0, loc));
+  k->body = ir_seq_vec(c, &sp->top, sp->body->loc);
+  if (sc->on) {
+    k->cluster_x = sc->cl;
     k->persistent = true;
     /* stream-K splits the work over every co-resident block even when the tiles are fewer:
      * ask for more blocks than any GPU holds; the runtime keeps the resident ones and blocks
      * past the tiles get stream-K work (or none when stream-K is off at run time) */
-    k->grid[0] = sk_on ? bin(c, IR_ADD, sc.G, i32(c, 4096)) : sc.G;
+    k->grid[0] = sp->sk_on ? bin(c, IR_ADD, sc->G, i32(c, 4096)) : sc->G;
     k->grid[1] = i32(c, 1);
     k->block_var[1] = NULL; /* replaced by the tile coordinates */
-  } else if (panel > 0) {
-    k->body = rasterize(c, k, k->body, panel);
+  } else if (sp->panel > 0) {
+    k->body = rasterize(c, k, k->body, sp->panel);
   }
   k->producer_threads = WS_PRODUCER_THREADS;
+}
+
+/* Rewrites one kernel; false leaves it to inject_pipeline. */
+static bool specialize(Ws *ws, IrStmt *ks) {
+  Spec *sp = ARENA_NEW(ws->c->arena, Spec);
+  memset(sp, 0, sizeof *sp);
+  sp->ws = ws;
+  sp->c = ws->c;
+  sp->ks = ks;
+  sp->k = &ks->u.kernel;
+  if (!spec_plan(sp)) return false;
+  spec_schedule(sp);
+  spec_maps(sp);
+  spec_top(sp);
+  spec_stream_k(sp);
+  spec_overlap(sp);
+  /* the producer is built before the consumers: their variables and TMA-map order are
+   * part of the generated code */
+  IrStmt *producer = spec_producer(sp);
+  IrStmt *consumers = spec_consumer(sp);
+  spec_finish(sp, producer, consumers);
   return true;
 }
 
