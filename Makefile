@@ -5,7 +5,7 @@ CC       ?= gcc
 BUILD    ?= build
 OPT      ?= -O2
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror=implicit-function-declaration
-CFLAGS   += -std=c11 $(OPT) -g $(WARN) -D_GNU_SOURCE -fPIC -Iinclude -I$(CUDA_HOME)/include $(EXTRA_CFLAGS)
+CFLAGS   += -std=c11 $(OPT) -g $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden -Iinclude -I$(CUDA_HOME)/include $(EXTRA_CFLAGS)
 LDLIBS   += -ldl -lm -lpthread
 
 LIB_SRC  := $(sort $(wildcard src/base/*.c src/front/*.c src/ir/*.c src/layout/*.c src/pass/*.c \

@@ -11,6 +11,14 @@
 extern "C" {
 #endif
 
+/* TS_API marks the library's public functions: the shared library is built with
+ * -fvisibility=hidden, so these are the only symbols it exports. */
+#if defined(__GNUC__) || defined(__clang__)
+#define TS_API __attribute__((visibility("default")))
+#else
+#define TS_API
+#endif
+
 #define TS_VERSION_MAJOR 0
 #define TS_VERSION_MINOR 1
 #define TS_VERSION_PATCH 0
@@ -31,7 +39,7 @@ typedef enum ts_status {
   TS_ERR_INTERNAL
 } ts_status;
 
-const char *ts_status_string(ts_status s);
+TS_API const char *ts_status_string(ts_status s);
 
 typedef enum ts_dtype {
   TS_DTYPE_VOID = 0,
@@ -44,8 +52,8 @@ typedef enum ts_dtype {
   TS_DTYPE_COUNT
 } ts_dtype;
 
-const char *ts_dtype_name(ts_dtype t); /* "float16" */
-size_t ts_dtype_size(ts_dtype t);      /* bytes per element */
+TS_API const char *ts_dtype_name(ts_dtype t); /* "float16" */
+TS_API size_t ts_dtype_size(ts_dtype t);      /* bytes per element */
 
 typedef struct ts_context ts_context; /* owns the CUDA driver table, cache settings, last error */
 typedef struct ts_program ts_program; /* a parsed kernel file */
@@ -62,18 +70,18 @@ typedef struct ts_context_options {
 
 /* Creates a context.  Works without a GPU: compile-only use stays possible and launch
  * calls fail with TS_ERR_NO_DRIVER. */
-ts_status ts_context_create(const ts_context_options *opt, ts_context **out);
-void ts_context_destroy(ts_context *ctx);
-const char *ts_last_error(const ts_context *ctx); /* never NULL */
+TS_API ts_status ts_context_create(const ts_context_options *opt, ts_context **out);
+TS_API void ts_context_destroy(ts_context *ctx);
+TS_API const char *ts_last_error(const ts_context *ctx); /* never NULL */
 /* Whether a usable GPU was found, and its arch (e.g. 90 for H100); 0 when none. */
-int ts_context_device_sm(const ts_context *ctx);
+TS_API int ts_context_device_sm(const ts_context *ctx);
 
 /* ---- programs ---------------------------------------------------------------------------- */
-ts_status ts_program_load_file(ts_context *ctx, const char *path, ts_program **out);
-ts_status ts_program_load_source(ts_context *ctx, const char *name, const char *source, ts_program **out);
-void ts_program_destroy(ts_program *prog);
+TS_API ts_status ts_program_load_file(ts_context *ctx, const char *path, ts_program **out);
+TS_API ts_status ts_program_load_source(ts_context *ctx, const char *name, const char *source, ts_program **out);
+TS_API void ts_program_destroy(ts_program *prog);
 /* Names of the compilable functions of the file (factories, @T.prim_func, @tilelang.jit). */
-int ts_program_functions(const ts_program *prog, const char **names, int max);
+TS_API int ts_program_functions(const ts_program *prog, const char **names, int max);
 
 /* ---- compilation --------------------------------------------------------------------- */
 typedef struct ts_param { /* -D name=value; value in Python syntax: 1024, 0.5, True, "x", float16, (64, 64) */
@@ -95,22 +103,22 @@ typedef struct ts_compile_options {
 
 /* Compiles function `func` of the program with the given parameters.  On TS_ERR_COMPILE
  * ts_last_error holds every diagnostic (file:line:col: error: ...). */
-ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_param *params, int nparams,
+TS_API ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_param *params, int nparams,
                             const ts_compile_options *opt, ts_kernel **out);
-void ts_kernel_destroy(ts_kernel *k);
+TS_API void ts_kernel_destroy(ts_kernel *k);
 
 /* Artifacts (valid while the kernel lives).  ts_kernel_text: IR (after the pipeline, or the
  * dumps requested), CUDA source, PTX (NVRTC only) or NULL when not produced. */
-const char *ts_kernel_text(const ts_kernel *k, ts_emit what);
-ts_status ts_kernel_binary(const ts_kernel *k, const void **data, size_t *size); /* cubin */
-int ts_kernel_from_cache(const ts_kernel *k); /* 1 when the binary came from the disk cache */
+TS_API const char *ts_kernel_text(const ts_kernel *k, ts_emit what);
+TS_API ts_status ts_kernel_binary(const ts_kernel *k, const void **data, size_t *size); /* cubin */
+TS_API int ts_kernel_from_cache(const ts_kernel *k); /* 1 when the binary came from the disk cache */
 
 /* Attributes recorded from the kernel file.  @autotune(configs=...): the evaluated config
  * list as Python literal text ("[{'block': 64}, ...]") and its length, or NULL and 0 when
  * the function has none.  pass_configs of @tilelang.jit: key/value text pairs. */
-const char *ts_kernel_autotune_configs(const ts_kernel *k, int *count);
-int ts_kernel_num_pass_configs(const ts_kernel *k);
-ts_status ts_kernel_pass_config(const ts_kernel *k, int i, const char **key, const char **value);
+TS_API const char *ts_kernel_autotune_configs(const ts_kernel *k, int *count);
+TS_API int ts_kernel_num_pass_configs(const ts_kernel *k);
+TS_API ts_status ts_kernel_pass_config(const ts_kernel *k, int i, const char **key, const char **value);
 
 /* ---- parameters of a compiled kernel --------------------------------------------------- */
 typedef enum ts_arg_kind { TS_ARG_TENSOR = 0, TS_ARG_SCALAR = 1 } ts_arg_kind;
@@ -124,8 +132,8 @@ typedef struct ts_arg_info {
   int is_output;        /* listed in out_idx or created with T.empty */
 } ts_arg_info;
 
-int ts_kernel_num_args(const ts_kernel *k);
-ts_status ts_kernel_arg_info(const ts_kernel *k, int i, ts_arg_info *out);
+TS_API int ts_kernel_num_args(const ts_kernel *k);
+TS_API ts_status ts_kernel_arg_info(const ts_kernel *k, int i, ts_arg_info *out);
 
 /* ---- launch ---------------------------------------------------------------------------- */
 typedef struct ts_tensor { /* DLPack-like view of device memory */
@@ -151,21 +159,21 @@ typedef struct ts_arg {
  * T.alloc_barrier_gpu words) are zeroed on `stream` before every launch; they are static
  * storage of the loaded module, so launches of the same ts_kernel that overlap on other
  * streams share them (serialise such launches or compile separate kernels). */
-ts_status ts_kernel_launch(ts_kernel *k, const ts_arg *args, int nargs, void *stream);
+TS_API ts_status ts_kernel_launch(ts_kernel *k, const ts_arg *args, int nargs, void *stream);
 
 /* ---- device memory and timing helpers (for tools, tests and benchmarks) ------------- */
-ts_status ts_device_malloc(ts_context *ctx, size_t bytes, void **dptr);
-ts_status ts_device_free(ts_context *ctx, void *dptr);
-ts_status ts_memcpy_h2d(ts_context *ctx, void *dst, const void *src, size_t bytes);
-ts_status ts_memcpy_d2h(ts_context *ctx, void *dst, const void *src, size_t bytes);
-ts_status ts_memset_d8(ts_context *ctx, void *dst, unsigned char value, size_t bytes);
-ts_status ts_synchronize(ts_context *ctx);
+TS_API ts_status ts_device_malloc(ts_context *ctx, size_t bytes, void **dptr);
+TS_API ts_status ts_device_free(ts_context *ctx, void *dptr);
+TS_API ts_status ts_memcpy_h2d(ts_context *ctx, void *dst, const void *src, size_t bytes);
+TS_API ts_status ts_memcpy_d2h(ts_context *ctx, void *dst, const void *src, size_t bytes);
+TS_API ts_status ts_memset_d8(ts_context *ctx, void *dst, unsigned char value, size_t bytes);
+TS_API ts_status ts_synchronize(ts_context *ctx);
 /* Median time in milliseconds of `reps` launches after `warmup` launches, each timed
  * with CUDA events; flush_l2 overwrites a buffer larger than L2 before every timed run. */
-ts_status ts_kernel_benchmark(ts_kernel *k, const ts_arg *args, int nargs, int warmup, int reps,
+TS_API ts_status ts_kernel_benchmark(ts_kernel *k, const ts_arg *args, int nargs, int warmup, int reps,
                               int flush_l2, double *median_ms);
 /* The same for a device-to-device cuMemcpy of `bytes` (the bandwidth peer). */
-ts_status ts_memcpy_benchmark(ts_context *ctx, void *dst, const void *src, size_t bytes, int warmup,
+TS_API ts_status ts_memcpy_benchmark(ts_context *ctx, void *dst, const void *src, size_t bytes, int warmup,
                               int reps, int flush_l2, double *median_ms);
 
 #ifdef __cplusplus

@@ -50,56 +50,56 @@ typedef struct ts_dist_options {
 } ts_dist_options;
 
 /* Options with every field on "take it from the environment". */
-ts_dist_options ts_dist_default_options(void);
+TS_API ts_dist_options ts_dist_default_options(void);
 
 /* LOCAL_RANK from the environment (0 when unset): the device a rank should create its
  * ts_context on. */
-int ts_dist_env_local_rank(void);
+TS_API int ts_dist_env_local_rank(void);
 
 /* Joins the group and creates the symmetric heap on the context's device.  Collective. */
 /* The whole `tilescale launch` command (argv[0] = "launch"): spawns one process per GPU
  * with RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT; returns
  * the exit code (non-zero naming the first rank that failed). */
-int ts_launch_main(int argc, char **argv);
+TS_API int ts_launch_main(int argc, char **argv);
 
-ts_status ts_dist_init(ts_context *ctx, const ts_dist_options *opt, ts_dist **out);
+TS_API ts_status ts_dist_init(ts_context *ctx, const ts_dist_options *opt, ts_dist **out);
 /* Collective: barrier, unmaps the peers' heaps, frees the heap, closes the rendezvous. */
-void ts_dist_finalize(ts_dist *d);
+TS_API void ts_dist_finalize(ts_dist *d);
 
-int ts_dist_rank(const ts_dist *d);
-int ts_dist_world_size(const ts_dist *d);
-int ts_dist_local_rank(const ts_dist *d);
-int ts_dist_local_world_size(const ts_dist *d);
-ts_dist_backend ts_dist_backend_of(const ts_dist *d);
-const char *ts_dist_backend_name(ts_dist_backend b); /* "ipc", "nvshmem" */
+TS_API int ts_dist_rank(const ts_dist *d);
+TS_API int ts_dist_world_size(const ts_dist *d);
+TS_API int ts_dist_local_rank(const ts_dist *d);
+TS_API int ts_dist_local_world_size(const ts_dist *d);
+TS_API ts_dist_backend ts_dist_backend_of(const ts_dist *d);
+TS_API const char *ts_dist_backend_name(ts_dist_backend b); /* "ipc", "nvshmem" */
 
 /* ---- symmetric memory (collective) ---------------------------------------------------- */
 /* `bytes` at the same heap offset on every rank, zero-filled, aligned to 256 bytes. */
-ts_status ts_dist_malloc(ts_dist *d, size_t bytes, void **ptr);
-ts_status ts_dist_free(ts_dist *d, void *ptr);
+TS_API ts_status ts_dist_malloc(ts_dist *d, size_t bytes, void **ptr);
+TS_API ts_status ts_dist_free(ts_dist *d, void *ptr);
 /* The address of `peer`'s copy of the symmetric object `ptr` points into (a device pointer
  * usable from this rank's GPU); TS_ERR_INVALID_ARGUMENT when ptr is not in the heap or
  * the peer's heap is not mapped here (another node). */
-ts_status ts_dist_peer_ptr(ts_dist *d, const void *ptr, int peer, void **out);
+TS_API ts_status ts_dist_peer_ptr(ts_dist *d, const void *ptr, int peer, void **out);
 /* Heap base and size of this rank. */
-void *ts_dist_heap_base(const ts_dist *d);
-size_t ts_dist_heap_size(const ts_dist *d);
+TS_API void *ts_dist_heap_base(const ts_dist *d);
+TS_API size_t ts_dist_heap_size(const ts_dist *d);
 
 /* ---- modules ----------------------------------------------------------------------------- */
 /* Makes a loaded module (a CUmodule) distributed: uploads the ts_dist_meta table (rank,
  * world size, heap bases) when the module has one, and runs nvshmemx_cumodule_init on the
  * nvshmem backend when the module uses NVSHMEM.  A module with neither is left alone. */
-ts_status ts_dist_module_attach(ts_dist *d, void *cu_module);
+TS_API ts_status ts_dist_module_attach(ts_dist *d, void *cu_module);
 /* The same for a compiled kernel: loads its module if needed, then attaches it. */
-ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k);
+TS_API ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k);
 
 /* ---- synchronisation and host-side collectives ----------------------------------------- */
 /* Waits for `stream` (a CUstream; NULL: the whole device), then for every rank. */
-ts_status ts_dist_barrier(ts_dist *d, void *stream);
+TS_API ts_status ts_dist_barrier(ts_dist *d, void *stream);
 /* Every rank contributes `bytes` bytes; recv (world_size * bytes) receives them in rank order. */
-ts_status ts_dist_allgather(ts_dist *d, const void *send, size_t bytes, void *recv);
+TS_API ts_status ts_dist_allgather(ts_dist *d, const void *send, size_t bytes, void *recv);
 /* Rank 0's `bytes` bytes are copied into buf on every rank. */
-ts_status ts_dist_broadcast(ts_dist *d, void *buf, size_t bytes);
+TS_API ts_status ts_dist_broadcast(ts_dist *d, void *buf, size_t bytes);
 
 /* ---- host helpers (stream-ordered signalling, copy engines) ------------------------------ */
 typedef enum ts_dist_wait_cmp {
@@ -110,22 +110,22 @@ typedef enum ts_dist_wait_cmp {
 } ts_dist_wait_cmp;
 
 /* Writes a 32/64-bit flag in device memory (local or a peer view) when `stream` reaches it. */
-ts_status ts_dist_stream_write32(ts_dist *d, void *stream, void *addr, uint32_t value);
-ts_status ts_dist_stream_write64(ts_dist *d, void *stream, void *addr, uint64_t value);
+TS_API ts_status ts_dist_stream_write32(ts_dist *d, void *stream, void *addr, uint32_t value);
+TS_API ts_status ts_dist_stream_write64(ts_dist *d, void *stream, void *addr, uint64_t value);
 /* Makes `stream` wait until the flag satisfies cmp against value. */
-ts_status ts_dist_stream_wait32(ts_dist *d, void *stream, void *addr, uint32_t value, ts_dist_wait_cmp cmp);
-ts_status ts_dist_stream_wait64(ts_dist *d, void *stream, void *addr, uint64_t value, ts_dist_wait_cmp cmp);
+TS_API ts_status ts_dist_stream_wait32(ts_dist *d, void *stream, void *addr, uint32_t value, ts_dist_wait_cmp cmp);
+TS_API ts_status ts_dist_stream_wait64(ts_dist *d, void *stream, void *addr, uint64_t value, ts_dist_wait_cmp cmp);
 
 /* Pinned host memory mapped into the device (counters the GPU writes and the host polls):
  * *host and *dev alias the same bytes; zero-filled. */
-ts_status ts_dist_host_counters_alloc(ts_dist *d, size_t bytes, void **host, void **dev);
-ts_status ts_dist_host_counters_free(ts_dist *d, void *host);
+TS_API ts_status ts_dist_host_counters_alloc(ts_dist *d, size_t bytes, void **host, void **dev);
+TS_API ts_status ts_dist_host_counters_free(ts_dist *d, void *host);
 
 /* Copies bytes between device addresses (either may be a peer view) on `stream`, or on the
  * group's own copy-engine stream when stream is NULL (see ts_dist_copy_stream). */
-ts_status ts_dist_peer_copy(ts_dist *d, void *dst, const void *src, size_t bytes, void *stream);
+TS_API ts_status ts_dist_peer_copy(ts_dist *d, void *dst, const void *src, size_t bytes, void *stream);
 /* A non-blocking stream owned by the group, for copies that overlap kernels (a CUstream). */
-void *ts_dist_copy_stream(ts_dist *d);
+TS_API void *ts_dist_copy_stream(ts_dist *d);
 
 #ifdef __cplusplus
 }
