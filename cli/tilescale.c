@@ -466,43 +466,14 @@ static int64_t rng_small(uint64_t *state) {
   return (int64_t)(rng_next(state) % 5) - 2;
 }
 
-/* fp32 -> IEEE binary16, round to nearest even (what a cast on the GPU does). */
-static uint16_t f32_to_f16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u)
-    return (uint16_t)(sign | 0x7e00u);
-  if (ax >= 0x477ff000u) /* >= 65520 rounds to infinity */
-    return (uint16_t)(sign | 0x7c00u);
-  if (ax < 0x38800000u) { /* below 2^-14: a subnormal half, in units of 2^-24 */
-    float a;
-    memcpy(&a, &ax, 4);
-    return (uint16_t)(sign | (uint32_t)lrintf(a * 16777216.0f));
-  }
-  uint32_t h = ((((ax >> 23) - 112u) << 10) | ((ax >> 13) & 0x3ffu));
-  uint32_t rest = ax & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
-    h++; /* a carry into the exponent is the correct rounding */
-  return (uint16_t)(sign | h);
-}
-
-static uint16_t f32_to_bf16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u)
-    return (uint16_t)((x >> 16) | 0x40u);
-  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-
 /* Fills n elements of dtype t with random values (see run_usage for the ranges). */
 static int fill_random(void *buf, ts_dtype t, size_t n, uint64_t *rng) {
   for (size_t i = 0; i < n; i++) {
     switch (t) {
     case TS_DTYPE_FLOAT32: ((float *)buf)[i] = rng_unit(rng); break;
     case TS_DTYPE_FLOAT64: ((double *)buf)[i] = rng_unit(rng); break;
-    case TS_DTYPE_FLOAT16: ((uint16_t *)buf)[i] = f32_to_f16(rng_unit(rng)); break;
-    case TS_DTYPE_BFLOAT16: ((uint16_t *)buf)[i] = f32_to_bf16(rng_unit(rng)); break;
+    case TS_DTYPE_FLOAT16: ((uint16_t *)buf)[i] = ts_f32_to_f16(rng_unit(rng)); break;
+    case TS_DTYPE_BFLOAT16: ((uint16_t *)buf)[i] = ts_f32_to_bf16(rng_unit(rng)); break;
     /* fp8: a random sign and mantissa with an exponent field below the bias, i.e. a
      * magnitude below 1, without needing an fp8 encoder. */
     case TS_DTYPE_FLOAT8_E4M3: ((uint8_t *)buf)[i] = (uint8_t)(rng_next(rng) & 0xb7u); break;

@@ -55,6 +55,14 @@ typedef enum ts_dtype {
 TS_API const char *ts_dtype_name(ts_dtype t); /* "float16" */
 TS_API size_t ts_dtype_size(ts_dtype t);      /* bytes per element */
 
+/* IEEE binary32 <-> binary16 / bfloat16 bits: round to nearest even, overflow to infinity,
+ * NaN stays a (quiet) NaN, subnormals exact.  The same conversion the runtime uses for
+ * half-precision scalar arguments. */
+TS_API uint16_t ts_f32_to_f16(float f);
+TS_API float ts_f16_to_f32(uint16_t h);
+TS_API uint16_t ts_f32_to_bf16(float f);
+TS_API float ts_bf16_to_f32(uint16_t b);
+
 typedef struct ts_context ts_context; /* owns the CUDA driver table, cache settings, last error */
 typedef struct ts_program ts_program; /* a parsed kernel file */
 typedef struct ts_kernel ts_kernel;   /* one compiled function: CUDA source, binary, launch metadata */

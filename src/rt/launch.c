@@ -35,37 +35,6 @@ static void format_dims(StrBuf *sb, const int64_t *v, int n) {
   sb_putc(sb, ')');
 }
 
-/* IEEE binary32 -> binary16 / bfloat16 bits, round to nearest even (scalar arguments of
- * half-precision parameters). */
-static uint16_t float_to_half(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
-  if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0)); /* inf / nan */
-  int e = (int)exp - 127 + 15;
-  if (e >= 31) return (uint16_t)(sign | 0x7c00u);                          /* overflow -> inf */
-  if (e <= 0) {                                                            /* subnormal or zero */
-    if (e < -10) return (uint16_t)sign;
-    man |= 0x800000u;
-    int shift = 14 - e;
-    uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) h++;
-    return (uint16_t)(sign | h);
-  }
-  uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++; /* may carry into the exponent: correct */
-  return (uint16_t)(sign | h);
-}
-
-static uint16_t float_to_bf16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet nan */
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return (uint16_t)(x >> 16);
-}
-
 /* Converts a scalar argument to the parameter's type into an 8-byte slot. */
 static ts_status pack_scalar(ts_kernel *k, int i, const ts_arg *a, uint64_t *slot, int64_t *as_int) {
   const RtParam *p = &k->params[i];
@@ -96,12 +65,12 @@ static ts_status pack_scalar(ts_kernel *k, int i, const ts_arg *a, uint64_t *slo
     return TS_OK;
   }
   case TS_DTYPE_FLOAT16: {
-    uint16_t v = float_to_half((float)a->f);
+    uint16_t v = ts_f32_to_f16((float)a->f);
     memcpy(slot, &v, 2);
     return TS_OK;
   }
   case TS_DTYPE_BFLOAT16: {
-    uint16_t v = float_to_bf16((float)a->f);
+    uint16_t v = ts_f32_to_bf16((float)a->f);
     memcpy(slot, &v, 2);
     return TS_OK;
   }

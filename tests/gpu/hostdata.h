@@ -29,56 +29,12 @@ static inline float hd_rng_unit(uint64_t *state) {
   return (float)((int64_t)(hd_rng_next(state) >> 40) - (1 << 23)) / (float)(1 << 23);
 }
 
-static inline uint32_t hd_f32_bits(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  return x;
-}
-
-static inline float hd_bits_f32(uint32_t x) {
-  float f;
-  memcpy(&f, &x, 4);
-  return f;
-}
-
-/* fp32 -> binary16, round to nearest even; overflow goes to infinity, NaN stays NaN. */
-static inline uint16_t hd_f32_to_f16(float f) {
-  uint32_t x = hd_f32_bits(f);
-  uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u)
-    return (uint16_t)(sign | 0x7e00u);
-  if (ax >= 0x477ff000u) /* >= 65520 = halfway between 65504 and 2^16: infinity */
-    return (uint16_t)(sign | 0x7c00u);
-  if (ax < 0x38800000u) /* below 2^-14: subnormal half, in units of 2^-24 (exact product) */
-    return (uint16_t)(sign | (uint32_t)lrintf(hd_bits_f32(ax) * 16777216.0f));
-  uint32_t h = (((ax >> 23) - 112u) << 10) | ((ax >> 13) & 0x3ffu);
-  uint32_t rest = ax & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
-    h++; /* a carry into the exponent field is the correct rounding */
-  return (uint16_t)(sign | h);
-}
-
-static inline float hd_f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0) {
-    float v = ldexpf((float)m, -24);
-    return sign ? -v : v;
-  }
-  if (e == 31)
-    return hd_bits_f32(sign | 0x7f800000u | (m << 13));
-  return hd_bits_f32(sign | ((e + 112u) << 23) | (m << 13));
-}
-
-static inline uint16_t hd_f32_to_bf16(float f) {
-  uint32_t x = hd_f32_bits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u)
-    return (uint16_t)((x >> 16) | 0x40u);
-  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-
-static inline float hd_bf16_to_f32(uint16_t b) {
-  return hd_bits_f32((uint32_t)b << 16);
-}
+/* The binary16 / bfloat16 conversions are the library's own (include/tilescale.h), tested
+ * against the IEEE rules in tests/unit/test_fp16.c. */
+static inline uint16_t hd_f32_to_f16(float f) { return ts_f32_to_f16(f); }
+static inline float hd_f16_to_f32(uint16_t h) { return ts_f16_to_f32(h); }
+static inline uint16_t hd_f32_to_bf16(float f) { return ts_f32_to_bf16(f); }
+static inline float hd_bf16_to_f32(uint16_t b) { return ts_bf16_to_f32(b); }
 
 /* An example (written with `@tilelang.jit(out_idx=[-1]`) loaded with `configs` ("key": value,
  * ...) added to its decorator's pass_configs, e.g. "\"tl.enable_tma_multicast\": True".

@@ -378,8 +378,12 @@ static double draw(ts_dtype t, void *p, uint64_t *st) {
   float x = hd_rng_unit(st);
   switch (t) {
   case TS_DTYPE_FLOAT32: {
-    float v = hd_bits_f32(hd_f32_bits(x) & 0xFFFFE000u); /* a tf32 value */
-    memcpy(p, &v, 4);
+    uint32_t b;
+    memcpy(&b, &x, 4);
+    b &= 0xFFFFE000u; /* a tf32 value */
+    memcpy(p, &b, 4);
+    float v;
+    memcpy(&v, &b, 4);
     return v;
   }
   case TS_DTYPE_FLOAT16: *(uint16_t *)p = hd_f32_to_f16(x); return hd_f16_to_f32(*(uint16_t *)p);
