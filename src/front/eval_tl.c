@@ -299,38 +299,15 @@ static Value *h_annotate_layout(Eval *ev, CallArgs *a, Value **arg, const TlSig 
  * where the tile runs as wgmma on sm_90a; anything else is reported here, at the call. */
 static Value *h_wgmma_gemm(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   (void)arg;
-  SrcLoc loc = cloc(a);
   if (!need_kernel(ev, a, sig)) return ev->poison;
   int before = ev->block->len;
   Value *r = ev_call(ev, bi_module_attr_quiet(ev, MOD_T, "gemm"), a); /* checks and emits the GEMM */
   if (!r || r->kind == V_POISON || ev->block->len != before + 1) return ev->poison;
   IrStmt *st = ev->block->items[before];
   TS_ASSERT(st->kind == IR_S_GEMM);
-  /* Marked as issued even when it is refused below, so that the T.wait_wgmma after it
-   * finds it (the error stops the compilation before any lowering). */
+  /* issued, not waited for: pass plan_gemm checks that it can run as wgmma (sm_90a, a
+   * wgmma plan) and says why not */
   st->u.gemm.wg_wait = -1;
-  if (ev->c->target.sm != 90 || !ev->c->target.arch_a) {
-    ts_error(ev->c, loc, "T.wgmma_gemm needs wgmma, which only sm_90a has (the target is sm_%d%s); use T.gemm",
-             ev->c->target.sm, ev->c->target.arch_a ? "a" : "");
-    return ev->poison;
-  }
-  IrKernel *k = &ev->kernel->u.kernel;
-  int64_t nthreads = 1;
-  for (int d = 0; d < 3; d++) nthreads *= k->threads[d] > 0 ? k->threads[d] : 1;
-  GemmPlan plan;
-  if (!gemm_plan(ev->c, st, nthreads, &plan)) return ev->poison; /* diagnosed at the call */
-  if (plan.path != GEMM_WGMMA) {
-    bool linear = (!plan.a_in_regs && (!plan.a_layout || !plan.a_layout->swizzle)) || !plan.b_layout ||
-                  !plan.b_layout->swizzle;
-    ts_error(ev->c, loc,
-             "T.wgmma_gemm: this %lldx%lldx%lld GEMM over %lld threads cannot run as wgmma (%s); use T.gemm",
-             (long long)plan.m, (long long)plan.n, (long long)plan.k, (long long)nthreads,
-             linear ? "wgmma reads swizzled shared tiles, and an operand's tile or pinned layout has no swizzle"
-             : nthreads % 128 ? "wgmma needs whole warpgroups of 128 threads"
-                              : "C must split into 64-row atoms per warpgroup with N a multiple of 8, at most 256 per "
-                                "warpgroup");
-    return ev->poison;
-  }
   return ev->none;
 }
 

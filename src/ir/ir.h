@@ -305,6 +305,7 @@ typedef struct IrExpr IrExpr;
 typedef struct IrStmt IrStmt;
 typedef struct Fragment Fragment; /* src/layout/fragment.h */
 typedef struct Layout Layout;     /* src/layout/layout.h (shared-memory swizzles) */
+typedef struct GemmPlan GemmPlan; /* src/layout/layout.h (a T.gemm's plan, pass plan_gemm) */
 
 /* Variables.  Each IrVar is one definition; identity is by pointer (ids for printing). */
 typedef enum IrVarKind {
@@ -471,7 +472,8 @@ struct IrStmt {
     struct { IrAtomicOp op; IrRegion dst; IrExpr *value; /* value may be a LOAD-based region */
              IrRegion src; bool tile; } atomic;
     struct { IrRegion a, b, c; bool trans_a, trans_b, clear_accum; int policy; int k_pack;
-             int wg_wait; /* 0: synchronous; -1: issue only (wgmma); -2: only wait for issued ones */ } gemm;
+             int wg_wait; /* 0: synchronous; -1: issue only (wgmma); -2: only wait for issued ones */
+             const GemmPlan *plan; /* set by pass plan_gemm, shared by the statement's copies */ } gemm;
     struct { const char *what; } unsupported;
   } u;
 };

@@ -44,8 +44,6 @@ typedef struct Infer {
   PtrVec outside;   /* IrBuffer* fragments used outside nodes */
   PtrVec frags;     /* IrBuffer* fragments allocated in the kernel */
   Node *cur;        /* node being scanned */
-  PtrVec failed;    /* IrStmt* GEMMs already diagnosed: pipelining copies a T.gemm (prologue,
-                       epilogue), and one user line deserves one diagnostic */
 } Infer;
 
 static void note_frag(Infer *in, PtrVec *v, IrBuffer *b) {
@@ -87,16 +85,8 @@ static void set_layout(Infer *in, IrBuffer *b, Fragment *f, SrcLoc loc);
 /* Strict level: a GEMM fixes its accumulator fragment (the tensor-core register layout)
  * and the swizzled shared layouts of A and B before anything propagates. */
 static void gemm_layouts(Infer *in, IrStmt *s) {
-  GemmPlan plan;
-  bool seen = false;
-  for (int i = 0; i < in->failed.len; i++) {
-    const IrStmt *f = in->failed.items[i];
-    seen |= f->loc.file == s->loc.file && f->loc.line == s->loc.line && f->loc.col == s->loc.col;
-  }
-  if (!gemm_plan_ex(in->c, s, in->nthreads, &plan, !seen)) {
-    vec_push(in->c->arena, &in->failed, s);
-    return;
-  }
+  if (!s->u.gemm.plan) return; /* plan_gemm reported it */
+  const GemmPlan plan = *s->u.gemm.plan;
   set_layout(in, s->u.gemm.c.buf, plan.c_frag, s->loc);
   if (plan.a_in_regs) set_layout(in, s->u.gemm.a.buf, plan.a_frag, s->loc);
   IrBuffer *ops[2] = {s->u.gemm.a.buf, s->u.gemm.b.buf};

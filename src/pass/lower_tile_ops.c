@@ -674,8 +674,8 @@ static bool whole_tile(const IrRegion *r) {
  * is exactly the C fragment layout_inference chose (fragment_gemm_acc). */
 static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
   TsCompiler *c = lw->c;
-  GemmPlan p;
-  if (!gemm_plan(c, s, lw->T, &p)) return NULL;
+  if (!s->u.gemm.plan) return NULL; /* plan_gemm reported it */
+  GemmPlan p = *s->u.gemm.plan;
   const IrRegion *A = &s->u.gemm.a, *B = &s->u.gemm.b, *C = &s->u.gemm.c;
   if ((!p.a_in_regs && !whole_tile(A)) || !whole_tile(B)) {
     ts_error(c, s->loc, "T.gemm: A and B must be whole shared tiles (slices of a tile are not supported yet)");

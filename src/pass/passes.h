@@ -6,6 +6,7 @@
 #include "../layout/fragment.h"
 #include "pipeline.h"
 
+void pass_plan_gemm(TsCompiler *c, IrFunc *f);         /* every T.gemm's plan, once (IrStmt.u.gemm.plan) */
 void pass_warp_specialize(TsCompiler *c, IrFunc *f);   /* sm_90a GEMM loops -> TMA producer + wgmma consumers */
 void pass_inject_pipeline(TsCompiler *c, IrFunc *f);   /* T.Pipelined -> multi-stage cp.async */
 void pass_legalize(TsCompiler *c, IrFunc *f);          /* tile copies/fills -> parallel nests */

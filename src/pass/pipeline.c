@@ -1,5 +1,7 @@
 /* pipeline.c — the passes from tile-level IR (front end) to thread-level IR (codegen):
  *
+ *   plan_gemm            every T.gemm's plan (mma.sync / wgmma, tiling, swizzles), once
+ *      |
  *   warp_specialize      sm_90a: a pipelined T.gemm loop -> TMA producer warpgroup on
  *      |                 mbarriers + wgmma consumer warpgroups (setmaxnreg)
  *   inject_pipeline      T.Pipelined -> staged shared buffers, cp.async prologue/waits
@@ -29,6 +31,7 @@ typedef struct PassEntry {
 } PassEntry;
 
 static const PassEntry passes[] = {
+    {"plan_gemm", pass_plan_gemm},
     {"warp_specialize", pass_warp_specialize},
     {"inject_pipeline", pass_inject_pipeline},
     {"legalize", pass_legalize},

@@ -704,7 +704,8 @@ static bool spec_plan(Spec *sp) {
   sp->ncp = lb->u.seq.n - 1;
   sp->gemm = lb->u.seq.items[sp->ncp];
   if (sp->gemm->kind != IR_S_GEMM || sp->gemm->u.gemm.wg_wait != 0) return false;
-  if (!gemm_plan_ex(c, sp->gemm, sp->T, &sp->plan, false) || sp->plan.path != GEMM_WGMMA) return false;
+  if (!sp->gemm->u.gemm.plan || sp->gemm->u.gemm.plan->path != GEMM_WGMMA) return false;
+  sp->plan = *sp->gemm->u.gemm.plan;
   return spec_copies(sp, lb);
 }
 

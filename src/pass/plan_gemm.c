@@ -1,0 +1,66 @@
+/* plan_gemm.c — the first pass: decides every T.gemm's plan once (layout.c gemm_plan:
+ * mma.sync or wgmma, warp tiling, operand swizzles, accumulator fragment) and stores it on
+ * the statement (IrStmt.u.gemm.plan).  warp_specialize, inject_pipeline's copies,
+ * layout_inference and lower_tile_ops read it; the copies the pipelining passes make of a
+ * GEMM share it (staging adds a stage dimension but changes no tile).  Unsupported shapes
+ * and dtypes are reported here, once, at the user's line.
+ *
+ * T.wgmma_gemm (a GEMM issued as wgmma without waiting: wg_wait == -1 from the front end)
+ * is checked here too: it needs sm_90a and a plan on the wgmma path. */
+#include "../layout/layout.h"
+#include "passes.h"
+
+/* The refusal of a T.wgmma_gemm whose plan is not wgmma, saying what rules it out. */
+static void not_wgmma(TsCompiler *c, const IrStmt *s, const GemmPlan *p, int64_t nthreads) {
+  bool linear = (!p->a_in_regs && (!p->a_layout || !p->a_layout->swizzle)) || !p->b_layout || !p->b_layout->swizzle;
+  ts_error(c, s->loc, "T.wgmma_gemm: this %lldx%lldx%lld GEMM over %lld threads cannot run as wgmma (%s); use T.gemm",
+           (long long)p->m, (long long)p->n, (long long)p->k, (long long)nthreads,
+           linear ? "wgmma reads swizzled shared tiles, and an operand's tile or pinned layout has no swizzle"
+           : nthreads % 128 ? "wgmma needs whole warpgroups of 128 threads"
+                            : "C must split into 64-row atoms per warpgroup with N a multiple of 8, at most 256 per "
+                              "warpgroup");
+}
+
+static void plan_stmt(TsCompiler *c, IrStmt *s, int64_t nthreads);
+
+static void plan_children(TsCompiler *c, IrStmt *s, int64_t nthreads) {
+  switch (s->kind) {
+    case IR_S_SEQ:
+      for (int i = 0; i < s->u.seq.n; i++) plan_stmt(c, s->u.seq.items[i], nthreads);
+      return;
+    case IR_S_FOR: plan_stmt(c, s->u.loop.body, nthreads); return;
+    case IR_S_WHILE: plan_stmt(c, s->u.while_.body, nthreads); return;
+    case IR_S_IF:
+      plan_stmt(c, s->u.if_.then_s, nthreads);
+      plan_stmt(c, s->u.if_.else_s, nthreads);
+      return;
+    default: return;
+  }
+}
+
+static void plan_stmt(TsCompiler *c, IrStmt *s, int64_t nthreads) {
+  if (!s) return;
+  if (s->kind == IR_S_KERNEL) {
+    plan_stmt(c, s->u.kernel.body, pass_kernel_threads(&s->u.kernel));
+    return;
+  }
+  if (s->kind != IR_S_GEMM) {
+    plan_children(c, s, nthreads);
+    return;
+  }
+  bool explicit_wgmma = s->u.gemm.wg_wait == -1;
+  if (explicit_wgmma && (c->target.sm != 90 || !c->target.arch_a)) {
+    ts_error(c, s->loc, "T.wgmma_gemm needs wgmma, which only sm_90a has (the target is sm_%d%s); use T.gemm",
+             c->target.sm, c->target.arch_a ? "a" : "");
+    return;
+  }
+  GemmPlan *p = ARENA_NEW(c->arena, GemmPlan);
+  if (!gemm_plan(c, s, nthreads, p)) return; /* diagnosed at the statement */
+  if (explicit_wgmma && p->path != GEMM_WGMMA) {
+    not_wgmma(c, s, p, nthreads);
+    return;
+  }
+  s->u.gemm.plan = p;
+}
+
+void pass_plan_gemm(TsCompiler *c, IrFunc *f) { plan_stmt(c, f->body, 1); }
