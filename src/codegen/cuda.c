@@ -14,6 +14,7 @@
  * keyword gets a _N suffix), so the output reads like the kernel file. */
 #include "cuda.h"
 #include "device_abi.h"
+#include "../ir/analysis.h"
 
 #include "../layout/layout.h"
 
@@ -293,28 +294,10 @@ static int const_prec(const IrExpr *e) {
   return signbit(e->u.fval) ? PREC_UNARY : PREC_PRIMARY;
 }
 
-/* ---- non-negativity (lets `//` and `%` print as C's / and %) ------------------------- */
-static bool nonneg(Cg *g, const IrExpr *e) {
-  if (is_unsigned(e->dtype)) return true;
-  switch (e->kind) {
-  case IR_INT: return e->u.ival >= 0;
-  case IR_VAR:
-    switch (e->u.var->kind) {
-    case IR_VAR_THREAD_IDX: case IR_VAR_BLOCK_IDX: case IR_VAR_DYNAMIC: return true;
-    default: return pmap_get(&g->nonneg, e->u.var) != NULL;
-    }
-  case IR_ADD: case IR_MUL: case IR_FLOORDIV: case IR_FLOORMOD: case IR_TRUNCDIV:
-  case IR_TRUNCMOD: case IR_MIN: case IR_SHR:
-    return is_integer(e->dtype) && nonneg(g, e->u.ops[0]) && nonneg(g, e->u.ops[1]);
-  case IR_MAX: case IR_BITAND:
-    return is_integer(e->dtype) && (nonneg(g, e->u.ops[0]) || nonneg(g, e->u.ops[1]));
-  case IR_CAST:
-    return is_integer(e->dtype) && is_integer(e->u.ops[0]->dtype) &&
-           tbytes(e->dtype) >= tbytes(e->u.ops[0]->dtype) && nonneg(g, e->u.ops[0]);
-  case IR_SELECT: case IR_IF_THEN_ELSE: return nonneg(g, e->u.ops[1]) && nonneg(g, e->u.ops[2]);
-  default: return false;
-  }
-}
+/* ---- non-negativity (lets `//` and `%` print as C's / and %): ir_is_nonneg over the
+ * variables this kernel knows to be >= 0 (loop vars from a non-negative start, lets) ---- */
+static bool var_nonneg(const IrVar *v, void *ctx) { return pmap_get(&((Cg *)ctx)->nonneg, v) != NULL; }
+static bool nonneg(Cg *g, const IrExpr *e) { return ir_is_nonneg(e, var_nonneg, g); }
 
 /* ---- expressions ------------------------------------------------------------------- */
 static void open_paren(StrBuf *sb, int prec, int min_prec) {

@@ -93,7 +93,7 @@ static void restage_region(Restage *r, IrRegion *g) {
 static IrStmt *restage_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   Restage *r = ctx;
   if (!s) return NULL;
-  IrStmt *x = pass_map_children(c, s, restage_stmt, ctx);
+  IrStmt *x = ir_map_children(c, s, restage_stmt, ctx);
   switch (x->kind) {
     case IR_S_STORE:
       x->u.store.value = restage_expr(r, x->u.store.value);
@@ -157,8 +157,8 @@ static void uses_stmt(IrStmt *s, void *ctx) {
 }
 static bool mentions(IrStmt *s, IrBuffer *b) {
   Uses u = {b, false};
-  PassVisitor v = {uses_stmt, uses_expr, &u};
-  pass_visit(s, &v);
+  IrVisitor v = {uses_stmt, uses_expr, &u};
+  ir_visit(s, &v);
   return u.found;
 }
 
@@ -318,7 +318,7 @@ static IrStmt *pipe_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     IrStmt *r = pipeline_loop(w->p, w->kbody, s);
     if (r) return r;
   }
-  return pass_map_children(c, s, pipe_stmt, ctx);
+  return ir_map_children(c, s, pipe_stmt, ctx);
 }
 
 /* ALLOC of a staged buffer -> ALLOC of its staged copy. */
@@ -334,7 +334,7 @@ static IrStmt *swap_allocs(TsCompiler *c, IrStmt *s, void *ctx) {
       }
     return s;
   }
-  return pass_map_children(c, s, swap_allocs, ctx);
+  return ir_map_children(c, s, swap_allocs, ctx);
 }
 
 static IrStmt *walk_kernels(TsCompiler *c, IrStmt *s, void *ctx) {
@@ -349,7 +349,7 @@ static IrStmt *walk_kernels(TsCompiler *c, IrStmt *s, void *ctx) {
     if (p.from.len) r->u.kernel.body = swap_allocs(c, r->u.kernel.body, &p);
     return r;
   }
-  if (s->kind == IR_S_SEQ) return pass_map_children(c, s, walk_kernels, ctx);
+  if (s->kind == IR_S_SEQ) return ir_map_children(c, s, walk_kernels, ctx);
   return s;
 }
 

@@ -105,7 +105,7 @@ static void gemm_layouts(Infer *in, IrStmt *s) {
 /* Walks the kernel body in program order, collecting nodes. */
 static void collect(Infer *in, IrStmt *s) {
   if (!s) return;
-  PassVisitor vis = {scan_stmt, scan_expr, in};
+  IrVisitor vis = {scan_stmt, scan_expr, in};
   switch (s->kind) {
     case IR_S_SEQ:
       for (int i = 0; i < s->u.seq.n; i++) collect(in, s->u.seq.items[i]);
@@ -119,22 +119,22 @@ static void collect(Infer *in, IrStmt *s) {
         n->size = 1;
         for (int q = 0; q < n->nest.n; q++) n->size *= n->nest.extent[q];
         in->cur = n;
-        pass_visit(n->nest.body, &vis);
+        ir_visit(n->nest.body, &vis);
         in->cur = NULL;
         vec_push(in->c->arena, &in->nodes, n);
         return;
       }
-      pass_visit_expr(s->u.loop.min, &vis);
-      pass_visit_expr(s->u.loop.extent, &vis);
+      ir_visit_expr(s->u.loop.min, &vis);
+      ir_visit_expr(s->u.loop.extent, &vis);
       collect(in, s->u.loop.body);
       return;
     case IR_S_IF:
-      pass_visit_expr(s->u.if_.cond, &vis);
+      ir_visit_expr(s->u.if_.cond, &vis);
       collect(in, s->u.if_.then_s);
       collect(in, s->u.if_.else_s);
       return;
     case IR_S_WHILE:
-      pass_visit_expr(s->u.while_.cond, &vis);
+      ir_visit_expr(s->u.while_.cond, &vis);
       collect(in, s->u.while_.body);
       return;
     case IR_S_REDUCE: {
@@ -145,7 +145,7 @@ static void collect(Infer *in, IrStmt *s) {
       return;
     }
     case IR_S_GEMM: gemm_layouts(in, s); return;
-    default: pass_visit(s, &vis); return;
+    default: ir_visit(s, &vis); return;
   }
 }
 
@@ -188,12 +188,12 @@ static int64_t copy_vector_width(const Node *n) {
   for (int i = 0; i < 2; i++) {
     if (bufs[i]->scope == IR_SCOPE_LOCAL || bufs[i]->scope == IR_SCOPE_VAR || nidx[i] == 0) return 1;
     for (int k = 0; k < nidx[i] - 1; k++)
-      if (pass_expr_uses_var(idxs[i][k], last)) return 1;
+      if (ir_expr_uses_var(idxs[i][k], last)) return 1;
     IrExpr *e = idxs[i][nidx[i] - 1];
     bool ok = e->kind == IR_VAR && e->u.var == last;
     if (!ok && e->kind == IR_ADD)
-      ok = (e->u.ops[1]->kind == IR_VAR && e->u.ops[1]->u.var == last && !pass_expr_uses_var(e->u.ops[0], last)) ||
-           (e->u.ops[0]->kind == IR_VAR && e->u.ops[0]->u.var == last && !pass_expr_uses_var(e->u.ops[1], last));
+      ok = (e->u.ops[1]->kind == IR_VAR && e->u.ops[1]->u.var == last && !ir_expr_uses_var(e->u.ops[0], last)) ||
+           (e->u.ops[0]->kind == IR_VAR && e->u.ops[0]->u.var == last && !ir_expr_uses_var(e->u.ops[1], last));
     if (!ok) return 1;
     if (dtype_bytes(bufs[i]->dtype) > maxbytes) maxbytes = dtype_bytes(bufs[i]->dtype);
   }

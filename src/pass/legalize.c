@@ -126,11 +126,11 @@ static IrStmt *legalize_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       }
       return s;
     case IR_S_FOR: {
-      IrStmt *r = pass_map_children(c, s, legalize_stmt, ctx);
+      IrStmt *r = ir_map_children(c, s, legalize_stmt, ctx);
       if (r->u.loop.kind == IR_FOR_PIPELINED) r->u.loop.kind = IR_FOR_SERIAL;
       return r;
     }
-    default: return pass_map_children(c, s, legalize_stmt, ctx);
+    default: return ir_map_children(c, s, legalize_stmt, ctx);
   }
 }
 

@@ -31,7 +31,7 @@ typedef struct Lower {
   IrKernel *k;
   int64_t T;
   IrExpr *tid;
-  RangeEnv env;
+  IrRangeEnv env;
   PtrVec kallocs; /* ALLOCs hoisted to the top of the kernel body */
   int counter;
 } Lower;
@@ -40,7 +40,7 @@ typedef struct NestCtx {
   const ParNest *nest;
   const Fragment *L;
   IrExpr *lexpr[FRAG_MAX_DIMS]; /* register coordinate l_q of loop dim q */
-  RangeEnv env;
+  IrRangeEnv env;
 } NestCtx;
 
 typedef struct RwCtx { Lower *lw; NestCtx *nc; } RwCtx;
@@ -144,7 +144,7 @@ static IrExpr *bounds_cond(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, in
   IrExpr *cond = NULL;
   for (int k = 0; k < nidx && k < b->ndim; k++) {
     int64_t lo, hi, ext;
-    if (ir_is_const_int(b->shape[k], &ext) && pass_range(idx[k], &nc->env, &lo, &hi) && hi < ext && lo >= 0)
+    if (ir_is_const_int(b->shape[k], &ext) && ir_range(idx[k], &nc->env, &lo, &hi) && hi < ext && lo >= 0)
       continue;
     cond = and_cond(lw, cond, bin(lw, IR_LT, idx[k], b->shape[k]));
   }
@@ -246,7 +246,7 @@ static IrStmt *rw_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     case IR_S_FOR:
       if (s->u.loop.kind == IR_FOR_PARALLEL || nc == NULL) break;
       {
-        IrStmt *r = pass_map_children(c, s, rw_stmt, ctx);
+        IrStmt *r = ir_map_children(c, s, rw_stmt, ctx);
         r->u.loop.min = rw_expr(lw, nc, s->u.loop.min);
         r->u.loop.extent = rw_expr(lw, nc, s->u.loop.extent);
         return r;
@@ -258,12 +258,12 @@ static IrStmt *rw_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       }
       break;
     case IR_S_IF: {
-      IrStmt *r = pass_map_children(c, s, rw_stmt, ctx);
+      IrStmt *r = ir_map_children(c, s, rw_stmt, ctx);
       r->u.if_.cond = rw_expr(lw, nc, s->u.if_.cond);
       return r;
     }
     case IR_S_WHILE: {
-      IrStmt *r = pass_map_children(c, s, rw_stmt, ctx);
+      IrStmt *r = ir_map_children(c, s, rw_stmt, ctx);
       r->u.while_.cond = rw_expr(lw, nc, s->u.while_.cond);
       return r;
     }
@@ -272,8 +272,8 @@ static IrStmt *rw_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       /* A let outside T.Parallel with a known range (rasterized block indices) lets the
        * bounds analysis drop guards just like the block index it replaces. */
       int64_t lo, hi;
-      if (!nc && lw->env.n < 32 && pass_range(r->u.let.value, &lw->env, &lo, &hi))
-        range_env_add(&lw->env, s->u.let.var, lo, hi);
+      if (!nc && lw->env.n < 32 && ir_range(r->u.let.value, &lw->env, &lo, &hi))
+        ir_range_env_add(&lw->env, s->u.let.var, lo, hi);
       return r;
     }
     case IR_S_EVAL: return ir_eval(c, rw_expr(lw, nc, s->u.eval.value), s->loc);
@@ -283,7 +283,7 @@ static IrStmt *rw_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       r->u.assert_.cond = rw_expr(lw, nc, s->u.assert_.cond);
       return r;
     }
-    case IR_S_SEQ: return pass_map_children(c, s, rw_stmt, ctx);
+    case IR_S_SEQ: return ir_map_children(c, s, rw_stmt, ctx);
     /* Leaves with nothing to rewrite; lower_stmt sends them back here, so they must end
      * the mutual recursion instead of falling through to it. */
     case IR_S_BREAK: case IR_S_CONTINUE: return s;
@@ -317,7 +317,7 @@ static void sidefx_stmt(IrStmt *s, void *ctx) {
 static IrStmt *guard_memory_effects(TsCompiler *c, IrStmt *s, void *cond) {
   if (!s) return NULL;
   if (is_memory_effect(s)) return ir_if(c, cond, s, NULL, s->loc);
-  return pass_map_children(c, s, guard_memory_effects, cond);
+  return ir_map_children(c, s, guard_memory_effects, cond);
 }
 
 /* Checks one operand of a copy nest for the vector path (see lower_nest). */
@@ -336,21 +336,21 @@ static bool vec_operand(Lower *lw, const ParNest *nest, const Fragment *L, IrBuf
   if (b->scope != IR_SCOPE_GLOBAL && b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN) return false;
   if (nidx != b->ndim || nidx == 0) return false;
   for (int k = 0; k < nidx - 1; k++)
-    if (pass_expr_uses_var(idx[k], lv)) return false;
+    if (ir_expr_uses_var(idx[k], lv)) return false;
   IrExpr *e = idx[nidx - 1], *base = NULL;
   if (e->kind == IR_VAR && e->u.var == lv) base = i32(lw, 0);
   else if (e->kind == IR_ADD && e->u.ops[1]->kind == IR_VAR && e->u.ops[1]->u.var == lv) base = e->u.ops[0];
   else if (e->kind == IR_ADD && e->u.ops[0]->kind == IR_VAR && e->u.ops[0]->u.var == lv) base = e->u.ops[1];
-  if (!base || pass_expr_uses_var(base, lv)) return false;
-  if (!pass_is_multiple(base, V) || nest->min[last] % V != 0) return false;
+  if (!base || ir_expr_uses_var(base, lv)) return false;
+  if (!ir_is_multiple(base, V) || nest->min[last] % V != 0) return false;
   /* Every row must start on a vector boundary: the last extent (compact buffers) or
    * each explicit stride is a multiple of V. */
   if (b->strides) {
     int64_t st;
     if (!ir_is_const_int(b->strides[nidx - 1], &st) || st != 1) return false;
     for (int k = 0; k < nidx - 1; k++)
-      if (!pass_is_multiple(b->strides[k], V)) return false;
-  } else if (!pass_is_multiple(b->shape[nidx - 1], V)) {
+      if (!ir_is_multiple(b->strides[k], V)) return false;
+  } else if (!ir_is_multiple(b->shape[nidx - 1], V)) {
     return false;
   }
   (void)L;
@@ -395,7 +395,7 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
                   bin(lw, IR_ADD, bin(lw, IR_MUL, c2, i32(lw, vt * M)),
                       bin(lw, IR_ADD, bin(lw, IR_MUL, m, i32(lw, vt)),
                           bin(lw, IR_ADD, bin(lw, IR_MUL, cq, i32(lw, d->vec)), u))));
-    range_env_add(&nc.env, nest.var[q], nest.min[q], nest.min[q] + nest.extent[q] - 1);
+    ir_range_env_add(&nc.env, nest.var[q], nest.min[q], nest.min[q] + nest.extent[q] - 1);
   }
   RwCtx rc = {lw, &nc};
   IrExpr *to[FRAG_MAX_DIMS];
@@ -474,8 +474,8 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
    * also writes registers (a replicated fragment, a local), every replica must still
    * compute those, so only the memory effects are guarded. */
   SideFx fx = {false, false};
-  PassVisitor vis = {sidefx_stmt, NULL, &fx};
-  pass_visit(nest.body, &vis);
+  IrVisitor vis = {sidefx_stmt, NULL, &fx};
+  ir_visit(nest.body, &vis);
   if (fx.found && L->nrep > 0) {
     IrExpr *rep = NULL;
     for (int i = 0; i < L->nrep; i++) {
@@ -730,7 +730,7 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     case IR_S_FOR:
       if (s->u.loop.kind == IR_FOR_PARALLEL) return lower_nest(lw, s);
       {
-        IrStmt *r = pass_map_children(c, s, lower_stmt, ctx);
+        IrStmt *r = ir_map_children(c, s, lower_stmt, ctx);
         if (r->u.loop.kind == IR_FOR_PIPELINED) r->u.loop.kind = IR_FOR_SERIAL;
         r->u.loop.min = rw_expr(lw, NULL, s->u.loop.min);
         r->u.loop.extent = rw_expr(lw, NULL, s->u.loop.extent);
@@ -751,7 +751,7 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     case IR_S_COPY: case IR_S_FILL: case IR_S_UNSUPPORTED:
       ts_unreachable(); /* removed by legalize */
       return NULL;
-    case IR_S_SEQ: return pass_map_children(c, s, lower_stmt, ctx);
+    case IR_S_SEQ: return ir_map_children(c, s, lower_stmt, ctx);
     default: return rw_stmt(c, s, &rc);
   }
 }
@@ -771,7 +771,7 @@ static void lower_kernel(TsCompiler *c, IrStmt *ks) {
       k->thread_var[a] = ir_var(c, tnames[a], TS_DTYPE_INT32, IR_VAR_THREAD_IDX, ks->loc);
       k->thread_var[a]->axis = a;
     }
-    range_env_add(&lw.env, k->thread_var[a], 0, (k->threads[a] > 0 ? k->threads[a] : 1) - 1);
+    ir_range_env_add(&lw.env, k->thread_var[a], 0, (k->threads[a] > 0 ? k->threads[a] : 1) - 1);
   }
   PtrVec items = {0};
   if (naxes == 1) {
@@ -787,12 +787,12 @@ static void lower_kernel(TsCompiler *c, IrStmt *ks) {
     IrVar *tid = ir_var(c, "tid", TS_DTYPE_INT32, IR_VAR_LET, ks->loc);
     vec_push(c->arena, &items, ir_let(c, tid, t, ks->loc));
     lw.tid = ir_varref(c, tid, ks->loc);
-    range_env_add(&lw.env, tid, 0, lw.T - 1);
+    ir_range_env_add(&lw.env, tid, 0, lw.T - 1);
   }
   for (int a = 0; a < 3; a++) {
     int64_t g;
     if (k->block_var[a] && k->grid[a] && ir_is_const_int(k->grid[a], &g) && g > 0)
-      range_env_add(&lw.env, k->block_var[a], 0, g - 1);
+      ir_range_env_add(&lw.env, k->block_var[a], 0, g - 1);
   }
   IrStmt *body = lower_stmt(c, k->body, &lw);
   for (int i = 0; i < lw.kallocs.len; i++) vec_push(c->arena, &items, lw.kallocs.items[i]);

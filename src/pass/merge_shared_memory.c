@@ -28,8 +28,8 @@ static void walk(TsCompiler *c, IrStmt *s) {
   if (!s) return;
   if (s->kind == IR_S_KERNEL) {
     Merge m = {c, 0};
-    PassVisitor v = {merge_stmt, NULL, &m};
-    pass_visit(s->u.kernel.body, &v);
+    IrVisitor v = {merge_stmt, NULL, &m};
+    ir_visit(s->u.kernel.body, &v);
     s->u.kernel.smem_bytes = m.cur;
     /* dynamic shared memory one block may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin) */
     int64_t cap = c->target.sm >= 90 ? 232448 : c->target.sm == 80 || c->target.sm == 87 ? 166912

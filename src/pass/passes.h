@@ -3,6 +3,7 @@
 #ifndef TS_PASS_PASSES_H
 #define TS_PASS_PASSES_H
 
+#include "../ir/analysis.h"
 #include "../layout/fragment.h"
 #include "pipeline.h"
 
@@ -38,31 +39,6 @@ bool pass_access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int
  * [c, c + extent) inside the dim); off[p] = c (0 for plain vars).  For fragment windows
  * (fragment_crop). */
 bool pass_access_map_off(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map, int64_t *off);
-
-/* Rebuilds s with each child statement replaced by fn(child) (shallow copy of s). */
-typedef IrStmt *(*PassStmtFn)(TsCompiler *c, IrStmt *s, void *ctx);
-IrStmt *pass_map_children(TsCompiler *c, IrStmt *s, PassStmtFn fn, void *ctx);
-
-/* Visits every statement (pre-order) and every expression subtree (pre-order) under s. */
-typedef struct PassVisitor {
-  void (*stmt)(IrStmt *s, void *ctx);
-  void (*expr)(IrExpr *e, void *ctx);
-  void *ctx;
-} PassVisitor;
-void pass_visit(IrStmt *s, const PassVisitor *v);
-void pass_visit_expr(IrExpr *e, const PassVisitor *v);
-bool pass_expr_uses_var(const IrExpr *e, const IrVar *v);
-
-/* Interval analysis over integer expressions: ranges of vars are given in env. */
-typedef struct RangeEnv {
-  IrVar *var[32];
-  int64_t lo[32], hi[32];
-  int n;
-} RangeEnv;
-void range_env_add(RangeEnv *env, IrVar *v, int64_t lo, int64_t hi);
-bool pass_range(const IrExpr *e, const RangeEnv *env, int64_t *lo, int64_t *hi);
-/* True when e is provably a multiple of m (for any values of its variables). */
-bool pass_is_multiple(const IrExpr *e, int64_t m);
 
 /* Row-major flat index of idx into buf's shape (for register arrays). */
 IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int nidx, SrcLoc loc);

@@ -13,7 +13,7 @@ static IrExpr **simp_list(TsCompiler *c, IrExpr **xs, int n) {
 
 static IrStmt *simp_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   if (!s) return NULL;
-  IrStmt *r = pass_map_children(c, s, simp_stmt, ctx);
+  IrStmt *r = ir_map_children(c, s, simp_stmt, ctx);
   switch (r->kind) {
     case IR_S_FOR:
       r->u.loop.min = simp(c, r->u.loop.min);

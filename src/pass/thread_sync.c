@@ -72,17 +72,17 @@ static void summ_stmt(IrStmt *st, void *ctx) {
 static SyncState summarize(TsCompiler *c, IrStmt *s) {
   SyncState st = {0};
   Summ sm = {c, &st};
-  PassVisitor v = {summ_stmt, summ_expr, &sm};
-  pass_visit(s, &v);
+  IrVisitor v = {summ_stmt, summ_expr, &sm};
+  ir_visit(s, &v);
   return st;
 }
 /* The shared-memory reads of a loop's bounds (evaluated once, before the loop). */
 static SyncState summarize_bounds(TsCompiler *c, IrStmt *loop) {
   SyncState st = {0};
   Summ sm = {c, &st};
-  PassVisitor v = {summ_stmt, summ_expr, &sm};
-  pass_visit_expr(loop->u.loop.min, &v);
-  pass_visit_expr(loop->u.loop.extent, &v);
+  IrVisitor v = {summ_stmt, summ_expr, &sm};
+  ir_visit_expr(loop->u.loop.min, &v);
+  ir_visit_expr(loop->u.loop.extent, &v);
   return st;
 }
 
@@ -106,8 +106,8 @@ static void dep_expr(IrExpr *e, void *ctx) {
 }
 static bool thread_dependent(const Sync *sy, IrExpr *e) {
   Dep d = {sy, false};
-  PassVisitor v = {NULL, dep_expr, &d};
-  pass_visit_expr(e, &v);
+  IrVisitor v = {NULL, dep_expr, &d};
+  ir_visit_expr(e, &v);
   return d.found;
 }
 
@@ -200,11 +200,11 @@ static void count_barriers(IrStmt *s, void *ctx) {
 /* Barriers this pass would place inside `body` (entered with state `st`). */
 static int inner_barriers(Sync *sy, IrStmt *body, SyncState st) {
   int before = 0, after = 0;
-  PassVisitor v = {count_barriers, NULL, &before};
-  pass_visit(body, &v);
+  IrVisitor v = {count_barriers, NULL, &before};
+  ir_visit(body, &v);
   IrStmt *r = sync_stmt(sy, body, &st);
   v.ctx = &after;
-  pass_visit(r, &v);
+  ir_visit(r, &v);
   return after - before;
 }
 
@@ -220,8 +220,8 @@ static void check_divergent(Sync *sy, IrStmt *s) {
   /* Code that synchronizes its own threads (warp_specialize's producer and consumer
    * branches: mbarriers and named barriers) is ordered by the pass that made it. */
   bool own = false;
-  PassVisitor ov = {NULL, find_own_sync, &own};
-  pass_visit(s, &ov);
+  IrVisitor ov = {NULL, find_own_sync, &own};
+  ir_visit(s, &ov);
   if (own) return;
   IrStmt *parts[2] = {NULL, NULL};
   SyncState carried = {0};
@@ -328,8 +328,8 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
   Sync sy = {c, {0}, {0}, false};
   if (c->target.sm >= 90 && c->target.arch_a) {
-    PassVisitor v = {NULL, find_wgmma, &sy.fence};
-    pass_visit(f->body, &v);
+    IrVisitor v = {NULL, find_wgmma, &sy.fence};
+    ir_visit(f->body, &v);
   }
   /* Taints only grow and are bounded by the vars and buffers of f: a fixed point. */
   while (taint_sweep(&sy, f->body, false)) {

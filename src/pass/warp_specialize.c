@@ -109,8 +109,8 @@ static void touch_stmt(IrStmt *s, void *ctx) {
 }
 static bool touches_shared(IrStmt *s) {
   Touch t = {false};
-  PassVisitor v = {touch_stmt, touch_expr, &t};
-  pass_visit(s, &v);
+  IrVisitor v = {touch_stmt, touch_expr, &t};
+  ir_visit(s, &v);
   return t.found;
 }
 
@@ -581,7 +581,7 @@ static IrStmt *sk_loop(TsCompiler *c, const Sched *sc, const SkSched *sk, IrExpr
 static bool copy_uses(const IrStmt *cp, const IrVar *v) {
   const IrRegion *r = &cp->u.copy.src;
   for (int d = 0; d < r->ndim; d++)
-    if (pass_expr_uses_var(r->min[d], v) || pass_expr_uses_var(r->extent[d], v)) return true;
+    if (ir_expr_uses_var(r->min[d], v) || ir_expr_uses_var(r->extent[d], v)) return true;
   return false;
 }
 
@@ -723,8 +723,8 @@ static void spec_schedule(Spec *sp) {
   int64_t g2 = 1;
   bool persistent = bxv && byv && k->grid[0] && k->grid[1] && !k->block_var[2] &&
                     (!k->grid[2] || (ir_is_const_int(k->grid[2], &g2) && g2 == 1)) &&
-                    !pass_expr_uses_var(m0, bxv) && !pass_expr_uses_var(m0, byv) &&
-                    !pass_expr_uses_var(ext, bxv) && !pass_expr_uses_var(ext, byv);
+                    !ir_expr_uses_var(m0, bxv) && !ir_expr_uses_var(m0, byv) &&
+                    !ir_expr_uses_var(ext, bxv) && !ir_expr_uses_var(ext, byv);
   int64_t panel = sp->panel = k->raster_panel > 0 ? k->raster_panel : k->raster_panel < 0 ? 0 : WS_RASTER_PANEL;
   /* 2-block clusters (opt-in, see the top): the two blocks take neighbouring tiles along the
    * block axis that the larger operand tile does not move with, and each issues half of

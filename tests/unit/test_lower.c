@@ -461,8 +461,8 @@ static void feat_stmt(IrStmt *s, void *ctx) {
 }
 static Feat features(IrFunc *f) {
   Feat ft = {0};
-  PassVisitor v = {feat_stmt, feat_expr, &ft};
-  pass_visit(f->body, &v);
+  IrVisitor v = {feat_stmt, feat_expr, &ft};
+  ir_visit(f->body, &v);
   return ft;
 }
 
@@ -636,8 +636,8 @@ TEST(lower_break_continue_in_loop) {
   vec_push(b.c.arena, &b.body, ir_for(&b.c, i, I(&b, 0), I(&b, 32), IR_FOR_SERIAL, body, SRCLOC_NONE));
   REQUIRE(b_finish(&b));
   Jumps j = {0, 0};
-  PassVisitor v = {jumps_stmt, NULL, &j};
-  pass_visit(b.f->body, &v);
+  IrVisitor v = {jumps_stmt, NULL, &j};
+  ir_visit(b.f->body, &v);
   CHECK(j.brk == 1 && j.cont == 1);
   ts_compiler_fini(&b.c);
 }

@@ -1,0 +1,36 @@
+/* analysis.h — analyses and walkers over the IR that every layer shares (passes, codegen):
+ * walk.c (visit, rebuild, uses) and range.c (intervals, divisibility, non-negativity). */
+#ifndef TS_IR_ANALYSIS_H
+#define TS_IR_ANALYSIS_H
+
+#include "ir.h"
+
+/* Rebuilds s with each child statement replaced by fn(child) (shallow copy of s). */
+typedef IrStmt *(*IrStmtFn)(TsCompiler *c, IrStmt *s, void *ctx);
+IrStmt *ir_map_children(TsCompiler *c, IrStmt *s, IrStmtFn fn, void *ctx);
+
+/* Visits every statement (pre-order) and every expression subtree (pre-order) under s. */
+typedef struct IrVisitor {
+  void (*stmt)(IrStmt *s, void *ctx);
+  void (*expr)(IrExpr *e, void *ctx);
+  void *ctx;
+} IrVisitor;
+void ir_visit(IrStmt *s, const IrVisitor *v);
+void ir_visit_expr(IrExpr *e, const IrVisitor *v);
+bool ir_expr_uses_var(const IrExpr *e, const IrVar *v);
+
+/* Interval analysis over integer expressions: ranges of vars are given in env. */
+typedef struct IrRangeEnv {
+  IrVar *var[32];
+  int64_t lo[32], hi[32];
+  int n;
+} IrRangeEnv;
+void ir_range_env_add(IrRangeEnv *env, IrVar *v, int64_t lo, int64_t hi);
+bool ir_range(const IrExpr *e, const IrRangeEnv *env, int64_t *lo, int64_t *hi);
+/* True when e is provably a multiple of m (for any values of its variables). */
+bool ir_is_multiple(const IrExpr *e, int64_t m);
+/* True when integer e is provably >= 0: thread/block indices and dynamic sizes are, other
+ * variables when var_nonneg says so (may be NULL). */
+bool ir_is_nonneg(const IrExpr *e, bool (*var_nonneg)(const IrVar *v, void *ctx), void *ctx);
+
+#endif

@@ -1,0 +1,107 @@
+/* walk.c — generic traversal of the IR for every layer: visiting every statement and
+ * expression under a statement (pre-order), rebuilding a statement with its children
+ * mapped, and whether an expression uses a variable.  (analysis.h) */
+#include "analysis.h"
+
+IrStmt *ir_map_children(TsCompiler *c, IrStmt *s, IrStmtFn fn, void *ctx) {
+  if (!s) return NULL;
+  IrStmt *r = ir_stmt(c, s->kind, s->loc);
+  *r = *s;
+  switch (s->kind) {
+    case IR_S_SEQ: {
+      PtrVec v = {0};
+      for (int i = 0; i < s->u.seq.n; i++) vec_push(c->arena, &v, fn(c, s->u.seq.items[i], ctx));
+      return ir_seq_vec(c, &v, s->loc);
+    }
+    case IR_S_FOR: r->u.loop.body = fn(c, s->u.loop.body, ctx); break;
+    case IR_S_IF:
+      r->u.if_.then_s = fn(c, s->u.if_.then_s, ctx);
+      r->u.if_.else_s = s->u.if_.else_s ? fn(c, s->u.if_.else_s, ctx) : NULL;
+      break;
+    case IR_S_WHILE: r->u.while_.body = fn(c, s->u.while_.body, ctx); break;
+    case IR_S_KERNEL: r->u.kernel.body = fn(c, s->u.kernel.body, ctx); break;
+    default: break;
+  }
+  return r;
+}
+
+void ir_visit_expr(IrExpr *e, const IrVisitor *v) {
+  if (!e) return;
+  if (v->expr) v->expr(e, v->ctx);
+  switch (e->kind) {
+    case IR_INT: case IR_FLOAT: case IR_STR: case IR_VAR: return;
+    case IR_CALL:
+      for (int i = 0; i < e->u.call.nargs; i++) ir_visit_expr(e->u.call.args[i], v);
+      return;
+    case IR_LOAD:
+      for (int i = 0; i < e->u.load.nidx; i++) ir_visit_expr(e->u.load.idx[i], v);
+      return;
+    default:
+      for (int i = 0; i < ir_expr_nops[e->kind]; i++) ir_visit_expr(e->u.ops[i], v);
+  }
+}
+
+static void visit_region(const IrRegion *r, const IrVisitor *v) {
+  for (int i = 0; i < r->ndim; i++) {
+    ir_visit_expr(r->min[i], v);
+    ir_visit_expr(r->extent[i], v);
+  }
+}
+
+void ir_visit(IrStmt *s, const IrVisitor *v) {
+  if (!s) return;
+  if (v->stmt) v->stmt(s, v->ctx);
+  switch (s->kind) {
+    case IR_S_SEQ:
+      for (int i = 0; i < s->u.seq.n; i++) ir_visit(s->u.seq.items[i], v);
+      break;
+    case IR_S_FOR:
+      ir_visit_expr(s->u.loop.min, v);
+      ir_visit_expr(s->u.loop.extent, v);
+      ir_visit(s->u.loop.body, v);
+      break;
+    case IR_S_IF:
+      ir_visit_expr(s->u.if_.cond, v);
+      ir_visit(s->u.if_.then_s, v);
+      ir_visit(s->u.if_.else_s, v);
+      break;
+    case IR_S_WHILE:
+      ir_visit_expr(s->u.while_.cond, v);
+      ir_visit(s->u.while_.body, v);
+      break;
+    case IR_S_LET: ir_visit_expr(s->u.let.value, v); break;
+    case IR_S_STORE:
+      for (int i = 0; i < s->u.store.nidx; i++) ir_visit_expr(s->u.store.idx[i], v);
+      ir_visit_expr(s->u.store.value, v);
+      break;
+    case IR_S_EVAL: ir_visit_expr(s->u.eval.value, v); break;
+    case IR_S_KERNEL: ir_visit(s->u.kernel.body, v); break;
+    case IR_S_ASSERT: ir_visit_expr(s->u.assert_.cond, v); break;
+    case IR_S_COPY:
+      visit_region(&s->u.copy.src, v);
+      visit_region(&s->u.copy.dst, v);
+      break;
+    case IR_S_FILL:
+      visit_region(&s->u.fill.dst, v);
+      ir_visit_expr(s->u.fill.value, v);
+      break;
+    case IR_S_ATOMIC:
+      visit_region(&s->u.atomic.dst, v);
+      if (s->u.atomic.tile) visit_region(&s->u.atomic.src, v);
+      ir_visit_expr(s->u.atomic.value, v);
+      break;
+    default: break;
+  }
+}
+
+typedef struct UsesCtx { const IrVar *v; bool found; } UsesCtx;
+static void uses_expr(IrExpr *e, void *ctx) {
+  UsesCtx *u = ctx;
+  if (e->kind == IR_VAR && e->u.var == u->v) u->found = true;
+}
+bool ir_expr_uses_var(const IrExpr *e, const IrVar *v) {
+  UsesCtx u = {v, false};
+  IrVisitor vis = {NULL, uses_expr, &u};
+  ir_visit_expr((IrExpr *)e, &vis);
+  return u.found;
+}
