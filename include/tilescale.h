@@ -74,6 +74,12 @@ typedef struct ts_context_options {
   const char *cache_dir;   /* NULL: $TILESCALE_CACHE_DIR, else ~/.cache/tilescale */
   int disable_cache;       /* also $TILESCALE_DISABLE_CACHE=1 */
   int verbose;             /* progress messages on stderr (also on when TILESCALE_VERBOSE is set, not 0) */
+  /* The memory the library allocates for this context (the context, its programs,
+   * compilations and kernels) comes from realloc_fn(alloc_user, ptr, size) (size 0 frees
+   * ptr) when set, else from the C library.  A NULL answer for a non-zero size makes the
+   * call fail with TS_ERR_OUT_OF_MEMORY (ts_last_error says so); nothing aborts. */
+  void *(*realloc_fn)(void *user, void *ptr, size_t size);
+  void *alloc_user;
 } ts_context_options;
 
 /* Creates a context.  Works without a GPU: compile-only use stays possible and launch

@@ -14,21 +14,27 @@ void ts_assert_fail(const char *file, int line, const char *cond) {
   abort();
 }
 
-/* ---- allocation hook ------------------------------------------------------------------ */
-/* The hook is process-wide configuration set once by tests before any work starts,
- * not mutable compiler state. */
-static TsReallocFn alloc_fn;
-static void *alloc_user;
+/* ---- allocation scopes ------------------------------------------------------------ */
+/* The innermost scope of this thread (base.h): per call, never shared between threads. */
+static _Thread_local TsAllocScope *alloc_top;
 
-void ts_set_alloc_hook(TsReallocFn fn, void *user) {
-  alloc_fn = fn;
-  alloc_user = user;
+void ts_alloc_enter(TsAllocScope *s, TsReallocFn fn, void *user, jmp_buf *oom) {
+  s->fn = fn;
+  s->user = user;
+  s->oom = oom;
+  s->prev = alloc_top;
+  alloc_top = s;
+}
+
+void ts_alloc_leave(TsAllocScope *s) {
+  if (alloc_top == s) alloc_top = s->prev;
 }
 
 void *ts_realloc(void *p, size_t n) {
+  TsAllocScope *s = alloc_top;
   void *r;
-  if (alloc_fn) {
-    r = alloc_fn(alloc_user, p, n);
+  if (s && s->fn) {
+    r = s->fn(s->user, p, n);
   } else if (n == 0) {
     free(p);
     return NULL;
@@ -36,6 +42,11 @@ void *ts_realloc(void *p, size_t n) {
     r = realloc(p, n);
   }
   if (!r && n) {
+    if (s && s->oom) {
+      jmp_buf *to = s->oom;
+      s->oom = NULL; /* the handler runs in the scope; a second failure there aborts */
+      longjmp(*to, 1);
+    }
     fprintf(stderr, "tilescale: out of memory (%zu bytes)\n", n);
     abort();
   }

@@ -8,6 +8,7 @@
 #define TS_BASE_H
 
 #include <stdarg.h>
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,11 +25,23 @@ void ts_assert_fail(const char *file, int line, const char *cond);
 #define TS_PRINTF(f, a)
 #endif
 
-/* ---- allocation hook ------------------------------------------------------------ */
-/* All heap memory of the library goes through one hook so tests can inject failures. */
+/* ---- allocation ------------------------------------------------------------------ */
+/* All heap memory of the library goes through ts_realloc.  A public call made for a
+ * context runs inside an allocation scope (thread-local, nested): the context's hook
+ * (ts_context_options.realloc_fn; NULL: the C library) serves every allocation, and an
+ * allocation failure jumps to the scope's `oom` point, where the call returns
+ * TS_ERR_OUT_OF_MEMORY.  Outside any scope (or with no oom point) a failure aborts with a
+ * message: only code that cannot report errors (the CLI's own helpers) runs there. */
 typedef void *(*TsReallocFn)(void *user, void *ptr, size_t size); /* size 0 = free */
-void ts_set_alloc_hook(TsReallocFn fn, void *user);
-void *ts_malloc(size_t n);   /* aborts with a message on out-of-memory */
+typedef struct TsAllocScope {
+  TsReallocFn fn;      /* NULL: realloc/free */
+  void *user;
+  jmp_buf *oom;        /* where an allocation failure goes; NULL: abort */
+  struct TsAllocScope *prev;
+} TsAllocScope;
+void ts_alloc_enter(TsAllocScope *s, TsReallocFn fn, void *user, jmp_buf *oom);
+void ts_alloc_leave(TsAllocScope *s);
+void *ts_malloc(size_t n);
 void *ts_calloc(size_t n, size_t sz);
 void *ts_realloc(void *p, size_t n);
 void ts_free(void *p);

@@ -145,7 +145,7 @@ static ts_status resolve_options(ts_dist *d, const ts_dist_options *o, const cha
 
 static ts_status dist_module_hook(void *user, CUmodule mod) { return ts_dist_module_attach(user, mod); }
 
-ts_status ts_dist_init(ts_context *ctx, const ts_dist_options *opt, ts_dist **out) {
+static ts_status dist_api_init(ts_context *ctx, const ts_dist_options *opt, ts_dist **out) {
   if (!ctx || !out) return TS_ERR_INVALID_ARGUMENT;
   *out = NULL;
   ts_dist_options defaults = ts_dist_default_options();
@@ -210,7 +210,7 @@ cleanup:
   return TS_OK;
 }
 
-void ts_dist_finalize(ts_dist *d) {
+static void dist_api_finalize(ts_dist *d) {
   if (!d) return;
   StrBuf err = {0};
   if (!d->host_only && d->ctx->cu_ctx) {
@@ -292,7 +292,7 @@ cleanup:
   return status;
 }
 
-ts_status ts_dist_malloc(ts_dist *d, size_t bytes, void **ptr) {
+static ts_status dist_api_malloc(ts_dist *d, size_t bytes, void **ptr) {
   ts_status status = need_heap(d, "ts_dist_malloc");
   if (status != TS_OK) return status;
   if (!ptr) return TS_ERR_INVALID_ARGUMENT;
@@ -314,7 +314,7 @@ cleanup:
   return status;
 }
 
-ts_status ts_dist_free(ts_dist *d, void *ptr) {
+static ts_status dist_api_free(ts_dist *d, void *ptr) {
   ts_status status = need_heap(d, "ts_dist_free");
   if (status != TS_OK) return status;
   if (!ptr) return TS_OK;
@@ -589,5 +589,44 @@ ts_status ts_dist_peer_copy(ts_dist *d, void *dst, const void *src, size_t bytes
    * copy engine and the NVLink path. */
   CU_CHECK(d->ctx, cuMemcpyDtoDAsync, ((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes, s));
 cleanup:
+  return status;
+}
+
+/* ---- public entry points: the context's allocation scope ---------------------------------
+ * The distributed runtime allocates its state with the context's hook, like everything else
+ * (rt.h); an allocation failure inside it still aborts (it holds sockets and device
+ * mappings that a jump could not release safely). */
+ts_status ts_dist_init(ts_context *ctx, const ts_dist_options *opt, ts_dist **out) {
+  if (!ctx) return TS_ERR_INVALID_ARGUMENT;
+  TsAllocScope scope;
+  rt_alloc_enter(ctx, &scope, NULL);
+  ts_status status = dist_api_init(ctx, opt, out);
+  rt_alloc_leave(&scope);
+  return status;
+}
+
+void ts_dist_finalize(ts_dist *d) {
+  if (!d) return;
+  TsAllocScope scope;
+  rt_alloc_enter(d->ctx, &scope, NULL);
+  dist_api_finalize(d);
+  rt_alloc_leave(&scope);
+}
+
+ts_status ts_dist_malloc(ts_dist *d, size_t bytes, void **ptr) {
+  if (!d) return TS_ERR_INVALID_ARGUMENT;
+  TsAllocScope scope;
+  rt_alloc_enter(d->ctx, &scope, NULL);
+  ts_status status = dist_api_malloc(d, bytes, ptr);
+  rt_alloc_leave(&scope);
+  return status;
+}
+
+ts_status ts_dist_free(ts_dist *d, void *ptr) {
+  if (!d) return TS_ERR_INVALID_ARGUMENT;
+  TsAllocScope scope;
+  rt_alloc_enter(d->ctx, &scope, NULL);
+  ts_status status = dist_api_free(d, ptr);
+  rt_alloc_leave(&scope);
   return status;
 }

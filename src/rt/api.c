@@ -39,12 +39,31 @@ const char *ts_status_string(ts_status s) {
 /* ts_dtype_name / ts_dtype_size live with the dtype table in src/ir/dtype.c. */
 
 void rt_set_error(ts_context *ctx, const char *fmt, ...) {
+  ctx->out_of_memory = false;
   sb_clear(&ctx->last_error);
   va_list ap;
   va_start(ap, fmt);
   sb_vprintf(&ctx->last_error, fmt, ap);
   va_end(ap);
   if (ctx->verbose) fprintf(stderr, "tilescale: %s\n", sb_str(&ctx->last_error));
+}
+
+void rt_alloc_enter(ts_context *ctx, TsAllocScope *scope, jmp_buf *oom) {
+  ts_alloc_enter(scope, ctx->alloc_fn, ctx->alloc_user, oom);
+}
+
+void rt_alloc_leave(TsAllocScope *scope) { ts_alloc_leave(scope); }
+
+/* After an allocation failure: the objects being built are freed (with the same hook),
+ * the error is recorded without allocating. */
+ts_status rt_out_of_memory(ts_context *ctx, TsAllocScope *scope) {
+  if (ctx->loading) {
+    ts_program_destroy(ctx->loading);
+    ctx->loading = NULL;
+  }
+  ctx->out_of_memory = true;
+  rt_alloc_leave(scope);
+  return TS_ERR_OUT_OF_MEMORY;
 }
 
 ts_status rt_cuda_fail(ts_context *ctx, const char *call, CUresult r) {
@@ -105,12 +124,46 @@ static void probe_device(ts_context *ctx) {
   ctx->device_ok = true;
 }
 
+static void context_init(ts_context *ctx, const ts_context_options *opt);
+
+/* Allocates and initialises the context from its own allocator.  A failure here has no
+ * context to describe it in: the status says it.  (All state used after setjmp returns
+ * lives in *st, so no local can be clobbered.) */
+typedef struct ContextCreate {
+  TsAllocScope scope;
+  jmp_buf oom;
+  ts_context_options o;
+  ts_context *ctx;
+} ContextCreate;
+
+static ts_status context_create(ContextCreate *st) {
+  ts_alloc_enter(&st->scope, st->o.realloc_fn, st->o.alloc_user, &st->oom);
+  if (setjmp(st->oom)) {
+    if (st->ctx) ts_context_destroy(st->ctx);
+    st->ctx = NULL;
+    ts_alloc_leave(&st->scope);
+    return TS_ERR_OUT_OF_MEMORY;
+  }
+  st->ctx = ts_calloc(1, sizeof *st->ctx);
+  st->ctx->alloc_fn = st->o.realloc_fn;
+  st->ctx->alloc_user = st->o.alloc_user;
+  context_init(st->ctx, &st->o);
+  ts_alloc_leave(&st->scope);
+  return TS_OK;
+}
+
 ts_status ts_context_create(const ts_context_options *opt, ts_context **out) {
   if (!out) return TS_ERR_INVALID_ARGUMENT;
   *out = NULL;
-  ts_context_options o;
-  if (!copy_options(&o, sizeof o, opt)) return TS_ERR_INVALID_ARGUMENT;
-  ts_context *ctx = ts_calloc(1, sizeof *ctx);
+  ContextCreate st = {0};
+  if (!copy_options(&st.o, sizeof st.o, opt)) return TS_ERR_INVALID_ARGUMENT;
+  ts_status status = context_create(&st);
+  *out = st.ctx;
+  return status;
+}
+
+static void context_init(ts_context *ctx, const ts_context_options *opt) {
+  ts_context_options o = *opt;
   ctx->device = o.device;
   ctx->verbose = o.verbose;
   const char *ev = getenv("TILESCALE_VERBOSE");
@@ -121,12 +174,12 @@ ts_status ts_context_create(const ts_context_options *opt, ts_context **out) {
     fprintf(stderr, "tilescale: device %d: %s; cache %s\n", ctx->device,
             ctx->device_ok ? "ok" : sb_str(&ctx->no_device_why),
             ctx->cache.enabled ? ctx->cache.dir : "disabled");
-  *out = ctx;
-  return TS_OK;
 }
 
 void ts_context_destroy(ts_context *ctx) {
   if (!ctx) return;
+  TsAllocScope scope;
+  rt_alloc_enter(ctx, &scope, NULL);
   if (ctx->cu_ctx) {
     if (ctx->l2_scratch && ctx->drv.cuCtxSetCurrent(ctx->cu_ctx) == CUDA_SUCCESS)
       ctx->drv.cuMemFree(ctx->l2_scratch);
@@ -138,9 +191,11 @@ void ts_context_destroy(ts_context *ctx) {
   sb_free(&ctx->no_device_why);
   sb_free(&ctx->last_error);
   ts_free(ctx);
+  rt_alloc_leave(&scope);
 }
 
 const char *ts_last_error(const ts_context *ctx) {
+  if (ctx && ctx->out_of_memory) return "out of memory (the context's allocator returned NULL)";
   if (!ctx || !ctx->last_error.data) return "";
   return ctx->last_error.data;
 }
@@ -161,17 +216,24 @@ cleanup:
 }
 
 /* ---- programs ------------------------------------------------------------------------------ */
-static ts_status program_parse(ts_context *ctx, char *name, char *text, size_t len, ts_program **out) {
-  ts_program *p = ts_calloc(1, sizeof *p);
+/* A new, empty program, owned by ctx->loading until it is complete (so a load that runs
+ * out of memory frees it, see rt_out_of_memory); its name is copied first. */
+static ts_program *program_new(ts_context *ctx, const char *name) {
+  ts_program *p = ctx->loading = ts_calloc(1, sizeof *p);
   p->ctx = ctx;
-  p->name = name;
-  p->text = text;
-  p->file.name = name;
-  p->file.text = text;
+  p->name = ts_strdup(name);
+  return p;
+}
+
+/* Parses p->text (len bytes) and hands the program over. */
+static ts_status program_parse(ts_context *ctx, ts_program *p, size_t len, ts_program **out) {
+  p->file.name = p->name;
+  p->file.text = p->text;
   p->file.len = len;
   /* The target does not matter for parsing. */
   ts_compiler_init(&p->comp, (TsTarget){90, true});
   p->module = parse_module(&p->comp, &p->file);
+  ctx->loading = NULL;
   if (p->comp.diag.errors > 0 || !p->module) {
     rt_set_error(ctx, "%s", p->comp.diag.errors ? sb_str(&p->comp.diag.out) : "the file could not be parsed");
     ts_program_destroy(p);
@@ -181,35 +243,60 @@ static ts_status program_parse(ts_context *ctx, char *name, char *text, size_t l
   return TS_OK;
 }
 
-ts_status ts_program_load_file(ts_context *ctx, const char *path, ts_program **out) {
-  if (!ctx || !path || !out) return TS_ERR_INVALID_ARGUMENT;
+static ts_status program_load_file(ts_context *ctx, const char *path, ts_program **out) {
   *out = NULL;
   size_t len = 0;
-  char *text = ts_read_file(path, &len);
-  if (!text) {
+  ts_program *p = program_new(ctx, path);
+  p->text = ts_read_file(path, &len);
+  if (!p->text) {
     rt_set_error(ctx, "cannot read %s: %s", path, strerror(errno));
+    ctx->loading = NULL;
+    ts_program_destroy(p);
     return TS_ERR_IO;
   }
-  if (strlen(text) != len) {
+  if (strlen(p->text) != len) {
     rt_set_error(ctx, "%s: the file contains a NUL byte (not a text file?)", path);
-    ts_free(text);
+    ctx->loading = NULL;
+    ts_program_destroy(p);
     return TS_ERR_IO;
   }
-  return program_parse(ctx, ts_strdup(path), text, len, out);
+  return program_parse(ctx, p, len, out);
+}
+
+ts_status ts_program_load_file(ts_context *ctx, const char *path, ts_program **out) {
+  if (!ctx || !path || !out) return TS_ERR_INVALID_ARGUMENT;
+  TsAllocScope scope;
+  jmp_buf oom;
+  rt_alloc_enter(ctx, &scope, &oom);
+  if (setjmp(oom)) return rt_out_of_memory(ctx, &scope);
+  ts_status status = program_load_file(ctx, path, out);
+  rt_alloc_leave(&scope);
+  return status;
 }
 
 ts_status ts_program_load_source(ts_context *ctx, const char *name, const char *source, ts_program **out) {
   if (!ctx || !source || !out) return TS_ERR_INVALID_ARGUMENT;
   *out = NULL;
-  return program_parse(ctx, ts_strdup(name ? name : "<source>"), ts_strdup(source), strlen(source), out);
+  TsAllocScope scope;
+  jmp_buf oom;
+  rt_alloc_enter(ctx, &scope, &oom);
+  if (setjmp(oom)) return rt_out_of_memory(ctx, &scope);
+  ts_program *p = program_new(ctx, name ? name : "<source>");
+  p->text = ts_strdup(source);
+  ts_status status = program_parse(ctx, p, strlen(source), out);
+  rt_alloc_leave(&scope);
+  return status;
 }
 
 void ts_program_destroy(ts_program *prog) {
   if (!prog) return;
+  TsAllocScope scope;
+  rt_alloc_enter(prog->ctx, &scope, NULL);
   if (prog->comp.arena) ts_compiler_fini(&prog->comp);
   ts_free(prog->text);
   ts_free(prog->name);
   ts_free(prog);
+  rt_alloc_leave(&scope);
 }
 
 int ts_program_functions(const ts_program *prog, const char **names, int max) {
@@ -385,10 +472,29 @@ have_binary:
   return TS_OK;
 }
 
+static ts_status kernel_compile(ts_program *prog, const char *func, const ts_param *params, int nparams,
+                                const ts_compile_options *opt, ts_kernel **out);
+
 ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_param *params, int nparams,
                             const ts_compile_options *opt, ts_kernel **out) {
   if (!prog || !func || !out || nparams < 0 || (nparams > 0 && !params)) return TS_ERR_INVALID_ARGUMENT;
   *out = NULL;
+  TsAllocScope scope;
+  jmp_buf oom;
+  rt_alloc_enter(prog->ctx, &scope, &oom);
+  if (setjmp(oom)) {
+    if (prog->compiling) ts_kernel_destroy(prog->compiling);
+    prog->compiling = NULL;
+    return rt_out_of_memory(prog->ctx, &scope);
+  }
+  ts_status status = kernel_compile(prog, func, params, nparams, opt, out);
+  prog->compiling = NULL;
+  rt_alloc_leave(&scope);
+  return status;
+}
+
+static ts_status kernel_compile(ts_program *prog, const char *func, const ts_param *params, int nparams,
+                                const ts_compile_options *opt, ts_kernel **out) {
   ts_context *ctx = prog->ctx;
   ts_compile_options o;
   if (!copy_options(&o, sizeof o, opt)) {
@@ -420,7 +526,7 @@ ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_param *
   }
 
   ts_status status = TS_OK;
-  ts_kernel *k = kernel_alloc(ctx);
+  ts_kernel *k = prog->compiling = kernel_alloc(ctx);
   TsCompiler *c = &k->comp;
   ts_compiler_init(c, target);
   k->arena = c->arena;
@@ -487,6 +593,8 @@ ts_kernel *rt_kernel_new_for_test(ts_context *ctx, const RtParam *params, int np
 
 void ts_kernel_destroy(ts_kernel *k) {
   if (!k) return;
+  TsAllocScope scope;
+  rt_alloc_enter(k->ctx, &scope, NULL);
   if (k->module && k->ctx->cu_ctx && k->ctx->drv.cuCtxSetCurrent(k->ctx->cu_ctx) == CUDA_SUCCESS)
     k->ctx->drv.cuModuleUnload(k->module);
   if (k->comp.arena)
@@ -498,6 +606,7 @@ void ts_kernel_destroy(ts_kernel *k) {
   ts_free(k->cubin);
   ts_free(k->ptx);
   ts_free(k);
+  rt_alloc_leave(&scope);
 }
 
 /* ---- artifacts and parameters ------------------------------------------------------- */

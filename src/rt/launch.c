@@ -457,12 +457,22 @@ static ts_status prepare(ts_kernel *k, const ts_arg *args, int nargs, RtPacked *
   return status;
 }
 
-ts_status ts_kernel_launch(ts_kernel *k, const ts_arg *args, int nargs, void *stream) {
-  if (!k) return TS_ERR_INVALID_ARGUMENT;
+static ts_status kernel_launch(ts_kernel *k, const ts_arg *args, int nargs, void *stream) {
   RtPacked pk;
   ts_status status = prepare(k, args, nargs, &pk);
   if (status != TS_OK) return status;
   return submit(k, &pk, (CUstream)stream);
+}
+
+ts_status ts_kernel_launch(ts_kernel *k, const ts_arg *args, int nargs, void *stream) {
+  if (!k) return TS_ERR_INVALID_ARGUMENT;
+  TsAllocScope scope;
+  jmp_buf oom;
+  rt_alloc_enter(k->ctx, &scope, &oom);
+  if (setjmp(oom)) return rt_out_of_memory(k->ctx, &scope);
+  ts_status status = kernel_launch(k, args, nargs, stream);
+  rt_alloc_leave(&scope);
+  return status;
 }
 
 /* ---- device memory ------------------------------------------------------------------ */
@@ -587,9 +597,23 @@ cleanup:
   return status;
 }
 
+static ts_status kernel_benchmark(ts_kernel *k, const ts_arg *args, int nargs, int warmup, int reps, int flush_l2,
+                                  double *median_ms);
+
 ts_status ts_kernel_benchmark(ts_kernel *k, const ts_arg *args, int nargs, int warmup, int reps, int flush_l2,
                               double *median_ms) {
   if (!k) return TS_ERR_INVALID_ARGUMENT;
+  TsAllocScope scope;
+  jmp_buf oom;
+  rt_alloc_enter(k->ctx, &scope, &oom);
+  if (setjmp(oom)) return rt_out_of_memory(k->ctx, &scope);
+  ts_status status = kernel_benchmark(k, args, nargs, warmup, reps, flush_l2, median_ms);
+  rt_alloc_leave(&scope);
+  return status;
+}
+
+static ts_status kernel_benchmark(ts_kernel *k, const ts_arg *args, int nargs, int warmup, int reps, int flush_l2,
+                                  double *median_ms) {
   RtPacked pk;
   ts_status status = prepare(k, args, nargs, &pk);
   if (status != TS_OK) return status;

@@ -29,6 +29,10 @@ struct ts_context {
   CUdeviceptr l2_scratch;/* flush buffer of the benchmarks, allocated on first use */
   size_t l2_scratch_size;
   StrBuf last_error;
+  bool out_of_memory;    /* the last call ran out of memory (last_error could not be written) */
+  TsReallocFn alloc_fn;  /* ts_context_options.realloc_fn: every allocation for this context */
+  void *alloc_user;
+  ts_program *loading;   /* a program being built (freed if its load runs out of memory) */
   /* Called after a kernel's module is loaded (before its first launch): the distributed
    * runtime uploads its heap-base table here, so kernels need no manual attach. */
   ts_status (*module_hook)(void *user, CUmodule mod);
@@ -42,7 +46,18 @@ struct ts_program {
   SourceFile file;
   TsCompiler comp;       /* owns the AST arena (parsed once per program) */
   AstNode *module;
+  ts_kernel *compiling;  /* a kernel being built (freed if its compile runs out of memory) */
 };
+
+/* Public calls run in the context's allocation scope (base.h): its hook serves every
+ * allocation and a failure returns to RT_OOM_POINT as TS_ERR_OUT_OF_MEMORY.  Use as
+ *   TsAllocScope scope; jmp_buf oom;
+ *   rt_alloc_enter(ctx, &scope, &oom);
+ *   if (setjmp(oom)) return rt_out_of_memory(ctx, &scope);
+ *   ... work ...; rt_alloc_leave(&scope); */
+void rt_alloc_enter(ts_context *ctx, TsAllocScope *scope, jmp_buf *oom);
+void rt_alloc_leave(TsAllocScope *scope);
+ts_status rt_out_of_memory(ts_context *ctx, TsAllocScope *scope); /* leaves the scope */
 
 /* Replaces the context's last error. */
 void rt_set_error(ts_context *ctx, const char *fmt, ...) TS_PRINTF(2, 3);
