@@ -59,8 +59,10 @@ class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     placeholder module, so a script's imports succeed and only a host-side use of such a name
     fails (with KernelOnlyError naming it)."""
 
+    prefixes = {__name__}  # packages whose missing submodules become placeholders
+
     def find_spec(self, fullname, path=None, target=None):
-        if not fullname.startswith(__name__ + "."):
+        if not any(fullname.startswith(p + ".") for p in self.prefixes):
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
@@ -110,7 +112,7 @@ def is_cache_enabled():
 
 
 class DataType:
-    """tvm.DataType-like view of a dtype: .bits, .lanes, .type_code-free (host use only)."""
+    """tvm.DataType-like view of a dtype name: .bits and .lanes (host use only)."""
 
     def __init__(self, d):
         self.dtype = _dtype(d)
@@ -130,3 +132,10 @@ __all__ = ["jit", "compile", "par_compile", "JITKernel", "JITImpl", "autotune", 
            "profiler", "PassConfigKey", "TensorSupplyType", "cdiv", "ceildiv", "next_power_of_2",
            "disable_cache", "enable_cache", "is_cache_enabled", "set_log_level", "env", "DataType",
            "TileLangError", "KernelOnlyError", "__version__"]
+
+
+def __getattr__(name):
+    if name == "tvm":  # `from tilelang import tvm as tvm`: the host stand-in python/tvm
+        import importlib
+        return importlib.import_module("tvm")
+    raise AttributeError("module 'tilelang' has no attribute %r" % name)

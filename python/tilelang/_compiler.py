@@ -9,7 +9,9 @@ and which module-level names a @T.prim_func may override.  No kernel body is eva
 import ast
 import logging
 import os
+import sys
 import threading
+import time
 
 from .env import env as _env
 from .language import _Placeholder
@@ -337,11 +339,11 @@ def compile_function(info, params, *, target=None, execution_backend=None, verbo
     compiler = compiler_for(execution_backend)
     prog = program(info.path)
     dparams = params_text(params, info.name)
+    t0 = time.time()
+    k = prog.compile(info.name, arch, params=dparams, compiler=compiler)
     if verbose or _env.TILELANG_PRINT_ON_COMPILATION:
-        logger.info("compiling %s:%s with %s", info.path, info.name,
-                    ", ".join("%s=%s" % kv for kv in dparams.items()) or "no parameters")
-    return prog.compile(info.name, arch, params=dparams, compiler=compiler)
-
-
-__all__ = ["context", "program", "FuncInfo", "EagerSignature", "param_text", "compile_function",
-           "TileLangError", "compiler_for", "arch_for", "_Placeholder"]
+        print("tilelang: compiled %s:%s(%s) in %.2f s%s" % (
+            os.path.basename(info.path), info.name,
+            ", ".join("%s=%s" % kv for kv in dparams.items()), time.time() - t0,
+            " (cached)" if k.from_cache else ""), file=sys.stderr)
+    return k
