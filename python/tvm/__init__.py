@@ -6,6 +6,7 @@ import tilelang as _tilelang
 from tilelang import DataType  # noqa: F401
 
 _tilelang._PlaceholderFinder.prefixes.add(__name__)
+from . import testing  # noqa: E402,F401 (tvm.testing.requires_* without an import)
 
 
 def __getattr__(name):
