@@ -1,0 +1,1 @@
+"""tilelang.carver: only the device queries host code uses (carver.arch.driver)."""

@@ -1,0 +1,57 @@
+"""tilelang.env: the TILELANG_* environment settings TileScale honours.
+
+TILELANG_DISABLE_CACHE (or TILESCALE_DISABLE_CACHE) turns the library's disk cache off;
+TILELANG_VERBOSE makes the library report progress; TILELANG_PRINT_ON_COMPILATION logs each
+compile; TILELANG_EXECUTION_BACKEND and TILELANG_DEFAULT_TARGET give defaults for jit/compile.
+The cache itself is libtilescale's ($TILESCALE_CACHE_DIR, default ~/.cache/tilescale)."""
+import os
+
+__all__ = ["env", "Environment"]
+
+
+def _flag(name):
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class Environment:
+    """Reads the variables when asked (a script may set them after importing tilelang)."""
+
+    def __init__(self):
+        self._cache_disabled = None  # set by tilelang.disable_cache() / enable_cache()
+
+    def is_cache_disabled(self):
+        if self._cache_disabled is not None:
+            return self._cache_disabled
+        return _flag("TILELANG_DISABLE_CACHE") or _flag("TILESCALE_DISABLE_CACHE")
+
+    def is_cache_enabled(self):
+        return not self.is_cache_disabled()
+
+    def disable_cache(self):
+        self._cache_disabled = True
+
+    def enable_cache(self):
+        self._cache_disabled = False
+
+    def is_light_import(self):
+        return True
+
+    @property
+    def TILELANG_VERBOSE(self):
+        return _flag("TILELANG_VERBOSE")
+
+    @property
+    def TILELANG_PRINT_ON_COMPILATION(self):
+        return _flag("TILELANG_PRINT_ON_COMPILATION")
+
+    @property
+    def TILELANG_CACHE_DIR(self):
+        return os.environ.get("TILESCALE_CACHE_DIR") or os.path.expanduser("~/.cache/tilescale")
+
+    def __getattr__(self, name):  # other TILELANG_* / TL_* settings: their raw value
+        if name.startswith(("TILELANG_", "TL_")):
+            return os.environ.get(name)
+        raise AttributeError(name)
+
+
+env = Environment()

@@ -1,0 +1,326 @@
+"""@tilelang.jit and tilelang.compile over libtilescale.
+
+Both TileLang kernel styles, told apart by the C front end's own rule (a nested @T.prim_func
+makes a lazy factory):
+- lazy: `kernel = matmul(1024, 1024, 1024, 128, 128, 32)` compiles function `matmul` of the
+  script's file with the call's values as -D parameters and returns a JITKernel (cached by the
+  values);
+- eager: `c = matmul(a, b, 128, 128, 32)` takes the T.const sizes from the tensors' shapes (or
+  keywords), compiles with the other values as -D parameters, launches and returns the outputs;
+  `matmul.compile(M=..., N=..., ...)` only compiles.
+`tilelang.compile(prim_func)` compiles what a @T.prim_func marker names: a module-level
+prim_func (plain module constants it reads go along as -D overrides) or one built by a plain
+factory call (the factory is recompiled with that call's argument values)."""
+import functools
+import inspect
+import threading
+
+from .. import _compiler as _c
+from ..language import PrimFuncRef
+from .kernel import JITKernel, normalize_out_idx
+
+__all__ = ["jit", "compile", "par_compile", "JITImpl", "JITKernel"]
+
+_OPTIONS = ("out_idx", "target", "target_host", "execution_backend", "verbose", "pass_configs",
+            "debug_root_path", "compile_flags")
+
+
+def _check_unknown(fn, unknown):
+    if unknown:
+        raise TypeError("tilelang.%s() got unexpected keyword argument%s %s (accepted: %s)" % (
+            fn, "s" if len(unknown) > 1 else "", ", ".join(repr(k) for k in sorted(unknown)),
+            ", ".join(_OPTIONS)))
+
+
+def _is_tensor(x):
+    return hasattr(x, "data_ptr") and hasattr(x, "shape") and hasattr(x, "stride")
+
+
+class _Options:
+    def __init__(self, out_idx=None, target=None, target_host=None, execution_backend=None,
+                 verbose=None, pass_configs=None, debug_root_path=None, compile_flags=None):
+        _c.arch_for(target)                 # bad targets and backends fail at decoration
+        _c.compiler_for(execution_backend)
+        if out_idx is not None and not isinstance(out_idx, (int, list, tuple)):
+            raise TypeError("tilelang: out_idx must be an int or a list of ints, got %r" % (out_idx,))
+        self.out_idx, self.target, self.execution_backend = out_idx, target, execution_backend
+        self.target_host, self.verbose = target_host, bool(verbose)
+        self.pass_configs, self.compile_flags = pass_configs, compile_flags
+        self.debug_root_path = debug_root_path
+
+    def key(self):
+        return (repr(self.out_idx), str(self.target), str(self.execution_backend))
+
+    def build(self, info, values, config=None):
+        k = _c.compile_function(info, values, target=self.target,
+                                execution_backend=self.execution_backend, verbose=self.verbose)
+        return JITKernel(k, None if info.style == "eager" else self.out_idx, name=info.name,
+                         config=config, pass_configs=self.pass_configs,
+                         compile_flags=self.compile_flags, target=self.target,
+                         execution_backend=self.execution_backend,
+                         debug_root_path=self.debug_root_path)
+
+
+class JITImpl:
+    """What @tilelang.jit returns: call it (lazy: -> JITKernel; eager: runs), or .compile()."""
+
+    def __init__(self, func, **options):
+        self.func = func
+        self.options = _Options(**options)
+        self.out_idx = self.options.out_idx
+        self.pass_configs = self.options.pass_configs
+        self.signature = inspect.signature(func)
+        functools.update_wrapper(self, func)
+        self._info = None
+        self._cache = {}
+        self._lock = threading.Lock()
+
+    @property
+    def info(self):
+        if self._info is None:
+            self._info = _c.FuncInfo(self.func, "@tilelang.jit function")
+        return self._info
+
+    @property
+    def mode(self):
+        return "eager" if self.info.style == "eager" else "lazy"
+
+    def __repr__(self):
+        return "<tilelang.jit %s>" % getattr(self.func, "__qualname__", self.func)
+
+    # ---- argument binding --------------------------------------------------------------------
+    def _bind(self, args, kwargs, partial=False):
+        try:
+            if partial:
+                return self.signature.bind_partial(*args, **kwargs)
+            return self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError("tilelang: %s(): %s" % (self.info.name, e)) from None
+
+    def _lazy_values(self, args, kwargs):
+        bound = self._bind(args, kwargs)
+        values = {}
+        for name, v in bound.arguments.items():
+            kind = self.signature.parameters[name].kind
+            if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                if v:
+                    raise TypeError("tilelang: %s(): values for *%s cannot be passed to the "
+                                    "compiler (it binds parameters by name)" % (self.info.name, name))
+                continue
+            values[name] = v
+        return values
+
+    def _eager_values(self, args, kwargs, need_tensors):
+        """(-D values, {param: tensor}) of an eager call: T.const values from keywords, else
+        from the first tensor dimension (or stride) declared with exactly that name."""
+        info, sig = self.info, self.info.eager
+        if self.options.out_idx is not None:
+            raise ValueError("tilelang: %s is an eager kernel: its outputs are the T.empty tensors "
+                             "it returns, out_idx is for lazy factories" % info.name)
+        kwargs = dict(kwargs)
+        consts = {c: kwargs.pop(c) for c in list(kwargs)
+                  if c in sig.consts and c not in self.signature.parameters}
+        bound = self._bind(args, kwargs, partial=True)
+        tensors, values = {}, {}
+        for name, v in bound.arguments.items():
+            if _is_tensor(v):
+                tensors[name] = v
+            elif name in sig.tensors:
+                raise TypeError("tilelang: %s(): '%s' is declared as a tensor (%s: T.Tensor(...)), "
+                                "got %s" % (info.name, name, name, type(v).__name__))
+            else:
+                values[name] = v
+        if need_tensors:
+            missing = [t for t in sig.tensors if t not in tensors]
+            if missing:
+                raise TypeError("tilelang: %s() missing tensor argument%s %s" % (
+                    info.name, "s" if len(missing) > 1 else "", ", ".join(map(repr, missing))))
+        for c in sig.consts:
+            if c in consts:
+                values[c] = consts[c]
+                continue
+            m = sig.matcher.get(c)
+            if m is None or m[0] not in tensors:
+                where = (" or pass the tensor '%s'" % m[0]) if m else (
+                    "; it is not used directly as any tensor dimension, so no tensor gives it")
+                raise ValueError("tilelang: %s(): no value for T.const '%s': pass it as a keyword "
+                                 "(%s=...)%s" % (info.name, c, c, where))
+            t = tensors[m[0]]
+            values[c] = int(t.shape[m[2]]) if m[1] == "shape" else int(t.stride()[m[2]])
+        return values, tensors
+
+    # ---- compile and call --------------------------------------------------------------------
+    def _key(self, values):
+        """Cache key: every parameter's -D text, defaults included (so f(256) and
+        f(256, block=128) with block=128 the default share a kernel)."""
+        full = dict(values)
+        for name, p in self.signature.parameters.items():
+            if name not in full and p.default is not p.empty:
+                full[name] = p.default
+        key = []
+        for k, v in sorted(full.items()):
+            try:
+                key.append((k, _c.param_text(v)))
+            except TypeError:
+                key.append((k, "<%s>" % repr(v)))
+        return tuple(key)
+
+    def _kernel(self, values, config=None):
+        key = self._key(values)
+        with self._lock:
+            k = self._cache.get(key)
+        if k is None:
+            k = self.options.build(self.info, values, config)
+            with self._lock:
+                k = self._cache.setdefault(key, k)
+        return k
+
+    def compile(self, *args, **kwargs):
+        """Compiles with these values (eager: sizes as keywords, M=..., N=...)."""
+        if self.info.style == "eager":
+            values, _ = self._eager_values(args, kwargs, need_tensors=False)
+        elif self.info.style == "prim":
+            if args or kwargs:
+                raise TypeError("tilelang: %s is a @T.prim_func: it takes no compile-time values"
+                                % self.info.name)
+            values = {}
+        else:
+            values = self._lazy_values(args, kwargs)
+        return self._kernel(values)
+
+    def __call__(self, *args, **kwargs):
+        if self.info.style != "eager":
+            return self.compile(*args, **kwargs)
+        values, tensors = self._eager_values(args, kwargs, need_tensors=True)
+        k = self._kernel(values)
+        ins = []
+        for a in k.inputs:
+            if a.name not in tensors:
+                raise TypeError("tilelang: %s(): no tensor for kernel parameter '%s'"
+                                % (self.info.name, a.name))
+            ins.append(tensors[a.name])
+        return k(*ins)
+
+    def get_kernel_source(self, *args, **kwargs):
+        return self.compile(*args, **kwargs).get_kernel_source()
+
+    def get_tir(self, *args, **kwargs):
+        return self.compile(*args, **kwargs).get_tir()
+
+    def par_compile(self, configs, num_workers=None, ignore_error=False):
+        """Compiles each config (a dict of keyword values) — sequentially in this version."""
+        out = []
+        for cfg in configs:
+            try:
+                out.append(self.compile(**cfg))
+            except Exception:
+                if not ignore_error:
+                    raise
+                out.append(None)
+        return out
+
+
+def jit(func=None, *, out_idx=None, target=None, target_host=None, execution_backend=None,
+        verbose=None, pass_configs=None, debug_root_path=None, compile_flags=None, **unknown):
+    """@tilelang.jit or @tilelang.jit(out_idx=..., pass_configs=..., ...)."""
+    _check_unknown("jit", unknown)
+    opts = dict(out_idx=out_idx, target=target, target_host=target_host,
+                execution_backend=execution_backend, verbose=verbose, pass_configs=pass_configs,
+                debug_root_path=debug_root_path, compile_flags=compile_flags)
+    if func is None:
+        return lambda f: _jit_one(f, opts)
+    return _jit_one(func, opts)
+
+
+def _jit_one(func, opts):
+    if isinstance(func, PrimFuncRef):  # @tilelang.jit over @T.prim_func
+        func = func.func
+    if not callable(func) or not hasattr(func, "__code__"):
+        raise TypeError("tilelang.jit: expected a function, got %r" % (func,))
+    return JITImpl(func, **opts)
+
+
+# ---- tilelang.compile ------------------------------------------------------------------------
+_compiled = {}
+_compiled_lock = threading.Lock()
+
+
+class _CodeFunc:
+    """A factory known only by its code object (the frame that built a @T.prim_func)."""
+
+    def __init__(self, code, qualname):
+        self.__code__, self.__qualname__, self.__name__ = code, qualname, code.co_name
+
+
+def _prim_values(ref):
+    """(FuncInfo, -D values) for a PrimFuncRef."""
+    if ref.factory is None:  # module-level prim_func: plain module constants as overrides
+        info = _c.FuncInfo(ref.func, "@T.prim_func")
+        g = ref.func.__globals__
+        values = {}
+        for n in sorted(_c.referenced_names(ref.func.__code__) & info.module_names):
+            if n in g:
+                try:
+                    _c.param_text(g[n])
+                except TypeError:
+                    continue  # a function, module or object: the compiler's own value stands
+                values[n] = g[n]
+        return info, values
+    info = _c.FuncInfo(_CodeFunc(ref.factory, ref.factory_frame), "factory")
+    if info.style != "lazy":
+        raise _c.TileLangError("tilelang: the compiler does not see '%s' as a kernel factory"
+                               % info.name)
+    reassigned = _c.assigned_params(info.node) & set(ref.factory_args)
+    if reassigned:
+        raise _c.TileLangError(
+            "tilelang: factory '%s' assigns to its parameter%s %s before building its @T.prim_func; "
+            "the compiler re-runs the factory from its source with the call's values, which are "
+            "lost here: decorate '%s' with @tilelang.jit instead" % (
+                info.name, "s" if len(reassigned) > 1 else "", ", ".join(sorted(reassigned)),
+                info.name))
+    # values left at their defaults are not passed: the compiler applies the same defaults
+    return info, {k: v for k, v in ref.factory_args.items()
+                  if not (k in ref.factory_defaults and ref.factory_defaults[k] is v)}
+
+
+def compile(func=None, out_idx=None, execution_backend=None, target=None, target_host=None,  # noqa: A001
+            verbose=None, pass_configs=None, compile_flags=None, **unknown):
+    """Compiles a @T.prim_func (or a factory call's result) into a JITKernel."""
+    _check_unknown("compile", unknown)
+    if isinstance(func, JITKernel):
+        return func
+    if isinstance(func, JITImpl):
+        return func.compile()
+    if not isinstance(func, PrimFuncRef):
+        raise TypeError("tilelang.compile: expected a @T.prim_func (or what a factory returns), "
+                        "got %r" % (func,))
+    opts = _Options(out_idx=out_idx, target=target, target_host=target_host,
+                    execution_backend=execution_backend, verbose=verbose,
+                    pass_configs=pass_configs, compile_flags=compile_flags)
+    info, values = _prim_values(func)
+    key = (info.path, info.name, tuple(sorted((k, str(v)) for k, v in
+                                              _c.params_text(values, info.name).items())),
+           opts.key())
+    with _compiled_lock:
+        k = _compiled.get(key)
+    if k is None:
+        k = opts.build(info, values)
+        with _compiled_lock:
+            k = _compiled.setdefault(key, k)
+    return k
+
+
+def par_compile(funcs, out_idx=None, execution_backend=None, target=None, target_host=None,
+                verbose=None, pass_configs=None, compile_flags=None, num_workers=None,
+                ignore_error=False):
+    out = []
+    for f in funcs:
+        try:
+            out.append(compile(f, out_idx=out_idx, execution_backend=execution_backend,
+                               target=target, target_host=target_host, verbose=verbose,
+                               pass_configs=pass_configs, compile_flags=compile_flags))
+        except Exception:
+            if not ignore_error:
+                raise
+            out.append(None)
+    return out

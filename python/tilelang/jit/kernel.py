@@ -1,0 +1,162 @@
+"""JITKernel: one compiled kernel (a tilescale.Kernel) with TileLang's calling convention.
+
+Calling it with only the inputs allocates the outputs (out_idx, or T.empty in the eager style)
+with torch on the inputs' device and returns them: one tensor, or a list of several.  Passing
+every parameter launches in place and returns None.  The launch itself (argument checks, torch's
+current stream) is tilescale.Kernel's."""
+import logging
+import os
+
+logger = logging.getLogger("tilelang")
+
+__all__ = ["JITKernel", "normalize_out_idx"]
+
+_warned = set()
+
+
+def _warn_once(key, msg, *args):
+    if key not in _warned:
+        _warned.add(key)
+        logger.warning(msg, *args)
+
+
+def normalize_out_idx(out_idx, nparams, name="kernel"):
+    """out_idx (int, list or None) as a sorted list of non-negative parameter indices."""
+    if out_idx is None:
+        return None
+    items = [out_idx] if isinstance(out_idx, int) else list(out_idx)
+    out = []
+    for i in items:
+        if not isinstance(i, int) or not -nparams <= i < nparams:
+            raise ValueError("tilelang: out_idx %r is out of range for %s's %d parameters"
+                             % (i, name, nparams))
+        out.append(i % nparams)
+    return sorted(set(out))
+
+
+def _torch_dtype(name):
+    import torch
+    from ..language.dtypes import dtype
+    return dtype(name).as_torch() if name != "bool" else torch.bool
+
+
+class JITKernel:
+    """A compiled kernel: `kernel(*inputs)` runs it; get_kernel_source(), get_profiler()."""
+
+    def __init__(self, kernel, out_idx=None, *, name=None, config=None, pass_configs=None,
+                 compile_flags=None, target=None, execution_backend=None, debug_root_path=None):
+        self.kernel = kernel            # tilescale.Kernel
+        self.name = name or kernel.name
+        self.params = kernel.args       # [tilescale.ArgInfo]
+        self.target, self.execution_backend = target, execution_backend
+        explicit = normalize_out_idx(out_idx, len(self.params), self.name)
+        self.out_idx = explicit if explicit is not None else [
+            i for i, a in enumerate(self.params) if a.is_output]
+        self.result_idx = self.out_idx
+        self.pass_configs = dict(pass_configs or {})
+        self.compile_flags = compile_flags
+        self.config = config            # the autotuner's choice, when tuned
+        self.latency = self.ref_latency = None
+        self._check_options()
+        if debug_root_path:
+            os.makedirs(debug_root_path, exist_ok=True)
+            with open(os.path.join(debug_root_path, self.name + ".cu"), "w") as f:
+                f.write(self.get_kernel_source() or "")
+
+    def _check_options(self):
+        """Options given from Python that the library was not told about (it reads
+        pass_configs from the @tilelang.jit decorator in the source, and has no way to take
+        them, or compile flags, from the caller): said once, never silently dropped."""
+        got = self.kernel.pass_configs
+        for k, v in self.pass_configs.items():
+            key = str(getattr(k, "value", k))
+            if key not in got:
+                _warn_once(("pc", key), "tilelang: pass_config %s=%r is not applied: TileScale only "
+                           "reads pass_configs written on the @tilelang.jit decorator", key, v)
+        if self.compile_flags:
+            _warn_once(("cf", str(self.compile_flags)), "tilelang: compile_flags %r are ignored by "
+                       "TileScale (NVRTC options are chosen by the library)", self.compile_flags)
+
+    # ---- calling ----------------------------------------------------------------------------
+    @property
+    def inputs(self):
+        return [a for i, a in enumerate(self.params) if i not in self.out_idx]
+
+    def _device(self, args):
+        for a in args:
+            if getattr(a, "is_cuda", False):
+                return a.device
+        import torch
+        return torch.device("cuda", torch.cuda.current_device())
+
+    def __call__(self, *args, stream=None):
+        n, outs_idx = len(self.params), self.out_idx
+        if len(args) == n:
+            self.kernel(*args, stream=stream)
+            return None
+        if len(args) != n - len(outs_idx):
+            names = ", ".join(a.name for a in self.inputs)
+            raise TypeError("tilelang: %s takes %d inputs (%s), got %d"
+                            % (self.name, n - len(outs_idx), names, len(args)))
+        import torch
+        dev = self._device(args)
+        it, full, outs = iter(args), [], []
+        for i, a in enumerate(self.params):
+            if i not in outs_idx:
+                full.append(next(it))
+                continue
+            if a.kind != "tensor" or any(s is None for s in a.shape):
+                raise TypeError("tilelang: cannot allocate output '%s' of %s: its shape %s has "
+                                "dynamic dimensions the library does not relate to the inputs; "
+                                "pass every argument" % (a.name, self.name, a.shape))
+            outs.append(torch.empty(a.shape, dtype=_torch_dtype(a.dtype), device=dev))
+            full.append(outs[-1])
+        self.kernel(*full, stream=stream)
+        if not outs:
+            return None
+        return outs[0] if len(outs) == 1 else outs
+
+    # ---- artifacts ---------------------------------------------------------------------------
+    def get_kernel_source(self, kernel_only=True):
+        return self.kernel.source
+
+    @property
+    def kernel_source(self):
+        return self.kernel.source
+
+    def get_host_source(self):
+        return ("// TileScale launches kernels from libtilescale (ts_kernel_launch); there is no "
+                "generated host source.\n")
+
+    def get_ptx(self):
+        return self.kernel.ptx
+
+    def show_source(self):
+        print(self.get_kernel_source())
+
+    def show_ptx(self):
+        print(self.get_ptx())
+
+    def get_tir(self, *args, **kwargs):
+        """The library's IR after its pass pipeline, as text (TileScale has no TIR objects)."""
+        return self.kernel.ir
+
+    def export_library(self, path):
+        raise NotImplementedError("tilelang: export_library is not supported; the cubin is "
+                                  "kernel.kernel.cubin, or use `tilescale compile --emit lib`")
+
+    def get_profiler(self, tensor_supply_type=None):
+        from ..profiler import Profiler
+        from ..utils.tensor import TensorSupplyType
+        return Profiler(self, tensor_supply_type or TensorSupplyType.Auto)
+
+    def run_once(self, func=None):
+        return self.get_profiler().run_once(func)
+
+    @property
+    def adapter(self):
+        return self
+
+    def __repr__(self):
+        return "<tilelang.JITKernel %s(%s) out_idx=%s>" % (
+            self.name, ", ".join(a.name for a in self.params), self.out_idx)

@@ -1,0 +1,1 @@
+"""tilelang.tileop: host placeholders of tile-operator enums."""
