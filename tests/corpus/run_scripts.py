@@ -1,0 +1,115 @@
+"""run_scripts.py — runs TileLang's own example scripts unchanged (`python3 FILE`, in the file's
+folder) with this project's `tilelang` package, on the GPU, and sorts the outcomes.
+
+    python3 tests/corpus/run_scripts.py CORPUS_EXAMPLES_DIR [-j 6] [--timeout 240] [--only SUBSTR]
+            [--json OUT.json] [--shard I/N]
+
+Each script builds its inputs, runs its kernels and checks them against its own torch
+reference, so an assertion failure after the kernels ran is a WRONG result (the class of bug
+that matters most), told apart from kernels that do not compile (COMPILE), scripts that need
+something the environment lacks (MISSING: a third-party module), time-outs and other errors.
+Scripts for other hardware (AMD, Blackwell sm100/sm120/tcgen05) and TileLang's deliberately
+broken autodd inputs are skipped.  One line per script, then per-class totals."""
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SKIP_DIRS = ("amd", "autodd", "blockscaled_gemm_sm100", "flash_attention_sm100", "gemm_sm120", "gemm_tcgen05",
+             "bitnet-1.58b")
+SKIP_NAME = re.compile(r"(sm100|sm120|tcgen05|triton|_amd|cdna)", re.I)
+
+CLASSES = [
+    ("WRONG", re.compile(r"AssertionError|Mismatched elements|not close|assert_allclose|Tensor-likes are not")),
+    ("COMPILE", re.compile(r"TS_ERR_COMPILE|TS_ERR_UNSUPPORTED|TileScaleError")),
+    ("MISSING", re.compile(r"ModuleNotFoundError|No module named")),
+]
+
+
+def scripts(corpus, only):
+    out = []
+    for d, _, files in os.walk(corpus):
+        rel = os.path.relpath(d, corpus)
+        if rel.split(os.sep)[0] in SKIP_DIRS:
+            continue
+        for f in sorted(files):
+            if not f.endswith(".py") or f.startswith(("test_", "regression_", "benchmark_", "conftest")):
+                continue
+            if SKIP_NAME.search(f):
+                continue
+            path = os.path.join(d, f)
+            text = open(path, errors="replace").read()
+            if "__main__" not in text or "tilelang" not in text:
+                continue
+            if only and only not in path:
+                continue
+            out.append(path)
+    return sorted(out)
+
+
+def first_error(text):
+    lines = [l for l in text.splitlines() if l.strip()]
+    for l in reversed(lines):
+        if re.search(r"Error|error:|Exception|Traceback|Killed", l):
+            return l.strip()[:300]
+    return (lines[-1].strip()[:300] if lines else "(no output)")
+
+
+def run_one(path, timeout, env):
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run([sys.executable, os.path.basename(path)], cwd=os.path.dirname(path), env=env,
+                           capture_output=True, text=True, timeout=timeout, errors="replace")
+        out, rc = (p.stdout or "") + (p.stderr or ""), p.returncode
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or "") if isinstance(e.stdout, str) else ""
+        return path, "TIMEOUT", "ran past %d s" % timeout, time.monotonic() - t0
+    secs = time.monotonic() - t0
+    if rc == 0:
+        return path, "PASS", "", secs
+    for name, pat in CLASSES:
+        if pat.search(out):
+            return path, name, first_error(out), secs
+    return path, "ERROR", first_error(out), secs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("corpus")
+    ap.add_argument("-j", type=int, default=6)
+    ap.add_argument("--timeout", type=int, default=240)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--json", default="")
+    ap.add_argument("--shard", default="0/1", help="I/N: run every N-th script starting at I (split over calls)")
+    a = ap.parse_args()
+    if not os.path.isdir(a.corpus):
+        sys.exit("run_scripts.py: %s is not a folder (the corpus's tilelang/examples)" % a.corpus)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("TILESCALE_LIB", os.path.join(ROOT, "build", "libtilescale.so"))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    si, sn = (int(x) for x in a.shard.split("/"))
+    todo = scripts(a.corpus, a.only)[si::sn]
+    print("running %d scripts, %d at a time, %d s each at most" % (len(todo), a.j, a.timeout), flush=True)
+    results = []
+    with cf.ThreadPoolExecutor(a.j) as ex:
+        for path, cls, why, secs in ex.map(lambda p: run_one(p, a.timeout, env), todo):
+            rel = os.path.relpath(path, a.corpus)
+            results.append({"script": rel, "class": cls, "why": why, "seconds": round(secs, 1)})
+            print("%-8s %-70s %6.1fs %s" % (cls, rel, secs, why), flush=True)
+    totals = {}
+    for r in results:
+        totals[r["class"]] = totals.get(r["class"], 0) + 1
+    print("scripts: %d; " % len(results) + ", ".join("%s %d" % kv for kv in sorted(totals.items())))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
