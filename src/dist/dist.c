@@ -602,15 +602,18 @@ ts_status ts_dist_init(ts_context *ctx, const ts_dist_options *opt, ts_dist **ou
   rt_alloc_enter(ctx, &scope, NULL);
   ts_status status = dist_api_init(ctx, opt, out);
   rt_alloc_leave(&scope);
+  if (status == TS_OK) rt_context_ref(ctx); /* the context outlives the distributed one */
   return status;
 }
 
 void ts_dist_finalize(ts_dist *d) {
   if (!d) return;
   TsAllocScope scope;
-  rt_alloc_enter(d->ctx, &scope, NULL);
+  ts_context *ctx = d->ctx;
+  rt_alloc_enter(ctx, &scope, NULL);
   dist_api_finalize(d);
   rt_alloc_leave(&scope);
+  rt_context_unref(ctx);
 }
 
 ts_status ts_dist_malloc(ts_dist *d, size_t bytes, void **ptr) {

@@ -145,6 +145,7 @@ static ts_status context_create(ContextCreate *st) {
     return TS_ERR_OUT_OF_MEMORY;
   }
   st->ctx = ts_calloc(1, sizeof *st->ctx);
+  atomic_init(&st->ctx->refs, 1);
   st->ctx->alloc_fn = st->o.realloc_fn;
   st->ctx->alloc_user = st->o.alloc_user;
   context_init(st->ctx, &st->o);
@@ -176,8 +177,22 @@ static void context_init(ts_context *ctx, const ts_context_options *opt) {
             ctx->cache.enabled ? ctx->cache.dir : "disabled");
 }
 
+void rt_context_ref(ts_context *ctx) { atomic_fetch_add(&ctx->refs, 1); }
+
+static void context_free(ts_context *ctx);
+
+void rt_context_unref(ts_context *ctx) {
+  if (atomic_fetch_sub(&ctx->refs, 1) == 1) context_free(ctx);
+}
+
+/* Drops the caller's reference; the context is freed with its last program or kernel. */
 void ts_context_destroy(ts_context *ctx) {
-  if (!ctx) return;
+  if (!ctx || ctx->destroy_requested) return;
+  ctx->destroy_requested = true;
+  rt_context_unref(ctx);
+}
+
+static void context_free(ts_context *ctx) {
   TsAllocScope scope;
   rt_alloc_enter(ctx, &scope, NULL);
   if (ctx->cu_ctx) {
@@ -221,6 +236,7 @@ cleanup:
 static ts_program *program_new(ts_context *ctx, const char *name) {
   ts_program *p = ctx->loading = ts_calloc(1, sizeof *p);
   p->ctx = ctx;
+  rt_context_ref(ctx);
   p->name = ts_strdup(name);
   return p;
 }
@@ -295,8 +311,10 @@ void ts_program_destroy(ts_program *prog) {
   if (prog->comp.arena) ts_compiler_fini(&prog->comp);
   ts_free(prog->text);
   ts_free(prog->name);
+  ts_context *ctx = prog->ctx;
   ts_free(prog);
   rt_alloc_leave(&scope);
+  rt_context_unref(ctx);
 }
 
 int ts_program_functions(const ts_program *prog, const char **names, int max) {
@@ -314,6 +332,7 @@ static TsTarget default_target(const ts_context *ctx) {
 static ts_kernel *kernel_alloc(ts_context *ctx) {
   ts_kernel *k = ts_calloc(1, sizeof *k);
   k->ctx = ctx;
+  rt_context_ref(ctx);
   return k;
 }
 
@@ -605,8 +624,10 @@ void ts_kernel_destroy(ts_kernel *k) {
   sb_free(&k->dump_text);
   ts_free(k->cubin);
   ts_free(k->ptx);
+  ts_context *ctx = k->ctx;
   ts_free(k);
   rt_alloc_leave(&scope);
+  rt_context_unref(ctx);
 }
 
 /* ---- artifacts and parameters ------------------------------------------------------- */

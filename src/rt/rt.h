@@ -10,12 +10,18 @@
 #ifndef TS_RT_RT_H
 #define TS_RT_RT_H
 
+#include <stdatomic.h>
 #include "../front/ast.h"
 #include "cache.h"
 #include "cuda_driver.h"
 #include "jit.h"
 
 struct ts_context {
+  /* The context lives until ts_context_destroy has been called AND its last program and
+   * kernel are destroyed (they hold references): destroying them in any order is safe (a
+   * Python interpreter's shutdown, for one, frees objects in no particular order). */
+  _Atomic int refs;
+  bool destroy_requested;
   int device;            /* CUDA ordinal asked for */
   int verbose;
   RtCache cache;
@@ -58,6 +64,10 @@ struct ts_program {
 void rt_alloc_enter(ts_context *ctx, TsAllocScope *scope, jmp_buf *oom);
 void rt_alloc_leave(TsAllocScope *scope);
 ts_status rt_out_of_memory(ts_context *ctx, TsAllocScope *scope); /* leaves the scope */
+
+/* References held by programs and kernels (see ts_context.refs). */
+void rt_context_ref(ts_context *ctx);
+void rt_context_unref(ts_context *ctx);
 
 /* Replaces the context's last error. */
 void rt_set_error(ts_context *ctx, const char *fmt, ...) TS_PRINTF(2, 3);

@@ -64,3 +64,30 @@ TEST(api_pass_configs_and_outputs_recorded) {
   ts_program_destroy(prog);
   ts_context_destroy(ctx);
 }
+
+/* Objects may be destroyed in any order: the context lives on until its last program and
+ * kernel are gone (a Python interpreter's shutdown frees them in no particular order; this
+ * once crashed every TileLang script at exit). */
+TEST(api_context_destroyed_before_its_objects) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *p = NULL;
+  const char *src = "import tilelang.language as T\n"
+                    "@T.prim_func\n"
+                    "def k(A: T.Tensor((64,), 'float32')):\n"
+                    "    with T.Kernel(1, threads=64) as bx:\n"
+                    "        for i in T.Parallel(64):\n"
+                    "            A[i] = A[i] + 1\n";
+  REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0};
+  ts_kernel *k = NULL;
+  REQUIRE(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
+  ts_context_destroy(ctx);     /* first: the program and kernel still work */
+  CHECK(ts_kernel_text(k, TS_EMIT_CUDA) != NULL);
+  ts_kernel *k2 = NULL;
+  CHECK(ts_kernel_compile(p, "k", NULL, 0, &o, &k2) == TS_OK);
+  ts_program_destroy(p);
+  ts_kernel_destroy(k);
+  ts_kernel_destroy(k2);       /* the context is freed here (ASan checks the order) */
+}
