@@ -442,9 +442,24 @@ static void binary(Cg *g, StrBuf *sb, const IrExpr *e, int min_prec) {
   close_paren(sb, p, min_prec);
 }
 
-/* ts::f(a, b) with both operands in the result type (the helpers are templates). */
+/* Dynamic sizes arrive as int64_t parameters (the launch ABI) whatever their IR type, so
+ * an expression over one T.dynamic int32 size is 64-bit in C while the IR calls it int32. */
+static void c_wider_than_ir(IrExpr *e, void *ctx) {
+  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_DYNAMIC && e->u.var->dtype != TS_DTYPE_INT64) *(bool *)ctx = true;
+}
+static bool c_type_may_differ(const IrExpr *e) {
+  bool found = false;
+  IrVisitor v = {NULL, c_wider_than_ir, &found};
+  ir_visit_expr((IrExpr *)e, &v);
+  return found;
+}
+
+/* ts::f(a, b) with both operands in the result type (the helpers are templates).  When an
+ * operand's C type may differ from its IR type (above), the template argument is explicit:
+ * `ts::floordiv<int>(n - (int)blockIdx.x, ...)` instead of an ambiguous deduction. */
 static void helper2(Cg *g, StrBuf *sb, const char *fn, const IrExpr *e) {
-  sb_printf(sb, "%s(", fn);
+  if (c_type_may_differ(e)) sb_printf(sb, "%s<%s>(", fn, tname(e->dtype));
+  else sb_printf(sb, "%s(", fn);
   expr_as(g, sb, e->u.ops[0], e->dtype, 0);
   sb_append(sb, ", ");
   expr_as(g, sb, e->u.ops[1], e->dtype, 0);

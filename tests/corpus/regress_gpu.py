@@ -101,6 +101,17 @@ def mla_decode_paged(ctx, corpus, b, h_q, seqlens, block_N=64, block_H=64, block
           out, ref, 1e-2, 1e-2)
 
 
+def dynamic_gemm(ctx, M, N, K):
+    """examples/gemm_dynamic.py: one kernel, sizes from the tensors (T.dynamic); it once did
+    not compile (ambiguous ts::floordiv over the int64 dynamic parameters)."""
+    k = ctx.load(os.path.join(ROOT, "examples/gemm_dynamic.py")).compile("matmul_dynamic")
+    a = torch.randn(M, K, dtype=torch.float16, device="cuda")
+    b = torch.randn(K, N, dtype=torch.float16, device="cuda")
+    c = torch.empty(M, N, dtype=torch.float16, device="cuda")
+    k(a, b, c)
+    check("gemm_dynamic %dx%dx%d" % (M, N, K), c, a.float() @ b.float(), 0.5, 2e-2)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -117,6 +128,8 @@ def main():
         lambda: mla_decode_paged(ctx, corpus, 4, 128, [512, 256, 1024, 64]),
         lambda: mla_decode_paged(ctx, corpus, 8, 128, [1000 + 37 * i for i in range(8)]),
         lambda: mla_decode_paged(ctx, corpus, 128, 128, [8192 + 2 * i for i in range(128)]),  # the file's
+        lambda: dynamic_gemm(ctx, 1024, 2048, 512),
+        lambda: dynamic_gemm(ctx, 1000, 1032, 200),
     ]
     for run in cases:
         try:
