@@ -33,6 +33,7 @@ typedef struct Lower {
   IrExpr *tid;
   IrRangeEnv env;
   PtrVec kallocs; /* ALLOCs hoisted to the top of the kernel body */
+  PtrVec scratch; /* IrBuffer*: the reductions' cross-warp workspaces */
   int counter;
 } Lower;
 
@@ -618,6 +619,7 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
     IrStmt *sal = ir_stmt(c, IR_S_ALLOC, s->loc);
     sal->u.alloc.buf = scratch;
     vec_push(c->arena, &lw->kallocs, sal);
+    vec_push(c->arena, &lw->scratch, scratch);
     IrExpr *slot = bin(lw, IR_ADD, bin(lw, IR_MUL, dreg, i32(lw, lw->T)), lw->tid);
     IrStmt *put = store1(lw, scratch, slot, load1(lw, red, dreg));
     WRAP_KEPT(put);
@@ -756,6 +758,37 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   }
 }
 
+static void add_smem_bytes(IrStmt *s, void *ctx) {
+  if (s->kind != IR_S_ALLOC || s->u.alloc.buf->scope != IR_SCOPE_SHARED_DYN || s->u.alloc.buf->alias_of) return;
+  int64_t n = ir_buffer_numel(s->u.alloc.buf);
+  if (n > 0) *(int64_t *)ctx += n * dtype_bytes(s->u.alloc.buf->dtype);
+}
+
+/* One workspace per reduction costs nothing to order (no two reductions touch the same
+ * bytes).  When the kernel's tiles and those workspaces do not fit the block's shared
+ * memory (MLA decode), the reductions of one dtype share the largest workspace instead
+ * (the others become views of it), and thread_sync, which sees views as the same memory,
+ * places the barrier between one reduction's reads and the next one's writes. */
+static void share_scratch(Lower *lw, IrStmt *body) {
+  int64_t bytes = 0, cap = pass_smem_cap(lw->c);
+  IrVisitor v = {add_smem_bytes, NULL, &bytes};
+  ir_visit(body, &v);
+  for (int i = 0; i < lw->scratch.len; i++) {
+    IrBuffer *b = lw->scratch.items[i];
+    bytes += ir_buffer_numel(b) * dtype_bytes(b->dtype);
+  }
+  if (!cap || bytes <= cap) return;
+  for (int i = 0; i < lw->scratch.len; i++) {
+    IrBuffer *b = lw->scratch.items[i];
+    for (int j = 0; j < i && !b->alias_of; j++) {
+      IrBuffer *owner = lw->scratch.items[j];
+      if (owner->alias_of || owner->dtype != b->dtype) continue;
+      if (ir_buffer_numel(b) > ir_buffer_numel(owner)) owner->shape[0] = b->shape[0];
+      b->alias_of = owner;
+    }
+  }
+}
+
 static void lower_kernel(TsCompiler *c, IrStmt *ks) {
   IrKernel *k = &ks->u.kernel;
   Lower lw = {0};
@@ -795,6 +828,7 @@ static void lower_kernel(TsCompiler *c, IrStmt *ks) {
       ir_range_env_add(&lw.env, k->block_var[a], 0, g - 1);
   }
   IrStmt *body = lower_stmt(c, k->body, &lw);
+  share_scratch(&lw, k->body);
   for (int i = 0; i < lw.kallocs.len; i++) vec_push(c->arena, &items, lw.kallocs.items[i]);
   vec_push(c->arena, &items, body);
   k->body = ir_seq_vec(c, &items, ks->loc);

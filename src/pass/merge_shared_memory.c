@@ -1,42 +1,182 @@
 /* merge_shared_memory.c — last pass: every shared.dyn buffer of a kernel becomes a byte
  * range of the one dynamic shared-memory allocation the kernel is launched with
- * (`extern __shared__ __align__(1024) uchar buf_dyn_shmem[]` in codegen).  Each buffer
+ * (`extern __shared__ __align__(1024) unsigned char ts_smem[]` in codegen).  Each buffer
  * starts on a 128-byte boundary, which covers 16-byte vector accesses and bank-aligned
- * rows; swizzled tiles (layout.h) on a 1024-byte one.  No reuse across lifetimes yet: offsets simply stack up. */
+ * rows; swizzled tiles (layout.h) on a 1024-byte one.
+ *
+ * Offsets stack up in allocation order while that fits the target's per-block limit.  When
+ * it does not (MLA decode: Q, the K/V stages and the output tile together are 299 KB),
+ * buffers whose lifetimes do not overlap share bytes.  Lifetimes are counted in top-level
+ * statements of the kernel body (a loop or branch that touches a buffer keeps it alive
+ * throughout; every pipeline's cp.async / wgmma / TMA completion wait sits in or right after
+ * the statement that issues it, so nothing is still in flight past a buffer's last
+ * statement).  A buffer that takes over bytes of a dead one gets a __syncthreads before its
+ * first statement unless a top-level barrier already separates them: thread_sync ran
+ * earlier and saw two different buffers, so it could not order one thread's last read of the
+ * old tile before another thread's first write of the new one. */
 #include "../layout/layout.h"
 #include "passes.h"
 
-typedef struct Merge { TsCompiler *c; int64_t cur; } Merge;
+typedef struct Life {
+  IrBuffer *buf;
+  int64_t bytes, align, offset;
+  int first, last; /* top-level statements that touch it; -1: never touched */
+} Life;
 
-static void merge_stmt(IrStmt *s, void *ctx) {
-  Merge *m = ctx;
-  if (s->kind != IR_S_ALLOC || s->u.alloc.buf->scope != IR_SCOPE_SHARED_DYN) return;
-  IrBuffer *b = s->u.alloc.buf;
-  if (b->alias_of) return; /* a view of another buffer's memory (codegen: a cast of its pointer) */
-  int64_t n = ir_buffer_numel(b);
-  if (n < 0) {
-    ts_error(m->c, b->loc, "shared buffer '%s' needs a compile-time constant shape", b->name);
-    return;
+typedef struct Merge {
+  TsCompiler *c;
+  PtrVec lives;    /* Life*, in allocation order */
+  int item;        /* the top-level statement being scanned */
+} Merge;
+
+static Life *life_of(Merge *m, const IrBuffer *b) {
+  for (int guard = 0; b->alias_of && guard < 64; guard++) b = b->alias_of;
+  for (int i = 0; i < m->lives.len; i++) {
+    Life *l = m->lives.items[i];
+    if (l->buf == b) return l;
   }
-  int64_t align = b->layout && b->layout->swizzle ? 1024 : 128; /* swizzles use address bits 4..9 */
-  m->cur = (m->cur + align - 1) / align * align;
-  b->smem_offset = m->cur;
-  m->cur += n * dtype_bytes(b->dtype);
+  return NULL;
+}
+
+static void touch(Merge *m, const IrBuffer *b) {
+  Life *l = life_of(m, b);
+  if (!l) return;
+  if (l->first < 0) l->first = m->item;
+  l->last = m->item;
+}
+
+static void scan_stmt(IrStmt *s, void *ctx) {
+  Merge *m = ctx;
+  if (s->kind == IR_S_ALLOC && s->u.alloc.buf->scope == IR_SCOPE_SHARED_DYN && !s->u.alloc.buf->alias_of) {
+    IrBuffer *b = s->u.alloc.buf;
+    int64_t n = ir_buffer_numel(b);
+    if (n < 0) {
+      ts_error(m->c, b->loc, "shared buffer '%s' needs a compile-time constant shape", b->name);
+      return;
+    }
+    Life *l = ARENA_NEW(m->c->arena, Life);
+    l->buf = b;
+    l->bytes = n * dtype_bytes(b->dtype);
+    l->align = b->layout && b->layout->swizzle ? 1024 : 128; /* swizzles use address bits 4..9 */
+    l->first = l->last = -1;
+    vec_push(m->c->arena, &m->lives, l);
+  }
+  if (s->kind == IR_S_STORE) touch(m, s->u.store.buf);
+}
+
+static void scan_expr(IrExpr *e, void *ctx) {
+  if (e->kind == IR_LOAD) touch(ctx, e->u.load.buf);
+}
+
+static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+/* Offsets in allocation order, no reuse; returns the bytes used. */
+static int64_t stack_offsets(Merge *m) {
+  int64_t cur = 0;
+  for (int i = 0; i < m->lives.len; i++) {
+    Life *l = m->lives.items[i];
+    cur = align_up(cur, l->align);
+    l->offset = cur;
+    cur += l->bytes;
+  }
+  return cur;
+}
+
+static bool lives_overlap(const Life *a, const Life *b, int nitems) {
+  int a0 = a->first < 0 ? 0 : a->first, a1 = a->first < 0 ? nitems : a->last;
+  int b0 = b->first < 0 ? 0 : b->first, b1 = b->first < 0 ? nitems : b->last;
+  return a0 <= b1 && b0 <= a1;
+}
+
+/* First fit in order of first use: the lowest offset that collides with no placed buffer
+ * alive at the same time.  Returns the bytes used. */
+static int64_t pack_offsets(Merge *m, int nitems) {
+  int n = m->lives.len;
+  Life **order = ARENA_ARRAY(m->c->arena, Life *, n);
+  for (int i = 0; i < n; i++) order[i] = m->lives.items[i];
+  for (int i = 1; i < n; i++) /* stable insertion sort by first use (untouched first) */
+    for (int j = i; j > 0 && order[j - 1]->first > order[j]->first; j--) {
+      Life *t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  int64_t end = 0;
+  for (int i = 0; i < n; i++) {
+    Life *l = order[i];
+    int64_t off = 0;
+    for (bool moved = true; moved;) {
+      moved = false;
+      off = align_up(off, l->align);
+      for (int j = 0; j < i; j++) {
+        Life *p = order[j];
+        if (lives_overlap(l, p, nitems) && off < p->offset + p->bytes && p->offset < off + l->bytes) {
+          off = p->offset + p->bytes;
+          moved = true;
+        }
+      }
+    }
+    l->offset = off;
+    if (off + l->bytes > end) end = off + l->bytes;
+  }
+  return end;
+}
+
+static bool is_barrier(const IrStmt *s) {
+  return s->kind == IR_S_EVAL && s->u.eval.value->kind == IR_CALL && s->u.eval.value->u.call.op == IRI_SYNCTHREADS;
+}
+
+/* Whether top-level statement `at` needs a barrier in front: it is the first of a buffer
+ * whose bytes a buffer dead before it used, with no top-level barrier in between. */
+static bool needs_barrier(Merge *m, IrStmt **items, int at) {
+  for (int i = 0; i < m->lives.len; i++) {
+    const Life *b = m->lives.items[i];
+    if (b->first != at) continue;
+    for (int j = 0; j < m->lives.len; j++) {
+      const Life *a = m->lives.items[j];
+      if (a == b || a->first < 0 || a->last >= at) continue;
+      if (!(a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes)) continue;
+      bool separated = false;
+      for (int k = a->last + 1; k < at && !separated; k++) separated = is_barrier(items[k]);
+      if (!separated) return true;
+    }
+  }
+  return false;
+}
+
+static void merge_kernel(TsCompiler *c, IrStmt *ks) {
+  IrKernel *k = &ks->u.kernel;
+  Merge m = {c, {0}, 0};
+  IrStmt *body = k->body;
+  int nitems = body && body->kind == IR_S_SEQ ? body->u.seq.n : 1;
+  IrStmt **items = body && body->kind == IR_S_SEQ ? body->u.seq.items : &k->body;
+  IrVisitor v = {scan_stmt, scan_expr, &m};
+  for (m.item = 0; m.item < nitems; m.item++) ir_visit(items[m.item], &v);
+  int64_t cap = pass_smem_cap(c);
+  int64_t bytes = stack_offsets(&m);
+  if (cap && bytes > cap && body && body->kind == IR_S_SEQ) {
+    bytes = pack_offsets(&m, nitems);
+    PtrVec out = {0};
+    for (int i = 0; i < nitems; i++) {
+      if (needs_barrier(&m, items, i))
+        vec_push(c->arena, &out, ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, items[i]->loc), items[i]->loc));
+      vec_push(c->arena, &out, items[i]);
+    }
+    k->body = ir_seq_vec(c, &out, body->loc);
+  }
+  for (int i = 0; i < m.lives.len; i++) {
+    Life *l = m.lives.items[i];
+    l->buf->smem_offset = l->offset;
+  }
+  k->smem_bytes = bytes;
+  if (cap && bytes > cap)
+    ts_error(c, ks->loc, "the kernel needs %lld bytes of shared memory; one block on sm_%d may have at most %lld "
+             "(fewer pipeline stages or smaller tiles)", (long long)bytes, c->target.sm, (long long)cap);
 }
 
 static void walk(TsCompiler *c, IrStmt *s) {
   if (!s) return;
   if (s->kind == IR_S_KERNEL) {
-    Merge m = {c, 0};
-    IrVisitor v = {merge_stmt, NULL, &m};
-    ir_visit(s->u.kernel.body, &v);
-    s->u.kernel.smem_bytes = m.cur;
-    /* dynamic shared memory one block may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin) */
-    int64_t cap = c->target.sm >= 90 ? 232448 : c->target.sm == 80 || c->target.sm == 87 ? 166912
-                : c->target.sm >= 86 ? 101376 : 0;
-    if (cap && m.cur > cap)
-      ts_error(c, s->loc, "the kernel needs %lld bytes of shared memory; one block on sm_%d may have at most %lld "
-               "(fewer pipeline stages or smaller tiles)", (long long)m.cur, c->target.sm, (long long)cap);
+    merge_kernel(c, s);
     return;
   }
   if (s->kind == IR_S_SEQ)

@@ -98,6 +98,12 @@ IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int ni
   return flat;
 }
 
+int64_t pass_smem_cap(const TsCompiler *c) {
+  /* cudaDevAttrMaxSharedMemoryPerBlockOptin */
+  return c->target.sm >= 90 ? 232448 : c->target.sm == 80 || c->target.sm == 87 ? 166912
+         : c->target.sm >= 86 ? 101376 : 0;
+}
+
 int64_t pass_kernel_threads(const IrKernel *k) {
   int64_t t = 1;
   for (int i = 0; i < 3; i++) t *= k->threads[i] > 0 ? k->threads[i] : 1;

@@ -43,5 +43,7 @@ bool pass_access_map_off(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx,
 /* Row-major flat index of idx into buf's shape (for register arrays). */
 IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int nidx, SrcLoc loc);
 int64_t pass_kernel_threads(const IrKernel *k);
+/* Dynamic shared memory one block may opt in to on the target (0: unknown). */
+int64_t pass_smem_cap(const TsCompiler *c);
 
 #endif

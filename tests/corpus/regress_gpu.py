@@ -101,6 +101,24 @@ def mla_decode_paged(ctx, corpus, b, h_q, seqlens, block_N=64, block_H=64, block
           out, ref, 1e-2, 1e-2)
 
 
+def mla_decode(ctx, corpus, batch, heads, seqlen, dim=512, pe_dim=64):
+    """deepseek_mla/example_mla_decode.py (no split): 299 KB of shared tiles stacked; fits
+    only with lifetime-based reuse (merge_shared_memory) and one shared reduction workspace."""
+    prog = ctx.load(os.path.join(corpus, "deepseek_mla/example_mla_decode.py"))
+    scale = (dim + pe_dim) ** -0.5
+    kern = prog.compile("flashattn", batch=batch, heads=heads, kv_head_num=1, seqlen_kv=seqlen, dim=dim,
+                        pe_dim=pe_dim, block_N=64, block_H=64, num_split=1, softmax_scale=scale)
+    q = torch.randn(batch, heads, dim, dtype=torch.float16, device="cuda")
+    q_pe = torch.randn(batch, heads, pe_dim, dtype=torch.float16, device="cuda")
+    kv = torch.randn(batch, seqlen, 1, dim, dtype=torch.float16, device="cuda")
+    k_pe = torch.randn(batch, seqlen, 1, pe_dim, dtype=torch.float16, device="cuda")
+    out = kern(q, q_pe, kv, k_pe)
+    query = torch.cat([q, q_pe], -1).float()                      # b h d
+    key = torch.cat([kv, k_pe], -1)[:, :, 0].float()              # b s d
+    p = torch.softmax(query @ key.transpose(1, 2) * scale, -1)    # b h s
+    check("mla_decode b=%d heads=%d kv=%d" % (batch, heads, seqlen), out, p @ kv[:, :, 0].float(), 1e-2, 1e-2)
+
+
 def dynamic_gemm(ctx, M, N, K):
     """examples/gemm_dynamic.py: one kernel, sizes from the tensors (T.dynamic); it once did
     not compile (ambiguous ts::floordiv over the int64 dynamic parameters)."""
@@ -128,6 +146,8 @@ def main():
         lambda: mla_decode_paged(ctx, corpus, 4, 128, [512, 256, 1024, 64]),
         lambda: mla_decode_paged(ctx, corpus, 8, 128, [1000 + 37 * i for i in range(8)]),
         lambda: mla_decode_paged(ctx, corpus, 128, 128, [8192 + 2 * i for i in range(128)]),  # the file's
+        lambda: mla_decode(ctx, corpus, 4, 128, 1024),
+        lambda: mla_decode(ctx, corpus, 132, 128, 8192),  # the file's __main__ sizes
         lambda: dynamic_gemm(ctx, 1024, 2048, 512),
         lambda: dynamic_gemm(ctx, 1000, 1032, 200),
     ]
