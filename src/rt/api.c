@@ -1,8 +1,8 @@
 /* api.c — the public entry points of tilescale.h for contexts, programs and
  * compilation, and the small helpers (status strings, dtypes).
  *
- *   ts_program_load_*   file text -> parse_module (once per program)
- *   ts_kernel_compile   front_compile -> IR text -> pass_pipeline -> cg_cuda -> CUDA source
+ *   ts_program_load_*   file text -> drv_parse (once per program)
+ *   ts_kernel_compile   drv_compile (front end -> IR text -> passes -> codegen) -> CUDA source
  *                       -> disk cache lookup, else NVRTC / nvcc -> cubin (+ PTX) -> cache store
  *
  * Launching, device memory and timing are in launch.c.  Every failure leaves a message
@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../front/front.h"
-#include "../pass/pipeline.h"
+#include "../driver/driver.h"
 #include "kernel.h"
 
 /* ---- small helpers ------------------------------------------------------------------ */
@@ -248,7 +247,7 @@ static ts_status program_parse(ts_context *ctx, ts_program *p, size_t len, ts_pr
   p->file.len = len;
   /* The target does not matter for parsing. */
   ts_compiler_init(&p->comp, (TsTarget){90, true});
-  p->module = parse_module(&p->comp, &p->file);
+  p->module = drv_parse(&p->comp, &p->file);
   ctx->loading = NULL;
   if (p->comp.diag.errors > 0 || !p->module) {
     rt_set_error(ctx, "%s", p->comp.diag.errors ? sb_str(&p->comp.diag.out) : "the file could not be parsed");
@@ -319,7 +318,7 @@ void ts_program_destroy(ts_program *prog) {
 
 int ts_program_functions(const ts_program *prog, const char **names, int max) {
   if (!prog || !prog->module) return 0;
-  return front_list_functions(prog->module, names, names ? max : 0);
+  return drv_functions(prog->module, names, max);
 }
 
 /* ---- compilation ------------------------------------------------------------------------ */
@@ -521,7 +520,7 @@ static ts_status kernel_compile(ts_program *prog, const char *func, const ts_par
     return TS_ERR_INVALID_ARGUMENT;
   }
   TsTarget target = default_target(ctx);
-  if (o.arch && !rt_parse_arch(o.arch, &target)) {
+  if (o.arch && !drv_parse_arch(o.arch, &target)) {
     rt_set_error(ctx, "unknown GPU architecture '%s' (expected e.g. sm_90a or sm_80)", o.arch);
     return TS_ERR_INVALID_ARGUMENT;
   }
@@ -532,7 +531,7 @@ static ts_status kernel_compile(ts_program *prog, const char *func, const ts_par
 
   /* An unknown name is answered with the list of what the file offers. */
   const char *names[256];
-  int nnames = front_list_functions(prog->module, names, TS_ARRAY_LEN(names));
+  int nnames = drv_functions(prog->module, names, TS_ARRAY_LEN(names));
   bool found = false;
   for (int i = 0; i < nnames && i < TS_ARRAY_LEN(names); i++) found |= strcmp(names[i], func) == 0;
   if (!found) {
@@ -555,13 +554,9 @@ static ts_status kernel_compile(ts_program *prog, const char *func, const ts_par
   c->dump_after = o.dump_after ? arena_strdup(c->arena, o.dump_after) : NULL;
   c->dump_out = &k->dump_text;
 
-  IrFunc *f = front_compile(c, prog->module, func, params, nparams);
-  if (c->diag.errors > 0 || !f) goto compile_error;
-  ir_print_func(&k->ir_text, f);
-  if (!pass_pipeline(c, f) || c->diag.errors > 0) goto compile_error;
+  IrFunc *f = NULL;
   CgOutput cg;
-  memset(&cg, 0, sizeof cg);
-  if (!cg_cuda(c, f, &cg) || c->diag.errors > 0) goto compile_error;
+  if (!drv_compile(c, prog->module, func, params, nparams, &k->ir_text, &f, &cg)) goto compile_error;
   if (!cg.source || cg.nkernels <= 0) {
     rt_set_error(ctx, "%s: code generation produced no kernel", func);
     TS_CHECK(TS_ERR_INTERNAL);

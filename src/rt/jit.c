@@ -93,19 +93,6 @@ const char *rt_target_arch(TsTarget t, char *buf, size_t n) {
   return buf;
 }
 
-bool rt_parse_arch(const char *s, TsTarget *out) {
-  if (!s) return false;
-  if (strncmp(s, "sm_", 3) == 0) s += 3;
-  int sm = 0, digits = 0;
-  while (*s >= '0' && *s <= '9' && digits < 4) sm = sm * 10 + (*s++ - '0'), digits++;
-  bool a = false;
-  if (*s == 'a') a = true, s++;
-  if (*s || digits < 2 || sm < 50) return false;
-  out->sm = sm;
-  out->arch_a = a;
-  return true;
-}
-
 /* ---- distributed kernels ------------------------------------------------------------ */
 typedef struct DistJit {
   bool uses;         /* calls the distributed device library */

@@ -11,7 +11,6 @@
 #define TS_RT_RT_H
 
 #include <stdatomic.h>
-#include "../front/ast.h"
 #include "cache.h"
 #include "cuda_driver.h"
 #include "jit.h"
@@ -44,6 +43,8 @@ struct ts_context {
   ts_status (*module_hook)(void *user, CUmodule mod);
   void *module_hook_user;
 };
+
+typedef struct AstNode AstNode; /* the parsed module (src/driver: drv_parse) */
 
 struct ts_program {
   ts_context *ctx;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../../src/dist/dist.h"
+#include "../../src/driver/driver.h"
 #include "test.h"
 
 static double wall_s(void) {
@@ -718,7 +719,7 @@ static bool compile_probe(TestCtx *t, const char *src, const char *arch, StrBuf 
   RtJitInput in = {0};
   in.source = src;
   in.name = "dist_probe.cu";
-  if (!rt_parse_arch(arch, &in.target)) {
+  if (!drv_parse_arch(arch, &in.target)) {
     rt_nvrtc_close(&nv);
     sb_free(&why);
     return false;

@@ -11,6 +11,7 @@
 #include <dirent.h>
 
 #include "../../src/rt/kernel.h"
+#include "../../src/driver/driver.h"
 #include "test.h"
 
 /* ---- helpers --------------------------------------------------------------------------- */
@@ -66,7 +67,7 @@ static bool same_binary(const RtJitOutput *a, const RtJitOutput *b) {
 static RtJitInput sample_input(const char *source, const char *arch) {
   RtJitInput in = {.source = source, .name = "t.cu", .compiler = TS_COMPILER_NVRTC,
                    .headers = ts_device_headers, .nheaders = ts_device_headers_count};
-  rt_parse_arch(arch, &in.target);
+  drv_parse_arch(arch, &in.target);
   return in;
 }
 
@@ -74,13 +75,13 @@ static RtJitInput sample_input(const char *source, const char *arch) {
 TEST(rt_parse_arch_forms) {
   TsTarget tg;
   char buf[16];
-  CHECK(rt_parse_arch("sm_90a", &tg) && tg.sm == 90 && tg.arch_a);
+  CHECK(drv_parse_arch("sm_90a", &tg) && tg.sm == 90 && tg.arch_a);
   CHECK_STR(rt_target_arch(tg, buf, sizeof buf), "sm_90a");
-  CHECK(rt_parse_arch("sm_80", &tg) && tg.sm == 80 && !tg.arch_a);
-  CHECK(rt_parse_arch("100a", &tg) && tg.sm == 100 && tg.arch_a);
-  CHECK(!rt_parse_arch("sm_9", &tg));
-  CHECK(!rt_parse_arch("sm_90b", &tg));
-  CHECK(!rt_parse_arch("compute_90", &tg));
+  CHECK(drv_parse_arch("sm_80", &tg) && tg.sm == 80 && !tg.arch_a);
+  CHECK(drv_parse_arch("100a", &tg) && tg.sm == 100 && tg.arch_a);
+  CHECK(!drv_parse_arch("sm_9", &tg));
+  CHECK(!drv_parse_arch("sm_90b", &tg));
+  CHECK(!drv_parse_arch("compute_90", &tg));
 }
 
 /* ---- cache ------------------------------------------------------------------------------- */

@@ -1,0 +1,29 @@
+/* driver.h — the compiler driver: the one layer that knows every compiler layer (front end,
+ * passes, codegen) and strings them together for the API (src/rt/api.c), so that the
+ * runtime includes no front-end or pass header.
+ *
+ *   drv_parse       kernel file text -> module AST (once per program)
+ *   drv_functions   the kernel functions a module offers
+ *   drv_compile     module + function + parameters -> Tile IR -> passes -> CUDA source and
+ *                   launch metadata (CgOutput), the IR text for --emit ir on the way
+ *   drv_parse_arch  "sm_90a" -> TsTarget */
+#ifndef TS_DRIVER_DRIVER_H
+#define TS_DRIVER_DRIVER_H
+
+#include "../../include/tilescale.h"
+#include "../codegen/cuda.h"
+
+typedef struct AstNode AstNode;
+
+/* Parses the whole file; NULL (with diagnostics in c) when it does not parse. */
+AstNode *drv_parse(TsCompiler *c, const SourceFile *file);
+/* Names of the kernel functions of module (at most max; names may be NULL to count). */
+int drv_functions(const AstNode *module, const char **names, int max);
+/* Compiles `func`: false with diagnostics in c on a user error.  *ir_text gets the front
+ * end's IR (before any pass); *f_out the lowered function (metadata lives on it). */
+bool drv_compile(TsCompiler *c, const AstNode *module, const char *func, const ts_param *params, int nparams,
+                 StrBuf *ir_text, IrFunc **f_out, CgOutput *cg);
+/* "sm_90a", "90", "sm_80" -> target; false when it is not an architecture name. */
+bool drv_parse_arch(const char *s, TsTarget *out);
+
+#endif
