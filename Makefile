@@ -9,7 +9,7 @@ CFLAGS   += -std=c11 $(OPT) -g $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden -
 LDLIBS   += -ldl -lm -lpthread
 
 LIB_SRC  := $(sort $(wildcard src/base/*.c src/front/*.c src/ir/*.c src/layout/*.c src/pass/*.c \
-                              src/codegen/*.c src/driver/*.c src/rt/*.c src/dist/*.c))
+                              src/codegen/*.c src/driver/*.c src/rt/*.c src/distributed/*.c))
 GEN_SRC  := $(BUILD)/gen/device_headers.c
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/device_headers.o
 DEV_HDRS := $(sort $(wildcard device/tilescale/*.cuh))

@@ -53,7 +53,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../src/dist/dist.h"
+#include "../src/distributed/dist.h"
 
 #define BULK_STAGES 4
 #define MAX_CE_CHUNKS 8

@@ -1,5 +1,5 @@
 /* nvshmem_paths.h — where NVSHMEM is installed: its host library (loaded by the
- * distributed runtime, src/dist/nvshmem.c) and its device library and headers (linked into
+ * distributed runtime, src/distributed/nvshmem.c) and its device library and headers (linked into
  * kernels by the JIT, jit.c).  Discovery lives here, in the runtime layer, because both the
  * JIT (rt) and the distributed runtime (dist, above rt) need it. */
 #ifndef TS_RT_NVSHMEM_PATHS_H

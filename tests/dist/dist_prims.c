@@ -26,7 +26,7 @@
  * A launch that fails (a trap, a timeout) ends the program at once with exit code 1 so the
  * launcher stops the other ranks instead of leaving them in a collective. */
 #include "../../examples/dist/example.h"
-#include "../../src/dist/dist.h"
+#include "../../src/distributed/dist.h"
 
 #define NS 21 /* store variants (ldst_matrix.py) */
 #define NL 27 /* load variants */

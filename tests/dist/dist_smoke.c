@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/dist/dist.h"
+#include "../../src/distributed/dist.h"
 
 static const char kernels_src[] =
     "#define TILESCALE_WAIT_TIMEOUT_MS 10000\n"

@@ -11,7 +11,7 @@
  * sleeps: the launcher must stop it once rank 1 failed.  If the kernel returns, rank 1 says
  * so and exits 3. */
 #include "../../examples/dist/example.h"
-#include "../../src/dist/dist.h"
+#include "../../src/distributed/dist.h"
 
 int main(int argc, char **argv) {
   static const char *const modes[] = {"wait", "barrier", "barrier_all", "sync_all", "signal"};

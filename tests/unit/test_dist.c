@@ -1,4 +1,4 @@
-/* test_dist.c — CPU tests of the distributed runtime (src/dist, device/tilescale/dist.cuh):
+/* test_dist.c — CPU tests of the distributed runtime (src/distributed, device/tilescale/dist.cuh):
  * the symmetric allocator, the TCP rendezvous among forked processes (allgather, barrier,
  * broadcast, timeouts, a rank that dies), `tilescale launch` with CPU-only child programs
  * (rank environment, output prefixes, failure propagation, rendezvous timeout through
@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../src/dist/dist.h"
+#include "../../src/distributed/dist.h"
 #include "../../src/driver/driver.h"
 #include "test.h"
 

@@ -10,7 +10,7 @@
 
 #include <elf.h>
 
-#include "../../src/dist/dist.h"
+#include "../../src/distributed/dist.h"
 #include "../../src/rt/jit.h"
 #include "../../src/rt/kernel.h"
 #include "test.h"

@@ -1,5 +1,5 @@
 /* dist.h — private pieces of the distributed runtime (DESIGN.md §7) shared by the files of
- * src/dist:
+ * src/distributed:
  *
  *   launcher.c   `tilescale launch`: forks the ranks, prefixes their output, stops them all
  *                when one fails
