@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---- compiler bugs ------------------------------------------------------------------ */
 void ts_assert_fail(const char *file, int line, const char *cond) {
@@ -132,7 +133,9 @@ char *arena_printf(Arena *a, const char *fmt, ...) {
 /* ---- vectors ------------------------------------------------------------------------ */
 void vec_push(Arena *a, PtrVec *v, void *item) {
   if (v->len == v->cap) {
-    int cap = v->cap ? v->cap * 2 : 8;
+    /* From 2: most vectors (call arguments, assignment targets, a block's statements)
+     * hold one or two items, and every outgrown array stays in the arena. */
+    int cap = v->cap ? v->cap * 2 : 2;
     void **items = arena_alloc(a, sizeof(void *) * (size_t)cap);
     if (v->len) memcpy(items, v->items, sizeof(void *) * (size_t)v->len);
     v->items = items;
@@ -241,13 +244,37 @@ uint64_t ts_fnv1a(const void *data, size_t n, uint64_t seed) {
 }
 
 /* ---- files ------------------------------------------------------------------------------ */
-char *ts_read_file(const char *path, size_t *len_out) {
+char *ts_read_file(const char *path, size_t *len_out) { return ts_read_file_max(path, SIZE_MAX - 1, len_out); }
+
+char *ts_read_file_max(const char *path, size_t max, size_t *len_out) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
+  /* A regular file is read into a buffer of its size (doubling a buffer held up to three
+   * times the file at once); a pipe or device is read until `max` and no further. */
+  struct stat st;
   StrBuf sb = {0};
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+    if ((uint64_t)st.st_size > max) {
+      fclose(f);
+      if (len_out) *len_out = (size_t)st.st_size;
+      errno = EFBIG;
+      return NULL;
+    }
+    sb.data = ts_malloc((size_t)st.st_size + 1);
+    sb.cap = (size_t)st.st_size + 1;
+  }
   char buf[65536];
   size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sb_appendn(&sb, buf, n);
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    if (sb.len + n > max) {
+      fclose(f);
+      sb_free(&sb);
+      if (len_out) *len_out = max + 1;
+      errno = EFBIG;
+      return NULL;
+    }
+    sb_appendn(&sb, buf, n);
+  }
   int err = ferror(f);
   fclose(f);
   if (err) {
@@ -255,7 +282,8 @@ char *ts_read_file(const char *path, size_t *len_out) {
     errno = EIO;
     return NULL;
   }
-  if (!sb.data) sb_appendn(&sb, "", 0);
+  if (!sb.len) sb_appendn(&sb, "", 0);
+  sb.data[sb.len] = 0;
   if (len_out) *len_out = sb.len;
   return sb.data;
 }

@@ -1512,7 +1512,7 @@ static Value *eval(Eval *ev, Env *env, const AstNode *n) {
     Value *r = eval(ev, env, n->right);
     return ev_binop(ev, n->op, l, r, n->loc);
   }
-  case AST_UNARYOP: return unop(ev, n->op, eval(ev, env, n->value ? n->value : n->left), n->loc);
+  case AST_UNARYOP: return unop(ev, n->op, eval(ev, env, n->value), n->loc);
   case AST_BOOLOP: return eval_boolop(ev, env, n);
   case AST_COMPARE: return eval_compare(ev, env, n);
   case AST_CALL: {
@@ -1581,7 +1581,7 @@ static Value *eval(Eval *ev, Env *env, const AstNode *n) {
   }
   case AST_NAMEDEXPR: {
     Value *v = eval(ev, env, n->value);
-    if (!v || !assign(ev, env, n->left ? n->left : n->target, v, n->loc)) return NULL;
+    if (!v || !assign(ev, env, n->left, v, n->loc)) return NULL;
     return v;
   }
   default: break;
@@ -2460,13 +2460,15 @@ static void collect_tconst(const AstNode *n, Eval *ev, PtrVec *out) {
     }
     return;
   }
+  if (AST_IS_CONST(n)) return;
+  /* Only the fields n's kind has: nodes are allocated up to their kind's last field. */
   collect_tconst(n->value, ev, out);
-  collect_tconst(n->func, ev, out);
-  collect_tconst(n->left, ev, out);
-  collect_tconst(n->right, ev, out);
-  collect_tconst_list(&n->items, ev, out);
-  collect_tconst_list(&n->body, ev, out);
-  collect_tconst_list(&n->orelse, ev, out);
+  if (AST_HAS(n, func)) collect_tconst(n->func, ev, out);
+  if (AST_HAS(n, left)) collect_tconst(n->left, ev, out);
+  if (AST_HAS(n, right)) collect_tconst(n->right, ev, out);
+  if (AST_HAS(n, items)) collect_tconst_list(&n->items, ev, out);
+  if (AST_HAS(n, body)) collect_tconst_list(&n->body, ev, out);
+  if (AST_HAS(n, orelse)) collect_tconst_list(&n->orelse, ev, out);
 }
 
 static IrFunc *new_func(Eval *ev, const AstNode *def) {

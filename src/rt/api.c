@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../front/front.h"
+#include "../front/lex.h"
 #include "../pass/pipeline.h"
 #include "kernel.h"
 
@@ -185,7 +186,13 @@ ts_status ts_program_load_file(ts_context *ctx, const char *path, ts_program **o
   if (!ctx || !path || !out) return TS_ERR_INVALID_ARGUMENT;
   *out = NULL;
   size_t len = 0;
-  char *text = ts_read_file(path, &len);
+  char *text = ts_read_file_max(path, LEX_MAX_SOURCE_BYTES, &len);
+  if (!text && errno == EFBIG) { /* the parser's own limit, checked before reading */
+    rt_set_error(ctx, "%s: error: file too large: %s%zu bytes (the limit is %zu MiB)\n", path,
+                 len > LEX_MAX_SOURCE_BYTES + 1 ? "" : "more than ", len > LEX_MAX_SOURCE_BYTES + 1 ? len : LEX_MAX_SOURCE_BYTES,
+                 LEX_MAX_SOURCE_BYTES >> 20);
+    return TS_ERR_COMPILE;
+  }
   if (!text) {
     rt_set_error(ctx, "cannot read %s: %s", path, strerror(errno));
     return TS_ERR_IO;
