@@ -90,6 +90,14 @@ try:
     case("350 000 invalid characters", compile_ir(p, "-k", "f"), rc=1, max_s=5, max_rss_mb=48,
          expect=[r"invalid character '\u00a4' \(U\+00A4\)", r"too many errors"], check=short_output(20000))
 
+    # The brief's reproducer: 65536 x 65536 tiles put 16M-element arrays in every thread
+    # and NVRTC ran for minutes; the register budget refuses them after lowering.
+    case("16M-element fragments per thread", [TS, "compile", os.path.join(ROOT, "examples", "elementwise_add.py"),
+         "-k", "elementwise_add", "-D", "M=1024", "-D", "N=1024", "-D", "block_M=65536", "-D", "block_N=65536",
+         "--emit", "cubin", "-o", os.path.join(tmp, "k.cubin")], rc=1, max_s=10, max_rss_mb=256,
+         env={"TILESCALE_DISABLE_CACHE": "1"},
+         expect=[r"elementwise_add\.py:\d+:\d+: error: register buffers need 100663296 bytes per thread"])
+
     # Not a file: a device that never ends is read only up to the limit.
     case("endless input", compile_ir("/dev/zero", "-k", "f"), rc=1, max_s=5, max_rss_mb=64,
          expect=[r"/dev/zero: error: file too large: more than 16777216 bytes"])
