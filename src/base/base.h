@@ -52,6 +52,7 @@ typedef struct Arena Arena;
 Arena *arena_new(void);
 void arena_destroy(Arena *a);
 void *arena_alloc(Arena *a, size_t n);       /* zeroed, 16-byte aligned */
+void *arena_alloc8(Arena *a, size_t n);      /* zeroed, 8-byte aligned */
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...) TS_PRINTF(2, 3);

@@ -140,19 +140,25 @@ typedef struct AstAlias { /* import a.b.c as d */
   SrcLoc loc;
 } AstAlias;
 
+/* Where a node ends, in the file of its loc. */
+typedef struct AstEnd {
+  int line, col;
+} AstEnd;
+static inline AstEnd ast_end(SrcLoc l) { return (AstEnd){l.line, l.col}; }
+
 /* One struct for every kind; a node is allocated only up to the last field its kind
  * uses (ast_node_size, from AST_KINDS), and the constants' fields share storage with
  * the others.  Fields are ordered by how many nodes need them: a name or an attribute
- * takes 64 bytes, a call 104, where every node took 456 (a 5 MB file's AST was 50
- * times its size).  So: read only the fields of the node's kind (a switch on kind, or
- * AST_HAS in a walker over every kind).  Under ASan the bytes past a node's kind are
- * poisoned, which makes a wrong read an error in the tests. */
+ * takes 48 bytes, a call 88, where every node took 456 (the AST of 5 MB of real kernel
+ * code took 50 times its size; now 9).  So: read only the fields of the node's kind (a
+ * switch on kind, or AST_HAS in a walker over every kind).  Under ASan the bytes past a
+ * node's kind are poisoned, which makes a wrong read an error in the tests. */
 struct AstNode {
-  AstKind kind;
-  AstOp op;        /* BINOP, UNARYOP, BOOLOP, AUGASSIGN */
+  AstKind kind : 8;
+  AstOp op : 8;    /* BINOP, UNARYOP, BOOLOP, AUGASSIGN */
   bool is_async, is_big, is_imag, is_bytes;
+  AstEnd end;      /* just past the last token (for carets spanning an expression) */
   SrcLoc loc;      /* first token of the node */
-  SrcLoc end;      /* just past the last token (for carets spanning an expression) */
   const char *id;  /* NAME, ATTRIBUTE attr, FUNCTIONDEF/CLASSDEF name, IMPORTFROM module */
   AstNode *value;
   union {

@@ -288,14 +288,14 @@ static void lex_string(Lexer *lx, Token *t, int flags) {
   int ql = (peek(lx, 1) == q && peek(lx, 2) == q) ? 3 : 1;
   t->quote_len = ql;
   lx->p += ql;
-  t->body_off = (size_t)(lx->p - t->text);
+  t->body_off = (uint8_t)(lx->p - t->text);
   for (;;) {
     if (lx->p >= lx->end || (ql == 1 && is_newline_char(*lx->p))) {
       char msg[96];
       snprintf(msg, sizeof msg, "unterminated %sstring literal (detected at line %d)",
                ql == 3 ? "triple-quoted " : "", lx->line);
       lex_error_at(lx, t->loc, t, msg);
-      t->body_len = (size_t)(lx->p - t->text) - t->body_off;
+      t->body_len = (uint32_t)((size_t)(lx->p - t->text) - t->body_off);
       return;
     }
     char ch = *lx->p;
@@ -306,7 +306,7 @@ static void lex_string(Lexer *lx, Token *t, int flags) {
       continue;
     }
     if (ch == q && (ql == 1 || (peek(lx, 1) == q && peek(lx, 2) == q))) {
-      t->body_len = (size_t)(lx->p - t->text) - t->body_off;
+      t->body_len = (uint32_t)((size_t)(lx->p - t->text) - t->body_off);
       lx->p += ql;
       return;
     }
@@ -708,7 +708,7 @@ static void lex_token(Lexer *lx, Token *t) {
       /* The parser stays silent from the bracket on (see parse.c): everything after
        * it was one logical line, so its own errors would be noise. */
       lex_error_at(lx, lx->bracket_locs[d - 1], t, msg);
-      t->unclosed = lx->bracket_locs[d - 1];
+      lx->unclosed = lx->bracket_locs[d - 1];
       lx->depth = 0;
       lx->done = true;
       return;
@@ -779,7 +779,7 @@ static void lex_token(Lexer *lx, Token *t) {
       track_bracket(lx, t);
     }
   }
-  t->len = (size_t)(lx->p - t->text);
+  t->len = (uint32_t)(lx->p - t->text);
   t->end = here(lx);
 }
 
@@ -825,6 +825,6 @@ bool lex_check_source(TsCompiler *c, const SourceFile *file, SrcLoc *unclosed) {
       return false;
     }
   }
-  *unclosed = t.unclosed;
+  *unclosed = lx.unclosed;
   return true;
 }

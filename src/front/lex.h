@@ -59,23 +59,26 @@ typedef struct LexError {
   struct LexError *next;
 } LexError;
 
+/* The parser holds one statement's tokens at a time (parse.c), so a token is kept small:
+ * 80 bytes (lengths fit 32 bits: a file is at most LEX_MAX_SOURCE_BYTES). */
 typedef struct Token {
   TokKind kind;
+  bool bad;          /* malformed; the lexer reports it (now or via errs) */
+  bool is_float, is_imag, is_big; /* NUMBER; is_big: an integer that does not fit int64 */
   SrcLoc loc;        /* first character */
   SrcLoc end;        /* just past the last character */
   const char *text;  /* raw spelling in the source (NAME, NUMBER, STRING, operators) */
-  size_t len;
-  bool bad;          /* malformed; the lexer reports it (now or via errs) */
   LexError *errs;    /* deferred errors to report when the parser reaches this token */
-  SrcLoc unclosed;   /* EOF only: the bracket that was never closed (line 0 if none) */
-  /* NUMBER */
-  bool is_float, is_imag, is_big; /* is_big: integer that does not fit int64 */
-  int64_t ival;
-  double fval;
+  union {            /* NUMBER: ival, or fval when is_float */
+    int64_t ival;
+    double fval;
+  };
+  uint32_t len;      /* bytes of text */
   /* STRING: body = text[body_off, body_off+body_len), between the quotes */
-  int str_flags;
-  int quote_len;     /* 1 or 3 */
-  size_t body_off, body_len;
+  uint32_t body_len;
+  uint8_t body_off;  /* prefix and opening quotes: at most 5 */
+  uint8_t str_flags;
+  uint8_t quote_len; /* 1 or 3 */
 } Token;
 
 enum { LEX_MAX_INDENT = 100, LEX_MAX_BRACKETS = 200 };
@@ -122,6 +125,7 @@ typedef struct Lexer {
   LexError *pending, **pending_tail;
   int deferred;             /* errors deferred so far (only the first LEX_MAX_DEFERRED are kept) */
   bool quiet;               /* lex_check_source's pass: flag bad tokens, report nothing */
+  SrcLoc unclosed;          /* at EOF: the bracket that was never closed (line 0 if none) */
 } Lexer;
 
 void lex_init(Lexer *lx, TsCompiler *c, const SourceFile *file);

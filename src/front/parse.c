@@ -37,8 +37,8 @@ enum { MAX_CHAIN = 1000 };
 /* Tokens are lexed on demand into chunks of TOK_CHUNK, so a Token * stays valid until
  * its chunk is released, and chunks are released only at statement boundaries
  * (release_tokens): the parser holds the tokens of the statement at hand, not of the
- * file.  (A token takes about 130 bytes; the whole file's array was 28 times the size of
- * a real kernel file and 80 times that of dense code.)  Under ASan the chunks are tiny,
+ * file.  (The whole file's array, at 140 bytes a token then, was 28 times the size of a
+ * real kernel file and 80 times that of dense code.)  Under ASan the chunks are tiny,
  * so that a Token * kept across a statement boundary is a use-after-free in the tests. */
 #if TS_ASAN
 enum { TOK_CHUNK = 4 };
@@ -204,17 +204,17 @@ static AstNode *new_node(Parser *p, AstKind k, SrcLoc loc) {
   AstNode *n = ARENA_NEW(p->a, AstNode);
   ASAN_POISON_MEMORY_REGION((char *)n + ast_node_size[k], sizeof(AstNode) - ast_node_size[k]);
 #else
-  AstNode *n = arena_alloc(p->a, ast_node_size[k]);
+  AstNode *n = arena_alloc8(p->a, ast_node_size[k]);
 #endif
   n->kind = k;
   n->loc = loc;
-  n->end = loc;
+  n->end = ast_end(loc);
   return n;
 }
 
 /* Closes a node: it ends just past the last token consumed. */
 static AstNode *fin(Parser *p, AstNode *n) {
-  if (p->pos > 0) n->end = tok(p, p->pos - 1)->end;
+  if (p->pos > 0) n->end = ast_end(tok(p, p->pos - 1)->end);
   return n;
 }
 
@@ -428,7 +428,7 @@ static size_t fstring_field(Parser *p, const Token *t, size_t off, size_t e, Ptr
     return e;
   }
   fin(p, f);
-  f->end = loc_at(p, t, i + 1);
+  f->end = ast_end(loc_at(p, t, i + 1));
   vec_push(p->a, parts, f);
   return i + 1;
 }
@@ -1720,7 +1720,7 @@ static AstNode *parse_funcdef(Parser *p, AstList decorators, bool is_async, SrcL
     if (!p->panic && accept(p, TOK_ARROW)) n->returns = parse_expr(p);
   }
   fin(p, n); /* the node spans the signature; the body is in n->body */
-  SrcLoc end = n->end;
+  AstEnd end = n->end;
   n->body = parse_block_msg(p, "function definition", loc, "expected ':' after function signature");
   n->end = end;
   return n;
@@ -1747,7 +1747,7 @@ static AstNode *parse_classdef(Parser *p, AstList decorators, SrcLoc loc) {
     n->nkwargs = o.nkw;
   }
   fin(p, n);
-  SrcLoc end = n->end;
+  AstEnd end = n->end;
   n->body = parse_block(p, "class definition", loc);
   n->end = end;
   return n;
@@ -1763,25 +1763,39 @@ static AstList parse_else(Parser *p) {
 
 /* if_stmt: 'if' named_expression ':' block (elif_stmt | [else_block])
  * elif_stmt: 'elif' named_expression ':' block (elif_stmt | [else_block])
- * (an elif is an IF alone in its parent's orelse, as in CPython's ast) */
+ * (an elif is an IF alone in its parent's orelse, as in CPython's ast)
+ * The chain is parsed in a loop, but the tree it builds nests one level per elif, and the
+ * evaluator and the passes walk it recursively: 20000 elifs in a kernel took 1.3 GB and
+ * then overflowed the stack.  Past MAX_ELIF branches the chain is reported once and the
+ * further branches are parsed (for their own errors) but dropped. */
+enum { MAX_ELIF = 1000 };
 static AstNode *parse_if(Parser *p) {
-  Token *t = cur(p);
-  bool is_elif = t->kind == TOK_KW_ELIF;
-  AstNode *n = new_stmt(p, AST_IF);
-  advance(p);
-  n->test = parse_named(p);
-  fin(p, n);
-  SrcLoc end = n->end;
-  n->body = parse_block(p, is_elif ? "'elif' statement" : "'if' statement", t->loc);
-  if (at(p, TOK_KW_ELIF)) {
-    PtrVec orelse = {0};
-    vec_push(p->a, &orelse, parse_if(p));
-    n->orelse = to_list(&orelse);
-  } else {
-    n->orelse = parse_else(p);
-  }
-  n->end = end;
-  return n;
+  AstNode *first = NULL, *last = NULL;
+  int elifs = 0;
+  do {
+    SrcLoc loc = cur(p)->loc;
+    bool is_elif = cur(p)->kind == TOK_KW_ELIF;
+    AstNode *n = new_stmt(p, AST_IF);
+    advance(p);
+    n->test = parse_named(p);
+    fin(p, n);
+    AstEnd end = n->end;
+    n->body = parse_block(p, is_elif ? "'elif' statement" : "'if' statement", loc);
+    n->end = end;
+    if (is_elif && ++elifs == MAX_ELIF + 1)
+      diag_error(&p->c->diag, loc, "too many 'elif' branches: more than %d in one 'if' statement", MAX_ELIF);
+    if (elifs > MAX_ELIF) continue;
+    if (last) {
+      PtrVec orelse = {0};
+      vec_push(p->a, &orelse, n);
+      last->orelse = to_list(&orelse);
+    } else {
+      first = n;
+    }
+    last = n;
+  } while (at(p, TOK_KW_ELIF));
+  last->orelse = parse_else(p);
+  return first;
 }
 
 /* while_stmt: 'while' named_expression ':' block [else_block] */
@@ -1791,7 +1805,7 @@ static AstNode *parse_while(Parser *p) {
   advance(p);
   n->test = parse_named(p);
   fin(p, n);
-  SrcLoc end = n->end;
+  AstEnd end = n->end;
   n->body = parse_block(p, "'while' statement", t->loc);
   n->orelse = parse_else(p);
   n->end = end;
@@ -1807,7 +1821,7 @@ static AstNode *parse_for(Parser *p, bool is_async, SrcLoc loc) {
   if (expect(p, TOK_KW_IN, "expected 'in'")) n->iter = parse_star_exprs(p);
   else n->iter = error_node(p);
   fin(p, n);
-  SrcLoc end = n->end;
+  AstEnd end = n->end;
   n->body = parse_block(p, "'for' statement", loc);
   n->orelse = parse_else(p);
   n->end = end;
@@ -1863,7 +1877,7 @@ static AstNode *parse_with(Parser *p, bool is_async, SrcLoc loc) {
   n->withitems = items;
   n->nwithitems = len;
   fin(p, n);
-  SrcLoc end = n->end;
+  AstEnd end = n->end;
   n->body = parse_block(p, "'with' statement", loc);
   n->end = end;
   return n;
@@ -1878,7 +1892,7 @@ static AstNode *parse_try(Parser *p) {
   AstNode *n = new_stmt(p, AST_TRY);
   advance(p);
   fin(p, n);
-  SrcLoc end = n->end;
+  AstEnd end = n->end;
   n->body = parse_block(p, "'try' statement", t->loc);
   int cap = 2, len = 0;
   AstHandler *hs = ARENA_ARRAY(p->a, AstHandler, cap);
@@ -2143,7 +2157,7 @@ AstNode *parse_module(TsCompiler *c, const SourceFile *file) {
     if (at(&p, TOK_DEDENT)) advance(&p); /* cannot happen with a balanced lexer */
   }
   m->body = to_list(&body);
-  m->end = cur(&p)->end;
+  m->end = ast_end(cur(&p)->end);
   parser_fini(&p);
   return m;
 }
