@@ -35,11 +35,11 @@ enum { MAX_DEPTH = 150 };
 enum { MAX_CHAIN = 1000 };
 
 /* Tokens are lexed on demand into chunks of TOK_CHUNK, so a Token * stays valid until
- * its chunk is released, and chunks are released only at statement boundaries
- * (release_tokens): the parser holds the tokens of the statement at hand, not of the
- * file.  (The whole file's array, at 140 bytes a token then, was 28 times the size of a
- * real kernel file and 80 times that of dense code.)  Under ASan the chunks are tiny,
- * so that a Token * kept across a statement boundary is a use-after-free in the tests. */
+ * its chunk is freed, and the parser frees the tokens it is done with as it goes
+ * (TokWindow): it holds little more than the current item of the statement at hand, not
+ * the file.  (The whole file's array, at 140 bytes a token then, was 28 times the size of
+ * a real kernel file and 80 times that of dense code.)  Under ASan the chunks are tiny,
+ * so that a Token * used after its chunk was freed is an error in the tests. */
 #if TS_ASAN
 enum { TOK_CHUNK = 4 };
 #else
@@ -57,7 +57,6 @@ typedef struct Parser {
   TokChunk **chunks; /* chunks[i / TOK_CHUNK] holds token i; NULL once released */
   int nchunks;       /* slots of chunks */
   int ntoks, pos;    /* tokens lexed so far; the current one */
-  int released;      /* chunks [0, released) are freed */
   bool eof;          /* the EOF token is lexed: it is the last, and repeats */
   Token *flat;       /* an f-string field's own tokens, parsed instead of the stream */
   int nflat;
@@ -96,19 +95,28 @@ static Token *tok(Parser *p, int i) {
   if (p->flat) return &p->flat[i < p->nflat ? i : p->nflat - 1];
   while (i >= p->ntoks && !p->eof) lex_more(p);
   if (i >= p->ntoks) i = p->ntoks - 1;
-  TS_ASSERT(i / TOK_CHUNK >= p->released);
+  TS_ASSERT(p->chunks[i / TOK_CHUNK]); /* not freed by a TokWindow */
   return &p->chunks[i / TOK_CHUNK]->t[i % TOK_CHUNK];
 }
 
-/* At a statement boundary: frees the chunks wholly before the previous token (which
- * fin() still reads).  Nothing up the stack holds a Token * into them: compound
- * statements read their header tokens before parsing their blocks. */
-static void release_tokens(Parser *p) {
-  if (p->flat) return;
-  int keep = p->pos > 0 ? p->pos - 1 : 0;
-  for (; p->released < keep / TOK_CHUNK; p->released++) {
-    ts_free(p->chunks[p->released]);
-    p->chunks[p->released] = NULL;
+/* Freeing tokens safely.  Every Token * a parse function holds was the current token when
+ * it was taken, so the functions up the stack hold only tokens at or before the index
+ * where the current function started.  A loop over the items of something long (a
+ * block's statements, a list's elements, a call's arguments, the rest of a broken
+ * statement) opens a window at its start and, between items, frees the chunks wholly
+ * after that index and before the previous token (which fin() reads): no frame refers to
+ * them.  A window remembers how far it has freed, so each chunk is visited once. */
+typedef struct TokWindow {
+  int next; /* the next chunk the window may free */
+} TokWindow;
+
+static TokWindow window_open(Parser *p) { return (TokWindow){p->pos / TOK_CHUNK + 1}; }
+
+static void window_free(Parser *p, TokWindow *w) {
+  if (p->flat || p->pos < 1) return;
+  for (int end = (p->pos - 1) / TOK_CHUNK; w->next < end; w->next++) {
+    ts_free(p->chunks[w->next]);
+    p->chunks[w->next] = NULL;
   }
 }
 
@@ -603,6 +611,7 @@ static bool at_comp_for(Parser *p) {
  *   '(' (yield_expr | named_expression) ')'
  *   '(' named_expression for_if_clauses ')' */
 static AstNode *parse_paren(Parser *p) {
+  TokWindow w = window_open(p);
   Token *open = cur(p);
   advance(p);
   if (accept(p, TOK_RPAREN)) return fin(p, new_node(p, AST_TUPLE, open->loc));
@@ -623,7 +632,10 @@ static AstNode *parse_paren(Parser *p) {
     AstNode *tup = new_node(p, AST_TUPLE, open->loc);
     PtrVec items = {0};
     vec_push(p->a, &items, first);
-    while (accept(p, TOK_COMMA) && !at(p, TOK_RPAREN)) vec_push(p->a, &items, parse_star_named(p));
+    while (accept(p, TOK_COMMA) && !at(p, TOK_RPAREN)) {
+      vec_push(p->a, &items, parse_star_named(p));
+      window_free(p, &w);
+    }
     tup->items = to_list(&items);
     expect_close(p, TOK_RPAREN, "expected ')'", ((AstNode *)vec_last(&items))->loc);
     return fin(p, tup);
@@ -637,6 +649,7 @@ static AstNode *parse_paren(Parser *p) {
 
 /* list | listcomp: '[' [star_named_expressions] ']' | '[' named_expression for_if_clauses ']' */
 static AstNode *parse_list(Parser *p) {
+  TokWindow w = window_open(p);
   Token *open = cur(p);
   advance(p);
   AstNode *n = new_node(p, AST_LIST, open->loc);
@@ -651,7 +664,10 @@ static AstNode *parse_list(Parser *p) {
   }
   PtrVec items = {0};
   vec_push(p->a, &items, first);
-  while (accept(p, TOK_COMMA) && !at(p, TOK_RBRACKET)) vec_push(p->a, &items, parse_star_named(p));
+  while (accept(p, TOK_COMMA) && !at(p, TOK_RBRACKET)) {
+    vec_push(p->a, &items, parse_star_named(p));
+    window_free(p, &w);
+  }
   n->items = to_list(&items);
   expect_close(p, TOK_RBRACKET, "expected ']'", ((AstNode *)vec_last(&items))->loc);
   return fin(p, n);
@@ -662,6 +678,7 @@ static AstNode *parse_list(Parser *p) {
  *   '{' kvpair for_if_clauses '}' | '{' named_expression for_if_clauses '}'
  *   kvpair: expression ':' expression;  double_starred_kvpair: '**' bitwise_or | kvpair */
 static AstNode *parse_brace(Parser *p) {
+  TokWindow w = window_open(p);
   Token *open = cur(p);
   advance(p);
   AstNode *n = new_node(p, AST_DICT, open->loc);
@@ -711,6 +728,7 @@ static AstNode *parse_brace(Parser *p) {
       vec_push(p->a, &items, parse_expr(p));
     }
     if (p->panic) break;
+    window_free(p, &w);
   }
   if (!is_dict) n = retag(p, n, AST_SET);
   n->items = to_list(&items);
@@ -799,6 +817,7 @@ static void push_kw(Parser *p, ArgsOut *o, const char *name, AstNode *v, SrcLoc 
 static void parse_arguments(Parser *p, ArgsOut *o, SrcLoc open_loc) {
   bool seen_kw = false, seen_kwunpack = false;
   SrcLoc last = open_loc;
+  TokWindow w = window_open(p);
   while (!at(p, TOK_RPAREN) && !p->panic) {
     Token *t = cur(p);
     last = t->loc;
@@ -836,6 +855,7 @@ static void parse_arguments(Parser *p, ArgsOut *o, SrcLoc open_loc) {
       vec_push(p->a, &o->pos, e);
     }
     if (!accept(p, TOK_COMMA)) break;
+    window_free(p, &w);
   }
   if (!at(p, TOK_RPAREN) && !p->panic) {
     if (at(p, TOK_EOF) || at(p, TOK_NEWLINE))
@@ -878,8 +898,11 @@ static AstNode *parse_slices(Parser *p) {
   AstNode *tup = new_node(p, AST_TUPLE, t->loc);
   PtrVec items = {0};
   vec_push(p->a, &items, first);
-  while (accept(p, TOK_COMMA) && !at(p, TOK_RBRACKET) && !p->panic)
+  TokWindow w = window_open(p);
+  while (accept(p, TOK_COMMA) && !at(p, TOK_RBRACKET) && !p->panic) {
     vec_push(p->a, &items, parse_slice(p));
+    window_free(p, &w);
+  }
   tup->items = to_list(&items);
   return fin(p, tup);
 }
@@ -1277,6 +1300,7 @@ static AstNode *parse_star_exprs(Parser *p) {
   AstNode *tup = new_node(p, AST_TUPLE, t->loc);
   PtrVec items = {0};
   vec_push(p->a, &items, first);
+  TokWindow w = window_open(p);
   while (!p->panic && accept(p, TOK_COMMA) && starts_expr(cur(p)->kind)) {
     Token *s = cur(p);
     if (accept(p, TOK_STAR)) {
@@ -1286,6 +1310,7 @@ static AstNode *parse_star_exprs(Parser *p) {
     } else {
       vec_push(p->a, &items, parse_expr(p));
     }
+    window_free(p, &w);
   }
   tup->items = to_list(&items);
   return fin(p, tup);
@@ -1388,11 +1413,11 @@ static AstNode *new_stmt(Parser *p, AstKind k) { return new_node(p, k, cur(p)->l
 /* Skips the rest of a broken statement: up to and including the next NEWLINE (never
  * past an INDENT/DEDENT, which belong to the block structure). */
 static void synchronize(Parser *p) {
-  /* The broken statement's nodes are built: its tokens can go while skipping the rest
-   * (a 5 MB line after an error must not be kept whole). */
+  /* The skipped tokens go as they are passed (a 5 MB line after an error is not kept). */
+  TokWindow w = window_open(p);
   while (!at(p, TOK_EOF) && !at(p, TOK_NEWLINE) && !at(p, TOK_INDENT) && !at(p, TOK_DEDENT)) {
     advance(p);
-    release_tokens(p);
+    window_free(p, &w);
   }
   accept(p, TOK_NEWLINE);
   p->panic = false;
@@ -1772,7 +1797,9 @@ enum { MAX_ELIF = 1000 };
 static AstNode *parse_if(Parser *p) {
   AstNode *first = NULL, *last = NULL;
   int elifs = 0;
+  TokWindow w = window_open(p);
   do {
+    window_free(p, &w); /* the branches before this one */
     SrcLoc loc = cur(p)->loc;
     bool is_elif = cur(p)->kind == TOK_KW_ELIF;
     AstNode *n = new_stmt(p, AST_IF);
@@ -1896,7 +1923,9 @@ static AstNode *parse_try(Parser *p) {
   n->body = parse_block(p, "'try' statement", t->loc);
   int cap = 2, len = 0;
   AstHandler *hs = ARENA_ARRAY(p->a, AstHandler, cap);
+  TokWindow w = window_open(p);
   while (at(p, TOK_KW_EXCEPT)) {
+    window_free(p, &w); /* the handlers before this one */
     AstHandler h = {0};
     h.loc = cur(p)->loc;
     advance(p);
@@ -1969,11 +1998,12 @@ static void skip_match_stmt(Parser *p) {
   while (!at(p, TOK_NEWLINE) && !at(p, TOK_EOF)) advance(p);
   accept(p, TOK_NEWLINE);
   if (!accept(p, TOK_INDENT)) return;
+  TokWindow w = window_open(p);
   for (int depth = 1; depth > 0 && !at(p, TOK_EOF);) {
     if (at(p, TOK_INDENT)) depth++;
     if (at(p, TOK_DEDENT)) depth--;
     advance(p);
-    release_tokens(p);
+    window_free(p, &w);
   }
 }
 
@@ -2098,6 +2128,7 @@ static void parse_statement_inner(Parser *p, PtrVec *out) {
 
 /* statements: statement+  (until the DEDENT closing the block, or end of file) */
 static void parse_stmts_until_dedent(Parser *p, PtrVec *out) {
+  TokWindow w = window_open(p);
   while (!at(p, TOK_EOF) && !at(p, TOK_DEDENT)) {
     if (at(p, TOK_INDENT)) {
       /* Indented lines with no header: report, then parse them as if they were at the
@@ -2119,7 +2150,7 @@ static void parse_stmts_until_dedent(Parser *p, PtrVec *out) {
       p->after_error = false;
     }
     if (p->pos == start) advance(p); /* never loop on a token nothing consumes */
-    release_tokens(p);
+    window_free(p, &w);
   }
 }
 
