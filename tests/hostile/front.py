@@ -4,10 +4,11 @@ successful compile) within bounded time and memory.  The inputs are generated he
 temporary folder, never committed.
 
 Budgets: the parser frees tokens as it goes and builds a compact AST, about 10 times the
-source size for real kernel code (40 for the densest statements); files over 16 MiB or 2^20
-tokens are refused before parsing.  Before these limits, 5 MB of statements took 1.6 GB, a 5 MB one-line expression
-700 MB (and echoed the whole line in its diagnostic), and 200 KB of string literals after an
-f-string 2 GB.  The limits below hold with margin on 2 cores and fail the old code."""
+source size for real kernel code (40 for the densest statements); files over 16 MiB or
+2^20 tokens are refused before parsing.  Before, 5 MB of statements took 1.6 GB, a 5 MB
+one-line expression 700 MB (and echoed the whole line in its diagnostic), and 200 KB of
+string literals after an f-string 2 GB.  The limits below hold with margin on 2 cores and
+fail the old code."""
 import glob
 import os
 import shutil
