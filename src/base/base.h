@@ -19,6 +19,19 @@ void ts_assert_fail(const char *file, int line, const char *cond);
 #define ts_unreachable() ts_assert_fail(__FILE__, __LINE__, "unreachable")
 #define TS_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* TS_ASAN: built with AddressSanitizer (gcc defines __SANITIZE_ADDRESS__, clang has
+ * __has_feature); code that keeps its own memory pools makes misuse visible to it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TS_ASAN 1
+#endif
+#endif
+#ifndef TS_ASAN
+#define TS_ASAN 0
+#endif
+
 #if defined(__GNUC__)
 #define TS_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -52,6 +65,7 @@ typedef struct Arena Arena;
 Arena *arena_new(void);
 void arena_destroy(Arena *a);
 void *arena_alloc(Arena *a, size_t n);       /* zeroed, 16-byte aligned */
+void *arena_alloc8(Arena *a, size_t n);      /* zeroed, 8-byte aligned */
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...) TS_PRINTF(2, 3);
@@ -102,6 +116,21 @@ uint64_t ts_fnv1a(const void *data, size_t n, uint64_t seed);
 void ts_sha256(const void *data, size_t n, uint8_t out[32]);
 void ts_sha256_hex(const void *data, size_t n, char out[65]);
 
+/* ---- UTF-8 (utf8.c) ------------------------------------------------------------ */
+/* Decodes one UTF-8 character at s (never reading at or past end) into *cp; returns its
+ * length in bytes, or 0 when the bytes there are not valid UTF-8 (overlong forms and
+ * surrogates included). */
+int ts_utf8_decode(const char *s, const char *end, uint32_t *cp);
+/* Offset of the first byte of s[0, n) that is not valid UTF-8, or n when all of it is. */
+size_t ts_utf8_invalid(const char *s, size_t n);
+/* Columns a terminal gives the character: 2 for East Asian wide and emoji, 0 for
+ * combining marks, else 1. */
+int ts_char_width(uint32_t cp);
+/* Whether cp may be part of a Python identifier (an approximation of XID_Continue that
+ * rejects punctuation, symbols, spaces and emoji), and whether Python would print it. */
+bool ts_char_is_identifier(uint32_t cp);
+bool ts_char_is_printable(uint32_t cp);
+
 /* ---- source files and locations -------------------------------------------------- */
 typedef struct SourceFile {
   const char *name; /* as the user named it */
@@ -140,5 +169,8 @@ void diag_free(Diag *d);
 /* Reads a whole file into a heap buffer (NUL-terminated).  Returns NULL and sets errno
  * on failure. */
 char *ts_read_file(const char *path, size_t *len_out);
+/* The same, failing with errno EFBIG (and *len_out the size when it is known, else
+ * max + 1) for a file of more than max bytes, which is not read. */
+char *ts_read_file_max(const char *path, size_t max, size_t *len_out);
 
 #endif

@@ -8,20 +8,90 @@
 
 const SrcLoc SRCLOC_NONE = {NULL, 0, 0};
 
-/* Appends the text of line `line` (1-based) of f, without its newline. */
+/* The echoed line is cut to a window of this many display columns around the caret,
+ * marked "..." where cut: a generated 50 MB one-line file must not come back whole. */
+enum { DIAG_LINE_COLS = 200, DIAG_TAB = 8, DIAG_MSG_BYTES = 4096 };
+
+/* Start of line `line` (1-based) of f, or NULL; *end gets the end of its text.  Line
+ * breaks are "\n", "\r\n" and a lone "\r", as the lexer counts them. */
+static const char *find_line(const SourceFile *f, int line, const char **end) {
+  const char *p = f->text, *e = f->text + f->len;
+  for (int l = 1; l < line; l++) {
+    while (p < e && *p != '\n' && *p != '\r') p++;
+    if (p >= e) return NULL;
+    if (*p == '\r' && p + 1 < e && p[1] == '\n') p++;
+    p++;
+  }
+  const char *q = p;
+  while (q < e && *q != '\n' && *q != '\r') q++;
+  *end = q;
+  return p;
+}
+
+/* One character of the echoed line: how many bytes it takes in the source, what is
+ * printed for it (tabs expand to the next tab stop so the caret line needs no tabs;
+ * control characters and bytes that are not UTF-8 are replaced, never sent to the
+ * terminal) and how many columns that takes. */
+typedef struct Cell {
+  int bytes, width;
+  const char *text;
+  int text_len;
+} Cell;
+
+static Cell next_cell(const char *p, const char *e, int dcol) {
+  static const char spaces[DIAG_TAB] = "        ";
+  unsigned char ch = (unsigned char)*p;
+  uint32_t cp;
+  if (ch == '\t') {
+    int w = DIAG_TAB - dcol % DIAG_TAB;
+    return (Cell){1, w, spaces, w};
+  }
+  if (ch < 0x20 || ch == 0x7F) return (Cell){1, 1, "?", 1};
+  if (ch < 0x80) return (Cell){1, 1, p, 1};
+  int n = ts_utf8_decode(p, e, &cp);
+  if (!n) return (Cell){1, 1, "\xEF\xBF\xBD", 3}; /* U+FFFD */
+  return (Cell){n, ts_char_width(cp), p, n};
+}
+
+/* Appends line `line` of f and a caret under byte column `col` (1-based), both in
+ * display columns (wide characters count two, combining marks none). */
 static void append_source_line(StrBuf *sb, const SourceFile *f, int line, int col) {
   if (!f || !f->text || line <= 0) return;
-  const char *p = f->text, *end = f->text + f->len;
-  for (int l = 1; l < line && p < end; p++)
-    if (*p == '\n') l++;
-  if (p >= end && line > 1) return;
-  const char *e = p;
-  while (e < end && *e != '\n' && *e != '\r') e++;
+  const char *e, *p = find_line(f, line, &e);
+  if (!p) return;
+  /* Display column of the caret: the character containing byte col - 1, or the end. */
+  const char *target = col > 1 && (size_t)(col - 1) < (size_t)(e - p) ? p + col - 1 : col > 1 ? e : p;
+  int caret = 0;
+  for (const char *q = p; q < target;) {
+    Cell c = next_cell(q, e, caret);
+    if (q + c.bytes > target) break;
+    caret += c.width;
+    q += c.bytes;
+  }
+  /* Window [lo, lo + DIAG_LINE_COLS): from the start when the caret fits well inside. */
+  int lo = caret < DIAG_LINE_COLS - DIAG_LINE_COLS / 4 ? 0 : caret - DIAG_LINE_COLS / 2;
+  int hi = lo + DIAG_LINE_COLS, dcol = 0, first = -1;
+  bool cut_right = false;
   sb_appendn(sb, "  ", 2);
-  sb_appendn(sb, p, (size_t)(e - p));
+  if (lo > 0) sb_appendn(sb, "...", 3);
+  for (const char *q = p; q < e;) {
+    Cell c = next_cell(q, e, dcol);
+    if (dcol + c.width > hi) {
+      cut_right = true;
+      break;
+    }
+    if (dcol >= lo) {
+      if (first < 0) first = dcol;
+      sb_appendn(sb, c.text, (size_t)c.text_len);
+    }
+    dcol += c.width;
+    q += c.bytes;
+  }
+  if (first < 0) first = dcol;
+  if (cut_right) sb_appendn(sb, "...", 3);
   sb_appendn(sb, "\n  ", 3);
-  /* Tabs in the line are copied so the caret lines up in a terminal. */
-  for (int i = 1; i < col && p + i - 1 < e; i++) sb_putc(sb, p[i - 1] == '\t' ? '\t' : ' ');
+  if (lo > 0) sb_appendn(sb, "   ", 3);
+  for (int i = first; i < caret; i++) sb_putc(sb, ' ');
   sb_appendn(sb, "^\n", 2);
 }
 
@@ -42,7 +112,15 @@ void diag_verror(Diag *d, SrcLoc loc, const char *kind, const char *fmt, va_list
     sb_printf(&d->out, "%s: %s: ", loc.file->name, kind);
   else
     sb_printf(&d->out, "tilescale: %s: ", kind);
+  size_t msg = d->out.len;
   sb_vprintf(&d->out, fmt, ap);
+  /* A message quotes user text (names, strings); a huge one is cut like the line. */
+  if (d->out.len - msg > DIAG_MSG_BYTES) {
+    size_t cut = msg + DIAG_MSG_BYTES;
+    while (cut > msg && ((unsigned char)d->out.data[cut] & 0xC0) == 0x80) cut--; /* UTF-8 boundary */
+    d->out.len = cut;
+    sb_appendn(&d->out, "...", 3);
+  }
   sb_putc(&d->out, '\n');
   append_source_line(&d->out, loc.file, loc.line, loc.col);
   if (d->echo) fputs(d->out.data + start, stderr);

@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "../front/front.h"
+#include "../front/lex.h"
 #include "../pass/pipeline.h"
+
+_Static_assert(DRV_MAX_SOURCE_BYTES == LEX_MAX_SOURCE_BYTES, "driver.h and lex.h disagree on the file limit");
 
 AstNode *drv_parse(TsCompiler *c, const SourceFile *file) { return parse_module(c, file); }
 

@@ -15,6 +15,10 @@
 
 typedef struct AstNode AstNode;
 
+/* The largest kernel file the front end accepts (lex.h LEX_MAX_SOURCE_BYTES; driver.c checks
+ * they agree): the API refuses a bigger file before reading it. */
+#define DRV_MAX_SOURCE_BYTES ((size_t)16 << 20)
+
 /* Parses the whole file; NULL (with diagnostics in c) when it does not parse. */
 AstNode *drv_parse(TsCompiler *c, const SourceFile *file);
 /* Names of the kernel functions of module (at most max; names may be NULL to count). */

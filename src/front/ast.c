@@ -33,10 +33,19 @@
 #include "ast.h"
 
 const char *const ast_kind_names[AST_KIND_COUNT] = {
-#define AST_NAME_ROW(n) #n,
+#define AST_NAME_ROW(n, last) #n,
     AST_KINDS(AST_NAME_ROW)
 #undef AST_NAME_ROW
 };
+
+/* Up to the end of each kind's last field, rounded to 8 so ASan can poison the rest. */
+#define AST_FIELD_END(f) (offsetof(AstNode, f) + sizeof(((AstNode *)0)->f))
+#define AST_SIZE_ROW(n, last) (unsigned short)((AST_FIELD_END(last) + 7) & ~(size_t)7),
+const unsigned short ast_node_size[AST_KIND_COUNT] = {AST_KINDS(AST_SIZE_ROW)};
+#undef AST_SIZE_ROW
+_Static_assert(sizeof(AstNode) < 65536, "ast_node_size holds 16-bit sizes");
+_Static_assert(AST_KIND_COUNT <= 128 && AOP_COUNT <= 128, "AstNode.kind and .op are 8-bit fields");
+_Static_assert(_Alignof(AstNode) <= 8, "nodes come from arena_alloc8");
 
 const char *const ast_op_names[AOP_COUNT] = {
     [AOP_ADD] = "+",      [AOP_SUB] = "-",       [AOP_MUL] = "*",       [AOP_MATMUL] = "@",

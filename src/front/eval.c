@@ -1223,6 +1223,24 @@ typedef struct BufIndex {
   bool any_slice;
 } BufIndex;
 
+/* An index known at compile time into a dimension of known size of an on-chip buffer
+ * (fragment, shared, local) must be inside it: nothing guards these accesses, and a
+ * register array indexed out of bounds is not even memory.  Negative indices do not wrap
+ * around as in Python (TileLang indexes buffers as C does).  `is_end`: the bound of a
+ * slice, which may equal the size. */
+static bool check_const_index(Eval *ev, const IrBuffer *b, int d, const IrExpr *idx, bool is_end, SrcLoc loc) {
+  int64_t i, n;
+  if (b->scope != IR_SCOPE_FRAGMENT && b->scope != IR_SCOPE_SHARED_DYN && b->scope != IR_SCOPE_SHARED &&
+      b->scope != IR_SCOPE_LOCAL)
+    return true;
+  if (!idx || !ir_is_const_int(idx, &i) || !ir_is_const_int(b->shape[d], &n)) return true;
+  if (i >= 0 && (i < n || (is_end && i == n))) return true;
+  const char *what = b->scope == IR_SCOPE_FRAGMENT ? "fragment" : b->scope == IR_SCOPE_LOCAL ? "local buffer" : "shared buffer";
+  ts_error(ev->c, loc, "%s %lld is out of range for dimension %d of %s '%s' (size %lld%s)", is_end ? "slice end" : "index",
+           (long long)i, d, what, b->name, (long long)n, i < 0 ? "; buffer indices do not wrap around" : "");
+  return false;
+}
+
 static bool eval_buf_index(Eval *ev, Env *env, IrBuffer *b, const AstNode *index, BufIndex *out, SrcLoc loc) {
   PtrVec nodes = {0};
   if (index->kind == AST_TUPLE)
@@ -1231,12 +1249,13 @@ static bool eval_buf_index(Eval *ev, Env *env, IrBuffer *b, const AstNode *index
     vec_push(ev->a, &nodes, (void *)index);
   /* Entries are either an evaluated Value or a SLICE node; a single index that evaluates
    * to a Python tuple (A[idx] with idx = (i, j)) spreads over several dimensions. */
-  PtrVec vals = {0}, slices = {0};
+  PtrVec vals = {0}, slices = {0}, where = {0}; /* where: the index's own node, for carets */
   for (int i = 0; i < nodes.len; i++) {
     const AstNode *x = nodes.items[i];
     if (x->kind == AST_SLICE) {
       vec_push(ev->a, &vals, NULL);
       vec_push(ev->a, &slices, (void *)x);
+      vec_push(ev->a, &where, (void *)x);
       continue;
     }
     Value *v = eval(ev, env, x);
@@ -1245,11 +1264,13 @@ static bool eval_buf_index(Eval *ev, Env *env, IrBuffer *b, const AstNode *index
       for (int k = 0; k < v->u.seq.n; k++) {
         vec_push(ev->a, &vals, v->u.seq.items[k]);
         vec_push(ev->a, &slices, NULL);
+        vec_push(ev->a, &where, (void *)x);
       }
       continue;
     }
     vec_push(ev->a, &vals, v);
     vec_push(ev->a, &slices, NULL);
+    vec_push(ev->a, &where, (void *)x);
   }
   int n = vals.len;
   if (n != b->ndim) {
@@ -1272,6 +1293,7 @@ static bool eval_buf_index(Eval *ev, Env *env, IrBuffer *b, const AstNode *index
                  dtype_name(out->idx[d]->dtype));
         return false;
       }
+      if (!check_const_index(ev, b, d, out->idx[d], false, ((const AstNode *)where.items[d])->loc)) return false;
       continue;
     }
     if (sl->step) {
@@ -1281,6 +1303,9 @@ static bool eval_buf_index(Eval *ev, Env *env, IrBuffer *b, const AstNode *index
     IrExpr *lo = sl->lo ? ev_to_ir(ev, eval(ev, env, sl->lo), NULL, sl->loc) : ir_int(ev->c, 0, TS_DTYPE_INT32, sl->loc);
     IrExpr *hi = sl->hi ? ev_to_ir(ev, eval(ev, env, sl->hi), NULL, sl->loc) : b->shape[d];
     if (!lo || !hi) return false;
+    if (!check_const_index(ev, b, d, lo, false, sl->lo ? sl->lo->loc : sl->loc) ||
+        !check_const_index(ev, b, d, hi, true, sl->hi ? sl->hi->loc : sl->loc))
+      return false;
     out->idx[d] = lo;
     out->extent[d] = ev_linear_diff(ev, hi, lo, sl->loc);
     out->any_slice = true;
@@ -1512,7 +1537,7 @@ static Value *eval(Eval *ev, Env *env, const AstNode *n) {
     Value *r = eval(ev, env, n->right);
     return ev_binop(ev, n->op, l, r, n->loc);
   }
-  case AST_UNARYOP: return unop(ev, n->op, eval(ev, env, n->value ? n->value : n->left), n->loc);
+  case AST_UNARYOP: return unop(ev, n->op, eval(ev, env, n->value), n->loc);
   case AST_BOOLOP: return eval_boolop(ev, env, n);
   case AST_COMPARE: return eval_compare(ev, env, n);
   case AST_CALL: {
@@ -1581,7 +1606,7 @@ static Value *eval(Eval *ev, Env *env, const AstNode *n) {
   }
   case AST_NAMEDEXPR: {
     Value *v = eval(ev, env, n->value);
-    if (!v || !assign(ev, env, n->left ? n->left : n->target, v, n->loc)) return NULL;
+    if (!v || !assign(ev, env, n->left, v, n->loc)) return NULL;
     return v;
   }
   default: break;
@@ -2078,12 +2103,41 @@ static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNod
   return EX_NORMAL;
 }
 
+/* `with T.Kernel(...)` (or `with Kernel(...)` imported from tilelang.language), by syntax:
+ * its value is unknown when its arguments were wrong. */
+static bool is_kernel_call(const AstNode *e) {
+  if (!e || e->kind != AST_CALL || !e->func) return false;
+  const AstNode *f = e->func;
+  return (f->kind == AST_ATTRIBUTE || f->kind == AST_NAME) && f->id && !strcmp(f->id, "Kernel");
+}
+
+/* A T.Kernel whose arguments were wrong (reported): its body still runs, inside a stand-in
+ * kernel whose IR is dropped, so that the body's own errors are found but nothing in it is
+ * reported again for not being inside a kernel (one mistake, one diagnostic).  The
+ * `as` names are poison, which every use passes on silently. */
+static ExecStatus exec_failed_kernel(Eval *ev, Env *env, const AstNode *s) {
+  if (s->withitems[0].vars) assign(ev, env, s->withitems[0].vars, NULL, s->loc);
+  IrStmt *k = ir_stmt(ev->c, IR_S_KERNEL, s->loc);
+  for (int i = 0; i < 3; i++) {
+    k->u.kernel.grid[i] = ir_int(ev->c, 1, TS_DTYPE_INT32, s->loc);
+    k->u.kernel.threads[i] = i ? 1 : 128;
+  }
+  ev->kernel = k;
+  BlockSave saved = push_block(ev);
+  exec_block(ev, env, &s->body);
+  (void)pop_block(ev, saved, env, "T.Kernel block", s->loc);
+  ev->kernel = NULL;
+  return EX_NORMAL;
+}
+
 static ExecStatus exec_with(Eval *ev, Env *env, const AstNode *s) {
   if (s->nwithitems != 1) {
     ts_error(ev->c, s->loc, "only one context per 'with' is supported");
     return EX_NORMAL;
   }
   Value *ctx = eval(ev, env, s->withitems[0].context);
+  if ((!ctx || ctx->kind == V_POISON) && ev->block && !ev->kernel && is_kernel_call(s->withitems[0].context))
+    return exec_failed_kernel(ev, env, s);
   if (!ctx || ctx->kind == V_POISON) { /* keep reporting errors inside; `as` names stay silent */
     if (s->withitems[0].vars) assign(ev, env, s->withitems[0].vars, NULL, s->loc);
     return exec_block(ev, env, &s->body);
@@ -2460,13 +2514,15 @@ static void collect_tconst(const AstNode *n, Eval *ev, PtrVec *out) {
     }
     return;
   }
+  if (AST_IS_CONST(n)) return;
+  /* Only the fields n's kind has: nodes are allocated up to their kind's last field. */
   collect_tconst(n->value, ev, out);
-  collect_tconst(n->func, ev, out);
-  collect_tconst(n->left, ev, out);
-  collect_tconst(n->right, ev, out);
-  collect_tconst_list(&n->items, ev, out);
-  collect_tconst_list(&n->body, ev, out);
-  collect_tconst_list(&n->orelse, ev, out);
+  if (AST_HAS(n, func)) collect_tconst(n->func, ev, out);
+  if (AST_HAS(n, left)) collect_tconst(n->left, ev, out);
+  if (AST_HAS(n, right)) collect_tconst(n->right, ev, out);
+  if (AST_HAS(n, items)) collect_tconst_list(&n->items, ev, out);
+  if (AST_HAS(n, body)) collect_tconst_list(&n->body, ev, out);
+  if (AST_HAS(n, orelse)) collect_tconst_list(&n->orelse, ev, out);
 }
 
 static IrFunc *new_func(Eval *ev, const AstNode *def) {

@@ -57,6 +57,39 @@ static bool bind(Eval *ev, CallArgs *a, const char *fname, const char *const *na
 
 static SrcLoc cloc(CallArgs *a) { return a->node ? a->node->loc : SRCLOC_NONE; }
 
+/* The expression the user wrote for argument i (positional) or `name` (keyword), to put a
+ * caret under it; NULL when it cannot be told (a starred argument shifts positions). */
+static const AstNode *arg_node(CallArgs *a, int i, const char *name) {
+  const AstNode *n = a->node;
+  if (!n || n->kind != AST_CALL) return NULL;
+  for (int k = 0; k < n->items.n; k++)
+    if (n->items.items[k]->kind == AST_STARRED) return NULL;
+  if (i < n->items.n) return n->items.items[i];
+  for (int k = 0; name && k < n->nkwargs; k++)
+    if (n->kwargs[k].name && !strcmp(n->kwargs[k].name, name)) return n->kwargs[k].value;
+  return NULL;
+}
+
+/* Where dimension d of a shape written as `shape` is: the element of a tuple literal, the
+ * shape expression, or `dflt`. */
+static SrcLoc dim_loc(const AstNode *shape, int d, int ndim, SrcLoc dflt) {
+  if (shape && (shape->kind == AST_TUPLE || shape->kind == AST_LIST) && shape->items.n == ndim)
+    return shape->items.items[d]->loc;
+  if (shape && ndim == 1) return shape->loc;
+  return dflt;
+}
+
+/* Sizes known at compile time must be at least `min` (1 for tiles, grids and loop nests;
+ * 0 for tensors, which may be empty): a negative or zero one is the user's mistake, said
+ * at the user's line, not an internal error of a later pass. */
+static bool check_size(Eval *ev, IrExpr *e, int64_t min, SrcLoc loc, const char *what, int d) {
+  int64_t v;
+  if (!e || !ir_is_const_int(e, &v) || v >= min) return true;
+  if (ev->bad_tensor_dim) return false; /* a consequence of the tensor's (one mistake, one diagnostic) */
+  ts_error(ev->c, loc, "%s %d is %lld; it must be %s", what, d, (long long)v, min > 0 ? "at least 1" : "0 or more");
+  return false;
+}
+
 static bool opt_bool(Eval *ev, Value *v, bool dflt, SrcLoc loc) {
   if (!v) return dflt;
   int t = ev_truth(ev, v, loc);
@@ -160,7 +193,7 @@ static Value *bi_identity_decorator(Eval *ev, CallArgs *a, Value *self, int arg)
 }
 
 /* ---- T.Tensor / T.Buffer ----------------------------------------------------------------- */
-static Value *make_tensortype(Eval *ev, Value *shape, Value *dtype, SrcLoc loc) {
+static Value *make_tensortype(Eval *ev, Value *shape, Value *dtype, SrcLoc loc, const AstNode *shape_node) {
   ts_dtype t = TS_DTYPE_FLOAT32;
   if (dtype && !ev_to_dtype(ev, dtype, &t, loc)) return NULL;
   Value *tt = ev_new(ev, V_TENSORTYPE);
@@ -176,6 +209,14 @@ static Value *make_tensortype(Eval *ev, Value *shape, Value *dtype, SrcLoc loc) 
       ts_error(ev->c, loc, "tensor shape dimensions must be integers, got %s", ev_type_name(d));
       return NULL;
     }
+    if (d->kind == V_INT && d->u.i < 0) {
+      /* Reported once: a -D value used by several tensors is one mistake. */
+      if (!ev->bad_tensor_dim)
+        ts_error(ev->c, dim_loc(shape_node, i, sh->u.seq.n, loc), "tensor dimension %d is %lld; it must be 0 or more",
+                 i, (long long)d->u.i);
+      ev->bad_tensor_dim = true;
+      return NULL;
+    }
   }
   tt->u.tt.shape = sh;
   tt->u.tt.dtype = t;
@@ -187,7 +228,7 @@ static Value *t_tensor(Eval *ev, CallArgs *a, Value *self, int is_buffer) {
   BIND(is_buffer ? "T.Buffer" : "T.Tensor", 1, "shape", "dtype", "data", "strides", "elem_offset", "scope", "align",
        "offset_factor", "buffer_type", "axis_separators");
   if (arg[2] && arg[2]->kind != V_NONE) return t_unsupported(ev, a, NULL, 0);
-  return make_tensortype(ev, arg[0], arg[1], cloc(a));
+  return make_tensortype(ev, arg[0], arg[1], cloc(a), arg_node(a, 0, "shape"));
 }
 
 Value *bi_subscript_builtin(Eval *ev, Value *fn, Value *index, SrcLoc loc) {
@@ -196,7 +237,7 @@ Value *bi_subscript_builtin(Eval *ev, Value *fn, Value *index, SrcLoc loc) {
       ts_error(ev->c, loc, "T.Tensor[...] expects [shape, dtype]");
       return NULL;
     }
-    return make_tensortype(ev, index->u.seq.items[0], index->u.seq.n > 1 ? index->u.seq.items[1] : NULL, loc);
+    return make_tensortype(ev, index->u.seq.items[0], index->u.seq.n > 1 ? index->u.seq.items[1] : NULL, loc, NULL);
   }
   ts_error(ev->c, loc, "'%s' is not subscriptable", fn->u.bi.name);
   return NULL;
@@ -217,6 +258,11 @@ static IrBuffer *alloc_buffer(Eval *ev, CallArgs *a, const char *what, Value *sh
   if (!ev_to_dtype(ev, dtype, &t, loc)) return NULL;
   int nd = shape_arg(ev, shape, &sh, loc);
   if (nd < 0) return NULL;
+  const AstNode *shape_node = arg_node(a, 0, "shape");
+  char what_dim[64];
+  snprintf(what_dim, sizeof what_dim, "%s: dimension", what);
+  for (int d = 0; d < nd; d++)
+    if (!check_size(ev, sh[d], 1, dim_loc(shape_node, d, nd, loc), what_dim, d)) return NULL;
   IrBuffer *b = ir_buffer(ev->c, take_name(ev, scope == IR_SCOPE_FRAGMENT ? "frag" : scope == IR_SCOPE_LOCAL ? "local" : "smem"),
                           t, scope, nd, sh, loc);
   IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
@@ -369,6 +415,8 @@ static Value *t_kernel(Eval *ev, CallArgs *a, Value *self, int unused) {
       ts_error(ev->c, loc, "T.Kernel grid dimension %d must be an integer", i);
       return NULL;
     }
+    const AstNode *an = arg_node(a, i, NULL);
+    if (!check_size(ev, k->grid[i], 1, an ? an->loc : loc, "T.Kernel grid dimension", i)) return NULL;
   }
   k->ngrid = a->npos;
   for (int i = 0; i < a->nkw; i++) {
@@ -511,6 +559,8 @@ static Value *t_parallel(Eval *ev, CallArgs *a, Value *self, int unused) {
       ts_error(ev->c, loc, "T.Parallel extents must be integers");
       return NULL;
     }
+    const AstNode *an = arg_node(a, i, NULL);
+    if (!check_size(ev, f->extent[i], 1, an ? an->loc : loc, "T.Parallel extent", i)) return NULL;
     f->min[i] = ir_int(ev->c, 0, f->extent[i]->dtype, loc);
   }
   return frame_value(ev, f);

@@ -1,7 +1,7 @@
 /* lex.c — Python 3.11 tokenizer (see lex.h); the first stage of the front end.
  *
- * Produces tokens on demand (lex_next) or as one array (lex_all) for the parser's
- * arbitrary lookahead.  Logical lines follow CPython: NEWLINE ends a logical line,
+ * Produces tokens on demand (lex_next); the parser keeps those of the statement at hand
+ * (parse.c), after lex_check_source has checked the whole file's size in one pass.  Logical lines follow CPython: NEWLINE ends a logical line,
  * blank and comment-only lines produce nothing, newlines inside brackets are
  * whitespace, a backslash before the newline joins lines, and indentation (tabs to
  * the next multiple of 8) drives an indent stack that yields INDENT/DEDENT.
@@ -51,14 +51,25 @@ static bool eat_newline(Lexer *lx) {
 
 static bool is_newline_char(char ch) { return ch == '\n' || ch == '\r'; }
 
-/* Bytes >= 0x80 are accepted in identifiers: UTF-8 names are valid Python and we do
- * not need to classify Unicode letters to compile kernels. */
+/* Bytes >= 0x80 may start identifiers: UTF-8 names are valid Python.  ident_len then
+ * decides, per character, whether it belongs to the name. */
 static bool is_ident_start(char ch) {
   unsigned char u = (unsigned char)ch;
   return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || u == '_' || u >= 0x80;
 }
 static bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
 static bool is_ident_char(char ch) { return is_ident_start(ch) || is_digit(ch); }
+
+/* Bytes of the identifier character at q (< end), or 0 when there is none: punctuation,
+ * symbols, spaces and emoji outside ASCII end a name (CPython: "invalid character"), and
+ * so do bytes that are not UTF-8 (lex_check_source reported the file). */
+static int ident_len(const char *q, const char *end) {
+  unsigned char u = (unsigned char)*q;
+  if (u < 0x80) return is_ident_char(*q) ? 1 : 0;
+  uint32_t cp;
+  int n = ts_utf8_decode(q, end, &cp);
+  return n && ts_char_is_identifier(cp) ? n : 0;
+}
 
 void lex_init(Lexer *lx, TsCompiler *c, const SourceFile *file) {
   memset(lx, 0, sizeof *lx);
@@ -92,10 +103,12 @@ void lex_init_fstring_expr(Lexer *lx, TsCompiler *c, const SourceFile *file, siz
 
 static void lex_error_at(Lexer *lx, SrcLoc loc, Token *t, const char *msg) {
   if (t) t->bad = true;
+  if (lx->quiet) return;
   if (!lx->defer_errors) {
     ts_error(lx->c, loc, "%s", msg);
     return;
   }
+  if (++lx->deferred > LEX_MAX_DEFERRED) return;
   LexError *e = ARENA_NEW(lx->c->arena, LexError);
   e->loc = loc;
   e->msg = arena_strdup(lx->c->arena, msg);
@@ -275,14 +288,14 @@ static void lex_string(Lexer *lx, Token *t, int flags) {
   int ql = (peek(lx, 1) == q && peek(lx, 2) == q) ? 3 : 1;
   t->quote_len = ql;
   lx->p += ql;
-  t->body_off = (size_t)(lx->p - t->text);
+  t->body_off = (uint8_t)(lx->p - t->text);
   for (;;) {
     if (lx->p >= lx->end || (ql == 1 && is_newline_char(*lx->p))) {
       char msg[96];
       snprintf(msg, sizeof msg, "unterminated %sstring literal (detected at line %d)",
                ql == 3 ? "triple-quoted " : "", lx->line);
       lex_error_at(lx, t->loc, t, msg);
-      t->body_len = (size_t)(lx->p - t->text) - t->body_off;
+      t->body_len = (uint32_t)((size_t)(lx->p - t->text) - t->body_off);
       return;
     }
     char ch = *lx->p;
@@ -293,7 +306,7 @@ static void lex_string(Lexer *lx, Token *t, int flags) {
       continue;
     }
     if (ch == q && (ql == 1 || (peek(lx, 1) == q && peek(lx, 2) == q))) {
-      t->body_len = (size_t)(lx->p - t->text) - t->body_off;
+      t->body_len = (uint32_t)((size_t)(lx->p - t->text) - t->body_off);
       lx->p += ql;
       return;
     }
@@ -491,16 +504,59 @@ static void track_bracket(Lexer *lx, Token *t) {
 
 /* ---- indentation ------------------------------------------------------------------- */
 
+/* Compares a logical line's indentation (col with tabs to multiples of 8, alt with tabs
+ * as one column) with the indent stack and queues INDENT/DEDENT.  CPython's TabError
+ * rule: when the two measures disagree on whether the line is deeper, level or
+ * shallower than the block, the meaning depends on the tab size; the line is still
+ * read with tabs of 8, so the rest of the file is checked as Python 2 would. */
+static void set_indent(Lexer *lx, int col, int alt) {
+  static const char tab_error[] = "inconsistent use of tabs and spaces in indentation";
+  int top = lx->indents[lx->nindent - 1];
+  bool inconsistent = false;
+  if (col > top) {
+    inconsistent = alt <= lx->altindents[lx->nindent - 1];
+    if (lx->nindent == LEX_MAX_INDENT) {
+      if (!lx->indent_overflow)
+        lex_error_at(lx, here(lx), NULL, "too many levels of indentation");
+      lx->indent_overflow = true;
+    } else {
+      lx->phantom[lx->nindent] = false;
+      lx->altindents[lx->nindent] = alt;
+      lx->indents[lx->nindent++] = col;
+      lx->pending_indent = true;
+    }
+  } else if (col < top) {
+    while (lx->nindent > 1 && lx->indents[lx->nindent - 1] > col) {
+      if (!lx->phantom[lx->nindent - 1]) lx->pending_dedents++;
+      lx->nindent--;
+    }
+    if (lx->indents[lx->nindent - 1] != col) {
+      lex_error_at(lx, here(lx), NULL, "unindent does not match any outer indentation level");
+      /* Recover: treat this column as a level of its own that closes silently. */
+      if (lx->nindent < LEX_MAX_INDENT) {
+        lx->phantom[lx->nindent] = true;
+        lx->altindents[lx->nindent] = alt;
+        lx->indents[lx->nindent++] = col;
+      }
+      return;
+    }
+    inconsistent = alt != lx->altindents[lx->nindent - 1];
+  } else {
+    inconsistent = alt != lx->altindents[lx->nindent - 1];
+  }
+  if (inconsistent) lex_error_at(lx, here(lx), NULL, tab_error);
+}
+
 /* At the start of a logical line: measures the indentation, skips blank and comment
  * lines, and queues INDENT/DEDENT.  Returns false at end of input. */
 static bool start_line(Lexer *lx) {
   for (;;) {
-    int col = 0;
+    int col = 0, alt = 0; /* tabs to the next multiple of 8, and tabs as one column */
     const char *p = lx->p;
     for (; p < lx->end; p++) {
-      if (*p == ' ') col++;
-      else if (*p == '\t') col = (col / 8 + 1) * 8;
-      else if (*p == '\f') col = 0;
+      if (*p == ' ') col++, alt++;
+      else if (*p == '\t') col = (col / 8 + 1) * 8, alt++;
+      else if (*p == '\f') col = alt = 0;
       else break;
     }
     lx->p = p;
@@ -516,31 +572,7 @@ static bool start_line(Lexer *lx) {
       eat_newline(lx);
       continue;
     }
-    int top = lx->indents[lx->nindent - 1];
-    if (col > top) {
-      if (lx->nindent == LEX_MAX_INDENT) {
-        if (!lx->indent_overflow)
-          lex_error_at(lx, here(lx), NULL, "too many levels of indentation");
-        lx->indent_overflow = true;
-      } else {
-        lx->phantom[lx->nindent] = false;
-        lx->indents[lx->nindent++] = col;
-        lx->pending_indent = true;
-      }
-    } else if (col < top) {
-      while (lx->nindent > 1 && lx->indents[lx->nindent - 1] > col) {
-        if (!lx->phantom[lx->nindent - 1]) lx->pending_dedents++;
-        lx->nindent--;
-      }
-      if (lx->indents[lx->nindent - 1] != col) {
-        lex_error_at(lx, here(lx), NULL, "unindent does not match any outer indentation level");
-        /* Recover: treat this column as a level of its own that closes silently. */
-        if (lx->nindent < LEX_MAX_INDENT) {
-          lx->phantom[lx->nindent] = true;
-          lx->indents[lx->nindent++] = col;
-        }
-      }
-    }
+    set_indent(lx, col, alt);
     return true;
   }
 }
@@ -555,6 +587,27 @@ static void make_simple(Lexer *lx, Token *t, TokKind k) {
 }
 
 static void lex_token(Lexer *lx, Token *t);
+
+/* A non-ASCII character that cannot be part of a token, reported with CPython's words
+ * and skipped.  Bytes that are not UTF-8 are skipped silently: lex_check_source has
+ * reported the file. */
+static void lex_bad_char(Lexer *lx, Token *t) {
+  uint32_t cp;
+  int n = ts_utf8_decode(lx->p, lx->end, &cp);
+  t->kind = TOK_NAME;
+  t->bad = true;
+  if (!n) {
+    lx->p++;
+    return;
+  }
+  char msg[80];
+  if (ts_char_is_printable(cp))
+    snprintf(msg, sizeof msg, "invalid character '%.*s' (U+%04X)", n, lx->p, (unsigned)cp);
+  else
+    snprintf(msg, sizeof msg, "invalid non-printable character U+%04X", (unsigned)cp);
+  lex_error_at(lx, t->loc, t, msg);
+  lx->p += n;
+}
 
 void lex_next(Lexer *lx, Token *t) {
   lex_token(lx, t);
@@ -655,7 +708,7 @@ static void lex_token(Lexer *lx, Token *t) {
       /* The parser stays silent from the bracket on (see parse.c): everything after
        * it was one logical line, so its own errors would be noise. */
       lex_error_at(lx, lx->bracket_locs[d - 1], t, msg);
-      t->unclosed = lx->bracket_locs[d - 1];
+      lx->unclosed = lx->bracket_locs[d - 1];
       lx->depth = 0;
       lx->done = true;
       return;
@@ -684,9 +737,11 @@ static void lex_token(Lexer *lx, Token *t) {
     return;
   }
   lx->line_has_tokens = true;
-  if (is_ident_start(ch)) {
+  if ((unsigned char)ch >= 0x80 && !ident_len(lx->p, lx->end)) {
+    lex_bad_char(lx, t);
+  } else if (is_ident_start(ch)) {
     const char *s = lx->p;
-    while (lx->p < lx->end && is_ident_char(*lx->p)) lx->p++;
+    for (int k; lx->p < lx->end && (k = ident_len(lx->p, lx->end)) > 0;) lx->p += k;
     size_t n = (size_t)(lx->p - s);
     int flags = string_prefix(s, n);
     if (flags >= 0 && lx->p < lx->end && (*lx->p == '\'' || *lx->p == '"')) {
@@ -724,26 +779,52 @@ static void lex_token(Lexer *lx, Token *t) {
       track_bracket(lx, t);
     }
   }
-  t->len = (size_t)(lx->p - t->text);
+  t->len = (uint32_t)(lx->p - t->text);
   t->end = here(lx);
 }
 
-Token *lex_all(TsCompiler *c, const SourceFile *file, int *n) {
+/* Line and column (1-based, bytes) of text offset off, counting line breaks as the
+ * lexer does. */
+static SrcLoc loc_of_offset(const SourceFile *file, size_t off) {
+  int line = 1;
+  size_t ls = 0;
+  for (size_t i = 0; i < off; i++) {
+    char ch = file->text[i];
+    if (ch == '\n' || (ch == '\r' && !(i + 1 < file->len && file->text[i + 1] == '\n'))) {
+      line++;
+      ls = i + 1;
+    }
+  }
+  return (SrcLoc){file, line, (int)(off - ls) + 1};
+}
+
+bool lex_check_source(TsCompiler *c, const SourceFile *file, SrcLoc *unclosed) {
+  *unclosed = SRCLOC_NONE;
+  if (file->len > LEX_MAX_SOURCE_BYTES) {
+    SrcLoc whole_file = {file, 0, 0};
+    ts_error(c, whole_file, "file too large: %zu bytes (the limit is %zu MiB)", file->len,
+             LEX_MAX_SOURCE_BYTES >> 20);
+    return false;
+  }
+  size_t bad = ts_utf8_invalid(file->text, file->len);
+  if (bad < file->len)
+    ts_error(c, loc_of_offset(file, bad),
+             "Non-UTF-8 code starting with '\\x%02x': the file must be UTF-8 (no other encoding is supported)",
+             (unsigned char)file->text[bad]);
+  /* Count the tokens without keeping them: the parser lexes again, on demand. */
   Lexer lx;
   lex_init(&lx, c, file);
-  lx.defer_errors = true;
-  int cap = 256, len = 0;
-  Token *toks = ts_malloc(sizeof(Token) * (size_t)cap);
-  for (;;) {
-    if (len == cap) {
-      cap *= 2;
-      toks = ts_realloc(toks, sizeof(Token) * (size_t)cap);
+  lx.quiet = true;
+  Token t;
+  for (int n = 0;; n++) {
+    lex_next(&lx, &t);
+    if (t.kind == TOK_EOF) break;
+    if (n == LEX_MAX_TOKENS) {
+      ts_error(c, t.loc, "too many tokens: more than %d in one file (kernel files have a few thousand)",
+               LEX_MAX_TOKENS);
+      return false;
     }
-    lex_next(&lx, &toks[len]);
-    if (toks[len++].kind == TOK_EOF) break;
   }
-  Token *out = arena_memdup(c->arena, toks, sizeof(Token) * (size_t)len);
-  ts_free(toks);
-  *n = len;
-  return out;
+  *unclosed = lx.unclosed;
+  return true;
 }

@@ -59,26 +59,40 @@ typedef struct LexError {
   struct LexError *next;
 } LexError;
 
+/* The parser holds one statement's tokens at a time (parse.c), so a token is kept small:
+ * 80 bytes (lengths fit 32 bits: a file is at most LEX_MAX_SOURCE_BYTES). */
 typedef struct Token {
   TokKind kind;
+  bool bad;          /* malformed; the lexer reports it (now or via errs) */
+  bool is_float, is_imag, is_big; /* NUMBER; is_big: an integer that does not fit int64 */
   SrcLoc loc;        /* first character */
   SrcLoc end;        /* just past the last character */
   const char *text;  /* raw spelling in the source (NAME, NUMBER, STRING, operators) */
-  size_t len;
-  bool bad;          /* malformed; the lexer reports it (now or via errs) */
   LexError *errs;    /* deferred errors to report when the parser reaches this token */
-  SrcLoc unclosed;   /* EOF only: the bracket that was never closed (line 0 if none) */
-  /* NUMBER */
-  bool is_float, is_imag, is_big; /* is_big: integer that does not fit int64 */
-  int64_t ival;
-  double fval;
+  union {            /* NUMBER: ival, or fval when is_float */
+    int64_t ival;
+    double fval;
+  };
+  uint32_t len;      /* bytes of text */
   /* STRING: body = text[body_off, body_off+body_len), between the quotes */
-  int str_flags;
-  int quote_len;     /* 1 or 3 */
-  size_t body_off, body_len;
+  uint32_t body_len;
+  uint8_t body_off;  /* prefix and opening quotes: at most 5 */
+  uint8_t str_flags;
+  uint8_t quote_len; /* 1 or 3 */
 } Token;
 
 enum { LEX_MAX_INDENT = 100, LEX_MAX_BRACKETS = 200 };
+
+/* Whole-file limits, checked by lex_check_source before anything is parsed.  The largest
+ * kernel file of the TileLang and TileScale corpora is 78 KB and 16k tokens; the limits
+ * are about 200x and 60x that, far above any real file, and keep a hostile one to a
+ * parse of bounded size (the AST takes about ten times the source's bytes). */
+#define LEX_MAX_SOURCE_BYTES ((size_t)16 << 20)
+enum { LEX_MAX_TOKENS = 1 << 20 };
+/* Only so many lexical errors are kept for the parser to report in order: the
+ * diagnostics stop at 50 anyway, and a file of a million bad characters must not keep a
+ * million messages. */
+enum { LEX_MAX_DEFERRED = 200 };
 
 typedef struct Lexer {
   TsCompiler *c;
@@ -89,6 +103,9 @@ typedef struct Lexer {
   bool at_line_start;       /* next token is the first of a logical line */
   bool line_has_tokens;     /* a NEWLINE is owed at the end of this line */
   int indents[LEX_MAX_INDENT];
+  /* The same levels measured with tabs as one column: CPython's TabError rule is that
+   * both measures must order the lines alike, or the indentation depends on tab size. */
+  int altindents[LEX_MAX_INDENT];
   bool phantom[LEX_MAX_INDENT]; /* level pushed to recover from a bad dedent: no DEDENT */
   int nindent;
   bool indent_overflow;     /* "too many levels of indentation" was reported */
@@ -102,10 +119,13 @@ typedef struct Lexer {
   /* f-string replacement field mode: stop (EOF) at a top-level '}', '!', ':' or '='. */
   bool fstring_expr;
   const char *stop;         /* where an f-string expression stopped */
-  /* lex_all sets this so errors come out in source order, interleaved with the
-   * parser's: each is attached to the token being produced instead of reported. */
+  /* The parser sets this so errors come out in source order, interleaved with its
+   * own: each is attached to the token being produced instead of reported. */
   bool defer_errors;
   LexError *pending, **pending_tail;
+  int deferred;             /* errors deferred so far (only the first LEX_MAX_DEFERRED are kept) */
+  bool quiet;               /* lex_check_source's pass: flag bad tokens, report nothing */
+  SrcLoc unclosed;          /* at EOF: the bracket that was never closed (line 0 if none) */
 } Lexer;
 
 void lex_init(Lexer *lx, TsCompiler *c, const SourceFile *file);
@@ -115,9 +135,13 @@ void lex_init_fstring_expr(Lexer *lx, TsCompiler *c, const SourceFile *file, siz
                            size_t limit, int line);
 void lex_next(Lexer *lx, Token *t);
 
-/* Tokenise a whole file into an arena array ending with TOK_EOF; *n gets the count.
- * Errors are deferred into Token.errs. */
-Token *lex_all(TsCompiler *c, const SourceFile *file, int *n);
+/* Checks a whole source before it is parsed, in one pass that keeps no tokens: its
+ * size, that it is UTF-8, and its token count against the limits above.  Returns false
+ * after one diagnostic when the file must not be parsed (too big); a file that is not
+ * UTF-8 is reported and may still be parsed, as every other lexical error.  *unclosed
+ * gets the bracket that is never closed (line 0 if none): the parser stays silent after
+ * it, as everything from there on is one logical line. */
+bool lex_check_source(TsCompiler *c, const SourceFile *file, SrcLoc *unclosed);
 
 const char *tok_kind_name(TokKind k); /* spelling: "(", "def", "name", ... */
 

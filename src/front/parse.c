@@ -1,12 +1,14 @@
 /* parse.c — recursive-descent parser for Python 3.11: tokens (lex.c) -> AST (ast.h).
  *
- *   source --lex_all--> Token[] --parse_module--> MODULE --eval.c--> Tile IR
+ *   source --lex_check_source--> (size, UTF-8, token count)
+ *   source --lex_next, on demand--> tokens of one statement --parse_module--> MODULE --eval.c--> Tile IR
  *
  * The whole file is parsed, host code included, so the grammar is the full one used
  * by real files (CPython's Grammar/python.gram, written as one function per rule;
- * each function shows its rule above it).  The token array gives free lookahead; the
- * few places where Python's PEG grammar backtracks (keyword arguments, parenthesized
- * with-items, soft keyword `match`) are decided by looking ahead instead.
+ * each function shows its rule above it).  Tokens are lexed on demand and kept only
+ * for the statement at hand (see TokChunk); lookahead is by index, and the few places
+ * where Python's PEG grammar backtracks (keyword arguments, parenthesized with-items,
+ * soft keyword `match`) are decided by scanning ahead instead (TokScan).
  *
  * Errors: the first error of a statement is reported (file:line:col) and the parser
  * enters panic mode, in which further errors are silent and every parse function still
@@ -19,6 +21,9 @@
 
 #include "ast.h"
 #include "lex.h"
+#if TS_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
 
 /* Deep enough for any real program, shallow enough for a small thread stack: each
  * level costs about 17 C frames (expression -> ... -> atom). */
@@ -29,12 +34,34 @@ enum { MAX_DEPTH = 150 };
  * ("RecursionError during compilation"); no kernel comes near this. */
 enum { MAX_CHAIN = 1000 };
 
+/* Tokens are lexed on demand into chunks of TOK_CHUNK, so a Token * stays valid until
+ * its chunk is freed, and the parser frees the tokens it is done with as it goes
+ * (TokWindow): it holds little more than the current item of the statement at hand, not
+ * the file.  (The whole file's array, at 140 bytes a token then, was 28 times the size of
+ * a real kernel file and 80 times that of dense code.)  Under ASan the chunks are tiny,
+ * so that a Token * used after its chunk was freed is an error in the tests. */
+#if TS_ASAN
+enum { TOK_CHUNK = 4 };
+#else
+enum { TOK_CHUNK = 512 };
+#endif
+typedef struct TokChunk {
+  Token t[TOK_CHUNK];
+} TokChunk;
+
 typedef struct Parser {
   TsCompiler *c;
   Arena *a;
   const SourceFile *file;
-  Token *toks;
-  int ntoks, pos;
+  Lexer lx;          /* the file's lexer, as far ahead as the lookahead needed */
+  TokChunk **chunks; /* chunks[i / TOK_CHUNK] holds token i; NULL once released */
+  int nchunks;       /* slots of chunks */
+  int ntoks, pos;    /* tokens lexed so far; the current one */
+  bool eof;          /* the EOF token is lexed: it is the last, and repeats */
+  Token *flat;       /* an f-string field's own tokens, parsed instead of the stream */
+  int nflat;
+  const char **names; /* distinct NAME spellings (tok_str), open addressing */
+  uint32_t names_cap, nnames;
   int depth;
   bool panic;      /* an error of the current statement was reported */
   bool too_deep;   /* the depth error was reported (once per file) */
@@ -48,18 +75,85 @@ typedef struct Parser {
 
 static bool starts_expr(TokKind k);
 
-static Token *cur(Parser *p) { return &p->toks[p->pos]; }
-static TokKind kind_at(Parser *p, int k) {
-  int i = p->pos + k;
-  return i < p->ntoks ? p->toks[i].kind : TOK_EOF;
+static void lex_more(Parser *p) {
+  int ci = p->ntoks / TOK_CHUNK;
+  if (ci >= p->nchunks) {
+    int n = p->nchunks ? p->nchunks * 2 : 16;
+    p->chunks = ts_realloc(p->chunks, sizeof(TokChunk *) * (size_t)n);
+    memset(p->chunks + p->nchunks, 0, sizeof(TokChunk *) * (size_t)(n - p->nchunks));
+    p->nchunks = n;
+  }
+  if (!p->chunks[ci]) p->chunks[ci] = ts_malloc(sizeof(TokChunk));
+  Token *t = &p->chunks[ci]->t[p->ntoks % TOK_CHUNK];
+  lex_next(&p->lx, t);
+  p->ntoks++;
+  if (t->kind == TOK_EOF) p->eof = true;
 }
+
+/* Token i (past the end: the EOF token). */
+static Token *tok(Parser *p, int i) {
+  if (p->flat) return &p->flat[i < p->nflat ? i : p->nflat - 1];
+  while (i >= p->ntoks && !p->eof) lex_more(p);
+  if (i >= p->ntoks) i = p->ntoks - 1;
+  TS_ASSERT(p->chunks[i / TOK_CHUNK]); /* not freed by a TokWindow */
+  return &p->chunks[i / TOK_CHUNK]->t[i % TOK_CHUNK];
+}
+
+/* Freeing tokens safely.  Every Token * a parse function holds was the current token when
+ * it was taken, so the functions up the stack hold only tokens at or before the index
+ * where the current function started.  A loop over the items of something long (a
+ * block's statements, a list's elements, a call's arguments, the rest of a broken
+ * statement) opens a window at its start and, between items, frees the chunks wholly
+ * after that index and before the previous token (which fin() reads): no frame refers to
+ * them.  A window remembers how far it has freed, so each chunk is visited once. */
+typedef struct TokWindow {
+  int next; /* the next chunk the window may free */
+} TokWindow;
+
+static TokWindow window_open(Parser *p) { return (TokWindow){p->pos / TOK_CHUNK + 1}; }
+
+static void window_free(Parser *p, TokWindow *w) {
+  if (p->flat || p->pos < 1) return;
+  for (int end = (p->pos - 1) / TOK_CHUNK; w->next < end; w->next++) {
+    ts_free(p->chunks[w->next]);
+    p->chunks[w->next] = NULL;
+  }
+}
+
+/* Scans tokens ahead of the parser (a statement's line, to choose between grammar
+ * alternatives) without keeping them: past the tokens already lexed, a copy of the
+ * lexer goes on alone, so a scan over a huge line costs no memory. */
+typedef struct TokScan {
+  Parser *p;
+  int i;       /* index of the next token */
+  bool cloned; /* lx is in use */
+  Lexer lx;
+  Token t;
+} TokScan;
+
+static TokKind scan_next(TokScan *s) {
+  Parser *p = s->p;
+  if (p->flat || s->i < p->ntoks || p->eof) return tok(p, s->i++)->kind;
+  if (!s->cloned) {
+    TS_ASSERT(s->i == p->ntoks);
+    s->lx = p->lx;
+    s->lx.quiet = true; /* the parser's own lexer reports these tokens' errors */
+    s->cloned = true;
+  }
+  lex_next(&s->lx, &s->t);
+  s->i++;
+  return s->t.kind;
+}
+
+static Token *cur(Parser *p) { return tok(p, p->pos); }
+static TokKind kind_at(Parser *p, int k) { return tok(p, p->pos + k)->kind; }
 static bool at(Parser *p, TokKind k) { return cur(p)->kind == k; }
 
 /* Lexer errors are reported when the parser reaches their token, so all messages come
  * out in source order; the statement then stays silent (panic) like any error. */
 static void report_lex_errors(Parser *p) {
-  for (; p->lex_reported <= p->pos && p->lex_reported < p->ntoks; p->lex_reported++) {
-    for (LexError *e = p->toks[p->lex_reported].errs; e; e = e->next) {
+  for (; p->lex_reported <= p->pos; p->lex_reported++) {
+    for (LexError *e = tok(p, p->lex_reported)->errs; e; e = e->next) {
       ts_error(p->c, e->loc, "%s", e->msg);
       p->panic = true;
     }
@@ -67,7 +161,7 @@ static void report_lex_errors(Parser *p) {
 }
 
 static void advance(Parser *p) {
-  if (p->pos < p->ntoks - 1) p->pos++;
+  if (cur(p)->kind != TOK_EOF) p->pos++;
   report_lex_errors(p);
 }
 static bool accept(Parser *p, TokKind k) {
@@ -111,19 +205,30 @@ static void expect_close(Parser *p, TokKind k, const char *msg, SrcLoc last_item
     error_at(p, cur(p), "%s", msg);
 }
 
+/* A node as large as its kind needs (ast_node_size).  Under ASan it is allocated whole
+ * and the rest poisoned, so reading a field the kind does not have fails the tests. */
 static AstNode *new_node(Parser *p, AstKind k, SrcLoc loc) {
+#if TS_ASAN
   AstNode *n = ARENA_NEW(p->a, AstNode);
+  ASAN_POISON_MEMORY_REGION((char *)n + ast_node_size[k], sizeof(AstNode) - ast_node_size[k]);
+#else
+  AstNode *n = arena_alloc8(p->a, ast_node_size[k]);
+#endif
   n->kind = k;
   n->loc = loc;
-  n->end = loc;
+  n->end = ast_end(loc);
   return n;
 }
 
 /* Closes a node: it ends just past the last token consumed. */
 static AstNode *fin(Parser *p, AstNode *n) {
-  if (p->pos > 0) n->end = p->toks[p->pos - 1].end;
+  if (p->pos > 0) n->end = ast_end(tok(p, p->pos - 1)->end);
   return n;
 }
+
+/* A display turned out to be another kind (a comprehension, a set): a fresh node, as a
+ * node is only as large as its first kind needed.  Only the location was set. */
+static AstNode *retag(Parser *p, AstNode *n, AstKind k) { return new_node(p, k, n->loc); }
 
 static AstNode *error_node(Parser *p) {
   AstNode *n = new_node(p, AST_NAME, cur(p)->loc);
@@ -131,8 +236,39 @@ static AstNode *error_node(Parser *p) {
   return n;
 }
 
+/* The spelling of a NAME token.  Names repeat (a kernel says `T` and `block_M` dozens of
+ * times), so each distinct one is copied into the arena once; the table is on the heap
+ * and stops growing at NAMES_MAX entries, so a file of unique names costs no more than
+ * copying each. */
+enum { NAMES_MAX = 1 << 16 };
 static const char *tok_str(Parser *p, const Token *t) {
-  return arena_strndup(p->a, t->text, t->len);
+  uint64_t h = ts_fnv1a(t->text, t->len, 0);
+  for (uint32_t i = 0; p->names_cap && i < p->names_cap; i++) {
+    const char **slot = &p->names[(h + i) & (p->names_cap - 1)];
+    if (!*slot) break;
+    if (!strncmp(*slot, t->text, t->len) && (*slot)[t->len] == 0) return *slot;
+  }
+  const char *s = arena_strndup(p->a, t->text, t->len);
+  if (p->nnames >= NAMES_MAX) return s;
+  if (2 * (p->nnames + 1) > p->names_cap) { /* rehash into a table twice as large */
+    uint32_t cap = p->names_cap ? p->names_cap * 2 : 256;
+    const char **tab = ts_calloc(cap, sizeof *tab);
+    for (uint32_t i = 0; i < p->names_cap; i++) {
+      const char *k = p->names[i];
+      if (!k) continue;
+      uint32_t j = (uint32_t)ts_fnv1a(k, strlen(k), 0) & (cap - 1);
+      while (tab[j]) j = (j + 1) & (cap - 1);
+      tab[j] = k;
+    }
+    ts_free(p->names);
+    p->names = tab;
+    p->names_cap = cap;
+  }
+  uint32_t j = (uint32_t)h & (p->names_cap - 1);
+  while (p->names[j]) j = (j + 1) & (p->names_cap - 1);
+  p->names[j] = s;
+  p->nnames++;
+  return s;
 }
 
 static AstList to_list(PtrVec *v) { return (AstList){(AstNode **)v->items, v->len}; }
@@ -230,33 +366,34 @@ static size_t fstring_field(Parser *p, const Token *t, size_t off, size_t e, Ptr
   }
   Lexer lx;
   lex_init_fstring_expr(&lx, p->c, p->file, off, e, loc_at(p, t, off).line);
-  PtrVec toks = {0};
+  /* The field's tokens live on the heap while it is parsed (nodes copy what they keep). */
+  int n = 0, cap = 16;
+  Token *arr = ts_malloc(sizeof(Token) * (size_t)cap);
   for (;;) {
-    Token *nt = ARENA_NEW(p->a, Token);
-    lex_next(&lx, nt);
-    vec_push(p->a, &toks, nt);
-    if (nt->kind == TOK_EOF) break;
+    if (n == cap) arr = ts_realloc(arr, sizeof(Token) * (size_t)(cap *= 2));
+    lex_next(&lx, &arr[n]);
+    if (arr[n++].kind == TOK_EOF) break;
   }
   size_t stop = lx.stop ? (size_t)(lx.stop - text) : e;
-  if (toks.len == 1) {
+  if (n == 1) {
+    ts_free(arr);
     error_at(p, &err_tok, "f-string: empty expression not allowed");
     return e;
   }
-  Token *arr = ARENA_ARRAY(p->a, Token, toks.len);
-  for (int i = 0; i < toks.len; i++) arr[i] = *(Token *)toks.items[i];
   /* Parse the field with the same parser state over the field's own tokens. */
-  Token *save_toks = p->toks;
-  int save_n = p->ntoks, save_pos = p->pos, save_rep = p->lex_reported;
-  p->toks = arr;
-  p->ntoks = toks.len;
+  Token *save_flat = p->flat;
+  int save_nflat = p->nflat, save_pos = p->pos, save_rep = p->lex_reported;
+  p->flat = arr;
+  p->nflat = n;
   p->pos = 0;
-  p->lex_reported = toks.len; /* the field's lexer reported its errors itself */
+  p->lex_reported = n; /* the field's lexer reported its errors itself */
   AstNode *value = at(p, TOK_KW_YIELD) ? parse_yield(p) : parse_star_exprs(p);
   if (!at(p, TOK_EOF)) error_at(p, cur(p), "f-string: expecting '}'");
-  p->toks = save_toks;
-  p->ntoks = save_n;
+  p->flat = save_flat;
+  p->nflat = save_nflat;
   p->pos = save_pos;
   p->lex_reported = save_rep;
+  ts_free(arr);
 
   size_t i = stop;
   AstNode *f = new_node(p, AST_FORMATTED, floc);
@@ -299,7 +436,7 @@ static size_t fstring_field(Parser *p, const Token *t, size_t off, size_t e, Ptr
     return e;
   }
   fin(p, f);
-  f->end = loc_at(p, t, i + 1);
+  f->end = ast_end(loc_at(p, t, i + 1));
   vec_push(p->a, parts, f);
   return i + 1;
 }
@@ -378,13 +515,12 @@ static AstNode *parse_strings(Parser *p) {
   }
   int end = p->pos;
   if (any_bytes && any_str) {
-    Token *t = &p->toks[start];
-    error_at(p, t, "cannot mix bytes and nonbytes literals");
+    error_at(p, tok(p, start), "cannot mix bytes and nonbytes literals");
   }
   if (!any_f) {
     StrBuf sb = {0};
     for (int i = start; i < end; i++) {
-      Token *t = &p->toks[i];
+      Token *t = tok(p, i);
       size_t n;
       char *s = bad ? "" : lex_decode_string(p->c, t->text + t->body_off, t->body_len,
                                              t->str_flags, t->loc, &n);
@@ -400,7 +536,7 @@ static AstNode *parse_strings(Parser *p) {
   AstNode *n = new_node(p, AST_FSTRING, first->loc);
   PtrVec parts = {0};
   for (int i = start; i < end && !bad; i++) {
-    Token *t = &p->toks[i];
+    Token *t = tok(p, i);
     size_t body = (size_t)(t->text - p->file->text) + t->body_off;
     if (t->str_flags & STR_FMT) {
       fstring_parts(p, t, body, body + t->body_len, &parts, false, 0);
@@ -411,23 +547,27 @@ static AstNode *parse_strings(Parser *p) {
       vec_push(p->a, &parts, s);
     }
   }
-  /* Merge neighbouring literal parts ("a" f"b{x}" has one literal "ab"). */
+  /* Merge neighbouring literal parts ("a" f"b{x}" has one literal "ab"): each run is
+   * joined once (joining pairwise copied the run again per literal, quadratic in it). */
   PtrVec merged = {0};
-  for (int i = 0; i < parts.len; i++) {
+  for (int i = 0; i < parts.len;) {
     AstNode *part = parts.items[i];
-    AstNode *prev = merged.len ? vec_last(&merged) : NULL;
-    if (part->kind == AST_CONST_STR && prev && prev->kind == AST_CONST_STR) {
-      char *s = arena_alloc(p->a, prev->slen + part->slen + 1);
-      memcpy(s, prev->sval, prev->slen);
-      memcpy(s + prev->slen, part->sval, part->slen);
-      AstNode *m = new_node(p, AST_CONST_STR, prev->loc);
-      m->sval = s;
-      m->slen = prev->slen + part->slen;
-      m->end = part->end;
-      merged.items[merged.len - 1] = m;
-    } else {
+    int j = i + 1;
+    while (j < parts.len && part->kind == AST_CONST_STR && ((AstNode *)parts.items[j])->kind == AST_CONST_STR) j++;
+    if (j == i + 1) {
       vec_push(p->a, &merged, part);
+      i = j;
+      continue;
     }
+    StrBuf run = {0};
+    for (int k = i; k < j; k++) sb_appendn(&run, ((AstNode *)parts.items[k])->sval, ((AstNode *)parts.items[k])->slen);
+    AstNode *m = new_node(p, AST_CONST_STR, part->loc);
+    m->slen = run.len;
+    m->sval = arena_strndup(p->a, run.data ? run.data : "", run.len);
+    m->end = ((AstNode *)parts.items[j - 1])->end;
+    sb_free(&run);
+    vec_push(p->a, &merged, m);
+    i = j;
   }
   n->items = to_list(&merged);
   return fin(p, n);
@@ -471,6 +611,7 @@ static bool at_comp_for(Parser *p) {
  *   '(' (yield_expr | named_expression) ')'
  *   '(' named_expression for_if_clauses ')' */
 static AstNode *parse_paren(Parser *p) {
+  TokWindow w = window_open(p);
   Token *open = cur(p);
   advance(p);
   if (accept(p, TOK_RPAREN)) return fin(p, new_node(p, AST_TUPLE, open->loc));
@@ -491,7 +632,10 @@ static AstNode *parse_paren(Parser *p) {
     AstNode *tup = new_node(p, AST_TUPLE, open->loc);
     PtrVec items = {0};
     vec_push(p->a, &items, first);
-    while (accept(p, TOK_COMMA) && !at(p, TOK_RPAREN)) vec_push(p->a, &items, parse_star_named(p));
+    while (accept(p, TOK_COMMA) && !at(p, TOK_RPAREN)) {
+      vec_push(p->a, &items, parse_star_named(p));
+      window_free(p, &w);
+    }
     tup->items = to_list(&items);
     expect_close(p, TOK_RPAREN, "expected ')'", ((AstNode *)vec_last(&items))->loc);
     return fin(p, tup);
@@ -505,13 +649,14 @@ static AstNode *parse_paren(Parser *p) {
 
 /* list | listcomp: '[' [star_named_expressions] ']' | '[' named_expression for_if_clauses ']' */
 static AstNode *parse_list(Parser *p) {
+  TokWindow w = window_open(p);
   Token *open = cur(p);
   advance(p);
   AstNode *n = new_node(p, AST_LIST, open->loc);
   if (accept(p, TOK_RBRACKET)) return fin(p, n);
   AstNode *first = parse_star_named(p);
   if (at_comp_for(p)) {
-    n->kind = AST_LISTCOMP;
+    n = retag(p, n, AST_LISTCOMP);
     n->elt = first;
     parse_comp_clauses(p, n);
     expect(p, TOK_RBRACKET, "expected ']'");
@@ -519,7 +664,10 @@ static AstNode *parse_list(Parser *p) {
   }
   PtrVec items = {0};
   vec_push(p->a, &items, first);
-  while (accept(p, TOK_COMMA) && !at(p, TOK_RBRACKET)) vec_push(p->a, &items, parse_star_named(p));
+  while (accept(p, TOK_COMMA) && !at(p, TOK_RBRACKET)) {
+    vec_push(p->a, &items, parse_star_named(p));
+    window_free(p, &w);
+  }
   n->items = to_list(&items);
   expect_close(p, TOK_RBRACKET, "expected ']'", ((AstNode *)vec_last(&items))->loc);
   return fin(p, n);
@@ -530,6 +678,7 @@ static AstNode *parse_list(Parser *p) {
  *   '{' kvpair for_if_clauses '}' | '{' named_expression for_if_clauses '}'
  *   kvpair: expression ':' expression;  double_starred_kvpair: '**' bitwise_or | kvpair */
 static AstNode *parse_brace(Parser *p) {
+  TokWindow w = window_open(p);
   Token *open = cur(p);
   advance(p);
   AstNode *n = new_node(p, AST_DICT, open->loc);
@@ -547,7 +696,7 @@ static AstNode *parse_brace(Parser *p) {
       advance(p);
       AstNode *v = parse_expr(p);
       if (at_comp_for(p)) {
-        n->kind = AST_DICTCOMP;
+        n = retag(p, n, AST_DICTCOMP);
         n->key = first;
         n->elt = v;
         parse_comp_clauses(p, n);
@@ -558,7 +707,7 @@ static AstNode *parse_brace(Parser *p) {
       vec_push(p->a, &items, v);
     } else {
       if (at_comp_for(p)) {
-        n->kind = AST_SETCOMP;
+        n = retag(p, n, AST_SETCOMP);
         n->elt = first;
         parse_comp_clauses(p, n);
         expect(p, TOK_RBRACE, "expected '}'");
@@ -579,8 +728,9 @@ static AstNode *parse_brace(Parser *p) {
       vec_push(p->a, &items, parse_expr(p));
     }
     if (p->panic) break;
+    window_free(p, &w);
   }
-  if (!is_dict) n->kind = AST_SET;
+  if (!is_dict) n = retag(p, n, AST_SET);
   n->items = to_list(&items);
   if (is_dict) n->keys = to_list(&keys);
   expect_close(p, TOK_RBRACE, "expected '}'", ((AstNode *)vec_last(&items))->loc);
@@ -667,6 +817,7 @@ static void push_kw(Parser *p, ArgsOut *o, const char *name, AstNode *v, SrcLoc 
 static void parse_arguments(Parser *p, ArgsOut *o, SrcLoc open_loc) {
   bool seen_kw = false, seen_kwunpack = false;
   SrcLoc last = open_loc;
+  TokWindow w = window_open(p);
   while (!at(p, TOK_RPAREN) && !p->panic) {
     Token *t = cur(p);
     last = t->loc;
@@ -704,6 +855,7 @@ static void parse_arguments(Parser *p, ArgsOut *o, SrcLoc open_loc) {
       vec_push(p->a, &o->pos, e);
     }
     if (!accept(p, TOK_COMMA)) break;
+    window_free(p, &w);
   }
   if (!at(p, TOK_RPAREN) && !p->panic) {
     if (at(p, TOK_EOF) || at(p, TOK_NEWLINE))
@@ -746,8 +898,11 @@ static AstNode *parse_slices(Parser *p) {
   AstNode *tup = new_node(p, AST_TUPLE, t->loc);
   PtrVec items = {0};
   vec_push(p->a, &items, first);
-  while (accept(p, TOK_COMMA) && !at(p, TOK_RBRACKET) && !p->panic)
+  TokWindow w = window_open(p);
+  while (accept(p, TOK_COMMA) && !at(p, TOK_RBRACKET) && !p->panic) {
     vec_push(p->a, &items, parse_slice(p));
+    window_free(p, &w);
+  }
   tup->items = to_list(&items);
   return fin(p, tup);
 }
@@ -1032,7 +1187,7 @@ static AstParams parse_params(Parser *p, TokKind close, bool annotations) {
     advance(p);
     for (int i = 0; i < n; i++)
       if (!strcmp(items[i].name, prm.name)) {
-        error_at(p, &p->toks[p->pos - 1], "duplicate argument '%s' in function definition", prm.name);
+        error_at(p, tok(p, p->pos - 1), "duplicate argument '%s' in function definition", prm.name);
         break;
       }
     if (annotations && accept(p, TOK_COLON)) {
@@ -1145,6 +1300,7 @@ static AstNode *parse_star_exprs(Parser *p) {
   AstNode *tup = new_node(p, AST_TUPLE, t->loc);
   PtrVec items = {0};
   vec_push(p->a, &items, first);
+  TokWindow w = window_open(p);
   while (!p->panic && accept(p, TOK_COMMA) && starts_expr(cur(p)->kind)) {
     Token *s = cur(p);
     if (accept(p, TOK_STAR)) {
@@ -1154,6 +1310,7 @@ static AstNode *parse_star_exprs(Parser *p) {
     } else {
       vec_push(p->a, &items, parse_expr(p));
     }
+    window_free(p, &w);
   }
   tup->items = to_list(&items);
   return fin(p, tup);
@@ -1256,8 +1413,12 @@ static AstNode *new_stmt(Parser *p, AstKind k) { return new_node(p, k, cur(p)->l
 /* Skips the rest of a broken statement: up to and including the next NEWLINE (never
  * past an INDENT/DEDENT, which belong to the block structure). */
 static void synchronize(Parser *p) {
-  while (!at(p, TOK_EOF) && !at(p, TOK_NEWLINE) && !at(p, TOK_INDENT) && !at(p, TOK_DEDENT))
+  /* The skipped tokens go as they are passed (a 5 MB line after an error is not kept). */
+  TokWindow w = window_open(p);
+  while (!at(p, TOK_EOF) && !at(p, TOK_NEWLINE) && !at(p, TOK_INDENT) && !at(p, TOK_DEDENT)) {
     advance(p);
+    window_free(p, &w);
+  }
   accept(p, TOK_NEWLINE);
   p->panic = false;
 }
@@ -1584,7 +1745,7 @@ static AstNode *parse_funcdef(Parser *p, AstList decorators, bool is_async, SrcL
     if (!p->panic && accept(p, TOK_ARROW)) n->returns = parse_expr(p);
   }
   fin(p, n); /* the node spans the signature; the body is in n->body */
-  SrcLoc end = n->end;
+  AstEnd end = n->end;
   n->body = parse_block_msg(p, "function definition", loc, "expected ':' after function signature");
   n->end = end;
   return n;
@@ -1611,7 +1772,7 @@ static AstNode *parse_classdef(Parser *p, AstList decorators, SrcLoc loc) {
     n->nkwargs = o.nkw;
   }
   fin(p, n);
-  SrcLoc end = n->end;
+  AstEnd end = n->end;
   n->body = parse_block(p, "class definition", loc);
   n->end = end;
   return n;
@@ -1627,25 +1788,41 @@ static AstList parse_else(Parser *p) {
 
 /* if_stmt: 'if' named_expression ':' block (elif_stmt | [else_block])
  * elif_stmt: 'elif' named_expression ':' block (elif_stmt | [else_block])
- * (an elif is an IF alone in its parent's orelse, as in CPython's ast) */
+ * (an elif is an IF alone in its parent's orelse, as in CPython's ast)
+ * The chain is parsed in a loop, but the tree it builds nests one level per elif, and the
+ * evaluator and the passes walk it recursively: 20000 elifs in a kernel took 1.3 GB and
+ * then overflowed the stack.  Past MAX_ELIF branches the chain is reported once and the
+ * further branches are parsed (for their own errors) but dropped. */
+enum { MAX_ELIF = 1000 };
 static AstNode *parse_if(Parser *p) {
-  Token *t = cur(p);
-  bool is_elif = t->kind == TOK_KW_ELIF;
-  AstNode *n = new_stmt(p, AST_IF);
-  advance(p);
-  n->test = parse_named(p);
-  fin(p, n);
-  SrcLoc end = n->end;
-  n->body = parse_block(p, is_elif ? "'elif' statement" : "'if' statement", t->loc);
-  if (at(p, TOK_KW_ELIF)) {
-    PtrVec orelse = {0};
-    vec_push(p->a, &orelse, parse_if(p));
-    n->orelse = to_list(&orelse);
-  } else {
-    n->orelse = parse_else(p);
-  }
-  n->end = end;
-  return n;
+  AstNode *first = NULL, *last = NULL;
+  int elifs = 0;
+  TokWindow w = window_open(p);
+  do {
+    window_free(p, &w); /* the branches before this one */
+    SrcLoc loc = cur(p)->loc;
+    bool is_elif = cur(p)->kind == TOK_KW_ELIF;
+    AstNode *n = new_stmt(p, AST_IF);
+    advance(p);
+    n->test = parse_named(p);
+    fin(p, n);
+    AstEnd end = n->end;
+    n->body = parse_block(p, is_elif ? "'elif' statement" : "'if' statement", loc);
+    n->end = end;
+    if (is_elif && ++elifs == MAX_ELIF + 1)
+      diag_error(&p->c->diag, loc, "too many 'elif' branches: more than %d in one 'if' statement", MAX_ELIF);
+    if (elifs > MAX_ELIF) continue;
+    if (last) {
+      PtrVec orelse = {0};
+      vec_push(p->a, &orelse, n);
+      last->orelse = to_list(&orelse);
+    } else {
+      first = n;
+    }
+    last = n;
+  } while (at(p, TOK_KW_ELIF));
+  last->orelse = parse_else(p);
+  return first;
 }
 
 /* while_stmt: 'while' named_expression ':' block [else_block] */
@@ -1655,7 +1832,7 @@ static AstNode *parse_while(Parser *p) {
   advance(p);
   n->test = parse_named(p);
   fin(p, n);
-  SrcLoc end = n->end;
+  AstEnd end = n->end;
   n->body = parse_block(p, "'while' statement", t->loc);
   n->orelse = parse_else(p);
   n->end = end;
@@ -1671,26 +1848,26 @@ static AstNode *parse_for(Parser *p, bool is_async, SrcLoc loc) {
   if (expect(p, TOK_KW_IN, "expected 'in'")) n->iter = parse_star_exprs(p);
   else n->iter = error_node(p);
   fin(p, n);
-  SrcLoc end = n->end;
+  AstEnd end = n->end;
   n->body = parse_block(p, "'for' statement", loc);
   n->orelse = parse_else(p);
   n->end = end;
   return n;
 }
 
-/* Index of the token closing the bracket at `open`, or -1. */
-static int matching_close(Parser *p, int open) {
-  int depth = 0;
-  for (int i = open; i < p->ntoks; i++) {
-    TokKind k = p->toks[i].kind;
+/* Whether the bracket at the current token is closed on its logical line and the token
+ * after its closer is ':'. */
+static bool closed_before_colon(Parser *p) {
+  TokScan s = {.p = p, .i = p->pos};
+  for (int depth = 0;;) {
+    TokKind k = scan_next(&s);
     if (k == TOK_LPAREN || k == TOK_LBRACKET || k == TOK_LBRACE) depth++;
     else if (k == TOK_RPAREN || k == TOK_RBRACKET || k == TOK_RBRACE) {
-      if (--depth == 0) return i;
+      if (--depth == 0) return scan_next(&s) == TOK_COLON;
     } else if (k == TOK_NEWLINE || k == TOK_EOF) {
-      return -1;
+      return false;
     }
   }
-  return -1;
 }
 
 /* with_stmt: ['async'] 'with' '(' ','.with_item+ ','? ')' ':' block
@@ -1703,10 +1880,7 @@ static AstNode *parse_with(Parser *p, bool is_async, SrcLoc loc) {
   n->is_async = is_async;
   advance(p);
   bool paren = false;
-  if (at(p, TOK_LPAREN)) {
-    int close = matching_close(p, p->pos);
-    paren = close > 0 && close + 1 < p->ntoks && p->toks[close + 1].kind == TOK_COLON;
-  }
+  if (at(p, TOK_LPAREN)) paren = closed_before_colon(p);
   if (paren) advance(p);
   int cap = 2, len = 0;
   AstWithItem *items = ARENA_ARRAY(p->a, AstWithItem, cap);
@@ -1730,7 +1904,7 @@ static AstNode *parse_with(Parser *p, bool is_async, SrcLoc loc) {
   n->withitems = items;
   n->nwithitems = len;
   fin(p, n);
-  SrcLoc end = n->end;
+  AstEnd end = n->end;
   n->body = parse_block(p, "'with' statement", loc);
   n->end = end;
   return n;
@@ -1745,11 +1919,13 @@ static AstNode *parse_try(Parser *p) {
   AstNode *n = new_stmt(p, AST_TRY);
   advance(p);
   fin(p, n);
-  SrcLoc end = n->end;
+  AstEnd end = n->end;
   n->body = parse_block(p, "'try' statement", t->loc);
   int cap = 2, len = 0;
   AstHandler *hs = ARENA_ARRAY(p->a, AstHandler, cap);
+  TokWindow w = window_open(p);
   while (at(p, TOK_KW_EXCEPT)) {
+    window_free(p, &w); /* the handlers before this one */
     AstHandler h = {0};
     h.loc = cur(p)->loc;
     advance(p);
@@ -1806,15 +1982,14 @@ static bool at_match_stmt(Parser *p) {
   default:
     return false;
   }
-  int i = p->pos + 1, depth = 0;
-  for (; i < p->ntoks && p->toks[i].kind != TOK_NEWLINE && p->toks[i].kind != TOK_EOF; i++) {
-    TokKind k = p->toks[i].kind;
+  TokScan s = {.p = p, .i = p->pos + 1};
+  TokKind k, last = TOK_EOF;
+  for (int depth = 0; (k = scan_next(&s)) != TOK_NEWLINE && k != TOK_EOF; last = k) {
     if (k == TOK_LPAREN || k == TOK_LBRACKET || k == TOK_LBRACE) depth++;
     if (k == TOK_RPAREN || k == TOK_RBRACKET || k == TOK_RBRACE) depth--;
     if (depth == 0 && (k == TOK_ASSIGN || augassign_op(k, &(AstOp){0}))) return false;
   }
-  return i + 1 < p->ntoks && p->toks[i - 1].kind == TOK_COLON &&
-         p->toks[i].kind == TOK_NEWLINE && p->toks[i + 1].kind == TOK_INDENT;
+  return k == TOK_NEWLINE && last == TOK_COLON && scan_next(&s) == TOK_INDENT;
 }
 
 static void skip_match_stmt(Parser *p) {
@@ -1823,10 +1998,12 @@ static void skip_match_stmt(Parser *p) {
   while (!at(p, TOK_NEWLINE) && !at(p, TOK_EOF)) advance(p);
   accept(p, TOK_NEWLINE);
   if (!accept(p, TOK_INDENT)) return;
+  TokWindow w = window_open(p);
   for (int depth = 1; depth > 0 && !at(p, TOK_EOF);) {
     if (at(p, TOK_INDENT)) depth++;
     if (at(p, TOK_DEDENT)) depth--;
     advance(p);
+    window_free(p, &w);
   }
 }
 
@@ -1846,33 +2023,32 @@ static int list_depth(const AstList *l, int limit) {
 }
 static int expr_depth(const AstNode *n, int limit) {
   if (!n) return 0;
-  if (limit <= 0) return 1;
-  const AstNode *kids[] = {n->value, n->left, n->right, n->test, n->target, n->iter, n->lo, n->hi, n->step,
-                           n->index, n->func, n->key, n->elt, n->format_spec, n->msg, n->cause};
+  if (limit <= 0 || AST_IS_CONST(n)) return 1;
   bool is_stmt = n->kind >= AST_FUNCTIONDEF;
-  int d = 0;
-  for (int i = 0; i < TS_ARRAY_LEN(kids) && d < limit; i++) {
-    int k = expr_depth(kids[i], limit - 1);
-    if (k > d) d = k;
-  }
-  int k = list_depth(&n->items, limit - 1);
-  if (k > d) d = k;
-  k = list_depth(&n->keys, limit - 1);
-  if (k > d) d = k;
-  if (!is_stmt) k = list_depth(&n->decorators, limit - 1);
-  if (k > d) d = k;
-  for (int i = 0; i < n->nkwargs && d < limit; i++)
+  int d = 0, k;
+  /* Only the fields n's kind has (nodes are allocated up to their kind's last field). */
+#define KID(f) \
+  if (AST_HAS(n, f) && d < limit && (k = expr_depth(n->f, limit - 1)) > d) d = k
+#define KIDS(f) \
+  if (AST_HAS(n, f) && (k = list_depth(&n->f, limit - 1)) > d) d = k
+  KID(value); KID(left); KID(right); KID(test); KID(target); KID(iter); KID(lo); KID(hi);
+  KID(step); KID(index); KID(func); KID(key); KID(elt); KID(format_spec); KID(msg); KID(cause);
+  KIDS(items);
+  KIDS(keys);
+#undef KID
+#undef KIDS
+  for (int i = 0; AST_HAS(n, kwargs) && i < n->nkwargs && d < limit; i++)
     if ((k = expr_depth(n->kwargs[i].value, limit - 1)) > d) d = k;
-  for (int i = 0; i < n->ncomps && d < limit; i++) {
+  for (int i = 0; AST_HAS(n, comps) && i < n->ncomps && d < limit; i++) {
     if ((k = expr_depth(n->comps[i].target, limit - 1)) > d) d = k;
     if ((k = expr_depth(n->comps[i].iter, limit - 1)) > d) d = k;
     if ((k = list_depth(&n->comps[i].ifs, limit - 1)) > d) d = k;
   }
-  for (int i = 0; i < n->params.n && d < limit; i++) {
+  for (int i = 0; AST_HAS(n, params) && i < n->params.n && d < limit; i++) {
     if ((k = expr_depth(n->params.items[i].default_value, limit - 1)) > d) d = k;
     if ((k = expr_depth(n->params.items[i].annotation, limit - 1)) > d) d = k;
   }
-  for (int i = 0; i < n->nwithitems && d < limit; i++) {
+  for (int i = 0; AST_HAS(n, withitems) && i < n->nwithitems && d < limit; i++) {
     if ((k = expr_depth(n->withitems[i].context, limit - 1)) > d) d = k;
     if ((k = expr_depth(n->withitems[i].vars, limit - 1)) > d) d = k;
   }
@@ -1952,6 +2128,7 @@ static void parse_statement_inner(Parser *p, PtrVec *out) {
 
 /* statements: statement+  (until the DEDENT closing the block, or end of file) */
 static void parse_stmts_until_dedent(Parser *p, PtrVec *out) {
+  TokWindow w = window_open(p);
   while (!at(p, TOK_EOF) && !at(p, TOK_DEDENT)) {
     if (at(p, TOK_INDENT)) {
       /* Indented lines with no header: report, then parse them as if they were at the
@@ -1973,24 +2150,37 @@ static void parse_stmts_until_dedent(Parser *p, PtrVec *out) {
       p->after_error = false;
     }
     if (p->pos == start) advance(p); /* never loop on a token nothing consumes */
+    window_free(p, &w);
   }
 }
 
-static void parser_init(Parser *p, TsCompiler *c, const SourceFile *file) {
+/* False (after one diagnostic) when the file is over the limits of lex_check_source:
+ * then nothing of it is parsed. */
+static bool parser_init(Parser *p, TsCompiler *c, const SourceFile *file) {
   memset(p, 0, sizeof *p);
   p->c = c;
   p->a = c->arena;
   p->file = file;
-  p->toks = lex_all(c, file, &p->ntoks);
-  p->unclosed = p->toks[p->ntoks - 1].unclosed;
+  if (!lex_check_source(c, file, &p->unclosed)) return false;
+  lex_init(&p->lx, c, file);
+  p->lx.defer_errors = true; /* reported in source order as the parser reaches them */
   report_lex_errors(p);
+  return true;
+}
+
+static void parser_fini(Parser *p) {
+  for (int i = 0; i < p->nchunks; i++) ts_free(p->chunks[i]);
+  ts_free(p->chunks);
+  p->chunks = NULL;
+  ts_free(p->names);
+  p->names = NULL;
 }
 
 /* file: [statements] ENDMARKER */
 AstNode *parse_module(TsCompiler *c, const SourceFile *file) {
   if (!file || !file->text) return NULL;
   Parser p;
-  parser_init(&p, c, file);
+  if (!parser_init(&p, c, file)) return NULL;
   AstNode *m = new_node(&p, AST_MODULE, (SrcLoc){file, 1, 1});
   PtrVec body = {0};
   while (!at(&p, TOK_EOF)) {
@@ -1998,7 +2188,8 @@ AstNode *parse_module(TsCompiler *c, const SourceFile *file) {
     if (at(&p, TOK_DEDENT)) advance(&p); /* cannot happen with a balanced lexer */
   }
   m->body = to_list(&body);
-  m->end = cur(&p)->end;
+  m->end = ast_end(cur(&p)->end);
+  parser_fini(&p);
   return m;
 }
 
@@ -2007,15 +2198,17 @@ AstNode *parse_expression(TsCompiler *c, const SourceFile *file) {
   if (!file || !file->text) return NULL;
   int errors = c->diag.errors;
   Parser p;
-  parser_init(&p, c, file);
+  if (!parser_init(&p, c, file)) return NULL;
   accept(&p, TOK_INDENT); /* leading spaces are harmless in a value */
+  AstNode *e = NULL;
   if (at(&p, TOK_NEWLINE) || at(&p, TOK_EOF)) {
     error_at(&p, cur(&p), "expected an expression");
-    return NULL;
+  } else {
+    e = parse_star_exprs(&p);
+    while (accept(&p, TOK_NEWLINE) || accept(&p, TOK_DEDENT)) {
+    }
+    if (!at(&p, TOK_EOF)) error_at(&p, cur(&p), "invalid syntax");
   }
-  AstNode *e = parse_star_exprs(&p);
-  while (accept(&p, TOK_NEWLINE) || accept(&p, TOK_DEDENT)) {
-  }
-  if (!at(&p, TOK_EOF)) error_at(&p, cur(&p), "invalid syntax");
+  parser_fini(&p);
   return c->diag.errors > errors ? NULL : e;
 }

@@ -158,6 +158,8 @@ typedef struct Eval {
   int64_t limit_bytes;  /* arena bytes (TsCompiler.limit_bytes or the default) */
   bool out_of_memory;   /* limit_bytes was exceeded and reported */
   SrcLoc stmt_loc;      /* statement being run: where a limit error without a better place points */
+  bool bad_tensor_dim;  /* a negative tensor dimension was reported: sizes computed from it
+                           (grids, tiles) are not reported again */
   /* -D parameters, parsed */
   const char **dnames;
   Value **dvals;

@@ -834,9 +834,64 @@ static void lower_kernel(TsCompiler *c, IrStmt *ks) {
   k->body = ir_seq_vec(c, &items, ks->loc);
 }
 
+/* ---- register budget ---------------------------------------------------------------- */
+/* Fragments and local buffers live in registers, one thread's share each (local_size).  A
+ * thread has at most 255 32-bit registers (1020 bytes) for everything; past that the
+ * arrays spill to local memory, and every access of a fragment is an unrolled
+ * instruction, so NVRTC's time grows with the square of the size (elementwise add at 6 KB
+ * per thread: 1.2 s; 12 KB: 4.3 s; 24 KB: 35 s; 32 MB: minutes).  The rule: more than
+ * 16 KB per thread (4096 registers, 16 register files) is certainly a mistake of tile
+ * size or thread count and is refused here.  Real kernels stay near 1 KB (a 128x256 fp32
+ * accumulator over 128 threads); the largest this suite compiles is a 64x64 fp32
+ * fragment that layout inference replicates in every thread (tests/front/fill_clear.py,
+ * exactly 16 KB). */
+enum { REG_BUDGET_BYTES = 16384, REG_BUDGET_NAMED = 3 };
+
+typedef struct RegUse {
+  int64_t total;
+  IrBuffer *top[REG_BUDGET_NAMED]; /* the largest register buffers, largest first */
+  int ntop, nbuf;
+} RegUse;
+
+static int64_t reg_bytes(const IrBuffer *b) { return b->local_size * dtype_bytes(b->dtype); }
+
+static void count_register_buffer(IrStmt *s, void *ctx) {
+  RegUse *u = ctx;
+  if (s->kind != IR_S_ALLOC) return;
+  IrBuffer *b = s->u.alloc.buf;
+  if ((b->scope != IR_SCOPE_FRAGMENT && b->scope != IR_SCOPE_LOCAL) || b->alias_of || b->local_size <= 0) return;
+  u->total += reg_bytes(b);
+  u->nbuf++;
+  int i = u->ntop < REG_BUDGET_NAMED ? u->ntop++ : REG_BUDGET_NAMED;
+  for (; i > 0 && reg_bytes(u->top[i - 1]) < reg_bytes(b); i--)
+    if (i < REG_BUDGET_NAMED) u->top[i] = u->top[i - 1];
+  if (i < REG_BUDGET_NAMED) u->top[i] = b;
+}
+
+/* One diagnostic per kernel, at the largest buffer's declaration. */
+static void check_register_budget(TsCompiler *c, IrStmt *ks) {
+  RegUse u = {0};
+  IrVisitor v = {count_register_buffer, NULL, &u};
+  ir_visit(ks->u.kernel.body, &v);
+  if (u.total <= REG_BUDGET_BYTES) return;
+  StrBuf names = {0};
+  for (int i = 0; i < u.ntop; i++)
+    sb_printf(&names, "%s%s'%s': %lld", i ? ", " : "", u.top[i]->scope == IR_SCOPE_FRAGMENT ? "fragment " : "local ",
+              u.top[i]->name, (long long)reg_bytes(u.top[i]));
+  ts_error(c, u.top[0]->loc,
+           "register buffers need %lld bytes per thread (%s%s); more than %d bytes per thread is refused (a thread "
+           "has 255 32-bit registers, 1020 bytes): %s",
+           (long long)u.total, sb_str(&names), u.nbuf > u.ntop ? ", ..." : "", REG_BUDGET_BYTES,
+           u.top[0]->scope == IR_SCOPE_FRAGMENT ? "use smaller tiles or more threads" : "use a smaller local array");
+  sb_free(&names);
+}
+
 static void walk(TsCompiler *c, IrStmt *s) {
   if (!s) return;
-  if (s->kind == IR_S_KERNEL) lower_kernel(c, s);
+  if (s->kind == IR_S_KERNEL) {
+    lower_kernel(c, s);
+    check_register_budget(c, s);
+  }
   if (s->kind == IR_S_SEQ)
     for (int i = 0; i < s->u.seq.n; i++) walk(c, s->u.seq.items[i]);
 }

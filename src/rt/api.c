@@ -262,7 +262,15 @@ static ts_status program_load_file(ts_context *ctx, const char *path, ts_program
   *out = NULL;
   size_t len = 0;
   ts_program *p = program_new(ctx, path);
-  p->text = ts_read_file(path, &len);
+  p->text = ts_read_file_max(path, DRV_MAX_SOURCE_BYTES, &len);
+  if (!p->text && errno == EFBIG) { /* the parser's own limit, checked before reading */
+    rt_set_error(ctx, "%s: error: file too large: %s%zu bytes (the limit is %zu MiB)\n", path,
+                 len > DRV_MAX_SOURCE_BYTES + 1 ? "" : "more than ", len > DRV_MAX_SOURCE_BYTES + 1 ? len : DRV_MAX_SOURCE_BYTES,
+                 DRV_MAX_SOURCE_BYTES >> 20);
+    ctx->loading = NULL;
+    ts_program_destroy(p);
+    return TS_ERR_COMPILE;
+  }
   if (!p->text) {
     rt_set_error(ctx, "cannot read %s: %s", path, strerror(errno));
     ctx->loading = NULL;

@@ -46,6 +46,34 @@ TEST(base_diag_caret) {
   diag_free(&d);
 }
 
+/* The echoed line and its caret are in display columns: a wide character takes two, a
+ * combining mark none, a tab runs to the next multiple of 8; control characters and bytes
+ * that are not UTF-8 are replaced; a long line is a window around the caret. */
+TEST(base_diag_display_columns) {
+  Diag d = {0};
+  const char *wide = "s = \"\xE6\xBC\xA2" "e\xCC\x81\" + )\n"; /* CJK (2 columns), e + combining mark (1) */
+  SourceFile f = {"k.py", wide, strlen(wide)};
+  diag_error(&d, (SrcLoc){&f, 1, (int)(strchr(wide, ')') - wide) + 1}, "x");
+  CHECK_STR(sb_str(&d.out), "k.py:1:16: error: x\n  s = \"\xE6\xBC\xA2" "e\xCC\x81\" + )\n              ^\n");
+  sb_clear(&d.out);
+  SourceFile g = {"k.py", "a\tb\x1b\xFF )", 7}; /* tab to column 8, ESC and a non-UTF-8 byte replaced */
+  diag_error(&d, (SrcLoc){&g, 1, 7}, "x");
+  CHECK_STR(sb_str(&d.out), "k.py:1:7: error: x\n  a       b?\xEF\xBF\xBD )\n              ^\n");
+  sb_clear(&d.out);
+  char line[1001];
+  memset(line, 'a', 1000);
+  line[1000] = 0;
+  line[600] = ')';
+  SourceFile h = {"k.py", line, 1000};
+  diag_error(&d, (SrcLoc){&h, 1, 601}, "x");
+  const char *out = sb_str(&d.out);
+  const char *echo = strchr(out, '\n') + 1, *caret = strchr(echo, '\n') + 1;
+  CHECK(strncmp(echo, "  ...", 5) == 0 && strstr(echo, "a...\n") != NULL);
+  CHECK(caret - echo - 1 == 2 + 3 + 200 + 3); /* "  ", "...", 200 columns, "..." */
+  CHECK(strchr(caret, '^') - caret == 2 + 3 + 100 && echo[strchr(caret, '^') - caret] == ')');
+  diag_free(&d);
+}
+
 TEST(ir_typing_and_folding) {
   TsCompiler c;
   ts_compiler_init(&c, (TsTarget){90, true});

@@ -169,6 +169,7 @@ static const AstNode *find_def(AstList body, const char *name) {
   for (int i = 0; i < body.n; i++) {
     const AstNode *s = body.items[i];
     if ((s->kind == AST_FUNCTIONDEF || s->kind == AST_CLASSDEF) && !strcmp(s->id, name)) return s;
+    if (!AST_HAS(s, orelse)) continue; /* a statement without blocks */
     const AstList *lists[] = {&s->body, &s->orelse};
     for (int k = 0; k < 2; k++) {
       const AstNode *r = find_def(*lists[k], name);

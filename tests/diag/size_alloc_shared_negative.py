@@ -1,0 +1,17 @@
+# A shared tile with a negative dimension computed from the parameters.
+# tilescale-test: -k tile_scale -D M=256 -D N=128
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def tile_scale(M, N, block_M=32):
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            s = T.alloc_shared((block_M - 64, N), "float32")
+            T.copy(A[bx * block_M, 0], s)
+            T.copy(s, B[bx * block_M, 0])
+
+    return main
