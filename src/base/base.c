@@ -1,5 +1,5 @@
 /* base.c — memory (allocation hook, arena), vectors, string buffers, string maps,
- * file reading and assertion failure.  The lowest layer: no project includes besides
+ * and assertion failure (file reading: file.c).  The lowest layer: no project includes besides
  * base.h. */
 #include "base.h"
 
@@ -240,22 +240,3 @@ uint64_t ts_fnv1a(const void *data, size_t n, uint64_t seed) {
   return h;
 }
 
-/* ---- files ------------------------------------------------------------------------------ */
-char *ts_read_file(const char *path, size_t *len_out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  StrBuf sb = {0};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sb_appendn(&sb, buf, n);
-  int err = ferror(f);
-  fclose(f);
-  if (err) {
-    sb_free(&sb);
-    errno = EIO;
-    return NULL;
-  }
-  if (!sb.data) sb_appendn(&sb, "", 0);
-  if (len_out) *len_out = sb.len;
-  return sb.data;
-}

@@ -60,8 +60,11 @@ typedef struct RtJitOutput { /* heap buffers, released with rt_jit_output_free *
 
 /* "sm_90a" / "sm_80" for a target; buf holds at least 16 bytes. */
 const char *rt_target_arch(TsTarget t, char *buf, size_t n);
-/* Parses "sm_90a", "sm_80", "90a", "80"; false when malformed. */
+/* Parses "sm_90a", "sm_80", "90a", "80"; false when malformed or not an architecture
+ * NVIDIA has defined (sm_999, sm_80a). */
 bool rt_parse_arch(const char *s, TsTarget *out);
+/* The accepted architectures, comma-separated (for error messages). */
+void rt_arch_list(StrBuf *out);
 
 /* The compiler options used for a target, one per line: part of the cache key, so a
  * change of flags never reuses an old binary. */
