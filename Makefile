@@ -139,32 +139,45 @@ asan:
 	        LDLIBS="-ldl -lm -lpthread $(ASAN_SAN)" test
 
 # ---- fuzzing (tests/fuzz/): libFuzzer + ASan + UBSan over lexer, parser, evaluator, passes, codegen.
-# `make fuzz` runs FUZZ_SECONDS on the committed corpus plus seeds (examples/, tests/front/ and the
-# hand-written tests/fuzz/seeds/),
-# then minimizes everything (-merge=1) back into tests/fuzz/corpus so the committed corpus stays small
-# (edge coverage only, -use_counters=0: a few hundred files, well under 1 MB).
+# The committed corpus (tests/fuzz/corpus) and seeds are read-only inputs: `make fuzz` never
+# writes under tests/.  libFuzzer writes new finds only to its first corpus folder,
+# $(FUZZ_CORPUS) (build-fuzz/corpus, ignored by git), which persists across runs, so repeated
+# runs build on each other.  `make fuzz-promote` then copies into tests/fuzz/corpus only the
+# finds that add edge coverage over it (-merge=1 -use_counters=0): review `git status
+# tests/fuzz/corpus` and commit what it added.
 # A crash, leak or timeout stops the run and leaves the input as $(FUZZ_BUILD)/crash-* / leak-* / timeout-*.
 FUZZ_SECONDS ?= 600
 FUZZ_BUILD   ?= build-fuzz
+FUZZ_CORPUS  ?= $(FUZZ_BUILD)/corpus
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_FLAGS   := -timeout=10 -rss_limit_mb=2048 -max_len=8192 -detect_leaks=1 -dict=tests/fuzz/tilelang.dict \
                 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/
 FUZZ_BIN     := $(FUZZ_BUILD)/fuzz_front
 
-.PHONY: fuzz fuzz-build
+.PHONY: fuzz fuzz-build fuzz-promote
 fuzz-build:
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang OPT="-O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN)" $(FUZZ_BUILD)/libtilescale.a
 	clang -std=c11 -O1 -g $(WARN) -D_GNU_SOURCE -Iinclude -I$(CUDA_HOME)/include -fsanitize=fuzzer $(FUZZ_SAN) \
 	      tests/fuzz/fuzz_front.c $(FUZZ_BUILD)/libtilescale.a -o $(FUZZ_BIN) $(LDLIBS)
 
+# The seeds are copied (examples/, tests/front/, tests/fuzz/seeds/) so that no folder
+# under tests/ is ever libFuzzer's output folder.
 fuzz: fuzz-build
-	@rm -rf $(FUZZ_BUILD)/seeds $(FUZZ_BUILD)/new $(FUZZ_BUILD)/merged
-	@mkdir -p $(FUZZ_BUILD)/seeds $(FUZZ_BUILD)/new $(FUZZ_BUILD)/merged tests/fuzz/corpus
+	@rm -rf $(FUZZ_BUILD)/seeds
+	@mkdir -p $(FUZZ_BUILD)/seeds $(FUZZ_CORPUS)
 	cp examples/*.py tests/fuzz/seeds/*.py $(FUZZ_BUILD)/seeds/ && (cp tests/front/*.py $(FUZZ_BUILD)/seeds/ 2>/dev/null || true)
-	$(FUZZ_BIN) $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_BUILD)/new tests/fuzz/corpus $(FUZZ_BUILD)/seeds
-	$(FUZZ_BIN) $(FUZZ_FLAGS) -merge=1 -use_counters=0 $(FUZZ_BUILD)/merged tests/fuzz/corpus $(FUZZ_BUILD)/new $(FUZZ_BUILD)/seeds
-	rm -rf tests/fuzz/corpus && mv $(FUZZ_BUILD)/merged tests/fuzz/corpus
-	@echo "corpus: $$(ls tests/fuzz/corpus | wc -l) files, $$(du -sh --apparent-size tests/fuzz/corpus | cut -f1)"
+	$(FUZZ_BIN) $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_CORPUS) tests/fuzz/corpus $(FUZZ_BUILD)/seeds
+	@echo "new finds: $$(ls $(FUZZ_CORPUS) | wc -l) files in $(FUZZ_CORPUS) (tests/fuzz/corpus unchanged; \`make fuzz-promote\` adds those with new coverage)"
+
+# Adds to tests/fuzz/corpus the finds of $(FUZZ_CORPUS) that cover edges it does not; files
+# already there are never removed or rewritten (names are content hashes).
+fuzz-promote: fuzz-build
+	@rm -rf $(FUZZ_BUILD)/promote && mkdir -p $(FUZZ_BUILD)/promote $(FUZZ_CORPUS)
+	cp tests/fuzz/corpus/* $(FUZZ_BUILD)/promote/
+	$(FUZZ_BIN) $(FUZZ_FLAGS) -merge=1 -use_counters=0 $(FUZZ_BUILD)/promote $(FUZZ_CORPUS)
+	@n=0; for f in $(FUZZ_BUILD)/promote/*; do b=$$(basename $$f); \
+	  if [ ! -e tests/fuzz/corpus/$$b ]; then cp $$f tests/fuzz/corpus/$$b; n=$$((n + 1)); fi; done; \
+	  echo "promoted $$n files to tests/fuzz/corpus (now $$(ls tests/fuzz/corpus | wc -l)); review and commit them"
 
 # The fuzz harness as a plain program that replays the committed corpus (the smoke test in `make test`).
 $(BUILD)/fuzz_replay: tests/fuzz/fuzz_front.c $(LIB_A)

@@ -5,18 +5,25 @@
  *                                the IR, CUDA source, PTX or cubin;
  *   tilescale run FILE ...       compiles for the local GPU, allocates random inputs for every
  *                                tensor parameter, poisons the outputs, launches, and reports
- *                                the median kernel time and the achieved bandwidth.
+ *                                the median kernel time and the achieved bandwidth;
+ *   tilescale cache dir|size|clear   shows or empties the binary cache.
  * Everything the tool knows about a kernel (parameter names, dtypes, shapes, which are
  * outputs) comes from ts_kernel_arg_info, so it works for any kernel file.
  *
- * Exit codes: 0 success, 1 error (compile error, JIT, CUDA, I/O), 2 usage error,
- * 3 `run --check` found unwritten or non-finite outputs, 4 no usable GPU or driver (`run`). */
+ * Exit codes: 0 success, 1 error (compile error, JIT, CUDA, I/O), 2 usage error (anything
+ * wrong in the command line itself, found before any work), 3 `run --check` found unwritten
+ * or non-finite outputs, 4 no usable GPU or driver (`run`, once its arguments are checked).
+ * One code per kind of mistake, however it is spelt: `--arch=sm_999`, `--arch sm_999` and
+ * `--arch 999` are all 2. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tilescale.h"
@@ -40,6 +47,7 @@ static const char main_usage[] =
     "  run FILE       compile for the local GPU, launch on random inputs, time it\n"
     "  launch -n N PROG [ARGS]  run PROG as N ranks (one process per GPU) with the rank\n"
     "                 environment and a TCP rendezvous; stops all ranks when one fails\n"
+    "  cache dir|size|clear  print the binary cache folder, its size, or empty it\n"
     "  help [CMD]     show this text, or the options of CMD\n"
     "\n"
     "options:\n"
@@ -47,10 +55,15 @@ static const char main_usage[] =
     "  --version      print the library version\n"
     "\n"
     "environment:\n"
-    "  TILESCALE_CACHE_DIR      binary cache folder (default ~/.cache/tilescale)\n"
-    "  TILESCALE_DISABLE_CACHE  set to 1 to neither read nor write the cache\n"
+    "  TILESCALE_CACHE_DIR        binary cache folder (default ~/.cache/tilescale)\n"
+    "  TILESCALE_DISABLE_CACHE    1/true/yes/on: neither read nor write the cache\n"
+    "                             (0/false/no/off or empty: use it)\n"
+    "  TILESCALE_CACHE_MAX_BYTES  cache size limit, e.g. 4G (the default), 512M; 0 = none;\n"
+    "                             least recently used entries are removed after a write\n"
+    "  TILESCALE_VERBOSE          1: progress, cache hits and misses on stderr\n"
     "\n"
-    "exit codes: 0 success, 1 error (compile error, JIT/CUDA failure, I/O), 2 usage error,\n"
+    "exit codes: 0 success, 1 error (compile error, JIT/CUDA failure, unreadable file),\n"
+    "            2 usage error (a wrong command line: unknown option or command, bad value),\n"
     "            3 `run --check` failed, 4 no usable GPU or CUDA driver (`run` only)\n";
 
 static const char compile_usage[] =
@@ -58,7 +71,8 @@ static const char compile_usage[] =
     "                         [-o OUT] [--arch ARCH] [--compiler nvrtc|nvcc]\n"
     "                         [--dump-after PASS] [--debug] [--no-cache] [-v]\n"
     "\n"
-    "Compiles function FUNC of the kernel file FILE with the given parameters.\n"
+    "Compiles function FUNC of the kernel file FILE with the given parameters.  FILE must be\n"
+    "a regular file of at most 16 MiB.\n"
     "\n"
     "  -k FUNC              the function to compile: a factory (e.g. @tilelang.jit def f(M, N)),\n"
     "                       a @T.prim_func or an eager @tilelang.jit kernel.  May be left out when\n"
@@ -71,18 +85,24 @@ static const char compile_usage[] =
     "                         cuda   the generated CUDA C++ source (no CUDA compiler runs)\n"
     "                         ptx    the PTX (NVRTC only)\n"
     "                         cubin  the device binary (needs -o, or a stdout that is not a terminal)\n"
-    "  -o OUT               write the output to OUT instead of stdout ('-' = stdout)\n"
+    "  -o OUT               write the output to OUT instead of stdout ('-' = stdout); OUT is\n"
+    "                       replaced only once the output is complete (never left truncated),\n"
+    "                       and may not be FILE itself\n"
     "  --arch ARCH          target architecture, e.g. sm_90a, sm_80 (default: the local GPU's,\n"
-    "                       sm_90a when there is none)\n"
+    "                       sm_90a when there is none); checked for every --emit\n"
     "  --compiler NAME      nvrtc (default, in-process) or nvcc (runs the nvcc program)\n"
     "  --dump-after PASS    also print the IR after pass PASS ('all' = after every pass); the dumps\n"
-    "                       are part of the --emit ir output, and go to stderr for other --emit\n"
+    "                       are part of the --emit ir output, and go to stderr for other --emit.\n"
+    "                       Passes: plan_gemm, warp_specialize, inject_pipeline, legalize, layout_inference,\n"
+    "                       lower_tile_ops, simplify, thread_sync, merge_shared_memory\n"
     "  --debug              verify the IR after every pass (slower; catches compiler bugs early)\n"
     "  --no-cache           neither read nor write the binary cache\n"
     "  -v, --verbose        progress messages on stderr\n"
     "  -h, --help           show this text\n"
     "\n"
-    "exit codes: 0 success, 1 error (diagnostics or the compiler log on stderr), 2 usage error\n";
+    "exit codes: 0 success, 1 error (FILE unreadable, diagnostics, or the compiler log on stderr;\n"
+    "            a bad -D value is a diagnostic), 2 usage error (unknown option, bad --emit,\n"
+    "            --arch or --dump-after, -k naming no function of FILE, -o naming FILE)\n";
 
 static const char run_usage[] =
     "usage: tilescale run FILE [-k FUNC] [-D NAME=VALUE]... [--arg NAME=VALUE]...\n"
@@ -94,7 +114,8 @@ static const char run_usage[] =
     "and bools in [0, 2] or {0, 1}), fills outputs (parameters in out_idx or made by T.empty)\n"
     "with 0xFF bytes (NaN for float types), launches, and prints the median kernel time and\n"
     "the achieved bandwidth.  Bytes counted = the sum of the sizes of all tensor parameters,\n"
-    "i.e. each one read or written exactly once.\n"
+    "i.e. each one read or written exactly once.  Every argument (options, FILE, -k, -D,\n"
+    "--arg, --zero) is checked before the GPU is looked for.\n"
     "\n"
     "  -k FUNC, -D NAME=VALUE   as for `tilescale compile`\n"
     "  --arg NAME=VALUE     value of scalar kernel parameter NAME (an integer or a float);\n"
@@ -113,7 +134,22 @@ static const char run_usage[] =
     "  -v, --verbose        progress messages on stderr\n"
     "  -h, --help           show this text\n"
     "\n"
-    "exit codes: 0 success, 1 error, 2 usage error, 3 --check failed, 4 no usable GPU or driver\n";
+    "exit codes: 0 success, 1 error, 2 usage error (as for compile, and --arg/--zero naming no\n"
+    "            parameter or a bad value), 3 --check failed, 4 no usable GPU or driver (also\n"
+    "            when --device names no device)\n";
+
+static const char cache_usage[] =
+    "usage: tilescale cache dir|size|clear\n"
+    "\n"
+    "The binary cache: one file per compiled kernel in $TILESCALE_CACHE_DIR (default\n"
+    "~/.cache/tilescale), at most $TILESCALE_CACHE_MAX_BYTES (default 4G) in all.\n"
+    "\n"
+    "  dir     print the folder\n"
+    "  size    print the number of entries, their total size and the limit\n"
+    "  clear   remove every entry (files named <sha256>.cubin and writers' temp files;\n"
+    "          nothing else in the folder is touched)\n"
+    "\n"
+    "exit codes: 0 success, 1 the folder could not be read or emptied, 2 usage error\n";
 
 /* Everything given on the command line, for both subcommands. */
 typedef struct Options {
@@ -141,7 +177,8 @@ typedef struct Options {
 static void usage_error(const char *usage, const char *fmt, const char *arg) {
   fprintf(stderr, "tilescale: ");
   fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n(`tilescale %s --help` lists the options)\n", usage == run_usage ? "run" : "compile");
+  fprintf(stderr, "\n(`tilescale %s --help` lists the options)\n",
+          usage == run_usage ? "run" : usage == cache_usage ? "cache" : "compile");
 }
 
 /* Splits "NAME=VALUE" in place (the argv string is ours to modify). */
@@ -222,7 +259,7 @@ static int parse_options(int argc, char **argv, int is_run, Options *o) {
       o->ndefines++;
     } else if (!strcmp(a, "-o")) {
       v = i + 1 < argc ? argv[++i] : NULL;
-      if (!v || is_run) {
+      if (!v || !*v || is_run) {
         usage_error(usage, is_run ? "%s is an option of `compile`" : "%s needs a file name", "-o");
         return EXIT_USAGE;
       }
@@ -242,9 +279,11 @@ static int parse_options(int argc, char **argv, int is_run, Options *o) {
         return EXIT_USAGE;
       }
     } else if (!is_run && is_opt(a, "--arch")) {
+      /* Only present here; whether NVIDIA defined it is the library's answer
+       * (ts_compile_options_check in check_compile_options). */
       o->arch = option_value(argc, argv, &i, a, 6);
-      if (!o->arch || strncmp(o->arch, "sm_", 3) != 0) {
-        usage_error(usage, "--arch takes sm_XX[a] (got '%s')", o->arch ? o->arch : "");
+      if (!o->arch || !*o->arch) {
+        usage_error(usage, "%s needs an architecture, e.g. sm_90a", "--arch");
         return EXIT_USAGE;
       }
     } else if (is_opt(a, "--compiler")) {
@@ -259,7 +298,7 @@ static int parse_options(int argc, char **argv, int is_run, Options *o) {
       }
     } else if (!is_run && is_opt(a, "--dump-after")) {
       o->dump_after = option_value(argc, argv, &i, a, 12);
-      if (!o->dump_after) {
+      if (!o->dump_after || !*o->dump_after) {
         usage_error(usage, "%s needs a pass name (or 'all')", "--dump-after");
         return EXIT_USAGE;
       }
@@ -319,14 +358,20 @@ static int parse_options(int argc, char **argv, int is_run, Options *o) {
   return -1;
 }
 
-/* Prints the library's last error; compile diagnostics already carry file:line:col. */
+/* Prints the library's last error; compile diagnostics already carry file:line:col.
+ * TS_ERR_INVALID_ARGUMENT can only answer an option value the command line gave: a usage
+ * error, whichever call found it. */
 static int report(ts_context *ctx, ts_status s, const char *what) {
   const char *msg = ts_last_error(ctx);
   if (s == TS_ERR_COMPILE && msg[0])
     fprintf(stderr, "%s%s", msg, msg[strlen(msg) - 1] == '\n' ? "" : "\n");
+  else if ((s == TS_ERR_IO || s == TS_ERR_INVALID_ARGUMENT || s == TS_ERR_NOT_FOUND) && msg[0])
+    fprintf(stderr, "tilescale: %s\n", msg); /* the message names the file or option */
   else
     fprintf(stderr, "tilescale: %s failed: %s%s%s\n", what, ts_status_string(s), msg[0] ? ": " : "",
             msg);
+  if (s == TS_ERR_INVALID_ARGUMENT)
+    return EXIT_USAGE;
   return s == TS_ERR_NO_DRIVER ? EXIT_NO_GPU : EXIT_ERROR;
 }
 
@@ -342,6 +387,16 @@ static ts_status create_context(const Options *o, ts_context **ctx) {
   return s;
 }
 
+/* The compile options checked by the library before any file is read, so `--arch sm_999`
+ * or `--dump-after bogus` is a usage error for every --emit (and names what is valid). */
+static int check_compile_options(ts_context *ctx, const ts_compile_options *copt) {
+  ts_status s = ts_compile_options_check(ctx, copt);
+  if (s == TS_OK)
+    return -1;
+  report(ctx, s, "checking the options");
+  return s == TS_ERR_INVALID_ARGUMENT ? EXIT_USAGE : EXIT_ERROR;
+}
+
 /* Loads FILE and compiles FUNC (or the only function of the file). */
 static int load_and_compile(ts_context *ctx, const Options *o, const ts_compile_options *copt,
                             ts_program **prog, ts_kernel **k, const char **func_out) {
@@ -352,6 +407,10 @@ static int load_and_compile(ts_context *ctx, const Options *o, const ts_compile_
   if (!func) {
     const char *names[MAX_FUNCS];
     int n = ts_program_functions(*prog, names, MAX_FUNCS);
+    if (n == 0) {
+      fprintf(stderr, "tilescale: %s defines no compilable function\n", o->file);
+      return EXIT_ERROR;
+    }
     if (n != 1) {
       fprintf(stderr, "tilescale: %s has %d compilable functions; pick one with -k:", o->file, n);
       for (int i = 0; i < n && i < MAX_FUNCS; i++)
@@ -363,29 +422,129 @@ static int load_and_compile(ts_context *ctx, const Options *o, const ts_compile_
   }
   *func_out = func;
   s = ts_kernel_compile(*prog, func, o->defines, o->ndefines, copt, k);
-  if (s != TS_OK)
-    return report(ctx, s, "compilation");
+  if (s != TS_OK) {
+    int rc = report(ctx, s, "compilation");
+    /* -k naming no function of FILE is the same mistake as leaving -k out of a file with
+     * several: the command line does not say which function, so both are usage errors. */
+    return s == TS_ERR_NOT_FOUND ? EXIT_USAGE : rc;
+  }
   return -1;
 }
 
-static int write_output(const char *path, const void *data, size_t size, int binary) {
-  FILE *f = stdout;
-  if (path && strcmp(path, "-") != 0) {
-    f = fopen(path, binary ? "wb" : "w");
-    if (!f) {
-      fprintf(stderr, "tilescale: cannot write %s: %s\n", path, strerror(errno));
-      return EXIT_ERROR;
-    }
+/* gcc refuses an output that is its own input ("input file is the same as output file");
+ * so do we, by st_dev/st_ino, which also sees through symbolic and hard links.  Otherwise
+ * `compile s.py -o s.py` replaces the kernel source with CUDA and exits 0. */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int write_all(int fd, const void *data, size_t size) {
+  const char *p = data;
+  while (size > 0) {
+    ssize_t w = write(fd, p, size);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return 0;
+    p += w;
+    size -= (size_t)w;
   }
-  size_t put = fwrite(data, 1, size, f);
-  int bad = put != size || fflush(f) != 0;
-  if (f != stdout && fclose(f) != 0)
-    bad = 1;
-  if (bad) {
-    fprintf(stderr, "tilescale: writing %s failed\n", path ? path : "stdout");
+  return 1;
+}
+
+/* Writes into an existing non-regular OUT (/dev/null, a FIFO with a reader, a terminal):
+ * there is nothing to rename over.  O_NONBLOCK keeps a FIFO with no reader from blocking
+ * the open (it fails with ENXIO instead). */
+static int write_special(const char *path, const void *data, size_t size) {
+  int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    fprintf(stderr, "tilescale: cannot write %s: %s\n", path,
+            errno == ENXIO ? "a FIFO with no reader" : strerror(errno));
+    return EXIT_ERROR;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  int ok = write_all(fd, data, size);
+  ok = close(fd) == 0 && ok;
+  if (!ok) {
+    fprintf(stderr, "tilescale: writing %s failed: %s\n", path, strerror(errno));
     return EXIT_ERROR;
   }
   return EXIT_OK;
+}
+
+/* Writes the output to stdout, or to OUT through a temp file in OUT's folder renamed over
+ * it: a write that fails half-way (full disk, signal) never leaves a truncated OUT, and an
+ * earlier OUT survives.  A symbolic link OUT is written through (its target is replaced),
+ * as opening it for writing would. */
+static int write_output(const char *path, const void *data, size_t size) {
+  if (!path || !strcmp(path, "-")) {
+    int bad = fwrite(data, 1, size, stdout) != size || fflush(stdout) != 0;
+    if (bad) {
+      fprintf(stderr, "tilescale: writing stdout failed: %s\n", strerror(errno));
+      return EXIT_ERROR;
+    }
+    return EXIT_OK;
+  }
+  char resolved[PATH_MAX];
+  const char *dest = path;
+  struct stat st;
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && realpath(path, resolved))
+    dest = resolved;
+  int exists = stat(dest, &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "tilescale: cannot write %s: is a directory\n", path);
+    return EXIT_ERROR;
+  }
+  if (exists && !S_ISREG(st.st_mode))
+    return write_special(dest, data, size);
+
+  /* The temp file lives next to OUT so that rename() is atomic (same file system). */
+  char tmp[PATH_MAX + 16];
+  const char *slash = strrchr(dest, '/');
+  int dir_len = slash ? (int)(slash - dest + 1) : 0;
+  if (snprintf(tmp, sizeof tmp, "%.*s.%s.XXXXXX", dir_len, dest, slash ? slash + 1 : dest) >=
+      (int)sizeof tmp) {
+    fprintf(stderr, "tilescale: cannot write %s: path too long\n", path);
+    return EXIT_ERROR;
+  }
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    fprintf(stderr, "tilescale: cannot write %s: %s\n", path, strerror(errno));
+    return EXIT_ERROR;
+  }
+  /* mkstemp makes 0600; OUT gets the mode it had, else what a plain create would give. */
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, exists ? (st.st_mode & 07777) : (0666 & ~mask));
+  int ok = write_all(fd, data, size);
+  ok = close(fd) == 0 && ok;
+  if (!ok || rename(tmp, dest) != 0) {
+    fprintf(stderr, "tilescale: writing %s failed: %s\n", path, strerror(errno));
+    unlink(tmp);
+    return EXIT_ERROR;
+  }
+  return EXIT_OK;
+}
+
+/* The checks of `compile` that need no file: the emit/compiler pair, a binary for a
+ * terminal, -o naming FILE. */
+static int check_compile_args(const Options *o) {
+  int to_stdout = !o->out_path || !strcmp(o->out_path, "-");
+  if (o->emit == TS_EMIT_CUBIN && to_stdout && isatty(STDOUT_FILENO)) {
+    usage_error(compile_usage, "%s writes a binary: give -o FILE (or redirect stdout)", "--emit cubin");
+    return EXIT_USAGE;
+  }
+  if (o->emit == TS_EMIT_PTX && o->compiler == TS_COMPILER_NVCC) {
+    usage_error(compile_usage, "%s is produced by NVRTC only: drop --compiler nvcc", "--emit ptx");
+    return EXIT_USAGE;
+  }
+  if (!to_stdout && same_file(o->file, o->out_path)) {
+    fprintf(stderr, "tilescale: -o %s is the input file %s itself; refusing to overwrite it\n",
+            o->out_path, o->file);
+    return EXIT_USAGE;
+  }
+  return -1;
 }
 
 static int cmd_compile(int argc, char **argv) {
@@ -393,15 +552,9 @@ static int cmd_compile(int argc, char **argv) {
   int rc = parse_options(argc, argv, 0, &o);
   if (rc >= 0)
     return rc;
-  int to_stdout = !o.out_path || !strcmp(o.out_path, "-");
-  if (o.emit == TS_EMIT_CUBIN && to_stdout && isatty(STDOUT_FILENO)) {
-    usage_error(compile_usage, "%s writes a binary: give -o FILE (or redirect stdout)", "--emit cubin");
-    return EXIT_USAGE;
-  }
-  if (o.emit == TS_EMIT_PTX && o.compiler == TS_COMPILER_NVCC) {
-    usage_error(compile_usage, "%s is produced by NVRTC only: drop --compiler nvcc", "--emit ptx");
-    return EXIT_USAGE;
-  }
+  rc = check_compile_args(&o);
+  if (rc >= 0)
+    return rc;
 
   ts_context *ctx = NULL;
   if (create_context(&o, &ctx) != TS_OK)
@@ -417,7 +570,9 @@ static int cmd_compile(int argc, char **argv) {
   ts_program *prog = NULL;
   ts_kernel *k = NULL;
   const char *func = NULL;
-  rc = load_and_compile(ctx, &o, &copt, &prog, &k, &func);
+  rc = check_compile_options(ctx, &copt);
+  if (rc < 0)
+    rc = load_and_compile(ctx, &o, &copt, &prog, &k, &func);
   if (rc < 0) {
     if (o.dump_after && o.emit != TS_EMIT_IR) {
       const char *ir = ts_kernel_text(k, TS_EMIT_IR);
@@ -428,7 +583,7 @@ static int cmd_compile(int argc, char **argv) {
       const void *data = NULL;
       size_t size = 0;
       ts_status s = ts_kernel_binary(k, &data, &size);
-      rc = s != TS_OK ? report(ctx, s, "getting the cubin") : write_output(o.out_path, data, size, 1);
+      rc = s != TS_OK ? report(ctx, s, "getting the cubin") : write_output(o.out_path, data, size);
     } else {
       const char *text = ts_kernel_text(k, o.emit);
       if (!text) {
@@ -436,7 +591,7 @@ static int cmd_compile(int argc, char **argv) {
                 o.emit == TS_EMIT_IR ? "IR" : o.emit == TS_EMIT_CUDA ? "CUDA" : "PTX");
         rc = EXIT_ERROR;
       } else {
-        rc = write_output(o.out_path, text, strlen(text), 0);
+        rc = write_output(o.out_path, text, strlen(text));
       }
     }
   }
@@ -579,76 +734,61 @@ static int bind_scalar(const Options *o, const RunParam *p, ts_arg *arg) {
   return 0;
 }
 
-static int cmd_run(int argc, char **argv) {
-  Options o;
-  int rc = parse_options(argc, argv, 1, &o);
-  if (rc >= 0)
-    return rc;
-  ts_context *ctx = NULL;
-  ts_status s = create_context(&o, &ctx);
-  if (s != TS_OK)
-    return s == TS_ERR_NO_DRIVER ? EXIT_NO_GPU : EXIT_ERROR;
-  ts_program *prog = NULL;
-  ts_kernel *k = NULL;
-  RunParam *params = NULL;
-  ts_arg *args = NULL;
-  unsigned char *host = NULL;
-  int nargs = 0;
+/* Everything `run` holds, released by run_free. */
+typedef struct RunState {
+  ts_context *ctx;
+  ts_program *prog;
+  ts_kernel *k;
+  const char *func;
+  RunParam *params;
+  ts_arg *args;
+  unsigned char *host; /* staging buffer of max_bytes */
+  int nargs;
+  size_t total_bytes, max_bytes;
+} RunState;
 
-  if (ts_context_device_sm(ctx) == 0) {
-    const char *why = ts_last_error(ctx);
-    fprintf(stderr, "tilescale: no usable GPU or CUDA driver%s%s\n", why[0] ? ": " : " (libcuda.so.1 missing or no device)",
-            why);
-    rc = EXIT_NO_GPU;
-    goto done;
-  }
+/* Compiles FUNC and checks every argument against its parameters, all before looking for
+ * a GPU: a typo in --zero or a missing --arg is reported as such on any machine, not
+ * hidden behind "no GPU".  Without a GPU the kernel goes through the front end and the
+ * passes only (no_jit, for the default target), which is what the checks need. */
+static int run_prepare(const Options *o, RunState *r) {
   ts_compile_options copt = {0};
   copt.size = sizeof copt;
-  copt.compiler = o.compiler; /* arch NULL: the device's own */
-  const char *func = NULL;
-  rc = load_and_compile(ctx, &o, &copt, &prog, &k, &func);
+  copt.compiler = o->compiler; /* arch NULL: the device's own */
+  int has_gpu = ts_context_device_sm(r->ctx) != 0;
+  copt.no_jit = !has_gpu;
+  int rc = check_compile_options(r->ctx, &copt);
+  if (rc < 0)
+    rc = load_and_compile(r->ctx, o, &copt, &r->prog, &r->k, &r->func);
   if (rc >= 0)
-    goto done;
-
-  nargs = ts_kernel_num_args(k);
-  params = calloc((size_t)(nargs > 0 ? nargs : 1), sizeof *params);
-  args = calloc((size_t)(nargs > 0 ? nargs : 1), sizeof *args);
-  if (!params || !args) {
+    return rc;
+  r->nargs = ts_kernel_num_args(r->k);
+  r->params = calloc((size_t)(r->nargs > 0 ? r->nargs : 1), sizeof *r->params);
+  r->args = calloc((size_t)(r->nargs > 0 ? r->nargs : 1), sizeof *r->args);
+  if (!r->params || !r->args) {
     fprintf(stderr, "tilescale: out of host memory\n");
-    rc = EXIT_ERROR;
-    goto done;
+    return EXIT_ERROR;
   }
-  for (int z = 0; z < o.nzeros; z++) {
+  for (int z = 0; z < o->nzeros; z++) {
     int found = 0;
-    for (int i = 0; i < nargs; i++) {
+    for (int i = 0; i < r->nargs; i++) {
       ts_arg_info ai;
-      if (ts_kernel_arg_info(k, i, &ai) == TS_OK && !strcmp(ai.name, o.zeros[z]))
+      if (ts_kernel_arg_info(r->k, i, &ai) == TS_OK && !strcmp(ai.name, o->zeros[z]))
         found = ai.kind == TS_ARG_TENSOR;
     }
     if (!found) {
-      fprintf(stderr, "tilescale: --zero %s: the kernel has no tensor parameter of that name\n", o.zeros[z]);
-      rc = EXIT_USAGE;
-      goto done;
+      fprintf(stderr, "tilescale: --zero %s: the kernel has no tensor parameter of that name\n", o->zeros[z]);
+      return EXIT_USAGE;
     }
   }
-
-  /* Allocate and fill every parameter. */
-  size_t total_bytes = 0, max_bytes = 0;
-  uint64_t rng = o.seed * 0x2545F4914F6CDD1Dull + 1;
-  printf("kernel %s from %s%s\n", func, o.file,
-         ts_kernel_from_cache(k) ? " (binary from the cache)" : "");
-  for (int i = 0; i < nargs; i++) {
-    RunParam *p = &params[i];
-    s = ts_kernel_arg_info(k, i, &p->info);
-    if (s != TS_OK) {
-      rc = report(ctx, s, "reading the kernel's parameters");
-      goto done;
-    }
+  for (int i = 0; i < r->nargs; i++) {
+    RunParam *p = &r->params[i];
+    ts_status s = ts_kernel_arg_info(r->k, i, &p->info);
+    if (s != TS_OK)
+      return report(r->ctx, s, "reading the kernel's parameters");
     if (p->info.kind == TS_ARG_SCALAR) {
-      if (!bind_scalar(&o, p, &args[i])) {
-        rc = EXIT_USAGE;
-        goto done;
-      }
+      if (!bind_scalar(o, p, &r->args[i]))
+        return EXIT_USAGE;
       continue;
     }
     p->numel = 1;
@@ -658,115 +798,200 @@ static int cmd_run(int argc, char **argv) {
                 "tilescale: parameter '%s' has a dynamic dimension %d; `run` needs static shapes "
                 "(bind them with -D)\n",
                 p->info.name, d);
-        rc = EXIT_ERROR;
-        goto done;
+        return EXIT_USAGE;
       }
       p->shape[d] = p->info.shape[d];
       p->numel *= (size_t)p->info.shape[d];
     }
     p->bytes = p->numel * ts_dtype_size(p->info.dtype);
-    total_bytes += p->bytes;
-    if (p->bytes > max_bytes)
-      max_bytes = p->bytes;
-    for (int z = 0; z < o.nzeros; z++)
-      p->zero |= !strcmp(o.zeros[z], p->info.name);
+    r->total_bytes += p->bytes;
+    if (p->bytes > r->max_bytes)
+      r->max_bytes = p->bytes;
+    for (int z = 0; z < o->nzeros; z++)
+      p->zero |= !strcmp(o->zeros[z], p->info.name);
   }
-  host = malloc(max_bytes ? max_bytes : 1);
-  if (!host) {
+  if (!has_gpu) {
+    /* Any device call fails with the context's reason (no libcuda.so.1, no device N). */
+    const char *why = ts_synchronize(r->ctx) == TS_ERR_NO_DRIVER ? ts_last_error(r->ctx) : "";
+    fprintf(stderr, "tilescale: no usable GPU or CUDA driver%s%s\n",
+            why[0] ? ": " : " (libcuda.so.1 missing or no device)", why);
+    return EXIT_NO_GPU;
+  }
+  return -1;
+}
+
+/* Allocates every tensor parameter on the device and fills it (random, zeros or poison). */
+static int run_alloc(const Options *o, RunState *r) {
+  uint64_t rng = o->seed * 0x2545F4914F6CDD1Dull + 1;
+  printf("kernel %s from %s%s\n", r->func, o->file,
+         ts_kernel_from_cache(r->k) ? " (binary from the cache)" : "");
+  r->host = malloc(r->max_bytes ? r->max_bytes : 1);
+  if (!r->host) {
     fprintf(stderr, "tilescale: out of host memory\n");
-    rc = EXIT_ERROR;
-    goto done;
+    return EXIT_ERROR;
   }
-  for (int i = 0; i < nargs; i++) {
-    RunParam *p = &params[i];
+  for (int i = 0; i < r->nargs; i++) {
+    RunParam *p = &r->params[i];
     if (p->info.kind != TS_ARG_TENSOR) {
       printf("  %-12s %-24s scalar  %g\n", p->info.name, ts_dtype_name(p->info.dtype),
-             is_float_dtype(p->info.dtype) ? args[i].f : (double)args[i].i);
+             is_float_dtype(p->info.dtype) ? r->args[i].f : (double)r->args[i].i);
       continue;
     }
     const char *how = p->zero ? "zeros" : p->info.is_output ? "poisoned (0xFF)" : "random";
     char shape[160];
     format_shape(shape, sizeof shape, &p->info);
     printf("  %-12s %-24s %-7s %s\n", p->info.name, shape, p->info.is_output ? "output" : "input", how);
-    s = ts_device_malloc(ctx, p->bytes ? p->bytes : 1, &p->dev);
+    ts_status s = ts_device_malloc(r->ctx, p->bytes ? p->bytes : 1, &p->dev);
     if (s == TS_OK && p->bytes) {
       if (p->zero)
-        s = ts_memset_d8(ctx, p->dev, 0, p->bytes);
+        s = ts_memset_d8(r->ctx, p->dev, 0, p->bytes);
       else if (p->info.is_output)
-        s = ts_memset_d8(ctx, p->dev, 0xFF, p->bytes);
-      else if (!fill_random(host, p->info.dtype, p->numel, &rng)) {
+        s = ts_memset_d8(r->ctx, p->dev, 0xFF, p->bytes);
+      else if (!fill_random(r->host, p->info.dtype, p->numel, &rng)) {
         fprintf(stderr, "tilescale: no random fill for dtype %s (parameter '%s')\n",
                 ts_dtype_name(p->info.dtype), p->info.name);
-        rc = EXIT_ERROR;
-        goto done;
+        return EXIT_ERROR;
       } else
-        s = ts_memcpy_h2d(ctx, p->dev, host, p->bytes);
+        s = ts_memcpy_h2d(r->ctx, p->dev, r->host, p->bytes);
     }
-    if (s != TS_OK) {
-      rc = report(ctx, s, "allocating the parameters");
-      goto done;
-    }
-    args[i].kind = TS_ARG_TENSOR;
-    args[i].tensor.data = p->dev;
-    args[i].tensor.dtype = p->info.dtype;
-    args[i].tensor.ndim = p->info.ndim;
-    args[i].tensor.shape = p->shape;
-    args[i].tensor.strides = NULL;
-    args[i].tensor.device = o.device;
+    if (s != TS_OK)
+      return report(r->ctx, s, "allocating the parameters");
+    ts_arg *a = &r->args[i];
+    a->kind = TS_ARG_TENSOR;
+    a->tensor.data = p->dev;
+    a->tensor.dtype = p->info.dtype;
+    a->tensor.ndim = p->info.ndim;
+    a->tensor.shape = p->shape;
+    a->tensor.strides = NULL;
+    a->tensor.device = o->device;
   }
+  return -1;
+}
 
-  if (o.check) {
-    s = ts_kernel_launch(k, args, nargs, NULL);
-    if (s == TS_OK)
-      s = ts_synchronize(ctx);
-    if (s != TS_OK) {
-      rc = report(ctx, s, "launch");
-      goto done;
-    }
-    int failed = 0;
-    for (int i = 0; i < nargs; i++) {
-      RunParam *p = &params[i];
-      if (p->info.kind != TS_ARG_TENSOR || !p->info.is_output || !p->bytes)
-        continue;
-      s = ts_memcpy_d2h(ctx, host, p->dev, p->bytes);
-      if (s != TS_OK) {
-        rc = report(ctx, s, "copying an output back");
-        goto done;
-      }
-      size_t poisoned, nonfinite;
-      scan_output(host, p->info.dtype, p->numel, &poisoned, &nonfinite);
-      printf("check %s: %zu of %zu elements unwritten, %zu not finite: %s\n", p->info.name, poisoned,
-             p->numel, nonfinite, poisoned || nonfinite ? "FAIL" : "ok");
-      failed |= poisoned || nonfinite;
-    }
-    if (failed) {
-      rc = EXIT_CHECK;
-      goto done;
-    }
+/* --check: one launch, then every output scanned for poison left and non-finite values. */
+static int run_check(RunState *r) {
+  ts_status s = ts_kernel_launch(r->k, r->args, r->nargs, NULL);
+  if (s == TS_OK)
+    s = ts_synchronize(r->ctx);
+  if (s != TS_OK)
+    return report(r->ctx, s, "launch");
+  int failed = 0;
+  for (int i = 0; i < r->nargs; i++) {
+    RunParam *p = &r->params[i];
+    if (p->info.kind != TS_ARG_TENSOR || !p->info.is_output || !p->bytes)
+      continue;
+    s = ts_memcpy_d2h(r->ctx, r->host, p->dev, p->bytes);
+    if (s != TS_OK)
+      return report(r->ctx, s, "copying an output back");
+    size_t poisoned, nonfinite;
+    scan_output(r->host, p->info.dtype, p->numel, &poisoned, &nonfinite);
+    printf("check %s: %zu of %zu elements unwritten, %zu not finite: %s\n", p->info.name, poisoned, p->numel,
+           nonfinite, poisoned || nonfinite ? "FAIL" : "ok");
+    failed |= poisoned || nonfinite;
   }
+  return failed ? EXIT_CHECK : -1;
+}
 
+static int run_time(const Options *o, RunState *r) {
   double ms = 0;
-  s = ts_kernel_benchmark(k, args, nargs, o.warmup, o.reps, o.flush_l2, &ms);
-  if (s != TS_OK) {
-    rc = report(ctx, s, "benchmark");
-    goto done;
-  }
-  printf("time: %.4f ms (median of %d runs after %d warm-up%s)\n", ms, o.reps, o.warmup,
-         o.flush_l2 ? ", L2 flushed before each" : ", L2 not flushed");
+  ts_status s = ts_kernel_benchmark(r->k, r->args, r->nargs, o->warmup, o->reps, o->flush_l2, &ms);
+  if (s != TS_OK)
+    return report(r->ctx, s, "benchmark");
+  printf("time: %.4f ms (median of %d runs after %d warm-up%s)\n", ms, o->reps, o->warmup,
+         o->flush_l2 ? ", L2 flushed before each" : ", L2 not flushed");
   printf("bandwidth: %.1f GB/s (%.2f MB: every tensor parameter read or written once)\n",
-         ms > 0 ? (double)total_bytes / (ms * 1e-3) / 1e9 : 0.0, (double)total_bytes / 1e6);
-  rc = EXIT_OK;
+         ms > 0 ? (double)r->total_bytes / (ms * 1e-3) / 1e9 : 0.0, (double)r->total_bytes / 1e6);
+  return EXIT_OK;
+}
 
-done:
-  if (params)
-    for (int i = 0; i < nargs; i++)
-      if (params[i].dev)
-        ts_device_free(ctx, params[i].dev);
-  free(host);
-  free(params);
-  free(args);
-  ts_kernel_destroy(k);
-  ts_program_destroy(prog);
+static void run_free(RunState *r) {
+  if (r->params)
+    for (int i = 0; i < r->nargs; i++)
+      if (r->params[i].dev)
+        ts_device_free(r->ctx, r->params[i].dev);
+  free(r->host);
+  free(r->params);
+  free(r->args);
+  ts_kernel_destroy(r->k);
+  ts_program_destroy(r->prog);
+  ts_context_destroy(r->ctx);
+}
+
+static int cmd_run(int argc, char **argv) {
+  Options o;
+  int rc = parse_options(argc, argv, 1, &o);
+  if (rc >= 0)
+    return rc;
+  RunState r;
+  memset(&r, 0, sizeof r);
+  if (create_context(&o, &r.ctx) != TS_OK)
+    return EXIT_ERROR;
+  rc = run_prepare(&o, &r);
+  if (rc < 0)
+    rc = run_alloc(&o, &r);
+  if (rc < 0 && o.check)
+    rc = run_check(&r);
+  if (rc < 0)
+    rc = run_time(&o, &r);
+  run_free(&r);
+  return rc;
+}
+
+/* ---- cache ------------------------------------------------------------------------------ */
+/* "3.2 MiB": the size for people, next to the exact byte count for scripts. */
+static const char *human_bytes(uint64_t n, char *buf, size_t cap) {
+  static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)n;
+  int u = 0;
+  while (v >= 1024 && u < 4)
+    v /= 1024, u++;
+  if (u == 0)
+    snprintf(buf, cap, "%llu bytes", (unsigned long long)n);
+  else
+    snprintf(buf, cap, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+static int cmd_cache(int argc, char **argv) {
+  if (argc >= 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
+    fputs(cache_usage, stdout);
+    return EXIT_OK;
+  }
+  if (argc != 1 || (strcmp(argv[0], "dir") && strcmp(argv[0], "size") && strcmp(argv[0], "clear"))) {
+    usage_error(cache_usage, argc ? "unknown cache action '%s' (dir, size or clear)" : "%s",
+                argc ? argv[0] : "cache needs an action: dir, size or clear");
+    return EXIT_USAGE;
+  }
+  const char *action = argv[0];
+  Options o;
+  memset(&o, 0, sizeof o);
+  ts_context *ctx = NULL;
+  if (create_context(&o, &ctx) != TS_OK)
+    return EXIT_ERROR;
+  ts_cache_info info;
+  int rc = EXIT_OK;
+  if (ts_cache_get_info(ctx, &info) != TS_OK || !info.dir) {
+    fprintf(stderr, "tilescale: no cache folder: set TILESCALE_CACHE_DIR (HOME is not set)\n");
+    rc = EXIT_ERROR;
+  } else if (!strcmp(action, "dir")) {
+    printf("%s\n", info.dir);
+    if (!info.enabled)
+      fprintf(stderr, "tilescale: note: the cache is turned off (TILESCALE_DISABLE_CACHE)\n");
+  } else if (!strcmp(action, "size")) {
+    char used[32], limit[64], limit_h[32];
+    if (info.max_bytes)
+      snprintf(limit, sizeof limit, "%llu bytes (%s)", (unsigned long long)info.max_bytes,
+               human_bytes(info.max_bytes, limit_h, sizeof limit_h));
+    printf("%s: %llu entries, %llu bytes (%s); limit: %s%s\n", info.dir, (unsigned long long)info.entries,
+           (unsigned long long)info.bytes, human_bytes(info.bytes, used, sizeof used),
+           info.max_bytes ? limit : "none", info.enabled ? "" : " [turned off]");
+  } else {
+    uint64_t removed = 0;
+    ts_status s = ts_cache_clear(ctx, &removed);
+    printf("%s: removed %llu entries\n", info.dir, (unsigned long long)removed);
+    if (s != TS_OK)
+      rc = report(ctx, s, "clearing the cache");
+  }
   ts_context_destroy(ctx);
   return rc;
 }
@@ -782,26 +1007,38 @@ int main(int argc, char **argv) {
     return EXIT_OK;
   }
   if (!strcmp(cmd, "--version")) {
+    if (argc > 2) {
+      fprintf(stderr, "tilescale: unexpected argument '%s' after --version\n", argv[2]);
+      return EXIT_USAGE;
+    }
     printf("tilescale %s\n", TS_VERSION_STRING);
     return EXIT_OK;
   }
   if (!strcmp(cmd, "help")) {
-    if (argc > 2 && !strcmp(argv[2], "compile"))
+    const char *topic = argc > 2 ? argv[2] : NULL;
+    if (!topic)
+      fputs(main_usage, stdout);
+    else if (!strcmp(topic, "compile"))
       fputs(compile_usage, stdout);
-    else if (argc > 2 && !strcmp(argv[2], "run"))
+    else if (!strcmp(topic, "run"))
       fputs(run_usage, stdout);
-    else if (argc > 2 && !strcmp(argv[2], "launch")) {
+    else if (!strcmp(topic, "cache"))
+      fputs(cache_usage, stdout);
+    else if (!strcmp(topic, "launch")) {
       char *help_argv[] = {"launch", "--help", NULL};
       return ts_launch_main(2, help_argv);
+    } else {
+      fprintf(stderr, "tilescale: no command '%s' to show help for (compile, run, launch, cache)\n", topic);
+      return EXIT_USAGE;
     }
-    else
-      fputs(main_usage, stdout);
     return EXIT_OK;
   }
   if (!strcmp(cmd, "compile"))
     return cmd_compile(argc - 2, argv + 2);
   if (!strcmp(cmd, "run"))
     return cmd_run(argc - 2, argv + 2);
+  if (!strcmp(cmd, "cache"))
+    return cmd_cache(argc - 2, argv + 2);
   if (!strcmp(cmd, "launch"))
     return ts_launch_main(argc - 1, argv + 1);
   fprintf(stderr, "tilescale: unknown command '%s'\n\n%s", cmd, main_usage);

@@ -72,7 +72,7 @@ typedef struct ts_context_options {
   size_t size;             /* sizeof(ts_context_options) */
   int device;              /* CUDA device ordinal (default 0) */
   const char *cache_dir;   /* NULL: $TILESCALE_CACHE_DIR, else ~/.cache/tilescale */
-  int disable_cache;       /* also $TILESCALE_DISABLE_CACHE=1 */
+  int disable_cache;       /* also $TILESCALE_DISABLE_CACHE=1 (or true/yes/on; 0/false/no/off keep it) */
   int verbose;             /* progress messages on stderr (also on when TILESCALE_VERBOSE is set, not 0) */
   /* The memory the library allocates for this context (the context, its programs,
    * compilations and kernels) comes from realloc_fn(alloc_user, ptr, size) (size 0 frees
@@ -91,6 +91,12 @@ TS_API const char *ts_last_error(const ts_context *ctx); /* never NULL */
 TS_API int ts_context_device_sm(const ts_context *ctx);
 
 /* ---- programs ---------------------------------------------------------------------------- */
+/* A kernel file is at most this big; larger files and text are refused (TS_ERR_IO for a
+ * file, TS_ERR_INVALID_ARGUMENT for text) before anything is parsed. */
+#define TS_MAX_SOURCE_BYTES ((size_t)16 << 20)
+
+/* Reads and parses a kernel file.  Only regular files are read: a directory, FIFO or
+ * device is TS_ERR_IO with ts_last_error saying which ("cannot read X: is a directory"). */
 TS_API ts_status ts_program_load_file(ts_context *ctx, const char *path, ts_program **out);
 TS_API ts_status ts_program_load_source(ts_context *ctx, const char *name, const char *source, ts_program **out);
 TS_API void ts_program_destroy(ts_program *prog);
@@ -115,6 +121,11 @@ typedef struct ts_compile_options {
   int debug;               /* verify IR after every pass */
 } ts_compile_options;
 
+/* Checks the options alone, with no file: TS_OK, or TS_ERR_INVALID_ARGUMENT with
+ * ts_last_error naming the bad option and the accepted values (an arch NVIDIA has not
+ * defined, such as sm_999; a dump_after that names no pass).  ts_kernel_compile makes the
+ * same checks; a tool calls this first to report a bad command line before any work. */
+TS_API ts_status ts_compile_options_check(ts_context *ctx, const ts_compile_options *opt);
 /* Compiles function `func` of the program with the given parameters.  On TS_ERR_COMPILE
  * ts_last_error holds every diagnostic (file:line:col: error: ...). */
 TS_API ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_param *params, int nparams,
@@ -148,6 +159,26 @@ typedef struct ts_arg_info {
 
 TS_API int ts_kernel_num_args(const ts_kernel *k);
 TS_API ts_status ts_kernel_arg_info(const ts_kernel *k, int i, ts_arg_info *out);
+
+/* ---- disk cache ------------------------------------------------------------------------ */
+/* Compiled binaries are cached in a folder: the context's cache_dir, else
+ * $TILESCALE_CACHE_DIR, else ~/.cache/tilescale; one file per kernel (<sha256>.cubin),
+ * created with the process's umask (a cache shared by a team needs a umask such as 002).
+ * $TILESCALE_DISABLE_CACHE=1 (or true/yes/on) turns it off.  After each write the cache is
+ * trimmed to $TILESCALE_CACHE_MAX_BYTES (default 4 GiB; suffixes K, M, G; 0 = no limit) by
+ * removing the least recently used entries. */
+typedef struct ts_cache_info {
+  const char *dir;    /* the folder (valid while the context lives); NULL when none ($HOME unset) */
+  int enabled;        /* 0 when turned off */
+  uint64_t max_bytes; /* the size limit, 0 = none */
+  uint64_t entries;   /* entries now in the folder */
+  uint64_t bytes;     /* their total size */
+} ts_cache_info;
+TS_API ts_status ts_cache_get_info(ts_context *ctx, ts_cache_info *out);
+/* Removes every entry (and temporary files left by interrupted writers), also when the
+ * cache is turned off; other files in the folder are never touched.  *removed (may be
+ * NULL) counts the entries removed. */
+TS_API ts_status ts_cache_clear(ts_context *ctx, uint64_t *removed);
 
 /* ---- launch ---------------------------------------------------------------------------- */
 typedef struct ts_tensor { /* DLPack-like view of device memory */

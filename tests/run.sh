@@ -7,6 +7,7 @@
 #   2b. pass goldens: every tests/codegen/*.py is compiled with its `# tilescale-test:` ARGS
 #      and --dump-after its `# tilescale-dump: PASS`, and compared with its .ir file
 #   3. diagnostics: every tests/diag/*.py is compiled and its stderr compared with .err
+#      (exit code 1, or its `# tilescale-exit: N` line)
 #   4. NVRTC: every example is compiled to a cubin for sm_80 and sm_90a (no GPU needed)
 #   5. fuzz smoke: the fuzz corpus replayed through the harness (build/fuzz_replay)
 # and ends with one line "N passed, N failed".  UPDATE=1 rewrites missing/changed goldens.
@@ -110,15 +111,18 @@ for f in tests/codegen/*.py; do
   fi
 done
 
-# 3. diagnostics: the compile must fail (exit 1) and print exactly the .err text
+# 3. diagnostics: the compile must fail (exit 1, or the file's `# tilescale-exit: N` line:
+#    2 for a command-line mistake such as -k naming no function) and print exactly the .err text
 for f in tests/diag/*.py; do
   [ -f "$f" ] || continue
   args=$(test_args "$f")
+  want=$(sed -n 's/^# tilescale-exit: //p' "$f" | head -1)
+  want=${want:-1}
   e="${f%.py}.err"
   # shellcheck disable=SC2086
   "$TS" compile "$f" $args --emit ir -o "$tmp/diag.out" 2>"$tmp/diag.err" >/dev/null
   rc=$?
-  if [ $rc -ne 1 ]; then bad "diag $f: exit code $rc, expected 1"; sed 's/^/    /' "$tmp/diag.err" | head; continue; fi
+  if [ $rc -ne "$want" ]; then bad "diag $f: exit code $rc, expected $want"; sed 's/^/    /' "$tmp/diag.err" | head; continue; fi
   if [ ! -f "$e" ] || ! cmp -s "$tmp/diag.err" "$e"; then
     if [ "${UPDATE:-0}" = 1 ]; then cp "$tmp/diag.err" "$e"; echo "updated $e"; ok
     else bad "diag $f: diagnostics differ from $e"; diff -u "$e" "$tmp/diag.err" 2>&1 | head -30 | sed 's/^/    /'; fi

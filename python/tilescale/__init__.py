@@ -9,9 +9,13 @@
 torch is optional: it is used (never imported at module load) to recognise torch tensors,
 allocate outputs (out_idx / T.empty) and pick the current stream.  Without it, pass every
 argument, tensors as `Tensor(ptr, dtype, shape, strides=None, device=0)`.  Every failure of
-the C library raises TileScaleError(status_name, ts_last_error text)."""
+the C library raises TileScaleError(status_name, ts_last_error text); a value of the wrong
+type raises TypeError naming the parameter, and a NUL character in a path or text (which C
+would silently cut off there) raises ValueError, before the library is called."""
 import ast
 import ctypes
+import operator
+import os
 import sys
 from collections import namedtuple
 
@@ -52,6 +56,52 @@ def _check(st, ctx_handle):
 
 def _text(b):
     return None if b is None else b.decode("utf-8", "replace")
+
+
+# ---- arguments for `const char *` parameters -------------------------------------------------
+# ctypes hands bytes to C as they are, so a NUL inside ends the C string early: a path
+# "a.py\0junk" would load a.py and source text would lose everything after the NUL.  And
+# str(None) is "None", a file name.  Every string the binding passes down goes through one
+# of these two, which raise TypeError (naming the parameter) for a value of the wrong type
+# and ValueError for a NUL, before the library sees anything.
+def _c_str(value, param, allow_none=False):
+    """str (UTF-8) or bytes for a text parameter; None only where the C API takes NULL."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+    elif isinstance(value, (bytes, bytearray)):
+        data = bytes(value)
+    else:
+        raise TypeError("tilescale: %s must be str or bytes%s, not %s"
+                        % (param, " or None" if allow_none else "", type(value).__name__))
+    if b"\0" in data:
+        raise ValueError("tilescale: %s contains a NUL character (at offset %d)"
+                         % (param, data.index(b"\0")))
+    return data
+
+
+def _c_path(value, param, allow_none=False):
+    """str, bytes or os.PathLike for a file system path (encoded as os.fsencode does)."""
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError("tilescale: %s must be a path (str, bytes or os.PathLike)%s, not %s"
+                        % (param, " or None" if allow_none else "", type(value).__name__))
+    data = os.fsencode(value)
+    if b"\0" in data:
+        raise ValueError("tilescale: %s contains a NUL character (at offset %d)"
+                         % (param, data.index(b"\0")))
+    return data
+
+
+def _c_int(value, param):
+    """An integer parameter: ints (and int-like objects), not floats, strings or None."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError("tilescale: %s must be an integer, not %s"
+                        % (param, type(value).__name__)) from None
 
 
 # ---- parameter values -> -D text ---------------------------------------------------------
@@ -110,8 +160,9 @@ class Context:
     without a GPU; launches then raise TS_ERR_NO_DRIVER."""
 
     def __init__(self, device=0, cache_dir=None, disable_cache=False, verbose=False):
-        opt = _lib.ts_context_options(ctypes.sizeof(_lib.ts_context_options), int(device),
-                                      cache_dir.encode() if cache_dir else None,
+        device = _c_int(device, "device")
+        opt = _lib.ts_context_options(ctypes.sizeof(_lib.ts_context_options), device,
+                                      _c_path(cache_dir, "cache_dir", allow_none=True),
                                       int(bool(disable_cache)), int(bool(verbose)))
         h = ctypes.c_void_p()
         st = _c.ts_context_create(ctypes.byref(opt), ctypes.byref(h))
@@ -139,15 +190,33 @@ class Context:
         return _text(_c.ts_last_error(self._h))
 
     def load(self, path):
+        """Parses the kernel file at `path` (str, bytes or os.PathLike)."""
+        data = _c_path(path, "path")
         h = ctypes.c_void_p()
-        _check(_c.ts_program_load_file(self._h, str(path).encode(), ctypes.byref(h)), self._h)
+        _check(_c.ts_program_load_file(self._h, data, ctypes.byref(h)), self._h)
         return Program(self, h)
 
     def load_source(self, name, text):
+        """Parses kernel source `text`; `name` (or None) is the file name in diagnostics."""
+        name_b = _c_str(name, "name", allow_none=True)
+        text_b = _c_str(text, "text")
         h = ctypes.c_void_p()
-        _check(_c.ts_program_load_source(self._h, name.encode(), text.encode(), ctypes.byref(h)),
-               self._h)
+        _check(_c.ts_program_load_source(self._h, name_b, text_b, ctypes.byref(h)), self._h)
         return Program(self, h)
+
+    @property
+    def cache_info(self):
+        """The disk cache: {"dir", "enabled", "max_bytes", "entries", "bytes"}."""
+        info = _lib.ts_cache_info()
+        _check(_c.ts_cache_get_info(self._h, ctypes.byref(info)), self._h)
+        return {"dir": _text(info.dir), "enabled": bool(info.enabled), "max_bytes": info.max_bytes,
+                "entries": info.entries, "bytes": info.bytes}
+
+    def clear_cache(self):
+        """Removes every cache entry; returns how many were removed."""
+        n = ctypes.c_uint64()
+        _check(_c.ts_cache_clear(self._h, ctypes.byref(n)), self._h)
+        return n.value
 
     def synchronize(self):
         _check(_c.ts_synchronize(self._h), self._h)
@@ -176,21 +245,28 @@ class Program:
                 dump_after=None, debug=False, **kwparams):
         """Compiles `func` with parameters given as keywords (or a `params` dict for names that
         clash with the options), each converted to -D text by param_text."""
+        func_b = _c_str(func, "func")
+        if params is not None and not isinstance(params, dict):
+            raise TypeError("tilescale: params must be a dict, not %s" % type(params).__name__)
         allp = dict(params or {}, **kwparams)
         n = len(allp)
         parr = (_lib.ts_param * max(n, 1))()
         keep = []
         for i, (k, v) in enumerate(allp.items()):
-            keep.append((k.encode(), param_text(v).encode()))
+            name = _c_str(k, "parameter name %r" % (k,))
+            keep.append((name, _c_str(param_text(v), "value of parameter %r" % (k,))))
             parr[i].name, parr[i].value = keep[-1]
+        if not isinstance(compiler, str):
+            raise TypeError("tilescale: compiler must be 'nvrtc' or 'nvcc', not %s"
+                            % type(compiler).__name__)
         if compiler not in ("nvrtc", "nvcc"):
-            raise ValueError("tilescale: compiler must be 'nvrtc' or 'nvcc'")
+            raise ValueError("tilescale: compiler must be 'nvrtc' or 'nvcc', not %r" % compiler)
         opt = _lib.ts_compile_options(
-            ctypes.sizeof(_lib.ts_compile_options), arch.encode() if arch else None,
+            ctypes.sizeof(_lib.ts_compile_options), _c_str(arch, "arch", allow_none=True),
             _lib.TS_COMPILER_NVCC if compiler == "nvcc" else _lib.TS_COMPILER_NVRTC,
-            int(bool(no_jit)), dump_after.encode() if dump_after else None, int(bool(debug)))
+            int(bool(no_jit)), _c_str(dump_after, "dump_after", allow_none=True), int(bool(debug)))
         h = ctypes.c_void_p()
-        _check(_c.ts_kernel_compile(self._h, func.encode(), parr, n, ctypes.byref(opt),
+        _check(_c.ts_kernel_compile(self._h, func_b, parr, n, ctypes.byref(opt),
                                     ctypes.byref(h)), self.ctx._h)
         return Kernel(self, func, h)
 
@@ -206,12 +282,25 @@ class Tensor:
     in elements (None = compact row-major), device a CUDA ordinal (-1 = host, rejected)."""
 
     def __init__(self, ptr, dtype, shape, strides=None, device=0):
-        dtype = _torch_dtype_name(dtype) if _is_torch(dtype, "dtype") else str(dtype)
+        if _is_torch(dtype, "dtype"):
+            dtype = _torch_dtype_name(dtype)
+        elif not isinstance(dtype, str):
+            raise TypeError("tilescale: Tensor dtype must be a dtype name or torch.dtype, not %s"
+                            % type(dtype).__name__)
         if dtype not in _lib.DTYPE_IDS:
             raise TypeError("tilescale: unknown dtype %r" % (dtype,))
-        self.ptr, self.dtype, self.shape = int(ptr), dtype, tuple(int(s) for s in shape)
-        self.strides = None if strides is None else tuple(int(s) for s in strides)
-        self.device = int(device)
+        if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+            raise TypeError("tilescale: Tensor shape must be a sequence of integers, not %s"
+                            % type(shape).__name__)
+        if strides is not None and (isinstance(strides, (str, bytes))
+                                    or not hasattr(strides, "__iter__")):
+            raise TypeError("tilescale: Tensor strides must be a sequence of integers or None, "
+                            "not %s" % type(strides).__name__)
+        self.ptr, self.dtype = _c_int(ptr, "Tensor ptr"), str(dtype)
+        self.shape = tuple(_c_int(s, "Tensor shape item") for s in shape)
+        self.strides = None if strides is None else tuple(_c_int(s, "Tensor strides item")
+                                                          for s in strides)
+        self.device = _c_int(device, "Tensor device")
         if self.strides is not None and len(self.strides) != len(self.shape):
             raise ValueError("tilescale: strides and shape differ in rank")
 
@@ -334,10 +423,14 @@ class Kernel:
             c = carr[i]
             if a.kind == "scalar":
                 c.kind = _lib.TS_ARG_SCALAR
-                if a.dtype.startswith(("float", "bfloat")):
-                    c.f = float(x)
-                else:
-                    c.i = int(x)
+                try:
+                    if a.dtype.startswith(("float", "bfloat")):
+                        c.f = float(x)
+                    else:
+                        c.i = int(x)
+                except (TypeError, ValueError) as e:
+                    raise TypeError("tilescale: scalar parameter '%s' (%s) needs a number, not %r"
+                                    % (a.name, a.dtype, x)) from e
                 continue
             t = _as_tensor(x)
             shape = (ctypes.c_int64 * max(len(t.shape), 1))(*t.shape)
@@ -351,6 +444,9 @@ class Kernel:
             stream = torch.cuda.current_stream(next(
                 x.device for x in full if _is_torch(x, "Tensor")))
         if stream is not None and not isinstance(stream, int):
+            if not hasattr(stream, "cuda_stream"):
+                raise TypeError("tilescale: stream must be an int CUstream, a torch.cuda.Stream or "
+                                "None, not %s" % type(stream).__name__)
             stream = stream.cuda_stream  # torch.cuda.Stream
         _check(_c.ts_kernel_launch(self._h, carr, len(full), ctypes.c_void_p(stream or None)),
                self._ctx)

@@ -34,6 +34,11 @@ class ts_context_options(Structure):
                 ("disable_cache", c_int), ("verbose", c_int)]
 
 
+class ts_cache_info(Structure):
+    _fields_ = [("dir", c_char_p), ("enabled", c_int), ("max_bytes", ctypes.c_uint64),
+                ("entries", ctypes.c_uint64), ("bytes", ctypes.c_uint64)]
+
+
 class ts_param(Structure):
     _fields_ = [("name", c_char_p), ("value", c_char_p)]
 
@@ -73,7 +78,10 @@ _SIGS = {
     "ts_program_functions": (c_int, [c_void_p, POINTER(c_char_p), c_int]),
     "ts_kernel_compile": (c_int, [c_void_p, c_char_p, POINTER(ts_param), c_int,
                                   POINTER(ts_compile_options), POINTER(c_void_p)]),
+    "ts_compile_options_check": (c_int, [c_void_p, POINTER(ts_compile_options)]),
     "ts_kernel_destroy": (None, [c_void_p]),
+    "ts_cache_get_info": (c_int, [c_void_p, POINTER(ts_cache_info)]),
+    "ts_cache_clear": (c_int, [c_void_p, POINTER(ctypes.c_uint64)]),
     "ts_kernel_text": (c_char_p, [c_void_p, c_int]),
     "ts_kernel_binary": (c_int, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
     "ts_kernel_from_cache": (c_int, [c_void_p]),

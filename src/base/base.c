@@ -1,5 +1,5 @@
 /* base.c — memory (allocation hook, arena), vectors, string buffers, string maps,
- * file reading and assertion failure.  The lowest layer: no project includes besides
+ * and assertion failure (file reading: file.c).  The lowest layer: no project includes besides
  * base.h. */
 #include "base.h"
 
@@ -261,47 +261,3 @@ uint64_t ts_fnv1a(const void *data, size_t n, uint64_t seed) {
   return h;
 }
 
-/* ---- files ------------------------------------------------------------------------------ */
-char *ts_read_file(const char *path, size_t *len_out) { return ts_read_file_max(path, SIZE_MAX - 1, len_out); }
-
-char *ts_read_file_max(const char *path, size_t max, size_t *len_out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  /* A regular file is read into a buffer of its size (doubling a buffer held up to three
-   * times the file at once); a pipe or device is read until `max` and no further. */
-  struct stat st;
-  StrBuf sb = {0};
-  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
-    if ((uint64_t)st.st_size > max) {
-      fclose(f);
-      if (len_out) *len_out = (size_t)st.st_size;
-      errno = EFBIG;
-      return NULL;
-    }
-    sb.data = ts_malloc((size_t)st.st_size + 1);
-    sb.cap = (size_t)st.st_size + 1;
-  }
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-    if (sb.len + n > max) {
-      fclose(f);
-      sb_free(&sb);
-      if (len_out) *len_out = max + 1;
-      errno = EFBIG;
-      return NULL;
-    }
-    sb_appendn(&sb, buf, n);
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (err) {
-    sb_free(&sb);
-    errno = EIO;
-    return NULL;
-  }
-  if (!sb.len) sb_appendn(&sb, "", 0);
-  sb.data[sb.len] = 0;
-  if (len_out) *len_out = sb.len;
-  return sb.data;
-}

@@ -165,12 +165,40 @@ void diag_note(Diag *d, SrcLoc loc, const char *fmt, ...) TS_PRINTF(3, 4);
 void diag_verror(Diag *d, SrcLoc loc, const char *kind, const char *fmt, va_list ap);
 void diag_free(Diag *d);
 
-/* ---- files ------------------------------------------------------------------------ */
-/* Reads a whole file into a heap buffer (NUL-terminated).  Returns NULL and sets errno
- * on failure. */
+/* ---- files (file.c) ------------------------------------------------------------------ */
+/* Every file the library reads goes through ts_open_regular: a kernel file named
+ * /dev/zero, a FIFO, a directory or a multi-gigabyte cache entry must fail at once with
+ * a message that says what the path is, never hang or read until memory runs out. */
+enum {
+  TS_FILE_NOFOLLOW = 1, /* refuse a symbolic link as the last component (cache entries) */
+};
+#define TS_READ_DEFAULT_MAX ((uint64_t)256 << 20) /* ts_read_file's cap */
+
+/* Opens `path` read-only if it is a regular file of at most max_bytes; returns the
+ * descriptor (close-on-exec, never blocking on open) and the size in *size_out.  On
+ * failure returns -1 with errno set (EISDIR, EINVAL for other non-regular files, EFBIG,
+ * ELOOP for a refused link, or open's own) and, when `why` is not NULL, appends the
+ * reason: "is a directory", "is a FIFO (named pipe)", "is 3.0 GiB, over the 16.0 MiB
+ * limit", or strerror's text. */
+int ts_open_regular(const char *path, uint64_t max_bytes, int flags, uint64_t *size_out, StrBuf *why);
+
+/* Reads exactly n bytes (retrying short reads and EINTR); false on error or early EOF. */
+bool ts_read_exact(int fd, void *buf, size_t n);
+
+/* Reads a whole regular file of at most max_bytes into a heap buffer (NUL-terminated).
+ * Returns NULL with errno set and the reason in `why` (see ts_open_regular). */
+char *ts_read_file_max(const char *path, uint64_t max_bytes, int flags, size_t *len_out, StrBuf *why);
+
+/* ts_read_file_max with TS_READ_DEFAULT_MAX, following links, no reason text. */
 char *ts_read_file(const char *path, size_t *len_out);
-/* The same, failing with errno EFBIG (and *len_out the size when it is known, else
- * max + 1) for a file of more than max bytes, which is not read. */
-char *ts_read_file_max(const char *path, size_t max, size_t *len_out);
+
+/* "1.5 KiB", "3.0 GiB": sizes in messages. */
+const char *ts_format_bytes(uint64_t n, char *buf, size_t cap);
+
+/* ---- environment switches (file.c) -------------------------------------------------- */
+/* A boolean environment variable: unset or "" -> dflt; 1/true/yes/on -> 1; 0/false/no/off
+ * -> 0 (any case).  Anything else is a warning on stderr naming the variable and dflt is
+ * used: a typo must not silently turn a switch the wrong way. */
+int ts_env_flag(const char *name, int dflt);
 
 #endif

@@ -29,6 +29,13 @@ bool drv_compile(TsCompiler *c, const AstNode *module, const char *func, const t
   return true;
 }
 
+/* The SM versions NVIDIA has defined (sm_101 was renamed sm_110 in CUDA 13 and stays
+ * accepted for older toolkits).  A number outside this list is a typo: it is refused for
+ * every --emit, not only when NVRTC gets to see it.  Which of these the installed NVRTC
+ * still compiles for is NVRTC's answer (CUDA 13 dropped everything below sm_75). */
+static const int known_sms[] = {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90,
+                                100, 101, 103, 110, 120, 121};
+
 bool drv_parse_arch(const char *s, TsTarget *out) {
   if (!s) return false;
   if (strncmp(s, "sm_", 3) == 0) s += 3;
@@ -36,8 +43,22 @@ bool drv_parse_arch(const char *s, TsTarget *out) {
   while (*s >= '0' && *s <= '9' && digits < 4) sm = sm * 10 + (*s++ - '0'), digits++;
   bool a = false;
   if (*s == 'a') a = true, s++;
-  if (*s || digits < 2 || sm < 50) return false;
+  if (*s || digits < 2) return false;
+  bool known = false;
+  for (int i = 0; i < TS_ARRAY_LEN(known_sms); i++) known |= known_sms[i] == sm;
+  /* The "a" (architecture-specific) variants exist from Hopper on. */
+  if (!known || (a && sm < 90)) return false;
   out->sm = sm;
   out->arch_a = a;
   return true;
 }
+
+void drv_arch_list(StrBuf *out) {
+  for (int i = 0; i < TS_ARRAY_LEN(known_sms); i++) {
+    sb_printf(out, "%ssm_%d", i ? ", " : "", known_sms[i]);
+    if (known_sms[i] >= 90) sb_printf(out, ", sm_%da", known_sms[i]);
+  }
+}
+
+bool drv_has_pass(const char *name) { return pass_pipeline_has(name); }
+void drv_pass_names(StrBuf *out) { pass_pipeline_names(out); }

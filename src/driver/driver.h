@@ -27,7 +27,13 @@ int drv_functions(const AstNode *module, const char **names, int max);
  * end's IR (before any pass); *f_out the lowered function (metadata lives on it). */
 bool drv_compile(TsCompiler *c, const AstNode *module, const char *func, const ts_param *params, int nparams,
                  StrBuf *ir_text, IrFunc **f_out, CgOutput *cg);
-/* "sm_90a", "90", "sm_80" -> target; false when it is not an architecture name. */
+/* "sm_90a", "90", "sm_80" -> target; false when malformed or not an architecture NVIDIA
+ * has defined (sm_999, sm_80a). */
 bool drv_parse_arch(const char *s, TsTarget *out);
+/* The accepted architectures, comma-separated (for error messages). */
+void drv_arch_list(StrBuf *out);
+/* Whether `name` is a pass of the pipeline (--dump-after), and their names. */
+bool drv_has_pass(const char *name);
+void drv_pass_names(StrBuf *out);
 
 #endif

@@ -42,6 +42,17 @@ static const PassEntry passes[] = {
     {"merge_shared_memory", pass_merge_shared_memory},
 };
 
+bool pass_pipeline_has(const char *name) {
+  if (!strcmp(name, "all")) return true;
+  for (int i = 0; i < TS_ARRAY_LEN(passes); i++)
+    if (!strcmp(name, passes[i].name)) return true;
+  return false;
+}
+
+void pass_pipeline_names(StrBuf *out) {
+  for (int i = 0; i < TS_ARRAY_LEN(passes); i++) sb_printf(out, "%s%s", i ? ", " : "", passes[i].name);
+}
+
 bool pass_pipeline(TsCompiler *c, IrFunc *f) {
   for (int i = 0; i < TS_ARRAY_LEN(passes); i++) {
     int before = c->diag.errors;

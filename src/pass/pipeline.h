@@ -7,4 +7,10 @@
 
 bool pass_pipeline(TsCompiler *c, IrFunc *f);
 
+/* Whether --dump-after NAME names a pass (or is "all"): a misspelt pass name would
+ * otherwise dump nothing and look like a pass that changed nothing. */
+bool pass_pipeline_has(const char *name);
+/* The pass names in pipeline order, comma-separated. */
+void pass_pipeline_names(StrBuf *out);
+
 #endif

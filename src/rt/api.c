@@ -1,9 +1,12 @@
-/* api.c — the public entry points of tilescale.h for contexts, programs and
- * compilation, and the small helpers (status strings, dtypes).
+/* api.c — the public entry points of tilescale.h for contexts, programs, compilation and
+ * the disk cache, and the small helpers (status strings, dtypes).
  *
- *   ts_program_load_*   file text -> drv_parse (once per program)
+ *   ts_program_load_*   file text (a regular file of at most TS_MAX_SOURCE_BYTES)
+ *                       -> drv_parse (once per program)
+ *   ts_compile_options_check   arch, compiler, dump_after: checked before any file is read
  *   ts_kernel_compile   drv_compile (front end -> IR text -> passes -> codegen) -> CUDA source
  *                       -> disk cache lookup, else NVRTC / nvcc -> cubin (+ PTX) -> cache store
+ *   ts_cache_*          what the cache folder holds; emptying it (cache.c)
  *
  * Launching, device memory and timing are in launch.c.  Every failure leaves a message
  * in the context's last error; user mistakes in the kernel file come back as
@@ -166,8 +169,7 @@ static void context_init(ts_context *ctx, const ts_context_options *opt) {
   ts_context_options o = *opt;
   ctx->device = o.device;
   ctx->verbose = o.verbose;
-  const char *ev = getenv("TILESCALE_VERBOSE");
-  if (ev && *ev && strcmp(ev, "0")) ctx->verbose = 1;
+  if (ts_env_flag("TILESCALE_VERBOSE", 0)) ctx->verbose = 1;
   rt_cache_init(&ctx->cache, o.cache_dir, o.disable_cache);
   probe_device(ctx);
   if (ctx->verbose)
@@ -262,17 +264,13 @@ static ts_status program_load_file(ts_context *ctx, const char *path, ts_program
   *out = NULL;
   size_t len = 0;
   ts_program *p = program_new(ctx, path);
-  p->text = ts_read_file_max(path, DRV_MAX_SOURCE_BYTES, &len);
-  if (!p->text && errno == EFBIG) { /* the parser's own limit, checked before reading */
-    rt_set_error(ctx, "%s: error: file too large: %s%zu bytes (the limit is %zu MiB)\n", path,
-                 len > DRV_MAX_SOURCE_BYTES + 1 ? "" : "more than ", len > DRV_MAX_SOURCE_BYTES + 1 ? len : DRV_MAX_SOURCE_BYTES,
-                 DRV_MAX_SOURCE_BYTES >> 20);
-    ctx->loading = NULL;
-    ts_program_destroy(p);
-    return TS_ERR_COMPILE;
-  }
+  StrBuf why = {0};
+  /* Regular files only, capped: see ts_open_regular (src/base/file.c). */
+  p->text = ts_read_file_max(path, TS_MAX_SOURCE_BYTES, 0, &len, &why);
   if (!p->text) {
-    rt_set_error(ctx, "cannot read %s: %s", path, strerror(errno));
+    int err = errno;
+    rt_set_error(ctx, "cannot read %s: %s%s", path, sb_str(&why), err == EFBIG ? " of a kernel file" : "");
+    sb_free(&why);
     ctx->loading = NULL;
     ts_program_destroy(p);
     return TS_ERR_IO;
@@ -300,13 +298,21 @@ ts_status ts_program_load_file(ts_context *ctx, const char *path, ts_program **o
 ts_status ts_program_load_source(ts_context *ctx, const char *name, const char *source, ts_program **out) {
   if (!ctx || !source || !out) return TS_ERR_INVALID_ARGUMENT;
   *out = NULL;
+  /* The same cap as for a file: text handed over by a binding is a kernel file too. */
+  size_t len = strnlen(source, (size_t)TS_MAX_SOURCE_BYTES + 1);
+  if (len > TS_MAX_SOURCE_BYTES) {
+    char limit[32];
+    rt_set_error(ctx, "%s: source text over the %s limit of a kernel file", name ? name : "<source>",
+                 ts_format_bytes(TS_MAX_SOURCE_BYTES, limit, sizeof limit));
+    return TS_ERR_INVALID_ARGUMENT;
+  }
   TsAllocScope scope;
   jmp_buf oom;
   rt_alloc_enter(ctx, &scope, &oom);
   if (setjmp(oom)) return rt_out_of_memory(ctx, &scope);
   ts_program *p = program_new(ctx, name ? name : "<source>");
   p->text = ts_strdup(source);
-  ts_status status = program_parse(ctx, p, strlen(source), out);
+  ts_status status = program_parse(ctx, p, len, out);
   rt_alloc_leave(&scope);
   return status;
 }
@@ -471,12 +477,21 @@ static ts_status build_binary(ts_kernel *k, const ts_compile_options *o) {
   StrBuf why = {0};
   if (ctx->cache.enabled) {
     rt_cache_key(&in, key);
-    if (rt_cache_load(&ctx->cache, key, &bin, &why)) {
+    RtCacheLookup found = rt_cache_load(&ctx->cache, key, &bin, &why);
+    if (found == RT_CACHE_HIT) {
       if (ctx->verbose) fprintf(stderr, "tilescale: %s: cache hit %s\n", k->func_name, key);
       k->from_cache = true;
       goto have_binary;
     }
-    if (ctx->verbose) fprintf(stderr, "tilescale: %s: cache miss (%s)\n", k->func_name, sb_str(&why));
+    /* An entry that exists but cannot be read is a cache that never hits, typically one
+     * shared by a team and written under a umask of 077: say so, not just "miss". */
+    if (ctx->verbose && found == RT_CACHE_UNREADABLE)
+      fprintf(stderr,
+              "tilescale: warning: cannot read cache entry %s; compiling instead (a shared cache "
+              "needs entries readable by all its users: check the writers' umask)\n",
+              sb_str(&why));
+    else if (ctx->verbose)
+      fprintf(stderr, "tilescale: %s: cache miss (%s)\n", k->func_name, sb_str(&why));
   }
   sb_clear(&ctx->last_error);
   ts_status status = rt_jit_compile(&ctx->nvrtc, &in, &bin, &ctx->last_error);
@@ -500,6 +515,42 @@ have_binary:
 
 static ts_status kernel_compile(ts_program *prog, const char *func, const ts_param *params, int nparams,
                                 const ts_compile_options *opt, ts_kernel **out);
+
+/* The checks of the options alone (no file needed), shared by ts_compile_options_check and
+ * ts_kernel_compile; *target becomes the arch asked for. */
+static ts_status check_options(ts_context *ctx, const ts_compile_options *o, TsTarget *target) {
+  if (o->arch && !drv_parse_arch(o->arch, target)) {
+    StrBuf list = {0};
+    drv_arch_list(&list);
+    rt_set_error(ctx, "unknown GPU architecture '%s' (known: %s)", o->arch, sb_str(&list));
+    sb_free(&list);
+    return TS_ERR_INVALID_ARGUMENT;
+  }
+  if (o->compiler != TS_COMPILER_NVRTC && o->compiler != TS_COMPILER_NVCC) {
+    rt_set_error(ctx, "unknown compiler kind %d", (int)o->compiler);
+    return TS_ERR_INVALID_ARGUMENT;
+  }
+  if (o->dump_after && !drv_has_pass(o->dump_after)) {
+    StrBuf list = {0};
+    drv_pass_names(&list);
+    rt_set_error(ctx, "no pass named '%s' to dump after (passes: %s; or 'all')", o->dump_after,
+                 sb_str(&list));
+    sb_free(&list);
+    return TS_ERR_INVALID_ARGUMENT;
+  }
+  return TS_OK;
+}
+
+ts_status ts_compile_options_check(ts_context *ctx, const ts_compile_options *opt) {
+  if (!ctx) return TS_ERR_INVALID_ARGUMENT;
+  ts_compile_options o;
+  if (!copy_options(&o, sizeof o, opt)) {
+    rt_set_error(ctx, "ts_compile_options.size must be set to sizeof(ts_compile_options)");
+    return TS_ERR_INVALID_ARGUMENT;
+  }
+  TsTarget target = default_target(ctx);
+  return check_options(ctx, &o, &target);
+}
 
 ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_param *params, int nparams,
                             const ts_compile_options *opt, ts_kernel **out) {
@@ -528,14 +579,8 @@ static ts_status kernel_compile(ts_program *prog, const char *func, const ts_par
     return TS_ERR_INVALID_ARGUMENT;
   }
   TsTarget target = default_target(ctx);
-  if (o.arch && !drv_parse_arch(o.arch, &target)) {
-    rt_set_error(ctx, "unknown GPU architecture '%s' (expected e.g. sm_90a or sm_80)", o.arch);
-    return TS_ERR_INVALID_ARGUMENT;
-  }
-  if (o.compiler != TS_COMPILER_NVRTC && o.compiler != TS_COMPILER_NVCC) {
-    rt_set_error(ctx, "unknown compiler kind %d", (int)o.compiler);
-    return TS_ERR_INVALID_ARGUMENT;
-  }
+  ts_status checked = check_options(ctx, &o, &target);
+  if (checked != TS_OK) return checked;
 
   /* An unknown name is answered with the list of what the file offers. */
   const char *names[256];
@@ -557,8 +602,7 @@ static ts_status kernel_compile(ts_program *prog, const char *func, const ts_par
   ts_compiler_init(c, target);
   k->arena = c->arena;
   /* TILESCALE_VERIFY=1 runs ir_verify after every pass without --debug (the test suite sets it). */
-  const char *verify = getenv("TILESCALE_VERIFY");
-  c->debug = o.debug != 0 || (verify && *verify && strcmp(verify, "0") != 0);
+  c->debug = o.debug != 0 || ts_env_flag("TILESCALE_VERIFY", 0);
   c->dump_after = o.dump_after ? arena_strdup(c->arena, o.dump_after) : NULL;
   c->dump_out = &k->dump_text;
 
@@ -585,6 +629,28 @@ compile_error:
 cleanup:
   ts_kernel_destroy(k);
   return status;
+}
+
+/* ---- disk cache ------------------------------------------------------------------------ */
+ts_status ts_cache_get_info(ts_context *ctx, ts_cache_info *out) {
+  if (!ctx || !out) return TS_ERR_INVALID_ARGUMENT;
+  memset(out, 0, sizeof *out);
+  out->dir = ctx->cache.dir;
+  out->enabled = ctx->cache.enabled;
+  out->max_bytes = ctx->cache.max_bytes;
+  rt_cache_usage(&ctx->cache, &out->entries, &out->bytes);
+  return TS_OK;
+}
+
+ts_status ts_cache_clear(ts_context *ctx, uint64_t *removed) {
+  if (!ctx) return TS_ERR_INVALID_ARGUMENT;
+  uint64_t n = 0;
+  StrBuf why = {0};
+  bool ok = rt_cache_clear(&ctx->cache, &n, &why);
+  if (removed) *removed = n;
+  if (!ok) rt_set_error(ctx, "cannot clear the cache: %s", sb_str(&why));
+  sb_free(&why);
+  return ok ? TS_OK : TS_ERR_IO;
 }
 
 ts_kernel *rt_kernel_new_for_test(ts_context *ctx, const RtParam *params, int nparams,

@@ -1,5 +1,6 @@
 # -k names a function that is not in the file.
 # tilescale-test: -k row_wise -D M=256 -D N=128
+# tilescale-exit: 2
 import tilelang
 import tilelang.language as T
 

@@ -1,5 +1,6 @@
 /* test_api.c — the public API end to end without a GPU: a kernel file compiled with
  * no_jit, and the attributes recorded from its decorators read back through tilescale.h. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../include/tilescale.h"
@@ -90,4 +91,56 @@ TEST(api_context_destroyed_before_its_objects) {
   ts_program_destroy(p);
   ts_kernel_destroy(k);
   ts_kernel_destroy(k2);       /* the context is freed here (ASan checks the order) */
+}
+
+/* Options are checked alone (no file): the CLI reports `--arch sm_999` or `--dump-after
+ * bogus` as a usage error for every --emit, and the message names what is valid. */
+TEST(api_compile_options_check) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, "layout_inference", 0};
+  CHECK(ts_compile_options_check(ctx, &o) == TS_OK);
+  o.dump_after = "all";
+  CHECK(ts_compile_options_check(ctx, &o) == TS_OK);
+  o.dump_after = "bogus";
+  CHECK(ts_compile_options_check(ctx, &o) == TS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(ts_last_error(ctx), "no pass named 'bogus'") && strstr(ts_last_error(ctx), "thread_sync"));
+  o.dump_after = NULL;
+  o.arch = "sm_999";
+  CHECK(ts_compile_options_check(ctx, &o) == TS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(ts_last_error(ctx), "unknown GPU architecture 'sm_999'"));
+  o.arch = NULL;
+  o.compiler = (ts_compiler_kind)7;
+  CHECK(ts_compile_options_check(ctx, &o) == TS_ERR_INVALID_ARGUMENT);
+  /* ts_kernel_compile makes the same check, for callers that skip this one. */
+  ts_program *prog = NULL;
+  REQUIRE(ts_program_load_source(ctx, "k.py", "x = 1\n", &prog) == TS_OK);
+  ts_kernel *k = NULL;
+  o.compiler = TS_COMPILER_NVRTC;
+  o.dump_after = "bogus";
+  CHECK(ts_kernel_compile(prog, "f", NULL, 0, &o, &k) == TS_ERR_INVALID_ARGUMENT && !k);
+  ts_program_destroy(prog);
+  ts_context_destroy(ctx);
+}
+
+/* Kernel files: regular files only, at most TS_MAX_SOURCE_BYTES; text likewise. */
+TEST(api_load_refuses_special_and_huge) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *prog = NULL;
+  CHECK(ts_program_load_file(ctx, "/dev/zero", &prog) == TS_ERR_IO && !prog);
+  CHECK(!strcmp(ts_last_error(ctx), "cannot read /dev/zero: is a character device"));
+  CHECK(ts_program_load_file(ctx, "/", &prog) == TS_ERR_IO);
+  CHECK(!strcmp(ts_last_error(ctx), "cannot read /: is a directory"));
+  size_t n = TS_MAX_SOURCE_BYTES + 1;
+  char *text = malloc(n + 1);
+  REQUIRE(text);
+  memset(text, '#', n);
+  text[n] = 0;
+  CHECK(ts_program_load_source(ctx, "big.py", text, &prog) == TS_ERR_INVALID_ARGUMENT && !prog);
+  CHECK(strstr(ts_last_error(ctx), "over the 16.0 MiB limit"));
+  free(text);
+  ts_context_destroy(ctx);
 }

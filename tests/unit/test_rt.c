@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <dirent.h>
@@ -46,6 +47,13 @@ static int count_files(const char *dir) {
   return n;
 }
 
+static void write_file_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) return;
+  fputs(text, f);
+  fclose(f);
+}
+
 /* A payload that looks nothing like a constant: bytes depend on the seed. */
 static RtJitOutput fake_binary(unsigned seed, size_t n) {
   RtJitOutput o = {0};
@@ -82,6 +90,15 @@ TEST(rt_parse_arch_forms) {
   CHECK(!drv_parse_arch("sm_9", &tg));
   CHECK(!drv_parse_arch("sm_90b", &tg));
   CHECK(!drv_parse_arch("compute_90", &tg));
+  /* Numbers NVIDIA never defined are typos, refused whatever is emitted. */
+  CHECK(!drv_parse_arch("sm_999", &tg));
+  CHECK(!drv_parse_arch("sm_91", &tg));
+  CHECK(!drv_parse_arch("sm_80a", &tg)); /* "a" variants start with Hopper */
+  CHECK(drv_parse_arch("sm_120a", &tg) && tg.sm == 120 && tg.arch_a);
+  StrBuf list = {0};
+  drv_arch_list(&list);
+  CHECK(strstr(sb_str(&list), "sm_80, sm_86") && strstr(sb_str(&list), "sm_90, sm_90a"));
+  sb_free(&list);
 }
 
 /* ---- cache ------------------------------------------------------------------------------- */
@@ -114,16 +131,16 @@ TEST(rt_cache_round_trip) {
   REQUIRE(c.enabled);
   RtJitOutput in = fake_binary(7, 5000), out;
   const char *key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-  CHECK(!rt_cache_load(&c, key, &out, NULL)); /* miss */
+  CHECK(rt_cache_load(&c, key, &out, NULL) != RT_CACHE_HIT); /* miss */
   CHECK(rt_cache_store(&c, key, &in, NULL));
-  CHECK(rt_cache_load(&c, key, &out, NULL));
+  CHECK(rt_cache_load(&c, key, &out, NULL) == RT_CACHE_HIT);
   CHECK(same_binary(&in, &out));
   rt_jit_output_free(&out);
   /* An entry without PTX (nvcc) round-trips too. */
   ts_free(in.ptx);
   in.ptx = NULL;
   CHECK(rt_cache_store(&c, key, &in, NULL));
-  CHECK(rt_cache_load(&c, key, &out, NULL));
+  CHECK(rt_cache_load(&c, key, &out, NULL) == RT_CACHE_HIT);
   CHECK(same_binary(&in, &out) && out.ptx == NULL);
   rt_jit_output_free(&out);
   rt_jit_output_free(&in);
@@ -151,15 +168,15 @@ TEST(rt_cache_corrupt_and_truncated_entries_rebuilt) {
   /* Truncated (a writer killed half-way without rename safety, or a full disk). */
   REQUIRE(truncate(path, st.st_size - 100) == 0);
   StrBuf why = {0};
-  CHECK(!rt_cache_load(&c, key, &out, &why));
+  CHECK(rt_cache_load(&c, key, &out, &why) != RT_CACHE_HIT);
   CHECK(strstr(sb_str(&why), "truncated") != NULL);
   CHECK(out.cubin == NULL);
   REQUIRE(truncate(path, 10) == 0); /* shorter than the header */
-  CHECK(!rt_cache_load(&c, key, &out, NULL));
+  CHECK(rt_cache_load(&c, key, &out, NULL) != RT_CACHE_HIT);
 
   /* Rebuilt: a store replaces it and the entry loads again. */
   REQUIRE(rt_cache_store(&c, key, &in, NULL));
-  CHECK(rt_cache_load(&c, key, &out, NULL) && same_binary(&in, &out));
+  CHECK(rt_cache_load(&c, key, &out, NULL) == RT_CACHE_HIT && same_binary(&in, &out));
   rt_jit_output_free(&out);
 
   /* One flipped payload byte: same size, checksum catches it. */
@@ -171,7 +188,7 @@ TEST(rt_cache_corrupt_and_truncated_entries_rebuilt) {
   REQUIRE(pwrite(fd, &b, 1, 200) == 1);
   close(fd);
   sb_clear(&why);
-  CHECK(!rt_cache_load(&c, key, &out, &why));
+  CHECK(rt_cache_load(&c, key, &out, &why) != RT_CACHE_HIT);
   CHECK(strstr(sb_str(&why), "checksum") != NULL);
 
   /* Garbage of the right length: bad magic. */
@@ -179,9 +196,9 @@ TEST(rt_cache_corrupt_and_truncated_entries_rebuilt) {
   REQUIRE(f);
   for (int i = 0; i < 4000; i++) fputc(i & 0xff, f);
   fclose(f);
-  CHECK(!rt_cache_load(&c, key, &out, NULL));
+  CHECK(rt_cache_load(&c, key, &out, NULL) != RT_CACHE_HIT);
   REQUIRE(rt_cache_store(&c, key, &in, NULL));
-  CHECK(rt_cache_load(&c, key, &out, NULL) && same_binary(&in, &out));
+  CHECK(rt_cache_load(&c, key, &out, NULL) == RT_CACHE_HIT && same_binary(&in, &out));
   rt_jit_output_free(&out);
 
   sb_free(&why);
@@ -208,7 +225,7 @@ TEST(rt_cache_concurrent_writers) {
       int bad = 0;
       for (int r = 0; r < ROUNDS; r++) {
         if (!rt_cache_store(&c, key, &mine, NULL)) bad++;
-        if (rt_cache_load(&c, key, &got, NULL)) {
+        if (rt_cache_load(&c, key, &got, NULL) == RT_CACHE_HIT) {
           if (!same_binary(&mine, &got)) bad++;
           rt_jit_output_free(&got);
         }
@@ -222,7 +239,7 @@ TEST(rt_cache_concurrent_writers) {
   int torn = 0;
   for (int r = 0; r < 200; r++) {
     RtJitOutput got;
-    if (rt_cache_load(&c, key, &got, NULL)) {
+    if (rt_cache_load(&c, key, &got, NULL) == RT_CACHE_HIT) {
       torn += !same_binary(&want, &got);
       rt_jit_output_free(&got);
     }
@@ -234,9 +251,238 @@ TEST(rt_cache_concurrent_writers) {
   }
   CHECK(torn == 0);
   RtJitOutput got;
-  CHECK(rt_cache_load(&c, key, &got, NULL) && same_binary(&want, &got));
+  CHECK(rt_cache_load(&c, key, &got, NULL) == RT_CACHE_HIT && same_binary(&want, &got));
   rt_jit_output_free(&got);
   CHECK(count_files(dir) == 1); /* no temp files left behind */
+  rt_jit_output_free(&want);
+  rt_cache_fini(&c);
+  remove_dir(dir);
+}
+
+TEST(rt_cache_parse_size_forms) {
+  uint64_t v = 0;
+  CHECK(rt_cache_parse_size("0", &v) && v == 0);
+  CHECK(rt_cache_parse_size("1000000", &v) && v == 1000000);
+  CHECK(rt_cache_parse_size("4G", &v) && v == (uint64_t)4 << 30);
+  CHECK(rt_cache_parse_size("512M", &v) && v == (uint64_t)512 << 20);
+  CHECK(rt_cache_parse_size("64KiB", &v) && v == 64 << 10);
+  CHECK(rt_cache_parse_size("2TB", &v) && v == (uint64_t)2 << 40);
+  CHECK(!rt_cache_parse_size("", &v));
+  CHECK(!rt_cache_parse_size("-1", &v));
+  CHECK(!rt_cache_parse_size("lots", &v));
+  CHECK(!rt_cache_parse_size("4 G", &v));
+  CHECK(!rt_cache_parse_size("4X", &v));
+  CHECK(!rt_cache_parse_size("99999999999999999999", &v));
+  CHECK(!rt_cache_parse_size("20000000T", &v)); /* overflows 64 bits */
+}
+
+/* Entries are what the umask allows, not 0600: a team's shared cache must hit. */
+TEST(rt_cache_modes_follow_umask) {
+  char dir[256], sub[512];
+  REQUIRE(make_temp_dir(dir, sizeof dir));
+  snprintf(sub, sizeof sub, "%s/shared", dir);
+  mode_t old = umask(002);
+  RtCache c;
+  rt_cache_init(&c, sub, 0);
+  RtJitOutput in = fake_binary(5, 1000);
+  const char *key = "5555555555555555555555555555555555555555555555555555555555555555";
+  char path[4096];
+  REQUIRE(rt_cache_path(&c, key, path, sizeof path));
+  CHECK(rt_cache_store(&c, key, &in, NULL));
+  umask(old);
+  struct stat st;
+  CHECK(stat(sub, &st) == 0 && (st.st_mode & 0777) == 0775);
+  CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0664);
+  rt_jit_output_free(&in);
+  rt_cache_fini(&c);
+  remove_dir(sub);
+  rmdir(dir);
+}
+
+/* Things under an entry's name that are not entries: refused at once, never read. */
+TEST(rt_cache_hostile_entries) {
+  char dir[256];
+  REQUIRE(make_temp_dir(dir, sizeof dir));
+  RtCache c;
+  rt_cache_init(&c, dir, 0);
+  const char *key = "abcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcd";
+  char path[4096];
+  REQUIRE(rt_cache_path(&c, key, path, sizeof path));
+  RtJitOutput out;
+  StrBuf why = {0};
+  REQUIRE(symlink("/dev/zero", path) == 0);
+  CHECK(rt_cache_load(&c, key, &out, &why) == RT_CACHE_UNREADABLE && strstr(sb_str(&why), "symbolic link"));
+  unlink(path);
+  REQUIRE(mkfifo(path, 0600) == 0);
+  sb_clear(&why);
+  CHECK(rt_cache_load(&c, key, &out, &why) == RT_CACHE_UNREADABLE && strstr(sb_str(&why), "FIFO"));
+  unlink(path);
+  int fd = open(path, O_WRONLY | O_CREAT, 0600); /* 2 GB, sparse */
+  REQUIRE(fd >= 0);
+  REQUIRE(ftruncate(fd, (off_t)2 << 30) == 0);
+  close(fd);
+  sb_clear(&why);
+  CHECK(rt_cache_load(&c, key, &out, &why) == RT_CACHE_REJECTED && strstr(sb_str(&why), "over the 64.0 MiB"));
+  CHECK(out.cubin == NULL);
+  /* A header claiming more than the file holds: rejected before any allocation. */
+  RtJitOutput in = fake_binary(9, 4000);
+  REQUIRE(rt_cache_store(&c, key, &in, NULL));
+  fd = open(path, O_RDWR);
+  REQUIRE(fd >= 0);
+  uint64_t huge = (uint64_t)1 << 40;
+  REQUIRE(pwrite(fd, &huge, sizeof huge, 24) == (ssize_t)sizeof huge); /* cubin_size */
+  close(fd);
+  sb_clear(&why);
+  CHECK(rt_cache_load(&c, key, &out, &why) == RT_CACHE_REJECTED &&
+        strstr(sb_str(&why), "truncated or oversized"));
+  /* An entry over the cap is never written either. */
+  c.max_bytes = 1000;
+  sb_clear(&why);
+  CHECK(!rt_cache_store(&c, key, &in, &why) && strstr(sb_str(&why), "larger than the cache allows"));
+  sb_free(&why);
+  rt_jit_output_free(&in);
+  rt_cache_fini(&c);
+  remove_dir(dir);
+}
+
+static void set_mtime(const char *path, time_t t) {
+  struct timespec ts[2] = {{t, 0}, {t, 0}};
+  utimensat(AT_FDCWD, path, ts, 0);
+}
+
+/* Trimming removes the least recently used entries (oldest mtime; a hit refreshes it). */
+TEST(rt_cache_trim_least_recently_used) {
+  char dir[256];
+  REQUIRE(make_temp_dir(dir, sizeof dir));
+  RtCache c;
+  rt_cache_init(&c, dir, 0);
+  c.max_bytes = 0; /* fill first, trim below */
+  char keys[5][65], path[4096];
+  RtJitOutput in = fake_binary(2, 1000), out;
+  time_t now = time(NULL);
+  for (int i = 0; i < 5; i++) {
+    snprintf(keys[i], sizeof keys[i], "%064d", i);
+    REQUIRE(rt_cache_store(&c, keys[i], &in, NULL));
+    rt_cache_path(&c, keys[i], path, sizeof path);
+    set_mtime(path, now - 1000 + i * 100); /* key 0 oldest */
+  }
+  struct stat st;
+  rt_cache_path(&c, keys[0], path, sizeof path);
+  REQUIRE(stat(path, &st) == 0);
+  uint64_t one = (uint64_t)st.st_size, entries, bytes;
+  /* Key 0 is used now: it becomes the newest. */
+  CHECK(rt_cache_load(&c, keys[0], &out, NULL) == RT_CACHE_HIT);
+  rt_jit_output_free(&out);
+  c.max_bytes = 3 * one;
+  rt_cache_trim(&c, NULL);
+  rt_cache_usage(&c, &entries, &bytes);
+  CHECK(entries == 3 && bytes == 3 * one);
+  bool left[5];
+  for (int i = 0; i < 5; i++) {
+    rt_cache_path(&c, keys[i], path, sizeof path);
+    left[i] = access(path, F_OK) == 0;
+  }
+  CHECK(left[0] && !left[1] && !left[2] && left[3] && left[4]);
+  /* `keep` (the entry just written) survives even when it is the oldest. */
+  rt_cache_path(&c, keys[3], path, sizeof path);
+  set_mtime(path, now - 5000);
+  c.max_bytes = one;
+  rt_cache_trim(&c, keys[3]);
+  rt_cache_usage(&c, &entries, &bytes);
+  CHECK(entries == 1 && access(path, F_OK) == 0);
+  /* Stale temp files of dead writers are swept; fresh ones (a writer at work) are not. */
+  char stale[4200], fresh[4200];
+  snprintf(stale, sizeof stale, "%s/.%s.123.1.tmp", dir, keys[1]);
+  snprintf(fresh, sizeof fresh, "%s/.%s.124.1.tmp", dir, keys[2]);
+  write_file_text(stale, "x");
+  write_file_text(fresh, "x");
+  set_mtime(stale, now - 7200);
+  rt_cache_trim(&c, NULL);
+  CHECK(access(stale, F_OK) != 0 && access(fresh, F_OK) == 0);
+  unlink(fresh);
+  rt_jit_output_free(&in);
+  rt_cache_fini(&c);
+  remove_dir(dir);
+}
+
+/* clear removes entries and temp files only: a cache folder set to $HOME by mistake must
+ * lose nothing else. */
+TEST(rt_cache_clear_only_entries) {
+  char dir[256], other[512], sub[4200];
+  REQUIRE(make_temp_dir(dir, sizeof dir));
+  RtCache c;
+  rt_cache_init(&c, dir, 0);
+  RtJitOutput in = fake_binary(4, 500);
+  for (int i = 0; i < 3; i++) {
+    char key[65];
+    snprintf(key, sizeof key, "%064x", i + 10);
+    REQUIRE(rt_cache_store(&c, key, &in, NULL));
+  }
+  snprintf(other, sizeof other, "%s/notes.cubin", dir); /* not a <sha256>.cubin name */
+  write_file_text(other, "mine");
+  snprintf(sub, sizeof sub, "%s/%064x.cubin", dir, 99); /* an entry name, but a folder */
+  REQUIRE(mkdir(sub, 0700) == 0);
+  uint64_t removed = 0;
+  StrBuf why = {0};
+  CHECK(!rt_cache_clear(&c, &removed, &why) && removed == 3); /* the folder cannot be unlinked */
+  CHECK(strstr(sb_str(&why), "1 files could not be removed"));
+  CHECK(access(other, F_OK) == 0 && count_files(dir) == 2);
+  rmdir(sub);
+  CHECK(rt_cache_clear(&c, &removed, NULL) && removed == 0);
+  unlink(other);
+  rt_cache_fini(&c);
+  rmdir(dir);
+  /* A folder that was never created is an empty cache. */
+  rt_cache_init(&c, dir, 0);
+  CHECK(rt_cache_clear(&c, &removed, NULL) && removed == 0);
+  rt_cache_fini(&c);
+  rt_jit_output_free(&in);
+  sb_free(&why);
+}
+
+/* Many processes storing different keys under a small limit: the folder ends within the
+ * limit, every load is whole, no temp file is left. */
+TEST(rt_cache_concurrent_trim) {
+  char dir[256];
+  REQUIRE(make_temp_dir(dir, sizeof dir));
+  enum { NPROC = 4, KEYS = 40 };
+  RtJitOutput want = fake_binary(21, 3000);
+  uint64_t limit = 0;
+  pid_t pids[NPROC];
+  for (int p = 0; p < NPROC; p++) {
+    pids[p] = fork();
+    REQUIRE(pids[p] >= 0);
+    if (pids[p] == 0) {
+      RtCache c;
+      rt_cache_init(&c, dir, 0);
+      c.max_bytes = 10 * (want.cubin_size + 200);
+      RtJitOutput got;
+      int bad = 0;
+      for (int k = 0; k < KEYS; k++) {
+        char key[65];
+        snprintf(key, sizeof key, "%064x", (unsigned)(p * 1000 + k));
+        if (!rt_cache_store(&c, key, &want, NULL)) bad++;
+        if (rt_cache_load(&c, key, &got, NULL) == RT_CACHE_HIT) {
+          bad += !same_binary(&want, &got);
+          rt_jit_output_free(&got);
+        }
+      }
+      _exit(bad ? 1 : 0);
+    }
+  }
+  for (int p = 0; p < NPROC; p++) {
+    int st = 0;
+    waitpid(pids[p], &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  RtCache c;
+  rt_cache_init(&c, dir, 0);
+  limit = 10 * (want.cubin_size + 200);
+  c.max_bytes = limit;
+  rt_cache_trim(&c, NULL); /* a trim skipped under another's lock is done now */
+  uint64_t entries, bytes;
+  rt_cache_usage(&c, &entries, &bytes);
+  CHECK(bytes <= limit && entries > 0 && count_files(dir) == (int)entries);
   rt_jit_output_free(&want);
   rt_cache_fini(&c);
   remove_dir(dir);
@@ -269,7 +515,34 @@ TEST(rt_cache_env_disable_and_dir) {
   rt_cache_fini(&c);
   rt_cache_init(&c, "/tmp/opt-dir", 1);
   CHECK(!c.enabled);
+  CHECK(c.dir && !strcmp(c.dir, "/tmp/opt-dir")); /* known, for `tilescale cache clear` */
   rt_cache_fini(&c);
+  /* A switch, not "set and not 0": false/no/off/empty keep the cache on. */
+  static const char *const keep_on[] = {"false", "no", "off", "", "FALSE", "bogus"};
+  for (int i = 0; i < TS_ARRAY_LEN(keep_on); i++) {
+    setenv("TILESCALE_DISABLE_CACHE", keep_on[i], 1);
+    rt_cache_init(&c, "/tmp/opt-dir", 0);
+    CHECK(c.enabled);
+    rt_cache_fini(&c);
+  }
+  static const char *const turn_off[] = {"1", "true", "yes", "on", "Yes"};
+  for (int i = 0; i < TS_ARRAY_LEN(turn_off); i++) {
+    setenv("TILESCALE_DISABLE_CACHE", turn_off[i], 1);
+    rt_cache_init(&c, "/tmp/opt-dir", 0);
+    CHECK(!c.enabled);
+    rt_cache_fini(&c);
+  }
+  char *old_max = getenv("TILESCALE_CACHE_MAX_BYTES") ? ts_strdup(getenv("TILESCALE_CACHE_MAX_BYTES")) : NULL;
+  setenv("TILESCALE_CACHE_MAX_BYTES", "512M", 1);
+  rt_cache_init(&c, "/tmp/opt-dir", 0);
+  CHECK(c.max_bytes == (uint64_t)512 << 20);
+  rt_cache_fini(&c);
+  setenv("TILESCALE_CACHE_MAX_BYTES", "lots", 1); /* warns, keeps the default */
+  rt_cache_init(&c, "/tmp/opt-dir", 0);
+  CHECK(c.max_bytes == RT_CACHE_DEFAULT_MAX_BYTES);
+  rt_cache_fini(&c);
+  if (old_max) setenv("TILESCALE_CACHE_MAX_BYTES", old_max, 1); else unsetenv("TILESCALE_CACHE_MAX_BYTES");
+  ts_free(old_max);
   rt_jit_output_free(&o);
   if (old_dis) setenv("TILESCALE_DISABLE_CACHE", old_dis, 1); else unsetenv("TILESCALE_DISABLE_CACHE");
   if (old_dir) setenv("TILESCALE_CACHE_DIR", old_dir, 1); else unsetenv("TILESCALE_CACHE_DIR");
