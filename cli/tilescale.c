@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "launch.h"
 #include "tilescale.h"
 #include "tilescale_dist.h"
 
@@ -821,7 +822,7 @@ int main(int argc, char **argv) {
       fputs(run_usage, stdout);
     else if (argc > 2 && !strcmp(argv[2], "launch")) {
       char *help_argv[] = {"launch", "--help", NULL};
-      return ts_launch_main(2, help_argv);
+      return cmd_launch(2, help_argv);
     }
     else
       fputs(main_usage, stdout);
@@ -832,7 +833,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "run"))
     return cmd_run(argc - 2, argv + 2);
   if (!strcmp(cmd, "launch"))
-    return ts_launch_main(argc - 1, argv + 1);
+    return cmd_launch(argc - 1, argv + 1);
   fprintf(stderr, "tilescale: unknown command '%s'\n\n%s", cmd, main_usage);
   return EXIT_USAGE;
 }

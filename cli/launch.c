@@ -1,4 +1,5 @@
-/* launcher.c — `tilescale launch`: one process per GPU (DESIGN.md §7, issue 5).
+/* launch.c — `tilescale launch`: one process per GPU (DESIGN.md §7, issue 5).  A CLI command,
+ * not part of libtilescale: a library must not fork, take over signals or exit for its caller.
  *
  *   tilescale launch -n N [--nnodes K --node-rank R --master-addr A --master-port P] prog args
  *     -> fork N ranks, each with RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR
@@ -26,7 +27,9 @@
  *
  * Signals arrive through a signalfd rather than a handler, so there is no global flag and
  * no race between "a child exited" and "poll started waiting". */
-#include "dist.h"
+#include "launch.h"
+
+#include "../src/dist/dist.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -704,7 +707,7 @@ static bool job_complete(Job *j) {
   return true;
 }
 
-int dist_launch_main(int argc, char **argv) {
+int cmd_launch(int argc, char **argv) {
   LaunchOpts o;
   int rc = parse_args(argc, argv, &o);
   if (rc == -1) return 0;
@@ -928,5 +931,3 @@ done:
   sigprocmask(SIG_SETMASK, &orig_mask, NULL);
   return exit_code;
 }
-
-int ts_launch_main(int argc, char **argv) { return dist_launch_main(argc, argv); }
