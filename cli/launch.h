@@ -1,9 +1,128 @@
-/* launch.h — the `tilescale launch` command (cli/launch.c), called by the CLI's dispatch. */
+/* launch.h — `tilescale launch` (DESIGN.md §7): what its files share.
+ *
+ *   launch.c       options and help, the ranks' environment, the poll loop that watches this
+ *                  node's ranks until the job's outcome is known, and the final report
+ *   launch_rank.c  one rank's life: started in its own process group, its output forwarded
+ *                  line by line with a prefix, its status described, its group stopped
+ *   launch_node.c  jobs of several nodes: the control link between the node launchers
+ *
+ * The launcher is a CLI command, not part of libtilescale: a library must not fork, take
+ * over signals or exit on its caller's behalf.  It needs nothing of the library but the
+ * public TS_DIST_MAX_RANKS, so it is written against libc alone. */
 #ifndef TS_CLI_LAUNCH_H
 #define TS_CLI_LAUNCH_H
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct pollfd;
 
 /* The whole subcommand: argv[0] is "launch" (or anything), options and the program follow.
  * Returns the process exit code. */
 int cmd_launch(int argc, char **argv);
+
+#define LAUNCH_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define LAUNCH_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- small helpers (launch.c) ---------------------------------------------------------------- */
+/* A growable NUL-terminated string. */
+typedef struct Text {
+  char *data;
+  size_t len, cap;
+} Text;
+
+void text_append(Text *t, const char *s, size_t n);
+void text_printf(Text *t, const char *fmt, ...) LAUNCH_PRINTF(2, 3);
+void text_vprintf(Text *t, const char *fmt, va_list ap);
+const char *text_str(const Text *t); /* "" while empty */
+void text_clear(Text *t);
+void text_free(Text *t);
+/* realloc that ends the launcher on exhaustion (its ranks then die with it: see spawn). */
+void *launch_realloc(void *p, size_t bytes);
+double launch_now(void); /* monotonic seconds */
+
+/* ---- the job ---------------------------------------------------------------------------------- */
+typedef struct LaunchOpts {
+  int nproc, nnodes, node_rank;
+  const char *master_addr;
+  int master_port, control_port;
+  double timeout_s, grace_s, join_timeout_s;
+  bool prefix;
+  char **prog; /* NULL-terminated argv of the program */
+} LaunchOpts;
+
+typedef struct RankProc {
+  int rank;
+  pid_t pid;         /* also its process group's id */
+  int fd[2];         /* stdout, stderr pipes (read ends); -1 once closed */
+  Text partial[2];   /* a line not yet ended by '\n' */
+  bool running;
+  bool stopped_by_us;
+  int status;        /* waitpid status once exited */
+} RankProc;
+
+/* A control connection to another node's launcher (launch_node.c). */
+typedef struct Conn {
+  int fd;     /* -1 once closed */
+  int node;   /* the node at the other end; on node 0 -1 until its HELLO */
+  Text in;    /* received bytes not yet ending a line */
+  bool done;  /* node 0: that node's ranks all succeeded */
+} Conn;
+
+typedef struct Job {
+  const LaunchOpts *o;
+  RankProc *procs;
+  sigset_t orig_mask;   /* the mask the launcher started with: the ranks get it back */
+  double kill_at;       /* SIGKILL what still runs at this time; -1: nothing pending */
+  bool failed;          /* the first failure decides the outcome */
+  int exit_code;
+  Text why;             /* what failed: "rank 3 exited with code 3", for the last line */
+  char on_node[32];     /* " on node R" in multi-node jobs, where a rank number alone does
+                           not say where to look; "" otherwise */
+  bool multi;           /* nnodes > 1 */
+  int listen_fd;        /* node 0: the control port; -1 otherwise */
+  Conn *conns;          /* node 0: accepted connections; node r > 0: [0] is node 0 */
+  int nconns, cap;
+  int joined;           /* node 0: nodes that said HELLO */
+  bool done_sent;       /* node r > 0: DONE sent */
+  bool verdict;         /* node r > 0: EXIT received; node 0: EXIT sent */
+  double join_deadline; /* node 0: when the missing nodes are given up on */
+  double started;       /* for --timeout */
+} Job;
+
+/* launch.c: records the job's failure (only the first counts), stops this node's ranks and,
+ * when `tell`, passes it on to the other nodes. */
+void job_fail(Job *j, int code, bool tell, const char *fmt, ...) LAUNCH_PRINTF(4, 5);
+int running_ranks(const Job *j);
+
+/* ---- ranks (launch_rank.c) -------------------------------------------------------------------- */
+bool rank_spawn(Job *j, RankProc *p, int local_rank);
+/* Reads what is available on a rank's stream s (0 stdout, 1 stderr) and prints its complete
+ * lines; closes the pipe at EOF. */
+void rank_pump(Job *j, RankProc *p, int s);
+void ranks_signal(Job *j, int sig);
+void describe_status(Text *t, int status);
+int status_exit_code(int status);
+
+/* ---- nodes (launch_node.c) -------------------------------------------------------------------- */
+/* Node 0 listens on the control port, another node joins node 0's launcher.  Returns false
+ * with the reason in `why` (the launch cannot go on).  sfd: the signalfd, so that an
+ * interrupt ends the wait to join. */
+bool node_link_open(Job *j, int sfd, Text *why);
+/* Adds the link's descriptors to a poll set (returns the new count) and handles one that
+ * is ready. */
+int node_link_pollfds(const Job *j, struct pollfd *pfds, int np);
+void node_link_ready(Job *j, int fd);
+/* Sends FAIL <code> <why> to every node that joined (node 0) or to node 0. */
+void node_link_tell_fail(Job *j);
+/* The earliest time the link needs the loop awake (-1: none), and the checks then due. */
+double node_link_wake(const Job *j);
+void node_link_check(Job *j, double now);
+/* Every rank of this node has exited and nothing failed: true when the launcher may exit. */
+bool node_link_complete(Job *j);
+void node_link_close(Job *j);
 
 #endif
