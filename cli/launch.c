@@ -480,9 +480,16 @@ int cmd_launch(int argc, char **argv) {
   sigaddset(&mask, SIGTERM);
   sigaddset(&mask, SIGHUP);
   sigprocmask(SIG_BLOCK, &mask, &j.orig_mask);
+  j.launcher_pid = getpid();
+  j.guard_fd = j.guard_pid = -1;
+  /* Before any rank and any socket: the guard needs none of them. */
+  if (!guard_start(&j))
+    fprintf(stderr, "tilescale launch: warning: cannot start the guard process (%s); if the launcher is killed, "
+                    "what its ranks started may outlive it\n", strerror(errno));
   int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0) {
     fprintf(stderr, "tilescale launch: signalfd failed: %s\n", strerror(errno));
+    guard_stop(&j);
     sigprocmask(SIG_SETMASK, &j.orig_mask, NULL);
     return 1;
   }
@@ -511,6 +518,7 @@ int cmd_launch(int argc, char **argv) {
   }
   text_free(&why);
   job_free(&j);
+  guard_stop(&j);
   close(sfd);
   /* Drop signals that arrived for the ranks before unblocking, then restore the mask. */
   struct timespec zero = {0, 0};

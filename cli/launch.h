@@ -5,6 +5,8 @@
  *   launch_rank.c  one rank's life: started in its own process group, its output forwarded
  *                  line by line with a prefix, its status described, its group stopped
  *   launch_node.c  jobs of several nodes: the control link between the node launchers
+ *   launch_guard.c the guard: a process that kills the ranks' process groups if the launcher
+ *                  itself is killed (SIGKILL leaves the launcher no chance to)
  *
  * The launcher is a CLI command, not part of libtilescale: a library must not fork, take
  * over signals or exit on its caller's behalf.  It needs nothing of the library but the
@@ -76,6 +78,9 @@ typedef struct Job {
   const LaunchOpts *o;
   RankProc *procs;
   sigset_t orig_mask;   /* the mask the launcher started with: the ranks get it back */
+  pid_t launcher_pid;   /* getpid(): a rank checks it still has this parent */
+  int guard_fd;         /* the guard's socket (launch_guard.c); -1 without a guard */
+  pid_t guard_pid;      /* -1 without a guard */
   double kill_at;       /* SIGKILL what still runs at this time; -1: nothing pending */
   bool failed;          /* the first failure decides the outcome */
   int exit_code;
@@ -106,6 +111,14 @@ void rank_pump(Job *j, RankProc *p, int s);
 void ranks_signal(Job *j, int sig);
 void describe_status(Text *t, int status);
 int status_exit_code(int status);
+
+/* ---- the guard (launch_guard.c) --------------------------------------------------------------- */
+/* Forks the guard; false (errno set) if it could not be started. */
+bool guard_start(Job *j);
+/* +pgid: a rank's group to kill if the launcher dies; -pgid: that group is empty now. */
+void guard_tell(Job *j, int msg);
+/* Tells the guard that everything is stopped, and waits for it to exit. */
+void guard_stop(Job *j);
 
 /* ---- nodes (launch_node.c) -------------------------------------------------------------------- */
 /* Node 0 listens on the control port, another node joins node 0's launcher.  Returns false

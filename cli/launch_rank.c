@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,6 +76,9 @@ static void free_env(char **env, int own) {
 /* In the child, between fork and exec: only async-signal-safe calls. */
 static void exec_rank(const Job *j, int local_rank, int out_fd, int err_fd, char **env) {
   const LaunchOpts *o = j->o;
+  /* Die with the launcher, even one killed by SIGKILL (which runs none of its cleanup).  If
+   * it died before prctl took effect, our parent is already someone else: leave at once. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != j->launcher_pid) _exit(1);
   /* Own process group: stopping a rank also stops what it started (helpers, nvcc). */
   setpgid(0, 0);
   dup2(out_fd, STDOUT_FILENO);
@@ -114,6 +118,7 @@ bool rank_spawn(Job *j, RankProc *p, int local_rank) {
     return false;
   }
   setpgid(pid, pid); /* also here: the child may not have run yet when we signal it */
+  guard_tell(j, pid);
   p->pid = pid;
   p->fd[0] = out[0];
   p->fd[1] = err[0];
