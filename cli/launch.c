@@ -480,6 +480,9 @@ int cmd_launch(int argc, char **argv) {
   sigaddset(&mask, SIGTERM);
   sigaddset(&mask, SIGHUP);
   sigprocmask(SIG_BLOCK, &mask, &j.orig_mask);
+  /* EPIPE instead of death by SIGPIPE when our output's reader goes (launch_rank.c). */
+  struct sigaction ignore = {.sa_handler = SIG_IGN};
+  sigaction(SIGPIPE, &ignore, &j.orig_sigpipe);
   j.launcher_pid = getpid();
   j.guard_fd = j.guard_pid = -1;
   /* Before any rank and any socket: the guard needs none of them. */
@@ -490,6 +493,7 @@ int cmd_launch(int argc, char **argv) {
   if (sfd < 0) {
     fprintf(stderr, "tilescale launch: signalfd failed: %s\n", strerror(errno));
     guard_stop(&j);
+    sigaction(SIGPIPE, &j.orig_sigpipe, NULL);
     sigprocmask(SIG_SETMASK, &j.orig_mask, NULL);
     return 1;
   }
@@ -524,6 +528,7 @@ int cmd_launch(int argc, char **argv) {
   struct timespec zero = {0, 0};
   while (sigtimedwait(&mask, NULL, &zero) > 0) {
   }
+  sigaction(SIGPIPE, &j.orig_sigpipe, NULL);
   sigprocmask(SIG_SETMASK, &j.orig_mask, NULL);
   return exit_code;
 }

@@ -78,6 +78,7 @@ typedef struct Job {
   const LaunchOpts *o;
   RankProc *procs;
   sigset_t orig_mask;   /* the mask the launcher started with: the ranks get it back */
+  struct sigaction orig_sigpipe; /* SIGPIPE as the launcher found it: the ranks get it back */
   pid_t launcher_pid;   /* getpid(): a rank checks it still has this parent */
   int guard_fd;         /* the guard's socket (launch_guard.c); -1 without a guard */
   pid_t guard_pid;      /* -1 without a guard */
@@ -85,6 +86,7 @@ typedef struct Job {
   bool failed;          /* the first failure decides the outcome */
   int exit_code;
   Text why;             /* what failed: "rank 3 exited with code 3", for the last line */
+  bool out_closed[2];   /* our stdout / stderr got EPIPE: output for it is dropped */
   char on_node[32];     /* " on node R" in multi-node jobs, where a rank number alone does
                            not say where to look; "" otherwise */
   bool multi;           /* nnodes > 1 */

@@ -88,8 +88,10 @@ static void exec_rank(const Job *j, int local_rank, int out_fd, int err_fd, char
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
   }
-  /* The blocked mask survives exec: give the program the mask the launcher started with. */
+  /* The blocked mask and an ignored SIGPIPE survive exec: give the program the mask and
+   * the SIGPIPE disposition the launcher started with. */
   sigprocmask(SIG_SETMASK, &j->orig_mask, NULL);
+  sigaction(SIGPIPE, &j->orig_sigpipe, NULL);
   execvpe(o->prog[0], o->prog, env);
   dprintf(STDERR_FILENO, "tilescale launch: cannot run '%s': %s\n", o->prog[0], strerror(errno));
   _exit(127);
@@ -127,26 +129,41 @@ bool rank_spawn(Job *j, RankProc *p, int local_rank) {
 }
 
 /* ---- output --------------------------------------------------------------------------------- */
-static void write_all(int fd, const char *s, size_t n) {
+/* Returns false with errno set when fd refuses the bytes. */
+static bool write_all(int fd, const char *s, size_t n) {
   while (n > 0) {
     ssize_t w = write(fd, s, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return; /* our own stdout is gone; the ranks still run to completion */
-    }
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
     s += w;
     n -= (size_t)w;
   }
+  return true;
+}
+
+/* Our stdout (or stderr) lost its reader: `tilescale launch ... | head -1`.  A program in a
+ * shell pipeline dies of SIGPIPE there; the launcher ignores SIGPIPE so that it can do what
+ * dying would not: stop its ranks (nobody reads them either) and exit 141, the status a
+ * pipeline reports for a writer killed by SIGPIPE. */
+static void output_closed(Job *j, int stream) {
+  const char *name = stream == 0 ? "standard output" : "standard error";
+  j->out_closed[stream] = true;
+  if (j->failed) return;
+  fprintf(stderr, "tilescale launch: %s closed by its reader (EPIPE); stopping every rank\n", name);
+  job_fail(j, 128 + SIGPIPE, true, "the launcher's %s closed by its reader (EPIPE)%s", name, j->on_node);
 }
 
 /* Emits one complete line with the rank's prefix in a single write, so lines of different
  * ranks never interleave mid-line. */
 static void emit_line(Job *j, int rank, int stream, const char *line, size_t n) {
+  if (j->out_closed[stream]) return;
   Text t = {0};
   if (j->o->prefix) text_printf(&t, "[rank %d] ", rank);
   text_append(&t, line, n);
   text_append(&t, "\n", 1);
-  write_all(stream == 0 ? STDOUT_FILENO : STDERR_FILENO, t.data, t.len);
+  /* Other write errors (a full disk) lose output but not the job. */
+  if (!write_all(stream == 0 ? STDOUT_FILENO : STDERR_FILENO, t.data, t.len) && errno == EPIPE)
+    output_closed(j, stream);
   text_free(&t);
 }
 

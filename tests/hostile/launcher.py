@@ -307,4 +307,5 @@ if __name__ == "__main__":
     peer = r"127\.0\.0\.1:\d+"
     run_case("kill9", "SIGKILL of the launcher kills its ranks", [gone])
     run_case("kill9_children", "SIGKILL of the launcher kills what its ranks started", [gone])
+    run_case("pipe_closed", "launch | head -1 stops the ranks", [gone, r"standard output .*closed", r"pipeline rc=141"])
     finish("launcher")
