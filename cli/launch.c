@@ -9,8 +9,11 @@
  *        signalfd for SIGCHLD / SIGINT / SIGTERM / SIGHUP, and with several nodes the control
  *        link between node launchers (launch_node.c)
  *     -> the first rank to fail (non-zero exit or a signal) stops the others: SIGTERM to
- *        their process groups, SIGKILL after a grace period; the launcher exits non-zero
- *        and names the rank and why.
+ *        their process groups (or the SIGINT/SIGHUP/SIGTERM the launcher received), SIGKILL
+ *        after a grace period; the launcher exits non-zero and names the rank and why.
+ *     -> the launcher waits until every rank's process group is empty, so nothing it
+ *        started outlives it; if it is killed itself, the ranks' parent-death signal and the
+ *        guard (launch_guard.c) see to that.
  *
  * Signals arrive through a signalfd rather than a handler, so there is no global flag and
  * no race between "a child exited" and "poll started waiting". */
@@ -22,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -108,6 +112,14 @@ static const char launch_usage[] =
     "and NVSHMEM_DISABLE_NVLS=1, NCCL_NVLS_ENABLE=0 (NVLink multicast stays off).\n"
     "Every output line is prefixed with its rank.  When a rank exits non-zero or is killed\n"
     "by a signal, the others are stopped and the launcher exits non-zero naming that rank.\n"
+    "\n"
+    "Each rank runs in a process group of its own.  Stopping a rank stops its group (SIGTERM,\n"
+    "SIGKILL after --grace), and what a rank leaves in its group when it exits is stopped too.\n"
+    "SIGINT, SIGTERM or SIGHUP sent to the launcher (Ctrl-C) is passed on to every rank's group;\n"
+    "a second one sends SIGKILL.  Ranks die with the launcher even if it is killed (SIGKILL).\n"
+    "If the launcher's output pipe closes (`tilescale launch ... | head`), it stops the ranks\n"
+    "and exits 141.  Rank 0 of node 0 reads the launcher's stdin unless that is a terminal;\n"
+    "the other ranks read /dev/null.\n"
     "\n"
     "Several nodes: start one launcher per node with the same -n, --nnodes, --master-addr\n"
     "and --master-port.  The launchers of nodes 1..K-1 connect to node 0's launcher (at\n"
@@ -292,8 +304,7 @@ void job_fail(Job *j, int code, bool tell, const char *fmt, ...) {
   text_vprintf(&j->why, fmt, ap);
   va_end(ap);
   if (j->multi && tell) node_link_tell_fail(j);
-  ranks_signal(j, SIGTERM);
-  j->kill_at = launch_now() + j->o->grace_s;
+  ranks_signal(j, j->stop_sig ? j->stop_sig : SIGTERM);
 }
 
 static int open_pipes(const Job *j) {
@@ -302,37 +313,62 @@ static int open_pipes(const Job *j) {
   return n;
 }
 
-/* Rank p exited with status st: unless it succeeded or we stopped it, the job failed. */
-static void on_rank_exit(Job *j, RankProc *p, int st) {
-  p->running = false;
-  p->status = st;
+/* Rank p exited: unless it succeeded or we stopped it, the job failed.  Whatever it left
+ * in its process group is stopped now either way. */
+static void on_rank_exit(Job *j, RankProc *p) {
+  int st = p->status;
   bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-  if (ok || p->stopped_by_us || j->failed) return;
-  Text t = {0};
-  describe_status(&t, st);
-  fprintf(stderr, "tilescale launch: rank %d (pid %d)%s %s", p->rank, (int)p->pid, j->on_node, text_str(&t));
-  int others = running_ranks(j);
-  if (others) fprintf(stderr, "; stopping the other %d rank%s", others, others == 1 ? "" : "s");
-  if (j->multi) fprintf(stderr, "%s the ranks of the other nodes", others ? " and" : "; stopping");
-  fputc('\n', stderr);
-  job_fail(j, status_exit_code(st), true, "rank %d %s%s", p->rank, text_str(&t), j->on_node);
-  text_free(&t);
+  if (!ok && !p->stopped_by_us && !j->failed) {
+    Text t = {0};
+    describe_status(&t, st);
+    fprintf(stderr, "tilescale launch: rank %d (pid %d)%s %s", p->rank, (int)p->pid, j->on_node, text_str(&t));
+    int others = running_ranks(j);
+    if (others) fprintf(stderr, "; stopping the other %d rank%s", others, others == 1 ? "" : "s");
+    if (j->multi) fprintf(stderr, "%s the ranks of the other nodes", others ? " and" : "; stopping");
+    fputc('\n', stderr);
+    job_fail(j, status_exit_code(st), true, "rank %d %s%s", p->rank, text_str(&t), j->on_node);
+    text_free(&t);
+  }
+  if (p->kill_at >= 0 || p->give_up_at >= 0 || kill(-p->pid, 0) != 0) return; /* stopping, or empty */
+  if (!j->failed)
+    fprintf(stderr, "tilescale launch: rank %d%s left processes behind (its process group %d); stopping them\n",
+            p->rank, j->on_node, (int)p->pid);
+  group_stop(j, p, j->stop_sig ? j->stop_sig : SIGTERM);
 }
 
-/* Reaps every rank that exited (SIGCHLD may coalesce, so check them all). */
-static void reap_ranks(Job *j) {
-  for (int i = 0; i < j->o->nproc; i++) {
-    RankProc *p = &j->procs[i];
-    int st;
-    if (p->running && waitpid(p->pid, &st, WNOHANG) == p->pid) on_rank_exit(j, p, st);
+/* Reaps every child that exited: ranks, the guard, and the orphans of ranks (ours as their
+ * subreaper).  Every zombie goes before a rank's group is looked at, so that an orphan
+ * already dead does not count as left behind. */
+static void reap_children(Job *j) {
+  int st;
+  pid_t pid;
+  while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+    if (pid == j->guard_pid) {
+      j->guard_pid = -1; /* killed by hand; nothing to do but stop telling it */
+      if (j->guard_fd >= 0) close(j->guard_fd);
+      j->guard_fd = -1;
+    }
+    for (int i = 0; i < j->o->nproc; i++) {
+      RankProc *p = &j->procs[i];
+      if (p->running && p->pid == pid) {
+        p->running = false;
+        p->exit_seen = true;
+        p->status = st;
+      }
+    }
   }
+  for (int i = 0; i < j->o->nproc; i++)
+    if (j->procs[i].exit_seen) {
+      j->procs[i].exit_seen = false;
+      on_rank_exit(j, &j->procs[i]);
+    }
 }
 
 /* What the signalfd has: an interrupt stops every rank; a second one kills them. */
 static void on_signals(Job *j, int sfd) {
   struct signalfd_siginfo si;
   while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-    if (si.ssi_signo == SIGCHLD) continue; /* reaped by reap_ranks */
+    if (si.ssi_signo == SIGCHLD) continue; /* reaped by reap_children */
     if (j->failed) {
       ranks_signal(j, SIGKILL); /* a second interrupt: no more grace */
       continue;
@@ -341,18 +377,17 @@ static void on_signals(Job *j, int sfd) {
     fprintf(stderr, "tilescale launch: received signal %u (%s); stopping every rank\n", si.ssi_signo, abbr ? abbr : "?");
     char where[64] = "";
     if (j->multi) snprintf(where, sizeof where, " (the launcher of node %d)", j->o->node_rank);
+    /* The ranks sit in process groups of their own, out of the terminal's reach: give them
+     * the signal the terminal (or whoever) gave us. */
+    j->stop_sig = (int)si.ssi_signo;
     job_fail(j, 128 + (int)si.ssi_signo, true, "interrupted%s", where);
   }
 }
 
-/* The deadlines that are due: SIGKILL after the grace period, the node link's, the job's
- * --timeout. */
+/* The deadlines that are due: the node link's, the job's --timeout.  (The process groups'
+ * are groups_check's.) */
 static void check_deadlines(Job *j, double now) {
   const LaunchOpts *o = j->o;
-  if (j->kill_at >= 0 && now >= j->kill_at) {
-    ranks_signal(j, SIGKILL);
-    j->kill_at = -1;
-  }
   node_link_check(j, now);
   if (o->timeout_s > 0 && !j->failed && now - j->started >= o->timeout_s) {
     Text t = {0};
@@ -367,10 +402,10 @@ static void check_deadlines(Job *j, double now) {
   }
 }
 
-/* How long poll may wait: until the earliest deadline and, once every rank has exited, at
- * most 500 ms (then the loop stops waiting for pipes a leftover grandchild keeps open). */
-static int poll_timeout_ms(const Job *j, int alive) {
-  double wake = j->kill_at;
+/* How long poll may wait: until the earliest deadline (`wake`: the process groups') and,
+ * once every rank has exited, at most 500 ms: a leftover that is not our child sends no
+ * SIGCHLD, and one that left its rank's group may hold the pipes open. */
+static int poll_timeout_ms(const Job *j, int alive, double wake) {
   if (j->o->timeout_s > 0 && !j->failed) {
     double t = j->started + j->o->timeout_s;
     if (wake < 0 || t < wake) wake = t;
@@ -388,6 +423,8 @@ static int poll_timeout_ms(const Job *j, int alive) {
 static void job_step(Job *j, int sfd, struct pollfd **pfds, int *cap) {
   const LaunchOpts *o = j->o;
   int alive = running_ranks(j);
+  double group_wake;
+  int live = groups_check(j, launch_now(), &group_wake);
   int need = 2 * o->nproc + j->nconns + 2;
   if (need > *cap) {
     *cap = 2 * need;
@@ -402,15 +439,15 @@ static void job_step(Job *j, int sfd, struct pollfd **pfds, int *cap) {
   int first_link = np;
   np = node_link_pollfds(j, pf, np);
 
-  int pr = poll(pf, (nfds_t)np, poll_timeout_ms(j, alive));
+  int pr = poll(pf, (nfds_t)np, poll_timeout_ms(j, alive, group_wake));
   if (pr < 0 && errno != EINTR) {
     fprintf(stderr, "tilescale launch: poll failed: %s\n", strerror(errno));
     job_fail(j, 1, true, "the launcher%s failed (poll: %s)", j->on_node, strerror(errno));
     ranks_signal(j, SIGKILL);
-    j->kill_at = -1;
   }
-  if (pr <= 0 && alive == 0) {
-    /* Every rank is gone but something still holds its output open: stop listening. */
+  if (pr <= 0 && live == 0) {
+    /* Every rank and its group is gone but something that left the group still holds the
+     * output open: stop listening. */
     for (int i = 0; i < o->nproc; i++)
       for (int s = 0; s < 2; s++)
         if (j->procs[i].fd[s] >= 0) {
@@ -429,7 +466,7 @@ static void job_step(Job *j, int sfd, struct pollfd **pfds, int *cap) {
         if (j->procs[i].fd[s] == pf[k].fd) rank_pump(j, &j->procs[i], s);
   }
   if (pr > 0 && (pf[0].revents & POLLIN)) on_signals(j, sfd);
-  reap_ranks(j);
+  reap_children(j);
   check_deadlines(j, launch_now());
 }
 
@@ -447,7 +484,9 @@ static void job_run(Job *j, int sfd) {
   }
   struct pollfd *pfds = NULL;
   int cap = 0;
-  while (running_ranks(j) > 0 || open_pipes(j) > 0 || !node_link_complete(j)) job_step(j, sfd, &pfds, &cap);
+  double wake;
+  while (groups_check(j, launch_now(), &wake) > 0 || open_pipes(j) > 0 || !node_link_complete(j))
+    job_step(j, sfd, &pfds, &cap);
   free(pfds);
 }
 
@@ -484,6 +523,9 @@ int cmd_launch(int argc, char **argv) {
   struct sigaction ignore = {.sa_handler = SIG_IGN};
   sigaction(SIGPIPE, &ignore, &j.orig_sigpipe);
   j.launcher_pid = getpid();
+  /* Orphans of the ranks become our children, so we can reap them and see their groups
+   * empty (launch_rank.c). */
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   j.guard_fd = j.guard_pid = -1;
   /* Before any rank and any socket: the guard needs none of them. */
   if (!guard_start(&j))
@@ -498,7 +540,6 @@ int cmd_launch(int argc, char **argv) {
     return 1;
   }
   j.o = &o;
-  j.kill_at = -1;
   j.listen_fd = -1;
   j.multi = o.nnodes > 1;
   if (j.multi) snprintf(j.on_node, sizeof j.on_node, " on node %d", o.node_rank);

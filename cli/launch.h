@@ -62,7 +62,12 @@ typedef struct RankProc {
   int fd[2];         /* stdout, stderr pipes (read ends); -1 once closed */
   Text partial[2];   /* a line not yet ended by '\n' */
   bool running;
+  bool exit_seen;    /* reaped, on_rank_exit not yet run */
+  bool group_live;   /* its process group may still have members: the rank, or what it
+                        started, which outlives it unless stopped */
   bool stopped_by_us;
+  double kill_at;    /* SIGKILL the group at this time (a gentler signal went first); -1: none */
+  double give_up_at; /* stop waiting for a group that SIGKILL did not empty; -1: none */
   int status;        /* waitpid status once exited */
 } RankProc;
 
@@ -82,8 +87,9 @@ typedef struct Job {
   pid_t launcher_pid;   /* getpid(): a rank checks it still has this parent */
   int guard_fd;         /* the guard's socket (launch_guard.c); -1 without a guard */
   pid_t guard_pid;      /* -1 without a guard */
-  double kill_at;       /* SIGKILL what still runs at this time; -1: nothing pending */
   bool failed;          /* the first failure decides the outcome */
+  int stop_sig;         /* what stops the ranks first: the interrupt the launcher got, passed
+                           on as a terminal would have; else SIGTERM */
   int exit_code;
   Text why;             /* what failed: "rank 3 exited with code 3", for the last line */
   bool out_closed[2];   /* our stdout / stderr got EPIPE: output for it is dropped */
@@ -110,7 +116,12 @@ bool rank_spawn(Job *j, RankProc *p, int local_rank);
 /* Reads what is available on a rank's stream s (0 stdout, 1 stderr) and prints its complete
  * lines; closes the pipe at EOF. */
 void rank_pump(Job *j, RankProc *p, int s);
+/* Signals rank p's whole process group (SIGKILL follows a gentler signal after --grace). */
+void group_stop(Job *j, RankProc *p, int sig);
 void ranks_signal(Job *j, int sig);
+/* After a rank exits: forgets its group once empty, SIGKILLs it when its grace is over.
+ * Returns the number of groups still live; *wake gets the earliest deadline (or -1). */
+int groups_check(Job *j, double now, double *wake);
 void describe_status(Text *t, int status);
 int status_exit_code(int status);
 

@@ -3,7 +3,10 @@
  * its exit status in words, and stopping it.
  *
  * A rank's process group is its pid: stopping a rank signals the group, so what the rank
- * started (helpers, a compiler) stops with it. */
+ * started (helpers, a compiler) stops with it, and what is left in the group when the rank
+ * exits is stopped then (SIGTERM, SIGKILL after --grace).  The launcher is a child subreaper
+ * (launch.c), so the rank's orphans become its children: it reaps them, and a group it
+ * watches empties rather than lingering as zombies of an init that may never reap. */
 #include "launch.h"
 
 #include <errno.h>
@@ -83,8 +86,10 @@ static void exec_rank(const Job *j, int local_rank, int out_fd, int err_fd, char
   setpgid(0, 0);
   dup2(out_fd, STDOUT_FILENO);
   dup2(err_fd, STDERR_FILENO);
-  /* Only rank 0 may read the terminal; the others would race for it. */
-  if (local_rank != 0 || o->node_rank != 0) {
+  /* Only rank 0 may read stdin; the others would race for it.  Not a terminal, though: in a
+   * process group of its own, rank 0 is in the background, and reading would stop it
+   * (SIGTTIN) for good. */
+  if (local_rank != 0 || o->node_rank != 0 || isatty(STDIN_FILENO)) {
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
   }
@@ -125,6 +130,8 @@ bool rank_spawn(Job *j, RankProc *p, int local_rank) {
   p->fd[0] = out[0];
   p->fd[1] = err[0];
   p->running = true;
+  p->group_live = true;
+  p->kill_at = p->give_up_at = -1;
   return true;
 }
 
@@ -215,12 +222,55 @@ int status_exit_code(int status) {
   return 1;
 }
 
-void ranks_signal(Job *j, int sig) {
-  for (int i = 0; i < j->o->nproc; i++) {
-    RankProc *p = &j->procs[i];
-    if (!p->running) continue;
+/* A group SIGKILL has not emptied after this long is stuck (a process in uninterruptible
+ * sleep in a driver): the launcher stops waiting for it. */
+#define KILL_WAIT_S 3.0
+
+void group_stop(Job *j, RankProc *p, int sig) {
+  if (!p->group_live) return;
+  if (p->running) {
     p->stopped_by_us = true;
-    kill(-p->pid, sig);
     kill(p->pid, sig); /* in case setpgid lost the race with exec */
   }
+  kill(-p->pid, sig);
+  double now = launch_now();
+  if (sig == SIGKILL) {
+    p->kill_at = -1;
+    if (p->give_up_at < 0) p->give_up_at = now + KILL_WAIT_S;
+  } else if (p->kill_at < 0 && p->give_up_at < 0) {
+    p->kill_at = now + j->o->grace_s;
+  }
+}
+
+void ranks_signal(Job *j, int sig) {
+  for (int i = 0; i < j->o->nproc; i++) group_stop(j, &j->procs[i], sig);
+}
+
+static void earliest(double *wake, double t) {
+  if (t >= 0 && (*wake < 0 || t < *wake)) *wake = t;
+}
+
+int groups_check(Job *j, double now, double *wake) {
+  int live = 0;
+  *wake = -1;
+  for (int i = 0; i < j->o->nproc; i++) {
+    RankProc *p = &j->procs[i];
+    if (!p->group_live) continue;
+    if (!p->running && kill(-p->pid, 0) != 0 && errno == ESRCH) {
+      p->group_live = false;
+      guard_tell(j, -p->pid); /* the number may be reused now: never signal it again */
+      continue;
+    }
+    if (p->kill_at >= 0 && now >= p->kill_at) group_stop(j, p, SIGKILL);
+    if (!p->running && p->give_up_at >= 0 && now >= p->give_up_at) {
+      fprintf(stderr, "tilescale launch: warning: process group %d (rank %d) is still there %g s after SIGKILL; "
+                      "not waiting for it\n", (int)p->pid, p->rank, KILL_WAIT_S);
+      p->group_live = false;
+      continue;
+    }
+    live++;
+    earliest(wake, p->kill_at);
+    earliest(wake, p->give_up_at);
+  }
+  return live;
 }

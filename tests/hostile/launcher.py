@@ -308,4 +308,10 @@ if __name__ == "__main__":
     run_case("kill9", "SIGKILL of the launcher kills its ranks", [gone])
     run_case("kill9_children", "SIGKILL of the launcher kills what its ranks started", [gone])
     run_case("pipe_closed", "launch | head -1 stops the ranks", [gone, r"standard output .*closed", r"pipeline rc=141"])
+    run_case("rank_child_fails", "a failing rank's own child is stopped",
+             [gone, r"failed: rank 1 exited with code 3", r"launcher rc=3"])
+    run_case("rank_child_succeeds", "a successful rank's leftover child is stopped",
+             [gone, r"rank 1 left .*behind", r"launcher rc=0"])
+    run_case("interrupt", "Ctrl-C reaches every rank as SIGINT",
+             [gone, r"\[rank 0\] got INT", r"\[rank 1\] got INT", r"launcher rc=130"], [r"got TERM"])
     finish("launcher")
