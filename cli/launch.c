@@ -136,8 +136,9 @@ static const char launch_usage[] =
     "                          picked; otherwise 29500)\n"
     "  --control-port P        port of node 0's launcher for the other nodes' launchers\n"
     "                          (default MASTER_PORT + 1)\n"
-    "  --join-timeout S        fail if the other nodes' launchers have not joined node 0's within\n"
-    "                          S seconds (default 300)\n"
+    "  --join-timeout S        node 0: fail if the other nodes' launchers have not joined within\n"
+    "                          S seconds; other nodes: fail if joining node 0's launcher (connect\n"
+    "                          and handshake) takes longer (default 300)\n"
     "  --timeout S             stop every rank and fail if the job runs longer than S seconds\n"
     "  --grace S               seconds between SIGTERM and SIGKILL when stopping ranks (default 5)\n"
     "  --no-prefix             pass output through without rank prefixes\n"
@@ -549,19 +550,12 @@ int cmd_launch(int argc, char **argv) {
 
   /* Nodes: node 0 listens before starting its ranks; the others join it first (their ranks
    * could not get past the rendezvous without node 0 anyway). */
+  if (!j.multi || node_link_open(&j, sfd)) job_run(&j, sfd);
   int exit_code = 0;
-  Text why = {0};
-  if (j.multi && !node_link_open(&j, sfd, &why)) {
-    fprintf(stderr, "tilescale launch: failed: node %d: %s\n", o.node_rank, text_str(&why));
-    exit_code = 1;
-  } else {
-    job_run(&j, sfd);
-    if (j.failed) {
-      exit_code = j.exit_code;
-      fprintf(stderr, "tilescale launch: failed: %s\n", text_str(&j.why));
-    }
+  if (j.failed) {
+    exit_code = j.exit_code;
+    fprintf(stderr, "tilescale launch: failed: %s\n", text_str(&j.why));
   }
-  text_free(&why);
   job_free(&j);
   guard_stop(&j);
   close(sfd);

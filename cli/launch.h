@@ -73,10 +73,12 @@ typedef struct RankProc {
 
 /* A control connection to another node's launcher (launch_node.c). */
 typedef struct Conn {
-  int fd;     /* -1 once closed */
-  int node;   /* the node at the other end; on node 0 -1 until its HELLO */
-  Text in;    /* received bytes not yet ending a line */
-  bool done;  /* node 0: that node's ranks all succeeded */
+  int fd;        /* -1 once closed */
+  int node;      /* the node at the other end; on node 0 -1 until its HELLO */
+  char peer[64]; /* its address:port, for messages */
+  double since;  /* when it connected: node 0 drops one silent past --join-timeout */
+  Text in;       /* received bytes not yet ending a line */
+  bool done;     /* node 0: that node's ranks all succeeded */
 } Conn;
 
 typedef struct Job {
@@ -134,10 +136,10 @@ void guard_tell(Job *j, int msg);
 void guard_stop(Job *j);
 
 /* ---- nodes (launch_node.c) -------------------------------------------------------------------- */
-/* Node 0 listens on the control port, another node joins node 0's launcher.  Returns false
- * with the reason in `why` (the launch cannot go on).  sfd: the signalfd, so that an
- * interrupt ends the wait to join. */
-bool node_link_open(Job *j, int sfd, Text *why);
+/* Node 0 listens on the control port; another node joins node 0's launcher (a handshake
+ * bounded by --join-timeout).  Returns false after recording the failure in the job (the
+ * launch cannot go on).  sfd: the signalfd, so that an interrupt ends the wait to join. */
+bool node_link_open(Job *j, int sfd);
 /* Adds the link's descriptors to a poll set (returns the new count) and handles one that
  * is ready. */
 int node_link_pollfds(const Job *j, struct pollfd *pfds, int np);

@@ -234,7 +234,6 @@ def node0_ignores_garbage(tmp):
     """Junk on node 0's control port (a port scanner, a stray client) is dropped with a
     warning; the real node 1 still joins and the job succeeds."""
     import random
-    ctl = fake_port = None
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     ctl = s.getsockname()[1]
@@ -256,7 +255,8 @@ def node0_ignores_garbage(tmp):
     if junk is None:
         print("node 0 never listened")
         return 1
-    junk.sendall(bytes(random.Random(1).getrandbits(8) for _ in range(64)) + b"\n")
+    rng = random.Random(1)
+    junk.sendall(bytes(rng.getrandbits(8) for _ in range(64)) + b"\n")
     time.sleep(0.2)
     with open(os.path.join(tmp, "out1"), "wb") as out1:
         p1 = subprocess.Popen([TS, "launch", "--node-rank", "1"] + common, stdout=out1, stderr=subprocess.STDOUT)
@@ -314,4 +314,16 @@ if __name__ == "__main__":
              [gone, r"rank 1 left .*behind", r"launcher rc=0"])
     run_case("interrupt", "Ctrl-C reaches every rank as SIGINT",
              [gone, r"\[rank 0\] got INT", r"\[rank 1\] got INT", r"launcher rc=130"], [r"got TERM"])
+    run_case("silent_peer", "a silent node 0 times out the join",
+             [r"launcher rc=1\b", r"failed: node 1: .*" + peer + r".*timed out"])
+    run_case("garbage_peer", "a garbage node 0 is refused",
+             [r"launcher rc=1\b", r"failed: node 1: .*" + peer + r".*malformed"])
+    run_case("http_peer", "an HTTP server as node 0 is refused",
+             [r"launcher rc=1\b", r"failed: node 1: .*" + peer + r".*malformed"])
+    run_case("version_peer", "a node 0 of another protocol version is refused",
+             [r"launcher rc=1\b", r"protocol version 99"])
+    run_case("closing_peer", "a node 0 that hangs up is refused",
+             [r"launcher rc=1\b", r"failed: node 1: .*" + peer + r".*closed"])
+    run_case("node0_ignores_garbage", "junk on node 0's control port is dropped",
+             [r"ignoring .*" + peer, r"launcher rc=0", r"node 1 rc=0"])
     finish("launcher")
