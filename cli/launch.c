@@ -259,7 +259,6 @@ static int parse_args(int argc, char **argv, LaunchOpts *o) {
   return 0;
 }
 
-
 /* A free TCP port on this host: bind port 0 and let the kernel choose.  The port is
  * released again before rank 0 binds it, a small window another process could use; the
  * rendezvous then fails with "cannot listen on port P", never hangs. */
@@ -475,8 +474,6 @@ static void job_step(Job *j, int sfd, struct pollfd **pfds, int *cap) {
 static void job_run(Job *j, int sfd) {
   const LaunchOpts *o = j->o;
   for (int i = 0; i < o->nproc; i++) {
-    j->procs[i].rank = o->node_rank * o->nproc + i;
-    j->procs[i].fd[0] = j->procs[i].fd[1] = -1;
     if (!rank_spawn(j, &j->procs[i], i)) {
       fprintf(stderr, "tilescale launch: cannot start rank %d: %s\n", j->procs[i].rank, strerror(errno));
       job_fail(j, 1, true, "a rank could not be started%s", j->on_node);
@@ -546,6 +543,10 @@ int cmd_launch(int argc, char **argv) {
   if (j.multi) snprintf(j.on_node, sizeof j.on_node, " on node %d", o.node_rank);
   j.procs = launch_realloc(NULL, (size_t)o.nproc * sizeof *j.procs);
   memset(j.procs, 0, (size_t)o.nproc * sizeof *j.procs);
+  for (int i = 0; i < o.nproc; i++) { /* also those never started: no pipes to watch or close */
+    j.procs[i].rank = o.node_rank * o.nproc + i;
+    j.procs[i].fd[0] = j.procs[i].fd[1] = -1;
+  }
   j.started = launch_now();
 
   /* Nodes: node 0 listens before starting its ranks; the others join it first (their ranks

@@ -20,12 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 /* The guard's whole life.  It reads until end of file; only then does it act. */
 __attribute__((noreturn)) static void guard_main(int fd, pid_t launcher) {
+  prctl(PR_SET_NAME, "ts-launch-guard"); /* in ps/top, not a second "tilescale launch" */
   /* A Ctrl-C reaches the launcher's whole process group, the guard included: the launcher
    * then stops the ranks in order, and must not lose its guard while it does. */
   signal(SIGINT, SIG_IGN);

@@ -76,8 +76,9 @@ static void free_env(char **env, int own) {
 }
 
 /* ---- starting ------------------------------------------------------------------------------- */
-/* In the child, between fork and exec: only async-signal-safe calls. */
-static void exec_rank(const Job *j, int local_rank, int out_fd, int err_fd, char **env) {
+/* In the child, between fork and exec.  (The launcher is single-threaded, so libc is in a
+ * consistent state here even for calls that are not async-signal-safe, like strerror.) */
+__attribute__((noreturn)) static void exec_rank(const Job *j, int local_rank, int out_fd, int err_fd, char **env) {
   const LaunchOpts *o = j->o;
   /* Die with the launcher, even one killed by SIGKILL (which runs none of its cleanup).  If
    * it died before prctl took effect, our parent is already someone else: leave at once. */

@@ -139,8 +139,9 @@ def pipe_closed(tmp):
     head has gone, the launcher must stop both ranks and say why (not die of SIGPIPE and
     leave rank 1 behind)."""
     pids = os.path.join(tmp, "pids")
-    prog = ('echo $$ >> %s; if [ $RANK = 0 ]; then while :; do echo tick; sleep 0.05; done; fi; exec sleep 30'
-            % pids)
+    # Rank 0 ticks only once both pids are written: stopping must not race the bookkeeping.
+    prog = ('echo $$ >> %s; if [ $RANK = 0 ]; then while [ $(wc -l < %s) -lt 2 ]; do sleep 0.01; done; '
+            'while :; do echo tick; sleep 0.05; done; fi; exec sleep 30' % (pids, pids))
     cmd = "set -o pipefail; '%s' launch -n 2 --grace 1 sh -c '%s' 2>%s/err | head -1; echo \"pipeline rc=$?\"" % (
         TS, prog, tmp)
     p = subprocess.Popen(["bash", "-c", cmd])
@@ -161,7 +162,8 @@ def rank_child(tmp, failing):
     """Rank 1 starts a child and then fails (or succeeds); rank 0 sleeps.  That child is in
     rank 1's process group and must not outlive the launcher."""
     pids = os.path.join(tmp, "pids")
-    end = "sleep 0.2; exit 3" if failing else "exit 0"
+    # Rank 1 fails only once every pid is written: stopping must not race the bookkeeping.
+    end = ("while [ $(wc -l < %s) -lt 3 ]; do sleep 0.01; done; exit 3" % pids) if failing else "exit 0"
     prog = ('if [ $RANK = 1 ]; then sleep 30 & echo $! >> %s; echo $$ >> %s; %s; fi; echo $$ >> %s; %s'
             % (pids, pids, end, pids, "exec sleep 30" if failing else "exit 0"))
     p = start(["-n", "2", "--grace", "1", "sh", "-c", prog], tmp)
@@ -175,8 +177,11 @@ def interrupt(tmp):
     """Ctrl-C: the terminal sends SIGINT to the launcher's process group (the ranks are in
     groups of their own).  The launcher passes SIGINT on to every rank's group and exits 130."""
     pids = os.path.join(tmp, "pids")
+    # Short foreground sleeps: the signal reaches the whole group, ends the one running, and
+    # the shell runs its trap.  The background sleep ignores SIGINT (as background jobs of a
+    # non-interactive shell do): SIGKILL after --grace ends it.
     prog = ('trap "echo got INT; exit 7" INT; trap "echo got TERM; exit 8" TERM; echo $$ >> %s; '
-            'sleep 30 & echo $! >> %s; wait' % (pids, pids))
+            'sleep 30 & echo $! >> %s; while :; do sleep 0.05; done' % (pids, pids))
     p = start(["-n", "2", "--grace", "1", "sh", "-c", prog], tmp, process_group=0)
     got = wait_pids(pids, 4)
     os.killpg(p.pid, signal.SIGINT)
@@ -287,6 +292,9 @@ SCENARIOS = {
 
 def scenario(name):
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    # Started as a background job, we would pass an ignored SIGINT on to the ranks (exec keeps
+    # SIG_IGN), and a shell cannot trap a signal ignored on entry.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with tempfile.TemporaryDirectory() as tmp:
         rc = SCENARIOS[name](tmp)
     reap()
