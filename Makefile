@@ -48,10 +48,13 @@ $(LIB_A): $(LIB_OBJ)
 $(LIB_SO): $(LIB_OBJ)
 	$(CC) -shared -o $@ $^ $(LDLIBS)
 
-$(CLI): $(BUILD)/obj/cli/tilescale.o $(LIB_A)
+# The CLI: tilescale.c dispatches the subcommands; launch*.c is `tilescale launch`.
+CLI_SRC  := $(sort $(wildcard cli/*.c))
+$(CLI): $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(LIB_A)
 	$(CC) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/test_unit: $(UNIT_OBJ) $(LIB_A)
+# The unit tests run `tilescale launch` (the CLI next to them) for the launcher's cases.
+$(BUILD)/test_unit: $(UNIT_OBJ) $(LIB_A) | $(CLI)
 	$(CC) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/test_gpu: $(GPU_SRC:%.c=$(BUILD)/obj/%.o) $(LIB_A)

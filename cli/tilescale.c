@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "launch.h"
 #include "tilescale.h"
 #include "tilescale_dist.h"
 
@@ -1026,7 +1027,7 @@ int main(int argc, char **argv) {
       fputs(cache_usage, stdout);
     else if (!strcmp(topic, "launch")) {
       char *help_argv[] = {"launch", "--help", NULL};
-      return ts_launch_main(2, help_argv);
+      return cmd_launch(2, help_argv);
     } else {
       fprintf(stderr, "tilescale: no command '%s' to show help for (compile, run, launch, cache)\n", topic);
       return EXIT_USAGE;
@@ -1040,7 +1041,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "cache"))
     return cmd_cache(argc - 2, argv + 2);
   if (!strcmp(cmd, "launch"))
-    return ts_launch_main(argc - 1, argv + 1);
+    return cmd_launch(argc - 1, argv + 1);
   fprintf(stderr, "tilescale: unknown command '%s'\n\n%s", cmd, main_usage);
   return EXIT_USAGE;
 }

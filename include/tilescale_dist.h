@@ -57,11 +57,6 @@ TS_API ts_dist_options ts_dist_default_options(void);
 TS_API int ts_dist_env_local_rank(void);
 
 /* Joins the group and creates the symmetric heap on the context's device.  Collective. */
-/* The whole `tilescale launch` command (argv[0] = "launch"): spawns one process per GPU
- * with RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT; returns
- * the exit code (non-zero naming the first rank that failed). */
-TS_API int ts_launch_main(int argc, char **argv);
-
 TS_API ts_status ts_dist_init(ts_context *ctx, const ts_dist_options *opt, ts_dist **out);
 /* Collective: barrier, unmaps the peers' heaps, frees the heap, closes the rendezvous. */
 TS_API void ts_dist_finalize(ts_dist *d);

@@ -1,8 +1,6 @@
 /* dist.h — private pieces of the distributed runtime (DESIGN.md §7) shared by the files of
  * src/distributed:
  *
- *   launcher.c   `tilescale launch`: forks the ranks, prefixes their output, stops them all
- *                when one fails
  *   bootstrap.c  TCP rendezvous served by rank 0 (group formation, allgather, barrier)
  *   symheap.c    the deterministic symmetric allocator (same offsets on every rank)
  *   driver_ext.c driver entry points the runtime's table lacks (IPC, stream memory ops, ...)
@@ -10,7 +8,9 @@
  *   nvshmem.c    the `nvshmem` backend: libnvshmem_host.so.3 by dlopen
  *   dist.c       the public API of include/tilescale_dist.h on top of them
  *
- * Nothing here is used by lower layers; rt/ knows nothing of dist/. */
+ * Nothing here is used by lower layers; rt/ knows nothing of dist/.  The launcher that
+ * starts the ranks is a CLI command (cli/launch.c); only the rendezvous it points them at
+ * lives here. */
 #ifndef TS_DIST_DIST_H
 #define TS_DIST_DIST_H
 
@@ -20,11 +20,6 @@
 #include "../../include/tilescale_dist.h"
 #include "../rt/rt.h"
 #include "../rt/nvshmem_paths.h"
-
-/* ---- launcher ------------------------------------------------------------------------------ */
-/* The whole `tilescale launch` subcommand: argv[0] is "launch" (or anything), options and
- * the program follow.  Returns the process exit code. */
-int dist_launch_main(int argc, char **argv);
 
 /* ---- rendezvous ----------------------------------------------------------------------------- */
 typedef struct DistBoot {

@@ -4,9 +4,9 @@
  * (rank environment, output prefixes, failure propagation, rendezvous timeout through
  * ts_dist_init), NVSHMEM discovery, and NVRTC compiles of dist.cuh for sm_90a.
  *
- * Rank programs: the launcher re-runs this test binary (/proc/self/exe) with
- * TS_DIST_TEST_CHILD set; a constructor below then plays one rank and exits before the
- * test registry runs. */
+ * The launcher is the CLI next to this binary (build/tilescale, cli/launch.c), run as a
+ * child.  Rank programs: the launcher re-runs this test binary with TS_DIST_TEST_CHILD
+ * set; a constructor below then plays one rank and exits before the test registry runs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -105,15 +105,27 @@ typedef struct LaunchResult {
   double secs;
 } LaunchResult;
 
-/* A launcher running in a forked process (dist_launch_main changes the signal mask and
- * forks), its stdout/stderr captured in files. */
+/* `tilescale launch` (the CLI built next to this binary) running in a child, its
+ * stdout/stderr captured in files. */
 typedef struct LaunchProc {
   pid_t pid;
   char out_path[32], err_path[32];
   double t0;
 } LaunchProc;
 
-/* Starts dist_launch_main(argv) in a child; extra_env entries ("K=V") are set for it first. */
+/* This test binary's own path, for rank programs ("/proc/self/exe" would name the CLI once
+ * the launcher has exec'd it). */
+static const char *self_exe(void) {
+  static char path[4096];
+  if (!path[0]) {
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    path[n > 0 ? n : 0] = 0;
+  }
+  return path;
+}
+
+/* Runs `tilescale launch argv[1..]` in a child; extra_env entries ("K=V") are set for it first.
+ * A "/proc/self/exe" argument stands for this test binary. */
 static LaunchProc start_launch(char **argv, const char *const *extra_env) {
   LaunchProc lp;
   snprintf(lp.out_path, sizeof lp.out_path, "/tmp/ts_launch_out_XXXXXX");
@@ -121,6 +133,14 @@ static LaunchProc start_launch(char **argv, const char *const *extra_env) {
   int ofd = mkstemp(lp.out_path), efd = mkstemp(lp.err_path);
   int argc = 0;
   while (argv[argc]) argc++;
+  char cli[4200];
+  snprintf(cli, sizeof cli, "%s", self_exe());
+  char *slash = strrchr(cli, '/');
+  snprintf(slash ? slash + 1 : cli, sizeof cli - (size_t)(slash ? slash + 1 - cli : 0), "tilescale");
+  /* tilescale launch ARGS: argv[0] is "launch" already */
+  char **args = ts_calloc((size_t)argc + 2, sizeof *args);
+  args[0] = cli;
+  for (int i = 0; i < argc; i++) args[i + 1] = strcmp(argv[i], "/proc/self/exe") ? argv[i] : (char *)self_exe();
   lp.t0 = wall_s();
   fflush(stdout);
   fflush(stderr);
@@ -129,11 +149,11 @@ static LaunchProc start_launch(char **argv, const char *const *extra_env) {
     dup2(ofd, STDOUT_FILENO);
     dup2(efd, STDERR_FILENO);
     for (int i = 0; extra_env && extra_env[i]; i++) putenv((char *)extra_env[i]);
-    int code = dist_launch_main(argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    _exit(code);
+    execv(cli, args);
+    fprintf(stderr, "cannot run %s: %s\n", cli, strerror(errno));
+    _exit(99);
   }
+  ts_free(args);
   close(ofd);
   close(efd);
   return lp;
