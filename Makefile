@@ -21,7 +21,7 @@ LIB_A    := $(BUILD)/libtilescale.a
 LIB_SO   := $(BUILD)/libtilescale.so
 CLI      := $(BUILD)/tilescale
 
-.PHONY: all lib demo test check-gpu check-dist bench bench-dist asan clean format
+.PHONY: all lib demo test check-corpus check-gpu check-dist bench bench-dist asan clean format
 all: $(LIB_A) $(LIB_SO) $(CLI)
 lib: $(LIB_A) $(LIB_SO)
 
@@ -76,9 +76,17 @@ demo: all
 	@./tools/demo.sh $(CLI)
 
 # The CPU suite (CI): unit tests, golden IR, diagnostics, codegen, NVRTC compile of every
-# example for sm_80 and sm_90a.  Ends with "N passed, N failed".
+# example for sm_80 and sm_90a, the corpus check (check-corpus).  Ends with "N passed, N failed".
 test: all $(BUILD)/test_unit $(BUILD)/fuzz_replay
 	@./tests/run.sh $(BUILD)
+
+# The corpus (TileLang's and TileScale's example kernels, CORPUS=../shared/corpus by default): every
+# `hopper` row of tests/corpus/manifest.tsv compiled to PTX for sm_90a; fails when a row listed in
+# tests/corpus/baseline.txt stops compiling or the manifest misses a factory.  Also the last step of
+# `make test`.  `python3 tests/corpus/check_corpus.py --update` records rows that newly compile.
+CORPUS ?= ../shared/corpus
+check-corpus: all
+	@python3 tests/corpus/check_corpus.py --corpus $(CORPUS) --cli $(CLI)
 
 check-gpu: all $(BUILD)/test_gpu $(BUILD)/test_gemm
 	$(BUILD)/test_gpu

@@ -10,6 +10,9 @@
 #      (exit code 1, or its `# tilescale-exit: N` line)
 #   4. NVRTC: every example is compiled to a cubin for sm_80 and sm_90a (no GPU needed)
 #   5. fuzz smoke: the fuzz corpus replayed through the harness (build/fuzz_replay)
+#   6. hostile input: tests/hostile/*.py with time and memory limits
+#   7. corpus: every Hopper kernel factory of TileLang's and TileScale's examples compiled to PTX
+#      (tests/corpus/check_corpus.py; CORPUS=DIR, default ../shared/corpus beside the checkout)
 # and ends with one line "N passed, N failed".  UPDATE=1 rewrites missing/changed goldens.
 set -u
 BUILD=${1:-build}
@@ -173,6 +176,28 @@ if command -v python3 >/dev/null 2>&1; then
   done
 else
   echo "skip hostile input: python3 not found"
+fi
+
+# 7. corpus: the `hopper` rows of tests/corpus/manifest.tsv compiled to PTX for sm_90a.  Only
+#    regressions (rows of tests/corpus/baseline.txt that stop compiling) and manifest gaps count as
+#    failures; rows that never compiled are the corpus issue's backlog, listed by `make check-corpus`.
+CORPUS=${CORPUS:-$ROOT/../shared/corpus}
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "skip corpus: python3 not found"
+elif [ ! -d "$CORPUS" ]; then
+  echo "skip corpus: $CORPUS not found"
+else
+  out=$(python3 tests/corpus/check_corpus.py --corpus "$CORPUS" --cli "$TS" 2>&1)
+  line=$(echo "$out" | sed -n 's/^corpus: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' | tail -1)
+  if [ -z "$line" ]; then
+    bad "corpus: check_corpus.py printed no summary"; echo "$out" | tail -20 | sed 's/^/    /'
+  else
+    echo "$out" | grep -E '^(REGRESSION|NEW|manifest|median)' | sed 's/^REGRESSION/FAIL corpus regression/'
+    echo "$out" | grep -E '^  total ' | awk '{print "corpus: " $4 " of " $3 " Hopper factories compile (" $2 " in the manifest)"}'
+    echo "$out" | tail -1
+    pass=$((pass + ${line% *}))
+    fail=$((fail + ${line#* }))
+  fi
 fi
 
 echo "$pass passed, $fail failed"
