@@ -52,8 +52,8 @@ def new_context():
 
 
 def context():
-    """The tilescale.Context compiles of this thread use: the thread's own one inside
-    own_context(), else the process-wide one (created on first use, so importing tilelang
+    """The tilescale.Context compiles of this thread use: a parallel_compile thread's own
+    one, else the process-wide one (created on first use, so importing tilelang
     does not touch the driver; tilelang.disable_cache() before the first compile takes
     effect)."""
     global _ctx
@@ -66,18 +66,43 @@ def context():
         return _ctx
 
 
-class own_context:
-    """`with own_context():` compiles of this thread use a context of their own.  The library
-    is thread-safe per context (include/tilescale.h: one ts_context per thread), so parallel
-    compilation gives every worker thread one; kernels keep their context alive."""
+def num_workers(n):
+    """Compile threads for n jobs: TILELANG_AUTO_TUNING_CPU_COUNTS, else
+    TILELANG_AUTO_TUNING_CPU_UTILITIES (0.9) of the CPUs this process may use, at most
+    TILELANG_AUTO_TUNING_MAX_CPU_COUNT and n."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    counts = int(os.environ.get("TILELANG_AUTO_TUNING_CPU_COUNTS", "-1") or -1)
+    share = float(os.environ.get("TILELANG_AUTO_TUNING_CPU_UTILITIES", "0.9") or 0.9)
+    workers = min(counts, cpus) if counts > 0 else max(1, int(cpus * share))
+    cap = int(os.environ.get("TILELANG_AUTO_TUNING_MAX_CPU_COUNT", "-1") or -1)
+    if cap > 0:
+        workers = min(workers, cap)
+    return max(1, min(workers, n))
 
-    def __enter__(self):
-        self.saved = getattr(_local, "ctx", None)
-        _local.ctx = new_context()
-        return _local.ctx
 
-    def __exit__(self, *exc):
-        _local.ctx = self.saved
+def _own_context():
+    _local.ctx = new_context()
+
+
+def parallel_compile(build, jobs, workers=None):
+    """[(build(job), None) or (None, exception)] for every job, in threads that compile in a
+    context of their own each (the library is thread-safe per context; ctypes releases the GIL
+    during a compile).  Kernels keep their context alive after the threads end."""
+    def one(job):
+        try:
+            return build(job), None
+        except Exception as e:  # noqa: BLE001 (the caller decides what a failure means)
+            return None, e
+    jobs = list(jobs)
+    if len(jobs) <= 1:
+        return [one(j) for j in jobs]
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers or num_workers(len(jobs)), initializer=_own_context) as pool:
+        return list(pool.map(one, jobs))
 
 
 def reset_context():

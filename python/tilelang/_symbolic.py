@@ -16,7 +16,6 @@ The same solver binds the dynamic variables of a compiled kernel's parameters (r
 the library's IR signature) to allocate outputs whose shapes are dynamic."""
 import ast
 import builtins
-import math
 import operator
 
 __all__ = ["UNKNOWN", "Sym", "Expr", "free_syms", "evaluate", "solve", "solve_sizes",

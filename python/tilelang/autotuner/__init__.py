@@ -12,7 +12,6 @@ the autotuner/ folder of the cache directory, so a later run compiles only the c
 A progress line per config goes to stderr when verbose or when there are more than a few
 configs.  Per-config pass_configs are accepted; the library does not take pass_configs from
 Python yet (the kernel says so once).  Not yet: timeouts, multi-GPU benchmarking."""
-import concurrent.futures
 import contextlib
 import functools
 import hashlib
@@ -72,41 +71,6 @@ class _Profile:
 
 
 # ---- compiling the configs ----------------------------------------------------------------------
-def _num_workers(n):
-    """Compile threads: TILELANG_AUTO_TUNING_CPU_COUNTS, else TILELANG_AUTO_TUNING_CPU_UTILITIES
-    (0.9) of the CPUs this process may use, at most ..._MAX_CPU_COUNT and n."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cpus = os.cpu_count() or 1
-    counts = int(os.environ.get("TILELANG_AUTO_TUNING_CPU_COUNTS", "-1") or -1)
-    share = float(os.environ.get("TILELANG_AUTO_TUNING_CPU_UTILITIES", "0.9") or 0.9)
-    workers = min(counts, cpus) if counts > 0 else max(1, int(cpus * share))
-    cap = int(os.environ.get("TILELANG_AUTO_TUNING_MAX_CPU_COUNT", "-1") or -1)
-    if cap > 0:
-        workers = min(workers, cap)
-    return max(1, min(workers, n))
-
-
-def _init_worker():
-    _compiler._local.ctx = _compiler.new_context()
-
-
-def _compile_all(jobs, build):
-    """[(kernel, None) or (None, exception)] for build(job) of every job, in parallel
-    threads that each compile in a context of their own."""
-    def one(job):
-        try:
-            return build(job), None
-        except Exception as e:  # noqa: BLE001 (a config that does not compile is skipped)
-            return None, e
-    if len(jobs) <= 1:
-        return [one(j) for j in jobs]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=_num_workers(len(jobs)),
-                                               initializer=_init_worker) as pool:
-        return list(pool.map(one, jobs))
-
-
 # ---- timing -----------------------------------------------------------------------------------
 def _require_gpu(name):
     import torch
@@ -287,9 +251,9 @@ def _tune(name, configs, prepare, build, prof, key=None, call_inputs=None, verbo
             errors[i] = e
     if show:
         print("[tilelang.autotune] %s: compiling %d configs on %d threads" % (
-            name, len(jobs), _num_workers(len(jobs))), file=sys.stderr, flush=True)
+            name, len(jobs), _compiler.num_workers(len(jobs))), file=sys.stderr, flush=True)
     t0 = time.time()
-    built = dict(zip([i for i, _ in jobs], _compile_all([j for _, j in jobs], build)))
+    built = dict(zip([i for i, _ in jobs], _compiler.parallel_compile(build, [j for _, j in jobs])))
     logger.info("autotune %s: compiled %d configs in %.1f s", name, len(jobs), time.time() - t0)
     bench, best = _Bench(prof, call_inputs), None
     for i, cfg in enumerate(configs):

@@ -38,31 +38,27 @@ def get_target_arch(compute_version):
     return "%d%s" % (major * 10 + minor, "a" if major >= 9 else "")
 
 
-def _major_minor(v):
-    return parse_compute_version(v)
-
-
 def have_fp16(compute_version):
-    major, minor = _major_minor(compute_version)
+    major, minor = parse_compute_version(compute_version)
     return major >= 6 or (major == 5 and minor >= 3)
 
 
 def have_int8(compute_version):
-    return _major_minor(compute_version)[0] >= 6
+    return parse_compute_version(compute_version)[0] >= 6
 
 
 def have_tensorcore(compute_version=None, target=None):
     if compute_version is None:
         compute_version = get_target_compute_version(target)
-    return _major_minor(compute_version)[0] >= 7
+    return parse_compute_version(compute_version)[0] >= 7
 
 
 def have_bf16(compute_version):
-    return _major_minor(compute_version)[0] >= 8
+    return parse_compute_version(compute_version)[0] >= 8
 
 
 def have_fp8(compute_version):
-    major, minor = _major_minor(compute_version)
+    major, minor = parse_compute_version(compute_version)
     return (major, minor) >= (8, 9)
 
 

@@ -281,16 +281,20 @@ class JITImpl:
         return self.compile(*args, **kwargs).get_tir()
 
     def par_compile(self, configs, num_workers=None, ignore_error=False):
-        """Compiles each config (a dict of keyword values) — sequentially in this version."""
-        out = []
-        for cfg in configs:
-            try:
-                out.append(self.compile(**cfg))
-            except Exception:
-                if not ignore_error:
-                    raise
-                out.append(None)
-        return out
+        """Compiles each config (a dict of keyword values, or a tuple of positional ones) in
+        parallel threads; a failed one is None with ignore_error, else its error is raised."""
+        configs = list(configs)
+        out = _c.parallel_compile(
+            lambda cfg: self.compile(*cfg) if isinstance(cfg, tuple) else self.compile(**cfg),
+            configs, num_workers)
+        return _results(out, ignore_error)
+
+
+def _results(out, ignore_error):
+    for _, e in out:
+        if e is not None and not ignore_error:
+            raise e
+    return [k for k, _ in out]
 
 
 def jit(func=None, *, out_idx=None, target=None, target_host=None, execution_backend=None,
@@ -387,14 +391,9 @@ def compile(func=None, out_idx=None, execution_backend=None, target=None, target
 def par_compile(funcs, out_idx=None, execution_backend=None, target=None, target_host=None,
                 verbose=None, pass_configs=None, compile_flags=None, num_workers=None,
                 ignore_error=False):
-    out = []
-    for f in funcs:
-        try:
-            out.append(compile(f, out_idx=out_idx, execution_backend=execution_backend,
-                               target=target, target_host=target_host, verbose=verbose,
-                               pass_configs=pass_configs, compile_flags=compile_flags))
-        except Exception:
-            if not ignore_error:
-                raise
-            out.append(None)
-    return out
+    """tilelang.compile of each @T.prim_func, in parallel threads."""
+    out = _c.parallel_compile(
+        lambda f: compile(f, out_idx=out_idx, execution_backend=execution_backend, target=target,
+                          target_host=target_host, verbose=verbose, pass_configs=pass_configs,
+                          compile_flags=compile_flags), list(funcs), num_workers)
+    return _results(out, ignore_error)
