@@ -2,17 +2,23 @@
 
 A decorated function is known by its file and name (FuncInfo); compiling hands the file, the
 name and the call's values as -D parameters to the library, exactly as `tilescale compile -k
-NAME -D ...` does.  Python's own `ast` module is used only to read what the library needs to be
-told and cannot report itself: which style a function is (lazy factory, eager body, prim_func,
-by the same rule as the C front end), which T.const names are read from which tensor dimension,
-and which module-level names a @T.prim_func may override.  No kernel body is evaluated here."""
+NAME -D ...` does (a function nested in another one is handed over as the file's text with its
+def hoisted to top level).  Python's own `ast` module is used only to read what the library
+needs to be told and cannot report itself: which style a function is (lazy factory, eager body,
+prim_func: TileLang's rule, a function that builds a @T.prim_func is a factory), the T.const
+names of an eager body and the tensor shapes they are read from (_symbolic), and which
+module-level names a @T.prim_func may override.  No kernel body is evaluated here.  Compiles
+use one tilescale.Context per thread that compiles (the library is thread-safe per context)."""
 import ast
+import hashlib
 import logging
 import os
 import sys
 import threading
 import time
+import types
 
+from . import _symbolic
 from .env import env as _env
 from .language import _Placeholder
 from .language.dtypes import dtype as _dtype
@@ -22,7 +28,7 @@ logger = logging.getLogger("tilelang")
 
 _lock = threading.RLock()
 _ctx = None
-_programs = {}  # (path, mtime_ns, size) -> tilescale.Program
+_local = threading.local()  # .ctx: a worker thread's own context (parallel compilation)
 _asts = {}      # (path, mtime_ns, size) -> ast.Module
 
 
@@ -33,27 +39,77 @@ def _tilescale():
 
 
 class TileLangError(Exception):
-    """A function the package cannot hand to the compiler (nested, no source file, ...)."""
+    """A function the package cannot hand to the compiler (no source file, a closure value
+    that is not a plain value, ...)."""
 
 
 # ---- context and programs --------------------------------------------------------------------
+def new_context():
+    """A fresh tilescale.Context with the package's cache and verbosity settings."""
+    return _tilescale().Context(cache_dir=_env.TILELANG_CACHE_DIR,
+                                disable_cache=_env.is_cache_disabled(),
+                                verbose=_env.TILELANG_VERBOSE)
+
+
 def context():
-    """The process-wide tilescale.Context (created on first use, so importing tilelang does not
-    touch the driver; tilelang.disable_cache() before the first compile takes effect)."""
+    """The tilescale.Context compiles of this thread use: a parallel_compile thread's own
+    one, else the process-wide one (created on first use, so importing tilelang
+    does not touch the driver; tilelang.disable_cache() before the first compile takes
+    effect)."""
     global _ctx
+    own = getattr(_local, "ctx", None)
+    if own is not None:
+        return own
     with _lock:
         if _ctx is None:
-            _ctx = _tilescale().Context(disable_cache=_env.is_cache_disabled(),
-                                     verbose=_env.TILELANG_VERBOSE)
+            _ctx = new_context()
         return _ctx
 
 
+def num_workers(n):
+    """Compile threads for n jobs: TILELANG_AUTO_TUNING_CPU_COUNTS, else
+    TILELANG_AUTO_TUNING_CPU_UTILITIES (0.9) of the CPUs this process may use, at most
+    TILELANG_AUTO_TUNING_MAX_CPU_COUNT and n."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    counts = int(os.environ.get("TILELANG_AUTO_TUNING_CPU_COUNTS", "-1") or -1)
+    share = float(os.environ.get("TILELANG_AUTO_TUNING_CPU_UTILITIES", "0.9") or 0.9)
+    workers = min(counts, cpus) if counts > 0 else max(1, int(cpus * share))
+    cap = int(os.environ.get("TILELANG_AUTO_TUNING_MAX_CPU_COUNT", "-1") or -1)
+    if cap > 0:
+        workers = min(workers, cap)
+    return max(1, min(workers, n))
+
+
+def _own_context():
+    _local.ctx = new_context()
+
+
+def parallel_compile(build, jobs, workers=None):
+    """[(build(job), None) or (None, exception)] for every job, in threads that compile in a
+    context of their own each (the library is thread-safe per context; ctypes releases the GIL
+    during a compile).  Kernels keep their context alive after the threads end."""
+    def one(job):
+        try:
+            return build(job), None
+        except Exception as e:  # noqa: BLE001 (the caller decides what a failure means)
+            return None, e
+    jobs = list(jobs)
+    if len(jobs) <= 1:
+        return [one(j) for j in jobs]
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers or num_workers(len(jobs)), initializer=_own_context) as pool:
+        return list(pool.map(one, jobs))
+
+
 def reset_context():
-    """Drops the shared context and loaded programs (after a cache setting changes)."""
+    """Drops the shared context and its loaded programs (after a cache setting changes)."""
     global _ctx
     with _lock:
         _ctx = None
-        _programs.clear()
 
 
 def _file_key(path):
@@ -61,12 +117,35 @@ def _file_key(path):
     return (path, st.st_mtime_ns, st.st_size)
 
 
-def program(path):
+def _programs_of(ctx):
+    progs = getattr(ctx, "_tilelang_programs", None)
+    if progs is None:
+        progs = ctx._tilelang_programs = {}
+    return progs
+
+
+def program(path, ctx=None):
+    """The file at `path` loaded in ctx (default: context()), cached per file version."""
+    ctx = ctx or context()
     key = _file_key(path)
     with _lock:
-        p = _programs.get(key)
+        progs = _programs_of(ctx)
+        p = progs.get(key)
         if p is None:
-            p = _programs[key] = context().load(path)
+            p = progs[key] = ctx.load(path)
+        return p
+
+
+def program_source(path, text, ctx=None):
+    """Source text (a hoisted nested function) loaded in ctx under the name of its file, so
+    that diagnostics and sibling imports refer to that file."""
+    ctx = ctx or context()
+    key = ("source", path, hashlib.sha256(text.encode()).hexdigest())
+    with _lock:
+        progs = _programs_of(ctx)
+        p = progs.get(key)
+        if p is None:
+            p = progs[key] = ctx.load_source(path, text)
         return p
 
 
@@ -78,6 +157,11 @@ def module_ast(path):
             with open(path, encoding="utf-8") as f:
                 tree = _asts[key] = ast.parse(f.read(), filename=path)
         return tree
+
+
+def _source_lines(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read().splitlines(True)
 
 
 # ---- what the C front end sees of a function --------------------------------------------------
@@ -94,11 +178,15 @@ def _decorator_names(node):
 
 
 def _contains_prim_func(body):
-    """Mirror of the C front end's contains_prim_func: a nested @T.prim_func, also inside
-    if/for/while/with/try blocks (not inside nested plain functions)."""
+    """Whether a function body builds a @T.prim_func (so that, as TileLang sees it, the
+    function returns one: a lazy factory): a nested @T.prim_func, also inside if/for/while/
+    with/try blocks and inside plain helper functions defined in the body (blocksparse
+    attention's `def kernel_func(...): @T.prim_func ...; return kernel_func(...)`)."""
     for s in body:
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and "prim_func" in _decorator_names(s):
-            return True
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if "prim_func" in _decorator_names(s) or _contains_prim_func(s.body):
+                return True
+            continue
         blocks = []
         if isinstance(s, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
             blocks = [getattr(s, "body", []), getattr(s, "orelse", [])]
@@ -129,43 +217,31 @@ def _module_names(tree):
     return names
 
 
-_TENSOR_KINDS = {"Tensor", "Buffer", "StridedTensor", "FragmentBuffer", "SharedBuffer",
-                 "LocalBuffer"}
-
-
-def _tensor_annotation(node):
-    """(shape exprs, stride exprs or None) of `T.Tensor((M, K), dt)`, `T.Tensor[(M, K), dt]` or
-    `T.StridedTensor((M, K), (sM, 1), dt)`, else None."""
-    if isinstance(node, ast.Call):
-        f, args = node.func, list(node.args)
-        kw = {k.arg: k.value for k in node.keywords}
-    elif isinstance(node, ast.Subscript):
-        f = node.value
-        sl = node.slice.value if isinstance(node.slice, ast.Index) else node.slice  # py3.8
-        args, kw = (list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]), {}
-    else:
-        return None
-    kind = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-    if kind not in _TENSOR_KINDS:
-        return None
-    shape = args[0] if args else kw.get("shape")
-    strides = (args[1] if len(args) > 1 else kw.get("strides")) if kind == "StridedTensor" else None
-
-    def elts(e):
-        if isinstance(e, (ast.Tuple, ast.List)):
-            return list(e.elts)
-        return [e] if e is not None else []
-    return elts(shape), (elts(strides) if strides is not None else None)
+def _freeze(v):
+    """A hashable stand-in for a plain value (dicts and lists included)."""
+    if isinstance(v, dict):
+        return ("dict",) + tuple(sorted(((repr(k), _freeze(x)) for k, x in v.items())))
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__,) + tuple(_freeze(x) for x in v)
+    try:
+        hash(v)
+        return (type(v).__name__, v)
+    except TypeError:
+        return ("repr", repr(v))
 
 
 class EagerSignature:
-    """What an eager @tilelang.jit body declares: its T.const names, the parameters declared
-    as tensors by annotation, and for each const the first tensor dimension (or stride) that
-    is exactly that name — where its value is read from a call's tensors (as TileLang does:
-    every T.const must appear directly as some dimension)."""
+    """What an eager @tilelang.jit body declares: its T.const names (every `T.const("...")`
+    of the body), the parameters declared as tensors by annotation, and, per set of known
+    argument values, an _symbolic.EagerPlan: every tensor's dims as expressions over the
+    symbols, through the body's local names (`A_shape = (M, K)`, `KH = K`, `K // 2`, a
+    `[...] if trans_b else [...]` choice on an argument).  T.const values are bound from
+    any tensor of the call by _symbolic.solve_sizes, as TileLang binds them."""
 
-    def __init__(self, fdef):
-        self.consts, self.tensors, self.matcher = [], [], {}
+    def __init__(self, fdef, globals_=None):
+        self.fdef, self.globals = fdef, globals_ if globals_ is not None else {}
+        self.consts, self.tensors = [], []
+        self._plans = {}
         params = {a.arg for a in fdef.args.args + fdef.args.kwonlyargs}
         for node in ast.walk(fdef):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -177,20 +253,56 @@ class EagerSignature:
         anns += [(s.target.id, s.annotation) for s in fdef.body
                  if isinstance(s, ast.AnnAssign) and s.value is None and isinstance(s.target, ast.Name)]
         for name, ann in anns:
-            t = _tensor_annotation(ann)
-            if t is None or name not in params:
-                continue
-            if name not in self.tensors:
+            if name in params and _symbolic.tensor_annotation(ann) is not None \
+                    and name not in self.tensors:
                 self.tensors.append(name)
-            for kind, dims in (("shape", t[0]), ("stride", t[1] or [])):
-                for i, d in enumerate(dims):
-                    if isinstance(d, ast.Name) and d.id in self.consts and d.id not in self.matcher:
-                        self.matcher[d.id] = (name, kind, i)
+
+    def plan(self, known):
+        """The EagerPlan for these known argument values (cached by value)."""
+        key = _freeze(known)
+        p = self._plans.get(key)
+        if p is None:
+            if len(self._plans) > 256:
+                self._plans.clear()
+            p = self._plans[key] = _symbolic.EagerPlan(self.fdef, known, self.globals)
+        return p
+
+    @property
+    def matcher(self):
+        """{const: (tensor, 'shape'|'stride', i)}: the first dimension that is the bare const
+        (with the parameters' defaults)."""
+        out = {}
+        for c in self.consts:
+            for t, kind, i, d in self.plan({}).sources(c):
+                if isinstance(d, _symbolic.Sym) and d.name == c:
+                    out[c] = (t, kind, i)
+                    break
+        return out
+
+
+def _first_line(node):
+    return min([node.lineno] + [d.lineno for d in node.decorator_list])
+
+
+def _find_def(tree, code):
+    """(FunctionDef, the top-level statement holding it) of the function compiled to `code`:
+    same name, first line (decorators included) at code.co_firstlineno."""
+    for top in tree.body:
+        for n in ast.walk(top):
+            if (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == code.co_name
+                    and _first_line(n) == code.co_firstlineno):
+                return n, top
+    return None, None
 
 
 class FuncInfo:
-    """A function of a kernel file as the compiler knows it: path, top-level name, style
-    ('prim', 'lazy' or 'eager'), its ast node, and the module-level names of the file."""
+    """A function of a kernel file as the compiler knows it: path, name, style ('prim',
+    'lazy' or 'eager'), its ast node, and the module-level names of the file.  A function
+    defined inside another one (a factory built in main(), AutoTuner.from_kernel over a
+    closure) is `nested`: the library only compiles top-level functions, so load() hands it
+    the file's text with that def moved to top level, on its own lines (diagnostics keep
+    their line numbers; columns lose the def's indentation), and the values the function
+    reads from enclosing scopes appended as module-level assignments."""
 
     def __init__(self, func, what="function"):
         code = func.__code__
@@ -203,21 +315,21 @@ class FuncInfo:
                 "tilelang: %s '%s' has no source file (defined in %s); TileScale compiles "
                 "kernels from their .py file" % (what, self.qualname, path))
         self.path = os.path.abspath(path)
-        if "<locals>" in self.qualname:
-            raise TileLangError(
-                "tilelang: %s '%s' (%s) is defined inside another function; TileScale's compiler "
-                "only finds top-level functions of a file (move it to module level)"
-                % (what, self.qualname, self.path))
         tree = module_ast(self.path)
-        node = None
-        for s in tree.body:  # the last top-level def of that name, as the C front end picks
-            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == self.name:
-                node = s
+        self.freevars = tuple(code.co_freevars)
+        node, top = _find_def(tree, code)
+        self.nested = node is not None and node is not top
+        if not self.nested:
+            node = None
+            for s in tree.body:  # the last top-level def of that name, as the C front end picks
+                if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == self.name:
+                    node = s
         if node is None:
-            raise TileLangError("tilelang: no top-level function '%s' in %s (the compiler skips "
-                                "defs inside `if` blocks)" % (self.name, self.path))
-        self.node = node
+            raise TileLangError("tilelang: no function '%s' in %s (the compiler skips defs "
+                                "inside top-level `if` blocks)" % (self.qualname, self.path))
+        self.node, self.top = node, top
         self.module_names = _module_names(tree)
+        self._tree = tree
         if "prim_func" in _decorator_names(node):
             self.style = "prim"
         elif _contains_prim_func(node.body):
@@ -229,11 +341,108 @@ class FuncInfo:
     @property
     def eager(self):
         if self._eager is None:
-            self._eager = EagerSignature(self.node)
+            self._eager = EagerSignature(self.node, getattr(self.func, "__globals__", None))
         return self._eager
 
+    def closure(self):
+        """{name: value} the function reads from enclosing function scopes, now."""
+        cells = getattr(self.func, "__closure__", None) or ()
+        out = {}
+        for name, cell in zip(self.freevars, cells):
+            try:
+                out[name] = cell.cell_contents
+            except ValueError:  # a cell not assigned yet
+                continue
+        return out
+
+    def load(self, ctx=None, closure=None):
+        """The tilescale.Program to compile this function from: the file itself, or for a
+        nested function the file's text with the def hoisted (see the class comment)."""
+        if not self.nested:
+            return program(self.path, ctx)
+        return program_source(self.path, self.hoisted_source(closure or {}), ctx)
+
+    def hoisted_source(self, closure):
+        lines = _source_lines(self.path)
+        hoist, assigns = [self.node], []
+        self._closure_text(closure, hoist, assigns, set())
+        keep = {}
+        for n in hoist:
+            for ln in range(_first_line(n), n.end_lineno + 1):
+                keep[ln] = n.col_offset
+        tops = {id(self._top_of(n)) for n in hoist}
+        out = list(lines)
+        for s in self._tree.body:
+            same_name = (isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                         and any(s.name == n.name for n in hoist) and s not in hoist)
+            if id(s) not in tops and not same_name:
+                continue
+            for ln in range(_first_line(s) if hasattr(s, "decorator_list") else s.lineno,
+                            s.end_lineno + 1):
+                if ln in keep and not same_name:
+                    text = out[ln - 1]
+                    col = keep[ln]
+                    strip = len(text) - len(text.lstrip(" \t"))
+                    out[ln - 1] = text[min(col, strip):]
+                else:
+                    out[ln - 1] = "\n" if out[ln - 1].endswith("\n") else ""
+        if out and not out[-1].endswith("\n"):
+            out[-1] += "\n"
+        return "".join(out) + "".join(assigns)
+
+    def _top_of(self, node):
+        for s in self._tree.body:
+            if s.lineno <= node.lineno <= s.end_lineno:
+                return s
+        return None
+
+    def _closure_text(self, closure, hoist, assigns, seen):
+        """Module-level text for the closure values: plain values as assignments, modules as
+        imports, functions of the same file as hoisted defs (their closures in turn)."""
+        for name, value in sorted(closure.items()):
+            if name in seen:
+                continue
+            seen.add(name)
+            if isinstance(value, types.ModuleType):
+                assigns.append("import %s as %s\n" % (value.__name__, name))
+                continue
+            fn = getattr(value, "func", None) if not isinstance(value, types.FunctionType) else value
+            fn = getattr(fn, "__wrapped__", fn) if fn is not None else None
+            if isinstance(fn, types.FunctionType):
+                code = fn.__code__
+                if os.path.abspath(code.co_filename) != self.path:
+                    raise TileLangError(
+                        "tilelang: '%s' reads '%s', a function of another file (%s), from an "
+                        "enclosing scope; import it at module level instead"
+                        % (self.qualname, name, code.co_filename))
+                node, top = _find_def(self._tree, code)
+                if node is None:
+                    raise TileLangError("tilelang: cannot find the source of '%s' (read by '%s')"
+                                        % (name, self.qualname))
+                if node is not top and node not in hoist:
+                    hoist.append(node)
+                    inner = {}
+                    for n, cell in zip(code.co_freevars, fn.__closure__ or ()):
+                        try:
+                            inner[n] = cell.cell_contents
+                        except ValueError:
+                            pass
+                    self._closure_text(inner, hoist, assigns, seen)
+                if node.name != name:
+                    assigns.append("%s = %s\n" % (name, node.name))
+                continue
+            try:
+                text = param_text(value)
+            except TypeError:
+                raise TileLangError(
+                    "tilelang: '%s' reads '%s' from an enclosing scope, a %s; the compiler can "
+                    "be given plain values (int, float, bool, str, None, dtypes, tuples, lists), "
+                    "modules and functions of the same file" % (
+                        self.qualname, name, type(value).__name__)) from None
+            assigns.append("%s = %s\n" % (name, text))
+
     def __repr__(self):
-        return "<%s %s in %s>" % (self.style, self.name, self.path)
+        return "<%s %s in %s>" % (self.style, self.qualname, self.path)
 
 
 def referenced_names(code):
@@ -333,14 +542,16 @@ def arch_for(target):
                      "'cuda', 'cuda -arch=sm_90a' or 'sm_90a')" % (target,))
 
 
-def compile_function(info, params, *, target=None, execution_backend=None, verbose=False):
-    """Compiles `info` with -D params {name: python value}; returns a tilescale.Kernel."""
+def compile_function(info, params, *, closure=None, target=None, execution_backend=None,
+                     verbose=False, no_jit=False):
+    """Compiles `info` with -D params {name: python value} (and, for a nested function, the
+    values it reads from enclosing scopes); returns a tilescale.Kernel."""
     arch = arch_for(target)
     compiler = compiler_for(execution_backend)
-    prog = program(info.path)
+    prog = info.load(context(), closure)
     dparams = params_text(params, info.name)
     t0 = time.time()
-    k = prog.compile(info.name, arch, params=dparams, compiler=compiler)
+    k = prog.compile(info.name, arch, params=dparams, compiler=compiler, no_jit=no_jit)
     if verbose or _env.TILELANG_PRINT_ON_COMPILATION:
         print("tilelang: compiled %s:%s(%s) in %.2f s%s" % (
             os.path.basename(info.path), info.name,

@@ -1,9 +1,13 @@
 """tilelang.env: the TILELANG_* environment settings TileScale honours.
 
-TILELANG_DISABLE_CACHE (or TILESCALE_DISABLE_CACHE) turns the library's disk cache off;
+TILELANG_DISABLE_CACHE (or TILESCALE_DISABLE_CACHE) turns the library's disk cache off (and
+the autotuner's results cache; TILELANG_AUTO_TUNING_DISABLE_CACHE turns off only that one);
 TILELANG_VERBOSE makes the library report progress; TILELANG_PRINT_ON_COMPILATION logs each
 compile; TILELANG_EXECUTION_BACKEND and TILELANG_DEFAULT_TARGET give defaults for jit/compile.
-The cache itself is libtilescale's ($TILESCALE_CACHE_DIR, default ~/.cache/tilescale)."""
+The cache folder is libtilescale's: $TILESCALE_CACHE_DIR, else $TILELANG_CACHE_DIR, else
+~/.cache/tilescale; autotuning results are JSON files in its autotuner/ folder.
+TILELANG_AUTO_TUNING_CPU_COUNTS / _MAX_CPU_COUNT / _CPU_UTILITIES size the autotuner's
+compile threads."""
 import os
 
 __all__ = ["env", "Environment"]
@@ -46,7 +50,11 @@ class Environment:
 
     @property
     def TILELANG_CACHE_DIR(self):
-        return os.environ.get("TILESCALE_CACHE_DIR") or os.path.expanduser("~/.cache/tilescale")
+        return (os.environ.get("TILESCALE_CACHE_DIR") or os.environ.get("TILELANG_CACHE_DIR")
+                or os.path.expanduser("~/.cache/tilescale"))
+
+    def is_autotune_cache_disabled(self):
+        return _flag("TILELANG_AUTO_TUNING_DISABLE_CACHE")
 
     def __getattr__(self, name):  # other TILELANG_* / TL_* settings: their raw value
         if name.startswith(("TILELANG_", "TL_")):

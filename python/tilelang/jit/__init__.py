@@ -1,13 +1,16 @@
 """@tilelang.jit and tilelang.compile over libtilescale.
 
-Both TileLang kernel styles, told apart by the C front end's own rule (a nested @T.prim_func
-makes a lazy factory):
+Both TileLang kernel styles, told apart by TileLang's rule (a function that builds a
+@T.prim_func, itself or through a helper it defines, is a lazy factory):
 - lazy: `kernel = matmul(1024, 1024, 1024, 128, 128, 32)` compiles function `matmul` of the
   script's file with the call's values as -D parameters and returns a JITKernel (cached by the
-  values);
-- eager: `c = matmul(a, b, 128, 128, 32)` takes the T.const sizes from the tensors' shapes (or
-  keywords), compiles with the other values as -D parameters, launches and returns the outputs;
-  `matmul.compile(M=..., N=..., ...)` only compiles.
+  values; out_idx applies);
+- eager: `c = matmul(a, b, 128, 128, 32)` takes the T.const sizes from the tensors' shapes
+  (any tensor, through the body's local names and simple arithmetic; or keywords), compiles
+  with the other values as -D parameters, launches and returns the outputs; a repeated call
+  with the same shapes and values goes straight to the kernel.  `matmul.compile(M=..., ...)`
+  only compiles.  out_idx is refused, as TileLang refuses it (outputs are T.empty tensors).
+Functions defined inside other functions compile too (FuncInfo.nested).
 `tilelang.compile(prim_func)` compiles what a @T.prim_func marker names: a module-level
 prim_func (plain module constants it reads go along as -D overrides) or one built by a plain
 factory call (the factory is recompiled with that call's argument values)."""
@@ -16,6 +19,7 @@ import inspect
 import threading
 
 from .. import _compiler as _c
+from .. import _symbolic
 from ..language import PrimFuncRef
 from .kernel import JITKernel, normalize_out_idx
 
@@ -36,6 +40,23 @@ def _is_tensor(x):
     return hasattr(x, "data_ptr") and hasattr(x, "shape") and hasattr(x, "stride")
 
 
+def call_key(args, kwargs):
+    """What decides an eager call's kernel, cheaply: the non-tensor values and each tensor's
+    shape, strides and dtype (the T.const sizes come from them); None when a value is not
+    hashable (the call then takes the full path)."""
+    key = []
+    for x in args:
+        key.append((tuple(x.shape), x.stride(), x.dtype) if _is_tensor(x) else x)
+    for k, x in kwargs.items():
+        key.append((k, (tuple(x.shape), x.stride(), x.dtype) if _is_tensor(x) else x))
+    key = tuple(key)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 class _Options:
     def __init__(self, out_idx=None, target=None, target_host=None, execution_backend=None,
                  verbose=None, pass_configs=None, debug_root_path=None, compile_flags=None):
@@ -49,13 +70,19 @@ class _Options:
         self.debug_root_path = debug_root_path
 
     def key(self):
-        return (repr(self.out_idx), str(self.target), str(self.execution_backend))
+        return (repr(self.out_idx), str(self.target), str(self.execution_backend),
+                _c._freeze(self.pass_configs))
 
-    def build(self, info, values, config=None):
-        k = _c.compile_function(info, values, target=self.target,
+    def build(self, info, values, config=None, closure=None, pass_configs=None):
+        """Compiles; pass_configs (a tuned config's) are merged over the decorator's."""
+        k = _c.compile_function(info, values, closure=closure, target=self.target,
                                 execution_backend=self.execution_backend, verbose=self.verbose)
+        pcs = self.pass_configs
+        if pass_configs:
+            pcs = {str(getattr(k, "value", k)): v for k, v in
+                   list((self.pass_configs or {}).items()) + list(pass_configs.items())}
         return JITKernel(k, None if info.style == "eager" else self.out_idx, name=info.name,
-                         config=config, pass_configs=self.pass_configs,
+                         config=config, pass_configs=pcs,
                          compile_flags=self.compile_flags, target=self.target,
                          execution_backend=self.execution_backend,
                          debug_root_path=self.debug_root_path)
@@ -73,6 +100,7 @@ class JITImpl:
         functools.update_wrapper(self, func)
         self._info = None
         self._cache = {}
+        self._calls = {}  # eager: call_key -> (kernel, where its inputs are in the call)
         self._lock = threading.Lock()
 
     @property
@@ -111,12 +139,16 @@ class JITImpl:
         return values
 
     def _eager_values(self, args, kwargs, need_tensors):
-        """(-D values, {param: tensor}) of an eager call: T.const values from keywords, else
-        from the first tensor dimension (or stride) declared with exactly that name."""
+        """(-D values, {param: tensor}) of an eager call.  A T.const takes its value from a
+        keyword (or an argument of that name), else from the call's tensors: every tensor's
+        declared shape and strides, through the body's local names and simple arithmetic
+        (`(M, K)` in a local tuple, `KH = K`, `K // 2`, `heads // groups`), in any order of
+        the tensors (_symbolic.solve_sizes), as TileLang binds them."""
         info, sig = self.info, self.info.eager
         if self.options.out_idx is not None:
-            raise ValueError("tilelang: %s is an eager kernel: its outputs are the T.empty tensors "
-                             "it returns, out_idx is for lazy factories" % info.name)
+            raise ValueError("tilelang: out_idx is only supported in lazy mode; %s is an eager "
+                             "kernel: use T.empty() to declare its output tensors instead"
+                             % info.name)
         kwargs = dict(kwargs)
         consts = {c: kwargs.pop(c) for c in list(kwargs)
                   if c in sig.consts and c not in self.signature.parameters}
@@ -135,24 +167,46 @@ class JITImpl:
             if missing:
                 raise TypeError("tilelang: %s() missing tensor argument%s %s" % (
                     info.name, "s" if len(missing) > 1 else "", ", ".join(map(repr, missing))))
-        for c in sig.consts:
-            if c in consts:
-                values[c] = consts[c]
-                continue
-            m = sig.matcher.get(c)
-            if m is None or m[0] not in tensors:
-                where = (" or pass the tensor '%s'" % m[0]) if m else (
-                    "; it is not used directly as any tensor dimension, so no tensor gives it")
+        for c in sig.consts:  # a const that is also a parameter, passed by position or keyword
+            if c in values and c not in consts:
+                consts[c] = values[c]
+        missing = [c for c in sig.consts if c not in consts]
+        if missing:
+            known = dict(values)
+            for name, p in self.signature.parameters.items():
+                if name not in known and name not in tensors and p.default is not p.empty:
+                    known[name] = p.default
+            plan = sig.plan(known)
+            eqs = plan.equations(tensors)
+            fixed = {c: v for c, v in consts.items() if isinstance(v, int)}
+            sizes = _symbolic.solve_sizes([(e, v) for e, v, _ in eqs],
+                                          set(sig.consts) | set(plan.dynamic), fixed)
+            for c in missing:
+                if c in sizes:
+                    consts[c] = sizes[c]
+                    continue
+                srcs = plan.sources(c)
+                absent = sorted({t for t, _, _, _ in srcs if t not in tensors})
+                if not srcs:
+                    why = ("; no tensor shape or stride the package can read mentions it, so no "
+                           "tensor gives it")
+                elif absent:
+                    why = " or pass the tensor%s %s" % ("s" if len(absent) > 1 else "",
+                                                        ", ".join(map(repr, absent)))
+                else:
+                    why = "; the tensors' dimensions (%s) do not determine it" % ", ".join(
+                        "%s.%s[%d] = %r" % (t, k, i, d) for t, k, i, d in srcs)
                 raise ValueError("tilelang: %s(): no value for T.const '%s': pass it as a keyword "
-                                 "(%s=...)%s" % (info.name, c, c, where))
-            t = tensors[m[0]]
-            values[c] = int(t.shape[m[2]]) if m[1] == "shape" else int(t.stride()[m[2]])
+                                 "(%s=...)%s" % (info.name, c, c, why))
+        for c in sig.consts:
+            values[c] = consts[c]
         return values, tensors
 
     # ---- compile and call --------------------------------------------------------------------
-    def _key(self, values):
+    def _key(self, values, closure=None):
         """Cache key: every parameter's -D text, defaults included (so f(256) and
-        f(256, block=128) with block=128 the default share a kernel)."""
+        f(256, block=128) with block=128 the default share a kernel), and the values a
+        nested function reads from enclosing scopes."""
         full = dict(values)
         for name, p in self.signature.parameters.items():
             if name not in full and p.default is not p.empty:
@@ -163,14 +217,19 @@ class JITImpl:
                 key.append((k, _c.param_text(v)))
             except TypeError:
                 key.append((k, "<%s>" % repr(v)))
+        if closure:
+            key.append(("<closure>", _c._freeze(closure)))
         return tuple(key)
 
-    def _kernel(self, values, config=None):
-        key = self._key(values)
+    def _kernel(self, values, config=None, pass_configs=None):
+        closure = self.info.closure() if self.info.nested else None
+        key = self._key(values, closure)
+        if pass_configs:
+            key += (("<pass_configs>", _c._freeze(pass_configs)),)
         with self._lock:
             k = self._cache.get(key)
         if k is None:
-            k = self.options.build(self.info, values, config)
+            k = self.options.build(self.info, values, config, closure, pass_configs)
             with self._lock:
                 k = self._cache.setdefault(key, k)
         return k
@@ -191,15 +250,29 @@ class JITImpl:
     def __call__(self, *args, **kwargs):
         if self.info.style != "eager":
             return self.compile(*args, **kwargs)
-        values, tensors = self._eager_values(args, kwargs, need_tensors=True)
-        k = self._kernel(values)
-        ins = []
+        fkey = None if self.info.nested else call_key(args, kwargs)
+        hit = self._calls.get(fkey) if fkey is not None else None
+        if hit is None:
+            values, tensors = self._eager_values(args, kwargs, need_tensors=True)
+            hit = self.bind_call(self._kernel(values), tensors, args, kwargs)
+            if fkey is not None:
+                if len(self._calls) > 1024:
+                    self._calls.clear()
+                self._calls[fkey] = hit
+        k, where = hit
+        return k(*[args[w] if isinstance(w, int) else kwargs[w] for w in where])
+
+    def bind_call(self, k, tensors, args, kwargs):
+        """(kernel, where each input of k is in a call: an index of args or a keyword)."""
+        names = list(self.signature.parameters)
+        where = []
         for a in k.inputs:
             if a.name not in tensors:
                 raise TypeError("tilelang: %s(): no tensor for kernel parameter '%s'"
                                 % (self.info.name, a.name))
-            ins.append(tensors[a.name])
-        return k(*ins)
+            i = names.index(a.name)
+            where.append(i if i < len(args) else a.name)
+        return k, where
 
     def get_kernel_source(self, *args, **kwargs):
         return self.compile(*args, **kwargs).get_kernel_source()
@@ -208,16 +281,20 @@ class JITImpl:
         return self.compile(*args, **kwargs).get_tir()
 
     def par_compile(self, configs, num_workers=None, ignore_error=False):
-        """Compiles each config (a dict of keyword values) — sequentially in this version."""
-        out = []
-        for cfg in configs:
-            try:
-                out.append(self.compile(**cfg))
-            except Exception:
-                if not ignore_error:
-                    raise
-                out.append(None)
-        return out
+        """Compiles each config (a dict of keyword values, or a tuple of positional ones) in
+        parallel threads; a failed one is None with ignore_error, else its error is raised."""
+        configs = list(configs)
+        out = _c.parallel_compile(
+            lambda cfg: self.compile(*cfg) if isinstance(cfg, tuple) else self.compile(**cfg),
+            configs, num_workers)
+        return _results(out, ignore_error)
+
+
+def _results(out, ignore_error):
+    for _, e in out:
+        if e is not None and not ignore_error:
+            raise e
+    return [k for k, _ in out]
 
 
 def jit(func=None, *, out_idx=None, target=None, target_host=None, execution_backend=None,
@@ -253,7 +330,7 @@ class _CodeFunc:
 
 
 def _prim_values(ref):
-    """(FuncInfo, -D values) for a PrimFuncRef."""
+    """(FuncInfo, -D values, closure values) for a PrimFuncRef."""
     if ref.factory is None:  # module-level prim_func: plain module constants as overrides
         info = _c.FuncInfo(ref.func, "@T.prim_func")
         g = ref.func.__globals__
@@ -265,7 +342,7 @@ def _prim_values(ref):
                 except TypeError:
                     continue  # a function, module or object: the compiler's own value stands
                 values[n] = g[n]
-        return info, values
+        return info, values, None
     info = _c.FuncInfo(_CodeFunc(ref.factory, ref.factory_frame), "factory")
     if info.style != "lazy":
         raise _c.TileLangError("tilelang: the compiler does not see '%s' as a kernel factory"
@@ -280,7 +357,8 @@ def _prim_values(ref):
                 info.name))
     # values left at their defaults are not passed: the compiler applies the same defaults
     return info, {k: v for k, v in ref.factory_args.items()
-                  if not (k in ref.factory_defaults and ref.factory_defaults[k] is v)}
+                  if not (k in ref.factory_defaults and ref.factory_defaults[k] is v)}, (
+                      ref.factory_closure if info.nested else None)
 
 
 def compile(func=None, out_idx=None, execution_backend=None, target=None, target_host=None,  # noqa: A001
@@ -297,14 +375,14 @@ def compile(func=None, out_idx=None, execution_backend=None, target=None, target
     opts = _Options(out_idx=out_idx, target=target, target_host=target_host,
                     execution_backend=execution_backend, verbose=verbose,
                     pass_configs=pass_configs, compile_flags=compile_flags)
-    info, values = _prim_values(func)
-    key = (info.path, info.name, tuple(sorted((k, str(v)) for k, v in
-                                              _c.params_text(values, info.name).items())),
-           opts.key())
+    info, values, closure = _prim_values(func)
+    key = (info.path, info.qualname, info.node.lineno,
+           tuple(sorted((k, str(v)) for k, v in _c.params_text(values, info.name).items())),
+           _c._freeze(closure), opts.key())
     with _compiled_lock:
         k = _compiled.get(key)
     if k is None:
-        k = opts.build(info, values)
+        k = opts.build(info, values, closure=closure)
         with _compiled_lock:
             k = _compiled.setdefault(key, k)
     return k
@@ -313,14 +391,9 @@ def compile(func=None, out_idx=None, execution_backend=None, target=None, target
 def par_compile(funcs, out_idx=None, execution_backend=None, target=None, target_host=None,
                 verbose=None, pass_configs=None, compile_flags=None, num_workers=None,
                 ignore_error=False):
-    out = []
-    for f in funcs:
-        try:
-            out.append(compile(f, out_idx=out_idx, execution_backend=execution_backend,
-                               target=target, target_host=target_host, verbose=verbose,
-                               pass_configs=pass_configs, compile_flags=compile_flags))
-        except Exception:
-            if not ignore_error:
-                raise
-            out.append(None)
-    return out
+    """tilelang.compile of each @T.prim_func, in parallel threads."""
+    out = _c.parallel_compile(
+        lambda f: compile(f, out_idx=out_idx, execution_backend=execution_backend, target=target,
+                          target_host=target_host, verbose=verbose, pass_configs=pass_configs,
+                          compile_flags=compile_flags), list(funcs), num_workers)
+    return _results(out, ignore_error)

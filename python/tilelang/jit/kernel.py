@@ -7,6 +7,8 @@ current stream) is tilescale.Kernel's."""
 import logging
 import os
 
+from .. import _symbolic
+
 logger = logging.getLogger("tilelang")
 
 __all__ = ["JITKernel", "normalize_out_idx"]
@@ -57,6 +59,7 @@ class JITKernel:
         self.compile_flags = compile_flags
         self.config = config            # the autotuner's choice, when tuned
         self.latency = self.ref_latency = None
+        self._ir_sig = None             # {param: [dim expr]} from the IR signature, when needed
         self._check_options()
         if debug_root_path:
             os.makedirs(debug_root_path, exist_ok=True)
@@ -105,16 +108,59 @@ class JITKernel:
             if i not in outs_idx:
                 full.append(next(it))
                 continue
-            if a.kind != "tensor" or any(s is None for s in a.shape):
-                raise TypeError("tilelang: cannot allocate output '%s' of %s: its shape %s has "
-                                "dynamic dimensions the library does not relate to the inputs; "
-                                "pass every argument" % (a.name, self.name, a.shape))
-            outs.append(torch.empty(a.shape, dtype=_torch_dtype(a.dtype), device=dev))
+            shape = a.shape
+            if a.kind == "tensor" and any(s is None for s in shape):
+                shape = self._output_shape(i, args)
+            if a.kind != "tensor":
+                raise TypeError("tilelang: cannot allocate output '%s' of %s: it is a scalar; "
+                                "pass every argument" % (a.name, self.name))
+            outs.append(torch.empty(shape, dtype=_torch_dtype(a.dtype), device=dev))
             full.append(outs[-1])
         self.kernel(*full, stream=stream)
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else outs
+
+    def _output_shape(self, index, inputs):
+        """The shape of output `index` whose dims are dynamic, from the inputs: the library
+        reports a dynamic dim as -1 without its variable, but its IR signature names them
+        (`func f(x: bfloat16[M, 1024], quant: float8_e4m3[M, 1024]) dynamic M:`); each
+        variable is bound from the input dims (or the scalar parameter) that carry it, and the
+        output's dim expressions are evaluated."""
+        if self._ir_sig is None:
+            self._ir_sig = _symbolic.ir_signature(self.kernel.ir or "")
+        sig, out = self._ir_sig, self.params[index]
+        dims = sig.get(out.name)
+        eqs, known = [], {}
+        it = iter(inputs)
+        for i, p in enumerate(self.params):
+            if i in self.out_idx:
+                continue
+            x = next(it)
+            if p.kind == "scalar":
+                if isinstance(x, int) and not isinstance(x, bool):
+                    known[p.name] = int(x)
+                continue
+            pdims = sig.get(p.name)
+            shape = tuple(getattr(x, "shape", ()))
+            if pdims is not None and len(pdims) == len(shape):
+                eqs += [(d, int(s)) for d, s in zip(pdims, shape)]
+        names = set()
+        for e, _ in eqs:
+            names |= _symbolic.free_syms(e)
+        sizes = _symbolic.solve_sizes(eqs, names, known)
+        shape = []
+        for d, (static, expr) in enumerate(zip(out.shape, dims or [None] * len(out.shape))):
+            v = static if static is not None else (
+                _symbolic.evaluate(expr, sizes) if expr is not None else None)
+            if not isinstance(v, int):
+                raise TypeError(
+                    "tilelang: cannot allocate output '%s' of %s: dimension %d of its shape %s "
+                    "(%s) is not given by any input's dimensions; pass every argument"
+                    % (out.name, self.name, d, tuple(out.shape), expr if expr is not None
+                       else "the library's IR does not name it"))
+            shape.append(v)
+        return tuple(shape)
 
     # ---- artifacts ---------------------------------------------------------------------------
     def get_kernel_source(self, kernel_only=True):

@@ -66,7 +66,7 @@ class _FuncRef:
     a plain factory) the factory and the argument values it was called with."""
 
     def __init__(self, func, factory=None, factory_args=None, factory_frame=None,
-                 factory_defaults=None):
+                 factory_defaults=None, factory_closure=None):
         self.func = func
         self.__name__ = func.__name__
         self.__qualname__ = getattr(func, "__qualname__", func.__name__)
@@ -76,6 +76,8 @@ class _FuncRef:
         self.factory_args = factory_args or {}
         self.factory_frame = factory_frame  # qualname of the factory (for messages)
         self.factory_defaults = factory_defaults or {}
+        self.factory_closure = factory_closure or {}  # what a nested factory reads from
+        #                                               enclosing scopes, at the call
 
     def __call__(self, *args, **kwargs):
         raise kernel_only_error("%s '%s'" % (self._kind, self.__name__))
@@ -100,11 +102,11 @@ class MacroRef(_FuncRef):
 
 
 def _factory_of(frame):
-    """(code, {param: value}, qualname, {param: default}) of the plain function whose frame
-    defines a prim_func; code is None at module level."""
+    """(code, {param: value}, qualname, {param: default}, {free variable: value}) of the plain
+    function whose frame defines a prim_func; code is None at module level."""
     code = frame.f_code
     if code.co_name == "<module>":
-        return None, {}, None, {}
+        return None, {}, None, {}, {}
     n = code.co_argcount + code.co_kwonlyargcount
     names = list(code.co_varnames[:n])
     if code.co_flags & 0x04:  # *args
@@ -119,7 +121,8 @@ def _factory_of(frame):
         import inspect
         defaults = {k: p.default for k, p in inspect.signature(fn).parameters.items()
                     if p.default is not p.empty}
-    return code, values, getattr(code, "co_qualname", code.co_name), defaults
+    closure = {k: frame.f_locals[k] for k in code.co_freevars if k in frame.f_locals}
+    return code, values, getattr(code, "co_qualname", code.co_name), defaults, closure
 
 
 def prim_func(func=None, *, private=False, **_):
