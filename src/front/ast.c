@@ -167,21 +167,38 @@ static void dump_aliases(StrBuf *out, const AstNode *n) {
   }
 }
 
-static void dump(StrBuf *out, const AstNode *n) {
-  if (!n) {
-    sb_append(out, "<null>");
-    return;
-  }
+/* " x": a space, then the dump of n. */
+static void dump_sp(StrBuf *out, const AstNode *n) {
+  sb_putc(out, ' ');
+  dump(out, n);
+}
+
+/* "(Tag x)" for a node whose one child may be absent ("_"). */
+static void dump_wrapped(StrBuf *out, const char *open, const AstNode *n) {
+  sb_append(out, open);
+  dump_opt(out, n);
+  sb_putc(out, ')');
+}
+
+/* "(Tag a b c)" for the list forms. */
+static void dump_listed(StrBuf *out, const char *open, AstList l) {
+  sb_append(out, open);
+  dump_list(out, l);
+  sb_putc(out, ')');
+}
+
+/* Names, literals and f-strings. */
+static void dump_leaf(StrBuf *out, const AstNode *n) {
   switch (n->kind) {
   case AST_NAME: sb_printf(out, "(Name %s)", n->id); return;
   case AST_CONST_INT:
-    if (n->is_big) {
-      sb_append(out, "(BigInt ");
-      sb_appendn(out, n->sval, n->slen);
-      sb_putc(out, ')');
-    } else {
+    if (!n->is_big) {
       sb_printf(out, "(Int %lld)", (long long)n->ival);
+      return;
     }
+    sb_append(out, "(BigInt ");
+    sb_appendn(out, n->sval, n->slen);
+    sb_putc(out, ')');
     return;
   case AST_CONST_FLOAT:
     sb_append(out, n->is_imag ? "(Imag " : "(Float ");
@@ -197,85 +214,75 @@ static void dump(StrBuf *out, const AstNode *n) {
   case AST_CONST_FALSE: sb_append(out, "False"); return;
   case AST_CONST_NONE: sb_append(out, "None"); return;
   case AST_CONST_ELLIPSIS: sb_append(out, "..."); return;
-  case AST_FSTRING:
-    sb_append(out, "(FString");
-    dump_list(out, n->items);
-    sb_putc(out, ')');
-    return;
-  case AST_FORMATTED:
+  case AST_FSTRING: dump_listed(out, "(FString", n->items); return;
+  default: /* AST_FORMATTED */
     sb_append(out, "(Fmt ");
     dump(out, n->value);
     if (n->conversion) sb_printf(out, " !%c", n->conversion);
-    if (n->format_spec) {
-      sb_putc(out, ' ');
-      dump(out, n->format_spec);
-    }
+    if (n->format_spec) dump_sp(out, n->format_spec);
     sb_putc(out, ')');
     return;
+  }
+}
+
+/* Operators, calls, attribute and subscript access, slices. */
+static void dump_operation(StrBuf *out, const AstNode *n) {
+  switch (n->kind) {
   case AST_BINOP:
     sb_printf(out, "(BinOp %s ", op_name(n->op));
     dump(out, n->left);
-    sb_putc(out, ' ');
-    dump(out, n->right);
-    sb_putc(out, ')');
-    return;
+    dump_sp(out, n->right);
+    break;
   case AST_UNARYOP:
     sb_printf(out, "(UnaryOp %s ", op_name(n->op));
     dump(out, n->value);
-    sb_putc(out, ')');
-    return;
+    break;
   case AST_BOOLOP:
     sb_printf(out, "(BoolOp %s", op_name(n->op));
     dump_list(out, n->items);
-    sb_putc(out, ')');
-    return;
+    break;
   case AST_COMPARE:
     sb_append(out, "(Compare ");
     dump(out, n->left);
     for (int i = 0; i < n->items.n; i++) {
-      sb_printf(out, " %s ", op_name(n->ops[i]));
-      dump(out, n->items.items[i]);
+      sb_printf(out, " %s", op_name(n->ops[i]));
+      dump_sp(out, n->items.items[i]);
     }
-    sb_putc(out, ')');
-    return;
+    break;
   case AST_CALL:
     sb_append(out, "(Call ");
     dump(out, n->func);
     dump_list(out, n->items);
     dump_keywords(out, n->kwargs, n->nkwargs);
-    sb_putc(out, ')');
-    return;
+    break;
   case AST_ATTRIBUTE:
     sb_append(out, "(Attr ");
     dump(out, n->value);
-    sb_printf(out, " %s)", n->id);
-    return;
+    sb_printf(out, " %s", n->id);
+    break;
   case AST_SUBSCRIPT:
     sb_append(out, "(Sub ");
     dump(out, n->value);
-    sb_putc(out, ' ');
-    dump(out, n->index);
-    sb_putc(out, ')');
-    return;
-  case AST_SLICE:
+    dump_sp(out, n->index);
+    break;
+  default: /* AST_SLICE */
     sb_append(out, "(Slice ");
     dump_opt(out, n->lo);
     sb_putc(out, ' ');
     dump_opt(out, n->hi);
     sb_putc(out, ' ');
     dump_opt(out, n->step);
-    sb_putc(out, ')');
-    return;
-  case AST_STARRED:
-    sb_append(out, "(Starred ");
-    dump(out, n->value);
-    sb_putc(out, ')');
-    return;
-  case AST_TUPLE: case AST_LIST: case AST_SET:
-    sb_append(out, n->kind == AST_TUPLE ? "(Tuple" : n->kind == AST_LIST ? "(List" : "(Set");
-    dump_list(out, n->items);
-    sb_putc(out, ')');
-    return;
+    break;
+  }
+  sb_putc(out, ')');
+}
+
+/* Displays (tuple, list, set, dict) and comprehensions. */
+static void dump_display(StrBuf *out, const AstNode *n) {
+  switch (n->kind) {
+  case AST_TUPLE: dump_listed(out, "(Tuple", n->items); return;
+  case AST_LIST: dump_listed(out, "(List", n->items); return;
+  case AST_SET: dump_listed(out, "(Set", n->items); return;
   case AST_DICT:
     sb_append(out, "(Dict");
     for (int i = 0; i < n->items.n; i++) {
@@ -283,13 +290,12 @@ static void dump(StrBuf *out, const AstNode *n) {
       sb_append(out, " (");
       if (k) dump(out, k);
       else sb_append(out, "**");
-      sb_putc(out, ' ');
-      dump(out, n->items.items[i]);
+      dump_sp(out, n->items.items[i]);
       sb_putc(out, ')');
     }
     sb_putc(out, ')');
     return;
-  case AST_LISTCOMP: case AST_SETCOMP: case AST_GENEXP: case AST_DICTCOMP:
+  default: /* the comprehensions */
     sb_append(out, n->kind == AST_LISTCOMP  ? "(ListComp "
                    : n->kind == AST_SETCOMP ? "(SetComp "
                    : n->kind == AST_GENEXP  ? "(GenExp "
@@ -302,34 +308,58 @@ static void dump(StrBuf *out, const AstNode *n) {
     dump_comps(out, n);
     sb_putc(out, ')');
     return;
+  }
+}
+
+/* Every expression kind. */
+static void dump_expr(StrBuf *out, const AstNode *n) {
+  switch (n->kind) {
+  case AST_NAME: case AST_CONST_INT: case AST_CONST_FLOAT: case AST_CONST_STR: case AST_CONST_TRUE:
+  case AST_CONST_FALSE: case AST_CONST_NONE: case AST_CONST_ELLIPSIS: case AST_FSTRING: case AST_FORMATTED:
+    dump_leaf(out, n);
+    return;
+  case AST_BINOP: case AST_UNARYOP: case AST_BOOLOP: case AST_COMPARE: case AST_CALL: case AST_ATTRIBUTE:
+  case AST_SUBSCRIPT: case AST_SLICE:
+    dump_operation(out, n);
+    return;
+  case AST_TUPLE: case AST_LIST: case AST_SET: case AST_DICT: case AST_LISTCOMP: case AST_SETCOMP:
+  case AST_GENEXP: case AST_DICTCOMP:
+    dump_display(out, n);
+    return;
+  case AST_STARRED:
+    sb_append(out, "(Starred ");
+    dump(out, n->value);
+    sb_putc(out, ')');
+    return;
   case AST_LAMBDA:
     sb_append(out, "(Lambda ");
     dump_params(out, n->params);
-    sb_putc(out, ' ');
-    dump(out, n->value);
+    dump_sp(out, n->value);
     sb_putc(out, ')');
     return;
   case AST_IFEXP:
     sb_append(out, "(IfExp ");
     dump(out, n->test);
-    sb_putc(out, ' ');
-    dump(out, n->left);
-    sb_putc(out, ' ');
-    dump(out, n->right);
+    dump_sp(out, n->left);
+    dump_sp(out, n->right);
     sb_putc(out, ')');
     return;
   case AST_NAMEDEXPR:
     sb_append(out, "(NamedExpr ");
     dump(out, n->left);
-    sb_putc(out, ' ');
-    dump(out, n->value);
+    dump_sp(out, n->value);
     sb_putc(out, ')');
     return;
-  case AST_AWAIT: case AST_YIELD: case AST_YIELDFROM:
-    sb_append(out, n->kind == AST_AWAIT ? "(Await " : n->kind == AST_YIELD ? "(Yield " : "(YieldFrom ");
-    dump_opt(out, n->value);
-    sb_putc(out, ')');
-    return;
+  case AST_AWAIT: dump_wrapped(out, "(Await ", n->value); return;
+  case AST_YIELD: dump_wrapped(out, "(Yield ", n->value); return;
+  case AST_YIELDFROM: dump_wrapped(out, "(YieldFrom ", n->value); return;
+  default: sb_printf(out, "(?%d)", (int)n->kind); return;
+  }
+}
+
+/* def, class, with, try and import: the statements with parts of their own. */
+static void dump_compound(StrBuf *out, const AstNode *n) {
+  switch (n->kind) {
   case AST_FUNCTIONDEF:
     sb_printf(out, "(%s %s ", n->is_async ? "AsyncFunctionDef" : "FunctionDef", n->id);
     dump_params(out, n->params);
@@ -340,8 +370,7 @@ static void dump(StrBuf *out, const AstNode *n) {
     }
     dump_tagged_list(out, "decorators", n->decorators, true);
     dump_tagged_list(out, "body", n->body, false);
-    sb_putc(out, ')');
-    return;
+    break;
   case AST_CLASSDEF:
     sb_printf(out, "(ClassDef %s", n->id);
     dump_tagged_list(out, "bases", n->items, true);
@@ -352,149 +381,119 @@ static void dump(StrBuf *out, const AstNode *n) {
     }
     dump_tagged_list(out, "decorators", n->decorators, true);
     dump_tagged_list(out, "body", n->body, false);
-    sb_putc(out, ')');
-    return;
-  case AST_RETURN:
-    sb_append(out, "(Return");
-    if (n->value) {
-      sb_putc(out, ' ');
-      dump(out, n->value);
-    }
-    sb_putc(out, ')');
-    return;
-  case AST_DELETE:
-    sb_append(out, "(Delete");
-    dump_list(out, n->items);
-    sb_putc(out, ')');
-    return;
-  case AST_ASSIGN:
-    sb_append(out, "(Assign");
-    dump_list(out, n->items);
-    sb_append(out, " = ");
-    dump(out, n->value);
-    sb_putc(out, ')');
-    return;
-  case AST_AUGASSIGN:
-    sb_append(out, "(AugAssign ");
-    dump(out, n->target);
-    sb_printf(out, " %s= ", op_name(n->op));
-    dump(out, n->value);
-    sb_putc(out, ')');
-    return;
-  case AST_ANNASSIGN:
-    sb_append(out, "(AnnAssign ");
-    dump(out, n->target);
-    sb_putc(out, ' ');
-    dump(out, n->annotation);
-    if (n->value) {
-      sb_putc(out, ' ');
-      dump(out, n->value);
-    }
-    sb_putc(out, ')');
-    return;
-  case AST_FOR:
-    sb_append(out, n->is_async ? "(AsyncFor " : "(For ");
-    dump(out, n->target);
-    sb_putc(out, ' ');
-    dump(out, n->iter);
-    dump_tagged_list(out, "body", n->body, false);
-    dump_tagged_list(out, "orelse", n->orelse, true);
-    sb_putc(out, ')');
-    return;
-  case AST_WHILE: case AST_IF:
-    sb_append(out, n->kind == AST_WHILE ? "(While " : "(If ");
-    dump(out, n->test);
-    dump_tagged_list(out, "body", n->body, false);
-    dump_tagged_list(out, "orelse", n->orelse, true);
-    sb_putc(out, ')');
-    return;
+    break;
   case AST_WITH:
     sb_append(out, n->is_async ? "(AsyncWith" : "(With");
     for (int i = 0; i < n->nwithitems; i++) {
       sb_append(out, " (item ");
       dump(out, n->withitems[i].context);
-      if (n->withitems[i].vars) {
-        sb_putc(out, ' ');
-        dump(out, n->withitems[i].vars);
-      }
+      if (n->withitems[i].vars) dump_sp(out, n->withitems[i].vars);
       sb_putc(out, ')');
     }
     dump_tagged_list(out, "body", n->body, false);
-    sb_putc(out, ')');
-    return;
-  case AST_RAISE:
-    sb_append(out, "(Raise");
-    if (n->value) {
-      sb_putc(out, ' ');
-      dump(out, n->value);
-    }
-    if (n->cause) {
-      sb_append(out, " (from ");
-      dump(out, n->cause);
-      sb_putc(out, ')');
-    }
-    sb_putc(out, ')');
-    return;
+    break;
   case AST_TRY:
     sb_append(out, "(Try");
     dump_tagged_list(out, "body", n->body, false);
     for (int i = 0; i < n->nhandlers; i++) {
       const AstHandler *h = &n->handlers[i];
       sb_append(out, " (except");
-      if (h->type) {
-        sb_putc(out, ' ');
-        dump(out, h->type);
-      }
+      if (h->type) dump_sp(out, h->type);
       if (h->name) sb_printf(out, " as %s", h->name);
       dump_tagged_list(out, "body", h->body, false);
       sb_putc(out, ')');
     }
     dump_tagged_list(out, "orelse", n->orelse, true);
     dump_tagged_list(out, "finally", n->finalbody, true);
-    sb_putc(out, ')');
-    return;
-  case AST_ASSERT:
-    sb_append(out, "(Assert ");
-    dump(out, n->test);
-    if (n->msg) {
-      sb_putc(out, ' ');
-      dump(out, n->msg);
-    }
-    sb_putc(out, ')');
-    return;
+    break;
   case AST_IMPORT:
     sb_append(out, "(Import");
     dump_aliases(out, n);
-    sb_putc(out, ')');
-    return;
-  case AST_IMPORTFROM:
+    break;
+  default: /* AST_IMPORTFROM */
     sb_append(out, "(ImportFrom ");
     for (int i = 0; i < n->level; i++) sb_putc(out, '.');
     sb_append(out, n->id ? n->id : "");
     dump_aliases(out, n);
-    sb_putc(out, ')');
+    break;
+  }
+  sb_putc(out, ')');
+}
+
+/* Assignments, control flow and the simple statements. */
+static void dump_stmt(StrBuf *out, const AstNode *n) {
+  switch (n->kind) {
+  case AST_FUNCTIONDEF: case AST_CLASSDEF: case AST_WITH: case AST_TRY: case AST_IMPORT: case AST_IMPORTFROM:
+    dump_compound(out, n);
     return;
+  case AST_RETURN:
+    sb_append(out, "(Return");
+    if (n->value) dump_sp(out, n->value);
+    break;
+  case AST_DELETE: sb_append(out, "(Delete"); dump_list(out, n->items); break;
+  case AST_ASSIGN:
+    sb_append(out, "(Assign");
+    dump_list(out, n->items);
+    sb_append(out, " = ");
+    dump(out, n->value);
+    break;
+  case AST_AUGASSIGN:
+    sb_append(out, "(AugAssign ");
+    dump(out, n->target);
+    sb_printf(out, " %s= ", op_name(n->op));
+    dump(out, n->value);
+    break;
+  case AST_ANNASSIGN:
+    sb_append(out, "(AnnAssign ");
+    dump(out, n->target);
+    dump_sp(out, n->annotation);
+    if (n->value) dump_sp(out, n->value);
+    break;
+  case AST_FOR:
+    sb_append(out, n->is_async ? "(AsyncFor " : "(For ");
+    dump(out, n->target);
+    dump_sp(out, n->iter);
+    dump_tagged_list(out, "body", n->body, false);
+    dump_tagged_list(out, "orelse", n->orelse, true);
+    break;
+  case AST_WHILE: case AST_IF:
+    sb_append(out, n->kind == AST_WHILE ? "(While " : "(If ");
+    dump(out, n->test);
+    dump_tagged_list(out, "body", n->body, false);
+    dump_tagged_list(out, "orelse", n->orelse, true);
+    break;
+  case AST_RAISE:
+    sb_append(out, "(Raise");
+    if (n->value) dump_sp(out, n->value);
+    if (n->cause) {
+      sb_append(out, " (from ");
+      dump(out, n->cause);
+      sb_putc(out, ')');
+    }
+    break;
+  case AST_ASSERT:
+    sb_append(out, "(Assert ");
+    dump(out, n->test);
+    if (n->msg) dump_sp(out, n->msg);
+    break;
   case AST_GLOBAL: case AST_NONLOCAL:
     sb_append(out, n->kind == AST_GLOBAL ? "(Global" : "(Nonlocal");
     for (int i = 0; i < n->nnames; i++) sb_printf(out, " %s", n->names[i]);
-    sb_putc(out, ')');
-    return;
-  case AST_EXPR:
-    sb_append(out, "(Expr ");
-    dump(out, n->value);
-    sb_putc(out, ')');
-    return;
+    break;
+  case AST_EXPR: sb_append(out, "(Expr "); dump(out, n->value); break;
   case AST_PASS: sb_append(out, "Pass"); return;
   case AST_BREAK: sb_append(out, "Break"); return;
   case AST_CONTINUE: sb_append(out, "Continue"); return;
-  case AST_MODULE:
-    sb_append(out, "(Module");
-    dump_list(out, n->body);
-    sb_putc(out, ')');
-    return;
-  case AST_KIND_COUNT: break;
+  case AST_MODULE: sb_append(out, "(Module"); dump_list(out, n->body); break;
+  default: sb_printf(out, "(?%d)", (int)n->kind); return;
   }
-  sb_printf(out, "(?%d)", (int)n->kind);
+  sb_putc(out, ')');
+}
+
+static void dump(StrBuf *out, const AstNode *n) {
+  if (!n) sb_append(out, "<null>");
+  else if (n->kind < AST_FUNCTIONDEF) dump_expr(out, n);
+  else dump_stmt(out, n);
 }
 
 void ast_dump(StrBuf *out, const AstNode *n) { dump(out, n); }
