@@ -224,53 +224,6 @@ TS_DEV void barrier_all_block() {
 }
 TS_DEV void sync_all_block() { ts::dist::barrier_blocks<false>(ts::dist::runtime_barrier(), "sync_all_block"); }
 
-/* ---- collectives (world team; nelems elements) ------------------------------------------------- */
-/* fcollect: every pe's src lands at dest[pe * nelems] on every pe (pushes, then a barrier). */
-template <class T> TS_DEV int fcollect(int team, T *dest, const T *src, size_t nelems) {
-  (void)team;
-  for (int pe = 0; pe < n_pes(); pe++) putmem(dest + (size_t)my_pe() * nelems, src, nelems * sizeof(T), pe);
-  barrier_all();
-  return 0;
-}
-template <class T> TS_DEV int fcollect_warp(int team, T *dest, const T *src, size_t nelems) {
-  (void)team;
-  for (int pe = 0; pe < n_pes(); pe++) putmem_warp(dest + (size_t)my_pe() * nelems, src, nelems * sizeof(T), pe);
-  barrier_all_warp();
-  return 0;
-}
-template <class T> TS_DEV int fcollect_block(int team, T *dest, const T *src, size_t nelems) {
-  (void)team;
-  for (int pe = 0; pe < n_pes(); pe++) putmem_block(dest + (size_t)my_pe() * nelems, src, nelems * sizeof(T), pe);
-  barrier_all_block();
-  return 0;
-}
-/* broadcast: root's src into dest on every pe (a barrier so the root's data is ready, a
- * pull, a barrier so the root may reuse src). */
-template <class T> TS_DEV int broadcast(int team, T *dest, const T *src, size_t nelems, int root) {
-  (void)team;
-  barrier_all();
-  getmem(dest, src, nelems * sizeof(T), root);
-  barrier_all();
-  return 0;
-}
-template <class T> TS_DEV int broadcast_warp(int team, T *dest, const T *src, size_t nelems, int root) {
-  (void)team;
-  barrier_all_warp();
-  getmem_warp(dest, src, nelems * sizeof(T), root);
-  barrier_all_warp();
-  return 0;
-}
-template <class T> TS_DEV int broadcast_block(int team, T *dest, const T *src, size_t nelems, int root) {
-  (void)team;
-  barrier_all_block();
-  getmem_block(dest, src, nelems * sizeof(T), root);
-  barrier_all_block();
-  return 0;
-}
-TS_DEV int broadcastmem_block(int team, void *dest, const void *src, size_t nbytes, int root) {
-  return broadcast_block(team, (char *)dest, (const char *)src, nbytes, root);
-}
-
 #else /* TILESCALE_NVSHMEM: the real library */
 
 TS_DEV int my_pe() { return nvshmem_my_pe(); }
@@ -423,51 +376,6 @@ TS_DEV void sync_all_block() {
   if (ts::dist::linear_tid() == 0) barrier_thread(false, "sync_all_block");
   __syncthreads();
 }
-/* fcollect: push this pe's block to every pe, then the barrier (whose quiet completes the
- * pushes); broadcast: a barrier so the root's data is ready, a pull, a barrier so the root
- * may reuse src.  Bytes, like NVSHMEM's. */
-template <class T> TS_DEV int fcollect(int team, T *d, const T *s, size_t n) {
-  (void)team;
-  for (int pe = 0; pe < n_pes(); pe++) putmem(d + (size_t)my_pe() * n, s, n * sizeof(T), pe);
-  barrier_all();
-  return 0;
-}
-template <class T> TS_DEV int fcollect_warp(int team, T *d, const T *s, size_t n) {
-  (void)team;
-  for (int pe = 0; pe < n_pes(); pe++) putmem_warp(d + (size_t)my_pe() * n, s, n * sizeof(T), pe);
-  barrier_all_warp();
-  return 0;
-}
-template <class T> TS_DEV int fcollect_block(int team, T *d, const T *s, size_t n) {
-  (void)team;
-  for (int pe = 0; pe < n_pes(); pe++) putmem_block(d + (size_t)my_pe() * n, s, n * sizeof(T), pe);
-  barrier_all_block();
-  return 0;
-}
-template <class T> TS_DEV int broadcast(int team, T *d, const T *s, size_t n, int root) {
-  (void)team;
-  barrier_all();
-  getmem(d, s, n * sizeof(T), root);
-  barrier_all();
-  return 0;
-}
-template <class T> TS_DEV int broadcast_warp(int team, T *d, const T *s, size_t n, int root) {
-  (void)team;
-  barrier_all_warp();
-  getmem_warp(d, s, n * sizeof(T), root);
-  barrier_all_warp();
-  return 0;
-}
-template <class T> TS_DEV int broadcast_block(int team, T *d, const T *s, size_t n, int root) {
-  (void)team;
-  barrier_all_block();
-  getmem_block(d, s, n * sizeof(T), root);
-  barrier_all_block();
-  return 0;
-}
-TS_DEV int broadcastmem_block(int team, void *d, const void *s, size_t n, int root) {
-  return broadcast_block(team, (char *)d, (const char *)s, n, root);
-}
 #else
 TS_DEV uint64_t signal_wait_until(uint64_t *sig, int cmp, uint64_t v) {
   return nvshmem_signal_wait_until(sig, cmp, v);
@@ -517,6 +425,55 @@ TS_DEV int broadcastmem_block(int team, void *d, const void *s, size_t n, int ro
   return nvshmemx_uint8_broadcast_block(team, (uint8_t *)d, (const uint8_t *)s, n, root);
 }
 #endif
+#endif
+
+/* ---- collectives over our own barriers (ipc, and nvshmem when waits must time out) ----------- */
+#if !defined(TILESCALE_NVSHMEM) || TILESCALE_WAIT_TIMEOUT_MS > 0
+/* fcollect: every pe's src lands at dest[pe * nelems] on every pe (pushes, then a barrier). */
+template <class T> TS_DEV int fcollect(int team, T *dest, const T *src, size_t nelems) {
+  (void)team;
+  for (int pe = 0; pe < n_pes(); pe++) putmem(dest + (size_t)my_pe() * nelems, src, nelems * sizeof(T), pe);
+  barrier_all();
+  return 0;
+}
+template <class T> TS_DEV int fcollect_warp(int team, T *dest, const T *src, size_t nelems) {
+  (void)team;
+  for (int pe = 0; pe < n_pes(); pe++) putmem_warp(dest + (size_t)my_pe() * nelems, src, nelems * sizeof(T), pe);
+  barrier_all_warp();
+  return 0;
+}
+template <class T> TS_DEV int fcollect_block(int team, T *dest, const T *src, size_t nelems) {
+  (void)team;
+  for (int pe = 0; pe < n_pes(); pe++) putmem_block(dest + (size_t)my_pe() * nelems, src, nelems * sizeof(T), pe);
+  barrier_all_block();
+  return 0;
+}
+/* broadcast: root's src into dest on every pe (a barrier so the root's data is ready, a
+ * pull, a barrier so the root may reuse src). */
+template <class T> TS_DEV int broadcast(int team, T *dest, const T *src, size_t nelems, int root) {
+  (void)team;
+  barrier_all();
+  getmem(dest, src, nelems * sizeof(T), root);
+  barrier_all();
+  return 0;
+}
+template <class T> TS_DEV int broadcast_warp(int team, T *dest, const T *src, size_t nelems, int root) {
+  (void)team;
+  barrier_all_warp();
+  getmem_warp(dest, src, nelems * sizeof(T), root);
+  barrier_all_warp();
+  return 0;
+}
+template <class T> TS_DEV int broadcast_block(int team, T *dest, const T *src, size_t nelems, int root) {
+  (void)team;
+  barrier_all_block();
+  getmem_block(dest, src, nelems * sizeof(T), root);
+  barrier_all_block();
+  return 0;
+}
+TS_DEV int broadcastmem_block(int team, void *dest, const void *src, size_t nbytes, int root) {
+  return broadcast_block(team, (char *)dest, (const char *)src, nbytes, root);
+}
 #endif
 
 } // namespace shmem

@@ -118,11 +118,10 @@ static ts_status resolve_options(ts_dist *d, const ts_dist_options *o, const cha
 
   d->backend = o->backend;
   if (d->backend == TS_DIST_BACKEND_DEFAULT) {
-    const char *b = getenv("TILESCALE_DIST_BACKEND");
-    if (!b || !*b || strcmp(b, "ipc") == 0) d->backend = TS_DIST_BACKEND_IPC;
-    else if (strcmp(b, "nvshmem") == 0) d->backend = TS_DIST_BACKEND_NVSHMEM;
-    else {
-      rt_set_error(ctx, "ts_dist_init: TILESCALE_DIST_BACKEND='%s' is not 'ipc' or 'nvshmem'", b);
+    d->backend = ctx->dist_backend; /* $TILESCALE_DIST_BACKEND, read when the context was made */
+    if (d->backend == TS_DIST_BACKEND_DEFAULT) {
+      rt_set_error(ctx, "ts_dist_init: TILESCALE_DIST_BACKEND='%s' is not 'ipc' or 'nvshmem'",
+                   ctx->dist_backend_env);
       return TS_ERR_INVALID_ARGUMENT;
     }
   } else if (d->backend != TS_DIST_BACKEND_IPC && d->backend != TS_DIST_BACKEND_NVSHMEM) {
@@ -195,6 +194,7 @@ static ts_status dist_api_init(ts_context *ctx, const ts_dist_options *opt, ts_d
   /* Every module loaded from now on gets the heap-base table before its first launch. */
   ctx->module_hook = dist_module_hook;
   ctx->module_hook_user = d;
+  ctx->dist_backend = d->backend; /* kernels built from now on are for this backend */
 cleanup:
   sb_free(&err);
   if (status != TS_OK) {

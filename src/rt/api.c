@@ -165,12 +165,23 @@ ts_status ts_context_create(const ts_context_options *opt, ts_context **out) {
   return status;
 }
 
+/* The distributed backend a context starts with: $TILESCALE_DIST_BACKEND ("ipc" when unset);
+ * ts_dist_init may replace it with its options' choice. */
+static void context_dist_backend(ts_context *ctx) {
+  const char *b = getenv("TILESCALE_DIST_BACKEND");
+  snprintf(ctx->dist_backend_env, sizeof ctx->dist_backend_env, "%s", b ? b : "");
+  if (!b || !*b || strcmp(b, "ipc") == 0) ctx->dist_backend = TS_DIST_BACKEND_IPC;
+  else if (strcmp(b, "nvshmem") == 0) ctx->dist_backend = TS_DIST_BACKEND_NVSHMEM;
+  else ctx->dist_backend = TS_DIST_BACKEND_DEFAULT;
+}
+
 static void context_init(ts_context *ctx, const ts_context_options *opt) {
   ts_context_options o = *opt;
   ctx->device = o.device;
   ctx->verbose = o.verbose;
   if (ts_env_flag("TILESCALE_VERBOSE", 0)) ctx->verbose = 1;
   rt_cache_init(&ctx->cache, o.cache_dir, o.disable_cache);
+  context_dist_backend(ctx);
   probe_device(ctx);
   if (ctx->verbose)
     fprintf(stderr, "tilescale: device %d: %s; cache %s\n", ctx->device,
@@ -469,6 +480,7 @@ static ts_status build_binary(ts_kernel *k, const ts_compile_options *o) {
       .fast_math = k->comp.fast_math,
       .uses_dist = k->uses_dist,
       .uses_shmem = k->uses_shmem,
+      .link_nvshmem = ctx->dist_backend == TS_DIST_BACKEND_NVSHMEM,
       .headers = ts_device_headers,
       .nheaders = ts_device_headers_count,
   };

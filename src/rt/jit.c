@@ -5,9 +5,9 @@
  *
  * Distributed kernels (the source calls ts::dist:: or ts::shmem::) get the device library
  * dist_shmem.cuh included, and TILESCALE_WAIT_TIMEOUT_MS defined from the environment.
- * When the NVSHMEM family is used and the process runs the nvshmem backend
- * ($TILESCALE_DIST_BACKEND=nvshmem) with NVSHMEM found, NVRTC emits LTO-IR with
- * TILESCALE_NVSHMEM defined (ts::shmem:: then forwards to nvshmem_*) and nvJitLink links it
+ * When the NVSHMEM family is used, the context's distributed backend is nvshmem
+ * (RtJitInput.link_nvshmem: ts_dist_init's choice, before it $TILESCALE_DIST_BACKEND) and
+ * NVSHMEM is found, NVRTC emits LTO-IR with TILESCALE_NVSHMEM defined (ts::shmem:: then forwards to nvshmem_*) and nvJitLink links it
  * with libnvshmem_device.bc into the cubin; otherwise ts::shmem:: is the ipc implementation,
  * which is correct within a node on either backend. */
 #include "jit.h"
@@ -110,9 +110,7 @@ static void dist_jit_config(const RtJitInput *in, DistJit *dj) {
     long v = strtol(t, NULL, 10);
     dj->timeout_ms = v > 0 && v < 1000000000 ? (int)v : 0;
   }
-  const char *be = getenv("TILESCALE_DIST_BACKEND");
-  if (!in->uses_shmem || !be || strcmp(be, "nvshmem") || in->compiler != TS_COMPILER_NVRTC)
-    return;
+  if (!in->uses_shmem || !in->link_nvshmem || in->compiler != TS_COMPILER_NVRTC) return;
   RtNvshmemPaths p = {0};
   StrBuf why = {0};
   if (rt_nvshmem_find(&p, &why) && sb_str(&p.include_dir)[0] && sb_str(&p.device_bc)[0]) {

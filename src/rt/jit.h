@@ -50,6 +50,8 @@ typedef struct RtJitInput {
   bool fast_math;
   bool uses_dist;              /* calls the distributed device library (codegen's CgOutput) */
   bool uses_shmem;             /* ... its NVSHMEM family */
+  bool link_nvshmem;           /* the context's distributed backend is NVSHMEM: the family links
+                                  NVSHMEM's device library (when found) */
   const TsEmbeddedFile *headers; /* include files offered to the compiler */
   int nheaders;
 } RtJitInput;

@@ -14,6 +14,7 @@
 #include "cache.h"
 #include "cuda_driver.h"
 #include "jit.h"
+#include "tilescale_dist.h"
 
 struct ts_context {
   /* The context lives until ts_context_destroy has been called AND its last program and
@@ -24,6 +25,11 @@ struct ts_context {
   int device;            /* CUDA ordinal asked for */
   int verbose;
   RtCache cache;
+  /* What distributed kernels are built for: the backend of ts_dist_init on this context,
+   * before that the one $TILESCALE_DIST_BACKEND names (read once, at create; DEFAULT when
+   * it names none, which ts_dist_init reports with the text in dist_backend_env). */
+  ts_dist_backend dist_backend;
+  char dist_backend_env[32];
   RtNvrtc nvrtc;         /* loaded on first NVRTC compile */
   RtDriver drv;          /* loaded at create; empty without a driver */
   bool device_ok;        /* driver loaded, initialised, and the device exists */
