@@ -10,9 +10,10 @@ LDLIBS   += -ldl -lm -lpthread
 
 LIB_SRC  := $(sort $(wildcard src/base/*.c src/front/*.c src/ir/*.c src/layout/*.c src/pass/*.c \
                               src/codegen/*.c src/driver/*.c src/rt/*.c src/distributed/*.c))
-GEN_SRC  := $(BUILD)/gen/device_headers.c
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/device_headers.o
+GEN_SRC  := $(BUILD)/gen/device_headers.c $(BUILD)/gen/prelude_files.c
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
 DEV_HDRS := $(sort $(wildcard device/tilescale/*.cuh))
+PRELUDE  := $(sort $(shell find src/front/prelude -name '*.py'))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 GPU_SRC  := $(filter-out tests/gpu/test_gemm.c,$(sort $(wildcard tests/gpu/*.c)))
@@ -33,11 +34,15 @@ $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O1 $(WARN) $< -o $@
 
-$(GEN_SRC): $(BUILD)/tools/embed $(DEV_HDRS)
+$(BUILD)/gen/device_headers.c: $(BUILD)/tools/embed $(DEV_HDRS)
 	@mkdir -p $(dir $@)
-	$(BUILD)/tools/embed $@ $(DEV_HDRS)
+	$(BUILD)/tools/embed $@ ts_device_headers device $(DEV_HDRS)
 
-$(BUILD)/obj/gen/device_headers.o: $(GEN_SRC)
+$(BUILD)/gen/prelude_files.c: $(BUILD)/tools/embed $(PRELUDE)
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed $@ ts_prelude_files src/front/prelude $(PRELUDE)
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "../base/target.h"
 
 bool pass_parallel_nest(TsCompiler *c, IrStmt *root, ParNest *out) {
   memset(out, 0, sizeof *out);
@@ -99,9 +100,10 @@ IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int ni
 }
 
 int64_t pass_smem_cap(const TsCompiler *c) {
-  /* cudaDevAttrMaxSharedMemoryPerBlockOptin */
-  return c->target.sm >= 90 ? 232448 : c->target.sm == 80 || c->target.sm == 87 ? 166912
-         : c->target.sm >= 86 ? 101376 : 0;
+  /* cudaDevAttrMaxSharedMemoryPerBlockOptin of the target (base/target.c's table) */
+  if (c->target.sm == 87) return 166912; /* Orin: an sm_80-sized shared memory */
+  const TsDeviceProps *d = ts_target_device(c->target.sm);
+  return d && c->target.sm >= 80 ? d->shared_memory_per_block_optin : 0;
 }
 
 int64_t pass_kernel_threads(const IrKernel *k) {

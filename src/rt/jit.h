@@ -14,7 +14,7 @@
 
 #include "../base/compiler.h"
 #include "../../include/tilescale.h"
-#include "embedded.h"
+#include "../base/embedded.h"
 
 #define RT_NVRTC_FUNCS(X)    \
   X(nvrtcGetErrorString)     \

@@ -6,7 +6,7 @@
  *   api.c (context, programs, compile)   launch.c (argument checks, launch, timing)
  *        \__________________ rt.h __________________/
  *                              |
- *          cuda_driver.h   jit.h   cache.h   embedded.h */
+ *          cuda_driver.h   jit.h   cache.h   (base/embedded.h) */
 #ifndef TS_RT_RT_H
 #define TS_RT_RT_H
 

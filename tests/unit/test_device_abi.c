@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "../../src/codegen/device_abi.h"
-#include "../../src/rt/embedded.h"
+#include "../../src/base/embedded.h"
 #include "test.h"
 
 typedef struct Decl {
