@@ -1,7 +1,7 @@
 /* embedded.h — files compiled into libtilescale as strings by tools/embed.c at build time:
  *   ts_device_headers  device/tilescale/NAME.cuh, so NVRTC finds `#include <tilescale/...>`
  *                      without any file on disk (build/gen/device_headers.c);
- *   ts_prelude_files   src/front/prelude/**.py, the host modules kernel files import
+ *   ts_prelude_files   src/front/prelude/ (*.py), the host modules kernel files import
  *                      (tilelang.math, tvm, torch.cuda ...), evaluated by the front end
  *                      (build/gen/prelude_files.c). */
 #ifndef TS_BASE_EMBEDDED_H

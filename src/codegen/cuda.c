@@ -736,7 +736,12 @@ static void expr(Cg *g, StrBuf *sb, const IrExpr *e, int min_prec) {
     else expr_as(g, sb, e->u.ops[0], e->dtype, min_prec);
     return;
   case IR_REINTERPRET:
-    sb_printf(sb, "ts::bit_cast<%s>(", tname(e->dtype));
+    /* The source type is spelled out: C++ promotes 8/16-bit integer arithmetic to int, which
+     * would make the sizes differ; the explicit argument converts back first. */
+    if (e->lanes == 1 && e->u.ops[0]->lanes == 1)
+      sb_printf(sb, "ts::bit_cast<%s, %s>(", tname(e->dtype), tname(e->u.ops[0]->dtype));
+    else
+      sb_printf(sb, "ts::bit_cast<%s>(", tname(e->dtype));
     expr(g, sb, e->u.ops[0], 0);
     sb_putc(sb, ')');
     return;

@@ -321,43 +321,21 @@ static Env *env_new(Eval *ev, Env *parent) {
 }
 static void env_set(Eval *ev, Env *env, const char *name, Value *v) {
   strmap_put(ev->a, &env->vars, name, v ? v : ev->poison);
-  if (env == ev->globals && strmap_get(&ev->lazy, name)) strmap_put(ev->a, &ev->lazy, name, NULL);
-}
-
-/* Evaluates the top-level assignment that defines `name` (lazy module globals). */
-static void force_global(Eval *ev, const char *name) {
-  const AstNode *s = strmap_get(&ev->lazy, name);
-  if (!s) return;
-  if (strmap_get(&ev->lazy_busy, name)) {
-    ts_error(ev->c, s->loc, "module-level name '%s' depends on itself", name);
-    strmap_put(ev->a, &ev->lazy, name, NULL);
-    return;
-  }
-  strmap_put(ev->a, &ev->lazy_busy, name, (void *)1);
-  /* Top-level code is plain Python: no staging, no statement block. */
-  PtrVec *block = ev->block;
-  DefScope *scope = ev->scope;
-  IrStmt *kernel = ev->kernel;
-  bool staged = ev->staged;
-  LoopCtx *loop = ev->loop;
-  ev->block = NULL, ev->scope = NULL, ev->kernel = NULL, ev->staged = false, ev->loop = NULL;
-  exec_stmt(ev, ev->globals, s);
-  ev->block = block, ev->scope = scope, ev->kernel = kernel, ev->staged = staged, ev->loop = loop;
-  strmap_put(ev->a, &ev->lazy_busy, name, NULL);
-  if (strmap_get(&ev->lazy, name)) { /* the statement did not bind it (error) */
-    strmap_put(ev->a, &ev->lazy, name, NULL);
-    strmap_put(ev->a, &ev->globals->vars, name, ev->poison);
-  }
+  if (env->module && strmap_get(&env->module->lazy, name)) strmap_put(ev->a, &env->module->lazy, name, NULL);
 }
 
 static Value *env_lookup(Eval *ev, Env *env, const char *name) {
   for (Env *e = env; e; e = e->parent) {
-    if (e == ev->globals) force_global(ev, name);
+    if (e->module) ev_force_global(ev, e->module, name);
     Value *v = strmap_get(&e->vars, name);
     if (v) return v;
   }
   return NULL;
 }
+
+Env *ev_env_new(Eval *ev, Env *parent) { return env_new(ev, parent); }
+void ev_env_set(Eval *ev, Env *env, const char *name, Value *v) { env_set(ev, env, name, v); }
+Value *ev_env_lookup(Eval *ev, Env *env, const char *name) { return env_lookup(ev, env, name); }
 
 /* ---- IR statement emission -------------------------------------------------------------- */
 /* Python code can stage expressions no pass could handle: sum() over 10**5 loads nests
@@ -613,7 +591,7 @@ static bool values_equal_rec(const Value *a, const Value *b, int depth, int64_t 
   case V_BUFFER: return a->u.buf == b->u.buf;
   case V_FUNC: return a->u.fn.def == b->u.fn.def;
   case V_BUILTIN: return a->u.bi.fn == b->u.bi.fn && a->u.bi.arg == b->u.bi.arg;
-  case V_MODULE: return a->u.mod.mod == b->u.mod.mod;
+  case V_MODULE: return a->u.mod.mod == b->u.mod.mod && a->u.mod.py == b->u.mod.py;
   default: return a == b;
   }
 }
@@ -1361,7 +1339,7 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
   const char *name = n->id;
   if (!base || base->kind == V_POISON) return NULL;
   switch (base->kind) {
-  case V_MODULE: return bi_module_attr(ev, base->u.mod.mod, name, n->loc);
+  case V_MODULE: return ev_module_attr(ev, base, name, n->loc);
   case V_OPAQUE: {
     /* torch.float16 is a dtype (factories pass them around); anything else stays
      * opaque and only its use is an error. */
@@ -1391,6 +1369,7 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
     if (!strcmp(name, "bits")) return ev_int(ev, dtype_bits(base->u.dtype));
     if (!strcmp(name, "bytes") || !strcmp(name, "itemsize")) return ev_int(ev, dtype_bytes(base->u.dtype));
     if (!strcmp(name, "name")) return ev_str(ev, dtype_name(base->u.dtype));
+    if (!strcmp(name, "lanes")) return ev_int(ev, 1);
     break;
   case V_TENSORTYPE:
     if (!strcmp(name, "shape")) return base->u.tt.shape;
@@ -1629,6 +1608,8 @@ static bool py_iter_items(Eval *ev, Value *it, ValList *out, SrcLoc loc) {
   case V_STR:
     for (size_t i = 0; i < it->u.str.n; i++) vl_push(ev, out, ev_str(ev, arena_strndup(ev->a, it->u.str.s + i, 1)));
     return true;
+  case V_DTYPE: /* a dtype is also its name (TileLang's dtypes are str subclasses) */
+    return py_iter_items(ev, ev_str(ev, dtype_name(it->u.dtype)), out, loc);
   case V_FRAME: {
     LoopFrame *f = it->u.frame;
     if (f->py_ok) {
@@ -2156,49 +2137,6 @@ static ExecStatus exec_with(Eval *ev, Env *env, const AstNode *s) {
   return EX_NORMAL;
 }
 
-static void exec_import(Eval *ev, Env *env, const AstNode *s) {
-  for (int i = 0; i < s->naliases; i++) {
-    const AstAlias *al = &s->aliases[i];
-    const char *mod = s->kind == AST_IMPORTFROM ? s->id : NULL;
-    Value *v = NULL;
-    const char *bind = al->asname;
-    if (s->kind == AST_IMPORT) {
-      const char *full = al->name;
-      if (!bind) { /* import a.b.c binds a */
-        const char *dot = strchr(full, '.');
-        bind = dot ? arena_strndup(ev->a, full, (size_t)(dot - full)) : full;
-        full = bind;
-      }
-      if (!strcmp(full, "tilelang")) v = bi_module(ev, MOD_TILELANG);
-      else if (!strcmp(full, "tilelang.language")) v = bi_module(ev, MOD_T);
-      else if (!strcmp(full, "math")) v = bi_module(ev, MOD_MATH);
-      else if (!strcmp(full, "tilelang.autotuner")) v = bi_module(ev, MOD_AUTOTUNER);
-      else if (!strcmp(full, "tilelang.layout")) v = bi_module(ev, MOD_LAYOUT);
-      else if (!strcmp(full, "itertools")) v = bi_module(ev, MOD_ITERTOOLS);
-      else {
-        v = ev_opaque(ev, arena_printf(ev->a, "module '%s' is not available in kernels", full));
-        v->u.opaque.module = full;
-      }
-    } else {
-      if (!strcmp(al->name, "*")) continue;
-      Value *m = NULL;
-      if (mod && !strcmp(mod, "tilelang")) m = bi_module(ev, MOD_TILELANG);
-      else if (mod && !strcmp(mod, "tilelang.language")) m = bi_module(ev, MOD_T);
-      else if (mod && !strcmp(mod, "tilelang.autotuner")) m = bi_module(ev, MOD_AUTOTUNER);
-      else if (mod && !strcmp(mod, "tilelang.layout")) m = bi_module(ev, MOD_LAYOUT);
-      else if (mod && !strcmp(mod, "math")) m = bi_module(ev, MOD_MATH);
-      else if (mod && !strcmp(mod, "itertools")) m = bi_module(ev, MOD_ITERTOOLS);
-      /* an unknown attribute of a known module must not fail at import time */
-      if (m) v = bi_module_attr_quiet(ev, m->u.mod.mod, al->name);
-      if (!v)
-        v = ev_opaque(ev, arena_printf(ev->a, "'%s' (from module '%s') is not available in kernels", al->name,
-                                       mod ? mod : "."));
-      if (!bind) bind = al->name;
-    }
-    env_set(ev, env, bind, v);
-  }
-}
-
 static ExecStatus exec_stmt(Eval *ev, Env *env, const AstNode *s) {
   ev->stmt_loc = s->loc;
   switch (s->kind) {
@@ -2315,7 +2253,7 @@ static ExecStatus exec_stmt(Eval *ev, Env *env, const AstNode *s) {
     return EX_RETURN;
   }
   case AST_IMPORT:
-  case AST_IMPORTFROM: exec_import(ev, env, s); return EX_NORMAL;
+  case AST_IMPORTFROM: ev_exec_import(ev, env, s); return EX_NORMAL;
   case AST_TRY: return exec_block(ev, env, &s->body);
   case AST_DELETE:
   case AST_GLOBAL:
@@ -2326,6 +2264,8 @@ static ExecStatus exec_stmt(Eval *ev, Env *env, const AstNode *s) {
   return EX_NORMAL;
 }
 
+ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s) { return exec_stmt(ev, env, s); }
+
 static ExecStatus exec_block(Eval *ev, Env *env, const AstList *body) {
   for (int i = 0; i < body->n; i++) {
     ExecStatus st = exec_stmt(ev, env, body->items[i]);
@@ -2333,42 +2273,6 @@ static ExecStatus exec_block(Eval *ev, Env *env, const AstList *body) {
     if (ev->c->diag.errors >= 50) return EX_RETURN; /* runaway: stop producing noise */
   }
   return EX_NORMAL;
-}
-
-/* ---- module scan ------------------------------------------------------------------------------- */
-static bool is_main_guard(const AstNode *s) {
-  const AstNode *t = s->test;
-  return t && t->kind == AST_COMPARE && t->left && t->left->kind == AST_NAME && !strcmp(t->left->id, "__name__");
-}
-
-static void record_targets(Eval *ev, const AstNode *t, const AstNode *stmt) {
-  if (t->kind == AST_NAME) {
-    strmap_put(ev->a, &ev->lazy, t->id, (void *)stmt);
-  } else if (t->kind == AST_TUPLE || t->kind == AST_LIST) {
-    for (int i = 0; i < t->items.n; i++) record_targets(ev, t->items.items[i], stmt);
-  }
-}
-
-static void scan_module(Eval *ev, const AstNode *module) {
-  for (int i = 0; i < module->body.n; i++) {
-    const AstNode *s = module->body.items[i];
-    switch (s->kind) {
-    case AST_IMPORT:
-    case AST_IMPORTFROM: exec_import(ev, ev->globals, s); break;
-    case AST_FUNCTIONDEF:
-    case AST_CLASSDEF: exec_stmt(ev, ev->globals, s); break;
-    case AST_ASSIGN:
-      for (int k = 0; k < s->items.n; k++) record_targets(ev, s->items.items[k], s);
-      break;
-    case AST_ANNASSIGN:
-      if (s->value) record_targets(ev, s->target, s);
-      break;
-    case AST_IF:
-      (void)is_main_guard; /* `if __name__ == "__main__":` and other top-level control flow is never run */
-      break;
-    default: break;
-    }
-  }
 }
 
 /* ---- setup ---------------------------------------------------------------------------------- */
@@ -2386,7 +2290,8 @@ static void eval_init(Eval *ev, TsCompiler *c) {
   ev->limit_bytes = c->limit_bytes > 0 ? c->limit_bytes : DEFAULT_LIMIT_BYTES;
   ev->builtins = env_new(ev, NULL);
   bi_install_builtins(ev, ev->builtins);
-  ev->globals = env_new(ev, ev->builtins);
+  ev->main_module = ev_module_new(ev, "__main__", false);
+  ev->globals = ev->main_module->globals;
 }
 
 static const AstNode *find_def(const AstNode *module, const char *name) {
@@ -2722,7 +2627,7 @@ static IrFunc *compile_prim(Eval *ev, const AstNode *def, Value *fn) {
   bool ok = true;
   for (int i = 0; i < ev->nd; i++) {
     const char *n = ev->dnames[i];
-    if (!strmap_has(&ev->lazy, n) && !strmap_has(&ev->globals->vars, n)) {
+    if (!strmap_has(&ev->main_module->lazy, n) && !strmap_has(&ev->globals->vars, n)) {
       ts_error(ev->c, def->loc, "unknown parameter '%s': '%s' is a @T.prim_func, -D can only override module-level constants",
                n, def->id);
       ok = false;
@@ -2807,13 +2712,23 @@ static IrFunc *compile_eager(Eval *ev, const AstNode *def, Value *fn) {
   return f;
 }
 
+/* The kernel file's folder: its sibling modules are imported from there. */
+static void ev_module_dirs(Eval *ev, const AstNode *module) {
+  const char *path = module->loc.file ? module->loc.file->name : NULL;
+  if (!path) return;
+  const char *slash = strrchr(path, '/');
+  ev->main_dir = slash ? arena_strndup(ev->a, path, (size_t)(slash - path)) : ".";
+  ev->main_module->dir = ev->main_dir;
+}
+
 IrFunc *front_compile(TsCompiler *c, const AstNode *module, const char *func_name, const ts_param *params,
                       int nparams) {
   if (!module) return NULL;
   int errors0 = c->diag.errors;
   Eval evs, *ev = &evs;
   eval_init(ev, c);
-  scan_module(ev, module);
+  ev_module_dirs(ev, module);
+  ev_scan_module(ev, ev->main_module, module);
   const AstNode *def = find_def(module, func_name);
   if (!def) {
     const char *names[64];

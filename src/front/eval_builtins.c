@@ -135,13 +135,16 @@ Value *bi_dtype(Eval *ev, ts_dtype t) {
   return v;
 }
 
-static Value *mk_builtin(Eval *ev, BiFn fn, const char *name, int arg, Value *self) {
+Value *bi_builtin(Eval *ev, BiFn fn, const char *name, int arg, Value *self) {
   Value *v = ev_new(ev, V_BUILTIN);
   v->u.bi.fn = fn;
   v->u.bi.name = name;
   v->u.bi.arg = arg;
   v->u.bi.self = self;
   return v;
+}
+static Value *mk_builtin(Eval *ev, BiFn fn, const char *name, int arg, Value *self) {
+  return bi_builtin(ev, fn, name, arg, self);
 }
 
 Value *bi_module(Eval *ev, ModKind mod) {
@@ -1562,8 +1565,20 @@ static Value *m_dict(Eval *ev, CallArgs *a, Value *self, int which) {
   }
 }
 
+/* int.bit_length() */
+static Value *m_int_bit_length(Eval *ev, CallArgs *a, Value *self, int arg) {
+  (void)arg;
+  if (a->npos || a->nkw) {
+    ts_error(ev->c, cloc(a), "int.bit_length() takes no arguments");
+    return NULL;
+  }
+  uint64_t n = self->u.i < 0 ? -(uint64_t)self->u.i : (uint64_t)self->u.i;
+  int bits = 0;
+  for (; n; n >>= 1) bits++;
+  return ev_int(ev, bits);
+}
+
 Value *bi_method(Eval *ev, Value *self, const char *name, SrcLoc loc) {
-  (void)loc;
   static const char *const str_methods[] = {"startswith", "endswith", "split", "join", "replace", "strip", "lower",
                                             "upper", "isdigit"};
   static const char *const dict_methods[] = {"get", "items", "keys", "values"};
@@ -1571,9 +1586,14 @@ Value *bi_method(Eval *ev, Value *self, const char *name, SrcLoc loc) {
   case V_EXPR:
     if (!strcmp(name, "astype")) return mk_builtin(ev, m_astype, "astype", 0, self);
     break;
+  case V_DTYPE: /* a dtype is also its name (TileLang's dtypes are str subclasses) */
+    return bi_method(ev, ev_str(ev, dtype_name(self->u.dtype)), name, loc);
   case V_STR:
     for (int i = 0; i < TS_ARRAY_LEN(str_methods); i++)
       if (!strcmp(name, str_methods[i])) return mk_builtin(ev, m_str, str_methods[i], i, self);
+    break;
+  case V_INT:
+    if (!strcmp(name, "bit_length")) return mk_builtin(ev, m_int_bit_length, "bit_length", 0, self);
     break;
   case V_LIST:
     if (!strcmp(name, "append")) return mk_builtin(ev, m_list, "append", 0, self);
@@ -1627,8 +1647,22 @@ typedef struct BiEntry {
   int arg;
 } BiEntry;
 
+/* T.dtype(x): the dtype x names (a dtype, or its name; a name that is no dtype stays a string,
+ * as TileLang's dtype class keeps names such as "int" of a packed source format). */
+static Value *t_dtype_of(Eval *ev, CallArgs *a, Value *self, int arg) {
+  (void)self, (void)arg;
+  if (a->npos != 1 || a->nkw) {
+    ts_error(ev->c, cloc(a), "T.dtype() takes one argument");
+    return NULL;
+  }
+  Value *v = a->pos[0];
+  ts_dtype t;
+  if (v->kind == V_STR && !dtype_parse(v->u.str.s, &t)) return v;
+  return ev_to_dtype(ev, v, &t, cloc(a)) ? bi_dtype(ev, t) : NULL;
+}
+
 static const BiEntry t_entries[] = {
-    {"Kernel", t_kernel, 0}, {"Tensor", t_tensor, 0}, {"Buffer", t_tensor, 1},
+    {"Kernel", t_kernel, 0}, {"dtype", t_dtype_of, 0}, {"Tensor", t_tensor, 0}, {"Buffer", t_tensor, 1},
     {"alloc_shared", t_alloc, IR_SCOPE_SHARED_DYN}, {"alloc_fragment", t_alloc, IR_SCOPE_FRAGMENT},
     {"alloc_local", t_alloc, IR_SCOPE_LOCAL}, {"alloc_var", t_alloc_var, 0},
     {"Parallel", t_parallel, 0}, {"serial", bi_range, IR_FOR_SERIAL}, {"Serial", bi_range, IR_FOR_SERIAL},
@@ -1720,6 +1754,8 @@ Value *bi_module_attr_quiet(Eval *ev, ModKind mod, const char *name) {
   case MOD_TEAM:
   case MOD_CMPTYPE:
   case MOD_AMO: return tl_enum_attr(ev, mod, name);
+  case MOD_PY: return NULL; /* a module read from a file: eval_module.c */
+  case MOD_TILESCALE: return ev_tilescale_attr(ev, name);
   case MOD_MATH: {
     static const char *const names[] = {"sqrt", "log", "log2", "exp", "ceil", "floor", "pow", "log10", "exp2"};
     for (int i = 0; i < TS_ARRAY_LEN(names); i++)
@@ -1738,7 +1774,7 @@ Value *bi_module_attr(Eval *ev, ModKind mod, const char *name, SrcLoc loc) {
   if (v) return v;
   static const char *const mod_names[] = {"tilelang", "T", "math", "tilelang.PassConfigKey", "T.GemmWarpPolicy",
                                           "tilelang.autotuner", "tilelang.layout", "T.Team", "T.CmpType", "T.Amo",
-                                          "itertools"};
+                                          "itertools", "module", "_tilescale"};
   ts_error(ev->c, loc, "module '%s' has no attribute '%s'", mod_names[mod], name);
   return NULL;
 }

@@ -41,7 +41,9 @@ typedef enum FuncFlavor { FN_PLAIN, FN_PRIM, FN_MACRO } FuncFlavor;
 typedef enum ModKind {
   MOD_TILELANG, MOD_T, MOD_MATH, MOD_PASSCONFIG, MOD_WARPPOLICY, MOD_AUTOTUNER, MOD_LAYOUT,
   MOD_TEAM, MOD_CMPTYPE, MOD_AMO, /* distributed enums T.Team, T.CmpType, T.Amo (eval_tl.c) */
-  MOD_ITERTOOLS                   /* itertools.product for autotune config spaces */
+  MOD_ITERTOOLS,                  /* itertools.product for autotune config spaces */
+  MOD_PY,                         /* a module read from a file (Value.u.mod.py; eval_module.c) */
+  MOD_TILESCALE                   /* _tilescale: the prelude's native queries (eval_module.c) */
 } ModKind;
 
 typedef struct Env Env;
@@ -92,7 +94,7 @@ struct Value {
     struct { ValList keys, vals; } dict;
     struct { const AstNode *def; Env *env; FuncFlavor flavor; } fn;
     struct { BiFn fn; Value *self; const char *name; int arg; } bi;
-    struct { ModKind mod; } mod;
+    struct { ModKind mod; struct PyModule *py; } mod; /* py: MOD_PY only */
     ts_dtype dtype;
     struct { Value *shape; ts_dtype dtype; Value *strides; } tt;  /* shape, strides (or NULL): TUPLEs of ints/exprs */
     IrBuffer *buf;
@@ -109,7 +111,20 @@ struct Value {
 struct Env {
   StrMap vars;
   Env *parent;
+  struct PyModule *module; /* set on a module's globals: its lazy top-level names */
 };
+
+/* A Python module read from a file: the kernel file itself, a sibling helper module, or
+ * a prelude module (eval_module.c). */
+typedef struct PyModule {
+  const char *name;   /* import name ("tilelang.math", "quantize"); "__main__" for the kernel file */
+  const char *dir;    /* folder its sibling imports are looked for in (NULL: prelude) */
+  Env *globals;
+  StrMap lazy;        /* top-level name -> ASSIGN stmt not yet evaluated */
+  StrMap lazy_busy;   /* names being evaluated (cycle guard) */
+  bool stub_missing;  /* stands for a library it covers in part (torch, tvm): a name it lacks
+                         is a stub (an error only when used), not an AttributeError */
+} PyModule;
 
 /* Innermost loop being executed, to route break/continue (IR loop -> IR stmt). */
 typedef struct LoopCtx {
@@ -139,9 +154,10 @@ typedef struct Eval {
   TsCompiler *c;
   Arena *a;
   Env *builtins;       /* Python builtins */
-  Env *globals;        /* module top level */
-  StrMap lazy;         /* top-level name -> ASSIGN stmt not yet evaluated */
-  StrMap lazy_busy;    /* names being evaluated (cycle guard) */
+  Env *globals;        /* the kernel file's top level (main_module->globals) */
+  PyModule *main_module;
+  const char *main_dir; /* the kernel file's folder: sibling modules are looked for there */
+  StrMap modules;      /* import name -> module Value (or stub), loaded once */
   Value *none, *vtrue, *vfalse, *poison;
   /* Tracing state (block == NULL outside a prim_func). */
   PtrVec *block;       /* statements being appended */
@@ -203,6 +219,21 @@ bool ev_need_kernel(Eval *ev, const char *what, SrcLoc loc);
 Value *ev_binop(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc);
 IrExpr *ev_linear_diff(Eval *ev, IrExpr *hi, IrExpr *lo, SrcLoc loc); /* hi - lo, simplified */
 
+/* ---- eval.c: environments and statements, for eval_module.c -------------------------- */
+Env *ev_env_new(Eval *ev, Env *parent);
+void ev_env_set(Eval *ev, Env *env, const char *name, Value *v);
+Value *ev_env_lookup(Eval *ev, Env *env, const char *name);
+ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s);
+
+/* ---- eval_module.c: imports and modules ------------------------------------------------ */
+PyModule *ev_module_new(Eval *ev, const char *name, bool stub_missing);
+void ev_scan_module(Eval *ev, PyModule *m, const AstNode *module);
+void ev_force_global(Eval *ev, PyModule *m, const char *name);
+void ev_exec_import(Eval *ev, Env *env, const AstNode *s);
+Value *ev_import_module(Eval *ev, const char *name, const char *from_dir, SrcLoc loc);
+Value *ev_module_attr(Eval *ev, Value *module, const char *name, SrcLoc loc); /* errors when missing */
+Value *ev_tilescale_attr(Eval *ev, const char *name); /* _tilescale.NAME, or NULL */
+
 /* ---- eval_builtins.c ----------------------------------------------------------------- */
 Value *bi_module_attr(Eval *ev, ModKind mod, const char *name, SrcLoc loc);
 Value *bi_module_attr_quiet(Eval *ev, ModKind mod, const char *name); /* NULL when unknown */
@@ -218,6 +249,7 @@ Value *tl_enum_attr(Eval *ev, ModKind mod, const char *name);   /* T.Team.WORLD 
 bool tl_is_construct_call(const Value *fn);
 Value *tl_layout_attr(Eval *ev, const char *name);           /* tilelang.layout.make_*_layout or NULL */
 Value *bi_module(Eval *ev, ModKind mod);
+Value *bi_builtin(Eval *ev, BiFn fn, const char *name, int arg, Value *self);
 Value *bi_dtype(Eval *ev, ts_dtype t);
 
 #endif

@@ -1,0 +1,391 @@
+/* eval_module.c — Python modules for the staging interpreter: `import` and `from ... import`,
+ * module attributes, and the modules a kernel file can reach (DESIGN.md §4):
+ *
+ *   import M  ->  1. a native namespace (tilelang, tilelang.language, math, itertools ...)
+ *                 2. a module beside the kernel file (M.py or M/__init__.py, a sibling helper)
+ *                 3. the embedded host prelude (src/front/prelude/M.py or M/__init__.py)
+ *                 4. a lazy stub: importing works, using it is a diagnostic naming the module
+ *
+ * A module read from a file (sibling or prelude) is a PyModule: its own globals, evaluated
+ * like the kernel file (imports and defs at once, top-level assignments on first use),
+ * loaded once per compilation.  `a.b` on a module is its attribute, else the submodule
+ * `a.b`.  A native namespace without the attribute asks the prelude module of the same
+ * name (tilelang.cdiv is prelude/tilelang/__init__.py's).  Prelude modules stand for
+ * libraries (torch, tvm) of which they cover only a part, so a name they lack is a stub. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "value.h"
+#include "../base/embedded.h"
+#include "../base/target.h"
+
+/* Native namespaces by import name. */
+static const struct {
+  const char *name;
+  ModKind mod;
+} native_modules[] = {
+    {"tilelang", MOD_TILELANG}, {"tilelang.language", MOD_T},   {"math", MOD_MATH},
+    {"tilelang.autotuner", MOD_AUTOTUNER}, {"tilelang.layout", MOD_LAYOUT}, {"itertools", MOD_ITERTOOLS},
+    {"_tilescale", MOD_TILESCALE},
+};
+
+/* The import name of a native namespace, for its prelude fallback. */
+static const char *native_name(ModKind mod) {
+  for (size_t i = 0; i < TS_ARRAY_LEN(native_modules); i++)
+    if (native_modules[i].mod == mod) return native_modules[i].name;
+  return NULL;
+}
+
+PyModule *ev_module_new(Eval *ev, const char *name, bool stub_missing) {
+  PyModule *m = ARENA_NEW(ev->a, PyModule);
+  m->name = name;
+  m->stub_missing = stub_missing;
+  m->globals = ev_env_new(ev, ev->builtins);
+  m->globals->module = m;
+  return m;
+}
+
+static Value *module_value(Eval *ev, PyModule *m) {
+  Value *v = ev_new(ev, V_MODULE);
+  v->u.mod.mod = MOD_PY;
+  v->u.mod.py = m;
+  return v;
+}
+
+/* ---- module scan (the kernel file's and every loaded module's top level) ------------------ */
+static void record_targets(Eval *ev, PyModule *m, const AstNode *t, const AstNode *stmt) {
+  if (t->kind == AST_NAME) {
+    strmap_put(ev->a, &m->lazy, t->id, (void *)stmt);
+  } else if (t->kind == AST_TUPLE || t->kind == AST_LIST) {
+    for (int i = 0; i < t->items.n; i++) record_targets(ev, m, t->items.items[i], stmt);
+  }
+}
+
+/* Imports and defs run now; assignments are recorded and run when their name is first
+ * used, so torch harnesses and argparse code never run; `if __name__ == "__main__":` and
+ * other top-level control flow never run. */
+void ev_scan_module(Eval *ev, PyModule *m, const AstNode *module) {
+  for (int i = 0; i < module->body.n; i++) {
+    const AstNode *s = module->body.items[i];
+    switch (s->kind) {
+    case AST_IMPORT:
+    case AST_IMPORTFROM: ev_exec_import(ev, m->globals, s); break;
+    case AST_FUNCTIONDEF:
+    case AST_CLASSDEF: ev_exec_stmt(ev, m->globals, s); break;
+    case AST_ASSIGN:
+      for (int k = 0; k < s->items.n; k++) record_targets(ev, m, s->items.items[k], s);
+      break;
+    case AST_ANNASSIGN:
+      if (s->value) record_targets(ev, m, s->target, s);
+      break;
+    default: break;
+    }
+  }
+}
+
+/* Evaluates the top-level assignment of module m that defines `name`. */
+void ev_force_global(Eval *ev, PyModule *m, const char *name) {
+  const AstNode *s = strmap_get(&m->lazy, name);
+  if (!s) return;
+  if (strmap_get(&m->lazy_busy, name)) {
+    ts_error(ev->c, s->loc, "module-level name '%s' depends on itself", name);
+    strmap_put(ev->a, &m->lazy, name, NULL);
+    return;
+  }
+  strmap_put(ev->a, &m->lazy_busy, name, (void *)1);
+  /* Top-level code is plain Python: no staging, no statement block. */
+  PtrVec *block = ev->block;
+  DefScope *scope = ev->scope;
+  IrStmt *kernel = ev->kernel;
+  bool staged = ev->staged;
+  LoopCtx *loop = ev->loop;
+  ev->block = NULL, ev->scope = NULL, ev->kernel = NULL, ev->staged = false, ev->loop = NULL;
+  ev_exec_stmt(ev, m->globals, s);
+  ev->block = block, ev->scope = scope, ev->kernel = kernel, ev->staged = staged, ev->loop = loop;
+  strmap_put(ev->a, &m->lazy_busy, name, NULL);
+  if (strmap_get(&m->lazy, name)) { /* the statement did not bind it (error) */
+    strmap_put(ev->a, &m->lazy, name, NULL);
+    strmap_put(ev->a, &m->globals->vars, name, ev->poison);
+  }
+}
+
+/* ---- finding and loading modules ------------------------------------------------------------ */
+/* "a.b.c" -> "a/b/c" */
+static char *module_path(Eval *ev, const char *name) {
+  char *p = arena_strdup(ev->a, name);
+  for (char *q = p; *q; q++)
+    if (*q == '.') *q = '/';
+  return p;
+}
+
+static const TsEmbeddedFile *prelude_file(const char *rel) {
+  for (int i = 0; i < ts_prelude_files_count; i++)
+    if (!strcmp(ts_prelude_files[i].name, rel)) return &ts_prelude_files[i];
+  return NULL;
+}
+
+/* A prelude folder with no __init__.py (a namespace package such as tilelang.carver). */
+static bool prelude_folder(const char *rel) {
+  size_t n = strlen(rel);
+  for (int i = 0; i < ts_prelude_files_count; i++)
+    if (!strncmp(ts_prelude_files[i].name, rel, n) && ts_prelude_files[i].name[n] == '/') return true;
+  return false;
+}
+
+static bool is_regular(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+static bool is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Parses and scans a module's text; the module is cached before its scan so that an import
+ * cycle finds it (partly initialised, as in Python). */
+static Value *load_source(Eval *ev, const char *name, const char *key, const char *shown, const char *text,
+                          size_t len, bool stub, const char *dir) {
+  PyModule *m = ev_module_new(ev, name, stub);
+  m->dir = dir;
+  Value *v = module_value(ev, m);
+  strmap_put(ev->a, &ev->modules, key, v);
+  SourceFile *f = ARENA_NEW(ev->a, SourceFile);
+  f->name = shown;
+  f->text = text;
+  f->len = len;
+  const AstNode *ast = parse_module(ev->c, f);
+  if (ast) ev_scan_module(ev, m, ast);
+  return v;
+}
+
+/* A module beside the kernel file (or beside the module importing it): NAME.py or
+ * NAME/__init__.py, or a folder (a namespace package). */
+static Value *load_sibling(Eval *ev, const char *dir, const char *name, SrcLoc loc) {
+  if (!dir) return NULL;
+  const char *rel = module_path(ev, name);
+  const char *candidates[2] = {arena_printf(ev->a, "%s/%s.py", dir, rel),
+                               arena_printf(ev->a, "%s/%s/__init__.py", dir, rel)};
+  for (int i = 0; i < 2; i++) {
+    if (!is_regular(candidates[i])) continue;
+    StrBuf why = {0};
+    size_t len = 0;
+    char *text = ts_read_file_max(candidates[i], TS_READ_DEFAULT_MAX, 0, &len, &why);
+    if (!text) {
+      ts_error(ev->c, loc, "cannot read module '%s': %s", name, sb_str(&why));
+      sb_free(&why);
+      return ev->poison;
+    }
+    sb_free(&why);
+    char *copy = arena_memdup(ev->a, text, len + 1);
+    ts_free(text);
+    const char *pkg_dir = i == 1 ? arena_printf(ev->a, "%s/%s", dir, rel) : dir;
+    return load_source(ev, name, name, candidates[i], copy, len, false, pkg_dir);
+  }
+  const char *folder = arena_printf(ev->a, "%s/%s", dir, rel);
+  if (is_dir(folder)) {
+    PyModule *m = ev_module_new(ev, name, false);
+    m->dir = folder;
+    Value *v = module_value(ev, m);
+    strmap_put(ev->a, &ev->modules, name, v);
+    return v;
+  }
+  return NULL;
+}
+
+/* A prelude module, or NULL.  Cached under "prelude:NAME" so that a native namespace's
+ * fallback and an import of the same name share one module. */
+static Value *load_prelude(Eval *ev, const char *name) {
+  const char *key = arena_printf(ev->a, "prelude:%s", name);
+  Value *v = strmap_get(&ev->modules, key);
+  if (v) return v;
+  const char *rel = module_path(ev, name);
+  const TsEmbeddedFile *f = prelude_file(arena_printf(ev->a, "%s.py", rel));
+  if (!f) f = prelude_file(arena_printf(ev->a, "%s/__init__.py", rel));
+  if (f) {
+    v = load_source(ev, name, key, arena_printf(ev->a, "<prelude>/%s", f->name), f->contents, f->size, true, NULL);
+  } else if (prelude_folder(rel)) {
+    v = module_value(ev, ev_module_new(ev, name, true));
+  }
+  if (v) strmap_put(ev->a, &ev->modules, key, v);
+  return v;
+}
+
+static Value *stub_module(Eval *ev, const char *name) {
+  Value *v = ev_opaque(ev, arena_printf(ev->a, "module '%s' is not available in kernels", name));
+  v->u.opaque.module = name;
+  return v;
+}
+
+/* The module an import of `name` binds (never NULL).  `from_dir`: the folder of the module
+ * that imports (siblings are looked for there, then beside the kernel file). */
+Value *ev_import_module(Eval *ev, const char *name, const char *from_dir, SrcLoc loc) {
+  for (size_t i = 0; i < TS_ARRAY_LEN(native_modules); i++)
+    if (!strcmp(native_modules[i].name, name)) return bi_module(ev, native_modules[i].mod);
+  Value *v = strmap_get(&ev->modules, name);
+  if (v) return v;
+  if (!v && from_dir) v = load_sibling(ev, from_dir, name, loc);
+  if (!v && ev->main_dir && (!from_dir || strcmp(from_dir, ev->main_dir))) v = load_sibling(ev, ev->main_dir, name, loc);
+  if (!v) v = load_prelude(ev, name);
+  if (!v) v = stub_module(ev, name);
+  strmap_put(ev->a, &ev->modules, name, v);
+  return v;
+}
+
+/* ---- attributes ------------------------------------------------------------------------------ */
+static bool is_stub(const Value *v) { return !v || v->kind == V_OPAQUE; }
+
+/* Attribute `name` of module value m, else its submodule, else NULL. */
+static Value *module_attr_quiet(Eval *ev, Value *m, const char *name, SrcLoc loc) {
+  const char *full;
+  if (m->u.mod.mod == MOD_PY) {
+    PyModule *py = m->u.mod.py;
+    Value *v = ev_env_lookup(ev, py->globals, name);
+    if (v && strmap_get(&py->globals->vars, name)) return v; /* its own name, not a builtin */
+    full = arena_printf(ev->a, "%s.%s", py->name, name);
+  } else {
+    Value *v = bi_module_attr_quiet(ev, m->u.mod.mod, name);
+    const char *nn = native_name(m->u.mod.mod);
+    if (!is_stub(v) || !nn) return v;
+    /* the prelude module of the same name, then a prelude submodule */
+    Value *p = load_prelude(ev, nn);
+    if (p) {
+      Value *w = ev_env_lookup(ev, p->u.mod.py->globals, name);
+      if (w && strmap_get(&p->u.mod.py->globals->vars, name)) return w;
+    }
+    Value *sub = load_prelude(ev, arena_printf(ev->a, "%s.%s", nn, name));
+    return sub ? sub : v;
+  }
+  Value *sub = ev_import_module(ev, full, m->u.mod.py->dir, loc);
+  return is_stub(sub) ? NULL : sub;
+}
+
+Value *ev_module_attr(Eval *ev, Value *m, const char *name, SrcLoc loc) {
+  if (m->u.mod.mod != MOD_PY) {
+    Value *v = module_attr_quiet(ev, m, name, loc);
+    return v ? v : bi_module_attr(ev, m->u.mod.mod, name, loc);
+  }
+  Value *v = module_attr_quiet(ev, m, name, loc);
+  if (v) return v;
+  PyModule *py = m->u.mod.py;
+  if (py->stub_missing) {
+    Value *o = ev_opaque(ev, arena_printf(ev->a, "'%s' (from module '%s') is not available in kernels", name, py->name));
+    o->u.opaque.module = py->name;
+    return o;
+  }
+  ts_error(ev->c, loc, "module '%s' has no attribute '%s'", py->name, name);
+  return ev->poison;
+}
+
+/* ---- import statements ----------------------------------------------------------------------- */
+/* The folder of the module whose globals are (or enclose) env, for its sibling imports. */
+static const char *env_dir(Eval *ev, Env *env) {
+  for (Env *e = env; e; e = e->parent)
+    if (e->module) return e->module->dir;
+  return ev->main_dir;
+}
+
+void ev_exec_import(Eval *ev, Env *env, const AstNode *s) {
+  const char *dir = env_dir(ev, env);
+  for (int i = 0; i < s->naliases; i++) {
+    const AstAlias *al = &s->aliases[i];
+    const char *bind = al->asname;
+    Value *v;
+    if (s->kind == AST_IMPORT) {
+      const char *full = al->name;
+      Value *whole = ev_import_module(ev, full, dir, al->loc); /* import a.b.c loads a.b.c ... */
+      if (!bind) {                                              /* ... and binds a */
+        const char *dot = strchr(full, '.');
+        bind = dot ? arena_strndup(ev->a, full, (size_t)(dot - full)) : full;
+        v = dot ? ev_import_module(ev, bind, dir, al->loc) : whole;
+      } else {
+        v = whole;
+      }
+    } else {
+      if (!strcmp(al->name, "*")) continue;
+      /* `from . import x` imports the sibling x; `from .m import x` is m's x (both relative
+         to the importing module's folder, which is searched first anyway) */
+      const char *mod = s->id ? s->id : al->name;
+      Value *m = ev_import_module(ev, mod, dir, s->loc);
+      v = NULL;
+      if (!s->id && s->level > 0) v = is_stub(m) ? NULL : m;
+      else if (m->kind == V_MODULE) v = module_attr_quiet(ev, m, al->name, al->loc);
+      /* an unknown name of a known module must not fail at import time */
+      if (!v) {
+        v = ev_opaque(ev, arena_printf(ev->a, "'%s' (from module '%s') is not available in kernels", al->name, mod));
+        v->u.opaque.module = mod;
+      }
+      if (!bind) bind = al->name;
+    }
+    ev_env_set(ev, env, bind, v);
+  }
+}
+
+/* ---- _tilescale: what the prelude cannot say in Python ----------------------------------------- */
+/* The device host code asks about: the caller's GPU, else the compile target's table row. */
+static const TsDeviceProps *query_device(Eval *ev, SrcLoc loc) {
+  const TsDeviceProps *d = ev->c->device ? ev->c->device : ts_target_device(ev->c->target.sm);
+  if (!d) ts_error(ev->c, loc, "no device properties are known for sm_%d", ev->c->target.sm);
+  return d;
+}
+
+static bool int_arg(Eval *ev, CallArgs *a, int i, const char *what) {
+  if (i >= a->npos) return true;
+  if (a->pos[i]->kind == V_INT || a->pos[i]->kind == V_NONE) return true;
+  ts_error(ev->c, a->node->loc, "%s must be an int, got %s", what, ev_type_name(a->pos[i]));
+  return false;
+}
+
+/* _tilescale.device_attribute(name, device=0): an int property, or the name. */
+static Value *ts_device_attribute(Eval *ev, CallArgs *a, Value *self, int arg) {
+  (void)self, (void)arg;
+  SrcLoc loc = a->node->loc;
+  if (a->npos < 1 || a->npos > 2 || a->nkw || a->pos[0]->kind != V_STR || !int_arg(ev, a, 1, "the device")) {
+    ts_error(ev->c, loc, "device_attribute(name, device=0) takes an attribute name and a device ordinal");
+    return ev->poison;
+  }
+  const TsDeviceProps *d = query_device(ev, loc);
+  if (!d) return ev->poison;
+  const char *name = a->pos[0]->u.str.s;
+  if (!strcmp(name, "name")) return ev_str(ev, d->name);
+  int64_t v;
+  if (ts_device_int_attr(d, name, &v)) return ev_int(ev, v);
+  ts_error(ev->c, loc, "unknown device attribute '%s'", name);
+  return ev->poison;
+}
+
+/* _tilescale.device_properties(device=0): torch.cuda.get_device_properties' answer, a
+ * namespace with its attribute names. */
+static Value *ts_device_properties(Eval *ev, CallArgs *a, Value *self, int arg) {
+  (void)self, (void)arg;
+  if (a->npos > 1 || a->nkw || !int_arg(ev, a, 0, "the device")) {
+    ts_error(ev->c, a->node->loc, "device_properties(device=0) takes a device ordinal");
+    return ev->poison;
+  }
+  const TsDeviceProps *d = query_device(ev, a->node->loc);
+  if (!d) return ev->poison;
+  PyModule *m = ev_module_new(ev, "torch.cuda._CudaDeviceProperties", true);
+  const struct { const char *name; int64_t v; } ints[] = {
+      {"major", d->sm / 10},
+      {"minor", d->sm % 10},
+      {"multi_processor_count", d->multiprocessor_count},
+      {"total_memory", d->total_memory},
+      {"shared_memory_per_block", d->shared_memory_per_block},
+      {"shared_memory_per_block_optin", d->shared_memory_per_block_optin},
+      {"shared_memory_per_multiprocessor", d->shared_memory_per_sm},
+      {"regs_per_multiprocessor", 65536},
+      {"max_threads_per_multi_processor", 2048},
+      {"warp_size", d->warp_size},
+      {"L2_cache_size", d->l2_cache_size},
+  };
+  for (size_t i = 0; i < TS_ARRAY_LEN(ints); i++) ev_env_set(ev, m->globals, ints[i].name, ev_int(ev, ints[i].v));
+  ev_env_set(ev, m->globals, "name", ev_str(ev, d->name));
+  return module_value(ev, m);
+}
+
+Value *ev_tilescale_attr(Eval *ev, const char *name) {
+  if (!strcmp(name, "device_attribute")) return bi_builtin(ev, ts_device_attribute, "_tilescale.device_attribute", 0, NULL);
+  if (!strcmp(name, "device_properties"))
+    return bi_builtin(ev, ts_device_properties, "_tilescale.device_properties", 0, NULL);
+  return NULL;
+}
