@@ -499,6 +499,7 @@ typedef struct LinForm {
   int n;
   int64_t k;
   bool ok;
+  int lets;   /* let-bound names expanded so far (H1 - H0 where H1 = H0 + 64: both are names) */
 } LinForm;
 
 static int64_t lin_mul(LinForm *l, int64_t a, int64_t b) {
@@ -521,6 +522,13 @@ static void lin_add(LinForm *l, const IrExpr *e, int64_t scale) {
   case IR_MUL:
     if (ir_is_const_int(e->u.ops[0], &cv)) { lin_add(l, e->u.ops[1], lin_mul(l, scale, cv)); return; }
     if (ir_is_const_int(e->u.ops[1], &cv)) { lin_add(l, e->u.ops[0], lin_mul(l, scale, cv)); return; }
+    break;
+  case IR_VAR:
+    if (e->u.var->kind == IR_VAR_LET && e->u.var->let_value && e->u.var->let_value->dtype == e->dtype &&
+        l->lets++ < 64) {
+      lin_add(l, e->u.var->let_value, scale);
+      return;
+    }
     break;
   default: break;
   }
@@ -1652,6 +1660,7 @@ static bool assign_name(Eval *ev, Env *env, const char *name, Value *v, SrcLoc l
     IrExpr *e = v->u.expr;
     if (e->kind != IR_INT && e->kind != IR_FLOAT && e->kind != IR_VAR && e->kind != IR_STR) {
       IrVar *var = ir_var(ev->c, name, e->dtype, IR_VAR_LET, loc);
+      var->let_value = e;
       ev_define_var(ev, var);
       ev_emit(ev, ir_let(ev->c, var, e, loc));
       v = ev_expr(ev, ir_varref(ev->c, var, loc));

@@ -325,6 +325,8 @@ struct IrVar {
   int axis; /* BLOCK_IDX / THREAD_IDX */
   int id;   /* unique within the compilation, for printing */
   SrcLoc loc;
+  const IrExpr *let_value; /* IR_VAR_LET from `x = expr` in a kernel: expr (for symbolic
+                              reasoning such as slice extents; the LET statement defines it) */
 };
 
 struct IrExpr {
