@@ -1362,6 +1362,8 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
     if (!strcmp(name, "shape")) return shape_tuple(ev, b->shape, b->ndim);
     if (!strcmp(name, "dtype")) return bi_dtype(ev, b->dtype);
     if (!strcmp(name, "name")) return ev_str(ev, b->name);
+    /* buf.data: the buffer's memory, for T.Tensor(shape, dtype, buf.data) views */
+    if (!strcmp(name, "data") && b->scope != IR_SCOPE_VAR) return base;
     if (!strcmp(name, "ndim")) return ev_int(ev, b->ndim);
     if (!strcmp(name, "scope")) return ev_str(ev, ir_scope_names[b->scope]);
     if (b->scope == IR_SCOPE_VAR) {

@@ -230,7 +230,20 @@ static Value *t_tensor(Eval *ev, CallArgs *a, Value *self, int is_buffer) {
   (void)self;
   BIND(is_buffer ? "T.Buffer" : "T.Tensor", 1, "shape", "dtype", "data", "strides", "elem_offset", "scope", "align",
        "offset_factor", "buffer_type", "axis_separators");
-  if (arg[2] && arg[2]->kind != V_NONE) return t_unsupported(ev, a, NULL, 0);
+  if (arg[2] && arg[2]->kind != V_NONE) {
+    /* T.Tensor(shape, dtype, buf.data) in a kernel: a view of buf's memory (T.view) */
+    for (int i = 3; i < 10; i++)
+      if (arg[i] && arg[i]->kind != V_NONE) return t_unsupported(ev, a, NULL, 0);
+    if (arg[2]->kind != V_BUFFER) {
+      ts_error(ev->c, cloc(a), "T.Tensor(shape, dtype, data): data must be a buffer's memory (buf.data), got %s",
+               ev_type_name(arg[2]));
+      return NULL;
+    }
+    CallArgs v = {.node = a->node, .npos = 3};
+    Value *pos[3] = {arg[2], arg[0], arg[1] ? arg[1] : bi_dtype(ev, arg[2]->u.buf->dtype)};
+    v.pos = pos;
+    return ev_call(ev, bi_module_attr_quiet(ev, MOD_T, "view"), &v);
+  }
   return make_tensortype(ev, arg[0], arg[1], cloc(a), arg_node(a, 0, "shape"));
 }
 

@@ -521,6 +521,65 @@ static Value *h_view(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   return v;
 }
 
+/* T.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad): the (nhw_step, c_step)
+ * tile of the im2col matrix of an NHWC image into col (rows: output pixels n*OH*OW + oh*OW + ow;
+ * columns: kh*KW*C + kw*C + c, as a [KH, KW, C, F] filter flattens), zero where the window falls
+ * outside the image or the matrix.  Staged as a T.Parallel nest of guarded loads. */
+static IrExpr *im2col_cint(Eval *ev, Value *v, const char *what, SrcLoc loc, int64_t *out) {
+  if (!ev_to_int(ev, v, out, loc)) return NULL;
+  if (*out < 0 || (*out == 0 && strcmp(what, "pad"))) {
+    ts_error(ev->c, loc, "T.im2col: %s must be %s, got %lld", what, strcmp(what, "pad") ? "positive" : "non-negative",
+             (long long)*out);
+    return NULL;
+  }
+  return ir_int(ev->c, *out, TS_DTYPE_INT32, loc);
+}
+
+static Value *h_im2col(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  TsCompiler *c = ev->c;
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  if (arg[0]->kind != V_BUFFER || arg[0]->u.buf->ndim != 4 || arg[1]->kind != V_BUFFER || arg[1]->u.buf->ndim != 2) {
+    ts_error(c, loc, "T.im2col: expects an NHWC image buffer and a 2-D tile buffer");
+    return ev->poison;
+  }
+  IrBuffer *img = arg[0]->u.buf, *col = arg[1]->u.buf;
+  int64_t kk, s, d, p, bm, bk;
+  IrExpr *KH = im2col_cint(ev, arg[4], "kernel", loc, &kk), *S = im2col_cint(ev, arg[5], "stride", loc, &s),
+         *D = im2col_cint(ev, arg[6], "dilation", loc, &d), *P = im2col_cint(ev, arg[7], "pad", loc, &p);
+  IrExpr *mstep = ev_to_ir(ev, arg[2], NULL, loc), *kstep = ev_to_ir(ev, arg[3], NULL, loc);
+  if (!KH || !S || !D || !P || !mstep || !kstep) return ev->poison;
+  if (!ir_is_const_int(col->shape[0], &bm) || !ir_is_const_int(col->shape[1], &bk)) {
+    ts_error(c, loc, "T.im2col: the tile '%s' needs a constant shape", col->name);
+    return ev->poison;
+  }
+  IrExpr *N = img->shape[0], *H = img->shape[1], *W = img->shape[2], *C = img->shape[3];
+#define B(k, x, y) ir_binary(c, IR_##k, (x), (y), loc)
+  /* OH = (H + 2P - D(KH-1) - 1) / S + 1, the same for W (square kernel) */
+  IrExpr *span = ir_int(c, d * (kk - 1) + 1 - 2 * p, TS_DTYPE_INT32, loc);
+  IrExpr *OH = B(ADD, B(FLOORDIV, B(SUB, H, span), S), ir_i32(c, 1));
+  IrExpr *OW = B(ADD, B(FLOORDIV, B(SUB, W, span), S), ir_i32(c, 1));
+  IrVar *vi = ir_var(c, "i", TS_DTYPE_INT32, IR_VAR_LOOP, loc), *vj = ir_var(c, "j", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *m = B(ADD, B(MUL, mstep, ir_i32(c, bm)), ir_varref(c, vi, loc));
+  IrExpr *k = B(ADD, B(MUL, kstep, ir_i32(c, bk)), ir_varref(c, vj, loc));
+  IrExpr *n = B(FLOORDIV, m, B(MUL, OH, OW)), *oh = B(FLOORMOD, B(FLOORDIV, m, OW), OH), *ow = B(FLOORMOD, m, OW);
+  IrExpr *kh = B(FLOORDIV, k, B(MUL, KH, C)), *kw = B(FLOORMOD, B(FLOORDIV, k, C), KH), *ch = B(FLOORMOD, k, C);
+  IrExpr *h = B(SUB, B(ADD, B(MUL, oh, S), B(MUL, kh, D)), P), *w = B(SUB, B(ADD, B(MUL, ow, S), B(MUL, kw, D)), P);
+  IrExpr *zero = ir_i32(c, 0);
+  IrExpr *ok = B(AND, B(LT, m, B(MUL, N, B(MUL, OH, OW))), B(LT, k, B(MUL, B(MUL, KH, KH), C)));
+  ok = B(AND, ok, B(AND, B(AND, B(GE, h, zero), B(LT, h, H)), B(AND, B(GE, w, zero), B(LT, w, W))));
+#undef B
+  IrExpr *src_idx[4] = {n, h, w, ch};
+  IrExpr *val = ir_select(c, IR_IF_THEN_ELSE, ok, ir_load(c, img, src_idx, 4, loc), ir_float(c, 0, img->dtype, loc), loc);
+  IrExpr **dst_idx = ARENA_ARRAY(ev->a, IrExpr *, 2);
+  dst_idx[0] = ir_varref(c, vi, loc);
+  dst_idx[1] = ir_varref(c, vj, loc);
+  IrStmt *st = ir_store(c, col, dst_idx, 2, ir_cast(c, col->dtype, val, loc), loc);
+  IrStmt *inner = ir_for(c, vj, ir_i32(c, 0), ir_i32(c, bk), IR_FOR_PARALLEL, st, loc);
+  ev_emit(ev, ir_for(c, vi, ir_i32(c, 0), ir_i32(c, bm), IR_FOR_PARALLEL, inner, loc));
+  return ev->none;
+}
+
 /* T.print(obj, msg="", warp_group_id=0, warp_id=0): device printf of a scalar. */
 static Value *h_print(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   SrcLoc loc = cloc(a);
@@ -1300,7 +1359,7 @@ static const TlSig tl_constructs[] = {
     {"async_copy", "src, dst, **kwargs", K, 0},
     {"tma_copy", "src, dst, barrier=None, cluster_mask=None, **kwargs", K, 0},
     {"transpose", "src, dst", K, 0},
-    {"im2col", "img, col, nhw_step, c_step, kernel, stride=1, dilation=1, pad=0", K, 0},
+    {"im2col", "img, col, nhw_step, c_step, kernel, stride=1, dilation=1, pad=0", h_im2col, 0},
     {"wgmma_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1, "
                    "annotations=None", h_wgmma_gemm, 0},
     {"wait_wgmma", "id", h_wait_wgmma, 0},
