@@ -580,6 +580,40 @@ static Value *h_im2col(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   return ev->none;
 }
 
+/* tx = T.thread_binding(extent | start, stop, thread="threadIdx.x"): the kernel's thread index
+ * along that axis; the range must be the whole axis (0 .. the kernel's threads there). */
+static Value *h_thread_binding(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
+  SrcLoc loc = cloc(a);
+  if (!need_kernel(ev, a, sig)) return ev->poison;
+  int64_t lo = 0, hi;
+  if (!arg[1] || arg[1]->kind == V_NONE) {
+    if (!ev_to_int(ev, arg[0], &hi, loc)) return ev->poison;
+  } else if (!ev_to_int(ev, arg[0], &lo, loc) || !ev_to_int(ev, arg[1], &hi, loc)) {
+    return ev->poison;
+  }
+  static const char *const axes[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
+  int axis = -1;
+  for (int i = 0; i < 3 && arg[2] && arg[2]->kind == V_STR; i++)
+    if (!strcmp(arg[2]->u.str.s, axes[i])) axis = i;
+  if (axis < 0) {
+    ts_error(ev->c, loc, "T.thread_binding: thread must be \"threadIdx.x\", \"threadIdx.y\" or \"threadIdx.z\"");
+    return ev->poison;
+  }
+  IrKernel *k = &ev->kernel->u.kernel;
+  int64_t n = k->threads[axis] > 0 ? k->threads[axis] : 1;
+  if (lo != 0 || hi != n) {
+    ts_error(ev->c, loc, "T.thread_binding: %s runs over [0, %lld) in this kernel, not [%lld, %lld)", axes[axis],
+             (long long)n, (long long)lo, (long long)hi);
+    return ev->poison;
+  }
+  if (!k->thread_var[axis]) {
+    static const char *const names[] = {"tx", "ty", "tz"};
+    k->thread_var[axis] = ir_var(ev->c, names[axis], TS_DTYPE_INT32, IR_VAR_THREAD_IDX, loc);
+    k->thread_var[axis]->axis = axis;
+  }
+  return ev_expr(ev, ir_varref(ev->c, k->thread_var[axis], loc));
+}
+
 /* T.print(obj, msg="", warp_group_id=0, warp_id=0): device printf of a scalar. */
 static Value *h_print(Eval *ev, CallArgs *a, Value **arg, const TlSig *sig) {
   SrcLoc loc = cloc(a);
@@ -1408,8 +1442,9 @@ static const TlSig tl_constructs[] = {
     {"ws", "*warp_group_ids", K, 0},
     {"WarpSpecialize", "*warp_group_ids", K, 0},
     {"set_max_nreg", "reg_count, is_inc", K, 0},
-    {"disable_warp_group_reg_alloc", "", K, 0},
-    {"no_set_max_nreg", "", K, 0},
+    /* register reallocation between warpgroups is a performance choice: results are the same */
+    {"disable_warp_group_reg_alloc", "", h_hint, 0},
+    {"no_set_max_nreg", "", h_hint, 0},
     {"inc_max_nreg", "reg_count", K, 0},
     {"dec_max_nreg", "reg_count", K, 0},
     {"fence_proxy_async", "", K, 0},
@@ -1432,7 +1467,7 @@ static const TlSig tl_constructs[] = {
     {"tvm_thread_allreduce", "*args", K, 0},
     {"evaluate", "value", K, 0},
     {"launch_thread", "thread_tag, extent", K, 0},
-    {"thread_binding", "start, stop=None, thread=None, annotations=None", K, 0},
+    {"thread_binding", "start, stop=None, thread=None, annotations=None", h_thread_binding, 0},
     {"block", "name=\"\"", K, 0},
     {"Ref", "*args", U, 0},
     /* distributed, IPC family (tilescale-distributed.md §1.2, §1.4) */
