@@ -18,13 +18,22 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 GPU_SRC  := $(filter-out tests/gpu/test_gemm.c,$(sort $(wildcard tests/gpu/*.c)))
 
+# The C call path of the Python packages (python/tilescale/_fastcall.c), built beside the
+# library for $(PYTHON) when its headers are there; without it the packages take their Python
+# path.  It includes only tilescale.h and Python.h (no torch, no link against the library).
+PYTHON   ?= python3
+PY_CFG   := $(shell $(PYTHON) -c 'import sysconfig as s; print(s.get_paths()["include"], s.get_config_var("EXT_SUFFIX") or "")' 2>/dev/null)
+PY_INC   := $(word 1,$(PY_CFG))
+PY_EXT   := $(word 2,$(PY_CFG))
+FASTCALL := $(if $(and $(PY_EXT),$(wildcard $(PY_INC)/Python.h)),$(BUILD)/_fastcall$(PY_EXT))
+
 LIB_A    := $(BUILD)/libtilescale.a
 LIB_SO   := $(BUILD)/libtilescale.so
 CLI      := $(BUILD)/tilescale
 
-.PHONY: all lib demo test check-corpus check-gpu check-dist bench bench-dist asan clean format
-all: $(LIB_A) $(LIB_SO) $(CLI)
-lib: $(LIB_A) $(LIB_SO)
+.PHONY: all lib fastcall demo test check-corpus check-gpu check-dist bench bench-dist asan clean format
+all: $(LIB_A) $(LIB_SO) $(CLI) $(FASTCALL)
+lib: $(LIB_A) $(LIB_SO) $(FASTCALL)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -52,6 +61,13 @@ $(LIB_A): $(LIB_OBJ)
 
 $(LIB_SO): $(LIB_OBJ)
 	$(CC) -shared -o $@ $^ $(LDLIBS)
+
+fastcall: $(FASTCALL)
+ifneq ($(FASTCALL),)
+$(FASTCALL): python/tilescale/_fastcall.c include/tilescale.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -fPIC -fvisibility=hidden -shared -Iinclude -I$(PY_INC) $< -o $@
+endif
 
 # The CLI: tilescale.c dispatches the subcommands; launch*.c is `tilescale launch`.
 CLI_SRC  := $(sort $(wildcard cli/*.c))
