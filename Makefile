@@ -31,7 +31,8 @@ LIB_A    := $(BUILD)/libtilescale.a
 LIB_SO   := $(BUILD)/libtilescale.so
 CLI      := $(BUILD)/tilescale
 
-.PHONY: all lib fastcall demo test check-corpus check-gpu check-dist bench bench-dist asan clean format
+.PHONY: all lib fastcall demo test check-corpus check-gpu check-dist bench bench-dist asan clean format \
+        install uninstall check-tilelang-scripts
 all: $(LIB_A) $(LIB_SO) $(CLI) $(FASTCALL)
 lib: $(LIB_A) $(LIB_SO) $(FASTCALL)
 
@@ -214,6 +215,31 @@ fuzz-promote: fuzz-build
 # The fuzz harness as a plain program that replays the committed corpus (the smoke test in `make test`).
 $(BUILD)/fuzz_replay: tests/fuzz/fuzz_front.c $(LIB_A)
 	$(CC) $(CFLAGS) -DFUZZ_REPLAY $< -o $@ $(LIB_A) $(LDLIBS)
+
+# make install PREFIX=/usr/local [DESTDIR=staging]: the headers, both libraries, the CLI and
+# tilescale.pc, so a C program builds with `cc app.c $$(pkg-config --cflags --libs tilescale)`
+# (PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig when that is not a default folder).  The Python
+# packages install with `pip install .` (pyproject.toml).
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+TS_VERSION   := $(shell sed -n 's/^\#define TS_VERSION_STRING "\(.*\)"/\1/p' include/tilescale.h)
+install: $(LIB_A) $(LIB_SO) $(CLI)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 644 include/tilescale.h include/tilescale_dist.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(TS_VERSION)|' tools/tilescale.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/tilescale.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/tilescale.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/tilescale.h $(DESTDIR)$(INCLUDEDIR)/tilescale_dist.h \
+	      $(DESTDIR)$(LIBDIR)/libtilescale.a $(DESTDIR)$(LIBDIR)/libtilescale.so $(DESTDIR)$(BINDIR)/tilescale \
+	      $(DESTDIR)$(PKGCONFIGDIR)/tilescale.pc
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cuh')
