@@ -110,6 +110,21 @@ CORPUS ?= ../shared/corpus
 check-corpus: all
 	@python3 tests/corpus/check_corpus.py --corpus $(CORPUS) --cli $(CLI)
 
+# TileLang's example scripts, unchanged, with this project's `tilelang` package (GPU machine, one
+# call): every Hopper-relevant script of $(CORPUS)/tilelang/examples and TileLang's own
+# test_example_*.py beside them (under pytest), by tests/corpus/run_scripts.py: one line per file
+# (PASS, WRONG, COMPILE, MISSING, TIMEOUT, ERROR and why), the totals, "N passed, N failed".
+# Fails when a script gives a WRONG result.  SCRIPTS_J scripts at a time, SCRIPTS_TIMEOUT seconds
+# each, SCRIPTS_ONLY=SUBSTR for some of them, SCRIPTS_ARGS for more (--shard I/N, --json F).
+SCRIPTS_J       ?= 8
+SCRIPTS_TIMEOUT ?= 240
+SCRIPTS_ONLY    ?=
+SCRIPTS_ARGS    ?=
+check-tilelang-scripts: all
+	@test -d $(CORPUS)/tilelang/examples || { echo "check-tilelang-scripts: no $(CORPUS)/tilelang/examples (set CORPUS=DIR)"; exit 2; }
+	TILESCALE_LIB=$(abspath $(LIB_SO)) PYTHONUNBUFFERED=1 $(PYTHON) tests/corpus/run_scripts.py $(CORPUS)/tilelang/examples \
+	    --tests -j $(SCRIPTS_J) --timeout $(SCRIPTS_TIMEOUT) $(if $(SCRIPTS_ONLY),--only $(SCRIPTS_ONLY)) $(SCRIPTS_ARGS)
+
 check-gpu: all $(BUILD)/test_gpu $(BUILD)/test_gemm
 	$(BUILD)/test_gpu
 	$(BUILD)/test_gemm
