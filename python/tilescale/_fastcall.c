@@ -433,7 +433,7 @@ static int setup_param(Launcher *L, int i, PyObject *spec) {
       p->dim[d] = PyLong_AsLongLong(e);
       if (p->dim[d] < 0) ok = 0;
     } else if (PyTuple_Check(e) && PyTuple_GET_SIZE(e) == 2) {
-      long sp, sd;
+      long sp = 0, sd = 0;
       if (int_item(e, 0, 0, L->nparams, "source parameter", &sp) || int_item(e, 1, 0, MAX_DIMS, "source dim", &sd))
         rc = -1;
       p->src_param[d] = (int)sp;
