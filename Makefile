@@ -18,13 +18,23 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 GPU_SRC  := $(filter-out tests/gpu/test_gemm.c,$(sort $(wildcard tests/gpu/*.c)))
 
+# The C call path of the Python packages (python/tilescale/_fastcall.c), built beside the
+# library for $(PYTHON) when its headers are there; without it the packages take their Python
+# path.  It includes only tilescale.h and Python.h (no torch, no link against the library).
+PYTHON   ?= python3
+PY_CFG   := $(shell $(PYTHON) -c 'import sysconfig as s; print(s.get_paths()["include"], s.get_config_var("EXT_SUFFIX") or "")' 2>/dev/null)
+PY_INC   := $(word 1,$(PY_CFG))
+PY_EXT   := $(word 2,$(PY_CFG))
+FASTCALL := $(if $(and $(PY_EXT),$(wildcard $(PY_INC)/Python.h)),$(BUILD)/_fastcall$(PY_EXT))
+
 LIB_A    := $(BUILD)/libtilescale.a
 LIB_SO   := $(BUILD)/libtilescale.so
 CLI      := $(BUILD)/tilescale
 
-.PHONY: all lib demo test check-corpus check-gpu check-dist bench bench-dist asan clean format
-all: $(LIB_A) $(LIB_SO) $(CLI)
-lib: $(LIB_A) $(LIB_SO)
+.PHONY: all lib fastcall demo test check-corpus check-gpu check-dist bench bench-dist asan clean format \
+        install uninstall check-tilelang-scripts
+all: $(LIB_A) $(LIB_SO) $(CLI) $(FASTCALL)
+lib: $(LIB_A) $(LIB_SO) $(FASTCALL)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -52,6 +62,13 @@ $(LIB_A): $(LIB_OBJ)
 
 $(LIB_SO): $(LIB_OBJ)
 	$(CC) -shared -o $@ $^ $(LDLIBS)
+
+fastcall: $(FASTCALL)
+ifneq ($(FASTCALL),)
+$(FASTCALL): python/tilescale/_fastcall.c include/tilescale.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -fPIC -fvisibility=hidden -shared -Iinclude -I$(PY_INC) $< -o $@
+endif
 
 # The CLI: tilescale.c dispatches the subcommands; launch*.c is `tilescale launch`.
 CLI_SRC  := $(sort $(wildcard cli/*.c))
@@ -92,6 +109,21 @@ test: all $(BUILD)/test_unit $(BUILD)/fuzz_replay
 CORPUS ?= ../shared/corpus
 check-corpus: all
 	@python3 tests/corpus/check_corpus.py --corpus $(CORPUS) --cli $(CLI)
+
+# TileLang's example scripts, unchanged, with this project's `tilelang` package (GPU machine, one
+# call): every Hopper-relevant script of $(CORPUS)/tilelang/examples and TileLang's own
+# test_example_*.py beside them (under pytest), by tests/corpus/run_scripts.py: one line per file
+# (PASS, WRONG, COMPILE, MISSING, TIMEOUT, ERROR and why), the totals, "N passed, N failed".
+# Fails when a script gives a WRONG result.  SCRIPTS_J scripts at a time, SCRIPTS_TIMEOUT seconds
+# each, SCRIPTS_ONLY=SUBSTR for some of them, SCRIPTS_ARGS for more (--shard I/N, --json F).
+SCRIPTS_J       ?= 8
+SCRIPTS_TIMEOUT ?= 240
+SCRIPTS_ONLY    ?=
+SCRIPTS_ARGS    ?=
+check-tilelang-scripts: all
+	@test -d $(CORPUS)/tilelang/examples || { echo "check-tilelang-scripts: no $(CORPUS)/tilelang/examples (set CORPUS=DIR)"; exit 2; }
+	TILESCALE_LIB=$(abspath $(LIB_SO)) PYTHONUNBUFFERED=1 $(PYTHON) tests/corpus/run_scripts.py $(CORPUS)/tilelang/examples \
+	    --tests -j $(SCRIPTS_J) --timeout $(SCRIPTS_TIMEOUT) $(if $(SCRIPTS_ONLY),--only $(SCRIPTS_ONLY)) $(SCRIPTS_ARGS)
 
 check-gpu: all $(BUILD)/test_gpu $(BUILD)/test_gemm
 	$(BUILD)/test_gpu
@@ -198,6 +230,31 @@ fuzz-promote: fuzz-build
 # The fuzz harness as a plain program that replays the committed corpus (the smoke test in `make test`).
 $(BUILD)/fuzz_replay: tests/fuzz/fuzz_front.c $(LIB_A)
 	$(CC) $(CFLAGS) -DFUZZ_REPLAY $< -o $@ $(LIB_A) $(LDLIBS)
+
+# make install PREFIX=/usr/local [DESTDIR=staging]: the headers, both libraries, the CLI and
+# tilescale.pc, so a C program builds with `cc app.c $$(pkg-config --cflags --libs tilescale)`
+# (PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig when that is not a default folder).  The Python
+# packages install with `pip install .` (pyproject.toml).
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+TS_VERSION   := $(shell sed -n 's/^\#define TS_VERSION_STRING "\(.*\)"/\1/p' include/tilescale.h)
+install: $(LIB_A) $(LIB_SO) $(CLI)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 644 include/tilescale.h include/tilescale_dist.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(TS_VERSION)|' tools/tilescale.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/tilescale.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/tilescale.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/tilescale.h $(DESTDIR)$(INCLUDEDIR)/tilescale_dist.h \
+	      $(DESTDIR)$(LIBDIR)/libtilescale.a $(DESTDIR)$(LIBDIR)/libtilescale.so $(DESTDIR)$(BINDIR)/tilescale \
+	      $(DESTDIR)$(PKGCONFIGDIR)/tilescale.pc
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cuh')

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # run.sh — the CPU test suite behind `make test` (and CI).  Runs, in order:
-#   1. unit tests (build/test_unit); 1b. the Python binding (tests/python/test_binding.py) and
-#      the tilelang package over it (tests/python/test_tilelang.py)
+#   1. unit tests (build/test_unit); 1b. the Python binding (tests/python/test_binding.py),
+#      the tilelang package over it (tests/python/test_tilelang.py), the C call path
+#      (tests/python/test_fastcall.py), the wheel (test_wheel.py: pip wheel, install into a
+#      temporary target, import) and `make install` with pkg-config (test_make_install.py)
 #   2. golden IR: every examples/*.py and tests/front/*.py with a `# tilescale-test:` line
 #      is compiled with --emit ir and compared with its golden .ir file
 #   2b. pass goldens: every tests/codegen/*.py is compiled with its `# tilescale-test:` ARGS
@@ -47,16 +49,17 @@ else
   fi
 fi
 
-# 1b. Python binding (python/tilescale over $BUILD/libtilescale.so) and python/tilelang: one
-#     pass/fail each.  Skipped without python3, and for sanitizer builds (their .so cannot be
-#     dlopen'ed by python3).
+# 1b. Python binding (python/tilescale over $BUILD/libtilescale.so), python/tilelang, the C
+#     call path (python/tilescale/_fastcall.c, built beside the library), the wheel and
+#     `make install` (both reusing $BUILD): one pass/fail each.  Skipped without python3, and
+#     for sanitizer builds (their .so cannot be dlopen'ed by python3).
 case "$BUILD" in /*) py_lib="$BUILD/libtilescale.so" ;; *) py_lib="$ROOT/$BUILD/libtilescale.so" ;; esac
 if ! command -v python3 >/dev/null 2>&1; then
   echo "skip python binding: python3 not found"
 elif readelf -d "$py_lib" 2>/dev/null | grep -q 'lib[a-z]*san\.so'; then
   echo "skip python binding: $py_lib is a sanitizer build"
 else
-  for t in test_binding test_tilelang; do
+  for t in test_binding test_tilelang test_fastcall test_wheel test_make_install; do
     if TILESCALE_LIB="$py_lib" python3 "tests/python/$t.py" >"$tmp/py.out" 2>&1; then
       ok
     else

@@ -11,7 +11,11 @@ allocate outputs (out_idx / T.empty) and pick the current stream.  Without it, p
 argument, tensors as `Tensor(ptr, dtype, shape, strides=None, device=0)`.  Every failure of
 the C library raises TileScaleError(status_name, ts_last_error text); a value of the wrong
 type raises TypeError naming the parameter, and a NUL character in a path or text (which C
-would silently cut off there) raises ValueError, before the library is called."""
+would silently cut off there) raises ValueError, before the library is called.
+
+Calling a Kernel runs the C call path (_fastcall.c, see _callpath.py) when it was built, the
+Python one (Kernel._call_py) otherwise; both launch through ts_kernel_launch, which checks
+every argument."""
 import ast
 import ctypes
 import operator
@@ -19,7 +23,7 @@ import os
 import sys
 from collections import namedtuple
 
-from . import _lib
+from . import _callpath, _lib
 from ._lib import lib as _c
 
 __all__ = ["Context", "Program", "Kernel", "Tensor", "ArgInfo", "TileScaleError", "DType",
@@ -39,6 +43,9 @@ class TileScaleError(Exception):
 
     def __str__(self):
         return "%s: %s" % (self.status, self.message.rstrip())
+
+
+_callpath.init(TileScaleError)
 
 
 def _status_name(st):
@@ -309,23 +316,36 @@ class Tensor:
             self.ptr, self.dtype, self.shape, self.strides, self.device)
 
 
-def _as_tensor(x):
+def _as_tensor(x, param):
     if isinstance(x, Tensor):
         return x
     if _is_torch(x, "Tensor") or (hasattr(x, "data_ptr") and hasattr(x, "stride")):
         dev = x.device.index if x.is_cuda else -1
-        return Tensor(x.data_ptr(), _torch_dtype_name(x.dtype), tuple(x.shape), tuple(x.stride()),
+        try:
+            dtype = _torch_dtype_name(x.dtype)
+        except TypeError as e:
+            raise TypeError("tilescale: tensor parameter '%s': %s" % (param, e)) from None
+        return Tensor(x.data_ptr(), dtype, tuple(x.shape), tuple(x.stride()),
                       0 if dev is None else dev)
-    raise TypeError("tilescale: expected a torch tensor or tilescale.Tensor, got %s"
-                    % type(x).__name__)
+    raise TypeError("tilescale: tensor parameter '%s' needs a torch tensor or tilescale.Tensor, "
+                    "got %s" % (param, type(x).__name__))
 
 
-class Kernel:
+class Kernel(_callpath.Launcher):
     """One compiled function: artifacts, parameter metadata, and launch by calling it."""
 
     def __init__(self, prog, name, handle):
         self.program, self.name, self._h = prog, name, handle
         self._ctx, self._destroy, self._args = prog.ctx._h, _c.ts_kernel_destroy, None
+        self._launch_setup(*self.launch_spec([i for i, a in enumerate(self.args) if a.is_output]),
+                           False, None)
+
+    def launch_spec(self, outputs, out_dims=None):
+        """The C call path's view of this kernel (_launch_setup's first four arguments):
+        outputs are the parameter indices a call may leave out, out_dims the extents of those
+        whose shape is dynamic ({index: (int or (input index, dim), ...)})."""
+        return (self._h.value or 0, self._ctx.value or 0, self.program.ctx.device,
+                _callpath.param_specs(self.args, set(outputs), out_dims))
 
     def __del__(self):
         h = getattr(self, "_h", None)
@@ -384,13 +404,17 @@ class Kernel:
     def __repr__(self):
         return "<tilescale.Kernel %s(%s)>" % (self.name, ", ".join(a.name for a in self.args))
 
-    def __call__(self, *args, stream=None):
+    def _call_py(self, *args, stream=None):
         """Launches on `stream` (an int CUstream, a torch.cuda.Stream, or None: torch's current
         stream when torch tensors are passed, else the default stream).  Pass every parameter,
-        or only the inputs: outputs are then allocated with torch and returned."""
+        or only the inputs: outputs are then allocated with torch and returned.  (The call
+        path in Python: calling the kernel runs the C one, which comes here for what it does
+        not take, such as stream=.)"""
         infos = self.args
         inputs = [a for a in infos if not a.is_output]
         torch = sys.modules.get("torch")
+        if torch is not None:
+            _callpath.torch_seen()
         if len(args) == len(infos):
             full, outs = list(args), []
         elif len(args) == len(inputs) and len(inputs) < len(infos):
@@ -428,11 +452,14 @@ class Kernel:
                         c.f = float(x)
                     else:
                         c.i = int(x)
+                        if not -2**63 <= int(x) < 2**63:  # ctypes would wrap it silently
+                            raise OverflowError("tilescale: scalar parameter '%s' (%s) needs a "
+                                                "64-bit integer, not %r" % (a.name, a.dtype, x))
                 except (TypeError, ValueError) as e:
                     raise TypeError("tilescale: scalar parameter '%s' (%s) needs a number, not %r"
                                     % (a.name, a.dtype, x)) from e
                 continue
-            t = _as_tensor(x)
+            t = _as_tensor(x, a.name)
             shape = (ctypes.c_int64 * max(len(t.shape), 1))(*t.shape)
             strides = None if t.strides is None else (ctypes.c_int64 * max(len(t.strides), 1))(
                 *t.strides)

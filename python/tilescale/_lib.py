@@ -1,11 +1,14 @@
 """ctypes declarations mirroring include/tilescale.h (keep in step with it).
 
-The shared library is found through $TILESCALE_LIB, then ../../build/libtilescale.so
-relative to this package (a source checkout), then the dynamic loader's search path."""
+The shared library is found as _locate.py says ($TILESCALE_LIB, the wheel's copy, the source
+checkout's build/, the loader's path); `fastcall` is the C call path's extension module, or None
+when it is missing or $TILESCALE_FASTCALL is 0 (the packages then take their Python call path)."""
 import ctypes
 import os
 from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_void_p)
+
+from . import _locate
 
 # ---- enums ---------------------------------------------------------------------------------
 STATUS_NAMES = [
@@ -102,18 +105,9 @@ _SIGS = {
 }
 
 
-def _candidates():
-    env = os.environ.get("TILESCALE_LIB")
-    if env:
-        return [env]  # explicit choice: no silent fallback to another build
-    here = os.path.dirname(os.path.abspath(__file__))
-    return [os.path.normpath(os.path.join(here, "..", "..", "build", "libtilescale.so")),
-            "libtilescale.so"]
-
-
 def _load():
     errors = []
-    for path in _candidates():
+    for path in _locate.library_candidates():
         if os.sep in path and not os.path.exists(path):
             errors.append("%s: not found" % path)
             continue
@@ -132,3 +126,4 @@ def _load():
 
 
 lib = _load()
+fastcall = _locate.fastcall

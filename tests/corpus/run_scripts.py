@@ -2,14 +2,18 @@
 folder) with this project's `tilelang` package, on the GPU, and sorts the outcomes.
 
     python3 tests/corpus/run_scripts.py CORPUS_EXAMPLES_DIR [-j 6] [--timeout 240] [--only SUBSTR]
-            [--json OUT.json] [--shard I/N]
+            [--json OUT.json] [--shard I/N] [--tests]
 
 Each script builds its inputs, runs its kernels and checks them against its own torch
 reference, so an assertion failure after the kernels ran is a WRONG result (the class of bug
 that matters most), told apart from kernels that do not compile (COMPILE), scripts that need
 something the environment lacks (MISSING: a third-party module), time-outs and other errors.
 Scripts for other hardware (AMD, Blackwell sm100/sm120/tcgen05) and TileLang's deliberately
-broken autodd inputs are skipped.  One line per script, then per-class totals."""
+broken autodd inputs are skipped.  --tests adds TileLang's own tests of the examples
+(test_example_*.py beside them), run under pytest when it is installed, else as scripts.  One
+line per script, then per-class totals and "N passed, N failed" (passed: PASS; the share among
+the scripts whose kernels compile, i.e. not COMPILE or MISSING, is the issue's measure).  Exits
+1 when a script gave a WRONG result.  `make check-tilelang-scripts` runs it."""
 import argparse
 import concurrent.futures as cf
 import json
@@ -31,14 +35,16 @@ CLASSES = [
 ]
 
 
-def scripts(corpus, only):
+def scripts(corpus, only, tests=False):
     out = []
     for d, _, files in os.walk(corpus):
         rel = os.path.relpath(d, corpus)
         if rel.split(os.sep)[0] in SKIP_DIRS:
             continue
         for f in sorted(files):
-            if not f.endswith(".py") or f.startswith(("test_", "regression_", "benchmark_", "conftest")):
+            is_test = tests and f.startswith("test_example") and f.endswith(".py")
+            if not is_test and (not f.endswith(".py") or f.startswith(("test_", "regression_", "benchmark_",
+                                                                        "conftest"))):
                 continue
             if SKIP_NAME.search(f):
                 continue
@@ -60,10 +66,21 @@ def first_error(text):
     return (lines[-1].strip()[:300] if lines else "(no output)")
 
 
-def run_one(path, timeout, env):
+def has_pytest():
+    return subprocess.run([sys.executable, "-c", "import pytest"], capture_output=True).returncode == 0
+
+
+def command(path, pytest):
+    name = os.path.basename(path)
+    if pytest and name.startswith("test_example"):
+        return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", name]
+    return [sys.executable, name]
+
+
+def run_one(path, timeout, env, pytest=False):
     t0 = time.monotonic()
     try:
-        p = subprocess.run([sys.executable, os.path.basename(path)], cwd=os.path.dirname(path), env=env,
+        p = subprocess.run(command(path, pytest), cwd=os.path.dirname(path), env=env,
                            capture_output=True, text=True, timeout=timeout, errors="replace")
         out, rc = (p.stdout or "") + (p.stderr or ""), p.returncode
     except subprocess.TimeoutExpired as e:
@@ -86,6 +103,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--json", default="")
     ap.add_argument("--shard", default="0/1", help="I/N: run every N-th script starting at I (split over calls)")
+    ap.add_argument("--tests", action="store_true", help="also TileLang's test_example_*.py (under pytest)")
     a = ap.parse_args()
     if not os.path.isdir(a.corpus):
         sys.exit("run_scripts.py: %s is not a folder (the corpus's tilelang/examples)" % a.corpus)
@@ -94,11 +112,12 @@ def main():
     env.setdefault("TILESCALE_LIB", os.path.join(ROOT, "build", "libtilescale.so"))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     si, sn = (int(x) for x in a.shard.split("/"))
-    todo = scripts(a.corpus, a.only)[si::sn]
+    todo = scripts(a.corpus, a.only, a.tests)[si::sn]
+    pytest = a.tests and has_pytest()
     print("running %d scripts, %d at a time, %d s each at most" % (len(todo), a.j, a.timeout), flush=True)
     results = []
     with cf.ThreadPoolExecutor(a.j) as ex:
-        for path, cls, why, secs in ex.map(lambda p: run_one(p, a.timeout, env), todo):
+        for path, cls, why, secs in ex.map(lambda p: run_one(p, a.timeout, env, pytest), todo):
             rel = os.path.relpath(path, a.corpus)
             results.append({"script": rel, "class": cls, "why": why, "seconds": round(secs, 1)})
             print("%-8s %-70s %6.1fs %s" % (cls, rel, secs, why), flush=True)
@@ -106,9 +125,15 @@ def main():
     for r in results:
         totals[r["class"]] = totals.get(r["class"], 0) + 1
     print("scripts: %d; " % len(results) + ", ".join("%s %d" % kv for kv in sorted(totals.items())))
+    passed = totals.get("PASS", 0)
+    compiled = len(results) - totals.get("COMPILE", 0) - totals.get("MISSING", 0)
+    print("tilelang scripts: %d of %d pass where the kernels compile (%.0f%%)"
+          % (passed, compiled, 100.0 * passed / compiled if compiled else 0.0))
+    print("%d passed, %d failed" % (passed, len(results) - passed))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
+    sys.exit(1 if totals.get("WRONG") else 0)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,11 @@
 Runs the project's examples the way a TileLang user does: the `__main__` harness of the
 examples that have one (each checks against torch itself), then the lazy and eager GEMMs
 called with torch tensors, the profiler (assert_allclose against torch, do_bench) and the
-autotuner on a small config space.  Prints one line per check and "N passed, N failed".
+autotuner on a small config space.  Then the C call path (python/tilescale/_fastcall.c) with real torch tensors: that it is the
+path calls take, results with outputs passed and allocated, torch's current stream (a side
+stream and a CUDA graph capture), eager calls remembered, outputs with dynamic extents, several
+outputs, and argument errors naming the parameter.
+Prints one line per check and "N passed, N failed".
 Run: PYTHONPATH=python python3 tests/python/gpu_tilelang.py"""
 import importlib.util
 import os
@@ -125,6 +129,129 @@ def _compile_factory():
         k = tilelang.compile(mod.make_scale(100000), out_idx=-1)
         x = torch.randn(100000, device="cuda")
         torch.testing.assert_close(k(x), x * 3)
+
+
+# ---- the C call path ------------------------------------------------------------------------------
+def call_counter(obj):
+    """Counts the calls that reach obj's Python path (_call_py) instead of C."""
+    real, calls = obj._call_py, []
+    obj._call_py = lambda *a, **kw: calls.append(1) or real(*a, **kw)
+    return calls
+
+
+ADD = None
+
+
+def add_kernels():
+    global ADD
+    if ADD is None:
+        ADD = load("bench/tilelang/call_overhead_kernels.py")
+    return ADD
+
+
+@check("C call path: taken, outputs passed and allocated")
+def _fast_lazy():
+    from tilescale import _callpath
+    mod = add_kernels()
+    k, k_into = mod.add(256, 256), mod.add_into(256, 256)
+    a, b = torch.randn(256, 256, device="cuda"), torch.randn(256, 256, device="cuda")
+    torch.testing.assert_close(k(a, b), a + b)            # the first call hands torch to C
+    assert _callpath.fast is not None and _callpath.fast.torch_ready() and k._fast
+    slow, slow_into = call_counter(k), call_counter(k_into)
+    for _ in range(3):
+        torch.testing.assert_close(k(a, b), a + b)
+        c = torch.full_like(a, float("nan"))
+        assert k_into(a, b, c) is None
+        torch.testing.assert_close(c, a + b)
+        c.fill_(float("nan"))
+        assert k(a, b, c) is None                         # out_idx kernel given its output
+        torch.testing.assert_close(c, a + b)
+    assert slow == [] and slow_into == [], (slow, slow_into)
+
+
+@check("C call path: torch's current stream (side stream, CUDA graph capture)")
+def _fast_streams():
+    k = add_kernels().add_into(256, 256)
+    a, b = torch.randn(256, 256, device="cuda"), torch.randn(256, 256, device="cuda")
+    c = torch.zeros_like(a)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(20_000_000)                      # the kernel must queue behind this
+        a2 = a * 2
+        k(a2, b, c)
+    s.synchronize()
+    torch.testing.assert_close(c, a * 2 + b)
+    g = torch.cuda.CUDAGraph()
+    c.zero_()
+    k(a, b, c)                                            # warm: module loaded before capture
+    c.zero_()
+    torch.cuda.synchronize()
+    with torch.cuda.graph(g):                             # a launch elsewhere breaks the capture
+        k(a, b, c)
+    torch.cuda.synchronize()
+    assert float(c.abs().sum()) == 0.0                    # captured, not run
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, a + b)
+
+
+@check("C call path: eager calls remembered, several outputs, dynamic extents")
+def _fast_eager():
+    mod = add_kernels()
+    a, b = torch.randn(256, 256, device="cuda"), torch.randn(256, 256, device="cuda")
+    torch.testing.assert_close(mod.add_eager(a, b), a + b)
+    slow = call_counter(mod.add_eager)
+    for _ in range(3):
+        torch.testing.assert_close(mod.add_eager(a, b), a + b)
+    assert slow == [], slow
+    x, y = torch.randn(128, 512, device="cuda"), torch.randn(128, 512, device="cuda")
+    torch.testing.assert_close(mod.add_eager(x, y), x + y)   # another shape: compiled once
+    torch.testing.assert_close(mod.add_eager(x, y), x + y)
+    assert len(slow) == 1, slow
+    two = load("tests/front/eager_two_outputs.py").minmax
+    x = torch.randn(64, 32, device="cuda")
+    lo, hi = two(x)
+    lo, hi = two(x)
+    torch.testing.assert_close(lo, x.min(dim=1).values)
+    torch.testing.assert_close(hi, x.max(dim=1).values)
+    rq = load("tests/python/tilelang_gaps.py").row_quant
+    k = rq.compile(N=1024)
+    slow = call_counter(k)
+    x = torch.randn(300, 1024, device="cuda")
+    q, scale = k(x)
+    assert slow == [] and q.shape == (300, 1024) and scale.shape == (300, 8), (slow, q.shape, scale.shape)
+    torch.testing.assert_close(q, x.half())
+    assert bool((scale == 1).all())
+
+
+@check("C call path: argument errors name the parameter")
+def _fast_errors():
+    import tilescale
+    k = add_kernels().add(256, 256)
+    a = torch.randn(256, 256, device="cuda")
+    k(a, a)
+    flat = torch.randn(256 * 256 + 1, device="cuda")
+    cases = [(a.half(), "argument 0 ('A'): expected dtype float32, got float16"),
+             (a[:128], "argument 0 ('A'): dimension 0 is 128 but the kernel was compiled for 256"),
+             (a.t(), "argument 0 ('A'): strides (1, 256) are not compact row-major"),
+             (a.cpu(), "argument 0 ('A'): tensor is in host memory"),
+             (flat[1:].view(256, 256), "argument 0 ('A'): data pointer"),
+             (a[None], "argument 0 ('A'): expected 2 dimensions, got 3")]
+    for bad, want in cases:
+        try:
+            k(bad, a)
+        except tilescale.TileScaleError as e:
+            assert e.status == "TS_ERR_LAUNCH_ARGUMENT" and want in e.message, (want, e.message)
+        else:
+            raise AssertionError("no error for: " + want)
+    try:
+        k(a, a.to(torch.complex64))
+    except TypeError as e:
+        assert "'B'" in str(e) and "complex64" in str(e), str(e)
+    else:
+        raise AssertionError("complex64 accepted")
+    torch.testing.assert_close(k(a, a), a + a)            # still fine after the errors
 
 
 print("%d passed, %d failed" % (results.count(True), results.count(False)))

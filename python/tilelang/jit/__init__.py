@@ -18,6 +18,8 @@ import functools
 import inspect
 import threading
 
+from .._callbase import Dispatcher
+
 from .. import _compiler as _c
 from .. import _symbolic
 from ..language import PrimFuncRef
@@ -88,8 +90,13 @@ class _Options:
                          debug_root_path=self.debug_root_path)
 
 
-class JITImpl:
-    """What @tilelang.jit returns: call it (lazy: -> JITKernel; eager: runs), or .compile()."""
+class JITImpl(Dispatcher):
+    """What @tilelang.jit returns: call it (lazy: -> JITKernel; eager: runs), or .compile().
+
+    An eager call that matches one seen before (the same tensor shapes, strides and dtypes and
+    the same plain values, all passed by position) goes from C straight to its kernel's
+    Launcher (tilescale/_fastcall.c: JITImpl derives from its Dispatcher); any other call is
+    _call_py, which remembers it for C."""
 
     def __init__(self, func, **options):
         self.func = func
@@ -247,7 +254,7 @@ class JITImpl:
             values = self._lazy_values(args, kwargs)
         return self._kernel(values)
 
-    def __call__(self, *args, **kwargs):
+    def _call_py(self, *args, **kwargs):
         if self.info.style != "eager":
             return self.compile(*args, **kwargs)
         fkey = None if self.info.nested else call_key(args, kwargs)
@@ -260,6 +267,8 @@ class JITImpl:
                     self._calls.clear()
                 self._calls[fkey] = hit
         k, where = hit
+        if fkey is not None and not kwargs:
+            self._fast_remember(args, k, tuple(where))
         return k(*[args[w] if isinstance(w, int) else kwargs[w] for w in where])
 
     def bind_call(self, k, tensors, args, kwargs):

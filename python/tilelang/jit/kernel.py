@@ -2,10 +2,15 @@
 
 Calling it with only the inputs allocates the outputs (out_idx, or T.empty in the eager style)
 with torch on the inputs' device and returns them: one tensor, or a list of several.  Passing
-every parameter launches in place and returns None.  The launch itself (argument checks, torch's
-current stream) is tilescale.Kernel's."""
+every parameter launches in place and returns None.  A call runs the C call path of tilescale
+(python/tilescale/_fastcall.c: JITKernel derives from its Launcher), which reads the tensors,
+allocates the outputs with torch.empty and launches on torch's current stream; what it does not
+take (stream=..., outputs whose extents need the IR signature) comes to _call_py, the same call
+in Python over tilescale.Kernel."""
 import logging
 import os
+
+from .._callbase import Launcher
 
 from .. import _symbolic
 
@@ -42,7 +47,7 @@ def _torch_dtype(name):
     return dtype(name).as_torch() if name != "bool" else torch.bool
 
 
-class JITKernel:
+class JITKernel(Launcher):
     """A compiled kernel: `kernel(*inputs)` runs it; get_kernel_source(), get_profiler()."""
 
     def __init__(self, kernel, out_idx=None, *, name=None, config=None, pass_configs=None,
@@ -61,6 +66,7 @@ class JITKernel:
         self.latency = self.ref_latency = None
         self._ir_sig = None             # {param: [dim expr]} from the IR signature, when needed
         self._check_options()
+        self._launch_setup(*kernel.launch_spec(self.out_idx, self._c_out_dims()), True, kernel)
         if debug_root_path:
             os.makedirs(debug_root_path, exist_ok=True)
             with open(os.path.join(debug_root_path, self.name + ".cu"), "w") as f:
@@ -92,10 +98,39 @@ class JITKernel:
         import torch
         return torch.device("cuda", torch.cuda.current_device())
 
-    def __call__(self, *args, stream=None):
+    def _c_out_dims(self):
+        """For the C call path: each output extent that is exactly a dimension variable of an
+        input tensor (`C: [M, N]` with `A: [M, K]`), as (input index, dim); outputs with other
+        dynamic extents are left to _output_shape."""
+        dyn = [i for i in self.out_idx if self.params[i].kind == "tensor"
+               and any(s is None for s in self.params[i].shape)]
+        if not dyn:
+            return None
+        if self._ir_sig is None:
+            self._ir_sig = _symbolic.ir_signature(self.kernel.ir or "")
+        where = {}
+        for i, p in enumerate(self.params):
+            if i in self.out_idx or p.kind != "tensor":
+                continue
+            for d, e in enumerate(self._ir_sig.get(p.name) or ()):
+                if d < len(p.shape) and p.shape[d] is None and isinstance(e, _symbolic.Sym):
+                    where.setdefault(e.name, (i, d))
+        out = {}
+        for i in dyn:
+            exprs = self._ir_sig.get(self.params[i].name)
+            if not exprs or len(exprs) != len(self.params[i].shape):
+                continue
+            dims = tuple(s if s is not None else
+                         where.get(e.name) if isinstance(e, _symbolic.Sym) else None
+                         for s, e in zip(self.params[i].shape, exprs))
+            if all(d is not None for d in dims):
+                out[i] = dims
+        return out
+
+    def _call_py(self, *args, stream=None):
         n, outs_idx = len(self.params), self.out_idx
         if len(args) == n:
-            self.kernel(*args, stream=stream)
+            self.kernel._call_py(*args, stream=stream)
             return None
         if len(args) != n - len(outs_idx):
             names = ", ".join(a.name for a in self.inputs)
@@ -116,7 +151,7 @@ class JITKernel:
                                 "pass every argument" % (a.name, self.name))
             outs.append(torch.empty(shape, dtype=_torch_dtype(a.dtype), device=dev))
             full.append(outs[-1])
-        self.kernel(*full, stream=stream)
+        self.kernel._call_py(*full, stream=stream)
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else outs
