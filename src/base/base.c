@@ -20,6 +20,7 @@ void ts_assert_fail(const char *file, int line, const char *cond) {
 static _Thread_local TsAllocScope *alloc_top;
 
 void ts_alloc_enter(TsAllocScope *s, TsReallocFn fn, void *user, jmp_buf *oom) {
+  s->cleanups = NULL;
   s->fn = fn;
   s->user = user;
   s->oom = oom;
@@ -29,6 +30,17 @@ void ts_alloc_enter(TsAllocScope *s, TsReallocFn fn, void *user, jmp_buf *oom) {
 
 void ts_alloc_leave(TsAllocScope *s) {
   if (alloc_top == s) alloc_top = s->prev;
+}
+
+void ts_oom_cleanup_push(TsOomCleanup *c, void (*fn)(void *), void *arg) {
+  c->fn = fn;
+  c->arg = arg;
+  c->prev = alloc_top ? alloc_top->cleanups : NULL;
+  if (alloc_top) alloc_top->cleanups = c;
+}
+
+void ts_oom_cleanup_pop(TsOomCleanup *c) {
+  if (alloc_top && alloc_top->cleanups == c) alloc_top->cleanups = c->prev;
 }
 
 void *ts_realloc(void *p, size_t n) {
@@ -46,6 +58,9 @@ void *ts_realloc(void *p, size_t n) {
     if (s && s->oom) {
       jmp_buf *to = s->oom;
       s->oom = NULL; /* the handler runs in the scope; a second failure there aborts */
+      TsOomCleanup *c = s->cleanups;
+      s->cleanups = NULL;
+      for (; c; c = c->prev) c->fn(c->arg); /* frees only: they cannot fail */
       longjmp(*to, 1);
     }
     fprintf(stderr, "tilescale: out of memory (%zu bytes)\n", n);

@@ -46,12 +46,23 @@ void ts_assert_fail(const char *file, int line, const char *cond);
  * TS_ERR_OUT_OF_MEMORY.  Outside any scope (or with no oom point) a failure aborts with a
  * message: only code that cannot report errors (the CLI's own helpers) runs there. */
 typedef void *(*TsReallocFn)(void *user, void *ptr, size_t size); /* size 0 = free */
+/* Heap temporaries held across allocations (a parser's token chunks) register a cleanup:
+ * an out-of-memory exit runs the innermost scope's cleanups, last registered first, before
+ * it returns the error, so nothing is lost.  Push and pop in strict nesting. */
+typedef struct TsOomCleanup {
+  void (*fn)(void *arg);
+  void *arg;
+  struct TsOomCleanup *prev;
+} TsOomCleanup;
 typedef struct TsAllocScope {
   TsReallocFn fn;      /* NULL: realloc/free */
   void *user;
   jmp_buf *oom;        /* where an allocation failure goes; NULL: abort */
+  TsOomCleanup *cleanups;
   struct TsAllocScope *prev;
 } TsAllocScope;
+void ts_oom_cleanup_push(TsOomCleanup *c, void (*fn)(void *), void *arg);
+void ts_oom_cleanup_pop(TsOomCleanup *c);
 void ts_alloc_enter(TsAllocScope *s, TsReallocFn fn, void *user, jmp_buf *oom);
 void ts_alloc_leave(TsAllocScope *s);
 void *ts_malloc(size_t n);

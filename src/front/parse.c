@@ -58,6 +58,7 @@ typedef struct Parser {
   int nchunks;       /* slots of chunks */
   int ntoks, pos;    /* tokens lexed so far; the current one */
   bool eof;          /* the EOF token is lexed: it is the last, and repeats */
+  TsOomCleanup oom_cleanup; /* frees the chunks and names on an out-of-memory exit */
   Token *flat;       /* an f-string field's own tokens, parsed instead of the stream */
   int nflat;
   const char **names; /* distinct NAME spellings (tok_str), open addressing */
@@ -2156,12 +2157,27 @@ static void parse_stmts_until_dedent(Parser *p, PtrVec *out) {
 
 /* False (after one diagnostic) when the file is over the limits of lex_check_source:
  * then nothing of it is parsed. */
+static void parser_release(void *arg) {
+  Parser *p = arg;
+  for (int i = 0; i < p->nchunks; i++) ts_free(p->chunks[i]);
+  ts_free(p->chunks);
+  p->chunks = NULL;
+  p->nchunks = 0;
+  ts_free(p->names);
+  p->names = NULL;
+}
+
 static bool parser_init(Parser *p, TsCompiler *c, const SourceFile *file) {
   memset(p, 0, sizeof *p);
+  /* an out-of-memory exit while parsing frees the token chunks and the name table */
+  ts_oom_cleanup_push(&p->oom_cleanup, parser_release, p);
   p->c = c;
   p->a = c->arena;
   p->file = file;
-  if (!lex_check_source(c, file, &p->unclosed)) return false;
+  if (!lex_check_source(c, file, &p->unclosed)) {
+    ts_oom_cleanup_pop(&p->oom_cleanup);
+    return false;
+  }
   lex_init(&p->lx, c, file);
   p->lx.defer_errors = true; /* reported in source order as the parser reaches them */
   report_lex_errors(p);
@@ -2169,11 +2185,8 @@ static bool parser_init(Parser *p, TsCompiler *c, const SourceFile *file) {
 }
 
 static void parser_fini(Parser *p) {
-  for (int i = 0; i < p->nchunks; i++) ts_free(p->chunks[i]);
-  ts_free(p->chunks);
-  p->chunks = NULL;
-  ts_free(p->names);
-  p->names = NULL;
+  ts_oom_cleanup_pop(&p->oom_cleanup);
+  parser_release(p);
 }
 
 /* file: [statements] ENDMARKER */

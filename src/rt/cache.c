@@ -65,10 +65,11 @@ void rt_cache_init(RtCache *c, const char *opt_dir, int opt_disable) {
   } else {
     const char *home = getenv("HOME");
     if (home && *home) { /* else nowhere sensible to write: run without a cache */
-      StrBuf sb = {0};
-      sb_printf(&sb, "%s/.cache/tilescale", home);
-      c->dir = ts_strdup(sb_str(&sb));
-      sb_free(&sb);
+      /* one allocation: an out-of-memory exit between two would lose the first */
+      size_t n = strlen(home) + sizeof "/.cache/tilescale";
+      char *dir = ts_malloc(n);
+      snprintf(dir, n, "%s/.cache/tilescale", home);
+      c->dir = dir;
     }
   }
   c->max_bytes = RT_CACHE_DEFAULT_MAX_BYTES;
