@@ -77,15 +77,6 @@ static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return i
 
 static bool is_shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
 
-static bool config_on(const IrFunc *f, const char *key) {
-  for (int i = 0; i < f->npass_configs; i++)
-    if (f->pass_configs[i].key && !strcmp(f->pass_configs[i].key, key)) {
-      const char *v = f->pass_configs[i].value;
-      return v && (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1"));
-    }
-  return false;
-}
-
 /* ---- does a statement touch shared memory (or reduce, which may)? ---------------------- */
 typedef struct Touch { bool found; } Touch;
 static void touch_expr(IrExpr *e, void *ctx) {
@@ -733,7 +724,7 @@ static void spec_schedule(Spec *sp) {
               .panel = panel};
   WsCopy *cps = sp->cps;
   int ncp = sp->ncp;
-  if (persistent && config_on(sp->ws->f, "tl.enable_tma_multicast")) {
+  if (persistent && pass_config_on(sp->ws->f, "tl.enable_tma_multicast")) {
     int64_t best = 0;
     for (int axis = 1; axis >= 0; axis--) {
       IrVar *v = axis ? byv : bxv;
@@ -927,7 +918,7 @@ static void spec_stream_k(Spec *sp) {
   Sched *sc = &sp->sc;
   IrBuffer *acc = sp->acc = sp->gemm->u.gemm.c.buf;
   int64_t T = sp->T;
-  sp->sk_on = sc->on && sc->cl == 1 && sp->ep.idx >= 0 && sp->post.len && config_on(sp->ws->f, "tl.enable_stream_k") &&
+  sp->sk_on = sc->on && sc->cl == 1 && sp->ep.idx >= 0 && sp->post.len && pass_config_on(sp->ws->f, "tl.enable_stream_k") &&
               acc->scope == IR_SCOPE_FRAGMENT && acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 &&
               ir_is_const_int(acc->shape[0], &sp->am) && ir_is_const_int(acc->shape[1], &sp->an) && sp->am * sp->an % T == 0;
   sp->nregs = sp->sk_on ? sp->am * sp->an / T : 0;
@@ -976,7 +967,7 @@ static void spec_overlap(Spec *sp) {
   sp->cons_regs = (65536 - WS_PRODUCER_THREADS * sp->prod_regs) / T / 8 * 8;
   if (sp->cons_regs > 240) sp->cons_regs = 240;
   if (!(sp->sc.on && !sp->sk_on && ep->idx >= 0 && sp->store_map && sp->post.len == 1 &&
-        !config_on(sp->ws->f, "tl.disable_epilogue_overlap") && acc->scope == IR_SCOPE_FRAGMENT &&
+        !pass_config_on(sp->ws->f, "tl.disable_epilogue_overlap") && acc->scope == IR_SCOPE_FRAGMENT &&
         acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 && ir_is_const_int(acc->shape[0], &sp->am) &&
         ir_is_const_int(acc->shape[1], &sp->an) && sp->am * sp->an % T == 0 && sp->am == ep->rows && sp->an == ep->cols))
     return;
@@ -1306,11 +1297,14 @@ static void walk(Ws *ws, IrStmt *s) {
 
 void pass_warp_specialize(TsCompiler *c, IrFunc *f) {
   if (c->target.sm != 90 || !c->target.arch_a) return; /* wgmma + setmaxnreg: sm_90a */
-  if (config_on(f, "tl.disable_warp_specialized") || config_on(f, "tl.disable_tma_lower")) return;
+  if (pass_config_on(f, "tl.disable_warp_specialized") || pass_config_on(f, "tl.disable_tma_lower")) return;
   Ws ws = {c, f, {0}};
   walk(&ws, f->body);
-  if (!ws.maps.len) return;
-  f->ntma = ws.maps.len;
-  f->tma_maps = ARENA_ARRAY(c->arena, IrTmaMap, ws.maps.len);
-  for (int i = 0; i < ws.maps.len; i++) f->tma_maps[i] = *(IrTmaMap *)ws.maps.items[i];
+  if (ws.maps.len) {
+    f->ntma = ws.maps.len;
+    f->tma_maps = ARENA_ARRAY(c->arena, IrTmaMap, ws.maps.len);
+    for (int i = 0; i < ws.maps.len; i++) f->tma_maps[i] = *(IrTmaMap *)ws.maps.items[i];
+  }
+  /* kernels left: other pipelined loops whose loads TMA can issue */
+  ws_loop_specialize(c, f);
 }
