@@ -756,11 +756,9 @@ static bool specialize(Wsl *w) {
   ba->u.alloc.buf = w->bars;
   vec_push(c->arena, &top, ba);
   PtrVec init = {0};
-  for (int i = 0; i < w->nt; i++)
-    for (int s = 0; s < w->S; s++) {
-      vec_push(c->arena, &init, dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->tile[i].bar + s)), i32(c, 1)}, 2, loc));
-      vec_push(c->arena, &init, dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->tile[i].bar + w->S + s)), i32(c, w->T / 32)}, 2, loc));
-    }
+  for (int i = 0; i < w->nt; i++) /* full[s]: the producer's one arrival; empty[s]: one per consumer warp */
+    for (int s = 0; s < 2 * w->S; s++)
+      vec_push(c->arena, &init, dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->tile[i].bar + s)), i32(c, s < w->S ? 1 : w->T / 32)}, 2, loc));
   for (int i = 0; i < w->np; i++)
     vec_push(c->arena, &init, dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 1)}, 2, loc));
   vec_push(c->arena, &init, dev(c, IRD_MBAR_FENCE_INIT, 0, 0, NULL, 0, loc));
