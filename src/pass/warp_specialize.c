@@ -196,15 +196,6 @@ static bool tma_copy_ok(const IrStmt *cp, const Layout *layout, int64_t *rows, i
  *     if tx == 0: tma_store(slot s -> C[.., a*W]); commit
  *
  * and when not even one atom fits, the direct stores stay. */
-typedef struct WsStore {
-  int idx;            /* body index of the copy into global memory; -1: none */
-  int idx_frag;       /* form B: body index of T.copy(fragment, S); -1 for form A */
-  IrStmt *to_global;  /* the copy into global memory */
-  IrBuffer *smem;         /* form B: the user's tile; form A: made by specialize */
-  Layout *layout;
-  int64_t rows, cols, atom;
-  int64_t slots;          /* 0: the whole tile at once; else a ring of `slots` column atoms */
-} WsStore;
 
 #define WS_MAX_SMEM 232448 /* dynamic shared memory of one sm_90 block (227 KB) */
 
@@ -236,7 +227,7 @@ static Layout *store_layout(TsCompiler *c, int64_t rows, int64_t cols, ts_dtype 
 /* Finds the epilogue store among the statements after the loop (body items li+1..).
  * Returns false when a statement after the loop uses shared memory in a way the
  * warp-specialized kernel cannot keep (the kernel then stays on the cp.async path). */
-static bool find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep) {
+bool ws_find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep) {
   memset(ep, 0, sizeof *ep);
   ep->idx = ep->idx_frag = -1;
   int n = body->u.seq.n;
@@ -378,8 +369,8 @@ static void epilogue_pieces(TsCompiler *c, const WsStore *ep, const IrTmaMap *ma
 }
 
 /* The whole epilogue of find_epilogue as one statement. */
-static IrStmt *epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T,
-                              IrStmt *to_smem) {
+IrStmt *ws_epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T,
+                          IrStmt *to_smem) {
   PtrVec pieces = {0};
   epilogue_pieces(c, ep, map, tx, T, to_smem, NULL, &pieces);
   return ir_seq_vec(c, &pieces, ep->to_global->loc);
@@ -686,7 +677,7 @@ static bool spec_plan(Spec *sp) {
   }
   if (li < 0) return false;
   sp->li = li;
-  if (!find_epilogue(c, body, li, &sp->ep)) return false;
+  if (!ws_find_epilogue(c, body, li, &sp->ep)) return false;
   IrStmt *loop = sp->loop = body->u.seq.items[li];
   sp->S = loop->u.loop.num_stages;
   if (sp->S < 2 || loop->u.loop.norder) return false;
@@ -867,7 +858,7 @@ static void spec_top(Spec *sp) {
     } else if (i < sp->li) {
       vec_push(c->arena, &sp->pre, s);
     } else if (i > sp->li && i == ep->idx) {
-      vec_push(c->arena, &sp->post, epilogue_store(c, ep, sp->store_map, sp->tx, sp->T,
+      vec_push(c->arena, &sp->post, ws_epilogue_store(c, ep, sp->store_map, sp->tx, sp->T,
                                                    ep->idx_frag >= 0 ? body->u.seq.items[ep->idx_frag] : NULL));
     } else if (i > sp->li && i != ep->idx_frag) {
       vec_push(c->arena, &sp->post, s);

@@ -102,6 +102,8 @@ typedef struct Wsl {
   int np;
   int nbars;
   IrBuffer *bars;
+  WsStore ep;           /* the epilogue as a TMA store (form B of warp_specialize.c); idx < 0: none */
+  IrTmaMap *store_map;
   IrVar *tx;
   SrcLoc loc;
 } Wsl;
@@ -466,6 +468,27 @@ static bool smem_fits(Wsl *w) {
   return end + extra <= cap;
 }
 
+/* The epilogue T.copy(fragment, S); T.copy(S, G[box]) as TMA stores of S in a swizzled
+ * layout (warp_specialize.c's form B): thread 0 issues them once the consumers have written
+ * S, instead of every consumer thread reading S back for 16-byte global stores.  Only when
+ * S is used by these two statements alone. */
+static void plan_epilogue(Wsl *w) {
+  WsStore *ep = &w->ep;
+  if (!ws_find_epilogue(w->c, w->body, w->li, ep) || ep->idx < 0 || ep->idx_frag < 0) {
+    ep->idx = ep->idx_frag = -1;
+    return;
+  }
+  for (int j = 0; j < w->body->u.seq.n; j++) {
+    IrStmt *s = w->body->u.seq.items[j];
+    if (j == ep->idx || j == ep->idx_frag || s->kind == IR_S_ALLOC) continue;
+    UseCtx u = uses(s, ep->smem);
+    if (u.used || u.aliased) {
+      ep->idx = ep->idx_frag = -1;
+      return;
+    }
+  }
+}
+
 /* Anything that synchronises the whole block by itself (__syncthreads, device-library
  * operations that wait or run block-wide collectives) cannot run in the consumers alone. */
 static void block_sync_expr(IrExpr *e, void *ctx) {
@@ -518,7 +541,9 @@ static bool plan(Wsl *w) {
   plan_pre(w);
   w->nbars = 2 * w->S * w->nt + w->np;
   if (w->nbars > WSL_MAX_BARS) return false;
-  return smem_fits(w);
+  if (!smem_fits(w)) return false;
+  plan_epilogue(w);
+  return true;
 }
 
 /* ---- building ----------------------------------------------------------------------------- */
@@ -698,12 +723,16 @@ static IrStmt *consumer(Wsl *w) {
       if (w->pre[i].first == j)
         vec_push(c->arena, &out, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 0)}, 2, loc));
     }
-    if (pre_copy) continue;
+    if (pre_copy || j == w->ep.idx_frag) continue;
+    if (j == w->ep.idx)
+      s = ws_epilogue_store(c, &w->ep, w->store_map, w->tx, w->T, body->u.seq.items[w->ep.idx_frag]);
     vec_push(c->arena, &out, j == w->li ? consumer_loop(w) : s);
   }
   for (int i = 0; i < w->np; i++) /* a tile nobody reads has still landed before the block exits */
     if (w->pre[i].first < 0)
       vec_push(c->arena, &out, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 0)}, 2, loc));
+  if (w->store_map) /* the stores have read S and written global memory before the block exits */
+    vec_push(c->arena, &out, ir_if(c, bin(c, IR_EQ, ir_varref(c, w->tx, loc), i32(c, 0)), dev(c, IRD_TMA_STORE_WAIT, 0, 0, NULL, 0, loc), NULL, loc));
   return ir_seq_vec(c, &out, loc);
 }
 
@@ -738,6 +767,21 @@ static bool specialize(Wsl *w) {
     x->strides = NULL;
     t->staged = x;
     make_map(w, t);
+  }
+  if (w->ep.idx >= 0) {
+    WsStore *ep = &w->ep;
+    const IrBuffer *G = ep->to_global->u.copy.dst.buf;
+    ep->smem->layout = ep->layout;
+    IrTmaMap *m = w->store_map = ARENA_NEW(c->arena, IrTmaMap);
+    memset(m, 0, sizeof *m);
+    m->var = ir_var(c, arena_printf(c->arena, "%s_tma%d", G->name, w->maps->len), TS_DTYPE_HANDLE, IR_VAR_PARAM, loc);
+    m->param_index = G->param_index;
+    m->rank = G->ndim;
+    for (int d = 0; d < 5; d++) m->box[d] = 1;
+    m->box[0] = ep->atom;
+    m->box[1] = ep->rows;
+    m->swizzle = ep->layout->swizzle;
+    vec_push(c->arena, w->maps, m);
   }
   /* allocations (staged tiles in place of the tiles), the barriers, their initialisation */
   PtrVec top = {0};
