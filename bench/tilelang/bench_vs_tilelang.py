@@ -54,6 +54,16 @@ def case_mha_bhsd(corpus):
     return (lambda: k(q, kk, v)), ref, 4.0 * B * H * S * S * D, "TFLOP/s"
 
 
+def case_mha_bhsd_causal(corpus):
+    import torch
+    m = load(corpus, "flash_attention/example_mha_fwd_bhsd.py")
+    B, H, S, D = 8, 32, 4096, 128
+    q, kk, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    k = m.flashattn(B, H, S, S, D, True, block_M=128, block_N=128, num_stages=2, threads=256)
+    ref = lambda: torch.nn.functional.scaled_dot_product_attention(q, kk, v, is_causal=True)  # noqa: E731
+    return (lambda: k(q, kk, v)), ref, 2.0 * B * H * S * S * D, "TFLOP/s"
+
+
 def case_mla_decode(corpus):
     import torch
     m = load(corpus, "deepseek_mla/example_mla_decode.py")
@@ -95,6 +105,7 @@ def case_layernorm(corpus):
 
 CASES = {"gemm 8192^3 fp16 (128x128x32, 3 st, 128 thr)": case_gemm,
          "mha_fwd_bhsd B8 H32 S4096 D128 (128x128, 2 st, 256 thr)": case_mha_bhsd,
+         "mha_fwd_bhsd causal B8 H32 S4096 D128 (128x128, 2 st, 256 thr)": case_mha_bhsd_causal,
          "mla_decode b64 h128 kv8192 (64x64)": case_mla_decode,
          "rms_norm 8192^2 fp32": case_rms_norm,
          "layernorm fwd 4096x8192 bf16": case_layernorm}

@@ -13,7 +13,13 @@
  * statement).  A buffer that takes over bytes of a dead one gets a __syncthreads before its
  * first statement unless a top-level barrier already separates them: thread_sync ran
  * earlier and saw two different buffers, so it could not order one thread's last read of the
- * old tile before another thread's first write of the new one. */
+ * old tile before another thread's first write of the new one.
+ *
+ * A warp-specialized kernel (pass_is_role_split) is counted in the consumer branch's
+ * statements: the kernel's statements before the split, then the consumers', then the rest.
+ * Whatever the producer branch touches (its TMA loads may run ahead of the consumers at any
+ * point) is live from the consumers' first statement; a barrier for reused bytes inside the
+ * consumers is a named barrier over the consumer threads (the producer never joins). */
 #include "../layout/layout.h"
 #include "passes.h"
 
@@ -122,7 +128,9 @@ static int64_t pack_offsets(Merge *m, int nitems) {
 }
 
 static bool is_barrier(const IrStmt *s) {
-  return s->kind == IR_S_EVAL && s->u.eval.value->kind == IR_CALL && s->u.eval.value->u.call.op == IRI_SYNCTHREADS;
+  if (s->kind != IR_S_EVAL || s->u.eval.value->kind != IR_CALL) return false;
+  const IrExpr *e = s->u.eval.value;
+  return e->u.call.op == IRI_SYNCTHREADS || ir_is_device(e, IRD_NAMED_BARRIER_SYNC);
 }
 
 /* Whether top-level statement `at` needs a barrier in front: it is the first of a buffer
@@ -143,23 +151,77 @@ static bool needs_barrier(Merge *m, IrStmt **items, int at) {
   return false;
 }
 
+/* The statements lifetimes are counted in: the body's, with a role split's consumer
+ * statements in its place (*split: the split's index in the body, *ncons: how many). */
+static IrStmt **flat_items(TsCompiler *c, const IrKernel *k, int *nitems, int *split, int *ncons) {
+  IrStmt *body = k->body;
+  *split = -1;
+  *ncons = 0;
+  if (!body || body->kind != IR_S_SEQ) {
+    *nitems = 1;
+    return &((IrKernel *)k)->body;
+  }
+  int n = body->u.seq.n;
+  for (int i = 0; i < n && *split < 0; i++) {
+    IrStmt *s = body->u.seq.items[i];
+    if (pass_is_role_split(k, s) && s->u.if_.else_s->kind == IR_S_SEQ) *split = i;
+  }
+  if (*split < 0) {
+    *nitems = n;
+    return body->u.seq.items;
+  }
+  IrStmt *cons = body->u.seq.items[*split]->u.if_.else_s;
+  *ncons = cons->u.seq.n;
+  *nitems = n - 1 + *ncons;
+  IrStmt **items = ARENA_ARRAY(c->arena, IrStmt *, *nitems);
+  int o = 0;
+  for (int i = 0; i < n; i++) {
+    if (i != *split) {
+      items[o++] = body->u.seq.items[i];
+      continue;
+    }
+    for (int j = 0; j < *ncons; j++) items[o++] = cons->u.seq.items[j];
+  }
+  return items;
+}
+
 static void merge_kernel(TsCompiler *c, IrStmt *ks) {
   IrKernel *k = &ks->u.kernel;
   Merge m = {c, {0}, 0};
   IrStmt *body = k->body;
-  int nitems = body && body->kind == IR_S_SEQ ? body->u.seq.n : 1;
-  IrStmt **items = body && body->kind == IR_S_SEQ ? body->u.seq.items : &k->body;
+  int nitems, split, ncons;
+  IrStmt **items = flat_items(c, k, &nitems, &split, &ncons);
   IrVisitor v = {scan_stmt, scan_expr, &m};
-  for (m.item = 0; m.item < nitems; m.item++) ir_visit(items[m.item], &v);
+  /* allocations first (the producer's touches need their buffers) */
+  for (m.item = 0; m.item < nitems; m.item++)
+    if (items[m.item]->kind == IR_S_ALLOC) ir_visit(items[m.item], &v);
+  if (split >= 0) {
+    m.item = split; /* the consumers' first statement */
+    ir_visit(body->u.seq.items[split]->u.if_.then_s, &v);
+  }
+  for (m.item = 0; m.item < nitems; m.item++)
+    if (items[m.item]->kind != IR_S_ALLOC) ir_visit(items[m.item], &v);
   int64_t cap = pass_smem_cap(c);
   int64_t bytes = stack_offsets(&m);
   if (cap && bytes > cap && body && body->kind == IR_S_SEQ) {
     bytes = pack_offsets(&m, nitems);
-    PtrVec out = {0};
+    PtrVec out = {0}, cons = {0};
     for (int i = 0; i < nitems; i++) {
-      if (needs_barrier(&m, items, i))
-        vec_push(c->arena, &out, ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, items[i]->loc), items[i]->loc));
-      vec_push(c->arena, &out, items[i]);
+      bool in_cons = split >= 0 && i >= split && i < split + ncons;
+      PtrVec *dst = in_cons ? &cons : &out;
+      if (needs_barrier(&m, items, i)) {
+        SrcLoc loc = items[i]->loc;
+        int64_t attrs[2] = {1, k->threads[0]};
+        vec_push(c->arena, dst, in_cons ? ir_device_stmt(c, IRD_NAMED_BARRIER_SYNC, attrs, 2, NULL, 0, loc)
+                                        : ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc));
+      }
+      vec_push(c->arena, dst, items[i]);
+      if (in_cons && i == split + ncons - 1) {
+        IrStmt *sp = body->u.seq.items[split], *r = ir_stmt(c, IR_S_IF, sp->loc);
+        *r = *sp;
+        r->u.if_.else_s = ir_seq_vec(c, &cons, sp->u.if_.else_s->loc);
+        vec_push(c->arena, &out, r);
+      }
     }
     k->body = ir_seq_vec(c, &out, body->loc);
   }

@@ -111,3 +111,20 @@ int64_t pass_kernel_threads(const IrKernel *k) {
   for (int i = 0; i < 3; i++) t *= k->threads[i] > 0 ? k->threads[i] : 1;
   return t;
 }
+
+bool pass_config_on(const IrFunc *f, const char *key) {
+  for (int i = 0; i < f->npass_configs; i++)
+    if (f->pass_configs[i].key && !strcmp(f->pass_configs[i].key, key)) {
+      const char *v = f->pass_configs[i].value;
+      return v && (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1"));
+    }
+  return false;
+}
+
+bool pass_is_role_split(const IrKernel *k, const IrStmt *s) {
+  if (!k->producer_threads || !s || s->kind != IR_S_IF || !s->u.if_.else_s) return false;
+  const IrExpr *c = s->u.if_.cond;
+  int64_t t;
+  return c->kind == IR_GE && c->u.ops[0]->kind == IR_VAR && c->u.ops[0]->u.var->kind == IR_VAR_THREAD_IDX &&
+         c->u.ops[0]->u.var->axis == 0 && ir_is_const_int(c->u.ops[1], &t) && t == k->threads[0];
+}

@@ -9,6 +9,28 @@
 
 void pass_plan_gemm(TsCompiler *c, IrFunc *f);         /* every T.gemm's plan, once (IrStmt.u.gemm.plan) */
 void pass_warp_specialize(TsCompiler *c, IrFunc *f);   /* sm_90a GEMM loops -> TMA producer + wgmma consumers */
+/* The epilogue store of a warp-specialized kernel (warp_specialize.c): the statements after
+ * the loop that write the accumulator tile to global memory, as one TMA store per column
+ * atom of a swizzled shared tile (see there). */
+typedef struct WsStore {
+  int idx;            /* body index of the copy into global memory; -1: none */
+  int idx_frag;       /* form B: body index of T.copy(fragment, S); -1 for form A */
+  IrStmt *to_global;  /* the copy into global memory */
+  IrBuffer *smem;         /* form B: the user's tile; form A: made by specialize */
+  Layout *layout;
+  int64_t rows, cols, atom;
+  int64_t slots;          /* 0: the whole tile at once; else a ring of `slots` column atoms */
+} WsStore;
+/* Finds it among the statements after the loop (body items li+1..); false when a statement
+ * after the loop uses shared memory in a way the warp-specialized kernel cannot keep. */
+bool ws_find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep);
+/* The whole epilogue as one statement of the consumers (threads [0, T), named barrier 1;
+ * thread 0 issues the stores); to_smem: form B's T.copy(fragment, S), else NULL. */
+IrStmt *ws_epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T, IrStmt *to_smem);
+
+/* warp_specialize_loop.c, the second half of pass_warp_specialize: any other pipelined loop
+ * whose global -> shared copies TMA can issue -> a producer warpgroup filling staged tiles */
+void ws_loop_specialize(TsCompiler *c, IrFunc *f);
 void pass_inject_pipeline(TsCompiler *c, IrFunc *f);   /* T.Pipelined -> multi-stage cp.async */
 void pass_legalize(TsCompiler *c, IrFunc *f);          /* tile copies/fills -> parallel nests */
 void pass_layout_inference(TsCompiler *c, IrFunc *f);  /* fragment and loop layouts */
@@ -43,6 +65,12 @@ bool pass_access_map_off(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx,
 /* Row-major flat index of idx into buf's shape (for register arrays). */
 IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int nidx, SrcLoc loc);
 int64_t pass_kernel_threads(const IrKernel *k);
+/* pass_configs {key: True} (also "true" / "1"). */
+bool pass_config_on(const IrFunc *f, const char *key);
+/* Is s the role split of a warp-specialized kernel k (warp_specialize, warp_specialize_loop):
+ * `if tx >= threads[0]: producer else: consumers`?  The consumer branch runs on threads
+ * [0, threads[0]) only, which synchronise among themselves with named barriers. */
+bool pass_is_role_split(const IrKernel *k, const IrStmt *s);
 /* Dynamic shared memory one block may opt in to on the target (0: unknown). */
 int64_t pass_smem_cap(const TsCompiler *c);
 

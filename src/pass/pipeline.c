@@ -3,7 +3,10 @@
  *   plan_gemm            every T.gemm's plan (mma.sync / wgmma, tiling, swizzles), once
  *      |
  *   warp_specialize      sm_90a: a pipelined T.gemm loop -> TMA producer warpgroup on
- *      |                 mbarriers + wgmma consumer warpgroups (setmaxnreg)
+ *      |                 mbarriers + wgmma consumer warpgroups (setmaxnreg); any other
+ *      |                 pipelined loop (attention, MLA) whose loads TMA can issue: a
+ *      |                 producer warpgroup filling staged tiles, each with full/empty
+ *      |                 mbarriers around its uses (warp_specialize_loop.c)
  *   inject_pipeline      T.Pipelined -> staged shared buffers, cp.async prologue/waits
  *      |
  *   legalize             T.copy / T.fill / tile atomics -> T.Parallel nests; Pipelined -> serial

@@ -11,7 +11,12 @@
  * never placed inside code that only some threads run: an `if` whose condition depends
  * on the thread index (or on loaded data) is treated as one opaque access, so the
  * barrier goes around it.  Conservative: extra barriers cost little, missing ones are
- * races. */
+ * races.
+ *
+ * In a warp-specialized kernel (pass_is_role_split) the producer warpgroup never joins the
+ * consumers' barriers: the consumer branch is synchronised on its own, with named barrier 1
+ * over the consumer threads (bar.sync 1, T) wherever a __syncthreads would go, its code
+ * counted uniform across those threads; the producer branch is ordered by its mbarriers. */
 #include "passes.h"
 
 typedef struct SyncState {
@@ -23,6 +28,8 @@ typedef struct Sync {
   PtrVec tdep;    /* IrVar* whose value may differ between threads */
   PtrVec tregs;   /* IrBuffer* (local / local.var) whose contents may differ between threads */
   bool fence;     /* the function issues wgmma: fence.proxy.async before inserted barriers */
+  const IrKernel *kernel; /* the kernel being synchronised */
+  int64_t group;  /* > 0: inside a consumer branch of that many threads (named barriers) */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -136,12 +143,23 @@ static bool taint_sweep(Sync *sy, IrStmt *s, bool divergent) {
       return taint_sweep(sy, s->u.loop.body, d) || grew;
     }
     case IR_S_IF: {
+      if (sy->kernel && pass_is_role_split(sy->kernel, s)) {
+        /* the consumer branch is uniform across the consumer threads */
+        grew |= taint_sweep(sy, s->u.if_.then_s, true);
+        return taint_sweep(sy, s->u.if_.else_s, divergent) || grew;
+      }
       bool d = divergent || thread_dependent(sy, s->u.if_.cond);
       grew |= taint_sweep(sy, s->u.if_.then_s, d);
       return taint_sweep(sy, s->u.if_.else_s, d) || grew;
     }
     case IR_S_WHILE: return taint_sweep(sy, s->u.while_.body, divergent || thread_dependent(sy, s->u.while_.cond));
-    case IR_S_KERNEL: return taint_sweep(sy, s->u.kernel.body, false);
+    case IR_S_KERNEL: {
+      const IrKernel *outer = sy->kernel;
+      sy->kernel = &s->u.kernel;
+      grew = taint_sweep(sy, s->u.kernel.body, false);
+      sy->kernel = outer;
+      return grew;
+    }
     case IR_S_STORE: {
       IrBuffer *b = s->u.store.buf;
       if (b->scope != IR_SCOPE_LOCAL && b->scope != IR_SCOPE_VAR) return false;
@@ -157,11 +175,21 @@ static bool taint_sweep(Sync *sy, IrStmt *s, bool divergent) {
   }
 }
 
-static bool is_barrier(const IrStmt *s) {
-  return s->kind == IR_S_EVAL && s->u.eval.value->kind == IR_CALL && s->u.eval.value->u.call.op == IRI_SYNCTHREADS;
+/* A barrier of the threads being synchronised: __syncthreads, or in a consumer branch a
+ * named barrier over all its threads. */
+static bool is_barrier(const Sync *sy, const IrStmt *s) {
+  if (s->kind != IR_S_EVAL || s->u.eval.value->kind != IR_CALL) return false;
+  const IrExpr *e = s->u.eval.value;
+  if (e->u.call.op == IRI_SYNCTHREADS) return true;
+  return sy->group && ir_is_device(e, IRD_NAMED_BARRIER_SYNC) && e->u.call.nattrs == 2 && e->u.call.attrs[1] == sy->group;
 }
 
-static IrStmt *barrier(TsCompiler *c, SrcLoc loc) {
+static IrStmt *barrier(const Sync *sy, SrcLoc loc) {
+  TsCompiler *c = sy->c;
+  if (sy->group) {
+    int64_t attrs[2] = {1, sy->group};
+    return ir_device_stmt(c, IRD_NAMED_BARRIER_SYNC, attrs, 2, NULL, 0, loc);
+  }
   return ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc);
 }
 
@@ -175,10 +203,10 @@ static void find_wgmma(IrExpr *e, void *ctx) {
   if (device_flag(e, IRD_WGMMA)) *(bool *)ctx = true;
 }
 
-static IrStmt *fenced_barrier(TsCompiler *c, bool fence, SrcLoc loc) {
-  if (!fence) return barrier(c, loc);
-  IrStmt *f = ir_device_stmt(c, IRD_FENCE_PROXY_ASYNC, NULL, 0, NULL, 0, loc);
-  return ir_seq(c, (IrStmt *[]){f, barrier(c, loc)}, 2, loc);
+static IrStmt *fenced_barrier(const Sync *sy, SrcLoc loc) {
+  if (!sy->fence) return barrier(sy, loc);
+  IrStmt *f = ir_device_stmt(sy->c, IRD_FENCE_PROXY_ASYNC, NULL, 0, NULL, 0, loc);
+  return ir_seq(sy->c, (IrStmt *[]){f, barrier(sy, loc)}, 2, loc);
 }
 
 static void merge_into(TsCompiler *c, SyncState *dst, const SyncState *src) {
@@ -194,18 +222,20 @@ static bool hazard(const SyncState *st, const SyncState *me) {
 
 static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st);
 
+typedef struct CountCtx { const Sync *sy; int n; } CountCtx;
 static void count_barriers(IrStmt *s, void *ctx) {
-  if (is_barrier(s)) ++*(int *)ctx;
+  CountCtx *cc = ctx;
+  if (is_barrier(cc->sy, s)) cc->n++;
 }
 /* Barriers this pass would place inside `body` (entered with state `st`). */
 static int inner_barriers(Sync *sy, IrStmt *body, SyncState st) {
-  int before = 0, after = 0;
+  CountCtx before = {sy, 0}, after = {sy, 0};
   IrVisitor v = {count_barriers, NULL, &before};
   ir_visit(body, &v);
   IrStmt *r = sync_stmt(sy, body, &st);
   v.ctx = &after;
   ir_visit(r, &v);
-  return after - before;
+  return after.n - before.n;
 }
 
 /* Code that only some threads run (or that runs a different number of times in different
@@ -257,7 +287,7 @@ static IrStmt *sync_list(Sync *sy, IrStmt *s, SyncState *st) {
 static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
   TsCompiler *c = sy->c;
   if (!s) return NULL;
-  if (is_barrier(s)) {
+  if (is_barrier(sy, s)) {
     st->reads.len = st->writes.len = 0;
     return s;
   }
@@ -273,7 +303,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
         /* A conflict with what precedes the loop is resolved once, in front of it. */
         IrStmt *pre = NULL;
         if (hazard(st, &body) || hazard(st, &bounds)) {
-          pre = fenced_barrier(c, sy->fence, s->loc);
+          pre = fenced_barrier(sy, s->loc);
           st->reads.len = st->writes.len = 0;
         }
         /* Entry state: what precedes the loop plus the previous iteration. */
@@ -291,6 +321,17 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
       }
       break;
     case IR_S_IF:
+      if (!sy->group && sy->kernel && pass_is_role_split(sy->kernel, s)) {
+        /* producer: ordered by its own mbarriers; consumers: named barriers among them */
+        SyncState cons = {0};
+        IrStmt *r = ir_stmt(c, IR_S_IF, s->loc);
+        *r = *s;
+        sy->group = sy->kernel->threads[0];
+        r->u.if_.else_s = sync_stmt(sy, s->u.if_.else_s, &cons);
+        sy->group = 0;
+        st->reads.len = st->writes.len = 0;
+        return r;
+      }
       if (!thread_dependent(sy, s->u.if_.cond)) {
         SyncState a = {0}, b = {0};
         merge_into(c, &a, st);
@@ -308,7 +349,10 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
       SyncState k = {0};
       IrStmt *r = ir_stmt(c, IR_S_KERNEL, s->loc);
       *r = *s;
+      const IrKernel *outer = sy->kernel;
+      sy->kernel = &s->u.kernel;
       r->u.kernel.body = sync_stmt(sy, s->u.kernel.body, &k);
+      sy->kernel = outer;
       return r;
     }
     default: break;
@@ -319,14 +363,14 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
   if (hazard(st, &me)) {
     st->reads.len = st->writes.len = 0;
     merge_into(c, st, &me);
-    return ir_seq(c, (IrStmt *[]){fenced_barrier(c, sy->fence, s->loc), s}, 2, s->loc);
+    return ir_seq(c, (IrStmt *[]){fenced_barrier(sy, s->loc), s}, 2, s->loc);
   }
   merge_into(c, st, &me);
   return s;
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false};
+  Sync sy = {c, {0}, {0}, false, NULL, 0};
   if (c->target.sm >= 90 && c->target.arch_a) {
     IrVisitor v = {NULL, find_wgmma, &sy.fence};
     ir_visit(f->body, &v);

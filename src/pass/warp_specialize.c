@@ -77,15 +77,6 @@ static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return i
 
 static bool is_shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
 
-static bool config_on(const IrFunc *f, const char *key) {
-  for (int i = 0; i < f->npass_configs; i++)
-    if (f->pass_configs[i].key && !strcmp(f->pass_configs[i].key, key)) {
-      const char *v = f->pass_configs[i].value;
-      return v && (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1"));
-    }
-  return false;
-}
-
 /* ---- does a statement touch shared memory (or reduce, which may)? ---------------------- */
 typedef struct Touch { bool found; } Touch;
 static void touch_expr(IrExpr *e, void *ctx) {
@@ -205,15 +196,6 @@ static bool tma_copy_ok(const IrStmt *cp, const Layout *layout, int64_t *rows, i
  *     if tx == 0: tma_store(slot s -> C[.., a*W]); commit
  *
  * and when not even one atom fits, the direct stores stay. */
-typedef struct WsStore {
-  int idx;            /* body index of the copy into global memory; -1: none */
-  int idx_frag;       /* form B: body index of T.copy(fragment, S); -1 for form A */
-  IrStmt *to_global;  /* the copy into global memory */
-  IrBuffer *smem;         /* form B: the user's tile; form A: made by specialize */
-  Layout *layout;
-  int64_t rows, cols, atom;
-  int64_t slots;          /* 0: the whole tile at once; else a ring of `slots` column atoms */
-} WsStore;
 
 #define WS_MAX_SMEM 232448 /* dynamic shared memory of one sm_90 block (227 KB) */
 
@@ -245,7 +227,7 @@ static Layout *store_layout(TsCompiler *c, int64_t rows, int64_t cols, ts_dtype 
 /* Finds the epilogue store among the statements after the loop (body items li+1..).
  * Returns false when a statement after the loop uses shared memory in a way the
  * warp-specialized kernel cannot keep (the kernel then stays on the cp.async path). */
-static bool find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep) {
+bool ws_find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep) {
   memset(ep, 0, sizeof *ep);
   ep->idx = ep->idx_frag = -1;
   int n = body->u.seq.n;
@@ -387,8 +369,8 @@ static void epilogue_pieces(TsCompiler *c, const WsStore *ep, const IrTmaMap *ma
 }
 
 /* The whole epilogue of find_epilogue as one statement. */
-static IrStmt *epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T,
-                              IrStmt *to_smem) {
+IrStmt *ws_epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T,
+                          IrStmt *to_smem) {
   PtrVec pieces = {0};
   epilogue_pieces(c, ep, map, tx, T, to_smem, NULL, &pieces);
   return ir_seq_vec(c, &pieces, ep->to_global->loc);
@@ -695,7 +677,7 @@ static bool spec_plan(Spec *sp) {
   }
   if (li < 0) return false;
   sp->li = li;
-  if (!find_epilogue(c, body, li, &sp->ep)) return false;
+  if (!ws_find_epilogue(c, body, li, &sp->ep)) return false;
   IrStmt *loop = sp->loop = body->u.seq.items[li];
   sp->S = loop->u.loop.num_stages;
   if (sp->S < 2 || loop->u.loop.norder) return false;
@@ -733,7 +715,7 @@ static void spec_schedule(Spec *sp) {
               .panel = panel};
   WsCopy *cps = sp->cps;
   int ncp = sp->ncp;
-  if (persistent && config_on(sp->ws->f, "tl.enable_tma_multicast")) {
+  if (persistent && pass_config_on(sp->ws->f, "tl.enable_tma_multicast")) {
     int64_t best = 0;
     for (int axis = 1; axis >= 0; axis--) {
       IrVar *v = axis ? byv : bxv;
@@ -876,7 +858,7 @@ static void spec_top(Spec *sp) {
     } else if (i < sp->li) {
       vec_push(c->arena, &sp->pre, s);
     } else if (i > sp->li && i == ep->idx) {
-      vec_push(c->arena, &sp->post, epilogue_store(c, ep, sp->store_map, sp->tx, sp->T,
+      vec_push(c->arena, &sp->post, ws_epilogue_store(c, ep, sp->store_map, sp->tx, sp->T,
                                                    ep->idx_frag >= 0 ? body->u.seq.items[ep->idx_frag] : NULL));
     } else if (i > sp->li && i != ep->idx_frag) {
       vec_push(c->arena, &sp->post, s);
@@ -927,7 +909,7 @@ static void spec_stream_k(Spec *sp) {
   Sched *sc = &sp->sc;
   IrBuffer *acc = sp->acc = sp->gemm->u.gemm.c.buf;
   int64_t T = sp->T;
-  sp->sk_on = sc->on && sc->cl == 1 && sp->ep.idx >= 0 && sp->post.len && config_on(sp->ws->f, "tl.enable_stream_k") &&
+  sp->sk_on = sc->on && sc->cl == 1 && sp->ep.idx >= 0 && sp->post.len && pass_config_on(sp->ws->f, "tl.enable_stream_k") &&
               acc->scope == IR_SCOPE_FRAGMENT && acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 &&
               ir_is_const_int(acc->shape[0], &sp->am) && ir_is_const_int(acc->shape[1], &sp->an) && sp->am * sp->an % T == 0;
   sp->nregs = sp->sk_on ? sp->am * sp->an / T : 0;
@@ -976,7 +958,7 @@ static void spec_overlap(Spec *sp) {
   sp->cons_regs = (65536 - WS_PRODUCER_THREADS * sp->prod_regs) / T / 8 * 8;
   if (sp->cons_regs > 240) sp->cons_regs = 240;
   if (!(sp->sc.on && !sp->sk_on && ep->idx >= 0 && sp->store_map && sp->post.len == 1 &&
-        !config_on(sp->ws->f, "tl.disable_epilogue_overlap") && acc->scope == IR_SCOPE_FRAGMENT &&
+        !pass_config_on(sp->ws->f, "tl.disable_epilogue_overlap") && acc->scope == IR_SCOPE_FRAGMENT &&
         acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 && ir_is_const_int(acc->shape[0], &sp->am) &&
         ir_is_const_int(acc->shape[1], &sp->an) && sp->am * sp->an % T == 0 && sp->am == ep->rows && sp->an == ep->cols))
     return;
@@ -1306,11 +1288,14 @@ static void walk(Ws *ws, IrStmt *s) {
 
 void pass_warp_specialize(TsCompiler *c, IrFunc *f) {
   if (c->target.sm != 90 || !c->target.arch_a) return; /* wgmma + setmaxnreg: sm_90a */
-  if (config_on(f, "tl.disable_warp_specialized") || config_on(f, "tl.disable_tma_lower")) return;
+  if (pass_config_on(f, "tl.disable_warp_specialized") || pass_config_on(f, "tl.disable_tma_lower")) return;
   Ws ws = {c, f, {0}};
   walk(&ws, f->body);
-  if (!ws.maps.len) return;
-  f->ntma = ws.maps.len;
-  f->tma_maps = ARENA_ARRAY(c->arena, IrTmaMap, ws.maps.len);
-  for (int i = 0; i < ws.maps.len; i++) f->tma_maps[i] = *(IrTmaMap *)ws.maps.items[i];
+  if (ws.maps.len) {
+    f->ntma = ws.maps.len;
+    f->tma_maps = ARENA_ARRAY(c->arena, IrTmaMap, ws.maps.len);
+    for (int i = 0; i < ws.maps.len; i++) f->tma_maps[i] = *(IrTmaMap *)ws.maps.items[i];
+  }
+  /* kernels left: other pipelined loops whose loads TMA can issue */
+  ws_loop_specialize(c, f);
 }

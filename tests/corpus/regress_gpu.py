@@ -119,6 +119,37 @@ def mla_decode(ctx, corpus, batch, heads, seqlen, dim=512, pe_dim=64):
     check("mla_decode b=%d heads=%d kv=%d" % (batch, heads, seqlen), out, p @ kv[:, :, 0].float(), 1e-2, 1e-2)
 
 
+def mha_fwd_bhsd(ctx, corpus, B, H, S, D, causal, bm, bn, stages, threads):
+    """flash_attention/example_mha_fwd_bhsd.py: warp-specialized (warp_specialize_loop): Q, K
+    and V by TMA from a producer warpgroup, K and V each in their own stage ring; S not a
+    multiple of the tile checks the zero-filled boxes past the edge."""
+    prog = ctx.load(os.path.join(corpus, "flash_attention/example_mha_fwd_bhsd.py"))
+    kern = prog.compile("flashattn", batch=B, heads=H, seq_q=S, seq_kv=S, dim=D, is_causal=causal, block_M=bm,
+                        block_N=bn, num_stages=stages, threads=threads)
+    q, k, v = (torch.randn(B, H, S, D, dtype=torch.float16, device="cuda") for _ in range(3))
+    out = kern(q, k, v)
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+    check("mha_fwd_bhsd B=%d H=%d S=%d D=%d causal=%s %dx%d st=%d thr=%d" % (B, H, S, D, causal, bm, bn, stages, threads),
+          out, ref, 1e-2, 1e-2)
+
+
+def gqa_fwd_bshd(ctx, corpus, B, H, S, D, causal, groups, bm, bn, stages, threads):
+    """flash_attention/example_gqa_fwd_bshd.py: rows of the K/V boxes run along dim 1 of
+    [batch, seq, heads, dim] tensors (the TMA box is not on the last two dims)."""
+    prog = ctx.load(os.path.join(corpus, "flash_attention/example_gqa_fwd_bshd.py"))
+    kern = prog.compile("flashattn", batch=B, heads=H, seq_len=S, dim=D, is_causal=causal, groups=groups, block_M=bm,
+                        block_N=bn, num_stages=stages, threads=threads)
+    q = torch.randn(B, S, H, D, dtype=torch.float16, device="cuda")
+    k = torch.randn(B, S, H // groups, D, dtype=torch.float16, device="cuda")
+    v = torch.randn(B, S, H // groups, D, dtype=torch.float16, device="cuda")
+    out = kern(q, k, v)
+    kf = k.float().repeat_interleave(groups, dim=2).transpose(1, 2)
+    vf = v.float().repeat_interleave(groups, dim=2).transpose(1, 2)
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float().transpose(1, 2), kf, vf, is_causal=causal)
+    check("gqa_fwd_bshd B=%d H=%d S=%d D=%d causal=%s groups=%d" % (B, H, S, D, causal, groups), out,
+          ref.transpose(1, 2), 1e-2, 1e-2)
+
+
 def dynamic_gemm(ctx, M, N, K):
     """examples/gemm_dynamic.py: one kernel, sizes from the tensors (T.dynamic); it once did
     not compile (ambiguous ts::floordiv over the int64 dynamic parameters)."""
@@ -148,6 +179,13 @@ def main():
         lambda: mla_decode_paged(ctx, corpus, 128, 128, [8192 + 2 * i for i in range(128)]),  # the file's
         lambda: mla_decode(ctx, corpus, 4, 128, 1024),
         lambda: mla_decode(ctx, corpus, 132, 128, 8192),  # the file's __main__ sizes
+        lambda: mha_fwd_bhsd(ctx, corpus, 2, 4, 1024, 128, False, 128, 128, 2, 256),
+        lambda: mha_fwd_bhsd(ctx, corpus, 2, 4, 1024, 128, True, 128, 128, 2, 256),
+        lambda: mha_fwd_bhsd(ctx, corpus, 1, 3, 1000, 128, False, 128, 128, 2, 256),
+        lambda: mha_fwd_bhsd(ctx, corpus, 1, 3, 1000, 128, True, 128, 128, 2, 256),
+        lambda: mha_fwd_bhsd(ctx, corpus, 2, 2, 256, 64, False, 64, 64, 1, 128),  # the file's main()
+        lambda: gqa_fwd_bshd(ctx, corpus, 1, 16, 1024, 128, True, 4, 64, 64, 2, 128),
+        lambda: gqa_fwd_bshd(ctx, corpus, 2, 8, 1000, 128, False, 2, 64, 64, 2, 128),
         lambda: dynamic_gemm(ctx, 1024, 2048, 512),
         lambda: dynamic_gemm(ctx, 1000, 1032, 200),
     ]

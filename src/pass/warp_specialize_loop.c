@@ -1,0 +1,849 @@
+/* warp_specialize_loop.c — the second half of pass warp_specialize (sm_90a), for the kernels
+ * its GEMM schedule does not take, before inject_pipeline: the producer/consumer shape for any other pipelined loop whose
+ * loads are tiles of global tensors, e.g. attention (QKᵀ, softmax, PV with K and V loaded at
+ * different points of the iteration) or MLA decode.
+ *
+ * Hardware facts it relies on:
+ *  - TMA (cp.async.bulk.tensor) copies a box of a global tensor into shared memory in the
+ *    swizzled layout wgmma reads (layout.h), completing on an mbarrier with a byte count:
+ *    no thread of the consumers spends registers or issue slots on addresses, and boxes
+ *    past the tensor's edge are zero-filled, so no bounds guards remain.
+ *  - mbarriers let each tile have its own full/empty pair per stage: the consumers wait for
+ *    a tile just before its first use and release it right after its last use, so K of
+ *    iteration k+S loads during softmax(k) and V(k+S) during QKᵀ(k+1).  No CTA-wide barrier
+ *    is left in the loop; the two consumer warpgroups drift apart and one's softmax overlaps
+ *    the other's wgmma.
+ *  - setmaxnreg moves registers from the producer warpgroup (24) to the consumers (240), so
+ *    the consumers' accumulators and softmax state fit without spills.
+ *
+ * A kernel qualifies when its body is allocations, statements, exactly one T.Pipelined loop
+ * (no order=/stage= lists) and statements after it, with 128..384 threads, and the loop body
+ * holds at least one copy
+ *
+ *   T.copy(G[.., f(k) .., :], X_s)      # a box of a tensor parameter onto the whole tile X_s
+ *
+ * that TMA can issue (a 2-4-D contiguous tensor with 16-byte rows, box [rows x cols] along
+ * any one dim and the innermost, X_s a T.gemm operand tile with a swizzled layout, f computed
+ * from block indices, parameters, kernel lets and k alone) and whose tile is read only by
+ * T.gemm statements (synchronous wgmma) after the copy in the same iteration.  Every such
+ * copy becomes a ring of S stages [S, rows, cols] with full[s] (1 arrival + bytes) and
+ * empty[s] (one arrival per consumer warp) mbarriers.  Copies before the loop that TMA can
+ * issue into a GEMM tile written by nothing else (Q) become loads on a barrier of their own,
+ * waited for before the tile's first use.  The result:
+ *
+ *   if tx == 0: init barriers; fence          __syncthreads
+ *   if tx >= T:                               # producer warpgroup, launched after T consumers
+ *       setmaxnreg.dec;  if tx == T:
+ *           pre-loop tiles: expect_tx + boxes on their barriers
+ *           for k: s = it % S, ph = (it / S) % 2
+ *               per staged copy, in loop order: wait empty[s] (ph ^ 1); expect_tx full[s]; boxes
+ *   else:                                      # consumers: the original code
+ *       setmaxnreg.inc; statements before the loop (waits before a pre-loop tile's first use)
+ *       for k: ... wait full[s] (ph) before a tile's first use; T.gemm on stage s;
+ *              lane 0 of each warp arrives on empty[s] after the tile's last use ...
+ *       statements after the loop
+ *
+ * thread_sync then orders the consumers' own shared-memory hazards (reduction scratch, a P
+ * tile, the epilogue) with named barriers over the consumer threads, and
+ * merge_shared_memory counts lifetimes inside the consumer branch (O may reuse Q's bytes).
+ * Everything else (loads TMA cannot do, shared memory over the limit, other loop shapes,
+ * pass_configs tl.disable_warp_specialized / tl.disable_tma_lower) stays on inject_pipeline's
+ * cp.async path. */
+#include <string.h>
+
+#include "../layout/layout.h"
+#include "passes.h"
+
+#define WSL_PRODUCER_THREADS 128
+#define WSL_MAX_COPIES 8
+#define WSL_MAX_BARS 64
+
+static IrExpr *i32(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
+static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return ir_binary(c, k, a, b, SRCLOC_NONE); }
+
+static const IrBuffer *memory_of(const IrBuffer *b) {
+  for (int guard = 0; b && b->alias_of && guard < 64; guard++) b = b->alias_of;
+  return b;
+}
+static bool is_shared(const IrBuffer *b) {
+  b = memory_of(b);
+  return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN;
+}
+
+/* One TMA-loaded tile: a staged copy of the loop, or a copy before it. */
+typedef struct TmaTile {
+  IrStmt *copy;
+  int pos;              /* index in the loop body (staged) or in the kernel body (before the loop) */
+  IrBuffer *dst;        /* the shared tile */
+  IrBuffer *staged;     /* staged: [S, rows, cols] in place of dst; NULL for a pre-loop tile */
+  const Layout *layout;
+  int64_t rows, cols, atom, bytes;
+  int rdim;             /* the global dim the tile's rows run along */
+  IrExpr **src_min;     /* the box origin as the producer computes it (lets inlined) */
+  IrTmaMap *map;
+  int bar;              /* staged: full[s] = bars[bar + s], empty[s] = bars[bar + S + s]; else bars[bar] */
+  int first, last;      /* statements (loop body / kernel body) that use the tile; -1: none */
+} TmaTile;
+
+typedef struct Wsl {
+  TsCompiler *c;
+  IrFunc *f;
+  PtrVec *maps;         /* IrTmaMap* of the function (shared with warp_specialize's) */
+  IrKernel *k;
+  int64_t T;            /* consumer threads */
+  int S;                /* stages */
+  IrStmt *body;         /* the kernel body (SEQ) */
+  int li;               /* the loop's index in it */
+  IrStmt *loop;
+  IrVar *kv;            /* the loop variable */
+  TmaTile tile[WSL_MAX_COPIES];  /* staged copies, in loop order */
+  int nt;
+  TmaTile pre[WSL_MAX_COPIES];   /* TMA copies before the loop */
+  int np;
+  int nbars;
+  IrBuffer *bars;
+  WsStore ep;           /* the epilogue as a TMA store (form B of warp_specialize.c); idx < 0: none */
+  IrTmaMap *store_map;
+  IrVar *tx;
+  SrcLoc loc;
+} Wsl;
+
+/* ---- which statements use a buffer --------------------------------------------------------
+ * Tile statements name their buffers in regions (not visited as loads), so each kind is
+ * looked at; loads and stores through any alias count for the buffer they alias. */
+typedef struct UseCtx {
+  const IrBuffer *b;
+  bool used, written, aliased, gemm_only;
+} UseCtx;
+
+static void use_buf(UseCtx *u, const IrBuffer *x, bool write) {
+  if (!x) return;
+  if (x != u->b && memory_of(x) == u->b) u->aliased = true;
+  if (memory_of(x) != u->b) return;
+  u->used = true;
+  if (write) u->written = true;
+}
+static void use_stmt(IrStmt *s, void *ctx) {
+  UseCtx *u = ctx;
+  bool before = u->used;
+  switch (s->kind) {
+    case IR_S_COPY: use_buf(u, s->u.copy.src.buf, false); use_buf(u, s->u.copy.dst.buf, true); break;
+    case IR_S_FILL: use_buf(u, s->u.fill.dst.buf, true); break;
+    case IR_S_REDUCE: use_buf(u, s->u.reduce.src, false); use_buf(u, s->u.reduce.dst, true); break;
+    case IR_S_ATOMIC:
+      use_buf(u, s->u.atomic.dst.buf, true);
+      if (s->u.atomic.tile) use_buf(u, s->u.atomic.src.buf, false);
+      break;
+    case IR_S_GEMM: {
+      bool b4 = u->used;
+      use_buf(u, s->u.gemm.a.buf, false);
+      use_buf(u, s->u.gemm.b.buf, false);
+      bool operand = u->used && !b4;
+      use_buf(u, s->u.gemm.c.buf, true);
+      /* read as a shared operand of a synchronous wgmma: done when the statement is */
+      if (u->used && !b4 && !(operand && s->u.gemm.wg_wait == 0 && s->u.gemm.c.buf != u->b &&
+                              s->u.gemm.plan && s->u.gemm.plan->path == GEMM_WGMMA &&
+                              !(s->u.gemm.a.buf == u->b && s->u.gemm.plan->a_in_regs)))
+        u->gemm_only = false;
+      return;
+    }
+    case IR_S_STORE: use_buf(u, s->u.store.buf, true); break;
+    case IR_S_ALLOC: break;
+    default: break;
+  }
+  if (u->used && !before) u->gemm_only = false;
+}
+static void use_expr(IrExpr *e, void *ctx) {
+  UseCtx *u = ctx;
+  if (e->kind == IR_LOAD) {
+    bool before = u->used;
+    use_buf(u, e->u.load.buf, false);
+    if (u->used && !before) u->gemm_only = false;
+  }
+}
+static UseCtx uses(IrStmt *s, const IrBuffer *b) {
+  UseCtx u = {b, false, false, false, true};
+  IrVisitor v = {use_stmt, use_expr, &u};
+  ir_visit(s, &v);
+  return u;
+}
+
+/* ---- what the producer thread can compute ---------------------------------------------
+ * Block indices, parameters, dynamic sizes, the loop variable and lets of those (inlined
+ * from IrVar.let_value); not the thread index, loaded data, other loop variables or
+ * impure calls. */
+typedef struct ProdCtx { const IrVar *kv; int depth; bool bad; } ProdCtx;
+static bool producer_ok(IrExpr *e, const IrVar *kv, int depth);
+static void prod_expr(IrExpr *e, void *ctx) {
+  ProdCtx *p = ctx;
+  switch (e->kind) {
+    case IR_LOAD: p->bad = true; return;
+    case IR_CALL:
+      if (e->u.call.op == IRI_DEVICE || !(ir_intrin_info[e->u.call.op].flags & IRI_PURE)) p->bad = true;
+      return;
+    case IR_VAR: {
+      const IrVar *v = e->u.var;
+      if (v->kind == IR_VAR_BLOCK_IDX || v->kind == IR_VAR_PARAM || v->kind == IR_VAR_DYNAMIC || (p->kv && v == p->kv)) return;
+      if (v->kind == IR_VAR_LET && v->let_value && p->depth < 16 && producer_ok((IrExpr *)v->let_value, p->kv, p->depth + 1))
+        return;
+      p->bad = true;
+      return;
+    }
+    default: return;
+  }
+}
+static bool producer_ok(IrExpr *e, const IrVar *kv, int depth) {
+  ProdCtx p = {kv, depth, false};
+  IrVisitor v = {NULL, prod_expr, &p};
+  ir_visit_expr(e, &v);
+  return !p.bad;
+}
+
+typedef struct LetCtx { PtrVec vars; TsCompiler *c; } LetCtx;
+static void let_expr(IrExpr *e, void *ctx) {
+  LetCtx *l = ctx;
+  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET && e->u.var->let_value) {
+    for (int i = 0; i < l->vars.len; i++)
+      if (l->vars.items[i] == e->u.var) return;
+    vec_push(l->c->arena, &l->vars, e->u.var);
+  }
+}
+/* e with every let replaced by its value (producer_ok(e) holds, so this terminates). */
+static IrExpr *inline_lets(TsCompiler *c, IrExpr *e) {
+  for (int round = 0; round < 17; round++) {
+    LetCtx l = {{0}, c};
+    IrVisitor v = {NULL, let_expr, &l};
+    ir_visit_expr(e, &v);
+    if (!l.vars.len) return e;
+    IrExpr **to = ARENA_ARRAY(c->arena, IrExpr *, l.vars.len);
+    for (int i = 0; i < l.vars.len; i++) to[i] = (IrExpr *)((IrVar *)l.vars.items[i])->let_value;
+    e = ir_subst(c, e, (IrVar *const *)l.vars.items, to, l.vars.len);
+  }
+  return e;
+}
+
+/* ---- TMA boxes ---------------------------------------------------------------------------- */
+/* TMA needs every row stride of the tensor 16-byte aligned (checked again at launch when the
+ * extents are not known here). */
+static bool rows_aligned(const IrBuffer *g) {
+  int eb = dtype_bytes(g->dtype);
+  for (int d = 1; d < g->ndim; d++) {
+    int64_t inner = 1, x;
+    bool known = true;
+    for (int j = d; j < g->ndim; j++) {
+      if (!ir_is_const_int(g->shape[j], &x)) known = false;
+      else inner *= x;
+    }
+    if (known && (inner * eb) % 16) return false;
+  }
+  return true;
+}
+
+/* The shared layout the T.gemm statements of `s` want for tile b (their plans), NULL when
+ * none reads it from shared memory or two disagree. */
+typedef struct PlanCtx { const IrBuffer *b; const Layout *lay; bool conflict; } PlanCtx;
+static void plan_stmt(IrStmt *s, void *ctx) {
+  PlanCtx *p = ctx;
+  if (s->kind != IR_S_GEMM || !s->u.gemm.plan) return;
+  const GemmPlan *g = s->u.gemm.plan;
+  const Layout *want[2] = {s->u.gemm.a.buf == p->b && !g->a_in_regs ? g->a_layout : NULL,
+                           s->u.gemm.b.buf == p->b ? g->b_layout : NULL};
+  for (int i = 0; i < 2; i++) {
+    if (!want[i]) continue;
+    if (p->lay && !layout_equal(p->lay, want[i])) p->conflict = true;
+    p->lay = want[i];
+  }
+}
+static const Layout *planned_layout(IrStmt *kbody, const IrBuffer *b) {
+  PlanCtx p = {b, NULL, false};
+  IrVisitor v = {plan_stmt, NULL, &p};
+  ir_visit(kbody, &v);
+  if (p.conflict || !p.lay || !p.lay->swizzle) return NULL;
+  if (b->layout && !layout_equal(b->layout, p.lay)) return NULL;
+  return p.lay;
+}
+
+/* Is `cp` a box of a tensor parameter onto the whole 2-D tile dst, one TMA box per W-byte
+ * column atom of dst's planned layout, its origin computable by the producer?  Fills t. */
+static bool tma_tile(Wsl *w, IrStmt *cp, const IrVar *kv, TmaTile *t) {
+  memset(t, 0, sizeof *t);
+  const IrRegion *src = &cp->u.copy.src, *dst = &cp->u.copy.dst;
+  IrBuffer *g = src->buf, *sb = dst->buf;
+  if (cp->u.copy.disable_tma || g->scope != IR_SCOPE_GLOBAL || g->param_index < 0 || g->alias_of || g->strides) return false;
+  if (!is_shared(sb) || sb->alias_of || sb->ndim != 2 || g->dtype != sb->dtype || g->ndim < 2 || g->ndim > 4 ||
+      src->ndim != g->ndim)
+    return false;
+  int64_t r, cc;
+  if (!ir_is_const_int(sb->shape[0], &r) || !ir_is_const_int(sb->shape[1], &cc)) return false;
+  for (int d = 0; d < 2; d++) {
+    int64_t m, e;
+    if (!ir_is_const_int(dst->min[d], &m) || m != 0 || !ir_is_const_int(dst->extent[d], &e) || e != (d ? cc : r))
+      return false;
+  }
+  /* the source: extent cols innermost, rows along one dim, 1 elsewhere */
+  int n = g->ndim, rdim = -1;
+  int64_t e;
+  if (!ir_is_const_int(src->extent[n - 1], &e) || e != cc) return false;
+  for (int d = n - 2; d >= 0; d--) {
+    if (!ir_is_const_int(src->extent[d], &e)) return false;
+    if (rdim < 0 && e == r) rdim = d;
+    else if (e != 1) return false;
+  }
+  if (rdim < 0 || !rows_aligned(g)) return false;
+  const Layout *lay = planned_layout(w->body, sb);
+  if (!lay || lay->rows != r || lay->cols != cc) return false;
+  int64_t atom = layout_atom_cols(lay);
+  if (r > 256 || atom > 256 || cc % atom) return false;
+  t->src_min = ARENA_ARRAY(w->c->arena, IrExpr *, n);
+  for (int d = 0; d < n; d++) {
+    if (!producer_ok(src->min[d], kv, 0)) return false;
+    t->src_min[d] = inline_lets(w->c, src->min[d]);
+  }
+  t->copy = cp;
+  t->dst = sb;
+  t->layout = lay;
+  t->rows = r;
+  t->cols = cc;
+  t->atom = atom;
+  t->rdim = rdim;
+  t->bytes = r * cc * dtype_bytes(sb->dtype);
+  t->first = t->last = -1;
+  return true;
+}
+
+/* ---- planning --------------------------------------------------------------------------- */
+typedef struct PipeCount { int n; } PipeCount;
+static void count_pipelined(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PIPELINED) ((PipeCount *)ctx)->n++;
+  if (s->kind == IR_S_KERNEL) ((PipeCount *)ctx)->n += 100; /* nested kernels: never */
+}
+
+/* Staged copies of the loop body: TMA-able, their tiles used only by later synchronous
+ * wgmma statements of the same iteration and nowhere outside the loop. */
+static bool plan_staged(Wsl *w) {
+  IrStmt *lb = w->loop->u.loop.body;
+  if (!lb || lb->kind != IR_S_SEQ) return false;
+  int n = lb->u.seq.n;
+  for (int i = 0; i < n && w->nt < WSL_MAX_COPIES; i++) {
+    IrStmt *s = lb->u.seq.items[i];
+    TmaTile t;
+    if (s->kind != IR_S_COPY || !tma_tile(w, s, w->kv, &t)) continue;
+    t.pos = i;
+    bool ok = true;
+    for (int j = 0; j < n && ok; j++) {
+      if (j == i) continue;
+      UseCtx u = uses(lb->u.seq.items[j], t.dst);
+      if (!u.used) continue;
+      if (j < i || u.aliased || u.written || !u.gemm_only || lb->u.seq.items[j]->kind != IR_S_GEMM) ok = false;
+      if (t.first < 0) t.first = j;
+      t.last = j;
+    }
+    for (int j = 0; j < w->body->u.seq.n && ok; j++) {
+      IrStmt *s2 = w->body->u.seq.items[j];
+      if (j == w->li) continue;
+      if (s2->kind == IR_S_ALLOC) continue;
+      if (uses(s2, t.dst).used) ok = false;
+    }
+    if (!ok) continue;
+    w->tile[w->nt++] = t;
+  }
+  if (!w->nt) return false;
+  /* every load of the loop goes through the producer, or none: a copy TMA cannot issue
+   * would run synchronously in the consumers, where inject_pipeline keeps it in flight */
+  for (int i = 0; i < n; i++) {
+    IrStmt *s = lb->u.seq.items[i];
+    bool staged = false;
+    for (int j = 0; j < w->nt; j++) staged |= w->tile[j].pos == i;
+    if (!staged && s->kind == IR_S_COPY && s->u.copy.src.buf->scope == IR_SCOPE_GLOBAL && is_shared(s->u.copy.dst.buf))
+      return false;
+  }
+  /* each staged tile's allocation sits at the top level of the kernel */
+  for (int i = 0; i < w->nt; i++) {
+    bool found = false;
+    for (int j = 0; j < w->body->u.seq.n; j++) {
+      IrStmt *s = w->body->u.seq.items[j];
+      if (s->kind == IR_S_ALLOC && s->u.alloc.buf == w->tile[i].dst) found = true;
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+/* TMA copies before the loop onto GEMM tiles that nothing else writes. */
+static void plan_pre(Wsl *w) {
+  int n = w->body->u.seq.n;
+  for (int i = 0; i < w->li && w->np < WSL_MAX_COPIES; i++) {
+    IrStmt *s = w->body->u.seq.items[i];
+    TmaTile t;
+    if (s->kind != IR_S_COPY || !tma_tile(w, s, NULL, &t)) continue;
+    t.pos = i;
+    bool ok = true;
+    for (int j = 0; j < n && ok; j++) {
+      IrStmt *s2 = w->body->u.seq.items[j];
+      if (j == i || s2->kind == IR_S_ALLOC) continue;
+      UseCtx u = uses(s2, t.dst);
+      if (!u.used) continue;
+      if (j < i || u.written || u.aliased) ok = false;
+      if (t.first < 0) t.first = j;
+      t.last = j;
+    }
+    if (ok) w->pre[w->np++] = t;
+  }
+}
+
+/* Shared memory after the rewrite, estimated the way merge_shared_memory will lay it out
+ * (stages multiplied in; buffers dead before another's first use share its bytes when the
+ * stack would not fit; the tiles the producer fills live from the consumers' start); plus
+ * a cross-warp reduction's scratch.  Over the target's limit: leave the kernel alone. */
+typedef struct Est { int64_t bytes, align, off; int first, last; } Est;
+static bool smem_fits(Wsl *w) {
+  TsCompiler *c = w->c;
+  int64_t cap = pass_smem_cap(c);
+  if (!cap) return true;
+  int n = w->body->u.seq.n;
+  Est *e = ARENA_ARRAY(c->arena, Est, n + 1);
+  int ne = 0;
+  bool reduces = false;
+  for (int i = 0; i < n; i++) {
+    IrStmt *s = w->body->u.seq.items[i];
+    if (s->kind != IR_S_ALLOC) continue;
+    IrBuffer *b = s->u.alloc.buf;
+    if (!is_shared(b) || b->alias_of) continue;
+    int64_t numel = ir_buffer_numel(b);
+    if (numel < 0) return false;
+    Est x = {numel * dtype_bytes(b->dtype), 128, 0, -1, -1};
+    bool producer = false;
+    for (int j = 0; j < w->nt; j++)
+      if (w->tile[j].dst == b) x.bytes *= w->S, producer = true;
+    for (int j = 0; j < w->np; j++)
+      if (w->pre[j].dst == b) producer = true;
+    if ((b->layout && b->layout->swizzle) || planned_layout(w->body, b)) x.align = 1024;
+    for (int j = 0; j < n; j++) {
+      IrStmt *s2 = w->body->u.seq.items[j];
+      if (s2->kind == IR_S_ALLOC || !uses(s2, b).used) continue;
+      if (x.first < 0) x.first = j;
+      x.last = j;
+    }
+    if (producer) x.first = 0;
+    e[ne++] = x;
+  }
+  for (int i = 0; i < n && !reduces; i++) {
+    IrStmt *s = w->body->u.seq.items[i];
+    if (s->kind == IR_S_REDUCE) reduces = true;
+    if (s->kind == IR_S_FOR && s->u.loop.body && s->u.loop.body->kind == IR_S_SEQ)
+      for (int j = 0; j < s->u.loop.body->u.seq.n; j++)
+        if (s->u.loop.body->u.seq.items[j]->kind == IR_S_REDUCE) reduces = true;
+  }
+  /* the stack, then first fit in order of first use (merge_shared_memory's two layouts) */
+  int64_t stack = 0;
+  for (int i = 0; i < ne; i++) stack = (stack + e[i].align - 1) / e[i].align * e[i].align + e[i].bytes;
+  int64_t extra = 8 * (int64_t)w->nbars + 128 + (reduces ? 2 * w->T * 4 + 128 : 0);
+  if (stack + extra <= cap) return true;
+  int64_t end = 0;
+  bool *placed = ARENA_ARRAY(c->arena, bool, ne);
+  for (int round = 0; round < ne; round++) {
+    int pick = -1;
+    for (int i = 0; i < ne; i++)
+      if (!placed[i] && (pick < 0 || e[i].first < e[pick].first)) pick = i;
+    Est *l = &e[pick];
+    int64_t off = 0;
+    for (bool moved = true; moved;) {
+      moved = false;
+      off = (off + l->align - 1) / l->align * l->align;
+      for (int j = 0; j < ne; j++) {
+        if (!placed[j]) continue;
+        Est *p = &e[j];
+        int a0 = l->first < 0 ? 0 : l->first, a1 = l->first < 0 ? n : l->last;
+        int b0 = p->first < 0 ? 0 : p->first, b1 = p->first < 0 ? n : p->last;
+        if (a0 <= b1 && b0 <= a1 && off < p->off + p->bytes && p->off < off + l->bytes) {
+          off = p->off + p->bytes;
+          moved = true;
+        }
+      }
+    }
+    l->off = off;
+    placed[pick] = true;
+    if (off + l->bytes > end) end = off + l->bytes;
+  }
+  return end + extra <= cap;
+}
+
+/* The epilogue T.copy(fragment, S); T.copy(S, G[box]) as TMA stores of S in a swizzled
+ * layout (warp_specialize.c's form B): thread 0 issues them once the consumers have written
+ * S, instead of every consumer thread reading S back for 16-byte global stores.  Only when
+ * S is used by these two statements alone. */
+static void plan_epilogue(Wsl *w) {
+  WsStore *ep = &w->ep;
+  if (!ws_find_epilogue(w->c, w->body, w->li, ep) || ep->idx < 0 || ep->idx_frag < 0) {
+    ep->idx = ep->idx_frag = -1;
+    return;
+  }
+  for (int j = 0; j < w->body->u.seq.n; j++) {
+    IrStmt *s = w->body->u.seq.items[j];
+    if (j == ep->idx || j == ep->idx_frag || s->kind == IR_S_ALLOC) continue;
+    UseCtx u = uses(s, ep->smem);
+    if (u.used || u.aliased) {
+      ep->idx = ep->idx_frag = -1;
+      return;
+    }
+  }
+}
+
+/* Anything that synchronises the whole block by itself (__syncthreads, device-library
+ * operations that wait or run block-wide collectives) cannot run in the consumers alone. */
+static void block_sync_expr(IrExpr *e, void *ctx) {
+  if (e->kind != IR_CALL) return;
+  if (e->u.call.op == IRI_SYNCTHREADS || e->u.call.op == IRI_SYNCWARP) *(bool *)ctx = true;
+  if (e->u.call.op == IRI_DEVICE &&
+      (ir_device_info[e->u.call.dop].flags & (IRD_SYNC | IRD_DIST | IRD_SHMEM | IRD_GRID_SYNC | IRD_WGMMA)))
+    *(bool *)ctx = true;
+}
+static void block_sync_stmt(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_UNSUPPORTED) *(bool *)ctx = true;
+}
+
+static bool plan(Wsl *w) {
+  IrKernel *k = w->k;
+  if (k->producer_threads || k->threads[1] > 1 || k->threads[2] > 1) return false;
+  w->T = k->threads[0];
+  if (w->T % 128 || w->T < 128 || w->T > 384) return false;
+  IrStmt *body = w->body = k->body;
+  if (!body || body->kind != IR_S_SEQ) return false;
+  PipeCount pc = {0};
+  IrVisitor cv = {count_pipelined, NULL, &pc};
+  ir_visit(body, &cv);
+  if (pc.n != 1) return false;
+  bool syncs = false;
+  IrVisitor sv = {block_sync_stmt, block_sync_expr, &syncs};
+  ir_visit(body, &sv);
+  if (syncs) return false;
+  w->li = -1;
+  for (int i = 0; i < body->u.seq.n; i++) {
+    IrStmt *s = body->u.seq.items[i];
+    if (s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PIPELINED) w->li = i;
+  }
+  if (w->li < 0) return false; /* the loop is nested in something else */
+  IrStmt *loop = w->loop = body->u.seq.items[w->li];
+  w->S = loop->u.loop.num_stages;
+  if (w->S < 1 || loop->u.loop.norder || !loop->u.loop.var) return false;
+  w->kv = loop->u.loop.var;
+  if (!producer_ok(loop->u.loop.min, NULL, 0) || !producer_ok(loop->u.loop.extent, NULL, 0)) return false;
+  /* every GEMM of the loop is a synchronous wgmma: the producer targets sm_90a kernels */
+  IrStmt *lb = loop->u.loop.body;
+  bool any_wgmma = false;
+  if (lb && lb->kind == IR_S_SEQ)
+    for (int i = 0; i < lb->u.seq.n; i++) {
+      IrStmt *s = lb->u.seq.items[i];
+      if (s->kind == IR_S_GEMM && s->u.gemm.plan && s->u.gemm.plan->path == GEMM_WGMMA && s->u.gemm.wg_wait == 0)
+        any_wgmma = true;
+    }
+  if (!any_wgmma || !plan_staged(w)) return false;
+  plan_pre(w);
+  w->nbars = 2 * w->S * w->nt + w->np;
+  if (w->nbars > WSL_MAX_BARS) return false;
+  if (!smem_fits(w)) return false;
+  plan_epilogue(w);
+  return true;
+}
+
+/* ---- building ----------------------------------------------------------------------------- */
+static IrStmt *dev(TsCompiler *c, IrDeviceOp op, int64_t a0, int64_t a1, IrExpr **args, int nargs, SrcLoc loc) {
+  int64_t attrs[2] = {a0, a1};
+  return ir_device_stmt(c, op, attrs, ir_device_info[op].nattrs, args, nargs, loc);
+}
+static IrExpr *addr(TsCompiler *c, IrBuffer *b, IrExpr **idx, int n) {
+  IrExpr *ld = ir_load(c, b, idx, n, SRCLOC_NONE);
+  return ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, SRCLOC_NONE);
+}
+static IrExpr *bar(Wsl *w, IrExpr *i) { return addr(w->c, w->bars, &i, 1); }
+static IrExpr *bar_at(Wsl *w, int base, IrExpr *stage) { return bar(w, base ? bin(w->c, IR_ADD, stage, i32(w->c, base)) : stage); }
+
+/* The TMA map of a tile's source: one box of [rows along rdim] x [one column atom]. */
+static void make_map(Wsl *w, TmaTile *t) {
+  TsCompiler *c = w->c;
+  IrBuffer *g = t->copy->u.copy.src.buf;
+  IrTmaMap *m = ARENA_NEW(c->arena, IrTmaMap);
+  memset(m, 0, sizeof *m);
+  m->var = ir_var(c, arena_printf(c->arena, "%s_tma%d", g->name, w->maps->len), TS_DTYPE_HANDLE, IR_VAR_PARAM, w->loc);
+  m->param_index = g->param_index;
+  m->rank = g->ndim;
+  for (int d = 0; d < 5; d++) m->box[d] = 1;
+  m->box[0] = t->atom;
+  m->box[g->ndim - 1 - t->rdim] = t->rows;
+  m->swizzle = t->layout->swizzle;
+  t->map = m;
+  vec_push(c->arena, w->maps, m);
+}
+
+/* The boxes of tile t into `dst_base` (stage index or NULL), counted on barrier `b`, with
+ * the loop variable (if any) replaced by `kref`. */
+static void push_boxes(Wsl *w, const TmaTile *t, IrExpr *stage, IrExpr *b, IrExpr *kref, PtrVec *out) {
+  TsCompiler *c = w->c;
+  int R = t->map->rank;
+  for (int64_t a = 0; a < t->cols / t->atom; a++) {
+    IrExpr *args[8];
+    int na = 0;
+    args[na++] = ir_varref(c, t->map->var, w->loc);
+    args[na++] = stage ? addr(c, t->staged, (IrExpr *[]){stage, i32(c, 0), i32(c, a * t->atom)}, 3)
+                       : addr(c, t->dst, (IrExpr *[]){i32(c, 0), i32(c, a * t->atom)}, 2);
+    args[na++] = b;
+    for (int d = R - 1; d >= 0; d--) {
+      IrExpr *co = kref ? ir_subst(c, t->src_min[d], &w->kv, &kref, 1) : t->src_min[d];
+      if (d == R - 1 && a) co = bin(c, IR_ADD, co, i32(c, a * t->atom));
+      args[na++] = ir_cast(c, TS_DTYPE_INT32, co, w->loc);
+    }
+    vec_push(c->arena, out, dev(c, IRD_TMA_LOAD, R, 0, args, na, w->loc));
+  }
+}
+
+/* it = k - min; stage = it % S; phase = (it / S) % 2, as lets pushed on `out`. */
+static void stage_lets(Wsl *w, IrExpr *kref, IrExpr *m0, IrVar **stage, IrVar **phase, PtrVec *out) {
+  TsCompiler *c = w->c;
+  IrExpr *it = bin(c, IR_SUB, kref, m0);
+  *stage = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LET, w->loc);
+  *phase = ir_var(c, "phase", TS_DTYPE_INT32, IR_VAR_LET, w->loc);
+  vec_push(c->arena, out, ir_let(c, *stage, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, it, i32(c, w->S)), w->loc), w->loc));
+  vec_push(c->arena, out, ir_let(c, *phase, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, bin(c, IR_FLOORDIV, it, i32(c, w->S)), i32(c, 2)), w->loc), w->loc));
+}
+
+/* The producer warpgroup: few registers; one thread prefetches the descriptors, loads the
+ * pre-loop tiles, then per iteration each staged tile once its stage is free. */
+static IrStmt *producer(Wsl *w) {
+  TsCompiler *c = w->c;
+  SrcLoc loc = w->loc;
+  PtrVec p = {0};
+  for (int i = 0; i < w->np; i++)
+    vec_push(c->arena, &p, dev(c, IRD_TMA_PREFETCH_DESC, 0, 0, (IrExpr *[]){ir_varref(c, w->pre[i].map->var, loc)}, 1, loc));
+  for (int i = 0; i < w->nt; i++)
+    vec_push(c->arena, &p, dev(c, IRD_TMA_PREFETCH_DESC, 0, 0, (IrExpr *[]){ir_varref(c, w->tile[i].map->var, loc)}, 1, loc));
+  for (int i = 0; i < w->np; i++) {
+    IrExpr *b = bar(w, i32(c, w->pre[i].bar));
+    vec_push(c->arena, &p, dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){b, i32(c, w->pre[i].bytes)}, 2, loc));
+    push_boxes(w, &w->pre[i], NULL, bar(w, i32(c, w->pre[i].bar)), NULL, &p);
+  }
+  IrVar *pk = ir_var(c, w->kv->name, w->kv->dtype, IR_VAR_LOOP, loc);
+  IrExpr *pkr = ir_varref(c, pk, loc);
+  IrExpr *m0 = inline_lets(c, w->loop->u.loop.min), *ext = inline_lets(c, w->loop->u.loop.extent);
+  PtrVec lb = {0};
+  IrVar *st, *ph;
+  stage_lets(w, pkr, m0, &st, &ph, &lb);
+  IrExpr *str = ir_varref(c, st, loc), *phr = ir_varref(c, ph, loc);
+  for (int i = 0; i < w->nt; i++) {
+    const TmaTile *t = &w->tile[i];
+    vec_push(c->arena, &lb, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_at(w, t->bar + w->S, str), bin(c, IR_BITXOR, phr, i32(c, 1))}, 2, loc));
+    vec_push(c->arena, &lb, dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){bar_at(w, t->bar, str), i32(c, t->bytes)}, 2, loc));
+    push_boxes(w, t, str, bar_at(w, t->bar, str), pkr, &lb);
+  }
+  vec_push(c->arena, &p, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &lb, loc), loc));
+  int64_t prod_regs = w->T >= 256 ? 24 : 40;
+  IrExpr *elected = bin(c, IR_EQ, ir_varref(c, w->tx, loc), i32(c, w->T));
+  return ir_seq(c, (IrStmt *[]){dev(c, IRD_SETMAXNREG_DEC, prod_regs, 0, NULL, 0, loc), ir_if(c, elected, ir_seq_vec(c, &p, loc), NULL, loc)},
+                2, loc);
+}
+
+/* A copy of a statement of the loop with each staged tile read from stage `stage`. */
+static IrRegion staged_region(TsCompiler *c, const Wsl *w, const IrRegion *r, IrExpr *stage) {
+  for (int i = 0; i < w->nt; i++)
+    if (w->tile[i].dst == r->buf) {
+      IrRegion x = *r;
+      x.buf = w->tile[i].staged;
+      x.ndim = r->ndim + 1;
+      x.min = ARENA_ARRAY(c->arena, IrExpr *, x.ndim);
+      x.extent = ARENA_ARRAY(c->arena, IrExpr *, x.ndim);
+      x.min[0] = stage;
+      x.extent[0] = i32(c, 1);
+      for (int d = 0; d < r->ndim; d++) x.min[d + 1] = r->min[d], x.extent[d + 1] = r->extent[d];
+      return x;
+    }
+  return *r;
+}
+static IrStmt *on_stage(Wsl *w, IrStmt *s, IrExpr *stage) {
+  if (s->kind != IR_S_GEMM) return s; /* staged tiles are read by GEMMs alone (plan_staged) */
+  IrStmt *g = ir_stmt(w->c, IR_S_GEMM, s->loc);
+  *g = *s;
+  g->u.gemm.a = staged_region(w->c, w, &s->u.gemm.a, stage);
+  g->u.gemm.b = staged_region(w->c, w, &s->u.gemm.b, stage);
+  return g;
+}
+
+/* The consumers' loop: the original body without the staged copies, a wait before each
+ * tile's first use, the release after its last (lane 0 of each warp: the wgmma of the
+ * statement has completed in the warp). */
+static IrStmt *consumer_loop(Wsl *w) {
+  TsCompiler *c = w->c;
+  SrcLoc loc = w->loc;
+  IrStmt *loop = w->loop, *lb = loop->u.loop.body;
+  PtrVec out = {0};
+  IrVar *st, *ph;
+  stage_lets(w, ir_varref(c, w->kv, loc), loop->u.loop.min, &st, &ph, &out);
+  IrExpr *str = ir_varref(c, st, loc), *phr = ir_varref(c, ph, loc);
+  IrExpr *lane0 = bin(c, IR_EQ, bin(c, IR_FLOORMOD, ir_varref(c, w->tx, loc), i32(c, 32)), i32(c, 0));
+  for (int j = 0; j < lb->u.seq.n; j++) {
+    IrStmt *s = lb->u.seq.items[j];
+    bool staged_copy = false;
+    for (int i = 0; i < w->nt; i++) {
+      const TmaTile *t = &w->tile[i];
+      bool wait_here = t->first == j || (t->first < 0 && t->pos == j);
+      if (t->pos == j) staged_copy = true;
+      if (wait_here)
+        vec_push(c->arena, &out, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_at(w, t->bar, str), phr}, 2, loc));
+    }
+    if (!staged_copy) vec_push(c->arena, &out, on_stage(w, s, str));
+    for (int i = 0; i < w->nt; i++) {
+      const TmaTile *t = &w->tile[i];
+      if (t->last == j || (t->last < 0 && t->pos == j))
+        vec_push(c->arena, &out, ir_if(c, lane0, dev(c, IRD_MBAR_ARRIVE, 0, 0, (IrExpr *[]){bar_at(w, t->bar + w->S, str)}, 1, loc), NULL, loc));
+    }
+  }
+  IrStmt *r = ir_stmt(c, IR_S_FOR, loop->loc);
+  *r = *loop;
+  r->u.loop.kind = IR_FOR_SERIAL;
+  r->u.loop.num_stages = 0;
+  r->u.loop.body = ir_seq_vec(c, &out, loc);
+  return r;
+}
+
+/* The consumer warpgroups: more registers; the kernel body without allocations and
+ * pre-loop TMA copies, a wait before each pre-loop tile's first use, the loop rewritten. */
+static IrStmt *consumer(Wsl *w) {
+  TsCompiler *c = w->c;
+  SrcLoc loc = w->loc;
+  int64_t prod_regs = w->T >= 256 ? 24 : 40;
+  int64_t cons_regs = (65536 - WSL_PRODUCER_THREADS * prod_regs) / w->T / 8 * 8;
+  if (cons_regs > 240) cons_regs = 240;
+  PtrVec out = {0};
+  vec_push(c->arena, &out, dev(c, IRD_SETMAXNREG_INC, cons_regs, 0, NULL, 0, loc));
+  IrStmt *body = w->body;
+  for (int j = 0; j < body->u.seq.n; j++) {
+    IrStmt *s = body->u.seq.items[j];
+    if (s->kind == IR_S_ALLOC) continue;
+    bool pre_copy = false;
+    for (int i = 0; i < w->np; i++) {
+      if (w->pre[i].pos == j) pre_copy = true;
+      if (w->pre[i].first == j)
+        vec_push(c->arena, &out, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 0)}, 2, loc));
+    }
+    if (pre_copy || j == w->ep.idx_frag) continue;
+    if (j == w->ep.idx)
+      s = ws_epilogue_store(c, &w->ep, w->store_map, w->tx, w->T, body->u.seq.items[w->ep.idx_frag]);
+    vec_push(c->arena, &out, j == w->li ? consumer_loop(w) : s);
+  }
+  for (int i = 0; i < w->np; i++) /* a tile nobody reads has still landed before the block exits */
+    if (w->pre[i].first < 0)
+      vec_push(c->arena, &out, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 0)}, 2, loc));
+  if (w->store_map) /* the stores have read S and written global memory before the block exits */
+    vec_push(c->arena, &out, ir_if(c, bin(c, IR_EQ, ir_varref(c, w->tx, loc), i32(c, 0)), dev(c, IRD_TMA_STORE_WAIT, 0, 0, NULL, 0, loc), NULL, loc));
+  return ir_seq_vec(c, &out, loc);
+}
+
+/* Rewrites one kernel; false leaves it to inject_pipeline. */
+static bool specialize(Wsl *w) {
+  TsCompiler *c = w->c;
+  if (!plan(w)) return false;
+  IrKernel *k = w->k;
+  w->loc = w->loop->loc;
+  IrVar *tx = k->thread_var[0];
+  if (!tx) {
+    tx = k->thread_var[0] = ir_var(c, "tx", TS_DTYPE_INT32, IR_VAR_THREAD_IDX, w->loc);
+    tx->axis = 0;
+  }
+  w->tx = tx;
+  SrcLoc loc = w->loc;
+  /* barriers: per staged tile full[S] then empty[S]; then one per pre-loop tile */
+  int nb = 0;
+  for (int i = 0; i < w->nt; i++) w->tile[i].bar = nb, nb += 2 * w->S;
+  for (int i = 0; i < w->np; i++) w->pre[i].bar = nb++;
+  w->bars = ir_buffer(c, "load_bar", TS_DTYPE_UINT64, IR_SCOPE_SHARED_DYN, 1, (IrExpr *[]){i32(c, nb)}, loc);
+  for (int i = 0; i < w->np; i++) make_map(w, &w->pre[i]);
+  for (int i = 0; i < w->nt; i++) {
+    TmaTile *t = &w->tile[i];
+    IrBuffer *x = ARENA_NEW(c->arena, IrBuffer);
+    *x = *t->dst;
+    x->ndim = 3;
+    x->shape = ARENA_ARRAY(c->arena, IrExpr *, 3);
+    x->shape[0] = i32(c, w->S);
+    x->shape[1] = t->dst->shape[0];
+    x->shape[2] = t->dst->shape[1];
+    x->strides = NULL;
+    t->staged = x;
+    make_map(w, t);
+  }
+  if (w->ep.idx >= 0) {
+    WsStore *ep = &w->ep;
+    const IrBuffer *G = ep->to_global->u.copy.dst.buf;
+    ep->smem->layout = ep->layout;
+    IrTmaMap *m = w->store_map = ARENA_NEW(c->arena, IrTmaMap);
+    memset(m, 0, sizeof *m);
+    m->var = ir_var(c, arena_printf(c->arena, "%s_tma%d", G->name, w->maps->len), TS_DTYPE_HANDLE, IR_VAR_PARAM, loc);
+    m->param_index = G->param_index;
+    m->rank = G->ndim;
+    for (int d = 0; d < 5; d++) m->box[d] = 1;
+    m->box[0] = ep->atom;
+    m->box[1] = ep->rows;
+    m->swizzle = ep->layout->swizzle;
+    vec_push(c->arena, w->maps, m);
+  }
+  /* allocations (staged tiles in place of the tiles), the barriers, their initialisation */
+  PtrVec top = {0};
+  IrStmt *body = w->body;
+  for (int j = 0; j < body->u.seq.n; j++) {
+    IrStmt *s = body->u.seq.items[j];
+    if (s->kind != IR_S_ALLOC) continue;
+    for (int i = 0; i < w->nt; i++)
+      if (s->u.alloc.buf == w->tile[i].dst) {
+        s = ir_stmt(c, IR_S_ALLOC, s->loc);
+        s->u.alloc.buf = w->tile[i].staged;
+      }
+    vec_push(c->arena, &top, s);
+  }
+  IrStmt *ba = ir_stmt(c, IR_S_ALLOC, loc);
+  ba->u.alloc.buf = w->bars;
+  vec_push(c->arena, &top, ba);
+  PtrVec init = {0};
+  for (int i = 0; i < w->nt; i++) /* full[s]: the producer's one arrival; empty[s]: one per consumer warp */
+    for (int s = 0; s < 2 * w->S; s++)
+      vec_push(c->arena, &init, dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->tile[i].bar + s)), i32(c, s < w->S ? 1 : w->T / 32)}, 2, loc));
+  for (int i = 0; i < w->np; i++)
+    vec_push(c->arena, &init, dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 1)}, 2, loc));
+  vec_push(c->arena, &init, dev(c, IRD_MBAR_FENCE_INIT, 0, 0, NULL, 0, loc));
+  IrExpr *txr = ir_varref(c, tx, loc);
+  vec_push(c->arena, &top, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)), ir_seq_vec(c, &init, loc), NULL, loc));
+  vec_push(c->arena, &top, ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc));
+  /* the producer is built first: its TMA-map variables come first in the generated code */
+  IrStmt *prod = producer(w);
+  IrStmt *cons = consumer(w);
+  vec_push(c->arena, &top, ir_if(c, bin(c, IR_GE, txr, i32(c, w->T)), prod, cons, loc));
+  k->body = ir_seq_vec(c, &top, body->loc);
+  k->producer_threads = WSL_PRODUCER_THREADS;
+  return true;
+}
+
+static void walk(TsCompiler *c, IrFunc *f, PtrVec *maps, IrStmt *s) {
+  if (!s) return;
+  if (s->kind == IR_S_KERNEL) {
+    Wsl *w = ARENA_NEW(c->arena, Wsl);
+    memset(w, 0, sizeof *w);
+    w->c = c;
+    w->f = f;
+    w->maps = maps;
+    w->k = &s->u.kernel;
+    int before = maps->len;
+    if (!specialize(w)) maps->len = before;
+    return;
+  }
+  if (s->kind == IR_S_SEQ)
+    for (int i = 0; i < s->u.seq.n; i++) walk(c, f, maps, s->u.seq.items[i]);
+}
+
+void ws_loop_specialize(TsCompiler *c, IrFunc *f) {
+  if (c->target.sm != 90 || !c->target.arch_a) return; /* wgmma + setmaxnreg: sm_90a */
+  if (pass_config_on(f, "tl.disable_warp_specialized") || pass_config_on(f, "tl.disable_tma_lower")) return;
+  PtrVec maps = {0};
+  for (int i = 0; i < f->ntma; i++) vec_push(c->arena, &maps, &f->tma_maps[i]);
+  int had = f->ntma;
+  walk(c, f, &maps, f->body);
+  if (maps.len == had) return;
+  f->ntma = maps.len;
+  f->tma_maps = ARENA_ARRAY(c->arena, IrTmaMap, maps.len);
+  for (int i = 0; i < maps.len; i++) f->tma_maps[i] = *(IrTmaMap *)maps.items[i];
+}
