@@ -31,6 +31,7 @@ IrStmt *ws_epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map,
 /* warp_specialize_loop.c, the second half of pass_warp_specialize: any other pipelined loop
  * whose global -> shared copies TMA can issue -> a producer warpgroup filling staged tiles */
 void ws_loop_specialize(TsCompiler *c, IrFunc *f);
+void ws_gemm_specialize(TsCompiler *c, IrFunc *f); /* warp_specialize.c: the GEMM loops */
 void pass_inject_pipeline(TsCompiler *c, IrFunc *f);   /* T.Pipelined -> multi-stage cp.async */
 void pass_legalize(TsCompiler *c, IrFunc *f);          /* tile copies/fills -> parallel nests */
 void pass_layout_inference(TsCompiler *c, IrFunc *f);  /* fragment and loop layouts */

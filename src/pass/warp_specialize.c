@@ -1286,9 +1286,8 @@ static void walk(Ws *ws, IrStmt *s) {
     for (int i = 0; i < s->u.seq.n; i++) walk(ws, s->u.seq.items[i]);
 }
 
-void pass_warp_specialize(TsCompiler *c, IrFunc *f) {
-  if (c->target.sm != 90 || !c->target.arch_a) return; /* wgmma + setmaxnreg: sm_90a */
-  if (pass_config_on(f, "tl.disable_warp_specialized") || pass_config_on(f, "tl.disable_tma_lower")) return;
+/* The GEMM half of pass_warp_specialize (warp_specialize_loop.c runs both halves). */
+void ws_gemm_specialize(TsCompiler *c, IrFunc *f) {
   Ws ws = {c, f, {0}};
   walk(&ws, f->body);
   if (ws.maps.len) {
@@ -1296,6 +1295,4 @@ void pass_warp_specialize(TsCompiler *c, IrFunc *f) {
     f->tma_maps = ARENA_ARRAY(c->arena, IrTmaMap, ws.maps.len);
     for (int i = 0; i < ws.maps.len; i++) f->tma_maps[i] = *(IrTmaMap *)ws.maps.items[i];
   }
-  /* kernels left: other pipelined loops whose loads TMA can issue */
-  ws_loop_specialize(c, f);
 }

@@ -847,3 +847,13 @@ void ws_loop_specialize(TsCompiler *c, IrFunc *f) {
   f->tma_maps = ARENA_ARRAY(c->arena, IrTmaMap, maps.len);
   for (int i = 0; i < maps.len; i++) f->tma_maps[i] = *(IrTmaMap *)maps.items[i];
 }
+
+/* The pass: sm_90a GEMM loops first (warp_specialize.c), then the kernels left whose
+ * pipelined loop's loads TMA can issue.  It lives here so that this file depends on
+ * warp_specialize.c (the shared epilogue) and not the other way round. */
+void pass_warp_specialize(TsCompiler *c, IrFunc *f) {
+  if (c->target.sm != 90 || !c->target.arch_a) return; /* wgmma + setmaxnreg: sm_90a */
+  if (pass_config_on(f, "tl.disable_warp_specialized") || pass_config_on(f, "tl.disable_tma_lower")) return;
+  ws_gemm_specialize(c, f);
+  ws_loop_specialize(c, f);
+}
