@@ -110,6 +110,17 @@ void ev_force_global(Eval *ev, PyModule *m, const char *name) {
   }
 }
 
+/* A name through the chain of environments; a module's globals first run the lazy
+ * top-level assignment of that name, if any. */
+Value *ev_env_lookup(Eval *ev, Env *env, const char *name) {
+  for (Env *e = env; e; e = e->parent) {
+    if (e->module) ev_force_global(ev, e->module, name);
+    Value *v = strmap_get(&e->vars, name);
+    if (v) return v;
+  }
+  return NULL;
+}
+
 /* ---- finding and loading modules ------------------------------------------------------------ */
 /* "a.b.c" -> "a/b/c" */
 static char *module_path(Eval *ev, const char *name) {

@@ -1,7 +1,7 @@
-/* value.h — private to the evaluator (eval.c, eval_builtins.c): the value domain of the
- * staging interpreter and the evaluator's state.
+/* value.h — private to the evaluator: the value domain of the staging interpreter and the
+ * evaluator's state.
  *
- *   AST (parse.c) -> eval.c walks statements/expressions over Values -> Tile IR
+ *   AST (parse.c) -> eval_stmt.c / eval_expr.c walk statements and expressions over Values -> Tile IR
  *
  * A Value is either a Python value, folded at trace time (None, bool, int, float, str,
  * tuple, list, dict, functions, modules, dtypes, buffers, loop and kernel frames), or
@@ -189,7 +189,7 @@ typedef struct Eval {
   PtrVec dyn_vars;       /* IrVar* from T.dynamic */
 } Eval;
 
-/* ---- eval.c -------------------------------------------------------------------------- */
+/* ---- value.c: values, conversions, environments ------------------------------------- */
 Value *ev_new(Eval *ev, ValKind k);
 Value *ev_int(Eval *ev, int64_t v);
 Value *ev_float(Eval *ev, double v);
@@ -201,29 +201,57 @@ Value *ev_opaque(Eval *ev, const char *what);
 void vl_push(Eval *ev, ValList *l, Value *v);
 /* Memory limit: true when `more` bytes still fit; reports the first overrun at loc. */
 bool ev_memory_ok(Eval *ev, int64_t more, SrcLoc loc);
+bool ev_step(Eval *ev, SrcLoc loc);    /* one evaluation step: false past the step or memory limit */
 const char *ev_type_name(const Value *v);
-char *ev_repr(Eval *ev, const Value *v);
+char *ev_repr(Eval *ev, const Value *v);   /* repr(v) */
+char *ev_strval(Eval *ev, const Value *v); /* str(v) */
+void ev_repr_into(StrBuf *sb, const Value *v, bool quote);
 bool ev_is_num(const Value *v);        /* bool, int or float (Python) */
+double ev_num_f(const Value *v);       /* a Python number as double / int64 (bool, int: no float) */
+int64_t ev_num_i(const Value *v);
 int64_t ev_f2i(double x);              /* C cast without UB (saturating, NaN -> 0) */
+Value *ev_use_opaque(Eval *ev, Value *v, SrcLoc loc); /* reports the opaque value's message; NULL */
+IrExpr *ev_load_var(Eval *ev, IrBuffer *b, SrcLoc loc); /* the value of a T.alloc_var */
 /* Converts to IR; `like` (may be NULL) gives the dtype for Python literals. */
 IrExpr *ev_to_ir(Eval *ev, Value *v, const IrExpr *like, SrcLoc loc);
 IrExpr *ev_to_bool_ir(Eval *ev, IrExpr *e, SrcLoc loc);
 bool ev_to_dtype(Eval *ev, Value *v, ts_dtype *out, SrcLoc loc);  /* dtype or string */
 bool ev_to_int(Eval *ev, Value *v, int64_t *out, SrcLoc loc);     /* Python int or constant IR */
-int ev_truth(Eval *ev, Value *v, SrcLoc loc);  /* 1, 0, -1 = not a Python value/error */
-Value *ev_call(Eval *ev, Value *fn, CallArgs *args);
-void ev_emit(Eval *ev, IrStmt *s);
-void ev_define_var(Eval *ev, IrVar *v);        /* scoped to the current IR block */
-void ev_define_buffer(Eval *ev, IrBuffer *b);
-bool ev_need_kernel(Eval *ev, const char *what, SrcLoc loc);
-Value *ev_binop(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc);
-IrExpr *ev_linear_diff(Eval *ev, IrExpr *hi, IrExpr *lo, SrcLoc loc); /* hi - lo, simplified */
-
-/* ---- eval.c: environments and statements, for eval_module.c -------------------------- */
+int ev_truth(Eval *ev, Value *v, SrcLoc loc);  /* 1, 0, -1 = not a Python value, -2 = error */
+bool ev_values_equal(const Value *a, const Value *b); /* Python == on Python values */
+bool ev_iter_items(Eval *ev, Value *it, ValList *out, SrcLoc loc);
 Env *ev_env_new(Eval *ev, Env *parent);
 void ev_env_set(Eval *ev, Env *env, const char *name, Value *v);
-Value *ev_env_lookup(Eval *ev, Env *env, const char *name);
+
+/* ---- operators.c ------------------------------------------------------------------------ */
+Value *ev_binop(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc);
+Value *ev_unop(Eval *ev, AstOp op, Value *v, SrcLoc loc);
+Value *ev_select(Eval *ev, IrExprKind k, IrExpr *cond, Value *a, Value *b, SrcLoc loc);
+IrExpr *ev_linear_diff(Eval *ev, IrExpr *hi, IrExpr *lo, SrcLoc loc); /* hi - lo, simplified */
+
+/* ---- stage.c: the IR being traced ------------------------------------------------------- */
+typedef struct BlockSave {
+  PtrVec *block;
+  DefScope *scope;
+} BlockSave;
+void ev_emit(Eval *ev, IrStmt *s);
+bool ev_need_kernel(Eval *ev, const char *what, SrcLoc loc);
+void ev_define_var(Eval *ev, IrVar *v);        /* scoped to the current IR block */
+void ev_define_buffer(Eval *ev, IrBuffer *b);
+BlockSave ev_push_block(Eval *ev);
+IrStmt *ev_pop_block(Eval *ev, BlockSave saved, Env *env, const char *what, SrcLoc loc);
+
+/* ---- eval_expr.c ------------------------------------------------------------------------ */
+Value *ev_eval(Eval *ev, Env *env, const AstNode *n);
+bool ev_assign(Eval *ev, Env *env, const AstNode *target, Value *v, SrcLoc loc);
+bool ev_exec_augassign(Eval *ev, Env *env, const AstNode *s);
+Value *ev_call(Eval *ev, Value *fn, CallArgs *args);
+Value *ev_call_function(Eval *ev, Value *fn, CallArgs *args);
+
+/* ---- eval_stmt.c ------------------------------------------------------------------------ */
 ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s);
+ExecStatus ev_exec_block(Eval *ev, Env *env, const AstList *body);
+FuncFlavor ev_decorator_flavor(const AstNode *def);
 
 /* ---- eval_module.c: imports and modules ------------------------------------------------ */
 PyModule *ev_module_new(Eval *ev, const char *name, bool stub_missing);
@@ -232,13 +260,12 @@ void ev_force_global(Eval *ev, PyModule *m, const char *name);
 void ev_exec_import(Eval *ev, Env *env, const AstNode *s);
 Value *ev_import_module(Eval *ev, const char *name, const char *from_dir, SrcLoc loc);
 Value *ev_module_attr(Eval *ev, Value *module, const char *name, SrcLoc loc); /* errors when missing */
+Value *ev_env_lookup(Eval *ev, Env *env, const char *name); /* runs a lazy module-level name first */
 Value *ev_tilescale_attr(Eval *ev, const char *name); /* _tilescale.NAME, or NULL */
 
 /* ---- eval_builtins.c ----------------------------------------------------------------- */
 Value *bi_module_attr(Eval *ev, ModKind mod, const char *name, SrcLoc loc);
 Value *bi_module_attr_quiet(Eval *ev, ModKind mod, const char *name); /* NULL when unknown */
-bool ev_iter_items(Eval *ev, Value *it, ValList *out, SrcLoc loc);
-Value *ev_select(Eval *ev, IrExprKind k, IrExpr *cond, Value *a, Value *b, SrcLoc loc);
 Value *bi_method(Eval *ev, Value *self, const char *name, SrcLoc loc); /* NULL: no such method */
 Value *bi_subscript_builtin(Eval *ev, Value *fn, Value *index, SrcLoc loc); /* T.Tensor[...] */
 void bi_install_builtins(Eval *ev, Env *env);
