@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "value.h"
+#include "registry.h"
 
 #define DEFAULT_LIMIT_DEPTH 200
 #define DEFAULT_LIMIT_STEPS 10000000
@@ -28,8 +28,9 @@ static void eval_init(Eval *ev, TsCompiler *c) {
   ev->limit_depth = c->limit_depth > 0 ? c->limit_depth : DEFAULT_LIMIT_DEPTH;
   ev->limit_steps = c->limit_steps > 0 ? c->limit_steps : DEFAULT_LIMIT_STEPS;
   ev->limit_bytes = c->limit_bytes > 0 ? c->limit_bytes : DEFAULT_LIMIT_BYTES;
+  ev->exec_stmt = ev_exec_stmt;
   ev->builtins = ev_env_new(ev, NULL);
-  bi_install_builtins(ev, ev->builtins);
+  builtin_install(ev, ev->builtins);
   ev->main_module = ev_module_new(ev, "__main__", false);
   ev->globals = ev->main_module->globals;
 }
@@ -84,10 +85,10 @@ static Env *dparam_env(Eval *ev) {
                                        "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                                        "float8_e4m3", "float8_e4m3fn", "float8_e5m2"};
   Env *e = ev_env_new(ev, ev->builtins);
-  ev_env_set(ev, e, "T", bi_module(ev, MOD_T));
-  ev_env_set(ev, e, "tilelang", bi_module(ev, MOD_TILELANG));
+  ev_env_set(ev, e, "T", ev_namespace(ev, MOD_T));
+  ev_env_set(ev, e, "tilelang", ev_namespace(ev, MOD_TILELANG));
   for (int i = 0; i < TS_ARRAY_LEN(dtypes); i++) {
-    Value *v = bi_module_attr(ev, MOD_T, dtypes[i], SRCLOC_NONE);
+    Value *v = builtin_lookup_or_error(ev, MOD_T, dtypes[i], SRCLOC_NONE);
     if (v && v->kind == V_DTYPE) ev_env_set(ev, e, dtypes[i], v);
   }
   return e;

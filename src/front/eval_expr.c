@@ -11,7 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "value.h"
+#include "builtin.h"
+#include "registry.h"
 
 static Value *eval_raw(Eval *ev, Env *env, const AstNode *n);
 
@@ -156,7 +157,7 @@ Value *ev_call(Eval *ev, Value *fn, CallArgs *a) {
   if (!fn || fn->kind == V_POISON) return NULL;
   switch (fn->kind) {
   case V_FUNC: return ev_call_function(ev, fn, a);
-  case V_BUILTIN: return fn->u.bi.fn(ev, a, fn->u.bi.self, fn->u.bi.arg);
+  case V_BUILTIN: return builtin_call(ev, fn, a);
   case V_DTYPE: return call_dtype(ev, fn->u.dtype, a);
   case V_OPAQUE: return ev_use_opaque(ev, fn, loc);
   default: break;
@@ -391,7 +392,7 @@ static Value *eval_subscript(Eval *ev, Env *env, const AstNode *n) {
   case V_DICT: return py_subscript(ev, env, base, n->index, n->loc);
   case V_BUILTIN: {
     Value *idx = ev_eval(ev, env, n->index);
-    return idx ? bi_subscript_builtin(ev, base, idx, n->loc) : NULL;
+    return idx ? builtin_subscript(ev, base, idx, n) : NULL;
   }
   case V_OPAQUE: return ev_use_opaque(ev, base, n->loc);
   default: break;
@@ -422,26 +423,26 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
     ts_dtype t;
     if (base->u.opaque.module && !strcmp(base->u.opaque.module, "torch") && dtype_parse(name, &t) &&
         strcmp(name, "int") && strcmp(name, "float"))
-      return bi_dtype(ev, t);
+      return ev_dtype(ev, t);
     return ev_opaque(ev, base->u.opaque.what);
   }
   case V_BUFFER: {
     IrBuffer *b = base->u.buf;
     if (!strcmp(name, "shape")) return shape_tuple(ev, b->shape, b->ndim);
-    if (!strcmp(name, "dtype")) return bi_dtype(ev, b->dtype);
+    if (!strcmp(name, "dtype")) return ev_dtype(ev, b->dtype);
     if (!strcmp(name, "name")) return ev_str(ev, b->name);
     /* buf.data: the buffer's memory, for T.Tensor(shape, dtype, buf.data) views */
     if (!strcmp(name, "data") && b->scope != IR_SCOPE_VAR) return base;
     if (!strcmp(name, "ndim")) return ev_int(ev, b->ndim);
     if (!strcmp(name, "scope")) return ev_str(ev, ir_scope_names[b->scope]);
     if (b->scope == IR_SCOPE_VAR) {
-      Value *m = bi_method(ev, ev_expr(ev, ev_load_var(ev, b, n->loc)), name, n->loc);
+      Value *m = builtin_method(ev, ev_expr(ev, ev_load_var(ev, b, n->loc)), name);
       if (m) return m;
     }
     break;
   }
   case V_EXPR:
-    if (!strcmp(name, "dtype")) return bi_dtype(ev, base->u.expr->dtype);
+    if (!strcmp(name, "dtype")) return ev_dtype(ev, base->u.expr->dtype);
     break;
   case V_DTYPE:
     if (!strcmp(name, "bits")) return ev_int(ev, dtype_bits(base->u.dtype));
@@ -451,7 +452,7 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
     break;
   case V_TENSORTYPE:
     if (!strcmp(name, "shape")) return base->u.tt.shape;
-    if (!strcmp(name, "dtype")) return bi_dtype(ev, base->u.tt.dtype);
+    if (!strcmp(name, "dtype")) return ev_dtype(ev, base->u.tt.dtype);
     break;
   case V_REGION:
     if (!strcmp(name, "buffer")) {
@@ -462,7 +463,7 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
     break;
   default: break;
   }
-  Value *m = bi_method(ev, base, name, n->loc);
+  Value *m = builtin_method(ev, base, name);
   if (m) return m;
   ts_error(ev->c, n->loc, "'%s' object has no attribute '%s'", ev_type_name(base), name);
   return NULL;

@@ -465,14 +465,3 @@ ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s) {
   ts_error(ev->c, s->loc, "%s statements are not supported", ast_kind_names[s->kind]);
   return EX_NORMAL;
 }
-
-/* Runs statements in order until one returns, breaks or continues; past 50 errors it stops
- * (a runaway loop must not bury the first diagnostic). */
-ExecStatus ev_exec_block(Eval *ev, Env *env, const AstList *body) {
-  for (int i = 0; i < body->n; i++) {
-    ExecStatus st = ev_exec_stmt(ev, env, body->items[i]);
-    if (st != EX_NORMAL) return st;
-    if (ev->c->diag.errors >= 50) return EX_RETURN; /* runaway: stop producing noise */
-  }
-  return EX_NORMAL;
-}

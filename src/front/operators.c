@@ -337,6 +337,20 @@ Value *ev_unop(Eval *ev, AstOp op, Value *v, SrcLoc loc) {
   return NULL;
 }
 
+/* min/max of two values (k: IR_MIN or IR_MAX): Python numbers fold, anything IR -> MIN/MAX. */
+Value *ev_minmax(Eval *ev, IrExprKind k, Value *x, Value *y, SrcLoc loc) {
+  if (ev_is_num(x) && ev_is_num(y)) {
+    Value *lt = ev_binop(ev, AOP_LT, x, y, loc);
+    if (!lt) return NULL;
+    return (lt->u.b == (k == IR_MIN)) ? x : y;
+  }
+  const IrExpr *lx = x->kind == V_EXPR ? x->u.expr : NULL, *ly = y->kind == V_EXPR ? y->u.expr : NULL;
+  IrExpr *a = ev_to_ir(ev, x, ly, loc);
+  IrExpr *b = a ? ev_to_ir(ev, y, lx ? lx : a, loc) : NULL;
+  if (!a || !b) return NULL;
+  return ev_expr(ev, ir_binary(ev->c, k, a, b, loc));
+}
+
 /* ---- selects ---------------------------------------------------------------------------- */
 /* Unifies two branch values of a select: Python literals take the IR side's dtype. */
 Value *ev_select(Eval *ev, IrExprKind k, IrExpr *cond, Value *a, Value *b, SrcLoc loc) {

@@ -159,3 +159,15 @@ IrStmt *ev_pop_block(Eval *ev, BlockSave saved, Env *env, const char *what, SrcL
   ev->scope = saved.scope;
   return s;
 }
+
+/* ---- running statements ------------------------------------------------------------------ */
+/* Runs statements in order (through ev->exec_stmt, eval_stmt.c) until one returns, breaks or
+ * continues; past 50 errors it stops (a runaway loop must not bury the first diagnostic). */
+ExecStatus ev_exec_block(Eval *ev, Env *env, const AstList *body) {
+  for (int i = 0; i < body->n; i++) {
+    ExecStatus st = ev->exec_stmt(ev, env, body->items[i]);
+    if (st != EX_NORMAL) return st;
+    if (ev->c->diag.errors >= 50) return EX_RETURN; /* runaway: stop producing noise */
+  }
+  return EX_NORMAL;
+}

@@ -308,6 +308,38 @@ void ev_env_set(Eval *ev, Env *env, const char *name, Value *v) {
   if (env->module && strmap_get(&env->module->lazy, name)) strmap_put(ev->a, &env->module->lazy, name, NULL);
 }
 
+/* ---- dtypes, namespaces and modules ----------------------------------------------------- */
+Value *ev_dtype(Eval *ev, ts_dtype t) {
+  Value *v = ev_new(ev, V_DTYPE);
+  v->u.dtype = t;
+  return v;
+}
+
+/* A native namespace (T, tilelang, math ...): its attributes are registry rows. */
+Value *ev_namespace(Eval *ev, ModKind mod) {
+  Value *v = ev_new(ev, V_MODULE);
+  v->u.mod.mod = mod;
+  return v;
+}
+
+/* A module with its own globals (a file's, or a namespace a builtin builds); stub_missing:
+ * a name it lacks is a stub, not an AttributeError (eval_module.c). */
+PyModule *ev_module_new(Eval *ev, const char *name, bool stub_missing) {
+  PyModule *m = ARENA_NEW(ev->a, PyModule);
+  m->name = name;
+  m->stub_missing = stub_missing;
+  m->globals = ev_env_new(ev, ev->builtins);
+  m->globals->module = m;
+  return m;
+}
+
+Value *ev_module_value(Eval *ev, PyModule *m) {
+  Value *v = ev_new(ev, V_MODULE);
+  v->u.mod.mod = MOD_PY;
+  v->u.mod.py = m;
+  return v;
+}
+
 /* ---- equality ---------------------------------------------------------------------------- */
 
 static bool dtype_eq_str(ts_dtype t, const Value *s) {
@@ -350,7 +382,7 @@ static bool values_equal_rec(const Value *a, const Value *b, int depth, int64_t 
     return true;
   case V_BUFFER: return a->u.buf == b->u.buf;
   case V_FUNC: return a->u.fn.def == b->u.fn.def;
-  case V_BUILTIN: return a->u.bi.fn == b->u.bi.fn && a->u.bi.arg == b->u.bi.arg;
+  case V_BUILTIN: return a->u.bi.row == b->u.bi.row; /* the same construct (bound methods: whatever object) */
   case V_MODULE: return a->u.mod.mod == b->u.mod.mod && a->u.mod.py == b->u.mod.py;
   default: return a == b;
   }
