@@ -25,6 +25,7 @@ typedef struct Signature {
   bool varargs, varkw;
 } Signature;
 
+/* Parses a row's signature into p (no allocation: names point into the row's text). */
 static void parse_signature(const char *s, Signature *p) {
   memset(p, 0, sizeof *p);
   bool optional = false;
@@ -70,7 +71,8 @@ static bool param_is(const Signature *p, int i, const char *name) {
 
 /* Binds a call to row's signature (fname: the name the errors give).  arg[i] is NULL for an
  * optional parameter not given.  False after an error, or when an argument is poison. */
-static bool bind(Eval *ev, CallArgs *a, const Builtin *row, const char *fname, const Signature *p, Value **arg) {
+static bool bind(Eval *ev, CallArgs *a, const Builtin *row, const char *fname, const Signature *p,
+                 Value **arg) {
   SrcLoc loc = call_loc(a);
   for (int i = 0; i < p->n; i++) arg[i] = NULL;
   if (a->npos > p->npos && !p->varargs) {
@@ -126,6 +128,7 @@ const Builtin *builtin_find(const Builtin *rows, int n, const char *name) {
   return NULL;
 }
 
+/* Binds, then runs the handler (NULL when binding failed or an argument is poison). */
 Value *builtin_call_row(Eval *ev, const Builtin *row, const char *name, CallArgs *a) {
   Signature p;
   parse_signature(row->params, &p);
@@ -170,7 +173,8 @@ bool bi_check_size(Eval *ev, IrExpr *e, int64_t min, SrcLoc loc, const char *wha
   int64_t v;
   if (!e || !ir_is_const_int(e, &v) || v >= min) return true;
   if (ev->bad_tensor_dim) return false; /* a consequence of the tensor's (one mistake, one diagnostic) */
-  ts_error(ev->c, loc, "%s %d is %lld; it must be %s", what, d, (long long)v, min > 0 ? "at least 1" : "0 or more");
+  ts_error(ev->c, loc, "%s %d is %lld; it must be %s", what, d, (long long)v,
+           min > 0 ? "at least 1" : "0 or more");
   return false;
 }
 

@@ -13,8 +13,10 @@
  *   static Value *t_put_get(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) { ... }
  *
  * Handlers see the value interface (value.h) and this header only: they never call the
- * interpreter or the registry.  A handler returns the call's value, or NULL / ev->poison after
- * reporting an error. */
+ * interpreter or the registry (a handler that is another construct with other defaults runs
+ * that row with builtin_call_row).  A handler returns the call's value, or NULL / ev->poison
+ * after reporting an error.  A row whose handler words its own argument errors (T.Kernel,
+ * min, the str methods) takes "*args, **kwargs" and reads a->pos / a->kw itself. */
 #ifndef TS_FRONT_BUILTIN_H
 #define TS_FRONT_BUILTIN_H
 
@@ -93,12 +95,15 @@ const char *bi_take_name(Eval *ev, const char *dflt);  /* `x = T.alloc_*(...)` n
 Value *bi_buffer_value(Eval *ev, IrBuffer *b);
 bool bi_need_kernel(Eval *ev, CallArgs *a, const Builtin *bi);          /* "T.<name>" inside T.Kernel */
 
-/* Handlers several tables use. */
-Value *bi_unsupported_stmt(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);   /* IR UNSUPPORTED + opaque */
-Value *bi_unsupported(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);        /* error at the call */
-Value *bi_kernel_unsupported(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi); /* same, in a kernel */
-Value *bi_hint(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);               /* accepted, no effect */
-Value *bi_value_namespace(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);    /* BI_VALUE: module bi->arg */
-Value *bi_value_int(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);          /* BI_VALUE: int bi->arg */
+/* Handlers several tables use: known but not lowered (bi_unsupported_stmt: an UNSUPPORTED
+ * statement and an opaque result; bi_unsupported: an error at the call; bi_kernel_unsupported:
+ * the same, checked to be in a kernel first), performance hints with no effect (bi_hint), and
+ * BI_VALUE rows whose value is namespace bi->arg or the int bi->arg. */
+Value *bi_unsupported_stmt(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
+Value *bi_unsupported(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
+Value *bi_kernel_unsupported(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
+Value *bi_hint(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
+Value *bi_value_namespace(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
+Value *bi_value_int(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
 
 #endif

@@ -15,9 +15,9 @@
 
 static const Builtin *alloc_row(const char *name);
 
-/* ---- T.Tensor / T.Buffer ------------------------------------------------------------------ */
-
 /* ---- T.Tensor / T.Buffer ----------------------------------------------------------------- */
+/* The annotation value: shape dims are ints or integer IR (a negative one is reported once, at
+ * its place in a shape literal); the dtype defaults to float32. */
 static Value *make_tensortype(Eval *ev, Value *shape, Value *dtype, SrcLoc loc, const AstNode *shape_node) {
   ts_dtype t = TS_DTYPE_FLOAT32;
   if (dtype && !ev_to_dtype(ev, dtype, &t, loc)) return NULL;
@@ -78,7 +78,6 @@ static Value *t_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return make_tensortype(ev, arg[0], arg[1], call_loc(a), bi_arg_node(a, 0, "shape"));
 }
 
-
 /* T.StridedTensor(shape, strides, dtype): a parameter annotation with explicit strides. */
 static Value *t_strided_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
@@ -108,7 +107,7 @@ static Value *t_strided_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin
 }
 
 /* ---- on-chip allocations ------------------------------------------------------------------ */
-
+/* An on-chip buffer of `scope`: an ALLOC in the current block, every constant dim at least 1. */
 static IrBuffer *alloc_buffer(Eval *ev, CallArgs *a, const char *what, Value *shape, Value *dtype, IrScope scope) {
   SrcLoc loc = call_loc(a);
   if (!ev_need_kernel(ev, what, loc)) return NULL;
@@ -151,6 +150,8 @@ static Value *t_alloc(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return b ? bi_buffer_value(ev, b) : NULL;
 }
 
+/* T.alloc_var(dtype, init=None): a mutable scalar (a 1-element local.var buffer); reading
+ * its name loads it, assigning to it stores. */
 static Value *t_alloc_var(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   SrcLoc loc = call_loc(a);
@@ -196,7 +197,8 @@ static Value *t_alloc_barrier(Eval *ev, CallArgs *a, Value **arg, const Builtin 
 }
 
 /* ---- eager outputs and names --------------------------------------------------------------- */
-
+/* T.empty(shape, dtype): an output tensor of an eager @tilelang.jit body, appended to the
+ * parameters after the declared ones. */
 static Value *t_empty(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   SrcLoc loc = call_loc(a);
@@ -214,6 +216,7 @@ static Value *t_empty(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return bi_buffer_value(ev, b);
 }
 
+/* T.const("M, N"): the named -D values (ints), one value or a tuple. */
 static Value *t_const(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   SrcLoc loc = call_loc(a);
@@ -248,6 +251,7 @@ static Value *t_const(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return out;
 }
 
+/* T.dynamic("M, N") / T.symbolic: dynamic dimensions, bound from the tensors at launch. */
 static Value *t_dynamic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   SrcLoc loc = call_loc(a);
@@ -273,7 +277,6 @@ static Value *t_dynamic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
 }
 
 /* ---- views and workspaces ----------------------------------------------------------------- */
-
 /* T.view(buf, shape=None, dtype=None) / T.reshape(buf, shape): a buffer aliasing the
  * memory of `buf` with a new shape and/or element type; the total size in bits must match. */
 static Value *t_view(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
@@ -400,9 +403,10 @@ static Value *alloc_workspace(Eval *ev, CallArgs *a, const Builtin *bi, Value *s
   return v;
 }
 
+/* T.alloc_global(shape, dtype); T.alloc_barrier_gpu() (bi->arg 1) is alloc_global([1], "uint32"). */
 static Value *t_alloc_global(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
-  if (bi->arg) /* alloc_barrier_gpu = alloc_global([1], "uint32") */
+  if (bi->arg)
     return alloc_workspace(ev, a, bi, ev_int(ev, 1), TS_DTYPE_UINT32, "barrier");
   ts_dtype t;
   if (!ev_to_dtype(ev, arg[1], &t, call_loc(a))) return ev->poison;
@@ -410,11 +414,14 @@ static Value *t_alloc_global(Eval *ev, CallArgs *a, Value **arg, const Builtin *
 }
 
 /* ---- rows -------------------------------------------------------------------------------------- */
-#define T_COMMON_TENSOR "elem_offset=None, scope=\"global\", align=0, offset_factor=0, buffer_type=\"\", axis_separators=None"
+#define T_COMMON_TENSOR \
+  "elem_offset=None, scope=\"global\", align=0, offset_factor=0, buffer_type=\"\", axis_separators=None"
 static const Builtin alloc_rows[] = {
     /* parameters and their annotations */
-    {"Tensor", "shape, dtype=\"float32\", data=None, strides=None, " T_COMMON_TENSOR, t_tensor, 0, BI_TERSE | BI_INDEX},
-    {"Buffer", "shape, dtype=\"float32\", data=None, strides=None, " T_COMMON_TENSOR, t_tensor, 1, BI_TERSE | BI_INDEX},
+    {"Tensor", "shape, dtype=\"float32\", data=None, strides=None, " T_COMMON_TENSOR, t_tensor, 0,
+     BI_TERSE | BI_INDEX},
+    {"Buffer", "shape, dtype=\"float32\", data=None, strides=None, " T_COMMON_TENSOR, t_tensor, 1,
+     BI_TERSE | BI_INDEX},
     {"StridedTensor", "shape, strides, dtype=\"float32\"", t_strided_tensor, 0, 0},
     {"FragmentBuffer", "shape, dtype=\"float32\", **kwargs", bi_unsupported, 0, 0},
     {"SharedBuffer", "shape, dtype=\"float32\", **kwargs", bi_unsupported, 0, 0},

@@ -16,8 +16,8 @@
 
 #include "builtin.h"
 
-
-/* Distributed ld/st: sem and scope are checked against the documented sets. */
+/* ---- operands and checks the primitives share ----------------------------------------------------- */
+/* A string option (ld/st sem and scope) among the documented values. */
 static bool one_of(Eval *ev, CallArgs *a, const Builtin *bi, Value *v, const char *what, const char *const *ok, int n) {
   if (!v) return true;
   if (v->kind == V_STR)
@@ -30,18 +30,19 @@ static bool one_of(Eval *ev, CallArgs *a, const Builtin *bi, Value *v, const cha
   return false;
 }
 
+/* An argument that must be one element, buf[i]. */
 static bool is_element(Eval *ev, CallArgs *a, const Builtin *bi, Value *v, const char *role) {
   if (v->kind == V_EXPR && v->u.expr->kind == IR_LOAD) return true;
   ts_error(ev->c, call_loc(a), "T.%s: %s must be a buffer element such as buf[i], got %s", bi->name, role, ev_type_name(v));
   return false;
 }
 
-/* A distributed device operation (ir.h IR_DEVICE_OPS) as a statement, or as a value bound
- * to a fresh variable `var` (so it runs once, where it is written). */
+/* A distributed device operation (ir.h IR_DEVICE_OPS) as a statement. */
 static void emit_device(Eval *ev, IrDeviceOp op, const int64_t *attrs, IrExpr **args, int n, SrcLoc loc) {
   ev_emit(ev, ir_device_stmt(ev->c, op, attrs, ir_device_info[op].nattrs, args, n, loc));
 }
 
+/* A device call's result bound to a fresh LET `var`, so it runs once, where it is written. */
 static Value *bind_value(Eval *ev, IrExpr *call, const char *var, SrcLoc loc) {
   IrVar *v = ir_var(ev->c, var, call->dtype, IR_VAR_LET, loc);
   ev_define_var(ev, v);
@@ -49,6 +50,7 @@ static Value *bind_value(Eval *ev, IrExpr *call, const char *var, SrcLoc loc) {
   return ev_expr(ev, ir_varref(ev->c, v, loc));
 }
 
+/* A device operation with a result of type t, bound to `var` (bind_value). */
 static Value *value_device(Eval *ev, IrDeviceOp op, ts_dtype t, const int64_t *attrs, IrExpr **args, int n, SrcLoc loc,
                            const char *var) {
   return bind_value(ev, ir_device(ev->c, op, t, attrs, ir_device_info[op].nattrs, args, n, loc), var, loc);
@@ -133,12 +135,14 @@ static bool addressable(Eval *ev, CallArgs *a, const Builtin *bi, const IrBuffer
   return false;
 }
 
+/* A pe argument that names this rank: absent or -1. */
 static bool pe_is_local(const Value *v) {
   int64_t x;
   return !v || (v->kind == V_INT && v->u.i == -1) ||
          (v->kind == V_EXPR && ir_is_const_int(v->u.expr, &x) && x == -1);
 }
 
+/* ---- the IPC family (§1.2, §1.4) ------------------------------------------------------------------ */
 /* T.ld(src, value, ...) / T.st(dst, value, ...) */
 static Value *t_ldst(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   static const char *const scopes[] = {"cta", "gpu", "sys"};

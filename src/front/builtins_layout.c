@@ -101,7 +101,6 @@ static Value *t_make_layout(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
 }
 
 /* ---- T.annotate_layout ---------------------------------------------------------------------- */
-
 /* T.annotate_layout({buffer: layout}): pins each shared buffer's layout before layout
  * inference (reference tilelang-core.md §4.4 level 0).  A T.gemm on the buffer adapts to
  * the pinned swizzle (layout.c gemm_plan); plain copies and loops address it through the
@@ -159,7 +158,6 @@ static Value *t_annotate_layout(Eval *ev, CallArgs *a, Value **arg, const Builti
 }
 
 /* ---- hints ------------------------------------------------------------------------------------ */
-
 /* T.use_swizzle(panel_size, order="row", enable=True): block rasterization only changes
  * the order in which tiles are scheduled; checked and otherwise ignored. */
 static Value *t_use_swizzle(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {

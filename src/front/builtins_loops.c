@@ -15,7 +15,6 @@
 static const Builtin *loop_row(const char *name);
 
 /* ---- T.Kernel -------------------------------------------------------------------------------- */
-
 /* T.Kernel(*grid, threads=128, prelude=None, is_cpu=False): the launch of the `with` body.
  * It checks its own arguments (the row takes *args, **kwargs): 1 to 3 grid extents, then the
  * keywords in order. */
@@ -81,7 +80,7 @@ static Value *t_kernel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
 }
 
 /* ---- loop frames ----------------------------------------------------------------------------- */
-
+/* A frame of `ndim` dimensions; the caller fills min/extent. */
 static LoopFrame *new_frame(Eval *ev, IrForKind kind, int ndim) {
   LoopFrame *f = ARENA_NEW(ev->a, LoopFrame);
   f->kind = kind;
@@ -97,7 +96,9 @@ static Value *frame_value(Eval *ev, LoopFrame *f) {
   return v;
 }
 
-/* start/stop/step of serial-like loops (range semantics). */
+/* start/stop/step of serial-like loops (range semantics): constant bounds also make the frame
+ * a Python iterable; a step other than 1 iterates 0..ceil((stop - start) / step) with
+ * i = start + k*step (eval_stmt.c). */
 static LoopFrame *range_frame(Eval *ev, IrForKind kind, Value *start, Value *stop, Value *stepv, SrcLoc loc) {
   if (!stop || stop->kind == V_NONE) {
     stop = start;
@@ -158,6 +159,8 @@ static Value *t_range(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return f ? frame_value(ev, f) : NULL;
 }
 
+/* T.Parallel(*extents, coalesced_width=None, loop_layout=None, prefer_async=None,
+ * annotations=None): a parallel nest from 0; it checks its own arguments. */
 static Value *t_parallel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)arg, (void)bi;
   SrcLoc loc = call_loc(a);
@@ -186,6 +189,7 @@ static Value *t_parallel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
   return frame_value(ev, f);
 }
 
+/* An optional list of ints (T.Pipelined's order= and stage=). */
 static bool int_list(Eval *ev, Value *v, int **out, int *n, SrcLoc loc) {
   if (!v || v->kind == V_NONE) return true;
   if (v->kind != V_TUPLE && v->kind != V_LIST) {
@@ -202,6 +206,8 @@ static bool int_list(Eval *ev, Value *v, int **out, int *n, SrcLoc loc) {
   return true;
 }
 
+/* T.Pipelined(start, stop, num_stages, order, stage): a serial loop the pipeline passes
+ * (inject_pipeline, warp_specialize) overlap in num_stages stages. */
 static Value *t_pipelined(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   SrcLoc loc = call_loc(a);
@@ -220,8 +226,6 @@ static Value *t_pipelined(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
   return frame_value(ev, f);
 }
 
-/* T.alloc_barrier(arrive_count): mbarriers (shared.barrier).  The buffer is created so the
- * rest of the kernel is still checked, but mbarrier lowering does not exist yet. */
 /* T.Persistent(domain, wave_size, index, group_size=8): a loop frame over the tiles of a
  * 1-D or 2-D domain, block `index` taking every wave_size-th tile (exec_persistent_for). */
 static Value *t_persistent(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
@@ -276,7 +280,6 @@ static Value *t_persistent(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi
 }
 
 /* ---- block and thread indices ------------------------------------------------------------------ */
-
 /* T.get_thread_binding(dim=0): threadIdx along dim, made on first use. */
 static Value *t_get_thread_binding(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
@@ -297,7 +300,7 @@ static Value *t_get_thread_binding(Eval *ev, CallArgs *a, Value **arg, const Bui
   return ev_expr(ev, ir_varref(ev->c, k->thread_var[dim], loc));
 }
 
-/* T.get_block_binding(dim=0): blockIdx of the enclosing T.Kernel (0 for an unused axis). */
+/* The dim argument of a kernel query: 0, 1 or 2 (absent: 0). */
 static bool dim_arg(Eval *ev, CallArgs *a, Value *v, const Builtin *bi, int64_t *dim) {
   if (!v) {
     *dim = 0;
@@ -311,6 +314,7 @@ static bool dim_arg(Eval *ev, CallArgs *a, Value *v, const Builtin *bi, int64_t 
   return true;
 }
 
+/* T.get_block_binding(dim=0): blockIdx of the enclosing T.Kernel (0 for an unused axis). */
 static Value *t_block_binding(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   int64_t dim;
   if (!bi_need_kernel(ev, a, bi) || !dim_arg(ev, a, arg[0], bi, &dim)) return ev->poison;
@@ -389,7 +393,6 @@ static Value *t_thread_binding(Eval *ev, CallArgs *a, Value **arg, const Builtin
 }
 
 /* ---- synchronisation --------------------------------------------------------------------------- */
-
 /* T.sync_threads(): __syncthreads(); named barriers (barrier_id, arrive_count) are not lowered. */
 static Value *t_sync_threads(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   if (arg[0] || arg[1]) return bi_unsupported_stmt(ev, a, NULL, bi);

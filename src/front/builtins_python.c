@@ -12,8 +12,6 @@
 
 #include "builtin.h"
 
-/* ---- builtins ------------------------------------------------------------------------------------ */
-
 /* ---- Python builtins ---------------------------------------------------------------------------- */
 /* min(*values) / max(*values), or of one iterable: bi->arg is IR_MIN / IR_MAX. */
 static Value *py_minmax(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
@@ -38,6 +36,7 @@ static Value *py_minmax(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return acc;
 }
 
+/* abs(x); of IR, the ABS intrinsic. */
 static Value *py_abs(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   Value *x = arg[0];
@@ -50,6 +49,7 @@ static Value *py_abs(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return e ? ev_expr(ev, ir_call(ev->c, IRI_ABS, e->dtype, &e, 1, call_loc(a))) : NULL;
 }
 
+/* int(x): numbers, numeric strings; IR folds when constant, else casts to int32. */
 static Value *py_int(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   Value *x = arg[0];
@@ -74,6 +74,7 @@ static Value *py_int(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev_expr(ev, ir_cast(ev->c, TS_DTYPE_INT32, e, call_loc(a)));
 }
 
+/* float(x): numbers, numeric strings and "inf"; IR folds when constant, else casts to float32. */
 static Value *py_float(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   Value *x = arg[0];
@@ -94,6 +95,7 @@ static Value *py_float(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev_expr(ev, ir_cast(ev->c, TS_DTYPE_FLOAT32, e, call_loc(a)));
 }
 
+/* bool(x): Python truth; of IR, x != 0. */
 static Value *py_bool(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   if (!arg[0]) return ev_bool(ev, false);
@@ -111,6 +113,7 @@ static Value *py_str(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev_str(ev, r);
 }
 
+/* len(x): also of a range with constant bounds. */
 static Value *py_len(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   Value *x = arg[0];
@@ -172,13 +175,13 @@ static Value *py_dict(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return d;
 }
 
+/* print(...) in a factory: host output is dropped. */
 static Value *py_print(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
-  (void)arg, (void)bi;
-  (void)ev;
-  (void)a;
-  return ev->none; /* host-side prints of factories are dropped */
+  (void)a, (void)arg, (void)bi;
+  return ev->none;
 }
 
+/* round(x, ndigits=None): half to even, as Python. */
 static Value *py_round(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   if (!ev_is_num(arg[0])) {
@@ -215,6 +218,7 @@ static Value *py_enumerate(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi
   return out;
 }
 
+/* zip(*iterables): up to 8, as a list of tuples. */
 static Value *py_zip(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)arg, (void)bi;
   ValList lists[8];
@@ -297,15 +301,14 @@ static Value *py_product(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
   return out;
 }
 
-/* ---- methods ------------------------------------------------------------------------------------- */
-
 /* ---- methods -------------------------------------------------------------------------------------- */
+enum { STARTS, ENDS, SPLIT, JOIN, REPLACE, STRIP, LOWER, UPPER, ISDIGIT }; /* the str methods (bi->arg) */
+
 /* str methods: bi->arg picks one; they check their own arguments. */
 static Value *m_str(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)arg;
   SrcLoc loc = call_loc(a);
   const char *s = a->self->u.str.s;
-  enum { STARTS, ENDS, SPLIT, JOIN, REPLACE, STRIP, LOWER, UPPER, ISDIGIT, FORMAT };
   Value *x = a->npos > 0 ? a->pos[0] : NULL;
   switch (bi->arg) {
   case STARTS:
@@ -456,8 +459,6 @@ static Value *m_int_bit_length(Eval *ev, CallArgs *a, Value **arg, const Builtin
 }
 
 /* ---- math module ---------------------------------------------------------------------------------- */
-
-/* ---- math module ---------------------------------------------------------------------------------- */
 /* math.sqrt(x) ...: on Python numbers only (bi->arg picks the function). */
 static Value *math_fn(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)arg;
@@ -524,7 +525,6 @@ static const Builtin python_rows[] = {
     {"IndexError", "*args, **kwargs", py_exception, 0, BI_TERSE},
 };
 
-enum { STARTS, ENDS, SPLIT, JOIN, REPLACE, STRIP, LOWER, UPPER, ISDIGIT };
 static const Builtin str_methods[] = {
     {"startswith", "*args, **kwargs", m_str, STARTS, BI_TERSE},
     {"endswith", "*args, **kwargs", m_str, ENDS, BI_TERSE},

@@ -39,7 +39,6 @@ static Value *t_dtype_of(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
 }
 
 /* ---- math and arithmetic --------------------------------------------------------------------- */
-
 /* T.exp(x), T.pow(x, y) ...: a math intrinsic of ir.h's table (the row's arg), its operands
  * converted to one type (float for the float functions).  It checks its own arguments. */
 static Value *t_math(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
@@ -73,12 +72,14 @@ static Value *t_minmax(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev_minmax(ev, (IrExprKind)bi->arg, arg[0], arg[1], call_loc(a));
 }
 
+/* T.clamp(x, lo, hi) = min(max(x, lo), hi) */
 static Value *t_clamp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   Value *v = ev_minmax(ev, IR_MAX, arg[0], arg[1], call_loc(a));
   return v ? ev_minmax(ev, IR_MIN, v, arg[2], call_loc(a)) : NULL;
 }
 
+/* T.if_then_else(cond, t, f): decided now on a Python condition, else a select. */
 static Value *t_if_then_else(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   SrcLoc loc = call_loc(a);
@@ -89,6 +90,7 @@ static Value *t_if_then_else(Eval *ev, CallArgs *a, Value **arg, const Builtin *
   return c ? ev_select(ev, IR_IF_THEN_ELSE, c, arg[1], arg[2], loc) : NULL;
 }
 
+/* T.ceildiv(a, b) = (a + b - 1) // b */
 static Value *t_ceildiv(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   SrcLoc loc = call_loc(a);
@@ -123,7 +125,6 @@ static Value *t_shift(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
 }
 
 /* ---- casts and extreme values ------------------------------------------------------------------ */
-
 /* T.cast(value, dtype) / T.Cast(dtype, value) */
 static Value *t_cast(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   Value *x, *dt;
@@ -195,7 +196,6 @@ static Value *t_infinity(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
 }
 
 /* ---- device printf, asserts and extern calls ---------------------------------------------------- */
-
 /* T.print(obj, msg="", warp_group_id=0, warp_id=0): device printf of a scalar. */
 static Value *t_print(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);

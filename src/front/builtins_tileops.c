@@ -23,7 +23,6 @@ typedef struct Operand {
 } Operand;
 
 /* A buffer, region or element argument as an operand; `role` names it in errors. */
-
 static bool operand(Eval *ev, Value *v, const char *fname, const char *role, Operand *o, SrcLoc loc) {
   o->loc = loc;
   if (v->kind == V_BUFFER) {
@@ -58,6 +57,7 @@ static bool operand(Eval *ev, Value *v, const char *fname, const char *role, Ope
   return false;
 }
 
+/* The operand as the IR region a tile statement holds. */
 static IrRegion to_region(const Operand *o) {
   IrRegion r = {o->buf, o->buf->ndim, o->min, o->extent, o->loc};
   return r;
@@ -117,7 +117,6 @@ static bool check_extents(Eval *ev, const Operand *x, const Operand *y, const ch
 }
 
 /* ---- copies, fills, reductions, atomics ---------------------------------------------------------- */
-
 /* T.copy(src, dst, ...): a tile copy (two elements: a plain store). */
 static Value *t_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
@@ -173,6 +172,7 @@ static Value *t_clear(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return emit_fill(ev, a, "T.clear", arg[0], ev_int(ev, 0));
 }
 
+/* Extents equal as constants, or as the same expression. */
 static bool same_extent(const IrExpr *x, const IrExpr *y) {
   int64_t a, b;
   if (ir_is_const_int(x, &a) && ir_is_const_int(y, &b)) return a == b;
@@ -274,7 +274,6 @@ static Value *t_atomic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
 }
 
 /* ---- GEMM ------------------------------------------------------------------------------------ */
-
 /* T.gemm(A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1):
  * C += A @ B on tiles; plan_gemm picks mma.sync or wgmma. */
 static Value *t_gemm(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
@@ -305,7 +304,7 @@ static Value *t_gemm(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev->none;
 }
 
-/* ---- asynchronous wgmma: T.wgmma_gemm + T.wait_wgmma ------------------------------------- */
+/* Asynchronous wgmma: T.wgmma_gemm issues, T.wait_wgmma waits. */
 /* T.wgmma_gemm(A, B, C, ...): T.gemm's operands and options, issued as wgmma without
  * waiting (gemm.wg_wait = -1; lower_tile_ops prints ts::gemm_*_wgmma_issue).  Legal only
  * where the tile runs as wgmma on sm_90a; anything else is reported here, at the call. */
@@ -376,10 +375,8 @@ static Value *t_wait_wgmma(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi
   return ev->none;
 }
 
-/* T.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad): the (nhw_step, c_step)
- * tile of the im2col matrix of an NHWC image into col (rows: output pixels n*OH*OW + oh*OW + ow;
- * columns: kh*KW*C + kw*C + c, as a [KH, KW, C, F] filter flattens), zero where the window falls
- * outside the image or the matrix.  Staged as a T.Parallel nest of guarded loads. */
+/* ---- im2col ----------------------------------------------------------------------------------- */
+/* A constant int argument of T.im2col: positive (pad: 0 or more). */
 static IrExpr *im2col_cint(Eval *ev, Value *v, const char *what, SrcLoc loc, int64_t *out) {
   if (!ev_to_int(ev, v, out, loc)) return NULL;
   if (*out < 0 || (*out == 0 && strcmp(what, "pad"))) {
@@ -390,6 +387,10 @@ static IrExpr *im2col_cint(Eval *ev, Value *v, const char *what, SrcLoc loc, int
   return ir_int(ev->c, *out, TS_DTYPE_INT32, loc);
 }
 
+/* T.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad): the (nhw_step, c_step)
+ * tile of the im2col matrix of an NHWC image into col (rows: output pixels n*OH*OW + oh*OW + ow;
+ * columns: kh*KW*C + kw*C + c, as a [KH, KW, C, F] filter flattens), zero where the window falls
+ * outside the image or the matrix.  Staged as a T.Parallel nest of guarded loads. */
 static Value *t_im2col(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   TsCompiler *c = ev->c;
@@ -448,9 +449,12 @@ static const Builtin tileop_rows[] = {
      BI_TERSE},
     {"reduce_abssum", "buffer, out, dim=-1, clear=True, batch=None, nan_propagate=None", t_reduce, IR_RED_ABSSUM,
      BI_TERSE},
-    {"atomic_add", "dst, value, memory_order=None, return_prev=False, use_tma=False", t_atomic, IR_ATOMIC_ADD, BI_TERSE},
-    {"atomic_max", "dst, value, memory_order=None, return_prev=False, use_tma=False", t_atomic, IR_ATOMIC_MAX, BI_TERSE},
-    {"atomic_min", "dst, value, memory_order=None, return_prev=False, use_tma=False", t_atomic, IR_ATOMIC_MIN, BI_TERSE},
+    {"atomic_add", "dst, value, memory_order=None, return_prev=False, use_tma=False", t_atomic, IR_ATOMIC_ADD,
+     BI_TERSE},
+    {"atomic_max", "dst, value, memory_order=None, return_prev=False, use_tma=False", t_atomic, IR_ATOMIC_MAX,
+     BI_TERSE},
+    {"atomic_min", "dst, value, memory_order=None, return_prev=False, use_tma=False", t_atomic, IR_ATOMIC_MIN,
+     BI_TERSE},
     {"gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1, wg_wait=0, "
              "mbar=None, annotations=None", t_gemm, 0, BI_TERSE},
     {"wgmma_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1, "

@@ -35,6 +35,7 @@ static void eval_init(Eval *ev, TsCompiler *c) {
   ev->globals = ev->main_module->globals;
 }
 
+/* The last top-level def called `name` (a later def rebinds it, as in Python). */
 static const AstNode *find_def(const AstNode *module, const char *name) {
   const AstNode *found = NULL;
   for (int i = 0; i < module->body.n; i++) {
@@ -44,6 +45,7 @@ static const AstNode *find_def(const AstNode *module, const char *name) {
   return found;
 }
 
+/* A body that defines a @T.prim_func somewhere: a lazy factory. */
 static bool contains_prim_func(const AstList *body) {
   for (int i = 0; i < body->n; i++) {
     const AstNode *s = body->items[i];
@@ -55,6 +57,7 @@ static bool contains_prim_func(const AstList *body) {
   return false;
 }
 
+/* A decorator spelled ...suffix or ...suffix(...): @tilelang.jit, @autotune. */
 static bool decorated_as(const AstNode *def, const char *suffix) {
   for (int i = 0; i < def->decorators.n; i++) {
     const AstNode *d = def->decorators.items[i];
@@ -64,6 +67,8 @@ static bool decorated_as(const AstNode *def, const char *suffix) {
   return false;
 }
 
+/* Top-level functions front_compile can compile: prim_funcs, jit/autotune factories and defs
+ * that contain a prim_func. */
 int front_list_functions(const AstNode *module, const char **names, int max) {
   int n = 0;
   if (!module) return 0;
@@ -94,6 +99,7 @@ static Env *dparam_env(Eval *ev) {
   return e;
 }
 
+/* Parses every -D value as a Python expression over builtins, T, tilelang and dtype names. */
 static bool parse_dparams(Eval *ev, const ts_param *params, int nparams) {
   Env *denv = dparam_env(ev);
   bool ok = true;
@@ -147,6 +153,7 @@ static void collect_tconst(const AstNode *n, Eval *ev, PtrVec *out);
 static void collect_tconst_list(const AstList *l, Eval *ev, PtrVec *out) {
   for (int i = 0; i < l->n; i++) collect_tconst(l->items[i], ev, out);
 }
+/* The names of the T.const("M, N") calls in n. */
 static void collect_tconst(const AstNode *n, Eval *ev, PtrVec *out) {
   if (!n) return;
   if (n->kind == AST_CALL && n->func && n->func->kind == AST_ATTRIBUTE && !strcmp(n->func->id, "const") &&
@@ -171,6 +178,7 @@ static void collect_tconst(const AstNode *n, Eval *ev, PtrVec *out) {
   if (AST_HAS(n, orelse)) collect_tconst_list(&n->orelse, ev, out);
 }
 
+/* An empty IrFunc named after the def. */
 static IrFunc *new_func(Eval *ev, const AstNode *def) {
   IrFunc *f = ARENA_NEW(ev->a, IrFunc);
   f->name = def->id;
@@ -178,6 +186,7 @@ static IrFunc *new_func(Eval *ev, const AstNode *def) {
   return f;
 }
 
+/* Copies the T.dynamic variables into f. */
 static void finish_func(Eval *ev, IrFunc *f) {
   f->ndyn = ev->dyn_vars.len;
   f->dyn_vars = ARENA_ARRAY(ev->a, IrVar *, f->ndyn);
@@ -325,6 +334,7 @@ static void read_jit_decorator(Eval *ev, const AstNode *def, IrFunc *f) {
   }
 }
 
+/* A factory: -D values bind its parameters, its call returns the @T.prim_func to trace. */
 static IrFunc *compile_lazy(Eval *ev, const AstNode *def, Value *fn) {
   /* -D names must be parameters of the factory; every required one needs a value. */
   bool ok = true;
@@ -364,6 +374,7 @@ static IrFunc *compile_lazy(Eval *ev, const AstNode *def, Value *fn) {
   return f;
 }
 
+/* A top-level @T.prim_func: -D values override module-level constants. */
 static IrFunc *compile_prim(Eval *ev, const AstNode *def, Value *fn) {
   bool ok = true;
   for (int i = 0; i < ev->nd; i++) {

@@ -136,6 +136,7 @@ Value *ev_call_function(Eval *ev, Value *fn, CallArgs *a) {
   return r;
 }
 
+/* T.float16(x): a typed constant of a Python number, else a cast. */
 static Value *call_dtype(Eval *ev, ts_dtype t, CallArgs *a) {
   SrcLoc loc = a->node->loc;
   if (a->npos != 1 || a->nkw) {
@@ -152,6 +153,7 @@ static Value *call_dtype(Eval *ev, ts_dtype t, CallArgs *a) {
   return e ? ev_expr(ev, ir_cast(ev->c, t, e, loc)) : NULL;
 }
 
+/* Calls fn (a def, a builtin, a dtype) with evaluated arguments. */
 Value *ev_call(Eval *ev, Value *fn, CallArgs *a) {
   SrcLoc loc = a->node ? a->node->loc : SRCLOC_NONE;
   if (!fn || fn->kind == V_POISON) return NULL;
@@ -166,6 +168,7 @@ Value *ev_call(Eval *ev, Value *fn, CallArgs *a) {
   return NULL;
 }
 
+/* Evaluates a call's arguments, spreading *seq and **dict; a failed one becomes poison. */
 static bool eval_args(Eval *ev, Env *env, const AstNode *n, CallArgs *a) {
   PtrVec pos = {0}, kw = {0}, kwv = {0};
   bool ok = true;
@@ -217,6 +220,7 @@ static bool eval_args(Eval *ev, Env *env, const AstNode *n, CallArgs *a) {
 /* ---- subscripts ------------------------------------------------------------------------- */
 static int64_t norm_index(int64_t i, int n) { return i < 0 ? i + n : i; }
 
+/* seq[i], seq[a:b:c], d[k] on Python values. */
 static Value *py_subscript(Eval *ev, Env *env, Value *base, const AstNode *index, SrcLoc loc) {
   if (index->kind == AST_SLICE && (base->kind == V_TUPLE || base->kind == V_LIST || base->kind == V_STR)) {
     int n = base->kind == V_STR ? (int)base->u.str.n : base->u.seq.n;
@@ -296,6 +300,8 @@ static bool check_const_index(Eval *ev, const IrBuffer *b, int d, const IrExpr *
   return false;
 }
 
+/* The indices of A[i, a:b, ...]: scalars and slices, constants checked against on-chip
+ * buffer sizes. */
 static bool eval_buf_index(Eval *ev, Env *env, IrBuffer *b, const AstNode *index, BufIndex *out, SrcLoc loc) {
   PtrVec nodes = {0};
   if (index->kind == AST_TUPLE)
@@ -368,6 +374,7 @@ static bool eval_buf_index(Eval *ev, Env *env, IrBuffer *b, const AstNode *index
   return true;
 }
 
+/* base[index]: a buffer load or region, a Python item, or T.Tensor[...] on a builtin. */
 static Value *eval_subscript(Eval *ev, Env *env, const AstNode *n) {
   Value *base = eval_raw(ev, env, n->value);
   if (!base || base->kind == V_POISON) return NULL;
@@ -411,6 +418,7 @@ static Value *shape_tuple(Eval *ev, IrExpr **shape, int ndim) {
   return t;
 }
 
+/* base.name: module attributes, buffer and dtype properties, methods. */
 static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
   Value *base = eval_raw(ev, env, n->value);
   const char *name = n->id;
@@ -470,7 +478,6 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
 }
 
 /* ---- comprehensions ------------------------------------------------------------------------ */
-
 static bool comp_rec(Eval *ev, Env *env, const AstNode *n, int ci, Value *acc) {
   if (ci == n->ncomps) {
     if (n->kind == AST_DICTCOMP) {
@@ -506,7 +513,6 @@ static bool comp_rec(Eval *ev, Env *env, const AstNode *n, int ci, Value *acc) {
 }
 
 /* ---- expressions ---------------------------------------------------------------------------- */
-
 /* `a and b` / `a or b`: Python short-circuit on Python values, logical IR otherwise. */
 static Value *eval_boolop(Eval *ev, Env *env, const AstNode *n) {
   Value *acc = ev_eval(ev, env, n->items.items[0]);
@@ -536,6 +542,7 @@ static Value *eval_boolop(Eval *ev, Env *env, const AstNode *n) {
   return acc;
 }
 
+/* a < b < c: Python chaining, short-circuited on Python values; IR `and` otherwise. */
 static Value *eval_compare(Eval *ev, Env *env, const AstNode *n) {
   Value *left = ev_eval(ev, env, n->left);
   Value *result = NULL;
@@ -563,6 +570,7 @@ static Value *eval_compare(Eval *ev, Env *env, const AstNode *n) {
   return result;
 }
 
+/* A name's value; an undefined name is reported once (then poison). */
 static Value *eval_name(Eval *ev, Env *env, const AstNode *n) {
   Value *v = ev_env_lookup(ev, env, n->id);
   if (!v) {
@@ -584,6 +592,7 @@ static Value *eval_raw(Eval *ev, Env *env, const AstNode *n) {
   return ev_eval(ev, env, n);
 }
 
+/* A tuple or list display, with *starred items spread. */
 static Value *eval_seq(Eval *ev, Env *env, const AstNode *n, ValKind k) {
   Value *v = ev_new(ev, k);
   for (int i = 0; i < n->items.n; i++) {
@@ -601,6 +610,7 @@ static Value *eval_seq(Eval *ev, Env *env, const AstNode *n, ValKind k) {
   return v;
 }
 
+/* The value of expression n in env (NULL: an error was reported). */
 Value *ev_eval(Eval *ev, Env *env, const AstNode *n) {
   if (!n) return ev->none;
   switch (n->kind) {
@@ -760,6 +770,7 @@ static bool assign_name(Eval *ev, Env *env, const char *name, Value *v, SrcLoc l
   return true;
 }
 
+/* A[i, j] = v: a STORE of v cast to the buffer's dtype (slices are refused). */
 static bool store_buffer(Eval *ev, IrBuffer *b, BufIndex *bi, Value *v, SrcLoc loc) {
   if (!ev->block) {
     ts_error(ev->c, loc, "buffer stores are only allowed inside a @T.prim_func kernel");
@@ -775,6 +786,7 @@ static bool store_buffer(Eval *ev, IrBuffer *b, BufIndex *bi, Value *v, SrcLoc l
   return true;
 }
 
+/* d[k] = v, lst[i] = v on Python containers. */
 static bool py_setitem(Eval *ev, Env *env, Value *base, const AstNode *index, Value *v, SrcLoc loc) {
   Value *key = ev_eval(ev, env, index);
   if (!key) return false;

@@ -11,7 +11,11 @@
  * loaded once per compilation.  `a.b` on a module is its attribute, else the submodule
  * `a.b`.  A native namespace without the attribute asks the prelude module of the same
  * name (tilelang.cdiv is prelude/tilelang/__init__.py's).  Prelude modules stand for
- * libraries (torch, tvm) of which they cover only a part, so a name they lack is a stub. */
+ * libraries (torch, tvm) of which they cover only a part, so a name they lack is a stub.
+ *
+ *   eval_expr.c / eval_stmt.c  ->  here  ->  registry.c (native namespaces), parse.c (module text)
+ *
+ * A module's defs and top-level assignments run through ev->exec_stmt (eval_stmt.c). */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -114,6 +118,7 @@ static char *module_path(Eval *ev, const char *name) {
   return p;
 }
 
+/* The embedded prelude file at `rel` ("tilelang/math.py"), or NULL. */
 static const TsEmbeddedFile *prelude_file(const char *rel) {
   for (int i = 0; i < ts_prelude_files_count; i++)
     if (!strcmp(ts_prelude_files[i].name, rel)) return &ts_prelude_files[i];
@@ -206,6 +211,7 @@ static Value *load_prelude(Eval *ev, const char *name) {
   return v;
 }
 
+/* A module known only by name: using any attribute of it is the error. */
 static Value *stub_module(Eval *ev, const char *name) {
   Value *v = ev_opaque(ev, arena_printf(ev->a, "module '%s' is not available in kernels", name));
   v->u.opaque.module = name;
@@ -255,6 +261,7 @@ static Value *module_attr_quiet(Eval *ev, Value *m, const char *name, SrcLoc loc
   return is_stub(sub) ? NULL : sub;
 }
 
+/* m.name, reporting a missing name (a stub for the libraries the prelude covers in part). */
 Value *ev_module_attr(Eval *ev, Value *m, const char *name, SrcLoc loc) {
   if (m->u.mod.mod != MOD_PY) {
     Value *v = module_attr_quiet(ev, m, name, loc);
@@ -280,6 +287,7 @@ static const char *env_dir(Eval *ev, Env *env) {
   return ev->main_dir;
 }
 
+/* import a.b.c [as x] / from m import x [as y]: binds the names in env. */
 void ev_exec_import(Eval *ev, Env *env, const AstNode *s) {
   const char *dir = env_dir(ev, env);
   for (int i = 0; i < s->naliases; i++) {

@@ -91,6 +91,7 @@ static ExecStatus exec_persistent_for(Eval *ev, Env *env, const AstNode *s, Loop
   return EX_NORMAL;
 }
 
+/* for targets in <loop frame>: in a kernel, a FOR per dimension around the traced body. */
 static ExecStatus exec_ir_for(Eval *ev, Env *env, const AstNode *s, LoopFrame *f) {
   if (f->persistent) return exec_persistent_for(ev, env, s, f);
   const AstNode *t = s->target;
@@ -136,6 +137,7 @@ static ExecStatus exec_ir_for(Eval *ev, Env *env, const AstNode *s, LoopFrame *f
   return EX_NORMAL;
 }
 
+/* for: a loop frame in a kernel becomes IR; anything else runs as Python, once per item. */
 static ExecStatus exec_for(Eval *ev, Env *env, const AstNode *s) {
   Value *it = ev_eval(ev, env, s->iter);
   if (!it) return EX_NORMAL;
@@ -169,6 +171,7 @@ static ExecStatus exec_for(Eval *ev, Env *env, const AstNode *s) {
   return res;
 }
 
+/* while: Python condition -> runs now; IR condition (in a kernel) -> a WHILE statement. */
 static ExecStatus exec_while(Eval *ev, Env *env, const AstNode *s) {
   for (;;) {
     Value *t = ev_eval(ev, env, s->test);
@@ -203,6 +206,7 @@ static ExecStatus exec_while(Eval *ev, Env *env, const AstNode *s) {
   }
 }
 
+/* if: a Python condition picks a branch now; an IR one (in a kernel) becomes an IF. */
 static ExecStatus exec_if(Eval *ev, Env *env, const AstNode *s) {
   Value *t = ev_eval(ev, env, s->test);
   int tv = ev_truth(ev, t, s->test->loc);
@@ -229,6 +233,7 @@ static ExecStatus exec_if(Eval *ev, Env *env, const AstNode *s) {
   return EX_NORMAL;
 }
 
+/* with T.Kernel(...) as (bx, by): the KERNEL statement with its block variables and body. */
 static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNode *target, KernelFrame *kf) {
   SrcLoc loc = s->loc;
   if (!ev->block) {
@@ -313,6 +318,7 @@ static ExecStatus exec_failed_kernel(Eval *ev, Env *env, const AstNode *s) {
   return EX_NORMAL;
 }
 
+/* with: T.Kernel; an unsupported frame (T.ws ...) runs its body so that it is checked. */
 static ExecStatus exec_with(Eval *ev, Env *env, const AstNode *s) {
   if (s->nwithitems != 1) {
     ts_error(ev->c, s->loc, "only one context per 'with' is supported");
@@ -339,6 +345,7 @@ static ExecStatus exec_with(Eval *ev, Env *env, const AstNode *s) {
   return EX_NORMAL;
 }
 
+/* Runs one statement (the hook ev->exec_stmt points here). */
 ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s) {
   ev->stmt_loc = s->loc;
   switch (s->kind) {

@@ -30,6 +30,8 @@ static int64_t lin_mul(LinForm *l, int64_t a, int64_t b) {
   return r;
 }
 
+/* Adds scale * e to the form, splitting sums, differences, negations and constant products;
+ * anything else (or a let-bound name's value) is an atom. */
 static void lin_add(LinForm *l, const IrExpr *e, int64_t scale) {
   int64_t cv;
   if (!l->ok) return;
@@ -67,6 +69,7 @@ static void lin_add(LinForm *l, const IrExpr *e, int64_t scale) {
   l->coef[l->n++] = scale;
 }
 
+/* hi - lo as a constant when the linear forms cancel, else simplified IR. */
 IrExpr *ev_linear_diff(Eval *ev, IrExpr *hi, IrExpr *lo, SrcLoc loc) {
   LinForm l = {.ok = true};
   lin_add(&l, hi, 1);
@@ -77,6 +80,7 @@ IrExpr *ev_linear_diff(Eval *ev, IrExpr *hi, IrExpr *lo, SrcLoc loc) {
   return ir_simplify(ev->c, ir_binary(ev->c, IR_SUB, hi, lo, loc));
 }
 
+/* An arithmetic operator on two Python numbers (a float makes it float arithmetic). */
 static Value *py_arith(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc) {
   bool isf = l->kind == V_FLOAT || r->kind == V_FLOAT;
   if (isf) {
@@ -177,6 +181,7 @@ static Value *seq_concat(Eval *ev, Value *l, Value *r) {
   return v;
 }
 
+/* An operator with an IR operand: the Python side takes the IR side's dtype. */
 static Value *ir_arith(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc) {
   const IrExpr *le = l->kind == V_EXPR ? l->u.expr : NULL, *re = r->kind == V_EXPR ? r->u.expr : NULL;
   IrExpr *a = ev_to_ir(ev, l, re, loc);
@@ -222,10 +227,13 @@ static Value *ir_arith(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc) {
   return ev_expr(ev, ir_binary(ev->c, k, a, b, loc));
 }
 
+/* An IR expression, or an alloc_var (which reads as its value). */
 static bool is_ir_operand(const Value *v) {
   return v->kind == V_EXPR || (v->kind == V_BUFFER && v->u.buf->scope == IR_SCOPE_VAR);
 }
 
+/* A binary or comparison operator: folded on Python values, IR when an operand is IR;
+ * `is`, `in` and == on containers are Python-only. */
 Value *ev_binop(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc) {
   if (!l || !r || l->kind == V_POISON || r->kind == V_POISON) return NULL;
   if (l->kind == V_OPAQUE) return ev_use_opaque(ev, l, loc);

@@ -44,6 +44,7 @@ static const struct {
     [MOD_EXPR] = {"IR expression", "", NULL},
 };
 
+/* The first row called `name` among the tables of namespace ns. */
 static const Builtin *find_row(ModKind ns, const char *name) {
   for (size_t t = 0; t < TS_ARRAY_LEN(topics); t++)
     for (const BuiltinTable *tab = topics[t]; tab->ns != MOD_COUNT; tab++)
@@ -54,6 +55,7 @@ static const Builtin *find_row(ModKind ns, const char *name) {
   return NULL;
 }
 
+/* What a name resolves to: a BI_VALUE row's value, else a builtin value named prefix+name. */
 static Value *row_value(Eval *ev, ModKind ns, const Builtin *row, Value *self) {
   if (row->flags & BI_VALUE) return row->fn(ev, NULL, NULL, row);
   return builtin_value(ev, row, arena_printf(ev->a, "%s%s", namespaces[ns].prefix, row->name), self);
@@ -99,7 +101,8 @@ Value *builtin_method(Eval *ev, Value *self, const char *name) {
 
 Value *builtin_subscript(Eval *ev, Value *fn, Value *index, const AstNode *node) {
   const Builtin *row = fn->u.bi.row;
-  if (row->flags & BI_INDEX) return row->fn(ev, &(CallArgs){.node = node, .pos = &index, .npos = 1}, NULL, row);
+  if (row->flags & BI_INDEX)
+    return row->fn(ev, &(CallArgs){.node = node, .pos = &index, .npos = 1}, NULL, row);
   ts_error(ev->c, node->loc, "'%s' is not subscriptable", fn->u.bi.name);
   return NULL;
 }
@@ -108,6 +111,7 @@ void builtin_install(Eval *ev, Env *env) {
   for (size_t t = 0; t < TS_ARRAY_LEN(topics); t++)
     for (const BuiltinTable *tab = topics[t]; tab->ns != MOD_COUNT; tab++)
       if (tab->ns == MOD_BUILTINS)
-        for (int i = 0; i < tab->n; i++) strmap_put(ev->a, &env->vars, tab->rows[i].name, row_value(ev, MOD_BUILTINS, &tab->rows[i], NULL));
+        for (int i = 0; i < tab->n; i++)
+          strmap_put(ev->a, &env->vars, tab->rows[i].name, row_value(ev, MOD_BUILTINS, &tab->rows[i], NULL));
   strmap_put(ev->a, &env->vars, "__name__", ev_str(ev, "__tilescale__"));
 }

@@ -16,6 +16,7 @@
  * walk: deeper than IR_MAX_DEPTH or larger than IR_MAX_NODES as a tree is an error. */
 enum { IR_MAX_DEPTH = 1000, IR_MAX_NODES = 1000000 };
 
+/* True when e is deeper than IR_MAX_DEPTH or, as a tree, has more than *budget nodes. */
 static bool ir_expr_too_big(const IrExpr *e, int depth, int64_t *budget) {
   if (!e) return false;
   if (depth > IR_MAX_DEPTH || --*budget < 0) return true;
@@ -35,6 +36,7 @@ static bool ir_expr_too_big(const IrExpr *e, int depth, int64_t *budget) {
   }
 }
 
+/* The expressions a statement holds are within the limits (reported at the statement). */
 static bool stmt_exprs_ok(Eval *ev, const IrStmt *s) {
   const IrExpr *es[4] = {0};
   int n = 0;
@@ -63,6 +65,7 @@ static bool stmt_exprs_ok(Eval *ev, const IrStmt *s) {
   return true;
 }
 
+/* Appends s to the block being traced. */
 void ev_emit(Eval *ev, IrStmt *s) {
   if (!s) return;
   TS_ASSERT(ev->block);
@@ -70,6 +73,7 @@ void ev_emit(Eval *ev, IrStmt *s) {
   vec_push(ev->a, ev->block, s);
 }
 
+/* `what` is only legal inside a T.Kernel of a prim_func: false (reported) otherwise. */
 bool ev_need_kernel(Eval *ev, const char *what, SrcLoc loc) {
   if (ev->block && ev->kernel) return true;
   if (!ev->block)
@@ -99,6 +103,7 @@ BlockSave ev_push_block(Eval *ev) {
   return saved;
 }
 
+/* e refers to a variable or buffer that scope sc defines. */
 static bool expr_uses(const IrExpr *e, const DefScope *sc) {
   if (!e) return false;
   switch (e->kind) {

@@ -126,6 +126,7 @@ enum { REPR_MAX_DEPTH = 64, REPR_MAX_LEN = 1 << 20 };
 static void repr_rec(StrBuf *sb, const Value *v, bool quote, int depth);
 void ev_repr_into(StrBuf *sb, const Value *v, bool quote) { repr_rec(sb, v, quote, 0); }
 
+/* repr (quote: strings in quotes) or str of v, into sb. */
 static void repr_rec(StrBuf *sb, const Value *v, bool quote, int depth) {
   if (sb->len > REPR_MAX_LEN) return;
   if (depth > REPR_MAX_DEPTH && (v->kind == V_TUPLE || v->kind == V_LIST || v->kind == V_DICT)) {
@@ -207,6 +208,7 @@ IrExpr *ev_load_var(Eval *ev, IrBuffer *b, SrcLoc loc) {
   return ir_load(ev->c, b, idx, 1, loc);
 }
 
+/* A value as IR: numbers become constants (of `like`'s type when given), an alloc_var its load. */
 IrExpr *ev_to_ir(Eval *ev, Value *v, const IrExpr *like, SrcLoc loc) {
   if (!v || v->kind == V_POISON) return NULL;
   ts_dtype lt = like ? like->dtype : TS_DTYPE_VOID;
@@ -235,6 +237,7 @@ IrExpr *ev_to_bool_ir(Eval *ev, IrExpr *e, SrcLoc loc) {
   return ir_binary(ev->c, IR_NE, e, zero, loc);
 }
 
+/* A dtype or its name ("float16", and the C names float, half, int, double, uint). */
 bool ev_to_dtype(Eval *ev, Value *v, ts_dtype *out, SrcLoc loc) {
   if (!v || v->kind == V_POISON) return false;
   if (v->kind == V_DTYPE) {
@@ -260,6 +263,7 @@ bool ev_to_dtype(Eval *ev, Value *v, ts_dtype *out, SrcLoc loc) {
   return false;
 }
 
+/* A Python int or bool, or a constant integer IR expression. */
 bool ev_to_int(Eval *ev, Value *v, int64_t *out, SrcLoc loc) {
   if (!v || v->kind == V_POISON) return false;
   if (v->kind == V_INT || v->kind == V_BOOL) {
@@ -341,7 +345,6 @@ Value *ev_module_value(Eval *ev, PyModule *m) {
 }
 
 /* ---- equality ---------------------------------------------------------------------------- */
-
 static bool dtype_eq_str(ts_dtype t, const Value *s) {
   ts_dtype u;
   const char *name = s->u.str.s;
@@ -356,6 +359,7 @@ static bool dtype_eq_str(ts_dtype t, const Value *s) {
 enum { EQ_MAX_DEPTH = 64, EQ_MAX_VISITS = 1 << 20 };
 static bool values_equal_rec(const Value *a, const Value *b, int depth, int64_t *visits);
 
+/* Python == on two Python values; a dtype equals its name. */
 bool ev_values_equal(const Value *a, const Value *b) {
   int64_t visits = EQ_MAX_VISITS;
   return values_equal_rec(a, b, 0, &visits);

@@ -1,7 +1,20 @@
-/* value.h — private to the evaluator: the value domain of the staging interpreter and the
- * evaluator's state.
+/* value.h — private to the evaluator: the value domain of the staging interpreter, the
+ * evaluator's state, and the value interface every part of it is written against.
  *
  *   AST (parse.c) -> eval_stmt.c / eval_expr.c walk statements and expressions over Values -> Tile IR
+ *
+ * The evaluator by concept; each file calls only those below it:
+ *
+ *   eval_entry.c     front_compile: the function, -D parameters, decorators, tracing
+ *   eval_stmt.c      statements
+ *   eval_expr.c      expressions, assignment targets, calls
+ *   eval_module.c    name lookup through modules' lazy globals, imports, module attributes
+ *   registry.c       the builtin registry: each namespace's rows (registry.h)
+ *   builtins_*.c     the rows and their handlers, by topic (builtin.h)
+ *   builtin.c        binding a call to a row's signature; helpers the handlers share
+ *   value.c, operators.c, stage.c   values, Python operators, the IR being traced (here)
+ *
+ * Statements are reached from below only through ev->exec_stmt.
  *
  * A Value is either a Python value, folded at trace time (None, bool, int, float, str,
  * tuple, list, dict, functions, modules, dtypes, buffers, loop and kernel frames), or
