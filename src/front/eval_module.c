@@ -11,14 +11,17 @@
  * loaded once per compilation.  `a.b` on a module is its attribute, else the submodule
  * `a.b`.  A native namespace without the attribute asks the prelude module of the same
  * name (tilelang.cdiv is prelude/tilelang/__init__.py's).  Prelude modules stand for
- * libraries (torch, tvm) of which they cover only a part, so a name they lack is a stub. */
+ * libraries (torch, tvm) of which they cover only a part, so a name they lack is a stub.
+ *
+ *   eval_expr.c / eval_stmt.c  ->  here  ->  registry.c (native namespaces), parse.c (module text)
+ *
+ * A module's defs and top-level assignments run through ev->exec_stmt (eval_stmt.c). */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "value.h"
+#include "registry.h"
 #include "../base/embedded.h"
-#include "../base/target.h"
 
 /* Native namespaces by import name. */
 static const struct {
@@ -37,21 +40,6 @@ static const char *native_name(ModKind mod) {
   return NULL;
 }
 
-PyModule *ev_module_new(Eval *ev, const char *name, bool stub_missing) {
-  PyModule *m = ARENA_NEW(ev->a, PyModule);
-  m->name = name;
-  m->stub_missing = stub_missing;
-  m->globals = ev_env_new(ev, ev->builtins);
-  m->globals->module = m;
-  return m;
-}
-
-static Value *module_value(Eval *ev, PyModule *m) {
-  Value *v = ev_new(ev, V_MODULE);
-  v->u.mod.mod = MOD_PY;
-  v->u.mod.py = m;
-  return v;
-}
 
 /* ---- module scan (the kernel file's and every loaded module's top level) ------------------ */
 static void record_targets(Eval *ev, PyModule *m, const AstNode *t, const AstNode *stmt) {
@@ -72,7 +60,7 @@ void ev_scan_module(Eval *ev, PyModule *m, const AstNode *module) {
     case AST_IMPORT:
     case AST_IMPORTFROM: ev_exec_import(ev, m->globals, s); break;
     case AST_FUNCTIONDEF:
-    case AST_CLASSDEF: ev_exec_stmt(ev, m->globals, s); break;
+    case AST_CLASSDEF: ev->exec_stmt(ev, m->globals, s); break;
     case AST_ASSIGN:
       for (int k = 0; k < s->items.n; k++) record_targets(ev, m, s->items.items[k], s);
       break;
@@ -101,13 +89,24 @@ void ev_force_global(Eval *ev, PyModule *m, const char *name) {
   bool staged = ev->staged;
   LoopCtx *loop = ev->loop;
   ev->block = NULL, ev->scope = NULL, ev->kernel = NULL, ev->staged = false, ev->loop = NULL;
-  ev_exec_stmt(ev, m->globals, s);
+  ev->exec_stmt(ev, m->globals, s);
   ev->block = block, ev->scope = scope, ev->kernel = kernel, ev->staged = staged, ev->loop = loop;
   strmap_put(ev->a, &m->lazy_busy, name, NULL);
   if (strmap_get(&m->lazy, name)) { /* the statement did not bind it (error) */
     strmap_put(ev->a, &m->lazy, name, NULL);
     strmap_put(ev->a, &m->globals->vars, name, ev->poison);
   }
+}
+
+/* A name through the chain of environments; a module's globals first run the lazy
+ * top-level assignment of that name, if any. */
+Value *ev_env_lookup(Eval *ev, Env *env, const char *name) {
+  for (Env *e = env; e; e = e->parent) {
+    if (e->module) ev_force_global(ev, e->module, name);
+    Value *v = strmap_get(&e->vars, name);
+    if (v) return v;
+  }
+  return NULL;
 }
 
 /* ---- finding and loading modules ------------------------------------------------------------ */
@@ -119,6 +118,7 @@ static char *module_path(Eval *ev, const char *name) {
   return p;
 }
 
+/* The embedded prelude file at `rel` ("tilelang/math.py"), or NULL. */
 static const TsEmbeddedFile *prelude_file(const char *rel) {
   for (int i = 0; i < ts_prelude_files_count; i++)
     if (!strcmp(ts_prelude_files[i].name, rel)) return &ts_prelude_files[i];
@@ -148,7 +148,7 @@ static Value *load_source(Eval *ev, const char *name, const char *key, const cha
                           size_t len, bool stub, const char *dir) {
   PyModule *m = ev_module_new(ev, name, stub);
   m->dir = dir;
-  Value *v = module_value(ev, m);
+  Value *v = ev_module_value(ev, m);
   strmap_put(ev->a, &ev->modules, key, v);
   SourceFile *f = ARENA_NEW(ev->a, SourceFile);
   f->name = shown;
@@ -186,7 +186,7 @@ static Value *load_sibling(Eval *ev, const char *dir, const char *name, SrcLoc l
   if (is_dir(folder)) {
     PyModule *m = ev_module_new(ev, name, false);
     m->dir = folder;
-    Value *v = module_value(ev, m);
+    Value *v = ev_module_value(ev, m);
     strmap_put(ev->a, &ev->modules, name, v);
     return v;
   }
@@ -205,12 +205,13 @@ static Value *load_prelude(Eval *ev, const char *name) {
   if (f) {
     v = load_source(ev, name, key, arena_printf(ev->a, "<prelude>/%s", f->name), f->contents, f->size, true, NULL);
   } else if (prelude_folder(rel)) {
-    v = module_value(ev, ev_module_new(ev, name, true));
+    v = ev_module_value(ev, ev_module_new(ev, name, true));
   }
   if (v) strmap_put(ev->a, &ev->modules, key, v);
   return v;
 }
 
+/* A module known only by name: using any attribute of it is the error. */
 static Value *stub_module(Eval *ev, const char *name) {
   Value *v = ev_opaque(ev, arena_printf(ev->a, "module '%s' is not available in kernels", name));
   v->u.opaque.module = name;
@@ -221,7 +222,7 @@ static Value *stub_module(Eval *ev, const char *name) {
  * that imports (siblings are looked for there, then beside the kernel file). */
 Value *ev_import_module(Eval *ev, const char *name, const char *from_dir, SrcLoc loc) {
   for (size_t i = 0; i < TS_ARRAY_LEN(native_modules); i++)
-    if (!strcmp(native_modules[i].name, name)) return bi_module(ev, native_modules[i].mod);
+    if (!strcmp(native_modules[i].name, name)) return ev_namespace(ev, native_modules[i].mod);
   Value *v = strmap_get(&ev->modules, name);
   if (v) return v;
   if (!v && from_dir) v = load_sibling(ev, from_dir, name, loc);
@@ -244,7 +245,7 @@ static Value *module_attr_quiet(Eval *ev, Value *m, const char *name, SrcLoc loc
     if (v && strmap_get(&py->globals->vars, name)) return v; /* its own name, not a builtin */
     full = arena_printf(ev->a, "%s.%s", py->name, name);
   } else {
-    Value *v = bi_module_attr_quiet(ev, m->u.mod.mod, name);
+    Value *v = builtin_lookup(ev, m->u.mod.mod, name);
     const char *nn = native_name(m->u.mod.mod);
     if (!is_stub(v) || !nn) return v;
     /* the prelude module of the same name, then a prelude submodule */
@@ -260,10 +261,11 @@ static Value *module_attr_quiet(Eval *ev, Value *m, const char *name, SrcLoc loc
   return is_stub(sub) ? NULL : sub;
 }
 
+/* m.name, reporting a missing name (a stub for the libraries the prelude covers in part). */
 Value *ev_module_attr(Eval *ev, Value *m, const char *name, SrcLoc loc) {
   if (m->u.mod.mod != MOD_PY) {
     Value *v = module_attr_quiet(ev, m, name, loc);
-    return v ? v : bi_module_attr(ev, m->u.mod.mod, name, loc);
+    return v ? v : builtin_lookup_or_error(ev, m->u.mod.mod, name, loc);
   }
   Value *v = module_attr_quiet(ev, m, name, loc);
   if (v) return v;
@@ -285,6 +287,7 @@ static const char *env_dir(Eval *ev, Env *env) {
   return ev->main_dir;
 }
 
+/* import a.b.c [as x] / from m import x [as y]: binds the names in env. */
 void ev_exec_import(Eval *ev, Env *env, const AstNode *s) {
   const char *dir = env_dir(ev, env);
   for (int i = 0; i < s->naliases; i++) {
@@ -319,73 +322,4 @@ void ev_exec_import(Eval *ev, Env *env, const AstNode *s) {
     }
     ev_env_set(ev, env, bind, v);
   }
-}
-
-/* ---- _tilescale: what the prelude cannot say in Python ----------------------------------------- */
-/* The device host code asks about: the caller's GPU, else the compile target's table row. */
-static const TsDeviceProps *query_device(Eval *ev, SrcLoc loc) {
-  const TsDeviceProps *d = ev->c->device ? ev->c->device : ts_target_device(ev->c->target.sm);
-  if (!d) ts_error(ev->c, loc, "no device properties are known for sm_%d", ev->c->target.sm);
-  return d;
-}
-
-static bool int_arg(Eval *ev, CallArgs *a, int i, const char *what) {
-  if (i >= a->npos) return true;
-  if (a->pos[i]->kind == V_INT || a->pos[i]->kind == V_NONE) return true;
-  ts_error(ev->c, a->node->loc, "%s must be an int, got %s", what, ev_type_name(a->pos[i]));
-  return false;
-}
-
-/* _tilescale.device_attribute(name, device=0): an int property, or the name. */
-static Value *ts_device_attribute(Eval *ev, CallArgs *a, Value *self, int arg) {
-  (void)self, (void)arg;
-  SrcLoc loc = a->node->loc;
-  if (a->npos < 1 || a->npos > 2 || a->nkw || a->pos[0]->kind != V_STR || !int_arg(ev, a, 1, "the device")) {
-    ts_error(ev->c, loc, "device_attribute(name, device=0) takes an attribute name and a device ordinal");
-    return ev->poison;
-  }
-  const TsDeviceProps *d = query_device(ev, loc);
-  if (!d) return ev->poison;
-  const char *name = a->pos[0]->u.str.s;
-  if (!strcmp(name, "name")) return ev_str(ev, d->name);
-  int64_t v;
-  if (ts_device_int_attr(d, name, &v)) return ev_int(ev, v);
-  ts_error(ev->c, loc, "unknown device attribute '%s'", name);
-  return ev->poison;
-}
-
-/* _tilescale.device_properties(device=0): torch.cuda.get_device_properties' answer, a
- * namespace with its attribute names. */
-static Value *ts_device_properties(Eval *ev, CallArgs *a, Value *self, int arg) {
-  (void)self, (void)arg;
-  if (a->npos > 1 || a->nkw || !int_arg(ev, a, 0, "the device")) {
-    ts_error(ev->c, a->node->loc, "device_properties(device=0) takes a device ordinal");
-    return ev->poison;
-  }
-  const TsDeviceProps *d = query_device(ev, a->node->loc);
-  if (!d) return ev->poison;
-  PyModule *m = ev_module_new(ev, "torch.cuda._CudaDeviceProperties", true);
-  const struct { const char *name; int64_t v; } ints[] = {
-      {"major", d->sm / 10},
-      {"minor", d->sm % 10},
-      {"multi_processor_count", d->multiprocessor_count},
-      {"total_memory", d->total_memory},
-      {"shared_memory_per_block", d->shared_memory_per_block},
-      {"shared_memory_per_block_optin", d->shared_memory_per_block_optin},
-      {"shared_memory_per_multiprocessor", d->shared_memory_per_sm},
-      {"regs_per_multiprocessor", 65536},
-      {"max_threads_per_multi_processor", 2048},
-      {"warp_size", d->warp_size},
-      {"L2_cache_size", d->l2_cache_size},
-  };
-  for (size_t i = 0; i < TS_ARRAY_LEN(ints); i++) ev_env_set(ev, m->globals, ints[i].name, ev_int(ev, ints[i].v));
-  ev_env_set(ev, m->globals, "name", ev_str(ev, d->name));
-  return module_value(ev, m);
-}
-
-Value *ev_tilescale_attr(Eval *ev, const char *name) {
-  if (!strcmp(name, "device_attribute")) return bi_builtin(ev, ts_device_attribute, "_tilescale.device_attribute", 0, NULL);
-  if (!strcmp(name, "device_properties"))
-    return bi_builtin(ev, ts_device_properties, "_tilescale.device_properties", 0, NULL);
-  return NULL;
 }

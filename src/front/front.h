@@ -1,6 +1,6 @@
 /* front.h — entry of the front end: from a parsed module and -D parameters to Tile IR.
  *
- *   parse_module (parse.c)  ->  front_compile (eval.c)  ->  IrFunc
+ *   parse_module (parse.c)  ->  front_compile (eval_entry.c)  ->  IrFunc
  *
  * front_compile runs the staging interpreter (DESIGN.md §4) over the chosen function:
  * a lazy factory (returns a nested @T.prim_func), an eager @tilelang.jit body, or a

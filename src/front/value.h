@@ -1,7 +1,20 @@
-/* value.h — private to the evaluator (eval.c, eval_builtins.c): the value domain of the
- * staging interpreter and the evaluator's state.
+/* value.h — private to the evaluator: the value domain of the staging interpreter, the
+ * evaluator's state, and the value interface every part of it is written against.
  *
- *   AST (parse.c) -> eval.c walks statements/expressions over Values -> Tile IR
+ *   AST (parse.c) -> eval_stmt.c / eval_expr.c walk statements and expressions over Values -> Tile IR
+ *
+ * The evaluator by concept; each file calls only those below it:
+ *
+ *   eval_entry.c     front_compile: the function, -D parameters, decorators, tracing
+ *   eval_stmt.c      statements
+ *   eval_expr.c      expressions, assignment targets, calls
+ *   eval_module.c    name lookup through modules' lazy globals, imports, module attributes
+ *   registry.c       the builtin registry: each namespace's rows (registry.h)
+ *   builtins_*.c     the rows and their handlers, by topic (builtin.h)
+ *   builtin.c        binding a call to a row's signature; helpers the handlers share
+ *   value.c, operators.c, stage.c   values, Python operators, the IR being traced (here)
+ *
+ * Statements are reached from below only through ev->exec_stmt.
  *
  * A Value is either a Python value, folded at trace time (None, bool, int, float, str,
  * tuple, list, dict, functions, modules, dtypes, buffers, loop and kernel frames), or
@@ -37,22 +50,23 @@ typedef enum ValKind {
 
 typedef enum FuncFlavor { FN_PLAIN, FN_PRIM, FN_MACRO } FuncFlavor;
 
-/* Module namespaces known to the evaluator. */
+/* Namespaces known to the evaluator: the native modules (a V_MODULE's kind), the Python
+ * builtins, and the methods of the value kinds that have some.  Each has its rows in the
+ * builtin registry (registry.c). */
 typedef enum ModKind {
   MOD_TILELANG, MOD_T, MOD_MATH, MOD_PASSCONFIG, MOD_WARPPOLICY, MOD_AUTOTUNER, MOD_LAYOUT,
-  MOD_TEAM, MOD_CMPTYPE, MOD_AMO, /* distributed enums T.Team, T.CmpType, T.Amo (eval_tl.c) */
+  MOD_TEAM, MOD_CMPTYPE, MOD_AMO, /* distributed enums T.Team, T.CmpType, T.Amo */
   MOD_ITERTOOLS,                  /* itertools.product for autotune config spaces */
   MOD_PY,                         /* a module read from a file (Value.u.mod.py; eval_module.c) */
-  MOD_TILESCALE                   /* _tilescale: the prelude's native queries (eval_module.c) */
+  MOD_TILESCALE,                  /* _tilescale: the prelude's native queries */
+  MOD_BUILTINS,                   /* Python builtins: min, len, range ... (never a V_MODULE) */
+  MOD_STR, MOD_LIST, MOD_DICT, MOD_INT, MOD_EXPR, /* methods of those values (never a V_MODULE) */
+  MOD_COUNT
 } ModKind;
 
 typedef struct Env Env;
 typedef struct Value Value;
-struct Eval;
-struct CallArgs;
-/* A builtin: `self` is the bound object of a method, `arg` a small table argument
- * (intrinsic, reduce kind, scope...). */
-typedef Value *(*BiFn)(struct Eval *ev, struct CallArgs *a, Value *self, int arg);
+struct Builtin; /* a row of the builtin registry (builtin.h) */
 
 typedef struct ValList {
   Value **items;
@@ -93,7 +107,7 @@ struct Value {
     ValList seq;                                 /* TUPLE (fixed), LIST */
     struct { ValList keys, vals; } dict;
     struct { const AstNode *def; Env *env; FuncFlavor flavor; } fn;
-    struct { BiFn fn; Value *self; const char *name; int arg; } bi;
+    struct { const struct Builtin *row; Value *self; const char *name; } bi; /* self: a method's object */
     struct { ModKind mod; struct PyModule *py; } mod; /* py: MOD_PY only */
     ts_dtype dtype;
     struct { Value *shape; ts_dtype dtype; Value *strides; } tt;  /* shape, strides (or NULL): TUPLEs of ints/exprs */
@@ -142,6 +156,7 @@ typedef enum ExecStatus { EX_NORMAL, EX_RETURN, EX_BREAK, EX_CONTINUE } ExecStat
 /* Call arguments after evaluation (starred/double-starred expanded). */
 typedef struct CallArgs {
   const AstNode *node;  /* the CALL (for locations) */
+  Value *self;          /* the object of a method call ("a".split: "a"), else NULL */
   Value **pos;
   int npos;
   const char **kw;
@@ -150,6 +165,11 @@ typedef struct CallArgs {
 } CallArgs;
 
 typedef struct Eval {
+  /* Runs one statement: eval_stmt.c's ev_exec_stmt, set by front_compile.  Expressions reach
+   * statements only through it (a call runs a def's body, a module-level name runs its
+   * assignment, an import runs a module's defs), so the files below the statement layer
+   * never call up into it. */
+  ExecStatus (*exec_stmt)(struct Eval *ev, Env *env, const AstNode *s);
   const char *pending_name; /* target of `name = T.alloc_*(...)`: names the buffer */
   TsCompiler *c;
   Arena *a;
@@ -189,7 +209,7 @@ typedef struct Eval {
   PtrVec dyn_vars;       /* IrVar* from T.dynamic */
 } Eval;
 
-/* ---- eval.c -------------------------------------------------------------------------- */
+/* ---- value.c: values, conversions, environments ------------------------------------- */
 Value *ev_new(Eval *ev, ValKind k);
 Value *ev_int(Eval *ev, int64_t v);
 Value *ev_float(Eval *ev, double v);
@@ -201,55 +221,69 @@ Value *ev_opaque(Eval *ev, const char *what);
 void vl_push(Eval *ev, ValList *l, Value *v);
 /* Memory limit: true when `more` bytes still fit; reports the first overrun at loc. */
 bool ev_memory_ok(Eval *ev, int64_t more, SrcLoc loc);
+bool ev_step(Eval *ev, SrcLoc loc);    /* one evaluation step: false past the step or memory limit */
 const char *ev_type_name(const Value *v);
-char *ev_repr(Eval *ev, const Value *v);
+char *ev_repr(Eval *ev, const Value *v);   /* repr(v) */
+char *ev_strval(Eval *ev, const Value *v); /* str(v) */
+void ev_repr_into(StrBuf *sb, const Value *v, bool quote);
 bool ev_is_num(const Value *v);        /* bool, int or float (Python) */
+double ev_num_f(const Value *v);       /* a Python number as double / int64 (bool, int: no float) */
+int64_t ev_num_i(const Value *v);
 int64_t ev_f2i(double x);              /* C cast without UB (saturating, NaN -> 0) */
+Value *ev_use_opaque(Eval *ev, Value *v, SrcLoc loc); /* reports the opaque value's message; NULL */
+IrExpr *ev_load_var(Eval *ev, IrBuffer *b, SrcLoc loc); /* the value of a T.alloc_var */
 /* Converts to IR; `like` (may be NULL) gives the dtype for Python literals. */
 IrExpr *ev_to_ir(Eval *ev, Value *v, const IrExpr *like, SrcLoc loc);
 IrExpr *ev_to_bool_ir(Eval *ev, IrExpr *e, SrcLoc loc);
 bool ev_to_dtype(Eval *ev, Value *v, ts_dtype *out, SrcLoc loc);  /* dtype or string */
 bool ev_to_int(Eval *ev, Value *v, int64_t *out, SrcLoc loc);     /* Python int or constant IR */
-int ev_truth(Eval *ev, Value *v, SrcLoc loc);  /* 1, 0, -1 = not a Python value/error */
-Value *ev_call(Eval *ev, Value *fn, CallArgs *args);
-void ev_emit(Eval *ev, IrStmt *s);
-void ev_define_var(Eval *ev, IrVar *v);        /* scoped to the current IR block */
-void ev_define_buffer(Eval *ev, IrBuffer *b);
-bool ev_need_kernel(Eval *ev, const char *what, SrcLoc loc);
-Value *ev_binop(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc);
-IrExpr *ev_linear_diff(Eval *ev, IrExpr *hi, IrExpr *lo, SrcLoc loc); /* hi - lo, simplified */
-
-/* ---- eval.c: environments and statements, for eval_module.c -------------------------- */
+int ev_truth(Eval *ev, Value *v, SrcLoc loc);  /* 1, 0, -1 = not a Python value, -2 = error */
+bool ev_values_equal(const Value *a, const Value *b); /* Python == on Python values */
+bool ev_iter_items(Eval *ev, Value *it, ValList *out, SrcLoc loc);
 Env *ev_env_new(Eval *ev, Env *parent);
 void ev_env_set(Eval *ev, Env *env, const char *name, Value *v);
-Value *ev_env_lookup(Eval *ev, Env *env, const char *name);
+Value *ev_dtype(Eval *ev, ts_dtype t);
+Value *ev_namespace(Eval *ev, ModKind mod);  /* T, tilelang, math ... */
+PyModule *ev_module_new(Eval *ev, const char *name, bool stub_missing);
+Value *ev_module_value(Eval *ev, PyModule *m);
+
+/* ---- operators.c ------------------------------------------------------------------------ */
+Value *ev_binop(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc);
+Value *ev_unop(Eval *ev, AstOp op, Value *v, SrcLoc loc);
+Value *ev_select(Eval *ev, IrExprKind k, IrExpr *cond, Value *a, Value *b, SrcLoc loc);
+Value *ev_minmax(Eval *ev, IrExprKind k, Value *x, Value *y, SrcLoc loc); /* k: IR_MIN / IR_MAX */
+IrExpr *ev_linear_diff(Eval *ev, IrExpr *hi, IrExpr *lo, SrcLoc loc); /* hi - lo, simplified */
+
+/* ---- stage.c: the IR being traced ------------------------------------------------------- */
+typedef struct BlockSave {
+  PtrVec *block;
+  DefScope *scope;
+} BlockSave;
+void ev_emit(Eval *ev, IrStmt *s);
+bool ev_need_kernel(Eval *ev, const char *what, SrcLoc loc);
+void ev_define_var(Eval *ev, IrVar *v);        /* scoped to the current IR block */
+void ev_define_buffer(Eval *ev, IrBuffer *b);
+BlockSave ev_push_block(Eval *ev);
+IrStmt *ev_pop_block(Eval *ev, BlockSave saved, Env *env, const char *what, SrcLoc loc);
+ExecStatus ev_exec_block(Eval *ev, Env *env, const AstList *body); /* statements, via ev->exec_stmt */
+
+/* ---- eval_expr.c ------------------------------------------------------------------------ */
+Value *ev_eval(Eval *ev, Env *env, const AstNode *n);
+bool ev_assign(Eval *ev, Env *env, const AstNode *target, Value *v, SrcLoc loc);
+bool ev_exec_augassign(Eval *ev, Env *env, const AstNode *s);
+Value *ev_call(Eval *ev, Value *fn, CallArgs *args);
+Value *ev_call_function(Eval *ev, Value *fn, CallArgs *args);
+
+/* ---- eval_stmt.c ------------------------------------------------------------------------ */
 ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s);
+FuncFlavor ev_decorator_flavor(const AstNode *def);
 
 /* ---- eval_module.c: imports and modules ------------------------------------------------ */
-PyModule *ev_module_new(Eval *ev, const char *name, bool stub_missing);
 void ev_scan_module(Eval *ev, PyModule *m, const AstNode *module);
 void ev_force_global(Eval *ev, PyModule *m, const char *name);
 void ev_exec_import(Eval *ev, Env *env, const AstNode *s);
 Value *ev_import_module(Eval *ev, const char *name, const char *from_dir, SrcLoc loc);
 Value *ev_module_attr(Eval *ev, Value *module, const char *name, SrcLoc loc); /* errors when missing */
-Value *ev_tilescale_attr(Eval *ev, const char *name); /* _tilescale.NAME, or NULL */
-
-/* ---- eval_builtins.c ----------------------------------------------------------------- */
-Value *bi_module_attr(Eval *ev, ModKind mod, const char *name, SrcLoc loc);
-Value *bi_module_attr_quiet(Eval *ev, ModKind mod, const char *name); /* NULL when unknown */
-bool ev_iter_items(Eval *ev, Value *it, ValList *out, SrcLoc loc);
-Value *ev_select(Eval *ev, IrExprKind k, IrExpr *cond, Value *a, Value *b, SrcLoc loc);
-Value *bi_method(Eval *ev, Value *self, const char *name, SrcLoc loc); /* NULL: no such method */
-Value *bi_subscript_builtin(Eval *ev, Value *fn, Value *index, SrcLoc loc); /* T.Tensor[...] */
-void bi_install_builtins(Eval *ev, Env *env);
-
-/* ---- eval_tl.c: the other T.* constructs and the distributed names ----------------------- */
-Value *tl_construct_attr(Eval *ev, const char *name);           /* T.<name> or NULL */
-Value *tl_enum_attr(Eval *ev, ModKind mod, const char *name);   /* T.Team.WORLD ... or NULL */
-bool tl_is_construct_call(const Value *fn);
-Value *tl_layout_attr(Eval *ev, const char *name);           /* tilelang.layout.make_*_layout or NULL */
-Value *bi_module(Eval *ev, ModKind mod);
-Value *bi_builtin(Eval *ev, BiFn fn, const char *name, int arg, Value *self);
-Value *bi_dtype(Eval *ev, ts_dtype t);
+Value *ev_env_lookup(Eval *ev, Env *env, const char *name); /* runs a lazy module-level name first */
 
 #endif

@@ -1,0 +1,109 @@
+/* builtin.h — the row format of the builtin registry, and what every handler shares.
+ *
+ *   registry.c (namespaces: which rows)  ->  builtins_*.c (rows + handlers)  ->  builtin.c  ->  value.h
+ *
+ * Every name a kernel file can call or read that is not Python code — T.*, tilelang.*, math,
+ * itertools, _tilescale, the Python builtins and the methods of str/list/dict/int/IR values —
+ * is one row: its name, its signature in Python syntax and one handler.  A call binds its
+ * arguments to the signature first (builtin.c), so a wrong count or keyword is reported the
+ * same way for every construct, then runs the handler with the bound arguments.  A new
+ * construct is one row in the table of its topic file and one handler beside it:
+ *
+ *   {"put_block", "src, dst, size, dst_pe=-1", t_put_get, 0, 0},
+ *   static Value *t_put_get(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) { ... }
+ *
+ * Handlers see the value interface (value.h) and this header only: they never call the
+ * interpreter or the registry (a handler that is another construct with other defaults runs
+ * that row with builtin_call_row).  A handler returns the call's value, or NULL / ev->poison
+ * after reporting an error.  A row whose handler words its own argument errors (T.Kernel,
+ * min, the str methods) takes "*args, **kwargs" and reads a->pos / a->kw itself. */
+#ifndef TS_FRONT_BUILTIN_H
+#define TS_FRONT_BUILTIN_H
+
+#include "value.h"
+
+typedef struct Builtin Builtin;
+
+/* arg[i]: the argument bound to the signature's i-th parameter, NULL when an optional one is
+ * not given.  Extra positional arguments of a `*args` signature stay in a->pos after the
+ * named ones; `**kwargs` accepts (and drops) other keywords.  a->self is a method's object,
+ * a->node the call (for carets).  bi is the row: bi->arg its small table argument. */
+typedef Value *(*BuiltinFn)(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
+
+enum {
+  /* A name that is a value, not a function (a dtype, an enum member, a namespace): the
+   * handler runs when the name is looked up, with a == NULL and arg == NULL. */
+  BI_VALUE = 1,
+  /* Argument errors do not quote the signature, as Python's own builtins do not.  The first
+   * T.* constructs keep that form too: their messages are pinned by tests/diag. */
+  BI_TERSE = 2,
+  /* builtin[index] means something (T.Tensor[shape, dtype]): the handler runs with
+   * arg == NULL and the index in a->pos[0]. */
+  BI_INDEX = 4,
+};
+
+struct Builtin {
+  const char *name;     /* its name in its namespace: "copy" is T.copy */
+  const char *params;   /* "src, dst, size=1, *args, **kwargs"; a '=' makes it optional */
+  BuiltinFn fn;
+  int arg;              /* a small table argument: scope, reduce kind, intrinsic ... */
+  unsigned flags;       /* BI_* */
+};
+
+/* The rows of one namespace in one topic file.  `missing` answers names no row has (names
+ * computed from a table, such as tilelang.PassConfigKey.TL_*), or is NULL. */
+typedef struct BuiltinTable {
+  ModKind ns;
+  const Builtin *rows;
+  int n;
+  Value *(*missing)(Eval *ev, const char *name);
+} BuiltinTable;
+
+#define BUILTIN_TABLE_END {MOD_COUNT, NULL, 0, NULL}
+
+/* Each topic file's tables, ended by BUILTIN_TABLE_END (registry.c lists them). */
+extern const BuiltinTable builtins_alloc[];   /* buffers, tensors, views, workspaces */
+extern const BuiltinTable builtins_loops[];   /* T.Kernel, loop frames, thread queries, synchronisation */
+extern const BuiltinTable builtins_tileops[]; /* copy, fill, reduce, atomics, gemm, im2col */
+extern const BuiltinTable builtins_layout[];  /* tilelang.layout helpers, annotations, hints */
+extern const BuiltinTable builtins_scalar[];  /* dtypes, math, casts, min/max, device print/assert */
+extern const BuiltinTable builtins_dist[];    /* distributed primitives and their enums */
+extern const BuiltinTable builtins_python[];  /* Python builtins, methods, math, itertools */
+extern const BuiltinTable builtins_host[];    /* tilelang namespace, decorators, _tilescale */
+
+/* ---- builtin.c: values and calls ------------------------------------------------------------- */
+/* A builtin value for `row`, shown as `name` ("T.copy"); self: a method's object. */
+Value *builtin_value(Eval *ev, const Builtin *row, const char *name, Value *self);
+/* Calls a builtin value: binds a's arguments to the row's signature (errors name the value),
+ * then runs the handler. */
+Value *builtin_call(Eval *ev, Value *fn, CallArgs *a);
+/* The row called `name` among rows[0..n), or NULL (a handler finding a sibling row). */
+const Builtin *builtin_find(const Builtin *rows, int n, const char *name);
+/* Runs another row on the same call, as if it had been called (T.wgmma_gemm is T.gemm). */
+Value *builtin_call_row(Eval *ev, const Builtin *row, const char *name, CallArgs *a);
+
+/* ---- builtin.c: helpers handlers share ------------------------------------------------------- */
+static inline SrcLoc call_loc(const CallArgs *a) { return a->node ? a->node->loc : SRCLOC_NONE; }
+const AstNode *bi_arg_node(const CallArgs *a, int i, const char *name); /* the argument's syntax */
+SrcLoc bi_dim_loc(const AstNode *shape, int d, int ndim, SrcLoc dflt);  /* a shape literal's dim d */
+bool bi_check_size(Eval *ev, IrExpr *e, int64_t min, SrcLoc loc, const char *what, int d);
+bool bi_opt_bool(Eval *ev, Value *v, bool dflt, SrcLoc loc);
+bool bi_opt_int(Eval *ev, Value *v, int64_t dflt, int64_t *out, SrcLoc loc);
+int bi_shape_arg(Eval *ev, Value *v, IrExpr ***out, SrcLoc loc);       /* ndim, or -1 */
+IrExpr *bi_to_dtype(Eval *ev, Value *v, ts_dtype t, SrcLoc loc);        /* a number or IR as type t */
+const char *bi_take_name(Eval *ev, const char *dflt);  /* `x = T.alloc_*(...)` names the buffer x */
+Value *bi_buffer_value(Eval *ev, IrBuffer *b);
+bool bi_need_kernel(Eval *ev, CallArgs *a, const Builtin *bi);          /* "T.<name>" inside T.Kernel */
+
+/* Handlers several tables use: known but not lowered (bi_unsupported_stmt: an UNSUPPORTED
+ * statement and an opaque result; bi_unsupported: an error at the call; bi_kernel_unsupported:
+ * the same, checked to be in a kernel first), performance hints with no effect (bi_hint), and
+ * BI_VALUE rows whose value is namespace bi->arg or the int bi->arg. */
+Value *bi_unsupported_stmt(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
+Value *bi_unsupported(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
+Value *bi_kernel_unsupported(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
+Value *bi_hint(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
+Value *bi_value_namespace(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
+Value *bi_value_int(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
+
+#endif

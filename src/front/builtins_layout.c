@@ -1,0 +1,214 @@
+/* builtins_layout.c — layouts and layout annotations: the tilelang.layout.make_*_layout
+ * helpers, T.annotate_layout, and the scheduling and memory hints (T.use_swizzle,
+ * T.annotate_l2_hit_ratio, ...).
+ *
+ *   registry.c  ->  here  ->  IrBuffer.layout (pinned before pass/layout_inference.c)
+ *
+ * A layout value is a builtin that cannot be called: self is the buffer it was made for, its
+ * row's arg the LayoutKind.  T.annotate_layout turns it into the buffer's pinned Layout
+ * (layout.h), which layout inference and the GEMM planning keep or adapt to.  Hints whose
+ * omission keeps the program's results (block rasterization, L2 and occupancy) are checked
+ * and otherwise ignored. */
+#include <string.h>
+
+#include "../layout/layout.h"
+#include "builtin.h"
+
+static Value *t_make_layout(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi);
+
+/* ---- layout values ------------------------------------------------------------------------------ */
+static Value *t_layout_object(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg, (void)bi;
+  ts_error(ev->c, call_loc(a), "a layout object is not callable: pass it to T.annotate_layout({buffer: layout})");
+  return NULL;
+}
+
+/* The value a make_*_layout call returns, one row per LayoutKind. */
+static const Builtin layout_objects[] = {
+    {"layout", "*args, **kwargs", t_layout_object, LAYOUT_AUTO, BI_TERSE},
+    {"layout", "*args, **kwargs", t_layout_object, LAYOUT_FULL, BI_TERSE},
+    {"layout", "*args, **kwargs", t_layout_object, LAYOUT_HALF, BI_TERSE},
+    {"layout", "*args, **kwargs", t_layout_object, LAYOUT_QUARTER, BI_TERSE},
+    {"layout", "*args, **kwargs", t_layout_object, LAYOUT_LINEAR, BI_TERSE},
+};
+
+static const Builtin *layout_object_row(LayoutKind kind) {
+  for (size_t i = 0; i < TS_ARRAY_LEN(layout_objects); i++)
+    if (layout_objects[i].arg == (int)kind) return &layout_objects[i];
+  ts_unreachable();
+  return &layout_objects[0];
+}
+
+static bool is_layout_value(const Value *v) {
+  return v && v->kind == V_BUILTIN && v->u.bi.row->fn == t_layout_object;
+}
+
+/* The 2-D tile of a shared buffer (its last two dims), or a diagnostic naming `what`. */
+static bool shared_tile(Eval *ev, IrBuffer *b, const char *what, SrcLoc loc, int64_t *rows, int64_t *cols) {
+  if (b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN) {
+    ts_error(ev->c, loc, "%s: '%s' is a %s buffer; only shared-memory tiles (T.alloc_shared) take a swizzled layout%s",
+             what, b->name, ir_scope_names[b->scope],
+             b->scope == IR_SCOPE_FRAGMENT ? " (fragment layouts are inferred; pinning them is not supported yet)" : "");
+    return false;
+  }
+  if (b->ndim < 2 || !ir_is_const_int(b->shape[b->ndim - 2], rows) || !ir_is_const_int(b->shape[b->ndim - 1], cols)) {
+    ts_error(ev->c, loc, "%s: '%s' must have at least 2 dims with constant extents", what, b->name);
+    return false;
+  }
+  return true;
+}
+
+/* tilelang.layout.make_*_layout(buffer, k_major=True, allow_pad=True, continuity=None): the
+ * row's arg is the LayoutKind.  It checks its own arguments (the row takes *args, **kwargs). */
+static Value *t_make_layout(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  SrcLoc loc = call_loc(a);
+  const char *name = arena_printf(ev->a, "tilelang.layout.%s", bi->name);
+  if (a->npos != 1) {
+    ts_error(ev->c, loc, "%s() takes the buffer as its one positional argument (%d given)", name, a->npos);
+    return ev->poison;
+  }
+  Value *bv = a->pos[0];
+  if (!bv || bv->kind == V_POISON) return ev->poison;
+  if (bv->kind != V_BUFFER) {
+    ts_error(ev->c, loc, "%s() expects a shared buffer, got %s", name, ev_type_name(bv));
+    return ev->poison;
+  }
+  IrBuffer *b = bv->u.buf;
+  int64_t rows, cols;
+  if (!shared_tile(ev, b, name, loc, &rows, &cols)) return ev->poison;
+  for (int i = 0; i < a->nkw; i++) {
+    if (!strcmp(a->kw[i], "k_major") || !strcmp(a->kw[i], "allow_pad")) continue; /* the swizzle runs along the stored rows either way */
+    int64_t cont;
+    if (!strcmp(a->kw[i], "continuity") && (a->kwv[i]->kind == V_NONE ||
+                                            (ev_to_int(ev, a->kwv[i], &cont, loc) && cont == cols)))
+      continue;
+    if (!strcmp(a->kw[i], "continuity")) {
+      ts_error(ev->c, loc, "%s(): a continuity other than the tile's row length (%lld) is not supported yet", name,
+               (long long)cols);
+      return ev->poison;
+    }
+    ts_error(ev->c, loc, "%s() got an unexpected keyword argument '%s'", name, a->kw[i]);
+    return ev->poison;
+  }
+  const char *why;
+  if (!layout_pinned(ev->c, (LayoutKind)bi->arg, rows, cols, dtype_bytes(b->dtype), loc, &why)) {
+    ts_error(ev->c, loc, "%s('%s'): a %lldx%lld %s tile cannot take it: %s", name, b->name, (long long)rows,
+             (long long)cols, dtype_name(b->dtype), why);
+    return ev->poison;
+  }
+  return builtin_value(ev, layout_object_row((LayoutKind)bi->arg), arena_printf(ev->a, "%s(%s)", name, b->name), bv);
+}
+
+/* ---- T.annotate_layout ---------------------------------------------------------------------- */
+/* T.annotate_layout({buffer: layout}): pins each shared buffer's layout before layout
+ * inference (reference tilelang-core.md §4.4 level 0).  A T.gemm on the buffer adapts to
+ * the pinned swizzle (layout.c gemm_plan); plain copies and loops address it through the
+ * layout (lower_tile_ops). */
+static Value *t_annotate_layout(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  if (arg[0]->kind != V_DICT) {
+    ts_error(ev->c, loc, "T.annotate_layout expects a dict {buffer: layout}, got %s", ev_type_name(arg[0]));
+    return ev->poison;
+  }
+  for (int i = 0; i < arg[0]->u.dict.keys.n; i++) {
+    Value *key = arg[0]->u.dict.keys.items[i], *val = arg[0]->u.dict.vals.items[i];
+    if (key->kind != V_BUFFER) {
+      ts_error(ev->c, loc, "T.annotate_layout: keys must be buffers, got %s", ev_type_name(key));
+      return ev->poison;
+    }
+    if (val->kind == V_POISON) return ev->poison;
+    IrBuffer *b = key->u.buf;
+    if (!is_layout_value(val)) {
+      if (val->kind == V_FUNC || (val->kind == V_BUILTIN && val->u.bi.row->fn != t_make_layout))
+        ts_error(ev->c, loc, "T.annotate_layout: custom layouts (T.Layout, T.Fragment, functions) are not supported yet; "
+                             "use tilelang.layout.make_swizzled_layout(%s) or another make_*_layout helper", b->name);
+      else
+        ts_error(ev->c, loc, "T.annotate_layout: the layout of '%s' must be a tilelang.layout.make_*_layout(...) "
+                             "value, got %s", b->name, ev_type_name(val));
+      return ev->poison;
+    }
+    int64_t rows, cols;
+    if (!shared_tile(ev, b, "T.annotate_layout", loc, &rows, &cols)) return ev->poison;
+    IrBuffer *made_for = val->u.bi.self->u.buf;
+    if (made_for != b) {
+      /* a layout made for another buffer fits when that buffer's tile has the same shape */
+      int64_t r2 = -1, c2 = -1;
+      ir_is_const_int(made_for->shape[made_for->ndim - 2], &r2);
+      ir_is_const_int(made_for->shape[made_for->ndim - 1], &c2);
+      if (r2 != rows || c2 != cols || dtype_bytes(made_for->dtype) != dtype_bytes(b->dtype)) {
+        ts_error(ev->c, loc, "T.annotate_layout: the layout made for '%s' (%lldx%lld %s) does not fit '%s' (%lldx%lld %s)",
+                 made_for->name, (long long)r2, (long long)c2, dtype_name(made_for->dtype), b->name, (long long)rows,
+                 (long long)cols, dtype_name(b->dtype));
+        return ev->poison;
+      }
+    }
+    const char *why;
+    Layout *l = layout_pinned(ev->c, (LayoutKind)val->u.bi.row->arg, rows, cols, dtype_bytes(b->dtype), loc, &why);
+    TS_ASSERT(l); /* checked when the layout was made */
+    if (b->layout && !layout_equal(b->layout, l)) {
+      ts_error(ev->c, loc, "layout conflict for shared buffer '%s': already annotated with another layout at line %d",
+               b->name, b->layout->loc.line);
+      return ev->poison;
+    }
+    if (!b->layout) b->layout = l;
+  }
+  return ev->none;
+}
+
+/* ---- hints ------------------------------------------------------------------------------------ */
+/* T.use_swizzle(panel_size, order="row", enable=True): block rasterization only changes
+ * the order in which tiles are scheduled; checked and otherwise ignored. */
+static Value *t_use_swizzle(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  int64_t panel;
+  if (!ev_to_int(ev, arg[0], &panel, loc)) return ev->poison;
+  if (panel <= 0) {
+    ts_error(ev->c, loc, "T.use_swizzle: panel_size must be positive, got %lld", (long long)panel);
+    return ev->poison;
+  }
+  if (arg[1] && (arg[1]->kind != V_STR || (strcmp(arg[1]->u.str.s, "row") && strcmp(arg[1]->u.str.s, "column") &&
+                                            strcmp(arg[1]->u.str.s, "mlx")))) {
+    ts_error(ev->c, loc, "T.use_swizzle: order must be \"row\", \"column\" or \"mlx\", got %s", ev_repr(ev, arg[1]));
+    return ev->poison;
+  }
+  return ev->none;
+}
+
+/* ---- rows -------------------------------------------------------------------------------------- */
+static const Builtin layout_rows[] = {
+    {"annotate_layout", "layout_map", t_annotate_layout, 0, 0},
+    {"use_swizzle", "panel_size, order=\"row\", enable=True", t_use_swizzle, 0, 0},
+    {"annotate_l2_hit_ratio", "l2_hit_ratio_map", bi_hint, 0, 0},
+    {"annotate_safe_value", "safe_value_map", bi_kernel_unsupported, 0, 0},
+    {"annotate_restrict_buffers", "*buffers", bi_hint, 0, 0},
+    {"annotate_min_blocks_per_sm", "min_blocks", bi_hint, 0, 0},
+    {"annotate_padding", "padding_map", bi_kernel_unsupported, 0, 0},
+    {"Fragment", "shape, forward_thread_fn=None, forward_index_fn=None, replicate=1, forward_fn=None", bi_unsupported, 0, 0},
+    {"Layout", "shape, forward_fn", bi_unsupported, 0, 0},
+};
+
+/* tilelang.layout.make_*_layout(buffer, k_major=True, allow_pad=True, continuity=None) */
+static const Builtin make_layout_rows[] = {
+    {"make_swizzled_layout", "*args, **kwargs", t_make_layout, LAYOUT_AUTO, BI_TERSE},
+    {"make_wgmma_swizzled_layout", "*args, **kwargs", t_make_layout, LAYOUT_AUTO, BI_TERSE},
+    {"make_full_bank_swizzled_layout", "*args, **kwargs", t_make_layout, LAYOUT_FULL, BI_TERSE},
+    {"make_half_bank_swizzled_layout", "*args, **kwargs", t_make_layout, LAYOUT_HALF, BI_TERSE},
+    {"make_quarter_bank_swizzled_layout", "*args, **kwargs", t_make_layout, LAYOUT_QUARTER, BI_TERSE},
+    {"make_linear_layout", "*args, **kwargs", t_make_layout, LAYOUT_LINEAR, BI_TERSE},
+};
+
+/* Another tilelang.layout name: known to exist, not lowered (an UNSUPPORTED statement). */
+static const Builtin layout_unsupported = {"unsupported", "*args, **kwargs", bi_unsupported_stmt, 0, BI_TERSE};
+
+static Value *layout_missing(Eval *ev, const char *name) {
+  return builtin_value(ev, &layout_unsupported, arena_printf(ev->a, "tilelang.layout.%s", name), NULL);
+}
+
+const BuiltinTable builtins_layout[] = {
+    {MOD_T, layout_rows, TS_ARRAY_LEN(layout_rows), NULL},
+    {MOD_LAYOUT, make_layout_rows, TS_ARRAY_LEN(make_layout_rows), layout_missing},
+    BUILTIN_TABLE_END,
+};

@@ -1,0 +1,471 @@
+/* builtins_loops.c — T.Kernel, the loop frames (range, T.serial, T.unroll, T.vectorized,
+ * T.Parallel, T.Pipelined, T.Persistent), the kernel's block and thread queries, and
+ * synchronisation.
+ *
+ *   registry.c  ->  here  ->  V_KERNEL / V_FRAME values that eval_stmt.c turns into IR
+ *                             (`with T.Kernel(...)`, `for i in T.Parallel(...)`)
+ *
+ * A frame only describes a loop nest (kind, bounds, pipeline annotations); the statement that
+ * iterates it makes the FORs.  A range with constant bounds is also a Python iterable, so
+ * `for i in range(4)` in host code runs four times. */
+#include <string.h>
+
+#include "builtin.h"
+
+static const Builtin *loop_row(const char *name);
+
+/* ---- T.Kernel -------------------------------------------------------------------------------- */
+/* T.Kernel(*grid, threads=128, prelude=None, is_cpu=False): the launch of the `with` body.
+ * It checks its own arguments (the row takes *args, **kwargs): 1 to 3 grid extents, then the
+ * keywords in order. */
+static Value *t_kernel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg, (void)bi;
+  SrcLoc loc = call_loc(a);
+  KernelFrame *k = ARENA_NEW(ev->a, KernelFrame);
+  k->threads[0] = 128;
+  k->threads[1] = k->threads[2] = 1;
+  if (a->npos < 1 || a->npos > 3) {
+    ts_error(ev->c, loc, "T.Kernel() takes 1 to 3 grid dimensions (%d given)", a->npos);
+    return NULL;
+  }
+  for (int i = 0; i < a->npos; i++) {
+    k->grid[i] = ev_to_ir(ev, a->pos[i], NULL, loc);
+    if (!k->grid[i]) return NULL;
+    if (!dtype_is_int(k->grid[i]->dtype)) {
+      ts_error(ev->c, loc, "T.Kernel grid dimension %d must be an integer", i);
+      return NULL;
+    }
+    const AstNode *an = bi_arg_node(a, i, NULL);
+    if (!bi_check_size(ev, k->grid[i], 1, an ? an->loc : loc, "T.Kernel grid dimension", i)) return NULL;
+  }
+  k->ngrid = a->npos;
+  for (int i = 0; i < a->nkw; i++) {
+    Value *v = a->kwv[i];
+    if (v->kind == V_POISON) return NULL;
+    if (!strcmp(a->kw[i], "threads")) {
+      if (v->kind == V_NONE) continue;
+      ValList items = {0};
+      if (v->kind == V_TUPLE || v->kind == V_LIST) items = v->u.seq;
+      else vl_push(ev, &items, v);
+      if (items.n < 1 || items.n > 3) {
+        ts_error(ev->c, loc, "T.Kernel threads= takes 1 to 3 values");
+        return NULL;
+      }
+      for (int d = 0; d < items.n; d++) {
+        int64_t t;
+        if (!ev_to_int(ev, items.items[d], &t, loc)) return NULL;
+        if (t < 1 || t > 1024) {
+          ts_error(ev->c, loc, "T.Kernel threads=%lld is out of range (1..1024)", (long long)t);
+          return NULL;
+        }
+        k->threads[d] = (int)t;
+      }
+    } else if (!strcmp(a->kw[i], "prelude")) {
+      if (v->kind == V_NONE) continue;
+      if (v->kind != V_STR) {
+        ts_error(ev->c, loc, "T.Kernel prelude= must be a string");
+        return NULL;
+      }
+      k->prelude = v->u.str.s;
+    } else if (!strcmp(a->kw[i], "is_cpu")) {
+      continue;
+    } else {
+      ts_error(ev->c, loc, "T.Kernel() got an unexpected keyword argument '%s'", a->kw[i]);
+      return NULL;
+    }
+  }
+  Value *v = ev_new(ev, V_KERNEL);
+  v->u.kernel = k;
+  return v;
+}
+
+/* ---- loop frames ----------------------------------------------------------------------------- */
+/* A frame of `ndim` dimensions; the caller fills min/extent. */
+static LoopFrame *new_frame(Eval *ev, IrForKind kind, int ndim) {
+  LoopFrame *f = ARENA_NEW(ev->a, LoopFrame);
+  f->kind = kind;
+  f->ndim = ndim;
+  f->min = ARENA_ARRAY(ev->a, IrExpr *, ndim);
+  f->extent = ARENA_ARRAY(ev->a, IrExpr *, ndim);
+  return f;
+}
+
+static Value *frame_value(Eval *ev, LoopFrame *f) {
+  Value *v = ev_new(ev, V_FRAME);
+  v->u.frame = f;
+  return v;
+}
+
+/* start/stop/step of serial-like loops (range semantics): constant bounds also make the frame
+ * a Python iterable; a step other than 1 iterates 0..ceil((stop - start) / step) with
+ * i = start + k*step (eval_stmt.c). */
+static LoopFrame *range_frame(Eval *ev, IrForKind kind, Value *start, Value *stop, Value *stepv, SrcLoc loc) {
+  if (!stop || stop->kind == V_NONE) {
+    stop = start;
+    start = ev_int(ev, 0);
+  }
+  if (stepv && stepv->kind == V_NONE) stepv = NULL;
+  LoopFrame *f = new_frame(ev, kind, 1);
+  if (start->kind == V_INT && stop->kind == V_INT && (!stepv || stepv->kind == V_INT)) {
+    f->py_ok = true;
+    f->py_start = start->u.i;
+    f->py_stop = stop->u.i;
+    f->py_step = stepv ? stepv->u.i : 1;
+    if (f->py_step == 0) {
+      ts_error(ev->c, loc, "range() step must not be zero");
+      return NULL;
+    }
+  }
+  IrExpr *lo = ev_to_ir(ev, start, NULL, loc), *hi = ev_to_ir(ev, stop, lo, loc);
+  if (!lo || !hi) return NULL;
+  if (!dtype_is_int(lo->dtype) || !dtype_is_int(hi->dtype)) {
+    ts_error(ev->c, loc, "loop bounds must be integers");
+    return NULL;
+  }
+  f->min[0] = lo;
+  IrExpr *ext = ev_linear_diff(ev, hi, lo, loc);
+  if (stepv && !(stepv->kind == V_INT && stepv->u.i == 1)) {
+    /* range(a, b, s): n = ceil((b - a) / s) iterations of i = a + k*s (s < 0 counts down) */
+    IrExpr *st = ev_to_ir(ev, stepv, lo, loc);
+    if (!st) return NULL;
+    int64_t sv;
+    if (!ir_is_const_int(st, &sv) || sv == 0 || sv == INT64_MIN) {
+      ts_error(ev->c, loc, "a staged loop step must be a non-zero constant");
+      return NULL;
+    }
+    f->step = st;
+    IrExpr *span = sv > 0 ? ext : ev_linear_diff(ev, lo, hi, loc);
+    int64_t mag = sv > 0 ? sv : -sv;
+    ext = ir_binary(ev->c, IR_FLOORDIV, ir_binary(ev->c, IR_ADD, span, ir_int(ev->c, mag - 1, span->dtype, loc), loc),
+                    ir_int(ev->c, mag, span->dtype, loc), loc);
+    ext = ir_binary(ev->c, IR_MAX, ext, ir_int(ev->c, 0, ext->dtype, loc), loc); /* empty ranges */
+  }
+  f->extent[0] = ext;
+  return f;
+}
+
+/* range / T.serial / T.unroll / T.vectorized(start, stop=None, step=None): bi->arg is the
+ * loop kind. */
+static Value *t_range(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  LoopFrame *f;
+  if (bi->arg == IR_FOR_UNROLLED) {
+    f = range_frame(ev, IR_FOR_UNROLLED, arg[0], arg[1], arg[2], call_loc(a));
+    int64_t uf = 0;
+    if (f && !bi_opt_int(ev, arg[4], 0, &uf, call_loc(a))) return NULL;
+    if (f) f->unroll_factor = (int)uf;
+  } else {
+    f = range_frame(ev, (IrForKind)bi->arg, arg[0], arg[1], arg[2], call_loc(a));
+  }
+  return f ? frame_value(ev, f) : NULL;
+}
+
+/* T.Parallel(*extents, coalesced_width=None, loop_layout=None, prefer_async=None,
+ * annotations=None): a parallel nest from 0; it checks its own arguments. */
+static Value *t_parallel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg, (void)bi;
+  SrcLoc loc = call_loc(a);
+  if (a->npos < 1) {
+    ts_error(ev->c, loc, "T.Parallel() needs at least one extent");
+    return NULL;
+  }
+  for (int i = 0; i < a->nkw; i++)
+    if (strcmp(a->kw[i], "coalesced_width") && strcmp(a->kw[i], "loop_layout") && strcmp(a->kw[i], "prefer_async") &&
+        strcmp(a->kw[i], "annotations")) {
+      ts_error(ev->c, loc, "T.Parallel() got an unexpected keyword argument '%s'", a->kw[i]);
+      return NULL;
+    }
+  LoopFrame *f = new_frame(ev, IR_FOR_PARALLEL, a->npos);
+  for (int i = 0; i < a->npos; i++) {
+    f->extent[i] = ev_to_ir(ev, a->pos[i], NULL, loc);
+    if (!f->extent[i]) return NULL;
+    if (!dtype_is_int(f->extent[i]->dtype)) {
+      ts_error(ev->c, loc, "T.Parallel extents must be integers");
+      return NULL;
+    }
+    const AstNode *an = bi_arg_node(a, i, NULL);
+    if (!bi_check_size(ev, f->extent[i], 1, an ? an->loc : loc, "T.Parallel extent", i)) return NULL;
+    f->min[i] = ir_int(ev->c, 0, f->extent[i]->dtype, loc);
+  }
+  return frame_value(ev, f);
+}
+
+/* An optional list of ints (T.Pipelined's order= and stage=). */
+static bool int_list(Eval *ev, Value *v, int **out, int *n, SrcLoc loc) {
+  if (!v || v->kind == V_NONE) return true;
+  if (v->kind != V_TUPLE && v->kind != V_LIST) {
+    ts_error(ev->c, loc, "expected a list of integers, got %s", ev_type_name(v));
+    return false;
+  }
+  *n = v->u.seq.n;
+  *out = ARENA_ARRAY(ev->a, int, *n);
+  for (int i = 0; i < *n; i++) {
+    int64_t x;
+    if (!ev_to_int(ev, v->u.seq.items[i], &x, loc)) return false;
+    (*out)[i] = (int)x;
+  }
+  return true;
+}
+
+/* T.Pipelined(start, stop, num_stages, order, stage): a serial loop the pipeline passes
+ * (inject_pipeline, warp_specialize) overlap in num_stages stages. */
+static Value *t_pipelined(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  SrcLoc loc = call_loc(a);
+  LoopFrame *f = range_frame(ev, IR_FOR_PIPELINED, arg[0], arg[1], NULL, loc);
+  if (!f) return NULL;
+  int64_t ns;
+  if (!bi_opt_int(ev, arg[2], 0, &ns, loc)) return NULL;
+  f->num_stages = (int)ns;
+  int no = 0, nst = 0;
+  if (!int_list(ev, arg[3], &f->order, &no, loc) || !int_list(ev, arg[4], &f->stage, &nst, loc)) return NULL;
+  if (f->order && f->stage && no != nst) {
+    ts_error(ev->c, loc, "T.Pipelined: order= and stage= must have the same length");
+    return NULL;
+  }
+  f->norder = no ? no : nst;
+  return frame_value(ev, f);
+}
+
+/* T.Persistent(domain, wave_size, index, group_size=8): a loop frame over the tiles of a
+ * 1-D or 2-D domain, block `index` taking every wave_size-th tile (exec_persistent_for). */
+static Value *t_persistent(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  Value *dom = arg[0];
+  int nd = dom->kind == V_LIST || dom->kind == V_TUPLE ? dom->u.seq.n : 1;
+  if (nd < 1 || nd > 2) {
+    ts_error(ev->c, loc, "T.Persistent: the domain must have 1 or 2 dimensions, got %d", nd);
+    return ev->poison;
+  }
+  LoopFrame *f = ARENA_NEW(ev->a, LoopFrame);
+  f->kind = IR_FOR_SERIAL;
+  f->ndim = nd;
+  f->min = ARENA_ARRAY(ev->a, IrExpr *, nd);
+  f->extent = ARENA_ARRAY(ev->a, IrExpr *, nd);
+  f->persistent = true;
+  for (int d = 0; d < nd; d++) {
+    Value *x = dom->kind == V_LIST || dom->kind == V_TUPLE ? dom->u.seq.items[d] : dom;
+    IrExpr *e = ev_to_ir(ev, x, NULL, loc);
+    if (!e || !dtype_is_int(e->dtype)) {
+      if (e) ts_error(ev->c, loc, "T.Persistent: domain extents must be integers");
+      return ev->poison;
+    }
+    f->min[d] = ir_i32(ev->c, 0);
+    f->extent[d] = ir_cast(ev->c, TS_DTYPE_INT32, e, loc);
+  }
+  f->wave = ev_to_ir(ev, arg[1], NULL, loc);
+  f->index = ev_to_ir(ev, arg[2], NULL, loc);
+  if (!f->wave || !f->index || !dtype_is_int(f->wave->dtype) || !dtype_is_int(f->index->dtype)) {
+    if (f->wave && f->index) ts_error(ev->c, loc, "T.Persistent: wave_size and index must be integers");
+    return ev->poison;
+  }
+  f->wave = ir_cast(ev->c, TS_DTYPE_INT32, f->wave, loc);
+  f->index = ir_cast(ev->c, TS_DTYPE_INT32, f->index, loc);
+  int64_t w;
+  if (ir_is_const_int(f->wave, &w) && w <= 0) {
+    ts_error(ev->c, loc, "T.Persistent: wave_size must be positive, got %lld", (long long)w);
+    return ev->poison;
+  }
+  f->group = 8;
+  if (arg[3] && arg[3]->kind != V_NONE) {
+    if (!ev_to_int(ev, arg[3], &f->group, loc)) return ev->poison;
+    if (f->group <= 0) {
+      ts_error(ev->c, loc, "T.Persistent: group_size must be positive, got %lld", (long long)f->group);
+      return ev->poison;
+    }
+  }
+  Value *v = ev_new(ev, V_FRAME);
+  v->u.frame = f;
+  return v;
+}
+
+/* ---- block and thread indices ------------------------------------------------------------------ */
+/* T.get_thread_binding(dim=0): threadIdx along dim, made on first use. */
+static Value *t_get_thread_binding(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  SrcLoc loc = call_loc(a);
+  if (!ev_need_kernel(ev, "T.get_thread_binding", loc)) return NULL;
+  int64_t dim;
+  if (!bi_opt_int(ev, arg[0], 0, &dim, loc)) return NULL;
+  if (dim < 0 || dim > 2) {
+    ts_error(ev->c, loc, "T.get_thread_binding: dim must be 0, 1 or 2");
+    return NULL;
+  }
+  IrKernel *k = &ev->kernel->u.kernel;
+  if (!k->thread_var[dim]) {
+    static const char *const names[] = {"tx", "ty", "tz"};
+    k->thread_var[dim] = ir_var(ev->c, names[dim], TS_DTYPE_INT32, IR_VAR_THREAD_IDX, loc);
+    k->thread_var[dim]->axis = (int)dim;
+  }
+  return ev_expr(ev, ir_varref(ev->c, k->thread_var[dim], loc));
+}
+
+/* The dim argument of a kernel query: 0, 1 or 2 (absent: 0). */
+static bool dim_arg(Eval *ev, CallArgs *a, Value *v, const Builtin *bi, int64_t *dim) {
+  if (!v) {
+    *dim = 0;
+    return true;
+  }
+  if (!ev_to_int(ev, v, dim, call_loc(a))) return false;
+  if (*dim < 0 || *dim > 2) {
+    ts_error(ev->c, call_loc(a), "T.%s: dim must be 0, 1 or 2, got %lld", bi->name, (long long)*dim);
+    return false;
+  }
+  return true;
+}
+
+/* T.get_block_binding(dim=0): blockIdx of the enclosing T.Kernel (0 for an unused axis). */
+static Value *t_block_binding(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  int64_t dim;
+  if (!bi_need_kernel(ev, a, bi) || !dim_arg(ev, a, arg[0], bi, &dim)) return ev->poison;
+  IrVar *v = ev->kernel->u.kernel.block_var[dim];
+  if (!v) return ev_int(ev, 0);
+  return ev_expr(ev, ir_varref(ev->c, v, call_loc(a)));
+}
+
+/* T.get_thread_extent(dim=0) / T.get_block_extent(dim=0): blockDim / gridDim. */
+static Value *t_extent(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  int64_t dim;
+  if (!bi_need_kernel(ev, a, bi) || !dim_arg(ev, a, arg[0], bi, &dim)) return ev->poison;
+  IrKernel *k = &ev->kernel->u.kernel;
+  if (bi->arg == 0) return ev_int(ev, k->threads[dim]);
+  int64_t g;
+  if (ir_is_const_int(k->grid[dim], &g)) return ev_int(ev, g);
+  return ev_expr(ev, k->grid[dim]);
+}
+
+/* T.get_thread_bindings() / T.get_block_bindings(): all three axes as a list. */
+static Value *t_bindings(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  Value *out = ev_new(ev, V_LIST);
+  for (int d = 0; d < 3; d++) {
+    Value *v;
+    if (bi->arg == 0) {
+      Value *dv = ev_int(ev, d);
+      CallArgs sub = *a;
+      sub.pos = &dv;
+      sub.npos = 1;
+      sub.nkw = 0;
+      v = builtin_call_row(ev, loop_row("get_thread_binding"), "T.get_thread_binding", &sub);
+    } else {
+      IrVar *bv = ev->kernel->u.kernel.block_var[d];
+      v = bv ? ev_expr(ev, ir_varref(ev->c, bv, call_loc(a))) : ev_int(ev, 0);
+    }
+    if (!v) return ev->poison;
+    vl_push(ev, &out->u.seq, v);
+  }
+  return out;
+}
+
+/* tx = T.thread_binding(extent | start, stop, thread="threadIdx.x"): the kernel's thread index
+ * along that axis; the range must be the whole axis (0 .. the kernel's threads there). */
+static Value *t_thread_binding(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  int64_t lo = 0, hi;
+  if (!arg[1] || arg[1]->kind == V_NONE) {
+    if (!ev_to_int(ev, arg[0], &hi, loc)) return ev->poison;
+  } else if (!ev_to_int(ev, arg[0], &lo, loc) || !ev_to_int(ev, arg[1], &hi, loc)) {
+    return ev->poison;
+  }
+  static const char *const axes[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
+  int axis = -1;
+  for (int i = 0; i < 3 && arg[2] && arg[2]->kind == V_STR; i++)
+    if (!strcmp(arg[2]->u.str.s, axes[i])) axis = i;
+  if (axis < 0) {
+    ts_error(ev->c, loc, "T.thread_binding: thread must be \"threadIdx.x\", \"threadIdx.y\" or \"threadIdx.z\"");
+    return ev->poison;
+  }
+  IrKernel *k = &ev->kernel->u.kernel;
+  int64_t n = k->threads[axis] > 0 ? k->threads[axis] : 1;
+  if (lo != 0 || hi != n) {
+    ts_error(ev->c, loc, "T.thread_binding: %s runs over [0, %lld) in this kernel, not [%lld, %lld)", axes[axis],
+             (long long)n, (long long)lo, (long long)hi);
+    return ev->poison;
+  }
+  if (!k->thread_var[axis]) {
+    static const char *const names[] = {"tx", "ty", "tz"};
+    k->thread_var[axis] = ir_var(ev->c, names[axis], TS_DTYPE_INT32, IR_VAR_THREAD_IDX, loc);
+    k->thread_var[axis]->axis = axis;
+  }
+  return ev_expr(ev, ir_varref(ev->c, k->thread_var[axis], loc));
+}
+
+/* ---- synchronisation --------------------------------------------------------------------------- */
+/* T.sync_threads(): __syncthreads(); named barriers (barrier_id, arrive_count) are not lowered. */
+static Value *t_sync_threads(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  if (arg[0] || arg[1]) return bi_unsupported_stmt(ev, a, NULL, bi);
+  if (!ev_need_kernel(ev, "T.sync_threads", call_loc(a))) return NULL;
+  ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, call_loc(a)), call_loc(a)));
+  return ev->none;
+}
+
+/* T.sync_warp(): __syncwarp(). */
+static Value *t_sync_warp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_SYNCWARP, TS_DTYPE_VOID, NULL, 0, call_loc(a)), call_loc(a)));
+  return ev->none;
+}
+
+/* ---- rows -------------------------------------------------------------------------------------- */
+static const Builtin loop_rows[] = {
+    /* kernels */
+    {"Kernel", "*args, **kwargs", t_kernel, 0, BI_TERSE},
+    {"ClusterKernel", "*grid, cluster_dims=None, threads=None, prelude=None", bi_unsupported, 0, 0},
+    /* loop frames */
+    {"Parallel", "*args, **kwargs", t_parallel, 0, BI_TERSE},
+    {"serial", "start, stop=None, step=None, annotations=None", t_range, IR_FOR_SERIAL, BI_TERSE},
+    {"Serial", "start, stop=None, step=None, annotations=None", t_range, IR_FOR_SERIAL, BI_TERSE},
+    {"unroll", "start, stop=None, step=None, explicit=False, unroll_factor=None", t_range, IR_FOR_UNROLLED, BI_TERSE},
+    {"vectorized", "start, stop=None, step=None, annotations=None", t_range, IR_FOR_VECTORIZED, BI_TERSE},
+    {"Pipelined", "start, stop=None, num_stages=0, order=None, stage=None, sync=None, group=None, annotations=None",
+     t_pipelined, 0, BI_TERSE},
+    {"Persistent", "domain, wave_size, index, group_size=8", t_persistent, 0, 0},
+    {"loop_break", "", bi_kernel_unsupported, 0, 0},
+    /* block and thread indices */
+    {"get_thread_binding", "dim=0", t_get_thread_binding, 0, BI_TERSE},
+    {"get_block_binding", "dim=0", t_block_binding, 0, 0},
+    {"get_thread_bindings", "", t_bindings, 0, 0},
+    {"get_block_bindings", "", t_bindings, 1, 0},
+    {"get_thread_extent", "dim=0", t_extent, 0, 0},
+    {"get_block_extent", "dim=0", t_extent, 1, 0},
+    {"thread_binding", "start, stop=None, thread=None, annotations=None", t_thread_binding, 0, 0},
+    /* synchronisation and warp specialisation */
+    {"sync_threads", "barrier_id=None, arrive_count=None", t_sync_threads, 0, BI_TERSE},
+    {"sync_warp", "", t_sync_warp, 0, 0},
+    {"barrier_arrive", "barrier", bi_kernel_unsupported, 0, 0},
+    {"barrier_wait", "barrier, parity", bi_kernel_unsupported, 0, 0},
+    {"mbarrier_arrive", "barrier, cta_id=None", bi_kernel_unsupported, 0, 0},
+    {"mbarrier_wait_parity", "barrier, parity", bi_kernel_unsupported, 0, 0},
+    {"mbarrier_expect_tx", "barrier, tx", bi_kernel_unsupported, 0, 0},
+    {"ws", "*warp_group_ids", bi_kernel_unsupported, 0, 0},
+    {"WarpSpecialize", "*warp_group_ids", bi_kernel_unsupported, 0, 0},
+    {"set_max_nreg", "reg_count, is_inc", bi_kernel_unsupported, 0, 0},
+    /* register reallocation between warpgroups is a performance choice: results are the same */
+    {"disable_warp_group_reg_alloc", "", bi_hint, 0, 0},
+    {"no_set_max_nreg", "", bi_hint, 0, 0},
+    {"inc_max_nreg", "reg_count", bi_kernel_unsupported, 0, 0},
+    {"dec_max_nreg", "reg_count", bi_kernel_unsupported, 0, 0},
+    {"fence_proxy_async", "", bi_kernel_unsupported, 0, 0},
+    {"pdl_trigger", "", bi_kernel_unsupported, 0, 0},
+    {"pdl_sync", "", bi_kernel_unsupported, 0, 0},
+};
+
+/* range is the Python builtin; in a kernel it is T.serial (DESIGN.md §4). */
+static const Builtin range_rows[] = {
+    {"range", "start, stop=None, step=None, annotations=None", t_range, IR_FOR_SERIAL, BI_TERSE},
+};
+
+static const Builtin *loop_row(const char *name) {
+  const Builtin *row = builtin_find(loop_rows, TS_ARRAY_LEN(loop_rows), name);
+  TS_ASSERT(row);
+  return row;
+}
+
+const BuiltinTable builtins_loops[] = {
+    {MOD_T, loop_rows, TS_ARRAY_LEN(loop_rows), NULL},
+    {MOD_BUILTINS, range_rows, TS_ARRAY_LEN(range_rows), NULL},
+    BUILTIN_TABLE_END,
+};

@@ -1,0 +1,355 @@
+/* builtins_scalar.c — T.* for scalar values: the dtypes (T.float16 ...), T.dtype, the math
+ * intrinsics (T.exp ...), min / max / clamp, selects, casts and bit reinterpretation, the
+ * extreme values of a type, integer division, shifts, device printf and asserts, extern calls,
+ * the `astype` method of IR values, and the TIR escapes known but not lowered.
+ *
+ *   registry.c  ->  here  ->  IR expressions (Python numbers fold where they can)
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "builtin.h"
+
+/* ---- dtypes ------------------------------------------------------------------------------------- */
+/* T.float16, T.int32 ...: the row's arg is the dtype. */
+static Value *t_dtype_value(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)a, (void)arg;
+  return ev_dtype(ev, (ts_dtype)bi->arg);
+}
+
+/* A dtype TileLang has and the IR does not: its use is the error. */
+static Value *t_dtype_unsupported(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)a, (void)arg;
+  return ev_opaque(ev, arena_printf(ev->a, "dtype T.%s is not supported yet", bi->name));
+}
+
+/* T.dtype(x): the dtype x names (a dtype, or its name; a name that is no dtype stays a string,
+ * as TileLang's dtype class keeps names such as "int" of a packed source format). */
+static Value *t_dtype_of(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg, (void)bi;
+  if (a->npos != 1 || a->nkw) {
+    ts_error(ev->c, call_loc(a), "T.dtype() takes one argument");
+    return NULL;
+  }
+  Value *v = a->pos[0];
+  ts_dtype t;
+  if (v->kind == V_STR && !dtype_parse(v->u.str.s, &t)) return v;
+  return ev_to_dtype(ev, v, &t, call_loc(a)) ? ev_dtype(ev, t) : NULL;
+}
+
+/* ---- math and arithmetic --------------------------------------------------------------------- */
+/* T.exp(x), T.pow(x, y) ...: a math intrinsic of ir.h's table (the row's arg), its operands
+ * converted to one type (float for the float functions).  It checks its own arguments. */
+static Value *t_math(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  const IrIntrinInfo *info = &ir_intrin_info[bi->arg];
+  SrcLoc loc = call_loc(a);
+  const char *fname = arena_printf(ev->a, "T.%s", info->name);
+  if (a->nkw || a->npos != info->nargs) {
+    ts_error(ev->c, loc, "%s() takes %d argument%s (%d given)", fname, info->nargs, info->nargs == 1 ? "" : "s",
+             a->npos + a->nkw);
+    return NULL;
+  }
+  IrExpr **args = ARENA_ARRAY(ev->a, IrExpr *, info->nargs);
+  const IrExpr *like = NULL;
+  for (int i = 0; i < info->nargs; i++)
+    if (a->pos[i]->kind == V_EXPR) like = a->pos[i]->u.expr;
+  for (int i = 0; i < info->nargs; i++) {
+    args[i] = ev_to_ir(ev, a->pos[i], like, loc);
+    if (!args[i]) return NULL;
+  }
+  ts_dtype t = args[0]->dtype;
+  if ((info->flags & IRI_FLOAT) && !dtype_is_float(t)) t = TS_DTYPE_FLOAT32;
+  for (int i = 0; i < info->nargs; i++) args[i] = ir_cast(ev->c, t, args[i], loc);
+  if (bi->arg == IRI_ISNAN || bi->arg == IRI_ISINF || bi->arg == IRI_ISFINITE)
+    return ev_expr(ev, ir_call(ev->c, (IrIntrin)bi->arg, TS_DTYPE_BOOL, args, info->nargs, loc));
+  return ev_expr(ev, ir_call(ev->c, (IrIntrin)bi->arg, t, args, info->nargs, loc));
+}
+
+/* T.max(a, b) / T.min(a, b) */
+static Value *t_minmax(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  return ev_minmax(ev, (IrExprKind)bi->arg, arg[0], arg[1], call_loc(a));
+}
+
+/* T.clamp(x, lo, hi) = min(max(x, lo), hi) */
+static Value *t_clamp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  Value *v = ev_minmax(ev, IR_MAX, arg[0], arg[1], call_loc(a));
+  return v ? ev_minmax(ev, IR_MIN, v, arg[2], call_loc(a)) : NULL;
+}
+
+/* T.if_then_else(cond, t, f): decided now on a Python condition, else a select. */
+static Value *t_if_then_else(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  SrcLoc loc = call_loc(a);
+  int tv = ev_truth(ev, arg[0], loc);
+  if (tv == -2) return NULL;
+  if (tv >= 0) return tv ? arg[1] : arg[2];
+  IrExpr *c = ev_to_bool_ir(ev, ev_to_ir(ev, arg[0], NULL, loc), loc);
+  return c ? ev_select(ev, IR_IF_THEN_ELSE, c, arg[1], arg[2], loc) : NULL;
+}
+
+/* T.ceildiv(a, b) = (a + b - 1) // b */
+static Value *t_ceildiv(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  SrcLoc loc = call_loc(a);
+  if (arg[0]->kind == V_INT && arg[1]->kind == V_INT) {
+    if (arg[1]->u.i == 0) {
+      ts_error(ev->c, loc, "T.ceildiv: division by zero");
+      return NULL;
+    }
+    Value *s = ev_binop(ev, AOP_ADD, arg[0], ev_int(ev, arg[1]->u.i - 1), loc);
+    return s ? ev_binop(ev, AOP_FLOORDIV, s, arg[1], loc) : NULL;
+  }
+  /* (a + (b - 1)) // b, with b - 1 folded when b is a Python int */
+  Value *bm1 = arg[1]->kind == V_INT ? ev_int(ev, arg[1]->u.i - 1) : ev_binop(ev, AOP_SUB, arg[1], ev_int(ev, 1), loc);
+  Value *s = bm1 ? ev_binop(ev, AOP_ADD, arg[0], bm1, loc) : NULL;
+  return s ? ev_binop(ev, AOP_FLOORDIV, s, arg[1], loc) : NULL;
+}
+
+/* T.floordiv / T.floormod (Python's // and %) and T.truncdiv / T.truncmod (C's): bi->arg is
+ * the IR operator. */
+static Value *t_intop(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (bi->arg == IR_FLOORDIV || bi->arg == IR_FLOORMOD) return ev_binop(ev, bi->arg == IR_FLOORDIV ? AOP_FLOORDIV : AOP_MOD, arg[0], arg[1], loc);
+  const IrExpr *l0 = arg[0]->kind == V_EXPR ? arg[0]->u.expr : NULL, *l1 = arg[1]->kind == V_EXPR ? arg[1]->u.expr : NULL;
+  IrExpr *x = ev_to_ir(ev, arg[0], l1, loc), *y = x ? ev_to_ir(ev, arg[1], l0 ? l0 : x, loc) : NULL;
+  return y ? ev_expr(ev, ir_binary(ev->c, (IrExprKind)bi->arg, x, y, loc)) : NULL;
+}
+
+/* T.shift_left(x, n) / T.shift_right(x, n). */
+static Value *t_shift(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  Value *r = ev_binop(ev, bi->arg ? AOP_RSHIFT : AOP_LSHIFT, arg[0], arg[1], call_loc(a));
+  return r ? r : ev->poison;
+}
+
+/* ---- casts and extreme values ------------------------------------------------------------------ */
+/* T.cast(value, dtype) / T.Cast(dtype, value) */
+static Value *t_cast(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  Value *x, *dt;
+  if (bi->arg) { /* T.Cast(dtype, x) */
+    dt = arg[0];
+    x = arg[1];
+  } else {
+    x = arg[0];
+    dt = arg[1];
+  }
+  ts_dtype t;
+  if (!ev_to_dtype(ev, dt, &t, call_loc(a))) return NULL;
+  return ev_expr(ev, bi_to_dtype(ev, x, t, call_loc(a)));
+}
+
+/* x.astype(dtype) on an IR value */
+static Value *m_astype(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  ts_dtype t;
+  if (!ev_to_dtype(ev, arg[0], &t, call_loc(a))) return NULL;
+  return ev_expr(ev, bi_to_dtype(ev, a->self, t, call_loc(a)));
+}
+
+static Value *t_reinterpret(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  Value *x = arg[0], *dt = arg[1];
+  if (x->kind == V_DTYPE || x->kind == V_STR) { /* T.reinterpret(dtype, value) (TVM order) */
+    Value *tmp = x;
+    x = dt;
+    dt = tmp;
+  }
+  ts_dtype t;
+  if (!ev_to_dtype(ev, dt, &t, call_loc(a))) return NULL;
+  IrExpr *e = ev_to_ir(ev, x, NULL, call_loc(a));
+  if (!e) return NULL;
+  if (dtype_bits(e->dtype) != dtype_bits(t)) {
+    ts_error(ev->c, call_loc(a), "T.reinterpret: %s and %s have different sizes", dtype_name(e->dtype), dtype_name(t));
+    return NULL;
+  }
+  IrExpr *r = ir_unary(ev->c, IR_REINTERPRET, e, call_loc(a));
+  r->dtype = t;
+  return ev_expr(ev, r);
+}
+
+/* T.infinity / T.max_value / T.min_value(dtype): bi->arg 0, 1, 2. */
+static Value *t_infinity(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  ts_dtype t;
+  SrcLoc loc = call_loc(a);
+  if (!ev_to_dtype(ev, arg[0], &t, loc)) return NULL;
+  if (bi->arg == 0) {
+    if (!dtype_is_float(t)) {
+      ts_error(ev->c, loc, "T.infinity: %s has no infinity", dtype_name(t));
+      return NULL;
+    }
+    return ev_expr(ev, ir_float(ev->c, INFINITY, t, loc));
+  }
+  bool mx = bi->arg == 1;
+  if (dtype_is_float(t)) {
+    double v = t == TS_DTYPE_FLOAT16 ? 65504.0 : t == TS_DTYPE_BFLOAT16 ? 3.3895313892515355e38
+               : t == TS_DTYPE_FLOAT64 ? DBL_MAX : t == TS_DTYPE_FLOAT8_E4M3 ? 448.0 : t == TS_DTYPE_FLOAT8_E5M2 ? 57344.0
+               : FLT_MAX;
+    return ev_expr(ev, ir_float(ev->c, mx ? v : -v, t, loc));
+  }
+  int bits = dtype_bits(t);
+  if (t == TS_DTYPE_BOOL) return ev_expr(ev, ir_int(ev->c, mx, t, loc));
+  if (!dtype_is_signed(t)) return ev_expr(ev, ir_int(ev->c, mx ? (bits == 64 ? -1 : (int64_t)((1ULL << bits) - 1)) : 0, t, loc));
+  int64_t hi = bits == 64 ? INT64_MAX : (int64_t)((1ULL << (bits - 1)) - 1);
+  return ev_expr(ev, ir_int(ev->c, mx ? hi : -hi - 1, t, loc));
+}
+
+/* ---- device printf, asserts and extern calls ---------------------------------------------------- */
+/* T.print(obj, msg="", warp_group_id=0, warp_id=0): device printf of a scalar. */
+static Value *t_print(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  if (arg[0]->kind == V_BUFFER && arg[0]->u.buf->scope != IR_SCOPE_VAR) {
+    ts_error(ev->c, loc, "T.print of a whole buffer ('%s') is not supported yet: print an element", arg[0]->u.buf->name);
+    return ev->poison;
+  }
+  IrExpr *args[3];
+  int n = 0;
+  if (arg[1] && arg[1]->kind != V_STR) {
+    ts_error(ev->c, loc, "T.print: msg must be a string, got %s", ev_type_name(arg[1]));
+    return ev->poison;
+  }
+  if (arg[1] && arg[1]->u.str.n) args[n++] = ir_str(ev->c, arg[1]->u.str.s, loc);
+  if (arg[0]->kind == V_STR) args[n++] = ir_str(ev->c, arg[0]->u.str.s, loc);
+  else if (!(args[n++] = ev_to_ir(ev, arg[0], NULL, loc))) return ev->poison;
+  IrExpr **pa = ARENA_ARRAY(ev->a, IrExpr *, n);
+  memcpy(pa, args, sizeof(IrExpr *) * (size_t)n);
+  ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_PRINTF, TS_DTYPE_VOID, pa, n, loc), loc));
+  return ev->none;
+}
+
+/* T.device_assert(cond, msg=""): a runtime check in the kernel. */
+static Value *t_device_assert(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  int t = ev_truth(ev, arg[0], loc);
+  if (t == -2) return ev->poison;
+  const char *msg = arg[1] && arg[1]->kind == V_STR ? arg[1]->u.str.s : "T.device_assert failed";
+  if (t == 0) {
+    ts_error(ev->c, loc, "T.device_assert is always false: %s", msg);
+    return ev->poison;
+  }
+  if (t == 1) return ev->none;
+  IrStmt *s = ir_stmt(ev->c, IR_S_ASSERT, loc);
+  s->u.assert_.cond = ev_to_bool_ir(ev, ev_to_ir(ev, arg[0], NULL, loc), loc);
+  s->u.assert_.msg = msg;
+  if (s->u.assert_.cond) ev_emit(ev, s);
+  return ev->none;
+}
+
+/* T.call_extern(name, *args, dtype="void"): a call of a device function by name. */
+static Value *t_call_extern(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  (void)bi;
+  ts_dtype t = TS_DTYPE_VOID;
+  Value *name = arg[0];
+  if (name->kind == V_DTYPE && a->npos >= 2 && a->pos[1]->kind == V_STR) { /* TVM order: (dtype, name, ...) */
+    t = name->u.dtype;
+    name = a->pos[1];
+  }
+  if (name->kind != V_STR) {
+    ts_error(ev->c, loc, "T.call_extern: the function name must be a string, got %s", ev_type_name(name));
+    return ev->poison;
+  }
+  if (arg[1] && arg[1]->kind != V_NONE && !ev_to_dtype(ev, arg[1], &t, loc)) return ev->poison;
+  int first = name == arg[0] ? 1 : 2;
+  int n = a->npos - first + 1;
+  IrExpr **args = ARENA_ARRAY(ev->a, IrExpr *, n);
+  args[0] = ir_str(ev->c, name->u.str.s, loc);
+  for (int i = first; i < a->npos; i++) {
+    Value *v = a->pos[i];
+    args[i - first + 1] = v->kind == V_STR ? ir_str(ev->c, v->u.str.s, loc) : ev_to_ir(ev, v, NULL, loc);
+    if (!args[i - first + 1]) return ev->poison;
+  }
+  IrExpr *call = ir_call(ev->c, IRI_CALL_EXTERN, t, args, n, loc);
+  return ev_expr(ev, call);
+}
+
+/* ---- rows -------------------------------------------------------------------------------------- */
+static const Builtin scalar_rows[] = {
+    /* dtypes */
+    {"float16", NULL, t_dtype_value, TS_DTYPE_FLOAT16, BI_VALUE},
+    {"half", NULL, t_dtype_value, TS_DTYPE_FLOAT16, BI_VALUE},
+    {"bfloat16", NULL, t_dtype_value, TS_DTYPE_BFLOAT16, BI_VALUE},
+    {"float32", NULL, t_dtype_value, TS_DTYPE_FLOAT32, BI_VALUE},
+    {"float", NULL, t_dtype_value, TS_DTYPE_FLOAT32, BI_VALUE},
+    {"float64", NULL, t_dtype_value, TS_DTYPE_FLOAT64, BI_VALUE},
+    {"double", NULL, t_dtype_value, TS_DTYPE_FLOAT64, BI_VALUE},
+    {"int8", NULL, t_dtype_value, TS_DTYPE_INT8, BI_VALUE},
+    {"int16", NULL, t_dtype_value, TS_DTYPE_INT16, BI_VALUE},
+    {"int32", NULL, t_dtype_value, TS_DTYPE_INT32, BI_VALUE},
+    {"int", NULL, t_dtype_value, TS_DTYPE_INT32, BI_VALUE},
+    {"int64", NULL, t_dtype_value, TS_DTYPE_INT64, BI_VALUE},
+    {"uint8", NULL, t_dtype_value, TS_DTYPE_UINT8, BI_VALUE},
+    {"uint16", NULL, t_dtype_value, TS_DTYPE_UINT16, BI_VALUE},
+    {"uint32", NULL, t_dtype_value, TS_DTYPE_UINT32, BI_VALUE},
+    {"uint", NULL, t_dtype_value, TS_DTYPE_UINT32, BI_VALUE},
+    {"uint64", NULL, t_dtype_value, TS_DTYPE_UINT64, BI_VALUE},
+    {"bool", NULL, t_dtype_value, TS_DTYPE_BOOL, BI_VALUE},
+    {"float8_e4m3", NULL, t_dtype_value, TS_DTYPE_FLOAT8_E4M3, BI_VALUE},
+    {"float8_e4m3fn", NULL, t_dtype_value, TS_DTYPE_FLOAT8_E4M3, BI_VALUE},
+    {"float8_e5m2", NULL, t_dtype_value, TS_DTYPE_FLOAT8_E5M2, BI_VALUE},
+    {"float4_e2m1fn", NULL, t_dtype_unsupported, 0, BI_VALUE},
+    {"tfloat32", NULL, t_dtype_unsupported, 0, BI_VALUE},
+    {"float8_e8m0fnu", NULL, t_dtype_unsupported, 0, BI_VALUE},
+    {"int4", NULL, t_dtype_unsupported, 0, BI_VALUE},
+    {"uint4", NULL, t_dtype_unsupported, 0, BI_VALUE},
+    {"dtype", "*args, **kwargs", t_dtype_of, 0, BI_TERSE},
+    /* arithmetic, selects and casts */
+    {"max", "a, b", t_minmax, IR_MAX, BI_TERSE},
+    {"min", "a, b", t_minmax, IR_MIN, BI_TERSE},
+    {"clamp", "x, lo, hi", t_clamp, 0, BI_TERSE},
+    {"if_then_else", "cond, t, f", t_if_then_else, 0, BI_TERSE},
+    {"cast", "value, dtype", t_cast, 0, BI_TERSE},
+    {"Cast", "dtype, value", t_cast, 1, BI_TERSE},
+    {"reinterpret", "value, dtype", t_reinterpret, 0, BI_TERSE},
+    {"infinity", "dtype", t_infinity, 0, BI_TERSE},
+    {"max_value", "dtype", t_infinity, 1, BI_TERSE},
+    {"min_value", "dtype", t_infinity, 2, BI_TERSE},
+    {"ceildiv", "a, b", t_ceildiv, 0, BI_TERSE},
+    {"floordiv", "a, b", t_intop, IR_FLOORDIV, BI_TERSE},
+    {"floormod", "a, b", t_intop, IR_FLOORMOD, BI_TERSE},
+    {"truncdiv", "a, b", t_intop, IR_TRUNCDIV, BI_TERSE},
+    {"truncmod", "a, b", t_intop, IR_TRUNCMOD, BI_TERSE},
+    {"shift_left", "x, y", t_shift, 0, 0},
+    {"shift_right", "x, y", t_shift, 1, 0},
+    /* debugging and escapes */
+    {"print", "obj, msg=\"\", warp_group_id=0, warp_id=0", t_print, 0, 0},
+    {"device_assert", "cond, msg=\"\"", t_device_assert, 0, 0},
+    {"call_extern", "name, *args, dtype=None", t_call_extern, 0, 0},
+    {"import_source", "source", bi_unsupported, 0, 0},
+    {"call_intrin", "dtype, op, *args", bi_kernel_unsupported, 0, 0},
+    {"access_ptr", "buffer, access_mask=\"rw\", offset=0, extent=None", bi_kernel_unsupported, 0, 0},
+    /* warp intrinsics (T.shfl_xor is the intrinsic row below) */
+    {"shfl_down", "value, offset", bi_kernel_unsupported, 0, 0},
+    {"shfl_up", "value, offset", bi_kernel_unsupported, 0, 0},
+    {"shfl_sync", "value, src_lane", bi_kernel_unsupported, 0, 0},
+    {"get_lane_idx", "warp_size=32", bi_kernel_unsupported, 0, 0},
+    {"get_warp_idx", "warp_size=32", bi_kernel_unsupported, 0, 0},
+    /* raw TIR escapes */
+    {"attr", "node, key, value", bi_kernel_unsupported, 0, 0},
+    {"comm_reducer", "combiner, identity", bi_unsupported, 0, 0},
+    {"tvm_thread_allreduce", "*args", bi_kernel_unsupported, 0, 0},
+    {"evaluate", "value", bi_kernel_unsupported, 0, 0},
+    {"launch_thread", "thread_tag, extent", bi_kernel_unsupported, 0, 0},
+    {"block", "name=\"\"", bi_kernel_unsupported, 0, 0},
+    {"Ref", "*args", bi_unsupported, 0, 0},
+};
+
+/* The math intrinsics: the rows of ir.h's intrinsic table before the thread-level ones (the
+ * pure functions, and shfl_xor). */
+#define INTRINSIC_ROW(n, s, f, k, fl) {s, "*args, **kwargs", t_math, IRI_##n, BI_TERSE},
+static const Builtin intrinsic_rows[] = {IR_INTRINSICS(INTRINSIC_ROW)};
+#undef INTRINSIC_ROW
+
+static const Builtin expr_methods[] = {
+    {"astype", "dtype", m_astype, 0, BI_TERSE},
+};
+
+const BuiltinTable builtins_scalar[] = {
+    {MOD_T, scalar_rows, TS_ARRAY_LEN(scalar_rows), NULL},
+    {MOD_T, intrinsic_rows, IRI_SYNCTHREADS, NULL},
+    {MOD_EXPR, expr_methods, TS_ARRAY_LEN(expr_methods), NULL},
+    BUILTIN_TABLE_END,
+};

@@ -1,0 +1,506 @@
+/* builtins_tileops.c — the tile operations: T.copy, T.fill / T.clear, the reductions, the
+ * atomics, T.gemm and its asynchronous form (T.wgmma_gemm + T.wait_wgmma), T.im2col, and
+ * T.GemmWarpPolicy.
+ *
+ *   registry.c  ->  here  ->  COPY / FILL / REDUCE / ATOMIC / GEMM statements
+ *                              (lowered by pass/lower_tile_ops.c, planned by pass/plan_gemm.c)
+ *
+ * An operand is a whole buffer, a region (A[i, a:b]) or a corner element (A[i, j]) that takes
+ * its extents from the other operand; extents are checked against each other here, so a
+ * mismatch is reported at the call, not by a pass. */
+#include <stdio.h>
+#include <string.h>
+
+#include "builtin.h"
+
+static const Builtin *tileop_row(const char *name);
+
+/* ---- tile-op operands ------------------------------------------------------------------------ */
+typedef struct Operand {
+  IrBuffer *buf;
+  IrExpr **min, **extent; /* extent NULL: a corner (BufferLoad) whose extent comes from the partner */
+  SrcLoc loc;
+} Operand;
+
+/* A buffer, region or element argument as an operand; `role` names it in errors. */
+static bool operand(Eval *ev, Value *v, const char *fname, const char *role, Operand *o, SrcLoc loc) {
+  o->loc = loc;
+  if (v->kind == V_BUFFER) {
+    IrBuffer *b = v->u.buf;
+    o->buf = b;
+    o->min = ARENA_ARRAY(ev->a, IrExpr *, b->ndim);
+    o->extent = ARENA_ARRAY(ev->a, IrExpr *, b->ndim);
+    for (int i = 0; i < b->ndim; i++) {
+      o->min[i] = ir_int(ev->c, 0, TS_DTYPE_INT32, loc);
+      o->extent[i] = b->shape[i];
+    }
+    return true;
+  }
+  if (v->kind == V_REGION) {
+    o->buf = v->u.region.buf;
+    o->min = v->u.region.min;
+    o->extent = v->u.region.extent;
+    return true;
+  }
+  if (v->kind == V_EXPR && v->u.expr->kind == IR_LOAD) {
+    o->buf = v->u.expr->u.load.buf;
+    o->min = v->u.expr->u.load.idx;
+    o->extent = NULL;
+    return true;
+  }
+  if (v->kind == V_OPAQUE) {
+    ts_error(ev->c, loc, "%s", v->u.opaque.what);
+    return false;
+  }
+  ts_error(ev->c, loc, "%s(): %s must be a buffer, a buffer region or a buffer element, got %s", fname, role,
+           ev_type_name(v));
+  return false;
+}
+
+/* The operand as the IR region a tile statement holds. */
+static IrRegion to_region(const Operand *o) {
+  IrRegion r = {o->buf, o->buf->ndim, o->min, o->extent, o->loc};
+  return r;
+}
+
+static bool is_one(const IrExpr *e) {
+  int64_t k;
+  return ir_is_const_int(e, &k) && k == 1;
+}
+
+/* A corner operand takes the partner's extents, right-aligned: leading 1-extents of
+ * the partner are dropped when it has more dimensions; missing leading dims get 1. */
+static bool fill_corner(Eval *ev, Operand *corner, const Operand *other, const char *fname) {
+  int rank = corner->buf->ndim, n = other->buf->ndim, skip = 0;
+  while (n - skip > rank && is_one(other->extent[skip])) skip++;
+  if (n - skip > rank) {
+    ts_error(ev->c, corner->loc, "%s(): a %d-d region does not fit into buffer '%s' of rank %d", fname, n - skip,
+             corner->buf->name, rank);
+    return false;
+  }
+  corner->extent = ARENA_ARRAY(ev->a, IrExpr *, rank);
+  int pad = rank - (n - skip);
+  for (int i = 0; i < rank; i++)
+    corner->extent[i] = i < pad ? ir_int(ev->c, 1, TS_DTYPE_INT32, corner->loc) : other->extent[skip + i - pad];
+  return true;
+}
+
+/* Non-1 extents must agree in order (1-dims broadcast). */
+static bool check_extents(Eval *ev, const Operand *x, const Operand *y, const char *fname, SrcLoc loc) {
+  IrExpr *ex[16], *ey[16];
+  int nx = 0, ny = 0;
+  for (int i = 0; i < x->buf->ndim && nx < 16; i++)
+    if (!is_one(x->extent[i])) ex[nx++] = x->extent[i];
+  for (int i = 0; i < y->buf->ndim && ny < 16; i++)
+    if (!is_one(y->extent[i])) ey[ny++] = y->extent[i];
+  StrBuf sx = {0}, sy = {0};
+  bool bad = nx != ny;
+  for (int i = 0; !bad && i < nx; i++) {
+    int64_t a, b;
+    if (ir_is_const_int(ex[i], &a) && ir_is_const_int(ey[i], &b)) bad = a != b;
+  }
+  if (bad) {
+    for (int i = 0; i < x->buf->ndim; i++) {
+      if (i) sb_append(&sx, ", ");
+      ir_print_expr(&sx, x->extent[i]);
+    }
+    for (int i = 0; i < y->buf->ndim; i++) {
+      if (i) sb_append(&sy, ", ");
+      ir_print_expr(&sy, y->extent[i]);
+    }
+    ts_error(ev->c, loc, "%s(): extents do not match: %s [%s] vs %s [%s]", fname, x->buf->name, sb_str(&sx),
+             y->buf->name, sb_str(&sy));
+  }
+  sb_free(&sx);
+  sb_free(&sy);
+  return !bad;
+}
+
+/* ---- copies, fills, reductions, atomics ---------------------------------------------------------- */
+/* T.copy(src, dst, ...): a tile copy (two elements: a plain store). */
+static Value *t_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  SrcLoc loc = call_loc(a);
+  if (!ev_need_kernel(ev, "T.copy", loc)) return NULL;
+  Operand s, d;
+  if (!operand(ev, arg[0], "T.copy", "src", &s, loc) || !operand(ev, arg[1], "T.copy", "dst", &d, loc)) return NULL;
+  if (!s.extent && !d.extent) { /* two elements: a plain store */
+    IrExpr *v = ir_cast(ev->c, d.buf->dtype, arg[0]->u.expr, loc);
+    ev_emit(ev, ir_store(ev->c, d.buf, d.min, d.buf->ndim, v, loc));
+    return ev->none;
+  }
+  if (!s.extent && !fill_corner(ev, &s, &d, "T.copy")) return NULL;
+  if (!d.extent && !fill_corner(ev, &d, &s, "T.copy")) return NULL;
+  if (!check_extents(ev, &s, &d, "T.copy", loc)) return NULL;
+  IrStmt *st = ir_stmt(ev->c, IR_S_COPY, loc);
+  st->u.copy.src = to_region(&s);
+  st->u.copy.dst = to_region(&d);
+  st->u.copy.disable_tma = bi_opt_bool(ev, arg[3], false, loc);
+  int64_t cw = 0;
+  if (!bi_opt_int(ev, arg[2], 0, &cw, loc)) return NULL;
+  st->u.copy.coalesced_width = (int)cw;
+  ev_emit(ev, st);
+  return ev->none;
+}
+
+/* T.fill(buffer, value) / T.clear(buffer): every element of the operand set to value. */
+static Value *emit_fill(Eval *ev, CallArgs *a, const char *fname, Value *dst, Value *value) {
+  SrcLoc loc = call_loc(a);
+  if (!ev_need_kernel(ev, fname, loc)) return NULL;
+  Operand d;
+  if (!operand(ev, dst, fname, "dst", &d, loc)) return NULL;
+  if (!d.extent) { /* a single element */
+    d.extent = ARENA_ARRAY(ev->a, IrExpr *, d.buf->ndim);
+    for (int i = 0; i < d.buf->ndim; i++) d.extent[i] = ir_int(ev->c, 1, TS_DTYPE_INT32, loc);
+  }
+  IrExpr *v = bi_to_dtype(ev, value, d.buf->dtype, loc);
+  if (!v) return NULL;
+  IrStmt *st = ir_stmt(ev->c, IR_S_FILL, loc);
+  st->u.fill.dst = to_region(&d);
+  st->u.fill.value = v;
+  ev_emit(ev, st);
+  return ev->none;
+}
+
+static Value *t_fill(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  return emit_fill(ev, a, "T.fill", arg[0], arg[1]);
+}
+
+static Value *t_clear(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  return emit_fill(ev, a, "T.clear", arg[0], ev_int(ev, 0));
+}
+
+/* Extents equal as constants, or as the same expression. */
+static bool same_extent(const IrExpr *x, const IrExpr *y) {
+  int64_t a, b;
+  if (ir_is_const_int(x, &a) && ir_is_const_int(y, &b)) return a == b;
+  return ir_expr_equal(x, y);
+}
+
+/* T.reduce_sum / _max / _min / _absmax / _abssum(buffer, out, dim=-1, clear=True): bi->arg
+ * is the reduce kind. */
+static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  static const char *const fnames[] = {"T.reduce_sum", "T.reduce_max", "T.reduce_min", "T.reduce_absmax",
+                                       "T.reduce_abssum"};
+  const char *fname = fnames[bi->arg];
+  SrcLoc loc = call_loc(a);
+  if (!ev_need_kernel(ev, fname, loc)) return NULL;
+  if (arg[0]->kind != V_BUFFER || arg[1]->kind != V_BUFFER) {
+    ts_error(ev->c, loc, "%s(): source and destination must be buffers, got %s and %s", fname, ev_type_name(arg[0]),
+             ev_type_name(arg[1]));
+    return NULL;
+  }
+  IrBuffer *src = arg[0]->u.buf, *dst = arg[1]->u.buf;
+  int64_t dim;
+  if (!bi_opt_int(ev, arg[2], -1, &dim, loc)) return NULL;
+  if (dim < 0) dim += src->ndim;
+  if (dim < 0 || dim >= src->ndim) {
+    ts_error(ev->c, loc, "%s(): dim is out of range for buffer '%s' of rank %d", fname, src->name, src->ndim);
+    return NULL;
+  }
+  /* dst = src shape without `dim` (or with a 1 there: keepdim); a 1-d source reduces to [1]. */
+  bool ok = false;
+  if (dst->ndim == src->ndim - 1) {
+    ok = true;
+    for (int i = 0, j = 0; i < src->ndim; i++) {
+      if (i == dim) continue;
+      ok &= same_extent(src->shape[i], dst->shape[j++]);
+    }
+  } else if (dst->ndim == src->ndim) {
+    ok = true;
+    for (int i = 0; i < src->ndim; i++) ok &= i == dim ? is_one(dst->shape[i]) : same_extent(src->shape[i], dst->shape[i]);
+  }
+  if (!ok && src->ndim == 1 && dst->ndim == 1 && is_one(dst->shape[0])) ok = true;
+  if (!ok) {
+    StrBuf sb = {0};
+    sb_append(&sb, "[");
+    for (int i = 0; i < dst->ndim; i++) {
+      if (i) sb_append(&sb, ", ");
+      ir_print_expr(&sb, dst->shape[i]);
+    }
+    sb_append(&sb, "] vs source [");
+    for (int i = 0; i < src->ndim; i++) {
+      if (i) sb_append(&sb, ", ");
+      ir_print_expr(&sb, src->shape[i]);
+    }
+    sb_append(&sb, "]");
+    ts_error(ev->c, loc, "%s(): output '%s' must have the shape of '%s' without dimension %lld: %s", fname, dst->name,
+             src->name, (long long)dim, sb_str(&sb));
+    sb_free(&sb);
+    return NULL;
+  }
+  IrStmt *st = ir_stmt(ev->c, IR_S_REDUCE, loc);
+  st->u.reduce.op = (IrReduceKind)bi->arg;
+  st->u.reduce.src = src;
+  st->u.reduce.dst = dst;
+  st->u.reduce.dim = (int)dim;
+  st->u.reduce.clear = bi_opt_bool(ev, arg[3], true, loc);
+  ev_emit(ev, st);
+  return ev->none;
+}
+
+/* T.atomic_add / _max / _min(dst, value): an element (AtomicAdd(&dst[i], value)) or a tile
+ * (dst region op= src region). */
+static Value *t_atomic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  const char *fname = bi->arg == IR_ATOMIC_ADD ? "T.atomic_add" : bi->arg == IR_ATOMIC_MAX ? "T.atomic_max" : "T.atomic_min";
+  SrcLoc loc = call_loc(a);
+  if (!ev_need_kernel(ev, fname, loc)) return NULL;
+  if (arg[3] && bi_opt_bool(ev, arg[3], false, loc)) return bi_unsupported_stmt(ev, a, NULL, bi);
+  Operand d;
+  if (!operand(ev, arg[0], fname, "dst", &d, loc)) return NULL;
+  IrStmt *st = ir_stmt(ev->c, IR_S_ATOMIC, loc);
+  st->u.atomic.op = (IrAtomicOp)bi->arg;
+  if (!d.extent) { /* scalar: AtomicAdd(&dst[i], value) */
+    d.extent = ARENA_ARRAY(ev->a, IrExpr *, d.buf->ndim);
+    for (int i = 0; i < d.buf->ndim; i++) d.extent[i] = ir_int(ev->c, 1, TS_DTYPE_INT32, loc);
+    IrExpr *v = bi_to_dtype(ev, arg[1], d.buf->dtype, loc);
+    if (!v) return NULL;
+    st->u.atomic.dst = to_region(&d);
+    st->u.atomic.value = v;
+    st->u.atomic.tile = false;
+  } else { /* tile: dst region += src region */
+    Operand s;
+    if (!operand(ev, arg[1], fname, "value", &s, loc)) return NULL;
+    if (!s.extent && !fill_corner(ev, &s, &d, fname)) return NULL;
+    if (!check_extents(ev, &s, &d, fname, loc)) return NULL;
+    st->u.atomic.dst = to_region(&d);
+    st->u.atomic.src = to_region(&s);
+    st->u.atomic.tile = true;
+  }
+  ev_emit(ev, st);
+  return ev->none;
+}
+
+/* ---- GEMM ------------------------------------------------------------------------------------ */
+/* T.gemm(A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1):
+ * C += A @ B on tiles; plan_gemm picks mma.sync or wgmma. */
+static Value *t_gemm(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  SrcLoc loc = call_loc(a);
+  if (!ev_need_kernel(ev, "T.gemm", loc)) return NULL;
+  Operand o[3];
+  static const char *const roles[] = {"A", "B", "C"};
+  for (int i = 0; i < 3; i++) {
+    if (!operand(ev, arg[i], "T.gemm", roles[i], &o[i], loc)) return NULL;
+    if (!o[i].extent) {
+      ts_error(ev->c, loc, "T.gemm(): %s must be a buffer or a buffer region", roles[i]);
+      return NULL;
+    }
+  }
+  IrStmt *st = ir_stmt(ev->c, IR_S_GEMM, loc);
+  st->u.gemm.a = to_region(&o[0]);
+  st->u.gemm.b = to_region(&o[1]);
+  st->u.gemm.c = to_region(&o[2]);
+  st->u.gemm.trans_a = bi_opt_bool(ev, arg[3], false, loc);
+  st->u.gemm.trans_b = bi_opt_bool(ev, arg[4], false, loc);
+  st->u.gemm.clear_accum = bi_opt_bool(ev, arg[6], false, loc);
+  int64_t pol, kp;
+  if (!bi_opt_int(ev, arg[5], 0, &pol, loc) || !bi_opt_int(ev, arg[7], 1, &kp, loc)) return NULL;
+  st->u.gemm.policy = (int)pol;
+  st->u.gemm.k_pack = (int)kp;
+  ev_emit(ev, st);
+  return ev->none;
+}
+
+/* Asynchronous wgmma: T.wgmma_gemm issues, T.wait_wgmma waits. */
+/* T.wgmma_gemm(A, B, C, ...): T.gemm's operands and options, issued as wgmma without
+ * waiting (gemm.wg_wait = -1; lower_tile_ops prints ts::gemm_*_wgmma_issue).  Legal only
+ * where the tile runs as wgmma on sm_90a; anything else is reported here, at the call. */
+static Value *t_wgmma_gemm(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  int before = ev->block->len;
+  Value *r = builtin_call_row(ev, tileop_row("gemm"), "T.gemm", a); /* checks and emits the GEMM */
+  if (!r || r->kind == V_POISON || ev->block->len != before + 1) return ev->poison;
+  IrStmt *st = ev->block->items[before];
+  TS_ASSERT(st->kind == IR_S_GEMM);
+  /* issued, not waited for: pass plan_gemm checks that it can run as wgmma (sm_90a, a
+   * wgmma plan) and says why not */
+  st->u.gemm.wg_wait = -1;
+  return ev->none;
+}
+
+/* Issued wgmma_gemm statements in `s` (the statements emitted so far in this block), most
+ * recent first, one per accumulator. */
+static void issued_wgmma(IrStmt *s, IrStmt **found, int *n, int max) {
+  if (!s) return;
+  switch (s->kind) {
+    case IR_S_SEQ:
+      for (int i = s->u.seq.n - 1; i >= 0; i--) issued_wgmma(s->u.seq.items[i], found, n, max);
+      return;
+    case IR_S_FOR: issued_wgmma(s->u.loop.body, found, n, max); return;
+    case IR_S_WHILE: issued_wgmma(s->u.while_.body, found, n, max); return;
+    case IR_S_IF:
+      issued_wgmma(s->u.if_.else_s, found, n, max);
+      issued_wgmma(s->u.if_.then_s, found, n, max);
+      return;
+    case IR_S_GEMM:
+      if (s->u.gemm.wg_wait != -1) return;
+      for (int i = 0; i < *n; i++)
+        if (found[i]->u.gemm.c.buf == s->u.gemm.c.buf) return;
+      if (*n < max) found[(*n)++] = s;
+      return;
+    default: return;
+  }
+}
+
+/* T.wait_wgmma(n): waits until at most n wgmma groups of this warpgroup are pending
+ * (wgmma.wait_group n).  It is a GEMM statement with wg_wait = -4 - n and the operands of
+ * a T.wgmma_gemm issued before it, so lowering also fences that accumulator's registers
+ * (the compiler must not read them before the wait); one per accumulator in flight. */
+static Value *t_wait_wgmma(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  int64_t n;
+  if (!bi_need_kernel(ev, a, bi) || !ev_to_int(ev, arg[0], &n, loc)) return ev->poison;
+  if (n < 0 || n > 1000) {
+    ts_error(ev->c, loc, "T.wait_wgmma: the number of groups left pending must be between 0 and 1000, got %lld", (long long)n);
+    return ev->poison;
+  }
+  IrStmt *found[8];
+  int nf = 0;
+  for (int i = ev->block->len - 1; i >= 0; i--) issued_wgmma(ev->block->items[i], found, &nf, 8);
+  if (!nf) {
+    ts_error(ev->c, loc, "T.wait_wgmma: no T.wgmma_gemm is issued before it in this block (or in a loop before it); "
+                         "wait in the block that issues the wgmma");
+    return ev->poison;
+  }
+  for (int i = 0; i < nf; i++) {
+    IrStmt *w = ir_stmt(ev->c, IR_S_GEMM, loc);
+    w->u.gemm = found[i]->u.gemm;
+    w->u.gemm.wg_wait = (int)(-4 - n);
+    ev_emit(ev, w);
+  }
+  return ev->none;
+}
+
+/* ---- im2col ----------------------------------------------------------------------------------- */
+/* A constant int argument of T.im2col: positive (pad: 0 or more). */
+static IrExpr *im2col_cint(Eval *ev, Value *v, const char *what, SrcLoc loc, int64_t *out) {
+  if (!ev_to_int(ev, v, out, loc)) return NULL;
+  if (*out < 0 || (*out == 0 && strcmp(what, "pad"))) {
+    ts_error(ev->c, loc, "T.im2col: %s must be %s, got %lld", what, strcmp(what, "pad") ? "positive" : "non-negative",
+             (long long)*out);
+    return NULL;
+  }
+  return ir_int(ev->c, *out, TS_DTYPE_INT32, loc);
+}
+
+/* T.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad): the (nhw_step, c_step)
+ * tile of the im2col matrix of an NHWC image into col (rows: output pixels n*OH*OW + oh*OW + ow;
+ * columns: kh*KW*C + kw*C + c, as a [KH, KW, C, F] filter flattens), zero where the window falls
+ * outside the image or the matrix.  Staged as a T.Parallel nest of guarded loads. */
+static Value *t_im2col(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  TsCompiler *c = ev->c;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  if (arg[0]->kind != V_BUFFER || arg[0]->u.buf->ndim != 4 || arg[1]->kind != V_BUFFER || arg[1]->u.buf->ndim != 2) {
+    ts_error(c, loc, "T.im2col: expects an NHWC image buffer and a 2-D tile buffer");
+    return ev->poison;
+  }
+  IrBuffer *img = arg[0]->u.buf, *col = arg[1]->u.buf;
+  int64_t kk, s, d, p, bm, bk;
+  IrExpr *KH = im2col_cint(ev, arg[4], "kernel", loc, &kk), *S = im2col_cint(ev, arg[5], "stride", loc, &s),
+         *D = im2col_cint(ev, arg[6], "dilation", loc, &d), *P = im2col_cint(ev, arg[7], "pad", loc, &p);
+  IrExpr *mstep = ev_to_ir(ev, arg[2], NULL, loc), *kstep = ev_to_ir(ev, arg[3], NULL, loc);
+  if (!KH || !S || !D || !P || !mstep || !kstep) return ev->poison;
+  if (!ir_is_const_int(col->shape[0], &bm) || !ir_is_const_int(col->shape[1], &bk)) {
+    ts_error(c, loc, "T.im2col: the tile '%s' needs a constant shape", col->name);
+    return ev->poison;
+  }
+  IrExpr *N = img->shape[0], *H = img->shape[1], *W = img->shape[2], *C = img->shape[3];
+#define B(k, x, y) ir_binary(c, IR_##k, (x), (y), loc)
+  /* OH = (H + 2P - D(KH-1) - 1) / S + 1, the same for W (square kernel) */
+  IrExpr *span = ir_int(c, d * (kk - 1) + 1 - 2 * p, TS_DTYPE_INT32, loc);
+  IrExpr *OH = B(ADD, B(FLOORDIV, B(SUB, H, span), S), ir_i32(c, 1));
+  IrExpr *OW = B(ADD, B(FLOORDIV, B(SUB, W, span), S), ir_i32(c, 1));
+  IrVar *vi = ir_var(c, "i", TS_DTYPE_INT32, IR_VAR_LOOP, loc), *vj = ir_var(c, "j", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *m = B(ADD, B(MUL, mstep, ir_i32(c, bm)), ir_varref(c, vi, loc));
+  IrExpr *k = B(ADD, B(MUL, kstep, ir_i32(c, bk)), ir_varref(c, vj, loc));
+  IrExpr *n = B(FLOORDIV, m, B(MUL, OH, OW)), *oh = B(FLOORMOD, B(FLOORDIV, m, OW), OH), *ow = B(FLOORMOD, m, OW);
+  IrExpr *kh = B(FLOORDIV, k, B(MUL, KH, C)), *kw = B(FLOORMOD, B(FLOORDIV, k, C), KH), *ch = B(FLOORMOD, k, C);
+  IrExpr *h = B(SUB, B(ADD, B(MUL, oh, S), B(MUL, kh, D)), P), *w = B(SUB, B(ADD, B(MUL, ow, S), B(MUL, kw, D)), P);
+  IrExpr *zero = ir_i32(c, 0);
+  IrExpr *ok = B(AND, B(LT, m, B(MUL, N, B(MUL, OH, OW))), B(LT, k, B(MUL, B(MUL, KH, KH), C)));
+  ok = B(AND, ok, B(AND, B(AND, B(GE, h, zero), B(LT, h, H)), B(AND, B(GE, w, zero), B(LT, w, W))));
+#undef B
+  IrExpr *src_idx[4] = {n, h, w, ch};
+  IrExpr *val = ir_select(c, IR_IF_THEN_ELSE, ok, ir_load(c, img, src_idx, 4, loc), ir_float(c, 0, img->dtype, loc), loc);
+  IrExpr **dst_idx = ARENA_ARRAY(ev->a, IrExpr *, 2);
+  dst_idx[0] = ir_varref(c, vi, loc);
+  dst_idx[1] = ir_varref(c, vj, loc);
+  IrStmt *st = ir_store(c, col, dst_idx, 2, ir_cast(c, col->dtype, val, loc), loc);
+  IrStmt *inner = ir_for(c, vj, ir_i32(c, 0), ir_i32(c, bk), IR_FOR_PARALLEL, st, loc);
+  ev_emit(ev, ir_for(c, vi, ir_i32(c, 0), ir_i32(c, bm), IR_FOR_PARALLEL, inner, loc));
+  return ev->none;
+}
+
+/* ---- rows -------------------------------------------------------------------------------------- */
+static const Builtin tileop_rows[] = {
+    {"copy", "src, dst, coalesced_width=None, disable_tma=False, eviction_policy=None, prefer_instruction=None, "
+             "annotations=None, loop_layout=None", t_copy, 0, BI_TERSE},
+    {"fill", "buffer, value", t_fill, 0, BI_TERSE},
+    {"clear", "buffer", t_clear, 0, BI_TERSE},
+    {"reduce_sum", "buffer, out, dim=-1, clear=True, batch=None, nan_propagate=None", t_reduce, IR_RED_SUM, BI_TERSE},
+    {"reduce_max", "buffer, out, dim=-1, clear=True, batch=None, nan_propagate=None", t_reduce, IR_RED_MAX, BI_TERSE},
+    {"reduce_min", "buffer, out, dim=-1, clear=True, batch=None, nan_propagate=None", t_reduce, IR_RED_MIN, BI_TERSE},
+    {"reduce_absmax", "buffer, out, dim=-1, clear=True, batch=None, nan_propagate=None", t_reduce, IR_RED_ABSMAX,
+     BI_TERSE},
+    {"reduce_abssum", "buffer, out, dim=-1, clear=True, batch=None, nan_propagate=None", t_reduce, IR_RED_ABSSUM,
+     BI_TERSE},
+    {"atomic_add", "dst, value, memory_order=None, return_prev=False, use_tma=False", t_atomic, IR_ATOMIC_ADD,
+     BI_TERSE},
+    {"atomic_max", "dst, value, memory_order=None, return_prev=False, use_tma=False", t_atomic, IR_ATOMIC_MAX,
+     BI_TERSE},
+    {"atomic_min", "dst, value, memory_order=None, return_prev=False, use_tma=False", t_atomic, IR_ATOMIC_MIN,
+     BI_TERSE},
+    {"gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1, wg_wait=0, "
+             "mbar=None, annotations=None", t_gemm, 0, BI_TERSE},
+    {"wgmma_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1, "
+                   "annotations=None", t_wgmma_gemm, 0, 0},
+    {"wait_wgmma", "id", t_wait_wgmma, 0, 0},
+    {"im2col", "img, col, nhw_step, c_step, kernel, stride=1, dilation=1, pad=0", t_im2col, 0, 0},
+    {"GemmWarpPolicy", NULL, bi_value_namespace, MOD_WARPPOLICY, BI_VALUE},
+    /* known, not lowered yet */
+    {"async_copy", "src, dst, **kwargs", bi_kernel_unsupported, 0, 0},
+    {"tma_copy", "src, dst, barrier=None, cluster_mask=None, **kwargs", bi_kernel_unsupported, 0, 0},
+    {"transpose", "src, dst", bi_kernel_unsupported, 0, 0},
+    {"tcgen05_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, mbar=None, "
+                     "use_2cta=False, annotations=None", bi_kernel_unsupported, 0, 0},
+    {"gemm_sp", "A_sparse, E, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1",
+     bi_kernel_unsupported, 0, 0},
+    {"cumsum", "src, dst=None, dim=0, reverse=False", bi_kernel_unsupported, 0, 0},
+    {"cummax", "src, dst=None, dim=0, reverse=False", bi_kernel_unsupported, 0, 0},
+    {"warp_reduce_sum", "value", bi_kernel_unsupported, 0, 0},
+    {"warp_reduce_max", "value", bi_kernel_unsupported, 0, 0},
+    {"warp_reduce_min", "value", bi_kernel_unsupported, 0, 0},
+    {"reduce_bitand", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
+    {"reduce_bitor", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
+    {"reduce_bitxor", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
+    {"atomic_addx2", "dst, value, return_prev=False", bi_kernel_unsupported, 0, 0},
+    {"atomic_addx4", "dst, value, return_prev=False", bi_kernel_unsupported, 0, 0},
+    {"atomic_load", "src, memory_order=\"seq_cst\"", bi_kernel_unsupported, 0, 0},
+    {"atomic_store", "dst, value, memory_order=\"seq_cst\"", bi_kernel_unsupported, 0, 0},
+    {"atomic_or", "dst, value, memory_order=None, return_prev=False", bi_kernel_unsupported, 0, 0},
+    {"region", "buffer_load, access_type, *extents", bi_kernel_unsupported, 0, 0},
+};
+
+/* T.GemmWarpPolicy.<name>: how T.gemm splits the tile between warps. */
+static const Builtin warp_policy_rows[] = {
+    {"Square", NULL, bi_value_int, 0, BI_VALUE},
+    {"FullRow", NULL, bi_value_int, 1, BI_VALUE},
+    {"FullCol", NULL, bi_value_int, 2, BI_VALUE},
+};
+
+static const Builtin *tileop_row(const char *name) {
+  const Builtin *row = builtin_find(tileop_rows, TS_ARRAY_LEN(tileop_rows), name);
+  TS_ASSERT(row);
+  return row;
+}
+
+const BuiltinTable builtins_tileops[] = {
+    {MOD_T, tileop_rows, TS_ARRAY_LEN(tileop_rows), NULL},
+    {MOD_WARPPOLICY, warp_policy_rows, TS_ARRAY_LEN(warp_policy_rows), NULL},
+    BUILTIN_TABLE_END,
+};

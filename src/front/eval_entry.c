@@ -1,0 +1,509 @@
+/* eval_entry.c — where a compilation enters the evaluator: front_compile picks the
+ * function, binds the -D parameters, runs a lazy factory, an eager @tilelang.jit body or a
+ * top-level @T.prim_func, traces the prim_func into an IrFunc and reads the decorators'
+ * options (out_idx, pass_configs, autotune configs).
+ *
+ *   parse_module -> front_compile (here) -> ev_exec_block / ev_call_function -> IrFunc
+ */
+#include <string.h>
+
+#include "registry.h"
+
+#define DEFAULT_LIMIT_DEPTH 200
+#define DEFAULT_LIMIT_STEPS 10000000
+/* Arena bytes a compilation may use: real kernels need a few MB; `[0] * 10**9` must end in
+ * a diagnostic, not in the OOM killer. */
+#define DEFAULT_LIMIT_BYTES ((int64_t)1 << 30)
+
+/* ---- setup ---------------------------------------------------------------------------------- */
+static void eval_init(Eval *ev, TsCompiler *c) {
+  memset(ev, 0, sizeof *ev);
+  ev->c = c;
+  ev->a = c->arena;
+  ev->none = ev_new(ev, V_NONE);
+  ev->vtrue = ev_new(ev, V_BOOL);
+  ev->vtrue->u.b = true;
+  ev->vfalse = ev_new(ev, V_BOOL);
+  ev->poison = ev_new(ev, V_POISON);
+  ev->limit_depth = c->limit_depth > 0 ? c->limit_depth : DEFAULT_LIMIT_DEPTH;
+  ev->limit_steps = c->limit_steps > 0 ? c->limit_steps : DEFAULT_LIMIT_STEPS;
+  ev->limit_bytes = c->limit_bytes > 0 ? c->limit_bytes : DEFAULT_LIMIT_BYTES;
+  ev->exec_stmt = ev_exec_stmt;
+  ev->builtins = ev_env_new(ev, NULL);
+  builtin_install(ev, ev->builtins);
+  ev->main_module = ev_module_new(ev, "__main__", false);
+  ev->globals = ev->main_module->globals;
+}
+
+/* The last top-level def called `name` (a later def rebinds it, as in Python). */
+static const AstNode *find_def(const AstNode *module, const char *name) {
+  const AstNode *found = NULL;
+  for (int i = 0; i < module->body.n; i++) {
+    const AstNode *s = module->body.items[i];
+    if (s->kind == AST_FUNCTIONDEF && !strcmp(s->id, name)) found = s;
+  }
+  return found;
+}
+
+/* A body that defines a @T.prim_func somewhere: a lazy factory. */
+static bool contains_prim_func(const AstList *body) {
+  for (int i = 0; i < body->n; i++) {
+    const AstNode *s = body->items[i];
+    if (s->kind == AST_FUNCTIONDEF && ev_decorator_flavor(s) == FN_PRIM) return true;
+    if ((s->kind == AST_IF || s->kind == AST_FOR || s->kind == AST_WHILE || s->kind == AST_WITH || s->kind == AST_TRY) &&
+        (contains_prim_func(&s->body) || contains_prim_func(&s->orelse)))
+      return true;
+  }
+  return false;
+}
+
+/* A decorator spelled ...suffix or ...suffix(...): @tilelang.jit, @autotune. */
+static bool decorated_as(const AstNode *def, const char *suffix) {
+  for (int i = 0; i < def->decorators.n; i++) {
+    const AstNode *d = def->decorators.items[i];
+    if (d->kind == AST_CALL) d = d->func;
+    if ((d->kind == AST_NAME || d->kind == AST_ATTRIBUTE) && d->id && !strcmp(d->id, suffix)) return true;
+  }
+  return false;
+}
+
+/* Top-level functions front_compile can compile: prim_funcs, jit/autotune factories and defs
+ * that contain a prim_func. */
+int front_list_functions(const AstNode *module, const char **names, int max) {
+  int n = 0;
+  if (!module) return 0;
+  for (int i = 0; i < module->body.n; i++) {
+    const AstNode *s = module->body.items[i];
+    if (s->kind != AST_FUNCTIONDEF) continue;
+    if (ev_decorator_flavor(s) == FN_PRIM || decorated_as(s, "jit") || decorated_as(s, "autotune") ||
+        contains_prim_func(&s->body)) {
+      if (n < max && names) names[n] = s->id;
+      n++;
+    }
+  }
+  return n < max || !names ? n : max;
+}
+
+/* Scope for -D values: builtins plus T, tilelang and bare dtype names. */
+static Env *dparam_env(Eval *ev) {
+  static const char *const dtypes[] = {"float16", "half", "bfloat16", "float32", "float64", "double", "int8",
+                                       "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                                       "float8_e4m3", "float8_e4m3fn", "float8_e5m2"};
+  Env *e = ev_env_new(ev, ev->builtins);
+  ev_env_set(ev, e, "T", ev_namespace(ev, MOD_T));
+  ev_env_set(ev, e, "tilelang", ev_namespace(ev, MOD_TILELANG));
+  for (int i = 0; i < TS_ARRAY_LEN(dtypes); i++) {
+    Value *v = builtin_lookup_or_error(ev, MOD_T, dtypes[i], SRCLOC_NONE);
+    if (v && v->kind == V_DTYPE) ev_env_set(ev, e, dtypes[i], v);
+  }
+  return e;
+}
+
+/* Parses every -D value as a Python expression over builtins, T, tilelang and dtype names. */
+static bool parse_dparams(Eval *ev, const ts_param *params, int nparams) {
+  Env *denv = dparam_env(ev);
+  bool ok = true;
+  ev->nd = nparams;
+  ev->dnames = ARENA_ARRAY(ev->a, const char *, nparams);
+  ev->dvals = ARENA_ARRAY(ev->a, Value *, nparams);
+  ev->dused = ARENA_ARRAY(ev->a, bool, nparams);
+  for (int i = 0; i < nparams; i++) {
+    SourceFile *sf = ARENA_NEW(ev->a, SourceFile);
+    sf->name = arena_printf(ev->a, "-D %s", params[i].name);
+    sf->text = arena_strdup(ev->a, params[i].value ? params[i].value : "");
+    sf->len = strlen(sf->text);
+    ev->dnames[i] = arena_strdup(ev->a, params[i].name);
+    AstNode *e = parse_expression(ev->c, sf);
+    Value *v = e ? ev_eval(ev, denv, e) : NULL;
+    if (v && v->kind != V_POISON && v->kind != V_BOOL && v->kind != V_INT && v->kind != V_FLOAT && v->kind != V_STR &&
+        v->kind != V_DTYPE && v->kind != V_TUPLE && v->kind != V_LIST && v->kind != V_NONE) {
+      ts_error(ev->c, e->loc, "-D %s: expected a constant (int, float, bool, str, dtype or tuple), got %s",
+               params[i].name, ev_type_name(v));
+      v = NULL;
+    }
+    if (!v) ok = false;
+    ev->dvals[i] = v ? v : ev->poison;
+  }
+  return ok;
+}
+
+/* Parameter list of a def for messages: "M, N, block_M=128". */
+static const char *param_list_defaults(Eval *ev, const AstNode *def) {
+  StrBuf sb = {0};
+  for (int i = 0; i < def->params.n; i++) {
+    const AstParam *p = &def->params.items[i];
+    if (i) sb_append(&sb, ", ");
+    sb_append(&sb, p->name);
+    if (p->default_value) sb_append(&sb, "=...");
+  }
+  if (!def->params.n) sb_append(&sb, "(none)");
+  const char *s = arena_strdup(ev->a, sb_str(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+static bool has_param(const AstNode *def, const char *name) {
+  for (int i = 0; i < def->params.n; i++)
+    if (!strcmp(def->params.items[i].name, name)) return true;
+  return false;
+}
+
+/* T.const("M, N") names in an eager body (they may be bound by -D too). */
+static void collect_tconst(const AstNode *n, Eval *ev, PtrVec *out);
+static void collect_tconst_list(const AstList *l, Eval *ev, PtrVec *out) {
+  for (int i = 0; i < l->n; i++) collect_tconst(l->items[i], ev, out);
+}
+/* The names of the T.const("M, N") calls in n. */
+static void collect_tconst(const AstNode *n, Eval *ev, PtrVec *out) {
+  if (!n) return;
+  if (n->kind == AST_CALL && n->func && n->func->kind == AST_ATTRIBUTE && !strcmp(n->func->id, "const") &&
+      n->items.n >= 1 && n->items.items[0]->kind == AST_CONST_STR) {
+    const char *s = n->items.items[0]->sval;
+    while (s && *s) {
+      while (*s == ' ' || *s == ',') s++;
+      const char *b = s;
+      while (*s && *s != ' ' && *s != ',') s++;
+      if (s > b) vec_push(ev->a, out, arena_strndup(ev->a, b, (size_t)(s - b)));
+    }
+    return;
+  }
+  if (AST_IS_CONST(n)) return;
+  /* Only the fields n's kind has: nodes are allocated up to their kind's last field. */
+  collect_tconst(n->value, ev, out);
+  if (AST_HAS(n, func)) collect_tconst(n->func, ev, out);
+  if (AST_HAS(n, left)) collect_tconst(n->left, ev, out);
+  if (AST_HAS(n, right)) collect_tconst(n->right, ev, out);
+  if (AST_HAS(n, items)) collect_tconst_list(&n->items, ev, out);
+  if (AST_HAS(n, body)) collect_tconst_list(&n->body, ev, out);
+  if (AST_HAS(n, orelse)) collect_tconst_list(&n->orelse, ev, out);
+}
+
+/* An empty IrFunc named after the def. */
+static IrFunc *new_func(Eval *ev, const AstNode *def) {
+  IrFunc *f = ARENA_NEW(ev->a, IrFunc);
+  f->name = def->id;
+  f->loc = def->loc;
+  return f;
+}
+
+/* Copies the T.dynamic variables into f. */
+static void finish_func(Eval *ev, IrFunc *f) {
+  f->ndyn = ev->dyn_vars.len;
+  f->dyn_vars = ARENA_ARRAY(ev->a, IrVar *, f->ndyn);
+  for (int i = 0; i < f->ndyn; i++) f->dyn_vars[i] = ev->dyn_vars.items[i];
+}
+
+/* Traces a @T.prim_func: parameter annotations become buffers/scalars, the body IR. */
+static IrFunc *trace_prim_func(Eval *ev, Value *fn) {
+  const AstNode *def = fn->u.fn.def;
+  IrFunc *f = new_func(ev, def);
+  Env *env = ev_env_new(ev, fn->u.fn.env);
+  f->nparams = def->params.n;
+  f->params = ARENA_ARRAY(ev->a, IrParam, f->nparams);
+  for (int i = 0; i < def->params.n; i++) {
+    const AstParam *p = &def->params.items[i];
+    IrParam *ip = &f->params[i];
+    ip->name = p->name;
+    if (!p->annotation) {
+      ts_error(ev->c, p->loc, "parameter '%s' of a @T.prim_func needs an annotation: T.Tensor(shape, dtype) or a dtype",
+               p->name);
+      ev_env_set(ev, env, p->name, ev->poison);
+      continue;
+    }
+    Value *ann = ev_eval(ev, fn->u.fn.env, p->annotation);
+    if (!ann) {
+      ev_env_set(ev, env, p->name, ev->poison);
+      continue;
+    }
+    if (ann->kind == V_TENSORTYPE) {
+      int nd = ann->u.tt.shape->u.seq.n;
+      IrExpr **shape = ARENA_ARRAY(ev->a, IrExpr *, nd);
+      bool ok = true;
+      for (int d = 0; d < nd; d++) ok &= (shape[d] = ev_to_ir(ev, ann->u.tt.shape->u.seq.items[d], NULL, p->loc)) != NULL;
+      if (!ok) { ev_env_set(ev, env, p->name, ev->poison); continue; }
+      ip->buf = ir_buffer(ev->c, p->name, ann->u.tt.dtype, IR_SCOPE_GLOBAL, nd, shape, p->loc);
+      ip->buf->param_index = i;
+      if (ann->u.tt.strides) { /* T.StridedTensor */
+        ip->buf->strides = ARENA_ARRAY(ev->a, IrExpr *, nd);
+        for (int d = 0; d < nd; d++)
+          ok &= (ip->buf->strides[d] = ev_to_ir(ev, ann->u.tt.strides->u.seq.items[d], NULL, p->loc)) != NULL;
+      }
+      Value *bv = ev_new(ev, V_BUFFER);
+      bv->u.buf = ip->buf;
+      ev_env_set(ev, env, p->name, bv);
+    } else if (ann->kind == V_DTYPE || ann->kind == V_STR) {
+      ts_dtype t;
+      if (!ev_to_dtype(ev, ann, &t, p->annotation->loc)) { ev_env_set(ev, env, p->name, ev->poison); continue; }
+      ip->var = ir_var(ev->c, p->name, t, IR_VAR_PARAM, p->loc);
+      ev_env_set(ev, env, p->name, ev_expr(ev, ir_varref(ev->c, ip->var, p->loc)));
+    } else {
+      ts_error(ev->c, p->annotation->loc, "parameter '%s': expected T.Tensor(shape, dtype) or a dtype, got %s", p->name,
+               ev_type_name(ann));
+      ev_env_set(ev, env, p->name, ev->poison);
+    }
+  }
+  PtrVec top = {0};
+  ev->block = &top;
+  ev->scope = ARENA_NEW(ev->a, DefScope);
+  ev->func = f;
+  ev->staged = true;
+  ev->loop = NULL;
+  ev_exec_block(ev, env, &def->body);
+  ev->block = NULL;
+  ev->staged = false;
+  f->body = ir_seq_vec(ev->c, &top, def->loc);
+  finish_func(ev, f);
+  return f;
+}
+
+/* @autotune(configs=...): the config list is evaluated for the runtime's tuner.  It is
+ * host-side Python (often get_configs() with itertools.product); if it cannot be
+ * evaluated here the kernel still compiles, with a warning instead of the list. */
+static void read_autotune(Eval *ev, const AstNode *d, IrFunc *f) {
+  for (int k = 0; k < d->nkwargs; k++) {
+    const AstKeyword *kw = &d->kwargs[k];
+    if (!kw->name || strcmp(kw->name, "configs")) continue;
+    Diag saved = ev->c->diag, quiet = {0};
+    ev->c->diag = quiet;
+    Value *v = ev_eval(ev, ev->globals, kw->value);
+    ValList items = {0};
+    bool ok = v && ev->c->diag.errors == 0 && ev_iter_items(ev, v, &items, kw->value->loc);
+    char *first = NULL;
+    if (!ok && ev->c->diag.errors) { /* keep the first line of the first error for the warning */
+      const char *msg = strstr(sb_str(&ev->c->diag.out), "error: ");
+      if (msg) first = arena_strndup(ev->a, msg + 7, strcspn(msg + 7, "\n"));
+    }
+    diag_free(&ev->c->diag);
+    ev->c->diag = saved;
+    if (!ok) {
+      diag_warning(&ev->c->diag, kw->value->loc, "@autotune configs could not be evaluated%s%s; tuning is disabled",
+                   first ? ": " : "", first ? first : "");
+      continue;
+    }
+    Value *list = ev_new(ev, V_LIST);
+    list->u.seq = items;
+    f->autotune_configs = ev_repr(ev, list);
+    f->nautotune_configs = items.n;
+  }
+}
+
+/* Reads out_idx and pass_configs from @tilelang.jit(...), configs from @autotune(...). */
+static void read_jit_decorator(Eval *ev, const AstNode *def, IrFunc *f) {
+  for (int i = 0; i < def->decorators.n; i++) {
+    const AstNode *d = def->decorators.items[i];
+    if (d->kind == AST_CALL && d->func && d->func->id && !strcmp(d->func->id, "autotune")) {
+      read_autotune(ev, d, f);
+      continue;
+    }
+    if (d->kind != AST_CALL || !d->func || !d->func->id || strcmp(d->func->id, "jit")) continue;
+    for (int k = 0; k < d->nkwargs; k++) {
+      const AstKeyword *kw = &d->kwargs[k];
+      if (!kw->name) continue;
+      if (!strcmp(kw->name, "out_idx")) {
+        Value *v = ev_eval(ev, ev->globals, kw->value);
+        if (!v || v->kind == V_NONE || v->kind == V_POISON) continue;
+        ValList items = {0};
+        if (v->kind == V_INT) vl_push(ev, &items, v);
+        else if (!ev_iter_items(ev, v, &items, kw->value->loc)) continue;
+        f->out_idx = ARENA_ARRAY(ev->a, int, items.n);
+        f->nout_idx = 0;
+        for (int j = 0; j < items.n; j++) {
+          int64_t x;
+          if (!ev_to_int(ev, items.items[j], &x, kw->value->loc)) continue;
+          int64_t norm = x < 0 ? x + f->nparams : x;
+          if (norm < 0 || norm >= f->nparams) {
+            ts_error(ev->c, kw->value->loc, "out_idx %lld is out of range for %d parameters", (long long)x, f->nparams);
+            continue;
+          }
+          f->out_idx[f->nout_idx++] = (int)norm;
+        }
+      } else if (!strcmp(kw->name, "pass_configs")) {
+        Value *v = ev_eval(ev, ev->globals, kw->value);
+        if (!v || v->kind != V_DICT) continue;
+        f->npass_configs = v->u.dict.keys.n;
+        f->pass_configs = ARENA_ARRAY(ev->a, IrKV, f->npass_configs);
+        for (int j = 0; j < v->u.dict.keys.n; j++) {
+          Value *key = v->u.dict.keys.items[j], *val = v->u.dict.vals.items[j];
+          f->pass_configs[j].key = ev_strval(ev, key);
+          f->pass_configs[j].value = ev_strval(ev, val);
+          if (!strcmp(f->pass_configs[j].key, "tl.enable_fast_math") && ev_truth(ev, val, kw->value->loc) == 1)
+            ev->c->fast_math = true;
+        }
+      }
+    }
+  }
+}
+
+/* A factory: -D values bind its parameters, its call returns the @T.prim_func to trace. */
+static IrFunc *compile_lazy(Eval *ev, const AstNode *def, Value *fn) {
+  /* -D names must be parameters of the factory; every required one needs a value. */
+  bool ok = true;
+  for (int i = 0; i < ev->nd; i++)
+    if (!has_param(def, ev->dnames[i])) {
+      ts_error(ev->c, def->loc, "unknown parameter '%s' for '%s' (parameters: %s)", ev->dnames[i], def->id,
+               param_list_defaults(ev, def));
+      ok = false;
+    }
+  CallArgs a = {0};
+  a.kw = ARENA_ARRAY(ev->a, const char *, def->params.n);
+  a.kwv = ARENA_ARRAY(ev->a, Value *, def->params.n);
+  for (int i = 0; i < def->params.n; i++) {
+    const AstParam *p = &def->params.items[i];
+    int j = -1;
+    for (int k = 0; k < ev->nd; k++)
+      if (!strcmp(ev->dnames[k], p->name)) j = k;
+    if (j >= 0) {
+      a.kw[a.nkw] = p->name;
+      a.kwv[a.nkw++] = ev->dvals[j];
+    } else if (!p->default_value && p->kind != APARAM_VARARGS && p->kind != APARAM_VARKW) {
+      ts_error(ev->c, def->loc, "missing value for parameter '%s' of '%s': pass -D %s=... (parameters: %s)", p->name,
+               def->id, p->name, param_list_defaults(ev, def));
+      ok = false;
+    }
+  }
+  if (!ok) return NULL;
+  Value *r = ev_call_function(ev, fn, &a);
+  if (!r || r->kind == V_POISON) return NULL;
+  if (r->kind != V_FUNC || r->u.fn.flavor != FN_PRIM) {
+    ts_error(ev->c, def->loc, "'%s' returned %s, expected a @T.prim_func", def->id, ev_type_name(r));
+    return NULL;
+  }
+  IrFunc *f = trace_prim_func(ev, r);
+  f->name = def->id;
+  read_jit_decorator(ev, def, f);
+  return f;
+}
+
+/* A top-level @T.prim_func: -D values override module-level constants. */
+static IrFunc *compile_prim(Eval *ev, const AstNode *def, Value *fn) {
+  bool ok = true;
+  for (int i = 0; i < ev->nd; i++) {
+    const char *n = ev->dnames[i];
+    if (!strmap_has(&ev->main_module->lazy, n) && !strmap_has(&ev->globals->vars, n)) {
+      ts_error(ev->c, def->loc, "unknown parameter '%s': '%s' is a @T.prim_func, -D can only override module-level constants",
+               n, def->id);
+      ok = false;
+      continue;
+    }
+    ev_env_set(ev, ev->globals, n, ev->dvals[i]);
+  }
+  if (!ok) return NULL;
+  IrFunc *f = trace_prim_func(ev, fn);
+  read_jit_decorator(ev, def, f);
+  return f;
+}
+
+/* Eager @tilelang.jit: the body is the kernel; parameters without a value are tensors
+ * declared by annotation; T.empty results become trailing output parameters. */
+static IrFunc *compile_eager(Eval *ev, const AstNode *def, Value *fn) {
+  PtrVec consts = {0};
+  collect_tconst_list(&def->body, ev, &consts);
+  bool ok = true;
+  for (int i = 0; i < ev->nd; i++) {
+    bool known = has_param(def, ev->dnames[i]);
+    for (int k = 0; k < consts.len && !known; k++) known = !strcmp(consts.items[k], ev->dnames[i]);
+    if (!known) {
+      StrBuf sb = {0};
+      sb_append(&sb, param_list_defaults(ev, def));
+      for (int k = 0; k < consts.len; k++) sb_printf(&sb, ", %s", (const char *)consts.items[k]);
+      ts_error(ev->c, def->loc, "unknown parameter '%s' for '%s' (parameters: %s)", ev->dnames[i], def->id, sb_str(&sb));
+      sb_free(&sb);
+      ok = false;
+    }
+  }
+  if (!ok) return NULL;
+  IrFunc *f = new_func(ev, def);
+  Env *env = ev_env_new(ev, fn->u.fn.env);
+  ev->eager = true;
+  for (int i = 0; i < def->params.n; i++) {
+    const AstParam *p = &def->params.items[i];
+    int j = -1;
+    for (int k = 0; k < ev->nd; k++)
+      if (!strcmp(ev->dnames[k], p->name)) j = k;
+    if (j >= 0) ev_env_set(ev, env, p->name, ev->dvals[j]);
+    else if (p->default_value) ev_env_set(ev, env, p->name, ev_eval(ev, fn->u.fn.env, p->default_value));
+    else vec_push(ev->a, &ev->eager_pending, (void *)p->name);
+  }
+  PtrVec top = {0};
+  ev->block = &top;
+  ev->scope = ARENA_NEW(ev->a, DefScope);
+  ev->func = f;
+  ev->staged = true;
+  ev->ret = NULL;
+  ev_exec_block(ev, env, &def->body);
+  ev->block = NULL;
+  ev->staged = false;
+  f->body = ir_seq_vec(ev->c, &top, def->loc);
+  for (int i = 0; i < ev->eager_pending.len; i++) {
+    const char *n = ev->eager_pending.items[i];
+    if (*n)
+      ts_error(ev->c, def->loc, "parameter '%s' of '%s' has no value: pass -D %s=... or declare it with '%s: T.Tensor(shape, dtype)'",
+               n, def->id, n, n);
+  }
+  /* params: declared tensors in signature order, then outputs */
+  int np = ev->eager_params.len + ev->outputs.len;
+  f->params = ARENA_ARRAY(ev->a, IrParam, np);
+  for (int i = 0; i < def->params.n; i++)
+    for (int k = 0; k < ev->eager_params.len; k++) {
+      IrParam *p = ev->eager_params.items[k];
+      if (!strcmp(p->name, def->params.items[i].name)) {
+        p->buf->param_index = f->nparams;
+        f->params[f->nparams++] = *p;
+      }
+    }
+  f->out_idx = ARENA_ARRAY(ev->a, int, ev->outputs.len);
+  for (int k = 0; k < ev->outputs.len; k++) {
+    IrBuffer *b = ev->outputs.items[k];
+    b->param_index = f->nparams;
+    f->out_idx[f->nout_idx++] = f->nparams;
+    f->params[f->nparams].name = b->name;
+    f->params[f->nparams++].buf = b;
+  }
+  finish_func(ev, f);
+  read_jit_decorator(ev, def, f);
+  return f;
+}
+
+/* The kernel file's folder: its sibling modules are imported from there. */
+static void module_dirs(Eval *ev, const AstNode *module) {
+  const char *path = module->loc.file ? module->loc.file->name : NULL;
+  if (!path) return;
+  const char *slash = strrchr(path, '/');
+  ev->main_dir = slash ? arena_strndup(ev->a, path, (size_t)(slash - path)) : ".";
+  ev->main_module->dir = ev->main_dir;
+}
+
+IrFunc *front_compile(TsCompiler *c, const AstNode *module, const char *func_name, const ts_param *params,
+                      int nparams) {
+  if (!module) return NULL;
+  int errors0 = c->diag.errors;
+  Eval evs, *ev = &evs;
+  eval_init(ev, c);
+  module_dirs(ev, module);
+  ev_scan_module(ev, ev->main_module, module);
+  const AstNode *def = find_def(module, func_name);
+  if (!def) {
+    const char *names[64];
+    int n = front_list_functions(module, names, 64);
+    StrBuf sb = {0};
+    for (int i = 0; i < n; i++) sb_printf(&sb, "%s%s", i ? ", " : "", names[i]);
+    SrcLoc loc = {module->loc.file, 0, 0};
+    ts_error(c, loc, "no function named '%s' in the file (compilable functions: %s)", func_name, n ? sb_str(&sb) : "none");
+    sb_free(&sb);
+    return NULL;
+  }
+  if (!parse_dparams(ev, params, nparams)) return NULL;
+  Value *fn = ev_env_lookup(ev, ev->globals, def->id);
+  if (!fn || fn->kind != V_FUNC || fn->u.fn.def != def) { /* rebound later at top level */
+    fn = ev_new(ev, V_FUNC);
+    fn->u.fn.def = def;
+    fn->u.fn.env = ev->globals;
+    fn->u.fn.flavor = ev_decorator_flavor(def);
+  }
+  IrFunc *f;
+  if (fn->u.fn.flavor == FN_PRIM) f = compile_prim(ev, def, fn);
+  else if (contains_prim_func(&def->body)) f = compile_lazy(ev, def, fn);
+  else f = compile_eager(ev, def, fn);
+  if (c->diag.errors > errors0) return NULL;
+  return f;
+}

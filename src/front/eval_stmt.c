@@ -1,0 +1,474 @@
+/* eval_stmt.c — statements of the staging interpreter: expression statements and
+ * assignments, loops, ifs, `with T.Kernel`, returns, asserts, defs and imports.
+ *
+ *   ev_exec_block  ->  ev_exec_stmt  ->  ev_eval / ev_assign (eval_expr.c)
+ *
+ * Control flow on a Python value is decided now (a Python `for` runs its body once per
+ * item); on an IR value it becomes IR: a FOR per loop frame dimension, an IF, a WHILE, each
+ * body traced into its own block (stage.c), `break`/`continue` as IR statements. */
+#include <string.h>
+
+#include "value.h"
+
+/* @T.prim_func or @T.macro among a def's decorators (by name: T.prim_func, prim_func). */
+FuncFlavor ev_decorator_flavor(const AstNode *def) {
+  FuncFlavor fl = FN_PLAIN;
+  for (int i = 0; i < def->decorators.n; i++) {
+    const AstNode *d = def->decorators.items[i];
+    if (d->kind == AST_CALL) d = d->func;
+    const char *name = d->kind == AST_NAME || d->kind == AST_ATTRIBUTE ? d->id : NULL;
+    if (!name) continue;
+    if (!strcmp(name, "prim_func")) fl = FN_PRIM;
+    else if (!strcmp(name, "macro")) fl = FN_MACRO;
+  }
+  return fl;
+}
+
+/* One loop frame as IR: nested FORs, target names bound to the loop variables. */
+/* for i, j in T.Persistent([D0, D1], wave, index, group):
+ *   for w in serial(0, ceildiv(D0*D1, wave)):
+ *     let tile = index + w*wave
+ *     let i = first + (tile % (group*D1)) % rows;  j = (tile % (group*D1)) / rows
+ *         (first = tile / (group*D1) * group, rows = min(D0 - first, group): panels of
+ *          `group` rows walked column by column, so blocks running together share tiles)
+ *     if tile < D0*D1: body
+ * A 1-D domain has i = tile. */
+static ExecStatus exec_persistent_for(Eval *ev, Env *env, const AstNode *s, LoopFrame *f) {
+  TsCompiler *c = ev->c;
+  SrcLoc loc = s->loc;
+  const AstNode *t = s->target;
+  int nt = t->kind == AST_TUPLE || t->kind == AST_LIST ? t->items.n : 1;
+  if (nt != f->ndim) {
+    ts_error(c, t->loc, "T.Persistent: the domain has %d dimension%s but the loop has %d target%s", f->ndim,
+             f->ndim == 1 ? "" : "s", nt, nt == 1 ? "" : "s");
+    return EX_NORMAL;
+  }
+  for (int d = 0; d < nt; d++) {
+    const AstNode *x = nt == 1 && t->kind != AST_TUPLE && t->kind != AST_LIST ? t : t->items.items[d];
+    if (x->kind != AST_NAME) {
+      ts_error(c, x->loc, "loop targets must be names");
+      return EX_NORMAL;
+    }
+  }
+  IrExpr *total = f->extent[0];
+  if (f->ndim == 2) total = ir_binary(c, IR_MUL, total, f->extent[1], loc);
+  IrVar *w = ir_var(c, "wave", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *nw = ir_binary(c, IR_FLOORDIV, ir_binary(c, IR_ADD, total, ir_binary(c, IR_SUB, f->wave, ir_i32(c, 1), loc), loc),
+                         f->wave, loc);
+  BlockSave outer = ev_push_block(ev);
+  ev_define_var(ev, w);
+  IrVar *tv = ir_var(c, "tile", TS_DTYPE_INT32, IR_VAR_LET, loc);
+  ev_define_var(ev, tv);
+  ev_emit(ev, ir_let(c, tv, ir_binary(c, IR_ADD, f->index, ir_binary(c, IR_MUL, ir_varref(c, w, loc), f->wave, loc), loc), loc));
+  IrExpr *tile = ir_varref(c, tv, loc), *coord[2];
+  if (f->ndim == 1) {
+    coord[0] = tile;
+  } else {
+    IrExpr *g = ir_i32(c, f->group), *gsize = ir_binary(c, IR_MUL, g, f->extent[1], loc);
+    IrExpr *first = ir_binary(c, IR_MUL, ir_binary(c, IR_FLOORDIV, tile, gsize, loc), g, loc);
+    IrExpr *rows = ir_binary(c, IR_MIN, ir_binary(c, IR_SUB, f->extent[0], first, loc), g, loc);
+    IrExpr *local = ir_binary(c, IR_FLOORMOD, tile, gsize, loc);
+    coord[0] = ir_binary(c, IR_ADD, first, ir_binary(c, IR_FLOORMOD, local, rows, loc), loc);
+    coord[1] = ir_binary(c, IR_FLOORDIV, local, rows, loc);
+  }
+  for (int d = 0; d < f->ndim; d++) {
+    const AstNode *x = nt == 1 && t->kind != AST_TUPLE && t->kind != AST_LIST ? t : t->items.items[d];
+    IrVar *v = ir_var(c, x->id, TS_DTYPE_INT32, IR_VAR_LET, x->loc);
+    ev_define_var(ev, v);
+    ev_emit(ev, ir_let(c, v, coord[d], x->loc));
+    ev_env_set(ev, env, x->id, ev_expr(ev, ir_varref(c, v, x->loc)));
+  }
+  BlockSave inner = ev_push_block(ev);
+  LoopCtx lc = {true, ev->loop};
+  ev->loop = &lc;
+  ExecStatus st = ev_exec_block(ev, env, &s->body);
+  ev->loop = lc.outer;
+  IrStmt *body = ev_pop_block(ev, inner, env, "loop", loc);
+  if (st == EX_RETURN) ts_error(c, loc, "'return' inside a kernel loop is not supported");
+  ev_emit(ev, ir_if(c, ir_binary(c, IR_LT, tile, total, loc), body, NULL, loc));
+  IrStmt *wb = ev_pop_block(ev, outer, env, "loop", loc);
+  ev_emit(ev, ir_for(c, w, ir_i32(c, 0), nw, IR_FOR_SERIAL, wb, loc));
+  return EX_NORMAL;
+}
+
+/* for targets in <loop frame>: in a kernel, a FOR per dimension around the traced body. */
+static ExecStatus exec_ir_for(Eval *ev, Env *env, const AstNode *s, LoopFrame *f) {
+  if (f->persistent) return exec_persistent_for(ev, env, s, f);
+  const AstNode *t = s->target;
+  int nt = t->kind == AST_TUPLE || t->kind == AST_LIST ? t->items.n : 1;
+  if (nt != f->ndim) {
+    ts_error(ev->c, t->loc, "loop has %d dimension%s but %d target%s", f->ndim, f->ndim == 1 ? "" : "s", nt,
+             nt == 1 ? "" : "s");
+    return EX_NORMAL;
+  }
+  BlockSave saved = ev_push_block(ev);
+  IrVar **vars = ARENA_ARRAY(ev->a, IrVar *, f->ndim);
+  for (int d = 0; d < f->ndim; d++) {
+    const AstNode *x = nt == 1 && t->kind != AST_TUPLE && t->kind != AST_LIST ? t : t->items.items[d];
+    if (x->kind != AST_NAME) {
+      ts_error(ev->c, x->loc, "loop targets must be names");
+      ev_pop_block(ev, saved, env, "loop", s->loc);
+      return EX_NORMAL;
+    }
+    ts_dtype it = f->extent[d]->dtype == TS_DTYPE_INT64 || f->min[d]->dtype == TS_DTYPE_INT64 ? TS_DTYPE_INT64 : TS_DTYPE_INT32;
+    vars[d] = ir_var(ev->c, x->id, it, IR_VAR_LOOP, x->loc);
+    ev_define_var(ev, vars[d]);
+    IrExpr *ref = ir_varref(ev->c, vars[d], x->loc);
+    if (f->step) /* for i in range(a, b, s): loop over 0..n, i = a + k*s */
+      ref = ir_binary(ev->c, IR_ADD, f->min[d], ir_binary(ev->c, IR_MUL, ref, f->step, x->loc), x->loc);
+    ev_env_set(ev, env, x->id, ev_expr(ev, ref));
+  }
+  LoopCtx lc = {true, ev->loop};
+  ev->loop = &lc;
+  ExecStatus st = ev_exec_block(ev, env, &s->body);
+  ev->loop = lc.outer;
+  IrStmt *body = ev_pop_block(ev, saved, env, "loop", s->loc);
+  if (st == EX_RETURN) ts_error(ev->c, s->loc, "'return' inside a kernel loop is not supported");
+  for (int d = f->ndim - 1; d >= 0; d--) {
+    IrExpr *mn = f->step ? ir_int(ev->c, 0, vars[d]->dtype, s->loc) : f->min[d];
+    body = ir_for(ev->c, vars[d], mn, f->extent[d], f->kind, body, s->loc);
+    body->u.loop.num_stages = f->num_stages;
+    body->u.loop.unroll_factor = f->unroll_factor;
+    body->u.loop.order = f->order;
+    body->u.loop.stage = f->stage;
+    body->u.loop.norder = f->norder;
+  }
+  ev_emit(ev, body);
+  return EX_NORMAL;
+}
+
+/* for: a loop frame in a kernel becomes IR; anything else runs as Python, once per item. */
+static ExecStatus exec_for(Eval *ev, Env *env, const AstNode *s) {
+  Value *it = ev_eval(ev, env, s->iter);
+  if (!it) return EX_NORMAL;
+  if (it->kind == V_FRAME && ev->block) return exec_ir_for(ev, env, s, it->u.frame);
+  if (ev->staged && (it->kind == V_TUPLE || it->kind == V_LIST || it->kind == V_DICT || it->kind == V_STR)) {
+    ts_error(ev->c, s->iter->loc,
+             "cannot iterate over a Python %s inside a kernel: use T.serial(...), T.unroll(...) or range(...)",
+             ev_type_name(it));
+    return EX_NORMAL;
+  }
+  if (it->kind == V_FRAME && it->u.frame->kind != IR_FOR_SERIAL && !ev->block) {
+    ts_error(ev->c, s->iter->loc, "this loop can only be used inside a @T.prim_func kernel");
+    return EX_NORMAL;
+  }
+  ValList items = {0};
+  if (!ev_iter_items(ev, it, &items, s->iter->loc)) return EX_NORMAL;
+  LoopCtx lc = {false, ev->loop};
+  ev->loop = &lc;
+  ExecStatus res = EX_NORMAL;
+  bool broke = false;
+  for (int i = 0; i < items.n; i++) {
+    if (!ev_step(ev, s->loc)) break;
+    ev_assign(ev, env, s->target, items.items[i], s->loc);
+    ExecStatus st = ev_exec_block(ev, env, &s->body);
+    if (st == EX_BREAK) { broke = true; break; }
+    if (st == EX_RETURN) { res = st; break; }
+    if (ev->c->diag.errors > 50) break;
+  }
+  ev->loop = lc.outer;
+  if (res == EX_NORMAL && !broke && s->orelse.n) res = ev_exec_block(ev, env, &s->orelse);
+  return res;
+}
+
+/* while: Python condition -> runs now; IR condition (in a kernel) -> a WHILE statement. */
+static ExecStatus exec_while(Eval *ev, Env *env, const AstNode *s) {
+  for (;;) {
+    Value *t = ev_eval(ev, env, s->test);
+    int tv = ev_truth(ev, t, s->test->loc);
+    if (tv == -2) return EX_NORMAL;
+    if (tv == -1) {
+      if (!ev->block) {
+        ts_error(ev->c, s->test->loc, "a while loop on an IR condition is only allowed inside a kernel");
+        return EX_NORMAL;
+      }
+      IrExpr *cond = ev_to_bool_ir(ev, ev_to_ir(ev, t, NULL, s->loc), s->loc);
+      BlockSave saved = ev_push_block(ev);
+      LoopCtx lc = {true, ev->loop};
+      ev->loop = &lc;
+      ev_exec_block(ev, env, &s->body);
+      ev->loop = lc.outer;
+      IrStmt *body = ev_pop_block(ev, saved, env, "loop", s->loc);
+      IrStmt *w = ir_stmt(ev->c, IR_S_WHILE, s->loc);
+      w->u.while_.cond = cond;
+      w->u.while_.body = body;
+      ev_emit(ev, w);
+      return EX_NORMAL;
+    }
+    if (!tv) return s->orelse.n ? ev_exec_block(ev, env, &s->orelse) : EX_NORMAL;
+    if (!ev_step(ev, s->loc)) return EX_NORMAL;
+    LoopCtx lc = {false, ev->loop};
+    ev->loop = &lc;
+    ExecStatus st = ev_exec_block(ev, env, &s->body);
+    ev->loop = lc.outer;
+    if (st == EX_BREAK) return EX_NORMAL;
+    if (st == EX_RETURN) return st;
+  }
+}
+
+/* if: a Python condition picks a branch now; an IR one (in a kernel) becomes an IF. */
+static ExecStatus exec_if(Eval *ev, Env *env, const AstNode *s) {
+  Value *t = ev_eval(ev, env, s->test);
+  int tv = ev_truth(ev, t, s->test->loc);
+  if (tv == -2) return EX_NORMAL;
+  if (tv >= 0) return ev_exec_block(ev, env, tv ? &s->body : &s->orelse);
+  if (!ev->block) {
+    ts_error(ev->c, s->test->loc, "an 'if' on an IR value is only allowed inside a kernel");
+    return EX_NORMAL;
+  }
+  IrExpr *cond = ev_to_bool_ir(ev, ev_to_ir(ev, t, NULL, s->loc), s->loc);
+  if (!cond) return EX_NORMAL;
+  BlockSave saved = ev_push_block(ev);
+  ExecStatus a = ev_exec_block(ev, env, &s->body);
+  IrStmt *then_s = ev_pop_block(ev, saved, env, "branch of an IR 'if'", s->loc);
+  IrStmt *else_s = NULL;
+  ExecStatus b = EX_NORMAL;
+  if (s->orelse.n) {
+    saved = ev_push_block(ev);
+    b = ev_exec_block(ev, env, &s->orelse);
+    else_s = ev_pop_block(ev, saved, env, "branch of an IR 'if'", s->loc);
+  }
+  if (a == EX_RETURN || b == EX_RETURN) ts_error(ev->c, s->loc, "'return' inside an IR 'if' is not supported");
+  ev_emit(ev, ir_if(ev->c, cond, then_s, else_s, s->loc));
+  return EX_NORMAL;
+}
+
+/* with T.Kernel(...) as (bx, by): the KERNEL statement with its block variables and body. */
+static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNode *target, KernelFrame *kf) {
+  SrcLoc loc = s->loc;
+  if (!ev->block) {
+    ts_error(ev->c, loc, "T.Kernel can only be used inside a @T.prim_func");
+    return EX_NORMAL;
+  }
+  if (ev->kernel) {
+    ts_error(ev->c, loc, "T.Kernel blocks cannot be nested");
+    return EX_NORMAL;
+  }
+  IrStmt *k = ir_stmt(ev->c, IR_S_KERNEL, loc);
+  static const char *const dflt[3] = {"bx", "by", "bz"};
+  int nt = !target ? 0 : (target->kind == AST_TUPLE || target->kind == AST_LIST) ? target->items.n : 1;
+  bool tuple_target = target && (target->kind == AST_TUPLE || target->kind == AST_LIST);
+  if (tuple_target && nt != kf->ngrid) {
+    ts_error(ev->c, target->loc, "T.Kernel has %d grid dimension%s but %d names are bound", kf->ngrid,
+             kf->ngrid == 1 ? "" : "s", nt);
+    return EX_NORMAL;
+  }
+  Value *vars = ev_new(ev, V_TUPLE);
+  for (int i = 0; i < 3; i++) {
+    k->u.kernel.grid[i] = i < kf->ngrid ? kf->grid[i] : ir_int(ev->c, 1, TS_DTYPE_INT32, loc);
+    k->u.kernel.threads[i] = kf->threads[i];
+    if (i >= kf->ngrid) continue;
+    const char *name = dflt[i];
+    SrcLoc vloc = loc;
+    if (tuple_target && target->items.items[i]->kind == AST_NAME) {
+      name = target->items.items[i]->id;
+      vloc = target->items.items[i]->loc;
+    } else if (target && !tuple_target && target->kind == AST_NAME && kf->ngrid == 1) {
+      name = target->id;
+      vloc = target->loc;
+    }
+    IrVar *v = ir_var(ev->c, name, TS_DTYPE_INT32, IR_VAR_BLOCK_IDX, vloc);
+    v->axis = i;
+    k->u.kernel.block_var[i] = v;
+    vl_push(ev, &vars->u.seq, ev_expr(ev, ir_varref(ev->c, v, vloc)));
+  }
+  k->u.kernel.prelude = kf->prelude;
+  if (target) {
+    if (!tuple_target && kf->ngrid == 1) ev_assign(ev, env, target, vars->u.seq.items[0], loc);
+    else ev_assign(ev, env, target, vars, loc);
+  }
+  ev->kernel = k;
+  BlockSave saved = ev_push_block(ev);
+  for (int i = 0; i < 3; i++)
+    if (k->u.kernel.block_var[i]) ev_define_var(ev, k->u.kernel.block_var[i]);
+  ExecStatus st = ev_exec_block(ev, env, &s->body);
+  for (int i = 0; i < 3; i++)
+    if (k->u.kernel.thread_var[i]) ev_define_var(ev, k->u.kernel.thread_var[i]);
+  k->u.kernel.body = ev_pop_block(ev, saved, env, "T.Kernel block", loc);
+  ev->kernel = NULL;
+  ev_emit(ev, k);
+  if (st == EX_RETURN) ts_error(ev->c, loc, "'return' inside T.Kernel is not supported");
+  return EX_NORMAL;
+}
+
+/* `with T.Kernel(...)` (or `with Kernel(...)` imported from tilelang.language), by syntax:
+ * its value is unknown when its arguments were wrong. */
+static bool is_kernel_call(const AstNode *e) {
+  if (!e || e->kind != AST_CALL || !e->func) return false;
+  const AstNode *f = e->func;
+  return (f->kind == AST_ATTRIBUTE || f->kind == AST_NAME) && f->id && !strcmp(f->id, "Kernel");
+}
+
+/* A T.Kernel whose arguments were wrong (reported): its body still runs, inside a stand-in
+ * kernel whose IR is dropped, so that the body's own errors are found but nothing in it is
+ * reported again for not being inside a kernel (one mistake, one diagnostic).  The
+ * `as` names are poison, which every use passes on silently. */
+static ExecStatus exec_failed_kernel(Eval *ev, Env *env, const AstNode *s) {
+  if (s->withitems[0].vars) ev_assign(ev, env, s->withitems[0].vars, NULL, s->loc);
+  IrStmt *k = ir_stmt(ev->c, IR_S_KERNEL, s->loc);
+  for (int i = 0; i < 3; i++) {
+    k->u.kernel.grid[i] = ir_int(ev->c, 1, TS_DTYPE_INT32, s->loc);
+    k->u.kernel.threads[i] = i ? 1 : 128;
+  }
+  ev->kernel = k;
+  BlockSave saved = ev_push_block(ev);
+  ev_exec_block(ev, env, &s->body);
+  (void)ev_pop_block(ev, saved, env, "T.Kernel block", s->loc);
+  ev->kernel = NULL;
+  return EX_NORMAL;
+}
+
+/* with: T.Kernel; an unsupported frame (T.ws ...) runs its body so that it is checked. */
+static ExecStatus exec_with(Eval *ev, Env *env, const AstNode *s) {
+  if (s->nwithitems != 1) {
+    ts_error(ev->c, s->loc, "only one context per 'with' is supported");
+    return EX_NORMAL;
+  }
+  Value *ctx = ev_eval(ev, env, s->withitems[0].context);
+  if ((!ctx || ctx->kind == V_POISON) && ev->block && !ev->kernel && is_kernel_call(s->withitems[0].context))
+    return exec_failed_kernel(ev, env, s);
+  if (!ctx || ctx->kind == V_POISON) { /* keep reporting errors inside; `as` names stay silent */
+    if (s->withitems[0].vars) ev_assign(ev, env, s->withitems[0].vars, NULL, s->loc);
+    return ev_exec_block(ev, env, &s->body);
+  }
+  if (ctx->kind == V_KERNEL) return exec_kernel(ev, env, s, s->withitems[0].vars, ctx->u.kernel);
+  if (ctx->kind == V_OPAQUE && ev->block) {
+    /* An unsupported frame (T.ws, T.attr...): its UNSUPPORTED statement is already emitted. */
+    if (s->withitems[0].vars) ev_assign(ev, env, s->withitems[0].vars, ctx, s->loc);
+    return ev_exec_block(ev, env, &s->body);
+  }
+  if (ctx->kind == V_OPAQUE) {
+    ev_use_opaque(ev, ctx, s->loc);
+    return EX_NORMAL;
+  }
+  ts_error(ev->c, s->loc, "'%s' object cannot be used in a 'with' statement", ev_type_name(ctx));
+  return EX_NORMAL;
+}
+
+/* Runs one statement (the hook ev->exec_stmt points here). */
+ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s) {
+  ev->stmt_loc = s->loc;
+  switch (s->kind) {
+  case AST_EXPR: {
+    Value *v = ev_eval(ev, env, s->value);
+    (void)v;
+    return EX_NORMAL;
+  }
+  case AST_ASSIGN: {
+    const char *pending = NULL;
+    if (s->items.n == 1 && s->items.items[0]->kind == AST_NAME) pending = s->items.items[0]->id;
+    ev->pending_name = pending;
+    Value *v = ev_eval(ev, env, s->value);
+    ev->pending_name = NULL;
+    for (int i = 0; i < s->items.n; i++) ev_assign(ev, env, s->items.items[i], v, s->loc);
+    return EX_NORMAL;
+  }
+  case AST_AUGASSIGN: ev_exec_augassign(ev, env, s); return EX_NORMAL;
+  case AST_ANNASSIGN: {
+    const AstNode *t = s->target;
+    if (s->value) {
+      if (t->kind == AST_NAME) ev->pending_name = t->id;
+      Value *v = ev_eval(ev, env, s->value);
+      ev->pending_name = NULL;
+      ev_assign(ev, env, t, v, s->loc);
+      return EX_NORMAL;
+    }
+    /* Eager style: `A: T.Tensor((M, K), dtype)` declares a tensor parameter. */
+    if (ev->eager && t->kind == AST_NAME) {
+      for (int i = 0; i < ev->eager_pending.len; i++)
+        if (!strcmp(ev->eager_pending.items[i], t->id)) {
+          Value *ann = ev_eval(ev, env, s->annotation);
+          if (!ann || ann->kind != V_TENSORTYPE) {
+            if (ann && ann->kind != V_POISON)
+              ts_error(ev->c, s->annotation->loc, "parameter '%s' must be declared with T.Tensor(shape, dtype), got %s",
+                       t->id, ev_type_name(ann));
+            /* declared, but unusable: later uses and the missing-value check stay silent */
+            ev->eager_pending.items[i] = (void *)"";
+            ev_env_set(ev, env, t->id, ev->poison);
+            return EX_NORMAL;
+          }
+          IrExpr **shape = ARENA_ARRAY(ev->a, IrExpr *, ann->u.tt.shape->u.seq.n);
+          for (int d = 0; d < ann->u.tt.shape->u.seq.n; d++)
+            if (!(shape[d] = ev_to_ir(ev, ann->u.tt.shape->u.seq.items[d], NULL, s->loc))) return EX_NORMAL;
+          IrBuffer *b = ir_buffer(ev->c, t->id, ann->u.tt.dtype, IR_SCOPE_GLOBAL, ann->u.tt.shape->u.seq.n, shape, t->loc);
+          IrParam *p = ARENA_NEW(ev->a, IrParam);
+          p->name = t->id;
+          p->buf = b;
+          vec_push(ev->a, &ev->eager_params, p);
+          ev->eager_pending.items[i] = (void *)""; /* declared */
+          Value *bv = ev_new(ev, V_BUFFER);
+          bv->u.buf = b;
+          ev_env_set(ev, env, t->id, bv);
+          return EX_NORMAL;
+        }
+    }
+    return EX_NORMAL; /* `x: T.int32` without a value declares nothing */
+  }
+  case AST_FOR: return exec_for(ev, env, s);
+  case AST_WHILE: return exec_while(ev, env, s);
+  case AST_IF: return exec_if(ev, env, s);
+  case AST_WITH: return exec_with(ev, env, s);
+  case AST_RETURN:
+    ev->ret = s->value ? ev_eval(ev, env, s->value) : ev->none;
+    if (!ev->ret) ev->ret = ev->poison;
+    return EX_RETURN;
+  case AST_PASS: return EX_NORMAL;
+  case AST_BREAK:
+  case AST_CONTINUE:
+    if (!ev->loop) {
+      ts_error(ev->c, s->loc, "'%s' outside loop", s->kind == AST_BREAK ? "break" : "continue");
+      return EX_NORMAL;
+    }
+    if (ev->loop->is_ir) {
+      ev_emit(ev, ir_stmt(ev->c, s->kind == AST_BREAK ? IR_S_BREAK : IR_S_CONTINUE, s->loc));
+      return EX_NORMAL;
+    }
+    return s->kind == AST_BREAK ? EX_BREAK : EX_CONTINUE;
+  case AST_FUNCTIONDEF: {
+    Value *f = ev_new(ev, V_FUNC);
+    f->u.fn.def = s;
+    f->u.fn.env = env;
+    f->u.fn.flavor = ev_decorator_flavor(s);
+    ev_env_set(ev, env, s->id, f);
+    return EX_NORMAL;
+  }
+  case AST_CLASSDEF:
+    ev_env_set(ev, env, s->id, ev_opaque(ev, arena_printf(ev->a, "class '%s' cannot be used in kernels", s->id)));
+    return EX_NORMAL;
+  case AST_ASSERT: {
+    Value *t = ev_eval(ev, env, s->test);
+    int tv = ev_truth(ev, t, s->test->loc);
+    if (tv == -2) return EX_NORMAL;
+    const char *msg = NULL;
+    if (s->msg) {
+      Value *m = ev_eval(ev, env, s->msg);
+      if (m) msg = ev_strval(ev, m);
+    }
+    if (tv == 0) {
+      ts_error(ev->c, s->loc, "assertion failed%s%s", msg ? ": " : "", msg ? msg : "");
+      return EX_NORMAL;
+    }
+    if (tv == -1 && ev->block) {
+      IrStmt *a = ir_stmt(ev->c, IR_S_ASSERT, s->loc);
+      a->u.assert_.cond = ev_to_bool_ir(ev, ev_to_ir(ev, t, NULL, s->loc), s->loc);
+      a->u.assert_.msg = msg ? msg : "assertion failed";
+      ev_emit(ev, a);
+    }
+    return EX_NORMAL;
+  }
+  case AST_RAISE: {
+    Value *v = s->value ? ev_eval(ev, env, s->value) : NULL;
+    ts_error(ev->c, s->loc, "exception raised%s%s", v ? ": " : "", v ? ev_strval(ev, v) : "");
+    return EX_RETURN;
+  }
+  case AST_IMPORT:
+  case AST_IMPORTFROM: ev_exec_import(ev, env, s); return EX_NORMAL;
+  case AST_TRY: return ev_exec_block(ev, env, &s->body);
+  case AST_DELETE:
+  case AST_GLOBAL:
+  case AST_NONLOCAL: return EX_NORMAL;
+  default: break;
+  }
+  ts_error(ev->c, s->loc, "%s statements are not supported", ast_kind_names[s->kind]);
+  return EX_NORMAL;
+}
