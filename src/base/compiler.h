@@ -16,8 +16,6 @@ typedef struct TsCompiler {
   Arena *arena;       /* every node of this compilation */
   Diag diag;          /* user-facing errors and warnings */
   TsTarget target;
-  const struct TsDeviceProps *device; /* the GPU host code's device queries describe (NULL: the
-                                         target's row of base/target.c's table) */
   bool debug;         /* run ir_verify after each pass */
   const char *dump_after;  /* pass name whose output is printed (--dump-after), or NULL */
   StrBuf *dump_out;        /* where that dump goes */

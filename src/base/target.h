@@ -1,10 +1,9 @@
 /* target.h — what a compile target's GPU looks like to host code: the device properties kernel
  * factories query while building a kernel (SM count, shared memory, registers, name).
  *
- * A compile answers from the GPU when the caller's context has one of the target's
- * architecture (TsCompiler.device, filled by the runtime), else from the table in target.c:
- * one representative data-center part per architecture, so a compile on a CPU machine
- * builds the same kernel it would on that GPU. */
+ * A compile answers from the table in target.c: one representative data-center part per
+ * architecture, so a compile on a CPU machine builds the same kernel it would on that GPU
+ * (answering from the caller's own GPU is not done yet). */
 #ifndef TS_BASE_TARGET_H
 #define TS_BASE_TARGET_H
 

@@ -216,6 +216,16 @@ static Value *t_empty(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return bi_buffer_value(ev, b);
 }
 
+/* The next name of a "M, N" / "M N" list at *s (advanced past it), or NULL at its end. */
+static const char *next_name(Eval *ev, const char **s) {
+  const char *p = *s;
+  while (*p == ' ' || *p == ',') p++;
+  const char *b = p;
+  while (*p && *p != ' ' && *p != ',') p++;
+  *s = p;
+  return p == b ? NULL : arena_strndup(ev->a, b, (size_t)(p - b));
+}
+
 /* T.const("M, N"): the named -D values (ints), one value or a tuple. */
 static Value *t_const(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
@@ -225,13 +235,8 @@ static Value *t_const(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     return NULL;
   }
   Value *out = ev_new(ev, V_TUPLE);
-  const char *s = arg[0]->u.str.s;
-  while (*s) {
-    while (*s == ' ' || *s == ',') s++;
-    const char *b = s;
-    while (*s && *s != ' ' && *s != ',') s++;
-    if (s == b) break;
-    const char *name = arena_strndup(ev->a, b, (size_t)(s - b));
+  const char *s = arg[0]->u.str.s, *name;
+  while ((name = next_name(ev, &s))) {
     Value *v = NULL;
     for (int i = 0; i < ev->nd; i++)
       if (!strcmp(ev->dnames[i], name)) {
@@ -262,13 +267,9 @@ static Value *t_dynamic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     return NULL;
   }
   Value *out = ev_new(ev, V_TUPLE);
-  const char *s = arg[0]->u.str.s;
-  while (*s) {
-    while (*s == ' ' || *s == ',') s++;
-    const char *b = s;
-    while (*s && *s != ' ' && *s != ',') s++;
-    if (s == b) break;
-    IrVar *v = ir_var(ev->c, arena_strndup(ev->a, b, (size_t)(s - b)), t, IR_VAR_DYNAMIC, loc);
+  const char *s = arg[0]->u.str.s, *name;
+  while ((name = next_name(ev, &s))) {
+    IrVar *v = ir_var(ev->c, name, t, IR_VAR_DYNAMIC, loc);
     vec_push(ev->a, &ev->dyn_vars, v);
     vl_push(ev, &out->u.seq, ev_expr(ev, ir_varref(ev->c, v, loc)));
   }

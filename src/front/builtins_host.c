@@ -47,9 +47,9 @@ static Value *autotuner_missing(Eval *ev, const char *name) {
 }
 
 /* ---- _tilescale: what the prelude cannot say in Python ----------------------------------------- */
-/* The device host code asks about: the caller's GPU, else the compile target's table row. */
+/* The device host code asks about: the compile target's table row (base/target.c). */
 static const TsDeviceProps *query_device(Eval *ev, SrcLoc loc) {
-  const TsDeviceProps *d = ev->c->device ? ev->c->device : ts_target_device(ev->c->target.sm);
+  const TsDeviceProps *d = ts_target_device(ev->c->target.sm);
   if (!d) ts_error(ev->c, loc, "no device properties are known for sm_%d", ev->c->target.sm);
   return d;
 }

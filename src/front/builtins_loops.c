@@ -291,13 +291,7 @@ static Value *t_get_thread_binding(Eval *ev, CallArgs *a, Value **arg, const Bui
     ts_error(ev->c, loc, "T.get_thread_binding: dim must be 0, 1 or 2");
     return NULL;
   }
-  IrKernel *k = &ev->kernel->u.kernel;
-  if (!k->thread_var[dim]) {
-    static const char *const names[] = {"tx", "ty", "tz"};
-    k->thread_var[dim] = ir_var(ev->c, names[dim], TS_DTYPE_INT32, IR_VAR_THREAD_IDX, loc);
-    k->thread_var[dim]->axis = (int)dim;
-  }
-  return ev_expr(ev, ir_varref(ev->c, k->thread_var[dim], loc));
+  return ev_expr(ev, ir_varref(ev->c, ir_kernel_thread_var(ev->c, &ev->kernel->u.kernel, (int)dim, loc), loc));
 }
 
 /* The dim argument of a kernel query: 0, 1 or 2 (absent: 0). */
@@ -384,12 +378,7 @@ static Value *t_thread_binding(Eval *ev, CallArgs *a, Value **arg, const Builtin
              (long long)n, (long long)lo, (long long)hi);
     return ev->poison;
   }
-  if (!k->thread_var[axis]) {
-    static const char *const names[] = {"tx", "ty", "tz"};
-    k->thread_var[axis] = ir_var(ev->c, names[axis], TS_DTYPE_INT32, IR_VAR_THREAD_IDX, loc);
-    k->thread_var[axis]->axis = axis;
-  }
-  return ev_expr(ev, ir_varref(ev->c, k->thread_var[axis], loc));
+  return ev_expr(ev, ir_varref(ev->c, ir_kernel_thread_var(ev->c, k, axis, loc), loc));
 }
 
 /* ---- synchronisation --------------------------------------------------------------------------- */

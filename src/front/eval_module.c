@@ -218,6 +218,13 @@ static Value *stub_module(Eval *ev, const char *name) {
   return v;
 }
 
+/* A name a module does not provide (or a stub module's name): an error only when used. */
+static Value *stub_name(Eval *ev, const char *name, const char *module) {
+  Value *v = ev_opaque(ev, arena_printf(ev->a, "'%s' (from module '%s') is not available in kernels", name, module));
+  v->u.opaque.module = module;
+  return v;
+}
+
 /* The module an import of `name` binds (never NULL).  `from_dir`: the folder of the module
  * that imports (siblings are looked for there, then beside the kernel file). */
 Value *ev_import_module(Eval *ev, const char *name, const char *from_dir, SrcLoc loc) {
@@ -236,13 +243,19 @@ Value *ev_import_module(Eval *ev, const char *name, const char *from_dir, SrcLoc
 /* ---- attributes ------------------------------------------------------------------------------ */
 static bool is_stub(const Value *v) { return !v || v->kind == V_OPAQUE; }
 
+/* A top-level name of module py (evaluated now if still lazy), not a builtin; NULL if none. */
+static Value *own_global(Eval *ev, PyModule *py, const char *name) {
+  ev_force_global(ev, py, name);
+  return strmap_get(&py->globals->vars, name);
+}
+
 /* Attribute `name` of module value m, else its submodule, else NULL. */
 static Value *module_attr_quiet(Eval *ev, Value *m, const char *name, SrcLoc loc) {
   const char *full;
   if (m->u.mod.mod == MOD_PY) {
     PyModule *py = m->u.mod.py;
-    Value *v = ev_env_lookup(ev, py->globals, name);
-    if (v && strmap_get(&py->globals->vars, name)) return v; /* its own name, not a builtin */
+    Value *v = own_global(ev, py, name);
+    if (v) return v;
     full = arena_printf(ev->a, "%s.%s", py->name, name);
   } else {
     Value *v = builtin_lookup(ev, m->u.mod.mod, name);
@@ -250,10 +263,8 @@ static Value *module_attr_quiet(Eval *ev, Value *m, const char *name, SrcLoc loc
     if (!is_stub(v) || !nn) return v;
     /* the prelude module of the same name, then a prelude submodule */
     Value *p = load_prelude(ev, nn);
-    if (p) {
-      Value *w = ev_env_lookup(ev, p->u.mod.py->globals, name);
-      if (w && strmap_get(&p->u.mod.py->globals->vars, name)) return w;
-    }
+    Value *w = p ? own_global(ev, p->u.mod.py, name) : NULL;
+    if (w) return w;
     Value *sub = load_prelude(ev, arena_printf(ev->a, "%s.%s", nn, name));
     return sub ? sub : v;
   }
@@ -270,11 +281,7 @@ Value *ev_module_attr(Eval *ev, Value *m, const char *name, SrcLoc loc) {
   Value *v = module_attr_quiet(ev, m, name, loc);
   if (v) return v;
   PyModule *py = m->u.mod.py;
-  if (py->stub_missing) {
-    Value *o = ev_opaque(ev, arena_printf(ev->a, "'%s' (from module '%s') is not available in kernels", name, py->name));
-    o->u.opaque.module = py->name;
-    return o;
-  }
+  if (py->stub_missing) return stub_name(ev, name, py->name);
   ts_error(ev->c, loc, "module '%s' has no attribute '%s'", py->name, name);
   return ev->poison;
 }
@@ -314,10 +321,7 @@ void ev_exec_import(Eval *ev, Env *env, const AstNode *s) {
       if (!s->id && s->level > 0) v = is_stub(m) ? NULL : m;
       else if (m->kind == V_MODULE) v = module_attr_quiet(ev, m, al->name, al->loc);
       /* an unknown name of a known module must not fail at import time */
-      if (!v) {
-        v = ev_opaque(ev, arena_printf(ev->a, "'%s' (from module '%s') is not available in kernels", al->name, mod));
-        v->u.opaque.module = mod;
-      }
+      if (!v) v = stub_name(ev, al->name, mod);
       if (!bind) bind = al->name;
     }
     ev_env_set(ev, env, bind, v);

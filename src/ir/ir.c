@@ -405,6 +405,15 @@ IrStmt *ir_let(TsCompiler *c, IrVar *v, IrExpr *value, SrcLoc loc) {
   return s;
 }
 
+IrVar *ir_kernel_thread_var(TsCompiler *c, IrKernel *k, int axis, SrcLoc loc) {
+  static const char *const names[3] = {"tx", "ty", "tz"};
+  if (!k->thread_var[axis]) {
+    k->thread_var[axis] = ir_var(c, names[axis], TS_DTYPE_INT32, IR_VAR_THREAD_IDX, loc);
+    k->thread_var[axis]->axis = axis;
+  }
+  return k->thread_var[axis];
+}
+
 IrStmt *ir_eval(TsCompiler *c, IrExpr *e, SrcLoc loc) {
   IrStmt *s = ir_stmt(c, IR_S_EVAL, loc);
   s->u.eval.value = e;

@@ -548,6 +548,8 @@ IrStmt *ir_store(TsCompiler *c, IrBuffer *b, IrExpr **idx, int nidx, IrExpr *v, 
 IrStmt *ir_for(TsCompiler *c, IrVar *v, IrExpr *min, IrExpr *extent, IrForKind k, IrStmt *body, SrcLoc loc);
 IrStmt *ir_if(TsCompiler *c, IrExpr *cond, IrStmt *then_s, IrStmt *else_s, SrcLoc loc);
 IrStmt *ir_let(TsCompiler *c, IrVar *v, IrExpr *value, SrcLoc loc);
+/* The kernel's threadIdx variable along axis 0..2 (tx, ty, tz), created on first use. */
+IrVar *ir_kernel_thread_var(TsCompiler *c, IrKernel *k, int axis, SrcLoc loc);
 IrStmt *ir_eval(TsCompiler *c, IrExpr *e, SrcLoc loc);
 IrRegion ir_region_full(TsCompiler *c, IrBuffer *b, SrcLoc loc);
 

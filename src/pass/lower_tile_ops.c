@@ -795,16 +795,11 @@ static void lower_kernel(TsCompiler *c, IrStmt *ks) {
   lw.c = c;
   lw.k = k;
   lw.T = pass_kernel_threads(k);
-  static const char *const tnames[3] = {"tx", "ty", "tz"};
   int naxes = 1;
   for (int a = 1; a < 3; a++)
     if (k->threads[a] > 1) naxes = a + 1;
   for (int a = 0; a < naxes; a++) {
-    if (!k->thread_var[a]) {
-      k->thread_var[a] = ir_var(c, tnames[a], TS_DTYPE_INT32, IR_VAR_THREAD_IDX, ks->loc);
-      k->thread_var[a]->axis = a;
-    }
-    ir_range_env_add(&lw.env, k->thread_var[a], 0, (k->threads[a] > 0 ? k->threads[a] : 1) - 1);
+    ir_range_env_add(&lw.env, ir_kernel_thread_var(c, k, a, ks->loc), 0, (k->threads[a] > 0 ? k->threads[a] : 1) - 1);
   }
   PtrVec items = {0};
   if (naxes == 1) {

@@ -32,6 +32,9 @@ IrStmt *ws_epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map,
  * whose global -> shared copies TMA can issue -> a producer warpgroup filling staged tiles */
 void ws_loop_specialize(TsCompiler *c, IrFunc *f);
 void ws_gemm_specialize(TsCompiler *c, IrFunc *f); /* warp_specialize.c: the GEMM loops */
+bool ws_tma_rows_aligned(const IrBuffer *g); /* every row stride 16-byte aligned (when known) */
+/* Region r of a tile, read from stage `stage` of its staged copy [S, ...] instead. */
+IrRegion ws_stage_region(TsCompiler *c, const IrRegion *r, IrBuffer *staged, IrExpr *stage);
 void pass_inject_pipeline(TsCompiler *c, IrFunc *f);   /* T.Pipelined -> multi-stage cp.async */
 void pass_legalize(TsCompiler *c, IrFunc *f);          /* tile copies/fills -> parallel nests */
 void pass_layout_inference(TsCompiler *c, IrFunc *f);  /* fragment and loop layouts */

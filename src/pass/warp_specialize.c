@@ -123,7 +123,7 @@ typedef struct Ws {
 
 /* TMA needs every row stride of the tensor 16-byte aligned (checked at launch when the
  * extents are not known here). */
-static bool tma_rows_aligned(const IrBuffer *g) {
+bool ws_tma_rows_aligned(const IrBuffer *g) {
   int eb = dtype_bytes(g->dtype);
   for (int d = 1; d < g->ndim; d++) {
     int64_t inner = 1, x;
@@ -147,7 +147,7 @@ static bool tma_global_box(const IrRegion *r, int64_t rows, int64_t cols) {
     int64_t e, want = d == g->ndim - 2 ? rows : d == g->ndim - 1 ? cols : 1;
     if (!ir_is_const_int(r->extent[d], &e) || e != want) return false;
   }
-  return tma_rows_aligned(g);
+  return ws_tma_rows_aligned(g);
 }
 
 /* Can `cp` (global -> shared tile) be one TMA box per column atom with `layout`? */
@@ -197,7 +197,6 @@ static bool tma_copy_ok(const IrStmt *cp, const Layout *layout, int64_t *rows, i
  *
  * and when not even one atom fits, the direct stores stay. */
 
-#define WS_MAX_SMEM 232448 /* dynamic shared memory of one sm_90 block (227 KB) */
 
 static bool is_frag(const IrBuffer *b) { return b->scope == IR_SCOPE_FRAGMENT && !b->alias_of && b->ndim == 2; }
 
@@ -388,20 +387,22 @@ static void tile_pieces(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, I
   }
 }
 
+IrRegion ws_stage_region(TsCompiler *c, const IrRegion *r, IrBuffer *staged, IrExpr *stage) {
+  IrRegion x = *r;
+  x.buf = staged;
+  x.ndim = r->ndim + 1;
+  x.min = ARENA_ARRAY(c->arena, IrExpr *, x.ndim);
+  x.extent = ARENA_ARRAY(c->arena, IrExpr *, x.ndim);
+  x.min[0] = stage;
+  x.extent[0] = i32(c, 1);
+  for (int d = 0; d < r->ndim; d++) x.min[d + 1] = r->min[d], x.extent[d + 1] = r->extent[d];
+  return x;
+}
+
 /* A copy of the GEMM statement with A and B read from `stage` of their staged buffers. */
 static IrRegion staged_region(TsCompiler *c, const IrRegion *r, const WsCopy *cps, int ncp, IrExpr *stage) {
   for (int i = 0; i < ncp; i++)
-    if (cps[i].dst == r->buf) {
-      IrRegion x = *r;
-      x.buf = cps[i].staged;
-      x.ndim = r->ndim + 1;
-      x.min = ARENA_ARRAY(c->arena, IrExpr *, x.ndim);
-      x.extent = ARENA_ARRAY(c->arena, IrExpr *, x.ndim);
-      x.min[0] = stage;
-      x.extent[0] = i32(c, 1);
-      for (int d = 0; d < r->ndim; d++) x.min[d + 1] = r->min[d], x.extent[d + 1] = r->extent[d];
-      return x;
-    }
+    if (cps[i].dst == r->buf) return ws_stage_region(c, r, cps[i].staged, stage);
   return *r;
 }
 
@@ -785,7 +786,7 @@ static void spec_store_map(Spec *sp) {
   const IrBuffer *G = ep->to_global->u.copy.dst.buf;
   int S = sp->S;
   int64_t tile_bytes = ep->rows * ep->cols * dtype_bytes(G->dtype);
-  int64_t room = WS_MAX_SMEM - (S * sp->stage_bytes + 16 * S + 2048);
+  int64_t room = pass_smem_cap(c) - (S * sp->stage_bytes + 16 * S + 2048);
   int64_t atom_bytes = ep->rows * ep->atom * dtype_bytes(G->dtype), n_atoms = ep->cols / ep->atom;
   bool fits = tile_bytes <= room;
   if (ep->idx_frag < 0 && !fits && n_atoms > 1 && atom_bytes <= room) {
@@ -823,13 +824,8 @@ static void spec_store_map(Spec *sp) {
 static void spec_maps(Spec *sp) {
   TsCompiler *c = sp->c;
   sp->loc = sp->loop->loc;
-  IrVar *tx = sp->k->thread_var[0];
-  if (!tx) {
-    tx = sp->k->thread_var[0] = ir_var(c, "tx", TS_DTYPE_INT32, IR_VAR_THREAD_IDX, sp->ks->loc);
-    tx->axis = 0;
-  }
-  sp->tx = tx;
-  sp->txr = ir_varref(c, tx, sp->loc);
+  sp->tx = ir_kernel_thread_var(c, sp->k, 0, sp->ks->loc);
+  sp->txr = ir_varref(c, sp->tx, sp->loc);
   sp->first_map = sp->ws->maps.len;
   for (int i = 0; i < sp->ncp; i++) spec_load_map(sp, &sp->cps[i]);
   spec_store_map(sp);

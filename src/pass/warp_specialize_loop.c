@@ -223,22 +223,6 @@ static IrExpr *inline_lets(TsCompiler *c, IrExpr *e) {
 }
 
 /* ---- TMA boxes ---------------------------------------------------------------------------- */
-/* TMA needs every row stride of the tensor 16-byte aligned (checked again at launch when the
- * extents are not known here). */
-static bool rows_aligned(const IrBuffer *g) {
-  int eb = dtype_bytes(g->dtype);
-  for (int d = 1; d < g->ndim; d++) {
-    int64_t inner = 1, x;
-    bool known = true;
-    for (int j = d; j < g->ndim; j++) {
-      if (!ir_is_const_int(g->shape[j], &x)) known = false;
-      else inner *= x;
-    }
-    if (known && (inner * eb) % 16) return false;
-  }
-  return true;
-}
-
 /* The shared layout the T.gemm statements of `s` want for tile b (their plans), NULL when
  * none reads it from shared memory or two disagree. */
 typedef struct PlanCtx { const IrBuffer *b; const Layout *lay; bool conflict; } PlanCtx;
@@ -289,7 +273,7 @@ static bool tma_tile(Wsl *w, IrStmt *cp, const IrVar *kv, TmaTile *t) {
     if (rdim < 0 && e == r) rdim = d;
     else if (e != 1) return false;
   }
-  if (rdim < 0 || !rows_aligned(g)) return false;
+  if (rdim < 0 || !ws_tma_rows_aligned(g)) return false;
   const Layout *lay = planned_layout(w->body, sb);
   if (!lay || lay->rows != r || lay->cols != cc) return false;
   int64_t atom = layout_atom_cols(lay);
@@ -644,17 +628,7 @@ static IrStmt *producer(Wsl *w) {
 /* A copy of a statement of the loop with each staged tile read from stage `stage`. */
 static IrRegion staged_region(TsCompiler *c, const Wsl *w, const IrRegion *r, IrExpr *stage) {
   for (int i = 0; i < w->nt; i++)
-    if (w->tile[i].dst == r->buf) {
-      IrRegion x = *r;
-      x.buf = w->tile[i].staged;
-      x.ndim = r->ndim + 1;
-      x.min = ARENA_ARRAY(c->arena, IrExpr *, x.ndim);
-      x.extent = ARENA_ARRAY(c->arena, IrExpr *, x.ndim);
-      x.min[0] = stage;
-      x.extent[0] = i32(c, 1);
-      for (int d = 0; d < r->ndim; d++) x.min[d + 1] = r->min[d], x.extent[d + 1] = r->extent[d];
-      return x;
-    }
+    if (w->tile[i].dst == r->buf) return ws_stage_region(c, r, w->tile[i].staged, stage);
   return *r;
 }
 static IrStmt *on_stage(Wsl *w, IrStmt *s, IrExpr *stage) {
@@ -742,12 +716,7 @@ static bool specialize(Wsl *w) {
   if (!plan(w)) return false;
   IrKernel *k = w->k;
   w->loc = w->loop->loc;
-  IrVar *tx = k->thread_var[0];
-  if (!tx) {
-    tx = k->thread_var[0] = ir_var(c, "tx", TS_DTYPE_INT32, IR_VAR_THREAD_IDX, w->loc);
-    tx->axis = 0;
-  }
-  w->tx = tx;
+  w->tx = ir_kernel_thread_var(c, k, 0, w->loc);
   SrcLoc loc = w->loc;
   /* barriers: per staged tile full[S] then empty[S]; then one per pre-loop tile */
   int nb = 0;
@@ -806,7 +775,7 @@ static bool specialize(Wsl *w) {
   for (int i = 0; i < w->np; i++)
     vec_push(c->arena, &init, dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 1)}, 2, loc));
   vec_push(c->arena, &init, dev(c, IRD_MBAR_FENCE_INIT, 0, 0, NULL, 0, loc));
-  IrExpr *txr = ir_varref(c, tx, loc);
+  IrExpr *txr = ir_varref(c, w->tx, loc);
   vec_push(c->arena, &top, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)), ir_seq_vec(c, &init, loc), NULL, loc));
   vec_push(c->arena, &top, ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc));
   /* the producer is built first: its TMA-map variables come first in the generated code */

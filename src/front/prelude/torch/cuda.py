@@ -1,5 +1,5 @@
-"""torch.cuda's device queries, answered from the GPU when there is one, else from the compile
-target's table (the same answers a kernel would get on that GPU)."""
+"""torch.cuda's device queries, answered from the compile target's table (the answers a kernel
+factory would get on that GPU)."""
 import _tilescale
 
 

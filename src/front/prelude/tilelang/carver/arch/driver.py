@@ -1,6 +1,6 @@
 """tilelang.carver.arch.driver: device queries kernel factories make (number of SMs, shared
-memory).  The answers come from the GPU when there is one, else from the compile target's
-table (_tilescale.device_attribute), so a compile on a CPU machine gives the same kernel."""
+memory).  The answers come from the compile target's table (_tilescale.device_attribute), so a
+compile on a CPU machine gives the same kernel as on that GPU."""
 import _tilescale
 
 
