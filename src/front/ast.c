@@ -1,5 +1,5 @@
 /* ast.c — names of AST kinds and operators, and ast_dump, the S-expression printer
- * the parser's unit tests compare against (parse.c builds the trees; eval.c walks them).
+ * the parser's unit tests compare against (parse.c builds the trees; the evaluator, eval_*.c, walks them).
  *
  * Dump format (one line, deterministic, no locations):
  *   leaves      (Name x) (Int 42) (BigInt 123456789012345678901) (Float 0.5) (Imag 2)

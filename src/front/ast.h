@@ -1,4 +1,4 @@
-/* ast.h — the Python 3 syntax tree produced by parse.c and walked by eval.c.
+/* ast.h — the Python 3 syntax tree produced by parse.c and walked by the evaluator (eval_*.c).
  *
  * The parser reads the whole kernel file (host code such as torch harnesses and
  * argparse included) so one node type covers all of Python 3.11's grammar; the

@@ -1,7 +1,7 @@
 /* parse.c — recursive-descent parser for Python 3.11: tokens (lex.c) -> AST (ast.h).
  *
  *   source --lex_check_source--> (size, UTF-8, token count)
- *   source --lex_next, on demand--> tokens of one statement --parse_module--> MODULE --eval.c--> Tile IR
+ *   source --lex_next, on demand--> tokens of one statement --parse_module--> MODULE --evaluator--> Tile IR
  *
  * The whole file is parsed, host code included, so the grammar is the full one used
  * by real files (CPython's Grammar/python.gram, written as one function per rule;

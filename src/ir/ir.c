@@ -1,7 +1,7 @@
 /* ir.c — construction of Tile IR nodes, the type rules of arithmetic (TVM-like:
  * literals adopt the dtype of the IR operand), constant folding at construction,
  * structural queries, integer evaluation and variable substitution.
- * Used by eval.c (builds tile-level IR) and the passes (build thread-level IR). */
+ * Used by the evaluator (src/front/eval_*.c builds tile-level IR) and the passes (build thread-level IR). */
 #include <math.h>
 #include <string.h>
 

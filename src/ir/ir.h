@@ -1,6 +1,6 @@
 /* ir.h — the whole Tile IR in one header (DESIGN.md §5).
  *
- *   eval.c builds it  ->  passes (src/pass) rewrite it  ->  codegen/cuda.c prints it.
+ *   src/front builds it  ->  passes (src/pass) rewrite it  ->  codegen/cuda.c prints it.
  *
  * Expressions and statements are tagged unions with a SrcLoc, allocated from the
  * compilation's arena.  Node kinds are rows of X-macro tables; the enums, names,

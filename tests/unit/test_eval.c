@@ -816,7 +816,7 @@ TEST(eval_autotune_configs_recorded) {
   fini(&fx);
 }
 
-/* Constructs of eval_tl.c: signatures are checked (count, keywords, required), enums have
+/* T.* constructs (builtins_*.c): signatures are checked (count, keywords, required), enums have
  * their documented values, views alias their source, strided tensors keep their strides. */
 TEST(eval_tl_constructs) {
   EvalFixture fx;

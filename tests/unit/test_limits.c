@@ -1,5 +1,5 @@
 /* test_limits.c — the evaluator's resource limits (TsCompiler.limit_steps / limit_depth /
- * limit_bytes, enforced in src/front/eval.c): runaway programs run at compile time
+ * limit_bytes, enforced in src/front/value.c and eval_entry.c): runaway programs run at compile time
  * (infinite `while True`, unbounded recursion, `[0] * 10**9`, a huge Python `range`
  * loop, a list grown without end) must end in one diagnostic at the user's line, never
  * in a hang, a stack overflow or the OOM killer.  Each case runs with small limits so
