@@ -24,6 +24,12 @@ typedef struct RtTma {
   int rank;
   uint32_t box[5];
   int swizzle;                       /* bytes: 0, 32, 64, 128 */
+  /* The map encoded at the last launch, reused while the tensor's address and extents are
+   * the same (encoding costs about a microsecond per map; one context per thread, so no lock). */
+  bool cached;
+  const void *cached_data;
+  uint64_t cached_dims[5];
+  uint64_t cached_map[16];           /* the CUtensorMap's 128 bytes */
 } RtTma;
 
 typedef struct RtParam {

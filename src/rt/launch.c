@@ -251,10 +251,28 @@ static CUtensorMapDataType tma_dtype(ts_dtype t) {
   }
 }
 
+_Static_assert(sizeof(CUtensorMap) == sizeof(((RtTma *)0)->cached_map), "CUtensorMap is 128 bytes");
+
+/* True (and *map filled) when m's last encoded map is for the same address and extents. */
+static bool tma_cache_hit(const RtTma *m, const void *data, const cuuint64_t *dims, CUtensorMap *map) {
+  if (!m->cached || m->cached_data != data) return false;
+  for (int d = 0; d < m->rank; d++)
+    if (m->cached_dims[d] != dims[d]) return false;
+  memcpy(map, m->cached_map, sizeof *map);
+  return true;
+}
+
+static void tma_cache_store(RtTma *m, const void *data, const cuuint64_t *dims, const CUtensorMap *map) {
+  m->cached = true;
+  m->cached_data = data;
+  for (int d = 0; d < m->rank; d++) m->cached_dims[d] = dims[d];
+  memcpy(m->cached_map, map, sizeof *map);
+}
+
 ts_status rt_kernel_encode_tma(ts_kernel *k, const ts_arg *args, RtPacked *pk) {
   ts_status status = TS_OK;
   for (int j = 0; j < k->ntma; j++) {
-    const RtTma *m = &k->tma[j];
+    RtTma *m = &k->tma[j];
     const ts_tensor *t = &args[m->param].tensor;
     CUtensorMap *map = &pk->tma[j];
     memset(map, 0, sizeof *map);
@@ -269,7 +287,7 @@ ts_status rt_kernel_encode_tma(ts_kernel *k, const ts_arg *args, RtPacked *pk) {
       if (!dims[d]) empty = true;
     }
     /* A zero extent launches no block that loads (the map stays zero). */
-    if (empty) continue;
+    if (empty || tma_cache_hit(m, t->data, dims, map)) continue;
     cuuint64_t s = (cuuint64_t)dtype_bytes(t->dtype);
     for (int d = 0; d + 1 < m->rank; d++) strides[d] = s *= dims[d];
     CUtensorMapSwizzle sw = m->swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
@@ -285,6 +303,7 @@ ts_status rt_kernel_encode_tma(ts_kernel *k, const ts_arg *args, RtPacked *pk) {
       sb_printf(&k->ctx->last_error, " (TMA map of argument %d '%s')", m->param, k->params[m->param].name);
       goto cleanup;
     }
+    tma_cache_store(m, t->data, dims, map);
   }
 cleanup:
   return status;
