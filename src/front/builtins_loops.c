@@ -398,6 +398,55 @@ static Value *t_sync_warp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
   return ev->none;
 }
 
+/* T.ws(*warp_group_ids) (= T.WarpSpecialize): `with T.ws(i, ...)` runs its body on the
+ * warpgroups listed only, threads [128 i, 128 (i + 1)) of the linear thread index, as
+ * TileLang's WarpSpecialize frame does (an `if` on the thread index); consecutive groups
+ * merge into one range.  The value is the range; eval_stmt.c's `with` makes the IF. */
+static Value *t_ws(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  IrKernel *k = &ev->kernel->u.kernel;
+  if (a->npos == 0) {
+    ts_error(ev->c, loc, "T.%s needs at least one warp group index", bi->name);
+    return ev->poison;
+  }
+  bool seen[64] = {false};
+  for (int i = 0; i < a->npos; i++) {
+    int64_t g;
+    if (!ev_to_int(ev, a->pos[i], &g, loc)) return ev->poison;
+    if (g < 0 || g >= 64) {
+      ts_error(ev->c, loc, "T.%s: warp group index %lld is out of range", bi->name, (long long)g);
+      return ev->poison;
+    }
+    seen[g] = true;
+  }
+  int64_t lo = 0, hi = 0;
+  while (!seen[lo]) lo++;
+  for (hi = lo; hi < 64 && seen[hi]; hi++) {
+  }
+  for (int64_t g = hi; g < 64; g++)
+    if (seen[g]) {
+      ts_error(ev->c, loc, "T.%s: warp groups %lld and %lld are not consecutive; one T.%s over a split thread range is "
+               "not supported", bi->name, (long long)(hi - 1), (long long)g, bi->name);
+      return ev->poison;
+    }
+  int64_t nthreads = (int64_t)k->threads[0] * (k->threads[1] > 0 ? k->threads[1] : 1) * (k->threads[2] > 0 ? k->threads[2] : 1);
+  if (k->threads[1] > 1 || k->threads[2] > 1) {
+    ts_error(ev->c, loc, "T.%s needs a one-dimensional thread block (threads=N)", bi->name);
+    return ev->poison;
+  }
+  if (hi * 128 > nthreads) {
+    ts_error(ev->c, loc, "T.%s: warp group %lld is threads [%lld, %lld), but the kernel has %lld threads", bi->name,
+             (long long)(hi - 1), (long long)((hi - 1) * 128), (long long)(hi * 128), (long long)nthreads);
+    return ev->poison;
+  }
+  Value *v = ev_new(ev, V_WS);
+  v->u.ws.lo = lo * 128;
+  v->u.ws.hi = hi * 128;
+  return v;
+}
+
 /* ---- rows -------------------------------------------------------------------------------------- */
 static const Builtin loop_rows[] = {
     /* kernels */
@@ -429,8 +478,8 @@ static const Builtin loop_rows[] = {
     {"mbarrier_arrive", "barrier, cta_id=None", bi_kernel_unsupported, 0, 0},
     {"mbarrier_wait_parity", "barrier, parity", bi_kernel_unsupported, 0, 0},
     {"mbarrier_expect_tx", "barrier, tx", bi_kernel_unsupported, 0, 0},
-    {"ws", "*warp_group_ids", bi_kernel_unsupported, 0, 0},
-    {"WarpSpecialize", "*warp_group_ids", bi_kernel_unsupported, 0, 0},
+    {"ws", "*warp_group_ids", t_ws, 0, 0},
+    {"WarpSpecialize", "*warp_group_ids", t_ws, 0, 0},
     {"set_max_nreg", "reg_count, is_inc", bi_kernel_unsupported, 0, 0},
     /* register reallocation between warpgroups is a performance choice: results are the same */
     {"disable_warp_group_reg_alloc", "", bi_hint, 0, 0},

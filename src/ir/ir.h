@@ -427,6 +427,8 @@ typedef struct IrKernel {
   IrVar *thread_var[3]; /* threadIdx vars (created on demand by get_thread_binding / lowering) */
   IrStmt *body;
   const char *prelude;  /* T.Kernel(prelude=...) C source, or NULL */
+  bool manual_ws;       /* T.ws in the body: the kernel schedules its warpgroups itself, so
+                           no automatic warp specialization or pipelining is applied over it */
   /* Filled by passes. */
   int64_t smem_bytes;   /* merged dynamic shared memory */
   const char *name;     /* CUDA function name (set by codegen) */
@@ -458,7 +460,10 @@ struct IrStmt {
       Fragment *loop_layout;/* PARALLEL: set by layout inference */
       bool async_copy;      /* PARALLEL nest of a copy made asynchronous by inject_pipeline (cp.async) */
     } loop;
-    struct { IrExpr *cond; IrStmt *then_s, *else_s; } if_;
+    struct { IrExpr *cond; IrStmt *then_s, *else_s;
+             /* T.ws: then_s runs on threads [ws_lo, ws_hi) only (ws_hi > 0), cond says so; its
+              * tile ops are lowered over those threads, their index rebased to ws_lo */
+             int64_t ws_lo, ws_hi; } if_;
     struct { IrExpr *cond; IrStmt *body; } while_;
     struct { IrVar *var; IrExpr *value; } let;
     struct { IrBuffer *buf; IrExpr **idx; int nidx; IrExpr *value; int lanes;

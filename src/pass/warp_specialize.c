@@ -767,7 +767,8 @@ static bool spec_copies(Spec *sp, IrStmt *lb) {
 static bool spec_plan(Spec *sp) {
   TsCompiler *c = sp->c;
   IrKernel *k = sp->k;
-  if (k->threads[1] > 1 || k->threads[2] > 1 || k->threads[0] % 128 || k->threads[0] <= 0 || k->producer_threads)
+  if (k->threads[1] > 1 || k->threads[2] > 1 || k->threads[0] % 128 || k->threads[0] <= 0 || k->producer_threads ||
+      k->manual_ws) /* T.ws: the kernel's own schedule */
     return false;
   sp->T = k->threads[0];
   IrStmt *body = sp->body = k->body;
