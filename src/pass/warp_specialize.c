@@ -641,6 +641,7 @@ typedef struct Scalars {
   PtrVec vars;   /* T.alloc_var buffers only repeated statements write */
   PtrVec others; /* T.alloc_var buffers other statements write */
   bool ok;
+  bool used;     /* a copy or the loop bounds read a let or a T.alloc_var */
 } Scalars;
 static bool in_vec(const PtrVec *v, const void *x) {
   for (int i = 0; i < v->len; i++)
@@ -649,9 +650,11 @@ static bool in_vec(const PtrVec *v, const void *x) {
 }
 static void scalar_expr(IrExpr *e, void *ctx) {
   Scalars *sc = ctx;
+  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET) sc->used = true;
   if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET && !in_vec(&sc->lets, e->u.var)) sc->ok = false;
   if (e->kind == IR_LOAD) {
     const IrBuffer *b = e->u.load.buf;
+    if (b->scope == IR_SCOPE_VAR) sc->used = true;
     if (b->scope != IR_SCOPE_GLOBAL && (b->scope != IR_SCOPE_VAR || in_vec(&sc->others, b))) sc->ok = false;
   }
   if (e->kind == IR_CALL && !(e->u.call.op < IRI_COUNT && (ir_intrin_info[e->u.call.op].flags & IRI_PURE))) sc->ok = false;
@@ -707,7 +710,7 @@ static bool producer_can_compute(Scalars *sc, IrExpr *e) {
 /* Picks the statements before the loop the producer repeats (sp->pscalars); false when a
  * copy or the loop bounds need a value the producer cannot compute. */
 static bool spec_scalars(Spec *sp) {
-  Scalars sc = {sp->c->arena, {0}, {0}, {0}, true};
+  Scalars sc = {sp->c->arena, {0}, {0}, {0}, true, false};
   IrStmt *body = sp->body;
   for (int i = 0; i < sp->li; i++) {
     IrStmt *s = body->u.seq.items[i];
@@ -731,6 +734,7 @@ static bool spec_scalars(Spec *sp) {
     for (int d = 0; d < r->ndim; d++)
       if (!producer_can_compute(&sc, r->min[d])) return false;
   }
+  if (!sc.used) sp->pscalars.len = 0; /* the loads need none of them */
   return true;
 }
 
