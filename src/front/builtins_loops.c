@@ -382,10 +382,36 @@ static Value *t_thread_binding(Eval *ev, CallArgs *a, Value **arg, const Builtin
 }
 
 /* ---- synchronisation --------------------------------------------------------------------------- */
-/* T.sync_threads(): __syncthreads(); named barriers (barrier_id, arrive_count) are not lowered. */
+/* T.sync_threads(): __syncthreads().  T.sync_threads(barrier_id[, arrive_count]): bar.sync on
+ * hardware barrier `barrier_id` over `arrive_count` threads (default: the whole block), both
+ * possibly run-time values, as TileScale lowers it (DeepEP syncs the warps serving one rank). */
 static Value *t_sync_threads(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
-  if (arg[0] || arg[1]) return bi_unsupported_stmt(ev, a, NULL, bi);
-  if (!ev_need_kernel(ev, "T.sync_threads", call_loc(a))) return NULL;
+  (void)bi;
+  SrcLoc loc = call_loc(a);
+  if (!ev_need_kernel(ev, "T.sync_threads", loc)) return NULL;
+  if (arg[0]) {
+    IrKernel *k = &ev->kernel->u.kernel;
+    int64_t all = (int64_t)k->threads[0] * (k->threads[1] > 0 ? k->threads[1] : 1) * (k->threads[2] > 0 ? k->threads[2] : 1);
+    IrExpr *id = ev_to_ir(ev, arg[0], NULL, loc), *n = arg[1] ? ev_to_ir(ev, arg[1], NULL, loc) : ir_i32(ev->c, all);
+    if (!id || !n) return ev->poison;
+    int64_t v;
+    if (!dtype_is_int(id->dtype) || !dtype_is_int(n->dtype)) {
+      ts_error(ev->c, loc, "T.sync_threads: barrier_id and arrive_count must be integers");
+      return ev->poison;
+    }
+    if (ir_is_const_int(id, &v) && (v < 0 || v > 15)) {
+      ts_error(ev->c, loc, "T.sync_threads: barrier_id must be in [0, 16), got %lld", (long long)v);
+      return ev->poison;
+    }
+    if (ir_is_const_int(n, &v) && (v <= 0 || v % 32 || v > all)) {
+      ts_error(ev->c, loc, "T.sync_threads: arrive_count must be a positive multiple of 32 up to the block's %lld "
+               "threads, got %lld", (long long)all, (long long)v);
+      return ev->poison;
+    }
+    IrExpr *args[2] = {ir_cast(ev->c, TS_DTYPE_INT32, id, loc), ir_cast(ev->c, TS_DTYPE_INT32, n, loc)};
+    ev_emit(ev, ir_device_stmt(ev->c, IRD_BAR_SYNC, NULL, 0, args, 2, loc));
+    return ev->none;
+  }
   ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, call_loc(a)), call_loc(a)));
   return ev->none;
 }

@@ -194,6 +194,8 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(MBAR_EXPECT_TX, "mbar_expect_tx", 2, 0, 0)                 /* (bar, bytes) */         \
   X(CLUSTER_SYNC, "cluster_sync", 0, 0, IRD_SYNC)                                         \
   X(GRID_DIM_X, "grid_dim_x", 0, 0, 0)                                                    \
+  X(BAR_SYNC, "bar_sync", 2, 0, IRD_SYNC) /* (id, threads): T.sync_threads(id, n): orders \
+                         the threads the author chose (not a block barrier for thread_sync) */ \
   X(BLOCK_IDX_X, "block_idx_x", 0, 0, 0)                                                  \
   /* stream-K schedule (gemm.cuh sk_*); partial/fixup attrs: <registers, threads> */       \
   X(SK_DP_TILES, "sk_dp_tiles", 2, 0, 0)                                                  \
