@@ -63,6 +63,9 @@ template <> struct is_low_float<__nv_fp8_e5m2> { static constexpr bool value = t
  * launches only the co-resident blocks of a persistent kernel). */
 TS_DEV int grid_dim_x() { return (int)gridDim.x; }
 TS_DEV int block_idx_x() { return (int)blockIdx.x; } /* the launch's own index, never remapped */
+/* T.sync_threads(id, threads): hardware barrier `id` (0..15) over `threads` threads (a
+ * multiple of 32), both run-time values, as the kernel author chose them. */
+TS_DEV void bar_sync(int id, int threads) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory"); }
 
 /* ---- conversions ------------------------------------------------------------------ */
 TS_DEV float to_f32(__half x) { return __half2float(x); }

@@ -382,10 +382,36 @@ static Value *t_thread_binding(Eval *ev, CallArgs *a, Value **arg, const Builtin
 }
 
 /* ---- synchronisation --------------------------------------------------------------------------- */
-/* T.sync_threads(): __syncthreads(); named barriers (barrier_id, arrive_count) are not lowered. */
+/* T.sync_threads(): __syncthreads().  T.sync_threads(barrier_id[, arrive_count]): bar.sync on
+ * hardware barrier `barrier_id` over `arrive_count` threads (default: the whole block), both
+ * possibly run-time values, as TileScale lowers it (DeepEP syncs the warps serving one rank). */
 static Value *t_sync_threads(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
-  if (arg[0] || arg[1]) return bi_unsupported_stmt(ev, a, NULL, bi);
-  if (!ev_need_kernel(ev, "T.sync_threads", call_loc(a))) return NULL;
+  (void)bi;
+  SrcLoc loc = call_loc(a);
+  if (!ev_need_kernel(ev, "T.sync_threads", loc)) return NULL;
+  if (arg[0]) {
+    IrKernel *k = &ev->kernel->u.kernel;
+    int64_t all = (int64_t)k->threads[0] * (k->threads[1] > 0 ? k->threads[1] : 1) * (k->threads[2] > 0 ? k->threads[2] : 1);
+    IrExpr *id = ev_to_ir(ev, arg[0], NULL, loc), *n = arg[1] ? ev_to_ir(ev, arg[1], NULL, loc) : ir_i32(ev->c, all);
+    if (!id || !n) return ev->poison;
+    int64_t v;
+    if (!dtype_is_int(id->dtype) || !dtype_is_int(n->dtype)) {
+      ts_error(ev->c, loc, "T.sync_threads: barrier_id and arrive_count must be integers");
+      return ev->poison;
+    }
+    if (ir_is_const_int(id, &v) && (v < 0 || v > 15)) {
+      ts_error(ev->c, loc, "T.sync_threads: barrier_id must be in [0, 16), got %lld", (long long)v);
+      return ev->poison;
+    }
+    if (ir_is_const_int(n, &v) && (v <= 0 || v % 32 || v > all)) {
+      ts_error(ev->c, loc, "T.sync_threads: arrive_count must be a positive multiple of 32 up to the block's %lld "
+               "threads, got %lld", (long long)all, (long long)v);
+      return ev->poison;
+    }
+    IrExpr *args[2] = {ir_cast(ev->c, TS_DTYPE_INT32, id, loc), ir_cast(ev->c, TS_DTYPE_INT32, n, loc)};
+    ev_emit(ev, ir_device_stmt(ev->c, IRD_BAR_SYNC, NULL, 0, args, 2, loc));
+    return ev->none;
+  }
   ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, call_loc(a)), call_loc(a)));
   return ev->none;
 }
@@ -396,6 +422,55 @@ static Value *t_sync_warp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
   ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_SYNCWARP, TS_DTYPE_VOID, NULL, 0, call_loc(a)), call_loc(a)));
   return ev->none;
+}
+
+/* T.ws(*warp_group_ids) (= T.WarpSpecialize): `with T.ws(i, ...)` runs its body on the
+ * warpgroups listed only, threads [128 i, 128 (i + 1)) of the linear thread index, as
+ * TileLang's WarpSpecialize frame does (an `if` on the thread index); consecutive groups
+ * merge into one range.  The value is the range; eval_stmt.c's `with` makes the IF. */
+static Value *t_ws(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  IrKernel *k = &ev->kernel->u.kernel;
+  if (a->npos == 0) {
+    ts_error(ev->c, loc, "T.%s needs at least one warp group index", bi->name);
+    return ev->poison;
+  }
+  bool seen[64] = {false};
+  for (int i = 0; i < a->npos; i++) {
+    int64_t g;
+    if (!ev_to_int(ev, a->pos[i], &g, loc)) return ev->poison;
+    if (g < 0 || g >= 64) {
+      ts_error(ev->c, loc, "T.%s: warp group index %lld is out of range", bi->name, (long long)g);
+      return ev->poison;
+    }
+    seen[g] = true;
+  }
+  int64_t lo = 0, hi = 0;
+  while (!seen[lo]) lo++;
+  for (hi = lo; hi < 64 && seen[hi]; hi++) {
+  }
+  for (int64_t g = hi; g < 64; g++)
+    if (seen[g]) {
+      ts_error(ev->c, loc, "T.%s: warp groups %lld and %lld are not consecutive; one T.%s over a split thread range is "
+               "not supported", bi->name, (long long)(hi - 1), (long long)g, bi->name);
+      return ev->poison;
+    }
+  int64_t nthreads = (int64_t)k->threads[0] * (k->threads[1] > 0 ? k->threads[1] : 1) * (k->threads[2] > 0 ? k->threads[2] : 1);
+  if (k->threads[1] > 1 || k->threads[2] > 1) {
+    ts_error(ev->c, loc, "T.%s needs a one-dimensional thread block (threads=N)", bi->name);
+    return ev->poison;
+  }
+  if (hi * 128 > nthreads) {
+    ts_error(ev->c, loc, "T.%s: warp group %lld is threads [%lld, %lld), but the kernel has %lld threads", bi->name,
+             (long long)(hi - 1), (long long)((hi - 1) * 128), (long long)(hi * 128), (long long)nthreads);
+    return ev->poison;
+  }
+  Value *v = ev_new(ev, V_WS);
+  v->u.ws.lo = lo * 128;
+  v->u.ws.hi = hi * 128;
+  return v;
 }
 
 /* ---- rows -------------------------------------------------------------------------------------- */
@@ -429,8 +504,8 @@ static const Builtin loop_rows[] = {
     {"mbarrier_arrive", "barrier, cta_id=None", bi_kernel_unsupported, 0, 0},
     {"mbarrier_wait_parity", "barrier, parity", bi_kernel_unsupported, 0, 0},
     {"mbarrier_expect_tx", "barrier, tx", bi_kernel_unsupported, 0, 0},
-    {"ws", "*warp_group_ids", bi_kernel_unsupported, 0, 0},
-    {"WarpSpecialize", "*warp_group_ids", bi_kernel_unsupported, 0, 0},
+    {"ws", "*warp_group_ids", t_ws, 0, 0},
+    {"WarpSpecialize", "*warp_group_ids", t_ws, 0, 0},
     {"set_max_nreg", "reg_count, is_inc", bi_kernel_unsupported, 0, 0},
     /* register reallocation between warpgroups is a performance choice: results are the same */
     {"disable_warp_group_reg_alloc", "", bi_hint, 0, 0},

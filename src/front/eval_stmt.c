@@ -318,6 +318,38 @@ static ExecStatus exec_failed_kernel(Eval *ev, Env *env, const AstNode *s) {
   return EX_NORMAL;
 }
 
+/* with T.ws(...): an IF on the thread index whose body runs on the range only (IrStmt if_.ws_*);
+ * the kernel is marked as scheduling its warpgroups itself.  A T.ws inside another would
+ * need the inner range inside the outer: refused. */
+static ExecStatus exec_ws(Eval *ev, Env *env, const AstNode *s, const Value *ws) {
+  TsCompiler *c = ev->c;
+  SrcLoc loc = s->loc;
+  if (s->withitems[0].vars) {
+    ts_error(c, loc, "T.ws(...) has no value to bind with 'as'");
+    return EX_NORMAL;
+  }
+  if (ev->in_ws) {
+    ts_error(c, loc, "T.ws inside another T.ws is not supported");
+    return EX_NORMAL;
+  }
+  IrKernel *k = &ev->kernel->u.kernel;
+  k->manual_ws = true;
+  IrExpr *tx = ir_varref(c, ir_kernel_thread_var(c, k, 0, loc), loc);
+  IrExpr *cond = ir_binary(c, IR_LT, tx, ir_i32(c, ws->u.ws.hi), loc);
+  if (ws->u.ws.lo) cond = ir_binary(c, IR_AND, ir_binary(c, IR_GE, tx, ir_i32(c, ws->u.ws.lo), loc), cond, loc);
+  BlockSave saved = ev_push_block(ev);
+  ev->in_ws = true;
+  ExecStatus st = ev_exec_block(ev, env, &s->body);
+  ev->in_ws = false;
+  IrStmt *body = ev_pop_block(ev, saved, env, "T.ws block", loc);
+  if (st == EX_RETURN) ts_error(c, loc, "'return' inside T.ws is not supported");
+  IrStmt *r = ir_if(c, cond, body, NULL, loc);
+  r->u.if_.ws_lo = ws->u.ws.lo;
+  r->u.if_.ws_hi = ws->u.ws.hi;
+  ev_emit(ev, r);
+  return EX_NORMAL;
+}
+
 /* with: T.Kernel; an unsupported frame (T.ws ...) runs its body so that it is checked. */
 static ExecStatus exec_with(Eval *ev, Env *env, const AstNode *s) {
   if (s->nwithitems != 1) {
@@ -332,6 +364,7 @@ static ExecStatus exec_with(Eval *ev, Env *env, const AstNode *s) {
     return ev_exec_block(ev, env, &s->body);
   }
   if (ctx->kind == V_KERNEL) return exec_kernel(ev, env, s, s->withitems[0].vars, ctx->u.kernel);
+  if (ctx->kind == V_WS) return exec_ws(ev, env, s, ctx);
   if (ctx->kind == V_OPAQUE && ev->block) {
     /* An unsupported frame (T.ws, T.attr...): its UNSUPPORTED statement is already emitted. */
     if (s->withitems[0].vars) ev_assign(ev, env, s->withitems[0].vars, ctx, s->loc);

@@ -45,6 +45,7 @@ typedef enum ValKind {
   V_EXPR,      /* IR expression */
   V_FRAME,     /* loop frame: T.Parallel / T.serial / T.Pipelined / T.unroll / range */
   V_KERNEL,    /* T.Kernel(...) before `with` */
+  V_WS,        /* T.ws(...) before `with`: the thread range [u.ws.lo, u.ws.hi) */
   V_OPAQUE     /* unknown import or unsupported construct: using it is an error */
 } ValKind;
 
@@ -116,6 +117,7 @@ struct Value {
     IrExpr *expr;
     LoopFrame *frame;
     KernelFrame *kernel;
+    struct { int64_t lo, hi; } ws;
     struct { const char *what; const char *module; bool at_name; } opaque; /* message reported on use (at_name: on any
                                                    reference); module: the import it stands for */
   } u;
@@ -183,6 +185,7 @@ typedef struct Eval {
   PtrVec *block;       /* statements being appended */
   DefScope *scope;     /* definitions of that block */
   IrStmt *kernel;      /* innermost KERNEL statement */
+  bool in_ws;          /* inside `with T.ws(...)` */
   IrFunc *func;
   bool staged;         /* the current function body is staged (prim_func/macro/eager body) */
   LoopCtx *loop;

@@ -194,6 +194,8 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(MBAR_EXPECT_TX, "mbar_expect_tx", 2, 0, 0)                 /* (bar, bytes) */         \
   X(CLUSTER_SYNC, "cluster_sync", 0, 0, IRD_SYNC)                                         \
   X(GRID_DIM_X, "grid_dim_x", 0, 0, 0)                                                    \
+  X(BAR_SYNC, "bar_sync", 2, 0, IRD_SYNC) /* (id, threads): T.sync_threads(id, n): orders \
+                         the threads the author chose (not a block barrier for thread_sync) */ \
   X(BLOCK_IDX_X, "block_idx_x", 0, 0, 0)                                                  \
   /* stream-K schedule (gemm.cuh sk_*); partial/fixup attrs: <registers, threads> */       \
   X(SK_DP_TILES, "sk_dp_tiles", 2, 0, 0)                                                  \
@@ -427,6 +429,8 @@ typedef struct IrKernel {
   IrVar *thread_var[3]; /* threadIdx vars (created on demand by get_thread_binding / lowering) */
   IrStmt *body;
   const char *prelude;  /* T.Kernel(prelude=...) C source, or NULL */
+  bool manual_ws;       /* T.ws in the body: the kernel schedules its warpgroups itself, so
+                           no automatic warp specialization or pipelining is applied over it */
   /* Filled by passes. */
   int64_t smem_bytes;   /* merged dynamic shared memory */
   const char *name;     /* CUDA function name (set by codegen) */
@@ -458,7 +462,10 @@ struct IrStmt {
       Fragment *loop_layout;/* PARALLEL: set by layout inference */
       bool async_copy;      /* PARALLEL nest of a copy made asynchronous by inject_pipeline (cp.async) */
     } loop;
-    struct { IrExpr *cond; IrStmt *then_s, *else_s; } if_;
+    struct { IrExpr *cond; IrStmt *then_s, *else_s;
+             /* T.ws: then_s runs on threads [ws_lo, ws_hi) only (ws_hi > 0), cond says so; its
+              * tile ops are lowered over those threads, their index rebased to ws_lo */
+             int64_t ws_lo, ws_hi; } if_;
     struct { IrExpr *cond; IrStmt *body; } while_;
     struct { IrVar *var; IrExpr *value; } let;
     struct { IrBuffer *buf; IrExpr **idx; int nidx; IrExpr *value; int lanes;

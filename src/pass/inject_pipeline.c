@@ -341,6 +341,9 @@ static IrStmt *walk_kernels(TsCompiler *c, IrStmt *s, void *ctx) {
   (void)ctx;
   if (!s) return NULL;
   if (s->kind == IR_S_KERNEL) {
+    /* T.ws: the kernel schedules its warpgroups (and its loads) itself; T.Pipelined loops
+     * in it run as written (TileLang leaves such loops to the user's barriers too) */
+    if (s->u.kernel.manual_ws) return s;
     Pipe p = {c, {0}, {0}};
     Walk w = {&p, s->u.kernel.body};
     IrStmt *r = ir_stmt(c, IR_S_KERNEL, s->loc);

@@ -34,6 +34,7 @@ typedef struct Node {
   PtrVec acc; /* Access*, fragment accesses in a nest */
   Fragment *layout;
   int64_t size;
+  int64_t nthreads; /* the threads that run it: the kernel's, or a T.ws body's */
   bool done;
 } Node;
 
@@ -44,6 +45,7 @@ typedef struct Infer {
   PtrVec outside;   /* IrBuffer* fragments used outside nodes */
   PtrVec frags;     /* IrBuffer* fragments allocated in the kernel */
   Node *cur;        /* node being scanned */
+  int64_t scope;    /* threads of the code being collected (a T.ws body: its warpgroups) */
 } Infer;
 
 static void note_frag(Infer *in, PtrVec *v, IrBuffer *b) {
@@ -115,6 +117,7 @@ static void collect(Infer *in, IrStmt *s) {
         Node *n = ARENA_NEW(in->c->arena, Node);
         n->stmt = s;
         n->is_nest = true;
+        n->nthreads = in->scope;
         if (!pass_parallel_nest(in->c, s, &n->nest)) return;
         n->size = 1;
         for (int q = 0; q < n->nest.n; q++) n->size *= n->nest.extent[q];
@@ -128,11 +131,15 @@ static void collect(Infer *in, IrStmt *s) {
       ir_visit_expr(s->u.loop.extent, &vis);
       collect(in, s->u.loop.body);
       return;
-    case IR_S_IF:
+    case IR_S_IF: {
       ir_visit_expr(s->u.if_.cond, &vis);
+      int64_t outer = in->scope;
+      if (s->u.if_.ws_hi) in->scope = s->u.if_.ws_hi - s->u.if_.ws_lo;
       collect(in, s->u.if_.then_s);
+      in->scope = outer;
       collect(in, s->u.if_.else_s);
       return;
+    }
     case IR_S_WHILE:
       ir_visit_expr(s->u.while_.cond, &vis);
       collect(in, s->u.while_.body);
@@ -140,6 +147,7 @@ static void collect(Infer *in, IrStmt *s) {
     case IR_S_REDUCE: {
       Node *n = ARENA_NEW(in->c->arena, Node);
       n->stmt = s;
+      n->nthreads = in->scope;
       n->size = ir_buffer_numel(s->u.reduce.src);
       vec_push(in->c->arena, &in->nodes, n);
       return;
@@ -204,8 +212,8 @@ static Fragment *free_layout(Infer *in, Node *n) {
   int64_t vec = copy_vector_width(n), total = n->size;
   int64_t last = n->nest.extent[n->nest.n - 1];
   /* Keep every thread busy before making vectors wide; vectors must tile the row. */
-  while (vec > 1 && (last % vec != 0 || total / vec < in->nthreads)) vec /= 2;
-  return fragment_block(in->c, n->nest.n, n->nest.extent, in->nthreads, vec);
+  while (vec > 1 && (last % vec != 0 || total / vec < n->nthreads)) vec /= 2;
+  return fragment_block(in->c, n->nest.n, n->nest.extent, n->nthreads, vec);
 }
 
 /* Loop layout from a fragment the nest indexes with all of its vars (a permutation). */
@@ -238,11 +246,24 @@ static Fragment *from_window(Infer *in, Node *n, const Access *a) {
   return f;
 }
 
+/* A fragment laid out over one thread count cannot be used by code that runs on another
+ * (one used both inside and outside a T.ws body): its registers belong to other threads. */
+static bool threads_match(Infer *in, Node *n, const Fragment *f, const IrBuffer *b) {
+  if (f->nthreads == n->nthreads || fragment_is_replicated(f)) return true;
+  ts_error(in->c, n->stmt->loc,
+           "fragment '%s' is laid out over %lld threads, but this code runs on %lld threads (a fragment used by "
+           "warpgroups of different T.ws scopes, or inside and outside T.ws)", b->name, (long long)f->nthreads,
+           (long long)n->nthreads);
+  n->done = true;
+  return false;
+}
+
 static bool propagate_node(Infer *in, Node *n) {
   if (!n->is_nest) {
     IrStmt *s = n->stmt;
     IrBuffer *src = s->u.reduce.src, *dst = s->u.reduce.dst;
     if (!src->fragment) return false;
+    if (!threads_match(in, n, src->fragment, src)) return true;
     int dim = s->u.reduce.dim;
     if (dim < 0) dim += src->ndim;
     bool keep = dst->ndim == src->ndim;
@@ -271,6 +292,10 @@ static bool propagate_node(Infer *in, Node *n) {
       if (a->window) n->layout = from_window(in, n, a);
     }
     if (!n->layout) return false;
+  }
+  for (int i = 0; i < n->acc.len; i++) {
+    Access *a = n->acc.items[i];
+    if (a->buf->fragment && !threads_match(in, n, a->buf->fragment, a->buf)) return true;
   }
   for (int i = 0; i < n->acc.len; i++) {
     Access *a = n->acc.items[i];
@@ -328,7 +353,7 @@ static void infer_kernel(Infer *in, IrKernel *k) {
         best->done = true;
         continue;
       }
-      src->fragment = fragment_block(in->c, src->ndim, shape, in->nthreads, 1);
+      src->fragment = fragment_block(in->c, src->ndim, shape, best->nthreads, 1);
     }
   }
   for (int i = 0; i < in->nodes.len; i++) {
@@ -348,7 +373,7 @@ static void walk(TsCompiler *c, IrStmt *s) {
   if (s->kind == IR_S_KERNEL) {
     Infer in = {0};
     in.c = c;
-    in.nthreads = pass_kernel_threads(&s->u.kernel);
+    in.nthreads = in.scope = pass_kernel_threads(&s->u.kernel);
     infer_kernel(&in, &s->u.kernel);
     return;
   }

@@ -724,6 +724,21 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
   return ir_device_stmt(c, op, attrs, 11, args, 4, s->loc);
 }
 
+/* A T.ws body: its tile ops run on threads [lo, hi) only, so they are lowered over hi - lo
+ * threads with the index tid - lo (layout_inference gave its nests hi - lo threads). */
+static IrStmt *lower_ws(Lower *lw, IrStmt *s) {
+  int64_t T = lw->T;
+  IrExpr *tid = lw->tid;
+  lw->T = s->u.if_.ws_hi - s->u.if_.ws_lo;
+  if (s->u.if_.ws_lo) lw->tid = bin(lw, IR_SUB, tid, i32(lw, s->u.if_.ws_lo));
+  IrStmt *r = ir_stmt(lw->c, IR_S_IF, s->loc);
+  *r = *s;
+  r->u.if_.then_s = lower_stmt(lw->c, s->u.if_.then_s, lw);
+  lw->T = T;
+  lw->tid = tid;
+  return r;
+}
+
 static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   Lower *lw = ctx;
   if (!s) return NULL;
@@ -754,6 +769,9 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       ts_unreachable(); /* removed by legalize */
       return NULL;
     case IR_S_SEQ: return ir_map_children(c, s, lower_stmt, ctx);
+    case IR_S_IF:
+      if (s->u.if_.ws_hi) return lower_ws(lw, s);
+      return rw_stmt(c, s, &rc);
     default: return rw_stmt(c, s, &rc);
   }
 }

@@ -30,8 +30,8 @@ static void plan_children(TsCompiler *c, IrStmt *s, int64_t nthreads) {
       return;
     case IR_S_FOR: plan_stmt(c, s->u.loop.body, nthreads); return;
     case IR_S_WHILE: plan_stmt(c, s->u.while_.body, nthreads); return;
-    case IR_S_IF:
-      plan_stmt(c, s->u.if_.then_s, nthreads);
+    case IR_S_IF: /* a T.ws body runs on its warpgroups only: its GEMMs are planned over them */
+      plan_stmt(c, s->u.if_.then_s, s->u.if_.ws_hi ? s->u.if_.ws_hi - s->u.if_.ws_lo : nthreads);
       plan_stmt(c, s->u.if_.else_s, nthreads);
       return;
     default: return;

@@ -16,7 +16,13 @@
  * In a warp-specialized kernel (pass_is_role_split) the producer warpgroup never joins the
  * consumers' barriers: the consumer branch is synchronised on its own, with named barrier 1
  * over the consumer threads (bar.sync 1, T) wherever a __syncthreads would go, its code
- * counted uniform across those threads; the producer branch is ordered by its mbarriers. */
+ * counted uniform across those threads; the producer branch is ordered by its mbarriers.
+ *
+ * A T.ws body (IrStmt if_.ws_hi) runs on its warpgroups only, so a __syncthreads inside it
+ * would wait forever for the others: it is synchronised on its own with a named barrier over
+ * its threads (one barrier id per thread range of the kernel, from 2), entered with the
+ * accesses of its own body as pending (a previous iteration of an enclosing loop), and seen
+ * from outside as one access, with __syncthreads around it as needed. */
 #include "passes.h"
 
 typedef struct SyncState {
@@ -30,6 +36,9 @@ typedef struct Sync {
   bool fence;     /* the function issues wgmma: fence.proxy.async before inserted barriers */
   const IrKernel *kernel; /* the kernel being synchronised */
   int64_t group;  /* > 0: inside a consumer branch of that many threads (named barriers) */
+  int bar_id;     /* the named barrier of the group */
+  int64_t ranges[14][2]; /* T.ws thread ranges seen in the kernel: barrier ids 2, 3, ... */
+  int nranges;
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -148,6 +157,8 @@ static bool taint_sweep(Sync *sy, IrStmt *s, bool divergent) {
         grew |= taint_sweep(sy, s->u.if_.then_s, true);
         return taint_sweep(sy, s->u.if_.else_s, divergent) || grew;
       }
+      if (s->u.if_.ws_hi) /* a T.ws body is uniform across its warpgroups */
+        return taint_sweep(sy, s->u.if_.then_s, divergent);
       bool d = divergent || thread_dependent(sy, s->u.if_.cond);
       grew |= taint_sweep(sy, s->u.if_.then_s, d);
       return taint_sweep(sy, s->u.if_.else_s, d) || grew;
@@ -181,13 +192,14 @@ static bool is_barrier(const Sync *sy, const IrStmt *s) {
   if (s->kind != IR_S_EVAL || s->u.eval.value->kind != IR_CALL) return false;
   const IrExpr *e = s->u.eval.value;
   if (e->u.call.op == IRI_SYNCTHREADS) return true;
-  return sy->group && ir_is_device(e, IRD_NAMED_BARRIER_SYNC) && e->u.call.nattrs == 2 && e->u.call.attrs[1] == sy->group;
+  return sy->group && ir_is_device(e, IRD_NAMED_BARRIER_SYNC) && e->u.call.nattrs == 2 &&
+         e->u.call.attrs[0] == sy->bar_id && e->u.call.attrs[1] == sy->group;
 }
 
 static IrStmt *barrier(const Sync *sy, SrcLoc loc) {
   TsCompiler *c = sy->c;
   if (sy->group) {
-    int64_t attrs[2] = {1, sy->group};
+    int64_t attrs[2] = {sy->bar_id, sy->group};
     return ir_device_stmt(c, IRD_NAMED_BARRIER_SYNC, attrs, 2, NULL, 0, loc);
   }
   return ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc);
@@ -283,6 +295,38 @@ static IrStmt *sync_list(Sync *sy, IrStmt *s, SyncState *st) {
   return ir_seq_vec(c, &out, s->loc);
 }
 
+/* A T.ws body (see the top): named barriers inside, one access outside. */
+static IrStmt *sync_ws(Sync *sy, IrStmt *s, SyncState *st) {
+  TsCompiler *c = sy->c;
+  int id = 0;
+  for (int i = 0; i < sy->nranges && !id; i++)
+    if (sy->ranges[i][0] == s->u.if_.ws_lo && sy->ranges[i][1] == s->u.if_.ws_hi) id = i + 2;
+  if (!id) {
+    if (sy->nranges == 14) {
+      ts_error(c, s->loc, "too many different T.ws thread ranges in one kernel (a block has 16 named barriers)");
+      return s;
+    }
+    sy->ranges[sy->nranges][0] = s->u.if_.ws_lo;
+    sy->ranges[sy->nranges][1] = s->u.if_.ws_hi;
+    id = 2 + sy->nranges++;
+  }
+  SyncState inner = summarize(c, s->u.if_.then_s);
+  IrStmt *r = ir_stmt(c, IR_S_IF, s->loc);
+  *r = *s;
+  sy->group = s->u.if_.ws_hi - s->u.if_.ws_lo;
+  sy->bar_id = id;
+  r->u.if_.then_s = sync_stmt(sy, s->u.if_.then_s, &inner);
+  sy->group = 0;
+  SyncState me = summarize(c, s);
+  if (hazard(st, &me)) {
+    st->reads.len = st->writes.len = 0;
+    merge_into(c, st, &me);
+    return ir_seq(c, (IrStmt *[]){fenced_barrier(sy, s->loc), r}, 2, s->loc);
+  }
+  merge_into(c, st, &me);
+  return r;
+}
+
 /* Returns s (possibly with a barrier in front or inside); updates st. */
 static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
   TsCompiler *c = sy->c;
@@ -321,12 +365,14 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
       }
       break;
     case IR_S_IF:
+      if (s->u.if_.ws_hi && !sy->group) return sync_ws(sy, s, st);
       if (!sy->group && sy->kernel && pass_is_role_split(sy->kernel, s)) {
         /* producer: ordered by its own mbarriers; consumers: named barriers among them */
         SyncState cons = {0};
         IrStmt *r = ir_stmt(c, IR_S_IF, s->loc);
         *r = *s;
         sy->group = sy->kernel->threads[0];
+        sy->bar_id = 1;
         r->u.if_.else_s = sync_stmt(sy, s->u.if_.else_s, &cons);
         sy->group = 0;
         st->reads.len = st->writes.len = 0;
@@ -370,7 +416,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0};
   if (c->target.sm >= 90 && c->target.arch_a) {
     IrVisitor v = {NULL, find_wgmma, &sy.fence};
     ir_visit(f->body, &v);

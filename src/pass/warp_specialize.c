@@ -623,7 +623,120 @@ typedef struct Spec {
   int64_t cons_regs;
   IrBuffer *pack;        /* the overlapped epilogue's packed tile, or NULL */
   IrStmt *pack_src;      /* the copy of the whole accumulator into shared memory / global */
+  PtrVec pscalars;       /* statements before the loop the producer repeats (spec_scalars) */
 } Spec;
+
+/* ---- the producer's scalars -------------------------------------------------------------
+ * The copies' coordinates (and the K loop's bounds) may use scalars the kernel computes
+ * before the loop (grouped GEMM: m_start = offsets[g] + ..., g found by a loop over a
+ * tensor; a swizzled tile order: pid_m = ...).  The producer runs on other threads than the
+ * consumers, so it computes them itself: each statement before the loop that only computes
+ * scalars (lets, T.alloc_var stores, loops and ifs of those) from parameters, block and
+ * thread indices, global loads and earlier such scalars is repeated at the head of the
+ * producer's tile.  When a copy needs any other value (one computed from a fragment, a
+ * variable some other statement writes), the kernel stays on inject_pipeline's path. */
+typedef struct Scalars {
+  Arena *a;
+  PtrVec lets;   /* lets the producer defines */
+  PtrVec vars;   /* T.alloc_var buffers only repeated statements write */
+  PtrVec others; /* T.alloc_var buffers other statements write */
+  bool ok;
+  bool used;     /* a copy or the loop bounds read a let or a T.alloc_var */
+} Scalars;
+static bool in_vec(const PtrVec *v, const void *x) {
+  for (int i = 0; i < v->len; i++)
+    if (v->items[i] == x) return true;
+  return false;
+}
+static void scalar_expr(IrExpr *e, void *ctx) {
+  Scalars *sc = ctx;
+  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET) sc->used = true;
+  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET && !in_vec(&sc->lets, e->u.var)) sc->ok = false;
+  if (e->kind == IR_LOAD) {
+    const IrBuffer *b = e->u.load.buf;
+    if (b->scope == IR_SCOPE_VAR) sc->used = true;
+    if (b->scope != IR_SCOPE_GLOBAL && (b->scope != IR_SCOPE_VAR || in_vec(&sc->others, b))) sc->ok = false;
+  }
+  if (e->kind == IR_CALL && !(e->u.call.op < IRI_COUNT && (ir_intrin_info[e->u.call.op].flags & IRI_PURE))) sc->ok = false;
+}
+/* Does s only compute scalars from what the producer has?  Lets it defines join sc->lets. */
+static bool scalar_stmt(Scalars *sc, IrStmt *s) {
+  IrVisitor v = {NULL, scalar_expr, sc};
+  sc->ok = true;
+  switch (s->kind) {
+    case IR_S_LET:
+      ir_visit_expr(s->u.let.value, &v);
+      if (sc->ok) vec_push(sc->a, &sc->lets, s->u.let.var);
+      return sc->ok;
+    case IR_S_STORE:
+      if (s->u.store.buf->scope != IR_SCOPE_VAR || in_vec(&sc->others, s->u.store.buf)) return false;
+      for (int i = 0; i < s->u.store.nidx; i++) ir_visit_expr(s->u.store.idx[i], &v);
+      ir_visit_expr(s->u.store.value, &v);
+      if (sc->ok && !in_vec(&sc->vars, s->u.store.buf)) vec_push(sc->a, &sc->vars, s->u.store.buf);
+      return sc->ok;
+    case IR_S_SEQ:
+      for (int i = 0; i < s->u.seq.n; i++)
+        if (!scalar_stmt(sc, s->u.seq.items[i])) return false;
+      return true;
+    case IR_S_FOR:
+      if (s->u.loop.kind != IR_FOR_SERIAL && s->u.loop.kind != IR_FOR_UNROLLED) return false;
+      ir_visit_expr(s->u.loop.min, &v);
+      ir_visit_expr(s->u.loop.extent, &v);
+      return sc->ok && scalar_stmt(sc, s->u.loop.body);
+    case IR_S_IF:
+      ir_visit_expr(s->u.if_.cond, &v);
+      return sc->ok && scalar_stmt(sc, s->u.if_.then_s) && (!s->u.if_.else_s || scalar_stmt(sc, s->u.if_.else_s));
+    default: return false;
+  }
+}
+/* The T.alloc_var buffers s writes (a statement the producer does not repeat), and whether
+ * it waits on or reads other ranks' memory (T.wait_eq on a signal before the loop): the
+ * loads may depend on that wait, which the producer would not make. */
+static void dist_expr(IrExpr *e, void *ctx) {
+  Scalars *sc = ctx;
+  if (e->kind == IR_CALL && e->u.call.op == IRI_DEVICE && (ir_device_info[e->u.call.dop].flags & IRD_DIST)) sc->ok = false;
+}
+static void var_writes(IrStmt *s, void *ctx) {
+  Scalars *sc = ctx;
+  if (s->kind == IR_S_STORE && s->u.store.buf->scope == IR_SCOPE_VAR && !in_vec(&sc->others, s->u.store.buf))
+    vec_push(sc->a, &sc->others, s->u.store.buf);
+}
+static bool producer_can_compute(Scalars *sc, IrExpr *e) {
+  IrVisitor v = {NULL, scalar_expr, sc};
+  sc->ok = true;
+  ir_visit_expr(e, &v);
+  return sc->ok;
+}
+/* Picks the statements before the loop the producer repeats (sp->pscalars); false when a
+ * copy or the loop bounds need a value the producer cannot compute. */
+static bool spec_scalars(Spec *sp) {
+  Scalars sc = {sp->c->arena, {0}, {0}, {0}, true, false};
+  IrStmt *body = sp->body;
+  for (int i = 0; i < sp->li; i++) {
+    IrStmt *s = body->u.seq.items[i];
+    if (s->kind == IR_S_ALLOC) continue;
+    int nlets = sc.lets.len, nvars = sc.vars.len;
+    if (scalar_stmt(&sc, s)) {
+      vec_push(sp->c->arena, &sp->pscalars, s);
+      continue;
+    }
+    sc.lets.len = nlets, sc.vars.len = nvars; /* a variable written by a skipped statement is never the producer's */
+    IrVisitor v = {var_writes, dist_expr, &sc};
+    sc.ok = true;
+    ir_visit(s, &v);
+    if (!sc.ok) return false;
+  }
+  for (int i = 0; i < sc.vars.len; i++)
+    if (in_vec(&sc.others, sc.vars.items[i])) return false;
+  if (!producer_can_compute(&sc, sp->loop->u.loop.min) || !producer_can_compute(&sc, sp->loop->u.loop.extent)) return false;
+  for (int i = 0; i < sp->ncp; i++) {
+    const IrRegion *r = &sp->cps[i].copy->u.copy.src;
+    for (int d = 0; d < r->ndim; d++)
+      if (!producer_can_compute(&sc, r->min[d])) return false;
+  }
+  if (!sc.used) sp->pscalars.len = 0; /* the loads need none of them */
+  return true;
+}
 
 /* The copies of the loop body: each a TMA-able copy of a whole GEMM operand tile. */
 static bool spec_copies(Spec *sp, IrStmt *lb) {
@@ -658,7 +771,8 @@ static bool spec_copies(Spec *sp, IrStmt *lb) {
 static bool spec_plan(Spec *sp) {
   TsCompiler *c = sp->c;
   IrKernel *k = sp->k;
-  if (k->threads[1] > 1 || k->threads[2] > 1 || k->threads[0] % 128 || k->threads[0] <= 0 || k->producer_threads)
+  if (k->threads[1] > 1 || k->threads[2] > 1 || k->threads[0] % 128 || k->threads[0] <= 0 || k->producer_threads ||
+      k->manual_ws) /* T.ws: the kernel's own schedule */
     return false;
   sp->T = k->threads[0];
   IrStmt *body = sp->body = k->body;
@@ -689,7 +803,18 @@ static bool spec_plan(Spec *sp) {
   if (sp->gemm->kind != IR_S_GEMM || sp->gemm->u.gemm.wg_wait != 0) return false;
   if (!sp->gemm->u.gemm.plan || sp->gemm->u.gemm.plan->path != GEMM_WGMMA) return false;
   sp->plan = *sp->gemm->u.gemm.plan;
-  return spec_copies(sp, lb);
+  return spec_copies(sp, lb) && spec_scalars(sp);
+}
+
+/* Does e read a let (a scalar computed in the kernel, which may differ from tile to tile)? */
+static void let_use(IrExpr *e, void *ctx) {
+  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET) *(bool *)ctx = true;
+}
+static bool uses_let(IrExpr *e) {
+  bool found = false;
+  IrVisitor v = {NULL, let_use, &found};
+  ir_visit_expr(e, &v);
+  return found;
 }
 
 /* Persistent blocks (a 2-D grid whose K loop bounds do not depend on the block): the
@@ -707,7 +832,7 @@ static void spec_schedule(Spec *sp) {
   bool persistent = bxv && byv && k->grid[0] && k->grid[1] && !k->block_var[2] &&
                     (!k->grid[2] || (ir_is_const_int(k->grid[2], &g2) && g2 == 1)) &&
                     !ir_expr_uses_var(m0, bxv) && !ir_expr_uses_var(m0, byv) &&
-                    !ir_expr_uses_var(ext, bxv) && !ir_expr_uses_var(ext, byv);
+                    !ir_expr_uses_var(ext, bxv) && !ir_expr_uses_var(ext, byv) && !uses_let(m0) && !uses_let(ext);
   int64_t panel = sp->panel = k->raster_panel > 0 ? k->raster_panel : k->raster_panel < 0 ? 0 : WS_RASTER_PANEL;
   /* 2-block clusters (opt-in, see the top): the two blocks take neighbouring tiles along the
    * block axis that the larger operand tile does not move with, and each issues half of
@@ -1012,6 +1137,15 @@ static void producer_loads(Spec *sp, IrVar *pk, IrExpr *psr, PtrVec *pb) {
                                  ir_seq_vec(c, &halves[1], loc), loc));
 }
 
+/* The producer's load loop, after the scalars it uses (spec_scalars). */
+static IrStmt *with_scalars(Spec *sp, IrStmt *loop) {
+  if (!sp->pscalars.len) return loop;
+  PtrVec head = {0};
+  for (int i = 0; i < sp->pscalars.len; i++) vec_push(sp->c->arena, &head, sp->pscalars.items[i]);
+  vec_push(sp->c->arena, &head, loop);
+  return ir_seq_vec(sp->c, &head, loop->loc);
+}
+
 /* The producer's loop of one variant (0: tile by tile, 1: stream-K segments): per K step,
  * wait for the stage to be free, announce its bytes, issue its loads. */
 static IrStmt *producer_variant(Spec *sp, IrVar *pk, int var) {
@@ -1032,11 +1166,11 @@ static IrStmt *producer_variant(Spec *sp, IrVar *pk, int var) {
   vec_push(c->arena, &pb, dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){bar_addr(c, sp->bars, psr), i32(c, sp->stage_bytes)}, 2, loc));
   producer_loads(sp, pk, psr, &pb);
   if (var == 0)
-    return per_tile(c, &sp->dsc, sp->pt, sp->bxv, sp->byv, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc), NULL);
+    return per_tile(c, &sp->dsc, sp->pt, sp->bxv, sp->byv, with_scalars(sp, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc)), NULL);
   IrExpr *lo = bin(c, IR_ADD, m0, ir_varref(c, sp->vk0, loc)), *n = bin(c, IR_SUB, ir_varref(c, sp->vk1, loc), ir_varref(c, sp->vk0, loc));
   IrVar *pu = ir_var(c, "seg", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   return sk_loop(c, &sp->sc, &sp->sk, ext, pu, sp->vk0, sp->vk1, sp->vtb, sp->bxv, sp->byv,
-                 ir_for(c, pk, lo, n, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc), NULL);
+                 with_scalars(sp, ir_for(c, pk, lo, n, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc)), NULL);
 }
 
 /* The producer warpgroup: few registers; one thread prefetches the descriptors and runs

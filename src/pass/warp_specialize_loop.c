@@ -488,7 +488,7 @@ static void block_sync_stmt(IrStmt *s, void *ctx) {
 
 static bool plan(Wsl *w) {
   IrKernel *k = w->k;
-  if (k->producer_threads || k->threads[1] > 1 || k->threads[2] > 1) return false;
+  if (k->producer_threads || k->manual_ws || k->threads[1] > 1 || k->threads[2] > 1) return false;
   w->T = k->threads[0];
   if (w->T % 128 || w->T < 128 || w->T > 384) return false;
   IrStmt *body = w->body = k->body;

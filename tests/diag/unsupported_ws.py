@@ -1,4 +1,4 @@
-# Warp specialization frames (T.ws) have no lowering yet; the body is still checked.
+# T.ws on a warp group past the kernel's threads is refused; the body is still checked.
 # tilescale-test: -k rowwise -D M=256 -D N=128
 import tilelang
 import tilelang.language as T
