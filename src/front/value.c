@@ -99,6 +99,7 @@ const char *ev_type_name(const Value *v) {
   case V_EXPR: return "IR expression";
   case V_FRAME: return "loop frame";
   case V_KERNEL: return "T.Kernel frame";
+  case V_NULLCTX: return "nullcontext";
   case V_OPAQUE: return "opaque object";
   }
   return "?";

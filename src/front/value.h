@@ -45,6 +45,7 @@ typedef enum ValKind {
   V_EXPR,      /* IR expression */
   V_FRAME,     /* loop frame: T.Parallel / T.serial / T.Pipelined / T.unroll / range */
   V_KERNEL,    /* T.Kernel(...) before `with` */
+  V_NULLCTX,   /* contextlib.nullcontext(x): `with` runs its body, `as` binds x */
   V_OPAQUE     /* unknown import or unsupported construct: using it is an error */
 } ValKind;
 
@@ -116,6 +117,7 @@ struct Value {
     IrExpr *expr;
     LoopFrame *frame;
     KernelFrame *kernel;
+    Value *enter;                                /* NULLCTX: what `as` binds */
     struct { const char *what; const char *module; bool at_name; } opaque; /* message reported on use (at_name: on any
                                                    reference); module: the import it stands for */
   } u;
