@@ -1250,6 +1250,8 @@ bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out) {
   if (g.use_reduce) sb_append(&src, "#include <tilescale/reduce.cuh>\n");
   if (g.use_atomic) sb_append(&src, "#include <tilescale/atomic.cuh>\n");
   if (g.use_gemm || f->ntma) sb_append(&src, "#include <tilescale/gemm.cuh>\n");
+  for (int i = 0; i < f->nimports; i++) /* T.import_source: the user's device code, verbatim */
+    sb_printf(&src, "\n// T.import_source\n%s\n", f->imports[i]);
   sb_append(&src, sb_str(&kernels_src));
   out->source = arena_strdup(a, sb_str(&src));
   out->uses_dist = g.device_flags & IRD_DIST;
