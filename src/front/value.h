@@ -138,6 +138,7 @@ typedef struct PyModule {
   Env *globals;
   StrMap lazy;        /* top-level name -> ASSIGN stmt not yet evaluated */
   StrMap lazy_busy;   /* names being evaluated (cycle guard) */
+  StrMap main_only;   /* lazy names assigned only under `if __name__ == "__main__":` */
   bool stub_missing;  /* stands for a library it covers in part (torch, tvm): a name it lacks
                          is a stub (an error only when used), not an AttributeError */
 } PyModule;
