@@ -26,6 +26,11 @@ typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 typedef unsigned long uint64_t;
+/* glibc's <sys/types.h> names, which nvcc's host headers bring in: device code that a
+ * kernel imports verbatim (T.import_source decoders) uses them. */
+typedef unsigned short ushort;
+typedef unsigned int uint;
+typedef unsigned long ulong;
 #else
 #include <stdint.h>
 #include <stdio.h>

@@ -1139,8 +1139,52 @@ static void params(Cg *g, StrBuf *sig) {
   }
 }
 
-static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const char *name, StrBuf *src,
-                   CgKernelInfo *info) {
+/* A T.alloc_global made in the prim_func outside its kernels: one module symbol that every
+ * kernel of the function using it points at.  The first kernel that uses it declares it
+ * (and has it zeroed before its launch); later ones read what earlier ones wrote. */
+typedef struct FnWorkspace {
+  const IrStmt *alloc;
+  const char *symbol; /* NULL until a kernel declared it */
+} FnWorkspace;
+
+typedef struct BufUse { const IrBuffer *b; bool found; } BufUse;
+static bool is_memory_of(const IrBuffer *x, const IrBuffer *b) {
+  for (int guard = 0; x && guard < 64; guard++, x = x->alias_of)
+    if (x == b) return true;
+  return false;
+}
+static void use_stmt(IrStmt *s, void *ctx) {
+  BufUse *u = ctx;
+  if ((s->kind == IR_S_STORE && is_memory_of(s->u.store.buf, u->b)) ||
+      (s->kind == IR_S_ALLOC && s->u.alloc.buf != u->b && is_memory_of(s->u.alloc.buf, u->b)))
+    u->found = true;
+}
+static void use_expr(IrExpr *e, void *ctx) {
+  BufUse *u = ctx;
+  if (e->kind == IR_LOAD && is_memory_of(e->u.load.buf, u->b)) u->found = true;
+}
+
+/* Points the kernel at the function-level workspaces its body uses. */
+static void function_workspaces(Cg *g, const IrKernel *k, const PtrVec *fn_ws) {
+  for (int i = 0; i < fn_ws->len; i++) {
+    FnWorkspace *w = fn_ws->items[i];
+    const IrBuffer *b = w->alloc->u.alloc.buf;
+    BufUse u = {b, false};
+    IrVisitor v = {use_stmt, use_expr, &u};
+    if (k->body) ir_visit(k->body, &v);
+    if (!u.found) continue;
+    if (w->symbol) {
+      line(g, "%s* %s = %s;", cg_ctype(b->dtype), bind_name(g, b, b->name), w->symbol);
+      continue;
+    }
+    int before = g->workspaces.len;
+    stmt(g, w->alloc); /* declares the symbol; zeroed before this kernel's launch */
+    if (g->workspaces.len > before) w->symbol = ((CgWorkspace *)g->workspaces.items[before])->symbol;
+  }
+}
+
+static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const PtrVec *fn_ws, const char *name,
+                   StrBuf *src, CgKernelInfo *info) {
   Arena *a = g->c->arena;
   g->names = (PtrMap){0};
   g->used = (StrMap){0};
@@ -1162,6 +1206,7 @@ static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const char
   /* Host-side lets before this kernel (shapes derived from dynamic dims, ...) are
    * recomputed on the device: they only read parameters. */
   for (int i = 0; i < host_lets->len; i++) stmt(g, host_lets->items[i]);
+  function_workspaces(g, k, fn_ws);
   if (k->prelude) line(g, "%s", k->prelude);
   if (k->body) stmt(g, k->body);
 
@@ -1208,7 +1253,7 @@ bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out) {
   *out = (CgOutput){0};
 
   /* The function body: KERNEL statements, with host lets in between. */
-  PtrVec items = {0}, kernels = {0}, host_lets = {0};
+  PtrVec items = {0}, kernels = {0}, host_lets = {0}, fn_ws = {0};
   if (f->body && f->body->kind == IR_S_SEQ) {
     for (int i = 0; i < f->body->u.seq.n; i++) vec_push(a, &items, f->body->u.seq.items[i]);
   } else if (f->body) {
@@ -1235,9 +1280,13 @@ bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out) {
     const IrStmt *s = items.items[i];
     if (s->kind == IR_S_LET) {
       vec_push(a, &host_lets, (void *)s);
+    } else if (s->kind == IR_S_ALLOC && s->u.alloc.buf->scope == IR_SCOPE_GLOBAL && !s->u.alloc.buf->alias_of) {
+      FnWorkspace *w = ARENA_NEW(a, FnWorkspace);
+      w->alloc = s;
+      vec_push(a, &fn_ws, w);
     } else if (s->kind == IR_S_KERNEL) {
       const char *name = kernels.len == 1 ? base : arena_printf(a, "%s_%d", base, ki);
-      kernel(&g, &s->u.kernel, &host_lets, name, &kernels_src, &out->kernels[ki]);
+      kernel(&g, &s->u.kernel, &host_lets, &fn_ws, name, &kernels_src, &out->kernels[ki]);
       ki++;
     } else if (s->kind != IR_S_SEQ || s->u.seq.n) {
       ts_error(c, s->loc, "only kernels and constants may appear outside T.Kernel (found '%s')",
@@ -1250,6 +1299,8 @@ bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out) {
   if (g.use_reduce) sb_append(&src, "#include <tilescale/reduce.cuh>\n");
   if (g.use_atomic) sb_append(&src, "#include <tilescale/atomic.cuh>\n");
   if (g.use_gemm || f->ntma) sb_append(&src, "#include <tilescale/gemm.cuh>\n");
+  for (int i = 0; i < f->nimports; i++) /* T.import_source: the user's device code, verbatim */
+    sb_printf(&src, "\n// T.import_source\n%s\n", f->imports[i]);
   sb_append(&src, sb_str(&kernels_src));
   out->source = arena_strdup(a, sb_str(&src));
   out->uses_dist = g.device_flags & IRD_DIST;

@@ -350,7 +350,8 @@ static Value *t_view(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
 }
 
 /* T.alloc_global(shape, dtype) / T.alloc_barrier_gpu(): a device workspace that is not a
- * kernel parameter.  Codegen gives it static storage in the module (one array per kernel
+ * kernel parameter (T.alloc_global may also sit in the prim_func before its kernels, which
+ * then share it).  Codegen gives it static storage in the module (one array per kernel
  * and buffer) and the runtime zeroes it on the launch stream before every launch, so the
  * one-shot GPU barriers start from 0 each time.  Its size is therefore part of the module:
  * every extent must be a positive compile-time integer. */
@@ -406,7 +407,10 @@ static Value *alloc_workspace(Eval *ev, CallArgs *a, const Builtin *bi, Value *s
 
 /* T.alloc_global(shape, dtype); T.alloc_barrier_gpu() (bi->arg 1) is alloc_global([1], "uint32"). */
 static Value *t_alloc_global(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
-  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  /* In the prim_func before its kernels (split-KV partial results): one workspace that all
+   * the function's kernels share, in launch order (codegen declares it once). */
+  bool function_level = !bi->arg && ev->block && !ev->kernel && ev->staged;
+  if (!function_level && !bi_need_kernel(ev, a, bi)) return ev->poison;
   if (bi->arg)
     return alloc_workspace(ev, a, bi, ev_int(ev, 1), TS_DTYPE_UINT32, "barrier");
   ts_dtype t;

@@ -108,6 +108,14 @@ static Value *ts_device_properties(Eval *ev, CallArgs *a, Value **arg, const Bui
   return ev_module_value(ev, m);
 }
 
+/* _tilescale.nullcontext(enter_result=None): contextlib's context manager that does nothing. */
+static Value *ts_nullcontext(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)a, (void)bi;
+  Value *v = ev_new(ev, V_NULLCTX);
+  v->u.enter = arg[0] ? arg[0] : ev->none;
+  return v;
+}
+
 /* ---- rows -------------------------------------------------------------------------------------- */
 static const Builtin tilelang_rows[] = {
     {"language", NULL, bi_value_namespace, MOD_T, BI_VALUE},
@@ -132,6 +140,7 @@ static const Builtin t_decorator_rows[] = {
 static const Builtin tilescale_rows[] = {
     {"device_attribute", "*args, **kwargs", ts_device_attribute, 0, BI_TERSE},
     {"device_properties", "*args, **kwargs", ts_device_properties, 0, BI_TERSE},
+    {"nullcontext", "enter_result=None", ts_nullcontext, 0, 0},
 };
 
 const BuiltinTable builtins_host[] = {

@@ -189,6 +189,24 @@ static Value *t_parallel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
   return frame_value(ev, f);
 }
 
+/* T.parallel(start, stop=None, annotations=None): TVMScript's parallel loop, which
+ * tilelang.language re-exports; TileLang treats any parallel For as a T.Parallel nest, so
+ * `for i in T.parallel(n): for j in T.parallel(m):` is T.Parallel(n, m).  Parallel nests
+ * start at 0 here: a non-zero start is refused rather than shifted. */
+static Value *t_parallel_range(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  LoopFrame *f = range_frame(ev, IR_FOR_PARALLEL, arg[0], arg[1], NULL, call_loc(a));
+  if (!f) return NULL;
+  int64_t lo;
+  if (!ir_is_const_int(f->min[0], &lo) || lo != 0) {
+    ts_error(ev->c, call_loc(a), "T.parallel(start, stop) needs start 0: use T.parallel(stop) and add the start to the index");
+    return NULL;
+  }
+  f->py_ok = false; /* a parallel nest is never a Python iterable */
+  if (!bi_check_size(ev, f->extent[0], 1, call_loc(a), "T.parallel extent", 0)) return NULL;
+  return frame_value(ev, f);
+}
+
 /* An optional list of ints (T.Pipelined's order= and stage=). */
 static bool int_list(Eval *ev, Value *v, int **out, int *n, SrcLoc loc) {
   if (!v || v->kind == V_NONE) return true;
@@ -480,6 +498,7 @@ static const Builtin loop_rows[] = {
     {"ClusterKernel", "*grid, cluster_dims=None, threads=None, prelude=None", bi_unsupported, 0, 0},
     /* loop frames */
     {"Parallel", "*args, **kwargs", t_parallel, 0, BI_TERSE},
+    {"parallel", "start, stop=None, annotations=None", t_parallel_range, 0, BI_TERSE},
     {"serial", "start, stop=None, step=None, annotations=None", t_range, IR_FOR_SERIAL, BI_TERSE},
     {"Serial", "start, stop=None, step=None, annotations=None", t_range, IR_FOR_SERIAL, BI_TERSE},
     {"unroll", "start, stop=None, step=None, explicit=False, unroll_factor=None", t_range, IR_FOR_UNROLLED, BI_TERSE},

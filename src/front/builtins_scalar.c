@@ -266,6 +266,65 @@ static Value *t_call_extern(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   return ev_expr(ev, call);
 }
 
+/* T.import_source(source): device code (functions for T.call_extern) the generated CUDA
+ * includes verbatim, once per distinct text; None imports nothing (TileLang's
+ * `pragma_import_c` block attribute). */
+static Value *t_import_source(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  if (!arg[0] || arg[0]->kind == V_NONE) return ev->none;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  if (arg[0]->kind != V_STR) {
+    ts_error(ev->c, call_loc(a), "T.import_source: the source must be a string, got %s", ev_type_name(arg[0]));
+    return ev->poison;
+  }
+  IrFunc *f = ev->func;
+  for (int i = 0; i < f->nimports; i++)
+    if (!strcmp(f->imports[i], arg[0]->u.str.s)) return ev->none;
+  const char **imports = ARENA_ARRAY(ev->a, const char *, f->nimports + 1);
+  for (int i = 0; i < f->nimports; i++) imports[i] = f->imports[i];
+  imports[f->nimports] = arg[0]->u.str.s;
+  f->imports = imports;
+  f->nimports++;
+  return ev->none;
+}
+
+/* T.access_ptr(buffer, access_mask="rw", offset=0, extent=None): the address of the buffer's
+ * element `offset` (row-major, in elements), for T.call_extern.  The access mask and extent
+ * only describe the access to TVM's analyses; the pointer is the same. */
+static Value *t_access_ptr(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  if (arg[0]->kind != V_BUFFER) {
+    ts_error(ev->c, loc, "T.access_ptr: expected a buffer, got %s", ev_type_name(arg[0]));
+    return ev->poison;
+  }
+  if (arg[1] && (arg[1]->kind != V_STR || strspn(arg[1]->u.str.s, "rw") != strlen(arg[1]->u.str.s))) {
+    ts_error(ev->c, loc, "T.access_ptr: the access mask must be \"r\", \"w\" or \"rw\"");
+    return ev->poison;
+  }
+  IrBuffer *b = arg[0]->u.buf;
+  IrExpr *off = arg[2] ? ev_to_ir(ev, arg[2], NULL, loc) : ir_int(ev->c, 0, TS_DTYPE_INT32, loc);
+  if (!off) return ev->poison;
+  int64_t o;
+  bool zero = ir_is_const_int(off, &o) && o == 0;
+  if (b->strides && !zero) {
+    ts_error(ev->c, loc, "T.access_ptr: an offset into a strided buffer is not supported yet");
+    return ev->poison;
+  }
+  /* the flat offset as an index of each dimension: innermost first */
+  int nd = b->ndim ? b->ndim : 1;
+  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, nd);
+  for (int d = nd - 1; d >= 0; d--) {
+    if (zero || d == 0) {
+      idx[d] = zero ? ir_int(ev->c, 0, TS_DTYPE_INT32, loc) : off;
+      continue;
+    }
+    idx[d] = ir_binary(ev->c, IR_FLOORMOD, off, b->shape[d], loc);
+    off = ir_binary(ev->c, IR_FLOORDIV, off, b->shape[d], loc);
+  }
+  IrExpr *load = ir_load(ev->c, b, idx, b->ndim, loc);
+  return ev_expr(ev, ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &load, 1, loc));
+}
+
 /* ---- rows -------------------------------------------------------------------------------------- */
 static const Builtin scalar_rows[] = {
     /* dtypes */
@@ -318,9 +377,9 @@ static const Builtin scalar_rows[] = {
     {"print", "obj, msg=\"\", warp_group_id=0, warp_id=0", t_print, 0, 0},
     {"device_assert", "cond, msg=\"\"", t_device_assert, 0, 0},
     {"call_extern", "name, *args, dtype=None", t_call_extern, 0, 0},
-    {"import_source", "source", bi_unsupported, 0, 0},
+    {"import_source", "source=None", t_import_source, 0, 0},
     {"call_intrin", "dtype, op, *args", bi_kernel_unsupported, 0, 0},
-    {"access_ptr", "buffer, access_mask=\"rw\", offset=0, extent=None", bi_kernel_unsupported, 0, 0},
+    {"access_ptr", "buffer, access_mask=\"rw\", offset=0, extent=None", t_access_ptr, 0, 0},
     /* warp intrinsics (T.shfl_xor is the intrinsic row below) */
     {"shfl_down", "value, offset", bi_kernel_unsupported, 0, 0},
     {"shfl_up", "value, offset", bi_kernel_unsupported, 0, 0},

@@ -45,11 +45,14 @@ static const AstNode *find_def(const AstNode *module, const char *name) {
   return found;
 }
 
-/* A body that defines a @T.prim_func somewhere: a lazy factory. */
+/* A body that defines a @T.prim_func somewhere: a lazy factory.  Nested helper defs count
+ * (`def kernel_func(block_M, ...): @T.prim_func def main(...)` returned through
+ * `return kernel_func(...)`), as TileLang's jit only looks at what the factory returns. */
 static bool contains_prim_func(const AstList *body) {
   for (int i = 0; i < body->n; i++) {
     const AstNode *s = body->items[i];
     if (s->kind == AST_FUNCTIONDEF && ev_decorator_flavor(s) == FN_PRIM) return true;
+    if (s->kind == AST_FUNCTIONDEF && contains_prim_func(&s->body)) return true;
     if ((s->kind == AST_IF || s->kind == AST_FOR || s->kind == AST_WHILE || s->kind == AST_WITH || s->kind == AST_TRY) &&
         (contains_prim_func(&s->body) || contains_prim_func(&s->orelse)))
       return true;

@@ -50,9 +50,51 @@ static void record_targets(Eval *ev, PyModule *m, const AstNode *t, const AstNod
   }
 }
 
+/* `if __name__ == "__main__":` */
+static bool is_main_guard(const AstNode *s) {
+  const AstNode *t = s->kind == AST_IF ? s->test : NULL;
+  if (!t || t->kind != AST_COMPARE || t->items.n != 1 || t->ops[0] != AOP_EQ || !t->left || t->left->kind != AST_NAME ||
+      strcmp(t->left->id, "__name__"))
+    return false;
+  const AstNode *r = t->items.items[0];
+  return r->kind == AST_CONST_STR && !strcmp(r->sval, "__main__");
+}
+
+/* Records the names of target t (stmt's), or with `check` only tells whether all of them
+ * are simple names the module does not assign elsewhere (a statement that would also
+ * rebind such a name is left out whole). */
+static bool main_targets(Eval *ev, PyModule *m, const AstNode *t, const AstNode *stmt, bool check) {
+  if (t->kind == AST_NAME) {
+    if (strmap_has(&m->lazy, t->id) || strmap_has(&m->globals->vars, t->id)) return false;
+    if (!check) {
+      strmap_put(ev->a, &m->lazy, t->id, (void *)stmt);
+      strmap_put(ev->a, &m->main_only, t->id, (void *)stmt);
+    }
+    return true;
+  }
+  if (t->kind != AST_TUPLE && t->kind != AST_LIST) return false;
+  for (int i = 0; i < t->items.n; i++)
+    if (!main_targets(ev, m, t->items.items[i], stmt, check)) return false;
+  return true;
+}
+
+/* The straight-line assignments of the script's main block, for names the module does not
+ * assign elsewhere: a kernel file run as a script builds its kernels there, after them, so a
+ * factory may read such a global (`B * H` with H set in the main block).  They are recorded
+ * like other top-level assignments and run on first use, with a warning naming the line. */
+static void scan_main_block(Eval *ev, PyModule *m, const AstNode *guard) {
+  for (int i = 0; i < guard->body.n; i++) {
+    const AstNode *s = guard->body.items[i];
+    if (s->kind != AST_ASSIGN) continue;
+    bool fresh = true;
+    for (int k = 0; k < s->items.n && fresh; k++) fresh = main_targets(ev, m, s->items.items[k], s, true);
+    for (int k = 0; k < s->items.n && fresh; k++) main_targets(ev, m, s->items.items[k], s, false);
+  }
+}
+
 /* Imports and defs run now; assignments are recorded and run when their name is first
- * used, so torch harnesses and argparse code never run; `if __name__ == "__main__":` and
- * other top-level control flow never run. */
+ * used, so torch harnesses and argparse code never run; other top-level control flow never
+ * runs (the main block only supplies names nothing else assigns: scan_main_block). */
 void ev_scan_module(Eval *ev, PyModule *m, const AstNode *module) {
   for (int i = 0; i < module->body.n; i++) {
     const AstNode *s = module->body.items[i];
@@ -70,6 +112,8 @@ void ev_scan_module(Eval *ev, PyModule *m, const AstNode *module) {
     default: break;
     }
   }
+  for (int i = 0; i < module->body.n; i++)
+    if (is_main_guard(module->body.items[i])) scan_main_block(ev, m, module->body.items[i]);
 }
 
 /* Evaluates the top-level assignment of module m that defines `name`. */
@@ -82,6 +126,9 @@ void ev_force_global(Eval *ev, PyModule *m, const char *name) {
     return;
   }
   strmap_put(ev->a, &m->lazy_busy, name, (void *)1);
+  if (strmap_get(&m->main_only, name))
+    diag_warning(&ev->c->diag, s->loc, "'%s' is assigned only under `if __name__ == \"__main__\":`; using that value",
+                 name);
   /* Top-level code is plain Python: no staging, no statement block. */
   PtrVec *block = ev->block;
   DefScope *scope = ev->scope;

@@ -350,12 +350,26 @@ static ExecStatus exec_ws(Eval *ev, Env *env, const AstNode *s, const Value *ws)
   return EX_NORMAL;
 }
 
+/* `with A as a, B as b: body` is `with A as a: (with B as b: body)` (Python's definition):
+ * the first item with, as its body, a WITH of the remaining items. */
+static ExecStatus exec_with(Eval *ev, Env *env, const AstNode *s);
+static ExecStatus exec_with_items(Eval *ev, Env *env, const AstNode *s) {
+  size_t size = ast_node_size[AST_WITH];
+  AstNode *rest = arena_alloc8(ev->a, size), *first = arena_alloc8(ev->a, size);
+  memcpy(rest, s, size);
+  rest->withitems = s->withitems + 1;
+  rest->nwithitems = s->nwithitems - 1;
+  memcpy(first, s, size);
+  first->nwithitems = 1;
+  first->body.items = ARENA_ARRAY(ev->a, AstNode *, 1);
+  first->body.items[0] = rest;
+  first->body.n = 1;
+  return exec_with(ev, env, first);
+}
+
 /* with: T.Kernel; an unsupported frame (T.ws ...) runs its body so that it is checked. */
 static ExecStatus exec_with(Eval *ev, Env *env, const AstNode *s) {
-  if (s->nwithitems != 1) {
-    ts_error(ev->c, s->loc, "only one context per 'with' is supported");
-    return EX_NORMAL;
-  }
+  if (s->nwithitems > 1) return exec_with_items(ev, env, s);
   Value *ctx = ev_eval(ev, env, s->withitems[0].context);
   if ((!ctx || ctx->kind == V_POISON) && ev->block && !ev->kernel && is_kernel_call(s->withitems[0].context))
     return exec_failed_kernel(ev, env, s);
@@ -365,6 +379,10 @@ static ExecStatus exec_with(Eval *ev, Env *env, const AstNode *s) {
   }
   if (ctx->kind == V_KERNEL) return exec_kernel(ev, env, s, s->withitems[0].vars, ctx->u.kernel);
   if (ctx->kind == V_WS) return exec_ws(ev, env, s, ctx);
+  if (ctx->kind == V_NULLCTX) { /* no effect on entry or exit */
+    if (s->withitems[0].vars) ev_assign(ev, env, s->withitems[0].vars, ctx->u.enter, s->loc);
+    return ev_exec_block(ev, env, &s->body);
+  }
   if (ctx->kind == V_OPAQUE && ev->block) {
     /* An unsupported frame (T.ws, T.attr...): its UNSUPPORTED statement is already emitted. */
     if (s->withitems[0].vars) ev_assign(ev, env, s->withitems[0].vars, ctx, s->loc);
@@ -384,7 +402,11 @@ ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s) {
   switch (s->kind) {
   case AST_EXPR: {
     Value *v = ev_eval(ev, env, s->value);
-    (void)v;
+    /* A call evaluated for its effect in a kernel (`T.call_extern("decode", ...)`): kept as
+     * an EVAL statement; a pure value is dropped, as Python drops it. */
+    if (v && v->kind == V_EXPR && ev->block && v->u.expr->kind == IR_CALL &&
+        !(ir_intrin_info[v->u.expr->u.call.op].flags & IRI_PURE))
+      ev_emit(ev, ir_eval(ev->c, v->u.expr, s->loc));
     return EX_NORMAL;
   }
   case AST_ASSIGN: {

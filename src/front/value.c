@@ -100,6 +100,7 @@ const char *ev_type_name(const Value *v) {
   case V_FRAME: return "loop frame";
   case V_KERNEL: return "T.Kernel frame";
   case V_WS: return "T.ws frame";
+  case V_NULLCTX: return "nullcontext";
   case V_OPAQUE: return "opaque object";
   }
   return "?";
@@ -258,6 +259,10 @@ bool ev_to_dtype(Eval *ev, Value *v, ts_dtype *out, SrcLoc loc) {
   }
   if (v->kind == V_OPAQUE) {
     ev_use_opaque(ev, v, loc);
+    return false;
+  }
+  if (v->kind == V_BUILTIN && v->u.bi.name && !v->u.bi.self && !strcmp(v->u.bi.name, "T.ptr")) { /* T.Tensor([n], T.ptr) */
+    ts_error(ev->c, loc, "T.ptr (tensors of pointers, T.make_tensor) is not supported yet");
     return false;
   }
   ts_error(ev->c, loc, "expected a dtype, got %s", ev_type_name(v));

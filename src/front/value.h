@@ -46,6 +46,7 @@ typedef enum ValKind {
   V_FRAME,     /* loop frame: T.Parallel / T.serial / T.Pipelined / T.unroll / range */
   V_KERNEL,    /* T.Kernel(...) before `with` */
   V_WS,        /* T.ws(...) before `with`: the thread range [u.ws.lo, u.ws.hi) */
+  V_NULLCTX,   /* contextlib.nullcontext(x): `with` runs its body, `as` binds x */
   V_OPAQUE     /* unknown import or unsupported construct: using it is an error */
 } ValKind;
 
@@ -118,6 +119,7 @@ struct Value {
     LoopFrame *frame;
     KernelFrame *kernel;
     struct { int64_t lo, hi; } ws;
+    Value *enter;                                /* NULLCTX: what `as` binds */
     struct { const char *what; const char *module; bool at_name; } opaque; /* message reported on use (at_name: on any
                                                    reference); module: the import it stands for */
   } u;
@@ -138,6 +140,7 @@ typedef struct PyModule {
   Env *globals;
   StrMap lazy;        /* top-level name -> ASSIGN stmt not yet evaluated */
   StrMap lazy_busy;   /* names being evaluated (cycle guard) */
+  StrMap main_only;   /* lazy names assigned only under `if __name__ == "__main__":` */
   bool stub_missing;  /* stands for a library it covers in part (torch, tvm): a name it lacks
                          is a stub (an error only when used), not an AttributeError */
 } PyModule;

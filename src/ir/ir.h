@@ -521,6 +521,9 @@ typedef struct IrFunc {
   const char *autotune_configs;
   int nautotune_configs;          /* number of configs in that list */
   IrTmaMap *tma_maps; int ntma;   /* TMA descriptors, kernel arguments after the dynamic dims */
+  /* T.import_source(src): user device code (functions T.call_extern calls), each distinct
+   * text once, emitted verbatim after the device headers and before the kernels. */
+  const char **imports; int nimports;
 } IrFunc;
 
 /* ---- construction (ir.c) --------------------------------------------------------- */

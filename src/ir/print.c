@@ -344,6 +344,7 @@ void ir_print_func(StrBuf *out, const IrFunc *f) {
     for (int i = 0; i < f->nout_idx; i++) sb_printf(out, "%s%d", i ? ", " : "", f->out_idx[i]);
     sb_append(out, "]\n");
   }
+  for (int i = 0; i < f->nimports; i++) sb_printf(out, "  import_source (%zu bytes)\n", strlen(f->imports[i]));
   if (f->autotune_configs) sb_printf(out, "  autotune %d configs %s\n", f->nautotune_configs, f->autotune_configs);
   for (int i = 0; i < f->npass_configs; i++)
     sb_printf(out, "  pass_config %s = %s\n", f->pass_configs[i].key, f->pass_configs[i].value);

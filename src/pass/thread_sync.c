@@ -109,12 +109,29 @@ static SyncState summarize_bounds(TsCompiler *c, IrStmt *loop) {
  * loop bound by such a value (e.g. `T.Pipelined(T.ceildiv(batch_sizes[bz], block_K))`)
  * runs the same trip count in every thread, so barriers may go inside it. */
 typedef struct Dep { const Sync *sy; bool found; } Dep;
+
+/* Registers that hold the same index space in every thread: locals, vars, and a fragment
+ * whose layout replicates it whole (registers per thread = its element count, e.g. a
+ * block-sparse mask copied into a [n] fragment and read at a loop index).  Such a buffer is
+ * uniform when every store to it is. */
+static bool per_thread_copy(const IrBuffer *b) {
+  if (b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR) return true;
+  if (b->scope != IR_SCOPE_FRAGMENT || b->local_size <= 0) return false;
+  int64_t n = 1, d;
+  for (int i = 0; i < b->ndim; i++) {
+    if (!ir_is_const_int(b->shape[i], &d)) return false;
+    n *= d;
+  }
+  return n == b->local_size;
+}
+
 static void dep_expr(IrExpr *e, void *ctx) {
   Dep *d = ctx;
   if (e->kind == IR_LOAD) {
-    IrScope sc = memory_of(e->u.load.buf)->scope;
+    const IrBuffer *mem = memory_of(e->u.load.buf);
+    IrScope sc = mem->scope;
     bool uniform_mem = sc == IR_SCOPE_GLOBAL || sc == IR_SCOPE_SHARED || sc == IR_SCOPE_SHARED_DYN ||
-                       ((sc == IR_SCOPE_LOCAL || sc == IR_SCOPE_VAR) && !has(&d->sy->tregs, e->u.load.buf));
+                       (per_thread_copy(mem) && !has(&d->sy->tregs, e->u.load.buf));
     if (!uniform_mem || e->lanes > 1) d->found = true; /* the index is visited on its own */
   }
   if (e->kind == IR_VAR && (e->u.var->kind == IR_VAR_THREAD_IDX || has(&d->sy->tdep, e->u.var))) d->found = true;
@@ -125,6 +142,19 @@ static bool thread_dependent(const Sync *sy, IrExpr *e) {
   IrVisitor v = {NULL, dep_expr, &d};
   ir_visit_expr(e, &v);
   return d.found;
+}
+
+/* A register buffer whose address a call takes may be written by it with anything. */
+typedef struct Taint { Sync *sy; bool grew; } Taint;
+static void taint_address_of(IrExpr *e, void *ctx) {
+  Taint *t = ctx;
+  if (e->kind != IR_CALL || e->u.call.op != IRI_ADDRESS_OF || e->u.call.nargs != 1 || e->u.call.args[0]->kind != IR_LOAD)
+    return;
+  IrBuffer *b = e->u.call.args[0]->u.load.buf;
+  if (per_thread_copy(b) && !has(&t->sy->tregs, b)) {
+    vec_push(t->sy->c->arena, &t->sy->tregs, b);
+    t->grew = true;
+  }
 }
 
 /* One sweep of the uniformity analysis over s, run under `divergent` control (only some
@@ -171,9 +201,15 @@ static bool taint_sweep(Sync *sy, IrStmt *s, bool divergent) {
       sy->kernel = outer;
       return grew;
     }
+    case IR_S_EVAL: { /* a device call writing registers through T.address_of(buf[...]) */
+      Taint t = {sy, false};
+      IrVisitor v = {NULL, taint_address_of, &t};
+      ir_visit_expr(s->u.eval.value, &v);
+      return t.grew;
+    }
     case IR_S_STORE: {
       IrBuffer *b = s->u.store.buf;
-      if (b->scope != IR_SCOPE_LOCAL && b->scope != IR_SCOPE_VAR) return false;
+      if (!per_thread_copy(b)) return false;
       bool d = divergent || thread_dependent(sy, s->u.store.value);
       for (int i = 0; i < s->u.store.nidx && !d; i++) d = thread_dependent(sy, s->u.store.idx[i]);
       if (d && !has(&sy->tregs, b)) {

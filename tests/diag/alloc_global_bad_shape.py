@@ -1,5 +1,5 @@
 # T.alloc_global workspaces are static storage of the module: every extent must be a
-# positive compile-time integer, and they exist only inside a kernel.
+# positive compile-time integer, in a kernel or in the prim_func outside its kernels.
 # tilescale-test: -k ws
 import tilelang.language as T
 
@@ -8,7 +8,7 @@ N = T.dynamic("N")
 
 @T.prim_func
 def ws(A: T.Tensor((N,), "float32"), n: T.int32):
-    w0 = T.alloc_global((16,), "float32")
+    w0 = T.alloc_global((N,), "float32")
     with T.Kernel(1, threads=32) as bx:
         w1 = T.alloc_global((N, 4), "float32")
         w2 = T.alloc_global((n,), "int32")

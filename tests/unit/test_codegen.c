@@ -529,3 +529,75 @@ TEST(codegen_rejects_tile_ops) {
   CHECK(contains(sb_str(&c->diag.out), "'nothing' launches no kernel"));
   free_compiler(c);
 }
+
+/* T.import_source puts the user's device code into the translation unit, once per distinct
+ * text, before the kernels; a T.call_extern statement (its value unused) stays a call, with
+ * T.access_ptr pointers to local buffers (the dequantize kernels' fast decoders). */
+TEST(codegen_import_source_call_extern) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  const char *src = "import tilelang.language as T\n"
+                    "SRC = '__device__ void twice(const float *a, float *b, int n) { for (int i = 0; i < n; ++i) b[i] = 2 * a[i]; }'\n"
+                    "@T.prim_func\n"
+                    "def k(A: T.Tensor((512,), 'float32'), B: T.Tensor((512,), 'float32')):\n"
+                    "    with T.Kernel(1, threads=128) as bx:\n"
+                    "        a = T.alloc_local((4,), 'float32')\n"
+                    "        b = T.alloc_local((2, 2), 'float32')\n"
+                    "        T.import_source(SRC)\n"
+                    "        T.import_source(SRC)\n"
+                    "        T.import_source(None)\n"
+                    "        tx = T.get_thread_binding()\n"
+                    "        for v in T.vectorized(4):\n"
+                    "            a[v] = A[tx * 4 + v]\n"
+                    "        T.call_extern('twice', T.access_ptr(a, 'r'), T.access_ptr(b, 'w', offset=1), 3)\n"
+                    "        for v in T.vectorized(4):\n"
+                    "            B[tx * 4 + v] = b[v // 2, v % 2]\n";
+  ts_program *p = NULL;
+  REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a", .no_jit = 1};
+  ts_kernel *k = NULL;
+  CHECK(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
+  const char *cu = k ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+  REQUIRE(cu != NULL);
+  const char *def = strstr(cu, "__device__ void twice("), *kern = strstr(cu, "__global__");
+  CHECK(def && kern && def < kern);
+  CHECK(def && !strstr(def + 1, "__device__ void twice(")); /* once */
+  CHECK(strstr(cu, "twice(&a[0], &b[") != NULL);           /* the statement call is kept */
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}
+
+/* T.alloc_global in the prim_func outside its kernels (split-KV partial results): one module
+ * symbol, declared by the first kernel that uses it (zeroed before that launch only), which
+ * the later kernels point at to read what it wrote. */
+TEST(codegen_function_level_workspace) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  const char *src = "import tilelang.language as T\n"
+                    "@T.prim_func\n"
+                    "def k(A: T.Tensor((256,), 'float32'), B: T.Tensor((128,), 'float32')):\n"
+                    "    part = T.alloc_global([2, 128], 'float32')\n"
+                    "    with T.Kernel(2, threads=128) as bx:\n"
+                    "        tx = T.get_thread_binding()\n"
+                    "        part[bx, tx] = A[bx * 128 + tx] * 2\n"
+                    "    with T.Kernel(1, threads=128) as bx:\n"
+                    "        tx = T.get_thread_binding()\n"
+                    "        B[tx] = part[0, tx] + part[1, tx]\n";
+  ts_program *p = NULL;
+  REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a", .no_jit = 1};
+  ts_kernel *k = NULL;
+  CHECK(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
+  const char *cu = k ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+  REQUIRE(cu != NULL);
+  const char *decl = strstr(cu, "__device__ __align__(16) float k_kernel_0_ws_part[256];");
+  const char *k1 = strstr(cu, "k_kernel_1(");
+  CHECK(decl && !strstr(decl + 50, "ws_part[256]")); /* declared once */
+  CHECK(k1 && strstr(k1, "float* part = k_kernel_0_ws_part;") != NULL);
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}
