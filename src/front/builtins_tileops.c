@@ -179,6 +179,39 @@ static bool same_extent(const IrExpr *x, const IrExpr *y) {
   return ir_expr_equal(x, y);
 }
 
+/* A reduce operand lives in registers (a fragment) or in shared memory. */
+static bool reduce_scope_ok(Eval *ev, const IrBuffer *b, const char *fname, SrcLoc loc) {
+  if (b->scope == IR_SCOPE_FRAGMENT || b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN) return true;
+  ts_error(ev->c, loc, "%s(): '%s' must be a fragment or a shared buffer (T.alloc_fragment / T.alloc_shared)", fname,
+           b->name);
+  return false;
+}
+
+/* A fragment of b's shape and dtype, named b_frag, allocated where the reduction is. */
+static IrBuffer *staging_fragment(Eval *ev, const IrBuffer *b, SrcLoc loc) {
+  IrBuffer *f = ir_buffer(ev->c, arena_printf(ev->a, "%s_frag", b->name), b->dtype, IR_SCOPE_FRAGMENT, b->ndim,
+                          b->shape, loc);
+  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
+  s->u.alloc.buf = f;
+  ev_emit(ev, s);
+  ev_define_buffer(ev, f);
+  return f;
+}
+
+/* T.copy(src, dst) of two whole buffers of one shape. */
+static void emit_whole_copy(Eval *ev, IrBuffer *src, IrBuffer *dst, SrcLoc loc) {
+  Operand s = {src, NULL, NULL, loc}, d = {dst, NULL, NULL, loc};
+  s.min = ARENA_ARRAY(ev->a, IrExpr *, src->ndim);
+  d.min = ARENA_ARRAY(ev->a, IrExpr *, dst->ndim);
+  for (int i = 0; i < src->ndim; i++) s.min[i] = d.min[i] = ir_int(ev->c, 0, TS_DTYPE_INT32, loc);
+  s.extent = src->shape;
+  d.extent = dst->shape;
+  IrStmt *st = ir_stmt(ev->c, IR_S_COPY, loc);
+  st->u.copy.src = to_region(&s);
+  st->u.copy.dst = to_region(&d);
+  ev_emit(ev, st);
+}
+
 /* T.reduce_sum / _max / _min / _absmax / _abssum(buffer, out, dim=-1, clear=True): bi->arg
  * is the reduce kind. */
 static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
@@ -231,13 +264,23 @@ static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     sb_free(&sb);
     return NULL;
   }
+  bool clear = bi_opt_bool(ev, arg[3], true, loc);
+  if (!reduce_scope_ok(ev, src, fname, loc) || !reduce_scope_ok(ev, dst, fname, loc)) return NULL;
+  /* TileLang's semantics for shared operands: the reduction itself runs on fragments, so a
+   * shared source is first copied into a temporary fragment, and a shared destination is
+   * reduced into a temporary fragment (seeded from it when clear=False) and copied back. */
+  IrBuffer *fsrc = src->scope == IR_SCOPE_FRAGMENT ? src : staging_fragment(ev, src, loc);
+  IrBuffer *fdst = dst->scope == IR_SCOPE_FRAGMENT ? dst : staging_fragment(ev, dst, loc);
+  if (fdst != dst && !clear) emit_whole_copy(ev, dst, fdst, loc);
+  if (fsrc != src) emit_whole_copy(ev, src, fsrc, loc);
   IrStmt *st = ir_stmt(ev->c, IR_S_REDUCE, loc);
   st->u.reduce.op = (IrReduceKind)bi->arg;
-  st->u.reduce.src = src;
-  st->u.reduce.dst = dst;
+  st->u.reduce.src = fsrc;
+  st->u.reduce.dst = fdst;
   st->u.reduce.dim = (int)dim;
-  st->u.reduce.clear = bi_opt_bool(ev, arg[3], true, loc);
+  st->u.reduce.clear = clear;
   ev_emit(ev, st);
+  if (fdst != dst) emit_whole_copy(ev, fdst, dst, loc);
   return ev->none;
 }
 
