@@ -284,13 +284,70 @@ static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev->none;
 }
 
+/* The element operand of an element-wise atomic: dst must be global or shared memory. */
+static IrExpr *atomic_element(Eval *ev, Value *v, const char *fname, const char *role, bool memory, SrcLoc loc) {
+  if (v->kind != V_EXPR || v->u.expr->kind != IR_LOAD) {
+    ts_error(ev->c, loc, "%s(): %s must be a buffer element such as buf[i, j], got %s", fname, role, ev_type_name(v));
+    return NULL;
+  }
+  IrScope sc = v->u.expr->u.load.buf->scope;
+  if (memory && sc != IR_SCOPE_GLOBAL && sc != IR_SCOPE_SHARED && sc != IR_SCOPE_SHARED_DYN) {
+    ts_error(ev->c, loc, "%s(): %s must be an element of a global or shared buffer", fname, role);
+    return NULL;
+  }
+  return v->u.expr;
+}
+
+/* T.atomic_add / _max / _min(dst[i], value, return_prev=True): the value dst held before the
+ * update, bound to a fresh LET so that the atomic runs once, where it is written. */
+static Value *atomic_return_prev(Eval *ev, Value **arg, const Builtin *bi, const char *fname, SrcLoc loc) {
+  IrExpr *ld = atomic_element(ev, arg[0], fname, "dst (with return_prev=True)", true, loc);
+  if (!ld) return NULL;
+  IrExpr *v = bi_to_dtype(ev, arg[1], ld->dtype, loc);
+  if (!v) return NULL;
+  IrIntrin op = bi->arg == IR_ATOMIC_MAX ? IRI_ATOMIC_MAX : bi->arg == IR_ATOMIC_MIN ? IRI_ATOMIC_MIN : IRI_ATOMIC_ADD;
+  IrExpr *args[2] = {ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc), v};
+  IrVar *prev = ir_var(ev->c, "prev", ld->dtype, IR_VAR_LET, loc);
+  ev_define_var(ev, prev);
+  ev_emit(ev, ir_let(ev->c, prev, ir_call(ev->c, op, ld->dtype, args, 2, loc), loc));
+  return ev_expr(ev, ir_varref(ev->c, prev, loc));
+}
+
+/* T.atomic_addx2 / atomic_addx4(dst[i, j], src[i, j]): dst[i, j:j+N] += src[i, j:j+N] as one
+ * vector atomic (bi->arg = N); TileLang's AtomicAddx2/x4. */
+static Value *t_atomic_addx(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  const char *fname = bi->arg == 2 ? "T.atomic_addx2" : "T.atomic_addx4";
+  SrcLoc loc = call_loc(a);
+  if (!ev_need_kernel(ev, fname, loc)) return NULL;
+  if (arg[2] && bi_opt_bool(ev, arg[2], false, loc)) {
+    ts_error(ev->c, loc, "%s(): return_prev=True (the previous vector) is not supported yet", fname);
+    return NULL;
+  }
+  IrExpr *d = atomic_element(ev, arg[0], fname, "dst", true, loc);
+  IrExpr *s = d ? atomic_element(ev, arg[1], fname, "value", false, loc) : NULL;
+  if (!s) return NULL;
+  ts_dtype t = d->u.load.buf->dtype;
+  bool ok = bi->arg == 4 ? t == TS_DTYPE_FLOAT32
+                         : t == TS_DTYPE_FLOAT32 || t == TS_DTYPE_FLOAT16 || t == TS_DTYPE_BFLOAT16;
+  if (!ok || s->u.load.buf->dtype != t) {
+    ts_error(ev->c, loc, "%s(): dst and value must both be %s (got %s and %s)", fname,
+             bi->arg == 4 ? "float32" : "float32, float16 or bfloat16", dtype_name(t), dtype_name(s->u.load.buf->dtype));
+    return NULL;
+  }
+  IrExpr *args[3] = {ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &d, 1, loc),
+                     ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &s, 1, loc), ir_i32(ev->c, bi->arg)};
+  ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_ATOMIC_ADD_X, TS_DTYPE_VOID, args, 3, loc), loc));
+  return ev->none;
+}
+
 /* T.atomic_add / _max / _min(dst, value): an element (AtomicAdd(&dst[i], value)) or a tile
  * (dst region op= src region). */
 static Value *t_atomic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   const char *fname = bi->arg == IR_ATOMIC_ADD ? "T.atomic_add" : bi->arg == IR_ATOMIC_MAX ? "T.atomic_max" : "T.atomic_min";
   SrcLoc loc = call_loc(a);
   if (!ev_need_kernel(ev, fname, loc)) return NULL;
-  if (arg[3] && bi_opt_bool(ev, arg[3], false, loc)) return bi_unsupported_stmt(ev, a, NULL, bi);
+  bool ret = arg[3] && bi_opt_bool(ev, arg[3], false, loc);
+  if (ret) return atomic_return_prev(ev, arg, bi, fname, loc);
   Operand d;
   if (!operand(ev, arg[0], fname, "dst", &d, loc)) return NULL;
   IrStmt *st = ir_stmt(ev->c, IR_S_ATOMIC, loc);
@@ -521,8 +578,8 @@ static const Builtin tileop_rows[] = {
     {"reduce_bitand", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
     {"reduce_bitor", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
     {"reduce_bitxor", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
-    {"atomic_addx2", "dst, value, return_prev=False", bi_kernel_unsupported, 0, 0},
-    {"atomic_addx4", "dst, value, return_prev=False", bi_kernel_unsupported, 0, 0},
+    {"atomic_addx2", "dst, value, return_prev=False", t_atomic_addx, 2, 0},
+    {"atomic_addx4", "dst, value, return_prev=False", t_atomic_addx, 4, 0},
     {"atomic_load", "src, memory_order=\"seq_cst\"", bi_kernel_unsupported, 0, 0},
     {"atomic_store", "dst, value, memory_order=\"seq_cst\"", bi_kernel_unsupported, 0, 0},
     {"atomic_or", "dst, value, memory_order=None, return_prev=False", bi_kernel_unsupported, 0, 0},
