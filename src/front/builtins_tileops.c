@@ -284,6 +284,25 @@ static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev->none;
 }
 
+/* T.warp_reduce_sum / _max / _min(value): the reduction over the 32 lanes of the warp, in
+ * every lane (a butterfly of __shfl_xor_sync over the full warp, as TileLang's
+ * tl::warp_reduce_*: every lane must call it).  Each step is bound to a LET so that each
+ * shuffle runs once; bi->arg is the IR_ADD / IR_MAX / IR_MIN combine. */
+static Value *t_warp_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return NULL;
+  IrExpr *v = ev_to_ir(ev, arg[0], NULL, loc);
+  if (!v) return NULL;
+  for (int off = 16; off >= 1; off /= 2) {
+    IrExpr *sh = ir_call(ev->c, IRI_SHFL_XOR, v->dtype, (IrExpr *[]){v, ir_i32(ev->c, off)}, 2, loc);
+    IrVar *r = ir_var(ev->c, "warp_red", v->dtype, IR_VAR_LET, loc);
+    ev_define_var(ev, r);
+    ev_emit(ev, ir_let(ev->c, r, ir_binary(ev->c, (IrExprKind)bi->arg, v, sh, loc), loc));
+    v = ir_varref(ev->c, r, loc);
+  }
+  return ev_expr(ev, v);
+}
+
 /* The element operand of an element-wise atomic: dst must be global or shared memory. */
 static IrExpr *atomic_element(Eval *ev, Value *v, const char *fname, const char *role, bool memory, SrcLoc loc) {
   if (v->kind != V_EXPR || v->u.expr->kind != IR_LOAD) {
@@ -572,9 +591,9 @@ static const Builtin tileop_rows[] = {
      bi_kernel_unsupported, 0, 0},
     {"cumsum", "src, dst=None, dim=0, reverse=False", bi_kernel_unsupported, 0, 0},
     {"cummax", "src, dst=None, dim=0, reverse=False", bi_kernel_unsupported, 0, 0},
-    {"warp_reduce_sum", "value", bi_kernel_unsupported, 0, 0},
-    {"warp_reduce_max", "value", bi_kernel_unsupported, 0, 0},
-    {"warp_reduce_min", "value", bi_kernel_unsupported, 0, 0},
+    {"warp_reduce_sum", "value", t_warp_reduce, IR_ADD, 0},
+    {"warp_reduce_max", "value", t_warp_reduce, IR_MAX, 0},
+    {"warp_reduce_min", "value", t_warp_reduce, IR_MIN, 0},
     {"reduce_bitand", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
     {"reduce_bitor", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
     {"reduce_bitxor", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},

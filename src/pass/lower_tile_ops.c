@@ -194,6 +194,7 @@ static IrExpr *rw_expr(Lower *lw, NestCtx *nc, IrExpr *e) {
         IrExpr **idx = access_index(lw, nc, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, &n, ld->loc);
         IrExpr *nl = ir_load(lw->c, ld->u.load.buf, idx, n, ld->loc);
         nl->dtype = ld->dtype;
+        nl->lanes = ld->lanes;
         r->u.call.args = ARENA_ARRAY(lw->c->arena, IrExpr *, 1);
         r->u.call.args[0] = nl;
         return r;
