@@ -6,8 +6,8 @@
 #   float32  -> float32 (tf32)         int8 / uint8 -> int32
 #   float8_e4m3 / float8_e5m2 -> float32 (float16 on sm_90a)
 #
-# The 8- and 32-bit types are only K-major on the tensor cores (A [M, K], B [N, K]), which
-# is why B is stored transposed here; trans_B=False is for the 16-bit types.
+# 8-bit types are only K-major on the tensor cores (A [M, K], B [N, K]), hence B [N, K] here;
+# trans_B=False is for the 16-bit types and float32 (tf32 B [K, N]: mma.sync, not wgmma).
 #
 # tilescale-test: -k matmul -D M=256 -D N=256 -D K=256 -D in_dtype=int8 -D accum_dtype=int32
 #

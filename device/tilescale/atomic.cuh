@@ -5,7 +5,9 @@
  *
  * Native: add for int, unsigned, unsigned long long, float, double, half (sm_70+) and
  * bfloat16 (sm_80+); max/min for 32/64-bit ints.  The rest are compare-and-swap loops on
- * the word that holds the value.  Each returns the value before the update. */
+ * the word that holds the value.  Each returns the value before the update.
+ *
+ *   T.atomic_addx2 / atomic_addx4 lower to IRI_ATOMIC_ADD_X: atomic_add_x<N>(dst, src). */
 #pragma once
 
 #include <tilescale/common.cuh>
@@ -80,6 +82,37 @@ template <class T> TS_DEV T atomic_min(T *addr, T val) {
   } else {
     return atomic_cas_loop(addr, val, MinF());
   }
+}
+
+/* dst[0..N) += src[0..N) (T.atomic_addx2 / x4): one vector atomic where the hardware has one
+ * (sm_90: float2 / float4 on global memory; half2 / bfloat162 on any memory), else N scalar
+ * atomics.  Each lane is added atomically either way; dst must be aligned to the vector
+ * (N elements), src is read element by element and needs no alignment. */
+template <int N, class T> TS_DEV void atomic_add_x(T *dst, const T *src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (is_same<T, float>::value && N == 4) {
+    if (__isGlobal(dst)) {
+      atomicAdd(reinterpret_cast<float4 *>(dst), make_float4(src[0], src[1], src[2], src[3]));
+      return;
+    }
+  } else if constexpr (is_same<T, float>::value && N == 2) {
+    if (__isGlobal(dst)) {
+      atomicAdd(reinterpret_cast<float2 *>(dst), make_float2(src[0], src[1]));
+      return;
+    }
+  }
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (is_same<T, __half>::value && N == 2) {
+    atomicAdd(reinterpret_cast<__half2 *>(dst), __halves2half2(src[0], src[1]));
+    return;
+  } else if constexpr (is_same<T, __nv_bfloat16>::value && N == 2) {
+    atomicAdd(reinterpret_cast<__nv_bfloat162 *>(dst), __halves2bfloat162(src[0], src[1]));
+    return;
+  }
+#endif
+#pragma unroll
+  for (int i = 0; i < N; i++) atomic_add(dst + i, src[i]);
 }
 
 } // namespace ts

@@ -13,8 +13,9 @@
  *  - shared tiles are stored with ts::tile_offset (the swizzle of layout.h), 1024-byte
  *    aligned, K-major or MN-major as the transposes say;
  *  - operand types: half/bf16 (fp32 or, for half, fp16 accumulators), float read as tf32,
- *    int8/uint8 (int32 accumulators), fp8 e4m3/e5m2 (fp32 or fp16); the 8- and 32-bit
- *    types only K-major (A [M][K], B [N][K]): layout.c diagnoses the rest;
+ *    int8/uint8 (int32 accumulators), fp8 e4m3/e5m2 (fp32 or fp16); the 8-bit types only
+ *    K-major (A [M][K], B [N][K]): layout.c diagnoses the rest; tf32 operands that are not
+ *    K-major are loaded element by element (ldmatrix transposes 16-bit elements only);
  *  - an fp16 accumulator holds pairs of adjacent columns in one 32-bit register, which
  *    is the compiler's register order (v fastest), so it is addressed as uint32 words. */
 #pragma once
@@ -73,6 +74,10 @@ TS_DEV void ldsm_x2(uint32_t *r, uint32_t addr) {
 TS_DEV void ldsm_x2_trans(uint32_t *r, uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
 }
+
+/* Within a warp, lane = 4 g + t: g is the mma fragment's row (group), t its column quad. */
+TS_DEV int lane_group(int tid) { return (tid & 31) >> 2; }
+TS_DEV int lane_quad(int tid) { return tid & 3; }
 
 /* d (4 fp32, rows g and g+8 x cols 2t, 2t+1) += a (16x16, 4 regs) * b (16x8, 2 regs). */
 template <class T> TS_DEV void mma_16816(float *d0, float *d1, float *d2, float *d3, const uint32_t *a, const uint32_t *b) {
@@ -139,7 +144,9 @@ TS_DEV void gemm_ss_mma(const T *A, const TB2 *B, TC *acc, int tid) {
   constexpr int MI = M / (16 * WM), NJ = N / (8 * WN);
   constexpr int AR = TA ? K : M, AC = TA ? M : K, BR = TB ? N : K, BC = TB ? K : N;
   static_assert(M % (16 * WM) == 0 && N % (8 * WN) == 0 && K % KI == 0, "tile does not fit mma.sync m16n8k16");
-  static_assert(EB == 2 || (!TA && TB), "8- and 32-bit operands must be K-major");
+  static_assert(EB != 1 || (!TA && TB), "8-bit operands must be K-major");
+  const int g = lane_group(tid), t = lane_quad(tid); /* the mma fragment's row / column quad */
+  (void)g, (void)t;                                  /* read by the per-element tf32 loads only */
   const int lane = tid & 31, warp = (tid >> 5) % (WM * WN), wm = warp % WM, wn = warp / WM;
   const uint32_t a_base = smem_u32(A), b_base = smem_u32(B);
   if constexpr (CLEAR) {
@@ -155,6 +162,12 @@ TS_DEV void gemm_ss_mma(const T *A, const TB2 *B, TC *acc, int tid) {
       if constexpr (!TA) {
         const int r = m0 + (lane & 15), c = kk * KI + (lane >> 4) * (KI / 2);
         ldsm_x4(af[mi], a_base + EB * tile_offset<AR, AC, SWA, EB>(r, c));
+      } else if constexpr (EB == 4) { /* A is [K][M]: a0..a3 = A(g, t), A(g+8, t), A(g, t+4), A(g+8, t+4) */
+        const int k0 = kk * KI;
+        af[mi][0] = bit_cast<uint32_t>(A[tile_offset<AR, AC, SWA, 4>(k0 + t, m0 + g)]);
+        af[mi][1] = bit_cast<uint32_t>(A[tile_offset<AR, AC, SWA, 4>(k0 + t, m0 + g + 8)]);
+        af[mi][2] = bit_cast<uint32_t>(A[tile_offset<AR, AC, SWA, 4>(k0 + t + 4, m0 + g)]);
+        af[mi][3] = bit_cast<uint32_t>(A[tile_offset<AR, AC, SWA, 4>(k0 + t + 4, m0 + g + 8)]);
       } else {
         const int j = lane >> 3, r = kk * 16 + (lane & 7) + 8 * (j >> 1), c = m0 + 8 * (j & 1);
         ldsm_x4_trans(af[mi], a_base + 2 * tile_offset<AR, AC, SWA, 2>(r, c));
@@ -163,7 +176,14 @@ TS_DEV void gemm_ss_mma(const T *A, const TB2 *B, TC *acc, int tid) {
 #pragma unroll
     for (int nj = 0; nj < NJ; nj += 2) {
       const int n0 = wn * (N / WN) + 8 * nj, j = lane >> 3;
-      if constexpr (!TB) {
+      if constexpr (!TB && EB == 4) { /* B is [K][N]: b0 = B(k=t, n=g), b1 = B(k=t+4, n=g) */
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          if (nj + h < NJ) {
+            bf[nj + h][0] = bit_cast<uint32_t>(B[tile_offset<BR, BC, SWB, 4>(kk * KI + t, n0 + 8 * h + g)]);
+            bf[nj + h][1] = bit_cast<uint32_t>(B[tile_offset<BR, BC, SWB, 4>(kk * KI + t + 4, n0 + 8 * h + g)]);
+          }
+      } else if constexpr (!TB) {
         const int r = kk * 16 + (lane & 7) + 8 * (j & 1), c = n0 + 8 * (j >> 1);
         const uint32_t addr = b_base + 2 * tile_offset<BR, BC, SWB, 2>(r, c);
         if (nj + 1 < NJ) ldsm_x4_trans(&bf[nj][0], addr);
@@ -191,7 +211,19 @@ TS_DEV void gemm_ss_mma(const T *A, const TB2 *B, TC *acc, int tid) {
  * pairs (0, 2kk), (1, 2kk), (0, 2kk+1), (1, 2kk+1) — exactly the m16n8k16 A operand.
  * All warps are along M (each owns its rows of A). */
 template <int M, int N, int K, int WM, bool TB, int SWB, bool CLEAR, class T, class TC = float>
+TS_DEV void gemm_rs_16(const T *A, const T *B, TC *acc, int tid);
+template <int M, int N, int K, int WM, bool TB, int SWB, bool CLEAR, class T, class TC = float>
+TS_DEV void gemm_rs_tf32(const T *A, const T *B, TC *acc, int tid);
+
+template <int M, int N, int K, int WM, bool TB, int SWB, bool CLEAR, class T, class TC = float>
 TS_DEV void gemm_rs_mma(const T *A, const T *B, TC *acc, int tid) {
+  if constexpr (sizeof(T) == 4) gemm_rs_tf32<M, N, K, WM, TB, SWB, CLEAR, T, TC>(A, B, acc, tid);
+  else gemm_rs_16<M, N, K, WM, TB, SWB, CLEAR, T, TC>(A, B, acc, tid);
+}
+
+/* 16-bit A in registers: m16n8k16, whose A fragment is the accumulator-shaped one. */
+template <int M, int N, int K, int WM, bool TB, int SWB, bool CLEAR, class T, class TC>
+TS_DEV void gemm_rs_16(const T *A, const T *B, TC *acc, int tid) {
   constexpr int MI = M / (16 * WM), NJ = N / 8, L1 = K / 4;
   constexpr int BR = TB ? N : K, BC = TB ? K : N;
   static_assert(sizeof(T) == 2 && M % (16 * WM) == 0 && N % 8 == 0 && K % 16 == 0, "tile does not fit mma.sync m16n8k16");
@@ -224,6 +256,47 @@ TS_DEV void gemm_rs_mma(const T *A, const T *B, TC *acc, int tid) {
     for (int mi = 0; mi < MI; ++mi) {
       const uint32_t af[4] = {aw[((2 * mi) * L1 + 4 * kk) / 2], aw[((2 * mi + 1) * L1 + 4 * kk) / 2],
                               aw[((2 * mi) * L1 + 4 * kk + 2) / 2], aw[((2 * mi + 1) * L1 + 4 * kk + 2) / 2]};
+#pragma unroll
+      for (int nj = 0; nj < NJ; ++nj) {
+        TC *row0 = acc + (2 * mi) * (2 * NJ) + 2 * nj, *row1 = row0 + 2 * NJ;
+        mma_x<T, T, TC>(row0, row1, af, bf[nj]);
+      }
+    }
+  }
+}
+
+/* mma.sync m16n8k8 tf32 with A in registers.  A's fragment is shaped like an accumulator
+ * (thread (g, t) holds columns 2t, 2t+1 of each 8-column block, rows g and g+8), while the
+ * instruction wants columns t and t+4.  A product sums over k, so any permutation of k
+ * applied to both operands gives the same result: k-slot t is read as column 2t and k-slot
+ * t+4 as column 2t+1, for A from the registers the thread already holds and for B by
+ * loading rows 2t and 2t+1 (PTX ISA, mma.m16n8k8 .tf32 fragments: a0 (g, t), a1 (g+8, t),
+ * a2 (g, t+4), a3 (g+8, t+4); b0 (k=t, n=g), b1 (k=t+4, n=g)). */
+template <int M, int N, int K, int WM, bool TB, int SWB, bool CLEAR, class T, class TC>
+TS_DEV void gemm_rs_tf32(const T *A, const T *B, TC *acc, int tid) {
+  constexpr int MI = M / (16 * WM), NJ = N / 8, L1 = K / 4;
+  constexpr int BR = TB ? N : K, BC = TB ? K : N;
+  static_assert(sizeof(T) == 4 && M % (16 * WM) == 0 && N % 8 == 0 && K % 8 == 0, "tile does not fit mma.sync m16n8k8");
+  const int g = lane_group(tid), t = lane_quad(tid);
+  if constexpr (CLEAR) {
+#pragma unroll
+    for (int i = 0; i < 4 * MI * NJ; ++i) acc[i] = TC(0);
+  }
+#pragma unroll
+  for (int kk = 0; kk < K / 8; ++kk) {
+    uint32_t bf[NJ][2];
+#pragma unroll
+    for (int nj = 0; nj < NJ; ++nj)
+#pragma unroll
+      for (int v = 0; v < 2; ++v) {
+        const int k = kk * 8 + 2 * t + v, n = 8 * nj + g;
+        bf[nj][v] = bit_cast<uint32_t>(B[TB ? tile_offset<BR, BC, SWB, 4>(n, k) : tile_offset<BR, BC, SWB, 4>(k, n)]);
+      }
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      const uint32_t af[4] = {bit_cast<uint32_t>(A[(2 * mi) * L1 + 2 * kk]), bit_cast<uint32_t>(A[(2 * mi + 1) * L1 + 2 * kk]),
+                              bit_cast<uint32_t>(A[(2 * mi) * L1 + 2 * kk + 1]),
+                              bit_cast<uint32_t>(A[(2 * mi + 1) * L1 + 2 * kk + 1])};
 #pragma unroll
       for (int nj = 0; nj < NJ; ++nj) {
         TC *row0 = acc + (2 * mi) * (2 * NJ) + 2 * nj, *row1 = row0 + 2 * NJ;

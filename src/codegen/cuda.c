@@ -642,6 +642,22 @@ static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
     sb_putc(sb, ')');
     return;
   }
+  case IRI_ATOMIC_ADD_X: { /* dst[0..N) += src[0..N), N = args[2] (T.atomic_addx2/x4) */
+    const IrExpr *dl = address_load(args[0]), *sl = address_load(args[1]);
+    int64_t n;
+    if (!dl || !sl || !ir_is_const_int(args[2], &n)) {
+      ts_error(g->c, e->loc, "internal error: %s needs two buffer elements and a lane count", info->name);
+      sb_append(sb, "0");
+      return;
+    }
+    g->use_atomic = true;
+    sb_printf(sb, "ts::atomic_add_x<%lld>(", (long long)n);
+    address_of(g, sb, dl);
+    sb_append(sb, ", ");
+    address_of(g, sb, sl);
+    sb_putc(sb, ')');
+    return;
+  }
   case IRI_ADDRESS_OF:
     if (args[0]->kind != IR_LOAD) {
       ts_error(g->c, e->loc, "internal error: address_of needs a buffer element");

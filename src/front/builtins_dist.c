@@ -210,10 +210,21 @@ static Value *t_ldst(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev->none;
 }
 
+/* buf[0, ..., 0]: the element T.address_of(buf) points at. */
+static IrExpr *first_element(Eval *ev, IrBuffer *b, SrcLoc loc) {
+  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, b->ndim ? b->ndim : 1);
+  for (int i = 0; i < b->ndim; i++) idx[i] = ir_int(ev->c, 0, TS_DTYPE_INT32, loc);
+  return ir_load(ev->c, b, idx, b->ndim, loc);
+}
+
 /* wait_eq..wait_lt(value, expected, peer=-1), barrier_blocks(barrier), atom_add(target, ...) */
 static Value *t_on_element(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  /* TileScale's barrier_blocks / sync_blocks take the address of their argument, so a whole
+   * barrier buffer (its usual form) names its first element. */
+  bool barrier = !bi->arg && strncmp(bi->name, "wait_", 5);
+  if (barrier && arg[0]->kind == V_BUFFER) arg[0] = ev_expr(ev, first_element(ev, arg[0]->u.buf, loc));
   if (!is_element(ev, a, bi, arg[0], bi->arg ? "target" : "value")) return ev->poison;
   const IrBuffer *b = element_buf(arg[0]);
   IrExpr *addr = ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &arg[0]->u.expr, 1, loc);
@@ -268,10 +279,7 @@ static Value *t_address_of(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi
   SrcLoc loc = call_loc(a);
   IrExpr *load;
   if (arg[0]->kind == V_BUFFER) {
-    IrBuffer *b = arg[0]->u.buf;
-    IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, b->ndim ? b->ndim : 1);
-    for (int i = 0; i < b->ndim; i++) idx[i] = ir_int(ev->c, 0, TS_DTYPE_INT32, loc);
-    load = ir_load(ev->c, b, idx, b->ndim, loc);
+    load = first_element(ev, arg[0]->u.buf, loc);
   } else {
     if (!is_element(ev, a, bi, arg[0], "the argument")) return ev->poison;
     load = arg[0]->u.expr;

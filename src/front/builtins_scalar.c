@@ -350,7 +350,9 @@ static const Builtin scalar_rows[] = {
     {"float8_e4m3fn", NULL, t_dtype_value, TS_DTYPE_FLOAT8_E4M3, BI_VALUE},
     {"float8_e5m2", NULL, t_dtype_value, TS_DTYPE_FLOAT8_E5M2, BI_VALUE},
     {"float4_e2m1fn", NULL, t_dtype_unsupported, 0, BI_VALUE},
-    {"tfloat32", NULL, t_dtype_unsupported, 0, BI_VALUE},
+    /* tf32 is float32 storage that the tensor cores read with a 10-bit mantissa: TileLang
+     * passes float32 tensors for it and its GEMMs take float32 operands as tf32 as ours do. */
+    {"tfloat32", NULL, t_dtype_value, TS_DTYPE_FLOAT32, BI_VALUE},
     {"float8_e8m0fnu", NULL, t_dtype_unsupported, 0, BI_VALUE},
     {"int4", NULL, t_dtype_unsupported, 0, BI_VALUE},
     {"uint4", NULL, t_dtype_unsupported, 0, BI_VALUE},

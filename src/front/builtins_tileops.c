@@ -179,6 +179,39 @@ static bool same_extent(const IrExpr *x, const IrExpr *y) {
   return ir_expr_equal(x, y);
 }
 
+/* A reduce operand lives in registers (a fragment) or in shared memory. */
+static bool reduce_scope_ok(Eval *ev, const IrBuffer *b, const char *fname, SrcLoc loc) {
+  if (b->scope == IR_SCOPE_FRAGMENT || b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN) return true;
+  ts_error(ev->c, loc, "%s(): '%s' must be a fragment or a shared buffer (T.alloc_fragment / T.alloc_shared)", fname,
+           b->name);
+  return false;
+}
+
+/* A fragment of b's shape and dtype, named b_frag, allocated where the reduction is. */
+static IrBuffer *staging_fragment(Eval *ev, const IrBuffer *b, SrcLoc loc) {
+  IrBuffer *f = ir_buffer(ev->c, arena_printf(ev->a, "%s_frag", b->name), b->dtype, IR_SCOPE_FRAGMENT, b->ndim,
+                          b->shape, loc);
+  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
+  s->u.alloc.buf = f;
+  ev_emit(ev, s);
+  ev_define_buffer(ev, f);
+  return f;
+}
+
+/* T.copy(src, dst) of two whole buffers of one shape. */
+static void emit_whole_copy(Eval *ev, IrBuffer *src, IrBuffer *dst, SrcLoc loc) {
+  Operand s = {src, NULL, NULL, loc}, d = {dst, NULL, NULL, loc};
+  s.min = ARENA_ARRAY(ev->a, IrExpr *, src->ndim);
+  d.min = ARENA_ARRAY(ev->a, IrExpr *, dst->ndim);
+  for (int i = 0; i < src->ndim; i++) s.min[i] = d.min[i] = ir_int(ev->c, 0, TS_DTYPE_INT32, loc);
+  s.extent = src->shape;
+  d.extent = dst->shape;
+  IrStmt *st = ir_stmt(ev->c, IR_S_COPY, loc);
+  st->u.copy.src = to_region(&s);
+  st->u.copy.dst = to_region(&d);
+  ev_emit(ev, st);
+}
+
 /* T.reduce_sum / _max / _min / _absmax / _abssum(buffer, out, dim=-1, clear=True): bi->arg
  * is the reduce kind. */
 static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
@@ -231,13 +264,98 @@ static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     sb_free(&sb);
     return NULL;
   }
+  bool clear = bi_opt_bool(ev, arg[3], true, loc);
+  if (!reduce_scope_ok(ev, src, fname, loc) || !reduce_scope_ok(ev, dst, fname, loc)) return NULL;
+  /* TileLang's semantics for shared operands: the reduction itself runs on fragments, so a
+   * shared source is first copied into a temporary fragment, and a shared destination is
+   * reduced into a temporary fragment (seeded from it when clear=False) and copied back. */
+  IrBuffer *fsrc = src->scope == IR_SCOPE_FRAGMENT ? src : staging_fragment(ev, src, loc);
+  IrBuffer *fdst = dst->scope == IR_SCOPE_FRAGMENT ? dst : staging_fragment(ev, dst, loc);
+  if (fdst != dst && !clear) emit_whole_copy(ev, dst, fdst, loc);
+  if (fsrc != src) emit_whole_copy(ev, src, fsrc, loc);
   IrStmt *st = ir_stmt(ev->c, IR_S_REDUCE, loc);
   st->u.reduce.op = (IrReduceKind)bi->arg;
-  st->u.reduce.src = src;
-  st->u.reduce.dst = dst;
+  st->u.reduce.src = fsrc;
+  st->u.reduce.dst = fdst;
   st->u.reduce.dim = (int)dim;
-  st->u.reduce.clear = bi_opt_bool(ev, arg[3], true, loc);
+  st->u.reduce.clear = clear;
   ev_emit(ev, st);
+  if (fdst != dst) emit_whole_copy(ev, fdst, dst, loc);
+  return ev->none;
+}
+
+/* T.warp_reduce_sum / _max / _min(value): the reduction over the 32 lanes of the warp, in
+ * every lane (a butterfly of __shfl_xor_sync over the full warp, as TileLang's
+ * tl::warp_reduce_*: every lane must call it).  Each step is bound to a LET so that each
+ * shuffle runs once; bi->arg is the IR_ADD / IR_MAX / IR_MIN combine. */
+static Value *t_warp_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return NULL;
+  IrExpr *v = ev_to_ir(ev, arg[0], NULL, loc);
+  if (!v) return NULL;
+  for (int off = 16; off >= 1; off /= 2) {
+    IrExpr *sh = ir_call(ev->c, IRI_SHFL_XOR, v->dtype, (IrExpr *[]){v, ir_i32(ev->c, off)}, 2, loc);
+    IrVar *r = ir_var(ev->c, "warp_red", v->dtype, IR_VAR_LET, loc);
+    ev_define_var(ev, r);
+    ev_emit(ev, ir_let(ev->c, r, ir_binary(ev->c, (IrExprKind)bi->arg, v, sh, loc), loc));
+    v = ir_varref(ev->c, r, loc);
+  }
+  return ev_expr(ev, v);
+}
+
+/* The element operand of an element-wise atomic: dst must be global or shared memory. */
+static IrExpr *atomic_element(Eval *ev, Value *v, const char *fname, const char *role, bool memory, SrcLoc loc) {
+  if (v->kind != V_EXPR || v->u.expr->kind != IR_LOAD) {
+    ts_error(ev->c, loc, "%s(): %s must be a buffer element such as buf[i, j], got %s", fname, role, ev_type_name(v));
+    return NULL;
+  }
+  IrScope sc = v->u.expr->u.load.buf->scope;
+  if (memory && sc != IR_SCOPE_GLOBAL && sc != IR_SCOPE_SHARED && sc != IR_SCOPE_SHARED_DYN) {
+    ts_error(ev->c, loc, "%s(): %s must be an element of a global or shared buffer", fname, role);
+    return NULL;
+  }
+  return v->u.expr;
+}
+
+/* T.atomic_add / _max / _min(dst[i], value, return_prev=True): the value dst held before the
+ * update, bound to a fresh LET so that the atomic runs once, where it is written. */
+static Value *atomic_return_prev(Eval *ev, Value **arg, const Builtin *bi, const char *fname, SrcLoc loc) {
+  IrExpr *ld = atomic_element(ev, arg[0], fname, "dst (with return_prev=True)", true, loc);
+  if (!ld) return NULL;
+  IrExpr *v = bi_to_dtype(ev, arg[1], ld->dtype, loc);
+  if (!v) return NULL;
+  IrIntrin op = bi->arg == IR_ATOMIC_MAX ? IRI_ATOMIC_MAX : bi->arg == IR_ATOMIC_MIN ? IRI_ATOMIC_MIN : IRI_ATOMIC_ADD;
+  IrExpr *args[2] = {ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc), v};
+  IrVar *prev = ir_var(ev->c, "prev", ld->dtype, IR_VAR_LET, loc);
+  ev_define_var(ev, prev);
+  ev_emit(ev, ir_let(ev->c, prev, ir_call(ev->c, op, ld->dtype, args, 2, loc), loc));
+  return ev_expr(ev, ir_varref(ev->c, prev, loc));
+}
+
+/* T.atomic_addx2 / atomic_addx4(dst[i, j], src[i, j]): dst[i, j:j+N] += src[i, j:j+N] as one
+ * vector atomic (bi->arg = N); TileLang's AtomicAddx2/x4. */
+static Value *t_atomic_addx(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  const char *fname = bi->arg == 2 ? "T.atomic_addx2" : "T.atomic_addx4";
+  SrcLoc loc = call_loc(a);
+  if (!ev_need_kernel(ev, fname, loc)) return NULL;
+  if (arg[2] && bi_opt_bool(ev, arg[2], false, loc)) {
+    ts_error(ev->c, loc, "%s(): return_prev=True (the previous vector) is not supported yet", fname);
+    return NULL;
+  }
+  IrExpr *d = atomic_element(ev, arg[0], fname, "dst", true, loc);
+  IrExpr *s = d ? atomic_element(ev, arg[1], fname, "value", false, loc) : NULL;
+  if (!s) return NULL;
+  ts_dtype t = d->u.load.buf->dtype;
+  bool ok = bi->arg == 4 ? t == TS_DTYPE_FLOAT32
+                         : t == TS_DTYPE_FLOAT32 || t == TS_DTYPE_FLOAT16 || t == TS_DTYPE_BFLOAT16;
+  if (!ok || s->u.load.buf->dtype != t) {
+    ts_error(ev->c, loc, "%s(): dst and value must both be %s (got %s and %s)", fname,
+             bi->arg == 4 ? "float32" : "float32, float16 or bfloat16", dtype_name(t), dtype_name(s->u.load.buf->dtype));
+    return NULL;
+  }
+  IrExpr *args[3] = {ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &d, 1, loc),
+                     ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &s, 1, loc), ir_i32(ev->c, bi->arg)};
+  ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_ATOMIC_ADD_X, TS_DTYPE_VOID, args, 3, loc), loc));
   return ev->none;
 }
 
@@ -247,7 +365,8 @@ static Value *t_atomic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   const char *fname = bi->arg == IR_ATOMIC_ADD ? "T.atomic_add" : bi->arg == IR_ATOMIC_MAX ? "T.atomic_max" : "T.atomic_min";
   SrcLoc loc = call_loc(a);
   if (!ev_need_kernel(ev, fname, loc)) return NULL;
-  if (arg[3] && bi_opt_bool(ev, arg[3], false, loc)) return bi_unsupported_stmt(ev, a, NULL, bi);
+  bool ret = arg[3] && bi_opt_bool(ev, arg[3], false, loc);
+  if (ret) return atomic_return_prev(ev, arg, bi, fname, loc);
   Operand d;
   if (!operand(ev, arg[0], fname, "dst", &d, loc)) return NULL;
   IrStmt *st = ir_stmt(ev->c, IR_S_ATOMIC, loc);
@@ -472,14 +591,14 @@ static const Builtin tileop_rows[] = {
      bi_kernel_unsupported, 0, 0},
     {"cumsum", "src, dst=None, dim=0, reverse=False", bi_kernel_unsupported, 0, 0},
     {"cummax", "src, dst=None, dim=0, reverse=False", bi_kernel_unsupported, 0, 0},
-    {"warp_reduce_sum", "value", bi_kernel_unsupported, 0, 0},
-    {"warp_reduce_max", "value", bi_kernel_unsupported, 0, 0},
-    {"warp_reduce_min", "value", bi_kernel_unsupported, 0, 0},
+    {"warp_reduce_sum", "value", t_warp_reduce, IR_ADD, 0},
+    {"warp_reduce_max", "value", t_warp_reduce, IR_MAX, 0},
+    {"warp_reduce_min", "value", t_warp_reduce, IR_MIN, 0},
     {"reduce_bitand", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
     {"reduce_bitor", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
     {"reduce_bitxor", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
-    {"atomic_addx2", "dst, value, return_prev=False", bi_kernel_unsupported, 0, 0},
-    {"atomic_addx4", "dst, value, return_prev=False", bi_kernel_unsupported, 0, 0},
+    {"atomic_addx2", "dst, value, return_prev=False", t_atomic_addx, 2, 0},
+    {"atomic_addx4", "dst, value, return_prev=False", t_atomic_addx, 4, 0},
     {"atomic_load", "src, memory_order=\"seq_cst\"", bi_kernel_unsupported, 0, 0},
     {"atomic_store", "dst, value, memory_order=\"seq_cst\"", bi_kernel_unsupported, 0, 0},
     {"atomic_or", "dst, value, memory_order=None, return_prev=False", bi_kernel_unsupported, 0, 0},

@@ -140,6 +140,7 @@ extern const int ir_expr_flags[IR_EXPR_KIND_COUNT];
   X(ATOMIC_ADD, "atomic_add", NULL, 2, 0) /* address (LOAD), value -> prev */ \
   X(ATOMIC_MAX, "atomic_max", NULL, 2, 0)                                  \
   X(ATOMIC_MIN, "atomic_min", NULL, 2, 0)                                  \
+  X(ATOMIC_ADD_X, "atomic_add_x", NULL, 3, 0) /* &dst, &src, lanes (INT) */ \
   X(ADDRESS_OF, "address_of", NULL, 1, 0) /* &LOAD */                      \
   X(CALL_EXTERN, "call_extern", NULL, -1, 0) /* args[0] = STR name */      \
   X(PRINTF, "print", NULL, -1, 0)                                          \

@@ -183,7 +183,9 @@ static bool gemm_types_ok(TsCompiler *c, const IrStmt *s, ts_dtype at, ts_dtype 
              dtype_name(at), dtype_name(bt), dtype_name(ct), why);
     return false;
   }
-  if (dtype_bytes(at) != 2 && (s->u.gemm.trans_a || !s->u.gemm.trans_b)) {
+  /* 32-bit (tf32) operands that are not K-major take the mma.sync path with per-thread
+   * loads (gemm.cuh); 8-bit ones have no such path. */
+  if (dtype_bytes(at) == 1 && (s->u.gemm.trans_a || !s->u.gemm.trans_b)) {
     PLAN_ERROR(c, s->loc,
              "T.gemm: %s operands must be K-major: use transpose_A=False with A as [M, K] and transpose_B=True with "
              "B as [N, K] (got transpose_A=%s, transpose_B=%s)",
@@ -225,8 +227,8 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   }
   if (!gemm_types_ok(c, s, at, bt, ct, report)) return false;
   bool hopper = c->target.sm == 90 && c->target.arch_a;
-  if (out->a_in_regs && (!dtype_16bit_float(at) || ta)) {
-    PLAN_ERROR(c, s->loc, "T.gemm: A in registers (a fragment) needs float16/bfloat16 A with transpose_A=False; "
+  if (out->a_in_regs && ((!dtype_16bit_float(at) && at != TS_DTYPE_FLOAT32) || ta)) {
+    PLAN_ERROR(c, s->loc, "T.gemm: A in registers (a fragment) needs float16/bfloat16/float32 A with transpose_A=False; "
                           "copy A to shared memory instead");
     return false;
   }
@@ -263,7 +265,10 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   /* wgmma: sm_90a only (sm_100 replaced it with tcgen05); warpgroups of 128 threads, 64-row
    * atoms; the instruction reads swizzled shared memory through descriptors. */
   bool a_sw = out->a_layout && out->a_layout->swizzle, b_sw = out->b_layout && out->b_layout->swizzle;
-  if (hopper && nthreads % 128 == 0 && (a_sw || out->a_in_regs) && b_sw) {
+  /* wgmma reads 8- and 32-bit operands K-major only, and its tf32 A registers are not the
+   * accumulator-shaped fragment the mma.sync path permutes K into: those take mma.sync. */
+  bool wgmma_types = eb == 2 || (!ta && tb && !out->a_in_regs);
+  if (hopper && wgmma_types && nthreads % 128 == 0 && (a_sw || out->a_in_regs) && b_sw) {
     int64_t nwg = nthreads / 128;
     int64_t b_atom = tb ? 0 : layout_atom_cols(out->b_layout); /* MN-major B: atoms along N */
     int64_t a_atom = ta ? layout_atom_cols(out->a_layout) : 0;

@@ -186,6 +186,19 @@ static IrExpr *rw_expr(Lower *lw, NestCtx *nc, IrExpr *e) {
       }
       IrExpr *r = ARENA_NEW(lw->c->arena, IrExpr);
       *r = *e;
+      if (e->u.call.op == IRI_ADDRESS_OF && e->u.call.nargs == 1 && e->u.call.args[0]->kind == IR_LOAD) {
+        /* An address reads nothing: its element's index is lowered, but no out-of-bounds
+         * select is put around it (the operation that uses the address owns that). */
+        IrExpr *ld = e->u.call.args[0];
+        int n;
+        IrExpr **idx = access_index(lw, nc, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, &n, ld->loc);
+        IrExpr *nl = ir_load(lw->c, ld->u.load.buf, idx, n, ld->loc);
+        nl->dtype = ld->dtype;
+        nl->lanes = ld->lanes;
+        r->u.call.args = ARENA_ARRAY(lw->c->arena, IrExpr *, 1);
+        r->u.call.args[0] = nl;
+        return r;
+      }
       r->u.call.args = rw_list(lw, nc, e->u.call.args, e->u.call.nargs);
       return r;
     }

@@ -71,7 +71,7 @@ static void summ_expr(IrExpr *e, void *ctx) {
   Summ *s = ctx;
   if (e->kind == IR_LOAD && is_shared(e->u.load.buf)) add(s->c, &s->st->reads, (void *)memory_of(e->u.load.buf));
   if (e->kind == IR_CALL && (e->u.call.op == IRI_ATOMIC_ADD || e->u.call.op == IRI_ATOMIC_MAX ||
-                             e->u.call.op == IRI_ATOMIC_MIN) &&
+                             e->u.call.op == IRI_ATOMIC_MIN || e->u.call.op == IRI_ATOMIC_ADD_X) &&
       e->u.call.nargs > 0) {
     IrExpr *a = e->u.call.args[0];
     if (a->kind == IR_CALL && a->u.call.nargs == 1) a = a->u.call.args[0];

@@ -20,6 +20,7 @@
  * examples/gemm_shared_epilogue.py (the epilogue through a shared tile: TMA store).
  * Options: --filter TEXT, --seed N, --examples DIR. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -479,6 +480,7 @@ static void dtype_cases(Suite *su, const char *examples) {
   static const struct { ts_dtype in, acc; int tb; double tol; } ty[] = {
       {TS_DTYPE_FLOAT16, TS_DTYPE_FLOAT16, 0, 1e-2},     {TS_DTYPE_FLOAT16, TS_DTYPE_FLOAT16, 1, 1e-2},
       {TS_DTYPE_FLOAT32, TS_DTYPE_FLOAT32, 1, 5e-4},     {TS_DTYPE_INT8, TS_DTYPE_INT32, 1, 1e-12},
+      {TS_DTYPE_FLOAT32, TS_DTYPE_FLOAT32, 0, 5e-4}, /* tf32 B [K, N]: mma.sync, per-thread loads */
       {TS_DTYPE_FLOAT8_E4M3, TS_DTYPE_FLOAT32, 1, 5e-2}, {TS_DTYPE_FLOAT8_E5M2, TS_DTYPE_FLOAT32, 1, 5e-2},
       {TS_DTYPE_FLOAT8_E4M3, TS_DTYPE_FLOAT16, 1, 5e-2},
   };
@@ -493,26 +495,29 @@ static void dtype_cases(Suite *su, const char *examples) {
     }
 }
 
-/* examples/gemm_rs.py: O = half(Q K^T) V with the second GEMM's A in registers. */
+/* examples/gemm_rs.py: O = half(Q K^T) V with the second GEMM's A in registers; again in
+ * float32 (tf32 A in registers: mma.sync m16n8k8 with K permuted, both architectures). */
 static void rs_cases(Suite *su, const char *examples) {
   static const char *const arches[] = {"sm_90a", "sm_90"};
-  for (int a = 0; a < 2; a++) {
+  for (int a = 0; a < 4; a++) {
     char name[96];
     const int M = 320, N = 128, D = 64;
-    snprintf(name, sizeof name, "gemm_rs M=%d N=%d D=%d %s", M, N, D, arches[a]);
+    bool f32 = a >= 2;
+    ts_dtype dt = f32 ? TS_DTYPE_FLOAT32 : TS_DTYPE_FLOAT16;
+    snprintf(name, sizeof name, "gemm_rs %s M=%d N=%d D=%d %s", f32 ? "tf32" : "fp16", M, N, D, arches[a % 2]);
     if (su->filter && !strstr(name, su->filter)) continue;
     uint64_t st = su->seed * 17 + (uint64_t)a;
     Tens t[4];
-    tens_init(&t[0], TS_DTYPE_FLOAT16, 2, M, D, 0, 0, &st);
-    tens_init(&t[1], TS_DTYPE_FLOAT16, 2, N, D, 0, 0, &st);
-    tens_init(&t[2], TS_DTYPE_FLOAT16, 2, N, D, 0, 0, &st);
+    tens_init(&t[0], dt, 2, M, D, 0, 0, &st);
+    tens_init(&t[1], dt, 2, N, D, 0, 0, &st);
+    tens_init(&t[2], dt, 2, N, D, 0, 0, &st);
     tens_init(&t[3], TS_DTYPE_FLOAT32, 2, M, D, 0, 1, &st);
     char vm[16], vn[16], vd[16];
     snprintf(vm, sizeof vm, "%d", M);
     snprintf(vn, sizeof vn, "%d", N);
     snprintf(vd, sizeof vd, "%d", D);
-    ts_param ps[3] = {{"M", vm}, {"N", vn}, {"D", vd}};
-    const char *err = run_tensors_arch(su, "gemm_rs.py", "chain", ps, 3, t, 4, examples, arches[a]);
+    ts_param ps[4] = {{"M", vm}, {"N", vn}, {"D", vd}, {"dtype", f32 ? "float32" : "float16"}};
+    const char *err = run_tensors_arch(su, "gemm_rs.py", "chain", ps, 4, t, 4, examples, arches[a % 2]);
     if (err) {
       printf("FAIL %s: %s: %s\n", name, err, ts_last_error(su->ctx));
       su->failed++;
@@ -522,7 +527,7 @@ static void rs_cases(Suite *su, const char *examples) {
         for (int j = 0; j < N; j++) {
           double sv = 0;
           for (int d = 0; d < D; d++) sv += t[0].v[(size_t)i * D + d] * t[1].v[(size_t)j * D + d];
-          double p = hd_f16_to_f32(hd_f32_to_f16((float)sv)); /* S is cast to float16 */
+          double p = f32 ? sv : hd_f16_to_f32(hd_f32_to_f16((float)sv)); /* S is cast to float16 */
           for (int d = 0; d < D; d++) ref[(size_t)i * D + d] += p * t[2].v[(size_t)j * D + d];
         }
       judge(su, name, t[3].v, ref, (size_t)M * D, 1e-2);

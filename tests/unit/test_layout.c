@@ -358,6 +358,8 @@ TEST(layout_gemm_dtypes_ptx) {
       {"sm_90a", "float8_e5m2", "float16", "True", "wgmma.mma_async.sync.aligned.m64n128k32.f16.e5m2.e5m2"},
       {"sm_80", "float16", "float16", "True", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"},
       {"sm_80", "float32", "float32", "True", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"},
+      /* MN-major tf32: wgmma cannot read it, mma.sync with per-thread fragment loads can */
+      {"sm_90a", "float32", "float32", "False", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"},
       {"sm_80", "int8", "int32", "True", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"},
       {"sm_90", "float8_e4m3", "float32", "True", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"},
   };
@@ -369,9 +371,9 @@ TEST(layout_gemm_dtypes_ptx) {
     if (ptx && cases[i].want[0] == 'w') CHECK(strstr(ptx, "mma.sync") == NULL);
     ts_kernel_destroy(k);
   }
-  /* Diagnosed, never miscompiled: MN-major tf32, fp8 on sm_80, bf16 -> fp16. */
+  /* Diagnosed, never miscompiled: MN-major int8, fp8 on sm_80, bf16 -> fp16. */
   static const struct { const char *arch, *in, *acc, *tb, *msg; } bad[] = {
-      {"sm_90a", "float32", "float32", "False", "must be K-major"},
+      {"sm_90a", "int8", "int32", "False", "must be K-major"},
       {"sm_80", "float8_e4m3", "float32", "True", "need sm_89 or newer"},
       {"sm_90a", "bfloat16", "float16", "False", "unsupported types bfloat16 x bfloat16 -> float16"},
   };
