@@ -52,7 +52,7 @@ def scripts(corpus, only, tests=False):
             text = open(path, errors="replace").read()
             if "__main__" not in text or "tilelang" not in text:
                 continue
-            if only and only not in path:
+            if only and not any(o in path for o in only.split(",")):
                 continue
             out.append(path)
     return sorted(out)
@@ -100,7 +100,7 @@ def main():
     ap.add_argument("corpus")
     ap.add_argument("-j", type=int, default=6)
     ap.add_argument("--timeout", type=int, default=240)
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", default="", help="only scripts whose path contains one of these comma-separated substrings")
     ap.add_argument("--json", default="")
     ap.add_argument("--shard", default="0/1", help="I/N: run every N-th script starting at I (split over calls)")
     ap.add_argument("--tests", action="store_true", help="also TileLang's test_example_*.py (under pytest)")
