@@ -480,6 +480,32 @@ static Value *t_mbarrier_expect_tx(Eval *ev, CallArgs *a, Value **arg, const Bui
   return ev->none;
 }
 
+/* T.set_max_nreg(n, is_inc) / T.inc_max_nreg(n) / T.dec_max_nreg(n): setmaxnreg, which every
+ * warp of a warpgroup must run together (a T.ws body's code); n in [24, 256], a multiple of 8.
+ * bi->arg: 0 set_max_nreg, 1 inc, 2 dec. */
+static Value *t_set_max_nreg(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  int64_t n, inc = bi->arg == 1;
+  if (!ev_to_int(ev, arg[0], &n, loc) || (bi->arg == 0 && !ev_to_int(ev, arg[1], &inc, loc))) return ev->poison;
+  if (n < 24 || n > 256 || n % 8 || (inc != 0 && inc != 1)) {
+    ts_error(ev->c, loc, "T.%s: the register count must be a multiple of 8 in [24, 256] and is_inc 0 or 1 (got %lld, %lld)",
+             bi->name, (long long)n, (long long)inc);
+    return ev->poison;
+  }
+  ev_emit(ev, ir_device_stmt(ev->c, inc ? IRD_SETMAXNREG_INC : IRD_SETMAXNREG_DEC, &n, 1, NULL, 0, loc));
+  return ev->none;
+}
+
+/* T.fence_proxy_async(): orders this thread's generic-proxy shared-memory writes before later
+ * async-proxy reads (wgmma, TMA stores) of other threads, as TileLang's user fence. */
+static Value *t_fence_proxy_async(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_FENCE_PROXY_ASYNC, NULL, 0, NULL, 0, call_loc(a)));
+  return ev->none;
+}
+
 /* T.ws(*warp_group_ids) (= T.WarpSpecialize): `with T.ws(i, ...)` runs its body on the
  * warpgroups listed only, threads [128 i, 128 (i + 1)) of the linear thread index, as
  * TileLang's WarpSpecialize frame does (an `if` on the thread index); consecutive groups
@@ -562,13 +588,13 @@ static const Builtin loop_rows[] = {
     {"mbarrier_expect_tx", "mbarrier, tx", t_mbarrier_expect_tx, 0, 0},
     {"ws", "*warp_group_ids", t_ws, 0, 0},
     {"WarpSpecialize", "*warp_group_ids", t_ws, 0, 0},
-    {"set_max_nreg", "reg_count, is_inc", bi_kernel_unsupported, 0, 0},
+    {"set_max_nreg", "reg_count, is_inc", t_set_max_nreg, 0, 0},
     /* register reallocation between warpgroups is a performance choice: results are the same */
     {"disable_warp_group_reg_alloc", "", bi_hint, 0, 0},
     {"no_set_max_nreg", "", bi_hint, 0, 0},
-    {"inc_max_nreg", "reg_count", bi_kernel_unsupported, 0, 0},
-    {"dec_max_nreg", "reg_count", bi_kernel_unsupported, 0, 0},
-    {"fence_proxy_async", "", bi_kernel_unsupported, 0, 0},
+    {"inc_max_nreg", "reg_count", t_set_max_nreg, 1, 0},
+    {"dec_max_nreg", "reg_count", t_set_max_nreg, 2, 0},
+    {"fence_proxy_async", "", t_fence_proxy_async, 0, 0},
     {"pdl_trigger", "", bi_kernel_unsupported, 0, 0},
     {"pdl_sync", "", bi_kernel_unsupported, 0, 0},
 };

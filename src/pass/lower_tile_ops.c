@@ -740,6 +740,22 @@ static IrStmt *lower_ws(Lower *lw, IrStmt *s) {
   return r;
 }
 
+/* Does `if` s branch on the thread index around tile operations (which are lowered over the
+ * whole block, so threads outside the branch would skip their share)? */
+static void find_tile_op(IrStmt *s, void *ctx) {
+  if ((s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PARALLEL) || s->kind == IR_S_REDUCE || s->kind == IR_S_GEMM)
+    *(bool *)ctx = true;
+}
+static bool thread_branch_with_tile_ops(Lower *lw, IrStmt *s) {
+  bool tile = false;
+  IrVisitor v = {find_tile_op, NULL, &tile};
+  ir_visit(s, &v);
+  if (!tile) return false;
+  for (int a = 0; a < 3; a++)
+    if (lw->k->thread_var[a] && ir_expr_uses_var(s->u.if_.cond, lw->k->thread_var[a])) return true;
+  return false;
+}
+
 static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   Lower *lw = ctx;
   if (!s) return NULL;
@@ -776,6 +792,12 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     case IR_S_SEQ: return ir_map_children(c, s, lower_stmt, ctx);
     case IR_S_IF:
       if (s->u.if_.ws_hi) return lower_ws(lw, s);
+      if (lw->k->manual_ws && thread_branch_with_tile_ops(lw, s)) {
+        /* TileLang lowers them over the branch's thread range; here only T.ws bodies are */
+        ts_error(c, s->loc, "tile operations (T.copy, T.fill, T.Parallel, T.reduce, T.gemm) under a branch on the "
+                            "thread index are not supported yet: put them in a `with T.ws(...)` body");
+        return s;
+      }
       return rw_stmt(c, s, &rc);
     default: return rw_stmt(c, s, &rc);
   }
