@@ -75,6 +75,17 @@ TS_DEV void mbar_expect_tx(uint64_t *bar, int bytes) {
 #endif
 }
 
+/* Announces `bytes` of TMA transactions for the current phase without arriving: T.tma_copy's
+ * leader thread, whose own arrival is the user's T.barrier_arrive (TileLang's semantics: the
+ * barrier's arrive count is the threads that call barrier_arrive, the bytes come on top). */
+TS_DEV void mbar_expect_tx_noarrive(uint64_t *bar, int bytes) {
+#ifdef TS_HAS_TMA
+  asm volatile("mbarrier.expect_tx.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+#else
+  (void)bar; (void)bytes; __trap();
+#endif
+}
+
 /* ---- TMA tile loads: box at coordinates (innermost first) -> shared, bytes counted on bar.
  * Out-of-bounds elements of the box are filled with zeros by the hardware (non-divisible
  * shapes need no guards). */

@@ -33,6 +33,7 @@ const CgDeviceAbi cg_device_abi[IRD_COUNT] = {
     [IRD_MBAR_ARRIVE_CLUSTER] = {"ts::mbar_arrive_cluster", "i", "tma.cuh"},
     [IRD_MBAR_WAIT] = {"ts::mbar_wait", "", "tma.cuh"},
     [IRD_MBAR_EXPECT_TX] = {"ts::mbar_expect_tx", "", "tma.cuh"},
+    [IRD_MBAR_EXPECT_TX_NOARRIVE] = {"ts::mbar_expect_tx_noarrive", "", "tma.cuh"},
     [IRD_CLUSTER_SYNC] = {"ts::cluster_sync", "", "tma.cuh"},
     [IRD_GRID_DIM_X] = {"ts::grid_dim_x", "", "common.cuh"},
     [IRD_BAR_SYNC] = {"ts::bar_sync", "", "common.cuh"},

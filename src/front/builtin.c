@@ -245,6 +245,28 @@ Value *bi_buffer_value(Eval *ev, IrBuffer *b) {
   return v;
 }
 
+IrExpr *bi_barrier_addr(Eval *ev, Value *v, const char *fname, SrcLoc loc) {
+  IrExpr *ld = NULL;
+  if (v && v->kind == V_BUFFER && v->u.buf->scope == IR_SCOPE_BARRIER) {
+    IrExpr *zero = ir_int(ev->c, 0, TS_DTYPE_INT32, loc);
+    ld = ir_load(ev->c, v->u.buf, &zero, 1, loc);
+  } else if (v && v->kind == V_EXPR && v->u.expr->kind == IR_LOAD && v->u.expr->u.load.buf->scope == IR_SCOPE_BARRIER) {
+    ld = v->u.expr;
+    int64_t i, n;
+    if (ir_is_const_int(ld->u.load.idx[0], &i) && ir_is_const_int(ld->u.load.buf->shape[0], &n) && (i < 0 || i >= n)) {
+      ts_error(ev->c, loc, "%s: barrier index %lld is out of range for '%s', which holds %lld barriers", fname,
+               (long long)i, ld->u.load.buf->name, (long long)n);
+      return NULL;
+    }
+  } else {
+    if (!v || v->kind != V_POISON)
+      ts_error(ev->c, loc, "%s: the barrier must be a T.alloc_barrier buffer or one of its elements (got %s)", fname,
+               v && v->kind == V_BUFFER ? ir_scope_names[v->u.buf->scope] : v ? ev_type_name(v) : "nothing");
+    return NULL;
+  }
+  return ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc);
+}
+
 bool bi_need_kernel(Eval *ev, CallArgs *a, const Builtin *bi) {
   return ev_need_kernel(ev, arena_printf(ev->a, "T.%s", bi->name), call_loc(a));
 }

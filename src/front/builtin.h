@@ -93,6 +93,9 @@ int bi_shape_arg(Eval *ev, Value *v, IrExpr ***out, SrcLoc loc);       /* ndim, 
 IrExpr *bi_to_dtype(Eval *ev, Value *v, ts_dtype t, SrcLoc loc);        /* a number or IR as type t */
 const char *bi_take_name(Eval *ev, const char *dflt);  /* `x = T.alloc_*(...)` names the buffer x */
 Value *bi_buffer_value(Eval *ev, IrBuffer *b);
+/* &mbarrier for a barrier operand: a T.alloc_barrier buffer (its first barrier, as TileLang's
+ * _mbar_to_buffer_load) or one element of it (`bars[i]`); NULL after a diagnostic naming fname. */
+IrExpr *bi_barrier_addr(Eval *ev, Value *v, const char *fname, SrcLoc loc);
 bool bi_need_kernel(Eval *ev, CallArgs *a, const Builtin *bi);          /* "T.<name>" inside T.Kernel */
 
 /* Handlers several tables use: known but not lowered (bi_unsupported_stmt: an UNSUPPORTED

@@ -171,29 +171,43 @@ static Value *t_alloc_var(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
   return bi_buffer_value(ev, b);
 }
 
-/* T.alloc_barrier(arrive_count): mbarriers (shared.barrier).  The buffer is created so the
- * rest of the kernel is still checked, but mbarrier lowering does not exist yet. */
+/* T.alloc_barrier(arrive_count): mbarriers (shared.barrier), one per count of an int or a list
+ * (TileLang: `T.alloc_barrier([128] * n)` is n barriers).  Each count is the arrivals that
+ * complete a phase; lower_tile_ops initialises them once at the kernel's start (thread 0,
+ * fence, __syncthreads: tma_copy.c).  A kernel with explicit mbarriers schedules its threads
+ * itself, so it gets no automatic warp specialization or pipelining (as with T.ws). */
 static Value *t_alloc_barrier(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
-  int n = 1;
-  if (arg[0]->kind == V_LIST || arg[0]->kind == V_TUPLE) n = arg[0]->u.seq.n;
+  if (ev->c->target.sm < 90) {
+    ts_error(ev->c, loc, "T.alloc_barrier needs sm_90 or newer (mbarrier waits), the target is sm_%d", ev->c->target.sm);
+    return ev->poison;
+  }
+  bool list = arg[0]->kind == V_LIST || arg[0]->kind == V_TUPLE;
+  int n = list ? arg[0]->u.seq.n : 1;
+  if (n < 1) {
+    ts_error(ev->c, loc, "T.alloc_barrier: the list of arrive counts is empty");
+    return ev->poison;
+  }
+  int64_t *counts = ARENA_ARRAY(ev->a, int64_t, n);
   for (int i = 0; i < n; i++) {
-    Value *c = arg[0]->kind == V_LIST || arg[0]->kind == V_TUPLE ? arg[0]->u.seq.items[i] : arg[0];
-    int64_t k;
-    if (!ev_to_int(ev, c, &k, loc)) return ev->poison;
-    if (k <= 0) {
-      ts_error(ev->c, loc, "T.alloc_barrier: arrive counts must be positive, got %lld", (long long)k);
+    Value *c = list ? arg[0]->u.seq.items[i] : arg[0];
+    if (!ev_to_int(ev, c, &counts[i], loc)) return ev->poison;
+    /* the mbarrier's pending count is 20 bits wide */
+    if (counts[i] <= 0 || counts[i] >= (1 << 20)) {
+      ts_error(ev->c, loc, "T.alloc_barrier: arrive counts must be in [1, 2^20), got %lld", (long long)counts[i]);
       return ev->poison;
     }
   }
-  bi_unsupported(ev, a, arg, bi);
   IrExpr *ext = ir_int(ev->c, n, TS_DTYPE_INT32, loc);
-  const char *name = ev->pending_name ? ev->pending_name : "barrier";
-  ev->pending_name = NULL;
-  Value *v = ev_new(ev, V_BUFFER);
-  v->u.buf = ir_buffer(ev->c, name, TS_DTYPE_UINT64, IR_SCOPE_BARRIER, 1, &ext, loc);
-  return v;
+  IrBuffer *b = ir_buffer(ev->c, bi_take_name(ev, "barrier"), TS_DTYPE_UINT64, IR_SCOPE_BARRIER, 1, &ext, loc);
+  b->arrive_counts = counts;
+  ev->kernel->u.kernel.manual_ws = true;
+  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
+  s->u.alloc.buf = b;
+  ev_emit(ev, s);
+  ev_define_buffer(ev, b);
+  return bi_buffer_value(ev, b);
 }
 
 /* ---- eager outputs and names --------------------------------------------------------------- */

@@ -442,6 +442,88 @@ static Value *t_sync_warp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
   return ev->none;
 }
 
+/* ---- explicit mbarriers (T.alloc_barrier) --------------------------------------------------------
+ * TileLang's semantics, executed by every thread that reaches the call: barrier_arrive /
+ * mbarrier_arrive is one arrival of that thread; barrier_wait / mbarrier_wait_parity(b, p)
+ * returns once the phase of parity p has completed (a fresh barrier is in phase 0, so waiting
+ * for parity 1 returns at once); mbarrier_expect_tx adds tx bytes to the current phase without
+ * arriving. */
+static Value *t_barrier_arrive(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  const char *fname = arena_printf(ev->a, "T.%s", bi->name);
+  if (bi->arg && arg[1] && arg[1]->kind != V_NONE) {
+    ts_error(ev->c, loc, "%s with cta_id (an arrival on another block's barrier of a cluster) is not supported yet", fname);
+    return ev->poison;
+  }
+  IrExpr *b = bi_barrier_addr(ev, arg[0], fname, loc);
+  if (!b) return ev->poison;
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_MBAR_ARRIVE, NULL, 0, &b, 1, loc));
+  return ev->none;
+}
+
+static Value *t_barrier_wait(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  const char *fname = arena_printf(ev->a, "T.%s", bi->name);
+  IrExpr *b = bi_barrier_addr(ev, arg[0], fname, loc);
+  IrExpr *p = b ? ev_to_ir(ev, arg[1], NULL, loc) : NULL;
+  if (!p) return ev->poison;
+  int64_t v;
+  if (!dtype_is_int(p->dtype) && p->dtype != TS_DTYPE_BOOL) {
+    ts_error(ev->c, loc, "%s: the parity must be an integer", fname);
+    return ev->poison;
+  }
+  if (ir_is_const_int(p, &v) && v != 0 && v != 1) {
+    ts_error(ev->c, loc, "%s: the parity must be 0 or 1, got %lld", fname, (long long)v);
+    return ev->poison;
+  }
+  IrExpr *args[2] = {b, ir_cast(ev->c, TS_DTYPE_INT32, p, loc)};
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_MBAR_WAIT, NULL, 0, args, 2, loc));
+  return ev->none;
+}
+
+static Value *t_mbarrier_expect_tx(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  IrExpr *b = bi_barrier_addr(ev, arg[0], "T.mbarrier_expect_tx", loc);
+  IrExpr *tx = b ? ev_to_ir(ev, arg[1], NULL, loc) : NULL;
+  if (!tx) return ev->poison;
+  if (!dtype_is_int(tx->dtype)) {
+    ts_error(ev->c, loc, "T.mbarrier_expect_tx: the byte count must be an integer");
+    return ev->poison;
+  }
+  IrExpr *args[2] = {b, ir_cast(ev->c, TS_DTYPE_INT32, tx, loc)};
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_MBAR_EXPECT_TX_NOARRIVE, NULL, 0, args, 2, loc));
+  return ev->none;
+}
+
+/* T.set_max_nreg(n, is_inc) / T.inc_max_nreg(n) / T.dec_max_nreg(n): setmaxnreg, which every
+ * warp of a warpgroup must run together (a T.ws body's code); n in [24, 256], a multiple of 8.
+ * bi->arg: 0 set_max_nreg, 1 inc, 2 dec. */
+static Value *t_set_max_nreg(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  int64_t n, inc = bi->arg == 1;
+  if (!ev_to_int(ev, arg[0], &n, loc) || (bi->arg == 0 && !ev_to_int(ev, arg[1], &inc, loc))) return ev->poison;
+  if (n < 24 || n > 256 || n % 8 || (inc != 0 && inc != 1)) {
+    ts_error(ev->c, loc, "T.%s: the register count must be a multiple of 8 in [24, 256] and is_inc 0 or 1 (got %lld, %lld)",
+             bi->name, (long long)n, (long long)inc);
+    return ev->poison;
+  }
+  ev_emit(ev, ir_device_stmt(ev->c, inc ? IRD_SETMAXNREG_INC : IRD_SETMAXNREG_DEC, &n, 1, NULL, 0, loc));
+  return ev->none;
+}
+
+/* T.fence_proxy_async(): orders this thread's generic-proxy shared-memory writes before later
+ * async-proxy reads (wgmma, TMA stores) of other threads, as TileLang's user fence. */
+static Value *t_fence_proxy_async(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_FENCE_PROXY_ASYNC, NULL, 0, NULL, 0, call_loc(a)));
+  return ev->none;
+}
+
 /* T.ws(*warp_group_ids) (= T.WarpSpecialize): `with T.ws(i, ...)` runs its body on the
  * warpgroups listed only, threads [128 i, 128 (i + 1)) of the linear thread index, as
  * TileLang's WarpSpecialize frame does (an `if` on the thread index); consecutive groups
@@ -518,20 +600,20 @@ static const Builtin loop_rows[] = {
     /* synchronisation and warp specialisation */
     {"sync_threads", "barrier_id=None, arrive_count=None", t_sync_threads, 0, BI_TERSE},
     {"sync_warp", "", t_sync_warp, 0, 0},
-    {"barrier_arrive", "barrier", bi_kernel_unsupported, 0, 0},
-    {"barrier_wait", "barrier, parity", bi_kernel_unsupported, 0, 0},
-    {"mbarrier_arrive", "barrier, cta_id=None", bi_kernel_unsupported, 0, 0},
-    {"mbarrier_wait_parity", "barrier, parity", bi_kernel_unsupported, 0, 0},
-    {"mbarrier_expect_tx", "barrier, tx", bi_kernel_unsupported, 0, 0},
+    {"barrier_arrive", "mbarrier", t_barrier_arrive, 0, 0},
+    {"barrier_wait", "mbarrier, parity", t_barrier_wait, 0, 0},
+    {"mbarrier_arrive", "mbarrier, cta_id=None", t_barrier_arrive, 1, 0},
+    {"mbarrier_wait_parity", "mbarrier, parity", t_barrier_wait, 0, 0},
+    {"mbarrier_expect_tx", "mbarrier, tx", t_mbarrier_expect_tx, 0, 0},
     {"ws", "*warp_group_ids", t_ws, 0, 0},
     {"WarpSpecialize", "*warp_group_ids", t_ws, 0, 0},
-    {"set_max_nreg", "reg_count, is_inc", bi_kernel_unsupported, 0, 0},
+    {"set_max_nreg", "reg_count, is_inc", t_set_max_nreg, 0, 0},
     /* register reallocation between warpgroups is a performance choice: results are the same */
     {"disable_warp_group_reg_alloc", "", bi_hint, 0, 0},
     {"no_set_max_nreg", "", bi_hint, 0, 0},
-    {"inc_max_nreg", "reg_count", bi_kernel_unsupported, 0, 0},
-    {"dec_max_nreg", "reg_count", bi_kernel_unsupported, 0, 0},
-    {"fence_proxy_async", "", bi_kernel_unsupported, 0, 0},
+    {"inc_max_nreg", "reg_count", t_set_max_nreg, 1, 0},
+    {"dec_max_nreg", "reg_count", t_set_max_nreg, 2, 0},
+    {"fence_proxy_async", "", t_fence_proxy_async, 0, 0},
     {"pdl_trigger", "", bi_kernel_unsupported, 0, 0},
     {"pdl_sync", "", bi_kernel_unsupported, 0, 0},
 };

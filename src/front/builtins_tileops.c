@@ -117,28 +117,74 @@ static bool check_extents(Eval *ev, const Operand *x, const Operand *y, const ch
 }
 
 /* ---- copies, fills, reductions, atomics ---------------------------------------------------------- */
+/* The COPY statement of src -> dst (a missing extent taken from the other side); NULL after a
+ * diagnostic.  Two single elements are a plain store: *store is set and NULL returned. */
+static IrStmt *copy_stmt(Eval *ev, Value *src, Value *dst, const char *fname, SrcLoc loc, IrStmt **store) {
+  Operand s, d;
+  if (!operand(ev, src, fname, "src", &s, loc) || !operand(ev, dst, fname, "dst", &d, loc)) return NULL;
+  if (!s.extent && !d.extent) {
+    IrExpr *v = ir_cast(ev->c, d.buf->dtype, src->u.expr, loc);
+    *store = ir_store(ev->c, d.buf, d.min, d.buf->ndim, v, loc);
+    return NULL;
+  }
+  if (!s.extent && !fill_corner(ev, &s, &d, fname)) return NULL;
+  if (!d.extent && !fill_corner(ev, &d, &s, fname)) return NULL;
+  if (!check_extents(ev, &s, &d, fname, loc)) return NULL;
+  IrStmt *st = ir_stmt(ev->c, IR_S_COPY, loc);
+  st->u.copy.src = to_region(&s);
+  st->u.copy.dst = to_region(&d);
+  return st;
+}
+
 /* T.copy(src, dst, ...): a tile copy (two elements: a plain store). */
 static Value *t_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   SrcLoc loc = call_loc(a);
   if (!ev_need_kernel(ev, "T.copy", loc)) return NULL;
-  Operand s, d;
-  if (!operand(ev, arg[0], "T.copy", "src", &s, loc) || !operand(ev, arg[1], "T.copy", "dst", &d, loc)) return NULL;
-  if (!s.extent && !d.extent) { /* two elements: a plain store */
-    IrExpr *v = ir_cast(ev->c, d.buf->dtype, arg[0]->u.expr, loc);
-    ev_emit(ev, ir_store(ev->c, d.buf, d.min, d.buf->ndim, v, loc));
+  IrStmt *store = NULL, *st = copy_stmt(ev, arg[0], arg[1], "T.copy", loc, &store);
+  if (store) {
+    ev_emit(ev, store);
     return ev->none;
   }
-  if (!s.extent && !fill_corner(ev, &s, &d, "T.copy")) return NULL;
-  if (!d.extent && !fill_corner(ev, &d, &s, "T.copy")) return NULL;
-  if (!check_extents(ev, &s, &d, "T.copy", loc)) return NULL;
-  IrStmt *st = ir_stmt(ev->c, IR_S_COPY, loc);
-  st->u.copy.src = to_region(&s);
-  st->u.copy.dst = to_region(&d);
+  if (!st) return NULL;
   st->u.copy.disable_tma = bi_opt_bool(ev, arg[3], false, loc);
   int64_t cw = 0;
   if (!bi_opt_int(ev, arg[2], 0, &cw, loc)) return NULL;
   st->u.copy.coalesced_width = (int)cw;
+  ev_emit(ev, st);
+  return ev->none;
+}
+
+/* T.tma_copy(src, dst, barrier=b): the producer half of a TMA load (TileLang's split-phase
+ * copy): one thread of the scope that runs it adds the tile's bytes to b's current phase
+ * (expect_tx, no arrival) and issues the boxes; nobody waits here: the user arrives on b with
+ * T.barrier_arrive and waits with T.barrier_wait.  Lowered by lower_tile_ops (tma_copy.c). */
+static Value *t_tma_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  static const char *const unsupported[] = {NULL, NULL, NULL, "cluster_mask (a multicast load)",
+                                            "leader_scope_threads", "eviction_policy", "annotations"};
+  for (int i = 3; i < 7; i++)
+    if (arg[i] && arg[i]->kind != V_NONE) {
+      ts_error(ev->c, loc, "T.tma_copy with %s is not supported yet", unsupported[i]);
+      return ev->poison;
+    }
+  IrStmt *store = NULL, *st = copy_stmt(ev, arg[0], arg[1], "T.tma_copy", loc, &store);
+  if (store) ts_error(ev->c, loc, "T.tma_copy needs a tile (a region or a buffer), not a single element");
+  if (!st) return ev->poison;
+  IrScope ss = st->u.copy.src.buf->scope, ds = st->u.copy.dst.buf->scope;
+  if (ss != IR_SCOPE_GLOBAL || (ds != IR_SCOPE_SHARED && ds != IR_SCOPE_SHARED_DYN)) {
+    ts_error(ev->c, loc, "T.tma_copy: only loads from global to shared memory are supported (got %s -> %s)",
+             ir_scope_names[ss], ir_scope_names[ds]);
+    return ev->poison;
+  }
+  if (!arg[2] || arg[2]->kind == V_NONE) {
+    ts_error(ev->c, loc, "T.tma_copy: a load needs barrier=... (a T.alloc_barrier element whose phase the bytes "
+                         "complete)");
+    return ev->poison;
+  }
+  st->u.copy.barrier = bi_barrier_addr(ev, arg[2], "T.tma_copy", loc);
+  if (!st->u.copy.barrier) return ev->poison;
   ev_emit(ev, st);
   return ev->none;
 }
@@ -579,11 +625,13 @@ static const Builtin tileop_rows[] = {
     {"wgmma_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1, "
                    "annotations=None", t_wgmma_gemm, 0, 0},
     {"wait_wgmma", "id", t_wait_wgmma, 0, 0},
+    {"tma_copy", "src, dst, barrier=None, cluster_mask=None, leader_scope_threads=None, eviction_policy=None, "
+                 "annotations=None", t_tma_copy, 0, 0},
     {"im2col", "img, col, nhw_step, c_step, kernel, stride=1, dilation=1, pad=0", t_im2col, 0, 0},
     {"GemmWarpPolicy", NULL, bi_value_namespace, MOD_WARPPOLICY, BI_VALUE},
     /* known, not lowered yet */
     {"async_copy", "src, dst, **kwargs", bi_kernel_unsupported, 0, 0},
-    {"tma_copy", "src, dst, barrier=None, cluster_mask=None, **kwargs", bi_kernel_unsupported, 0, 0},
+
     {"transpose", "src, dst", bi_kernel_unsupported, 0, 0},
     {"tcgen05_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, mbar=None, "
                      "use_2cta=False, annotations=None", bi_kernel_unsupported, 0, 0},

@@ -193,6 +193,7 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(MBAR_ARRIVE_CLUSTER, "mbar_arrive_cluster", 1, 1, 0)       /* <cluster blocks> */     \
   X(MBAR_WAIT, "mbar_wait", 2, 0, IRD_SYNC)                    /* (bar, parity) */        \
   X(MBAR_EXPECT_TX, "mbar_expect_tx", 2, 0, 0)                 /* (bar, bytes) */         \
+  X(MBAR_EXPECT_TX_NOARRIVE, "mbar_expect_tx_noarrive", 2, 0, 0) /* (bar, bytes): no arrival */ \
   X(CLUSTER_SYNC, "cluster_sync", 0, 0, IRD_SYNC)                                         \
   X(GRID_DIM_X, "grid_dim_x", 0, 0, 0)                                                    \
   X(BAR_SYNC, "bar_sync", 2, 0, IRD_SYNC) /* (id, threads): T.sync_threads(id, n): orders \
@@ -368,6 +369,7 @@ struct IrBuffer {
   int64_t local_size; /* FRAGMENT/LOCAL after lowering: registers per thread */
   IrBuffer *alias_of; /* T.view / T.reshape / T.Tensor(..., data=): the buffer whose memory this is */
   IrBuffer *layout_like; /* FRAGMENT made by a pass: takes this fragment's layout (same shape) */
+  const int64_t *arrive_counts; /* BARRIER (T.alloc_barrier): each mbarrier's arrive count */
 };
 
 /* A rectangular region of a buffer: the operand of tile ops. */
@@ -476,7 +478,9 @@ struct IrStmt {
     IrKernel kernel;
     struct { IrExpr *cond; const char *msg; } assert_;
     struct { IrRegion src, dst; bool disable_tma; int coalesced_width;
-             bool async_; /* set by inject_pipeline: may complete asynchronously (cp.async) */ } copy;
+             bool async_; /* set by inject_pipeline: may complete asynchronously (cp.async) */
+             IrExpr *barrier; /* T.tma_copy: &mbarrier the TMA load completes on (split phase:
+                                 the user waits); lowered by lower_tile_ops (tma_copy.c) */ } copy;
     struct { IrRegion dst; IrExpr *value; } fill;
     struct { IrReduceKind op; IrBuffer *src, *dst; int dim; bool clear; } reduce;
     struct { IrAtomicOp op; IrRegion dst; IrExpr *value; /* value may be a LOAD-based region */

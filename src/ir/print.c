@@ -274,6 +274,10 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
       sb_append(out, " -> ");
       print_region(out, &s->u.copy.dst);
       if (s->u.copy.disable_tma) sb_append(out, " disable_tma");
+      if (s->u.copy.barrier) {
+        sb_append(out, " tma barrier=");
+        print_sub(out, s->u.copy.barrier, 0);
+      }
       sb_putc(out, '\n');
       break;
     case IR_S_FILL:

@@ -116,7 +116,11 @@ static void stmt(Verifier *v, const IrStmt *s) {
       break;
     }
     case IR_S_ASSERT: expr(v, s->u.assert_.cond); break;
-    case IR_S_COPY: region(v, &s->u.copy.src); region(v, &s->u.copy.dst); break;
+    case IR_S_COPY:
+      region(v, &s->u.copy.src);
+      region(v, &s->u.copy.dst);
+      if (s->u.copy.barrier) expr(v, s->u.copy.barrier);
+      break;
     case IR_S_FILL: region(v, &s->u.fill.dst); expr(v, s->u.fill.value); break;
     case IR_S_ATOMIC:
       region(v, &s->u.atomic.dst);

@@ -80,6 +80,7 @@ void ir_visit(IrStmt *s, const IrVisitor *v) {
     case IR_S_COPY:
       visit_region(&s->u.copy.src, v);
       visit_region(&s->u.copy.dst, v);
+      ir_visit_expr(s->u.copy.barrier, v);
       break;
     case IR_S_FILL:
       visit_region(&s->u.fill.dst, v);

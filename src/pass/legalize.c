@@ -107,6 +107,7 @@ static IrStmt *legalize_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   if (!s) return NULL;
   switch (s->kind) {
     case IR_S_COPY: {
+      if (s->u.copy.barrier) return s; /* T.tma_copy: lower_tile_ops (tma_copy.c) */
       IrStmt *r = lower_copy_like(c, &s->u.copy.src, &s->u.copy.dst, false, IR_ATOMIC_ADD, s->loc);
       if (r && s->u.copy.async_ && r->kind == IR_S_FOR) r->u.loop.async_copy = true;
       return r;

@@ -28,6 +28,7 @@
 
 typedef struct Lower {
   TsCompiler *c;
+  IrFunc *f;
   IrKernel *k;
   int64_t T;
   IrExpr *tid;
@@ -752,6 +753,22 @@ static IrStmt *lower_ws(Lower *lw, IrStmt *s) {
   return r;
 }
 
+/* Does `if` s branch on the thread index around tile operations (which are lowered over the
+ * whole block, so threads outside the branch would skip their share)? */
+static void find_tile_op(IrStmt *s, void *ctx) {
+  if ((s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PARALLEL) || s->kind == IR_S_REDUCE || s->kind == IR_S_GEMM)
+    *(bool *)ctx = true;
+}
+static bool thread_branch_with_tile_ops(Lower *lw, IrStmt *s) {
+  bool tile = false;
+  IrVisitor v = {find_tile_op, NULL, &tile};
+  ir_visit(s, &v);
+  if (!tile) return false;
+  for (int a = 0; a < 3; a++)
+    if (lw->k->thread_var[a] && ir_expr_uses_var(s->u.if_.cond, lw->k->thread_var[a])) return true;
+  return false;
+}
+
 static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   Lower *lw = ctx;
   if (!s) return NULL;
@@ -778,12 +795,22 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       return s;
     }
     case IR_S_GEMM: return lower_gemm(lw, s);
-    case IR_S_COPY: case IR_S_FILL: case IR_S_UNSUPPORTED:
+    case IR_S_COPY:
+      if (s->u.copy.barrier) return rw_stmt(c, tma_copy_lower(c, lw->f, s, lw->tid), &rc);
+      ts_unreachable(); /* removed by legalize */
+      return NULL;
+    case IR_S_FILL: case IR_S_UNSUPPORTED:
       ts_unreachable(); /* removed by legalize */
       return NULL;
     case IR_S_SEQ: return ir_map_children(c, s, lower_stmt, ctx);
     case IR_S_IF:
       if (s->u.if_.ws_hi) return lower_ws(lw, s);
+      if (lw->k->manual_ws && thread_branch_with_tile_ops(lw, s)) {
+        /* TileLang lowers them over the branch's thread range; here only T.ws bodies are */
+        ts_error(c, s->loc, "tile operations (T.copy, T.fill, T.Parallel, T.reduce, T.gemm) under a branch on the "
+                            "thread index are not supported yet: put them in a `with T.ws(...)` body");
+        return s;
+      }
       return rw_stmt(c, s, &rc);
     default: return rw_stmt(c, s, &rc);
   }
@@ -820,10 +847,11 @@ static void share_scratch(Lower *lw, IrStmt *body) {
   }
 }
 
-static void lower_kernel(TsCompiler *c, IrStmt *ks) {
+static void lower_kernel(TsCompiler *c, IrFunc *f, IrStmt *ks) {
   IrKernel *k = &ks->u.kernel;
   Lower lw = {0};
   lw.c = c;
+  lw.f = f;
   lw.k = k;
   lw.T = pass_kernel_threads(k);
   int naxes = 1;
@@ -853,9 +881,11 @@ static void lower_kernel(TsCompiler *c, IrStmt *ks) {
     if (k->block_var[a] && k->grid[a] && ir_is_const_int(k->grid[a], &g) && g > 0)
       ir_range_env_add(&lw.env, k->block_var[a], 0, g - 1);
   }
-  IrStmt *body = lower_stmt(c, k->body, &lw);
+  PtrVec barriers = {0};
+  IrStmt *body = lower_stmt(c, tma_hoist_barriers(c, k->body, &barriers), &lw);
   share_scratch(&lw, k->body);
   for (int i = 0; i < lw.kallocs.len; i++) vec_push(c->arena, &items, lw.kallocs.items[i]);
+  tma_init_barriers(c, &barriers, lw.tid, &items, ks->loc);
   vec_push(c->arena, &items, body);
   k->body = ir_seq_vec(c, &items, ks->loc);
 }
@@ -912,14 +942,14 @@ static void check_register_budget(TsCompiler *c, IrStmt *ks) {
   sb_free(&names);
 }
 
-static void walk(TsCompiler *c, IrStmt *s) {
+static void walk(TsCompiler *c, IrFunc *f, IrStmt *s) {
   if (!s) return;
   if (s->kind == IR_S_KERNEL) {
-    lower_kernel(c, s);
+    lower_kernel(c, f, s);
     check_register_budget(c, s);
   }
   if (s->kind == IR_S_SEQ)
-    for (int i = 0; i < s->u.seq.n; i++) walk(c, s->u.seq.items[i]);
+    for (int i = 0; i < s->u.seq.n; i++) walk(c, f, s->u.seq.items[i]);
 }
 
-void pass_lower_tile_ops(TsCompiler *c, IrFunc *f) { walk(c, f->body); }
+void pass_lower_tile_ops(TsCompiler *c, IrFunc *f) { walk(c, f, f->body); }

@@ -35,6 +35,15 @@ void ws_gemm_specialize(TsCompiler *c, IrFunc *f); /* warp_specialize.c: the GEM
 bool ws_tma_rows_aligned(const IrBuffer *g); /* every row stride 16-byte aligned (when known) */
 /* Region r of a tile, read from stage `stage` of its staged copy [S, ...] instead. */
 IrRegion ws_stage_region(TsCompiler *c, const IrRegion *r, IrBuffer *staged, IrExpr *stage);
+/* tma_copy.c, used by lower_tile_ops: explicit mbarriers (T.alloc_barrier) and T.tma_copy.
+ * tma_hoist_barriers removes the barrier ALLOCs of a kernel body into `allocs`;
+ * tma_init_barriers appends them to `out`, then their initialisation by thread `tid` == 0,
+ * the init fence and a __syncthreads.  tma_copy_lower: a T.tma_copy as `if tid == 0:
+ * expect_tx(bytes); TMA boxes` (tid: the index within the thread range running it; shared
+ * addresses still logical), adding its tensor map to f. */
+IrStmt *tma_hoist_barriers(TsCompiler *c, IrStmt *body, PtrVec *allocs);
+void tma_init_barriers(TsCompiler *c, const PtrVec *allocs, IrExpr *tid, PtrVec *out, SrcLoc loc);
+IrStmt *tma_copy_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid);
 void pass_inject_pipeline(TsCompiler *c, IrFunc *f);   /* T.Pipelined -> multi-stage cp.async */
 void pass_legalize(TsCompiler *c, IrFunc *f);          /* tile copies/fills -> parallel nests */
 void pass_layout_inference(TsCompiler *c, IrFunc *f);  /* fragment and loop layouts */

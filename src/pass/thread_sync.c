@@ -39,6 +39,7 @@ typedef struct Sync {
   int bar_id;     /* the named barrier of the group */
   int64_t ranges[14][2]; /* T.ws thread ranges seen in the kernel: barrier ids 2, 3, ... */
   int nranges;
+  bool ws_wait;   /* a T.ws body that waits on an mbarrier ran since the last block barrier */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -257,6 +258,37 @@ static IrStmt *fenced_barrier(const Sync *sy, SrcLoc loc) {
   return ir_seq(sy->c, (IrStmt *[]){f, barrier(sy, loc)}, 2, loc);
 }
 
+/* Explicit mbarriers (T.alloc_barrier) order the thread ranges of a T.ws kernel among
+ * themselves: one range may wait for an arrival that another range makes later in program
+ * order.  A __syncthreads between two such bodies would then deadlock (the waiting range never
+ * reaches it), so where one would be needed there, the kernel is refused instead. */
+static void find_mbar_wait(IrExpr *e, void *ctx) {
+  if (e->kind == IR_CALL && ir_is_device(e, IRD_MBAR_WAIT)) *(bool *)ctx = true;
+}
+static bool waits_on_mbarrier(IrStmt *s) {
+  bool found = false;
+  IrVisitor v = {NULL, find_mbar_wait, &found};
+  ir_visit(s, &v);
+  return found;
+}
+static void find_ws_wait(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_IF && s->u.if_.ws_hi && waits_on_mbarrier(s->u.if_.then_s)) *(bool *)ctx = true;
+}
+static bool has_ws_wait(IrStmt *s) {
+  bool found = false;
+  IrVisitor v = {find_ws_wait, NULL, &found};
+  ir_visit(s, &v);
+  return found;
+}
+static bool block_barrier_ok(Sync *sy, IrStmt *next, SrcLoc loc) {
+  if (sy->group || !(sy->ws_wait || has_ws_wait(next))) return true;
+  ts_error(sy->c, loc,
+           "shared memory written and read across T.ws bodies that wait on mbarriers is not supported yet: thread_sync "
+           "cannot tell whether the mbarriers order it, and the __syncthreads it would place here could deadlock (a "
+           "range waiting for another range's arrival never reaches it)");
+  return false;
+}
+
 static void merge_into(TsCompiler *c, SyncState *dst, const SyncState *src) {
   for (int i = 0; i < src->reads.len; i++) add(c, &dst->reads, src->reads.items[i]);
   for (int i = 0; i < src->writes.len; i++) add(c, &dst->writes, src->writes.items[i]);
@@ -354,12 +386,16 @@ static IrStmt *sync_ws(Sync *sy, IrStmt *s, SyncState *st) {
   r->u.if_.then_s = sync_stmt(sy, s->u.if_.then_s, &inner);
   sy->group = 0;
   SyncState me = summarize(c, s);
+  bool waits = waits_on_mbarrier(s->u.if_.then_s);
   if (hazard(st, &me)) {
+    block_barrier_ok(sy, s, s->loc);
     st->reads.len = st->writes.len = 0;
     merge_into(c, st, &me);
+    sy->ws_wait = waits;
     return ir_seq(c, (IrStmt *[]){fenced_barrier(sy, s->loc), r}, 2, s->loc);
   }
   merge_into(c, st, &me);
+  sy->ws_wait |= waits;
   return r;
 }
 
@@ -369,6 +405,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
   if (!s) return NULL;
   if (is_barrier(sy, s)) {
     st->reads.len = st->writes.len = 0;
+    if (!sy->group) sy->ws_wait = false;
     return s;
   }
   switch (s->kind) {
@@ -383,9 +420,13 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
         /* A conflict with what precedes the loop is resolved once, in front of it. */
         IrStmt *pre = NULL;
         if (hazard(st, &body) || hazard(st, &bounds)) {
+          block_barrier_ok(sy, s, s->loc);
           pre = fenced_barrier(sy, s->loc);
           st->reads.len = st->writes.len = 0;
+          if (!sy->group) sy->ws_wait = false;
         }
+        /* the previous iteration's T.ws bodies precede the body's first statements */
+        if (!sy->group && has_ws_wait(s->u.loop.body)) sy->ws_wait = true;
         /* Entry state: what precedes the loop plus the previous iteration. */
         SyncState in = {0}, entry = {0};
         merge_into(c, &in, st);
@@ -443,8 +484,10 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
   if (s->kind == IR_S_FOR || s->kind == IR_S_IF || s->kind == IR_S_WHILE) check_divergent(sy, s);
   SyncState me = summarize(c, s);
   if (hazard(st, &me)) {
+    block_barrier_ok(sy, s, s->loc);
     st->reads.len = st->writes.len = 0;
     merge_into(c, st, &me);
+    if (!sy->group) sy->ws_wait = false;
     return ir_seq(c, (IrStmt *[]){fenced_barrier(sy, s->loc), s}, 2, s->loc);
   }
   merge_into(c, st, &me);
@@ -452,7 +495,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false};
   if (c->target.sm >= 90 && c->target.arch_a) {
     IrVisitor v = {NULL, find_wgmma, &sy.fence};
     ir_visit(f->body, &v);

@@ -1,0 +1,200 @@
+/* tma_copy.c — the explicit mbarriers and split-phase TMA loads of TileLang's manual
+ * warp-specialization style (T.alloc_barrier, T.tma_copy), lowered by lower_tile_ops once
+ * layout_inference has fixed the shared tiles' swizzles.
+ *
+ * Hardware facts and TileLang semantics it relies on:
+ *  - An mbarrier completes a phase when its pending arrivals reach zero AND the bytes announced
+ *    with expect_tx have landed.  T.alloc_barrier(n) sets the arrivals to n; the arrivals are the
+ *    user's (T.barrier_arrive, once per calling thread).  T.tma_copy adds the tile's bytes with a
+ *    plain `mbarrier.expect_tx` (no arrival: an arrive.expect_tx here would count one arrival
+ *    more than the user's and complete phases early) and issues the boxes, from one thread of
+ *    the scope that runs it (TileLang's leader election over the thread range: the range's
+ *    first thread here).  The leader announces before its own barrier_arrive, in program order,
+ *    so a phase cannot complete before its bytes are counted.
+ *  - TMA writes a box of a global tensor into shared memory in the swizzle the tile's wgmma
+ *    layout uses (one box per W-byte column atom, CU_TENSOR_MAP_SWIZZLE_<W>B); the pattern is a
+ *    function of the address bits, so every atom must start on its repeat (8 rows of W bytes).
+ *    Boxes past the tensor's edge are zero-filled and still count all their bytes.
+ *  - Barriers are initialised by one thread, then fence.mbarrier_init and a block barrier make
+ *    them visible to all threads and to the async proxy before any use: done once at the
+ *    kernel's start, with the barriers' declarations hoisted there (TileLang's
+ *    LowerSharedBarrier does the same).
+ *
+ * Shapes refused with a diagnostic rather than lowered wrongly: a destination that is not whole
+ * rows of a 2-D tile (leading dims of extent 1), columns not on the swizzle's atoms, sources
+ * other than a box of a tensor parameter with 16-byte aligned rows. */
+#include <string.h>
+
+#include "../layout/layout.h"
+#include "passes.h"
+
+static IrExpr *i32(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
+
+/* ---- barrier initialisation ------------------------------------------------------------------ */
+typedef struct Hoist { PtrVec *allocs; } Hoist;
+
+static IrStmt *drop_barrier_allocs(TsCompiler *c, IrStmt *s, void *ctx) {
+  if (!s) return NULL;
+  Hoist *h = ctx;
+  if (s->kind == IR_S_ALLOC && s->u.alloc.buf->scope == IR_SCOPE_BARRIER && s->u.alloc.buf->arrive_counts) {
+    vec_push(c->arena, h->allocs, s);
+    return ir_seq(c, NULL, 0, s->loc);
+  }
+  if (s->kind == IR_S_KERNEL) return s; /* another launch has its own */
+  return ir_map_children(c, s, drop_barrier_allocs, ctx);
+}
+
+IrStmt *tma_hoist_barriers(TsCompiler *c, IrStmt *body, PtrVec *allocs) {
+  Hoist h = {allocs};
+  return drop_barrier_allocs(c, body, &h);
+}
+
+void tma_init_barriers(TsCompiler *c, const PtrVec *allocs, IrExpr *tid, PtrVec *out, SrcLoc loc) {
+  if (!allocs->len) return;
+  PtrVec init = {0};
+  for (int i = 0; i < allocs->len; i++) {
+    IrStmt *a = allocs->items[i];
+    IrBuffer *b = a->u.alloc.buf;
+    vec_push(c->arena, out, a);
+    int64_t n = 0;
+    ir_is_const_int(b->shape[0], &n);
+    for (int64_t j = 0; j < n; j++) {
+      IrExpr *idx = i32(c, j), *ld = ir_load(c, b, &idx, 1, loc);
+      IrExpr *args[2] = {ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc), i32(c, b->arrive_counts[j])};
+      vec_push(c->arena, &init, ir_device_stmt(c, IRD_MBAR_INIT, NULL, 0, args, 2, loc));
+    }
+  }
+  vec_push(c->arena, &init, ir_device_stmt(c, IRD_MBAR_FENCE_INIT, NULL, 0, NULL, 0, loc));
+  IrExpr *first = ir_binary(c, IR_EQ, tid, i32(c, 0), loc);
+  vec_push(c->arena, out, ir_if(c, first, ir_seq_vec(c, &init, loc), NULL, loc));
+  vec_push(c->arena, out, ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc));
+}
+
+/* ---- T.tma_copy ------------------------------------------------------------------------------ */
+/* What the shared side of a copy is: rows x [c0, c0 + w) of the last two dims (leading dims of
+ * extent 1 at any index), boxes `atom` columns wide. */
+typedef struct TmaDst {
+  int64_t rows, c0, w, atom;
+  int swizzle;
+} TmaDst;
+
+static bool tma_dst(TsCompiler *c, const IrRegion *r, TmaDst *t, SrcLoc loc) {
+  IrBuffer *b = r->buf;
+  int n = b->ndim;
+  int64_t rows, cols, m, e, eb = dtype_bytes(b->dtype);
+  const char *why = NULL;
+  for (int d = 0; d < n - 2 && !why; d++)
+    if (!ir_is_const_int(r->extent[d], &e) || e != 1) why = "its leading dims must have extent 1";
+  if (why) {
+  } else if (n < 2 || !ir_is_const_int(b->shape[n - 2], &rows) || !ir_is_const_int(b->shape[n - 1], &cols)) {
+    why = "it must be a tile of constant shape with at least two dims";
+  } else if (!ir_is_const_int(r->min[n - 2], &m) || m || !ir_is_const_int(r->extent[n - 2], &e) || e != rows) {
+    why = "it must cover whole rows of the tile";
+  } else if (!ir_is_const_int(r->min[n - 1], &t->c0) || !ir_is_const_int(r->extent[n - 1], &t->w)) {
+    why = "its columns must be constants";
+  }
+  const Layout *L = b->layout;
+  t->rows = rows;
+  t->swizzle = L ? L->swizzle : 0;
+  if (!why && t->swizzle) {
+    t->atom = layout_atom_cols(L);
+    if (L->rows != rows || L->cols != cols) why = "its swizzled layout does not match the tile";
+    else if (t->c0 % t->atom || t->w % t->atom)
+      why = arena_printf(c->arena, "its columns must start and end on the %d-byte swizzle's %lld-column atoms",
+                         t->swizzle, (long long)t->atom);
+    else if (rows % 8) why = "a swizzled tile needs a multiple of 8 rows";
+  } else if (!why) {
+    t->atom = t->w;
+    if (t->c0 || t->w != cols) why = "an unswizzled tile must be copied whole-row (all its columns)";
+    else if ((t->w * eb) % 16) why = "its rows must be a multiple of 16 bytes";
+    else if (n > 2 && (rows * cols * eb) % 128) why = "each tile of the buffer must be a multiple of 128 bytes";
+  }
+  if (!why && (rows > 256 || t->atom > 256)) why = "a TMA box has at most 256 rows and 256 columns";
+  if (why) ts_error(c, loc, "T.tma_copy: the destination '%s' cannot be written by TMA: %s", b->name, why);
+  return !why;
+}
+
+/* The global side: a box of a tensor parameter, `w` columns innermost and `rows` along one dim,
+ * extent 1 elsewhere; *rdim is that dim. */
+static bool tma_src(TsCompiler *c, const IrRegion *r, const IrBuffer *sb, const TmaDst *t, int *rdim, SrcLoc loc) {
+  IrBuffer *g = r->buf;
+  int n = g->ndim;
+  int64_t e;
+  const char *why = NULL;
+  if (g->param_index < 0 || g->alias_of || g->strides) why = "it must be a tensor parameter of the kernel";
+  else if (n < 2 || n > 4) why = "TMA loads here take tensors of 2 to 4 dims";
+  else if (g->dtype != sb->dtype) why = "its dtype must be the destination's";
+  else if (!ws_tma_rows_aligned(g)) why = "its rows must be 16-byte aligned";
+  else if (!ir_is_const_int(r->extent[n - 1], &e) || e != t->w) why = "its innermost extent must be the tile's columns";
+  *rdim = -1;
+  for (int d = n - 2; d >= 0 && !why; d--) {
+    if (!ir_is_const_int(r->extent[d], &e)) why = "its extents must be constants";
+    else if (*rdim < 0 && e == t->rows) *rdim = d;
+    else if (e != 1) why = "it must be one box: the tile's rows along one dim, extent 1 elsewhere";
+  }
+  if (!why && *rdim < 0) why = "it must hold the tile's rows along one dim";
+  if (why) ts_error(c, loc, "T.tma_copy: the source '%s' cannot be read by TMA: %s", g->name, why);
+  return !why;
+}
+
+/* The tensor map of boxes [rows along rdim] x [atom] of g with `swizzle`; an equal one is reused. */
+static IrTmaMap *tma_map(TsCompiler *c, IrFunc *f, IrBuffer *g, int rdim, const TmaDst *t, SrcLoc loc) {
+  IrTmaMap m;
+  memset(&m, 0, sizeof m);
+  m.param_index = g->param_index;
+  m.rank = g->ndim;
+  for (int d = 0; d < 5; d++) m.box[d] = 1;
+  m.box[0] = t->atom;
+  m.box[g->ndim - 1 - rdim] = t->rows;
+  m.swizzle = t->swizzle;
+  for (int i = 0; i < f->ntma; i++) {
+    IrTmaMap *o = &f->tma_maps[i];
+    if (o->param_index == m.param_index && o->rank == m.rank && o->swizzle == m.swizzle &&
+        !memcmp(o->box, m.box, sizeof m.box))
+      return o;
+  }
+  m.var = ir_var(c, arena_printf(c->arena, "%s_tma%d", g->name, f->ntma), TS_DTYPE_HANDLE, IR_VAR_PARAM, loc);
+  IrTmaMap *maps = ARENA_ARRAY(c->arena, IrTmaMap, f->ntma + 1);
+  if (f->ntma) memcpy(maps, f->tma_maps, sizeof *maps * f->ntma);
+  maps[f->ntma] = m;
+  f->tma_maps = maps;
+  return &f->tma_maps[f->ntma++];
+}
+
+IrStmt *tma_copy_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid) {
+  const IrRegion *src = &s->u.copy.src, *dst = &s->u.copy.dst;
+  SrcLoc loc = s->loc;
+  TmaDst t;
+  int rdim;
+  if (c->target.sm < 90) {
+    ts_error(c, loc, "T.tma_copy needs TMA (sm_90 or newer)");
+    return NULL;
+  }
+  if (!tma_dst(c, dst, &t, loc) || !tma_src(c, src, dst->buf, &t, &rdim, loc)) return NULL;
+  IrTmaMap *map = tma_map(c, f, src->buf, rdim, &t, loc);
+  int n = src->ndim, nd = dst->ndim;
+  int64_t bytes = t.rows * t.w * dtype_bytes(dst->buf->dtype);
+  PtrVec p = {0};
+  vec_push(c->arena, &p, ir_device_stmt(c, IRD_MBAR_EXPECT_TX_NOARRIVE, NULL, 0, (IrExpr *[]){s->u.copy.barrier, i32(c, bytes)}, 2, loc));
+  for (int64_t a = 0; a < t.w / t.atom; a++) {
+    /* &dst[lead..., 0, c0 + a * atom]: lower_tile_ops maps it through the tile's layout */
+    IrExpr **di = ARENA_ARRAY(c->arena, IrExpr *, nd);
+    for (int d = 0; d < nd - 2; d++) di[d] = dst->min[d];
+    di[nd - 2] = i32(c, 0);
+    di[nd - 1] = i32(c, t.c0 + a * t.atom);
+    IrExpr *ld = ir_load(c, dst->buf, di, nd, loc);
+    IrExpr *args[7];
+    int na = 0;
+    args[na++] = ir_varref(c, map->var, loc);
+    args[na++] = ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc);
+    args[na++] = s->u.copy.barrier;
+    for (int d = n - 1; d >= 0; d--) { /* coordinates, innermost first */
+      IrExpr *co = src->min[d];
+      if (d == n - 1 && a) co = ir_binary(c, IR_ADD, co, i32(c, a * t.atom), loc);
+      args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
+    }
+    int64_t rank = n;
+    vec_push(c->arena, &p, ir_device_stmt(c, IRD_TMA_LOAD, &rank, 1, args, na, loc));
+  }
+  return ir_if(c, ir_binary(c, IR_EQ, tid, i32(c, 0), loc), ir_seq_vec(c, &p, loc), NULL, loc);
+}
