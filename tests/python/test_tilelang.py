@@ -831,6 +831,37 @@ class LazyHelperTest(unittest.TestCase):
                 self.assertEqual(mod.blocksparse_flashattn.mode, "lazy")
 
 
+class IketHostTest(unittest.TestCase):
+    """5. tilelang.tools.cuda.iket on the host: a session owns its folder and records nothing
+    (the in-kernel markers compile to nothing), and the corpus's IKET kernels still compile."""
+
+    def test_session(self):
+        from tilelang.tools.cuda import iket
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "trace")
+            self.assertFalse(iket.runtime_payloads_enabled())
+            with iket.session(output_dir=out, runtime_payloads=True):
+                self.assertEqual(iket.output_dir(), out)
+                self.assertTrue(iket.runtime_payloads_enabled())
+                self.assertEqual(iket.event_table(), {})
+                self.assertEqual(str(iket.output_path("k.cu")), os.path.join(out, "k.cu"))
+            self.assertFalse(iket.runtime_payloads_enabled())
+            self.assertTrue(os.path.isdir(out))
+            self.assertEqual(iket.trace_files(directory=out), [])
+
+    def test_corpus_minimal(self):
+        try:
+            mod = load_corpus("iket/minimal.py")
+        except unittest.SkipTest as e:
+            self.skipTest(str(e))
+        from tilelang.tools.cuda import iket
+        with tempfile.TemporaryDirectory() as d, iket.session(output_dir=d):
+            kernel = tilelang.compile(mod.elementwise_add_with_iket(256), out_idx=-1, target="cuda")
+        src = kernel.get_kernel_source()
+        self.assertIn("__global__", src)
+        self.assertIn("C[", src.replace("c[", "C["))
+
+
 class HostQueryTest(unittest.TestCase):
     """5. Device queries host code makes outside kernels."""
 

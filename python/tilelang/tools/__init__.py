@@ -1,0 +1,1 @@
+"""tilelang.tools: developer tools around kernels (tilelang.tools.cuda.iket)."""

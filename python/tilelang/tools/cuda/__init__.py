@@ -1,0 +1,1 @@
+"""tilelang.tools.cuda: CUDA-specific tools (iket, the in-kernel event tracer)."""
