@@ -59,6 +59,21 @@ static IrExpr **rw_list(Lower *lw, NestCtx *nc, IrExpr **xs, int n) {
   return out;
 }
 
+/* Register index of a held access (pass_access_map_held): loop dims through the nest's
+ * layout, held dims (every thread holds all of them) by their own index.  NULL when F is
+ * not the layout the nest gives such an access. */
+static IrExpr *held_index(Lower *lw, NestCtx *nc, const Fragment *F, IrExpr **idx, const int *map) {
+  int64_t held[FRAG_MAX_DIMS];
+  for (int p = 0; p < F->ndim; p++) held[p] = F->dim[p].extent;
+  if (!fragment_equal(fragment_derive_held(lw->c, nc->L, F->ndim, map, held), F)) return NULL;
+  IrExpr *reg = i32(lw, 0);
+  for (int p = 0; p < F->ndim; p++) {
+    IrExpr *coord = map[p] >= 0 ? nc->lexpr[map[p]] : map[p] == FRAG_HELD ? rw_expr(lw, nc, idx[p]) : NULL;
+    if (coord) reg = bin(lw, IR_ADD, reg, bin(lw, IR_MUL, coord, i32(lw, fragment_reg_stride(F, p))));
+  }
+  return reg;
+}
+
 /* The single register index of a fragment access. */
 static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int nidx, SrcLoc loc) {
   Fragment *F = b->fragment;
@@ -94,6 +109,10 @@ static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int
         reg = bin(lw, IR_ADD, reg, bin(lw, IR_MUL, nc->lexpr[map[p]], i32(lw, fragment_reg_stride(F, p))));
       return reg;
     }
+  }
+  if (nc && !fragment_is_replicated(F) && pass_access_map_held(nc->nest, b, idx, nidx, map)) {
+    IrExpr *reg = held_index(lw, nc, F, idx, map);
+    if (reg) return reg;
   }
   if (!fragment_is_replicated(F)) {
     ts_error(lw->c, loc,

@@ -181,6 +181,22 @@ def tma_map_reuse(ctx):
     check("tma map reuse, first buffers refilled", c, a.float() @ b.float(), 0.5, 2e-2)
 
 
+def mhc_post(ctx, corpus, n, hidden):
+    """deepseek_mhc/example_mhc_post.py: b_local[k, j] is read in a T.Parallel(i, j) nest
+    under a serial k, so layout_inference keeps k in every thread's registers (held layout)
+    instead of replicating the whole (4 x h_blk) fragment in every thread."""
+    k = ctx.load(os.path.join(corpus, "deepseek_mhc/example_mhc_post.py")).compile("mhc_post_tilelang", hc=4,
+                                                                                   hidden=hidden)
+    a = torch.randn(n, 4, 4, dtype=torch.float32, device="cuda")
+    b = torch.randn(n, 4, hidden, dtype=torch.bfloat16, device="cuda")
+    c = torch.randn(n, 4, dtype=torch.float32, device="cuda")
+    d = torch.randn(n, hidden, dtype=torch.bfloat16, device="cuda")
+    x = torch.full((n, 4, hidden), float("nan"), dtype=torch.bfloat16, device="cuda")
+    k(a, b, c, d, x)
+    ref = c.unsqueeze(-1) * d.float().unsqueeze(1) + torch.bmm(a.mT, b.float())
+    check("mhc_post n=%d hidden=%d" % (n, hidden), x, ref, 5e-2, 2e-2)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -209,6 +225,8 @@ def main():
         lambda: dynamic_gemm(ctx, 1024, 2048, 512),
         lambda: dynamic_gemm(ctx, 1000, 1032, 200),
         lambda: tma_map_reuse(ctx),
+        lambda: mhc_post(ctx, corpus, 64, 2560),
+        lambda: mhc_post(ctx, corpus, 4096, 7168),  # the largest of the file's sizes
     ]
     for run in cases:
         try:
