@@ -107,6 +107,12 @@ static void gemm_layouts(Infer *in, IrStmt *s) {
   for (int i = 0; i < 2; i++) {
     IrBuffer *b = ops[i];
     if (b->scope == IR_SCOPE_FRAGMENT) continue;
+    /* a window of the buffer (Q[:, :512] and Q[:, 512:]): the layout of the whole tile */
+    int64_t rows, cols;
+    if (b->ndim >= 2 && ir_is_const_int(b->shape[b->ndim - 2], &rows) && ir_is_const_int(b->shape[b->ndim - 1], &cols)) {
+      Layout *whole = layout_widen(in->c, want[i], rows, cols);
+      if (whole) want[i] = whole;
+    }
     if (b->layout && !layout_equal(b->layout, want[i])) {
       ts_error(in->c, s->loc, "layout conflict for shared buffer '%s': two T.gemm calls need different swizzles", b->name);
       continue;

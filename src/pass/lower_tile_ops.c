@@ -693,15 +693,24 @@ static IrExpr *region_ptr(Lower *lw, const IrRegion *r, SrcLoc loc) {
 }
 
 /* The tile of an operand must be the whole last-two-dim tile of its buffer: the device
- * templates address it from its first element with the buffer's layout. */
-static bool whole_tile(const IrRegion *r) {
-  for (int k = r->ndim - 2; k < r->ndim; k++) {
-    int64_t mn, ext, shp;
-    if (k < 0 || !ir_is_const_int(r->min[k], &mn) || mn != 0 || !ir_is_const_int(r->extent[k], &ext) ||
-        !ir_is_const_int(r->buf->shape[k], &shp) || ext != shp)
+ * templates address it from its first element with the buffer's layout.  Or, for a swizzled
+ * operand (tile layout `want`), a window of whole atoms over all rows of a buffer laid out
+ * with the same swizzle (layout_widen): its atoms are stored as a tile of their own. */
+static bool whole_tile(const IrRegion *r, const Layout *want) {
+  int64_t mn[2], ext[2], shp[2];
+  for (int k = 0; k < 2; k++) {
+    int d = r->ndim - 2 + k;
+    if (d < 0 || !ir_is_const_int(r->min[d], &mn[k]) || !ir_is_const_int(r->extent[d], &ext[k]) ||
+        !ir_is_const_int(r->buf->shape[d], &shp[k]))
       return false;
   }
-  return true;
+  if (mn[0] == 0 && ext[0] == shp[0] && mn[1] == 0 && ext[1] == shp[1]) return true;
+  const Layout *have = r->buf->layout;
+  if (!want || !want->swizzle || !have || have->swizzle != want->swizzle || have->elem_bytes != want->elem_bytes ||
+      have->rows != shp[0] || have->cols != shp[1])
+    return false;
+  int64_t atom = layout_atom_cols(want);
+  return mn[0] == 0 && ext[0] == shp[0] && mn[1] % atom == 0 && ext[1] % atom == 0;
 }
 
 /* T.gemm -> one call of a device template (device/tilescale/gemm.cuh) that runs the
@@ -712,15 +721,16 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
   if (!s->u.gemm.plan) return NULL; /* plan_gemm reported it */
   GemmPlan p = *s->u.gemm.plan;
   const IrRegion *A = &s->u.gemm.a, *B = &s->u.gemm.b, *C = &s->u.gemm.c;
-  if ((!p.a_in_regs && !whole_tile(A)) || !whole_tile(B)) {
-    ts_error(c, s->loc, "T.gemm: A and B must be whole shared tiles (slices of a tile are not supported yet)");
+  if ((!p.a_in_regs && !whole_tile(A, p.a_layout)) || !whole_tile(B, p.b_layout)) {
+    ts_error(c, s->loc, "T.gemm: A and B must be whole shared tiles, or column windows of a swizzled tile that span all "
+                        "its rows and whole swizzle atoms (other slices of a tile are not supported yet)");
     return NULL;
   }
   if (!C->buf->fragment || !fragment_equal(C->buf->fragment, p.c_frag)) {
     ts_error(c, s->loc, "layout conflict for fragment '%s': T.gemm needs its accumulator layout", C->buf->name);
     return NULL;
   }
-  if (p.a_in_regs && (!A->buf->fragment || !fragment_equal(A->buf->fragment, p.a_frag) || !whole_tile(A))) {
+  if (p.a_in_regs && (!A->buf->fragment || !fragment_equal(A->buf->fragment, p.a_frag) || !whole_tile(A, NULL))) {
     ts_error(c, s->loc, "layout conflict for fragment '%s': T.gemm with A in registers needs the whole fragment in the "
                         "wgmma operand layout", A->buf->name);
     return NULL;

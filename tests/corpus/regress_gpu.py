@@ -197,6 +197,19 @@ def mhc_post(ctx, corpus, n, hidden):
     check("mhc_post n=%d hidden=%d" % (n, hidden), x, ref, 5e-2, 2e-2)
 
 
+def gemm_window_atoms(ctx):
+    """tests/codegen/gemm_window_atoms.py: two GEMMs read column windows of one swizzled
+    shared tile (sparse MLA's query split); the second starts at a later swizzle atom."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_window_atoms.py")).compile("qk_split")
+    q = torch.randn(64, 192, dtype=torch.bfloat16, device="cuda")
+    kk = torch.randn(64, 128, dtype=torch.bfloat16, device="cuda")
+    kt = torch.randn(64, 64, dtype=torch.bfloat16, device="cuda")
+    s = torch.full((64, 64), float("nan"), dtype=torch.float32, device="cuda")
+    k(q, kk, kt, s)
+    ref = q[:, :128].float() @ kk.float().T + q[:, 128:].float() @ kt.float().T
+    check("gemm on column windows of one swizzled tile", s, ref, 1e-2, 1e-3)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -225,6 +238,7 @@ def main():
         lambda: dynamic_gemm(ctx, 1024, 2048, 512),
         lambda: dynamic_gemm(ctx, 1000, 1032, 200),
         lambda: tma_map_reuse(ctx),
+        lambda: gemm_window_atoms(ctx),
         lambda: mhc_post(ctx, corpus, 64, 2560),
         lambda: mhc_post(ctx, corpus, 4096, 7168),  # the largest of the file's sizes
     ]
