@@ -183,9 +183,10 @@ bench: all $(BUILD)/bench $(BUILD)/bench_gemm
 # Leaks are checked too (LSan, on by default); the fuzz corpus replay (tests/fuzz) runs under both.
 # use_tls=0: gcc 12's LSan reads a bogus dynamic-TLS range once NVRTC has set thread-local data
 # (glibc 2.36) and its tracer crashes; tests/lsan.supp names the one glibc block this hides.
+# CORPUS_TIMEOUT: the sanitizers slow the compiler down several times; corpus rows get 120 s each.
 ASAN_SAN := -fsanitize=address,undefined,float-cast-overflow
 asan:
-	LSAN_OPTIONS="use_tls=0:suppressions=$(abspath tests/lsan.supp)$${LSAN_OPTIONS:+:$$LSAN_OPTIONS}" \
+	CORPUS_TIMEOUT=$${CORPUS_TIMEOUT:-120} LSAN_OPTIONS="use_tls=0:suppressions=$(abspath tests/lsan.supp)$${LSAN_OPTIONS:+:$$LSAN_OPTIONS}" \
 	$(MAKE) BUILD=build-asan OPT="-O1 $(ASAN_SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	        LDLIBS="-ldl -lm -lpthread $(ASAN_SAN)" test
 

@@ -190,7 +190,8 @@ if ! command -v python3 >/dev/null 2>&1; then
 elif [ ! -d "$CORPUS" ]; then
   echo "skip corpus: $CORPUS not found"
 else
-  out=$(python3 tests/corpus/check_corpus.py --corpus "$CORPUS" --cli "$TS" 2>&1)
+  # CORPUS_TIMEOUT: seconds per row (check_corpus's 30 by default; `make asan` gives sanitizer builds more)
+  out=$(python3 tests/corpus/check_corpus.py --corpus "$CORPUS" --cli "$TS" --timeout "${CORPUS_TIMEOUT:-30}" 2>&1)
   line=$(echo "$out" | sed -n 's/^corpus: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' | tail -1)
   if [ -z "$line" ]; then
     bad "corpus: check_corpus.py printed no summary"; echo "$out" | tail -20 | sed 's/^/    /'
