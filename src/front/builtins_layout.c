@@ -150,8 +150,9 @@ static Value *t_layout(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     Value *o = outs.items[j];
     m->out[j] = o && (o->kind == V_INT || o->kind == V_BOOL || o->kind == V_EXPR) ? ev_to_ir(ev, o, NULL, loc) : NULL;
     if (!m->out[j] || !dtype_is_int(m->out[j]->dtype)) {
-      ts_error(ev->c, loc, "T.Layout: output %d of forward_fn is %s, not an integer index expression", j,
-               o ? ev_type_name(o) : "missing");
+      const char *what = m->out[j] ? arena_printf(ev->a, "a %s expression", dtype_name(m->out[j]->dtype))
+                                   : o ? ev_type_name(o) : "missing";
+      ts_error(ev->c, loc, "T.Layout: output %d of forward_fn is %s, not an integer index", j, what);
       return ev->poison;
     }
   }

@@ -38,6 +38,19 @@ static IrExpr **physical_index(TsCompiler *c, IrBuffer *b, IrExpr **idx, int nid
   return out;
 }
 
+static bool is_remapped_address(const IrExpr *e) {
+  return e->kind == IR_CALL && e->u.call.op == IRI_ADDRESS_OF && e->u.call.nargs == 1 &&
+         e->u.call.args[0]->kind == IR_LOAD && e->u.call.args[0]->u.load.buf->remap;
+}
+
+/* The address of one element of a remapped tensor is right only where one element is read
+ * or written through it: the scalar atomics.  Anything else taking it (T.atomic_addx2/x4,
+ * device operations, extern calls) may touch the elements after it, which are elsewhere. */
+static bool element_address_ok(const IrExpr *call, int arg) {
+  IrIntrin op = call->u.call.op;
+  return arg == 0 && (op == IRI_ATOMIC_ADD || op == IRI_ATOMIC_MAX || op == IRI_ATOMIC_MIN);
+}
+
 static IrExpr *remap_expr(TsCompiler *c, IrExpr *e) {
   if (!e) return NULL;
   switch (e->kind) {
@@ -52,22 +65,20 @@ static IrExpr *remap_expr(TsCompiler *c, IrExpr *e) {
       r->lanes = e->lanes;
       return r;
     }
-    case IR_CALL: {
-      if (e->u.call.op == IRI_ATOMIC_ADD_X) {
-        /* T.atomic_addx2/x4: a vector of neighbouring elements */
-        for (int i = 0; i < e->u.call.nargs; i++) {
-          const IrExpr *a = e->u.call.args[i];
-          if (a->kind == IR_CALL && a->u.call.op == IRI_ADDRESS_OF && a->u.call.args[0]->kind == IR_LOAD &&
-              a->u.call.args[0]->u.load.buf->remap) {
-            ts_error(c, e->loc, "T.atomic_addx2/x4 on tensor '%s', which has a T.Layout: its neighbouring elements are "
-                                "not neighbours in memory; use T.atomic_add per element",
-                     a->u.call.args[0]->u.load.buf->name);
-            return e;
-          }
+    case IR_CALL:
+      for (int i = 0; i < e->u.call.nargs; i++) {
+        const IrExpr *a = e->u.call.args[i];
+        if (e->u.call.op != IRI_ADDRESS_OF && is_remapped_address(a) && !element_address_ok(e, i)) {
+          const char *what = e->u.call.op == IRI_ATOMIC_ADD_X ? "T.atomic_addx2/x4"
+                             : e->u.call.op == IRI_DEVICE     ? ir_device_info[e->u.call.dop].name
+                                                              : ir_intrin_info[e->u.call.op].name;
+          ts_error(c, e->loc, "%s takes the address of an element of tensor '%s', which has a T.Layout: the elements "
+                              "after it are not its neighbours in memory (access it element by element)",
+                   what, a->u.call.args[0]->u.load.buf->name);
+          return e;
         }
       }
       return ir_with_operands(c, e, remap_list(c, e->u.call.args, e->u.call.nargs));
-    }
     default: {
       IrExpr *r = ARENA_NEW(c->arena, IrExpr);
       *r = *e;
