@@ -215,7 +215,12 @@ static bool annotate_index_map(Eval *ev, IrBuffer *b, IndexMap *m, SrcLoc loc) {
              b->remap->loc.line);
     return false;
   }
-  b->remap = m;
+  if (!b->remap) { /* the buffer's own copy: its list of annotating kernels is its own */
+    b->remap = ARENA_NEW(ev->a, IndexMap);
+    *b->remap = *m;
+    b->remap->kernels = (PtrVec){0};
+  }
+  index_map_add_kernel(ev->c, b->remap, ev->kernel->loc);
   return true;
 }
 

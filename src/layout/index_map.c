@@ -6,9 +6,9 @@
 
 /* Bounds a map output must stay under to count as bounded for any input extent (an output
  * such as 4 * (l % 8) + d % 2 does not grow with the shape). */
-enum { UNBOUNDED_INPUT = (int64_t)1 << 40, BOUNDED_OUTPUT = (int64_t)1 << 31 };
+static const int64_t UNBOUNDED_INPUT = (int64_t)1 << 40, BOUNDED_OUTPUT = (int64_t)1 << 31;
 /* Largest group of inputs checked element by element (a bit per box position). */
-enum { ENUMERATE_MAX = 1 << 22 };
+static const int64_t ENUMERATE_MAX = (int64_t)1 << 22;
 
 static IrExpr *extent_const(TsCompiler *c, int64_t v) {
   return ir_int(c, v, v > INT32_MAX ? TS_DTYPE_INT64 : TS_DTYPE_INT32, SRCLOC_NONE);
@@ -181,6 +181,21 @@ IrExpr *index_map_offset(TsCompiler *c, const IndexMap *m, IrExpr *const *idx, b
     off = off ? ir_binary(c, IR_ADD, ir_binary(c, IR_MUL, off, m->box[j], loc), o, loc) : o;
   }
   return off ? off : ir_int(c, 0, TS_DTYPE_INT32, loc);
+}
+
+static bool same_loc(SrcLoc a, SrcLoc b) { return a.file == b.file && a.line == b.line && a.col == b.col; }
+
+bool index_map_has_kernel(const IndexMap *m, SrcLoc kernel) {
+  for (int i = 0; i < m->kernels.len; i++)
+    if (same_loc(*(const SrcLoc *)m->kernels.items[i], kernel)) return true;
+  return false;
+}
+
+void index_map_add_kernel(TsCompiler *c, IndexMap *m, SrcLoc kernel) {
+  if (index_map_has_kernel(m, kernel)) return;
+  SrcLoc *l = ARENA_NEW(c->arena, SrcLoc);
+  *l = kernel;
+  vec_push(c->arena, &m->kernels, l);
 }
 
 bool index_map_equal(TsCompiler *c, const IndexMap *a, const IndexMap *b) {

@@ -29,6 +29,11 @@ struct IndexMap {
   IrExpr **out;      /* the output tuple, expressions over `in` */
   IrExpr **box;      /* output extents (index_map_box), NULL before */
   SrcLoc loc;        /* the T.Layout call */
+  /* Annotated on a buffer (IrBuffer.remap, one copy per buffer): the T.Kernel statements
+   * that annotated it, by location (which the passes keep).  TileLang pins a layout per
+   * kernel, so an access from a kernel that did not annotate it is refused rather than
+   * remapped or not. */
+  PtrVec kernels; /* SrcLoc * */
 };
 
 /* Fills m->box.  An extent is the constant bound of its expression when the input extents
@@ -48,6 +53,10 @@ bool index_map_check(TsCompiler *c, const IndexMap *m, const char **why);
 /* The element offset of logical index idx[0..nin) (row-major over the box); wide: in 64
  * bits (tensors past 2^31 elements or of unknown size). */
 IrExpr *index_map_offset(TsCompiler *c, const IndexMap *m, IrExpr *const *idx, bool wide, SrcLoc loc);
+
+/* Records / asks whether the kernel at `kernel` annotated the map. */
+void index_map_add_kernel(TsCompiler *c, IndexMap *m, SrcLoc kernel);
+bool index_map_has_kernel(const IndexMap *m, SrcLoc kernel);
 
 /* Same inputs, same outputs (placeholders matched by position) and same shape. */
 bool index_map_equal(TsCompiler *c, const IndexMap *a, const IndexMap *b);
