@@ -26,10 +26,11 @@ static IrExpr *symbolic_extent(TsCompiler *c, const IndexMap *m, const IrExpr *e
   int k = input_of(m, e);
   if (k >= 0) return m->in_shape[k];
   int64_t d;
-  if (e->kind == IR_FLOORDIV && (k = input_of(m, e->u.ops[0])) >= 0 && ir_is_const_int(e->u.ops[1], &d) && d > 0) {
+  if (e->kind == IR_FLOORDIV && (k = input_of(m, e->u.ops[0])) >= 0 && ir_is_const_int(e->u.ops[1], &d) &&
+      d > 0) {
     IrExpr *n = m->in_shape[k];
-    return ir_binary(c, IR_FLOORDIV, ir_binary(c, IR_ADD, n, extent_const(c, d - 1), SRCLOC_NONE), extent_const(c, d),
-                     SRCLOC_NONE);
+    return ir_binary(c, IR_FLOORDIV, ir_binary(c, IR_ADD, n, extent_const(c, d - 1), SRCLOC_NONE),
+                     extent_const(c, d), SRCLOC_NONE);
   }
   return NULL;
 }
@@ -53,7 +54,8 @@ bool index_map_box(TsCompiler *c, IndexMap *m, const char **why) {
   m->box = ARENA_ARRAY(c->arena, IrExpr *, m->nout);
   for (int j = 0; j < m->nout; j++) {
     int64_t lo, hi;
-    if (ir_range(m->out[j], &exact, &lo, &hi) || (ir_range(m->out[j], &loose, &lo, &hi) && hi < BOUNDED_OUTPUT)) {
+    if (ir_range(m->out[j], &exact, &lo, &hi) ||
+        (ir_range(m->out[j], &loose, &lo, &hi) && hi < BOUNDED_OUTPUT)) {
       if (lo < 0) {
         *why = arena_printf(c->arena, "output %d can be negative (down to %lld)", j, (long long)lo);
         return false;
@@ -64,8 +66,10 @@ bool index_map_box(TsCompiler *c, IndexMap *m, const char **why) {
     if (!(m->box[j] = symbolic_extent(c, m, m->out[j]))) {
       StrBuf sb = {0};
       ir_print_expr(&sb, m->out[j]);
-      *why = arena_printf(c->arena, "the extent of output %d (%s) is not computable: use constant extents, or outputs "
-                                    "of the form i or i // c over symbolic ones", j, sb_str(&sb));
+      *why = arena_printf(c->arena,
+                          "the extent of output %d (%s) is not computable: use constant extents, or outputs "
+                          "of the form i or i // c over symbolic ones",
+                          j, sb_str(&sb));
       sb_free(&sb);
       return false;
     }
@@ -105,8 +109,10 @@ static bool enumerate_group(TsCompiler *c, const IndexMap *m, const int *ins, in
     }
     if (seen[pos / 8] & (1u << (pos % 8))) {
       StrBuf sb = {0};
-      for (int q = 0; q < ni; q++) sb_printf(&sb, "%s%s=%lld", q ? ", " : "", m->in[ins[q]]->name, (long long)val[ins[q]]);
-      *why = arena_printf(c->arena, "it is not a bijection: (%s) maps to a position another index already has", sb_str(&sb));
+      for (int q = 0; q < ni; q++)
+        sb_printf(&sb, "%s%s=%lld", q ? ", " : "", m->in[ins[q]]->name, (long long)val[ins[q]]);
+      *why = arena_printf(
+          c->arena, "it is not a bijection: (%s) maps to a position another index already has", sb_str(&sb));
       sb_free(&sb);
       return false;
     }
@@ -135,13 +141,17 @@ static bool check_group(TsCompiler *c, const IndexMap *m, int *parent, int root,
   if (!known) {
     /* symbolic extents: only an input passed through unchanged is provably a bijection */
     if (ni == 1 && no == 1 && input_of(m, m->out[outs[0]]) == ins[0]) return true;
-    *why = arena_printf(c->arena, "output %d depends on symbolic extents in a way that cannot be checked to be a "
-                                  "bijection (pass each symbolic dim through unchanged)", outs[0]);
+    *why = arena_printf(c->arena,
+                        "output %d depends on symbolic extents in a way that cannot be checked to be a "
+                        "bijection (pass each symbolic dim through unchanged)",
+                        outs[0]);
     return false;
   }
   if (size != bsize) {
-    *why = arena_printf(c->arena, "it is not a bijection: the inputs of output %d have %lld elements but their output "
-                                  "box has %lld positions", outs[0], (long long)size, (long long)bsize);
+    *why = arena_printf(c->arena,
+                        "it is not a bijection: the inputs of output %d have %lld elements but their output "
+                        "box has %lld positions",
+                        outs[0], (long long)size, (long long)bsize);
     return false;
   }
   if (size > ENUMERATE_MAX) return true; /* sizes agree; too large to enumerate at compile time */
@@ -164,7 +174,8 @@ bool index_map_check(TsCompiler *c, const IndexMap *m, const char **why) {
     bool used = false;
     for (int j = 0; j < m->nout && !used; j++) used = find(parent, m->nin + j) == find(parent, k);
     if (!used && !(ir_is_const_int(m->in_shape[k], &n) && n == 1)) {
-      *why = arena_printf(c->arena, "it is not a bijection: input %d (%s) appears in no output", k, m->in[k]->name);
+      *why = arena_printf(c->arena, "it is not a bijection: input %d (%s) appears in no output", k,
+                          m->in[k]->name);
       return false;
     }
   }
@@ -183,7 +194,9 @@ IrExpr *index_map_offset(TsCompiler *c, const IndexMap *m, IrExpr *const *idx, b
   return off ? off : ir_int(c, 0, TS_DTYPE_INT32, loc);
 }
 
-static bool same_loc(SrcLoc a, SrcLoc b) { return a.file == b.file && a.line == b.line && a.col == b.col; }
+static bool same_loc(SrcLoc a, SrcLoc b) {
+  return a.file == b.file && a.line == b.line && a.col == b.col;
+}
 
 bool index_map_has_kernel(const IndexMap *m, SrcLoc kernel) {
   for (int i = 0; i < m->kernels.len; i++)

@@ -19,8 +19,8 @@
 
 typedef struct Remap {
   TsCompiler *c;
-  SrcLoc kernel;    /* the T.Kernel statement being rewritten */
-  PtrVec reported;  /* buffers refused in this kernel (one diagnostic each) */
+  SrcLoc kernel;   /* the T.Kernel statement being rewritten */
+  PtrVec reported; /* buffers refused in this kernel (one diagnostic each) */
 } Remap;
 
 static IrExpr *remap_expr(Remap *rm, IrExpr *e);
@@ -41,23 +41,29 @@ static bool access_allowed(Remap *rm, const IrBuffer *b, SrcLoc loc) {
     if (rm->reported.items[i] == b) return false;
   vec_push(rm->c->arena, &rm->reported, (void *)b);
   if (base != b)
-    ts_error(rm->c, loc, "'%s' is a view of tensor '%s', which has a T.Layout: access '%s' itself", b->name, base->name,
-             base->name);
+    ts_error(rm->c, loc, "'%s' is a view of tensor '%s', which has a T.Layout: access '%s' itself", b->name,
+             base->name, base->name);
   else
-    ts_error(rm->c, loc, "tensor '%s' has a T.Layout (T.annotate_layout, line %d) in another kernel of this function but "
-                         "not in this one: annotate it in every kernel that accesses it", b->name, b->remap->loc.line);
+    ts_error(rm->c, loc,
+             "tensor '%s' has a T.Layout (T.annotate_layout, line %d) in another kernel of this function but "
+             "not in this one: annotate it in every kernel that accesses it",
+             b->name, b->remap->loc.line);
   return false;
 }
 
-static bool remapped(const IrBuffer *b) { return b->remap || (b->alias_of && b->alias_of->remap); }
+static bool remapped(const IrBuffer *b) {
+  return b->remap || (b->alias_of && b->alias_of->remap);
+}
 
 /* The physical index of a remapped buffer's access: one offset.  NULL after a diagnostic. */
 static IrExpr **physical_index(Remap *rm, IrBuffer *b, IrExpr **idx, int nidx, int lanes, SrcLoc loc) {
   TsCompiler *c = rm->c;
   if (!access_allowed(rm, b, loc)) return NULL;
   if (lanes != 1 || nidx != b->ndim) {
-    ts_error(c, loc, "tensor '%s' has a T.Layout (T.annotate_layout) but is accessed here %s; this access cannot be "
-                     "remapped", b->name, lanes != 1 ? "as a vector" : "with a flattened index");
+    ts_error(c, loc,
+             "tensor '%s' has a T.Layout (T.annotate_layout) but is accessed here %s; this access cannot be "
+             "remapped",
+             b->name, lanes != 1 ? "as a vector" : "with a flattened index");
     return NULL;
   }
   int64_t numel = ir_buffer_numel(b);
@@ -83,7 +89,11 @@ static IrExpr *remap_expr(Remap *rm, IrExpr *e) {
   TsCompiler *c = rm->c;
   if (!e) return NULL;
   switch (e->kind) {
-    case IR_INT: case IR_FLOAT: case IR_STR: case IR_VAR: return e;
+    case IR_INT:
+    case IR_FLOAT:
+    case IR_STR:
+    case IR_VAR:
+      return e;
     case IR_LOAD: {
       IrBuffer *b = e->u.load.buf;
       if (!remapped(b)) return ir_with_operands(c, e, remap_list(rm, e->u.load.idx, e->u.load.nidx));
@@ -101,8 +111,9 @@ static IrExpr *remap_expr(Remap *rm, IrExpr *e) {
           const char *what = e->u.call.op == IRI_ATOMIC_ADD_X ? "T.atomic_addx2/x4"
                              : e->u.call.op == IRI_DEVICE     ? ir_device_info[e->u.call.dop].name
                                                               : ir_intrin_info[e->u.call.op].name;
-          ts_error(c, e->loc, "%s takes the address of an element of tensor '%s', which has a T.Layout: the elements "
-                              "after it are not its neighbours in memory (access it element by element)",
+          ts_error(c, e->loc,
+                   "%s takes the address of an element of tensor '%s', which has a T.Layout: the elements "
+                   "after it are not its neighbours in memory (access it element by element)",
                    what, a->u.call.args[0]->u.load.buf->name);
           return e;
         }
@@ -131,11 +142,21 @@ static IrStmt *remap_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       r->u.loop.min = remap_expr(rm, r->u.loop.min);
       r->u.loop.extent = remap_expr(rm, r->u.loop.extent);
       break;
-    case IR_S_IF: r->u.if_.cond = remap_expr(rm, r->u.if_.cond); break;
-    case IR_S_WHILE: r->u.while_.cond = remap_expr(rm, r->u.while_.cond); break;
-    case IR_S_LET: r->u.let.value = remap_expr(rm, r->u.let.value); break;
-    case IR_S_EVAL: r->u.eval.value = remap_expr(rm, r->u.eval.value); break;
-    case IR_S_ASSERT: r->u.assert_.cond = remap_expr(rm, r->u.assert_.cond); break;
+    case IR_S_IF:
+      r->u.if_.cond = remap_expr(rm, r->u.if_.cond);
+      break;
+    case IR_S_WHILE:
+      r->u.while_.cond = remap_expr(rm, r->u.while_.cond);
+      break;
+    case IR_S_LET:
+      r->u.let.value = remap_expr(rm, r->u.let.value);
+      break;
+    case IR_S_EVAL:
+      r->u.eval.value = remap_expr(rm, r->u.eval.value);
+      break;
+    case IR_S_ASSERT:
+      r->u.assert_.cond = remap_expr(rm, r->u.assert_.cond);
+      break;
     case IR_S_STORE: {
       IrBuffer *b = r->u.store.buf;
       r->u.store.value = remap_expr(rm, r->u.store.value);
@@ -150,7 +171,8 @@ static IrStmt *remap_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return r;
 }

@@ -5,9 +5,15 @@
 #include "../../src/layout/index_map.h"
 #include "test.h"
 
-static IrExpr *V(TsCompiler *c, IrVar *v) { return ir_varref(c, v, SRCLOC_NONE); }
-static IrExpr *K(TsCompiler *c, int64_t x) { return ir_i32(c, x); }
-static IrExpr *B(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return ir_binary(c, k, a, b, SRCLOC_NONE); }
+static IrExpr *V(TsCompiler *c, IrVar *v) {
+  return ir_varref(c, v, SRCLOC_NONE);
+}
+static IrExpr *K(TsCompiler *c, int64_t x) {
+  return ir_i32(c, x);
+}
+static IrExpr *B(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) {
+  return ir_binary(c, k, a, b, SRCLOC_NONE);
+}
 
 /* A map over `nin` inputs named i0.. with extents shape[] (NULL entries: symbolic `sym`). */
 static IndexMap *new_map(TsCompiler *c, int nin, const int64_t *shape, IrExpr *sym) {
@@ -111,10 +117,15 @@ TEST(index_map_not_bijective) {
   /* same sizes but colliding: (i + j) % 8, j over 8 x 8 */
   IndexMap *q = new_map(&c, 2, (const int64_t[2]){8, 8}, NULL);
   IrExpr *i = V(&c, q->in[0]), *j = V(&c, q->in[1]);
-  set_out(&c, q, 2, (IrExpr *[2]){B(&c, IR_FLOORMOD, B(&c, IR_ADD, i, j), K(&c, 8)), B(&c, IR_FLOORMOD, i, K(&c, 8))});
+  set_out(&c, q, 2,
+          (IrExpr *[2]){B(&c, IR_FLOORMOD, B(&c, IR_ADD, i, j), K(&c, 8)), B(&c, IR_FLOORMOD, i, K(&c, 8))});
   REQUIRE(index_map_box(&c, q, &why));
   CHECK(index_map_check(&c, q, &why)); /* (i + j) % 8, i is a bijection */
-  set_out(&c, q, 2, (IrExpr *[2]){B(&c, IR_FLOORMOD, B(&c, IR_ADD, i, j), K(&c, 8)), B(&c, IR_FLOORMOD, B(&c, IR_SUB, K(&c, 7), B(&c, IR_FLOORMOD, B(&c, IR_ADD, i, j), K(&c, 8))), K(&c, 8))});
+  set_out(
+      &c, q, 2,
+      (IrExpr *[2]){B(&c, IR_FLOORMOD, B(&c, IR_ADD, i, j), K(&c, 8)),
+                    B(&c, IR_FLOORMOD,
+                      B(&c, IR_SUB, K(&c, 7), B(&c, IR_FLOORMOD, B(&c, IR_ADD, i, j), K(&c, 8))), K(&c, 8))});
   REQUIRE(index_map_box(&c, q, &why));
   CHECK(!index_map_check(&c, q, &why) && why && strstr(why, "not a bijection"));
   /* an input used by no output */
