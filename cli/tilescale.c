@@ -95,7 +95,7 @@ static const char compile_usage[] =
     "  --dump-after PASS    also print the IR after pass PASS ('all' = after every pass); the dumps\n"
     "                       are part of the --emit ir output, and go to stderr for other --emit.\n"
     "                       Passes: plan_gemm, warp_specialize, inject_pipeline, legalize, layout_inference,\n"
-    "                       lower_tile_ops, simplify, thread_sync, merge_shared_memory\n"
+    "                       lower_tile_ops, remap_global, simplify, thread_sync, merge_shared_memory\n"
     "  --debug              verify the IR after every pass (slower; catches compiler bugs early)\n"
     "  --no-cache           neither read nor write the binary cache\n"
     "  -v, --verbose        progress messages on stderr\n"

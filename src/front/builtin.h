@@ -14,7 +14,8 @@
  *
  * Handlers see the value interface (value.h) and this header only: they never call the
  * interpreter or the registry (a handler that is another construct with other defaults runs
- * that row with builtin_call_row).  A handler returns the call's value, or NULL / ev->poison
+ * that row with builtin_call_row; a function the user passed, such as T.Layout's forward_fn,
+ * runs through the ev->call hook).  A handler returns the call's value, or NULL / ev->poison
  * after reporting an error.  A row whose handler words its own argument errors (T.Kernel,
  * min, the str methods) takes "*args, **kwargs" and reads a->pos / a->kw itself. */
 #ifndef TS_FRONT_BUILTIN_H

@@ -8,9 +8,15 @@
  * row's arg the LayoutKind.  T.annotate_layout turns it into the buffer's pinned Layout
  * (layout.h), which layout inference and the GEMM planning keep or adapt to.  Hints whose
  * omission keeps the program's results (block rasterization, L2 and occupancy) are checked
- * and otherwise ignored. */
+ * and otherwise ignored.
+ *
+ * T.Layout(shape, fn) is a user index map (a V_LAYOUT value, layout/index_map.h): fn is
+ * called once with placeholder variables and its outputs kept as expressions.  Annotated on
+ * a global tensor it becomes IrBuffer.remap, which pass/remap_global.c applies to every
+ * access; on shared memory and fragments it is refused for now. */
 #include <string.h>
 
+#include "../layout/index_map.h"
 #include "../layout/layout.h"
 #include "builtin.h"
 
@@ -100,11 +106,130 @@ static Value *t_make_layout(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   return builtin_value(ev, layout_object_row((LayoutKind)bi->arg), arena_printf(ev->a, "%s(%s)", name, b->name), bv);
 }
 
+/* ---- T.Layout ------------------------------------------------------------------------------ */
+/* T.Layout(shape, forward_fn): forward_fn(*placeholders) -> [exprs...] maps a logical index
+ * of `shape` to a physical output tuple (index_map.h).  The outputs are kept symbolic; their
+ * box is computed when the layout is annotated on a buffer. */
+static Value *t_layout(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  SrcLoc loc = call_loc(a);
+  ValList shape = {0};
+  if (!ev_iter_items(ev, arg[0], &shape, loc)) return ev->poison;
+  if (shape.n < 1 || shape.n > INDEX_MAP_MAX_DIMS) {
+    ts_error(ev->c, loc, "T.Layout: the shape must have 1 to %d dims, got %d", INDEX_MAP_MAX_DIMS, shape.n);
+    return ev->poison;
+  }
+  IndexMap *m = ARENA_NEW(ev->a, IndexMap);
+  m->nin = shape.n;
+  m->loc = loc;
+  m->in = ARENA_ARRAY(ev->a, IrVar *, m->nin);
+  m->in_shape = ARENA_ARRAY(ev->a, IrExpr *, m->nin);
+  Value **args = ARENA_ARRAY(ev->a, Value *, m->nin);
+  for (int k = 0; k < m->nin; k++) {
+    if (!(m->in_shape[k] = ev_to_ir(ev, shape.items[k], NULL, loc))) return ev->poison;
+    if (!dtype_is_int(m->in_shape[k]->dtype)) {
+      ts_error(ev->c, loc, "T.Layout: shape dim %d is not an integer", k);
+      return ev->poison;
+    }
+    m->in[k] = ir_var(ev->c, arena_printf(ev->a, "i%d", k), TS_DTYPE_INT32, IR_VAR_PLACEHOLDER, loc);
+    args[k] = ev_expr(ev, ir_varref(ev->c, m->in[k], loc));
+  }
+  CallArgs ca = {.node = a->node, .pos = args, .npos = m->nin};
+  Value *r = ev->call(ev, arg[1], &ca);
+  if (!r || r->kind == V_POISON) return ev->poison;
+  ValList outs = {0};
+  if (r->kind == V_TUPLE || r->kind == V_LIST) outs = r->u.seq;
+  else vl_push(ev, &outs, r); /* one output */
+  if (outs.n < 1 || outs.n > INDEX_MAP_MAX_DIMS) {
+    ts_error(ev->c, loc, "T.Layout: forward_fn must return 1 to %d indices, got %d", INDEX_MAP_MAX_DIMS, outs.n);
+    return ev->poison;
+  }
+  m->nout = outs.n;
+  m->out = ARENA_ARRAY(ev->a, IrExpr *, m->nout);
+  for (int j = 0; j < m->nout; j++) {
+    Value *o = outs.items[j];
+    m->out[j] = o && (o->kind == V_INT || o->kind == V_BOOL || o->kind == V_EXPR) ? ev_to_ir(ev, o, NULL, loc) : NULL;
+    if (!m->out[j] || !dtype_is_int(m->out[j]->dtype)) {
+      const char *what = m->out[j] ? arena_printf(ev->a, "a %s expression", dtype_name(m->out[j]->dtype))
+                                   : o ? ev_type_name(o) : "missing";
+      ts_error(ev->c, loc, "T.Layout: output %d of forward_fn is %s, not an integer index", j, what);
+      return ev->poison;
+    }
+  }
+  Value *v = ev_new(ev, V_LAYOUT);
+  v->u.imap = m;
+  return v;
+}
+
+static const char *shape_text(Eval *ev, IrExpr *const *shape, int n) {
+  StrBuf sb = {0};
+  sb_putc(&sb, '(');
+  for (int k = 0; k < n; k++) {
+    if (k) sb_append(&sb, ", ");
+    ir_print_expr(&sb, shape[k]);
+  }
+  sb_append(&sb, n == 1 ? ",)" : ")");
+  const char *s = arena_printf(ev->a, "%s", sb_str(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+/* T.annotate_layout({buf: T.Layout(...)}) on a global tensor: checks the map against the
+ * tensor (rank, shape, box, bijection) and records it as buf->remap. */
+static bool annotate_index_map(Eval *ev, IrBuffer *b, IndexMap *m, SrcLoc loc) {
+  if (b->scope != IR_SCOPE_GLOBAL) {
+    ts_error(ev->c, loc, "T.annotate_layout: a T.Layout on the %s buffer '%s' is not supported yet (only on global "
+                         "tensors, the kernel's parameters); shared tiles take tilelang.layout.make_swizzled_layout(%s)",
+             ir_scope_names[b->scope], b->name, b->name);
+    return false;
+  }
+  if (b->param_index < 0 || b->alias_of || b->strides) {
+    ts_error(ev->c, loc, "T.annotate_layout: a T.Layout needs a compact tensor parameter; '%s' is %s", b->name,
+             b->param_index < 0 ? "a workspace (T.alloc_global)" : b->alias_of ? "a view of another tensor"
+                                                                      : "a strided tensor");
+    return false;
+  }
+  if (m->nin != b->ndim) {
+    ts_error(ev->c, loc, "T.annotate_layout: the T.Layout of '%s' maps %d-dimensional indices but '%s' has %d dims",
+             b->name, m->nin, b->name, b->ndim);
+    return false;
+  }
+  for (int k = 0; k < m->nin; k++) {
+    int64_t x, y;
+    bool same = ir_expr_equal(m->in_shape[k], b->shape[k]) ||
+                (ir_is_const_int(m->in_shape[k], &x) && ir_is_const_int(b->shape[k], &y) && x == y);
+    if (!same) {
+      ts_error(ev->c, loc, "T.annotate_layout: the T.Layout was made for shape %s but '%s' has shape %s",
+               shape_text(ev, m->in_shape, m->nin), b->name, shape_text(ev, b->shape, b->ndim));
+      return false;
+    }
+  }
+  const char *why;
+  if ((!m->box && !index_map_box(ev->c, m, &why)) || !index_map_check(ev->c, m, &why)) {
+    ts_error(ev->c, loc, "T.annotate_layout: the T.Layout of '%s' (line %d) cannot lay out the tensor: %s", b->name,
+             m->loc.line, why);
+    return false;
+  }
+  if (b->remap && !index_map_equal(ev->c, b->remap, m)) {
+    ts_error(ev->c, loc, "layout conflict for tensor '%s': already annotated with another T.Layout at line %d", b->name,
+             b->remap->loc.line);
+    return false;
+  }
+  if (!b->remap) { /* the buffer's own copy: its list of annotating kernels is its own */
+    b->remap = ARENA_NEW(ev->a, IndexMap);
+    *b->remap = *m;
+    b->remap->kernels = (PtrVec){0};
+  }
+  index_map_add_kernel(ev->c, b->remap, ev->kernel->loc);
+  return true;
+}
+
 /* ---- T.annotate_layout ---------------------------------------------------------------------- */
 /* T.annotate_layout({buffer: layout}): pins each shared buffer's layout before layout
  * inference (reference tilelang-core.md §4.4 level 0).  A T.gemm on the buffer adapts to
  * the pinned swizzle (layout.c gemm_plan); plain copies and loops address it through the
- * layout (lower_tile_ops). */
+ * layout (lower_tile_ops).  A T.Layout on a global tensor remaps its accesses
+ * (annotate_index_map). */
 static Value *t_annotate_layout(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
@@ -120,9 +245,13 @@ static Value *t_annotate_layout(Eval *ev, CallArgs *a, Value **arg, const Builti
     }
     if (val->kind == V_POISON) return ev->poison;
     IrBuffer *b = key->u.buf;
+    if (val->kind == V_LAYOUT) {
+      if (!annotate_index_map(ev, b, val->u.imap, loc)) return ev->poison;
+      continue;
+    }
     if (!is_layout_value(val)) {
       if (val->kind == V_FUNC || (val->kind == V_BUILTIN && val->u.bi.row->fn != t_make_layout))
-        ts_error(ev->c, loc, "T.annotate_layout: custom layouts (T.Layout, T.Fragment, functions) are not supported yet; "
+        ts_error(ev->c, loc, "T.annotate_layout: custom layouts (T.Fragment, functions) are not supported yet; "
                              "use tilelang.layout.make_swizzled_layout(%s) or another make_*_layout helper", b->name);
       else
         ts_error(ev->c, loc, "T.annotate_layout: the layout of '%s' must be a tilelang.layout.make_*_layout(...) "
@@ -187,7 +316,7 @@ static const Builtin layout_rows[] = {
     {"annotate_min_blocks_per_sm", "min_blocks", bi_hint, 0, 0},
     {"annotate_padding", "padding_map", bi_kernel_unsupported, 0, 0},
     {"Fragment", "shape, forward_thread_fn=None, forward_index_fn=None, replicate=1, forward_fn=None", bi_unsupported, 0, 0},
-    {"Layout", "shape, forward_fn", bi_unsupported, 0, 0},
+    {"Layout", "shape, forward_fn", t_layout, 0, 0},
 };
 
 /* tilelang.layout.make_*_layout(buffer, k_major=True, allow_pad=True, continuity=None) */

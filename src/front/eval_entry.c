@@ -29,6 +29,7 @@ static void eval_init(Eval *ev, TsCompiler *c) {
   ev->limit_steps = c->limit_steps > 0 ? c->limit_steps : DEFAULT_LIMIT_STEPS;
   ev->limit_bytes = c->limit_bytes > 0 ? c->limit_bytes : DEFAULT_LIMIT_BYTES;
   ev->exec_stmt = ev_exec_stmt;
+  ev->call = ev_call;
   ev->builtins = ev_env_new(ev, NULL);
   builtin_install(ev, ev->builtins);
   ev->main_module = ev_module_new(ev, "__main__", false);

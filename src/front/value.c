@@ -101,6 +101,7 @@ const char *ev_type_name(const Value *v) {
   case V_KERNEL: return "T.Kernel frame";
   case V_WS: return "T.ws frame";
   case V_NULLCTX: return "nullcontext";
+  case V_LAYOUT: return "T.Layout";
   case V_OPAQUE: return "opaque object";
   }
   return "?";

@@ -47,6 +47,7 @@ typedef enum ValKind {
   V_KERNEL,    /* T.Kernel(...) before `with` */
   V_WS,        /* T.ws(...) before `with`: the thread range [u.ws.lo, u.ws.hi) */
   V_NULLCTX,   /* contextlib.nullcontext(x): `with` runs its body, `as` binds x */
+  V_LAYOUT,    /* T.Layout(shape, fn): a user index map (layout/index_map.h) */
   V_OPAQUE     /* unknown import or unsupported construct: using it is an error */
 } ValKind;
 
@@ -120,6 +121,7 @@ struct Value {
     KernelFrame *kernel;
     struct { int64_t lo, hi; } ws;
     Value *enter;                                /* NULLCTX: what `as` binds */
+    struct IndexMap *imap;                       /* LAYOUT */
     struct { const char *what; const char *module; bool at_name; } opaque; /* message reported on use (at_name: on any
                                                    reference); module: the import it stands for */
   } u;
@@ -175,6 +177,9 @@ typedef struct Eval {
    * assignment, an import runs a module's defs), so the files below the statement layer
    * never call up into it. */
   ExecStatus (*exec_stmt)(struct Eval *ev, Env *env, const AstNode *s);
+  /* Calls a function value (eval_expr.c's ev_call, set by front_compile): how a builtin
+   * handler runs a function the user passed (T.Layout's forward_fn), like exec_stmt. */
+  struct Value *(*call)(struct Eval *ev, struct Value *fn, struct CallArgs *a);
   const char *pending_name; /* target of `name = T.alloc_*(...)`: names the buffer */
   TsCompiler *c;
   Arena *a;

@@ -309,6 +309,7 @@ typedef struct IrExpr IrExpr;
 typedef struct IrStmt IrStmt;
 typedef struct Fragment Fragment; /* src/layout/fragment.h */
 typedef struct Layout Layout;     /* src/layout/layout.h (shared-memory swizzles) */
+typedef struct IndexMap IndexMap; /* src/layout/index_map.h (T.Layout on a global tensor) */
 typedef struct GemmPlan GemmPlan; /* src/layout/layout.h (a T.gemm's plan, pass plan_gemm) */
 
 /* Variables.  Each IrVar is one definition; identity is by pointer (ids for printing). */
@@ -365,6 +366,8 @@ struct IrBuffer {
   /* Filled by passes. */
   Fragment *fragment; /* scope FRAGMENT: layout inferred by pass_layout_inference */
   Layout *layout;     /* shared scopes: swizzle (NULL = row-major) */
+  IndexMap *remap;    /* GLOBAL parameter annotated with a T.Layout: every access goes through
+                         this map (pass remap_global); no TMA, cp.async or vector access */
   int64_t smem_offset;/* SHARED_DYN after pass_merge_shared_memory: byte offset, -1 before */
   int64_t local_size; /* FRAGMENT/LOCAL after lowering: registers per thread */
   IrBuffer *alias_of; /* T.view / T.reshape / T.Tensor(..., data=): the buffer whose memory this is */

@@ -217,8 +217,9 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   }
   int np = 0;
   IrBuffer *bufs[8], *staged[8];
+  /* (a T.Layout-remapped tensor has no contiguous rows for cp.async: its copies stay synchronous) */
   while (np < n && np < 8 && items[np]->kind == IR_S_COPY && items[np]->u.copy.src.buf->scope == IR_SCOPE_GLOBAL &&
-         is_shared(items[np]->u.copy.dst.buf))
+         !items[np]->u.copy.src.buf->remap && is_shared(items[np]->u.copy.dst.buf))
     np++;
   if (np == 0 || np == n) return NULL;
   for (int i = 0; i < np; i++) {

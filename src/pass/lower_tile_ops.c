@@ -369,6 +369,7 @@ static bool vec_operand(Lower *lw, const ParNest *nest, const Fragment *L, IrBuf
   }
   if (b->scope != IR_SCOPE_GLOBAL && b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN) return false;
   if (nidx != b->ndim || nidx == 0) return false;
+  if (b->remap) return false; /* T.Layout: neighbouring logical elements need not be neighbours in memory */
   for (int k = 0; k < nidx - 1; k++)
     if (ir_expr_uses_var(idx[k], lv)) return false;
   IrExpr *e = idx[nidx - 1], *base = NULL;

@@ -48,6 +48,7 @@ void pass_inject_pipeline(TsCompiler *c, IrFunc *f);   /* T.Pipelined -> multi-s
 void pass_legalize(TsCompiler *c, IrFunc *f);          /* tile copies/fills -> parallel nests */
 void pass_layout_inference(TsCompiler *c, IrFunc *f);  /* fragment and loop layouts */
 void pass_lower_tile_ops(TsCompiler *c, IrFunc *f);    /* -> thread-level IR */
+void pass_remap_global(TsCompiler *c, IrFunc *f);      /* T.Layout maps of global tensors -> offsets */
 void pass_simplify(TsCompiler *c, IrFunc *f);          /* ir_simplify on every expression */
 void pass_thread_sync(TsCompiler *c, IrFunc *f);       /* __syncthreads for smem hazards */
 void pass_merge_shared_memory(TsCompiler *c, IrFunc *f); /* one dynamic smem buffer */

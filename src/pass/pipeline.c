@@ -15,6 +15,8 @@
  *      |
  *   lower_tile_ops       nests -> per-thread unrolled register loops (+ guards, vectors);
  *      |                 reductions -> shuffles + smem; atomics -> calls
+ *   remap_global         accesses of T.Layout-annotated global tensors -> physical offsets
+ *      |
  *   simplify             index arithmetic cleanup (ir_simplify)
  *      |
  *   thread_sync          __syncthreads for shared-memory RAW/WAR hazards
@@ -40,6 +42,7 @@ static const PassEntry passes[] = {
     {"legalize", pass_legalize},
     {"layout_inference", pass_layout_inference},
     {"lower_tile_ops", pass_lower_tile_ops},
+    {"remap_global", pass_remap_global},
     {"simplify", pass_simplify},
     {"thread_sync", pass_thread_sync},
     {"merge_shared_memory", pass_merge_shared_memory},

@@ -122,6 +122,7 @@ static bool tma_src(TsCompiler *c, const IrRegion *r, const IrBuffer *sb, const 
   int64_t e;
   const char *why = NULL;
   if (g->param_index < 0 || g->alias_of || g->strides) why = "it must be a tensor parameter of the kernel";
+  else if (g->remap) why = "it has a T.Layout (T.annotate_layout), so its boxes are not contiguous";
   else if (n < 2 || n > 4) why = "TMA loads here take tensors of 2 to 4 dims";
   else if (g->dtype != sb->dtype) why = "its dtype must be the destination's";
   else if (!ws_tma_rows_aligned(g)) why = "its rows must be 16-byte aligned";

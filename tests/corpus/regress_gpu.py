@@ -11,6 +11,8 @@ Root causes (fixed in the compiler, see the reliability issue's note):
                         to global memory was computed in thread 0 only (lower_tile_ops)
   grouped GEMM bwd dB   no barriers inside a T.Pipelined loop whose trip count is loaded
   MLA paged decode      from global memory (thread_sync took it for thread-dependent)
+The FlashAttention backward cases (mha_bwd) check T.Layout on a global tensor (dQ's layout,
+pass remap_global) end to end: two kernels that must agree on where each element lives.
 The MLA file's split-KV variant (num_split > 1) does not compile yet (its P @ V GEMM takes A
 from registers with a FullCol policy); it is a corpus-coverage gap, not a wrong result."""
 import math
@@ -210,6 +212,40 @@ def gemm_window_atoms(ctx):
     check("gemm on column windows of one swizzled tile", s, ref, 1e-2, 1e-3)
 
 
+def mha_bwd(ctx, corpus, fname, bhsd, B, H, S, D, causal):
+    """flash_attention/example_mha_bwd_{bshd,bhsd}.py, the file's autograd backward: the bwd
+    kernel atomically adds dQ through the T.Layout of make_dq_layout (8x8 mma tiles made
+    contiguous, pass remap_global) and the postprocess kernel reads it back through the same
+    map; dQ, dK and dV against float64 torch autograd of plain softmax attention."""
+    prog = ctx.load(os.path.join(corpus, "flash_attention", fname))
+    shape = (B, H, S, D) if bhsd else (B, S, H, D)
+    fwd = prog.compile("flashattn_fwd", batch=B, heads=H, seq_len=S, dim=D, is_causal=causal, block_M=64,
+                       block_N=64 if D <= 128 else 32)
+    prep = prog.compile("flashattn_bwd_preprocess", batch=B, heads=H, seq_len=S, dim=D)
+    post = prog.compile("flashattn_bwd_postprocess", batch=B, heads=H, seq_len=S, dim=D)
+    bwd = prog.compile("flashattn_bwd", batch=B, heads=H, seq_len=S, dim=D, is_causal=causal, block_M=64,
+                       block_N=64 if D <= 64 else 32)
+    q, k, v, do = (torch.randn(*shape, dtype=torch.float16, device="cuda") for _ in range(4))
+    o, lse = fwd(q, k, v)
+    delta = prep(o, do)
+    dq = torch.zeros(shape, dtype=torch.float32, device="cuda")
+    dk = torch.full(shape, float("nan"), dtype=torch.float16, device="cuda")
+    dv = torch.full(shape, float("nan"), dtype=torch.float16, device="cuda")
+    bwd(q, k, v, do, lse, delta, dq, dk, dv)
+    dq = post(dq)
+    # reference: [B, H, S, D] float64 attention with autograd
+    to_bhsd = (lambda x: x) if bhsd else (lambda x: x.transpose(1, 2))
+    qr, kr, vr = (to_bhsd(x).double().requires_grad_() for x in (q, k, v))
+    scores = qr @ kr.transpose(-1, -2) * D ** -0.5
+    if causal:
+        scores = scores.masked_fill(torch.ones(S, S, dtype=torch.bool, device="cuda").triu(1), float("-inf"))
+    (torch.softmax(scores, -1) @ vr).backward(to_bhsd(do).double())
+    tag = "%s B=%d H=%d S=%d D=%d causal=%s" % (fname[:-3], B, H, S, D, causal)
+    check(tag + " dQ", to_bhsd(dq), qr.grad, 2e-2, 2e-2)
+    check(tag + " dK", to_bhsd(dk), kr.grad, 2e-2, 2e-2)
+    check(tag + " dV", to_bhsd(dv), vr.grad, 2e-2, 2e-2)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -241,6 +277,10 @@ def main():
         lambda: gemm_window_atoms(ctx),
         lambda: mhc_post(ctx, corpus, 64, 2560),
         lambda: mhc_post(ctx, corpus, 4096, 7168),  # the largest of the file's sizes
+        lambda: mha_bwd(ctx, corpus, "example_mha_bwd_bshd.py", False, 2, 2, 256, 64, False),
+        lambda: mha_bwd(ctx, corpus, "example_mha_bwd_bshd.py", False, 1, 3, 192, 64, True),
+        lambda: mha_bwd(ctx, corpus, "example_mha_bwd_bshd.py", False, 1, 2, 128, 128, False),
+        lambda: mha_bwd(ctx, corpus, "example_mha_bwd_bhsd.py", True, 2, 2, 256, 64, True),
     ]
     for run in cases:
         try:
