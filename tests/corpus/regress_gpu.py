@@ -181,6 +181,24 @@ def tma_map_reuse(ctx):
     check("tma map reuse, first buffers refilled", c, a.float() @ b.float(), 0.5, 2e-2)
 
 
+def chunk_cumsum(ctx, corpus, B, S, H, chunk, reverse, head_first, use_fragment, threads=256):
+    """gdn/example_cumsum.py: T.cumsum over a (1, chunk) shared or fragment tile, forward and
+    reversed; the reference is torch.cumsum within each chunk of the sequence."""
+    prog = ctx.load(os.path.join(corpus, "gdn/example_cumsum.py"))
+    k = prog.compile("tilelang_chunk_local_cumsum_scalar", B=B, S=S, H=H, chunk_size=chunk, reverse=reverse,
+                     head_first=head_first, input_dtype="float16", output_dtype="float32", block_S=chunk,
+                     threads=threads, use_fragment=use_fragment)
+    shape = (B, H, S) if head_first else (B, S, H)
+    g = torch.randn(*shape, dtype=torch.float16, device="cuda")
+    out = k(g)
+    seq = 2 if head_first else 1
+    x = g.float().movedim(seq, -1).reshape(*(shape[:seq] + shape[seq + 1:]), S // chunk, chunk)
+    ref = x.flip(-1).cumsum(-1).flip(-1) if reverse else x.cumsum(-1)
+    ref = ref.reshape(*(shape[:seq] + shape[seq + 1:]), S).movedim(-1, seq)
+    check("cumsum B=%d S=%d H=%d chunk=%d reverse=%s head_first=%s fragment=%s" % (
+        B, S, H, chunk, reverse, head_first, use_fragment), out, ref, 1e-3, 1e-4)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -209,6 +227,9 @@ def main():
         lambda: dynamic_gemm(ctx, 1024, 2048, 512),
         lambda: dynamic_gemm(ctx, 1000, 1032, 200),
         lambda: tma_map_reuse(ctx),
+        lambda: chunk_cumsum(ctx, corpus, 2, 1024, 4, 64, True, False, False),  # the manifest's row
+        lambda: chunk_cumsum(ctx, corpus, 2, 1024, 4, 64, False, True, True),
+        lambda: chunk_cumsum(ctx, corpus, 1, 512, 3, 32, False, False, True, 128),
     ]
     for run in cases:
         try:
