@@ -395,6 +395,7 @@ typedef struct IrRegion {
   X(KERNEL, "kernel")     /* kernel: one launch of T.Kernel */                   \
   X(BREAK, "break")                                                              \
   X(CONTINUE, "continue")                                                        \
+  X(RETURN, "thread_return") /* T.thread_return(): this thread leaves the kernel */ \
   X(ASSERT, "assert")     /* cond, msg */                                        \
   X(COPY, "copy")         /* tile op: copy.src -> copy.dst (dtype converted) */ \
   X(FILL, "fill")         /* tile op: fill.dst = fill.value */                   \

@@ -301,7 +301,7 @@ static IrStmt *rw_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     case IR_S_SEQ: return ir_map_children(c, s, rw_stmt, ctx);
     /* Leaves with nothing to rewrite; lower_stmt sends them back here, so they must end
      * the mutual recursion instead of falling through to it. */
-    case IR_S_BREAK: case IR_S_CONTINUE: return s;
+    case IR_S_BREAK: case IR_S_CONTINUE: case IR_S_RETURN: return s;
     default: break;
   }
   if (nc) {
