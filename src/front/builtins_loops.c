@@ -459,6 +459,18 @@ static Value *t_thread_return(Eval *ev, CallArgs *a, Value **arg, const Builtin 
  * returns once the phase of parity p has completed (a fresh barrier is in phase 0, so waiting
  * for parity 1 returns at once); mbarrier_expect_tx adds tx bytes to the current phase without
  * arriving. */
+/* T.cp_async_barrier_noinc(bar): bar receives this thread's arrival once every cp.async it
+ * issued before has landed (cp.async.mbarrier.arrive.noinc: counted among the barrier's
+ * expected arrivals), so a T.barrier_wait on it sees the copied data. */
+static Value *t_cp_async_barrier_noinc(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  IrExpr *b = bi_barrier_addr(ev, arg[0], "T.cp_async_barrier_noinc", loc);
+  if (!b) return ev->poison;
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_CP_ASYNC_MBAR_ARRIVE_NOINC, NULL, 0, &b, 1, loc));
+  return ev->none;
+}
+
 static Value *t_barrier_arrive(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
@@ -612,6 +624,7 @@ static const Builtin loop_rows[] = {
     {"sync_threads", "barrier_id=None, arrive_count=None", t_sync_threads, 0, BI_TERSE},
     {"sync_warp", "", t_sync_warp, 0, 0},
     {"thread_return", "", t_thread_return, 0, 0},
+    {"cp_async_barrier_noinc", "barrier", t_cp_async_barrier_noinc, 0, 0},
     {"barrier_arrive", "mbarrier", t_barrier_arrive, 0, 0},
     {"barrier_wait", "mbarrier, parity", t_barrier_wait, 0, 0},
     {"mbarrier_arrive", "mbarrier, cta_id=None", t_barrier_arrive, 1, 0},

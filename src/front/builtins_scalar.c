@@ -289,16 +289,26 @@ static Value *t_import_source(Eval *ev, CallArgs *a, Value **arg, const Builtin 
 
 /* T.access_ptr(buffer, access_mask="rw", offset=0, extent=None): the address of the buffer's
  * element `offset` (row-major, in elements), for T.call_extern.  The access mask and extent
- * only describe the access to TVM's analyses; the pointer is the same. */
+ * only describe the access to TVM's analyses; the pointer is the same.  TileLang's newer form
+ * T.access_ptr(buf[i, j], "w", extent) starts at an element: its third argument is then the
+ * extent, and the pointer is &buf[i, j]. */
 static Value *t_access_ptr(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
-  if (arg[0]->kind != V_BUFFER) {
-    ts_error(ev->c, loc, "T.access_ptr: expected a buffer, got %s", ev_type_name(arg[0]));
-    return ev->poison;
-  }
   if (arg[1] && (arg[1]->kind != V_STR || strspn(arg[1]->u.str.s, "rw") != strlen(arg[1]->u.str.s))) {
     ts_error(ev->c, loc, "T.access_ptr: the access mask must be \"r\", \"w\" or \"rw\"");
+    return ev->poison;
+  }
+  if (arg[0]->kind == V_EXPR && arg[0]->u.expr->kind == IR_LOAD && arg[0]->u.expr->lanes == 1) {
+    if (a->npos < 3 && arg[2]) {
+      ts_error(ev->c, loc, "T.access_ptr: offset= with an element base (buf[i, j]) is not supported; index the element");
+      return ev->poison;
+    }
+    IrExpr *load = arg[0]->u.expr;
+    return ev_expr(ev, ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &load, 1, loc));
+  }
+  if (arg[0]->kind != V_BUFFER) {
+    ts_error(ev->c, loc, "T.access_ptr: expected a buffer or a buffer element, got %s", ev_type_name(arg[0]));
     return ev->poison;
   }
   IrBuffer *b = arg[0]->u.buf;
@@ -323,6 +333,58 @@ static Value *t_access_ptr(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi
   }
   IrExpr *load = ir_load(ev->c, b, idx, b->ndim, loc);
   return ev_expr(ev, ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &load, 1, loc));
+}
+
+/* The element a T.access_ptr / T.address_of pointer operand points at, in `scope` memory
+ * (shared when want_shared, else global); NULL after a diagnostic naming `role`. */
+static IrExpr *cp_async_operand(Eval *ev, Value *v, bool want_shared, const char *role, SrcLoc loc) {
+  IrExpr *e = v->kind == V_EXPR ? v->u.expr : NULL;
+  IrExpr *ld = e && e->kind == IR_CALL && e->u.call.op == IRI_ADDRESS_OF && e->u.call.nargs == 1 ? e->u.call.args[0] : NULL;
+  if (!ld || ld->kind != IR_LOAD) {
+    ts_error(ev->c, loc, "T.ptx_cp_async: %s must be T.access_ptr(buf[...], ...) or T.address_of(buf[...]), got %s", role,
+             ev_type_name(v));
+    return NULL;
+  }
+  IrScope sc = ld->u.load.buf->scope;
+  bool shared = sc == IR_SCOPE_SHARED || sc == IR_SCOPE_SHARED_DYN;
+  if (want_shared ? !shared : sc != IR_SCOPE_GLOBAL) {
+    ts_error(ev->c, loc, "T.ptx_cp_async: %s must point into %s memory, '%s' is %s", role,
+             want_shared ? "shared" : "global", ld->u.load.buf->name, ir_scope_names[sc]);
+    return NULL;
+  }
+  return e;
+}
+
+/* T.ptx_cp_async(dst, src, num_elems, predicate=None): one cp.async of num_elems elements
+ * (4, 8 or 16 bytes: the sizes the instruction moves) from global to shared memory, issued by
+ * every thread that runs it; with a predicate, a false one zero-fills the destination.  The
+ * copy lands asynchronously: the kernel orders it itself, with T.cp_async_barrier_noinc and an
+ * mbarrier wait (thread_sync places no barrier for it). */
+static Value *t_ptx_cp_async(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  IrExpr *dst = cp_async_operand(ev, arg[0], true, "dst", loc), *src = dst ? cp_async_operand(ev, arg[1], false, "src", loc) : NULL;
+  int64_t n;
+  if (!src || !ev_to_int(ev, arg[2], &n, loc)) return ev->poison;
+  ts_dtype dt = dst->u.call.args[0]->u.load.buf->dtype, st = src->u.call.args[0]->u.load.buf->dtype;
+  if (dtype_bytes(dt) != dtype_bytes(st)) {
+    ts_error(ev->c, loc, "T.ptx_cp_async: dst (%s) and src (%s) elements differ in size", dtype_name(dt), dtype_name(st));
+    return ev->poison;
+  }
+  int64_t bytes = n * dtype_bytes(dt);
+  if (n <= 0 || (bytes != 4 && bytes != 8 && bytes != 16)) {
+    ts_error(ev->c, loc, "T.ptx_cp_async: %lld %s elements are %lld bytes; cp.async moves 4, 8 or 16", (long long)n,
+             dtype_name(dt), (long long)bytes);
+    return ev->poison;
+  }
+  if (arg[3] && arg[3]->kind != V_NONE) {
+    IrExpr *p = ev_to_ir(ev, arg[3], NULL, loc);
+    if (!p || !(p = ev_to_bool_ir(ev, p, loc))) return ev->poison;
+    ev_emit(ev, ir_device_stmt(ev->c, IRD_CP_ASYNC_ZFILL, &bytes, 1, (IrExpr *[]){dst, src, p}, 3, loc));
+  } else {
+    ev_emit(ev, ir_device_stmt(ev->c, IRD_CP_ASYNC, &bytes, 1, (IrExpr *[]){dst, src}, 2, loc));
+  }
+  return ev->none;
 }
 
 /* ---- rows -------------------------------------------------------------------------------------- */
@@ -382,6 +444,7 @@ static const Builtin scalar_rows[] = {
     {"import_source", "source=None", t_import_source, 0, 0},
     {"call_intrin", "dtype, op, *args", bi_kernel_unsupported, 0, 0},
     {"access_ptr", "buffer, access_mask=\"rw\", offset=0, extent=None", t_access_ptr, 0, 0},
+    {"ptx_cp_async", "dst, src, num_elems, predicate=None", t_ptx_cp_async, 0, 0},
     /* warp intrinsics (T.shfl_xor is the intrinsic row below) */
     {"shfl_down", "value, offset", bi_kernel_unsupported, 0, 0},
     {"shfl_up", "value, offset", bi_kernel_unsupported, 0, 0},

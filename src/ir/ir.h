@@ -165,6 +165,9 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
 #define IR_DEVICE_OPS(X)                                                                  \
   X(CP_ASYNC_COMMIT, "cp_async_commit", 0, 0, 0)                                          \
   X(CP_ASYNC_WAIT, "cp_async_wait", 0, 1, IRD_SYNC)            /* <pending groups> */     \
+  X(CP_ASYNC, "cp_async", 2, 1, 0)                   /* (&dst, &src) <bytes>: T.ptx_cp_async */ \
+  X(CP_ASYNC_ZFILL, "cp_async_zfill", 3, 1, 0)       /* (&dst, &src, pred) <bytes> */          \
+  X(CP_ASYNC_MBAR_ARRIVE_NOINC, "cp_async_mbar_arrive_noinc", 1, 0, 0) /* (&mbarrier) */     \
   X(FENCE_PROXY_ASYNC, "fence_proxy_async", 0, 0, 0)                                      \
   X(FENCE_PROXY_ASYNC_SHARED, "fence_proxy_async_shared", 0, 0, 0)                        \
   /* GEMM tiles (A, B, C addresses, thread index); SS attrs: M, N, K, WM, WN, trans_a,     \

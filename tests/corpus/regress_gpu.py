@@ -199,6 +199,35 @@ def chunk_cumsum(ctx, corpus, B, S, H, chunk, reverse, head_first, use_fragment,
         B, S, H, chunk, reverse, head_first, use_fragment), out, ref, 1e-3, 1e-4)
 
 
+def ptx_cp_async_rows(ctx, N):
+    """tests/codegen/ptx_cp_async.py: explicit cp.async (16 bytes, and 8 bytes zero-filled by a
+    predicate) completing on an mbarrier through cp.async.mbarrier.arrive.noinc; each thread
+    then reads its neighbour's row, so a missing completion shows as stale shared memory."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/ptx_cp_async.py")).compile("cp_rows", N=N)
+    a = torch.randn(N, 8, dtype=torch.float16, device="cuda")
+    tail = torch.randn(N + 2, 4, dtype=torch.float16, device="cuda")
+    b = torch.full((N, 12), float("nan"), dtype=torch.float16, device="cuda")
+    k(a, tail, b)
+    rows = torch.arange(N, device="cuda")
+    src = rows // 128 * 128 + (rows % 128 + 1) % 128
+    ref = torch.cat([a[src], torch.where((src + 2 < N)[:, None], tail[(src + 2).clamp(max=N + 1)], 0)], 1)
+    check("ptx_cp_async rows N=%d" % N, b, ref, 0, 0)
+
+
+def thread_return_exit(ctx, N, flag):
+    """tests/codegen/thread_return.py: threads 64..127 return early unless flag[0] == 1; the
+    others sum four shared and four global neighbours.  Returned threads leave B untouched."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/thread_return.py")).compile("early_exit", N=N)
+    a = torch.randn(N, dtype=torch.float32, device="cuda")
+    b = torch.zeros(N, dtype=torch.float32, device="cuda")
+    k(a, b, torch.tensor([flag], dtype=torch.int32, device="cuda"))
+    i = torch.arange(N, device="cuda")
+    ref = 2 * sum(a[i // 128 * 128 + (i % 128 + j) % 128] for j in range(4))
+    if flag != 1:
+        ref = torch.where(i % 128 < 64, ref, torch.zeros_like(ref))
+    check("thread_return N=%d flag=%d" % (N, flag), b, ref, 1e-5, 1e-5)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -230,6 +259,9 @@ def main():
         lambda: chunk_cumsum(ctx, corpus, 2, 1024, 4, 64, True, False, False),  # the manifest's row
         lambda: chunk_cumsum(ctx, corpus, 2, 1024, 4, 64, False, True, True),
         lambda: chunk_cumsum(ctx, corpus, 1, 512, 3, 32, False, False, True, 128),
+        lambda: ptx_cp_async_rows(ctx, 512),
+        lambda: thread_return_exit(ctx, 1024, 0),
+        lambda: thread_return_exit(ctx, 1024, 1),
     ]
     for run in cases:
         try:
