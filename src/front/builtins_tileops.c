@@ -581,11 +581,32 @@ static Value *t_gemm(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   st->u.gemm.c = to_region(&o[2]);
   st->u.gemm.trans_a = bi_opt_bool(ev, arg[3], false, loc);
   st->u.gemm.trans_b = bi_opt_bool(ev, arg[4], false, loc);
-  st->u.gemm.clear_accum = bi_opt_bool(ev, arg[6], false, loc);
+  IrExpr *clear_if = NULL;
+  int64_t folded;
+  if (arg[6] && arg[6]->kind == V_EXPR && !ir_is_const_int(arg[6]->u.expr, &folded)) {
+    clear_if = ev_to_bool_ir(ev, arg[6]->u.expr, loc); /* clear_accum=(k == 0): decided at run time */
+    if (!clear_if) return NULL;
+  } else if (arg[6] && arg[6]->kind == V_EXPR) {
+    st->u.gemm.clear_accum = folded != 0;
+  } else {
+    st->u.gemm.clear_accum = bi_opt_bool(ev, arg[6], false, loc);
+  }
   int64_t pol, kp;
   if (!bi_opt_int(ev, arg[5], 0, &pol, loc) || !bi_opt_int(ev, arg[7], 1, &kp, loc)) return NULL;
   st->u.gemm.policy = (int)pol;
   st->u.gemm.k_pack = (int)kp;
+  if (clear_if) {
+    /* The accumulator's clearing is a template argument of the device GEMM (the wgmma scale-d
+     * / a zeroed mma.sync C): a runtime condition picks one of two instances, the clearing one
+     * where it holds.  The condition must be the same in every thread of the GEMM (as the
+     * GEMM itself runs in all of them); inside an unrolled loop it folds per iteration. */
+    IrStmt *cleared = ir_stmt(ev->c, IR_S_GEMM, loc);
+    cleared->u.gemm = st->u.gemm;
+    cleared->u.gemm.clear_accum = true;
+    st->u.gemm.clear_accum = false;
+    ev_emit(ev, ir_if(ev->c, clear_if, cleared, st, loc));
+    return ev->none;
+  }
   ev_emit(ev, st);
   return ev->none;
 }
@@ -601,9 +622,14 @@ static Value *t_wgmma_gemm(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi
   Value *r = builtin_call_row(ev, tileop_row("gemm"), "T.gemm", a); /* checks and emits the GEMM */
   if (!r || r->kind == V_POISON || ev->block->len != before + 1) return ev->poison;
   IrStmt *st = ev->block->items[before];
-  TS_ASSERT(st->kind == IR_S_GEMM);
   /* issued, not waited for: pass plan_gemm checks that it can run as wgmma (sm_90a, a
-   * wgmma plan) and says why not */
+   * wgmma plan) and says why not.  A runtime clear_accum made an IF of two GEMMs. */
+  if (st->kind == IR_S_IF) {
+    TS_ASSERT(st->u.if_.then_s->kind == IR_S_GEMM && st->u.if_.else_s->kind == IR_S_GEMM);
+    st->u.if_.then_s->u.gemm.wg_wait = -1;
+    st = st->u.if_.else_s;
+  }
+  TS_ASSERT(st->kind == IR_S_GEMM);
   st->u.gemm.wg_wait = -1;
   return ev->none;
 }

@@ -228,6 +228,18 @@ def thread_return_exit(ctx, N, flag):
     check("thread_return N=%d flag=%d" % (N, flag), b, ref, 1e-5, 1e-5)
 
 
+def gemm_clear_accum_cond(ctx, M, N, K):
+    """tests/front/gemm_clear_accum_cond.py: the accumulator is never T.clear'ed; a runtime
+    clear_accum=(k == 0) clears it on the first K tile, then one more GEMM of the last tile."""
+    k = ctx.load(os.path.join(ROOT, "tests/front/gemm_clear_accum_cond.py")).compile("matmul_first_clear", M=M, N=N, K=K)
+    a = torch.randn(M, K, dtype=torch.float16, device="cuda")
+    b = torch.randn(K, N, dtype=torch.float16, device="cuda")
+    c = torch.full((M, N), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, b, c)
+    ref = a.float() @ b.float() + a[:, K - 32:].float() @ b[K - 32:].float()
+    check("gemm clear_accum=(k == 0) %dx%dx%d" % (M, N, K), c, ref, 0.5, 2e-2)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -262,6 +274,7 @@ def main():
         lambda: ptx_cp_async_rows(ctx, 512),
         lambda: thread_return_exit(ctx, 1024, 0),
         lambda: thread_return_exit(ctx, 1024, 1),
+        lambda: gemm_clear_accum_cond(ctx, 256, 256, 512),
     ]
     for run in cases:
         try:
