@@ -373,6 +373,9 @@ struct IrBuffer {
   IrBuffer *alias_of; /* T.view / T.reshape / T.Tensor(..., data=): the buffer whose memory this is */
   IrBuffer *layout_like; /* FRAGMENT made by a pass: takes this fragment's layout (same shape) */
   const int64_t *arrive_counts; /* BARRIER (T.alloc_barrier): each mbarrier's arrive count */
+  int reducer;        /* T.alloc_reducer (a LOCAL buffer, one copy per thread): 1 + its IrReduceKind
+                         (sum / max / min); its stores in a T.Parallel nest are made by replica 0
+                         only, so that T.finalize_reducer combines each iteration once */
 };
 
 /* A rectangular region of a buffer: the operand of tile ops. */

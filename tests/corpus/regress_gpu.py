@@ -240,6 +240,30 @@ def gemm_clear_accum_cond(ctx, M, N, K):
     check("gemm clear_accum=(k == 0) %dx%dx%d" % (M, N, K), c, ref, 0.5, 2e-2)
 
 
+def gemv_alloc_reducer(ctx, corpus, M, N):
+    """gemv/example_gemv.py gemv_alloc_reducer: T.alloc_reducer partial sums over a pipelined
+    K loop, combined by T.finalize_reducer (warp shuffles + a shared scratch)."""
+    k = ctx.load(os.path.join(corpus, "gemv/example_gemv.py")).compile("gemv_alloc_reducer", M=M, N=N, block_M=128,
+                                                                       block_N=128)
+    a = torch.randn(M, N, dtype=torch.float16, device="cuda")
+    x = torch.randn(N, dtype=torch.float16, device="cuda")
+    o = k(a, x)
+    o = o[0] if isinstance(o, (tuple, list)) else o
+    check("gemv_alloc_reducer M=%d N=%d" % (M, N), o, a.float() @ x.float(), 5e-2, 1e-2)
+
+
+def reducer_rows(ctx, M, N):
+    """tests/codegen/reducer_rows.py: sum and max reducers over a replicated 4 x 8 nest (each
+    iteration must count once)."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/reducer_rows.py")).compile("row_sums", M=M, N=N)
+    a = torch.randn(M, N, dtype=torch.float32, device="cuda")
+    s = torch.full((M,), float("nan"), device="cuda")
+    x = torch.full((M,), float("nan"), device="cuda")
+    k(a, s, x)
+    check("reducer sum M=%d N=%d" % (M, N), s, a.sum(1), 1e-4, 1e-4)
+    check("reducer max M=%d N=%d" % (M, N), x, a.max(1).values, 0, 0)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -275,6 +299,9 @@ def main():
         lambda: thread_return_exit(ctx, 1024, 0),
         lambda: thread_return_exit(ctx, 1024, 1),
         lambda: gemm_clear_accum_cond(ctx, 256, 256, 512),
+        lambda: gemv_alloc_reducer(ctx, corpus, 1024, 1024),  # the manifest's row
+        lambda: gemv_alloc_reducer(ctx, corpus, 384, 2048),
+        lambda: reducer_rows(ctx, 64, 64),
     ]
     for run in cases:
         try:
