@@ -21,6 +21,7 @@
 #pragma once
 
 #include <tilescale/common.cuh>
+#include <tilescale/rng.cuh>
 #include <tilescale/tma.cuh>
 #include <tilescale/wgmma_ops.cuh>
 #include <tilescale/wgmma_rx.cuh>

@@ -213,6 +213,8 @@ typedef struct Eval {
   PtrVec eager_params;   /* IrParam* declared (in declaration order) */
   PtrVec outputs;        /* IrBuffer* created by T.empty */
   PtrVec dyn_vars;       /* IrVar* from T.dynamic */
+  IrBuffer *rng_state;   /* T.rng_init's per-thread Philox state in the current kernel (NULL before
+                            one): eval_stmt.c puts its ALLOC at the start of the kernel body */
 } Eval;
 
 /* ---- value.c: values, conversions, environments ------------------------------------- */

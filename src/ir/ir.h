@@ -168,6 +168,10 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(CP_ASYNC, "cp_async", 2, 1, 0)                   /* (&dst, &src) <bytes>: T.ptx_cp_async */ \
   X(CP_ASYNC_ZFILL, "cp_async_zfill", 3, 1, 0)       /* (&dst, &src, pred) <bytes> */          \
   X(CP_ASYNC_MBAR_ARRIVE_NOINC, "cp_async_mbar_arrive_noinc", 1, 0, 0) /* (&mbarrier) */     \
+  X(RNG_INIT, "rng_init", 4, 0, 0)        /* (&state, seed, subsequence, offset): Philox */  \
+  X(RNG_RAND, "rng_rand", 1, 0, 0)        /* (&state) -> uint32, advances the state */       \
+  X(RNG_RAND_FLOAT, "rng_rand_float", 1, 0, 0) /* (&state) -> float32 in (0, 1] */            \
+  X(DP4A, "dp4a", 3, 0, 0)                /* (&a, &b, &c): c += dot(a[0:4], b[0:4]), 8-bit */ \
   X(FENCE_PROXY_ASYNC, "fence_proxy_async", 0, 0, 0)                                      \
   X(FENCE_PROXY_ASYNC_SHARED, "fence_proxy_async_shared", 0, 0, 0)                        \
   /* GEMM tiles (A, B, C addresses, thread index); SS attrs: M, N, K, WM, WN, trans_a,     \

@@ -264,6 +264,54 @@ def reducer_rows(ctx, M, N):
     check("reducer max M=%d N=%d" % (M, N), x, a.max(1).values, 0, 0)
 
 
+def philox_outputs(seed, first, n):
+    """Outputs first .. first+n-1 of the Philox-4x32-10 stream of `seed` (subsequence 0), as
+    cuRAND and Triton's randint4x number them: 4 words per counter value, counter = index // 4.
+    An independent reference (plain Python integers) for T.rng_init / T.rng_rand."""
+    m = 0xFFFFFFFF
+    blocks = {}
+    out = []
+    for i in range(first, first + n):
+        ctr = i // 4
+        if ctr not in blocks:
+            c = [ctr & m, ctr >> 32, 0, 0]
+            k0, k1 = seed & m, (seed >> 32) & m
+            for r in range(10):
+                if r:
+                    k0, k1 = (k0 + 0x9E3779B9) & m, (k1 + 0xBB67AE85) & m
+                p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+                c = [(p1 >> 32) ^ c[1] ^ k0, p1 & m, (p0 >> 32) ^ c[3] ^ k1, p0 & m]
+            blocks[ctr] = c
+        out.append(blocks[ctr][i % 4])
+    return torch.tensor(out, dtype=torch.int64)
+
+
+def rand_uint(ctx, corpus, M, seed):
+    """rand/rand_uint.py: T.rng_init(seed, 0, offset) + T.rng_rand() per element; the file
+    compares with Triton's randint4x, here with philox_outputs."""
+    k = ctx.load(os.path.join(corpus, "rand/rand_uint.py")).compile("tilelang_rand_1d", M=M, seed=seed)
+    a = k()
+    a = a[0] if isinstance(a, (tuple, list)) else a
+    got = a.cpu().view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+    check("rand_uint M=%d seed=%d" % (M, seed), got, philox_outputs(seed, 0, M), 0, 0)
+
+
+def rng_dp4a(ctx, N):
+    """tests/codegen/rng_dp4a.py: four T.rng_rand draws and one T.rng_rand_float per thread from
+    output row*5 of seed 1234, and two T.dp4a int8 dot products."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/rng_dp4a.py")).compile("rng_dp4a", N=N)
+    r = torch.zeros(N, 4, dtype=torch.int32, device="cuda")  # uint32 bits
+    u = torch.full((N,), float("nan"), device="cuda")
+    a = torch.randint(-128, 128, (N, 8), dtype=torch.int8, device="cuda")
+    b = torch.randint(-128, 128, (N, 8), dtype=torch.int8, device="cuda")
+    d = torch.zeros(N, dtype=torch.int32, device="cuda")
+    k(r.view(torch.uint32) if hasattr(torch, "uint32") else r, u, a, b, d)
+    ref = philox_outputs(1234, 0, 5 * N).view(N, 5)
+    check("rng_rand N=%d" % N, r.cpu().to(torch.int64) & 0xFFFFFFFF, ref[:, :4], 0, 0)
+    check("rng_rand_float N=%d" % N, u.cpu().double(), (ref[:, 4].double() + 0.5) * 2.0 ** -32, 1e-7, 1e-6)
+    check("dp4a N=%d" % N, d, (a.int() * b.int()).sum(1), 0, 0)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -302,6 +350,9 @@ def main():
         lambda: gemv_alloc_reducer(ctx, corpus, 1024, 1024),  # the manifest's row
         lambda: gemv_alloc_reducer(ctx, corpus, 384, 2048),
         lambda: reducer_rows(ctx, 64, 64),
+        lambda: rand_uint(ctx, corpus, 1024, 42),  # the manifest's row and the file's own tests
+        lambda: rand_uint(ctx, corpus, 512, 123),
+        lambda: rng_dp4a(ctx, 256),
     ]
     for run in cases:
         try:
