@@ -636,6 +636,10 @@ static const Builtin loop_rows[] = {
     /* register reallocation between warpgroups is a performance choice: results are the same */
     {"disable_warp_group_reg_alloc", "", bi_hint, 0, 0},
     {"no_set_max_nreg", "", bi_hint, 0, 0},
+    /* the producer/consumer pair of a hand-written split: both kept as hints, since lowering only
+     * the consumer's setmaxnreg.inc without the producer's release could block it forever */
+    {"annotate_producer_reg_dealloc", "reg_count=24", bi_hint, 0, 0},
+    {"annotate_consumer_reg_alloc", "reg_count=240", bi_hint, 0, 0},
     {"inc_max_nreg", "reg_count", t_set_max_nreg, 1, 0},
     {"dec_max_nreg", "reg_count", t_set_max_nreg, 2, 0},
     {"fence_proxy_async", "", t_fence_proxy_async, 0, 0},

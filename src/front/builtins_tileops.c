@@ -538,6 +538,11 @@ static Value *t_atomic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   if (!operand(ev, arg[0], fname, "dst", &d, loc)) return NULL;
   IrStmt *st = ir_stmt(ev->c, IR_S_ATOMIC, loc);
   st->u.atomic.op = (IrAtomicOp)bi->arg;
+  Value *val = arg[1];
+  if (!d.extent && (val->kind == V_BUFFER || val->kind == V_REGION)) { /* dst[i, j] is the corner of a tile */
+    Operand s;
+    if (!operand(ev, val, fname, "value", &s, loc) || !fill_corner(ev, &d, &s, fname)) return NULL;
+  }
   if (!d.extent) { /* scalar: AtomicAdd(&dst[i], value) */
     d.extent = ARENA_ARRAY(ev->a, IrExpr *, d.buf->ndim);
     for (int i = 0; i < d.buf->ndim; i++) d.extent[i] = ir_int(ev->c, 1, TS_DTYPE_INT32, loc);

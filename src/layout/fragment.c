@@ -69,11 +69,16 @@ Fragment *fragment_replicated(TsCompiler *c, int ndim, const int64_t *shape, int
 }
 
 Fragment *fragment_derive(TsCompiler *c, const Fragment *loop, int ndim, const int *map) {
+  return fragment_derive_held(c, loop, ndim, map, NULL);
+}
+
+Fragment *fragment_derive_held(TsCompiler *c, const Fragment *loop, int ndim, const int *map, const int64_t *held) {
   Fragment *f = frag_new(c, ndim, loop->nthreads);
   bool used[FRAG_MAX_DIMS] = {false};
   for (int p = 0; p < ndim; p++) {
-    if (map[p] < 0) {
-      f->dim[p] = (FragDim){1, 1, 1, 0, 1, 1, 0};
+    if (map[p] < 0) { /* not split over threads: extent 1, or a held dim in registers */
+      int64_t d = map[p] == FRAG_HELD && held ? held[p] : 1;
+      f->dim[p] = (FragDim){d, 1, 1, 0, 1, 1, 0};
       continue;
     }
     TS_ASSERT(map[p] < loop->ndim && !used[map[p]]);

@@ -60,6 +60,12 @@ Fragment *fragment_replicated(TsCompiler *c, int ndim, const int64_t *shape, int
  * (map[p] = -1: a dim of extent 1 that is not indexed by a loop var).  Loop dims no
  * buffer dim maps to become replicate fields: their threads hold copies. */
 Fragment *fragment_derive(TsCompiler *c, const Fragment *loop, int ndim, const int *map);
+/* map[p] == FRAG_HELD: dim p is indexed by an expression that does not change within the
+ * nest (an enclosing serial loop's var, a constant): it is not split over threads, every
+ * thread holds all held[p] elements of it in registers (T.Parallel(i, j) reading
+ * b[k, j] for a serial k keeps b's column j with the thread that owns column j). */
+#define FRAG_HELD (-3)
+Fragment *fragment_derive_held(TsCompiler *c, const Fragment *loop, int ndim, const int *map, const int64_t *held);
 /* The layout of `src` with dim `dim` reduced away (keep_dim: kept with extent 1). */
 Fragment *fragment_reduce(TsCompiler *c, const Fragment *src, int dim, bool keep_dim);
 

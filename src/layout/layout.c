@@ -57,6 +57,15 @@ bool layout_equal(const Layout *a, const Layout *b) {
   return a->swizzle == b->swizzle && a->elem_bytes == b->elem_bytes && a->rows == b->rows && a->cols == b->cols;
 }
 
+Layout *layout_widen(TsCompiler *c, const Layout *win, int64_t rows, int64_t cols) {
+  if (!win || (win->rows == rows && win->cols == cols)) return (Layout *)win;
+  if (!win->swizzle || win->pinned || win->rows != rows || (cols * win->elem_bytes) % win->swizzle) return NULL;
+  Layout *l = ARENA_NEW(c->arena, Layout);
+  *l = *win;
+  l->cols = cols;
+  return l;
+}
+
 int64_t layout_atom_cols(const Layout *l) { return l->swizzle ? l->swizzle / l->elem_bytes : l->cols; }
 
 int64_t layout_offset_const(const Layout *l, int64_t r, int64_t col) {

@@ -44,6 +44,12 @@ Layout *layout_swizzled(TsCompiler *c, int64_t rows, int64_t cols, int elem_byte
 Layout *layout_pinned(TsCompiler *c, LayoutKind kind, int64_t rows, int64_t cols, int elem_bytes, SrcLoc loc,
                       const char **why);
 bool layout_equal(const Layout *a, const Layout *b);
+/* The layout of a whole [rows x cols] buffer tile that gives a GEMM operand window with
+ * layout `win` (all rows, columns starting on an atom) the same memory arrangement: the
+ * window's swizzle over all the buffer's columns (atoms are stored one after another, so
+ * a window of whole atoms is a tile of its own).  win itself when the window is the whole
+ * tile; NULL when no such layout exists (row-major windows, partial rows). */
+Layout *layout_widen(TsCompiler *c, const Layout *win, int64_t rows, int64_t cols);
 int64_t layout_atom_cols(const Layout *l); /* W / elem_bytes (cols when not swizzled) */
 /* Element offset of a tile element (constant arithmetic; tests and the checker). */
 int64_t layout_offset_const(const Layout *l, int64_t r, int64_t col);

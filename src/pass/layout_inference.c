@@ -23,6 +23,7 @@ typedef struct Access {
   int map[FRAG_MAX_DIMS];
   bool simple, write;
   bool window;                /* not simple, but `var + c` indices: a window (fragment_crop) */
+  bool held;                  /* not simple, but loop vars and nest-invariant indices (FRAG_HELD) */
   int64_t off[FRAG_MAX_DIMS]; /* window: the constants c */
   SrcLoc loc;
 } Access;
@@ -46,12 +47,20 @@ typedef struct Infer {
   PtrVec frags;     /* IrBuffer* fragments allocated in the kernel */
   Node *cur;        /* node being scanned */
   int64_t scope;    /* threads of the code being collected (a T.ws body: its warpgroups) */
+  PtrVec held_set;  /* IrBuffer* laid out from a held access (pass_access_map_held) */
+  PtrVec held_bad;  /* IrBuffer* whose held layout disagreed with another use */
+  PtrVec no_held;   /* IrBuffer* laid out the old way (replicated) after such a conflict */
+  bool held_first;  /* free layouts go to nests with held accesses first (a retry) */
 } Infer;
 
-static void note_frag(Infer *in, PtrVec *v, IrBuffer *b) {
+static bool in_list(const PtrVec *v, const void *b) {
   for (int i = 0; i < v->len; i++)
-    if (v->items[i] == b) return;
-  vec_push(in->c->arena, v, b);
+    if (v->items[i] == b) return true;
+  return false;
+}
+
+static void note_frag(Infer *in, PtrVec *v, IrBuffer *b) {
+  if (!in_list(v, b)) vec_push(in->c->arena, v, b);
 }
 
 static void add_access(Infer *in, IrBuffer *b, IrExpr **idx, int nidx, bool write, SrcLoc loc) {
@@ -61,6 +70,8 @@ static void add_access(Infer *in, IrBuffer *b, IrExpr **idx, int nidx, bool writ
   a->loc = loc;
   a->simple = pass_access_map(&in->cur->nest, b, idx, nidx, a->map);
   if (!a->simple) a->window = pass_access_map_off(&in->cur->nest, b, idx, nidx, a->map, a->off);
+  if (!a->simple && !a->window && !in_list(&in->no_held, b))
+    a->held = pass_access_map_held(&in->cur->nest, b, idx, nidx, a->map);
   vec_push(in->c->arena, &in->cur->acc, a);
 }
 
@@ -96,6 +107,12 @@ static void gemm_layouts(Infer *in, IrStmt *s) {
   for (int i = 0; i < 2; i++) {
     IrBuffer *b = ops[i];
     if (b->scope == IR_SCOPE_FRAGMENT) continue;
+    /* a window of the buffer (Q[:, :512] and Q[:, 512:]): the layout of the whole tile */
+    int64_t rows, cols;
+    if (b->ndim >= 2 && ir_is_const_int(b->shape[b->ndim - 2], &rows) && ir_is_const_int(b->shape[b->ndim - 1], &cols)) {
+      Layout *whole = layout_widen(in->c, want[i], rows, cols);
+      if (whole) want[i] = whole;
+    }
     if (b->layout && !layout_equal(b->layout, want[i])) {
       ts_error(in->c, s->loc, "layout conflict for shared buffer '%s': two T.gemm calls need different swizzles", b->name);
       continue;
@@ -168,7 +185,9 @@ static void set_layout(Infer *in, IrBuffer *b, Fragment *f, SrcLoc loc) {
     b->fragment = f;
     return;
   }
-  if (!fragment_equal(b->fragment, f)) {
+  if (!fragment_equal(b->fragment, f) && in_list(&in->held_set, b)) {
+    note_frag(in, &in->held_bad, b); /* retried with b replicated (infer_kernel) */
+  } else if (!fragment_equal(b->fragment, f)) {
     StrBuf have = {0}, want = {0};
     fragment_print(&have, b->fragment);
     fragment_print(&want, f);
@@ -258,6 +277,23 @@ static bool threads_match(Infer *in, Node *n, const Fragment *f, const IrBuffer 
   return false;
 }
 
+/* A held access (FRAG_HELD dims): the nest's layout on the loop dims, the held dims in
+ * every thread's registers.  A buffer laid out otherwise already is noted as a conflict:
+ * the kernel is inferred again with that buffer replicated, as before held layouts. */
+static void set_held_layout(Infer *in, Node *n, Access *a) {
+  int64_t shape[FRAG_MAX_DIMS];
+  IrBuffer *b = a->buf;
+  if (b->fragment && fragment_is_replicated(b->fragment)) return; /* fits any access */
+  if (!const_shape(b, shape)) return;
+  Fragment *want = fragment_derive_held(in->c, n->layout, b->ndim, a->map, shape);
+  if (!b->fragment) {
+    b->fragment = want;
+    note_frag(in, &in->held_set, b);
+  } else if (!fragment_equal(b->fragment, want)) {
+    note_frag(in, &in->held_bad, b);
+  }
+}
+
 static bool propagate_node(Infer *in, Node *n) {
   if (!n->is_nest) {
     IrStmt *s = n->stmt;
@@ -299,6 +335,7 @@ static bool propagate_node(Infer *in, Node *n) {
   }
   for (int i = 0; i < n->acc.len; i++) {
     Access *a = n->acc.items[i];
+    if (a->held) set_held_layout(in, n, a);
     if (!a->simple) continue;
     Fragment *want = fragment_derive(in->c, n->layout, a->buf->ndim, a->map);
     if (a->buf->fragment && fragment_is_replicated(a->buf->fragment) && !a->write) continue;
@@ -306,6 +343,15 @@ static bool propagate_node(Infer *in, Node *n) {
   }
   n->done = true;
   return true;
+}
+
+/* Which unresolved node gets a fresh layout next: the largest; on a retry after a held
+ * conflict, nests with held accesses first, so that the copies filling the held buffer
+ * follow the layout its use needs instead of imposing their own. */
+static int64_t free_rank(const Infer *in, const Node *n) {
+  bool held = false;
+  for (int i = 0; in->held_first && i < n->acc.len; i++) held |= ((Access *)n->acc.items[i])->held;
+  return n->size + (held ? INT64_MAX / 2 : 0);
 }
 
 static void infer_kernel(Infer *in, IrKernel *k) {
@@ -322,7 +368,7 @@ static void infer_kernel(Infer *in, IrKernel *k) {
     Node *n = in->nodes.items[i];
     for (int j = 0; j < n->acc.len; j++) {
       Access *a = n->acc.items[j];
-      if (!a->simple) note_frag(in, &in->outside, a->buf);
+      if (!a->simple && !a->held) note_frag(in, &in->outside, a->buf);
     }
   }
   for (int i = 0; i < in->outside.len; i++) {
@@ -341,7 +387,7 @@ static void infer_kernel(Infer *in, IrKernel *k) {
     Node *best = NULL;
     for (int i = 0; i < in->nodes.len; i++) {
       Node *n = in->nodes.items[i];
-      if (!n->done && (!best || n->size > best->size)) best = n;
+      if (!n->done && (!best || free_rank(in, n) > free_rank(in, best))) best = n;
     }
     if (!best) break;
     if (best->is_nest) {
@@ -368,13 +414,45 @@ static void infer_kernel(Infer *in, IrKernel *k) {
   }
 }
 
+/* The fragment buffers a kernel allocates, with the layouts they had before inference
+ * (annotations), so that a retry starts from the same state. */
+typedef struct FragSnap {
+  TsCompiler *c;
+  PtrVec bufs, frags;
+} FragSnap;
+
+static void snap_alloc(IrStmt *s, void *ctx) {
+  FragSnap *snap = ctx;
+  if (s->kind != IR_S_ALLOC || s->u.alloc.buf->scope != IR_SCOPE_FRAGMENT) return;
+  vec_push(snap->c->arena, &snap->bufs, s->u.alloc.buf);
+  vec_push(snap->c->arena, &snap->frags, s->u.alloc.buf->fragment);
+}
+
+/* Infers a kernel; when a held layout (set_held_layout) conflicts with another use of
+ * its buffer, infers it again from the start with those buffers replicated. */
+static void infer_kernel_held(TsCompiler *c, IrKernel *k) {
+  FragSnap snap = {.c = c};
+  IrVisitor v = {snap_alloc, NULL, &snap};
+  ir_visit(k->body, &v);
+  PtrVec no_held = {0};
+  int errors = c->diag.errors;
+  for (int attempt = 0;; attempt++) {
+    Infer in = {0};
+    in.c = c;
+    in.nthreads = in.scope = pass_kernel_threads(k);
+    in.no_held = no_held;
+    in.held_first = attempt > 0;
+    infer_kernel(&in, k);
+    if (!in.held_bad.len || c->diag.errors != errors) return;
+    for (int i = 0; attempt > 0 && i < in.held_bad.len; i++) note_frag(&in, &no_held, in.held_bad.items[i]);
+    for (int i = 0; i < snap.bufs.len; i++) ((IrBuffer *)snap.bufs.items[i])->fragment = snap.frags.items[i];
+  }
+}
+
 static void walk(TsCompiler *c, IrStmt *s) {
   if (!s) return;
   if (s->kind == IR_S_KERNEL) {
-    Infer in = {0};
-    in.c = c;
-    in.nthreads = in.scope = pass_kernel_threads(&s->u.kernel);
-    infer_kernel(&in, &s->u.kernel);
+    infer_kernel_held(c, &s->u.kernel);
     return;
   }
   if (s->kind == IR_S_SEQ)

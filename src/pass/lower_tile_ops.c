@@ -59,6 +59,21 @@ static IrExpr **rw_list(Lower *lw, NestCtx *nc, IrExpr **xs, int n) {
   return out;
 }
 
+/* Register index of a held access (pass_access_map_held): loop dims through the nest's
+ * layout, held dims (every thread holds all of them) by their own index.  NULL when F is
+ * not the layout the nest gives such an access. */
+static IrExpr *held_index(Lower *lw, NestCtx *nc, const Fragment *F, IrExpr **idx, const int *map) {
+  int64_t held[FRAG_MAX_DIMS];
+  for (int p = 0; p < F->ndim; p++) held[p] = F->dim[p].extent;
+  if (!fragment_equal(fragment_derive_held(lw->c, nc->L, F->ndim, map, held), F)) return NULL;
+  IrExpr *reg = i32(lw, 0);
+  for (int p = 0; p < F->ndim; p++) {
+    IrExpr *coord = map[p] >= 0 ? nc->lexpr[map[p]] : map[p] == FRAG_HELD ? rw_expr(lw, nc, idx[p]) : NULL;
+    if (coord) reg = bin(lw, IR_ADD, reg, bin(lw, IR_MUL, coord, i32(lw, fragment_reg_stride(F, p))));
+  }
+  return reg;
+}
+
 /* The single register index of a fragment access. */
 static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int nidx, SrcLoc loc) {
   Fragment *F = b->fragment;
@@ -94,6 +109,10 @@ static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int
         reg = bin(lw, IR_ADD, reg, bin(lw, IR_MUL, nc->lexpr[map[p]], i32(lw, fragment_reg_stride(F, p))));
       return reg;
     }
+  }
+  if (nc && !fragment_is_replicated(F) && pass_access_map_held(nc->nest, b, idx, nidx, map)) {
+    IrExpr *reg = held_index(lw, nc, F, idx, map);
+    if (reg) return reg;
   }
   if (!fragment_is_replicated(F)) {
     ts_error(lw->c, loc,
@@ -675,15 +694,24 @@ static IrExpr *region_ptr(Lower *lw, const IrRegion *r, SrcLoc loc) {
 }
 
 /* The tile of an operand must be the whole last-two-dim tile of its buffer: the device
- * templates address it from its first element with the buffer's layout. */
-static bool whole_tile(const IrRegion *r) {
-  for (int k = r->ndim - 2; k < r->ndim; k++) {
-    int64_t mn, ext, shp;
-    if (k < 0 || !ir_is_const_int(r->min[k], &mn) || mn != 0 || !ir_is_const_int(r->extent[k], &ext) ||
-        !ir_is_const_int(r->buf->shape[k], &shp) || ext != shp)
+ * templates address it from its first element with the buffer's layout.  Or, for a swizzled
+ * operand (tile layout `want`), a window of whole atoms over all rows of a buffer laid out
+ * with the same swizzle (layout_widen): its atoms are stored as a tile of their own. */
+static bool whole_tile(const IrRegion *r, const Layout *want) {
+  int64_t mn[2], ext[2], shp[2];
+  for (int k = 0; k < 2; k++) {
+    int d = r->ndim - 2 + k;
+    if (d < 0 || !ir_is_const_int(r->min[d], &mn[k]) || !ir_is_const_int(r->extent[d], &ext[k]) ||
+        !ir_is_const_int(r->buf->shape[d], &shp[k]))
       return false;
   }
-  return true;
+  if (mn[0] == 0 && ext[0] == shp[0] && mn[1] == 0 && ext[1] == shp[1]) return true;
+  const Layout *have = r->buf->layout;
+  if (!want || !want->swizzle || !have || have->swizzle != want->swizzle || have->elem_bytes != want->elem_bytes ||
+      have->rows != shp[0] || have->cols != shp[1])
+    return false;
+  int64_t atom = layout_atom_cols(want);
+  return mn[0] == 0 && ext[0] == shp[0] && mn[1] % atom == 0 && ext[1] % atom == 0;
 }
 
 /* T.gemm -> one call of a device template (device/tilescale/gemm.cuh) that runs the
@@ -694,15 +722,16 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
   if (!s->u.gemm.plan) return NULL; /* plan_gemm reported it */
   GemmPlan p = *s->u.gemm.plan;
   const IrRegion *A = &s->u.gemm.a, *B = &s->u.gemm.b, *C = &s->u.gemm.c;
-  if ((!p.a_in_regs && !whole_tile(A)) || !whole_tile(B)) {
-    ts_error(c, s->loc, "T.gemm: A and B must be whole shared tiles (slices of a tile are not supported yet)");
+  if ((!p.a_in_regs && !whole_tile(A, p.a_layout)) || !whole_tile(B, p.b_layout)) {
+    ts_error(c, s->loc, "T.gemm: A and B must be whole shared tiles, or column windows of a swizzled tile that span all "
+                        "its rows and whole swizzle atoms (other slices of a tile are not supported yet)");
     return NULL;
   }
   if (!C->buf->fragment || !fragment_equal(C->buf->fragment, p.c_frag)) {
     ts_error(c, s->loc, "layout conflict for fragment '%s': T.gemm needs its accumulator layout", C->buf->name);
     return NULL;
   }
-  if (p.a_in_regs && (!A->buf->fragment || !fragment_equal(A->buf->fragment, p.a_frag) || !whole_tile(A))) {
+  if (p.a_in_regs && (!A->buf->fragment || !fragment_equal(A->buf->fragment, p.a_frag) || !whole_tile(A, NULL))) {
     ts_error(c, s->loc, "layout conflict for fragment '%s': T.gemm with A in registers needs the whole fragment in the "
                         "wgmma operand layout", A->buf->name);
     return NULL;

@@ -36,7 +36,15 @@ bool pass_parallel_nest(TsCompiler *c, IrStmt *root, ParNest *out) {
   }
 }
 
-bool pass_access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map) {
+static bool uses_nest_var(const ParNest *nest, const IrExpr *e) {
+  for (int q = 0; q < nest->n; q++)
+    if (ir_expr_uses_var(e, nest->var[q])) return true;
+  return false;
+}
+
+/* pass_access_map, and with allow_held also dims indexed by nest-invariant expressions
+ * (map[p] = FRAG_HELD). */
+static bool access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map, bool allow_held) {
   if (nidx != buf->ndim || nidx > FRAG_MAX_DIMS) return false;
   bool used[FRAG_MAX_DIMS] = {false};
   for (int p = 0; p < nidx; p++) {
@@ -52,9 +60,24 @@ bool pass_access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int
     } else if (ir_is_const_int(idx[p], &v) && v == 0 && shp == 1) {
       map[p] = -1;
     }
+    if (map[p] == -2 && allow_held && !uses_nest_var(nest, idx[p])) map[p] = FRAG_HELD;
     if (map[p] == -2) return false;
   }
   return true;
+}
+
+bool pass_access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map) {
+  return access_map(nest, buf, idx, nidx, map, false);
+}
+
+bool pass_access_map_held(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map) {
+  if (!access_map(nest, buf, idx, nidx, map, true)) return false;
+  bool held = false, mapped = false;
+  for (int p = 0; p < nidx; p++) {
+    held |= map[p] == FRAG_HELD;
+    mapped |= map[p] >= 0;
+  }
+  return held && mapped;
 }
 
 bool pass_access_map_off(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map, int64_t *off) {

@@ -74,6 +74,10 @@ bool pass_parallel_nest(TsCompiler *c, IrStmt *root, ParNest *out);
  * or -1 for a constant 0 index into an extent-1 dim.  False when the index pattern is
  * anything else (such fragments need the fully replicated layout). */
 bool pass_access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map);
+/* pass_access_map where some dims (at least one) are indexed by expressions that use no
+ * nest var (map[p] = FRAG_HELD) and at least one dim is a nest var: such a fragment can
+ * keep the held dims in every thread's registers instead of being fully replicated. */
+bool pass_access_map_held(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map);
 /* pass_access_map that also accepts an index `var + c` (c a constant, the window
  * [c, c + extent) inside the dim); off[p] = c (0 for plain vars).  For fragment windows
  * (fragment_crop). */

@@ -636,7 +636,10 @@ static ts_status kernel_compile(ts_program *prog, const char *func, const ts_par
   return TS_OK;
 
 compile_error:
-  rt_set_error(ctx, "%s", c->diag.errors ? sb_str(&c->diag.out) : "compilation failed without a diagnostic");
+  /* --dump-after: the passes that ran before the error are printed after it (that is when
+   * they are needed most) */
+  rt_set_error(ctx, "%s%s", c->diag.errors ? sb_str(&c->diag.out) : "compilation failed without a diagnostic",
+               sb_str(&k->dump_text));
   status = TS_ERR_COMPILE;
 cleanup:
   ts_kernel_destroy(k);

@@ -312,6 +312,35 @@ def rng_dp4a(ctx, N):
     check("dp4a N=%d" % N, d, (a.int() * b.int()).sum(1), 0, 0)
 
 
+def mhc_post(ctx, corpus, n, hidden):
+    """deepseek_mhc/example_mhc_post.py: b_local[k, j] is read in a T.Parallel(i, j) nest
+    under a serial k, so layout_inference keeps k in every thread's registers (held layout)
+    instead of replicating the whole (4 x h_blk) fragment in every thread."""
+    k = ctx.load(os.path.join(corpus, "deepseek_mhc/example_mhc_post.py")).compile("mhc_post_tilelang", hc=4,
+                                                                                   hidden=hidden)
+    a = torch.randn(n, 4, 4, dtype=torch.float32, device="cuda")
+    b = torch.randn(n, 4, hidden, dtype=torch.bfloat16, device="cuda")
+    c = torch.randn(n, 4, dtype=torch.float32, device="cuda")
+    d = torch.randn(n, hidden, dtype=torch.bfloat16, device="cuda")
+    x = torch.full((n, 4, hidden), float("nan"), dtype=torch.bfloat16, device="cuda")
+    k(a, b, c, d, x)
+    ref = c.unsqueeze(-1) * d.float().unsqueeze(1) + torch.bmm(a.mT, b.float())
+    check("mhc_post n=%d hidden=%d" % (n, hidden), x, ref, 5e-2, 2e-2)
+
+
+def gemm_window_atoms(ctx):
+    """tests/codegen/gemm_window_atoms.py: two GEMMs read column windows of one swizzled
+    shared tile (sparse MLA's query split); the second starts at a later swizzle atom."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_window_atoms.py")).compile("qk_split")
+    q = torch.randn(64, 192, dtype=torch.bfloat16, device="cuda")
+    kk = torch.randn(64, 128, dtype=torch.bfloat16, device="cuda")
+    kt = torch.randn(64, 64, dtype=torch.bfloat16, device="cuda")
+    s = torch.full((64, 64), float("nan"), dtype=torch.float32, device="cuda")
+    k(q, kk, kt, s)
+    ref = q[:, :128].float() @ kk.float().T + q[:, 128:].float() @ kt.float().T
+    check("gemm on column windows of one swizzled tile", s, ref, 1e-2, 1e-3)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -353,6 +382,9 @@ def main():
         lambda: rand_uint(ctx, corpus, 1024, 42),  # the manifest's row and the file's own tests
         lambda: rand_uint(ctx, corpus, 512, 123),
         lambda: rng_dp4a(ctx, 256),
+        lambda: gemm_window_atoms(ctx),
+        lambda: mhc_post(ctx, corpus, 64, 2560),
+        lambda: mhc_post(ctx, corpus, 4096, 7168),  # the largest of the file's sizes
     ]
     for run in cases:
         try:
