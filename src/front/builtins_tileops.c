@@ -677,10 +677,15 @@ static Value *t_wait_wgmma(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi
   }
   IrStmt *found[8];
   int nf = 0;
-  for (int i = ev->block->len - 1; i >= 0; i--) issued_wgmma(ev->block->items[i], found, &nf, 8);
+  /* this block, then the enclosing ones (a wait under `if k < n - 1:` for the wgmma issued
+   * just before the if); blocks outside the kernel hold only finished KERNEL statements,
+   * which issued_wgmma does not enter */
+  PtrVec *blk = ev->block;
+  for (DefScope *sc = ev->scope; blk && !nf; blk = sc ? sc->outer_block : NULL, sc = sc ? sc->outer_scope : NULL)
+    for (int i = blk->len - 1; i >= 0; i--) issued_wgmma(blk->items[i], found, &nf, 8);
   if (!nf) {
-    ts_error(ev->c, loc, "T.wait_wgmma: no T.wgmma_gemm is issued before it in this block (or in a loop before it); "
-                         "wait in the block that issues the wgmma");
+    ts_error(ev->c, loc, "T.wait_wgmma: no T.wgmma_gemm is issued before it in this block or an enclosing one (or in "
+                         "a loop before it); wait after the wgmma is issued");
     return ev->poison;
   }
   for (int i = 0; i < nf; i++) {

@@ -154,6 +154,8 @@ typedef struct LoopCtx {
 /* What one IR block defines (IrVar* in vars, IrBuffer* in bufs). */
 typedef struct DefScope {
   PtrVec vars, bufs;
+  PtrVec *outer_block;          /* the statements of the enclosing block so far (NULL at the top) */
+  struct DefScope *outer_scope; /* its scope: T.wait_wgmma looks for issues in enclosing blocks */
 } DefScope;
 
 typedef enum ExecStatus { EX_NORMAL, EX_RETURN, EX_BREAK, EX_CONTINUE } ExecStatus;
