@@ -72,6 +72,17 @@ TS_DEV int block_idx_x() { return (int)blockIdx.x; } /* the launch's own index, 
  * multiple of 32), both run-time values, as the kernel author chose them. */
 TS_DEV void bar_sync(int id, int threads) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory"); }
 
+/* T.dp4a(a[i], b[i], c[0]): c += a[i+0]*b[i+0] + ... + a[i+3]*b[i+3] on four packed 8-bit
+ * integers (both signed or both unsigned; __dp4a, sm_61+).  a and b point at 4-byte aligned
+ * groups of four elements (a local array indexed by a multiple of 4). */
+template <class T> TS_DEV void dp4a(const T *a, const T *b, int *c) {
+  static_assert(sizeof(T) == 1, "dp4a multiplies 8-bit integers");
+  if constexpr (T(-1) < T(0))
+    *c = __dp4a(*reinterpret_cast<const int *>(a), *reinterpret_cast<const int *>(b), *c);
+  else
+    *c = (int)__dp4a(*reinterpret_cast<const unsigned *>(a), *reinterpret_cast<const unsigned *>(b), (unsigned)*c);
+}
+
 /* ---- conversions ------------------------------------------------------------------ */
 TS_DEV float to_f32(__half x) { return __half2float(x); }
 TS_DEV float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <tilescale/common.cuh>
+#include <tilescale/rng.cuh>
 #include <tilescale/tma.cuh>
 #include <tilescale/wgmma_ops.cuh>
 #include <tilescale/wgmma_rx.cuh>
@@ -47,6 +48,24 @@ template <int BYTES> TS_DEV void cp_async(void *dst, const void *src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_u32(dst)), "l"(src) : "memory");
   else
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem_u32(dst)), "l"(src), "n"(BYTES) : "memory");
+}
+/* T.ptx_cp_async(..., predicate=p): cp.async with a source size of BYTES when p holds and 0
+ * otherwise, so a false predicate fills the destination with zeros (and reads nothing). */
+template <int BYTES> TS_DEV void cp_async_zfill(void *dst, const void *src, bool pred) {
+  static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async moves 4, 8 or 16 bytes");
+  const int src_bytes = pred ? BYTES : 0;
+  if constexpr (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(src_bytes)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_u32(dst)), "l"(src), "n"(BYTES),
+                 "r"(src_bytes) : "memory");
+}
+/* T.cp_async_barrier_noinc(bar): an arrival on mbarrier `bar` once every cp.async this thread
+ * issued before it has landed; .noinc: the arrival is one of the barrier's expected arrivals
+ * (its init count includes this thread) rather than an extra pending one. */
+TS_DEV void cp_async_mbar_arrive_noinc(uint64_t *bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 }
 /* Generic-proxy writes to shared memory (st.shared, cp.async) are not seen by the async
  * proxy (wgmma operand reads, TMA) without this fence, executed by each writing thread

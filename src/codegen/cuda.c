@@ -1060,6 +1060,7 @@ static void stmt(Cg *g, const IrStmt *s) {
     return;
   case IR_S_BREAK: line(g, "break;"); return;
   case IR_S_CONTINUE: line(g, "continue;"); return;
+  case IR_S_RETURN: line(g, "return;"); return; /* pass thread_return_* checked what follows */
   case IR_S_ASSERT: {
     StrBuf cond = {0}, msg = {0}, where = {0};
     expr_as(g, &cond, s->u.assert_.cond, TS_DTYPE_BOOL, PREC_UNARY);

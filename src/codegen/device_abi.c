@@ -10,6 +10,13 @@
 const CgDeviceAbi cg_device_abi[IRD_COUNT] = {
     [IRD_CP_ASYNC_COMMIT] = {"ts::cp_async_commit", "", "gemm.cuh"},
     [IRD_CP_ASYNC_WAIT] = {"ts::cp_async_wait", "i", "gemm.cuh"},
+    [IRD_CP_ASYNC] = {"ts::cp_async", "i", "gemm.cuh"},
+    [IRD_CP_ASYNC_ZFILL] = {"ts::cp_async_zfill", "i", "gemm.cuh"},
+    [IRD_CP_ASYNC_MBAR_ARRIVE_NOINC] = {"ts::cp_async_mbar_arrive_noinc", "", "gemm.cuh"},
+    [IRD_RNG_INIT] = {"ts::rng_init", "", "rng.cuh"},
+    [IRD_RNG_RAND] = {"ts::rng_rand", "", "rng.cuh"},
+    [IRD_RNG_RAND_FLOAT] = {"ts::rng_rand_float", "", "rng.cuh"},
+    [IRD_DP4A] = {"ts::dp4a", "", "common.cuh"},
     [IRD_FENCE_PROXY_ASYNC] = {"ts::fence_proxy_async", "", "gemm.cuh"},
     [IRD_FENCE_PROXY_ASYNC_SHARED] = {"ts::fence_proxy_async_shared", "", "tma.cuh"},
     [IRD_GEMM_SS_MMA] = {"ts::gemm_ss_mma", "iiiiibbiibt", "gemm.cuh"},

@@ -442,12 +442,35 @@ static Value *t_sync_warp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
   return ev->none;
 }
 
+/* T.thread_return(): the calling thread leaves the kernel (CUDA `return;`), e.g. the warps
+ * a DeepEP kernel does not need.  What may follow it (no tile operation, no block-wide
+ * barrier: the threads that left would miss them) is checked by pass/thread_return.c, where
+ * the whole function's control flow is known. */
+static Value *t_thread_return(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  ev_emit(ev, ir_stmt(ev->c, IR_S_RETURN, call_loc(a)));
+  return ev->none;
+}
+
 /* ---- explicit mbarriers (T.alloc_barrier) --------------------------------------------------------
  * TileLang's semantics, executed by every thread that reaches the call: barrier_arrive /
  * mbarrier_arrive is one arrival of that thread; barrier_wait / mbarrier_wait_parity(b, p)
  * returns once the phase of parity p has completed (a fresh barrier is in phase 0, so waiting
  * for parity 1 returns at once); mbarrier_expect_tx adds tx bytes to the current phase without
  * arriving. */
+/* T.cp_async_barrier_noinc(bar): bar receives this thread's arrival once every cp.async it
+ * issued before has landed (cp.async.mbarrier.arrive.noinc: counted among the barrier's
+ * expected arrivals), so a T.barrier_wait on it sees the copied data. */
+static Value *t_cp_async_barrier_noinc(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  IrExpr *b = bi_barrier_addr(ev, arg[0], "T.cp_async_barrier_noinc", loc);
+  if (!b) return ev->poison;
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_CP_ASYNC_MBAR_ARRIVE_NOINC, NULL, 0, &b, 1, loc));
+  return ev->none;
+}
+
 static Value *t_barrier_arrive(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
@@ -600,6 +623,8 @@ static const Builtin loop_rows[] = {
     /* synchronisation and warp specialisation */
     {"sync_threads", "barrier_id=None, arrive_count=None", t_sync_threads, 0, BI_TERSE},
     {"sync_warp", "", t_sync_warp, 0, 0},
+    {"thread_return", "", t_thread_return, 0, 0},
+    {"cp_async_barrier_noinc", "barrier", t_cp_async_barrier_noinc, 0, 0},
     {"barrier_arrive", "mbarrier", t_barrier_arrive, 0, 0},
     {"barrier_wait", "mbarrier, parity", t_barrier_wait, 0, 0},
     {"mbarrier_arrive", "mbarrier, cta_id=None", t_barrier_arrive, 1, 0},

@@ -289,16 +289,26 @@ static Value *t_import_source(Eval *ev, CallArgs *a, Value **arg, const Builtin 
 
 /* T.access_ptr(buffer, access_mask="rw", offset=0, extent=None): the address of the buffer's
  * element `offset` (row-major, in elements), for T.call_extern.  The access mask and extent
- * only describe the access to TVM's analyses; the pointer is the same. */
+ * only describe the access to TVM's analyses; the pointer is the same.  TileLang's newer form
+ * T.access_ptr(buf[i, j], "w", extent) starts at an element: its third argument is then the
+ * extent, and the pointer is &buf[i, j]. */
 static Value *t_access_ptr(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
-  if (arg[0]->kind != V_BUFFER) {
-    ts_error(ev->c, loc, "T.access_ptr: expected a buffer, got %s", ev_type_name(arg[0]));
-    return ev->poison;
-  }
   if (arg[1] && (arg[1]->kind != V_STR || strspn(arg[1]->u.str.s, "rw") != strlen(arg[1]->u.str.s))) {
     ts_error(ev->c, loc, "T.access_ptr: the access mask must be \"r\", \"w\" or \"rw\"");
+    return ev->poison;
+  }
+  if (arg[0]->kind == V_EXPR && arg[0]->u.expr->kind == IR_LOAD && arg[0]->u.expr->lanes == 1) {
+    if (a->npos < 3 && arg[2]) {
+      ts_error(ev->c, loc, "T.access_ptr: offset= with an element base (buf[i, j]) is not supported; index the element");
+      return ev->poison;
+    }
+    IrExpr *load = arg[0]->u.expr;
+    return ev_expr(ev, ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &load, 1, loc));
+  }
+  if (arg[0]->kind != V_BUFFER) {
+    ts_error(ev->c, loc, "T.access_ptr: expected a buffer or a buffer element, got %s", ev_type_name(arg[0]));
     return ev->poison;
   }
   IrBuffer *b = arg[0]->u.buf;
@@ -323,6 +333,151 @@ static Value *t_access_ptr(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi
   }
   IrExpr *load = ir_load(ev->c, b, idx, b->ndim, loc);
   return ev_expr(ev, ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &load, 1, loc));
+}
+
+/* The element a T.access_ptr / T.address_of pointer operand points at, in `scope` memory
+ * (shared when want_shared, else global); NULL after a diagnostic naming `role`. */
+static IrExpr *cp_async_operand(Eval *ev, Value *v, bool want_shared, const char *role, SrcLoc loc) {
+  IrExpr *e = v->kind == V_EXPR ? v->u.expr : NULL;
+  IrExpr *ld = e && e->kind == IR_CALL && e->u.call.op == IRI_ADDRESS_OF && e->u.call.nargs == 1 ? e->u.call.args[0] : NULL;
+  if (!ld || ld->kind != IR_LOAD) {
+    ts_error(ev->c, loc, "T.ptx_cp_async: %s must be T.access_ptr(buf[...], ...) or T.address_of(buf[...]), got %s", role,
+             ev_type_name(v));
+    return NULL;
+  }
+  IrScope sc = ld->u.load.buf->scope;
+  bool shared = sc == IR_SCOPE_SHARED || sc == IR_SCOPE_SHARED_DYN;
+  if (want_shared ? !shared : sc != IR_SCOPE_GLOBAL) {
+    ts_error(ev->c, loc, "T.ptx_cp_async: %s must point into %s memory, '%s' is %s", role,
+             want_shared ? "shared" : "global", ld->u.load.buf->name, ir_scope_names[sc]);
+    return NULL;
+  }
+  return e;
+}
+
+/* T.ptx_cp_async(dst, src, num_elems, predicate=None): one cp.async of num_elems elements
+ * (4, 8 or 16 bytes: the sizes the instruction moves) from global to shared memory, issued by
+ * every thread that runs it; with a predicate, a false one zero-fills the destination.  The
+ * copy lands asynchronously: the kernel orders it itself, with T.cp_async_barrier_noinc and an
+ * mbarrier wait (thread_sync places no barrier for it). */
+static Value *t_ptx_cp_async(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  IrExpr *dst = cp_async_operand(ev, arg[0], true, "dst", loc), *src = dst ? cp_async_operand(ev, arg[1], false, "src", loc) : NULL;
+  int64_t n;
+  if (!src || !ev_to_int(ev, arg[2], &n, loc)) return ev->poison;
+  ts_dtype dt = dst->u.call.args[0]->u.load.buf->dtype, st = src->u.call.args[0]->u.load.buf->dtype;
+  if (dtype_bytes(dt) != dtype_bytes(st)) {
+    ts_error(ev->c, loc, "T.ptx_cp_async: dst (%s) and src (%s) elements differ in size", dtype_name(dt), dtype_name(st));
+    return ev->poison;
+  }
+  int64_t bytes = n * dtype_bytes(dt);
+  if (n <= 0 || (bytes != 4 && bytes != 8 && bytes != 16)) {
+    ts_error(ev->c, loc, "T.ptx_cp_async: %lld %s elements are %lld bytes; cp.async moves 4, 8 or 16", (long long)n,
+             dtype_name(dt), (long long)bytes);
+    return ev->poison;
+  }
+  if (arg[3] && arg[3]->kind != V_NONE) {
+    IrExpr *p = ev_to_ir(ev, arg[3], NULL, loc);
+    if (!p || !(p = ev_to_bool_ir(ev, p, loc))) return ev->poison;
+    ev_emit(ev, ir_device_stmt(ev->c, IRD_CP_ASYNC_ZFILL, &bytes, 1, (IrExpr *[]){dst, src, p}, 3, loc));
+  } else {
+    ev_emit(ev, ir_device_stmt(ev->c, IRD_CP_ASYNC, &bytes, 1, (IrExpr *[]){dst, src}, 2, loc));
+  }
+  return ev->none;
+}
+
+/* ---- random numbers and dp4a ------------------------------------------------------------------- */
+/* &state[0] of the kernel's RNG state. */
+static IrExpr *rng_state_addr(Eval *ev, SrcLoc loc) {
+  IrExpr *zero = ir_i32(ev->c, 0);
+  IrExpr *ld = ir_load(ev->c, ev->rng_state, &zero, 1, loc);
+  return ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc);
+}
+
+/* T.rng_init(seed, seq=None, off=0, generator="curandStatePhilox4_32_10_t"): each thread
+ * that runs it starts a Philox-4x32-10 stream (device/tilescale/rng.cuh: cuRAND's and
+ * Triton's generator) at 32-bit output `off` of subsequence `seq` for `seed`.  The state is a
+ * uint32[12] local per thread, declared at the kernel's start. */
+static Value *t_rng_init(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  if (arg[3] && (arg[3]->kind != V_STR || strcmp(arg[3]->u.str.s, "curandStatePhilox4_32_10_t"))) {
+    ts_error(ev->c, loc, "T.rng_init: only generator=\"curandStatePhilox4_32_10_t\" (Philox-4x32-10) is supported");
+    return ev->poison;
+  }
+  IrExpr *ops[3];
+  Value *vals[3] = {arg[0], arg[1] && arg[1]->kind != V_NONE ? arg[1] : ev_int(ev, 0), arg[2] ? arg[2] : ev_int(ev, 0)};
+  static const char *const what[] = {"seed", "seq", "off"};
+  for (int i = 0; i < 3; i++) {
+    IrExpr *v = ev_to_ir(ev, vals[i], NULL, loc);
+    if (!v) return ev->poison;
+    if (!dtype_is_int(v->dtype)) {
+      ts_error(ev->c, loc, "T.rng_init: %s must be an integer, got %s", what[i], dtype_name(v->dtype));
+      return ev->poison;
+    }
+    ops[i] = ir_cast(ev->c, TS_DTYPE_UINT64, v, loc);
+  }
+  if (!ev->rng_state) {
+    IrExpr *n = ir_i32(ev->c, 12); /* ts::RNG_WORDS */
+    ev->rng_state = ir_buffer(ev->c, "rng_state", TS_DTYPE_UINT32, IR_SCOPE_LOCAL, 1, &n, loc);
+  }
+  IrExpr *args[4] = {rng_state_addr(ev, loc), ops[0], ops[1], ops[2]};
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_RNG_INIT, NULL, 0, args, 4, loc));
+  return ev->none;
+}
+
+/* T.rng_rand() -> uint32 / T.rng_rand_float() -> float32 in (0, 1]: the thread's next output,
+ * bound to a LET where it is written so that the state advances once per call. */
+static Value *t_rng_rand(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  const char *fname = bi->arg ? "T.rng_rand_float" : "T.rng_rand";
+  if (!ev->rng_state) {
+    ts_error(ev->c, loc, "%s needs T.rng_init earlier in this kernel (each thread's stream starts there)", fname);
+    return ev->poison;
+  }
+  if (bi->arg) {
+    int64_t bits = 32;
+    if (!bi_opt_int(ev, arg[0], 32, &bits, loc)) return ev->poison;
+    if (bits != 32 || (arg[1] && (arg[1]->kind != V_STR || strcmp(arg[1]->u.str.s, "uniform")))) {
+      ts_error(ev->c, loc, "T.rng_rand_float: only bit=32, dist=\"uniform\" is supported");
+      return ev->poison;
+    }
+  }
+  ts_dtype t = bi->arg ? TS_DTYPE_FLOAT32 : TS_DTYPE_UINT32;
+  IrExpr *st = rng_state_addr(ev, loc);
+  IrExpr *call = ir_device(ev->c, bi->arg ? IRD_RNG_RAND_FLOAT : IRD_RNG_RAND, t, NULL, 0, &st, 1, loc);
+  IrVar *r = ir_var(ev->c, "rand", t, IR_VAR_LET, loc);
+  ev_define_var(ev, r);
+  ev_emit(ev, ir_let(ev->c, r, call, loc));
+  return ev_expr(ev, ir_varref(ev->c, r, loc));
+}
+
+/* T.dp4a(a[i], b[i], c[j]): c[j] += the dot product of a[i:i+4] and b[i:i+4], 8-bit integers
+ * (both int8 or both uint8) into int32, with one __dp4a. */
+static Value *t_dp4a(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  IrExpr *ops[3];
+  static const char *const what[] = {"A", "B", "C"};
+  for (int i = 0; i < 3; i++) {
+    IrExpr *e = arg[i]->kind == V_EXPR ? arg[i]->u.expr : NULL;
+    if (!e || e->kind != IR_LOAD || e->lanes != 1) {
+      ts_error(ev->c, loc, "T.dp4a: %s must be a buffer element such as buf[i], got %s", what[i], ev_type_name(arg[i]));
+      return ev->poison;
+    }
+    ops[i] = ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &e, 1, loc);
+  }
+  ts_dtype ta = arg[0]->u.expr->dtype, tb = arg[1]->u.expr->dtype, tc = arg[2]->u.expr->dtype;
+  bool ok8 = ta == tb && (ta == TS_DTYPE_INT8 || ta == TS_DTYPE_UINT8);
+  if (!ok8 || tc != TS_DTYPE_INT32) {
+    ts_error(ev->c, loc, "T.dp4a: A and B must both be int8 or both uint8 and C int32 (got %s, %s, %s)",
+             dtype_name(ta), dtype_name(tb), dtype_name(tc));
+    return ev->poison;
+  }
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_DP4A, NULL, 0, ops, 3, loc));
+  return ev->none;
 }
 
 /* ---- rows -------------------------------------------------------------------------------------- */
@@ -382,6 +537,11 @@ static const Builtin scalar_rows[] = {
     {"import_source", "source=None", t_import_source, 0, 0},
     {"call_intrin", "dtype, op, *args", bi_kernel_unsupported, 0, 0},
     {"access_ptr", "buffer, access_mask=\"rw\", offset=0, extent=None", t_access_ptr, 0, 0},
+    {"ptx_cp_async", "dst, src, num_elems, predicate=None", t_ptx_cp_async, 0, 0},
+    {"rng_init", "seed, seq=None, off=0, generator=\"curandStatePhilox4_32_10_t\"", t_rng_init, 0, 0},
+    {"rng_rand", "", t_rng_rand, 0, 0},
+    {"rng_rand_float", "bit=32, dist=\"uniform\"", t_rng_rand, 1, 0},
+    {"dp4a", "A, B, C", t_dp4a, 0, 0},
     /* warp intrinsics (T.shfl_xor is the intrinsic row below) */
     {"shfl_down", "value, offset", bi_kernel_unsupported, 0, 0},
     {"shfl_up", "value, offset", bi_kernel_unsupported, 0, 0},

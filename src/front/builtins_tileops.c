@@ -330,6 +330,127 @@ static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev->none;
 }
 
+/* ---- cumulative scans ------------------------------------------------------------------------ */
+/* The buffer whose memory b is (through T.view / T.reshape aliases). */
+static const IrBuffer *scan_memory(const IrBuffer *b) {
+  for (int guard = 0; b->alias_of && guard < 64; guard++) b = b->alias_of;
+  return b;
+}
+
+/* A fresh shared buffer of b's shape named <b>_<suffix>, allocated here (scan staging). */
+static IrBuffer *scan_scratch(Eval *ev, const IrBuffer *b, const char *suffix, SrcLoc loc) {
+  IrBuffer *s = ir_buffer(ev->c, arena_printf(ev->a, "%s_%s", b->name, suffix), b->dtype, IR_SCOPE_SHARED_DYN,
+                          b->ndim, b->shape, loc);
+  IrStmt *al = ir_stmt(ev->c, IR_S_ALLOC, loc);
+  al->u.alloc.buf = s;
+  ev_emit(ev, al);
+  ev_define_buffer(ev, s);
+  return s;
+}
+
+/* The scan of shared `in` into shared `out` (distinct memory, one shape) along `dim`:
+ *
+ *   for <every other index> in T.Parallel(...):       # one row per thread (layout inference)
+ *     acc = T.alloc_var(acc_t)
+ *     for j in T.serial(N):                           # k = j, or N-1-j when reversed
+ *       acc = in[.., k, ..] if j == 0 else acc (op) in[.., k, ..]
+ *       out[.., k, ..] = acc
+ *
+ * Each row is read and written by the threads that own it only, and in and out are distinct
+ * buffers, so no barrier is needed inside (thread_sync places those around it).  Half types
+ * accumulate in float32. */
+static IrStmt *scan_rows(Eval *ev, IrBuffer *in, IrBuffer *out, int dim, bool reverse, IrExprKind op, SrcLoc loc) {
+  TsCompiler *c = ev->c;
+  int nd = in->ndim;
+  ts_dtype acc_t = out->dtype == TS_DTYPE_FLOAT16 || out->dtype == TS_DTYPE_BFLOAT16 ? TS_DTYPE_FLOAT32 : out->dtype;
+  IrExpr *one = ir_i32(c, 1), *zero = ir_i32(c, 0);
+  IrBuffer *acc = ir_buffer(c, arena_printf(ev->a, "%s_scan", out->name), acc_t, IR_SCOPE_VAR, 1, &one, loc);
+  IrVar *vj = ir_var(c, "j", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrVar **vars = ARENA_ARRAY(ev->a, IrVar *, nd);
+  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, nd);
+  IrExpr *j = ir_varref(c, vj, loc);
+  for (int d = 0; d < nd; d++) {
+    if (d == dim) {
+      IrExpr *last = ir_binary(c, IR_SUB, in->shape[d], one, loc);
+      idx[d] = reverse ? ir_binary(c, IR_SUB, last, j, loc) : j;
+      continue;
+    }
+    vars[d] = ir_var(c, arena_printf(ev->a, "i%d", d), TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+    idx[d] = ir_varref(c, vars[d], loc);
+  }
+  IrExpr *acc_idx[1] = {zero};
+  IrExpr *v = ir_cast(c, acc_t, ir_load(c, in, idx, nd, loc), loc);
+  IrExpr *prev = ir_load(c, acc, acc_idx, 1, loc);
+  IrExpr *next = ir_select(c, IR_SELECT, ir_binary(c, IR_EQ, j, zero, loc), v, ir_binary(c, op, prev, v, loc), loc);
+  IrStmt *step[2] = {ir_store(c, acc, acc_idx, 1, next, loc),
+                     ir_store(c, out, idx, nd, ir_cast(c, out->dtype, ir_load(c, acc, acc_idx, 1, loc), loc), loc)};
+  IrStmt *alloc = ir_stmt(c, IR_S_ALLOC, loc);
+  alloc->u.alloc.buf = acc;
+  IrStmt *row[2] = {alloc, ir_for(c, vj, zero, in->shape[dim], IR_FOR_SERIAL, ir_seq(c, step, 2, loc), loc)};
+  IrStmt *body = ir_seq(c, row, 2, loc);
+  bool any = false;
+  for (int d = nd - 1; d >= 0; d--) {
+    if (d == dim) continue;
+    body = ir_for(c, vars[d], zero, in->shape[d], IR_FOR_PARALLEL, body, loc);
+    any = true;
+  }
+  if (!any) /* a 1-d buffer: one row, run by the thread that owns the single iteration */
+    body = ir_for(c, ir_var(c, "i", TS_DTYPE_INT32, IR_VAR_LOOP, loc), zero, one, IR_FOR_PARALLEL, body, loc);
+  return body;
+}
+
+/* T.cumsum / T.cummax(src, dst=None, dim=0, reverse=False): the inclusive scan of src along
+ * dim into dst (src itself by default); reverse scans from the last element.  bi->arg is the
+ * combine (IR_ADD / IR_MAX).  Both operands are shared or fragment buffers of one shape.  As
+ * TileLang does for fragments, the scan runs on shared memory: a fragment (or an in-place
+ * shared operand) is copied into a shared scratch first, and a fragment result is scanned into
+ * a second scratch and copied back, so each row scan reads one buffer and writes another. */
+static Value *t_cumulative(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  const char *fname = bi->arg == IR_ADD ? "T.cumsum" : "T.cummax";
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  Value *dv = arg[1] && arg[1]->kind != V_NONE ? arg[1] : arg[0];
+  if (arg[0]->kind != V_BUFFER || dv->kind != V_BUFFER) {
+    ts_error(ev->c, loc, "%s(): src and dst must be whole buffers (T.alloc_shared / T.alloc_fragment), got %s and %s",
+             fname, ev_type_name(arg[0]), ev_type_name(dv));
+    return ev->poison;
+  }
+  IrBuffer *src = arg[0]->u.buf, *dst = dv->u.buf;
+  if (!reduce_scope_ok(ev, src, fname, loc) || !reduce_scope_ok(ev, dst, fname, loc)) return ev->poison;
+  int64_t dim;
+  if (!bi_opt_int(ev, arg[2], 0, &dim, loc)) return ev->poison;
+  if (dim < 0) dim += src->ndim;
+  if (dim < 0 || dim >= src->ndim) {
+    ts_error(ev->c, loc, "%s(): dim is out of range for buffer '%s' of rank %d", fname, src->name, src->ndim);
+    return ev->poison;
+  }
+  bool same = src->ndim == dst->ndim;
+  for (int d = 0; same && d < src->ndim; d++) same = same_extent(src->shape[d], dst->shape[d]);
+  if (!same) {
+    Operand s = {src, NULL, src->shape, loc}, o = {dst, NULL, dst->shape, loc};
+    if (check_extents(ev, &s, &o, fname, loc)) /* same extents, other rank */
+      ts_error(ev->c, loc, "%s(): src and dst must have the same shape ('%s' has rank %d, '%s' rank %d)", fname,
+               src->name, src->ndim, dst->name, dst->ndim);
+    return ev->poison;
+  }
+  int64_t n;
+  if (!ir_is_const_int(src->shape[dim], &n)) {
+    ts_error(ev->c, loc, "%s(): the scanned dimension %lld of '%s' must be a constant", fname, (long long)dim, src->name);
+    return ev->poison;
+  }
+  bool reverse = bi_opt_bool(ev, arg[3], false, loc);
+  bool shared_src = src->scope != IR_SCOPE_FRAGMENT, shared_dst = dst->scope != IR_SCOPE_FRAGMENT;
+  IrBuffer *in = src, *out = dst;
+  if (!shared_src || (shared_dst && scan_memory(src) == scan_memory(dst))) {
+    in = scan_scratch(ev, src, "scan_in", loc);
+    emit_whole_copy(ev, src, in, loc);
+  }
+  if (!shared_dst) out = scan_scratch(ev, dst, "scan_out", loc);
+  ev_emit(ev, scan_rows(ev, in, out, (int)dim, reverse, (IrExprKind)bi->arg, loc));
+  if (out != dst) emit_whole_copy(ev, out, dst, loc);
+  return ev->none;
+}
+
 /* T.warp_reduce_sum / _max / _min(value): the reduction over the 32 lanes of the warp, in
  * every lane (a butterfly of __shfl_xor_sync over the full warp, as TileLang's
  * tl::warp_reduce_*: every lane must call it).  Each step is bound to a LET so that each
@@ -465,11 +586,32 @@ static Value *t_gemm(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   st->u.gemm.c = to_region(&o[2]);
   st->u.gemm.trans_a = bi_opt_bool(ev, arg[3], false, loc);
   st->u.gemm.trans_b = bi_opt_bool(ev, arg[4], false, loc);
-  st->u.gemm.clear_accum = bi_opt_bool(ev, arg[6], false, loc);
+  IrExpr *clear_if = NULL;
+  int64_t folded;
+  if (arg[6] && arg[6]->kind == V_EXPR && !ir_is_const_int(arg[6]->u.expr, &folded)) {
+    clear_if = ev_to_bool_ir(ev, arg[6]->u.expr, loc); /* clear_accum=(k == 0): decided at run time */
+    if (!clear_if) return NULL;
+  } else if (arg[6] && arg[6]->kind == V_EXPR) {
+    st->u.gemm.clear_accum = folded != 0;
+  } else {
+    st->u.gemm.clear_accum = bi_opt_bool(ev, arg[6], false, loc);
+  }
   int64_t pol, kp;
   if (!bi_opt_int(ev, arg[5], 0, &pol, loc) || !bi_opt_int(ev, arg[7], 1, &kp, loc)) return NULL;
   st->u.gemm.policy = (int)pol;
   st->u.gemm.k_pack = (int)kp;
+  if (clear_if) {
+    /* The accumulator's clearing is a template argument of the device GEMM (the wgmma scale-d
+     * / a zeroed mma.sync C): a runtime condition picks one of two instances, the clearing one
+     * where it holds.  The condition must be the same in every thread of the GEMM (as the
+     * GEMM itself runs in all of them); inside an unrolled loop it folds per iteration. */
+    IrStmt *cleared = ir_stmt(ev->c, IR_S_GEMM, loc);
+    cleared->u.gemm = st->u.gemm;
+    cleared->u.gemm.clear_accum = true;
+    st->u.gemm.clear_accum = false;
+    ev_emit(ev, ir_if(ev->c, clear_if, cleared, st, loc));
+    return ev->none;
+  }
   ev_emit(ev, st);
   return ev->none;
 }
@@ -485,9 +627,14 @@ static Value *t_wgmma_gemm(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi
   Value *r = builtin_call_row(ev, tileop_row("gemm"), "T.gemm", a); /* checks and emits the GEMM */
   if (!r || r->kind == V_POISON || ev->block->len != before + 1) return ev->poison;
   IrStmt *st = ev->block->items[before];
-  TS_ASSERT(st->kind == IR_S_GEMM);
   /* issued, not waited for: pass plan_gemm checks that it can run as wgmma (sm_90a, a
-   * wgmma plan) and says why not */
+   * wgmma plan) and says why not.  A runtime clear_accum made an IF of two GEMMs. */
+  if (st->kind == IR_S_IF) {
+    TS_ASSERT(st->u.if_.then_s->kind == IR_S_GEMM && st->u.if_.else_s->kind == IR_S_GEMM);
+    st->u.if_.then_s->u.gemm.wg_wait = -1;
+    st = st->u.if_.else_s;
+  }
+  TS_ASSERT(st->kind == IR_S_GEMM);
   st->u.gemm.wg_wait = -1;
   return ev->none;
 }
@@ -530,10 +677,15 @@ static Value *t_wait_wgmma(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi
   }
   IrStmt *found[8];
   int nf = 0;
-  for (int i = ev->block->len - 1; i >= 0; i--) issued_wgmma(ev->block->items[i], found, &nf, 8);
+  /* this block, then the enclosing ones (a wait under `if k < n - 1:` for the wgmma issued
+   * just before the if); blocks outside the kernel hold only finished KERNEL statements,
+   * which issued_wgmma does not enter */
+  PtrVec *blk = ev->block;
+  for (DefScope *sc = ev->scope; blk && !nf; blk = sc ? sc->outer_block : NULL, sc = sc ? sc->outer_scope : NULL)
+    for (int i = blk->len - 1; i >= 0; i--) issued_wgmma(blk->items[i], found, &nf, 8);
   if (!nf) {
-    ts_error(ev->c, loc, "T.wait_wgmma: no T.wgmma_gemm is issued before it in this block (or in a loop before it); "
-                         "wait in the block that issues the wgmma");
+    ts_error(ev->c, loc, "T.wait_wgmma: no T.wgmma_gemm is issued before it in this block or an enclosing one (or in "
+                         "a loop before it); wait after the wgmma is issued");
     return ev->poison;
   }
   for (int i = 0; i < nf; i++) {
@@ -642,8 +794,8 @@ static const Builtin tileop_rows[] = {
                      "use_2cta=False, annotations=None", bi_kernel_unsupported, 0, 0},
     {"gemm_sp", "A_sparse, E, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1",
      bi_kernel_unsupported, 0, 0},
-    {"cumsum", "src, dst=None, dim=0, reverse=False", bi_kernel_unsupported, 0, 0},
-    {"cummax", "src, dst=None, dim=0, reverse=False", bi_kernel_unsupported, 0, 0},
+    {"cumsum", "src, dst=None, dim=0, reverse=False", t_cumulative, IR_ADD, 0},
+    {"cummax", "src, dst=None, dim=0, reverse=False", t_cumulative, IR_MAX, 0},
     {"warp_reduce_sum", "value", t_warp_reduce, IR_ADD, 0},
     {"warp_reduce_max", "value", t_warp_reduce, IR_MAX, 0},
     {"warp_reduce_min", "value", t_warp_reduce, IR_MIN, 0},

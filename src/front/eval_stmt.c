@@ -278,6 +278,7 @@ static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNod
     else ev_assign(ev, env, target, vars, loc);
   }
   ev->kernel = k;
+  ev->rng_state = NULL;
   BlockSave saved = ev_push_block(ev);
   for (int i = 0; i < 3; i++)
     if (k->u.kernel.block_var[i]) ev_define_var(ev, k->u.kernel.block_var[i]);
@@ -285,6 +286,12 @@ static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNod
   for (int i = 0; i < 3; i++)
     if (k->u.kernel.thread_var[i]) ev_define_var(ev, k->u.kernel.thread_var[i]);
   k->u.kernel.body = ev_pop_block(ev, saved, env, "T.Kernel block", loc);
+  if (ev->rng_state) { /* declared first: T.rng_rand may run in any block after T.rng_init */
+    IrStmt *al = ir_stmt(ev->c, IR_S_ALLOC, loc);
+    al->u.alloc.buf = ev->rng_state;
+    k->u.kernel.body = ir_seq(ev->c, (IrStmt *[]){al, k->u.kernel.body}, 2, loc);
+    ev->rng_state = NULL;
+  }
   ev->kernel = NULL;
   ev_emit(ev, k);
   if (st == EX_RETURN) ts_error(ev->c, loc, "'return' inside T.Kernel is not supported");

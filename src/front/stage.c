@@ -100,6 +100,8 @@ BlockSave ev_push_block(Eval *ev) {
   BlockSave saved = {ev->block, ev->scope};
   ev->block = ARENA_NEW(ev->a, PtrVec);
   ev->scope = ARENA_NEW(ev->a, DefScope);
+  ev->scope->outer_block = saved.block;
+  ev->scope->outer_scope = saved.scope;
   return saved;
 }
 

@@ -156,6 +156,8 @@ typedef struct LoopCtx {
 /* What one IR block defines (IrVar* in vars, IrBuffer* in bufs). */
 typedef struct DefScope {
   PtrVec vars, bufs;
+  PtrVec *outer_block;          /* the statements of the enclosing block so far (NULL at the top) */
+  struct DefScope *outer_scope; /* its scope: T.wait_wgmma looks for issues in enclosing blocks */
 } DefScope;
 
 typedef enum ExecStatus { EX_NORMAL, EX_RETURN, EX_BREAK, EX_CONTINUE } ExecStatus;
@@ -218,6 +220,8 @@ typedef struct Eval {
   PtrVec eager_params;   /* IrParam* declared (in declaration order) */
   PtrVec outputs;        /* IrBuffer* created by T.empty */
   PtrVec dyn_vars;       /* IrVar* from T.dynamic */
+  IrBuffer *rng_state;   /* T.rng_init's per-thread Philox state in the current kernel (NULL before
+                            one): eval_stmt.c puts its ALLOC at the start of the kernel body */
 } Eval;
 
 /* ---- value.c: values, conversions, environments ------------------------------------- */

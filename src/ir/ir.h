@@ -165,6 +165,13 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
 #define IR_DEVICE_OPS(X)                                                                  \
   X(CP_ASYNC_COMMIT, "cp_async_commit", 0, 0, 0)                                          \
   X(CP_ASYNC_WAIT, "cp_async_wait", 0, 1, IRD_SYNC)            /* <pending groups> */     \
+  X(CP_ASYNC, "cp_async", 2, 1, 0)                   /* (&dst, &src) <bytes>: T.ptx_cp_async */ \
+  X(CP_ASYNC_ZFILL, "cp_async_zfill", 3, 1, 0)       /* (&dst, &src, pred) <bytes> */          \
+  X(CP_ASYNC_MBAR_ARRIVE_NOINC, "cp_async_mbar_arrive_noinc", 1, 0, 0) /* (&mbarrier) */     \
+  X(RNG_INIT, "rng_init", 4, 0, 0)        /* (&state, seed, subsequence, offset): Philox */  \
+  X(RNG_RAND, "rng_rand", 1, 0, 0)        /* (&state) -> uint32, advances the state */       \
+  X(RNG_RAND_FLOAT, "rng_rand_float", 1, 0, 0) /* (&state) -> float32 in (0, 1] */            \
+  X(DP4A, "dp4a", 3, 0, 0)                /* (&a, &b, &c): c += dot(a[0:4], b[0:4]), 8-bit */ \
   X(FENCE_PROXY_ASYNC, "fence_proxy_async", 0, 0, 0)                                      \
   X(FENCE_PROXY_ASYNC_SHARED, "fence_proxy_async_shared", 0, 0, 0)                        \
   /* GEMM tiles (A, B, C addresses, thread index); SS attrs: M, N, K, WM, WN, trans_a,     \
@@ -373,6 +380,9 @@ struct IrBuffer {
   IrBuffer *alias_of; /* T.view / T.reshape / T.Tensor(..., data=): the buffer whose memory this is */
   IrBuffer *layout_like; /* FRAGMENT made by a pass: takes this fragment's layout (same shape) */
   const int64_t *arrive_counts; /* BARRIER (T.alloc_barrier): each mbarrier's arrive count */
+  int reducer;        /* T.alloc_reducer (a LOCAL buffer, one copy per thread): 1 + its IrReduceKind
+                         (sum / max / min); its stores in a T.Parallel nest are made by replica 0
+                         only, so that T.finalize_reducer combines each iteration once */
 };
 
 /* A rectangular region of a buffer: the operand of tile ops. */
@@ -398,6 +408,7 @@ typedef struct IrRegion {
   X(KERNEL, "kernel")     /* kernel: one launch of T.Kernel */                   \
   X(BREAK, "break")                                                              \
   X(CONTINUE, "continue")                                                        \
+  X(RETURN, "thread_return") /* T.thread_return(): this thread leaves the kernel */ \
   X(ASSERT, "assert")     /* cond, msg */                                        \
   X(COPY, "copy")         /* tile op: copy.src -> copy.dst (dtype converted) */ \
   X(FILL, "fill")         /* tile op: fill.dst = fill.value */                   \

@@ -262,6 +262,7 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
     }
     case IR_S_BREAK: sb_append(out, "break\n"); break;
     case IR_S_CONTINUE: sb_append(out, "continue\n"); break;
+    case IR_S_RETURN: sb_append(out, "T.thread_return()\n"); break;
     case IR_S_ASSERT:
       sb_append(out, "assert ");
       print_sub(out, s->u.assert_.cond, 0);

@@ -100,6 +100,13 @@ static IrStmt *lower_fill(TsCompiler *c, IrStmt *s) {
   IrExpr **di = region_index(c, dst, dd, n, v);
   IrStmt *body = ir_store(c, dst->buf, di, dst->ndim, ir_cast(c, dst->buf->dtype, s->u.fill.value, s->loc), s->loc);
   int64_t one = 1;
+  if (dst->buf->scope == IR_SCOPE_LOCAL || dst->buf->scope == IR_SCOPE_VAR) {
+    /* a local buffer is one whole copy per thread (TileLang fills it with a per-thread
+     * unrolled loop): every thread sets every element, nothing is split between threads */
+    for (int j = n - 1; j >= 0; j--)
+      body = ir_for(c, v[j], ir_i32(c, 0), ir_i32(c, de[j]), IR_FOR_UNROLLED, body, s->loc);
+    return body;
+  }
   return n > 0 ? wrap_nest(c, v, de, n, body, s->loc) : wrap_nest(c, v, &one, 1, body, s->loc);
 }
 

@@ -320,7 +320,7 @@ static IrStmt *rw_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     case IR_S_SEQ: return ir_map_children(c, s, rw_stmt, ctx);
     /* Leaves with nothing to rewrite; lower_stmt sends them back here, so they must end
      * the mutual recursion instead of falling through to it. */
-    case IR_S_BREAK: case IR_S_CONTINUE: return s;
+    case IR_S_BREAK: case IR_S_CONTINUE: case IR_S_RETURN: return s;
     default: break;
   }
   if (nc) {
@@ -330,11 +330,12 @@ static IrStmt *rw_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   return lower_stmt(c, s, lw);
 }
 
-/* A statement that touches memory other than the thread's own registers. */
+/* A statement that touches memory other than the thread's own registers.  A reducer's
+ * per-thread partial counts too: replicas of an iteration must add it once, not once each. */
 static bool is_memory_effect(const IrStmt *s) {
   if (s->kind == IR_S_STORE) {
     IrScope sc = s->u.store.buf->scope;
-    return sc != IR_SCOPE_FRAGMENT && sc != IR_SCOPE_LOCAL && sc != IR_SCOPE_VAR;
+    return (sc != IR_SCOPE_FRAGMENT && sc != IR_SCOPE_LOCAL && sc != IR_SCOPE_VAR) || s->u.store.buf->reducer;
   }
   return s->kind == IR_S_ATOMIC || s->kind == IR_S_EVAL;
 }

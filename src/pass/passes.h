@@ -52,6 +52,10 @@ void pass_remap_global(TsCompiler *c, IrFunc *f);      /* T.Layout maps of globa
 void pass_simplify(TsCompiler *c, IrFunc *f);          /* ir_simplify on every expression */
 void pass_thread_sync(TsCompiler *c, IrFunc *f);       /* __syncthreads for smem hazards */
 void pass_merge_shared_memory(TsCompiler *c, IrFunc *f); /* one dynamic smem buffer */
+/* thread_return.c: what may follow T.thread_return(): no tile operation (first pass), no
+ * block-wide barrier (last pass, after every pass that places them) */
+void pass_thread_return_tiles(TsCompiler *c, IrFunc *f);
+void pass_thread_return_barriers(TsCompiler *c, IrFunc *f);
 
 /* ---- helpers (pass_util.c) ---- */
 

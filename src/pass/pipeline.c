@@ -1,5 +1,7 @@
 /* pipeline.c — the passes from tile-level IR (front end) to thread-level IR (codegen):
  *
+ *   thread_return_tiles  T.thread_return(): no tile operation after it (thread_return.c)
+ *      |
  *   plan_gemm            every T.gemm's plan (mma.sync / wgmma, tiling, swizzles), once
  *      |
  *   warp_specialize      sm_90a: a pipelined T.gemm loop -> TMA producer warpgroup on
@@ -22,6 +24,8 @@
  *   thread_sync          __syncthreads for shared-memory RAW/WAR hazards
  *      |
  *   merge_shared_memory  shared.dyn buffers -> offsets in one dynamic allocation
+ *      |
+ *   thread_return_barriers  T.thread_return(): no block-wide barrier after it
  *
  * With c->debug the IR is verified after each pass; c->dump_after names a pass (or
  * "all") whose output is appended to c->dump_out under a ";; after <pass>" line.
@@ -36,6 +40,7 @@ typedef struct PassEntry {
 } PassEntry;
 
 static const PassEntry passes[] = {
+    {"thread_return_tiles", pass_thread_return_tiles},
     {"plan_gemm", pass_plan_gemm},
     {"warp_specialize", pass_warp_specialize},
     {"inject_pipeline", pass_inject_pipeline},
@@ -46,6 +51,7 @@ static const PassEntry passes[] = {
     {"simplify", pass_simplify},
     {"thread_sync", pass_thread_sync},
     {"merge_shared_memory", pass_merge_shared_memory},
+    {"thread_return_barriers", pass_thread_return_barriers},
 };
 
 bool pass_pipeline_has(const char *name) {

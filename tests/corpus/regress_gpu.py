@@ -183,6 +183,137 @@ def tma_map_reuse(ctx):
     check("tma map reuse, first buffers refilled", c, a.float() @ b.float(), 0.5, 2e-2)
 
 
+def chunk_cumsum(ctx, corpus, B, S, H, chunk, reverse, head_first, use_fragment, threads=256):
+    """gdn/example_cumsum.py: T.cumsum over a (1, chunk) shared or fragment tile, forward and
+    reversed; the reference is torch.cumsum within each chunk of the sequence."""
+    prog = ctx.load(os.path.join(corpus, "gdn/example_cumsum.py"))
+    k = prog.compile("tilelang_chunk_local_cumsum_scalar", B=B, S=S, H=H, chunk_size=chunk, reverse=reverse,
+                     head_first=head_first, input_dtype="float16", output_dtype="float32", block_S=chunk,
+                     threads=threads, use_fragment=use_fragment)
+    shape = (B, H, S) if head_first else (B, S, H)
+    g = torch.randn(*shape, dtype=torch.float16, device="cuda")
+    out = k(g)
+    seq = 2 if head_first else 1
+    x = g.float().movedim(seq, -1).reshape(*(shape[:seq] + shape[seq + 1:]), S // chunk, chunk)
+    ref = x.flip(-1).cumsum(-1).flip(-1) if reverse else x.cumsum(-1)
+    ref = ref.reshape(*(shape[:seq] + shape[seq + 1:]), S).movedim(-1, seq)
+    check("cumsum B=%d S=%d H=%d chunk=%d reverse=%s head_first=%s fragment=%s" % (
+        B, S, H, chunk, reverse, head_first, use_fragment), out, ref, 1e-3, 1e-4)
+
+
+def ptx_cp_async_rows(ctx, N):
+    """tests/codegen/ptx_cp_async.py: explicit cp.async (16 bytes, and 8 bytes zero-filled by a
+    predicate) completing on an mbarrier through cp.async.mbarrier.arrive.noinc; each thread
+    then reads its neighbour's row, so a missing completion shows as stale shared memory."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/ptx_cp_async.py")).compile("cp_rows", N=N)
+    a = torch.randn(N, 8, dtype=torch.float16, device="cuda")
+    tail = torch.randn(N + 2, 4, dtype=torch.float16, device="cuda")
+    b = torch.full((N, 12), float("nan"), dtype=torch.float16, device="cuda")
+    k(a, tail, b)
+    rows = torch.arange(N, device="cuda")
+    src = rows // 128 * 128 + (rows % 128 + 1) % 128
+    ref = torch.cat([a[src], torch.where((src + 2 < N)[:, None], tail[(src + 2).clamp(max=N + 1)], 0)], 1)
+    check("ptx_cp_async rows N=%d" % N, b, ref, 0, 0)
+
+
+def thread_return_exit(ctx, N, flag):
+    """tests/codegen/thread_return.py: threads 64..127 return early unless flag[0] == 1; the
+    others sum four shared and four global neighbours.  Returned threads leave B untouched."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/thread_return.py")).compile("early_exit", N=N)
+    a = torch.randn(N, dtype=torch.float32, device="cuda")
+    b = torch.zeros(N, dtype=torch.float32, device="cuda")
+    k(a, b, torch.tensor([flag], dtype=torch.int32, device="cuda"))
+    i = torch.arange(N, device="cuda")
+    ref = 2 * sum(a[i // 128 * 128 + (i % 128 + j) % 128] for j in range(4))
+    if flag != 1:
+        ref = torch.where(i % 128 < 64, ref, torch.zeros_like(ref))
+    check("thread_return N=%d flag=%d" % (N, flag), b, ref, 1e-5, 1e-5)
+
+
+def gemm_clear_accum_cond(ctx, M, N, K):
+    """tests/front/gemm_clear_accum_cond.py: the accumulator is never T.clear'ed; a runtime
+    clear_accum=(k == 0) clears it on the first K tile, then one more GEMM of the last tile."""
+    k = ctx.load(os.path.join(ROOT, "tests/front/gemm_clear_accum_cond.py")).compile("matmul_first_clear", M=M, N=N, K=K)
+    a = torch.randn(M, K, dtype=torch.float16, device="cuda")
+    b = torch.randn(K, N, dtype=torch.float16, device="cuda")
+    c = torch.full((M, N), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, b, c)
+    ref = a.float() @ b.float() + a[:, K - 32:].float() @ b[K - 32:].float()
+    check("gemm clear_accum=(k == 0) %dx%dx%d" % (M, N, K), c, ref, 0.5, 2e-2)
+
+
+def gemv_alloc_reducer(ctx, corpus, M, N):
+    """gemv/example_gemv.py gemv_alloc_reducer: T.alloc_reducer partial sums over a pipelined
+    K loop, combined by T.finalize_reducer (warp shuffles + a shared scratch)."""
+    k = ctx.load(os.path.join(corpus, "gemv/example_gemv.py")).compile("gemv_alloc_reducer", M=M, N=N, block_M=128,
+                                                                       block_N=128)
+    a = torch.randn(M, N, dtype=torch.float16, device="cuda")
+    x = torch.randn(N, dtype=torch.float16, device="cuda")
+    o = k(a, x)
+    o = o[0] if isinstance(o, (tuple, list)) else o
+    check("gemv_alloc_reducer M=%d N=%d" % (M, N), o, a.float() @ x.float(), 5e-2, 1e-2)
+
+
+def reducer_rows(ctx, M, N):
+    """tests/codegen/reducer_rows.py: sum and max reducers over a replicated 4 x 8 nest (each
+    iteration must count once)."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/reducer_rows.py")).compile("row_sums", M=M, N=N)
+    a = torch.randn(M, N, dtype=torch.float32, device="cuda")
+    s = torch.full((M,), float("nan"), device="cuda")
+    x = torch.full((M,), float("nan"), device="cuda")
+    k(a, s, x)
+    check("reducer sum M=%d N=%d" % (M, N), s, a.sum(1), 1e-4, 1e-4)
+    check("reducer max M=%d N=%d" % (M, N), x, a.max(1).values, 0, 0)
+
+
+def philox_outputs(seed, first, n):
+    """Outputs first .. first+n-1 of the Philox-4x32-10 stream of `seed` (subsequence 0), as
+    cuRAND and Triton's randint4x number them: 4 words per counter value, counter = index // 4.
+    An independent reference (plain Python integers) for T.rng_init / T.rng_rand."""
+    m = 0xFFFFFFFF
+    blocks = {}
+    out = []
+    for i in range(first, first + n):
+        ctr = i // 4
+        if ctr not in blocks:
+            c = [ctr & m, ctr >> 32, 0, 0]
+            k0, k1 = seed & m, (seed >> 32) & m
+            for r in range(10):
+                if r:
+                    k0, k1 = (k0 + 0x9E3779B9) & m, (k1 + 0xBB67AE85) & m
+                p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+                c = [(p1 >> 32) ^ c[1] ^ k0, p1 & m, (p0 >> 32) ^ c[3] ^ k1, p0 & m]
+            blocks[ctr] = c
+        out.append(blocks[ctr][i % 4])
+    return torch.tensor(out, dtype=torch.int64)
+
+
+def rand_uint(ctx, corpus, M, seed):
+    """rand/rand_uint.py: T.rng_init(seed, 0, offset) + T.rng_rand() per element; the file
+    compares with Triton's randint4x, here with philox_outputs."""
+    k = ctx.load(os.path.join(corpus, "rand/rand_uint.py")).compile("tilelang_rand_1d", M=M, seed=seed)
+    a = k()
+    a = a[0] if isinstance(a, (tuple, list)) else a
+    got = a.cpu().view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+    check("rand_uint M=%d seed=%d" % (M, seed), got, philox_outputs(seed, 0, M), 0, 0)
+
+
+def rng_dp4a(ctx, N):
+    """tests/codegen/rng_dp4a.py: four T.rng_rand draws and one T.rng_rand_float per thread from
+    output row*5 of seed 1234, and two T.dp4a int8 dot products."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/rng_dp4a.py")).compile("rng_dp4a", N=N)
+    r = torch.zeros(N, 4, dtype=torch.int32, device="cuda")  # uint32 bits
+    u = torch.full((N,), float("nan"), device="cuda")
+    a = torch.randint(-128, 128, (N, 8), dtype=torch.int8, device="cuda")
+    b = torch.randint(-128, 128, (N, 8), dtype=torch.int8, device="cuda")
+    d = torch.zeros(N, dtype=torch.int32, device="cuda")
+    k(r.view(torch.uint32) if hasattr(torch, "uint32") else r, u, a, b, d)
+    ref = philox_outputs(1234, 0, 5 * N).view(N, 5)
+    check("rng_rand N=%d" % N, r.cpu().to(torch.int64) & 0xFFFFFFFF, ref[:, :4], 0, 0)
+    check("rng_rand_float N=%d" % N, u.cpu().double(), (ref[:, 4].double() + 0.5) * 2.0 ** -32, 1e-7, 1e-6)
+    check("dp4a N=%d" % N, d, (a.int() * b.int()).sum(1), 0, 0)
+
+
 def mhc_post(ctx, corpus, n, hidden):
     """deepseek_mhc/example_mhc_post.py: b_local[k, j] is read in a T.Parallel(i, j) nest
     under a serial k, so layout_inference keeps k in every thread's registers (held layout)
@@ -274,6 +405,19 @@ def main():
         lambda: dynamic_gemm(ctx, 1024, 2048, 512),
         lambda: dynamic_gemm(ctx, 1000, 1032, 200),
         lambda: tma_map_reuse(ctx),
+        lambda: chunk_cumsum(ctx, corpus, 2, 1024, 4, 64, True, False, False),  # the manifest's row
+        lambda: chunk_cumsum(ctx, corpus, 2, 1024, 4, 64, False, True, True),
+        lambda: chunk_cumsum(ctx, corpus, 1, 512, 3, 32, False, False, True, 128),
+        lambda: ptx_cp_async_rows(ctx, 512),
+        lambda: thread_return_exit(ctx, 1024, 0),
+        lambda: thread_return_exit(ctx, 1024, 1),
+        lambda: gemm_clear_accum_cond(ctx, 256, 256, 512),
+        lambda: gemv_alloc_reducer(ctx, corpus, 1024, 1024),  # the manifest's row
+        lambda: gemv_alloc_reducer(ctx, corpus, 384, 2048),
+        lambda: reducer_rows(ctx, 64, 64),
+        lambda: rand_uint(ctx, corpus, 1024, 42),  # the manifest's row and the file's own tests
+        lambda: rand_uint(ctx, corpus, 512, 123),
+        lambda: rng_dp4a(ctx, 256),
         lambda: gemm_window_atoms(ctx),
         lambda: mhc_post(ctx, corpus, 64, 2560),
         lambda: mhc_post(ctx, corpus, 4096, 7168),  # the largest of the file's sizes

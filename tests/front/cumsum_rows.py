@@ -1,4 +1,5 @@
-# T.cumsum has no lowering yet.
+# T.cumsum of a fragment along its rows: staged through two shared scratch buffers (the scan
+# reads one and writes the other), then copied back into the fragment.
 # tilescale-test: -k rowwise -D M=256 -D N=128
 import tilelang
 import tilelang.language as T
@@ -11,7 +12,6 @@ def rowwise(M, N, block_M=32, dtype="float16", accum_dtype="float32"):
     def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
             tile = T.alloc_fragment((block_M, N), accum_dtype)
-            row = T.alloc_fragment((block_M,), accum_dtype)
             T.copy(A[bx * block_M, 0], tile)
             T.cumsum(tile, dim=1)
             T.copy(tile, B[bx * block_M, 0])
