@@ -102,6 +102,14 @@ TS_API ts_status ts_dist_module_attach(ts_dist *d, void *cu_module);
 /* The same for a compiled kernel: loads its module if needed, then attaches it. */
 TS_API ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k);
 
+/* What a compiled kernel's device code uses, as codegen reported it (never read from the
+ * text): TS_DIST_USES_DEVICE_LIB when it calls the distributed device library (it reads the
+ * heap table: symmetric addresses, ranks), TS_DIST_USES_NVSHMEM for the NVSHMEM family.
+ * 0 for an ordinary kernel.  Hosts use it to give such kernels symmetric outputs. */
+#define TS_DIST_USES_DEVICE_LIB 1
+#define TS_DIST_USES_NVSHMEM 2
+TS_API int ts_dist_kernel_uses(const ts_kernel *k);
+
 /* ---- synchronisation and host-side collectives ----------------------------------------- */
 /* Waits for `stream` (a CUstream; NULL: the whole device), then for every rank. */
 TS_API ts_status ts_dist_barrier(ts_dist *d, void *stream);

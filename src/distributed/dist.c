@@ -437,6 +437,11 @@ cleanup:
   return status;
 }
 
+int ts_dist_kernel_uses(const ts_kernel *k) {
+  if (!k) return 0;
+  return (k->uses_dist ? TS_DIST_USES_DEVICE_LIB : 0) | (k->uses_shmem ? TS_DIST_USES_NVSHMEM : 0);
+}
+
 /* ---- synchronisation ---------------------------------------------------------------------- */
 ts_status ts_dist_barrier(ts_dist *d, void *stream) {
   if (!d) return TS_ERR_INVALID_ARGUMENT;

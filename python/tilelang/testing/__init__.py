@@ -9,7 +9,7 @@ import unittest
 
 from ..utils.tensor import torch_assert_close  # noqa: F401
 
-__all__ = ["main", "requires_cuda", "requires_package", "requires_cuda_compute_version",
+__all__ = ["main", "requires_cuda", "requires_distributed", "requires_package", "requires_cuda_compute_version",
            "set_random_seed", "torch_assert_close", "process_func", "regression"] + [
     "requires_cuda_compute_version_" + op for op in ("ge", "gt", "le", "lt", "eq")]
 
@@ -56,6 +56,23 @@ def _has_cuda():
 
 def requires_cuda(func=None):
     deco = _skip_unless(_has_cuda(), "Requires a CUDA GPU")
+    return deco if func is None else deco(func)
+
+
+def _distributed_enabled():
+    return os.environ.get("TILELANG_USE_DISTRIBUTED", "").strip().lower() in ("1", "true", "on",
+                                                                             "yes")
+
+
+def requires_distributed(func=None):
+    """TileScale's mark for multi-GPU tests: they run when TILELANG_USE_DISTRIBUTED=1 (set by
+    tilelang/distributed/launch.sh), are skipped otherwise, and carry the pytest mark
+    `distributed` (`pytest -m distributed`)."""
+    def deco(f):
+        pt = _pytest()
+        if pt is not None:
+            f = pt.mark.distributed(f)
+        return _skip_unless(_distributed_enabled(), "Requires TILELANG_USE_DISTRIBUTED=1")(f)
     return deco if func is None else deco(func)
 
 
