@@ -218,11 +218,11 @@ def symmetric(shape, dtype, peers=False):
     """A zero-filled tensor at the same heap offset on every rank (collective).  peers=True:
     the list of this node's ranks' copies instead, indexed by local rank, each a view usable
     from this rank's GPU (this rank's own entry is the local tensor)."""
-    import torch
-    from . import _dlpack
     d = get()
     if getattr(d, "host_only", False):
         raise DistributedError("tilelang.distributed: the group has no GPU heap (host_only)")
+    import torch
+    from . import _dlpack
     shape, dtype = _shape(shape), _torch_dtype(dtype, torch)
     numel = 1
     for s in shape:
