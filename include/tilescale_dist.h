@@ -111,6 +111,9 @@ TS_API ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k);
 TS_API int ts_dist_kernel_uses(const ts_kernel *k);
 
 /* ---- synchronisation and host-side collectives ----------------------------------------- */
+/* Replaces options.op_timeout_ms for the collectives from now on (0: wait forever); e.g. a
+ * last barrier at process exit that must not hang on a rank that is stuck elsewhere. */
+TS_API void ts_dist_set_op_timeout(ts_dist *d, int op_timeout_ms);
 /* Waits for `stream` (a CUstream; NULL: the whole device), then for every rank. */
 TS_API ts_status ts_dist_barrier(ts_dist *d, void *stream);
 /* Every rank contributes `bytes` bytes; recv (world_size * bytes) receives them in rank order. */

@@ -152,6 +152,10 @@ class Dist:
         """Waits for `stream` (None: the whole device), then for every rank."""
         self._check(_c.ts_dist_barrier(self.handle, ctypes.c_void_p(_stream(stream))))
 
+    def set_op_timeout(self, ms):
+        """Later collectives give up after `ms` milliseconds (0: wait forever)."""
+        _c.ts_dist_set_op_timeout(self.handle, int(ms))
+
     def allgather(self, data):
         """Every rank's bytes (all the same length), in rank order."""
         data = bytes(data)

@@ -104,6 +104,7 @@ _DIST_SIGS = {  # include/tilescale_dist.h
     "ts_dist_kernel_attach": (c_int, [_P, _P]),
     "ts_dist_kernel_uses": (c_int, [_P]),
     "ts_dist_barrier": (c_int, [_P, _P]),
+    "ts_dist_set_op_timeout": (None, [_P, c_int]),
     "ts_dist_allgather": (c_int, [_P, _P, c_size_t, _P]),
     "ts_dist_broadcast": (c_int, [_P, _P, c_size_t]),
     "ts_dist_stream_write32": (c_int, [_P, _P, _P, ctypes.c_uint32]),

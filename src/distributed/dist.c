@@ -442,6 +442,10 @@ int ts_dist_kernel_uses(const ts_kernel *k) {
   return (k->uses_dist ? TS_DIST_USES_DEVICE_LIB : 0) | (k->uses_shmem ? TS_DIST_USES_NVSHMEM : 0);
 }
 
+void ts_dist_set_op_timeout(ts_dist *d, int op_timeout_ms) {
+  if (d) d->boot.op_timeout_ms = op_timeout_ms > 0 ? op_timeout_ms : 0;
+}
+
 /* ---- synchronisation ---------------------------------------------------------------------- */
 ts_status ts_dist_barrier(ts_dist *d, void *stream) {
   if (!d) return TS_ERR_INVALID_ARGUMENT;

@@ -157,6 +157,16 @@ class NoGroupTest(unittest.TestCase):
             if saved is not None:
                 os.environ["TILELANG_USE_DISTRIBUTED"] = saved
 
+    def test_target(self):
+        from tilelang.utils.target import determine_target, target_is_hopper
+        self.assertEqual(determine_target(), "cuda")
+        t = determine_target("cuda -arch=sm_90a", return_object=True)
+        self.assertEqual((t.arch, t.kind.name, str(t)), ("sm_90", "cuda", "cuda -arch=sm_90"))
+        self.assertTrue(target_is_hopper(t))
+        self.assertFalse(target_is_hopper(determine_target("sm_80", return_object=True)))
+        with self.assertRaises(ValueError):
+            determine_target("hip")
+
     def test_tvm_register_func(self):
         import tvm
 

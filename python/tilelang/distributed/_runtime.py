@@ -115,12 +115,43 @@ def start(rank, world_size, local_rank, local_world_size, master_addr=None, mast
                            master_addr=master_addr, master_port=master_port, backend=backend,
                            heap_bytes=_heap_bytes(), host_only=host_only)
         d.host_only = bool(host_only)
+        if _dist is None and not getattr(start, "_hooked", False):
+            import atexit
+            import sys
+            sys.excepthook = _note_failure(sys.excepthook)
+            atexit.register(_at_exit)
+            start._hooked = True
         _dist = d
         waiting = list(_kernels)
         _kernels.clear()
     for k in waiting:
         _attach(k)
     return d
+
+
+_failed = False  # an uncaught exception reached sys.excepthook in this process
+
+
+def _note_failure(hook):
+    def excepthook(*exc):
+        global _failed
+        _failed = True
+        return hook(*exc)
+    return excepthook
+
+
+def _at_exit():
+    """A last barrier (at most 10 s) so that no rank unmaps its heap while a peer's kernel may
+    still write into it (simple scripts end without one).  Skipped after an uncaught exception:
+    the other ranks may never come.  The heap itself goes with the process."""
+    d = _dist
+    if d is None or _failed or getattr(d, "host_only", False):
+        return
+    try:
+        d.set_op_timeout(10000)
+        d.barrier(None)
+    except Exception:  # noqa: BLE001 (a peer already gone: nothing left to protect)
+        pass
 
 
 def finalize():
