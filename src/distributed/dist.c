@@ -410,7 +410,8 @@ ts_status ts_dist_module_attach(ts_dist *d, void *cu_module) {
 }
 
 /* Loading through the runtime runs the module hook, which attaches; a module loaded before
- * this group existed (no hook then) is attached directly. */
+ * this group existed, or a kernel of another context (whose loads run no hook of this group:
+ * a compile thread's own context, say), is attached directly. */
 ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k) {
   ts_status status = need_heap(d, "ts_dist_kernel_attach");
   if (status != TS_OK) return status;
@@ -428,7 +429,7 @@ ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k) {
                  k->func_name);
     return TS_ERR_INVALID_ARGUMENT;
   }
-  if (k->module || d->ctx->module_hook_user != d) {
+  if (k->module || k->ctx->module_hook_user != d) {
     if (!k->module) TS_CHECK(rt_kernel_load_module(k));
     return ts_dist_module_attach(d, k->module);
   }

@@ -13,6 +13,8 @@ themselves (torch.multiprocessing.spawn + init_dist, TileScale's IPC examples an
 test_*.py) are launched with -n 1: one process per node, as TileScale runs them.  Cannon and
 SUMMA need a square number of ranks: -n 1 when N is not a square.
 
+tests/dist/host_api.py (the host API piece by piece) runs first.
+
 One line per script: PASS (exit 0 and no failure printed), FAIL (exit 0 but the script printed
 a failed check), ERROR (non-zero exit or time-out; the last lines of output follow), SKIP
 (cannot run here, with the reason).  Then "N passed, N failed".  Exits 1 unless every script
@@ -32,6 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # GPU; "spawn" = the script spawns its processes (-n 1, its own count flag gets N); "square" =
 # a square number of ranks.  {n} in arguments is the rank count.
 SCRIPTS = [
+    ("@tests/dist/host_api.py", "", "ranks"),  # "@": a file of this checkout, not the corpus
     ("example_allgather.py", "--M 1024 --N 1024 --warmup 1 --repeat 2", "ranks"),
     ("example_all_to_all.py", "", "ranks"),
     ("example_simple_shift.py", "", "ranks"),
@@ -142,7 +145,7 @@ def main():
     for rel, extra, kind in SCRIPTS:
         if args.only and not any(o in rel for o in args.only.split(",")):
             continue
-        path = os.path.join(base, rel)
+        path = os.path.join(ROOT, rel[1:]) if rel.startswith("@") else os.path.join(base, rel)
         need = args.n if kind == "spawn" else ranks_for(kind, args.n)
         if not os.path.exists(path):
             print("SKIP  %-50s not in the corpus" % rel)
