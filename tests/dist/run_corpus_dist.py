@@ -16,8 +16,9 @@ SUMMA need a square number of ranks: -n 1 when N is not a square.
 tests/dist/host_api.py (the host API piece by piece) runs first.
 
 One line per script: PASS (exit 0 and no failure printed), FAIL (exit 0 but the script printed
-a failed check), ERROR (non-zero exit or time-out; the last lines of output follow), SKIP
-(cannot run here, with the reason).  Then "N passed, N failed".  Exits 1 unless every script
+a failed check), ERROR (non-zero exit or time-out; the last lines of output follow), MISSING
+(a third-party module such as deep_ep or tvm_ffi is not installed; not counted as failed),
+SKIP (cannot run here, with the reason).  Then "N passed, N failed".  Exits 1 unless every script
 that ran passed."""
 import argparse
 import math
@@ -65,6 +66,7 @@ SCRIPTS = [
      "--num_ranks {n} --num_tokens 256 --hidden 1024 --num_topk 4 --num_experts 8", "spawn"),
 ]
 
+MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '(?!tilelang|tilescale|pynvshmem|tvm')")
 FAILED_CHECK = re.compile(r"check failed|❌|Test failed|AssertionError|Mismatch|not close", re.I)
 
 
@@ -112,7 +114,9 @@ def run_one(path, extra, kind, args, env):
         out = ((e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")) + \
               ((e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or ""))
     dt = time.time() - t0
-    if rc != 0:
+    if rc != 0 and MISSING_MODULE.search(out):
+        status = "MISSING"  # the environment lacks a third-party module (deep_ep, tvm_ffi ...)
+    elif rc != 0:
         status = "ERROR"
     elif FAILED_CHECK.search(out):
         status = "FAIL"
@@ -141,7 +145,7 @@ def main():
     env = environment(args)
     print("run_corpus_dist: %d GPUs, -n %d, backend %s, corpus %s" % (
         gpus, args.n, args.backend or env.get("TILESCALE_DIST_BACKEND") or "default", base), flush=True)
-    passed = failed = skipped = 0
+    passed = failed = skipped = missing = 0
     for rel, extra, kind in SCRIPTS:
         if args.only and not any(o in rel for o in args.only.split(",")):
             continue
@@ -160,12 +164,16 @@ def main():
         if status == "PASS":
             passed += 1
             continue
-        failed += 1
+        if status == "MISSING":
+            missing += 1
+        else:
+            failed += 1
         if rc != 0:
             print("      exit %s" % rc)
         for ln in out.rstrip().splitlines()[-args.lines:]:
             print("      | " + ln)
-    print("%d passed, %d failed%s" % (passed, failed, ", %d skipped" % skipped if skipped else ""))
+    print("%d passed, %d failed%s%s" % (passed, failed, ", %d skipped" % skipped if skipped else "",
+                                      ", %d missing a module" % missing if missing else ""))
     sys.exit(0 if failed == 0 else 1)
 
 
