@@ -142,7 +142,9 @@ class NoGroupTest(unittest.TestCase):
 
     def test_requires_distributed(self):
         import tilelang.testing as tt
-        saved = os.environ.pop("TILELANG_USE_DISTRIBUTED", None)
+        names = ("TILELANG_USE_DISTRIBUTED", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                 "SLURM_STEP_NUM_TASKS")
+        saved = {n: os.environ.pop(n) for n in names if n in os.environ}
         try:
             @tt.requires_distributed
             def t():
@@ -153,9 +155,15 @@ class NoGroupTest(unittest.TestCase):
             except unittest.SkipTest:
                 skipped = True
             self.assertTrue(skipped or getattr(t, "pytestmark", None))
+            os.environ["WORLD_SIZE"] = "2"  # under a launcher: the decorated main runs
+
+            @tt.requires_distributed
+            def main():
+                return "ran"
+            self.assertEqual(main(), "ran")
         finally:
-            if saved is not None:
-                os.environ["TILELANG_USE_DISTRIBUTED"] = saved
+            os.environ.pop("WORLD_SIZE", None)
+            os.environ.update(saved)
 
     def test_target(self):
         from tilelang.utils.target import determine_target, target_is_hopper

@@ -60,14 +60,19 @@ def requires_cuda(func=None):
 
 
 def _distributed_enabled():
-    return os.environ.get("TILELANG_USE_DISTRIBUTED", "").strip().lower() in ("1", "true", "on",
-                                                                             "yes")
+    """TILELANG_USE_DISTRIBUTED=1 (tilelang/distributed/launch.sh sets it), or a process started
+    by a multi-process launcher (tilescale launch, torchrun, mpirun, srun)."""
+    if os.environ.get("TILELANG_USE_DISTRIBUTED", "").strip().lower() in ("1", "true", "on", "yes"):
+        return True
+    return any(v in os.environ for v in ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                         "SLURM_STEP_NUM_TASKS"))
 
 
 def requires_distributed(func=None):
-    """TileScale's mark for multi-GPU tests: they run when TILELANG_USE_DISTRIBUTED=1 (set by
-    tilelang/distributed/launch.sh), are skipped otherwise, and carry the pytest mark
-    `distributed` (`pytest -m distributed`)."""
+    """TileScale's mark for multi-GPU tests: they run when distributed work is enabled (see
+    _distributed_enabled), are skipped otherwise, and carry the pytest mark `distributed`
+    (`pytest -m distributed`).  TileScale's scripts also decorate their main function with it:
+    run under a launcher, it runs."""
     def deco(f):
         pt = _pytest()
         if pt is not None:
