@@ -619,6 +619,7 @@ static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
     return;
   case IRI_SYNCTHREADS: sb_append(sb, "__syncthreads()"); return;
   case IRI_SYNCWARP: sb_append(sb, "__syncwarp()"); return;
+  case IRI_THREAD_RETURN: sb_append(sb, "return"); return;
   case IRI_ATOMIC_ADD: case IRI_ATOMIC_MAX: case IRI_ATOMIC_MIN: {
     const IrExpr *ld = address_load(args[0]);
     if (!ld) {

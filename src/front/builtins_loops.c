@@ -442,6 +442,16 @@ static Value *t_sync_warp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
   return ev->none;
 }
 
+/* T.thread_return(): the calling thread leaves the kernel (`return;`), as TileScale's DeepEP
+ * kernels end the warps they do not need.  thread_sync refuses a barrier it would have to
+ * place after one (the threads that left would never arrive). */
+static Value *t_thread_return(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_THREAD_RETURN, TS_DTYPE_VOID, NULL, 0, call_loc(a)), call_loc(a)));
+  return ev->none;
+}
+
 /* ---- explicit mbarriers (T.alloc_barrier) --------------------------------------------------------
  * TileLang's semantics, executed by every thread that reaches the call: barrier_arrive /
  * mbarrier_arrive is one arrival of that thread; barrier_wait / mbarrier_wait_parity(b, p)
@@ -600,6 +610,7 @@ static const Builtin loop_rows[] = {
     /* synchronisation and warp specialisation */
     {"sync_threads", "barrier_id=None, arrive_count=None", t_sync_threads, 0, BI_TERSE},
     {"sync_warp", "", t_sync_warp, 0, 0},
+    {"thread_return", "", t_thread_return, 0, 0},
     {"barrier_arrive", "mbarrier", t_barrier_arrive, 0, 0},
     {"barrier_wait", "mbarrier, parity", t_barrier_wait, 0, 0},
     {"mbarrier_arrive", "mbarrier, cta_id=None", t_barrier_arrive, 1, 0},

@@ -137,6 +137,7 @@ extern const int ir_expr_flags[IR_EXPR_KIND_COUNT];
   X(SHFL_XOR, "shfl_xor", NULL, 2, 0)     /* value, lane mask */           \
   X(SYNCTHREADS, "sync_threads", NULL, 0, 0)                               \
   X(SYNCWARP, "sync_warp", NULL, 0, 0)                                     \
+  X(THREAD_RETURN, "thread_return", NULL, 0, 0) /* the thread leaves the kernel */ \
   X(ATOMIC_ADD, "atomic_add", NULL, 2, 0) /* address (LOAD), value -> prev */ \
   X(ATOMIC_MAX, "atomic_max", NULL, 2, 0)                                  \
   X(ATOMIC_MIN, "atomic_min", NULL, 2, 0)                                  \

@@ -22,7 +22,11 @@
  * would wait forever for the others: it is synchronised on its own with a named barrier over
  * its threads (one barrier id per thread range of the kernel, from 2), entered with the
  * accesses of its own body as pending (a previous iteration of an enclosing loop), and seen
- * from outside as one access, with __syncthreads around it as needed. */
+ * from outside as one access, with __syncthreads around it as needed.
+ *
+ * After a T.thread_return (in program order, or anywhere in a loop body for the later
+ * iterations) some threads may have left the kernel and would never arrive at a barrier: a
+ * barrier needed there, or one already in the code, is refused with a diagnostic. */
 #include "passes.h"
 
 typedef struct SyncState {
@@ -40,6 +44,7 @@ typedef struct Sync {
   int64_t ranges[14][2]; /* T.ws thread ranges seen in the kernel: barrier ids 2, 3, ... */
   int nranges;
   bool ws_wait;   /* a T.ws body that waits on an mbarrier ran since the last block barrier */
+  bool exited;    /* a T.thread_return may have run: some threads may have left the kernel */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -223,6 +228,27 @@ static bool taint_sweep(Sync *sy, IrStmt *s, bool divergent) {
   }
 }
 
+/* T.thread_return anywhere in s. */
+static void find_return(IrExpr *e, void *ctx) {
+  if (e->kind == IR_CALL && e->u.call.op == IRI_THREAD_RETURN) *(bool *)ctx = true;
+}
+static bool has_return(IrStmt *s) {
+  bool found = false;
+  IrVisitor v = {NULL, find_return, &found};
+  if (s) ir_visit(s, &v);
+  return found;
+}
+
+/* A barrier at loc, needed or written, after threads may have left: refused. */
+static void exit_check(Sync *sy, SrcLoc loc, bool placed) {
+  if (!sy->exited) return;
+  ts_error(sy->c, loc,
+           "%s here, but a T.thread_return before it may have ended some threads, which would never "
+           "arrive: return only after the last block-wide synchronisation, or guard the remaining work with an if",
+           placed ? "shared memory needs a __syncthreads" : "a block barrier waits for every thread");
+  sy->exited = false; /* one diagnostic per return */
+}
+
 /* A barrier of the threads being synchronised: __syncthreads, or in a consumer branch a
  * named barrier over all its threads. */
 static bool is_barrier(const Sync *sy, const IrStmt *s) {
@@ -307,12 +333,28 @@ static void count_barriers(IrStmt *s, void *ctx) {
   CountCtx *cc = ctx;
   if (is_barrier(cc->sy, s)) cc->n++;
 }
+/* A compound this pass does not enter (a loop without shared accesses, code only some threads
+ * run): a barrier inside it that may run after a T.thread_return (one before it in program
+ * order, or one inside it) is refused.  Whether it returns is recorded by the caller after
+ * any barrier it places in front. */
+static void check_opaque_barriers(Sync *sy, IrStmt *s) {
+  if (s->kind == IR_S_EVAL || (!sy->exited && !has_return(s))) return;
+  CountCtx cc = {sy, 0};
+  IrVisitor v = {count_barriers, NULL, &cc};
+  ir_visit(s, &v);
+  if (!cc.n) return;
+  sy->exited = true;
+  exit_check(sy, s->loc, false);
+}
+
 /* Barriers this pass would place inside `body` (entered with state `st`). */
 static int inner_barriers(Sync *sy, IrStmt *body, SyncState st) {
   CountCtx before = {sy, 0}, after = {sy, 0};
   IrVisitor v = {count_barriers, NULL, &before};
   ir_visit(body, &v);
+  bool exited = sy->exited; /* a dry run: a return inside must not mark the code after it */
   IrStmt *r = sync_stmt(sy, body, &st);
+  sy->exited = exited;
   v.ctx = &after;
   ir_visit(r, &v);
   return after.n - before.n;
@@ -389,6 +431,7 @@ static IrStmt *sync_ws(Sync *sy, IrStmt *s, SyncState *st) {
   bool waits = waits_on_mbarrier(s->u.if_.then_s);
   if (hazard(st, &me)) {
     block_barrier_ok(sy, s, s->loc);
+    exit_check(sy, s->loc, true);
     st->reads.len = st->writes.len = 0;
     merge_into(c, st, &me);
     sy->ws_wait = waits;
@@ -404,6 +447,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
   TsCompiler *c = sy->c;
   if (!s) return NULL;
   if (is_barrier(sy, s)) {
+    exit_check(sy, s->loc, false);
     st->reads.len = st->writes.len = 0;
     if (!sy->group) sy->ws_wait = false;
     return s;
@@ -416,11 +460,16 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
     case IR_S_FOR:
       if (!thread_dependent(sy, s->u.loop.min) && !thread_dependent(sy, s->u.loop.extent)) {
         SyncState body = summarize(c, s->u.loop.body), bounds = summarize_bounds(c, s);
-        if (!body.reads.len && !body.writes.len && !bounds.reads.len) return s;
+        if (!body.reads.len && !body.writes.len && !bounds.reads.len) {
+          check_opaque_barriers(sy, s);
+          if (has_return(s)) sy->exited = true;
+          return s;
+        }
         /* A conflict with what precedes the loop is resolved once, in front of it. */
         IrStmt *pre = NULL;
         if (hazard(st, &body) || hazard(st, &bounds)) {
           block_barrier_ok(sy, s, s->loc);
+          exit_check(sy, s->loc, true);
           pre = fenced_barrier(sy, s->loc);
           st->reads.len = st->writes.len = 0;
           if (!sy->group) sy->ws_wait = false;
@@ -434,6 +483,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
         merge_into(c, &entry, st);
         IrStmt *r = ir_stmt(c, IR_S_FOR, s->loc);
         *r = *s;
+        if (has_return(s->u.loop.body)) sy->exited = true; /* earlier iterations may have returned */
         r->u.loop.body = sync_stmt(sy, s->u.loop.body, &in);
         /* The loop may run zero times: keep what was pending before it too. */
         merge_into(c, &in, &entry);
@@ -482,20 +532,24 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
   }
   /* A leaf (or a compound only some threads run): one access set. */
   if (s->kind == IR_S_FOR || s->kind == IR_S_IF || s->kind == IR_S_WHILE) check_divergent(sy, s);
+  check_opaque_barriers(sy, s);
   SyncState me = summarize(c, s);
   if (hazard(st, &me)) {
     block_barrier_ok(sy, s, s->loc);
+    exit_check(sy, s->loc, true);
     st->reads.len = st->writes.len = 0;
     merge_into(c, st, &me);
     if (!sy->group) sy->ws_wait = false;
+    if (has_return(s)) sy->exited = true;
     return ir_seq(c, (IrStmt *[]){fenced_barrier(sy, s->loc), s}, 2, s->loc);
   }
   merge_into(c, st, &me);
+  if (has_return(s)) sy->exited = true;
   return s;
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, false};
   if (c->target.sm >= 90 && c->target.arch_a) {
     IrVisitor v = {NULL, find_wgmma, &sy.fence};
     ir_visit(f->body, &v);
