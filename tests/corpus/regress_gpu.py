@@ -181,6 +181,17 @@ def tma_map_reuse(ctx):
     check("tma map reuse, first buffers refilled", c, a.float() @ b.float(), 0.5, 2e-2)
 
 
+def thread_return(ctx):
+    """tests/codegen/thread_return.py: warps 2 and 3 leave with T.thread_return after the
+    shared tile is ordered; warps 0 and 1 broadcast lane 0's value with a warp shuffle."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/thread_return.py")).compile("thread_return")
+    a = torch.randint(-1000, 1000, (128,), dtype=torch.int32, device="cuda")
+    o = torch.full((64,), -7, dtype=torch.int32, device="cuda")
+    k(a, o)
+    want = torch.stack([a[127 - 32 * (t // 32)] for t in range(64)])
+    check("T.thread_return", o, want, 0, 0)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -209,6 +220,7 @@ def main():
         lambda: dynamic_gemm(ctx, 1024, 2048, 512),
         lambda: dynamic_gemm(ctx, 1000, 1032, 200),
         lambda: tma_map_reuse(ctx),
+        lambda: thread_return(ctx),
     ]
     for run in cases:
         try:
