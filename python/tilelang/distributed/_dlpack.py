@@ -50,10 +50,13 @@ _live_lock = threading.Lock()
 
 @_DELETER
 def _release(managed):
-    key = ctypes.cast(managed, ctypes.c_void_p).value
-    with _live_lock:
-        entry = _live.pop(key, None)
-    del entry  # the owner's last reference from here: its finalizer may free the memory
+    try:
+        key = ctypes.cast(managed, ctypes.c_void_p).value
+        with _live_lock:
+            entry = _live.pop(key, None)
+        del entry  # the owner's last reference from here: its finalizer may free the memory
+    except Exception:  # noqa: BLE001 (interpreter shutdown: the process frees everything)
+        pass
 
 
 _PyCapsule_New = ctypes.pythonapi.PyCapsule_New
