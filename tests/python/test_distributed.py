@@ -329,6 +329,37 @@ class ExampleKernelTest(unittest.TestCase):
 
 @unittest.skipUnless(HAS_TORCH, "torch is not installed")
 class TorchTest(unittest.TestCase):
+    def test_dlpack_views_keep_their_owner(self):
+        """_dlpack over host bytes: zero-copy views of any dtype, the owner released (its
+        finalizer run) only when the last view dies."""
+        import ctypes
+        import gc
+        import weakref
+
+        import torch
+        from tilelang.distributed import _dlpack
+        buf = (ctypes.c_uint8 * 64)(*range(64))
+
+        class Owner:
+            pass
+        owner, died = Owner(), []
+        weakref.finalize(owner, died.append, True)
+        t = _dlpack.as_tensor(ctypes.addressof(buf), (4, 4), torch.int32, "cpu", owner, torch)
+        del owner
+        gc.collect()
+        self.assertEqual((tuple(t.shape), t.dtype), ((4, 4), torch.int32))
+        self.assertEqual(t.data_ptr(), ctypes.addressof(buf))
+        self.assertEqual(int(t[0, 0]), int.from_bytes(bytes(range(4)), "little"))
+        buf[0] = 99
+        self.assertEqual(int(t[0, 0]) & 0xFF, 99)   # no copy
+        v = t[1:]
+        del t
+        gc.collect()
+        self.assertEqual(died, [])                   # a view still uses the memory
+        del v
+        gc.collect()
+        self.assertEqual(died, [True])
+
     def test_dtype_map(self):
         import torch
         self.assertIs(td.dtype_map["float16"], torch.float16)
