@@ -39,7 +39,8 @@ static const EnvFamily FAMILIES[] = {
     {"slurm", "SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID", NULL},
 };
 
-static void env_error(ts_context *ctx, const char *fmt, const char *name, const char *value, long lo, long hi) {
+static void env_error(ts_context *ctx, const char *fmt, const char *name, const char *value, long lo,
+                      long hi) {
   if (ctx) rt_set_error(ctx, fmt, name, value, lo, hi);
 }
 
@@ -57,7 +58,8 @@ static bool env_int(ts_context *ctx, const char *name, long lo, long hi, int *ou
   errno = 0;
   long v = strtol(s, &end, 10);
   if (*end || errno || v < lo || v > hi) {
-    env_error(ctx, "ts_dist_env_read: environment variable %s='%s' is not an integer in [%ld, %ld]", name, s, lo, hi);
+    env_error(ctx, "ts_dist_env_read: environment variable %s='%s' is not an integer in [%ld, %ld]", name, s,
+              lo, hi);
     return false;
   }
   *out = (int)v;
@@ -116,7 +118,10 @@ static ts_status env_rendezvous(ts_context *ctx, const EnvFamily *fam, ts_dist_e
     const char *list = env_str("SLURM_STEP_NODELIST");
     if (!list) list = env_str("SLURM_JOB_NODELIST");
     if (!addr && list && !dist_env_slurm_first_host(list, e->master_addr, sizeof e->master_addr)) {
-      if (ctx) rt_set_error(ctx, "ts_dist_env_read: cannot read the first host of SLURM node list '%s'; set MASTER_ADDR", list);
+      if (ctx)
+        rt_set_error(ctx,
+                     "ts_dist_env_read: cannot read the first host of SLURM node list '%s'; set MASTER_ADDR",
+                     list);
       return TS_ERR_INVALID_ARGUMENT;
     }
     int job = 0;
@@ -125,7 +130,9 @@ static ts_status env_rendezvous(ts_context *ctx, const EnvFamily *fam, ts_dist_e
   }
   if (addr) {
     if (strlen(addr) >= sizeof e->master_addr) {
-      if (ctx) rt_set_error(ctx, "ts_dist_env_read: MASTER_ADDR is longer than %zu characters", sizeof e->master_addr - 1);
+      if (ctx)
+        rt_set_error(ctx, "ts_dist_env_read: MASTER_ADDR is longer than %zu characters",
+                     sizeof e->master_addr - 1);
       return TS_ERR_INVALID_ARGUMENT;
     }
     snprintf(e->master_addr, sizeof e->master_addr, "%s", addr);
@@ -149,7 +156,9 @@ static ts_status env_family(ts_context *ctx, const EnvFamily *fam, ts_dist_env *
     const char *spec = env_str("SLURM_STEP_TASKS_PER_NODE");
     int n = spec ? dist_env_slurm_tasks_on_node(spec, node) : -1;
     if (spec && n < 0) {
-      if (ctx) rt_set_error(ctx, "ts_dist_env_read: cannot read SLURM_STEP_TASKS_PER_NODE='%s' for node %d", spec, node);
+      if (ctx)
+        rt_set_error(ctx, "ts_dist_env_read: cannot read SLURM_STEP_TASKS_PER_NODE='%s' for node %d", spec,
+                     node);
       return TS_ERR_INVALID_ARGUMENT;
     }
     if (n > 0) e->local_world_size = n;
@@ -167,7 +176,8 @@ ts_status ts_dist_env_read(ts_context *ctx, ts_dist_env *e) {
   const EnvFamily *fam = NULL;
   for (size_t i = 0; i < sizeof FAMILIES / sizeof FAMILIES[0] && !fam; i++) {
     if (!env_str(FAMILIES[i].rank)) continue;
-    if (strcmp(FAMILIES[i].name, "slurm") == 0 && !env_str("SLURM_STEP_NUM_TASKS")) continue; /* a batch script */
+    if (strcmp(FAMILIES[i].name, "slurm") == 0 && !env_str("SLURM_STEP_NUM_TASKS"))
+      continue; /* a batch script */
     fam = &FAMILIES[i];
   }
   if (fam) {
@@ -177,7 +187,8 @@ ts_status ts_dist_env_read(ts_context *ctx, ts_dist_env *e) {
   }
   if (e->local_rank < 0) e->local_rank = e->rank;
   if (e->local_world_size < 0) e->local_world_size = e->world_size;
-  if (e->rank >= e->world_size || e->local_rank >= e->local_world_size || e->local_world_size > e->world_size) {
+  if (e->rank >= e->world_size || e->local_rank >= e->local_world_size ||
+      e->local_world_size > e->world_size) {
     if (ctx)
       rt_set_error(ctx, "ts_dist_env_read: inconsistent %s environment: rank %d of %d, local rank %d of %d",
                    e->launcher, e->rank, e->world_size, e->local_rank, e->local_world_size);

@@ -100,6 +100,10 @@ def environment(args):
     return env
 
 
+def _text(x):
+    return x.decode(errors="replace") if isinstance(x, bytes) else (x or "")
+
+
 def run_one(path, extra, kind, args, env):
     nranks = ranks_for(kind, args.n)
     cmd = [os.path.abspath(args.cli), "launch", "--timeout", str(args.timeout), "-n", str(nranks),
@@ -111,8 +115,7 @@ def run_one(path, extra, kind, args, env):
         rc, out = r.returncode, (r.stdout or "") + (r.stderr or "")
     except subprocess.TimeoutExpired as e:
         rc = "timeout"
-        out = ((e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")) + \
-              ((e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or ""))
+        out = _text(e.stdout) + _text(e.stderr)
     dt = time.time() - t0
     if rc != 0 and MISSING_MODULE.search(out):
         status = "MISSING"  # the environment lacks a third-party module (deep_ep, tvm_ffi ...)
