@@ -45,6 +45,7 @@ IrStmt *tma_hoist_barriers(TsCompiler *c, IrStmt *body, PtrVec *allocs);
 void tma_init_barriers(TsCompiler *c, const PtrVec *allocs, IrExpr *tid, PtrVec *out, SrcLoc loc);
 IrStmt *tma_copy_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid);
 void pass_inject_pipeline(TsCompiler *c, IrFunc *f);   /* T.Pipelined -> multi-stage cp.async */
+void pass_check_thread_return(TsCompiler *c, IrFunc *f); /* no tile op after T.thread_return */
 void pass_legalize(TsCompiler *c, IrFunc *f);          /* tile copies/fills -> parallel nests */
 void pass_layout_inference(TsCompiler *c, IrFunc *f);  /* fragment and loop layouts */
 void pass_lower_tile_ops(TsCompiler *c, IrFunc *f);    /* -> thread-level IR */

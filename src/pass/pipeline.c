@@ -21,6 +21,7 @@
  *      |
  *   merge_shared_memory  shared.dyn buffers -> offsets in one dynamic allocation
  *
+ * Before them, check_thread_return.c refuses tile operations after a T.thread_return.
  * With c->debug the IR is verified after each pass; c->dump_after names a pass (or
  * "all") whose output is appended to c->dump_out under a ";; after <pass>" line.
  * A pass that reports user errors stops the pipeline. */
@@ -57,6 +58,10 @@ void pass_pipeline_names(StrBuf *out) {
 }
 
 bool pass_pipeline(TsCompiler *c, IrFunc *f) {
+  /* Checks of the front end's IR that no single pass owns. */
+  int checked = c->diag.errors;
+  pass_check_thread_return(c, f);
+  if (c->diag.errors > checked) return false;
   for (int i = 0; i < TS_ARRAY_LEN(passes); i++) {
     int before = c->diag.errors;
     passes[i].run(c, f);

@@ -15,7 +15,7 @@ def after_return():
             tx = T.get_thread_binding()
             if tx >= 64:
                 T.thread_return()
-            T.copy(A, s)
+            s[tx] = A[tx]
             O[tx] = s[127 - tx]
 
     return main
