@@ -100,7 +100,14 @@ static IrStmt *lower_fill(TsCompiler *c, IrStmt *s) {
   IrExpr **di = region_index(c, dst, dd, n, v);
   IrStmt *body = ir_store(c, dst->buf, di, dst->ndim, ir_cast(c, dst->buf->dtype, s->u.fill.value, s->loc), s->loc);
   int64_t one = 1;
-  return n > 0 ? wrap_nest(c, v, de, n, body, s->loc) : wrap_nest(c, v, &one, 1, body, s->loc);
+  IrStmt *nest = n > 0 ? wrap_nest(c, v, de, n, body, s->loc) : wrap_nest(c, v, &one, 1, body, s->loc);
+  /* A T.alloc_local / T.alloc_var buffer is every thread's own array: each thread fills all of
+   * it (TileLang lowers such a fill as a per-thread loop), it is not split across threads as a
+   * fragment is. */
+  IrScope sc = dst->buf->scope;
+  if (sc == IR_SCOPE_LOCAL || sc == IR_SCOPE_VAR)
+    for (IrStmt *l = nest; l && l->kind == IR_S_FOR; l = l->u.loop.body) l->u.loop.kind = IR_FOR_SERIAL;
+  return nest;
 }
 
 static IrStmt *legalize_stmt(TsCompiler *c, IrStmt *s, void *ctx) {

@@ -192,6 +192,29 @@ def thread_return(ctx):
     check("T.thread_return", o, want, 0, 0)
 
 
+def private_rows(ctx, n):
+    """tests/codegen/thread_private_rows.py: per-thread counter rows in shared memory updated in a
+    loop whose trip count differs between threads (no barrier inside), summed by other threads."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/thread_private_rows.py")).compile("private_rows")
+    idx = torch.randint(-2, 6, (n,), dtype=torch.int32, device="cuda")
+    out = torch.full((4,), -1, dtype=torch.int32, device="cuda")
+    k(idx, out)
+    want = torch.stack([(idx == e).sum() for e in range(4)]).to(torch.int32)
+    check("thread-private shared rows n=%d" % n, out, want, 0, 0)
+
+
+def fill_local(ctx):
+    """tests/codegen/fill_local.py: T.clear of a T.alloc_local array clears all of it in every
+    thread (it was once split across threads like a fragment)."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/fill_local.py")).compile("fill_local")
+    o = torch.full((128, 8), -1, dtype=torch.int32, device="cuda")
+    k(o)
+    want = torch.zeros(128, 8, dtype=torch.int32)
+    for t in range(128):
+        want[t, t % 8] = t
+    check("T.clear of a local array", o, want.cuda(), 0, 0)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -221,6 +244,9 @@ def main():
         lambda: dynamic_gemm(ctx, 1000, 1032, 200),
         lambda: tma_map_reuse(ctx),
         lambda: thread_return(ctx),
+        lambda: private_rows(ctx, 1000),
+        lambda: private_rows(ctx, 77),
+        lambda: fill_local(ctx),
     ]
     for run in cases:
         try:
