@@ -47,6 +47,14 @@ static IrStmt *wrap_nest(TsCompiler *c, IrVar **v, const int64_t *ext, int n, Ir
   return body;
 }
 
+/* A T.alloc_local / T.alloc_var buffer is every thread's own array: a fill or copy that
+ * touches one runs whole in every thread (TileLang lowers it as a per-thread loop, not
+ * partitioned), instead of being split across the threads as a fragment's is. */
+static bool per_thread(const IrBuffer *b) { return b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR; }
+static void serial_nest(IrStmt *nest) {
+  for (IrStmt *l = nest; l && l->kind == IR_S_FOR; l = l->u.loop.body) l->u.loop.kind = IR_FOR_SERIAL;
+}
+
 static void make_vars(TsCompiler *c, IrVar **v, int n, SrcLoc loc) {
   static const char *const names[] = {"i", "j", "k", "l", "m", "n", "o", "p"};
   for (int j = 0; j < n; j++) v[j] = ir_var(c, names[j], TS_DTYPE_INT32, IR_VAR_LOOP, loc);
@@ -85,7 +93,9 @@ static IrStmt *lower_copy_like(TsCompiler *c, const IrRegion *src, const IrRegio
     body = ir_store(c, dst->buf, di, dst->ndim, val, loc);
   }
   int64_t one = 1;
-  return n > 0 ? wrap_nest(c, v, se, n, body, loc) : wrap_nest(c, v, &one, 1, body, loc);
+  IrStmt *nest = n > 0 ? wrap_nest(c, v, se, n, body, loc) : wrap_nest(c, v, &one, 1, body, loc);
+  if (per_thread(src->buf) || per_thread(dst->buf)) serial_nest(nest);
+  return nest;
 }
 
 static IrStmt *lower_fill(TsCompiler *c, IrStmt *s) {
@@ -101,12 +111,7 @@ static IrStmt *lower_fill(TsCompiler *c, IrStmt *s) {
   IrStmt *body = ir_store(c, dst->buf, di, dst->ndim, ir_cast(c, dst->buf->dtype, s->u.fill.value, s->loc), s->loc);
   int64_t one = 1;
   IrStmt *nest = n > 0 ? wrap_nest(c, v, de, n, body, s->loc) : wrap_nest(c, v, &one, 1, body, s->loc);
-  /* A T.alloc_local / T.alloc_var buffer is every thread's own array: each thread fills all of
-   * it (TileLang lowers such a fill as a per-thread loop), it is not split across threads as a
-   * fragment is. */
-  IrScope sc = dst->buf->scope;
-  if (sc == IR_SCOPE_LOCAL || sc == IR_SCOPE_VAR)
-    for (IrStmt *l = nest; l && l->kind == IR_S_FOR; l = l->u.loop.body) l->u.loop.kind = IR_FOR_SERIAL;
+  if (per_thread(dst->buf)) serial_nest(nest);
   return nest;
 }
 

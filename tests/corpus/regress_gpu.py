@@ -204,15 +204,16 @@ def private_rows(ctx, n):
 
 
 def fill_local(ctx):
-    """tests/codegen/fill_local.py: T.clear of a T.alloc_local array clears all of it in every
-    thread (it was once split across threads like a fragment)."""
+    """tests/codegen/fill_local.py: T.clear and T.copy of T.alloc_local arrays cover all of them
+    in every thread (they were once split across threads like a fragment)."""
     k = ctx.load(os.path.join(ROOT, "tests/codegen/fill_local.py")).compile("fill_local")
+    a = torch.randint(-100, 100, (128, 8), dtype=torch.int32, device="cuda")
     o = torch.full((128, 8), -1, dtype=torch.int32, device="cuda")
-    k(o)
-    want = torch.zeros(128, 8, dtype=torch.int32)
+    k(a, o)
+    want = a.cpu().clone()
     for t in range(128):
-        want[t, t % 8] = t
-    check("T.clear of a local array", o, want.cuda(), 0, 0)
+        want[t, t % 8] += t
+    check("T.clear / T.copy of local arrays", o, want.cuda(), 0, 0)
 
 
 def main():
