@@ -12,6 +12,7 @@ The capsule describes bytes (uint8, 1-D); the caller views them as its dtype and
 `owner` object given to wrap() stays referenced until torch releases the memory (the last view
 of it dies): its own finalizer is how the memory gets freed."""
 import ctypes
+import importlib
 import threading
 
 __all__ = ["wrap"]
@@ -67,8 +68,8 @@ _PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 def wrap(ptr, nbytes, device, owner, torch=None):
     """A uint8 torch tensor of `nbytes` bytes at address `ptr`; device an int (a CUDA ordinal)
     or "cpu".  `owner` is kept alive as long as torch uses the memory."""
-    if torch is None:
-        import torch
+    del torch  # the capsule goes through torch.utils.dlpack, imported by name
+    dlpack = importlib.import_module("torch.utils.dlpack")  # not always imported with torch
     managed = _DLManagedTensor()
     shape = (ctypes.c_int64 * 1)(int(nbytes))
     t = managed.dl_tensor
@@ -89,7 +90,7 @@ def wrap(ptr, nbytes, device, owner, torch=None):
         _live[key] = (managed, shape, owner)
     try:
         capsule = _PyCapsule_New(key, b"dltensor", None)
-        return torch.utils.dlpack.from_dlpack(capsule)
+        return dlpack.from_dlpack(capsule)
     except BaseException:
         with _live_lock:
             _live.pop(key, None)
