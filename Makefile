@@ -32,7 +32,7 @@ LIB_SO   := $(BUILD)/libtilescale.so
 CLI      := $(BUILD)/tilescale
 
 .PHONY: all lib fastcall demo test check-corpus check-gpu check-dist bench bench-dist asan clean format \
-        install uninstall check-tilelang-scripts
+        install uninstall check-tilelang-scripts check-tilescale-scripts
 all: $(LIB_A) $(LIB_SO) $(CLI) $(FASTCALL)
 lib: $(LIB_A) $(LIB_SO) $(FASTCALL)
 
@@ -120,6 +120,13 @@ SCRIPTS_J       ?= 8
 SCRIPTS_TIMEOUT ?= 240
 SCRIPTS_ONLY    ?=
 SCRIPTS_ARGS    ?=
+# TileScale's distributed example scripts, unchanged, through `tilescale launch` (2+ GPUs):
+# tests/dist/host_api.py first, then every script (NDEV ranks; SCRIPTS_ONLY=substr,...).
+check-tilescale-scripts: all
+	@test -d $(CORPUS)/tilescale/examples/distributed || { echo "check-tilescale-scripts: no $(CORPUS)/tilescale/examples/distributed (set CORPUS=DIR)"; exit 2; }
+	PYTHONUNBUFFERED=1 $(PYTHON) tests/dist/run_corpus_dist.py $(CORPUS) -n $${NDEV:-2} --cli $(CLI) \
+	    $(if $(SCRIPTS_ONLY),--only $(SCRIPTS_ONLY))
+
 check-tilelang-scripts: all
 	@test -d $(CORPUS)/tilelang/examples || { echo "check-tilelang-scripts: no $(CORPUS)/tilelang/examples (set CORPUS=DIR)"; exit 2; }
 	TILESCALE_LIB=$(abspath $(LIB_SO)) PYTHONUNBUFFERED=1 $(PYTHON) tests/corpus/run_scripts.py $(CORPUS)/tilelang/examples \

@@ -36,8 +36,7 @@ typedef enum ts_dist_backend {
 
 typedef struct ts_dist_options {
   size_t size;               /* sizeof(ts_dist_options) */
-  /* Group membership; -1 / NULL / 0 take the launcher's environment (RANK, WORLD_SIZE,
-   * LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT). */
+  /* Group membership; -1 / NULL / 0 take the launcher's environment (ts_dist_env_read). */
   int rank, world_size, local_rank, local_world_size;
   const char *master_addr;
   int master_port;
@@ -52,8 +51,23 @@ typedef struct ts_dist_options {
 /* Options with every field on "take it from the environment". */
 TS_API ts_dist_options ts_dist_default_options(void);
 
-/* LOCAL_RANK from the environment (0 when unset): the device a rank should create its
- * ts_context on. */
+/* The group this process belongs to, as its launcher's environment says: torchrun and
+ * `tilescale launch` (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE), Open MPI
+ * (OMPI_COMM_WORLD_*), MPICH/Hydra (PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS) or a
+ * SLURM job step (SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_LOCALID, SLURM_STEP_TASKS_PER_NODE),
+ * the first family whose rank variable is set; none: a group of one.  The rendezvous is
+ * MASTER_ADDR / MASTER_PORT, else (SLURM) the step's first host and a port derived from
+ * SLURM_JOB_ID, else 127.0.0.1:29500.  ctx may be NULL (no message on error). */
+typedef struct ts_dist_env {
+  int rank, world_size, local_rank, local_world_size;
+  char master_addr[256];
+  int master_port;
+  const char *launcher; /* "torchrun" (also tilescale launch), "openmpi", "mpich", "slurm", "none" */
+} ts_dist_env;
+TS_API ts_status ts_dist_env_read(ts_context *ctx, ts_dist_env *out);
+
+/* The local rank ts_dist_env_read finds (0 when it finds none or fails): the device a rank
+ * should create its ts_context on. */
 TS_API int ts_dist_env_local_rank(void);
 
 /* Joins the group and creates the symmetric heap on the context's device.  Collective. */
@@ -88,7 +102,18 @@ TS_API ts_status ts_dist_module_attach(ts_dist *d, void *cu_module);
 /* The same for a compiled kernel: loads its module if needed, then attaches it. */
 TS_API ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k);
 
+/* What a compiled kernel's device code uses, as codegen reported it (never read from the
+ * text): TS_DIST_USES_DEVICE_LIB when it calls the distributed device library (it reads the
+ * heap table: symmetric addresses, ranks), TS_DIST_USES_NVSHMEM for the NVSHMEM family.
+ * 0 for an ordinary kernel.  Hosts use it to give such kernels symmetric outputs. */
+#define TS_DIST_USES_DEVICE_LIB 1
+#define TS_DIST_USES_NVSHMEM 2
+TS_API int ts_dist_kernel_uses(const ts_kernel *k);
+
 /* ---- synchronisation and host-side collectives ----------------------------------------- */
+/* Replaces options.op_timeout_ms for the collectives from now on (0: wait forever); e.g. a
+ * last barrier at process exit that must not hang on a rank that is stuck elsewhere. */
+TS_API void ts_dist_set_op_timeout(ts_dist *d, int op_timeout_ms);
 /* Waits for `stream` (a CUstream; NULL: the whole device), then for every rank. */
 TS_API ts_status ts_dist_barrier(ts_dist *d, void *stream);
 /* Every rank contributes `bytes` bytes; recv (world_size * bytes) receives them in rank order. */

@@ -6,7 +6,8 @@
     TILESCALE_BUILD_DIR=build-x pip wheel ...       # the Makefile's build folder (default build)
 
 The wheel: the packages of python/ (tilescale, the ctypes binding; tilelang, the drop-in
-TileLang API; tvm, its host stand-in), libtilescale.so and the C call path
+TileLang API; tvm, its host stand-in; pynvshmem, the shim of TileScale's NVSHMEM examples over
+tilelang.distributed), libtilescale.so and the C call path
 (_fastcall<EXT_SUFFIX>, built for the Python running pip) inside the tilescale package, where
 tilescale/_locate.py looks first, and the `tilescale` CLI as a script.  Everything is built by
 the Makefile (`make lib` and the CLI) into the build folder, so a build that `make` already
@@ -32,7 +33,7 @@ import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAME = "tilescale"
-PACKAGES = ("tilescale", "tilelang", "tvm")
+PACKAGES = ("tilescale", "tilelang", "tvm", "pynvshmem")
 SUMMARY = ("TileLang kernels compiled to CUDA by a C11 compiler (libtilescale): the tilescale "
            "binding and a drop-in tilelang package")
 # Fixed time stamps make the same sources give the same wheel (SOURCE_DATE_EPOCH overrides).

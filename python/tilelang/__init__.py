@@ -90,6 +90,7 @@ from . import profiler  # noqa: E402
 from ._compiler import TileLangError  # noqa: E402
 from .language import KernelOnlyError  # noqa: E402
 from .language.dtypes import dtype as _dtype  # noqa: E402
+from .utils.allocator import Allocator, get_allocator, tensor  # noqa: E402 (TileScale's host API)
 
 ceildiv = cdiv
 
@@ -131,7 +132,8 @@ class DataType:
 __all__ = ["jit", "compile", "par_compile", "JITKernel", "JITImpl", "autotune", "language",
            "profiler", "PassConfigKey", "TensorSupplyType", "cdiv", "ceildiv", "next_power_of_2",
            "disable_cache", "enable_cache", "is_cache_enabled", "set_log_level", "env", "DataType",
-           "TileLangError", "KernelOnlyError", "__version__"]
+           "TileLangError", "KernelOnlyError", "__version__", "get_allocator", "tensor",
+           "Allocator"]
 
 
 def __getattr__(name):

@@ -44,9 +44,37 @@ class TileLangError(Exception):
 
 
 # ---- context and programs --------------------------------------------------------------------
+_device = None   # the GPU compiles and launches use: use_device(), else see _context_device
+
+
+def _context_device():
+    """The device a new context uses: the one use_device() chose (a distributed rank's
+    LOCAL_RANK), else torch's current device once torch has initialised CUDA (kernels then run
+    where the script's tensors are), else 0."""
+    if _device is not None:
+        return _device
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_initialized():
+            return torch.cuda.current_device()
+    except Exception:  # noqa: BLE001 (a stand-in or broken torch: the default device)
+        pass
+    return 0
+
+
+def use_device(device):
+    """Compiles and launches from now on use CUDA device `device` (tilelang.distributed: the
+    rank's GPU); a shared context made for another device is replaced."""
+    global _device, _ctx
+    with _lock:
+        _device = int(device)
+        if _ctx is not None and _ctx.device != _device:
+            _ctx = None
+
+
 def new_context():
     """A fresh tilescale.Context with the package's cache and verbosity settings."""
-    return _tilescale().Context(cache_dir=_env.TILELANG_CACHE_DIR,
+    return _tilescale().Context(device=_context_device(), cache_dir=_env.TILELANG_CACHE_DIR,
                                 disable_cache=_env.is_cache_disabled(),
                                 verbose=_env.TILELANG_VERBOSE)
 

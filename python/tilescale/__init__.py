@@ -491,3 +491,9 @@ def compile(path, func, arch=None, **params):  # noqa: A001 (mirrors tilescale c
     if _default_ctx is None:
         _default_ctx = Context()
     return _default_ctx.load(path).compile(func, arch, **params)
+
+
+# ---- the distributed runtime (include/tilescale_dist.h) ------------------------------------
+from ._dist import Dist, DistEnv, dist_env  # noqa: E402
+
+__all__ += ["Dist", "DistEnv", "dist_env"]

@@ -65,7 +65,58 @@ class ts_arg(Structure):
     _fields_ = [("kind", c_int), ("tensor", ts_tensor), ("i", c_int64), ("f", c_double)]
 
 
+class ts_dist_options(Structure):  # include/tilescale_dist.h
+    _fields_ = [("size", c_size_t), ("rank", c_int), ("world_size", c_int), ("local_rank", c_int),
+                ("local_world_size", c_int), ("master_addr", c_char_p), ("master_port", c_int),
+                ("backend", c_int), ("heap_bytes", c_size_t), ("host_only", c_int),
+                ("connect_timeout_ms", c_int), ("op_timeout_ms", c_int)]
+
+
+class ts_dist_env(Structure):
+    _fields_ = [("rank", c_int), ("world_size", c_int), ("local_rank", c_int),
+                ("local_world_size", c_int), ("master_addr", ctypes.c_char * 256),
+                ("master_port", c_int), ("launcher", c_char_p)]
+
+
+TS_DIST_BACKENDS = {"default": 0, "ipc": 1, "nvshmem": 2}
+TS_DIST_WAIT = {"geq": 0, "eq": 1, "and": 2, "nor": 3}
+
 # ---- functions -----------------------------------------------------------------------------
+_P = c_void_p
+_DIST_SIGS = {  # include/tilescale_dist.h
+    "ts_dist_default_options": (ts_dist_options, []),
+    "ts_dist_env_read": (c_int, [_P, POINTER(ts_dist_env)]),
+    "ts_dist_env_local_rank": (c_int, []),
+    "ts_dist_init": (c_int, [_P, POINTER(ts_dist_options), POINTER(_P)]),
+    "ts_dist_finalize": (None, [_P]),
+    "ts_dist_rank": (c_int, [_P]),
+    "ts_dist_world_size": (c_int, [_P]),
+    "ts_dist_local_rank": (c_int, [_P]),
+    "ts_dist_local_world_size": (c_int, [_P]),
+    "ts_dist_backend_of": (c_int, [_P]),
+    "ts_dist_backend_name": (c_char_p, [c_int]),
+    "ts_dist_malloc": (c_int, [_P, c_size_t, POINTER(_P)]),
+    "ts_dist_free": (c_int, [_P, _P]),
+    "ts_dist_peer_ptr": (c_int, [_P, _P, c_int, POINTER(_P)]),
+    "ts_dist_heap_base": (_P, [_P]),
+    "ts_dist_heap_size": (c_size_t, [_P]),
+    "ts_dist_module_attach": (c_int, [_P, _P]),
+    "ts_dist_kernel_attach": (c_int, [_P, _P]),
+    "ts_dist_kernel_uses": (c_int, [_P]),
+    "ts_dist_barrier": (c_int, [_P, _P]),
+    "ts_dist_set_op_timeout": (None, [_P, c_int]),
+    "ts_dist_allgather": (c_int, [_P, _P, c_size_t, _P]),
+    "ts_dist_broadcast": (c_int, [_P, _P, c_size_t]),
+    "ts_dist_stream_write32": (c_int, [_P, _P, _P, ctypes.c_uint32]),
+    "ts_dist_stream_write64": (c_int, [_P, _P, _P, ctypes.c_uint64]),
+    "ts_dist_stream_wait32": (c_int, [_P, _P, _P, ctypes.c_uint32, c_int]),
+    "ts_dist_stream_wait64": (c_int, [_P, _P, _P, ctypes.c_uint64, c_int]),
+    "ts_dist_host_counters_alloc": (c_int, [_P, c_size_t, POINTER(_P), POINTER(_P)]),
+    "ts_dist_host_counters_free": (c_int, [_P, _P]),
+    "ts_dist_peer_copy": (c_int, [_P, _P, _P, c_size_t, _P]),
+    "ts_dist_copy_stream": (_P, [_P]),
+}
+
 _SIGS = {
     # name: (restype, argtypes)
     "ts_status_string": (c_char_p, [c_int]),
@@ -116,7 +167,7 @@ def _load():
         except OSError as e:
             errors.append("%s: %s" % (path, e))
             continue
-        for name, (res, args) in _SIGS.items():
+        for name, (res, args) in list(_SIGS.items()) + list(_DIST_SIGS.items()):
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = res, args
         lib.path = path

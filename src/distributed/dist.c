@@ -11,6 +11,7 @@
 #include "dist.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,14 +32,6 @@ ts_dist_options ts_dist_default_options(void) {
   o.master_port = 0;
   o.backend = TS_DIST_BACKEND_DEFAULT;
   return o;
-}
-
-int ts_dist_env_local_rank(void) {
-  const char *s = getenv("LOCAL_RANK");
-  if (!s || !*s) return 0;
-  char *end;
-  long v = strtol(s, &end, 10);
-  return (*end || v < 0 || v > 1 << 20) ? 0 : (int)v;
 }
 
 /* An integer from the environment.  false (and an error) when set but malformed; *out is
@@ -87,13 +80,14 @@ const char *ts_dist_backend_name(ts_dist_backend b) {
 static ts_status resolve_options(ts_dist *d, const ts_dist_options *o, const char **addr, int *port,
                                  int *connect_ms) {
   ts_context *ctx = d->ctx;
-  int rank = 0, world = 1, local_rank = -1, local_world = -1, p = 29500, ms = DIST_DEFAULT_CONNECT_MS;
-  if (!env_int(ctx, "RANK", 0, TS_DIST_MAX_RANKS - 1, &rank) ||
-      !env_int(ctx, "WORLD_SIZE", 1, TS_DIST_MAX_RANKS, &world) ||
-      !env_int(ctx, "LOCAL_RANK", 0, TS_DIST_MAX_RANKS - 1, &local_rank) ||
-      !env_int(ctx, "LOCAL_WORLD_SIZE", 1, TS_DIST_MAX_RANKS, &local_world) ||
-      !env_int(ctx, "MASTER_PORT", 1, 65535, &p) || !env_int(ctx, "TILESCALE_RDZV_TIMEOUT_MS", 1, 1 << 30, &ms))
-    return TS_ERR_INVALID_ARGUMENT;
+  int ms = DIST_DEFAULT_CONNECT_MS;
+  ts_dist_env env;
+  ts_status st = ts_dist_env_read(ctx, &env);
+  if (st != TS_OK) return st;
+  if (!env_int(ctx, "TILESCALE_RDZV_TIMEOUT_MS", 1, 1 << 30, &ms)) return TS_ERR_INVALID_ARGUMENT;
+  int rank = env.rank, world = env.world_size, p = env.master_port;
+  /* The environment's local fields describe this process only when the options take its rank. */
+  int local_rank = o->rank >= 0 ? -1 : env.local_rank, local_world = o->world_size > 0 ? -1 : env.local_world_size;
   if (o->rank >= 0) rank = o->rank;
   if (o->world_size > 0) world = o->world_size;
   if (o->local_rank >= 0) local_rank = o->local_rank;
@@ -111,8 +105,8 @@ static ts_status resolve_options(ts_dist *d, const ts_dist_options *o, const cha
   d->world = world;
   d->local_rank = local_rank;
   d->local_world = local_world;
-  *addr = o->master_addr ? o->master_addr : getenv("MASTER_ADDR");
-  if (!*addr || !**addr) *addr = "127.0.0.1";
+  snprintf(d->master_addr, sizeof d->master_addr, "%s", o->master_addr ? o->master_addr : env.master_addr);
+  *addr = d->master_addr;
   *port = p;
   *connect_ms = ms;
 
@@ -416,7 +410,8 @@ ts_status ts_dist_module_attach(ts_dist *d, void *cu_module) {
 }
 
 /* Loading through the runtime runs the module hook, which attaches; a module loaded before
- * this group existed (no hook then) is attached directly. */
+ * this group existed, or a kernel of another context (whose loads run no hook of this group:
+ * a compile thread's own context, say), is attached directly. */
 ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k) {
   ts_status status = need_heap(d, "ts_dist_kernel_attach");
   if (status != TS_OK) return status;
@@ -434,13 +429,22 @@ ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k) {
                  k->func_name);
     return TS_ERR_INVALID_ARGUMENT;
   }
-  if (k->module || d->ctx->module_hook_user != d) {
+  if (k->module || k->ctx->module_hook_user != d) {
     if (!k->module) TS_CHECK(rt_kernel_load_module(k));
     return ts_dist_module_attach(d, k->module);
   }
   TS_CHECK(rt_kernel_load_module(k)); /* the module hook attaches */
 cleanup:
   return status;
+}
+
+int ts_dist_kernel_uses(const ts_kernel *k) {
+  if (!k) return 0;
+  return (k->uses_dist ? TS_DIST_USES_DEVICE_LIB : 0) | (k->uses_shmem ? TS_DIST_USES_NVSHMEM : 0);
+}
+
+void ts_dist_set_op_timeout(ts_dist *d, int op_timeout_ms) {
+  if (d) d->boot.op_timeout_ms = op_timeout_ms > 0 ? op_timeout_ms : 0;
 }
 
 /* ---- synchronisation ---------------------------------------------------------------------- */

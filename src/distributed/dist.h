@@ -6,6 +6,7 @@
  *   driver_ext.c driver entry points the runtime's table lacks (IPC, stream memory ops, ...)
  *   ipc.c        the `ipc` backend: cuMemAlloc heap + CUDA IPC handles, peers mapped
  *   nvshmem.c    the `nvshmem` backend: libnvshmem_host.so.3 by dlopen
+ *   env.c        the launcher's environment (torchrun, tilescale launch, MPI, SLURM)
  *   dist.c       the public API of include/tilescale_dist.h on top of them
  *
  * Nothing here is used by lower layers; rt/ knows nothing of dist/.  The launcher that
@@ -42,6 +43,12 @@ bool dist_boot_allgather(DistBoot *b, const void *send, size_t bytes, void *recv
 bool dist_boot_barrier(DistBoot *b, StrBuf *err);
 bool dist_boot_broadcast(DistBoot *b, void *buf, size_t bytes, StrBuf *err);
 void dist_boot_close(DistBoot *b);
+
+/* ---- launcher environment (env.c) ------------------------------------------------------------ */
+/* SLURM_STEP_TASKS_PER_NODE ("2(x3),1") at node index `node`; -1 when it does not say. */
+int dist_env_slurm_tasks_on_node(const char *spec, int node);
+/* The first host of a SLURM node list ("gpu[003-004],cpu1" -> "gpu003"). */
+bool dist_env_slurm_first_host(const char *list, char *out, size_t cap);
 
 /* ---- symmetric allocator ---------------------------------------------------------------------- */
 typedef struct DistSymBlock {
@@ -101,6 +108,7 @@ typedef struct DistNvshmem DistNvshmem; /* the loaded library (nvshmem.c) */
 struct ts_dist {
   ts_context *ctx;
   int rank, world, local_rank, local_world;
+  char master_addr[256];  /* the rendezvous host (options or environment) */
   ts_dist_backend backend;
   bool host_only;
   DistBoot boot;

@@ -47,6 +47,15 @@ static IrStmt *wrap_nest(TsCompiler *c, IrVar **v, const int64_t *ext, int n, Ir
   return body;
 }
 
+/* A T.alloc_local / T.alloc_var buffer is every thread's own array: a fill or copy that
+ * touches one runs whole in every thread (TileLang lowers it as a per-thread loop, not
+ * partitioned), instead of being split across the threads as a fragment's is.  Unrolled, so
+ * that the array's indices are constants and it stays in registers. */
+static bool per_thread(const IrBuffer *b) { return b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR; }
+static void serial_nest(IrStmt *nest) {
+  for (IrStmt *l = nest; l && l->kind == IR_S_FOR; l = l->u.loop.body) l->u.loop.kind = IR_FOR_UNROLLED;
+}
+
 static void make_vars(TsCompiler *c, IrVar **v, int n, SrcLoc loc) {
   static const char *const names[] = {"i", "j", "k", "l", "m", "n", "o", "p"};
   for (int j = 0; j < n; j++) v[j] = ir_var(c, names[j], TS_DTYPE_INT32, IR_VAR_LOOP, loc);
@@ -85,7 +94,9 @@ static IrStmt *lower_copy_like(TsCompiler *c, const IrRegion *src, const IrRegio
     body = ir_store(c, dst->buf, di, dst->ndim, val, loc);
   }
   int64_t one = 1;
-  return n > 0 ? wrap_nest(c, v, se, n, body, loc) : wrap_nest(c, v, &one, 1, body, loc);
+  IrStmt *nest = n > 0 ? wrap_nest(c, v, se, n, body, loc) : wrap_nest(c, v, &one, 1, body, loc);
+  if (per_thread(src->buf) || per_thread(dst->buf)) serial_nest(nest);
+  return nest;
 }
 
 static IrStmt *lower_fill(TsCompiler *c, IrStmt *s) {
@@ -100,14 +111,9 @@ static IrStmt *lower_fill(TsCompiler *c, IrStmt *s) {
   IrExpr **di = region_index(c, dst, dd, n, v);
   IrStmt *body = ir_store(c, dst->buf, di, dst->ndim, ir_cast(c, dst->buf->dtype, s->u.fill.value, s->loc), s->loc);
   int64_t one = 1;
-  if (dst->buf->scope == IR_SCOPE_LOCAL || dst->buf->scope == IR_SCOPE_VAR) {
-    /* a local buffer is one whole copy per thread (TileLang fills it with a per-thread
-     * unrolled loop): every thread sets every element, nothing is split between threads */
-    for (int j = n - 1; j >= 0; j--)
-      body = ir_for(c, v[j], ir_i32(c, 0), ir_i32(c, de[j]), IR_FOR_UNROLLED, body, s->loc);
-    return body;
-  }
-  return n > 0 ? wrap_nest(c, v, de, n, body, s->loc) : wrap_nest(c, v, &one, 1, body, s->loc);
+  IrStmt *nest = n > 0 ? wrap_nest(c, v, de, n, body, s->loc) : wrap_nest(c, v, &one, 1, body, s->loc);
+  if (per_thread(dst->buf)) serial_nest(nest);
+  return nest;
 }
 
 static IrStmt *legalize_stmt(TsCompiler *c, IrStmt *s, void *ctx) {

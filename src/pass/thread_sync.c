@@ -10,8 +10,10 @@
  * before the write and one at the top for the next iteration's reads).  Barriers are
  * never placed inside code that only some threads run: an `if` whose condition depends
  * on the thread index (or on loaded data) is treated as one opaque access, so the
- * barrier goes around it.  Conservative: extra barriers cost little, missing ones are
- * races.
+ * barrier goes around it.  Inside such code, a shared buffer that every thread only
+ * touches at its own row (index threadIdx.x in one dimension: per-thread counters) needs
+ * no barrier; any other conflict there is refused, since no barrier can be placed.
+ * Conservative: extra barriers cost little, missing ones are races.
  *
  * In a warp-specialized kernel (pass_is_role_split) the producer warpgroup never joins the
  * consumers' barriers: the consumer branch is synchronised on its own, with named barrier 1
@@ -22,7 +24,9 @@
  * would wait forever for the others: it is synchronised on its own with a named barrier over
  * its threads (one barrier id per thread range of the kernel, from 2), entered with the
  * accesses of its own body as pending (a previous iteration of an enclosing loop), and seen
- * from outside as one access, with __syncthreads around it as needed. */
+ * from outside as one access, with __syncthreads around it as needed.
+ *
+ * Barriers after a T.thread_return are checked by thread_return.c. */
 #include "passes.h"
 
 typedef struct SyncState {
@@ -40,6 +44,8 @@ typedef struct Sync {
   int64_t ranges[14][2]; /* T.ws thread ranges seen in the kernel: barrier ids 2, 3, ... */
   int nranges;
   bool ws_wait;   /* a T.ws body that waits on an mbarrier ran since the last block barrier */
+  PtrVec private_; /* check_divergent's dry run: shared buffers each thread only touches at its
+                      own threadIdx.x slice inside the code checked (no hazard between threads) */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -67,16 +73,20 @@ static bool intersects(const PtrVec *a, const PtrVec *b) {
   return false;
 }
 
-typedef struct Summ { TsCompiler *c; SyncState *st; } Summ;
+typedef struct Summ { TsCompiler *c; SyncState *st; const PtrVec *ignore; } Summ;
+static void summ_add(Summ *s, PtrVec *set, const IrBuffer *b) {
+  b = memory_of(b);
+  if (!has(s->ignore, b)) add(s->c, set, (void *)b);
+}
 static void summ_expr(IrExpr *e, void *ctx) {
   Summ *s = ctx;
-  if (e->kind == IR_LOAD && is_shared(e->u.load.buf)) add(s->c, &s->st->reads, (void *)memory_of(e->u.load.buf));
+  if (e->kind == IR_LOAD && is_shared(e->u.load.buf)) summ_add(s, &s->st->reads, e->u.load.buf);
   if (e->kind == IR_CALL && (e->u.call.op == IRI_ATOMIC_ADD || e->u.call.op == IRI_ATOMIC_MAX ||
                              e->u.call.op == IRI_ATOMIC_MIN || e->u.call.op == IRI_ATOMIC_ADD_X) &&
       e->u.call.nargs > 0) {
     IrExpr *a = e->u.call.args[0];
     if (a->kind == IR_CALL && a->u.call.nargs == 1) a = a->u.call.args[0];
-    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) add(s->c, &s->st->writes, (void *)memory_of(a->u.load.buf));
+    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) summ_add(s, &s->st->writes, a->u.load.buf);
   }
 }
 static void summ_stmt(IrStmt *st, void *ctx) {
@@ -84,19 +94,19 @@ static void summ_stmt(IrStmt *st, void *ctx) {
   /* cp.async stores (inject_pipeline) complete later; the pipeline places its own
    * wait + barrier before their stage is read, so they are not tracked here. */
   if (st->kind == IR_S_STORE && is_shared(st->u.store.buf) && !st->u.store.async_)
-    add(s->c, &s->st->writes, (void *)memory_of(st->u.store.buf));
+    summ_add(s, &s->st->writes, st->u.store.buf);
 }
-static SyncState summarize(TsCompiler *c, IrStmt *s) {
+static SyncState summarize(const Sync *sy, IrStmt *s) {
   SyncState st = {0};
-  Summ sm = {c, &st};
+  Summ sm = {sy->c, &st, &sy->private_};
   IrVisitor v = {summ_stmt, summ_expr, &sm};
   ir_visit(s, &v);
   return st;
 }
 /* The shared-memory reads of a loop's bounds (evaluated once, before the loop). */
-static SyncState summarize_bounds(TsCompiler *c, IrStmt *loop) {
+static SyncState summarize_bounds(const Sync *sy, IrStmt *loop) {
   SyncState st = {0};
-  Summ sm = {c, &st};
+  Summ sm = {sy->c, &st, &sy->private_};
   IrVisitor v = {summ_stmt, summ_expr, &sm};
   ir_visit_expr(loop->u.loop.min, &v);
   ir_visit_expr(loop->u.loop.extent, &v);
@@ -326,6 +336,65 @@ static void find_own_sync(IrExpr *e, void *ctx) {
   if ((e->kind == IR_CALL && e->u.call.op == IRI_SYNCWARP) || device_flag(e, IRD_SYNC)) *(bool *)ctx = true;
 }
 
+/* Thread-private shared buffers of a region: every access names the element at threadIdx.x in
+ * one fixed dimension (`per_thread[tx, e] += 1`, the per-thread counters of TileScale's DeepEP
+ * layout kernel), so two threads never touch the same element there and the region needs no
+ * barrier for them.  Only a one-dimensional block (threadIdx.x is the only thread index) and
+ * plain loads and stores qualify: an address taken (T.address_of, atomics) may reach past the
+ * thread's slice, and an access through a view is not recognised. */
+typedef struct Priv {
+  const Sync *sy;
+  PtrVec bufs, dims; /* candidate buffer, (its tx dimension + 1) */
+  PtrVec bad;
+} Priv;
+
+static void priv_access(Priv *p, IrBuffer *b, IrExpr **idx, int nidx) {
+  if (!is_shared(b) || has(&p->bad, b)) return;
+  int d = -1;
+  for (int i = 0; i < nidx && d < 0; i++)
+    if (idx[i]->kind == IR_VAR && idx[i]->u.var->kind == IR_VAR_THREAD_IDX) d = i;
+  TsCompiler *c = p->sy->c;
+  if (d < 0 || memory_of(b) != b) {
+    add(c, &p->bad, (void *)memory_of(b));
+    return;
+  }
+  for (int i = 0; i < p->bufs.len; i++)
+    if (p->bufs.items[i] == b) {
+      if ((intptr_t)p->dims.items[i] != d + 1) add(c, &p->bad, b);
+      return;
+    }
+  vec_push(c->arena, &p->bufs, b);
+  vec_push(c->arena, &p->dims, (void *)(intptr_t)(d + 1));
+}
+static void priv_expr(IrExpr *e, void *ctx) {
+  Priv *p = ctx;
+  if (e->kind == IR_LOAD) priv_access(p, e->u.load.buf, e->u.load.idx, e->u.load.nidx);
+  if (e->kind != IR_CALL || e->u.call.op == IRI_SYNCTHREADS) return;
+  bool takes_address = e->u.call.op == IRI_ADDRESS_OF || e->u.call.op == IRI_ATOMIC_ADD ||
+                       e->u.call.op == IRI_ATOMIC_MAX || e->u.call.op == IRI_ATOMIC_MIN ||
+                       e->u.call.op == IRI_ATOMIC_ADD_X || e->u.call.op == IRI_DEVICE;
+  for (int i = 0; takes_address && i < e->u.call.nargs; i++) {
+    IrExpr *a = e->u.call.args[i];
+    if (a->kind == IR_CALL && a->u.call.op == IRI_ADDRESS_OF && a->u.call.nargs == 1) a = a->u.call.args[0];
+    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) add(p->sy->c, &p->bad, (void *)memory_of(a->u.load.buf));
+  }
+}
+static void priv_stmt(IrStmt *s, void *ctx) {
+  Priv *p = ctx;
+  if (s->kind == IR_S_STORE) priv_access(p, s->u.store.buf, s->u.store.idx, s->u.store.nidx);
+}
+static PtrVec private_buffers(Sync *sy, IrStmt *s) {
+  PtrVec out = {0};
+  const IrKernel *k = sy->kernel;
+  if (!k || sy->group || k->threads[1] != 1 || k->threads[2] != 1 || k->producer_threads) return out;
+  Priv p = {sy, {0}, {0}, {0}};
+  IrVisitor v = {priv_stmt, priv_expr, &p};
+  ir_visit(s, &v);
+  for (int i = 0; i < p.bufs.len; i++)
+    if (!has(&p.bad, p.bufs.items[i])) vec_push(sy->c->arena, &out, p.bufs.items[i]);
+  return out;
+}
+
 static void check_divergent(Sync *sy, IrStmt *s) {
   /* Code that synchronizes its own threads (warp_specialize's producer and consumer
    * branches: mbarriers and named barriers) is ordered by the pass that made it. */
@@ -333,20 +402,25 @@ static void check_divergent(Sync *sy, IrStmt *s) {
   IrVisitor ov = {NULL, find_own_sync, &own};
   ir_visit(s, &ov);
   if (own) return;
+  /* Buffers each thread only touches at its own slice in s are left out of the dry run
+   * (also the previous iteration's accesses to them: the same thread made them). */
+  PtrVec outer = sy->private_;
+  sy->private_ = private_buffers(sy, s);
   IrStmt *parts[2] = {NULL, NULL};
   SyncState carried = {0};
   if (s->kind == IR_S_FOR) {
     parts[0] = s->u.loop.body;
-    carried = summarize(sy->c, s->u.loop.body); /* the previous iteration */
+    carried = summarize(sy, s->u.loop.body); /* the previous iteration */
   } else if (s->kind == IR_S_WHILE) {
     parts[0] = s->u.while_.body;
-    carried = summarize(sy->c, s->u.while_.body);
+    carried = summarize(sy, s->u.while_.body);
   } else {
     parts[0] = s->u.if_.then_s;
     parts[1] = s->u.if_.else_s;
   }
   for (int i = 0; i < 2; i++) {
     if (!parts[i] || !inner_barriers(sy, parts[i], carried)) continue;
+    sy->private_ = outer;
     ts_error(sy->c, s->loc,
              "shared memory is written and read by different threads inside a %s whose %s differs between "
              "threads: no __syncthreads can be placed there (make the %s uniform across the block)",
@@ -354,6 +428,7 @@ static void check_divergent(Sync *sy, IrStmt *s) {
              s->kind == IR_S_IF ? "condition" : "bounds");
     return;
   }
+  sy->private_ = outer;
 }
 
 static IrStmt *sync_list(Sync *sy, IrStmt *s, SyncState *st) {
@@ -378,14 +453,14 @@ static IrStmt *sync_ws(Sync *sy, IrStmt *s, SyncState *st) {
     sy->ranges[sy->nranges][1] = s->u.if_.ws_hi;
     id = 2 + sy->nranges++;
   }
-  SyncState inner = summarize(c, s->u.if_.then_s);
+  SyncState inner = summarize(sy, s->u.if_.then_s);
   IrStmt *r = ir_stmt(c, IR_S_IF, s->loc);
   *r = *s;
   sy->group = s->u.if_.ws_hi - s->u.if_.ws_lo;
   sy->bar_id = id;
   r->u.if_.then_s = sync_stmt(sy, s->u.if_.then_s, &inner);
   sy->group = 0;
-  SyncState me = summarize(c, s);
+  SyncState me = summarize(sy, s);
   bool waits = waits_on_mbarrier(s->u.if_.then_s);
   if (hazard(st, &me)) {
     block_barrier_ok(sy, s, s->loc);
@@ -415,13 +490,13 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
       break;
     case IR_S_FOR:
       if (!thread_dependent(sy, s->u.loop.min) && !thread_dependent(sy, s->u.loop.extent)) {
-        SyncState body = summarize(c, s->u.loop.body), bounds = summarize_bounds(c, s);
+        SyncState body = summarize(sy, s->u.loop.body), bounds = summarize_bounds(sy, s);
         if (!body.reads.len && !body.writes.len && !bounds.reads.len) return s;
         /* A conflict with what precedes the loop is resolved once, in front of it. */
         IrStmt *pre = NULL;
         if (hazard(st, &body) || hazard(st, &bounds)) {
           block_barrier_ok(sy, s, s->loc);
-          pre = fenced_barrier(sy, s->loc);
+                pre = fenced_barrier(sy, s->loc);
           st->reads.len = st->writes.len = 0;
           if (!sy->group) sy->ws_wait = false;
         }
@@ -482,7 +557,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
   }
   /* A leaf (or a compound only some threads run): one access set. */
   if (s->kind == IR_S_FOR || s->kind == IR_S_IF || s->kind == IR_S_WHILE) check_divergent(sy, s);
-  SyncState me = summarize(c, s);
+  SyncState me = summarize(sy, s);
   if (hazard(st, &me)) {
     block_barrier_ok(sy, s, s->loc);
     st->reads.len = st->writes.len = 0;
@@ -495,7 +570,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}};
   if (c->target.sm >= 90 && c->target.arch_a) {
     IrVisitor v = {NULL, find_wgmma, &sy.fence};
     ir_visit(f->body, &v);

@@ -165,10 +165,12 @@ ts_status ts_context_create(const ts_context_options *opt, ts_context **out) {
   return status;
 }
 
-/* The distributed backend a context starts with: $TILESCALE_DIST_BACKEND ("ipc" when unset);
- * ts_dist_init may replace it with its options' choice. */
+/* The distributed backend a context starts with: $TILESCALE_DIST_BACKEND; when unset,
+ * TileScale's own switch TILELANG_USE_NVSHMEM=1 means "nvshmem"; else "ipc".  ts_dist_init
+ * may replace it with its options' choice. */
 static void context_dist_backend(ts_context *ctx) {
   const char *b = getenv("TILESCALE_DIST_BACKEND");
+  if ((!b || !*b) && ts_env_flag("TILELANG_USE_NVSHMEM", 0)) b = "nvshmem";
   snprintf(ctx->dist_backend_env, sizeof ctx->dist_backend_env, "%s", b ? b : "");
   if (!b || !*b || strcmp(b, "ipc") == 0) ctx->dist_backend = TS_DIST_BACKEND_IPC;
   else if (strcmp(b, "nvshmem") == 0) ctx->dist_backend = TS_DIST_BACKEND_NVSHMEM;

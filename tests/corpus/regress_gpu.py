@@ -377,6 +377,30 @@ def mha_bwd(ctx, corpus, fname, bhsd, B, H, S, D, causal):
     check(tag + " dV", to_bhsd(dv), vr.grad, 2e-2, 2e-2)
 
 
+def private_rows(ctx, n):
+    """tests/codegen/thread_private_rows.py: per-thread counter rows in shared memory updated in a
+    loop whose trip count differs between threads (no barrier inside), summed by other threads."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/thread_private_rows.py")).compile("private_rows")
+    idx = torch.randint(-2, 6, (n,), dtype=torch.int32, device="cuda")
+    out = torch.full((4,), -1, dtype=torch.int32, device="cuda")
+    k(idx, out)
+    want = torch.stack([(idx == e).sum() for e in range(4)]).to(torch.int32)
+    check("thread-private shared rows n=%d" % n, out, want, 0, 0)
+
+
+def fill_local(ctx):
+    """tests/codegen/fill_local.py: T.clear and T.copy of T.alloc_local arrays cover all of them
+    in every thread (they were once split across threads like a fragment)."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/fill_local.py")).compile("fill_local")
+    a = torch.randint(-100, 100, (128, 8), dtype=torch.int32, device="cuda")
+    o = torch.full((128, 8), -1, dtype=torch.int32, device="cuda")
+    k(a, o)
+    want = a.cpu().clone()
+    for t in range(128):
+        want[t, t % 8] += t
+    check("T.clear / T.copy of local arrays", o, want.cuda(), 0, 0)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -425,6 +449,9 @@ def main():
         lambda: mha_bwd(ctx, corpus, "example_mha_bwd_bshd.py", False, 1, 3, 192, 64, True),
         lambda: mha_bwd(ctx, corpus, "example_mha_bwd_bshd.py", False, 1, 2, 128, 128, False),
         lambda: mha_bwd(ctx, corpus, "example_mha_bwd_bhsd.py", True, 2, 2, 256, 64, True),
+        lambda: private_rows(ctx, 1000),
+        lambda: private_rows(ctx, 77),
+        lambda: fill_local(ctx),
     ]
     for run in cases:
         try:

@@ -838,3 +838,119 @@ TEST(dist_cuh_invalid_combinations_are_compile_errors) {
     sb_free(&err);
   }
 }
+
+/* ---- launcher environments (env.c) ------------------------------------------------------------ */
+/* Every variable ts_dist_env_read looks at: cleared around each case, restored after. */
+static const char *const ENV_NAMES[] = {
+    "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
+    "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "SLURM_PROCID", "SLURM_NTASKS",
+    "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE", "SLURM_STEP_NODELIST",
+    "SLURM_JOB_NODELIST", "SLURM_JOB_ID"};
+#define ENV_COUNT (sizeof ENV_NAMES / sizeof ENV_NAMES[0])
+
+typedef struct SavedEnv {
+  char *value[ENV_COUNT];
+} SavedEnv;
+
+static void env_save_clear(SavedEnv *s) {
+  for (size_t i = 0; i < ENV_COUNT; i++) {
+    const char *v = getenv(ENV_NAMES[i]);
+    s->value[i] = v ? strdup(v) : NULL;
+    unsetenv(ENV_NAMES[i]);
+  }
+}
+
+static void env_restore(SavedEnv *s) {
+  for (size_t i = 0; i < ENV_COUNT; i++) {
+    if (s->value[i]) setenv(ENV_NAMES[i], s->value[i], 1);
+    else unsetenv(ENV_NAMES[i]);
+    free(s->value[i]);
+  }
+}
+
+/* Sets "NAME=value" pairs (NULL-terminated) on a cleared environment and reads it. */
+static ts_status env_case(ts_context *ctx, ts_dist_env *e, const char *const *pairs) {
+  for (size_t i = 0; i < ENV_COUNT; i++) unsetenv(ENV_NAMES[i]);
+  for (; *pairs; pairs++) {
+    char name[64];
+    const char *eq = strchr(*pairs, '=');
+    snprintf(name, sizeof name, "%.*s", (int)(eq - *pairs), *pairs);
+    setenv(name, eq + 1, 1);
+  }
+  return ts_dist_env_read(ctx, e);
+}
+
+TEST(dist_env_launchers) {
+  SavedEnv saved;
+  env_save_clear(&saved);
+  ts_context *ctx = NULL;
+  CHECK(ts_context_create(NULL, &ctx) == TS_OK);
+  ts_dist_env e;
+
+  /* No launcher: a group of one on localhost. */
+  CHECK(env_case(ctx, &e, (const char *[]){NULL}) == TS_OK);
+  CHECK(e.rank == 0 && e.world_size == 1 && e.local_rank == 0 && e.local_world_size == 1);
+  CHECK(strcmp(e.launcher, "none") == 0 && strcmp(e.master_addr, "127.0.0.1") == 0 && e.master_port == 29500);
+
+  /* torchrun / tilescale launch. */
+  CHECK(env_case(ctx, &e, (const char *[]){"RANK=5", "WORLD_SIZE=8", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4",
+                                           "MASTER_ADDR=node0", "MASTER_PORT=1234", NULL}) == TS_OK);
+  CHECK(e.rank == 5 && e.world_size == 8 && e.local_rank == 1 && e.local_world_size == 4);
+  CHECK(strcmp(e.launcher, "torchrun") == 0 && strcmp(e.master_addr, "node0") == 0 && e.master_port == 1234);
+  CHECK(ts_dist_env_local_rank() == 1);
+
+  /* Open MPI, also when an enclosing SLURM allocation is visible: the first family wins. */
+  CHECK(env_case(ctx, &e, (const char *[]){"OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=4",
+                                           "OMPI_COMM_WORLD_LOCAL_RANK=3", "OMPI_COMM_WORLD_LOCAL_SIZE=4",
+                                           "SLURM_PROCID=0", "SLURM_STEP_NUM_TASKS=1", "SLURM_LOCALID=0", NULL}) == TS_OK);
+  CHECK(strcmp(e.launcher, "openmpi") == 0 && e.rank == 3 && e.world_size == 4 && e.local_rank == 3 &&
+        e.local_world_size == 4);
+
+  /* MPICH / Hydra. */
+  CHECK(env_case(ctx, &e, (const char *[]){"PMI_RANK=1", "PMI_SIZE=2", "MPI_LOCALRANKID=1", "MPI_LOCALNRANKS=2",
+                                           NULL}) == TS_OK);
+  CHECK(strcmp(e.launcher, "mpich") == 0 && e.rank == 1 && e.world_size == 2 && e.local_rank == 1);
+
+  /* A SLURM step: local size from the tasks-per-node text, rendezvous from the node list and job. */
+  CHECK(env_case(ctx, &e, (const char *[]){"SLURM_PROCID=6", "SLURM_STEP_NUM_TASKS=7", "SLURM_LOCALID=0",
+                                           "SLURM_NODEID=3", "SLURM_STEP_TASKS_PER_NODE=2(x3),1",
+                                           "SLURM_STEP_NODELIST=gpu[007-010],cpu1", "SLURM_JOB_ID=123456", NULL}) ==
+        TS_OK);
+  CHECK(strcmp(e.launcher, "slurm") == 0 && e.rank == 6 && e.world_size == 7 && e.local_rank == 0 &&
+        e.local_world_size == 1);
+  CHECK(strcmp(e.master_addr, "gpu007") == 0 && e.master_port == 20000 + 123456 % 20000);
+
+  /* A SLURM batch script (no step): not a group, whatever SLURM_NTASKS says. */
+  CHECK(env_case(ctx, &e, (const char *[]){"SLURM_PROCID=0", "SLURM_NTASKS=8", "SLURM_LOCALID=0", NULL}) == TS_OK);
+  CHECK(strcmp(e.launcher, "none") == 0 && e.world_size == 1);
+
+  /* Malformed and inconsistent environments are errors naming the variable. */
+  CHECK(env_case(ctx, &e, (const char *[]){"RANK=x", "WORLD_SIZE=2", NULL}) == TS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(ts_last_error(ctx), "RANK='x'") != NULL);
+  CHECK(env_case(ctx, &e, (const char *[]){"RANK=2", "WORLD_SIZE=2", NULL}) == TS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(ts_last_error(ctx), "rank 2 of 2") != NULL);
+  CHECK(env_case(ctx, &e, (const char *[]){"RANK=0", "WORLD_SIZE=2", "MASTER_PORT=70000", NULL}) ==
+        TS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(ts_last_error(ctx), "MASTER_PORT") != NULL);
+  CHECK(env_case(NULL, &e, (const char *[]){"RANK=-1", NULL}) == TS_ERR_INVALID_ARGUMENT); /* no context: no message */
+  CHECK(ts_dist_env_read(ctx, NULL) == TS_ERR_INVALID_ARGUMENT);
+
+  ts_context_destroy(ctx);
+  env_restore(&saved);
+}
+
+TEST(dist_env_slurm_lists) {
+  CHECK(dist_env_slurm_tasks_on_node("4", 0) == 4);
+  CHECK(dist_env_slurm_tasks_on_node("2(x3),1", 2) == 2);
+  CHECK(dist_env_slurm_tasks_on_node("2(x3),1", 3) == 1);
+  CHECK(dist_env_slurm_tasks_on_node("2(x3),1", 4) == -1);
+  CHECK(dist_env_slurm_tasks_on_node("2(x", 0) == -1);
+  char host[32];
+  CHECK(dist_env_slurm_first_host("node7", host, sizeof host) && strcmp(host, "node7") == 0);
+  CHECK(dist_env_slurm_first_host("a1,b2", host, sizeof host) && strcmp(host, "a1") == 0);
+  CHECK(dist_env_slurm_first_host("gpu[003-004,007]", host, sizeof host) && strcmp(host, "gpu003") == 0);
+  CHECK(dist_env_slurm_first_host("n[1-2]-ib,x", host, sizeof host) && strcmp(host, "n1-ib") == 0);
+  CHECK(!dist_env_slurm_first_host("gpu[", host, sizeof host));
+  CHECK(!dist_env_slurm_first_host("averyveryveryverylonghostname-0123456789", host, sizeof host));
+}

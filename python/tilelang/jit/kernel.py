@@ -14,6 +14,11 @@ from .._callbase import Launcher
 
 from .. import _symbolic
 
+try:
+    from ..distributed import _runtime as _dist_runtime
+except ImportError:  # a trimmed install without tilelang.distributed
+    _dist_runtime = None
+
 logger = logging.getLogger("tilelang")
 
 __all__ = ["JITKernel", "normalize_out_idx"]
@@ -66,7 +71,16 @@ class JITKernel(Launcher):
         self.latency = self.ref_latency = None
         self._ir_sig = None             # {param: [dim expr]} from the IR signature, when needed
         self._check_options()
-        self._launch_setup(*kernel.launch_spec(self.out_idx, self._c_out_dims()), True, kernel)
+        # A kernel that uses the distributed device library gets its outputs on the symmetric
+        # heap while a group exists (peers address them): the C call path, which allocates with
+        # torch.empty, is told it cannot size them, so such calls come to _call_py.
+        self._dist_uses = _dist_runtime.kernel_uses(kernel) if _dist_runtime is not None else set()
+        spec = kernel.launch_spec(self.out_idx, self._c_out_dims())
+        if self._dist_uses:
+            spec = spec[:3] + ([p[:4] + (None if p[3] else p[4],) for p in spec[3]],)
+        self._launch_setup(*spec, True, kernel)
+        if _dist_runtime is not None:
+            _dist_runtime.track_kernel(self)
         if debug_root_path:
             os.makedirs(debug_root_path, exist_ok=True)
             with open(os.path.join(debug_root_path, self.name + ".cu"), "w") as f:
@@ -149,7 +163,10 @@ class JITKernel(Launcher):
             if a.kind != "tensor":
                 raise TypeError("tilelang: cannot allocate output '%s' of %s: it is a scalar; "
                                 "pass every argument" % (a.name, self.name))
-            outs.append(torch.empty(shape, dtype=_torch_dtype(a.dtype), device=dev))
+            if self._dist_uses and _dist_runtime.active():
+                outs.append(_dist_runtime.symmetric(shape, _torch_dtype(a.dtype)))
+            else:
+                outs.append(torch.empty(shape, dtype=_torch_dtype(a.dtype), device=dev))
             full.append(outs[-1])
         self.kernel._call_py(*full, stream=stream)
         if not outs:
@@ -196,6 +213,17 @@ class JITKernel(Launcher):
                        else "the library's IR does not name it"))
             shape.append(v)
         return tuple(shape)
+
+    # ---- distributed (TileScale's host API) ----------------------------------------------------
+    def initialize(self, allocator=None, stream=None):
+        """TileScale's kernel.initialize(allocator=, stream=): uploads the rank and the heap
+        table into the kernel's module.  Kernels compiled while a group exists are attached
+        already; this repeats it (cheap), and checks that a group exists."""
+        if _dist_runtime is None:
+            raise RuntimeError("tilelang: the distributed runtime is not available")
+        if allocator is not None and not getattr(allocator, "is_distributed", True):
+            return
+        _dist_runtime.attach(self)
 
     # ---- artifacts ---------------------------------------------------------------------------
     def get_kernel_source(self, kernel_only=True):

@@ -101,8 +101,20 @@ class Profiler:
             if p.kind == "scalar":
                 raise ValueError("tilelang: cannot make a value for scalar parameter '%s'; pass "
                                  "input_tensors" % p.name)
-            ins.append(self.supply(p))
+            ins.append(self._symmetric(self.supply(p)))
         return ins
+
+    def _symmetric(self, t):
+        """A kernel that addresses peers' copies of its tensors needs them on the symmetric
+        heap while a group exists (TileScale's profiler does the same with NVSHMEM)."""
+        if not getattr(self.kernel, "_dist_uses", None):
+            return t
+        from ..distributed import _runtime
+        if not _runtime.active():
+            return t
+        sym = _runtime.symmetric(tuple(t.shape), t.dtype)
+        sym.copy_(t)
+        return sym
 
     def assert_allclose(self, reference_program, input_tensors=None, atol=1e-2, rtol=1e-2,
                         max_mismatched_ratio=0.01):

@@ -9,7 +9,7 @@ import unittest
 
 from ..utils.tensor import torch_assert_close  # noqa: F401
 
-__all__ = ["main", "requires_cuda", "requires_package", "requires_cuda_compute_version",
+__all__ = ["main", "requires_cuda", "requires_distributed", "requires_package", "requires_cuda_compute_version",
            "set_random_seed", "torch_assert_close", "process_func", "regression"] + [
     "requires_cuda_compute_version_" + op for op in ("ge", "gt", "le", "lt", "eq")]
 
@@ -56,6 +56,28 @@ def _has_cuda():
 
 def requires_cuda(func=None):
     deco = _skip_unless(_has_cuda(), "Requires a CUDA GPU")
+    return deco if func is None else deco(func)
+
+
+def _distributed_enabled():
+    """TILELANG_USE_DISTRIBUTED=1 (tilelang/distributed/launch.sh sets it), or a process started
+    by a multi-process launcher (tilescale launch, torchrun, mpirun, srun)."""
+    if os.environ.get("TILELANG_USE_DISTRIBUTED", "").strip().lower() in ("1", "true", "on", "yes"):
+        return True
+    return any(v in os.environ for v in ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                         "SLURM_STEP_NUM_TASKS"))
+
+
+def requires_distributed(func=None):
+    """TileScale's mark for multi-GPU tests: they run when distributed work is enabled (see
+    _distributed_enabled), are skipped otherwise, and carry the pytest mark `distributed`
+    (`pytest -m distributed`).  TileScale's scripts also decorate their main function with it:
+    run under a launcher, it runs."""
+    def deco(f):
+        pt = _pytest()
+        if pt is not None:
+            f = pt.mark.distributed(f)
+        return _skip_unless(_distributed_enabled(), "Requires TILELANG_USE_DISTRIBUTED=1")(f)
     return deco if func is None else deco(func)
 
 

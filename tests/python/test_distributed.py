@@ -1,0 +1,372 @@
+"""CPU tests of TileScale's host API in the packages (no GPU; torch parts skip without torch):
+tilescale.dist_env over every launcher family, tilescale.Dist on a host-only group of two ranks
+started by tilelang/distributed/launch.sh (over `tilescale launch`), the tilelang.distributed /
+pynvshmem / tilelang.get_allocator API surface and its errors, kernels of TileScale's examples
+compiled through tilelang.compile (what they use, symmetric outputs, initialize()),
+tilelang.testing.requires_distributed and the tvm.register_func stand-in.
+Run: python3 tests/python/test_distributed.py  (uses $TILESCALE_LIB, else build/libtilescale.so)."""
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import types
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PY = os.path.join(ROOT, "python")
+sys.path.insert(0, PY)
+sys.dont_write_bytecode = True
+
+import tilescale  # noqa: E402
+import tilelang  # noqa: E402
+import tilelang.distributed as td  # noqa: E402
+from tilelang.distributed import _runtime  # noqa: E402
+
+CORPUS = os.environ.get("TILESCALE_CORPUS") or os.path.join(os.path.dirname(ROOT), "shared", "corpus")
+DIST = os.path.join(CORPUS, "tilescale", "examples", "distributed")
+CLI = os.path.join(os.path.dirname(os.environ.get("TILESCALE_LIB") or
+                                   os.path.join(ROOT, "build", "libtilescale.so")), "tilescale")
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+if "TILESCALE_CACHE_DIR" not in os.environ:
+    tilelang.disable_cache()
+
+LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+               "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+               "OMPI_COMM_WORLD_LOCAL_SIZE", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID",
+               "MPI_LOCALNRANKS", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS",
+               "SLURM_LOCALID", "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE",
+               "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_JOB_ID",
+               "TILESCALE_DIST_BACKEND", "TILELANG_USE_NVSHMEM")
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARS}
+    env["PYTHONPATH"] = PY + os.pathsep + env.get("PYTHONPATH", "")
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def run_py(code, env, timeout=120, args=()):
+    return subprocess.run([sys.executable, "-c", code] + list(args), env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+class EnvTest(unittest.TestCase):
+    """tilescale.dist_env: the launcher families of ts_dist_env_read, seen from Python."""
+    CODE = "import tilescale; print(tuple(tilescale.dist_env()))"
+
+    def env_of(self, **kv):
+        r = run_py(self.CODE, clean_env(**kv))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return eval(r.stdout.strip())  # noqa: S307 (our own repr of a tuple)
+
+    def test_none(self):
+        self.assertEqual(self.env_of(), (0, 1, 0, 1, "127.0.0.1", 29500, "none"))
+
+    def test_torchrun(self):
+        self.assertEqual(self.env_of(RANK=3, WORLD_SIZE=4, LOCAL_RANK=1, LOCAL_WORLD_SIZE=2,
+                                     MASTER_ADDR="h0", MASTER_PORT=777),
+                         (3, 4, 1, 2, "h0", 777, "torchrun"))
+
+    def test_openmpi(self):
+        self.assertEqual(self.env_of(OMPI_COMM_WORLD_RANK=1, OMPI_COMM_WORLD_SIZE=2,
+                                     OMPI_COMM_WORLD_LOCAL_RANK=1, OMPI_COMM_WORLD_LOCAL_SIZE=2)[:4],
+                         (1, 2, 1, 2))
+
+    def test_slurm_step(self):
+        e = self.env_of(SLURM_PROCID=2, SLURM_STEP_NUM_TASKS=4, SLURM_LOCALID=0, SLURM_NODEID=1,
+                        SLURM_STEP_TASKS_PER_NODE="2(x2)", SLURM_STEP_NODELIST="gpu[12-13]",
+                        SLURM_JOB_ID=41)
+        self.assertEqual(e, (2, 4, 0, 2, "gpu12", 20041, "slurm"))
+
+    def test_bad_environment_names_the_variable(self):
+        r = run_py(self.CODE, clean_env(RANK=5, WORLD_SIZE=2))
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("inconsistent torchrun environment: rank 5 of 2", r.stderr)
+        r = run_py(self.CODE, clean_env(RANK="one"))
+        self.assertIn("RANK='one'", r.stderr)
+
+
+class NoGroupTest(unittest.TestCase):
+    """Every entry point needs a group and says how to get one; nothing needs torch to import."""
+
+    def test_api_surface(self):
+        import pynvshmem
+        from tilelang.distributed import (CUDA_CHECK, create_mapped_tensor, dtype_map,  # noqa: F401
+                                          has_fullmesh_nvlink, init_dist, init_distributed, perf_fn)
+        from tilelang.distributed.utils import CUDA_CHECK as c2  # noqa: F401
+        for name in ("nvshmem_create_tensor", "nvshmem_create_tensor_list_intra_node",
+                     "nvshmem_barrier_all", "nvshmem_my_pe", "nvshmem_n_pes", "nvshmem_team_my_pe",
+                     "nvshmem_team_n_pes", "Team", "init_nvshmem_by_uniqueid", "nvshmem_malloc",
+                     "nvshmem_free", "nvshmem_ptr", "write64_on_stream"):
+            self.assertTrue(callable(getattr(pynvshmem, name)), name)
+        self.assertEqual((int(pynvshmem.Team.NODE), int(pynvshmem.CmpType.GE),
+                          int(pynvshmem.Amo.SIGNAL_ADD)), (2, 5, 10))
+        self.assertTrue(os.access(td.LAUNCH_SCRIPT, os.R_OK))
+        self.assertTrue(callable(tilelang.get_allocator) and callable(tilelang.tensor))
+        self.assertTrue(callable(tilelang.disable_cache))
+
+    def test_errors_without_a_group(self):
+        import pynvshmem
+        self.assertFalse(td.is_initialized())
+        for call in (pynvshmem.nvshmem_my_pe, lambda: pynvshmem.nvshmem_create_tensor([4], "int32"),
+                     lambda: tilelang.get_allocator(size=2**25), td.barrier, td.get_rank):
+            with self.assertRaises(td.DistributedError) as cm:
+                call()
+            self.assertIn("init_distributed", str(cm.exception))
+        with self.assertRaises(NotImplementedError) as cm:
+            pynvshmem.nvshmemx_get_uniqueid()
+        self.assertIn("init_distributed", str(cm.exception))
+
+    def test_cuda_check(self):
+        td.CUDA_CHECK(0)
+        td.CUDA_CHECK((0, "result"))
+        err = types.SimpleNamespace(name="CUDA_ERROR_INVALID_VALUE", value=1)
+        with self.assertRaises(RuntimeError) as cm:
+            td.CUDA_CHECK(err)
+        self.assertIn("CUDA_ERROR_INVALID_VALUE", str(cm.exception))
+
+    def test_nvlink_topology(self):
+        from tilelang.distributed.utils import _topo_fullmesh
+        mesh = ("\tGPU0\tGPU1\tGPU2\tNIC0\tCPU Affinity\n"
+                "GPU0\t X \tNV18\tNV18\tSYS\t0-63\n"
+                "GPU1\tNV18\t X \tNV18\tSYS\t0-63\n"
+                "GPU2\tNV18\tNV18\t X \tSYS\t0-63\n"
+                "NIC0\tSYS\tSYS\tSYS\t X \n")
+        self.assertTrue(_topo_fullmesh(mesh))
+        self.assertFalse(_topo_fullmesh(mesh.replace("GPU1\tNV18", "GPU1\tPIX")))
+        self.assertFalse(_topo_fullmesh(""))
+
+    def test_requires_distributed(self):
+        import tilelang.testing as tt
+        names = ("TILELANG_USE_DISTRIBUTED", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                 "SLURM_STEP_NUM_TASKS")
+        saved = {n: os.environ.pop(n) for n in names if n in os.environ}
+        try:
+            @tt.requires_distributed
+            def t():
+                return "ran"
+            skipped = False
+            try:
+                t()
+            except unittest.SkipTest:
+                skipped = True
+            self.assertTrue(skipped or getattr(t, "pytestmark", None))
+            os.environ["WORLD_SIZE"] = "2"  # under a launcher: the decorated main runs
+
+            @tt.requires_distributed
+            def main():
+                return "ran"
+            self.assertEqual(main(), "ran")
+        finally:
+            os.environ.pop("WORLD_SIZE", None)
+            os.environ.update(saved)
+
+    def test_target(self):
+        from tilelang.utils.target import determine_target, target_is_hopper
+        self.assertEqual(determine_target(), "cuda")
+        t = determine_target("cuda -arch=sm_90a", return_object=True)
+        self.assertEqual((t.arch, t.kind.name, str(t)), ("sm_90", "cuda", "cuda -arch=sm_90"))
+        self.assertTrue(target_is_hopper(t))
+        self.assertFalse(target_is_hopper(determine_target("sm_80", return_object=True)))
+        with self.assertRaises(ValueError):
+            determine_target("hip")
+
+    def test_tvm_register_func(self):
+        import tvm
+
+        @tvm.register_func("tilelang_test_hook", override=True)
+        def hook(code, _):
+            return code
+        self.assertIs(tvm.get_global_func("tilelang_test_hook"), hook)
+        with self.assertRaises(ValueError):
+            tvm.register_func("tilelang_test_hook", hook)
+        self.assertIsNone(tvm.get_global_func("no such", allow_missing=True))
+
+
+GROUP_SCRIPT = textwrap.dedent("""
+    import os, sys
+    import tilescale
+    import tilelang.distributed as td
+    import pynvshmem
+    from tilelang.distributed import _runtime
+    e = tilescale.dist_env()
+    d = _runtime.start(e.rank, e.world_size, e.local_rank, e.local_world_size, e.master_addr,
+                       e.master_port, host_only=True)
+    assert td.is_initialized() and td.get_rank() == e.rank and td.get_world_size() == 2
+    assert d.allgather(bytes([e.rank]) * 3) == [b"\\0\\0\\0", b"\\1\\1\\1"]
+    assert d.broadcast(b"hi" if e.rank == 0 else b"xx") == b"hi"
+    td.barrier()
+    assert pynvshmem.nvshmem_my_pe() == e.rank and pynvshmem.nvshmem_n_pes() == 2
+    assert pynvshmem.nvshmem_team_n_pes(pynvshmem.Team.NODE) == 2
+    assert _runtime.start(e.rank, 2, e.local_rank, 2) is d   # the same group again: no-op
+    try:
+        _runtime.start(0, 3, 0, 3)
+        raise SystemExit("a second group was accepted")
+    except td.DistributedError as err:
+        assert "already rank" in str(err)
+    try:
+        pynvshmem.nvshmem_create_tensor([4], "int32")
+        raise SystemExit("a host-only group allocated")
+    except td.DistributedError as err:
+        assert "host_only" in str(err)
+    print("group ok rank %d backend %s launcher %s nvls %s dist %s" % (
+        e.rank, d.backend, e.launcher, os.environ.get("NVSHMEM_DISABLE_NVLS"),
+        os.environ.get("TILELANG_USE_DISTRIBUTED")))
+    td.finalize()
+    assert not td.is_initialized()
+""")
+
+
+@unittest.skipUnless(os.access(CLI, os.X_OK), "no tilescale CLI beside the library")
+class HostGroupTest(unittest.TestCase):
+    """Two ranks started by launch.sh (over `tilescale launch`) form a host-only group."""
+
+    def launch(self, **extra):
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "group.py")
+            with open(script, "w") as f:
+                f.write(GROUP_SCRIPT)
+            env = clean_env(TILESCALE_CLI=CLI, GPUS=2, PYTHON=sys.executable, **extra)
+            env.pop("NVSHMEM_DISABLE_NVLS", None)
+            env.pop("TILELANG_USE_DISTRIBUTED", None)
+            return subprocess.run(["bash", td.LAUNCH_SCRIPT, script], env=env, capture_output=True,
+                                  text=True, timeout=180)
+
+    def test_group_of_two(self):
+        r = self.launch()
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for rank in (0, 1):
+            self.assertIn("group ok rank %d backend ipc launcher torchrun nvls 1 dist 1" % rank,
+                          r.stdout)
+
+    def test_use_nvshmem_selects_the_backend(self):
+        r = self.launch(TILELANG_USE_NVSHMEM=1)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("backend nvshmem", r.stdout)
+        r = self.launch(TILELANG_USE_NVSHMEM=1, TILESCALE_DIST_BACKEND="ipc")  # the primary switch
+        self.assertIn("backend ipc", r.stdout)
+
+    def test_launch_script_usage(self):
+        r = subprocess.run(["bash", td.LAUNCH_SCRIPT], env=clean_env(TILESCALE_CLI=CLI),
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("usage: GPUS=N bash launch.sh", r.stderr)
+
+
+def fake_torch_modules():
+    """torch, torch.distributed and torch.multiprocessing as empty modules: enough for the
+    example files' imports."""
+    names = ("torch", "torch.distributed", "torch.multiprocessing")
+    saved = {n: sys.modules.get(n) for n in names}
+    mods = {n: types.ModuleType(n) for n in names}
+    mods["torch"].__path__ = []  # a package, so `import torch.x` looks in sys.modules
+    mods["torch"].distributed = mods["torch.distributed"]
+    mods["torch"].multiprocessing = mods["torch.multiprocessing"]
+    sys.modules.update(mods)
+    return saved
+
+
+def restore_modules(saved):
+    for n, m in saved.items():
+        if m is None:
+            sys.modules.pop(n, None)
+        else:
+            sys.modules[n] = m
+
+
+def load_example(name):
+    spec = importlib.util.spec_from_file_location("ts_ex_" + name.replace("/", "_")[:-3],
+                                                  os.path.join(DIST, name))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@unittest.skipUnless(os.path.isdir(DIST), "no corpus at %s" % DIST)
+class ExampleKernelTest(unittest.TestCase):
+    """TileScale's example kernels through tilelang.compile: the library reports that they use
+    the distributed device library, outputs go through the Python path (symmetric when a group
+    exists), and they wait for a group to be attached."""
+
+    def setUp(self):
+        self.saved = None if HAS_TORCH else fake_torch_modules()
+
+    def tearDown(self):
+        if self.saved is not None:
+            restore_modules(self.saved)
+
+    def test_allgather_kernel(self):
+        m = load_example("example_allgather.py")
+        k = tilelang.compile(m.allgather(2, 256, 128, dtype="float16", threads=128))
+        self.assertEqual(k._dist_uses, {"device_lib", "nvshmem"})
+        self.assertIn(k, set(_runtime._kernels))  # attached when a group forms
+        with self.assertRaises(td.DistributedError):
+            k.initialize()
+
+    def test_simple_shift_through_the_binding(self):
+        prog = tilescale.Context().load(os.path.join(DIST, "example_simple_shift.py"))
+        k = prog.compile("simple_shift", "sm_90a", M=128, N=128, block_M=128, block_N=128)
+        self.assertEqual(tilescale.Dist.kernel_uses(k), {"device_lib", "nvshmem"})
+
+    def test_ordinary_kernel_uses_nothing(self):
+        spec = importlib.util.spec_from_file_location("ts_gemm", os.path.join(ROOT, "examples",
+                                                                              "gemm.py"))
+        gemm = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(gemm)
+        k = gemm.matmul(256, 256, 256)
+        self.assertEqual(k._dist_uses, set())
+
+    def test_primitives_put_warp(self):
+        m = load_example("primitives/example_put_warp.py")
+        k = tilelang.compile(m.kernel_(65536, 2, 4096, 128))
+        self.assertIn("device_lib", k._dist_uses)
+        self.assertNotIn("nvshmem", k._dist_uses)
+
+
+@unittest.skipUnless(HAS_TORCH, "torch is not installed")
+class TorchTest(unittest.TestCase):
+    def test_dlpack_views_keep_their_owner(self):
+        """_dlpack over host bytes: zero-copy views of any dtype, the owner released (its
+        finalizer run) only when the last view dies."""
+        import ctypes
+        import gc
+        import weakref
+
+        import torch
+        from tilelang.distributed import _dlpack
+        buf = (ctypes.c_uint8 * 64)(*range(64))
+
+        class Owner:
+            pass
+        owner, died = Owner(), []
+        weakref.finalize(owner, died.append, True)
+        t = _dlpack.as_tensor(ctypes.addressof(buf), (4, 4), torch.int32, "cpu", owner, torch)
+        del owner
+        gc.collect()
+        self.assertEqual((tuple(t.shape), t.dtype), ((4, 4), torch.int32))
+        self.assertEqual(t.data_ptr(), ctypes.addressof(buf))
+        self.assertEqual(int(t[0, 0]), int.from_bytes(bytes(range(4)), "little"))
+        buf[0] = 99
+        self.assertEqual(int(t[0, 0]) & 0xFF, 99)   # no copy
+        v = t[1:]
+        del t
+        gc.collect()
+        self.assertEqual(died, [])                   # a view still uses the memory
+        del v
+        gc.collect()
+        self.assertEqual(died, [True])
+
+    def test_dtype_map(self):
+        import torch
+        self.assertIs(td.dtype_map["float16"], torch.float16)
+        self.assertIs(td.dtype_map["bfloat16"], torch.bfloat16)
+        with self.assertRaises(KeyError):
+            td.dtype_map["float3"]
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
