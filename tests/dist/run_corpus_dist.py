@@ -66,7 +66,11 @@ SCRIPTS = [
      "--num_ranks {n} --num_tokens 256 --hidden 1024 --num_topk 4 --num_experts 8", "spawn"),
 ]
 
-MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '(?!tilelang|tilescale|pynvshmem|tvm')")
+# a third-party package the environment lacks: a module, an installed distribution looked up by
+# name (importlib.metadata.version("cuda-python")), or cuda-python's cudart under a bare `cuda`
+MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '(?!tilelang|tilescale|pynvshmem|tvm')"
+                            r"|PackageNotFoundError: No package metadata was found for"
+                            r"|ImportError: cannot import name '\w+' from 'cuda' \(unknown location\)")
 FAILED_CHECK = re.compile(r"check failed|❌|Test failed|AssertionError|Mismatch|not close", re.I)
 
 
