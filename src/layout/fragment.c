@@ -163,6 +163,16 @@ bool fragment_equal(const Fragment *a, const Fragment *b) {
   return true;
 }
 
+Fragment *fragment_restrict(TsCompiler *c, const Fragment *f, const int64_t *ext) {
+  Fragment *r = ARENA_NEW(c->arena, Fragment);
+  *r = *f;
+  for (int k = 0; k < f->ndim; k++) {
+    if (ext[k] < 1 || ext[k] > f->dim[k].extent) return NULL;
+    r->dim[k].extent = ext[k];
+  }
+  return r;
+}
+
 bool fragment_is_replicated(const Fragment *f) {
   for (int k = 0; k < f->ndim; k++)
     if (f->dim[k].threads > 1 || fragdim_t2(&f->dim[k]) > 1) return false;

@@ -85,6 +85,13 @@ Fragment *fragment_gemm_acc(TsCompiler *c, int64_t rows, int64_t cols, int64_t w
  * f's register strides). */
 Fragment *fragment_crop(TsCompiler *c, const Fragment *f, const int64_t *off, const int64_t *ext, int64_t *reg_off);
 
+/* The layout of the prefix window [0, ext_k) of `f` when it does not line up with f's
+ * fields (fragment_crop): f itself with smaller extents, so every element keeps its thread
+ * and its register coordinates l_k; registers of the window are addressed with f's
+ * register strides, and elements past ext_k are padding that lowering guards (a decoder's
+ * `T.copy(acc_o[:valid_rows, :], O)` of 4 rows of a 64-row accumulator).  NULL when an
+ * ext_k exceeds f's extent. */
+Fragment *fragment_restrict(TsCompiler *c, const Fragment *f, const int64_t *ext);
 bool fragment_equal(const Fragment *a, const Fragment *b);
 bool fragment_is_replicated(const Fragment *f); /* no dim split over threads */
 int64_t fragment_outer(const Fragment *f, int k);     /* O_k */

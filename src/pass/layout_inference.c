@@ -258,6 +258,9 @@ static Fragment *from_window(Infer *in, Node *n, const Access *a) {
     ext[p] = n->nest.extent[a->map[p]];
   }
   Fragment *w = fragment_crop(in->c, bf, a->off, ext, &roff);
+  bool prefix = true;
+  for (int p = 0; p < a->buf->ndim; p++) prefix &= a->off[p] == 0;
+  if (!w && prefix) w = fragment_restrict(in->c, bf, ext);
   if (!w) return NULL;
   Fragment *f = ARENA_NEW(in->c->arena, Fragment);
   *f = *w;

@@ -103,6 +103,9 @@ static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int
       ext[p] = map[p] >= 0 ? nc->nest->extent[map[p]] : 1;
     }
     Fragment *win = ok ? fragment_crop(lw->c, F, off, ext, &roff) : NULL;
+    bool prefix = ok;
+    for (int p = 0; p < b->ndim; p++) prefix &= off[p] == 0;
+    if (!win && prefix) win = fragment_restrict(lw->c, F, ext); /* same fields: F's registers */
     if (win && fragment_equal(fragment_derive(lw->c, nc->L, b->ndim, map), win)) {
       IrExpr *reg = i32(lw, roff);
       for (int p = 0; p < b->ndim; p++)

@@ -401,6 +401,18 @@ def fill_local(ctx):
     check("T.clear / T.copy of local arrays", o, want.cuda(), 0, 0)
 
 
+def fragment_prefix_window(ctx, valid):
+    """tests/codegen/fragment_prefix_window.py: the first `valid` rows of a GEMM accumulator
+    copied out through a window that does not line up with its warp strips (GQA decode's
+    T.copy(acc_o[:valid_block_H, :], O_shared))."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/fragment_prefix_window.py")).compile("acc_prefix", valid=valid)
+    a = torch.randn(64, 64, dtype=torch.float16, device="cuda")
+    b = torch.randn(64, 64, dtype=torch.float16, device="cuda")
+    o = torch.full((valid, 64), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, b, o)
+    check("accumulator prefix window valid=%d" % valid, o, (a.float() @ b.float())[:valid], 1e-2, 1e-3)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -443,6 +455,8 @@ def main():
         lambda: rand_uint(ctx, corpus, 512, 123),
         lambda: rng_dp4a(ctx, 256),
         lambda: gemm_window_atoms(ctx),
+        lambda: fragment_prefix_window(ctx, 4),
+        lambda: fragment_prefix_window(ctx, 24),
         lambda: mhc_post(ctx, corpus, 64, 2560),
         lambda: mhc_post(ctx, corpus, 4096, 7168),  # the largest of the file's sizes
         lambda: mha_bwd(ctx, corpus, "example_mha_bwd_bshd.py", False, 2, 2, 256, 64, False),
