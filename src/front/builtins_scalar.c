@@ -156,6 +156,11 @@ static Value *t_reinterpret(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
     x = dt;
     dt = tmp;
   }
+  /* A handle (TVM's opaque pointer) made from an integer: only T.attr's reduce_scope value,
+   * which nothing reads, is written so; any other use reports this. */
+  if (dt && dt->kind == V_STR && !strcmp(dt->u.str.s, "handle"))
+    return ev_opaque(ev, "T.reinterpret(..., dtype=\"handle\") is only supported as the value of "
+                         "T.attr(..., \"reduce_scope\", ...)");
   ts_dtype t;
   if (!ev_to_dtype(ev, dt, &t, call_loc(a))) return NULL;
   IrExpr *e = ev_to_ir(ev, x, NULL, call_loc(a));
@@ -244,8 +249,13 @@ static Value *t_call_extern(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   (void)bi;
   ts_dtype t = TS_DTYPE_VOID;
   Value *name = arg[0];
-  if (name->kind == V_DTYPE && a->npos >= 2 && a->pos[1]->kind == V_STR) { /* TVM order: (dtype, name, ...) */
-    t = name->u.dtype;
+  /* TVM order: (dtype, name, ...), the dtype maybe a name ("handle": a call for its effect) */
+  bool tvm_order = a->npos >= 2 && a->pos[1]->kind == V_STR && arg[0] == a->pos[0] &&
+                   (name->kind == V_DTYPE || (name->kind == V_STR && (!strcmp(name->u.str.s, "handle") ||
+                                                                       dtype_parse(name->u.str.s, &t))));
+  if (tvm_order) {
+    t = name->kind == V_DTYPE ? name->u.dtype : TS_DTYPE_VOID;
+    if (name->kind == V_STR && strcmp(name->u.str.s, "handle")) (void)dtype_parse(name->u.str.s, &t);
     name = a->pos[1];
   }
   if (name->kind != V_STR) {
@@ -549,10 +559,6 @@ static const Builtin scalar_rows[] = {
     {"get_lane_idx", "warp_size=32", bi_kernel_unsupported, 0, 0},
     {"get_warp_idx", "warp_size=32", bi_kernel_unsupported, 0, 0},
     /* raw TIR escapes */
-    {"attr", "node, key, value", bi_kernel_unsupported, 0, 0},
-    {"comm_reducer", "combiner, identity", bi_unsupported, 0, 0},
-    {"tvm_thread_allreduce", "*args", bi_kernel_unsupported, 0, 0},
-    {"evaluate", "value", bi_kernel_unsupported, 0, 0},
     {"launch_thread", "thread_tag, extent", bi_kernel_unsupported, 0, 0},
     {"block", "name=\"\"", bi_kernel_unsupported, 0, 0},
     {"Ref", "*args", bi_unsupported, 0, 0},

@@ -390,6 +390,14 @@ static ExecStatus exec_with(Eval *ev, Env *env, const AstNode *s) {
     if (s->withitems[0].vars) ev_assign(ev, env, s->withitems[0].vars, ctx->u.enter, s->loc);
     return ev_exec_block(ev, env, &s->body);
   }
+  if (ctx->kind == V_REDUCE_SCOPE) { /* the body's T.tvm_thread_allreduce uses this reducer */
+    if (s->withitems[0].vars) ev_assign(ev, env, s->withitems[0].vars, ev->none, s->loc);
+    const Value *outer = ev->reduce_scope;
+    ev->reduce_scope = ctx->u.enter;
+    ExecStatus st = ev_exec_block(ev, env, &s->body);
+    ev->reduce_scope = outer;
+    return st;
+  }
   if (ctx->kind == V_OPAQUE && ev->block) {
     /* An unsupported frame (T.ws, T.attr...): its UNSUPPORTED statement is already emitted. */
     if (s->withitems[0].vars) ev_assign(ev, env, s->withitems[0].vars, ctx, s->loc);

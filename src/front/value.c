@@ -102,6 +102,8 @@ const char *ev_type_name(const Value *v) {
   case V_WS: return "T.ws frame";
   case V_NULLCTX: return "nullcontext";
   case V_LAYOUT: return "T.Layout";
+  case V_COMM_REDUCER: return "T.comm_reducer";
+  case V_REDUCE_SCOPE: return "T.attr reduce_scope frame";
   case V_OPAQUE: return "opaque object";
   }
   return "?";

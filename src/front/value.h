@@ -48,6 +48,8 @@ typedef enum ValKind {
   V_WS,        /* T.ws(...) before `with`: the thread range [u.ws.lo, u.ws.hi) */
   V_NULLCTX,   /* contextlib.nullcontext(x): `with` runs its body, `as` binds x */
   V_LAYOUT,    /* T.Layout(shape, fn): a user index map (layout/index_map.h) */
+  V_COMM_REDUCER, /* T.comm_reducer(combiner, [identity]) (builtins_allreduce.c) */
+  V_REDUCE_SCOPE, /* T.attr(reducer, "reduce_scope", ...) before `with`: u.enter is the reducer */
   V_OPAQUE     /* unknown import or unsupported construct: using it is an error */
 } ValKind;
 
@@ -122,6 +124,7 @@ struct Value {
     struct { int64_t lo, hi; } ws;
     Value *enter;                                /* NULLCTX: what `as` binds */
     struct IndexMap *imap;                       /* LAYOUT */
+    struct { Value *combiner, *identity; } reducer; /* COMM_REDUCER */
     struct { const char *what; const char *module; bool at_name; } opaque; /* message reported on use (at_name: on any
                                                    reference); module: the import it stands for */
   } u;
@@ -220,6 +223,7 @@ typedef struct Eval {
   PtrVec eager_params;   /* IrParam* declared (in declaration order) */
   PtrVec outputs;        /* IrBuffer* created by T.empty */
   PtrVec dyn_vars;       /* IrVar* from T.dynamic */
+  const Value *reduce_scope; /* the T.comm_reducer of the innermost `with T.attr(..., "reduce_scope", ...)` */
   IrBuffer *rng_state;   /* T.rng_init's per-thread Philox state in the current kernel (NULL before
                             one): eval_stmt.c puts its ALLOC at the start of the kernel body */
 } Eval;
