@@ -20,7 +20,8 @@
  * The combiner is the user's function, traced on IR operands at each combine, so any
  * expression of x and y works (sum, max, min, products, bit operations).  Like TVM's, the
  * all-reduce must be reached by every thread of the block (both forms synchronize: a full-warp
- * shuffle or a block barrier).  Multi-value reducers (argmax's pairs) are refused. */
+ * shuffle or a block barrier), so one inside T.ws or an IR 'if' is refused; a loop around it
+ * must run the same trips in every thread.  Multi-value reducers (argmax's pairs) are refused. */
 #include <string.h>
 
 #include "builtin.h"
@@ -207,8 +208,9 @@ static Value *t_thread_allreduce(Eval *ev, CallArgs *a, Value **arg, const Built
     ts_error(ev->c, loc, "T.tvm_thread_allreduce must be inside `with T.attr(T.comm_reducer(...), \"reduce_scope\", ...)`");
     return ev->poison;
   }
-  if (ev->in_ws) {
-    ts_error(ev->c, loc, "T.tvm_thread_allreduce inside T.ws is not supported (it needs every thread of the block)");
+  if (ev->in_ws || ev->ir_if_depth) { /* its shuffles and barriers need every thread of the block */
+    ts_error(ev->c, loc, "T.tvm_thread_allreduce inside %s is not supported (every thread of the block must reach it)",
+             ev->in_ws ? "T.ws" : "an 'if' on a run-time value");
     return ev->poison;
   }
   (void)arg; /* the positional arguments are read from the call */

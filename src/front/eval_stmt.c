@@ -218,6 +218,7 @@ static ExecStatus exec_if(Eval *ev, Env *env, const AstNode *s) {
   }
   IrExpr *cond = ev_to_bool_ir(ev, ev_to_ir(ev, t, NULL, s->loc), s->loc);
   if (!cond) return EX_NORMAL;
+  ev->ir_if_depth++;
   BlockSave saved = ev_push_block(ev);
   ExecStatus a = ev_exec_block(ev, env, &s->body);
   IrStmt *then_s = ev_pop_block(ev, saved, env, "branch of an IR 'if'", s->loc);
@@ -228,6 +229,7 @@ static ExecStatus exec_if(Eval *ev, Env *env, const AstNode *s) {
     b = ev_exec_block(ev, env, &s->orelse);
     else_s = ev_pop_block(ev, saved, env, "branch of an IR 'if'", s->loc);
   }
+  ev->ir_if_depth--;
   if (a == EX_RETURN || b == EX_RETURN) ts_error(ev->c, s->loc, "'return' inside an IR 'if' is not supported");
   ev_emit(ev, ir_if(ev->c, cond, then_s, else_s, s->loc));
   return EX_NORMAL;

@@ -223,6 +223,7 @@ typedef struct Eval {
   PtrVec eager_params;   /* IrParam* declared (in declaration order) */
   PtrVec outputs;        /* IrBuffer* created by T.empty */
   PtrVec dyn_vars;       /* IrVar* from T.dynamic */
+  int ir_if_depth;     /* IR 'if' statements being traced around this point (their branches may diverge) */
   const Value *reduce_scope; /* the T.comm_reducer of the innermost `with T.attr(..., "reduce_scope", ...)` */
   IrBuffer *rng_state;   /* T.rng_init's per-thread Philox state in the current kernel (NULL before
                             one): eval_stmt.c puts its ALLOC at the start of the kernel body */
