@@ -572,6 +572,7 @@ static Value *eval_compare(Eval *ev, Env *env, const AstNode *n) {
         result = ev_expr(ev, ir_binary(ev->c, IR_AND, a, b, n->loc));
       }
     }
+    if (i + 1 == n->items.n) break; /* the last result is not tested (a tensor's has no truth) */
     int t = ev_truth(ev, result, n->loc);
     if (t == 0) return result; /* Python short-circuit */
     left = right;
