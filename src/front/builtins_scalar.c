@@ -397,6 +397,21 @@ static Value *t_ptx_cp_async(Eval *ev, CallArgs *a, Value **arg, const Builtin *
   return ev->none;
 }
 
+/* T.ptx_commit_group() / T.ptx_wait_group(n): raw cp.async groups.  Refused: a wait only
+ * orders the waiting thread's own copies, and thread_sync sees neither T.ptx_cp_async's
+ * copies nor these waits as shared-memory accesses, so it cannot place the barrier another
+ * thread's read of the data needs; and a wait inside branch code would let thread_sync take
+ * the branch for one that synchronizes itself.  Both are reported at the call. */
+static Value *t_ptx_group(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  ts_error(ev->c, call_loc(a),
+           "T.%s is not supported: the barrier that makes cp.async data visible to other threads cannot be placed "
+           "soundly for user-managed groups (use T.copy / T.Parallel copies, which thread_sync orders, or T.ptx_cp_async "
+           "with T.cp_async_barrier_noinc and an mbarrier wait)", bi->name);
+  return ev->poison;
+}
+
 /* ---- random numbers and dp4a ------------------------------------------------------------------- */
 /* &state[0] of the kernel's RNG state. */
 static IrExpr *rng_state_addr(Eval *ev, SrcLoc loc) {
@@ -548,6 +563,8 @@ static const Builtin scalar_rows[] = {
     {"call_intrin", "dtype, op, *args", bi_kernel_unsupported, 0, 0},
     {"access_ptr", "buffer, access_mask=\"rw\", offset=0, extent=None", t_access_ptr, 0, 0},
     {"ptx_cp_async", "dst, src, num_elems, predicate=None", t_ptx_cp_async, 0, 0},
+    {"ptx_commit_group", "", t_ptx_group, 0, 0},
+    {"ptx_wait_group", "n", t_ptx_group, 0, 0},
     {"rng_init", "seed, seq=None, off=0, generator=\"curandStatePhilox4_32_10_t\"", t_rng_init, 0, 0},
     {"rng_rand", "", t_rng_rand, 0, 0},
     {"rng_rand_float", "bit=32, dist=\"uniform\"", t_rng_rand, 1, 0},
