@@ -296,7 +296,18 @@ static void read_autotune(Eval *ev, const AstNode *d, IrFunc *f) {
  * the tuner's first candidate builds it.  The Python tuner passes every config's values
  * explicitly, so this only decides what a plain compile (the CLI, the corpus check) builds
  * instead of multiplying None.  Configs that cannot be evaluated bind nothing. */
+static bool tuned_param_unbound(const Eval *ev, const AstParam *p) {
+  bool tuned = !p->default_value || p->default_value->kind == AST_CONST_NONE;
+  if (!tuned || p->kind == APARAM_VARARGS || p->kind == APARAM_VARKW) return false;
+  for (int k = 0; k < ev->nd; k++)
+    if (!strcmp(ev->dnames[k], p->name)) return false;
+  return true;
+}
+
 static void bind_autotune_defaults(Eval *ev, const AstNode *def) {
+  bool needed = false;
+  for (int i = 0; i < def->params.n && !needed; i++) needed = tuned_param_unbound(ev, &def->params.items[i]);
+  if (!needed) return; /* (the configs are evaluated once more, by read_autotune, for the runtime) */
   const AstNode *d = NULL;
   for (int i = 0; i < def->decorators.n; i++) {
     const AstNode *x = def->decorators.items[i];
@@ -324,10 +335,7 @@ static void bind_autotune_defaults(Eval *ev, const AstNode *def) {
   memcpy(vals, ev->dvals, sizeof(*vals) * (size_t)nd);
   for (int i = 0; i < def->params.n; i++) {
     const AstParam *p = &def->params.items[i];
-    bool given = false;
-    for (int k = 0; k < ev->nd && !given; k++) given = !strcmp(ev->dnames[k], p->name);
-    bool tuned = !p->default_value || p->default_value->kind == AST_CONST_NONE;
-    if (given || !tuned || p->kind == APARAM_VARARGS || p->kind == APARAM_VARKW) continue;
+    if (!tuned_param_unbound(ev, p)) continue;
     for (int k = 0; k < first->u.dict.keys.n; k++) {
       const Value *key = first->u.dict.keys.items[k];
       if (key->kind == V_STR && !strcmp(key->u.str.s, p->name)) {
