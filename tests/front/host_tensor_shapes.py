@@ -18,7 +18,7 @@ P = (B + torch.zeros(64, 32, dtype=torch.float16)).shape          # broadcast: (
 V = A.view(-1, 16).transpose(0, 1).size()                          # (16, 128)
 Q = B.permute(2, 0, 1).unsqueeze(0).shape                          # (1, 32, 8, 1)
 BITS = (A.to(torch.float32).element_size(), I.dtype.bits, (A > 0).dtype.bits, (I / 2).dtype.bits)
-COUNTS = (A.numel(), A.dim(), I.size(1), R.shape[0], F.dtype.bits, A.T.shape[0], torch.empty_like(I).ndim)
+COUNTS = (A.numel(), A.dim(), I.size(1), R.shape[0], F.dtype.bits, A.T.shape[0], torch.empty_like(I).ndim, len(B))
 
 
 @tilelang.jit
