@@ -70,7 +70,9 @@ extern const BuiltinTable builtins_layout[];  /* tilelang.layout helpers, annota
 extern const BuiltinTable builtins_scalar[];  /* dtypes, math, casts, min/max, device print/assert */
 extern const BuiltinTable builtins_dist[];    /* distributed primitives and their enums */
 extern const BuiltinTable builtins_python[];  /* Python builtins, methods, math, itertools */
-extern const BuiltinTable builtins_host[];    /* tilelang namespace, decorators, _tilescale */
+extern const BuiltinTable builtins_allreduce[]; /* T.comm_reducer, T.attr reduce_scope, T.tvm_thread_allreduce */
+extern const BuiltinTable builtins_host[];
+extern const BuiltinTable builtins_tensor[];    /* shape-only torch tensors: _tilescale.host_tensor, methods */    /* tilelang namespace, decorators, _tilescale */
 
 /* ---- builtin.c: values and calls ------------------------------------------------------------- */
 /* A builtin value for `row`, shown as `name` ("T.copy"); self: a method's object. */

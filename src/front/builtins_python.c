@@ -122,6 +122,10 @@ static Value *py_len(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   case V_TUPLE:
   case V_LIST: return ev_int(ev, x->u.seq.n);
   case V_DICT: return ev_int(ev, x->u.dict.keys.n);
+  case V_HOST_TENSOR: /* a torch tensor's first dimension */
+    if (x->u.tt.shape->u.seq.n) return x->u.tt.shape->u.seq.items[0];
+    ts_error(ev->c, call_loc(a), "len() of a 0-d tensor");
+    return ev->poison;
   case V_FRAME:
     if (x->u.frame->py_ok) {
       LoopFrame *f = x->u.frame;

@@ -156,6 +156,11 @@ static Value *t_reinterpret(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
     x = dt;
     dt = tmp;
   }
+  /* A handle (TVM's opaque pointer) made from an integer: only T.attr's reduce_scope value,
+   * which nothing reads, is written so; any other use reports this. */
+  if (dt && dt->kind == V_STR && !strcmp(dt->u.str.s, "handle"))
+    return ev_opaque(ev, "T.reinterpret(..., dtype=\"handle\") is only supported as the value of "
+                         "T.attr(..., \"reduce_scope\", ...)");
   ts_dtype t;
   if (!ev_to_dtype(ev, dt, &t, call_loc(a))) return NULL;
   IrExpr *e = ev_to_ir(ev, x, NULL, call_loc(a));
@@ -244,8 +249,13 @@ static Value *t_call_extern(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   (void)bi;
   ts_dtype t = TS_DTYPE_VOID;
   Value *name = arg[0];
-  if (name->kind == V_DTYPE && a->npos >= 2 && a->pos[1]->kind == V_STR) { /* TVM order: (dtype, name, ...) */
-    t = name->u.dtype;
+  /* TVM order: (dtype, name, ...), the dtype maybe a name ("handle": a call for its effect) */
+  bool tvm_order = a->npos >= 2 && a->pos[1]->kind == V_STR && arg[0] == a->pos[0] &&
+                   (name->kind == V_DTYPE || (name->kind == V_STR && (!strcmp(name->u.str.s, "handle") ||
+                                                                       dtype_parse(name->u.str.s, &t))));
+  if (tvm_order) {
+    t = name->kind == V_DTYPE ? name->u.dtype : TS_DTYPE_VOID;
+    if (name->kind == V_STR && strcmp(name->u.str.s, "handle")) (void)dtype_parse(name->u.str.s, &t);
     name = a->pos[1];
   }
   if (name->kind != V_STR) {
@@ -385,6 +395,21 @@ static Value *t_ptx_cp_async(Eval *ev, CallArgs *a, Value **arg, const Builtin *
     ev_emit(ev, ir_device_stmt(ev->c, IRD_CP_ASYNC, &bytes, 1, (IrExpr *[]){dst, src}, 2, loc));
   }
   return ev->none;
+}
+
+/* T.ptx_commit_group() / T.ptx_wait_group(n): raw cp.async groups.  Refused: a wait only
+ * orders the waiting thread's own copies, and thread_sync sees neither T.ptx_cp_async's
+ * copies nor these waits as shared-memory accesses, so it cannot place the barrier another
+ * thread's read of the data needs; and a wait inside branch code would let thread_sync take
+ * the branch for one that synchronizes itself.  Both are reported at the call. */
+static Value *t_ptx_group(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  ts_error(ev->c, call_loc(a),
+           "T.%s is not supported: the barrier that makes cp.async data visible to other threads cannot be placed "
+           "soundly for user-managed groups (use T.copy / T.Parallel copies, which thread_sync orders, or T.ptx_cp_async "
+           "with T.cp_async_barrier_noinc and an mbarrier wait)", bi->name);
+  return ev->poison;
 }
 
 /* ---- random numbers and dp4a ------------------------------------------------------------------- */
@@ -538,6 +563,8 @@ static const Builtin scalar_rows[] = {
     {"call_intrin", "dtype, op, *args", bi_kernel_unsupported, 0, 0},
     {"access_ptr", "buffer, access_mask=\"rw\", offset=0, extent=None", t_access_ptr, 0, 0},
     {"ptx_cp_async", "dst, src, num_elems, predicate=None", t_ptx_cp_async, 0, 0},
+    {"ptx_commit_group", "", t_ptx_group, 0, 0},
+    {"ptx_wait_group", "n", t_ptx_group, 0, 0},
     {"rng_init", "seed, seq=None, off=0, generator=\"curandStatePhilox4_32_10_t\"", t_rng_init, 0, 0},
     {"rng_rand", "", t_rng_rand, 0, 0},
     {"rng_rand_float", "bit=32, dist=\"uniform\"", t_rng_rand, 1, 0},
@@ -549,10 +576,6 @@ static const Builtin scalar_rows[] = {
     {"get_lane_idx", "warp_size=32", bi_kernel_unsupported, 0, 0},
     {"get_warp_idx", "warp_size=32", bi_kernel_unsupported, 0, 0},
     /* raw TIR escapes */
-    {"attr", "node, key, value", bi_kernel_unsupported, 0, 0},
-    {"comm_reducer", "combiner, identity", bi_unsupported, 0, 0},
-    {"tvm_thread_allreduce", "*args", bi_kernel_unsupported, 0, 0},
-    {"evaluate", "value", bi_kernel_unsupported, 0, 0},
     {"launch_thread", "thread_tag, extent", bi_kernel_unsupported, 0, 0},
     {"block", "name=\"\"", bi_kernel_unsupported, 0, 0},
     {"Ref", "*args", bi_unsupported, 0, 0},

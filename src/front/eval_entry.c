@@ -291,6 +291,63 @@ static void read_autotune(Eval *ev, const AstNode *d, IrFunc *f) {
   }
 }
 
+/* An @autotune factory compiled without a value for a tuned parameter (one that defaults
+ * to None or has no default, and is a key of the configs): the first config's value, as
+ * the tuner's first candidate builds it.  The Python tuner passes every config's values
+ * explicitly, so this only decides what a plain compile (the CLI, the corpus check) builds
+ * instead of multiplying None.  Configs that cannot be evaluated bind nothing. */
+static bool tuned_param_unbound(const Eval *ev, const AstParam *p) {
+  bool tuned = !p->default_value || p->default_value->kind == AST_CONST_NONE;
+  if (!tuned || p->kind == APARAM_VARARGS || p->kind == APARAM_VARKW) return false;
+  for (int k = 0; k < ev->nd; k++)
+    if (!strcmp(ev->dnames[k], p->name)) return false;
+  return true;
+}
+
+static void bind_autotune_defaults(Eval *ev, const AstNode *def) {
+  bool needed = false;
+  for (int i = 0; i < def->params.n && !needed; i++) needed = tuned_param_unbound(ev, &def->params.items[i]);
+  if (!needed) return; /* (the configs are evaluated once more, by read_autotune, for the runtime) */
+  const AstNode *d = NULL;
+  for (int i = 0; i < def->decorators.n; i++) {
+    const AstNode *x = def->decorators.items[i];
+    if (x->kind == AST_CALL && x->func && x->func->id && !strcmp(x->func->id, "autotune")) d = x;
+  }
+  const AstNode *configs = NULL;
+  for (int k = 0; d && k < d->nkwargs; k++)
+    if (d->kwargs[k].name && !strcmp(d->kwargs[k].name, "configs")) configs = d->kwargs[k].value;
+  if (!configs) return;
+  Diag saved = ev->c->diag, quiet = {0};
+  ev->c->diag = quiet;
+  Value *v = ev_eval(ev, ev->globals, configs);
+  ValList items = {0};
+  bool ok = v && ev->c->diag.errors == 0 && ev_iter_items(ev, v, &items, configs->loc) && items.n > 0 &&
+            items.items[0]->kind == V_DICT;
+  diag_free(&ev->c->diag);
+  ev->c->diag = saved;
+  if (!ok) return;
+  const Value *first = items.items[0];
+  int nd = ev->nd;
+  const char **names = ARENA_ARRAY(ev->a, const char *, nd + def->params.n);
+  Value **vals = ARENA_ARRAY(ev->a, Value *, nd + def->params.n);
+  bool *used = ARENA_ARRAY(ev->a, bool, nd + def->params.n);
+  memcpy(names, ev->dnames, sizeof(*names) * (size_t)nd);
+  memcpy(vals, ev->dvals, sizeof(*vals) * (size_t)nd);
+  for (int i = 0; i < def->params.n; i++) {
+    const AstParam *p = &def->params.items[i];
+    if (!tuned_param_unbound(ev, p)) continue;
+    for (int k = 0; k < first->u.dict.keys.n; k++) {
+      const Value *key = first->u.dict.keys.items[k];
+      if (key->kind == V_STR && !strcmp(key->u.str.s, p->name)) {
+        names[nd] = p->name;
+        vals[nd++] = first->u.dict.vals.items[k];
+        break;
+      }
+    }
+  }
+  ev->dnames = names, ev->dvals = vals, ev->dused = used, ev->nd = nd;
+}
+
 /* Reads out_idx and pass_configs from @tilelang.jit(...), configs from @autotune(...). */
 static void read_jit_decorator(Eval *ev, const AstNode *def, IrFunc *f) {
   for (int i = 0; i < def->decorators.n; i++) {
@@ -497,6 +554,7 @@ IrFunc *front_compile(TsCompiler *c, const AstNode *module, const char *func_nam
     return NULL;
   }
   if (!parse_dparams(ev, params, nparams)) return NULL;
+  if (decorated_as(def, "autotune")) bind_autotune_defaults(ev, def);
   Value *fn = ev_env_lookup(ev, ev->globals, def->id);
   if (!fn || fn->kind != V_FUNC || fn->u.fn.def != def) { /* rebound later at top level */
     fn = ev_new(ev, V_FUNC);

@@ -402,6 +402,10 @@ static Value *eval_subscript(Eval *ev, Env *env, const AstNode *n) {
     return idx ? builtin_subscript(ev, base, idx, n) : NULL;
   }
   case V_OPAQUE: return ev_use_opaque(ev, base, n->loc);
+  case V_HOST_TENSOR:
+    ts_error(ev->c, n->loc, "indexing a torch tensor made while building a kernel needs its data, which exists only when "
+             "the program runs (use its .shape / .dtype, or pass the tensor to the kernel)");
+    return NULL;
   default: break;
   }
   ts_error(ev->c, n->loc, "'%s' object is not subscriptable", ev_type_name(base));
@@ -458,6 +462,11 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
     if (!strcmp(name, "name")) return ev_str(ev, dtype_name(base->u.dtype));
     if (!strcmp(name, "lanes")) return ev_int(ev, 1);
     break;
+  case V_HOST_TENSOR: {
+    Value *m = ht_attr(ev, base, name);
+    if (m) return m;
+    break;
+  }
   case V_TENSORTYPE:
     if (!strcmp(name, "shape")) return base->u.tt.shape;
     if (!strcmp(name, "dtype")) return ev_dtype(ev, base->u.tt.dtype);
@@ -563,6 +572,7 @@ static Value *eval_compare(Eval *ev, Env *env, const AstNode *n) {
         result = ev_expr(ev, ir_binary(ev->c, IR_AND, a, b, n->loc));
       }
     }
+    if (i + 1 == n->items.n) break; /* the last result is not tested (a tensor's has no truth) */
     int t = ev_truth(ev, result, n->loc);
     if (t == 0) return result; /* Python short-circuit */
     left = right;

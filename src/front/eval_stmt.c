@@ -218,6 +218,7 @@ static ExecStatus exec_if(Eval *ev, Env *env, const AstNode *s) {
   }
   IrExpr *cond = ev_to_bool_ir(ev, ev_to_ir(ev, t, NULL, s->loc), s->loc);
   if (!cond) return EX_NORMAL;
+  ev->ir_if_depth++;
   BlockSave saved = ev_push_block(ev);
   ExecStatus a = ev_exec_block(ev, env, &s->body);
   IrStmt *then_s = ev_pop_block(ev, saved, env, "branch of an IR 'if'", s->loc);
@@ -228,6 +229,7 @@ static ExecStatus exec_if(Eval *ev, Env *env, const AstNode *s) {
     b = ev_exec_block(ev, env, &s->orelse);
     else_s = ev_pop_block(ev, saved, env, "branch of an IR 'if'", s->loc);
   }
+  ev->ir_if_depth--;
   if (a == EX_RETURN || b == EX_RETURN) ts_error(ev->c, s->loc, "'return' inside an IR 'if' is not supported");
   ev_emit(ev, ir_if(ev->c, cond, then_s, else_s, s->loc));
   return EX_NORMAL;
@@ -389,6 +391,14 @@ static ExecStatus exec_with(Eval *ev, Env *env, const AstNode *s) {
   if (ctx->kind == V_NULLCTX) { /* no effect on entry or exit */
     if (s->withitems[0].vars) ev_assign(ev, env, s->withitems[0].vars, ctx->u.enter, s->loc);
     return ev_exec_block(ev, env, &s->body);
+  }
+  if (ctx->kind == V_REDUCE_SCOPE) { /* the body's T.tvm_thread_allreduce uses this reducer */
+    if (s->withitems[0].vars) ev_assign(ev, env, s->withitems[0].vars, ev->none, s->loc);
+    const Value *outer = ev->reduce_scope;
+    ev->reduce_scope = ctx->u.enter;
+    ExecStatus st = ev_exec_block(ev, env, &s->body);
+    ev->reduce_scope = outer;
+    return st;
   }
   if (ctx->kind == V_OPAQUE && ev->block) {
     /* An unsupported frame (T.ws, T.attr...): its UNSUPPORTED statement is already emitted. */

@@ -238,6 +238,8 @@ Value *ev_binop(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc) {
   if (!l || !r || l->kind == V_POISON || r->kind == V_POISON) return NULL;
   if (l->kind == V_OPAQUE) return ev_use_opaque(ev, l, loc);
   if (r->kind == V_OPAQUE) return ev_use_opaque(ev, r, loc);
+  if ((l->kind == V_HOST_TENSOR || r->kind == V_HOST_TENSOR) && op != AOP_IS && op != AOP_ISNOT)
+    return ht_binop(ev, op, l, r, loc);
   switch (op) {
   case AOP_EQ: case AOP_NOTEQ:
     if (!is_ir_operand(l) && !is_ir_operand(r)) return ev_bool(ev, ev_values_equal(l, r) == (op == AOP_EQ));
@@ -312,6 +314,7 @@ Value *ev_binop(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc) {
 Value *ev_unop(Eval *ev, AstOp op, Value *v, SrcLoc loc) {
   if (!v || v->kind == V_POISON) return NULL;
   if (v->kind == V_OPAQUE) return ev_use_opaque(ev, v, loc);
+  if (v->kind == V_HOST_TENSOR) return ht_unop(ev, op, v, loc);
   if (op == AOP_NOT) {
     int t = ev_truth(ev, v, loc);
     if (t == -2) return NULL;

@@ -15,7 +15,7 @@
 /* Every topic file's tables, in lookup order. */
 static const BuiltinTable *const topics[] = {
     builtins_alloc, builtins_loops, builtins_tileops, builtins_layout,
-    builtins_scalar, builtins_dist, builtins_python, builtins_host,
+    builtins_scalar, builtins_dist, builtins_python, builtins_host, builtins_allreduce, builtins_tensor,
 };
 
 static const struct {
@@ -42,6 +42,7 @@ static const struct {
     [MOD_DICT] = {"dict", "", NULL},
     [MOD_INT] = {"int", "", NULL},
     [MOD_EXPR] = {"IR expression", "", NULL},
+    [MOD_TENSOR] = {"torch.Tensor", "", NULL},
 };
 
 /* The first row called `name` among the tables of namespace ns. */
@@ -93,6 +94,7 @@ Value *builtin_method(Eval *ev, Value *self, const char *name) {
   case V_INT: ns = MOD_INT; break;
   case V_LIST: ns = MOD_LIST; break;
   case V_DICT: ns = MOD_DICT; break;
+  case V_HOST_TENSOR: ns = MOD_TENSOR; break;
   default: return NULL;
   }
   const Builtin *row = find_row(ns, name);

@@ -102,6 +102,9 @@ const char *ev_type_name(const Value *v) {
   case V_WS: return "T.ws frame";
   case V_NULLCTX: return "nullcontext";
   case V_LAYOUT: return "T.Layout";
+  case V_COMM_REDUCER: return "T.comm_reducer";
+  case V_REDUCE_SCOPE: return "T.attr reduce_scope frame";
+  case V_HOST_TENSOR: return "torch.Tensor";
   case V_OPAQUE: return "opaque object";
   }
   return "?";
@@ -302,6 +305,7 @@ int ev_truth(Eval *ev, Value *v, SrcLoc loc) {
   }
   case V_BUFFER: return v->u.buf->scope == IR_SCOPE_VAR ? -1 : 1;
   case V_OPAQUE: ev_use_opaque(ev, v, loc); return -2;
+  case V_HOST_TENSOR: (void)ht_unop(ev, AOP_NOT, v, loc); return -2; /* reports: its data is unknown */
   default: return 1;
   }
 }

@@ -48,6 +48,9 @@ typedef enum ValKind {
   V_WS,        /* T.ws(...) before `with`: the thread range [u.ws.lo, u.ws.hi) */
   V_NULLCTX,   /* contextlib.nullcontext(x): `with` runs its body, `as` binds x */
   V_LAYOUT,    /* T.Layout(shape, fn): a user index map (layout/index_map.h) */
+  V_COMM_REDUCER, /* T.comm_reducer(combiner, [identity]) (builtins_allreduce.c) */
+  V_REDUCE_SCOPE, /* T.attr(reducer, "reduce_scope", ...) before `with`: u.enter is the reducer */
+  V_HOST_TENSOR, /* a torch tensor made while building a kernel: shape and dtype only (u.tt; host_tensor.c) */
   V_OPAQUE     /* unknown import or unsupported construct: using it is an error */
 } ValKind;
 
@@ -64,6 +67,7 @@ typedef enum ModKind {
   MOD_TILESCALE,                  /* _tilescale: the prelude's native queries */
   MOD_BUILTINS,                   /* Python builtins: min, len, range ... (never a V_MODULE) */
   MOD_STR, MOD_LIST, MOD_DICT, MOD_INT, MOD_EXPR, /* methods of those values (never a V_MODULE) */
+  MOD_TENSOR,                     /* methods of a V_HOST_TENSOR (never a V_MODULE) */
   MOD_COUNT
 } ModKind;
 
@@ -122,6 +126,7 @@ struct Value {
     struct { int64_t lo, hi; } ws;
     Value *enter;                                /* NULLCTX: what `as` binds */
     struct IndexMap *imap;                       /* LAYOUT */
+    struct { Value *combiner, *identity; } reducer; /* COMM_REDUCER */
     struct { const char *what; const char *module; bool at_name; } opaque; /* message reported on use (at_name: on any
                                                    reference); module: the import it stands for */
   } u;
@@ -220,6 +225,8 @@ typedef struct Eval {
   PtrVec eager_params;   /* IrParam* declared (in declaration order) */
   PtrVec outputs;        /* IrBuffer* created by T.empty */
   PtrVec dyn_vars;       /* IrVar* from T.dynamic */
+  int ir_if_depth;     /* IR 'if' statements being traced around this point (their branches may diverge) */
+  const Value *reduce_scope; /* the T.comm_reducer of the innermost `with T.attr(..., "reduce_scope", ...)` */
   IrBuffer *rng_state;   /* T.rng_init's per-thread Philox state in the current kernel (NULL before
                             one): eval_stmt.c puts its ALLOC at the start of the kernel body */
 } Eval;
@@ -268,6 +275,12 @@ Value *ev_unop(Eval *ev, AstOp op, Value *v, SrcLoc loc);
 Value *ev_select(Eval *ev, IrExprKind k, IrExpr *cond, Value *a, Value *b, SrcLoc loc);
 Value *ev_minmax(Eval *ev, IrExprKind k, Value *x, Value *y, SrcLoc loc); /* k: IR_MIN / IR_MAX */
 IrExpr *ev_linear_diff(Eval *ev, IrExpr *hi, IrExpr *lo, SrcLoc loc); /* hi - lo, simplified */
+
+/* ---- host_tensor.c: shape-only torch tensors ------------------------------------------- */
+Value *ht_new(Eval *ev, Value *shape, ts_dtype t);
+Value *ht_binop(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc);
+Value *ht_unop(Eval *ev, AstOp op, Value *v, SrcLoc loc);
+Value *ht_attr(Eval *ev, Value *v, const char *name); /* a metadata attribute, or NULL */
 
 /* ---- stage.c: the IR being traced ------------------------------------------------------- */
 typedef struct BlockSave {

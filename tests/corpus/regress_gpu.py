@@ -266,6 +266,31 @@ def reducer_rows(ctx, M, N):
     check("reducer max M=%d N=%d" % (M, N), x, a.max(1).values, 0, 0)
 
 
+def gemv_tvm_allreduce(ctx, corpus, N, K, block_n, reduce_threads):
+    """gemv/example_gemv.py splitk_gemv_vectorized_tvm: per-thread partial dot products combined
+    by T.tvm_thread_allreduce over threadIdx.y (lanes BLOCK_N apart: the shared-scratch fold, or
+    a butterfly of strided shuffles when BLOCK_N * reduce_threads <= 32)."""
+    k = ctx.load(os.path.join(corpus, "gemv/example_gemv.py")).compile(
+        "splitk_gemv_vectorized_tvm", N=N, K=K, BLOCK_N=block_n, reduce_threads=reduce_threads)
+    a = torch.randn(K, dtype=torch.float16, device="cuda")
+    b = torch.randn(N, K, dtype=torch.float16, device="cuda")
+    o = k(a, b)
+    o = o[0] if isinstance(o, (tuple, list)) else o
+    check("gemv tvm_thread_allreduce N=%d K=%d BLOCK_N=%d" % (N, K, block_n), o, b.float() @ a.float(), 5e-2, 1e-2)
+
+
+def thread_allreduce(ctx):
+    """tests/codegen/thread_allreduce.py: sum and min over threadIdx.x (shuffles), max over
+    threadIdx.y and a conditional product over the block (shared scratch), lambda combiners."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/thread_allreduce.py")).compile("allreduce")
+    a = 1 + 0.01 * torch.randn(4, 32, dtype=torch.float32, device="cuda")
+    s = torch.full((4, 32), float("nan"), device="cuda")
+    k(a, s)
+    d = a.double()
+    want = d.sum(1, keepdim=True) + d.max(0, keepdim=True).values + d[:, :16].prod() + d.min(1, keepdim=True).values
+    check("thread_allreduce sum/max/prod/min", s, want, 1e-4, 1e-5)
+
+
 def philox_outputs(seed, first, n):
     """Outputs first .. first+n-1 of the Philox-4x32-10 stream of `seed` (subsequence 0), as
     cuRAND and Triton's randint4x number them: 4 words per counter value, counter = index // 4.
@@ -451,6 +476,10 @@ def main():
         lambda: gemv_alloc_reducer(ctx, corpus, 1024, 1024),  # the manifest's row
         lambda: gemv_alloc_reducer(ctx, corpus, 384, 2048),
         lambda: reducer_rows(ctx, 64, 64),
+        lambda: gemv_tvm_allreduce(ctx, corpus, 1024, 1024, 2, 32),  # the manifest's row
+        lambda: gemv_tvm_allreduce(ctx, corpus, 768, 4096, 4, 16),
+        lambda: gemv_tvm_allreduce(ctx, corpus, 768, 4096, 2, 16),  # strided lanes: a shuffle butterfly
+        lambda: thread_allreduce(ctx),
         lambda: rand_uint(ctx, corpus, 1024, 42),  # the manifest's row and the file's own tests
         lambda: rand_uint(ctx, corpus, 512, 123),
         lambda: rng_dp4a(ctx, 256),

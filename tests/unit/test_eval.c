@@ -456,7 +456,7 @@ static const char *const ERRORS =
     "            T.foo(1)\n"
     "            T.copy(s)\n"
     "            T.fill(s, 0, bad=1)\n"
-    "            y = torch.zeros(3)\n"
+    "            y = torch.matmul(3)\n"
     "            T.use_swizzle(10)\n"
     "    return main\n";
 
@@ -474,7 +474,7 @@ TEST(eval_diagnostics) {
   CHECK_HAS(d, "k.py:20:13: error: module 'T' has no attribute 'foo'");
   CHECK_HAS(d, "k.py:21:13: error: T.copy() missing required argument 'dst'");
   CHECK_HAS(d, "k.py:22:13: error: T.fill() got an unexpected keyword argument 'bad'");
-  CHECK_HAS(d, "k.py:23:17: error: 'zeros' (from module 'torch') is not available in kernels");
+  CHECK_HAS(d, "k.py:23:17: error: 'matmul' (from module 'torch') is not available in kernels");
   CHECK(fx.c.diag.errors == 10); /* recognised-but-unsupported T.use_swizzle is not an error here */
   fini(&fx);
 }
@@ -722,14 +722,15 @@ TEST(eval_torch_dtype_and_opaque) {
   const char *src2 =
       "import torch\n"
       "import tilelang.language as T\n"
-      "n = torch.cuda.device_count() + torch.randn(3)\n"
+      "n = torch.cuda.device_count() + torch.matmul(3)\n"
       "@T.prim_func\n"
       "def k(A: T.Tensor((4,), 'float32')):\n"
       "    with T.Kernel(n) as bx:\n"
       "        A[0] = 1\n";
   CHECK(!compile_src(&fx, src2, "k", NULL));
-  /* torch.cuda's device queries are the prelude's; tensors stay unavailable */
-  CHECK_HAS(diag_text(&fx), "k.py:3:33: error: 'randn' (from module 'torch') is not available in kernels");
+  /* torch.cuda's device queries are the prelude's; tensor math stays unavailable (factories
+   * give shape-only tensors: host_tensor.c) */
+  CHECK_HAS(diag_text(&fx), "k.py:3:33: error: 'matmul' (from module 'torch') is not available in kernels");
   fini(&fx);
 }
 
