@@ -769,6 +769,23 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
   return ir_device_stmt(c, op, attrs, 11, args, 4, s->loc);
 }
 
+/* Does s hold tile operations (lowered over the threads of their scope)? */
+static void find_tile_op(IrStmt *s, void *ctx) {
+  if ((s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PARALLEL) || s->kind == IR_S_REDUCE || s->kind == IR_S_GEMM)
+    *(bool *)ctx = true;
+}
+/* ... or T.tma_copy loads, issued by the first thread of their scope */
+static void find_tile_op_or_tma(IrStmt *s, void *ctx) {
+  find_tile_op(s, ctx);
+  if (s->kind == IR_S_COPY) *(bool *)ctx = true;
+}
+static bool has_tile_op(IrStmt *s, bool tma) {
+  bool tile = false;
+  IrVisitor v = {tma ? find_tile_op_or_tma : find_tile_op, NULL, &tile};
+  ir_visit(s, &v);
+  return tile;
+}
+
 /* A T.ws body: its tile ops run on threads [lo, hi) only, so they are lowered over hi - lo
  * threads with the index tid - lo (layout_inference gave its nests hi - lo threads). */
 static IrStmt *lower_ws(Lower *lw, IrStmt *s) {
@@ -781,20 +798,24 @@ static IrStmt *lower_ws(Lower *lw, IrStmt *s) {
   r->u.if_.then_s = lower_stmt(lw->c, s->u.if_.then_s, lw);
   lw->T = T;
   lw->tid = tid;
+  /* the else of a hand-written thread branch: the next range (a T.ws IF of its own), or the
+   * threads of no one range, over which no tile operation can be lowered */
+  const IrStmt *e = s->u.if_.else_s;
+  if (e && !(e->kind == IR_S_IF && e->u.if_.ws_hi) && has_tile_op(s->u.if_.else_s, true)) {
+    ts_error(lw->c, s->loc, "tile operations (T.copy, T.tma_copy, T.fill, T.Parallel, T.reduce, T.gemm) in the `else` of a branch "
+                            "on threads [%lld, %lld): the threads reaching it are not one warp-aligned range, so the "
+                            "work cannot be split over them; branch on contiguous ranges (tx < C, C1 <= tx < C2)",
+             (long long)s->u.if_.ws_lo, (long long)s->u.if_.ws_hi);
+    return r;
+  }
+  r->u.if_.else_s = lower_stmt(lw->c, s->u.if_.else_s, lw);
   return r;
 }
 
 /* Does `if` s branch on the thread index around tile operations (which are lowered over the
  * whole block, so threads outside the branch would skip their share)? */
-static void find_tile_op(IrStmt *s, void *ctx) {
-  if ((s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PARALLEL) || s->kind == IR_S_REDUCE || s->kind == IR_S_GEMM)
-    *(bool *)ctx = true;
-}
 static bool thread_branch_with_tile_ops(Lower *lw, IrStmt *s) {
-  bool tile = false;
-  IrVisitor v = {find_tile_op, NULL, &tile};
-  ir_visit(s, &v);
-  if (!tile) return false;
+  if (!has_tile_op(s, false)) return false;
   for (int a = 0; a < 3; a++)
     if (lw->k->thread_var[a] && ir_expr_uses_var(s->u.if_.cond, lw->k->thread_var[a])) return true;
   return false;
@@ -837,9 +858,11 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     case IR_S_IF:
       if (s->u.if_.ws_hi) return lower_ws(lw, s);
       if (lw->k->manual_ws && thread_branch_with_tile_ops(lw, s)) {
-        /* TileLang lowers them over the branch's thread range; here only T.ws bodies are */
+        /* a branch on a warp-aligned range of the thread index is a T.ws body (eval_stmt.c);
+         * over any other condition the work cannot be split over the threads running it */
         ts_error(c, s->loc, "tile operations (T.copy, T.fill, T.Parallel, T.reduce, T.gemm) under a branch on the "
-                            "thread index are not supported yet: put them in a `with T.ws(...)` body");
+                            "thread index are only supported when the branch runs on a contiguous, warp-aligned "
+                            "range of it (tx < C, tx >= C, C1 <= tx < C2) or in a `with T.ws(...)` body");
         return s;
       }
       return rw_stmt(c, s, &rc);
