@@ -387,6 +387,28 @@ static Value *t_ptx_cp_async(Eval *ev, CallArgs *a, Value **arg, const Builtin *
   return ev->none;
 }
 
+/* T.ptx_commit_group() / T.ptx_wait_group(n): cp.async.commit_group closes this thread's
+ * pending cp.async copies into a group; cp.async.wait_group n waits until at most n groups
+ * are pending.  Both concern this thread's own copies only (other threads' copies are
+ * ordered by a barrier after the wait, as in TileLang).  bi->arg: 0 commit, 1 wait. */
+static Value *t_ptx_group(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  if (!bi->arg) {
+    ev_emit(ev, ir_device_stmt(ev->c, IRD_CP_ASYNC_COMMIT, NULL, 0, NULL, 0, loc));
+    return ev->none;
+  }
+  int64_t n;
+  if (!ev_to_int(ev, arg[0], &n, loc)) return ev->poison;
+  if (n < 0) {
+    ts_error(ev->c, loc, "T.ptx_wait_group: the number of pending groups must be a constant >= 0, got %lld",
+             (long long)n);
+    return ev->poison;
+  }
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_CP_ASYNC_WAIT, &n, 1, NULL, 0, loc));
+  return ev->none;
+}
+
 /* ---- random numbers and dp4a ------------------------------------------------------------------- */
 /* &state[0] of the kernel's RNG state. */
 static IrExpr *rng_state_addr(Eval *ev, SrcLoc loc) {
@@ -538,6 +560,8 @@ static const Builtin scalar_rows[] = {
     {"call_intrin", "dtype, op, *args", bi_kernel_unsupported, 0, 0},
     {"access_ptr", "buffer, access_mask=\"rw\", offset=0, extent=None", t_access_ptr, 0, 0},
     {"ptx_cp_async", "dst, src, num_elems, predicate=None", t_ptx_cp_async, 0, 0},
+    {"ptx_commit_group", "", t_ptx_group, 0, 0},
+    {"ptx_wait_group", "num", t_ptx_group, 1, 0},
     {"rng_init", "seed, seq=None, off=0, generator=\"curandStatePhilox4_32_10_t\"", t_rng_init, 0, 0},
     {"rng_rand", "", t_rng_rand, 0, 0},
     {"rng_rand_float", "bit=32, dist=\"uniform\"", t_rng_rand, 1, 0},

@@ -256,7 +256,9 @@ static bool starts_thread_branch(Eval *ev, IrExpr *cond) {
   if (ev->in_ws || !ev->kernel) return false;
   IrKernel *k = &ev->kernel->u.kernel;
   int64_t lo, hi;
-  return tb_cond_range(k, cond, 0, k->threads[0], &lo, &hi) && tb_range_ok(lo, hi);
+  /* a range of the whole block says nothing: the plain IF keeps the automatic pipelining */
+  return tb_cond_range(k, cond, 0, k->threads[0], &lo, &hi) && tb_range_ok(lo, hi) &&
+         (lo > 0 || hi < k->threads[0]);
 }
 
 static IrStmt *stage_arm(Eval *ev, Env *env, const AstList *body, SrcLoc loc, ExecStatus *st) {

@@ -700,19 +700,24 @@ static IrExpr *region_ptr(Lower *lw, const IrRegion *r, SrcLoc loc) {
  * with the same swizzle (layout_widen): its atoms are stored as a tile of their own. */
 static bool whole_tile(const IrRegion *r, const Layout *want) {
   int64_t mn[2], ext[2], shp[2];
+  bool col_const = true; /* a window's first column may be a multiple of the atom, e.g. j * 64 */
   for (int k = 0; k < 2; k++) {
     int d = r->ndim - 2 + k;
-    if (d < 0 || !ir_is_const_int(r->min[d], &mn[k]) || !ir_is_const_int(r->extent[d], &ext[k]) ||
-        !ir_is_const_int(r->buf->shape[d], &shp[k]))
-      return false;
+    if (d < 0 || !ir_is_const_int(r->extent[d], &ext[k]) || !ir_is_const_int(r->buf->shape[d], &shp[k])) return false;
+    if (!ir_is_const_int(r->min[d], &mn[k])) {
+      if (k == 0) return false;
+      col_const = false;
+      mn[1] = -1;
+    }
   }
-  if (mn[0] == 0 && ext[0] == shp[0] && mn[1] == 0 && ext[1] == shp[1]) return true;
+  if (col_const && mn[0] == 0 && ext[0] == shp[0] && mn[1] == 0 && ext[1] == shp[1]) return true;
   const Layout *have = r->buf->layout;
   if (!want || !want->swizzle || !have || have->swizzle != want->swizzle || have->elem_bytes != want->elem_bytes ||
       have->rows != shp[0] || have->cols != shp[1])
     return false;
   int64_t atom = layout_atom_cols(want);
-  return mn[0] == 0 && ext[0] == shp[0] && mn[1] % atom == 0 && ext[1] % atom == 0;
+  bool col_ok = col_const ? mn[1] % atom == 0 : ir_is_multiple(r->min[r->ndim - 1], atom);
+  return mn[0] == 0 && ext[0] == shp[0] && col_ok && ext[1] % atom == 0;
 }
 
 /* T.gemm -> one call of a device template (device/tilescale/gemm.cuh) that runs the

@@ -24,7 +24,10 @@
  * would wait forever for the others: it is synchronised on its own with a named barrier over
  * its threads (one barrier id per thread range of the kernel, from 2), entered with the
  * accesses of its own body as pending (a previous iteration of an enclosing loop), and seen
- * from outside as one access, with __syncthreads around it as needed.
+ * from outside as one access, with __syncthreads around it as needed.  A hand-written branch on
+ * thread ranges (`if tx < 128: ... else: ...`, front/thread_branch.c) is a chain of such bodies,
+ * each the else of the one before: they run at once on disjoint threads, ordered only by the
+ * user's mbarriers, so the chain is one access from outside and no barrier goes between them.
  *
  * Barriers after a T.thread_return are checked by thread_return.c. */
 #include "passes.h"

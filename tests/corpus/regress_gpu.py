@@ -427,6 +427,17 @@ def thread_branch_chain(ctx, M):
     check("thread-branch chain M=%d doubled" % M, d, a * 2, 0, 0)
 
 
+def window_loop_atoms(ctx):
+    """tests/codegen/window_loop_atoms.py: T.tma_copy and T.gemm on column windows of a swizzled
+    tile whose start is a loop variable times the atom (j * 64 in a T.unroll)."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/window_loop_atoms.py")).compile("qk_loop")
+    q = torch.randn(64, 256, dtype=torch.bfloat16, device="cuda")
+    kk = torch.randn(64, 256, dtype=torch.bfloat16, device="cuda")
+    s = torch.full((64, 64), float("nan"), dtype=torch.float32, device="cuda")
+    k(q, kk, s)
+    check("tma_copy and gemm on loop-indexed column windows", s, q.float() @ kk.float().T, 1e-2, 1e-3)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -482,6 +493,7 @@ def main():
         lambda: thread_branch_gemm(ctx, 384, 256, 1024),
         lambda: thread_branch_chain(ctx, 64),
         lambda: thread_branch_chain(ctx, 1024),
+        lambda: window_loop_atoms(ctx),
     ]
     for run in cases:
         try:
