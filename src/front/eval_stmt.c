@@ -8,6 +8,7 @@
  * body traced into its own block (stage.c), `break`/`continue` as IR statements. */
 #include <string.h>
 
+#include "thread_branch.h"
 #include "value.h"
 
 /* @T.prim_func or @T.macro among a def's decorators (by name: T.prim_func, prim_func). */
@@ -206,9 +207,12 @@ static ExecStatus exec_while(Eval *ev, Env *env, const AstNode *s) {
   }
 }
 
-/* if: a Python condition picks a branch now; an IR one (in a kernel) becomes an IF. */
-static ExecStatus exec_if(Eval *ev, Env *env, const AstNode *s) {
-  Value *t = ev_eval(ev, env, s->test);
+/* if: a Python condition picks a branch now; an IR one (in a kernel) becomes an IF (a chain
+ * of T.ws bodies when it branches on ranges of the thread index, see exec_thread_branch).
+ * t is the test's value, already evaluated. */
+static ExecStatus exec_thread_branch(Eval *ev, Env *env, const AstNode *s, IrExpr *cond);
+static bool starts_thread_branch(Eval *ev, IrExpr *cond);
+static ExecStatus exec_if_value(Eval *ev, Env *env, const AstNode *s, Value *t) {
   int tv = ev_truth(ev, t, s->test->loc);
   if (tv == -2) return EX_NORMAL;
   if (tv >= 0) return ev_exec_block(ev, env, tv ? &s->body : &s->orelse);
@@ -218,6 +222,7 @@ static ExecStatus exec_if(Eval *ev, Env *env, const AstNode *s) {
   }
   IrExpr *cond = ev_to_bool_ir(ev, ev_to_ir(ev, t, NULL, s->loc), s->loc);
   if (!cond) return EX_NORMAL;
+  if (starts_thread_branch(ev, cond)) return exec_thread_branch(ev, env, s, cond);
   ev->ir_if_depth++;
   BlockSave saved = ev_push_block(ev);
   ExecStatus a = ev_exec_block(ev, env, &s->body);
@@ -232,6 +237,103 @@ static ExecStatus exec_if(Eval *ev, Env *env, const AstNode *s) {
   ev->ir_if_depth--;
   if (a == EX_RETURN || b == EX_RETURN) ts_error(ev->c, s->loc, "'return' inside an IR 'if' is not supported");
   ev_emit(ev, ir_if(ev->c, cond, then_s, else_s, s->loc));
+  return EX_NORMAL;
+}
+static ExecStatus exec_if(Eval *ev, Env *env, const AstNode *s) { return exec_if_value(ev, env, s, ev_eval(ev, env, s->test)); }
+
+/* ---- hand-written warp specialization: `if tx < 128: ... elif tx >= 256: ... else: ...` ----
+ * Each branch of such a chain runs on a contiguous range of the (one-dimensional) thread index:
+ * the test's range inside the threads that reach it.  When the chain holds tile operations, each
+ * branch becomes a T.ws body over its range (thread_branch.c), the next branch its else; a final
+ * `else` whose threads are not one range stays a plain else, where lower_tile_ops refuses tile
+ * operations.  Without tile operations the chain is the plain IF it was. */
+typedef struct Arm {
+  int64_t lo, hi; /* the threads running body; lo == hi: not one range (the chain's last else) */
+  IrExpr *cond;   /* the user's test; NULL for an `else` */
+  IrStmt *body;
+  SrcLoc loc;     /* the `if` or `elif` */
+} Arm;
+
+static bool starts_thread_branch(Eval *ev, IrExpr *cond) {
+  if (ev->in_ws || !ev->kernel) return false;
+  IrKernel *k = &ev->kernel->u.kernel;
+  int64_t lo, hi;
+  /* a range of the whole block says nothing: the plain IF keeps the automatic pipelining */
+  return tb_cond_range(k, cond, 0, k->threads[0], &lo, &hi) && tb_range_ok(lo, hi) &&
+         (lo > 0 || hi < k->threads[0]);
+}
+
+static IrStmt *stage_arm(Eval *ev, Env *env, const AstList *body, SrcLoc loc, ExecStatus *st) {
+  BlockSave saved = ev_push_block(ev);
+  ExecStatus r = ev_exec_block(ev, env, body);
+  if (r == EX_RETURN) *st = r;
+  return ev_pop_block(ev, saved, env, "branch of an IR 'if'", loc);
+}
+
+/* Emits the staged arms, each the else of the one before: T.ws bodies when they hold tile
+ * operations, else the user's plain chain. */
+static void emit_arms(Eval *ev, Arm *arms, int n) {
+  TsCompiler *c = ev->c;
+  IrKernel *k = &ev->kernel->u.kernel;
+  bool tiles = false;
+  for (int i = 0; i < n; i++) tiles |= tb_has_tile_ops(arms[i].body);
+  if (tiles) k->manual_ws = true;
+  IrStmt *acc = NULL;
+  for (int i = n - 1; i >= 0; i--) {
+    Arm *a = &arms[i];
+    if (!tiles) {
+      acc = a->cond ? ir_if(c, a->cond, a->body, acc, a->loc) : a->body;
+    } else if (a->lo < a->hi) {
+      IrStmt *next = acc;
+      acc = tb_ws_if(c, k, a->lo, a->hi, a->body, a->loc);
+      acc->u.if_.else_s = next;
+    } else {
+      acc = a->body;
+    }
+  }
+  ev_emit(ev, acc);
+}
+
+static ExecStatus exec_thread_branch(Eval *ev, Env *env, const AstNode *s, IrExpr *cond) {
+  IrKernel *k = &ev->kernel->u.kernel;
+  Arm arms[16];
+  int n = 0;
+  int64_t cur_lo = 0, cur_hi = k->threads[0];
+  ExecStatus st = EX_NORMAL;
+  ev->in_ws = true; /* no T.ws, and no nested thread branch, inside a branch */
+  for (const AstNode *node = s;;) {
+    int64_t lo, hi, rlo = 0, rhi = 0;
+    tb_cond_range(k, cond, cur_lo, cur_hi, &lo, &hi);
+    arms[n++] = (Arm){lo, hi, cond, stage_arm(ev, env, &node->body, node->loc, &st), node->loc};
+    if (!node->orelse.n) break;
+    /* the threads reaching the else: cur minus [lo, hi), one range when it touches an end */
+    if (lo == cur_lo) rlo = hi, rhi = cur_hi;
+    else if (hi == cur_hi) rlo = cur_lo, rhi = lo;
+    if (!tb_range_ok(rlo, rhi)) {
+      arms[n++] = (Arm){0, 0, NULL, stage_arm(ev, env, &node->orelse, node->loc, &st), node->loc};
+      break;
+    }
+    const AstNode *e = node->orelse.n == 1 && node->orelse.items[0]->kind == AST_IF ? node->orelse.items[0] : NULL;
+    if (!e) {
+      arms[n++] = (Arm){rlo, rhi, NULL, stage_arm(ev, env, &node->orelse, node->loc, &st), node->loc};
+      break;
+    }
+    /* elif: its test, evaluated once, continues the chain when it is a range of [rlo, rhi) */
+    Value *t = ev_eval(ev, env, e->test);
+    IrExpr *econd = t && t->kind == V_EXPR && n < 15 ? ev_to_bool_ir(ev, t->u.expr, e->loc) : NULL;
+    int64_t elo, ehi;
+    if (econd && tb_cond_range(k, econd, rlo, rhi, &elo, &ehi) && tb_range_ok(elo, ehi)) {
+      cur_lo = rlo, cur_hi = rhi, cond = econd, node = e;
+      continue;
+    }
+    BlockSave saved = ev_push_block(ev); /* the else runs on [rlo, rhi) and holds a plain `if` */
+    if (exec_if_value(ev, env, e, t) == EX_RETURN) st = EX_RETURN;
+    arms[n++] = (Arm){rlo, rhi, NULL, ev_pop_block(ev, saved, env, "branch of an IR 'if'", e->loc), e->loc};
+    break;
+  }
+  ev->in_ws = false;
+  if (st == EX_RETURN) ts_error(ev->c, s->loc, "'return' inside an IR 'if' is not supported");
+  emit_arms(ev, arms, n);
   return EX_NORMAL;
 }
 
@@ -343,19 +445,13 @@ static ExecStatus exec_ws(Eval *ev, Env *env, const AstNode *s, const Value *ws)
   }
   IrKernel *k = &ev->kernel->u.kernel;
   k->manual_ws = true;
-  IrExpr *tx = ir_varref(c, ir_kernel_thread_var(c, k, 0, loc), loc);
-  IrExpr *cond = ir_binary(c, IR_LT, tx, ir_i32(c, ws->u.ws.hi), loc);
-  if (ws->u.ws.lo) cond = ir_binary(c, IR_AND, ir_binary(c, IR_GE, tx, ir_i32(c, ws->u.ws.lo), loc), cond, loc);
   BlockSave saved = ev_push_block(ev);
   ev->in_ws = true;
   ExecStatus st = ev_exec_block(ev, env, &s->body);
   ev->in_ws = false;
   IrStmt *body = ev_pop_block(ev, saved, env, "T.ws block", loc);
   if (st == EX_RETURN) ts_error(c, loc, "'return' inside T.ws is not supported");
-  IrStmt *r = ir_if(c, cond, body, NULL, loc);
-  r->u.if_.ws_lo = ws->u.ws.lo;
-  r->u.if_.ws_hi = ws->u.ws.hi;
-  ev_emit(ev, r);
+  ev_emit(ev, tb_ws_if(c, k, ws->u.ws.lo, ws->u.ws.hi, body, loc));
   return EX_NORMAL;
 }
 

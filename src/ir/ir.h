@@ -481,7 +481,9 @@ struct IrStmt {
     } loop;
     struct { IrExpr *cond; IrStmt *then_s, *else_s;
              /* T.ws: then_s runs on threads [ws_lo, ws_hi) only (ws_hi > 0), cond says so; its
-              * tile ops are lowered over those threads, their index rebased to ws_lo */
+              * tile ops are lowered over those threads, their index rebased to ws_lo.  else_s
+              * (a hand-written thread branch only): the next range's IF, or code of the other
+              * threads, which form no one range (no tile ops there) */
              int64_t ws_lo, ws_hi; } if_;
     struct { IrExpr *cond; IrStmt *body; } while_;
     struct { IrVar *var; IrExpr *value; } let;

@@ -703,19 +703,24 @@ static IrExpr *region_ptr(Lower *lw, const IrRegion *r, SrcLoc loc) {
  * with the same swizzle (layout_widen): its atoms are stored as a tile of their own. */
 static bool whole_tile(const IrRegion *r, const Layout *want) {
   int64_t mn[2], ext[2], shp[2];
+  bool col_const = true; /* a window's first column may be a multiple of the atom, e.g. j * 64 */
   for (int k = 0; k < 2; k++) {
     int d = r->ndim - 2 + k;
-    if (d < 0 || !ir_is_const_int(r->min[d], &mn[k]) || !ir_is_const_int(r->extent[d], &ext[k]) ||
-        !ir_is_const_int(r->buf->shape[d], &shp[k]))
-      return false;
+    if (d < 0 || !ir_is_const_int(r->extent[d], &ext[k]) || !ir_is_const_int(r->buf->shape[d], &shp[k])) return false;
+    if (!ir_is_const_int(r->min[d], &mn[k])) {
+      if (k == 0) return false;
+      col_const = false;
+      mn[1] = -1;
+    }
   }
-  if (mn[0] == 0 && ext[0] == shp[0] && mn[1] == 0 && ext[1] == shp[1]) return true;
+  if (col_const && mn[0] == 0 && ext[0] == shp[0] && mn[1] == 0 && ext[1] == shp[1]) return true;
   const Layout *have = r->buf->layout;
   if (!want || !want->swizzle || !have || have->swizzle != want->swizzle || have->elem_bytes != want->elem_bytes ||
       have->rows != shp[0] || have->cols != shp[1])
     return false;
   int64_t atom = layout_atom_cols(want);
-  return mn[0] == 0 && ext[0] == shp[0] && mn[1] % atom == 0 && ext[1] % atom == 0;
+  bool col_ok = col_const ? mn[1] % atom == 0 : ir_is_multiple(r->min[r->ndim - 1], atom);
+  return mn[0] == 0 && ext[0] == shp[0] && col_ok && ext[1] % atom == 0;
 }
 
 /* T.gemm -> one call of a device template (device/tilescale/gemm.cuh) that runs the
@@ -772,6 +777,23 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
   return ir_device_stmt(c, op, attrs, 11, args, 4, s->loc);
 }
 
+/* Does s hold tile operations (lowered over the threads of their scope)? */
+static void find_tile_op(IrStmt *s, void *ctx) {
+  if ((s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PARALLEL) || s->kind == IR_S_REDUCE || s->kind == IR_S_GEMM)
+    *(bool *)ctx = true;
+}
+/* ... or T.tma_copy loads, issued by the first thread of their scope */
+static void find_tile_op_or_tma(IrStmt *s, void *ctx) {
+  find_tile_op(s, ctx);
+  if (s->kind == IR_S_COPY) *(bool *)ctx = true;
+}
+static bool has_tile_op(IrStmt *s, bool tma) {
+  bool tile = false;
+  IrVisitor v = {tma ? find_tile_op_or_tma : find_tile_op, NULL, &tile};
+  ir_visit(s, &v);
+  return tile;
+}
+
 /* A T.ws body: its tile ops run on threads [lo, hi) only, so they are lowered over hi - lo
  * threads with the index tid - lo (layout_inference gave its nests hi - lo threads). */
 static IrStmt *lower_ws(Lower *lw, IrStmt *s) {
@@ -784,20 +806,24 @@ static IrStmt *lower_ws(Lower *lw, IrStmt *s) {
   r->u.if_.then_s = lower_stmt(lw->c, s->u.if_.then_s, lw);
   lw->T = T;
   lw->tid = tid;
+  /* the else of a hand-written thread branch: the next range (a T.ws IF of its own), or the
+   * threads of no one range, over which no tile operation can be lowered */
+  const IrStmt *e = s->u.if_.else_s;
+  if (e && !(e->kind == IR_S_IF && e->u.if_.ws_hi) && has_tile_op(s->u.if_.else_s, true)) {
+    ts_error(lw->c, s->loc, "tile operations (T.copy, T.tma_copy, T.fill, T.Parallel, T.reduce, T.gemm) in the `else` of a branch "
+                            "on threads [%lld, %lld): the threads reaching it are not one warp-aligned range, so the "
+                            "work cannot be split over them; branch on contiguous ranges (tx < C, C1 <= tx < C2)",
+             (long long)s->u.if_.ws_lo, (long long)s->u.if_.ws_hi);
+    return r;
+  }
+  r->u.if_.else_s = lower_stmt(lw->c, s->u.if_.else_s, lw);
   return r;
 }
 
 /* Does `if` s branch on the thread index around tile operations (which are lowered over the
  * whole block, so threads outside the branch would skip their share)? */
-static void find_tile_op(IrStmt *s, void *ctx) {
-  if ((s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PARALLEL) || s->kind == IR_S_REDUCE || s->kind == IR_S_GEMM)
-    *(bool *)ctx = true;
-}
 static bool thread_branch_with_tile_ops(Lower *lw, IrStmt *s) {
-  bool tile = false;
-  IrVisitor v = {find_tile_op, NULL, &tile};
-  ir_visit(s, &v);
-  if (!tile) return false;
+  if (!has_tile_op(s, false)) return false;
   for (int a = 0; a < 3; a++)
     if (lw->k->thread_var[a] && ir_expr_uses_var(s->u.if_.cond, lw->k->thread_var[a])) return true;
   return false;
@@ -840,9 +866,11 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     case IR_S_IF:
       if (s->u.if_.ws_hi) return lower_ws(lw, s);
       if (lw->k->manual_ws && thread_branch_with_tile_ops(lw, s)) {
-        /* TileLang lowers them over the branch's thread range; here only T.ws bodies are */
+        /* a branch on a warp-aligned range of the thread index is a T.ws body (eval_stmt.c);
+         * over any other condition the work cannot be split over the threads running it */
         ts_error(c, s->loc, "tile operations (T.copy, T.fill, T.Parallel, T.reduce, T.gemm) under a branch on the "
-                            "thread index are not supported yet: put them in a `with T.ws(...)` body");
+                            "thread index are only supported when the branch runs on a contiguous, warp-aligned "
+                            "range of it (tx < C, tx >= C, C1 <= tx < C2) or in a `with T.ws(...)` body");
         return s;
       }
       return rw_stmt(c, s, &rc);

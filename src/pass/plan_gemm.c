@@ -21,31 +21,33 @@ static void not_wgmma(TsCompiler *c, const IrStmt *s, const GemmPlan *p, int64_t
                               "warpgroup");
 }
 
-static void plan_stmt(TsCompiler *c, IrStmt *s, int64_t nthreads);
+/* nthreads: the threads running s, from thread lo of the block (a T.ws range starts past 0) */
+static void plan_stmt(TsCompiler *c, IrStmt *s, int64_t nthreads, int64_t lo);
 
-static void plan_children(TsCompiler *c, IrStmt *s, int64_t nthreads) {
+static void plan_children(TsCompiler *c, IrStmt *s, int64_t nthreads, int64_t lo) {
   switch (s->kind) {
     case IR_S_SEQ:
-      for (int i = 0; i < s->u.seq.n; i++) plan_stmt(c, s->u.seq.items[i], nthreads);
+      for (int i = 0; i < s->u.seq.n; i++) plan_stmt(c, s->u.seq.items[i], nthreads, lo);
       return;
-    case IR_S_FOR: plan_stmt(c, s->u.loop.body, nthreads); return;
-    case IR_S_WHILE: plan_stmt(c, s->u.while_.body, nthreads); return;
+    case IR_S_FOR: plan_stmt(c, s->u.loop.body, nthreads, lo); return;
+    case IR_S_WHILE: plan_stmt(c, s->u.while_.body, nthreads, lo); return;
     case IR_S_IF: /* a T.ws body runs on its warpgroups only: its GEMMs are planned over them */
-      plan_stmt(c, s->u.if_.then_s, s->u.if_.ws_hi ? s->u.if_.ws_hi - s->u.if_.ws_lo : nthreads);
-      plan_stmt(c, s->u.if_.else_s, nthreads);
+      if (s->u.if_.ws_hi) plan_stmt(c, s->u.if_.then_s, s->u.if_.ws_hi - s->u.if_.ws_lo, s->u.if_.ws_lo);
+      else plan_stmt(c, s->u.if_.then_s, nthreads, lo);
+      plan_stmt(c, s->u.if_.else_s, nthreads, lo);
       return;
     default: return;
   }
 }
 
-static void plan_stmt(TsCompiler *c, IrStmt *s, int64_t nthreads) {
+static void plan_stmt(TsCompiler *c, IrStmt *s, int64_t nthreads, int64_t lo) {
   if (!s) return;
   if (s->kind == IR_S_KERNEL) {
-    plan_stmt(c, s->u.kernel.body, pass_kernel_threads(&s->u.kernel));
+    plan_stmt(c, s->u.kernel.body, pass_kernel_threads(&s->u.kernel), 0);
     return;
   }
   if (s->kind != IR_S_GEMM) {
-    plan_children(c, s, nthreads);
+    plan_children(c, s, nthreads, lo);
     return;
   }
   bool explicit_wgmma = s->u.gemm.wg_wait == -1;
@@ -60,7 +62,14 @@ static void plan_stmt(TsCompiler *c, IrStmt *s, int64_t nthreads) {
     not_wgmma(c, s, p, nthreads);
     return;
   }
+  /* wgmma is issued by whole warpgroups: warps 4w .. 4w+3 of the block */
+  if (p->path == GEMM_WGMMA && lo % 128) {
+    ts_error(c, s->loc, "T.gemm: this GEMM runs as wgmma over threads [%lld, %lld), which do not start on a warpgroup "
+             "(a multiple of 128 threads); branch on warpgroup-aligned thread ranges",
+             (long long)lo, (long long)(lo + nthreads));
+    return;
+  }
   s->u.gemm.plan = p;
 }
 
-void pass_plan_gemm(TsCompiler *c, IrFunc *f) { plan_stmt(c, f->body, 1); }
+void pass_plan_gemm(TsCompiler *c, IrFunc *f) { plan_stmt(c, f->body, 1, 0); }

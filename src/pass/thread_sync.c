@@ -24,7 +24,10 @@
  * would wait forever for the others: it is synchronised on its own with a named barrier over
  * its threads (one barrier id per thread range of the kernel, from 2), entered with the
  * accesses of its own body as pending (a previous iteration of an enclosing loop), and seen
- * from outside as one access, with __syncthreads around it as needed.
+ * from outside as one access, with __syncthreads around it as needed.  A hand-written branch on
+ * thread ranges (`if tx < 128: ... else: ...`, front/thread_branch.c) is a chain of such bodies,
+ * each the else of the one before: they run at once on disjoint threads, ordered only by the
+ * user's mbarriers, so the chain is one access from outside and no barrier goes between them.
  *
  * Barriers after a T.thread_return are checked by thread_return.c. */
 #include "passes.h"
@@ -198,8 +201,12 @@ static bool taint_sweep(Sync *sy, IrStmt *s, bool divergent) {
         grew |= taint_sweep(sy, s->u.if_.then_s, true);
         return taint_sweep(sy, s->u.if_.else_s, divergent) || grew;
       }
-      if (s->u.if_.ws_hi) /* a T.ws body is uniform across its warpgroups */
-        return taint_sweep(sy, s->u.if_.then_s, divergent);
+      if (s->u.if_.ws_hi) { /* a T.ws body is uniform across its warpgroups; its else is the next
+                               range of a thread branch, or code of threads forming no one range */
+        const IrStmt *e = s->u.if_.else_s;
+        grew |= taint_sweep(sy, s->u.if_.then_s, divergent);
+        return taint_sweep(sy, s->u.if_.else_s, divergent || (e && !(e->kind == IR_S_IF && e->u.if_.ws_hi))) || grew;
+      }
       bool d = divergent || thread_dependent(sy, s->u.if_.cond);
       grew |= taint_sweep(sy, s->u.if_.then_s, d);
       return taint_sweep(sy, s->u.if_.else_s, d) || grew;
@@ -282,7 +289,7 @@ static bool waits_on_mbarrier(IrStmt *s) {
   return found;
 }
 static void find_ws_wait(IrStmt *s, void *ctx) {
-  if (s->kind == IR_S_IF && s->u.if_.ws_hi && waits_on_mbarrier(s->u.if_.then_s)) *(bool *)ctx = true;
+  if (s->kind == IR_S_IF && s->u.if_.ws_hi && waits_on_mbarrier(s)) *(bool *)ctx = true;
 }
 static bool has_ws_wait(IrStmt *s) {
   bool found = false;
@@ -290,8 +297,10 @@ static bool has_ws_wait(IrStmt *s) {
   ir_visit(s, &v);
   return found;
 }
-static bool block_barrier_ok(Sync *sy, IrStmt *next, SrcLoc loc) {
-  if (sy->group || !(sy->ws_wait || has_ws_wait(next))) return true;
+/* A barrier in front of the first such body is safe: every thread gets there after code that
+ * waits for no other range (the copies a consumer range reads, made by the whole block). */
+static bool block_barrier_ok(Sync *sy, SrcLoc loc) {
+  if (sy->group || !sy->ws_wait) return true;
   ts_error(sy->c, loc,
            "shared memory written and read across T.ws bodies that wait on mbarriers is not supported yet: thread_sync "
            "cannot tell whether the mbarriers order it, and the __syncthreads it would place here could deadlock (a "
@@ -438,21 +447,34 @@ static IrStmt *sync_list(Sync *sy, IrStmt *s, SyncState *st) {
   return ir_seq_vec(c, &out, s->loc);
 }
 
-/* A T.ws body (see the top): named barriers inside, one access outside. */
-static IrStmt *sync_ws(Sync *sy, IrStmt *s, SyncState *st) {
-  TsCompiler *c = sy->c;
-  int id = 0;
-  for (int i = 0; i < sy->nranges && !id; i++)
-    if (sy->ranges[i][0] == s->u.if_.ws_lo && sy->ranges[i][1] == s->u.if_.ws_hi) id = i + 2;
-  if (!id) {
-    if (sy->nranges == 14) {
-      ts_error(c, s->loc, "too many different T.ws thread ranges in one kernel (a block has 16 named barriers)");
-      return s;
-    }
-    sy->ranges[sy->nranges][0] = s->u.if_.ws_lo;
-    sy->ranges[sy->nranges][1] = s->u.if_.ws_hi;
-    id = 2 + sy->nranges++;
+/* The named barrier of T.ws range [lo, hi): one id per range of the kernel, from 2; 0 when
+ * the 16 of a block are used up (reported). */
+static int range_barrier(Sync *sy, const IrStmt *s) {
+  for (int i = 0; i < sy->nranges; i++)
+    if (sy->ranges[i][0] == s->u.if_.ws_lo && sy->ranges[i][1] == s->u.if_.ws_hi) return i + 2;
+  if (sy->nranges == 14) {
+    ts_error(sy->c, s->loc, "too many different T.ws thread ranges in one kernel (a block has 16 named barriers)");
+    return 0;
   }
+  sy->ranges[sy->nranges][0] = s->u.if_.ws_lo;
+  sy->ranges[sy->nranges][1] = s->u.if_.ws_hi;
+  return 2 + sy->nranges++;
+}
+
+/* The inside of a T.ws body and of the bodies chained as its else (a hand-written `if tx < 128:
+ * ... elif ...` on thread ranges, whose branches run at once on different threads: no barrier
+ * between them, the user's mbarriers order them): each synchronised with its range's named
+ * barrier.  A last else of threads that form no one range is code only some threads run. */
+static IrStmt *sync_ws_chain(Sync *sy, IrStmt *s) {
+  TsCompiler *c = sy->c;
+  if (!s) return NULL;
+  if (s->kind != IR_S_IF || !s->u.if_.ws_hi) {
+    IrStmt *branch = ir_if(c, s->kind == IR_S_IF ? s->u.if_.cond : ir_i32(c, 1), s, NULL, s->loc);
+    check_divergent(sy, branch);
+    return s;
+  }
+  int id = range_barrier(sy, s);
+  if (!id) return s;
   SyncState inner = summarize(sy, s->u.if_.then_s);
   IrStmt *r = ir_stmt(c, IR_S_IF, s->loc);
   *r = *s;
@@ -460,10 +482,18 @@ static IrStmt *sync_ws(Sync *sy, IrStmt *s, SyncState *st) {
   sy->bar_id = id;
   r->u.if_.then_s = sync_stmt(sy, s->u.if_.then_s, &inner);
   sy->group = 0;
+  r->u.if_.else_s = sync_ws_chain(sy, s->u.if_.else_s);
+  return r;
+}
+
+/* A T.ws body or chain (see the top): named barriers inside, one access outside. */
+static IrStmt *sync_ws(Sync *sy, IrStmt *s, SyncState *st) {
+  TsCompiler *c = sy->c;
+  IrStmt *r = sync_ws_chain(sy, s);
   SyncState me = summarize(sy, s);
-  bool waits = waits_on_mbarrier(s->u.if_.then_s);
+  bool waits = waits_on_mbarrier(s);
   if (hazard(st, &me)) {
-    block_barrier_ok(sy, s, s->loc);
+    block_barrier_ok(sy, s->loc);
     st->reads.len = st->writes.len = 0;
     merge_into(c, st, &me);
     sy->ws_wait = waits;
@@ -495,7 +525,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
         /* A conflict with what precedes the loop is resolved once, in front of it. */
         IrStmt *pre = NULL;
         if (hazard(st, &body) || hazard(st, &bounds)) {
-          block_barrier_ok(sy, s, s->loc);
+          block_barrier_ok(sy, s->loc);
                 pre = fenced_barrier(sy, s->loc);
           st->reads.len = st->writes.len = 0;
           if (!sy->group) sy->ws_wait = false;
@@ -559,7 +589,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
   if (s->kind == IR_S_FOR || s->kind == IR_S_IF || s->kind == IR_S_WHILE) check_divergent(sy, s);
   SyncState me = summarize(sy, s);
   if (hazard(st, &me)) {
-    block_barrier_ok(sy, s, s->loc);
+    block_barrier_ok(sy, s->loc);
     st->reads.len = st->writes.len = 0;
     merge_into(c, st, &me);
     if (!sy->group) sy->ws_wait = false;

@@ -74,7 +74,8 @@ void tma_init_barriers(TsCompiler *c, const PtrVec *allocs, IrExpr *tid, PtrVec 
 /* What the shared side of a copy is: rows x [c0, c0 + w) of the last two dims (leading dims of
  * extent 1 at any index), boxes `atom` columns wide. */
 typedef struct TmaDst {
-  int64_t rows, c0, w, atom;
+  int64_t rows, c0, w, atom; /* c0 < 0: not a constant (c0e, a multiple of the atom) */
+  IrExpr *c0e;               /* the first column */
   int swizzle;
 } TmaDst;
 
@@ -90,16 +91,19 @@ static bool tma_dst(TsCompiler *c, const IrRegion *r, TmaDst *t, SrcLoc loc) {
     why = "it must be a tile of constant shape with at least two dims";
   } else if (!ir_is_const_int(r->min[n - 2], &m) || m || !ir_is_const_int(r->extent[n - 2], &e) || e != rows) {
     why = "it must cover whole rows of the tile";
-  } else if (!ir_is_const_int(r->min[n - 1], &t->c0) || !ir_is_const_int(r->extent[n - 1], &t->w)) {
-    why = "its columns must be constants";
+  } else if (!ir_is_const_int(r->extent[n - 1], &t->w)) {
+    why = "its number of columns must be a constant";
+  } else if (!ir_is_const_int(r->min[n - 1], &t->c0) || t->c0 < 0) {
+    t->c0 = -1; /* e.g. tile[:, j * k : (j + 1) * k] in a T.unroll loop over j */
   }
+  t->c0e = r->min[n - 1];
   const Layout *L = b->layout;
   t->rows = rows;
   t->swizzle = L ? L->swizzle : 0;
   if (!why && t->swizzle) {
     t->atom = layout_atom_cols(L);
     if (L->rows != rows || L->cols != cols) why = "its swizzled layout does not match the tile";
-    else if (t->c0 % t->atom || t->w % t->atom)
+    else if ((t->c0 < 0 ? !ir_is_multiple(t->c0e, t->atom) : t->c0 % t->atom) || t->w % t->atom)
       why = arena_printf(c->arena, "its columns must start and end on the %d-byte swizzle's %lld-column atoms",
                          t->swizzle, (long long)t->atom);
     else if (rows % 8) why = "a swizzled tile needs a multiple of 8 rows";
@@ -182,7 +186,7 @@ IrStmt *tma_copy_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid) {
     IrExpr **di = ARENA_ARRAY(c->arena, IrExpr *, nd);
     for (int d = 0; d < nd - 2; d++) di[d] = dst->min[d];
     di[nd - 2] = i32(c, 0);
-    di[nd - 1] = i32(c, t.c0 + a * t.atom);
+    di[nd - 1] = t.c0 >= 0 ? i32(c, t.c0 + a * t.atom) : a ? ir_binary(c, IR_ADD, t.c0e, i32(c, a * t.atom), loc) : t.c0e;
     IrExpr *ld = ir_load(c, dst->buf, di, nd, loc);
     IrExpr *args[7];
     int na = 0;

@@ -438,6 +438,43 @@ def fragment_prefix_window(ctx, valid):
     check("accumulator prefix window valid=%d" % valid, o, (a.float() @ b.float())[:valid], 1e-2, 1e-3)
 
 
+def thread_branch_gemm(ctx, M, N, K):
+    """tests/codegen/thread_branch_gemm.py: hand-written producer/consumer warp specialization as
+    `if tx < 128: ... else: ...` (each branch a T.ws body over its warpgroup), ordered by the
+    user's mbarriers: the producer copies the K tiles, the consumer runs a wgmma GEMM on each."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/thread_branch_gemm.py")).compile("tb_gemm", M=M, N=N, K=K)
+    a = torch.randn(M, K, dtype=torch.float16, device="cuda")
+    b = torch.randn(K, N, dtype=torch.float16, device="cuda")
+    c = torch.full((M, N), float("nan"), dtype=torch.float16, device="cuda")
+    k(a, b, c)
+    check("thread-branch producer/consumer GEMM %dx%dx%d" % (M, N, K), c, a.float() @ b.float(), 0.5, 2e-2)
+
+
+def thread_branch_chain(ctx, M):
+    """tests/codegen/thread_branch_chain.py: an if/elif chain on the three warps of a 96-thread
+    block (a row-sum reduction, a copy through shared memory with a named barrier, a T.Parallel)."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/thread_branch_chain.py")).compile("tb_chain", M=M)
+    a = torch.randn(M, 64, dtype=torch.float32, device="cuda")
+    s = torch.full((M,), float("nan"), dtype=torch.float32, device="cuda")
+    b = torch.full((M, 64), float("nan"), dtype=torch.float32, device="cuda")
+    d = torch.full((M, 64), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, s, b, d)
+    check("thread-branch chain M=%d row sums" % M, s, a.double().sum(1).float(), 1e-4, 1e-4)
+    check("thread-branch chain M=%d reversed rows" % M, b, a.flip(1), 0, 0)
+    check("thread-branch chain M=%d doubled" % M, d, a * 2, 0, 0)
+
+
+def window_loop_atoms(ctx):
+    """tests/codegen/window_loop_atoms.py: T.tma_copy and T.gemm on column windows of a swizzled
+    tile whose start is a loop variable times the atom (j * 64 in a T.unroll)."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/window_loop_atoms.py")).compile("qk_loop")
+    q = torch.randn(64, 256, dtype=torch.bfloat16, device="cuda")
+    kk = torch.randn(64, 256, dtype=torch.bfloat16, device="cuda")
+    s = torch.full((64, 64), float("nan"), dtype=torch.float32, device="cuda")
+    k(q, kk, s)
+    check("tma_copy and gemm on loop-indexed column windows", s, q.float() @ kk.float().T, 1e-2, 1e-3)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -495,6 +532,11 @@ def main():
         lambda: private_rows(ctx, 1000),
         lambda: private_rows(ctx, 77),
         lambda: fill_local(ctx),
+        lambda: thread_branch_gemm(ctx, 256, 256, 512),
+        lambda: thread_branch_gemm(ctx, 384, 256, 1024),
+        lambda: thread_branch_chain(ctx, 64),
+        lambda: thread_branch_chain(ctx, 1024),
+        lambda: window_loop_atoms(ctx),
     ]
     for run in cases:
         try:

@@ -1,5 +1,6 @@
-# TileLang lowers tile ops under `if tx < 128:` over that thread range; here only T.ws bodies are,
-# so in a kernel with explicit mbarriers such a branch is refused rather than lowered over the block.
+# Tile ops under a branch on the thread index are lowered over the branch's threads when those
+# form a warp-aligned range (`if tx < 128:` is a T.ws body); `tx < 100` splits a warp, so in a
+# kernel with explicit mbarriers the branch is refused rather than lowered over the block.
 # tilescale-test: -k tb -D M=256 --arch sm_90a
 import tilelang
 import tilelang.language as T
@@ -12,7 +13,7 @@ def tb(M, block_M=128, dtype="float32"):
             S = T.alloc_shared((block_M,), dtype)
             done = T.alloc_barrier(arrive_count=128)
             tx = T.get_thread_binding()
-            if tx < 128:
+            if tx < 100:
                 T.copy(A[bx * block_M], S)
                 T.barrier_arrive(done)
             else:
