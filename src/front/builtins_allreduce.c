@@ -210,7 +210,7 @@ static Value *t_thread_allreduce(Eval *ev, CallArgs *a, Value **arg, const Built
   }
   if (ev->in_ws || ev->ir_if_depth) { /* its shuffles and barriers need every thread of the block */
     ts_error(ev->c, loc, "T.tvm_thread_allreduce inside %s is not supported (every thread of the block must reach it)",
-             ev->in_ws ? "T.ws" : "an 'if' on a run-time value");
+             ev->in_ws ? "T.ws or a branch on a range of the thread index" : "an 'if' on a run-time value");
     return ev->poison;
   }
   (void)arg; /* the positional arguments are read from the call */

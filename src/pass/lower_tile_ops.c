@@ -865,9 +865,12 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     case IR_S_SEQ: return ir_map_children(c, s, lower_stmt, ctx);
     case IR_S_IF:
       if (s->u.if_.ws_hi) return lower_ws(lw, s);
-      if (lw->k->manual_ws && thread_branch_with_tile_ops(lw, s)) {
+      if (!pass_is_role_split(lw->k, s) && thread_branch_with_tile_ops(lw, s)) {
         /* a branch on a warp-aligned range of the thread index is a T.ws body (eval_stmt.c);
-         * over any other condition the work cannot be split over the threads running it */
+         * over any other condition the work cannot be split over the threads running it, in
+         * any kernel (lowered over the whole block, the threads outside the branch would skip
+         * their share: silently wrong).  warp_specialize's own producer/consumer split is not
+         * such a branch. */
         ts_error(c, s->loc, "tile operations (T.copy, T.fill, T.Parallel, T.reduce, T.gemm) under a branch on the "
                             "thread index are only supported when the branch runs on a contiguous, warp-aligned "
                             "range of it (tx < C, tx >= C, C1 <= tx < C2) or in a `with T.ws(...)` body");
