@@ -114,9 +114,8 @@ Value *ht_binop(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc) {
 }
 
 Value *ht_unop(Eval *ev, AstOp op, Value *v, SrcLoc loc) {
-  if (op == AOP_NOT) {
-    ts_error(ev->c, loc, "the truth value of a torch tensor made while building a kernel is unknown (its data exists "
-             "when the program runs)");
+  if (op == AOP_NOT) { /* `not t` is a truth test: value.c's ev_truth reports it */
+    ev_truth(ev, v, loc);
     return NULL;
   }
   return ht_new(ev, v->u.tt.shape, v->u.tt.dtype);

@@ -305,7 +305,10 @@ int ev_truth(Eval *ev, Value *v, SrcLoc loc) {
   }
   case V_BUFFER: return v->u.buf->scope == IR_SCOPE_VAR ? -1 : 1;
   case V_OPAQUE: ev_use_opaque(ev, v, loc); return -2;
-  case V_HOST_TENSOR: (void)ht_unop(ev, AOP_NOT, v, loc); return -2; /* reports: its data is unknown */
+  case V_HOST_TENSOR: /* a shape-only tensor (host_tensor.c): its data exists only when the program runs */
+    ts_error(ev->c, loc, "the truth value of a torch tensor made while building a kernel is unknown (its data exists "
+             "when the program runs)");
+    return -2;
   default: return 1;
   }
 }
