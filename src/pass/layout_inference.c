@@ -185,9 +185,10 @@ static void set_layout(Infer *in, IrBuffer *b, Fragment *f, SrcLoc loc) {
     b->fragment = f;
     return;
   }
-  if (!fragment_equal(b->fragment, f) && in_list(&in->held_set, b)) {
-    note_frag(in, &in->held_bad, b); /* retried with b replicated (infer_kernel) */
-  } else if (!fragment_equal(b->fragment, f)) {
+  if (fragment_equal(b->fragment, f)) return;
+  if (in_list(&in->held_set, b)) {
+    note_frag(in, &in->held_bad, b); /* retried without a held layout (infer_kernel_held) */
+  } else {
     StrBuf have = {0}, want = {0};
     fragment_print(&have, b->fragment);
     fragment_print(&want, f);
