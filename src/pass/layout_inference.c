@@ -135,7 +135,7 @@ static void collect(Infer *in, IrStmt *s) {
         n->stmt = s;
         n->is_nest = true;
         n->nthreads = in->scope;
-        if (!pass_parallel_nest(in->c, s, &n->nest)) return;
+        if (!pass_parallel_nest(in->c, s, &n->nest) || !pass_check_register_bounds(in->c, &n->nest)) return;
         n->size = 1;
         for (int q = 0; q < n->nest.n; q++) n->size *= n->nest.extent[q];
         in->cur = n;
@@ -358,6 +358,33 @@ static int64_t free_rank(const Infer *in, const Node *n) {
   return n->size + (held ? INT64_MAX / 2 : 0);
 }
 
+/* A nest that writes a fragment every thread holds whole (replicated: written with indices
+ * that are not plainly its loop vars) must run every iteration in every thread, or each
+ * thread's copy gets only the elements of its own iterations.  Such a nest takes the
+ * replicated loop layout when every fragment it touches is replicated; when another
+ * fragment spreads it over the threads, the two cannot both hold: a diagnostic. */
+static void replicate_writing_nest(Infer *in, Node *n) {
+  if (!n->layout || fragment_is_replicated(n->layout)) return;
+  const Access *wrote = NULL, *spread = NULL;
+  for (int i = 0; i < n->acc.len; i++) {
+    const Access *a = n->acc.items[i];
+    const Fragment *f = a->buf->fragment;
+    if (!f) continue;
+    if (!fragment_is_replicated(f)) spread = a;
+    else if (a->write && !wrote) wrote = a;
+  }
+  if (!wrote) return;
+  if (spread) {
+    ts_error(in->c, wrote->loc,
+             "fragment '%s' is written here with indices that are not the loop variables of its T.Parallel loop, "
+             "so every thread holds all of it, but fragment '%s' spreads this loop over the threads: each "
+             "thread would fill only its own iterations' elements (index '%s' with the loop variables)",
+             wrote->buf->name, spread->buf->name, wrote->buf->name);
+    return;
+  }
+  n->layout = fragment_replicated(in->c, n->nest.n, n->nest.extent, n->nthreads);
+}
+
 static void infer_kernel(Infer *in, IrKernel *k) {
   collect(in, k->body);
   int64_t shape[FRAG_MAX_DIMS];
@@ -406,15 +433,17 @@ static void infer_kernel(Infer *in, IrKernel *k) {
       src->fragment = fragment_block(in->c, src->ndim, shape, best->nthreads, 1);
     }
   }
-  for (int i = 0; i < in->nodes.len; i++) {
-    Node *n = in->nodes.items[i];
-    if (n->is_nest) n->stmt->u.loop.loop_layout = n->layout;
-  }
   for (int i = 0; i < in->frags.len; i++) {
     IrBuffer *b = in->frags.items[i];
     if (b->fragment) continue;
     if (const_shape(b, shape)) b->fragment = fragment_replicated(in->c, b->ndim, shape, in->nthreads);
     else ts_error(in->c, b->loc, "fragment '%s' needs a constant shape", b->name);
+  }
+  for (int i = 0; i < in->nodes.len; i++) {
+    Node *n = in->nodes.items[i];
+    if (!n->is_nest) continue;
+    replicate_writing_nest(in, n);
+    n->stmt->u.loop.loop_layout = n->layout;
   }
 }
 

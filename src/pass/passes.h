@@ -84,6 +84,10 @@ bool pass_access_map_held(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx
  * (fragment_crop). */
 bool pass_access_map_off(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map, int64_t *off);
 
+/* False (with a diagnostic) when the nest indexes a fragment or local past its constant
+ * shape on every iteration's path (register_bounds.c). */
+bool pass_check_register_bounds(TsCompiler *c, const ParNest *nest);
+
 /* Row-major flat index of idx into buf's shape (for register arrays). */
 IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int nidx, SrcLoc loc);
 int64_t pass_kernel_threads(const IrKernel *k);

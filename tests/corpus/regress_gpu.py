@@ -438,6 +438,16 @@ def fragment_prefix_window(ctx, valid):
     check("accumulator prefix window valid=%d" % valid, o, (a.float() @ b.float())[:valid], 1e-2, 1e-3)
 
 
+def replicated_write_nest(ctx, n):
+    """tests/codegen/replicated_write_nest.py: a fragment written with reversed indices (held
+    whole by every thread) is filled in every thread, not only with each thread's own rows."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/replicated_write_nest.py")).compile("reverse_rows", n=n)
+    a = torch.randn(n, dtype=torch.float32, device="cuda")
+    b = torch.full((n,), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, b)
+    check("replicated fragment written by a T.Parallel loop n=%d" % n, b, a.flip(0) * 2, 0, 0)
+
+
 def thread_branch_gemm(ctx, M, N, K):
     """tests/codegen/thread_branch_gemm.py: hand-written producer/consumer warp specialization as
     `if tx < 128: ... else: ...` (each branch a T.ws body over its warpgroup), ordered by the
@@ -537,6 +547,8 @@ def main():
         lambda: thread_branch_chain(ctx, 64),
         lambda: thread_branch_chain(ctx, 1024),
         lambda: window_loop_atoms(ctx),
+        lambda: replicated_write_nest(ctx, 64),
+        lambda: replicated_write_nest(ctx, 200),
     ]
     for run in cases:
         try:
