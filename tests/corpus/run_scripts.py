@@ -9,13 +9,20 @@ reference, so an assertion failure after the kernels ran is a WRONG result (the 
 that matters most), told apart from kernels that do not compile (COMPILE), scripts that need
 something the environment lacks (MISSING: a third-party module), time-outs and other errors.
 Scripts for other hardware (AMD, Blackwell sm100/sm120/tcgen05) and TileLang's deliberately
-broken autodd inputs are skipped.  --tests adds TileLang's own tests of the examples
+broken autodd inputs are skipped, as are scripts whose kernels tests/corpus/manifest.tsv marks
+for other hardware only (skip:blackwell, skip:amd).  Classes beyond the obvious ones: OOM (the
+GPU ran out of memory; such scripts run again alone after the others, and keep their class
+from that run), SKIP (a TileLang test file whose tests all skipped themselves, e.g. for
+another compute capability), and MISSING also for a reference the script imports from a
+module that is not installed (a NameError for a name from `from M import ...` of an absent
+M) or a file of the example that the corpus does not carry.  --tests adds TileLang's own tests of the examples
 (test_example_*.py beside them), run under pytest when it is installed, else as scripts.  One
 line per script, then per-class totals and "N passed, N failed" (passed: PASS; the share among
-the scripts whose kernels compile, i.e. not COMPILE or MISSING, is the issue's measure).  Exits
+the scripts whose kernels compile, i.e. not COMPILE, MISSING or SKIP, is the issue's measure).  Exits
 1 when a script gave a WRONG result.  `make check-tilelang-scripts` runs it."""
 import argparse
 import concurrent.futures as cf
+import importlib.util
 import json
 import os
 import re
@@ -29,14 +36,29 @@ SKIP_DIRS = ("amd", "autodd", "blockscaled_gemm_sm100", "flash_attention_sm100",
 SKIP_NAME = re.compile(r"(sm100|sm120|tcgen05|triton|_amd|cdna)", re.I)
 
 CLASSES = [
+    ("OOM", re.compile(r"OutOfMemoryError|CUDA out of memory|CUDA_ERROR_OUT_OF_MEMORY")),
     ("WRONG", re.compile(r"AssertionError|Mismatched elements|not close|assert_allclose|Tensor-likes are not")),
     ("COMPILE", re.compile(r"TS_ERR_COMPILE|TS_ERR_UNSUPPORTED|TileScaleError")),
     ("MISSING", re.compile(r"ModuleNotFoundError|No module named")),
 ]
 
 
+def other_hardware(corpus):
+    """Script paths (under corpus) whose manifest rows are all for other hardware."""
+    tags = {}
+    with open(os.path.join(ROOT, "tests", "corpus", "manifest.tsv")) as f:
+        for line in f:
+            cols = line.rstrip("\n").split("\t")
+            if line.startswith("#") or len(cols) < 5 or not cols[1].startswith("tilelang/examples/"):
+                continue
+            tags.setdefault(cols[1][len("tilelang/examples/"):], set()).add(cols[4])
+    return {os.path.join(corpus, rel) for rel, t in tags.items()
+            if t and all(x in ("skip:blackwell", "skip:amd") for x in t)}
+
+
 def scripts(corpus, only, tests=False):
     out = []
+    foreign = other_hardware(corpus)
     for d, _, files in os.walk(corpus):
         rel = os.path.relpath(d, corpus)
         if rel.split(os.sep)[0] in SKIP_DIRS:
@@ -49,6 +71,8 @@ def scripts(corpus, only, tests=False):
             if SKIP_NAME.search(f):
                 continue
             path = os.path.join(d, f)
+            if path in foreign:
+                continue
             text = open(path, errors="replace").read()
             if "__main__" not in text or "tilelang" not in text:
                 continue
@@ -89,10 +113,33 @@ def run_one(path, timeout, env, pytest=False):
     secs = time.monotonic() - t0
     if rc == 0:
         return path, "PASS", "", secs
+    if rc == 5 and re.search(r"no tests ran|No tests were collected", out) and re.search(r"skipped", out):
+        return path, "SKIP", "every test skipped itself (%s)" % first_error(out), secs
     for name, pat in CLASSES:
         if pat.search(out):
             return path, name, first_error(out), secs
+    why = missing_reference(path, out)
+    if why:
+        return path, "MISSING", why, secs
     return path, "ERROR", first_error(out), secs
+
+
+def missing_reference(path, out):
+    """Why a failure is the environment's: a NameError for a name the script imports from a
+    module that is not installed (its reference implementation), or a file of the example
+    folder that the corpus does not carry.  None otherwise."""
+    m = re.search(r"NameError: name '(\w+)' is not defined", out)
+    if m:
+        text = open(path, errors="replace").read()
+        for mod in re.findall(r"^\s*from\s+([\w.]+)\s+import\s+[^\n]*\b%s\b" % m.group(1), text, re.M):
+            top = mod.split(".")[0]
+            if importlib.util.find_spec(top) is None:
+                return "reference %s comes from module %s, which is not installed" % (m.group(1), top)
+    m = re.search(r"FileNotFoundError: .*?'([^']+)'", out)
+    folder = os.path.dirname(os.path.abspath(path))
+    if m and os.path.abspath(m.group(1)).startswith(folder + os.sep):
+        return "the corpus does not carry %s" % os.path.relpath(m.group(1), folder)
+    return None
 
 
 def main():
@@ -121,12 +168,19 @@ def main():
             rel = os.path.relpath(path, a.corpus)
             results.append({"script": rel, "class": cls, "why": why, "seconds": round(secs, 1)})
             print("%-8s %-70s %6.1fs %s" % (cls, rel, secs, why), flush=True)
+    oom = [r for r in results if r["class"] == "OOM"]
+    if oom:
+        print("running %d script(s) that ran out of GPU memory again, one at a time" % len(oom), flush=True)
+    for r in oom:
+        path, cls, why, secs = run_one(os.path.join(a.corpus, r["script"]), a.timeout, env, pytest)
+        r.update({"class": cls, "why": why, "seconds": round(secs, 1)})
+        print("%-8s %-70s %6.1fs %s" % (cls, r["script"], secs, why), flush=True)
     totals = {}
     for r in results:
         totals[r["class"]] = totals.get(r["class"], 0) + 1
     print("scripts: %d; " % len(results) + ", ".join("%s %d" % kv for kv in sorted(totals.items())))
     passed = totals.get("PASS", 0)
-    compiled = len(results) - totals.get("COMPILE", 0) - totals.get("MISSING", 0)
+    compiled = len(results) - sum(totals.get(c, 0) for c in ("COMPILE", "MISSING", "SKIP"))
     print("tilelang scripts: %d of %d pass where the kernels compile (%.0f%%)"
           % (passed, compiled, 100.0 * passed / compiled if compiled else 0.0))
     print("%d passed, %d failed" % (passed, len(results) - passed))
