@@ -103,7 +103,71 @@ def case_layernorm(corpus):
     return (lambda: k(x, g, b)[0]), ref, 2.0 * N * D * 2, "GB/s"
 
 
+def case_gemm_persistent(corpus, persistent):
+    import torch
+    m = load(corpus, "gemm/example_gemm_persistent.py")
+    M = N = K = 8192
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    f = m.matmul_persistent if persistent else m.matmul_non_persistent
+    k = f.compile(M=M, N=N, K=K, block_M=128, block_N=256, block_K=64, threads=256, num_stages=3)
+    return (lambda: k(a, b)), (lambda: a @ b), 2.0 * M * N * K, "TFLOP/s"
+
+
+def case_mha_bshd(corpus, causal):
+    import torch
+    m = load(corpus, "flash_attention/example_mha_fwd_bshd.py")
+    B, H, S, D = 8, 32, 4096, 128
+    q, kk, v = (torch.randn(B, S, H, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    k = m.flashattn(B, H, S, D, causal, block_M=128, block_N=128, num_stages=1, threads=128)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    ref = lambda: sdpa(q.transpose(1, 2), kk.transpose(1, 2), v.transpose(1, 2), is_causal=causal).transpose(1, 2)  # noqa
+    return (lambda: k(q, kk, v)), ref, (2.0 if causal else 4.0) * B * H * S * S * D, "TFLOP/s"
+
+
+def case_gqa_bshd(corpus):
+    import torch
+    m = load(corpus, "flash_attention/example_gqa_fwd_bshd.py")
+    B, H, S, D, G = 1, 64, 4096, 128, 16
+    q = torch.randn(B, S, H, D, device="cuda", dtype=torch.float16)
+    kk, v = (torch.randn(B, S, H // G, D, device="cuda", dtype=torch.float16) for _ in range(2))
+    k = m.flashattn(B, H, S, D, False, groups=G, block_M=64, block_N=64, num_stages=2, threads=128)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def ref():
+        kr, vr = (t.repeat_interleave(G, dim=2).transpose(1, 2) for t in (kk, v))
+        return sdpa(q.transpose(1, 2), kr, vr).transpose(1, 2)
+    return (lambda: k(q, kk, v)), ref, 4.0 * B * H * S * S * D, "TFLOP/s"
+
+
+def case_gemm_fp8(corpus):
+    import torch
+    m = load(corpus, "gemm_fp8/example_tilelang_gemm_fp8.py")
+    T_E4M3 = m.determine_fp8_type()
+    M = N = K = 4096
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16).to(torch.float8_e4m3fn)
+    b = torch.randn(N, K, device="cuda", dtype=torch.float16).to(torch.float8_e4m3fn)
+    run = lambda: m.matmul(a, b, 128, 128, 64, T_E4M3)  # noqa: E731 (the file's eager call)
+    return run, (lambda: a.half() @ b.half().T), 2.0 * M * N * K, "TFLOP/s"  # fp8 C: within half an ulp
+
+
+def case_elementwise_add(corpus):
+    import torch
+    m = load(corpus, "elementwise/example_elementwise_add.py")
+    M = N = 8192
+    a, b = (torch.randn(M, N, device="cuda", dtype=torch.float32) for _ in range(2))
+    run = lambda: m.elementwise_add(a, b, block_M=32, block_N=32, threads=128, in_dtype="float32", out_dtype="float32")  # noqa
+    return run, (lambda: a + b), 3.0 * M * N * 4, "GB/s"
+
+
 CASES = {"gemm 8192^3 fp16 (128x128x32, 3 st, 128 thr)": case_gemm,
+         "gemm_persistent non-persistent 8192^3 (128x256x64, 3, 256)": lambda c: case_gemm_persistent(c, False),
+         "gemm_persistent persistent 8192^3 (128x256x64, 3, 256)": lambda c: case_gemm_persistent(c, True),
+         "gemm_fp8 e4m3 4096^3 (128x128x64)": case_gemm_fp8,
+         "mha_fwd_bshd B8 H32 S4096 D128 (128x128, 1 st, 128 thr)": lambda c: case_mha_bshd(c, False),
+         "mha_fwd_bshd causal B8 H32 S4096 D128 (128x128, 1, 128)": lambda c: case_mha_bshd(c, True),
+         "gqa_fwd_bshd b1 h64 g16 S4096 D128 (64x64, 2, 128)": case_gqa_bshd,
+         "elementwise add 8192^2 fp32 (32x32, 128 thr)": case_elementwise_add,
          "mha_fwd_bhsd B8 H32 S4096 D128 (128x128, 2 st, 256 thr)": case_mha_bhsd,
          "mha_fwd_bhsd causal B8 H32 S4096 D128 (128x128, 2 st, 256 thr)": case_mha_bhsd_causal,
          "mla_decode b64 h128 kv8192 (64x64)": case_mla_decode,
