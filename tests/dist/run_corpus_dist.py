@@ -8,8 +8,9 @@ CORPUS is the corpus folder (default ../shared/corpus beside the checkout; a cop
 .corpus/ works).  Each script runs in its own folder (its sibling imports) as
 `tilescale launch -n N python3 FILE ARGS`, with small sizes through the script's own flags,
 NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TILELANG_USE_DISTRIBUTED=1, the packages of this
-checkout on PYTHONPATH and its build/libtilescale.so.  Scripts that spawn their GPU processes
-themselves (torch.multiprocessing.spawn + init_dist, TileScale's IPC examples and their
+checkout on PYTHONPATH and its build/libtilescale.so; where cuda-python is not installed, also
+python/compat, the stand-in for the few cuda-python calls the examples make.  Scripts that
+spawn their GPU processes themselves (torch.multiprocessing.spawn + init_dist, TileScale's IPC examples and their
 test_*.py) are launched with -n 1: one process per node, as TileScale runs them.  Cannon and
 SUMMA need a square number of ranks: -n 1 when N is not a square.
 
@@ -82,6 +83,11 @@ def gpu_count():
         return 0
 
 
+def has_module(name, env):
+    """Whether the python that runs the scripts can import `name` (a real third-party module)."""
+    return subprocess.run([sys.executable, "-c", "import %s" % name], env=env, capture_output=True).returncode == 0
+
+
 def ranks_for(kind, n):
     if kind == "spawn":
         return 1
@@ -94,6 +100,8 @@ def environment(args):
     env = dict(os.environ)
     py = os.path.join(ROOT, "python")
     env["PYTHONPATH"] = py + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if not has_module("cuda", env):  # cuda-python absent: the stand-in of python/compat (its README)
+        env["PYTHONPATH"] += os.pathsep + os.path.join(py, "compat")
     env.setdefault("TILESCALE_LIB", os.path.join(os.path.dirname(os.path.abspath(args.cli)),
                                                  "libtilescale.so"))
     env.update(NVSHMEM_DISABLE_NVLS="1", NCCL_NVLS_ENABLE="0", TILELANG_USE_DISTRIBUTED="1",

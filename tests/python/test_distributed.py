@@ -368,5 +368,35 @@ class TorchTest(unittest.TestCase):
             td.dtype_map["float3"]
 
 
+class CudaPythonStandIn(unittest.TestCase):
+    """python/compat/cuda: the cuda-python calls TileScale's examples make, for machines without
+    it (run in a child python whose PYTHONPATH has only python/compat)."""
+
+    def child(self, code):
+        compat = os.path.join(ROOT, "python", "compat")
+        env = dict(os.environ, PYTHONPATH=compat)
+        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout.split()
+
+    def test_names_the_examples_use(self):
+        out = self.child(
+            "import importlib.metadata as m; print(m.version('cuda-python'))\n"
+            "from cuda.bindings import driver as cuda; from cuda import cuda as old, cudart\n"
+            "print(int(cuda.CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_EQ), "
+            "int(old.CUstreamWriteValue_flags.CU_STREAM_WRITE_VALUE_DEFAULT), "
+            "int(cudart.cudaMemcpyKind.cudaMemcpyDefault), int(cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice))\n"
+            "print(all(callable(f) for f in (cuda.cuStreamWaitValue32, cuda.cuStreamWaitValue64, "
+            "old.cuStreamWriteValue32, cudart.cudaMemcpyAsync)))")
+        self.assertEqual(out, ["12.9.0+tilescale.compat", "1", "0", "4", "3", "True"])
+
+    def test_unknown_names_and_kinds_say_so(self):
+        out = self.child(
+            "from cuda import cuda, cudart\n"
+            "try:\n    cuda.cuCtxCreate\nexcept AttributeError as e:\n    print('stand-in' in str(e))\n"
+            "(err,) = cudart.cudaMemcpyAsync(0, 0, 0, 77, 0)\nprint(int(err))")
+        self.assertEqual(out, ["True", "1"])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

@@ -1,0 +1,1 @@
+"""cuda.bindings: driver and runtime of TileScale's cuda-python stand-in."""
