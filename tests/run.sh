@@ -9,6 +9,8 @@
 #      is compiled with --emit ir and compared with its golden .ir file
 #   2b. pass goldens: every tests/codegen/*.py is compiled with its `# tilescale-test:` ARGS
 #      and --dump-after its `# tilescale-dump: PASS`, and compared with its .ir file
+#   2c. stats goldens: every tests/stats/*.py is compiled with --emit stats and compared with
+#      its .json file (FLOPs and global bytes counted from the tile-level IR)
 #   3. diagnostics: every tests/diag/*.py is compiled and its stderr compared with .err
 #      (exit code 1, or its `# tilescale-exit: N` line)
 #   4. NVRTC: every example is compiled to a cubin for sm_80 and sm_90a (no GPU needed)
@@ -113,6 +115,24 @@ for f in tests/codegen/*.py; do
   if [ ! -f "$g" ] || ! cmp -s "$tmp/out.ir" "$g"; then
     if [ "${UPDATE:-0}" = 1 ]; then cp "$tmp/out.ir" "$g"; echo "updated $g"; ok
     else bad "pass golden $f: IR after $pass_name differs from $g"; diff -u "$g" "$tmp/out.ir" 2>&1 | head -30 | sed 's/^/    /'; fi
+  else
+    ok
+  fi
+done
+
+# 2c. stats goldens: --emit stats (tests/stats/X.py -> X.json)
+for f in tests/stats/*.py; do
+  [ -f "$f" ] || continue
+  args=$(test_args "$f")
+  [ -n "$args" ] || { bad "stats golden $f: needs a '# tilescale-test:' line"; continue; }
+  g="${f%.py}.json"
+  # shellcheck disable=SC2086
+  if ! "$TS" compile "$f" $args --emit stats -o "$tmp/out.json" 2>"$tmp/err"; then
+    bad "stats golden $f: compile failed"; sed 's/^/    /' "$tmp/err" | head -20; continue
+  fi
+  if [ ! -f "$g" ] || ! cmp -s "$tmp/out.json" "$g"; then
+    if [ "${UPDATE:-0}" = 1 ]; then cp "$tmp/out.json" "$g"; echo "updated $g"; ok
+    else bad "stats golden $f: stats differ from $g"; diff -u "$g" "$tmp/out.json" 2>&1 | head -30 | sed 's/^/    /'; fi
   else
     ok
   fi
