@@ -50,13 +50,21 @@ typedef struct Count {
   SrcLoc loc;         /* where */
 } Count;
 
+/* The counted quantities of a statement: per block of its kernel (per launch outside
+ * kernels), plus the work already summed over the blocks (a loop whose trip count depends
+ * on the block index, summed block by block: SUMMED + quantity). */
+enum { FLOPS, LOAD, STORE, NQUANT, SUMMED = NQUANT };
 typedef struct Tally {
-  Count flops, load, store;
+  Count q[2 * NQUANT];
 } Tally;
 
 typedef struct Walk {
   IrRangeEnv env; /* ranges of the block, thread, loop and let variables in scope */
   int breaks;     /* BREAK / CONTINUE statements seen in the loop body being walked */
+  /* the kernel being walked: its block index variables and grid; nblocks 0 when the grid is
+   * not constant */
+  IrVar *block_var[3];
+  int64_t grid[3], nblocks;
   StrBuf *rows;   /* one JSON object per kernel launch */
   int nrows;
 } Walk;
@@ -68,7 +76,8 @@ static Count exact(int64_t n) {
 }
 
 static Tally zero_tally(void) {
-  Tally t = {exact(0), exact(0), exact(0)};
+  Tally t;
+  for (int i = 0; i < 2 * NQUANT; i++) t.q[i] = exact(0);
   return t;
 }
 
@@ -107,21 +116,16 @@ static void count_either(Count *a, const Count *b, SrcLoc loc) {
 }
 
 static void tally_add(Tally *a, const Tally *b) {
-  count_add(&a->flops, &b->flops);
-  count_add(&a->load, &b->load);
-  count_add(&a->store, &b->store);
+  for (int i = 0; i < 2 * NQUANT; i++) count_add(&a->q[i], &b->q[i]);
 }
 
 static void tally_mul(Tally *a, const Count *t) {
-  count_mul(&a->flops, t);
-  count_mul(&a->load, t);
-  count_mul(&a->store, t);
+  for (int i = 0; i < 2 * NQUANT; i++) count_mul(&a->q[i], t);
 }
 
+/* Per part, the larger of the branches: their sum over the blocks is at most that. */
 static void tally_either(Tally *a, const Tally *b, SrcLoc loc) {
-  count_either(&a->flops, &b->flops, loc);
-  count_either(&a->load, &b->load, loc);
-  count_either(&a->store, &b->store, loc);
+  for (int i = 0; i < 2 * NQUANT; i++) count_either(&a->q[i], &b->q[i], loc);
 }
 
 /* A loop bound, grid dimension or tile extent: exact when constant, else its largest value
@@ -183,7 +187,7 @@ static void atomic_call_bytes(const IrExpr *e, bool conditional, Tally *t) {
       expr_bytes(a[i], conditional, t);
       continue;
     }
-    if (is_global(ld->u.load.buf)) add_bytes(i == 0 ? &t->store : &t->load, access_bytes(ld, lanes), conditional, e->loc);
+    if (is_global(ld->u.load.buf)) add_bytes(i == 0 ? &t->q[STORE] : &t->q[LOAD], access_bytes(ld, lanes), conditional, e->loc);
     exprs_bytes(ld->u.load.idx, ld->u.load.nidx, conditional, t);
   }
 }
@@ -200,8 +204,8 @@ static void call_bytes(const IrExpr *e, bool conditional, Tally *t) {
       if (!ld) break;
       if (is_global(ld->u.load.buf)) {
         const char *why = "global memory passed by address to an operation this analysis does not model";
-        worsen(&t->load, UNKNOWN, NULL, why, e->loc);
-        worsen(&t->store, UNKNOWN, NULL, why, e->loc);
+        worsen(&t->q[LOAD], UNKNOWN, NULL, why, e->loc);
+        worsen(&t->q[STORE], UNKNOWN, NULL, why, e->loc);
       }
       exprs_bytes(ld->u.load.idx, ld->u.load.nidx, conditional, t);
       return;
@@ -216,7 +220,7 @@ static void expr_bytes(const IrExpr *e, bool conditional, Tally *t) {
   if (!e) return;
   switch (e->kind) {
     case IR_LOAD:
-      if (is_global(e->u.load.buf)) add_bytes(&t->load, access_bytes(e, e->lanes), conditional, e->loc);
+      if (is_global(e->u.load.buf)) add_bytes(&t->q[LOAD], access_bytes(e, e->lanes), conditional, e->loc);
       exprs_bytes(e->u.load.idx, e->u.load.nidx, conditional, t);
       return;
     case IR_CALL: call_bytes(e, conditional, t); return;
@@ -260,7 +264,7 @@ static void region_access(const Walk *w, const IrRegion *r, bool store, Tally *t
   if (!region_inside(w, r))
     worsen(&bytes, UPPER_BOUND, NULL,
            "a tile that may reach past its tensor's edge (the part outside is not moved), counted whole", loc);
-  count_add(store ? &t->store : &t->load, &bytes);
+  count_add(store ? &t->q[STORE] : &t->q[LOAD], &bytes);
 }
 
 /* A whole global buffer read or written by a reduction. */
@@ -269,7 +273,7 @@ static void buffer_access(const IrBuffer *b, bool store, Tally *t, SrcLoc loc) {
   int64_t n = ir_buffer_numel(b);
   Count bytes = exact(n > 0 ? n * dtype_bytes(b->dtype) : 0);
   if (n < 0) worsen(&bytes, UNKNOWN, "a reduced tensor's size", "is not known at compile time", loc);
-  count_add(store ? &t->store : &t->load, &bytes);
+  count_add(store ? &t->q[STORE] : &t->q[LOAD], &bytes);
 }
 
 /* 2*M*N*K of a T.gemm: C is M x N (its region's elements), K the reduction extent of A.
@@ -311,7 +315,7 @@ static Tally tile_stmt(const Walk *w, const IrStmt *s) {
       buffer_access(s->u.reduce.dst, true, &t, s->loc);
       break;
     case IR_S_GEMM:
-      t.flops = gemm_flops(w, s);
+      t.q[FLOPS] = gemm_flops(w, s);
       region_access(w, &s->u.gemm.a, false, &t, s->loc);
       region_access(w, &s->u.gemm.b, false, &t, s->loc);
       region_access(w, &s->u.gemm.c, true, &t, s->loc);
@@ -331,6 +335,96 @@ static void push_range(Walk *w, IrVar *v, const IrExpr *min, const IrExpr *exten
     ir_range_env_add(&w->env, v, mlo, mhi + ehi - 1);
 }
 
+/* A trip count that depends on block indices is summed over at most this many of their
+ * combinations (about 0.1 s); past that it is counted at its largest. */
+#define SUM_MAX_BLOCKS ((int64_t)1 << 19)
+#define SUM_MAX_LETS 8
+
+/* The let variables (`end = T.min(...)` in the kernel) that e uses, directly or through
+ * other lets, each after the lets its value uses; false past max of them. */
+static bool collect_lets(const IrExpr *e, IrVar **lets, int *n, int max) {
+  if (!e) return true;
+  switch (e->kind) {
+    case IR_VAR: {
+      IrVar *v = e->u.var;
+      if (v->kind != IR_VAR_LET || !v->let_value) return true;
+      for (int i = 0; i < *n; i++)
+        if (lets[i] == v) return true;
+      if (!collect_lets(v->let_value, lets, n, max) || *n == max) return false;
+      lets[(*n)++] = v;
+      return true;
+    }
+    case IR_LOAD: return false; /* a loaded value is not known at compile time */
+    case IR_CALL:
+      for (int i = 0; i < e->u.call.nargs; i++)
+        if (!collect_lets(e->u.call.args[i], lets, n, max)) return false;
+      return true;
+    default:
+      for (int i = 0; i < ir_expr_nops[e->kind]; i++)
+        if (!collect_lets(e->u.ops[i], lets, n, max)) return false;
+      return true;
+  }
+}
+
+/* Whether block index i is used by e or by one of the lets. */
+static bool uses_block(const Walk *w, int i, const IrExpr *e, IrVar *const *lets, int nlets) {
+  if (!w->block_var[i]) return false;
+  bool used = ir_expr_uses_var(e, w->block_var[i]);
+  for (int k = 0; k < nlets && !used; k++) used = ir_expr_uses_var(lets[k]->let_value, w->block_var[i]);
+  return used;
+}
+
+/* The sum over the kernel's blocks of a trip count that depends on the block indices alone,
+ * maybe through lets (a causal mask: T.ceildiv((bx + 1) * block_M, block_N)): enumerated over
+ * the block indices it uses, times the extent of the others.  False when it uses any other
+ * variable, or the grid is not constant or too large. */
+static bool summed_trips(const Walk *w, const IrExpr *extent, int64_t *sum) {
+  IrVar *vars[3 + SUM_MAX_LETS], *lets[SUM_MAX_LETS];
+  int64_t vals[3 + SUM_MAX_LETS], dims[3], blocks = 1, others = 1;
+  int nb = 0, nlets = 0;
+  if (w->nblocks <= 0 || !collect_lets(extent, lets, &nlets, SUM_MAX_LETS)) return false;
+  for (int i = 0; i < 3; i++) {
+    if (uses_block(w, i, extent, lets, nlets)) {
+      dims[nb] = w->grid[i];
+      vars[nb++] = w->block_var[i];
+      blocks *= w->grid[i];
+    } else {
+      others *= w->grid[i];
+    }
+  }
+  if (blocks > SUM_MAX_BLOCKS) return false;
+  for (int i = 0; i < nlets; i++) vars[nb + i] = lets[i];
+  *sum = 0;
+  for (int64_t b = 0; b < blocks; b++) {
+    int64_t rest = b, n;
+    for (int i = 0; i < nb; i++) { /* combination b of the used block indices */
+      vals[i] = rest % dims[i];
+      rest /= dims[i];
+    }
+    for (int i = 0; i < nlets; i++) /* each let from the block indices and the lets before it */
+      if (!ir_eval_int(lets[i]->let_value, vars, vals, nb + i, &vals[nb + i])) return false;
+    if (!ir_eval_int(extent, vars, vals, nb + nlets, &n) || __builtin_add_overflow(*sum, n > 0 ? n : 0, sum))
+      return false;
+  }
+  return !__builtin_mul_overflow(*sum, others, sum);
+}
+
+static bool has_summed(const Tally *t) {
+  for (int i = SUMMED; i < SUMMED + NQUANT; i++)
+    if (t->q[i].n != 0 || t->q[i].how != EXACT) return true;
+  return false;
+}
+
+/* body runs `sum` times over all the blocks together: its per-block work becomes summed work. */
+static void sum_over_blocks(Tally *body, int64_t sum) {
+  Count times = exact(sum);
+  for (int i = 0; i < NQUANT; i++) {
+    body->q[SUMMED + i] = body->q[i];
+    count_mul(&body->q[SUMMED + i], &times);
+    body->q[i] = exact(0);
+  }
+}
+
 static Tally walk_for(Walk *w, const IrStmt *s) {
   Tally t = zero_tally();
   expr_bytes(s->u.loop.min, false, &t);
@@ -340,12 +434,17 @@ static Tally walk_for(Walk *w, const IrStmt *s) {
   push_range(w, s->u.loop.var, s->u.loop.min, s->u.loop.extent);
   w->breaks = 0;
   Tally body = walk_stmt(w, s->u.loop.body);
-  if (w->breaks)
-    worsen(&trips, UPPER_BOUND, NULL, "a loop whose iterations may end early (break / continue), counted whole",
-           s->loc);
+  bool breaks = w->breaks > 0;
   w->breaks = saved_breaks;
   w->env.n = saved_env;
-  tally_mul(&body, &trips);
+  if (breaks)
+    worsen(&trips, UPPER_BOUND, NULL, "a loop whose iterations may end early (break / continue), counted whole",
+           s->loc);
+  int64_t sum;
+  if (!breaks && trips.how != EXACT && !has_summed(&body) && summed_trips(w, s->u.loop.extent, &sum))
+    sum_over_blocks(&body, sum);
+  else
+    tally_mul(&body, &trips);
   tally_add(&t, &body);
   return t;
 }
@@ -410,8 +509,8 @@ static void print_count(StrBuf *out, const Count *c) {
 }
 
 static Count bytes_of(const Tally *t) {
-  Count b = t->load;
-  count_add(&b, &t->store);
+  Count b = t->q[LOAD];
+  count_add(&b, &t->q[STORE]);
   return b;
 }
 
@@ -427,14 +526,16 @@ static void kernel_row(Walk *w, const IrKernel *k, const Tally *t) {
       sb_append(o, i ? ", null" : "null");
   }
   sb_printf(o, "], \"threads\": [%d, %d, %d], \"flops\": ", k->threads[0], k->threads[1], k->threads[2]);
-  print_count(o, &t->flops);
-  sb_printf(o, ", \"flops_status\": \"%s\", \"global_load_bytes\": ", exactness_names[t->flops.how]);
-  print_count(o, &t->load);
+  print_count(o, &t->q[FLOPS]);
+  sb_printf(o, ", \"flops_status\": \"%s\", \"global_load_bytes\": ", exactness_names[t->q[FLOPS].how]);
+  print_count(o, &t->q[LOAD]);
   sb_append(o, ", \"global_store_bytes\": ");
-  print_count(o, &t->store);
+  print_count(o, &t->q[STORE]);
   sb_printf(o, ", \"bytes_status\": \"%s\"}", exactness_names[bytes_of(t).how]);
 }
 
+/* The kernel's launch: its blocks' work (per-block counts times the blocks, plus the work
+ * summed block by block), one row of the "kernels" list. */
 static Tally walk_kernel(Walk *w, const IrStmt *s) {
   const IrKernel *k = &s->u.kernel;
   int saved_env = w->env.n;
@@ -442,12 +543,20 @@ static Tally walk_kernel(Walk *w, const IrStmt *s) {
   for (int i = 0; i < 3; i++) {
     Count g = bound_count(w, k->grid[i], "a grid dimension", s->loc);
     count_mul(&blocks, &g);
+    w->block_var[i] = k->block_var[i];
+    w->grid[i] = g.n;
     if (g.how == EXACT && k->block_var[i]) ir_range_env_add(&w->env, k->block_var[i], 0, g.n - 1);
     if (k->thread_var[i] && k->threads[i] > 0) ir_range_env_add(&w->env, k->thread_var[i], 0, k->threads[i] - 1);
   }
-  Tally t = walk_stmt(w, k->body);
-  tally_mul(&t, &blocks);
+  w->nblocks = blocks.how == EXACT ? blocks.n : 0;
+  Tally body = walk_stmt(w, k->body), t = zero_tally();
+  for (int i = 0; i < NQUANT; i++) {
+    t.q[i] = body.q[i];
+    count_mul(&t.q[i], &blocks);
+    count_add(&t.q[i], &body.q[SUMMED + i]);
+  }
   kernel_row(w, k, &t);
+  w->nblocks = 0;
   w->env.n = saved_env;
   return t;
 }
@@ -473,7 +582,7 @@ static Tally walk_stmt(Walk *w, const IrStmt *s) {
       expr_bytes(s->u.store.value, false, &t);
       if (is_global(s->u.store.buf)) {
         int64_t lanes = s->u.store.lanes > 1 ? s->u.store.lanes : 1;
-        add_bytes(&t.store, (int64_t)dtype_bytes(s->u.store.buf->dtype) * lanes, false, s->loc);
+        add_bytes(&t.q[STORE], (int64_t)dtype_bytes(s->u.store.buf->dtype) * lanes, false, s->loc);
       }
       return t;
     case IR_S_ALLOC: expr_bytes(s->u.alloc.buf->init, false, &t); return t;
@@ -523,15 +632,15 @@ void ir_func_stats(const IrFunc *f, StrBuf *out) {
   json_string(out, f->name);
   sb_printf(out, ",\n  \"kernels\": [%s%s%s],\n  \"total_flops\": ", w.nrows ? "\n" : "", sb_str(&rows),
             w.nrows ? "\n  " : "");
-  print_count(out, &t.flops);
-  sb_printf(out, ",\n  \"flops_status\": \"%s\",\n  \"total_global_load_bytes\": ", exactness_names[t.flops.how]);
-  print_count(out, &t.load);
+  print_count(out, &t.q[FLOPS]);
+  sb_printf(out, ",\n  \"flops_status\": \"%s\",\n  \"total_global_load_bytes\": ", exactness_names[t.q[FLOPS].how]);
+  print_count(out, &t.q[LOAD]);
   sb_append(out, ",\n  \"total_global_store_bytes\": ");
-  print_count(out, &t.store);
+  print_count(out, &t.q[STORE]);
   sb_append(out, ",\n  \"total_global_bytes\": ");
   print_count(out, &bytes);
   sb_printf(out, ",\n  \"bytes_status\": \"%s\"", exactness_names[bytes.how]);
-  print_note(out, "flops_note", &t.flops);
+  print_note(out, "flops_note", &t.q[FLOPS]);
   print_note(out, "bytes_note", &bytes);
   sb_append(out, "\n}\n");
   sb_free(&rows);

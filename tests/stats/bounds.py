@@ -1,7 +1,8 @@
-# --emit stats upper bounds: a loop whose trip count grows with the block index (a causal
-# mask: counted at its largest, bx + 1 <= 4), and element accesses under a condition on a
-# scalar parameter.  The FLOPs are 4 blocks * 4 steps * 2*64*64*64 at most; a branch on the
-# thread index runs both arms (in different threads) and stays exact.
+# --emit stats of loops whose trip counts are not constants.  A sliding causal window (steps
+# max(0, bx - 1) .. bx in block bx, bounds through lets) depends on the block index alone:
+# summed block by block, the FLOPs stay exact, (1 + 2 + 2 + 2) * 2*64*64*64.  A triangular loop (i + 1 steps inside a loop over i) is
+# counted at its largest (an upper bound), and so are element stores under a condition on a
+# scalar parameter; a branch on the thread index runs both arms (in different threads).
 # tilescale-test: -k causal -D N=256
 import tilelang
 import tilelang.language as T
@@ -20,9 +21,14 @@ def causal(N, block=64, dtype="float16"):
             S = T.alloc_fragment((block, block), "float32")
             T.copy(Q[bx * block, 0], Q_shared)
             T.clear(S)
-            for k in T.serial(bx + 1):
+            end = T.min(N // block, bx + 1)
+            start = T.max(0, bx - 1)
+            for k in T.serial(start, end):
                 T.copy(Kt[0, k * block], K_shared)
                 T.gemm(Q_shared, K_shared, S)
+            for i in T.serial(2):
+                for j in T.serial(i + 1):
+                    T.copy(Q[bx * block, 0], Q_shared)
             if tx < 64:
                 O[bx * block, 0] = T.float16(1)
             else:
