@@ -43,11 +43,11 @@ static const char *const exactness_names[] = {"exact", "upper_bound", "unknown"}
 
 /* One counted quantity. */
 typedef struct Count {
-  int64_t n;          /* the count (the bound when UPPER_BOUND); 0 when UNKNOWN */
+  int64_t n; /* the count (the bound when UPPER_BOUND); 0 when UNKNOWN */
   Exactness how;
-  const char *what;   /* what made it inexact ("a loop bound"), may be NULL */
-  const char *why;    /* why (static text); NULL while exact */
-  SrcLoc loc;         /* where */
+  const char *what; /* what made it inexact ("a loop bound"), may be NULL */
+  const char *why;  /* why (static text); NULL while exact */
+  SrcLoc loc;       /* where */
 } Count;
 
 /* The counted quantities of a statement: per block of its kernel (per launch outside
@@ -65,7 +65,7 @@ typedef struct Walk {
    * not constant */
   IrVar *block_var[3];
   int64_t grid[3], nblocks;
-  StrBuf *rows;   /* one JSON object per kernel launch */
+  StrBuf *rows; /* one JSON object per kernel launch */
   int nrows;
 } Walk;
 
@@ -91,7 +91,9 @@ static void worsen(Count *c, Exactness how, const char *what, const char *why, S
   if (how == UNKNOWN) c->n = 0;
 }
 
-static void worsen_by(Count *c, const Count *by) { worsen(c, by->how, by->what, by->why, by->loc); }
+static void worsen_by(Count *c, const Count *by) {
+  worsen(c, by->how, by->what, by->why, by->loc);
+}
 
 static void count_add(Count *a, const Count *b) {
   worsen_by(a, b);
@@ -138,14 +140,16 @@ static Count bound_count(const Walk *w, const IrExpr *e, const char *what, SrcLo
     c.n = hi > 0 ? hi : 0;
     worsen(&c, UPPER_BOUND, what, "varies between blocks or iterations: counted at its largest", loc);
   } else {
-    worsen(&c, UNKNOWN, what, "is not known at compile time (a dynamic size, a scalar parameter or a loaded value)",
-           loc);
+    worsen(&c, UNKNOWN, what,
+           "is not known at compile time (a dynamic size, a scalar parameter or a loaded value)", loc);
   }
   return c;
 }
 
 /* ---- element accesses in expressions -------------------------------------------------- */
-static bool is_global(const IrBuffer *b) { return b && b->scope == IR_SCOPE_GLOBAL; }
+static bool is_global(const IrBuffer *b) {
+  return b && b->scope == IR_SCOPE_GLOBAL;
+}
 
 static int64_t access_bytes(const IrExpr *load, int64_t lanes) {
   return (int64_t)dtype_bytes(load->u.load.buf->dtype) * (lanes > 1 ? lanes : 1);
@@ -155,7 +159,8 @@ static int64_t access_bytes(const IrExpr *load, int64_t lanes) {
 static void add_bytes(Count *c, int64_t n, bool conditional, SrcLoc loc) {
   Count b = exact(n);
   if (conditional)
-    worsen(&b, UPPER_BOUND, NULL, "an access in a conditional expression, counted as if it always happens", loc);
+    worsen(&b, UPPER_BOUND, NULL, "an access in a conditional expression, counted as if it always happens",
+           loc);
   count_add(c, &b);
 }
 
@@ -187,14 +192,18 @@ static void atomic_call_bytes(const IrExpr *e, bool conditional, Tally *t) {
       expr_bytes(a[i], conditional, t);
       continue;
     }
-    if (is_global(ld->u.load.buf)) add_bytes(i == 0 ? &t->q[STORE] : &t->q[LOAD], access_bytes(ld, lanes), conditional, e->loc);
+    if (is_global(ld->u.load.buf))
+      add_bytes(i == 0 ? &t->q[STORE] : &t->q[LOAD], access_bytes(ld, lanes), conditional, e->loc);
     exprs_bytes(ld->u.load.idx, ld->u.load.nidx, conditional, t);
   }
 }
 
 static void call_bytes(const IrExpr *e, bool conditional, Tally *t) {
   switch (e->u.call.op) {
-    case IRI_ATOMIC_ADD: case IRI_ATOMIC_MAX: case IRI_ATOMIC_MIN: case IRI_ATOMIC_ADD_X:
+    case IRI_ATOMIC_ADD:
+    case IRI_ATOMIC_MAX:
+    case IRI_ATOMIC_MIN:
+    case IRI_ATOMIC_ADD_X:
       atomic_call_bytes(e, conditional, t);
       return;
     case IRI_ADDRESS_OF: {
@@ -210,7 +219,8 @@ static void call_bytes(const IrExpr *e, bool conditional, Tally *t) {
       exprs_bytes(ld->u.load.idx, ld->u.load.nidx, conditional, t);
       return;
     }
-    default: break;
+    default:
+      break;
   }
   exprs_bytes(e->u.call.args, e->u.call.nargs, conditional, t);
 }
@@ -223,13 +233,17 @@ static void expr_bytes(const IrExpr *e, bool conditional, Tally *t) {
       if (is_global(e->u.load.buf)) add_bytes(&t->q[LOAD], access_bytes(e, e->lanes), conditional, e->loc);
       exprs_bytes(e->u.load.idx, e->u.load.nidx, conditional, t);
       return;
-    case IR_CALL: call_bytes(e, conditional, t); return;
-    case IR_SELECT: case IR_IF_THEN_ELSE: /* the arms are conditional */
+    case IR_CALL:
+      call_bytes(e, conditional, t);
+      return;
+    case IR_SELECT:
+    case IR_IF_THEN_ELSE: /* the arms are conditional */
       expr_bytes(e->u.ops[0], conditional, t);
       expr_bytes(e->u.ops[1], true, t);
       expr_bytes(e->u.ops[2], true, t);
       return;
-    case IR_AND: case IR_OR: /* short-circuit: the right operand is conditional */
+    case IR_AND:
+    case IR_OR: /* short-circuit: the right operand is conditional */
       expr_bytes(e->u.ops[0], conditional, t);
       expr_bytes(e->u.ops[1], true, t);
       return;
@@ -263,7 +277,8 @@ static void region_access(const Walk *w, const IrRegion *r, bool store, Tally *t
   }
   if (!region_inside(w, r))
     worsen(&bytes, UPPER_BOUND, NULL,
-           "a tile that may reach past its tensor's edge (the part outside is not moved), counted whole", loc);
+           "a tile that may reach past its tensor's edge (the part outside is not moved), counted whole",
+           loc);
   count_add(store ? &t->q[STORE] : &t->q[LOAD], &bytes);
 }
 
@@ -286,7 +301,8 @@ static Count gemm_flops(const Walk *w, const IrStmt *s) {
     Count e = bound_count(w, c->extent[d], "a T.gemm extent", s->loc);
     count_mul(&f, &e);
   }
-  Count k = bound_count(w, a->extent[s->u.gemm.trans_a ? a->ndim - 2 : a->ndim - 1], "a T.gemm extent", s->loc);
+  Count k =
+      bound_count(w, a->extent[s->u.gemm.trans_a ? a->ndim - 2 : a->ndim - 1], "a T.gemm extent", s->loc);
   count_mul(&f, &k);
   return f;
 }
@@ -320,7 +336,8 @@ static Tally tile_stmt(const Walk *w, const IrStmt *s) {
       region_access(w, &s->u.gemm.b, false, &t, s->loc);
       region_access(w, &s->u.gemm.c, true, &t, s->loc);
       break;
-    default: ts_unreachable();
+    default:
+      ts_unreachable();
   }
   return t;
 }
@@ -354,7 +371,8 @@ static bool collect_lets(const IrExpr *e, IrVar **lets, int *n, int max) {
       lets[(*n)++] = v;
       return true;
     }
-    case IR_LOAD: return false; /* a loaded value is not known at compile time */
+    case IR_LOAD:
+      return false; /* a loaded value is not known at compile time */
     case IR_CALL:
       for (int i = 0; i < e->u.call.nargs; i++)
         if (!collect_lets(e->u.call.args[i], lets, n, max)) return false;
@@ -438,8 +456,8 @@ static Tally walk_for(Walk *w, const IrStmt *s) {
   w->breaks = saved_breaks;
   w->env.n = saved_env;
   if (breaks)
-    worsen(&trips, UPPER_BOUND, NULL, "a loop whose iterations may end early (break / continue), counted whole",
-           s->loc);
+    worsen(&trips, UPPER_BOUND, NULL,
+           "a loop whose iterations may end early (break / continue), counted whole", s->loc);
   int64_t sum;
   if (!breaks && trips.how != EXACT && !has_summed(&body) && summed_trips(w, s->u.loop.extent, &sum))
     sum_over_blocks(&body, sum);
@@ -467,8 +485,11 @@ static Tally walk_while(Walk *w, const IrStmt *s) {
 static bool thread_only(const IrExpr *e) {
   if (!e) return true;
   switch (e->kind) {
-    case IR_VAR: return e->u.var->kind == IR_VAR_THREAD_IDX;
-    case IR_LOAD: case IR_CALL: return false;
+    case IR_VAR:
+      return e->u.var->kind == IR_VAR_THREAD_IDX;
+    case IR_LOAD:
+    case IR_CALL:
+      return false;
     default:
       for (int i = 0; i < ir_expr_nops[e->kind]; i++)
         if (!thread_only(e->u.ops[i])) return false;
@@ -546,7 +567,8 @@ static Tally walk_kernel(Walk *w, const IrStmt *s) {
     w->block_var[i] = k->block_var[i];
     w->grid[i] = g.n;
     if (g.how == EXACT && k->block_var[i]) ir_range_env_add(&w->env, k->block_var[i], 0, g.n - 1);
-    if (k->thread_var[i] && k->threads[i] > 0) ir_range_env_add(&w->env, k->thread_var[i], 0, k->threads[i] - 1);
+    if (k->thread_var[i] && k->threads[i] > 0)
+      ir_range_env_add(&w->env, k->thread_var[i], 0, k->threads[i] - 1);
   }
   w->nblocks = blocks.how == EXACT ? blocks.n : 0;
   Tally body = walk_stmt(w, k->body), t = zero_tally();
@@ -565,12 +587,22 @@ static Tally walk_stmt(Walk *w, const IrStmt *s) {
   Tally t = zero_tally();
   if (!s) return t;
   switch (s->kind) {
-    case IR_S_SEQ: return walk_seq(w, s);
-    case IR_S_FOR: return walk_for(w, s);
-    case IR_S_WHILE: return walk_while(w, s);
-    case IR_S_IF: return walk_if(w, s);
-    case IR_S_KERNEL: return walk_kernel(w, s);
-    case IR_S_COPY: case IR_S_FILL: case IR_S_ATOMIC: case IR_S_REDUCE: case IR_S_GEMM: return tile_stmt(w, s);
+    case IR_S_SEQ:
+      return walk_seq(w, s);
+    case IR_S_FOR:
+      return walk_for(w, s);
+    case IR_S_WHILE:
+      return walk_while(w, s);
+    case IR_S_IF:
+      return walk_if(w, s);
+    case IR_S_KERNEL:
+      return walk_kernel(w, s);
+    case IR_S_COPY:
+    case IR_S_FILL:
+    case IR_S_ATOMIC:
+    case IR_S_REDUCE:
+    case IR_S_GEMM:
+      return tile_stmt(w, s);
     case IR_S_LET: {
       int64_t lo, hi;
       expr_bytes(s->u.let.value, false, &t);
@@ -585,12 +617,24 @@ static Tally walk_stmt(Walk *w, const IrStmt *s) {
         add_bytes(&t.q[STORE], (int64_t)dtype_bytes(s->u.store.buf->dtype) * lanes, false, s->loc);
       }
       return t;
-    case IR_S_ALLOC: expr_bytes(s->u.alloc.buf->init, false, &t); return t;
-    case IR_S_EVAL: expr_bytes(s->u.eval.value, false, &t); return t;
-    case IR_S_ASSERT: expr_bytes(s->u.assert_.cond, false, &t); return t;
-    case IR_S_BREAK: case IR_S_CONTINUE: w->breaks++; return t;
-    case IR_S_RETURN: case IR_S_UNSUPPORTED: return t;
-    case IR_STMT_KIND_COUNT: break;
+    case IR_S_ALLOC:
+      expr_bytes(s->u.alloc.buf->init, false, &t);
+      return t;
+    case IR_S_EVAL:
+      expr_bytes(s->u.eval.value, false, &t);
+      return t;
+    case IR_S_ASSERT:
+      expr_bytes(s->u.assert_.cond, false, &t);
+      return t;
+    case IR_S_BREAK:
+    case IR_S_CONTINUE:
+      w->breaks++;
+      return t;
+    case IR_S_RETURN:
+    case IR_S_UNSUPPORTED:
+      return t;
+    case IR_STMT_KIND_COUNT:
+      break;
   }
   ts_unreachable();
   return t;
@@ -633,7 +677,8 @@ void ir_func_stats(const IrFunc *f, StrBuf *out) {
   sb_printf(out, ",\n  \"kernels\": [%s%s%s],\n  \"total_flops\": ", w.nrows ? "\n" : "", sb_str(&rows),
             w.nrows ? "\n  " : "");
   print_count(out, &t.q[FLOPS]);
-  sb_printf(out, ",\n  \"flops_status\": \"%s\",\n  \"total_global_load_bytes\": ", exactness_names[t.q[FLOPS].how]);
+  sb_printf(out, ",\n  \"flops_status\": \"%s\",\n  \"total_global_load_bytes\": ",
+            exactness_names[t.q[FLOPS].how]);
   print_count(out, &t.q[LOAD]);
   sb_append(out, ",\n  \"total_global_store_bytes\": ");
   print_count(out, &t.q[STORE]);
