@@ -540,8 +540,8 @@ static void kernel_row(Walk *w, const IrKernel *k, const Tally *t) {
   StrBuf *o = w->rows;
   sb_append(o, w->nrows++ ? ",\n    {\"grid\": [" : "    {\"grid\": [");
   for (int i = 0; i < 3; i++) {
-    int64_t g;
-    if (ir_is_const_int(k->grid[i], &g))
+    int64_t g = 1; /* an unused dimension */
+    if (!k->grid[i] || ir_is_const_int(k->grid[i], &g))
       sb_printf(o, "%s%lld", i ? ", " : "", (long long)g);
     else
       sb_append(o, i ? ", null" : "null");
@@ -562,7 +562,7 @@ static Tally walk_kernel(Walk *w, const IrStmt *s) {
   int saved_env = w->env.n;
   Count blocks = exact(1);
   for (int i = 0; i < 3; i++) {
-    Count g = bound_count(w, k->grid[i], "a grid dimension", s->loc);
+    Count g = k->grid[i] ? bound_count(w, k->grid[i], "a grid dimension", s->loc) : exact(1);
     count_mul(&blocks, &g);
     w->block_var[i] = k->block_var[i];
     w->grid[i] = g.n;
