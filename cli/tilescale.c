@@ -68,7 +68,7 @@ static const char main_usage[] =
     "            3 `run --check` failed, 4 no usable GPU or CUDA driver (`run` only)\n";
 
 static const char compile_usage[] =
-    "usage: tilescale compile FILE [-k FUNC] [-D NAME=VALUE]... [--emit ir|cuda|ptx|cubin]\n"
+    "usage: tilescale compile FILE [-k FUNC] [-D NAME=VALUE]... [--emit ir|cuda|ptx|cubin|stats]\n"
     "                         [-o OUT] [--arch ARCH] [--compiler nvrtc|nvcc]\n"
     "                         [--dump-after PASS] [--debug] [--no-cache] [-v]\n"
     "\n"
@@ -86,6 +86,11 @@ static const char compile_usage[] =
     "                         cuda   the generated CUDA C++ source (no CUDA compiler runs)\n"
     "                         ptx    the PTX (NVRTC only)\n"
     "                         cubin  the device binary (needs -o, or a stdout that is not a terminal)\n"
+    "                         stats  the work counted from the tile-level IR, as JSON: per kernel and\n"
+    "                                in total, the FLOPs of its T.gemm statements (2*M*N*K each) and\n"
+    "                                the bytes read and written in global memory, times loop trip\n"
+    "                                counts and blocks; each total \"exact\", \"upper_bound\" or\n"
+    "                                \"unknown\" (null, with a note why).  No CUDA compiler runs\n"
     "  -o OUT               write the output to OUT instead of stdout ('-' = stdout); OUT is\n"
     "                       replaced only once the output is complete (never left truncated),\n"
     "                       and may not be FILE itself\n"
@@ -276,8 +281,10 @@ static int parse_options(int argc, char **argv, int is_run, Options *o) {
         o->emit = TS_EMIT_PTX;
       else if (v && !strcmp(v, "cubin"))
         o->emit = TS_EMIT_CUBIN;
+      else if (v && !strcmp(v, "stats"))
+        o->emit = TS_EMIT_STATS;
       else {
-        usage_error(usage, "--emit takes ir, cuda, ptx or cubin (got '%s')", v ? v : "");
+        usage_error(usage, "--emit takes ir, cuda, ptx, cubin or stats (got '%s')", v ? v : "");
         return EXIT_USAGE;
       }
     } else if (!is_run && is_opt(a, "--arch")) {
@@ -565,7 +572,7 @@ static int cmd_compile(int argc, char **argv) {
   copt.size = sizeof copt;
   copt.arch = o.arch;
   copt.compiler = o.compiler;
-  copt.no_jit = o.emit == TS_EMIT_IR || o.emit == TS_EMIT_CUDA;
+  copt.no_jit = o.emit == TS_EMIT_IR || o.emit == TS_EMIT_CUDA || o.emit == TS_EMIT_STATS;
   copt.dump_after = o.dump_after;
   copt.debug = o.debug;
 
@@ -590,7 +597,10 @@ static int cmd_compile(int argc, char **argv) {
       const char *text = ts_kernel_text(k, o.emit);
       if (!text) {
         fprintf(stderr, "tilescale: the compiler produced no %s output\n",
-                o.emit == TS_EMIT_IR ? "IR" : o.emit == TS_EMIT_CUDA ? "CUDA" : "PTX");
+                o.emit == TS_EMIT_IR     ? "IR"
+                : o.emit == TS_EMIT_CUDA ? "CUDA"
+                : o.emit == TS_EMIT_PTX  ? "PTX"
+                                         : "stats");
         rc = EXIT_ERROR;
       } else {
         rc = write_output(o.out_path, text, strlen(text));

@@ -109,7 +109,12 @@ typedef struct ts_param { /* -D name=value; value in Python syntax: 1024, 0.5, T
   const char *value;
 } ts_param;
 
-typedef enum ts_emit { TS_EMIT_IR, TS_EMIT_CUDA, TS_EMIT_PTX, TS_EMIT_CUBIN } ts_emit;
+/* TS_EMIT_STATS: the work the function does, counted from its tile-level IR (a JSON object:
+ * per kernel launch and in total, the FLOPs of its T.gemm statements (2*M*N*K each) and the
+ * bytes it reads and writes in global memory, times loop trip counts and blocks; each total
+ * "exact", "upper_bound" or "unknown" (then null, with a note saying why).  No new function:
+ * read it with ts_kernel_text. */
+typedef enum ts_emit { TS_EMIT_IR, TS_EMIT_CUDA, TS_EMIT_PTX, TS_EMIT_CUBIN, TS_EMIT_STATS } ts_emit;
 typedef enum ts_compiler_kind { TS_COMPILER_NVRTC = 0, TS_COMPILER_NVCC = 1 } ts_compiler_kind;
 
 typedef struct ts_compile_options {
@@ -132,8 +137,8 @@ TS_API ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_
                             const ts_compile_options *opt, ts_kernel **out);
 TS_API void ts_kernel_destroy(ts_kernel *k);
 
-/* Artifacts (valid while the kernel lives).  ts_kernel_text: IR (after the pipeline, or the
- * dumps requested), CUDA source, PTX (NVRTC only) or NULL when not produced. */
+/* Artifacts (valid while the kernel lives).  ts_kernel_text: IR (the front end's, or the
+ * dumps requested), CUDA source, PTX (NVRTC only), the stats JSON, or NULL when not produced. */
 TS_API const char *ts_kernel_text(const ts_kernel *k, ts_emit what);
 TS_API ts_status ts_kernel_binary(const ts_kernel *k, const void **data, size_t *size); /* cubin */
 TS_API int ts_kernel_from_cache(const ts_kernel *k); /* 1 when the binary came from the disk cache */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh — the CPU test suite behind `make test` (and CI).  Runs, in order:
 #   1. unit tests (build/test_unit); 1b. the Python binding (tests/python/test_binding.py),
-#      the tilelang package over it (tests/python/test_tilelang.py), TileScale's host API
+#      the tilelang package over it (tests/python/test_tilelang.py; tilelang.tools.Analyzer:
+#      test_analyzer.py), TileScale's host API
 #      (test_distributed.py: launcher environments, a host-only group of two), the C call path
 #      (tests/python/test_fastcall.py), the wheel (test_wheel.py: pip wheel, install into a
 #      temporary target, import) and `make install` with pkg-config (test_make_install.py)
@@ -9,6 +10,8 @@
 #      is compiled with --emit ir and compared with its golden .ir file
 #   2b. pass goldens: every tests/codegen/*.py is compiled with its `# tilescale-test:` ARGS
 #      and --dump-after its `# tilescale-dump: PASS`, and compared with its .ir file
+#   2c. stats goldens: every tests/stats/*.py is compiled with --emit stats and compared with
+#      its .json file (FLOPs and global bytes counted from the tile-level IR)
 #   3. diagnostics: every tests/diag/*.py is compiled and its stderr compared with .err
 #      (exit code 1, or its `# tilescale-exit: N` line)
 #   4. NVRTC: every example is compiled to a cubin for sm_80 and sm_90a (no GPU needed)
@@ -60,7 +63,7 @@ if ! command -v python3 >/dev/null 2>&1; then
 elif readelf -d "$py_lib" 2>/dev/null | grep -q 'lib[a-z]*san\.so'; then
   echo "skip python binding: $py_lib is a sanitizer build"
 else
-  for t in test_binding test_tilelang test_distributed test_fastcall test_wheel test_make_install; do
+  for t in test_binding test_tilelang test_analyzer test_distributed test_fastcall test_wheel test_make_install; do
     if TILESCALE_LIB="$py_lib" python3 "tests/python/$t.py" >"$tmp/py.out" 2>&1; then
       ok
     else
@@ -113,6 +116,24 @@ for f in tests/codegen/*.py; do
   if [ ! -f "$g" ] || ! cmp -s "$tmp/out.ir" "$g"; then
     if [ "${UPDATE:-0}" = 1 ]; then cp "$tmp/out.ir" "$g"; echo "updated $g"; ok
     else bad "pass golden $f: IR after $pass_name differs from $g"; diff -u "$g" "$tmp/out.ir" 2>&1 | head -30 | sed 's/^/    /'; fi
+  else
+    ok
+  fi
+done
+
+# 2c. stats goldens: --emit stats (tests/stats/X.py -> X.json)
+for f in tests/stats/*.py; do
+  [ -f "$f" ] || continue
+  args=$(test_args "$f")
+  [ -n "$args" ] || { bad "stats golden $f: needs a '# tilescale-test:' line"; continue; }
+  g="${f%.py}.json"
+  # shellcheck disable=SC2086
+  if ! "$TS" compile "$f" $args --emit stats -o "$tmp/out.json" 2>"$tmp/err"; then
+    bad "stats golden $f: compile failed"; sed 's/^/    /' "$tmp/err" | head -20; continue
+  fi
+  if [ ! -f "$g" ] || ! cmp -s "$tmp/out.json" "$g"; then
+    if [ "${UPDATE:-0}" = 1 ]; then cp "$tmp/out.json" "$g"; echo "updated $g"; ok
+    else bad "stats golden $f: stats differ from $g"; diff -u "$g" "$tmp/out.json" 2>&1 | head -30 | sed 's/^/    /'; fi
   else
     ok
   fi

@@ -18,6 +18,7 @@ Python one (Kernel._call_py) otherwise; both launch through ts_kernel_launch, wh
 every argument."""
 import ast
 import ctypes
+import json
 import operator
 import os
 import sys
@@ -356,6 +357,16 @@ class Kernel(_callpath.Launcher):
     source = property(lambda self: _text(_c.ts_kernel_text(self._h, _lib.TS_EMIT_CUDA)))
     ir = property(lambda self: _text(_c.ts_kernel_text(self._h, _lib.TS_EMIT_IR)))
     ptx = property(lambda self: _text(_c.ts_kernel_text(self._h, _lib.TS_EMIT_PTX)))
+    # `--emit stats`: FLOPs of the T.gemm statements and global bytes, counted by the library
+    # from the tile-level IR (JSON text; `stats` parses it)
+    stats_json = property(lambda self: _text(_c.ts_kernel_text(self._h, _lib.TS_EMIT_STATS)))
+
+    @property
+    def stats(self):
+        """The stats JSON as a dict: total_flops, total_global_bytes (None when unknown),
+        flops_status / bytes_status ("exact", "upper_bound", "unknown"), per-kernel rows."""
+        text = self.stats_json
+        return None if text is None else json.loads(text)
     from_cache = property(lambda self: bool(_c.ts_kernel_from_cache(self._h)))
 
     @property

@@ -6,6 +6,7 @@
 
 #include "../front/front.h"
 #include "../front/lex.h"
+#include "../ir/stats.h"
 #include "../pass/pipeline.h"
 
 _Static_assert(DRV_MAX_SOURCE_BYTES == LEX_MAX_SOURCE_BYTES, "driver.h and lex.h disagree on the file limit");
@@ -17,12 +18,14 @@ int drv_functions(const AstNode *module, const char **names, int max) {
 }
 
 bool drv_compile(TsCompiler *c, const AstNode *module, const char *func, const ts_param *params, int nparams,
-                 StrBuf *ir_text, IrFunc **f_out, CgOutput *cg) {
+                 StrBuf *ir_text, StrBuf *stats_text, IrFunc **f_out, CgOutput *cg) {
   memset(cg, 0, sizeof *cg);
   *f_out = NULL;
   IrFunc *f = front_compile(c, module, func, params, nparams);
   if (c->diag.errors > 0 || !f) return false;
   ir_print_func(ir_text, f);
+  /* counted on the tile-level IR, before the passes split tile statements over threads */
+  ir_func_stats(f, stats_text);
   if (!pass_pipeline(c, f) || c->diag.errors > 0) return false;
   if (!cg_cuda(c, f, cg) || c->diag.errors > 0) return false;
   *f_out = f;

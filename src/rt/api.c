@@ -622,7 +622,7 @@ static ts_status kernel_compile(ts_program *prog, const char *func, const ts_par
 
   IrFunc *f = NULL;
   CgOutput cg;
-  if (!drv_compile(c, prog->module, func, params, nparams, &k->ir_text, &f, &cg)) goto compile_error;
+  if (!drv_compile(c, prog->module, func, params, nparams, &k->ir_text, &k->stats_text, &f, &cg)) goto compile_error;
   if (!cg.source || cg.nkernels <= 0) {
     rt_set_error(ctx, "%s: code generation produced no kernel", func);
     TS_CHECK(TS_ERR_INTERNAL);
@@ -707,6 +707,7 @@ void ts_kernel_destroy(ts_kernel *k) {
   else if (k->arena)
     arena_destroy(k->arena);
   sb_free(&k->ir_text);
+  sb_free(&k->stats_text);
   sb_free(&k->dump_text);
   ts_free(k->cubin);
   ts_free(k->ptx);
@@ -727,6 +728,7 @@ const char *ts_kernel_text(const ts_kernel *k, ts_emit what) {
   case TS_EMIT_CUDA: return k->cuda_source;
   case TS_EMIT_PTX: return k->ptx;
   case TS_EMIT_CUBIN: return NULL; /* binary: ts_kernel_binary */
+  case TS_EMIT_STATS: return k->stats_text.len ? k->stats_text.data : NULL;
   }
   return NULL;
 }

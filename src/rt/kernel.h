@@ -81,6 +81,7 @@ struct ts_kernel {
   RtLaunch *launches;
   int nlaunches;
   StrBuf ir_text, dump_text;
+  StrBuf stats_text;                 /* JSON work counts (TS_EMIT_STATS), from the front end's IR */
   char *cuda_source;                 /* arena */
   char *ptx;                         /* heap */
   void *cubin;                       /* heap */

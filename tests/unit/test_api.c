@@ -144,3 +144,42 @@ TEST(api_load_refuses_special_and_huge) {
   free(text);
   ts_context_destroy(ctx);
 }
+
+/* TS_EMIT_STATS: the work counted from the tile-level IR, as JSON, read with ts_kernel_text
+ * like every other artifact (tests/stats/ holds the CLI goldens). */
+TEST(api_emit_stats) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  const char *src = "import tilelang.language as T\n"
+                    "@T.prim_func\n"
+                    "def k(A: T.Tensor((256, 128), 'float16'), B: T.Tensor((128, 64), 'float16'),\n"
+                    "      C: T.Tensor((256, 64), 'float32')):\n"
+                    "    with T.Kernel(1, 4, threads=128) as (bx, by):\n"
+                    "        a = T.alloc_shared((64, 32), 'float16')\n"
+                    "        b = T.alloc_shared((32, 64), 'float16')\n"
+                    "        c = T.alloc_fragment((64, 64), 'float32')\n"
+                    "        T.clear(c)\n"
+                    "        for k in T.serial(4):\n"
+                    "            T.copy(A[by * 64, k * 32], a)\n"
+                    "            T.copy(B[k * 32, 0], b)\n"
+                    "            T.gemm(a, b, c)\n"
+                    "        T.copy(c, C[by * 64, 0])\n";
+  ts_program *p = NULL;
+  REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0};
+  ts_kernel *k = NULL;
+  REQUIRE(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
+  const char *stats = ts_kernel_text(k, TS_EMIT_STATS);
+  REQUIRE(stats != NULL);
+  /* 2*256*64*128 FLOPs; loads 4 blocks * 4 steps * (64*32 + 32*64) * 2 bytes; C: 256*64*4 */
+  CHECK(strstr(stats, "\"total_flops\": 4194304,") != NULL);
+  CHECK(strstr(stats, "\"flops_status\": \"exact\"") != NULL);
+  CHECK(strstr(stats, "\"total_global_load_bytes\": 131072,") != NULL);
+  CHECK(strstr(stats, "\"total_global_store_bytes\": 65536,") != NULL);
+  CHECK(strstr(stats, "\"bytes_status\": \"exact\"") != NULL);
+  CHECK(strstr(stats, "\"grid\": [1, 4, 1]") != NULL);
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}

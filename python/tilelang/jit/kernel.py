@@ -21,7 +21,7 @@ except ImportError:  # a trimmed install without tilelang.distributed
 
 logger = logging.getLogger("tilelang")
 
-__all__ = ["JITKernel", "normalize_out_idx"]
+__all__ = ["JITKernel", "TirText", "normalize_out_idx"]
 
 _warned = set()
 
@@ -50,6 +50,19 @@ def _torch_dtype(name):
     import torch
     from ..language.dtypes import dtype
     return dtype(name).as_torch() if name != "bool" else torch.bool
+
+
+class TirText(str):
+    """What get_tir() returns: the IR text (prints, compares and slices as a str) with the
+    compiled kernel it came from in `.kernel` (a JITKernel)."""
+
+    def __new__(cls, text, kernel):
+        obj = super().__new__(cls, text)
+        obj.kernel = kernel
+        return obj
+
+    def __reduce__(self):  # pickles (and copies) as the plain text: a kernel does not pickle
+        return (str, (str(self),))
 
 
 class JITKernel(Launcher):
@@ -247,8 +260,10 @@ class JITKernel(Launcher):
         print(self.get_ptx())
 
     def get_tir(self, *args, **kwargs):
-        """The library's IR after its pass pipeline, as text (TileScale has no TIR objects)."""
-        return self.kernel.ir
+        """The library's IR as text (TileScale has no TIR objects): a TirText, a str that also
+        carries this kernel, so that tilelang.tools.Analyzer can ask the library for its
+        work counts."""
+        return TirText(self.kernel.ir or "", self)
 
     def export_library(self, path):
         raise NotImplementedError("tilelang: export_library is not supported; the cubin is "
