@@ -15,6 +15,16 @@
  * no barrier; any other conflict there is refused, since no barrier can be placed.
  * Conservative: extra barriers cost little, missing ones are races.
  *
+ * Accesses are tracked with their indices: two accesses of one buffer conflict unless some
+ * dimension provably differs in every pair of threads (index_disjoint: different constants,
+ * or x ^ c1 / x + c1 against x ^ c2 / x + c2 with x block-uniform and load-free, e.g. the two
+ * halves s[r ^ 1, ...] and s[r, ...] of a double buffer).  An index naming a variable bound
+ * inside a loop or branch is unknown outside it, and in the loop's next iteration
+ * (strip_bound).  Inside a lowered T.Parallel nest (IrStmt.iter_owned), the T.Parallel
+ * contract (an iteration's accesses do not conflict with the other iterations') lets code
+ * that only some threads run go without a barrier; the nest's uniform code is synchronised as
+ * usual and barriers go between the nest and the code around it.
+ *
  * In a warp-specialized kernel (pass_is_role_split) the producer warpgroup never joins the
  * consumers' barriers: the consumer branch is synchronised on its own, with named barrier 1
  * over the consumer threads (bar.sync 1, T) wherever a __syncthreads would go, its code
@@ -62,6 +72,7 @@ typedef struct Sync {
   PtrVec private_; /* check_divergent's dry run: shared buffers each thread only touches at its
                       own threadIdx.x slice inside the code checked (no hazard between threads) */
   PtrVec redefined; /* IrVar* bound by more than one LET or FOR: an index naming one is not compared */
+  bool in_nest;     /* inside a lowered T.Parallel nest (IrStmt.iter_owned): see check_divergent */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -597,6 +608,11 @@ static PtrVec private_buffers(Sync *sy, IrStmt *s) {
 }
 
 static void check_divergent(Sync *sy, IrStmt *s) {
+  /* Inside a lowered T.Parallel nest (IrStmt.iter_owned), by T.Parallel's contract an
+   * iteration's accesses do not conflict with the other iterations', which other threads run:
+   * code there that only some threads run (an iteration's branch on its own data, the guard of
+   * the replicas or of the padding) needs no barrier inside. */
+  if (sy->in_nest) return;
   /* Code that synchronizes its own threads (warp_specialize's producer and consumer
    * branches: mbarriers and named barriers) is ordered by the pass that made it. */
   bool own = false;
@@ -632,24 +648,10 @@ static void check_divergent(Sync *sy, IrStmt *s) {
   sy->private_ = outer;
 }
 
-/* A list: the statements of one lowered T.Parallel nest (a run of one iter_owned number) are
- * one access, no barrier between them. */
 static IrStmt *sync_list(Sync *sy, IrStmt *s, SyncState *st) {
   TsCompiler *c = sy->c;
   PtrVec out = {0};
-  for (int i = 0; i < s->u.seq.n; i++) {
-    IrStmt *item = s->u.seq.items[i];
-    int end = i + 1;
-    while (item->iter_owned && end < s->u.seq.n && s->u.seq.items[end]->iter_owned == item->iter_owned) end++;
-    if (end == i + 1) {
-      vec_push(c->arena, &out, sync_stmt(sy, item, st));
-      continue;
-    }
-    IrStmt *run = ir_seq(c, s->u.seq.items + i, end - i, item->loc);
-    run->iter_owned = item->iter_owned;
-    vec_push(c->arena, &out, sync_leaf(sy, run, st));
-    i = end - 1;
-  }
+  for (int i = 0; i < s->u.seq.n; i++) vec_push(c->arena, &out, sync_stmt(sy, s->u.seq.items[i], st));
   return ir_seq_vec(c, &out, s->loc);
 }
 
@@ -710,17 +712,26 @@ static IrStmt *sync_ws(Sync *sy, IrStmt *s, SyncState *st) {
   return r;
 }
 
+static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st);
+
 /* Returns s (possibly with a barrier in front or inside); updates st. */
 static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
-  TsCompiler *c = sy->c;
   if (!s) return NULL;
+  bool outer = sy->in_nest;
+  if (s->iter_owned) sy->in_nest = true;
+  IrStmt *r = sync_compound(sy, s, st);
+  sy->in_nest = outer;
+  return r;
+}
+
+static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st) {
+  TsCompiler *c = sy->c;
   if (is_barrier(sy, s)) {
     clear_state(st);
     if (!sy->group) sy->ws_wait = false;
     return s;
   }
-  /* A lowered T.Parallel nest is one access (IrStmt.iter_owned): no barrier inside it. */
-  if (!s->iter_owned) switch (s->kind) {
+  switch (s->kind) {
     case IR_S_SEQ: return sync_list(sy, s, st);
     case IR_S_LET:
       if (thread_dependent(sy, s->u.let.value)) add(c, &sy->tdep, s->u.let.var);
@@ -797,11 +808,11 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
   return sync_leaf(sy, s, st);
 }
 
-/* A leaf (or a compound only some threads run, or the statements of one lowered T.Parallel
- * nest): one access set, with a barrier in front when it conflicts with st. */
+/* A leaf (or a compound only some threads run): one access set, with a barrier in front when
+ * it conflicts with st. */
 static IrStmt *sync_leaf(Sync *sy, IrStmt *s, SyncState *st) {
   TsCompiler *c = sy->c;
-  if (!s->iter_owned && (s->kind == IR_S_FOR || s->kind == IR_S_IF || s->kind == IR_S_WHILE)) check_divergent(sy, s);
+  if (s->kind == IR_S_FOR || s->kind == IR_S_IF || s->kind == IR_S_WHILE) check_divergent(sy, s);
   SyncState me = summarize(sy, s);
   if (hazard(sy, st, &me)) {
     block_barrier_ok(sy, s->loc);
@@ -825,7 +836,7 @@ static void def_stmt(IrStmt *s, void *ctx) {
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false};
   Defs defs = {c, {0}, {0}};
   IrVisitor dv = {def_stmt, NULL, &defs};
   ir_visit(f->body, &dv);

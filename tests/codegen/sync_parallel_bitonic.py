@@ -1,10 +1,11 @@
 # A bitonic sort in shared memory, one compare-and-swap step per T.Parallel loop: iteration i
 # swaps elements i and j = i ^ stride under a condition on the thread's own data.  By
 # T.Parallel's contract an iteration's accesses do not conflict with the loop's other
-# iterations (the pair (i, j) belongs to iteration min(i, j)), so no barrier goes inside the
-# lowered loop (whose swap branch differs between threads and could hold none): the loop is
-# one access, and barriers go between consecutive steps (the top of the `jj` loop) and around
-# the loops that fill and read the buffers.  (thread_sync once refused the branch.)
+# iterations (the pair (i, j) belongs to iteration min(i, j)), so the swap branch, which differs
+# between threads and could hold no barrier, needs none (thread_sync once refused it).  Barriers
+# go between consecutive steps (the top of the `jj` loop), around the loops that fill and read
+# the buffers, and (the analysis of uniform code, which does not use the contract) before each
+# of a thread's two repetitions of the step (the unrolled o1 loop).
 # tilescale-test: -k bitonic --arch sm_80
 # tilescale-dump: thread_sync
 
