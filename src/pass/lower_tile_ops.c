@@ -405,7 +405,8 @@ static IrStmt *mark_iter_owned(TsCompiler *c, IrStmt *body, bool one_thread, int
   if (!one_thread || !body) return body;
   if (body->kind == IR_S_SEQ) {
     PtrVec items = {0};
-    for (int i = 0; i < body->u.seq.n; i++) vec_push(c->arena, &items, mark_iter_owned(c, body->u.seq.items[i], true, id));
+    for (int i = 0; i < body->u.seq.n; i++)
+      vec_push(c->arena, &items, mark_iter_owned(c, body->u.seq.items[i], true, id));
     return ir_seq_vec(c, &items, body->loc);
   }
   IrStmt *m = ir_stmt(c, body->kind, body->loc);

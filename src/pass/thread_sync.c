@@ -17,8 +17,8 @@
  *
  * Accesses are tracked with their indices: two accesses of one buffer conflict unless some
  * dimension provably differs in every pair of threads (index_disjoint: different constants,
- * or x ^ c1 / x + c1 against x ^ c2 / x + c2 with x block-uniform and load-free, e.g. the two
- * halves s[r ^ 1, ...] and s[r, ...] of a double buffer).  An index naming a variable bound
+ * or x ^ c1 / x + c1 against x ^ c2 / x + c2 with x block-uniform and load-free, its LETs
+ * too, e.g. the two halves s[r ^ 1, ...] and s[r, ...] of a double buffer).  An index naming a variable bound
  * inside a loop or branch is unknown outside it, and in the loop's next iteration
  * (strip_bound).  Inside a lowered T.Parallel nest (IrStmt.iter_owned), the T.Parallel
  * contract (an iteration's accesses do not conflict with the other iterations') lets code
@@ -73,6 +73,7 @@ typedef struct Sync {
                       own threadIdx.x slice inside the code checked (no hazard between threads) */
   PtrVec redefined; /* IrVar* bound by more than one LET or FOR: an index naming one is not compared */
   bool in_nest;     /* inside a lowered T.Parallel nest (IrStmt.iter_owned): see check_divergent */
+  PtrVec let_vars, let_vals; /* each LET's variable and value (block_uniform_value) */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -137,7 +138,7 @@ static void summ_add(Summ *s, bool write, const IrBuffer *b, IrExpr **idx, int n
   if (has(s->ignore, m)) return;
   Access *a = ARENA_NEW(s->c->arena, Access);
   a->buf = m;
-  if (m == b && !b->layout && idx && nidx == b->ndim) {
+  if (m == b && !b->layout && !b->strides && idx && nidx == b->ndim) {
     a->idx = idx;
     a->nidx = nidx;
     a->lanes = lanes;
@@ -443,16 +444,29 @@ static void clear_state(SyncState *st) { st->reads.len = st->writes.len = st->ra
  * of the block at both accesses: no thread index, no value loaded from memory or returned by a
  * call (another thread, or a later load, may see another), and only variables bound outside the
  * code compared (strip_bound drops the indices of the others, e.g. a previous iteration's). */
-typedef struct Stable { const Sync *sy; bool ok; } Stable;
+typedef struct Stable { const Sync *sy; bool ok; int depth; } Stable;
+static bool block_uniform_value(const Sync *sy, IrExpr *e, int depth);
 static void stable_expr(IrExpr *e, void *ctx) {
   Stable *st = ctx;
   if (e->kind == IR_LOAD || (e->kind == IR_CALL && !(ir_intrin_info[e->u.call.op].flags & IRI_PURE))) st->ok = false;
-  if (e->kind == IR_VAR && (e->u.var->kind == IR_VAR_THREAD_IDX || e->u.var->kind == IR_VAR_PLACEHOLDER ||
-                            has(&st->sy->tdep, e->u.var) || has(&st->sy->redefined, e->u.var)))
+  if (e->kind != IR_VAR || !st->ok) return;
+  IrVar *v = e->u.var;
+  if (v->kind == IR_VAR_THREAD_IDX || v->kind == IR_VAR_PLACEHOLDER || has(&st->sy->tdep, v) ||
+      has(&st->sy->redefined, v)) {
+    st->ok = false;
+    return;
+  }
+  if (v->kind != IR_VAR_LET) return;
+  /* a LET's value must be load-free too: another block may change global memory between two
+   * threads' loads, and a uniform load from shared memory is not looked into here */
+  int i = 0;
+  while (i < st->sy->let_vars.len && st->sy->let_vars.items[i] != v) i++;
+  if (i == st->sy->let_vars.len || st->depth >= 8 ||
+      !block_uniform_value(st->sy, st->sy->let_vals.items[i], st->depth + 1))
     st->ok = false;
 }
-static bool block_uniform_value(const Sync *sy, IrExpr *e) {
-  Stable st = {sy, true};
+static bool block_uniform_value(const Sync *sy, IrExpr *e, int depth) {
+  Stable st = {sy, true, depth};
   IrVisitor v = {NULL, stable_expr, &st};
   ir_visit_expr(e, &v);
   return st.ok;
@@ -486,7 +500,7 @@ static bool index_disjoint(const Sync *sy, IrExpr *a, IrExpr *b) {
   if (ka == kb) return false;
   if (!xa || !xb) return !xa && !xb;
   if (oa != OFF_NONE && ob != OFF_NONE && oa != ob) return false;
-  return ir_expr_equal(xa, xb) && block_uniform_value(sy, xa);
+  return ir_expr_equal(xa, xb) && block_uniform_value(sy, xa, 0);
 }
 static bool access_disjoint(const Sync *sy, const Access *a, const Access *b) {
   if (!a->idx || !b->idx || a->nidx != b->nidx) return false;
@@ -825,22 +839,28 @@ static IrStmt *sync_leaf(Sync *sy, IrStmt *s, SyncState *st) {
   return s;
 }
 
-/* Variables bound by more than one statement (Sync.redefined). */
-typedef struct Defs { TsCompiler *c; PtrVec seen, twice; } Defs;
+/* Variables bound by more than one statement (Sync.redefined), and each LET's value. */
+typedef struct Defs { TsCompiler *c; PtrVec seen, twice, lets, vals; } Defs;
 static void def_stmt(IrStmt *s, void *ctx) {
   Defs *d = ctx;
   IrVar *v = s->kind == IR_S_FOR ? s->u.loop.var : s->kind == IR_S_LET ? s->u.let.var : NULL;
   if (!v) return;
   if (has(&d->seen, v)) add(d->c, &d->twice, v);
   else vec_push(d->c->arena, &d->seen, v);
+  if (s->kind == IR_S_LET) {
+    vec_push(d->c->arena, &d->lets, v);
+    vec_push(d->c->arena, &d->vals, s->u.let.value);
+  }
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false};
-  Defs defs = {c, {0}, {0}};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}};
+  Defs defs = {c, {0}, {0}, {0}, {0}};
   IrVisitor dv = {def_stmt, NULL, &defs};
   ir_visit(f->body, &dv);
   sy.redefined = defs.twice;
+  sy.let_vars = defs.lets;
+  sy.let_vals = defs.vals;
   if (c->target.sm >= 90 && c->target.arch_a) {
     IrVisitor v = {NULL, find_wgmma, &sy.fence};
     ir_visit(f->body, &v);
