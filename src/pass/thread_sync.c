@@ -448,7 +448,8 @@ typedef struct Stable { const Sync *sy; bool ok; int depth; } Stable;
 static bool block_uniform_value(const Sync *sy, IrExpr *e, int depth);
 static void stable_expr(IrExpr *e, void *ctx) {
   Stable *st = ctx;
-  if (e->kind == IR_LOAD || (e->kind == IR_CALL && !(ir_intrin_info[e->u.call.op].flags & IRI_PURE))) st->ok = false;
+  if (e->kind == IR_LOAD || (e->kind == IR_CALL && !(ir_intrin_info[e->u.call.op].flags & IRI_PURE)))
+    st->ok = false;
   if (e->kind != IR_VAR || !st->ok) return;
   IrVar *v = e->u.var;
   if (v->kind == IR_VAR_THREAD_IDX || v->kind == IR_VAR_PLACEHOLDER || has(&st->sy->tdep, v) ||
@@ -522,7 +523,8 @@ static bool overlap(const Sync *sy, const IrBuffer *b, const PtrVec *x, const Pt
   }
   return false;
 }
-static bool conflict(const Sync *sy, const PtrVec *mine, const PtrVec *macc, const PtrVec *theirs, const PtrVec *tacc) {
+static bool conflict(const Sync *sy, const PtrVec *mine, const PtrVec *macc, const PtrVec *theirs,
+                     const PtrVec *tacc) {
   for (int i = 0; i < mine->len; i++)
     if (has(theirs, mine->items[i]) && overlap(sy, mine->items[i], macc, tacc)) return true;
   return false;
