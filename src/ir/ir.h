@@ -466,6 +466,12 @@ typedef struct IrKernel {
 struct IrStmt {
   IrStmtKind kind;
   SrcLoc loc;
+  int iter_owned; /* > 0: a statement of lowered T.Parallel nest number iter_owned (lower_tile_ops;
+                     a nest lowered to a list marks each of its statements), whose every iteration
+                     runs in one thread: by T.Parallel's contract an iteration's accesses do not
+                     conflict with the nest's other iterations, so thread_sync needs no barrier in
+                     the parts of the nest that only some threads run (it still places barriers
+                     in its uniform parts where its own analysis finds a conflict) */
   union {
     struct { IrStmt **items; int n; } seq;
     struct {

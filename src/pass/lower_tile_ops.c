@@ -36,6 +36,7 @@ typedef struct Lower {
   PtrVec kallocs; /* ALLOCs hoisted to the top of the kernel body */
   PtrVec scratch; /* IrBuffer*: the reductions' cross-warp workspaces */
   int counter;
+  int nests; /* lowered T.Parallel nests: their IrStmt.iter_owned numbers */
 } Lower;
 
 typedef struct NestCtx {
@@ -396,6 +397,24 @@ static bool vec_operand(Lower *lw, const ParNest *nest, const Fragment *L, IrBuf
   return true;
 }
 
+/* Marks the lowered nest for thread_sync (IrStmt.iter_owned = id) when each iteration runs in
+ * one thread.  Not when replicas of an iteration all run its register writes: they read shared
+ * memory that replica 0 writes in the same iteration.  A SEQ is flattened into the enclosing
+ * list later, so each of its statements carries the mark. */
+static IrStmt *mark_iter_owned(TsCompiler *c, IrStmt *body, bool one_thread, int id) {
+  if (!one_thread || !body) return body;
+  if (body->kind == IR_S_SEQ) {
+    PtrVec items = {0};
+    for (int i = 0; i < body->u.seq.n; i++)
+      vec_push(c->arena, &items, mark_iter_owned(c, body->u.seq.items[i], true, id));
+    return ir_seq_vec(c, &items, body->loc);
+  }
+  IrStmt *m = ir_stmt(c, body->kind, body->loc);
+  *m = *body;
+  m->iter_owned = id;
+  return m;
+}
+
 static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
   TsCompiler *c = lw->c;
   ParNest nest;
@@ -524,7 +543,7 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
     }
     body = fx.writes_regs ? guard_memory_effects(c, body, rep) : ir_if(c, rep, body, NULL, s->loc);
   }
-  return body;
+  return mark_iter_owned(c, body, !(fx.found && L->nrep > 0 && fx.writes_regs), ++lw->nests);
 }
 
 /* ---- reductions ---- */

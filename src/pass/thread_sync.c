@@ -15,6 +15,16 @@
  * no barrier; any other conflict there is refused, since no barrier can be placed.
  * Conservative: extra barriers cost little, missing ones are races.
  *
+ * Accesses are tracked with their indices: two accesses of one buffer conflict unless some
+ * dimension provably differs in every pair of threads (index_disjoint: different constants,
+ * or x ^ c1 / x + c1 against x ^ c2 / x + c2 with x block-uniform and load-free, its LETs
+ * too, e.g. the two halves s[r ^ 1, ...] and s[r, ...] of a double buffer).  An index naming a variable bound
+ * inside a loop or branch is unknown outside it, and in the loop's next iteration
+ * (strip_bound).  Inside a lowered T.Parallel nest (IrStmt.iter_owned), the T.Parallel
+ * contract (an iteration's accesses do not conflict with the other iterations') lets code
+ * that only some threads run go without a barrier; the nest's uniform code is synchronised as
+ * usual and barriers go between the nest and the code around it.
+ *
  * In a warp-specialized kernel (pass_is_role_split) the producer warpgroup never joins the
  * consumers' barriers: the consumer branch is synchronised on its own, with named barrier 1
  * over the consumer threads (bar.sync 1, T) wherever a __syncthreads would go, its code
@@ -32,8 +42,20 @@
  * Barriers after a T.thread_return are checked by thread_return.c. */
 #include "passes.h"
 
+/* One access to shared memory: buf[idx] (lanes elements from the last index when > 1), or
+ * any element of buf when idx is NULL (an address taken, a view, a swizzled buffer).  An
+ * index that names variables which no longer hold the value they had is NULL (any value:
+ * see strip_bound). */
+typedef struct Access {
+  const IrBuffer *buf;
+  IrExpr **idx;
+  int nidx, lanes;
+} Access;
+
+/* The accesses since the last barrier: the buffers read and written, and each access. */
 typedef struct SyncState {
   PtrVec reads, writes; /* IrBuffer* */
+  PtrVec racc, wacc;    /* Access* of those buffers */
 } SyncState;
 
 typedef struct Sync {
@@ -49,6 +71,9 @@ typedef struct Sync {
   bool ws_wait;   /* a T.ws body that waits on an mbarrier ran since the last block barrier */
   PtrVec private_; /* check_divergent's dry run: shared buffers each thread only touches at its
                       own threadIdx.x slice inside the code checked (no hazard between threads) */
+  PtrVec redefined; /* IrVar* bound by more than one LET or FOR: an index naming one is not compared */
+  bool in_nest;     /* inside a lowered T.Parallel nest (IrStmt.iter_owned): see check_divergent */
+  PtrVec let_vars, let_vals; /* each LET's variable and value (block_uniform_value) */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -70,26 +95,83 @@ static bool has(const PtrVec *v, const void *p) {
 static void add(TsCompiler *c, PtrVec *v, void *p) {
   if (!has(v, p)) vec_push(c->arena, v, p);
 }
-static bool intersects(const PtrVec *a, const PtrVec *b) {
-  for (int i = 0; i < a->len; i++)
-    if (has(b, a->items[i])) return true;
+
+/* Records one access of buffer b (its memory: a view's accesses are any element of the owner)
+ * in set (reads or writes) and its list acc.  At most ACCESS_CAP accesses are kept per buffer:
+ * past that, one access of any element stands for them all. */
+enum { ACCESS_CAP = 8 };
+static bool any_element(const PtrVec *acc, const IrBuffer *b, int *count) {
+  *count = 0;
+  for (int i = 0; i < acc->len; i++) {
+    const Access *a = acc->items[i];
+    if (a->buf != b) continue;
+    if (!a->idx) return true;
+    ++*count;
+  }
   return false;
 }
+static void add_access(TsCompiler *c, PtrVec *set, PtrVec *acc, const Access *a) {
+  add(c, set, (void *)a->buf);
+  int count;
+  if (any_element(acc, a->buf, &count)) return;
+  if (a->idx && count < ACCESS_CAP) {
+    vec_push(c->arena, acc, (void *)a);
+    return;
+  }
+  int keep = 0; /* drop b's indexed accesses, add one of any element */
+  for (int i = 0; i < acc->len; i++)
+    if (((const Access *)acc->items[i])->buf != a->buf) acc->items[keep++] = acc->items[i];
+  acc->len = keep;
+  Access *any = ARENA_NEW(c->arena, Access);
+  any->buf = a->buf;
+  vec_push(c->arena, acc, any);
+}
 
-typedef struct Summ { TsCompiler *c; SyncState *st; const PtrVec *ignore; } Summ;
-static void summ_add(Summ *s, PtrVec *set, const IrBuffer *b) {
-  b = memory_of(b);
-  if (!has(s->ignore, b)) add(s->c, set, (void *)b);
+typedef struct Summ {
+  TsCompiler *c;
+  SyncState *st;
+  const PtrVec *ignore;
+  PtrVec opaque; /* LOAD nodes whose address a call takes: it may touch more than that element */
+} Summ;
+static void summ_add(Summ *s, bool write, const IrBuffer *b, IrExpr **idx, int nidx, int lanes) {
+  const IrBuffer *m = memory_of(b);
+  if (has(s->ignore, m)) return;
+  Access *a = ARENA_NEW(s->c->arena, Access);
+  a->buf = m;
+  if (m == b && !b->layout && !b->strides && idx && nidx == b->ndim) {
+    a->idx = idx;
+    a->nidx = nidx;
+    a->lanes = lanes;
+  }
+  if (write) add_access(s->c, &s->st->writes, &s->st->wacc, a);
+  else add_access(s->c, &s->st->reads, &s->st->racc, a);
+}
+/* The LOADs under a call's arguments (not inside their indices) are pointers it may use. */
+static void mark_opaque(Summ *s, IrExpr *e) {
+  if (!e) return;
+  if (e->kind == IR_LOAD) {
+    vec_push(s->c->arena, &s->opaque, e);
+    return;
+  }
+  if (e->kind == IR_CALL)
+    for (int i = 0; i < e->u.call.nargs; i++) mark_opaque(s, e->u.call.args[i]);
+  else if (e->kind != IR_INT && e->kind != IR_FLOAT && e->kind != IR_STR && e->kind != IR_VAR)
+    for (int i = 0; i < ir_expr_nops[e->kind]; i++) mark_opaque(s, e->u.ops[i]);
 }
 static void summ_expr(IrExpr *e, void *ctx) {
   Summ *s = ctx;
-  if (e->kind == IR_LOAD && is_shared(e->u.load.buf)) summ_add(s, &s->st->reads, e->u.load.buf);
+  if (e->kind == IR_CALL && !(ir_intrin_info[e->u.call.op].flags & IRI_PURE))
+    for (int i = 0; i < e->u.call.nargs; i++) mark_opaque(s, e->u.call.args[i]);
+  if (e->kind == IR_LOAD && is_shared(e->u.load.buf)) {
+    bool whole = has(&s->opaque, e);
+    summ_add(s, false, e->u.load.buf, whole ? NULL : e->u.load.idx, e->u.load.nidx, e->lanes);
+  }
   if (e->kind == IR_CALL && (e->u.call.op == IRI_ATOMIC_ADD || e->u.call.op == IRI_ATOMIC_MAX ||
                              e->u.call.op == IRI_ATOMIC_MIN || e->u.call.op == IRI_ATOMIC_ADD_X) &&
       e->u.call.nargs > 0) {
     IrExpr *a = e->u.call.args[0];
     if (a->kind == IR_CALL && a->u.call.nargs == 1) a = a->u.call.args[0];
-    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) summ_add(s, &s->st->writes, a->u.load.buf);
+    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) summ_add(s, true, a->u.load.buf, NULL, 0, 1);
   }
 }
 static void summ_stmt(IrStmt *st, void *ctx) {
@@ -97,19 +179,58 @@ static void summ_stmt(IrStmt *st, void *ctx) {
   /* cp.async stores (inject_pipeline) complete later; the pipeline places its own
    * wait + barrier before their stage is read, so they are not tracked here. */
   if (st->kind == IR_S_STORE && is_shared(st->u.store.buf) && !st->u.store.async_)
-    summ_add(s, &s->st->writes, st->u.store.buf);
+    summ_add(s, true, st->u.store.buf, st->u.store.idx, st->u.store.nidx, st->u.store.lanes);
 }
+
+/* The variables bound (FOR, LET) inside s: outside s, or in another iteration of a loop s, an
+ * index naming one of them no longer means the element it meant. */
+typedef struct Bound { TsCompiler *c; PtrVec vars; } Bound;
+static void bound_stmt(IrStmt *s, void *ctx) {
+  Bound *b = ctx;
+  if (s->kind == IR_S_FOR && s->u.loop.var) add(b->c, &b->vars, s->u.loop.var);
+  if (s->kind == IR_S_LET) add(b->c, &b->vars, s->u.let.var);
+}
+static bool uses_any(const IrExpr *e, const PtrVec *vars) {
+  for (int k = 0; e && k < vars->len; k++)
+    if (ir_expr_uses_var(e, vars->items[k])) return true;
+  return false;
+}
+static void strip_list(TsCompiler *c, PtrVec *acc, const PtrVec *vars) {
+  for (int i = 0; i < acc->len; i++) {
+    Access *a = acc->items[i];
+    int d = 0;
+    while (a->idx && d < a->nidx && !uses_any(a->idx[d], vars)) d++;
+    if (!a->idx || d == a->nidx) continue;
+    Access *r = ARENA_NEW(c->arena, Access);
+    *r = *a;
+    r->idx = ARENA_ARRAY(c->arena, IrExpr *, a->nidx);
+    for (d = 0; d < a->nidx; d++) r->idx[d] = uses_any(a->idx[d], vars) ? NULL : a->idx[d];
+    acc->items[i] = r;
+  }
+}
+/* Makes the indices of st that name a variable bound inside s unknown (NULL: any value). */
+static void strip_bound(TsCompiler *c, SyncState *st, IrStmt *s) {
+  if (!st->racc.len && !st->wacc.len) return;
+  Bound b = {c, {0}};
+  IrVisitor v = {bound_stmt, NULL, &b};
+  ir_visit(s, &v);
+  if (!b.vars.len) return;
+  strip_list(c, &st->racc, &b.vars);
+  strip_list(c, &st->wacc, &b.vars);
+}
+
 static SyncState summarize(const Sync *sy, IrStmt *s) {
   SyncState st = {0};
-  Summ sm = {sy->c, &st, &sy->private_};
+  Summ sm = {sy->c, &st, &sy->private_, {0}};
   IrVisitor v = {summ_stmt, summ_expr, &sm};
   ir_visit(s, &v);
+  strip_bound(sy->c, &st, s);
   return st;
 }
 /* The shared-memory reads of a loop's bounds (evaluated once, before the loop). */
 static SyncState summarize_bounds(const Sync *sy, IrStmt *loop) {
   SyncState st = {0};
-  Summ sm = {sy->c, &st, &sy->private_};
+  Summ sm = {sy->c, &st, &sy->private_, {0}};
   IrVisitor v = {summ_stmt, summ_expr, &sm};
   ir_visit_expr(loop->u.loop.min, &v);
   ir_visit_expr(loop->u.loop.extent, &v);
@@ -309,17 +430,115 @@ static bool block_barrier_ok(Sync *sy, SrcLoc loc) {
 }
 
 static void merge_into(TsCompiler *c, SyncState *dst, const SyncState *src) {
-  for (int i = 0; i < src->reads.len; i++) add(c, &dst->reads, src->reads.items[i]);
-  for (int i = 0; i < src->writes.len; i++) add(c, &dst->writes, src->writes.items[i]);
+  for (int i = 0; i < src->racc.len; i++)
+    if (!has(&dst->racc, src->racc.items[i])) add_access(c, &dst->reads, &dst->racc, src->racc.items[i]);
+  for (int i = 0; i < src->wacc.len; i++)
+    if (!has(&dst->wacc, src->wacc.items[i])) add_access(c, &dst->writes, &dst->wacc, src->wacc.items[i]);
+}
+static void clear_state(SyncState *st) { st->reads.len = st->writes.len = st->racc.len = st->wacc.len = 0; }
+
+/* Provably different elements.  Two indices name different elements in every pair of threads
+ * when they are different constants, or the same expression x combined with different
+ * constants (x ^ c1 against x ^ c2, x + c1 against x + c2, x itself is c = 0: e.g. the two
+ * halves s[r ^ 1, ...] and s[r, ...] of a double buffer) where x has one value in every thread
+ * of the block at both accesses: no thread index, no value loaded from memory or returned by a
+ * call (another thread, or a later load, may see another), and only variables bound outside the
+ * code compared (strip_bound drops the indices of the others, e.g. a previous iteration's). */
+typedef struct Stable { const Sync *sy; bool ok; int depth; } Stable;
+static bool block_uniform_value(const Sync *sy, IrExpr *e, int depth);
+static void stable_expr(IrExpr *e, void *ctx) {
+  Stable *st = ctx;
+  if (e->kind == IR_LOAD || (e->kind == IR_CALL && !(ir_intrin_info[e->u.call.op].flags & IRI_PURE)))
+    st->ok = false;
+  if (e->kind != IR_VAR || !st->ok) return;
+  IrVar *v = e->u.var;
+  if (v->kind == IR_VAR_THREAD_IDX || v->kind == IR_VAR_PLACEHOLDER || has(&st->sy->tdep, v) ||
+      has(&st->sy->redefined, v)) {
+    st->ok = false;
+    return;
+  }
+  if (v->kind != IR_VAR_LET) return;
+  /* a LET's value must be load-free too: another block may change global memory between two
+   * threads' loads, and a uniform load from shared memory is not looked into here */
+  int i = 0;
+  while (i < st->sy->let_vars.len && st->sy->let_vars.items[i] != v) i++;
+  if (i == st->sy->let_vars.len || st->depth >= 8 ||
+      !block_uniform_value(st->sy, st->sy->let_vals.items[i], st->depth + 1))
+    st->ok = false;
+}
+static bool block_uniform_value(const Sync *sy, IrExpr *e, int depth) {
+  Stable st = {sy, true, depth};
+  IrVisitor v = {NULL, stable_expr, &st};
+  ir_visit_expr(e, &v);
+  return st.ok;
+}
+typedef enum { OFF_NONE, OFF_ADD, OFF_XOR } OffsetOp;
+/* e as base `op` constant (base NULL: e is the constant). */
+static IrExpr *split_offset(IrExpr *e, OffsetOp *op, int64_t *k) {
+  int64_t v;
+  *op = OFF_NONE;
+  *k = 0;
+  if (ir_is_const_int(e, &v)) {
+    *k = v;
+    return NULL;
+  }
+  bool add = e->kind == IR_ADD, sub = e->kind == IR_SUB, x = e->kind == IR_BITXOR;
+  if (!add && !sub && !x) return e;
+  for (int side = 1; side >= 0; side--) {
+    if (sub && side == 0) break; /* c - x is not x + c */
+    if (!ir_is_const_int(e->u.ops[side], &v) || v <= -(1LL << 30) || v >= (1LL << 30)) continue;
+    *op = x ? OFF_XOR : OFF_ADD;
+    *k = sub ? -v : v;
+    return e->u.ops[1 - side];
+  }
+  return e;
+}
+static bool index_disjoint(const Sync *sy, IrExpr *a, IrExpr *b) {
+  if (!a || !b) return false; /* unknown (strip_bound) */
+  OffsetOp oa, ob;
+  int64_t ka, kb;
+  IrExpr *xa = split_offset(a, &oa, &ka), *xb = split_offset(b, &ob, &kb);
+  if (ka == kb) return false;
+  if (!xa || !xb) return !xa && !xb;
+  if (oa != OFF_NONE && ob != OFF_NONE && oa != ob) return false;
+  return ir_expr_equal(xa, xb) && block_uniform_value(sy, xa, 0);
+}
+static bool access_disjoint(const Sync *sy, const Access *a, const Access *b) {
+  if (!a->idx || !b->idx || a->nidx != b->nidx) return false;
+  for (int d = 0; d < a->nidx; d++) {
+    if (d == a->nidx - 1 && (a->lanes > 1 || b->lanes > 1)) continue; /* a vector spans elements */
+    if (index_disjoint(sy, a->idx[d], b->idx[d])) return true;
+  }
+  return false;
+}
+/* Some access of buffer b in x may touch an element that an access of b in y touches. */
+static bool overlap(const Sync *sy, const IrBuffer *b, const PtrVec *x, const PtrVec *y) {
+  for (int i = 0; i < x->len; i++) {
+    const Access *a = x->items[i];
+    if (a->buf != b) continue;
+    for (int k = 0; k < y->len; k++) {
+      const Access *o = y->items[k];
+      if (o->buf == b && !access_disjoint(sy, a, o)) return true;
+    }
+  }
+  return false;
+}
+static bool conflict(const Sync *sy, const PtrVec *mine, const PtrVec *macc, const PtrVec *theirs,
+                     const PtrVec *tacc) {
+  for (int i = 0; i < mine->len; i++)
+    if (has(theirs, mine->items[i]) && overlap(sy, mine->items[i], macc, tacc)) return true;
+  return false;
 }
 
 /* RAW: s reads what others wrote; WAR: s writes what others read.  Write-after-write
  * of the same buffer is not ordered: threads of a tile op write disjoint elements. */
-static bool hazard(const SyncState *st, const SyncState *me) {
-  return intersects(&me->reads, &st->writes) || intersects(&me->writes, &st->reads);
+static bool hazard(const Sync *sy, const SyncState *st, const SyncState *me) {
+  return conflict(sy, &me->reads, &me->racc, &st->writes, &st->wacc) ||
+         conflict(sy, &me->writes, &me->wacc, &st->reads, &st->racc);
 }
 
 static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st);
+static IrStmt *sync_leaf(Sync *sy, IrStmt *s, SyncState *st);
 
 typedef struct CountCtx { const Sync *sy; int n; } CountCtx;
 static void count_barriers(IrStmt *s, void *ctx) {
@@ -405,6 +624,11 @@ static PtrVec private_buffers(Sync *sy, IrStmt *s) {
 }
 
 static void check_divergent(Sync *sy, IrStmt *s) {
+  /* Inside a lowered T.Parallel nest (IrStmt.iter_owned), by T.Parallel's contract an
+   * iteration's accesses do not conflict with the other iterations', which other threads run:
+   * code there that only some threads run (an iteration's branch on its own data, the guard of
+   * the replicas or of the padding) needs no barrier inside. */
+  if (sy->in_nest) return;
   /* Code that synchronizes its own threads (warp_specialize's producer and consumer
    * branches: mbarriers and named barriers) is ordered by the pass that made it. */
   bool own = false;
@@ -492,9 +716,9 @@ static IrStmt *sync_ws(Sync *sy, IrStmt *s, SyncState *st) {
   IrStmt *r = sync_ws_chain(sy, s);
   SyncState me = summarize(sy, s);
   bool waits = waits_on_mbarrier(s);
-  if (hazard(st, &me)) {
+  if (hazard(sy, st, &me)) {
     block_barrier_ok(sy, s->loc);
-    st->reads.len = st->writes.len = 0;
+    clear_state(st);
     merge_into(c, st, &me);
     sy->ws_wait = waits;
     return ir_seq(c, (IrStmt *[]){fenced_barrier(sy, s->loc), r}, 2, s->loc);
@@ -504,12 +728,22 @@ static IrStmt *sync_ws(Sync *sy, IrStmt *s, SyncState *st) {
   return r;
 }
 
+static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st);
+
 /* Returns s (possibly with a barrier in front or inside); updates st. */
 static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
-  TsCompiler *c = sy->c;
   if (!s) return NULL;
+  bool outer = sy->in_nest;
+  if (s->iter_owned) sy->in_nest = true;
+  IrStmt *r = sync_compound(sy, s, st);
+  sy->in_nest = outer;
+  return r;
+}
+
+static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st) {
+  TsCompiler *c = sy->c;
   if (is_barrier(sy, s)) {
-    st->reads.len = st->writes.len = 0;
+    clear_state(st);
     if (!sy->group) sy->ws_wait = false;
     return s;
   }
@@ -524,10 +758,10 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
         if (!body.reads.len && !body.writes.len && !bounds.reads.len) return s;
         /* A conflict with what precedes the loop is resolved once, in front of it. */
         IrStmt *pre = NULL;
-        if (hazard(st, &body) || hazard(st, &bounds)) {
+        if (hazard(sy, st, &body) || hazard(sy, st, &bounds)) {
           block_barrier_ok(sy, s->loc);
                 pre = fenced_barrier(sy, s->loc);
-          st->reads.len = st->writes.len = 0;
+          clear_state(st);
           if (!sy->group) sy->ws_wait = false;
         }
         /* the previous iteration's T.ws bodies precede the body's first statements */
@@ -543,6 +777,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
         /* The loop may run zero times: keep what was pending before it too. */
         merge_into(c, &in, &entry);
         *st = in;
+        strip_bound(c, st, s);
         return pre ? ir_seq(c, (IrStmt *[]){pre, r}, 2, s->loc) : r;
       }
       break;
@@ -557,7 +792,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
         sy->bar_id = 1;
         r->u.if_.else_s = sync_stmt(sy, s->u.if_.else_s, &cons);
         sy->group = 0;
-        st->reads.len = st->writes.len = 0;
+        clear_state(st);
         return r;
       }
       if (!thread_dependent(sy, s->u.if_.cond)) {
@@ -570,6 +805,7 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
         r->u.if_.else_s = sync_stmt(sy, s->u.if_.else_s, &b);
         merge_into(c, &a, &b);
         *st = a;
+        strip_bound(c, st, s);
         return r;
       }
       break;
@@ -585,12 +821,18 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
     }
     default: break;
   }
-  /* A leaf (or a compound only some threads run): one access set. */
+  return sync_leaf(sy, s, st);
+}
+
+/* A leaf (or a compound only some threads run): one access set, with a barrier in front when
+ * it conflicts with st. */
+static IrStmt *sync_leaf(Sync *sy, IrStmt *s, SyncState *st) {
+  TsCompiler *c = sy->c;
   if (s->kind == IR_S_FOR || s->kind == IR_S_IF || s->kind == IR_S_WHILE) check_divergent(sy, s);
   SyncState me = summarize(sy, s);
-  if (hazard(st, &me)) {
+  if (hazard(sy, st, &me)) {
     block_barrier_ok(sy, s->loc);
-    st->reads.len = st->writes.len = 0;
+    clear_state(st);
     merge_into(c, st, &me);
     if (!sy->group) sy->ws_wait = false;
     return ir_seq(c, (IrStmt *[]){fenced_barrier(sy, s->loc), s}, 2, s->loc);
@@ -599,8 +841,28 @@ static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st) {
   return s;
 }
 
+/* Variables bound by more than one statement (Sync.redefined), and each LET's value. */
+typedef struct Defs { TsCompiler *c; PtrVec seen, twice, lets, vals; } Defs;
+static void def_stmt(IrStmt *s, void *ctx) {
+  Defs *d = ctx;
+  IrVar *v = s->kind == IR_S_FOR ? s->u.loop.var : s->kind == IR_S_LET ? s->u.let.var : NULL;
+  if (!v) return;
+  if (has(&d->seen, v)) add(d->c, &d->twice, v);
+  else vec_push(d->c->arena, &d->seen, v);
+  if (s->kind == IR_S_LET) {
+    vec_push(d->c->arena, &d->lets, v);
+    vec_push(d->c->arena, &d->vals, s->u.let.value);
+  }
+}
+
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}};
+  Defs defs = {c, {0}, {0}, {0}, {0}};
+  IrVisitor dv = {def_stmt, NULL, &defs};
+  ir_visit(f->body, &dv);
+  sy.redefined = defs.twice;
+  sy.let_vars = defs.lets;
+  sy.let_vals = defs.vals;
   if (c->target.sm >= 90 && c->target.arch_a) {
     IrVisitor v = {NULL, find_wgmma, &sy.fence};
     ir_visit(f->body, &v);

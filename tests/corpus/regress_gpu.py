@@ -485,6 +485,74 @@ def window_loop_atoms(ctx):
     check("tma_copy and gemm on loop-indexed column windows", s, q.float() @ kk.float().T, 1e-2, 1e-3)
 
 
+def bitonic_sort(ctx, n, threads):
+    """tests/codegen/sync_parallel_bitonic.py: a bitonic sort, one compare-and-swap step per
+    T.Parallel loop whose swap branch differs between threads (no barrier inside, by T.Parallel's
+    contract), against torch.sort."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/sync_parallel_bitonic.py")).compile("bitonic", N=n, threads=threads)
+    a = torch.randn(n, dtype=torch.float32, device="cuda")
+    b = torch.full((n,), float("nan"), dtype=torch.float32, device="cuda")
+    idx = torch.full((n,), -1, dtype=torch.int32, device="cuda")
+    k(a, b, idx)
+    tag = "bitonic sort n=%d threads=%d" % (n, threads)
+    check(tag + " values", b, torch.sort(a).values, 0, 0)
+    check(tag + " indices", a[idx.long().clamp(0, n - 1)], torch.sort(a).values, 0, 0)
+
+
+def xor_double_buffer(ctx, n, rounds):
+    """tests/codegen/sync_xor_double_buffer.py: stream compaction through the halves cur and
+    cur ^ 1 of a shared double buffer (no barrier between a round's reads and appends)."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/sync_xor_double_buffer.py")).compile("compact", N=n, rounds=rounds)
+    a = torch.randint(-1000, 1000, (n,), dtype=torch.int32, device="cuda")
+    out = torch.full((n,), -7, dtype=torch.int32, device="cuda")
+    cnt = torch.full((1,), -1, dtype=torch.int32, device="cuda")
+    k(a, out, cnt)
+    keep = [int(v) for v in a.cpu()]
+    for r in range(rounds):
+        keep = [v for v in keep if v % (r + 2) != 0]
+    c = int(cnt.item())
+    got = sorted(int(v) for v in out[:max(c, 0)].cpu())
+    ok = c == len(keep) and got == sorted(keep) and bool((out[c:] == -1).all())
+    RESULTS.append(ok)
+    print("%s double-buffer compaction n=%d rounds=%d: %d of %d kept (want %d)" % (
+        "PASS" if ok else "FAIL", n, rounds, c, n, len(keep)))
+
+
+def topk_selector(ctx, corpus, batch, seq_len, topk=2048):
+    """deepseek_v32/topk_selector.py: radix top-k whose tail passes append survivors to the other
+    half (r_idx ^ 1) of a shared double buffer while reading half r_idx in a branch that differs
+    between threads.  The selected index set must equal torch.topk's (distinct random values)."""
+    k = ctx.load(os.path.join(corpus, "deepseek_v32/topk_selector.py")).compile("tl_topk_impl", topk=topk)
+    x = torch.randn(batch, seq_len, dtype=torch.float32, device="cuda")
+    starts = torch.zeros(batch, dtype=torch.int32, device="cuda")
+    ends = torch.full((batch,), seq_len, dtype=torch.int32, device="cuda")
+    idx = torch.full((batch, topk), -1, dtype=torch.int32, device="cuda")
+    k(x, idx, starts, ends)
+    want = torch.topk(x, topk, dim=-1).indices.sort(-1).values.to(torch.int32)
+    check("topk_selector batch=%d seq_len=%d topk=%d (index sets)" % (batch, seq_len, topk), idx.sort(-1).values, want, 0, 0)
+
+
+def flashmla_ws(ctx, corpus, batch, heads, seqlen, dim=512, pe_dim=64):
+    """warp_specialize/example_warp_specialize_flashmla.py: two consumer warpgroups that combine
+    their log-sum-exp through shared memory (`logsum[i] += logsum_1[i]` in a T.Parallel loop run
+    by one replica per row), ordered by the user's mbarriers."""
+    prog = ctx.load(os.path.join(corpus, "warp_specialize/example_warp_specialize_flashmla.py"))
+    kern = prog.compile("flashattn", batch=batch, heads=heads, kv_head_num=1, seqlen_kv=seqlen, dim=dim,
+                        pe_dim=pe_dim, block_N=64, block_H=64, num_split=1)
+    q = torch.randn(batch, heads, dim, dtype=torch.float16, device="cuda")
+    q_pe = torch.randn(batch, heads, pe_dim, dtype=torch.float16, device="cuda")
+    kv = torch.randn(batch, seqlen, 1, dim, dtype=torch.float16, device="cuda")
+    k_pe = torch.randn(batch, seqlen, 1, pe_dim, dtype=torch.float16, device="cuda")
+    glse = torch.zeros(batch, heads, 1, dtype=torch.float16, device="cuda")
+    opart = torch.zeros(batch, heads, 1, dim, dtype=torch.float16, device="cuda")
+    out = kern(q, q_pe, kv, k_pe, glse, opart)
+    scale = (dim + pe_dim) ** -0.5
+    query = torch.cat([q, q_pe], -1).float()
+    key = torch.cat([kv, k_pe], -1)[:, :, 0].float()
+    p = torch.softmax(query @ key.transpose(1, 2) * scale, -1)
+    check("warp-specialized flashmla b=%d heads=%d kv=%d" % (batch, heads, seqlen), out, p @ kv[:, :, 0].float(), 1e-2, 1e-2)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -549,6 +617,15 @@ def main():
         lambda: window_loop_atoms(ctx),
         lambda: replicated_write_nest(ctx, 64),
         lambda: replicated_write_nest(ctx, 200),
+        lambda: bitonic_sort(ctx, 256, 128),
+        lambda: bitonic_sort(ctx, 128, 128),
+        lambda: bitonic_sort(ctx, 2048, 256),
+        lambda: xor_double_buffer(ctx, 256, 4),
+        lambda: xor_double_buffer(ctx, 1024, 5),
+        lambda: topk_selector(ctx, corpus, 8, 8192),
+        lambda: topk_selector(ctx, corpus, 64, 32768),  # the file's test sizes
+        lambda: flashmla_ws(ctx, corpus, 4, 128, 1024),
+        lambda: flashmla_ws(ctx, corpus, 132, 128, 8192),  # the manifest's row
     ]
     for run in cases:
         try:
