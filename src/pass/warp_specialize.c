@@ -44,6 +44,11 @@
  * co-resident and the ones left over only started when others had finished all their
  * tiles (measured 2.2x slower).
  *
+ * A kernel that is persistent by itself (the loop inside a tile loop of serial loops, uniform
+ * ifs and lets: TileLang's T.Persistent) gets the same schedule for the loop's sequence, both
+ * roles running the nest around their part, the stage counter a local variable running on
+ * across it (warp_specialize_nest.c says when that is sound); no tile loop of ours then.
+ *
  * The epilogue of a persistent kernel overlaps the next tile's K loop when it is the TMA
  * store alone, of fp32 accumulators to a 16-bit C: the consumers pack the accumulators into
  * registers (`<acc>_pack`, IrBuffer.layout_like: the accumulator's layout) and start the
