@@ -28,6 +28,18 @@ bool ws_find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep);
  * thread 0 issues the stores); to_smem: form B's T.copy(fragment, S), else NULL. */
 IrStmt *ws_epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T, IrStmt *to_smem);
 
+/* warp_specialize_nest.c: the outer serial loops / uniform ifs / lets around a GEMM's
+ * pipelined loop (a user-written persistent tile loop) that both roles repeat. */
+typedef struct WsNest {
+  Arena *arena;
+  PtrVec path;      /* IrStmt*: the statements from the kernel body's nest down to `inner` */
+  IrStmt *inner;    /* the SEQ holding the pipelined loop */
+  PtrVec lets;      /* IrVar*: the nest's lets (uniform, the producer computes them too) */
+  PtrVec loop_vars; /* IrVar*: the nest's serial loop variables */
+} WsNest;
+bool ws_nest_find(TsCompiler *c, IrStmt *body, WsNest *n);
+IrStmt *ws_nest_wrap(TsCompiler *c, const WsNest *n, IrStmt *repl);
+
 /* warp_specialize_loop.c, the second half of pass_warp_specialize: any other pipelined loop
  * whose global -> shared copies TMA can issue -> a producer warpgroup filling staged tiles */
 void ws_loop_specialize(TsCompiler *c, IrFunc *f);

@@ -44,6 +44,11 @@
  * co-resident and the ones left over only started when others had finished all their
  * tiles (measured 2.2x slower).
  *
+ * A kernel that is persistent by itself (the loop inside a tile loop of serial loops, uniform
+ * ifs and lets: TileLang's T.Persistent) gets the same schedule for the loop's sequence, both
+ * roles running the nest around their part, the stage counter a local variable running on
+ * across it (warp_specialize_nest.c says when that is sound); no tile loop of ours then.
+ *
  * The epilogue of a persistent kernel overlaps the next tile's K loop when it is the TMA
  * store alone, of fp32 accumulators to a 16-bit C: the consumers pack the accumulators into
  * registers (`<acc>_pack`, IrBuffer.layout_like: the accumulator's layout) and start the
@@ -626,6 +631,9 @@ typedef struct Spec {
   IrBuffer *pack;        /* the overlapped epilogue's packed tile, or NULL */
   IrStmt *pack_src;      /* the copy of the whole accumulator into shared memory / global */
   PtrVec pscalars;       /* statements before the loop the producer repeats (spec_scalars) */
+  bool nested;           /* the loop sits in a nest of outer loops (warp_specialize_nest.c) */
+  WsNest nest;
+  IrBuffer *run;         /* nested: the stage counter running on across the nest (local var) */
 } Spec;
 
 /* ---- the producer's scalars -------------------------------------------------------------
@@ -713,6 +721,7 @@ static bool producer_can_compute(Scalars *sc, IrExpr *e) {
  * copy or the loop bounds need a value the producer cannot compute. */
 static bool spec_scalars(Spec *sp) {
   Scalars sc = {sp->c->arena, {0}, {0}, {0}, true, false};
+  for (int i = 0; i < sp->nest.lets.len; i++) vec_push(sc.a, &sc.lets, sp->nest.lets.items[i]); /* the nest's */
   IrStmt *body = sp->body;
   for (int i = 0; i < sp->li; i++) {
     IrStmt *s = body->u.seq.items[i];
@@ -769,6 +778,24 @@ static bool spec_copies(Spec *sp, IrStmt *lb) {
   return a_ok && b_ok && sp->stage_bytes < (1 << 20);
 }
 
+/* The index in `body` of its one pipelined loop after allocations and shared-free
+ * statements; -1: none, -2: more than one, or shared memory used before it. */
+static int find_loop(IrStmt *body) {
+  int li = -1;
+  for (int i = 0; i < body->u.seq.n; i++) {
+    IrStmt *s = body->u.seq.items[i];
+    if (s->kind == IR_S_ALLOC) continue;
+    if (s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PIPELINED) {
+      if (li >= 0) return -2;
+      li = i;
+      continue;
+    }
+    if (li >= 0) break; /* after the loop: find_epilogue */
+    if (touches_shared(s)) return -2;
+  }
+  return li;
+}
+
 /* Is this kernel a pipelined wgmma GEMM this pass can take?  Fills the plan part of sp. */
 static bool spec_plan(Spec *sp) {
   TsCompiler *c = sp->c;
@@ -779,18 +806,11 @@ static bool spec_plan(Spec *sp) {
   sp->T = k->threads[0];
   IrStmt *body = sp->body = k->body;
   if (!body || body->kind != IR_S_SEQ) return false;
-  /* top level: allocations, shared-free statements, exactly one pipelined loop */
-  int li = -1;
-  for (int i = 0; i < body->u.seq.n; i++) {
-    IrStmt *s = body->u.seq.items[i];
-    if (s->kind == IR_S_ALLOC) continue;
-    if (s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PIPELINED) {
-      if (li >= 0) return false;
-      li = i;
-      continue;
-    }
-    if (li >= 0) break; /* after the loop: find_epilogue */
-    if (touches_shared(s)) return false;
+  int li = find_loop(body);
+  if (li < 0 && ws_nest_find(c, body, &sp->nest)) { /* the loop inside a persistent tile loop */
+    body = sp->body = sp->nest.inner;
+    sp->nested = true;
+    li = find_loop(body);
   }
   if (li < 0) return false;
   sp->li = li;
@@ -831,7 +851,7 @@ static void spec_schedule(Spec *sp) {
   IrExpr *m0 = sp->m0 = loop->u.loop.min, *ext = sp->ext = loop->u.loop.extent;
   IrVar *bxv = sp->bxv = k->block_var[0], *byv = sp->byv = k->block_var[1];
   int64_t g2 = 1;
-  bool persistent = bxv && byv && k->grid[0] && k->grid[1] && !k->block_var[2] &&
+  bool persistent = !sp->nested && bxv && byv && k->grid[0] && k->grid[1] && !k->block_var[2] &&
                     (!k->grid[2] || (ir_is_const_int(k->grid[2], &g2) && g2 == 1)) &&
                     !ir_expr_uses_var(m0, bxv) && !ir_expr_uses_var(m0, byv) &&
                     !ir_expr_uses_var(ext, bxv) && !ir_expr_uses_var(ext, byv) && !uses_let(m0) && !uses_let(ext);
@@ -968,16 +988,22 @@ static void spec_top(Spec *sp) {
   int S = sp->S;
   IrBuffer *bars = sp->bars = ir_buffer(c, "pipe_bar", TS_DTYPE_UINT64, IR_SCOPE_SHARED_DYN, 1, (IrExpr *[]){i32(c, 2 * S)}, loc);
   int64_t nwarps = sp->T / 32;
+  IrStmt *kb = sp->k->body; /* the allocations (the loop's own sequence when not nested) */
+  for (int i = 0; i < kb->u.seq.n; i++) {
+    IrStmt *s = kb->u.seq.items[i];
+    if (s->kind != IR_S_ALLOC) continue;
+    IrStmt *a = s;
+    for (int j = 0; j < sp->ncp; j++)
+      if (s->u.alloc.buf == sp->cps[j].dst) {
+        a = ir_stmt(c, IR_S_ALLOC, s->loc);
+        a->u.alloc.buf = sp->cps[j].staged;
+      }
+    vec_push(c->arena, &sp->top, a);
+  }
   for (int i = 0; i < body->u.seq.n; i++) {
     IrStmt *s = body->u.seq.items[i];
     if (s->kind == IR_S_ALLOC) {
-      IrStmt *a = s;
-      for (int j = 0; j < sp->ncp; j++)
-        if (s->u.alloc.buf == sp->cps[j].dst) {
-          a = ir_stmt(c, IR_S_ALLOC, s->loc);
-          a->u.alloc.buf = sp->cps[j].staged;
-        }
-      vec_push(c->arena, &sp->top, a);
+      continue;
     } else if (i < sp->li) {
       vec_push(c->arena, &sp->pre, s);
     } else if (i > sp->li && i == ep->idx) {
@@ -995,6 +1021,13 @@ static void spec_top(Spec *sp) {
   IrStmt *balloc = ir_stmt(c, IR_S_ALLOC, loc);
   balloc->u.alloc.buf = bars;
   vec_push(c->arena, &sp->top, balloc);
+  if (sp->nested) { /* every thread's stage counter, from 0 */
+    sp->run = ir_buffer(c, "pipe_iter", TS_DTYPE_INT32, IR_SCOPE_VAR, 1, (IrExpr *[]){i32(c, 1)}, loc);
+    sp->run->init = i32(c, 0);
+    IrStmt *ra = ir_stmt(c, IR_S_ALLOC, loc);
+    ra->u.alloc.buf = sp->run;
+    vec_push(c->arena, &sp->top, ra);
+  }
   sp->nallocs = sp->top.len; /* allocations made further down go here */
 
   /* barrier init by thread 0, published to the block (and the async proxy) */
@@ -1148,6 +1181,12 @@ static IrStmt *with_scalars(Spec *sp, IrStmt *loop) {
   return ir_seq_vec(sp->c, &head, loop->loc);
 }
 
+/* The nested schedule's stage counter: its value, and its advance past one K loop. */
+static IrExpr *run_value(Spec *sp) { return ir_load(sp->c, sp->run, (IrExpr *[]){i32(sp->c, 0)}, 1, sp->loc); }
+static IrStmt *run_advance(Spec *sp) {
+  return ir_store(sp->c, sp->run, (IrExpr *[]){i32(sp->c, 0)}, 1, bin(sp->c, IR_ADD, run_value(sp), sp->ext), sp->loc);
+}
+
 /* The producer's loop of one variant (0: tile by tile, 1: stream-K segments): per K step,
  * wait for the stage to be free, announce its bytes, issue its loads. */
 static IrStmt *producer_variant(Spec *sp, IrVar *pk, int var) {
@@ -1158,6 +1197,7 @@ static IrStmt *producer_variant(Spec *sp, IrVar *pk, int var) {
   IrExpr *pit = bin(c, IR_SUB, pkr, m0);
   if (var == 1) pit = bin(c, IR_ADD, ir_varref(c, sp->vtb, loc), pit);
   else if (sp->sc.on) pit = bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, sp->pt, loc), ext), pit);
+  else if (sp->run) pit = bin(c, IR_ADD, run_value(sp), pit);
   IrVar *ps = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LET, loc), *pph = ir_var(c, "phase", TS_DTYPE_INT32, IR_VAR_LET, loc);
   IrExpr *psr = ir_varref(c, ps, loc), *pphr = ir_varref(c, pph, loc);
   PtrVec pb = {0};
@@ -1167,6 +1207,9 @@ static IrStmt *producer_variant(Spec *sp, IrVar *pk, int var) {
                                                                         bin(c, IR_BITXOR, pphr, i32(c, 1))}, 2, loc));
   vec_push(c->arena, &pb, dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){bar_addr(c, sp->bars, psr), i32(c, sp->stage_bytes)}, 2, loc));
   producer_loads(sp, pk, psr, &pb);
+  if (var == 0 && sp->run) /* nested: the K loop, then the counter moves on */
+    return with_scalars(sp, ir_seq(c, (IrStmt *[]){ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc),
+                                                    run_advance(sp)}, 2, loc));
   if (var == 0)
     return per_tile(c, &sp->dsc, sp->pt, sp->bxv, sp->byv, with_scalars(sp, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc)), NULL);
   IrExpr *lo = bin(c, IR_ADD, m0, ir_varref(c, sp->vk0, loc)), *n = bin(c, IR_SUB, ir_varref(c, sp->vk1, loc), ir_varref(c, sp->vk0, loc));
@@ -1184,6 +1227,7 @@ static IrStmt *spec_producer(Spec *sp) {
   IrStmt *ploops[2] = {NULL, NULL};
   for (int var = 0; var < sp->nvariants; var++) ploops[var] = producer_variant(sp, pk, var);
   IrStmt *ploop = ploops[1] ? ir_seq(c, ploops, 2, loc) : ploops[0];
+  if (sp->nested) ploop = ws_nest_wrap(c, &sp->nest, ploop);
   PtrVec pfx = {0};
   for (int i = sp->first_map; i < sp->first_map + sp->ncp; i++) {
     IrTmaMap *m = sp->ws->maps.items[i];
@@ -1322,7 +1366,8 @@ static void consumer_variant(Spec *sp, int var, PtrVec *cons) {
   /* this variant's k range [klo, klo + kext) and stage counter base */
   st.klo = var ? bin(c, IR_ADD, m0, ir_varref(c, sp->vk0, loc)) : m0;
   st.kext = var ? bin(c, IR_SUB, ir_varref(c, sp->vk1, loc), ir_varref(c, sp->vk0, loc)) : ext;
-  st.tbase = var ? ir_varref(c, sp->vtb, loc) : sp->sc.on ? bin(c, IR_MUL, ir_varref(c, sp->ct, loc), ext) : NULL;
+  st.tbase = var ? ir_varref(c, sp->vtb, loc) : sp->sc.on ? bin(c, IR_MUL, ir_varref(c, sp->ct, loc), ext)
+                                            : sp->run ? run_value(sp) : NULL;
   st.lane0 = bin(c, IR_EQ, bin(c, IR_FLOORMOD, sp->txr, i32(c, 32)), i32(c, 0));
   IrStmt *cloop = consumer_k_loop(sp, var, &st);
   IrStmt *gall = ir_stmt(c, IR_S_GEMM, gemm->loc);
@@ -1343,6 +1388,7 @@ static void consumer_variant(Spec *sp, int var, PtrVec *cons) {
   vec_push(c->arena, &tile, cloop);
   vec_push(c->arena, &tile, gall);
   vec_push(c->arena, &tile, rel_last);
+  if (sp->run) vec_push(c->arena, &tile, run_advance(sp));
   if (var == 0 && sp->pack)
     consumer_overlapped(sp, &st, &tile, cons);
   else if (var == 0)
@@ -1358,7 +1404,10 @@ static IrStmt *spec_consumer(Spec *sp) {
   SrcLoc loc = sp->loc;
   PtrVec cons = {0};
   vec_push(c->arena, &cons, dev(c, IRD_SETMAXNREG_INC, sp->cons_regs, 0, NULL, 0, loc));
-  for (int var = 0; var < sp->nvariants; var++) consumer_variant(sp, var, &cons);
+  PtrVec work = {0};
+  for (int var = 0; var < sp->nvariants; var++) consumer_variant(sp, var, &work);
+  IrStmt *w = ir_seq_vec(c, &work, loc);
+  vec_push(c->arena, &cons, sp->nested ? ws_nest_wrap(c, &sp->nest, w) : w);
   if (sp->store_map) /* the last tile's store has written global memory (and read the tile) */
     vec_push(c->arena, &cons, ir_if(c, bin(c, IR_EQ, sp->txr, i32(c, 0)), dev(c, IRD_TMA_STORE_WAIT, 0, 0, NULL, 0, loc), NULL, loc));
   return ir_seq_vec(c, &cons, loc);

@@ -551,6 +551,19 @@ def flashmla_ws(ctx, corpus, batch, heads, seqlen, dim=512, pe_dim=64):
     key = torch.cat([kv, k_pe], -1)[:, :, 0].float()
     p = torch.softmax(query @ key.transpose(1, 2) * scale, -1)
     check("warp-specialized flashmla b=%d heads=%d kv=%d" % (batch, heads, seqlen), out, p @ kv[:, :, 0].float(), 1e-2, 1e-2)
+def gemm_persistent(ctx, corpus, M, N, K, primitive):
+    """gemm/example_gemm_persistent.py matmul_persistent: the pipelined K loop inside the file's
+    persistent tile loop (T.Persistent, or its hand-written waves with an `if` on the tile)
+    gets the TMA producer / wgmma consumer schedule (warp_specialize_nest.c) with the stage
+    counter running on across tiles; sizes that are not multiples of the tile, and fewer
+    tiles than blocks, check the zero-filled boxes, the clipped TMA stores and idle blocks."""
+    prog = ctx.load(os.path.join(corpus, "gemm/example_gemm_persistent.py"))
+    kern = prog.compile("matmul_persistent", M=M, N=N, K=K, block_M=128, block_N=256, block_K=64, threads=256,
+                        num_stages=3, use_persistent_primitive=primitive)
+    a = torch.randn(M, K, dtype=torch.float16, device="cuda")
+    b = torch.randn(K, N, dtype=torch.float16, device="cuda")
+    c = kern(a, b)
+    check("gemm persistent %dx%dx%d primitive=%s" % (M, N, K, primitive), c, a.float() @ b.float(), 0.5, 2e-2)
 
 
 def main():
@@ -626,6 +639,13 @@ def main():
         lambda: topk_selector(ctx, corpus, 64, 32768),  # the file's test sizes
         lambda: flashmla_ws(ctx, corpus, 4, 128, 1024),
         lambda: flashmla_ws(ctx, corpus, 132, 128, 8192),  # the manifest's row
+        lambda: gemm_persistent(ctx, corpus, 8192, 8192, 8192, True),  # the file's own sizes
+        lambda: gemm_persistent(ctx, corpus, 8192, 8192, 8192, False),
+        lambda: gemm_persistent(ctx, corpus, 1000, 1000, 1000, True),
+        lambda: gemm_persistent(ctx, corpus, 1000, 1000, 1000, False),
+        lambda: gemm_persistent(ctx, corpus, 1536, 2048, 512, True),
+        lambda: gemm_persistent(ctx, corpus, 1536, 2048, 512, False),
+        lambda: gemm_persistent(ctx, corpus, 4096, 1024, 2048, True),  # 128 tiles: 4 blocks idle
     ]
     for run in cases:
         try:
