@@ -424,6 +424,21 @@ static void replicate_writing_nest(Infer *in, Node *n) {
   n->layout = fragment_replicated(in->c, n->nest.n, n->nest.extent, n->nthreads);
 }
 
+/* A nest that writes a fragment with other index patterns runs every iteration in every
+ * thread (replicate_writing_nest), so what it reads through a divided index stays whole in
+ * every thread too (replicated, as before divided layouts) instead of spread. */
+static void keep_divided_whole(Node *n) {
+  bool writes_whole = false;
+  for (int j = 0; j < n->acc.len; j++) {
+    const Access *a = n->acc.items[j];
+    writes_whole |= a->write && !a->simple && !a->window && !a->held;
+  }
+  for (int j = 0; writes_whole && j < n->acc.len; j++) {
+    Access *a = n->acc.items[j];
+    if (a->divided) a->held = a->divided = false;
+  }
+}
+
 static void infer_kernel(Infer *in, IrKernel *k) {
   collect(in, k->body);
   int64_t shape[FRAG_MAX_DIMS];
@@ -436,6 +451,7 @@ static void infer_kernel(Infer *in, IrKernel *k) {
   /* Seed: fragments used outside nodes, or with other index patterns, are replicated. */
   for (int i = 0; i < in->nodes.len; i++) {
     Node *n = in->nodes.items[i];
+    keep_divided_whole(n);
     for (int j = 0; j < n->acc.len; j++) {
       Access *a = n->acc.items[j];
       if (!a->simple && !a->held) note_frag(in, &in->outside, a->buf);
