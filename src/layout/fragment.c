@@ -1,6 +1,7 @@
 /* fragment.c — the block-fragment algebra declared in fragment.h: building block and
  * replicated layouts, deriving a buffer's layout from its loop's layout (dims the buffer
- * does not index turn into replicas), reductions, and the index arithmetic that
+ * does not index turn into replicas; dims it indexes by a loop var divided by a constant
+ * keep c loop elements per buffer element, fragment_derive_div), reductions, and the index arithmetic that
  * lower_tile_ops and the tests rely on.  Pure functions over small structs. */
 #include "fragment.h"
 
@@ -73,6 +74,39 @@ Fragment *fragment_derive(TsCompiler *c, const Fragment *loop, int ndim, const i
 }
 
 Fragment *fragment_derive_held(TsCompiler *c, const Fragment *loop, int ndim, const int *map, const int64_t *held) {
+  return fragment_derive_div(c, loop, ndim, map, held, NULL);
+}
+
+/* The FragDim of a buffer dim indexed by `i // c` where i runs over the loop dim `d` (see
+ * fragment.h).  Buffer element x is loop elements c x .. c x + c - 1.  When V % c == 0 they
+ * are c lanes of one vector: the same fields with V / c lanes, register coordinate
+ * (o M + m) V/c + u/c.  When c = V r and r divides t, they are the vectors of r adjacent
+ * threads: x has t / r thread coordinates at r times the stride, and the r threads of one
+ * group all hold a copy (*rep_count = r at *rep_stride = the loop's thread stride); register
+ * coordinate o M + m.  Anything else splits one element's loop elements unevenly over
+ * threads: false. */
+static bool divided_dim(const FragDim *d, int64_t c, FragDim *out, int64_t *rep_count, int64_t *rep_stride) {
+  *out = *d;
+  *rep_count = 1;
+  *rep_stride = 0;
+  if (c < 1 || d->extent % c) return false;
+  out->extent = d->extent / c;
+  if (d->vec % c == 0) {
+    out->vec = d->vec / c;
+    return true;
+  }
+  int64_t r = c / d->vec;
+  if (c % d->vec || d->threads % r) return false;
+  out->vec = 1;
+  out->threads = d->threads / r;
+  out->tstride = out->threads > 1 ? d->tstride * r : 0;
+  *rep_count = r;
+  *rep_stride = d->tstride;
+  return true;
+}
+
+Fragment *fragment_derive_div(TsCompiler *c, const Fragment *loop, int ndim, const int *map, const int64_t *held,
+                              const int64_t *div) {
   Fragment *f = frag_new(c, ndim, loop->nthreads);
   bool used[FRAG_MAX_DIMS] = {false};
   for (int p = 0; p < ndim; p++) {
@@ -84,6 +118,11 @@ Fragment *fragment_derive_held(TsCompiler *c, const Fragment *loop, int ndim, co
     TS_ASSERT(map[p] < loop->ndim && !used[map[p]]);
     used[map[p]] = true;
     f->dim[p] = loop->dim[map[p]];
+    if (div && div[p] > 1) {
+      int64_t rc, rs;
+      if (!divided_dim(&loop->dim[map[p]], div[p], &f->dim[p], &rc, &rs)) return NULL;
+      add_rep(f, rc, rs);
+    }
   }
   for (int i = 0; i < loop->nrep; i++) add_rep(f, loop->rep_count[i], loop->rep_stride[i]);
   for (int q = 0; q < loop->ndim; q++)

@@ -66,6 +66,16 @@ Fragment *fragment_derive(TsCompiler *c, const Fragment *loop, int ndim, const i
  * b[k, j] for a serial k keeps b's column j with the thread that owns column j). */
 #define FRAG_HELD (-3)
 Fragment *fragment_derive_held(TsCompiler *c, const Fragment *loop, int ndim, const int *map, const int64_t *held);
+/* fragment_derive_held where dims p with div && div[p] > 1 are indexed by the loop var of
+ * dim map[p] divided by div[p] (`j // 2` reading packed 4-bit values: buffer element x
+ * stands for loop elements c x .. c x + c - 1, c = div[p]; the loop dim's extent is c times
+ * the buffer's).  Well defined when those c elements are lanes of one thread's vector
+ * (V % c == 0: the dim keeps the loop's fields with V / c lanes and extent / c), or whole
+ * vectors of r = c / V adjacent threads with r dividing t (the r threads each hold a copy: a
+ * replicate field; t / r thread coordinates at r times the stride).  NULL otherwise: some
+ * thread would read an element whose register another thread owns. */
+Fragment *fragment_derive_div(TsCompiler *c, const Fragment *loop, int ndim, const int *map, const int64_t *held,
+                              const int64_t *div);
 /* The layout of `src` with dim `dim` reduced away (keep_dim: kept with extent 1). */
 Fragment *fragment_reduce(TsCompiler *c, const Fragment *src, int dim, bool keep_dim);
 

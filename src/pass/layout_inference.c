@@ -7,9 +7,13 @@
  *    that fragment's layout (so the thread that owns an element computes it);
  *  - a laid-out nest gives every fragment it indexes with a subset of its vars the
  *    derived layout (missing dims become replicas);
+ *  - a laid-out nest that reads a fragment with a loop var divided by a constant
+ *    (`b[i, j // 2]`, packed 4-bit values) gives it the loop layout divided
+ *    (fragment_derive_div: each element with the thread that holds its c loop elements);
  *  - a reduction gives dst the layout of src with the reduced dim replicated.
  * When nothing propagates, the largest unresolved nest gets a fresh block layout (16-byte
- * vectors when its body is a contiguous copy) and propagation resumes.  Before all
+ * vectors when its body is a contiguous copy; on the last dim a multiple of the divisors
+ * of its divided reads) and propagation resumes.  Before all
  * that, each T.gemm fixes its accumulator's tensor-core layout and the swizzles of its
  * shared operands (layout.h), so the epilogue copy of C follows the accumulator.  Fragments used
  * outside nests and reductions, or with other index patterns, are fully replicated
@@ -24,6 +28,8 @@ typedef struct Access {
   bool simple, write;
   bool window;                /* not simple, but `var + c` indices: a window (fragment_crop) */
   bool held;                  /* not simple, but loop vars and nest-invariant indices (FRAG_HELD) */
+  bool divided;               /* held, with some dims a loop var // c (a read: fragment_derive_div) */
+  int64_t div[FRAG_MAX_DIMS]; /* divided: the divisors c (1 for other dims) */
   int64_t off[FRAG_MAX_DIMS]; /* window: the constants c */
   SrcLoc loc;
 } Access;
@@ -70,8 +76,12 @@ static void add_access(Infer *in, IrBuffer *b, IrExpr **idx, int nidx, bool writ
   a->loc = loc;
   a->simple = pass_access_map(&in->cur->nest, b, idx, nidx, a->map);
   if (!a->simple) a->window = pass_access_map_off(&in->cur->nest, b, idx, nidx, a->map, a->off);
-  if (!a->simple && !a->window && !in_list(&in->no_held, b))
+  if (!a->simple && !a->window && !in_list(&in->no_held, b)) {
     a->held = pass_access_map_held(&in->cur->nest, b, idx, nidx, a->map);
+    /* Reads only: iterations c x .. c x + c - 1 all name element x; written from threads
+     * that hold copies of it, the copies would disagree. */
+    if (!a->held && !write) a->held = a->divided = pass_access_map_div(&in->cur->nest, b, idx, nidx, a->map, a->div);
+  }
   vec_push(in->c->arena, &in->cur->acc, a);
 }
 
@@ -228,11 +238,35 @@ static int64_t copy_vector_width(const Node *n) {
   return 16 / maxbytes;
 }
 
+static int64_t lcm(int64_t a, int64_t b) {
+  int64_t x = a, y = b;
+  while (y) {
+    int64_t t = x % y;
+    x = y;
+    y = t;
+  }
+  return a / x * b;
+}
+
+/* The vector a nest's last dim needs so that its divided reads (`b[i, j // c]`) find each
+ * element's c loop elements in one thread: the lcm of their divisors c on that dim. */
+static int64_t divided_vector(const Node *n) {
+  int64_t need = 1;
+  for (int i = 0; i < n->acc.len; i++) {
+    const Access *a = n->acc.items[i];
+    for (int p = 0; a->divided && p < a->buf->ndim; p++)
+      if (a->map[p] == n->nest.n - 1 && a->div[p] > 1) need = lcm(need, a->div[p]);
+  }
+  return need;
+}
+
 static Fragment *free_layout(Infer *in, Node *n) {
   int64_t vec = copy_vector_width(n), total = n->size;
   int64_t last = n->nest.extent[n->nest.n - 1];
   /* Keep every thread busy before making vectors wide; vectors must tile the row. */
   while (vec > 1 && (last % vec != 0 || total / vec < n->nthreads)) vec /= 2;
+  int64_t want = lcm(vec, divided_vector(n));
+  if (want <= 64 && last % want == 0) vec = want;
   return fragment_block(in->c, n->nest.n, n->nest.extent, n->nthreads, vec);
 }
 
@@ -282,15 +316,20 @@ static bool threads_match(Infer *in, Node *n, const Fragment *f, const IrBuffer 
 }
 
 /* A held access (FRAG_HELD dims): the nest's layout on the loop dims, the held dims in
- * every thread's registers.  A buffer laid out otherwise already is noted as a conflict:
- * the kernel is inferred again with that buffer replicated, as before held layouts. */
+ * every thread's registers; a divided one (`b[i, j // 2]`) the nest's layout divided
+ * (fragment_derive_div).  A buffer laid out otherwise already, or a division the nest's
+ * layout cannot give (c loop elements that no thread holds together), is noted as a
+ * conflict: the kernel is inferred again with held nests laid out first, then with that
+ * buffer replicated, as before held layouts. */
 static void set_held_layout(Infer *in, Node *n, Access *a) {
   int64_t shape[FRAG_MAX_DIMS];
   IrBuffer *b = a->buf;
   if (b->fragment && fragment_is_replicated(b->fragment)) return; /* fits any access */
   if (!const_shape(b, shape)) return;
-  Fragment *want = fragment_derive_held(in->c, n->layout, b->ndim, a->map, shape);
-  if (!b->fragment) {
+  Fragment *want = fragment_derive_div(in->c, n->layout, b->ndim, a->map, shape, a->divided ? a->div : NULL);
+  if (!want) {
+    note_frag(in, &in->held_bad, b);
+  } else if (!b->fragment) {
     b->fragment = want;
     note_frag(in, &in->held_set, b);
   } else if (!fragment_equal(b->fragment, want)) {
@@ -385,6 +424,21 @@ static void replicate_writing_nest(Infer *in, Node *n) {
   n->layout = fragment_replicated(in->c, n->nest.n, n->nest.extent, n->nthreads);
 }
 
+/* A nest that writes a fragment with other index patterns runs every iteration in every
+ * thread (replicate_writing_nest), so what it reads through a divided index stays whole in
+ * every thread too (replicated, as before divided layouts) instead of spread. */
+static void keep_divided_whole(Node *n) {
+  bool writes_whole = false;
+  for (int j = 0; j < n->acc.len; j++) {
+    const Access *a = n->acc.items[j];
+    writes_whole |= a->write && !a->simple && !a->window && !a->held;
+  }
+  for (int j = 0; writes_whole && j < n->acc.len; j++) {
+    Access *a = n->acc.items[j];
+    if (a->divided) a->held = a->divided = false;
+  }
+}
+
 static void infer_kernel(Infer *in, IrKernel *k) {
   collect(in, k->body);
   int64_t shape[FRAG_MAX_DIMS];
@@ -397,6 +451,7 @@ static void infer_kernel(Infer *in, IrKernel *k) {
   /* Seed: fragments used outside nodes, or with other index patterns, are replicated. */
   for (int i = 0; i < in->nodes.len; i++) {
     Node *n = in->nodes.items[i];
+    keep_divided_whole(n);
     for (int j = 0; j < n->acc.len; j++) {
       Access *a = n->acc.items[j];
       if (!a->simple && !a->held) note_frag(in, &in->outside, a->buf);

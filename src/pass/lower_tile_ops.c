@@ -43,6 +43,8 @@ typedef struct NestCtx {
   const ParNest *nest;
   const Fragment *L;
   IrExpr *lexpr[FRAG_MAX_DIMS]; /* register coordinate l_q of loop dim q */
+  IrExpr *omexpr[FRAG_MAX_DIMS]; /* its parts: o_q M_q + m_q ... */
+  IrExpr *uexpr[FRAG_MAX_DIMS];  /* ... and the vector lane u_q (l_q = omexpr V_q + u_q) */
   IrRangeEnv env;
 } NestCtx;
 
@@ -61,22 +63,31 @@ static IrExpr **rw_list(Lower *lw, NestCtx *nc, IrExpr **xs, int n) {
 }
 
 /* Register index of a held access (pass_access_map_held): loop dims through the nest's
- * layout, held dims (every thread holds all of them) by their own index.  NULL when F is
+ * layout, held dims (every thread holds all of them) by their own index; with div, also a
+ * divided one (pass_access_map_div): a dim read at loop var // c has the register
+ * coordinate (o M + m) V' + u / c of the loop dim's o, m, u, with V' its own vector
+ * (fragment_derive_div: V / c, or 1 when c spans threads, where u / c is 0).  NULL when F is
  * not the layout the nest gives such an access. */
-static IrExpr *held_index(Lower *lw, NestCtx *nc, const Fragment *F, IrExpr **idx, const int *map) {
+static IrExpr *held_index(Lower *lw, NestCtx *nc, const Fragment *F, IrExpr **idx, const int *map, const int64_t *div) {
   int64_t held[FRAG_MAX_DIMS];
   for (int p = 0; p < F->ndim; p++) held[p] = F->dim[p].extent;
-  if (!fragment_equal(fragment_derive_held(lw->c, nc->L, F->ndim, map, held), F)) return NULL;
+  Fragment *want = fragment_derive_div(lw->c, nc->L, F->ndim, map, held, div);
+  if (!want || !fragment_equal(want, F)) return NULL;
   IrExpr *reg = i32(lw, 0);
   for (int p = 0; p < F->ndim; p++) {
     IrExpr *coord = map[p] >= 0 ? nc->lexpr[map[p]] : map[p] == FRAG_HELD ? rw_expr(lw, nc, idx[p]) : NULL;
+    if (map[p] >= 0 && div && div[p] > 1) {
+      coord = bin(lw, IR_MUL, nc->omexpr[map[p]], i32(lw, F->dim[p].vec));
+      if (nc->L->dim[map[p]].vec > div[p]) /* else u < V <= c: u / c is 0 */
+        coord = bin(lw, IR_ADD, coord, bin(lw, IR_FLOORDIV, nc->uexpr[map[p]], i32(lw, div[p])));
+    }
     if (coord) reg = bin(lw, IR_ADD, reg, bin(lw, IR_MUL, coord, i32(lw, fragment_reg_stride(F, p))));
   }
   return reg;
 }
 
-/* The single register index of a fragment access. */
-static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int nidx, SrcLoc loc) {
+/* The single register index of a fragment access (write: a store, or an address taken). */
+static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int nidx, bool write, SrcLoc loc) {
   Fragment *F = b->fragment;
   if (!F) {
     ts_error(lw->c, loc, "fragment '%s' has no layout", b->name);
@@ -115,7 +126,14 @@ static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int
     }
   }
   if (nc && !fragment_is_replicated(F) && pass_access_map_held(nc->nest, b, idx, nidx, map)) {
-    IrExpr *reg = held_index(lw, nc, F, idx, map);
+    IrExpr *reg = held_index(lw, nc, F, idx, map, NULL);
+    if (reg) return reg;
+  }
+  int64_t div[FRAG_MAX_DIMS];
+  /* divided reads only (layout_inference lays out no divided write): the threads holding
+   * copies of an element would each write their own iterations' values */
+  if (nc && !write && !fragment_is_replicated(F) && pass_access_map_div(nc->nest, b, idx, nidx, map, div)) {
+    IrExpr *reg = held_index(lw, nc, F, idx, map, div);
     if (reg) return reg;
   }
   if (!fragment_is_replicated(F)) {
@@ -129,12 +147,13 @@ static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int
 }
 
 /* Indices of an access after lowering: one index for register buffers. */
-static IrExpr **access_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int nidx, int *nout, SrcLoc loc) {
+static IrExpr **access_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int nidx, bool write, int *nout,
+                             SrcLoc loc) {
   IrExpr **out;
   switch (b->scope) {
     case IR_SCOPE_FRAGMENT:
       out = ARENA_ARRAY(lw->c->arena, IrExpr *, 1);
-      out[0] = frag_index(lw, nc, b, idx, nidx, loc);
+      out[0] = frag_index(lw, nc, b, idx, nidx, write, loc);
       *nout = 1;
       return out;
     case IR_SCOPE_LOCAL:
@@ -185,7 +204,7 @@ static IrExpr *rw_expr(Lower *lw, NestCtx *nc, IrExpr *e) {
     case IR_LOAD: {
       IrBuffer *b = e->u.load.buf;
       int n;
-      IrExpr **idx = access_index(lw, nc, b, e->u.load.idx, e->u.load.nidx, &n, e->loc);
+      IrExpr **idx = access_index(lw, nc, b, e->u.load.idx, e->u.load.nidx, false, &n, e->loc);
       IrExpr *r = ir_load(lw->c, b, idx, n, e->loc);
       r->dtype = e->dtype;
       r->lanes = e->lanes;
@@ -215,7 +234,7 @@ static IrExpr *rw_expr(Lower *lw, NestCtx *nc, IrExpr *e) {
          * select is put around it (the operation that uses the address owns that). */
         IrExpr *ld = e->u.call.args[0];
         int n;
-        IrExpr **idx = access_index(lw, nc, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, &n, ld->loc);
+        IrExpr **idx = access_index(lw, nc, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, true, &n, ld->loc);
         IrExpr *nl = ir_load(lw->c, ld->u.load.buf, idx, n, ld->loc);
         nl->dtype = ld->dtype;
         nl->lanes = ld->lanes;
@@ -253,7 +272,7 @@ static IrStmt *lower_atomic(Lower *lw, NestCtx *nc, IrStmt *s) {
     return NULL;
   }
   int n;
-  IrExpr **idx = access_index(lw, nc, d->buf, d->min, d->ndim, &n, s->loc);
+  IrExpr **idx = access_index(lw, nc, d->buf, d->min, d->ndim, true, &n, s->loc);
   IrExpr *val = ir_cast(lw->c, d->buf->dtype, rw_expr(lw, nc, s->u.atomic.value), s->loc);
   IrExpr *addr_arg = ir_load(lw->c, d->buf, idx, n, s->loc);
   IrExpr *addr = ir_call(lw->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &addr_arg, 1, s->loc);
@@ -274,7 +293,7 @@ static IrStmt *rw_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     case IR_S_STORE: {
       IrBuffer *b = s->u.store.buf;
       int n;
-      IrExpr **idx = access_index(lw, nc, b, s->u.store.idx, s->u.store.nidx, &n, s->loc);
+      IrExpr **idx = access_index(lw, nc, b, s->u.store.idx, s->u.store.nidx, true, &n, s->loc);
       IrStmt *r = ir_store(c, b, idx, n, rw_expr(lw, nc, s->u.store.value), s->loc);
       r->u.store.lanes = s->u.store.lanes;
       IrExpr *cond = bounds_cond(lw, nc, b, idx, n);
@@ -438,7 +457,9 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
     if (O > 1) o = ir_varref(c, ov[q] = new_var(lw, "o"), SRCLOC_NONE);
     if (M > 1) m = ir_varref(c, mv[q] = new_var(lw, "m"), SRCLOC_NONE);
     if (d->vec > 1) u = ir_varref(c, uv[q] = new_var(lw, "u"), SRCLOC_NONE);
-    nc.lexpr[q] = bin(lw, IR_ADD, bin(lw, IR_MUL, bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, M)), m), i32(lw, d->vec)), u);
+    nc.omexpr[q] = bin(lw, IR_ADD, bin(lw, IR_MUL, o, i32(lw, M)), m);
+    nc.uexpr[q] = u;
+    nc.lexpr[q] = bin(lw, IR_ADD, bin(lw, IR_MUL, nc.omexpr[q], i32(lw, d->vec)), u);
     IrExpr *cq = i32(lw, 0), *c2 = i32(lw, 0);
     if (d->threads > 1) {
       cq = bin(lw, IR_FLOORDIV, lw->tid, i32(lw, d->tstride));
@@ -472,8 +493,8 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
         vec_operand(lw, &nest, L, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, V)) {
       IrBuffer *db = b0->u.store.buf, *sb = ld->u.load.buf;
       int nd, ns;
-      IrExpr **di = access_index(lw, &nc, db, b0->u.store.idx, b0->u.store.nidx, &nd, b0->loc);
-      IrExpr **si = access_index(lw, &nc, sb, ld->u.load.idx, ld->u.load.nidx, &ns, ld->loc);
+      IrExpr **di = access_index(lw, &nc, db, b0->u.store.idx, b0->u.store.nidx, true, &nd, b0->loc);
+      IrExpr **si = access_index(lw, &nc, sb, ld->u.load.idx, ld->u.load.nidx, false, &ns, ld->loc);
       IrExpr *vl = ir_load(c, sb, si, ns, ld->loc);
       vl->lanes = (int)V;
       IrExpr *vv = vl;
@@ -711,7 +732,7 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
 /* &buf[offset of region r's first element] for a shared operand (through its layout). */
 static IrExpr *region_ptr(Lower *lw, const IrRegion *r, SrcLoc loc) {
   int n;
-  IrExpr **idx = access_index(lw, NULL, r->buf, r->min, r->ndim, &n, loc);
+  IrExpr **idx = access_index(lw, NULL, r->buf, r->min, r->ndim, false, &n, loc);
   IrExpr *ld = ir_load(lw->c, r->buf, idx, n, loc);
   return ir_call(lw->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc);
 }

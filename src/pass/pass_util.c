@@ -42,20 +42,41 @@ static bool uses_nest_var(const ParNest *nest, const IrExpr *e) {
   return false;
 }
 
+/* The loop var of a divided index `var // c` or `var >> s` (c = 2^s), c > 1 a constant, with
+ * *c set; NULL for any other index. */
+static const IrExpr *divided_var(const IrExpr *e, int64_t *c) {
+  int64_t v;
+  if (e->kind != IR_FLOORDIV && e->kind != IR_SHR) return NULL;
+  if (e->u.ops[0]->kind != IR_VAR || !ir_is_const_int(e->u.ops[1], &v)) return NULL;
+  if (e->kind == IR_SHR) {
+    if (v < 1 || v > 30) return NULL;
+    v = (int64_t)1 << v;
+  }
+  if (v < 2) return NULL;
+  *c = v;
+  return e->u.ops[0];
+}
+
 /* pass_access_map, and with allow_held also dims indexed by nest-invariant expressions
- * (map[p] = FRAG_HELD). */
-static bool access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map, bool allow_held) {
+ * (map[p] = FRAG_HELD), and with div also dims indexed by a nest var divided by a constant
+ * c whose loop runs over c times the dim (div[p] = c; 1 for every other dim). */
+static bool access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map, bool allow_held,
+                       int64_t *div) {
   if (nidx != buf->ndim || nidx > FRAG_MAX_DIMS) return false;
   bool used[FRAG_MAX_DIMS] = {false};
   for (int p = 0; p < nidx; p++) {
-    int64_t shp, v;
+    int64_t shp, v, c = 1;
     if (!ir_is_const_int(buf->shape[p], &shp)) return false;
     map[p] = -2;
-    if (idx[p]->kind == IR_VAR) {
-      for (int q = 0; q < nest->n; q++)
-        if (nest->var[q] == idx[p]->u.var && !used[q] && nest->min[q] == 0 && nest->extent[q] == shp) {
+    if (div) div[p] = 1;
+    const IrExpr *dv = div ? divided_var(idx[p], &c) : NULL;
+    if (idx[p]->kind == IR_VAR || dv) {
+      const IrVar *var = dv ? dv->u.var : idx[p]->u.var;
+      for (int q = 0; q < nest->n && map[p] == -2; q++)
+        if (nest->var[q] == var && !used[q] && nest->min[q] == 0 && nest->extent[q] == shp * c) {
           map[p] = q;
           used[q] = true;
+          if (dv) div[p] = c;
         }
     } else if (ir_is_const_int(idx[p], &v) && v == 0 && shp == 1) {
       map[p] = -1;
@@ -67,17 +88,24 @@ static bool access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, i
 }
 
 bool pass_access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map) {
-  return access_map(nest, buf, idx, nidx, map, false);
+  return access_map(nest, buf, idx, nidx, map, false, NULL);
 }
 
 bool pass_access_map_held(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map) {
-  if (!access_map(nest, buf, idx, nidx, map, true)) return false;
+  if (!access_map(nest, buf, idx, nidx, map, true, NULL)) return false;
   bool held = false, mapped = false;
   for (int p = 0; p < nidx; p++) {
     held |= map[p] == FRAG_HELD;
     mapped |= map[p] >= 0;
   }
   return held && mapped;
+}
+
+bool pass_access_map_div(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map, int64_t *div) {
+  if (!access_map(nest, buf, idx, nidx, map, true, div)) return false;
+  for (int p = 0; p < nidx; p++)
+    if (div[p] > 1) return true;
+  return false;
 }
 
 bool pass_access_map_off(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map, int64_t *off) {

@@ -91,6 +91,11 @@ bool pass_access_map(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int
  * nest var (map[p] = FRAG_HELD) and at least one dim is a nest var: such a fragment can
  * keep the held dims in every thread's registers instead of being fully replicated. */
 bool pass_access_map_held(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map);
+/* pass_access_map_held where at least one dim p is indexed by a nest var divided by a
+ * constant c > 1 (`j // 2`, or `j >> 1`) whose loop (min 0) runs over c times the dim:
+ * map[p] = that nest dim, div[p] = c (div[p] = 1 for plain, held and extent-1 dims), for
+ * fragment_derive_div.  Held dims may appear too; false when no dim is divided. */
+bool pass_access_map_div(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map, int64_t *div);
 /* pass_access_map that also accepts an index `var + c` (c a constant, the window
  * [c, c + extent) inside the dim); off[p] = c (0 for plain vars).  For fragment windows
  * (fragment_crop). */

@@ -564,6 +564,50 @@ def gemm_persistent(ctx, corpus, M, N, K, primitive):
     b = torch.randn(K, N, dtype=torch.float16, device="cuda")
     c = kern(a, b)
     check("gemm persistent %dx%dx%d primitive=%s" % (M, N, K, primitive), c, a.float() @ b.float(), 0.5, 2e-2)
+def fp4_to_f16(qb):
+    """Two s1e2m1 values a byte, the low nibble first, as float16 bit patterns (exponent bias 14,
+    no subnormals): the conversion of the dequantize GEMM files, written here from its bits."""
+    f4 = torch.stack((qb & 0x0F, qb >> 4), dim=-1).reshape(qb.shape[0], qb.shape[1] * 2).to(torch.int32)
+    bits = (f4 >> 3) * -32768 + ((((f4 >> 1) & 3) + 14) << 10) + ((f4 & 1) << 9)  # fits int16
+    return bits.to(torch.int16).view(torch.float16)
+
+
+def dequant_fp4_matmul(ctx, corpus, M, N, K):
+    """dequantize_gemm/example_dequant_gemm_fp4_hopper.py matmul: B_local[i, j // 2] read in a
+    T.Parallel nest laid out like the wgmma A operand (B_local takes that layout divided by 2,
+    fragment_derive_div); it was a fully replicated 128 x 64 tile per thread before."""
+    k = ctx.load(os.path.join(corpus, "dequantize_gemm/example_dequant_gemm_fp4_hopper.py")).compile(
+        "matmul", M=M, N=N, K=K, in_dtype=torch.float16, out_dtype=torch.float16, accum_dtype=torch.float32,
+        num_bits=4, block_M=128, block_N=128, block_K=128, num_stages=2, threads=256, split=1)
+    a = torch.randn(M, K, dtype=torch.float16, device="cuda")
+    qb = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, device="cuda")
+    ct = k(a, qb)
+    ref = fp4_to_f16(qb).float() @ a.float().T
+    check("dequant fp4 GEMM %dx%dx%d" % (M, N, K), ct, ref, 5e-2, 1e-2)
+
+
+def fragment_divided(ctx):
+    """tests/codegen/fragment_divided.py and fragment_divided_spread.py: packed 4-bit values read
+    from a fragment at j // 2 and j >> 3 (fragment_derive_div: lanes of one thread's vector, or
+    the vectors of two threads that each hold a copy), and a dequantize GEMM."""
+    prog = ctx.load(os.path.join(ROOT, "tests/codegen/fragment_divided.py"))
+    b = torch.randint(0, 256, (64, 64), dtype=torch.uint8, device="cuda")
+    c = torch.full((64, 128), -1, dtype=torch.int32, device="cuda")
+    prog.compile("unpack4")(b, c)
+    want = torch.stack((b & 15, b >> 4), dim=-1).reshape(64, 128).to(torch.int32)
+    check("unpack 4-bit values at j // 2", c, want, 0, 0)
+    a = torch.randn(64, 128, dtype=torch.float16, device="cuda")
+    b = torch.randint(0, 256, (64, 64), dtype=torch.uint8, device="cuda")
+    ct = torch.full((64, 64), float("nan"), dtype=torch.float32, device="cuda")
+    prog.compile("dequant_gemm")(a, b, ct)
+    nib = torch.stack((b & 15, b >> 4), dim=-1).reshape(64, 128).float() - 8
+    check("dequantize GEMM on B_local[i, j // 2]", ct, nib @ a.float().T, 1e-2, 1e-3)
+    x = torch.randn(16, 128, dtype=torch.float32, device="cuda")
+    w = torch.randint(-2**31, 2**31 - 1, (16, 16), dtype=torch.int32, device="cuda")
+    y = torch.full((16, 128), float("nan"), dtype=torch.float32, device="cuda")
+    ctx.load(os.path.join(ROOT, "tests/codegen/fragment_divided_spread.py")).compile("unpack8_add")(x, w, y)
+    nib8 = torch.stack([(w >> (4 * s)) & 15 for s in range(8)], dim=-1).reshape(16, 128).float()
+    check("unpack 4-bit values at j >> 3 over two threads", y, x + nib8, 0, 0)
 
 
 def main():
@@ -646,6 +690,9 @@ def main():
         lambda: gemm_persistent(ctx, corpus, 1536, 2048, 512, True),
         lambda: gemm_persistent(ctx, corpus, 1536, 2048, 512, False),
         lambda: gemm_persistent(ctx, corpus, 4096, 1024, 2048, True),  # 128 tiles: 4 blocks idle
+        lambda: fragment_divided(ctx),
+        lambda: dequant_fp4_matmul(ctx, corpus, 256, 256, 256),  # the file's main()
+        lambda: dequant_fp4_matmul(ctx, corpus, 256, 512, 1024),
     ]
     for run in cases:
         try:

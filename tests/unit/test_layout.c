@@ -99,6 +99,67 @@ TEST(layout_fragment_window) {
   ts_compiler_fini(&c);
 }
 
+/* Does thread th hold element idx of f?  Thread fields and replicate fields form one mixed
+ * radix of the thread index: th holds it when th without its replicate digits is the
+ * owner that fragment_thread_of names. */
+static bool holds(const Fragment *f, const int64_t *idx, int64_t th) {
+  int64_t base = th;
+  for (int i = 0; i < f->nrep; i++) base -= ((th / f->rep_stride[i]) % f->rep_count[i]) * f->rep_stride[i];
+  return base == fragment_thread_of(f, idx);
+}
+
+/* A 2-D loop layout L read as b[i, j // c] (fragment_derive_div on the last dim): every
+ * thread running loop element (i, j) holds b[i, j / c], in the register the lowering names
+ * ((o M + m) V' + u / c of the loop's coordinates); NULL exactly when `ok` is false. */
+static void check_divided(TestCtx *t, const Fragment *L, int64_t c, bool ok) {
+  TsCompiler cc;
+  ts_compiler_init(&cc, (TsTarget){90, true});
+  int map[2] = {0, 1};
+  int64_t div[2] = {1, c};
+  Fragment *b = fragment_derive_div(&cc, L, 2, map, NULL, div);
+  CHECK((b != NULL) == ok);
+  if (b) {
+    const FragDim *d = &L->dim[1];
+    CHECK(b->dim[1].extent * c == d->extent && b->dim[0].extent == L->dim[0].extent);
+    /* no more registers than the elements each thread needs: 1/c of the loop's on that dim */
+    CHECK(fragment_local_extent(b, 1) * c == fragment_local_extent(L, 1) || b->dim[1].vec == 1);
+    for (int64_t i = 0; i < L->dim[0].extent; i++)
+      for (int64_t j = 0; j < d->extent; j++) {
+        int64_t li[2] = {i, j}, bi[2] = {i, j / c};
+        int64_t M = fragdim_mid(d), u = j % d->vec, m = (j / (d->vec * d->threads)) % M, o = j / fragdim_span(d);
+        int64_t want = (o * M + m) * b->dim[1].vec + u / c;
+        int64_t reg = (fragment_reg_of(L, li) / fragment_local_extent(L, 1)) * fragment_local_extent(b, 1) + want;
+        CHECK(fragment_reg_of(b, bi) == reg);
+        for (int64_t th = 0; th < L->nthreads; th++)
+          if (holds(L, li, th)) CHECK(holds(b, bi, th));
+      }
+  }
+  ts_compiler_fini(&cc);
+}
+
+TEST(layout_fragment_divided) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  /* wgmma A operand in registers (the dequant GEMM's B_dequantize_local): pairs per lane */
+  Fragment *a = fragment_gemm_acc(&c, 128, 128, 8, 1, 256);
+  REQUIRE(a != NULL);
+  check_divided(t, a, 2, true);
+  check_divided(t, a, 4, true); /* 2 lanes of 2 adjacent threads: a copy in each */
+  /* block layouts: vectors of 4 split by 2 and 4; scalars over 64 threads split by 2 and 8 */
+  check_divided(t, fragment_block(&c, 2, (int64_t[]){8, 64}, 64, 4), 2, true);
+  check_divided(t, fragment_block(&c, 2, (int64_t[]){8, 64}, 64, 4), 4, true);
+  check_divided(t, fragment_block(&c, 2, (int64_t[]){8, 64}, 64, 4), 8, true);
+  check_divided(t, fragment_block(&c, 2, (int64_t[]){4, 64}, 128, 1), 2, true);
+  check_divided(t, fragment_block(&c, 2, (int64_t[]){4, 64}, 128, 1), 8, true);
+  check_divided(t, fragment_block(&c, 2, (int64_t[]){16, 16}, 32, 2), 2, true);
+  /* refused: c = 3 cuts vectors of 2 (and 3 is no whole number of them); c = 128 is more
+   * than the dim of 64; vectors of 6 split by 4 */
+  check_divided(t, fragment_block(&c, 2, (int64_t[]){16, 48}, 32, 2), 3, false);
+  check_divided(t, fragment_block(&c, 2, (int64_t[]){2, 64}, 16, 4), 128, false);
+  check_divided(t, fragment_block(&c, 2, (int64_t[]){2, 48}, 8, 6), 4, false);
+  ts_compiler_fini(&c);
+}
+
 TEST(layout_swizzle) {
   TsCompiler c;
   ts_compiler_init(&c, (TsTarget){90, true});
