@@ -236,9 +236,9 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   }
   if (!gemm_types_ok(c, s, at, bt, ct, report)) return false;
   bool hopper = c->target.sm == 90 && c->target.arch_a;
-  if (out->a_in_regs && ((!dtype_16bit_float(at) && at != TS_DTYPE_FLOAT32) || ta)) {
-    PLAN_ERROR(c, s->loc, "T.gemm: A in registers (a fragment) needs float16/bfloat16/float32 A with transpose_A=False; "
-                          "copy A to shared memory instead");
+  if (out->a_in_regs && !dtype_16bit_float(at) && at != TS_DTYPE_FLOAT32) {
+    PLAN_ERROR(c, s->loc, "T.gemm: A in registers (a fragment) needs float16/bfloat16/float32 A; copy A to shared "
+                          "memory instead");
     return false;
   }
   int eb = dtype_bytes(at);
@@ -280,7 +280,7 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   if (hopper && wgmma_types && nthreads % 128 == 0 && (a_sw || out->a_in_regs) && b_sw) {
     int64_t nwg = nthreads / 128;
     int64_t b_atom = tb ? 0 : layout_atom_cols(out->b_layout); /* MN-major B: atoms along N */
-    int64_t a_atom = ta ? layout_atom_cols(out->a_layout) : 0;
+    int64_t a_atom = ta && !out->a_in_regs ? layout_atom_cols(out->a_layout) : 0;
     bool int8 = at == TS_DTYPE_INT8 || at == TS_DTYPE_UINT8;
     /* A in registers with every warp along M fits mma.sync: no warp holds a copy of another's
      * A, and A keeps the layout of a previous GEMM's C split the same way; wgmma with
@@ -345,6 +345,8 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
      * of C's warp columns): each warp column multiplies the whole rows of A. */
     out->a_frag = fragment_gemm_acc(c, M, ak, out->wm, 1, nthreads);
     TS_ASSERT(out->a_frag);
+    /* transpose_A: the buffer is [K x M]; the same elements in the same threads */
+    if (ta) out->a_frag = fragment_transpose2(c, out->a_frag);
   }
   return true;
 }

@@ -742,7 +742,7 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
   }
   if (p.a_in_regs && (!A->buf->fragment || !fragment_equal(A->buf->fragment, p.a_frag) || !whole_tile(A, NULL))) {
     ts_error(c, s->loc, "layout conflict for fragment '%s': T.gemm with A in registers needs the whole fragment in the "
-                        "wgmma operand layout", A->buf->name);
+                        "tensor-core operand layout", A->buf->name);
     return NULL;
   }
   IrExpr *c0 = i32(lw, 0);
@@ -764,12 +764,12 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
   if (p.a_in_regs) {
     /* RS: the A fragment's registers are the instruction's A operand (replicated over
      * the WN warp / warpgroup columns).  WM counts warpgroups for wgmma, warps for mma. */
-    int64_t attrs[9] = {p.m, p.n, p.k, wg ? p.wm / 4 : p.wm, p.wn, tb, swb, clear, ty};
+    int64_t attrs[10] = {p.m, p.n, p.k, wg ? p.wm / 4 : p.wm, p.wn, ta, tb, swb, clear, ty};
     IrExpr *a0 = ir_load(c, A->buf, &c0, 1, s->loc);
     IrExpr *args[4] = {ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &a0, 1, s->loc), region_ptr(lw, B, s->loc), cptr,
                        lw->tid};
     IrDeviceOp op = !wg ? IRD_GEMM_RS_MMA : issue ? IRD_GEMM_RS_WGMMA_ISSUE : IRD_GEMM_RS_WGMMA;
-    return ir_device_stmt(c, op, attrs, 9, args, 4, s->loc);
+    return ir_device_stmt(c, op, attrs, 10, args, 4, s->loc);
   }
   int64_t attrs[11] = {p.m, p.n, p.k, wg ? p.wm / 4 : p.wm, p.wn, ta, tb, swa, swb, clear, ty};
   IrDeviceOp op = !wg ? IRD_GEMM_SS_MMA : issue ? IRD_GEMM_SS_WGMMA_ISSUE : IRD_GEMM_SS_WGMMA;

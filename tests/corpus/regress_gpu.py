@@ -508,21 +508,23 @@ def window_loop_atoms(ctx):
     check("tma_copy and gemm on loop-indexed column windows", s, q.float() @ kk.float().T, 1e-2, 1e-3)
 
 
-def gemm_rs_warps_n(ctx, M, N, K, threads, dtype, trans_b):
+def gemm_rs_warps_n(ctx, M, N, K, threads, dtype, trans_b, trans_a=False):
     """tests/codegen/gemm_rs_warps_n.py: A in registers (a cast loop writes it) on a tile too
-    short for every warp along M: mma.sync warps along N too, A replicated over them."""
+    short for every warp along M: mma.sync warps (or wgmma warpgroups) along N too, A
+    replicated over them; trans_a: A stored [K, M] in registers."""
     k = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_rs_warps_n.py")).compile(
-        "rs_warps_n", M=M, N=N, K=K, threads=threads, dtype=dtype, trans_B=trans_b)
+        "rs_warps_n", M=M, N=N, K=K, threads=threads, dtype=dtype, trans_A=trans_a, trans_B=trans_b)
     t = getattr(torch, dtype)
-    a = torch.randn(M, K, dtype=t, device="cuda")
+    a = torch.randn(*((K, M) if trans_a else (M, K)), dtype=t, device="cuda")
     b = torch.randn(*((N, K) if trans_b else (K, N)), dtype=t, device="cuda")
     c = torch.full((M, N), float("nan"), dtype=torch.float32, device="cuda")
     k(a, b, c)
     bf = b.double().T if trans_b else b.double()
     a2 = (a.float() * 2).to(t).double()
+    a2 = a2.T if trans_a else a2
     tol = (5e-2, 1e-2) if dtype == "float32" else (1e-2, 1e-3)  # float32 runs as tf32
-    check("gemm A in registers %dx%dx%d %s over %d threads%s" % (M, N, K, dtype, threads, " (B^T)" if trans_b else ""),
-          c, (a2 @ bf).float(), *tol)
+    check("gemm A in registers %dx%dx%d %s over %d threads%s%s" % (M, N, K, dtype, threads,
+          " (A^T)" if trans_a else "", " (B^T)" if trans_b else ""), c, (a2 @ bf).float(), *tol)
 
 
 def gemm_rs_wgmma_n(ctx, S, N, threads):
@@ -536,6 +538,52 @@ def gemm_rs_wgmma_n(ctx, S, N, threads):
     k(q, kk, v, o)
     p = (q.double() @ kk.double().T).half().double()
     check("wgmma A in registers 64x%dx%d over %d threads" % (N, S, threads), o, (p @ v.double()).float(), 2e-2, 2e-3)
+
+
+def gemm_rs_trans_a(ctx):
+    """tests/codegen/gemm_rs_trans_a.py: A in registers stored [K, M] (transpose_A), copied
+    from a float32 shared tile with a conversion; 16 x 128 over 4 warps along N."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_rs_trans_a.py")).compile("rs_trans_a")
+    a = torch.randn(32, 16, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn(32, 128, dtype=torch.bfloat16, device="cuda")
+    c = torch.full((16, 128), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, b, c)
+    check("gemm A^T in registers 16x128x32 bfloat16", c, (a.double().T @ b.double()).float(), 1e-2, 1e-3)
+
+
+def indexer_bwd(ctx, corpus, H, D, topk, S, seed):
+    """dsa_sparse_finetune/indexer_bwd.py: two GEMMs with A in registers on 32- and 16-row
+    tiles over 4 warps (warps along N, A replicated), one of them with A stored [K, M]
+    (transpose_A).  dQ and dW against a torch computation of the kernel's own math (one
+    sequence; dK accumulates bf16 atomics from every token and is not compared)."""
+    k = ctx.load(os.path.join(corpus, "dsa_sparse_finetune/indexer_bwd.py")).compile(
+        "tl_indexer_bwd_impl", heads=H, dim=D, topk=topk)
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    dev = "cuda"
+    q = torch.randn(S, H, D, device=dev, generator=g).bfloat16()
+    w = torch.randn(S, H, device=dev, generator=g).bfloat16()
+    kk = torch.randn(S, D, device=dev, generator=g).bfloat16()
+    attn = torch.rand(S, topk, device=dev, generator=g)
+    score = torch.rand(S, topk, device=dev, generator=g)
+    idx = torch.randint(-1, S, (S, topk), device=dev, generator=g, dtype=torch.int32)
+    offsets = torch.tensor([0, S], dtype=torch.int32, device=dev)
+    tok = torch.stack([torch.zeros(S, dtype=torch.int32, device=dev), torch.arange(S, dtype=torch.int32, device=dev)], 1)
+    dq = torch.full((S, H, D), float("nan"), dtype=torch.bfloat16, device=dev)
+    dw = torch.full((S, H), float("nan"), dtype=torch.bfloat16, device=dev)
+    dk = torch.zeros(S, D, dtype=torch.bfloat16, device=dev)
+    k(q, w, kk, attn, score, idx, offsets, tok.contiguous(), dq, dw, dk)
+    sm = D ** -0.5
+    qs = (q.float() * sm).bfloat16().double()
+    il = idx.long()
+    valid = (il > -1) & (il <= torch.arange(S, device=dev)[:, None])
+    kr = torch.where(valid[..., None], kk.double()[il.clamp(min=0)], torch.zeros((), dtype=torch.float64, device=dev))
+    logits = torch.relu(torch.einsum("std,shd->sth", kr, qs))
+    diff = (score - attn).double()
+    ref_dw = torch.einsum("st,sth->sh", diff, logits)
+    dl = (diff[..., None] * (logits > 0) * w.double()[:, None, :]).bfloat16().double()
+    ref_dq = torch.einsum("sth,std->shd", dl, kr) * sm
+    check("indexer_bwd dQ heads=%d dim=%d topk=%d S=%d" % (H, D, topk, S), dq, ref_dq.float(), 2e-2, 2e-2)
+    check("indexer_bwd dW heads=%d dim=%d topk=%d S=%d" % (H, D, topk, S), dw, ref_dw.float(), 5e-2, 2e-2)
 
 
 def main():
@@ -607,6 +655,15 @@ def main():
         lambda: gemm_rs_warps_n(ctx, 16, 64, 32, 128, "float16", True),
         lambda: gemm_rs_warps_n(ctx, 32, 32, 256, 128, "float32", True),  # mhc_pre's tf32 GEMM shape
         lambda: gemm_rs_warps_n(ctx, 32, 64, 64, 128, "float32", False),
+        lambda: gemm_rs_warps_n(ctx, 16, 128, 32, 128, "bfloat16", False, True),  # indexer_bwd's dQ GEMM
+        lambda: gemm_rs_warps_n(ctx, 32, 64, 64, 128, "float16", True, True),
+        lambda: gemm_rs_warps_n(ctx, 32, 64, 64, 128, "float32", True, True),
+        lambda: gemm_rs_warps_n(ctx, 64, 128, 64, 256, "float16", False, False),  # wgmma RS, 2 warpgroups along N
+        lambda: gemm_rs_warps_n(ctx, 64, 128, 64, 256, "bfloat16", True, True),   # the same with A stored [K, M]
+        lambda: gemm_rs_warps_n(ctx, 128, 128, 64, 128, "float16", False, True),  # wgmma RS, 1 warpgroup, A^T
+        lambda: gemm_rs_trans_a(ctx),
+        lambda: indexer_bwd(ctx, corpus, 16, 128, 64, 256, 1),  # the manifest's row
+        lambda: indexer_bwd(ctx, corpus, 64, 64, 128, 300, 2),
         lambda: gemm_rs_wgmma_n(ctx, 64, 256, 256),
         lambda: gemm_rs_wgmma_n(ctx, 96, 192, 384),
         lambda: mla_decode(ctx, corpus, 4, 128, 1024, num_split=2),
