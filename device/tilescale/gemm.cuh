@@ -228,26 +228,47 @@ TS_DEV void gemm_ss_mma(const T *A, const TB2 *B, TC *acc, int tid) {
  * GEMM accumulator of the same warps with K as its columns (fragment_gemm_acc(M, K, WM,
  * 1)); for strip mi and K step kk its 4 registers are the (row h, 8-column block b)
  * pairs (0, 2kk), (1, 2kk), (0, 2kk+1), (1, 2kk+1) — exactly the m16n8k16 A operand.
- * All warps are along M (each owns its rows of A). */
-template <int M, int N, int K, int WM, bool TB, int SWB, bool CLEAR, class T, class TC = float>
+ * WM warps along M, WN along N (warp w: row strips w % WM, columns [N/WN * (w / WM), ..)):
+ * the A fragment is replicated over the WN warp columns, so every warp holds the whole
+ * K extent of its rows and only B's columns depend on the warp column.
+ * TA: the fragment is stored [K x M] (transpose_A): the same elements in the same threads,
+ * with the register order of the transposed shape (rs_a_reg). */
+template <int M, int N, int K, int WM, int WN, bool TA, bool TB, int SWB, bool CLEAR, class T, class TC = float>
 TS_DEV void gemm_rs_16(const T *A, const T *B, TC *acc, int tid);
-template <int M, int N, int K, int WM, bool TB, int SWB, bool CLEAR, class T, class TC = float>
+template <int M, int N, int K, int WM, int WN, bool TA, bool TB, int SWB, bool CLEAR, class T, class TC = float>
 TS_DEV void gemm_rs_tf32(const T *A, const T *B, TC *acc, int tid);
 
-template <int M, int N, int K, int WM, bool TB, int SWB, bool CLEAR, class T, class TC = float>
+template <int M, int N, int K, int WM, int WN, bool TA, bool TB, int SWB, bool CLEAR, class T, class TC = float>
 TS_DEV void gemm_rs_mma(const T *A, const T *B, TC *acc, int tid) {
-  if constexpr (sizeof(T) == 4) gemm_rs_tf32<M, N, K, WM, TB, SWB, CLEAR, T, TC>(A, B, acc, tid);
-  else gemm_rs_16<M, N, K, WM, TB, SWB, CLEAR, T, TC>(A, B, acc, tid);
+  if constexpr (sizeof(T) == 4) gemm_rs_tf32<M, N, K, WM, WN, TA, TB, SWB, CLEAR, T, TC>(A, B, acc, tid);
+  else gemm_rs_16<M, N, K, WM, WN, TA, TB, SWB, CLEAR, T, TC>(A, B, acc, tid);
+}
+
+/* The register of A's local element (lm, lk): lm = 2 * strip + row half (LM per thread),
+ * lk = the thread's K position (K/4 per thread).  The fragment's registers run row-major
+ * over its own shape: [M x K] -> lm * K/4 + lk, [K x M] (TA) -> lk * LM + lm. */
+template <int LM, int K, bool TA> TS_DEV constexpr int rs_a_reg(int lm, int lk) {
+  return TA ? lk * LM + lm : lm * (K / 4) + lk;
+}
+/* The 32-bit A word of two 16-bit elements at K positions lk, lk + 1 (one register when
+ * not transposed; two to pack otherwise). */
+template <int LM, int K, bool TA, class T> TS_DEV uint32_t rs_a_word(const T *A, int lm, int lk) {
+  if constexpr (!TA) {
+    return reinterpret_cast<const uint32_t *>(A)[rs_a_reg<LM, K, TA>(lm, lk) / 2];
+  } else {
+    return (uint32_t)bit_cast<uint16_t>(A[rs_a_reg<LM, K, TA>(lm, lk)]) |
+           ((uint32_t)bit_cast<uint16_t>(A[rs_a_reg<LM, K, TA>(lm, lk + 1)]) << 16);
+  }
 }
 
 /* 16-bit A in registers: m16n8k16, whose A fragment is the accumulator-shaped one. */
-template <int M, int N, int K, int WM, bool TB, int SWB, bool CLEAR, class T, class TC>
+template <int M, int N, int K, int WM, int WN, bool TA, bool TB, int SWB, bool CLEAR, class T, class TC>
 TS_DEV void gemm_rs_16(const T *A, const T *B, TC *acc, int tid) {
-  constexpr int MI = M / (16 * WM), NJ = N / 8, L1 = K / 4;
+  constexpr int MI = M / (16 * WM), NJ = N / (8 * WN);
   constexpr int BR = TB ? N : K, BC = TB ? K : N;
-  static_assert(sizeof(T) == 2 && M % (16 * WM) == 0 && N % 8 == 0 && K % 16 == 0, "tile does not fit mma.sync m16n8k16");
-  const int lane = tid & 31;
-  const uint32_t *aw = reinterpret_cast<const uint32_t *>(A);
+  static_assert(sizeof(T) == 2 && M % (16 * WM) == 0 && N % (8 * WN) == 0 && K % 16 == 0,
+                "tile does not fit mma.sync m16n8k16");
+  const int lane = tid & 31, wn = ((tid >> 5) % (WM * WN)) / WM;
   const uint32_t b_base = smem_u32(B);
   if constexpr (CLEAR) {
 #pragma unroll
@@ -258,7 +279,7 @@ TS_DEV void gemm_rs_16(const T *A, const T *B, TC *acc, int tid) {
     uint32_t bf[NJ + 1][2];
 #pragma unroll
     for (int nj = 0; nj < NJ; nj += 2) {
-      const int n0 = 8 * nj, j = lane >> 3;
+      const int n0 = wn * (N / WN) + 8 * nj, j = lane >> 3;
       if constexpr (!TB) {
         const int r = kk * 16 + (lane & 7) + 8 * (j & 1), c = n0 + 8 * (j >> 1);
         const uint32_t addr = b_base + 2 * tile_offset<BR, BC, SWB, 2>(r, c);
@@ -273,8 +294,9 @@ TS_DEV void gemm_rs_16(const T *A, const T *B, TC *acc, int tid) {
     }
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
-      const uint32_t af[4] = {aw[((2 * mi) * L1 + 4 * kk) / 2], aw[((2 * mi + 1) * L1 + 4 * kk) / 2],
-                              aw[((2 * mi) * L1 + 4 * kk + 2) / 2], aw[((2 * mi + 1) * L1 + 4 * kk + 2) / 2]};
+      const uint32_t af[4] = {rs_a_word<2 * MI, K, TA>(A, 2 * mi, 4 * kk), rs_a_word<2 * MI, K, TA>(A, 2 * mi + 1, 4 * kk),
+                              rs_a_word<2 * MI, K, TA>(A, 2 * mi, 4 * kk + 2),
+                              rs_a_word<2 * MI, K, TA>(A, 2 * mi + 1, 4 * kk + 2)};
 #pragma unroll
       for (int nj = 0; nj < NJ; ++nj) {
         TC *row0 = acc + (2 * mi) * (2 * NJ) + 2 * nj, *row1 = row0 + 2 * NJ;
@@ -291,12 +313,13 @@ TS_DEV void gemm_rs_16(const T *A, const T *B, TC *acc, int tid) {
  * t+4 as column 2t+1, for A from the registers the thread already holds and for B by
  * loading rows 2t and 2t+1 (PTX ISA, mma.m16n8k8 .tf32 fragments: a0 (g, t), a1 (g+8, t),
  * a2 (g, t+4), a3 (g+8, t+4); b0 (k=t, n=g), b1 (k=t+4, n=g)). */
-template <int M, int N, int K, int WM, bool TB, int SWB, bool CLEAR, class T, class TC>
+template <int M, int N, int K, int WM, int WN, bool TA, bool TB, int SWB, bool CLEAR, class T, class TC>
 TS_DEV void gemm_rs_tf32(const T *A, const T *B, TC *acc, int tid) {
-  constexpr int MI = M / (16 * WM), NJ = N / 8, L1 = K / 4;
+  constexpr int MI = M / (16 * WM), NJ = N / (8 * WN);
   constexpr int BR = TB ? N : K, BC = TB ? K : N;
-  static_assert(sizeof(T) == 4 && M % (16 * WM) == 0 && N % 8 == 0 && K % 8 == 0, "tile does not fit mma.sync m16n8k8");
-  const int g = lane_group(tid), t = lane_quad(tid);
+  static_assert(sizeof(T) == 4 && M % (16 * WM) == 0 && N % (8 * WN) == 0 && K % 8 == 0,
+                "tile does not fit mma.sync m16n8k8");
+  const int g = lane_group(tid), t = lane_quad(tid), n_base = ((tid >> 5) % (WM * WN)) / WM * (N / WN);
   if constexpr (CLEAR) {
 #pragma unroll
     for (int i = 0; i < 4 * MI * NJ; ++i) acc[i] = TC(0);
@@ -308,14 +331,15 @@ TS_DEV void gemm_rs_tf32(const T *A, const T *B, TC *acc, int tid) {
     for (int nj = 0; nj < NJ; ++nj)
 #pragma unroll
       for (int v = 0; v < 2; ++v) {
-        const int k = kk * 8 + 2 * t + v, n = 8 * nj + g;
+        const int k = kk * 8 + 2 * t + v, n = n_base + 8 * nj + g;
         bf[nj][v] = bit_cast<uint32_t>(B[TB ? tile_offset<BR, BC, SWB, 4>(n, k) : tile_offset<BR, BC, SWB, 4>(k, n)]);
       }
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
-      const uint32_t af[4] = {bit_cast<uint32_t>(A[(2 * mi) * L1 + 2 * kk]), bit_cast<uint32_t>(A[(2 * mi + 1) * L1 + 2 * kk]),
-                              bit_cast<uint32_t>(A[(2 * mi) * L1 + 2 * kk + 1]),
-                              bit_cast<uint32_t>(A[(2 * mi + 1) * L1 + 2 * kk + 1])};
+      const uint32_t af[4] = {bit_cast<uint32_t>(A[rs_a_reg<2 * MI, K, TA>(2 * mi, 2 * kk)]),
+                              bit_cast<uint32_t>(A[rs_a_reg<2 * MI, K, TA>(2 * mi + 1, 2 * kk)]),
+                              bit_cast<uint32_t>(A[rs_a_reg<2 * MI, K, TA>(2 * mi, 2 * kk + 1)]),
+                              bit_cast<uint32_t>(A[rs_a_reg<2 * MI, K, TA>(2 * mi + 1, 2 * kk + 1)])};
 #pragma unroll
       for (int nj = 0; nj < NJ; ++nj) {
         TC *row0 = acc + (2 * mi) * (2 * NJ) + 2 * nj, *row1 = row0 + 2 * NJ;
@@ -527,16 +551,19 @@ TS_DEV void gemm_ss_wgmma(const T *A, const TB2 *B, TC *acc, int tid) {
  * lays out like a GEMM accumulator with the same warpgroups along M and one along N
  * (fragment_gemm_acc(M, K, 4*WGM, 1)), whose thread/register placement is exactly the
  * wgmma A operand: for K step kk and atom a, the 4 registers are the (row h, 8-column
- * block b) pairs (0, 2kk), (1, 2kk), (0, 2kk+1), (1, 2kk+1).  B is in shared memory;
- * the block's warpgroups must all be along M (WGN = 1: each owns its rows of A). */
-template <int M, int N, int K, int WGM, bool TB, int SWB, bool CLEAR, class T, class TC = float>
+ * block b) pairs (0, 2kk), (1, 2kk), (0, 2kk+1), (1, 2kk+1).  B is in shared memory.
+ * WGM warpgroups along M, WGN along N (warpgroup w: atoms w % WGM + WGM*a, columns
+ * [N/WGN * (w / WGM), ..)): the A fragment is replicated over the WGN warpgroup columns,
+ * each of which issues m64nNI with NI = N/WGN from the same A registers.  TA: A stored
+ * [K x M] (rs_a_reg). */
+template <int M, int N, int K, int WGM, int WGN, bool TA, bool TB, int SWB, bool CLEAR, class T, class TC = float>
 TS_DEV void gemm_rs_wgmma_issue(const T *A, const T *B, TC *acc, int tid) {
-  constexpr int NI = N, MA = M / (64 * WGM), L1 = K / 4;
+  constexpr int NI = N / WGN, MA = M / (64 * WGM);
   static_assert(sizeof(T) == 2, "wgmma RS: 16-bit A only");
-  static_assert(M % (64 * WGM) == 0 && NI % 8 == 0 && NI <= 256 && K % 16 == 0, "tile does not fit wgmma m64nNk16");
-  const uint32_t *aw = reinterpret_cast<const uint32_t *>(A);
+  static_assert(M % (64 * WGM) == 0 && N % WGN == 0 && NI % 8 == 0 && NI <= 256 && K % 16 == 0,
+                "tile does not fit wgmma m64nNk16");
   const uint32_t b_base = smem_u32(B);
-  (void)tid;
+  const int gn = ((tid >> 7) % (WGM * WGN)) / WGM;
   fence_regs<MA * NI / 2, TC>(acc);
   fence_regs<MA * K / 4 * 2, T>(const_cast<T *>(A));
   wgmma_fence();
@@ -544,19 +571,20 @@ TS_DEV void gemm_rs_wgmma_issue(const T *A, const T *B, TC *acc, int tid) {
   for (int kk = 0; kk < K / 16; ++kk)
 #pragma unroll
     for (int a = 0; a < MA; ++a) {
-      const uint32_t ra[4] = {aw[((2 * a) * L1 + 4 * kk) / 2], aw[((2 * a + 1) * L1 + 4 * kk) / 2],
-                              aw[((2 * a) * L1 + 4 * kk + 2) / 2], aw[((2 * a + 1) * L1 + 4 * kk + 2) / 2]};
-      const uint64_t db = operand_desc<N, K, SWB, !TB>(b_base, 0, 16 * kk);
+      const uint32_t ra[4] = {rs_a_word<2 * MA, K, TA>(A, 2 * a, 4 * kk), rs_a_word<2 * MA, K, TA>(A, 2 * a + 1, 4 * kk),
+                              rs_a_word<2 * MA, K, TA>(A, 2 * a, 4 * kk + 2),
+                              rs_a_word<2 * MA, K, TA>(A, 2 * a + 1, 4 * kk + 2)};
+      const uint64_t db = operand_desc<N, K, SWB, !TB>(b_base, gn * NI, 16 * kk);
       wgmma_x<NI, T, T, TC, 0, TB ? 0 : 1, true>(acc + a * (NI / 2), ra, 0, db, (CLEAR && kk == 0) ? 0 : 1);
     }
   wgmma_commit();
 }
 
-template <int M, int N, int K, int WGM, bool TB, int SWB, bool CLEAR, class T, class TC = float>
+template <int M, int N, int K, int WGM, int WGN, bool TA, bool TB, int SWB, bool CLEAR, class T, class TC = float>
 TS_DEV void gemm_rs_wgmma(const T *A, const T *B, TC *acc, int tid) {
-  gemm_rs_wgmma_issue<M, N, K, WGM, TB, SWB, CLEAR, T>(A, B, acc, tid);
+  gemm_rs_wgmma_issue<M, N, K, WGM, WGN, TA, TB, SWB, CLEAR, T>(A, B, acc, tid);
   wgmma_wait<0>();
-  fence_regs<M / (64 * WGM) * N / 2, TC>(acc);
+  fence_regs<M / (64 * WGM) * (N / WGN) / 2, TC>(acc);
 }
 
 /* The wait half of gemm_ss_wgmma_issue: at most PENDING wgmma groups still running

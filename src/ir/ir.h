@@ -175,14 +175,14 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(FENCE_PROXY_ASYNC, "fence_proxy_async", 0, 0, 0)                                      \
   X(FENCE_PROXY_ASYNC_SHARED, "fence_proxy_async_shared", 0, 0, 0)                        \
   /* GEMM tiles (A, B, C addresses, thread index); SS attrs: M, N, K, WM, WN, trans_a,     \
-   * trans_b, swizzle_a, swizzle_b, clear, dtype; RS: M, N, K, WM, trans_b, swizzle_b,     \
-   * clear, dtype; WM counts warps (mma) or warpgroups (wgmma) */                          \
+   * trans_b, swizzle_a, swizzle_b, clear, dtype; RS: M, N, K, WM, WN, trans_a,         \
+   * trans_b, swizzle_b, clear, dtype; WM/WN count warps (mma) or warpgroups (wgmma) */              \
   X(GEMM_SS_MMA, "gemm_ss_mma", 4, 11, 0)                                                 \
   X(GEMM_SS_WGMMA, "gemm_ss_wgmma", 4, 11, IRD_WGMMA)                                     \
   X(GEMM_SS_WGMMA_ISSUE, "gemm_ss_wgmma_issue", 4, 11, IRD_WGMMA)                         \
-  X(GEMM_RS_MMA, "gemm_rs_mma", 4, 8, 0)                                                  \
-  X(GEMM_RS_WGMMA, "gemm_rs_wgmma", 4, 8, IRD_WGMMA)                                      \
-  X(GEMM_RS_WGMMA_ISSUE, "gemm_rs_wgmma_issue", 4, 8, IRD_WGMMA)                          \
+  X(GEMM_RS_MMA, "gemm_rs_mma", 4, 10, 0)                                                  \
+  X(GEMM_RS_WGMMA, "gemm_rs_wgmma", 4, 10, IRD_WGMMA)                                      \
+  X(GEMM_RS_WGMMA_ISSUE, "gemm_rs_wgmma_issue", 4, 10, IRD_WGMMA)                          \
   X(GEMM_WGMMA_WAIT, "gemm_wgmma_wait", 1, 2, IRD_WGMMA)       /* <registers, pending> */ \
   /* TMA: (descriptor, smem, mbarrier[, cta mask], coordinates...) / (descriptor, smem,    \
    * coordinates...); attr: the tensor rank */                                             \

@@ -163,6 +163,15 @@ Fragment *fragment_gemm_acc(TsCompiler *c, int64_t rows, int64_t cols, int64_t w
   return f;
 }
 
+Fragment *fragment_transpose2(TsCompiler *c, const Fragment *f) {
+  TS_ASSERT(f->ndim == 2);
+  Fragment *t = ARENA_NEW(c->arena, Fragment);
+  *t = *f;
+  t->dim[0] = f->dim[1];
+  t->dim[1] = f->dim[0];
+  return t;
+}
+
 Fragment *fragment_crop(TsCompiler *c, const Fragment *f, const int64_t *off, const int64_t *ext, int64_t *reg_off) {
   Fragment *w = ARENA_NEW(c->arena, Fragment);
   *w = *f;

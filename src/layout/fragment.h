@@ -86,6 +86,10 @@ Fragment *fragment_reduce(TsCompiler *c, const Fragment *src, int dim, bool keep
  * warpgroup's 4 warps hold one 64-row atom.  Returns NULL when the shape does not tile. */
 Fragment *fragment_gemm_acc(TsCompiler *c, int64_t rows, int64_t cols, int64_t wm, int64_t wn, int64_t nthreads);
 
+/* The layout of a 2-D fragment seen with its dims swapped (the transposed buffer): every
+ * element keeps its thread; registers run row-major over the new shape. */
+Fragment *fragment_transpose2(TsCompiler *c, const Fragment *f);
+
 /* The layout of the window [off_k, off_k + ext_k) of `f` seen as a fragment of shape ext
  * (the same threads and registers, re-indexed from 0), or NULL when the window does not
  * line up with f's fields: along each dim either whole outer repetitions (off and ext

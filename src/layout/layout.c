@@ -236,9 +236,9 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   }
   if (!gemm_types_ok(c, s, at, bt, ct, report)) return false;
   bool hopper = c->target.sm == 90 && c->target.arch_a;
-  if (out->a_in_regs && ((!dtype_16bit_float(at) && at != TS_DTYPE_FLOAT32) || ta)) {
-    PLAN_ERROR(c, s->loc, "T.gemm: A in registers (a fragment) needs float16/bfloat16/float32 A with transpose_A=False; "
-                          "copy A to shared memory instead");
+  if (out->a_in_regs && !dtype_16bit_float(at) && at != TS_DTYPE_FLOAT32) {
+    PLAN_ERROR(c, s->loc, "T.gemm: A in registers (a fragment) needs float16/bfloat16/float32 A; copy A to shared "
+                          "memory instead");
     return false;
   }
   int eb = dtype_bytes(at);
@@ -280,17 +280,22 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   if (hopper && wgmma_types && nthreads % 128 == 0 && (a_sw || out->a_in_regs) && b_sw) {
     int64_t nwg = nthreads / 128;
     int64_t b_atom = tb ? 0 : layout_atom_cols(out->b_layout); /* MN-major B: atoms along N */
-    int64_t a_atom = ta ? layout_atom_cols(out->a_layout) : 0;
+    int64_t a_atom = ta && !out->a_in_regs ? layout_atom_cols(out->a_layout) : 0;
     bool int8 = at == TS_DTYPE_INT8 || at == TS_DTYPE_UINT8;
+    /* A in registers with every warp along M fits mma.sync: no warp holds a copy of another's
+     * A, and A keeps the layout of a previous GEMM's C split the same way; wgmma with
+     * warpgroups along N (copies of A) only where that does not fit. */
+    bool rs_all_m = M % (16 * (nthreads / 32)) == 0 && N % 8 == 0;
     for (int64_t i = 1; i <= nwg; i++) {
       /* FullCol tries many warpgroups along N first; otherwise along M first (one wide
-       * instruction per warpgroup reads B once for 64 rows). */
-      int64_t wgm = policy == 2 ? i : nwg + 1 - i;
+       * instruction per warpgroup reads B once for 64 rows).  A in registers always tries
+       * M first: warpgroups along N each hold a copy of the A rows they multiply. */
+      int64_t wgm = policy == 2 && !out->a_in_regs ? i : nwg + 1 - i;
       if (nwg % wgm) continue;
       int64_t wgn = nwg / wgm, ni = N / wgn;
       if (M % (64 * wgm) || N % (8 * wgn) || ni > 256 || (b_atom && ni % b_atom) || (a_atom && 64 % a_atom)) continue;
       if (int8 && ni % 16 && ni != 8 && ni != 24) continue; /* the s32 shapes: N = 8, 16, 24, 32, 48, 64, ... */
-      if (out->a_in_regs && wgn != 1) continue;             /* each warpgroup owns its rows of A */
+      if (out->a_in_regs && wgn > 1 && rs_all_m) continue;
       out->wm = 4 * wgm;
       out->wn = wgn;
       break;
@@ -298,17 +303,23 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
     if (out->wm) out->path = GEMM_WGMMA;
   }
   if (!out->wm && out->a_in_regs) {
-    /* mma.sync from registers: every warp along M (each owns its rows of A). */
+    /* mma.sync from registers: as many warps along M as 16-row strips allow, the rest
+     * along N; the warps of one M strip each hold a copy of its A rows (the A fragment
+     * is replicated over the warp columns). */
     int64_t nw = nthreads / 32;
-    if (nthreads % 32 || M % (16 * nw) || N % 8) {
-      PLAN_ERROR(c, s->loc, "T.gemm: A in registers: a %lldx%lld tile cannot put all %lld warps along M (M must be a "
-                            "multiple of 16 per warp; 64 per warpgroup for wgmma)",
-                 (long long)M, (long long)N, (long long)nw);
+    for (int64_t wm = nw; wm >= 1 && nthreads % 32 == 0; wm--)
+      if (nw % wm == 0 && M % (16 * wm) == 0 && N % (8 * (nw / wm)) == 0) {
+        out->wm = wm;
+        out->wn = nw / wm;
+        break;
+      }
+    if (!out->wm) {
+      PLAN_ERROR(c, s->loc, "T.gemm: A in registers: a %lldx%lld tile cannot be split over %lld warps (M must be a "
+                            "multiple of 16 per warp along M, N of 8 per warp along N)",
+                 (long long)M, (long long)N, (long long)(nthreads / 32));
       return false;
     }
     out->path = GEMM_MMA_SYNC;
-    out->wm = nw;
-    out->wn = 1;
   }
   if (!out->wm && is_fp8(at) && ct == TS_DTYPE_FLOAT16) {
     PLAN_ERROR(c, s->loc, "T.gemm: a float16 accumulator for float8 needs wgmma, and this %lldx%lld tile over %lld "
@@ -329,9 +340,13 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   if (out->a_in_regs) {
     /* The wgmma A registers are placed like an accumulator of the same warpgroups with K
      * as its columns (gemm.cuh gemm_rs_wgmma), so a T.copy from a previous GEMM's C
-     * with the same M split is a per-thread conversion. */
+     * with the same M split is a per-thread conversion.  With wn > 1 warp columns the
+     * fragment is replicated over them (a replicate field at stride 32 wm, the stride
+     * of C's warp columns): each warp column multiplies the whole rows of A. */
     out->a_frag = fragment_gemm_acc(c, M, ak, out->wm, 1, nthreads);
     TS_ASSERT(out->a_frag);
+    /* transpose_A: the buffer is [K x M]; the same elements in the same threads */
+    if (ta) out->a_frag = fragment_transpose2(c, out->a_frag);
   }
   return true;
 }

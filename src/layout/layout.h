@@ -64,8 +64,11 @@ typedef struct GemmPlan {
   int64_t m, n, k;       /* tile extents of C (m x n) and the reduction k */
   int64_t wm, wn;        /* warps stacked along M (wgmma: 4 per warpgroup) and warp columns */
   int64_t k_inst;        /* K of one instruction (16 for 16-bit, 8 for tf32, 32 for 8-bit) */
-  bool a_in_regs;        /* A is a fragment (wgmma RS) */
-  Fragment *a_frag;      /* a_in_regs: the A fragment layout (the wgmma A operand registers) */
+  bool a_in_regs;        /* A is a fragment (wgmma RS, or mma.sync from registers) */
+  /* a_in_regs: the A fragment layout (the tensor-core A operand registers of the wm warps
+   * along M; with wn > 1 warp columns every column holds a copy: a replicate field at the
+   * stride of C's warp columns).  transpose_A: the same with its dims swapped ([K x M]). */
+  Fragment *a_frag;
   Layout *a_layout, *b_layout; /* wanted shared layouts (NULL = row-major) */
   Fragment *c_frag;      /* accumulator layout */
 } GemmPlan;

@@ -202,8 +202,14 @@ static void set_layout(Infer *in, IrBuffer *b, Fragment *f, SrcLoc loc) {
     StrBuf have = {0}, want = {0};
     fragment_print(&have, b->fragment);
     fragment_print(&want, f);
-    ts_error(in->c, loc, "layout conflict for fragment '%s': it has layout %s here but %s elsewhere", b->name,
-             sb_str(&want), sb_str(&have));
+    /* A register-A GEMM with warps along N holds copies of A in every warp column, which
+     * the accumulator of a GEMM split along N (or any spread layout) does not. */
+    bool copies = fragment_replicas(f) != fragment_replicas(b->fragment);
+    ts_error(in->c, loc, "layout conflict for fragment '%s': it has layout %s here but %s elsewhere%s", b->name,
+             sb_str(&want), sb_str(&have),
+             copies ? " (one of them keeps copies of elements in several threads, e.g. the A of a T.gemm whose warps "
+                      "split N; copy the data through a shared buffer instead)"
+                    : "");
     sb_free(&have);
     sb_free(&want);
   }

@@ -782,7 +782,7 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
   }
   if (p.a_in_regs && (!A->buf->fragment || !fragment_equal(A->buf->fragment, p.a_frag) || !whole_tile(A, NULL))) {
     ts_error(c, s->loc, "layout conflict for fragment '%s': T.gemm with A in registers needs the whole fragment in the "
-                        "wgmma operand layout", A->buf->name);
+                        "tensor-core operand layout", A->buf->name);
     return NULL;
   }
   IrExpr *c0 = i32(lw, 0);
@@ -802,14 +802,14 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
   /* the template's element type T is A's (B's and the accumulator's are deduced) */
   int64_t ty = A->buf->dtype, clear = s->u.gemm.clear_accum, ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
   if (p.a_in_regs) {
-    /* RS: the A fragment's registers are the instruction's A operand.  WM counts
-     * warpgroups for wgmma, warps for mma. */
-    int64_t attrs[8] = {p.m, p.n, p.k, wg ? p.wm / 4 : p.wm, tb, swb, clear, ty};
+    /* RS: the A fragment's registers are the instruction's A operand (replicated over
+     * the WN warp / warpgroup columns).  WM counts warpgroups for wgmma, warps for mma. */
+    int64_t attrs[10] = {p.m, p.n, p.k, wg ? p.wm / 4 : p.wm, p.wn, ta, tb, swb, clear, ty};
     IrExpr *a0 = ir_load(c, A->buf, &c0, 1, s->loc);
     IrExpr *args[4] = {ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &a0, 1, s->loc), region_ptr(lw, B, s->loc), cptr,
                        lw->tid};
     IrDeviceOp op = !wg ? IRD_GEMM_RS_MMA : issue ? IRD_GEMM_RS_WGMMA_ISSUE : IRD_GEMM_RS_WGMMA;
-    return ir_device_stmt(c, op, attrs, 8, args, 4, s->loc);
+    return ir_device_stmt(c, op, attrs, 10, args, 4, s->loc);
   }
   int64_t attrs[11] = {p.m, p.n, p.k, wg ? p.wm / 4 : p.wm, p.wn, ta, tb, swa, swb, clear, ty};
   IrDeviceOp op = !wg ? IRD_GEMM_SS_MMA : issue ? IRD_GEMM_SS_WGMMA_ISSUE : IRD_GEMM_SS_WGMMA;

@@ -13,8 +13,8 @@ Root causes (fixed in the compiler, see the reliability issue's note):
   MLA paged decode      from global memory (thread_sync took it for thread-dependent)
 The FlashAttention backward cases (mha_bwd) check T.Layout on a global tensor (dQ's layout,
 pass remap_global) end to end: two kernels that must agree on where each element lives.
-The MLA file's split-KV variant (num_split > 1) does not compile yet (its P @ V GEMM takes A
-from registers with a FullCol policy); it is a corpus-coverage gap, not a wrong result."""
+The MLA files' split-KV variants (num_split > 1) take P @ V's A from registers on a 64-row
+tile over two warpgroups, which split N with a copy of P each."""
 import math
 import os
 import sys
@@ -103,13 +103,14 @@ def mla_decode_paged(ctx, corpus, b, h_q, seqlens, block_N=64, block_H=64, block
           out, ref, 1e-2, 1e-2)
 
 
-def mla_decode(ctx, corpus, batch, heads, seqlen, dim=512, pe_dim=64):
+def mla_decode(ctx, corpus, batch, heads, seqlen, dim=512, pe_dim=64, num_split=1):
     """deepseek_mla/example_mla_decode.py (no split): 299 KB of shared tiles stacked; fits
-    only with lifetime-based reuse (merge_shared_memory) and one shared reduction workspace."""
+    only with lifetime-based reuse (merge_shared_memory) and one shared reduction workspace.
+    num_split > 1: P @ V with P in registers over two warpgroups along N (FullCol)."""
     prog = ctx.load(os.path.join(corpus, "deepseek_mla/example_mla_decode.py"))
     scale = (dim + pe_dim) ** -0.5
     kern = prog.compile("flashattn", batch=batch, heads=heads, kv_head_num=1, seqlen_kv=seqlen, dim=dim,
-                        pe_dim=pe_dim, block_N=64, block_H=64, num_split=1, softmax_scale=scale)
+                        pe_dim=pe_dim, block_N=64, block_H=64, num_split=num_split, softmax_scale=scale)
     q = torch.randn(batch, heads, dim, dtype=torch.float16, device="cuda")
     q_pe = torch.randn(batch, heads, pe_dim, dtype=torch.float16, device="cuda")
     kv = torch.randn(batch, seqlen, 1, dim, dtype=torch.float16, device="cuda")
@@ -118,7 +119,29 @@ def mla_decode(ctx, corpus, batch, heads, seqlen, dim=512, pe_dim=64):
     query = torch.cat([q, q_pe], -1).float()                      # b h d
     key = torch.cat([kv, k_pe], -1)[:, :, 0].float()              # b s d
     p = torch.softmax(query @ key.transpose(1, 2) * scale, -1)    # b h s
-    check("mla_decode b=%d heads=%d kv=%d" % (batch, heads, seqlen), out, p @ kv[:, :, 0].float(), 1e-2, 1e-2)
+    check("mla_decode b=%d heads=%d kv=%d split=%d" % (batch, heads, seqlen, num_split), out,
+          p @ kv[:, :, 0].float(), 1e-2, 1e-2)
+
+
+def mla_decode_persistent(ctx, corpus, batch, heads, seqlen, num_split=2, dim=512, pe_dim=64):
+    """deepseek_mla/example_mla_decode_persistent.py: a persistent split-KV kernel (T.sync_grid
+    between the split and the combine); its P @ V GEMM takes P from registers on a 64-row
+    tile over two warpgroups, which split N (each holds a copy of P)."""
+    prog = ctx.load(os.path.join(corpus, "deepseek_mla/example_mla_decode_persistent.py"))
+    kern = prog.compile("flashattn", batch=batch, heads=heads, kv_head_num=1, seqlen_kv=seqlen, dim=dim,
+                        pe_dim=pe_dim, block_N=64, block_H=64, num_split=num_split)
+    q = torch.randn(batch, heads, dim, dtype=torch.float16, device="cuda")
+    q_pe = torch.randn(batch, heads, pe_dim, dtype=torch.float16, device="cuda")
+    kv = torch.randn(batch, seqlen, 1, dim, dtype=torch.float16, device="cuda")
+    k_pe = torch.randn(batch, seqlen, 1, pe_dim, dtype=torch.float16, device="cuda")
+    glse = torch.empty(batch, heads, num_split, dtype=torch.float16, device="cuda")
+    partial = torch.empty(batch, heads, num_split, dim, dtype=torch.float16, device="cuda")
+    out = kern(q, q_pe, kv, k_pe, glse, partial)
+    query = torch.cat([q, q_pe], -1).float()
+    key = torch.cat([kv, k_pe], -1)[:, :, 0].float()
+    p = torch.softmax(query @ key.transpose(1, 2) * (dim + pe_dim) ** -0.5, -1)
+    check("mla_decode_persistent b=%d heads=%d kv=%d split=%d" % (batch, heads, seqlen, num_split), out,
+          p @ kv[:, :, 0].float(), 1e-2, 1e-2)
 
 
 def mha_fwd_bhsd(ctx, corpus, B, H, S, D, causal, bm, bn, stages, threads):
@@ -608,6 +631,82 @@ def fragment_divided(ctx):
     ctx.load(os.path.join(ROOT, "tests/codegen/fragment_divided_spread.py")).compile("unpack8_add")(x, w, y)
     nib8 = torch.stack([(w >> (4 * s)) & 15 for s in range(8)], dim=-1).reshape(16, 128).float()
     check("unpack 4-bit values at j >> 3 over two threads", y, x + nib8, 0, 0)
+def gemm_rs_warps_n(ctx, M, N, K, threads, dtype, trans_b, trans_a=False):
+    """tests/codegen/gemm_rs_warps_n.py: A in registers (a cast loop writes it) on a tile too
+    short for every warp along M: mma.sync warps (or wgmma warpgroups) along N too, A
+    replicated over them; trans_a: A stored [K, M] in registers."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_rs_warps_n.py")).compile(
+        "rs_warps_n", M=M, N=N, K=K, threads=threads, dtype=dtype, trans_A=trans_a, trans_B=trans_b)
+    t = getattr(torch, dtype)
+    a = torch.randn(*((K, M) if trans_a else (M, K)), dtype=t, device="cuda")
+    b = torch.randn(*((N, K) if trans_b else (K, N)), dtype=t, device="cuda")
+    c = torch.full((M, N), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, b, c)
+    bf = b.double().T if trans_b else b.double()
+    a2 = (a.float() * 2).to(t).double()
+    a2 = a2.T if trans_a else a2
+    tol = (5e-2, 1e-2) if dtype == "float32" else (1e-2, 1e-3)  # float32 runs as tf32
+    check("gemm A in registers %dx%dx%d %s over %d threads%s%s" % (M, N, K, dtype, threads,
+          " (A^T)" if trans_a else "", " (B^T)" if trans_b else ""), c, (a2 @ bf).float(), *tol)
+
+
+def gemm_rs_wgmma_n(ctx, S, N, threads):
+    """tests/codegen/gemm_rs_wgmma_n.py: wgmma RS on a 64-row tile with warpgroups along N,
+    P from the first GEMM's accumulator through shared memory."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_rs_wgmma_n.py")).compile("rs_wgmma_n", S=S, N=N, threads=threads)
+    q = torch.randn(64, 64, dtype=torch.float16, device="cuda") / 8
+    kk = torch.randn(S, 64, dtype=torch.float16, device="cuda")
+    v = torch.randn(S, N, dtype=torch.float16, device="cuda")
+    o = torch.full((64, N), float("nan"), dtype=torch.float32, device="cuda")
+    k(q, kk, v, o)
+    p = (q.double() @ kk.double().T).half().double()
+    check("wgmma A in registers 64x%dx%d over %d threads" % (N, S, threads), o, (p @ v.double()).float(), 2e-2, 2e-3)
+
+
+def gemm_rs_trans_a(ctx):
+    """tests/codegen/gemm_rs_trans_a.py: A in registers stored [K, M] (transpose_A), copied
+    from a float32 shared tile with a conversion; 16 x 128 over 4 warps along N."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_rs_trans_a.py")).compile("rs_trans_a")
+    a = torch.randn(32, 16, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn(32, 128, dtype=torch.bfloat16, device="cuda")
+    c = torch.full((16, 128), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, b, c)
+    check("gemm A^T in registers 16x128x32 bfloat16", c, (a.double().T @ b.double()).float(), 1e-2, 1e-3)
+
+
+def indexer_bwd(ctx, corpus, H, D, topk, S, seed):
+    """dsa_sparse_finetune/indexer_bwd.py: two GEMMs with A in registers on 32- and 16-row
+    tiles over 4 warps (warps along N, A replicated), one of them with A stored [K, M]
+    (transpose_A).  dQ and dW against a torch computation of the kernel's own math (one
+    sequence; dK accumulates bf16 atomics from every token and is not compared)."""
+    k = ctx.load(os.path.join(corpus, "dsa_sparse_finetune/indexer_bwd.py")).compile(
+        "tl_indexer_bwd_impl", heads=H, dim=D, topk=topk)
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    dev = "cuda"
+    q = torch.randn(S, H, D, device=dev, generator=g).bfloat16()
+    w = torch.randn(S, H, device=dev, generator=g).bfloat16()
+    kk = torch.randn(S, D, device=dev, generator=g).bfloat16()
+    attn = torch.rand(S, topk, device=dev, generator=g)
+    score = torch.rand(S, topk, device=dev, generator=g)
+    idx = torch.randint(-1, S, (S, topk), device=dev, generator=g, dtype=torch.int32)
+    offsets = torch.tensor([0, S], dtype=torch.int32, device=dev)
+    tok = torch.stack([torch.zeros(S, dtype=torch.int32, device=dev), torch.arange(S, dtype=torch.int32, device=dev)], 1)
+    dq = torch.full((S, H, D), float("nan"), dtype=torch.bfloat16, device=dev)
+    dw = torch.full((S, H), float("nan"), dtype=torch.bfloat16, device=dev)
+    dk = torch.zeros(S, D, dtype=torch.bfloat16, device=dev)
+    k(q, w, kk, attn, score, idx, offsets, tok.contiguous(), dq, dw, dk)
+    sm = D ** -0.5
+    qs = (q.float() * sm).bfloat16().double()
+    il = idx.long()
+    valid = (il > -1) & (il <= torch.arange(S, device=dev)[:, None])
+    kr = torch.where(valid[..., None], kk.double()[il.clamp(min=0)], torch.zeros((), dtype=torch.float64, device=dev))
+    logits = torch.relu(torch.einsum("std,shd->sth", kr, qs))
+    diff = (score - attn).double()
+    ref_dw = torch.einsum("st,sth->sh", diff, logits)
+    dl = (diff[..., None] * (logits > 0) * w.double()[:, None, :]).bfloat16().double()
+    ref_dq = torch.einsum("sth,std->shd", dl, kr) * sm
+    check("indexer_bwd dQ heads=%d dim=%d topk=%d S=%d" % (H, D, topk, S), dq, ref_dq.float(), 2e-2, 2e-2)
+    check("indexer_bwd dW heads=%d dim=%d topk=%d S=%d" % (H, D, topk, S), dw, ref_dw.float(), 5e-2, 2e-2)
 
 
 def main():
@@ -693,6 +792,25 @@ def main():
         lambda: fragment_divided(ctx),
         lambda: dequant_fp4_matmul(ctx, corpus, 256, 256, 256),  # the file's main()
         lambda: dequant_fp4_matmul(ctx, corpus, 256, 512, 1024),
+        lambda: gemm_rs_warps_n(ctx, 32, 64, 64, 128, "float16", False),
+        lambda: gemm_rs_warps_n(ctx, 32, 128, 64, 256, "bfloat16", True),
+        lambda: gemm_rs_warps_n(ctx, 16, 64, 32, 128, "float16", True),
+        lambda: gemm_rs_warps_n(ctx, 32, 32, 256, 128, "float32", True),  # mhc_pre's tf32 GEMM shape
+        lambda: gemm_rs_warps_n(ctx, 32, 64, 64, 128, "float32", False),
+        lambda: gemm_rs_warps_n(ctx, 16, 128, 32, 128, "bfloat16", False, True),  # indexer_bwd's dQ GEMM
+        lambda: gemm_rs_warps_n(ctx, 32, 64, 64, 128, "float16", True, True),
+        lambda: gemm_rs_warps_n(ctx, 32, 64, 64, 128, "float32", True, True),
+        lambda: gemm_rs_warps_n(ctx, 64, 128, 64, 256, "float16", False, False),  # wgmma RS, 2 warpgroups along N
+        lambda: gemm_rs_warps_n(ctx, 64, 128, 64, 256, "bfloat16", True, True),   # the same with A stored [K, M]
+        lambda: gemm_rs_warps_n(ctx, 128, 128, 64, 128, "float16", False, True),  # wgmma RS, 1 warpgroup, A^T
+        lambda: gemm_rs_trans_a(ctx),
+        lambda: indexer_bwd(ctx, corpus, 16, 128, 64, 256, 1),  # the manifest's row
+        lambda: indexer_bwd(ctx, corpus, 64, 64, 128, 300, 2),
+        lambda: gemm_rs_wgmma_n(ctx, 64, 256, 256),
+        lambda: gemm_rs_wgmma_n(ctx, 96, 192, 384),
+        lambda: mla_decode(ctx, corpus, 4, 128, 1024, num_split=2),
+        lambda: mla_decode_persistent(ctx, corpus, 4, 128, 1024),
+        lambda: mla_decode_persistent(ctx, corpus, 128, 128, 8192),  # the manifest's row
     ]
     for run in cases:
         try:
