@@ -28,6 +28,19 @@ import tilescale  # noqa: E402
 RESULTS = []
 
 
+def check_slack(name, got, want, slack, atol, rtol):
+    """check() where each element may also be off by its own `slack` (terms the reference
+    cannot decide, e.g. a ReLU input at zero up to rounding)."""
+    got, want, slack = got.double(), want.double(), slack.double()
+    finite = bool(torch.isfinite(got).all())
+    err = (got - want).abs()
+    bad = int((err > atol + rtol * want.abs() + slack).sum()) if finite else got.numel()
+    ok = finite and bad == 0
+    RESULTS.append(ok)
+    print("%s %s: max abs err %.3g (slack up to %.3g), %d of %d out of tolerance" % (
+        "PASS" if ok else "FAIL", name, float(err.nan_to_num(1e30).max()), float(slack.max()), bad, got.numel()))
+
+
 def check(name, got, want, atol, rtol):
     got, want = got.float(), want.float()
     finite = bool(torch.isfinite(got).all())
@@ -700,12 +713,16 @@ def indexer_bwd(ctx, corpus, H, D, topk, S, seed):
     il = idx.long()
     valid = (il > -1) & (il <= torch.arange(S, device=dev)[:, None])
     kr = torch.where(valid[..., None], kk.double()[il.clamp(min=0)], torch.zeros((), dtype=torch.float64, device=dev))
-    logits = torch.relu(torch.einsum("std,shd->sth", kr, qs))
+    pre = torch.einsum("std,shd->sth", kr, qs)
+    logits = torch.relu(pre)
     diff = (score - attn).double()
     ref_dw = torch.einsum("st,sth->sh", diff, logits)
-    dl = (diff[..., None] * (logits > 0) * w.double()[:, None, :]).bfloat16().double()
-    ref_dq = torch.einsum("sth,std->shd", dl, kr) * sm
-    check("indexer_bwd dQ heads=%d dim=%d topk=%d S=%d" % (H, D, topk, S), dq, ref_dq.float(), 2e-2, 2e-2)
+    dl_all = (diff[..., None] * w.double()[:, None, :]).bfloat16().double()
+    ref_dq = torch.einsum("sth,std->shd", dl_all * (logits > 0), kr) * sm
+    # A logit within 1e-2 of zero may land on either side of the ReLU in the kernel's float32
+    # sums: such a term may or may not be in dQ, so it widens that element's tolerance.
+    slack = torch.einsum("sth,std->shd", dl_all.abs() * (pre.abs() < 1e-2), kr.abs()) * sm
+    check_slack("indexer_bwd dQ heads=%d dim=%d topk=%d S=%d" % (H, D, topk, S), dq, ref_dq, slack, 2e-2, 2e-2)
     check("indexer_bwd dW heads=%d dim=%d topk=%d S=%d" % (H, D, topk, S), dw, ref_dw.float(), 5e-2, 2e-2)
 
 
