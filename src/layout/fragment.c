@@ -1,8 +1,8 @@
 /* fragment.c — the block-fragment algebra declared in fragment.h: building block and
  * replicated layouts, deriving a buffer's layout from its loop's layout (dims the buffer
- * does not index turn into replicas; dims it indexes by a loop var divided by a constant
- * keep c loop elements per buffer element, fragment_derive_div), reductions, and the index arithmetic that
- * lower_tile_ops and the tests rely on.  Pure functions over small structs. */
+ * does not index turn into replicas; a dim it indexes by a loop var divided by a constant
+ * c stands for c loop elements, fragment_derive_div), reductions, and the index
+ * arithmetic that lower_tile_ops and the tests rely on.  Pure functions over small structs. */
 #include "fragment.h"
 
 static Fragment *frag_new(TsCompiler *c, int ndim, int64_t nthreads) {

@@ -622,6 +622,21 @@ def dequant_fp4_matmul(ctx, corpus, M, N, K):
     check("dequant fp4 GEMM %dx%dx%d" % (M, N, K), ct, ref, 5e-2, 1e-2)
 
 
+def dequant_convert(ctx, corpus):
+    """The dequantize files' convert tests (example_dequant_gemm_fp4_hopper.py test_convert,
+    example_dequant_gemm_w4a8.py _convert_test, the manifest's rows): B_local[i, j // 2] in a
+    nest with a free layout, now pairs of columns per thread instead of B_local whole."""
+    prog = ctx.load(os.path.join(corpus, "dequantize_gemm/example_dequant_gemm_fp4_hopper.py"))
+    k = prog.compile("test_convert", N=256, K=256, block_N=64, block_K=64, in_dtype=torch.float16)
+    qb = torch.randint(0, 256, (256, 128), dtype=torch.uint8, device="cuda")
+    check("dequant fp4 convert", k(qb).view(torch.int16), fp4_to_f16(qb).view(torch.int16), 0, 0)
+    prog = ctx.load(os.path.join(corpus, "dequantize_gemm/example_dequant_gemm_w4a8.py"))
+    k = prog.compile("_convert_test", N=512, K=512, block_N=64, block_K=64, in_dtype=torch.int8)
+    qb = torch.randint(0, 256, (512, 256), dtype=torch.uint8, device="cuda")
+    i4 = torch.stack((qb & 15, qb >> 4), dim=-1).reshape(512, 512).to(torch.int32)
+    check("dequant int4 convert", k(qb), torch.where(i4 >= 8, i4 - 16, i4), 0, 0)
+
+
 def fragment_divided(ctx):
     """tests/codegen/fragment_divided.py and fragment_divided_spread.py: packed 4-bit values read
     from a fragment at j // 2 and j >> 3 (fragment_derive_div: lanes of one thread's vector, or
@@ -807,6 +822,7 @@ def main():
         lambda: gemm_persistent(ctx, corpus, 1536, 2048, 512, False),
         lambda: gemm_persistent(ctx, corpus, 4096, 1024, 2048, True),  # 128 tiles: 4 blocks idle
         lambda: fragment_divided(ctx),
+        lambda: dequant_convert(ctx, corpus),
         lambda: dequant_fp4_matmul(ctx, corpus, 256, 256, 256),  # the file's main()
         lambda: dequant_fp4_matmul(ctx, corpus, 256, 512, 1024),
         lambda: gemm_rs_warps_n(ctx, 32, 64, 64, 128, "float16", False),
