@@ -178,6 +178,11 @@ void vec_push(Arena *a, PtrVec *v, void *item) {
 }
 void *vec_last(const PtrVec *v) { return v->len ? v->items[v->len - 1] : NULL; }
 void *vec_pop(PtrVec *v) { return v->len ? v->items[--v->len] : NULL; }
+bool vec_has(const PtrVec *v, const void *item) {
+  for (int i = 0; i < v->len; i++)
+    if (v->items[i] == item) return true;
+  return false;
+}
 
 /* ---- string buffers ------------------------------------------------------------------ */
 static void sb_reserve(StrBuf *sb, size_t extra) {

@@ -93,6 +93,7 @@ typedef struct PtrVec {
 void vec_push(Arena *a, PtrVec *v, void *item);
 void *vec_last(const PtrVec *v);
 void *vec_pop(PtrVec *v);
+bool vec_has(const PtrVec *v, const void *item); /* item is one of v's pointers */
 
 /* ---- growable string buffer (heap) -------------------------------------------------- */
 typedef struct StrBuf {

@@ -59,14 +59,8 @@ typedef struct Infer {
   bool held_first;  /* free layouts go to nests with held accesses first (a retry) */
 } Infer;
 
-static bool in_list(const PtrVec *v, const void *b) {
-  for (int i = 0; i < v->len; i++)
-    if (v->items[i] == b) return true;
-  return false;
-}
-
 static void note_frag(Infer *in, PtrVec *v, IrBuffer *b) {
-  if (!in_list(v, b)) vec_push(in->c->arena, v, b);
+  if (!vec_has(v, b)) vec_push(in->c->arena, v, b);
 }
 
 static void add_access(Infer *in, IrBuffer *b, IrExpr **idx, int nidx, bool write, SrcLoc loc) {
@@ -76,7 +70,7 @@ static void add_access(Infer *in, IrBuffer *b, IrExpr **idx, int nidx, bool writ
   a->loc = loc;
   a->simple = pass_access_map(&in->cur->nest, b, idx, nidx, a->map);
   if (!a->simple) a->window = pass_access_map_off(&in->cur->nest, b, idx, nidx, a->map, a->off);
-  if (!a->simple && !a->window && !in_list(&in->no_held, b)) {
+  if (!a->simple && !a->window && !vec_has(&in->no_held, b)) {
     a->held = pass_access_map_held(&in->cur->nest, b, idx, nidx, a->map);
     /* Reads only: iterations c x .. c x + c - 1 all name element x; written from threads
      * that hold copies of it, the copies would disagree. */
@@ -196,7 +190,7 @@ static void set_layout(Infer *in, IrBuffer *b, Fragment *f, SrcLoc loc) {
     return;
   }
   if (fragment_equal(b->fragment, f)) return;
-  if (in_list(&in->held_set, b)) {
+  if (vec_has(&in->held_set, b)) {
     note_frag(in, &in->held_bad, b); /* retried without a held layout (infer_kernel_held) */
   } else {
     StrBuf have = {0}, want = {0};

@@ -87,13 +87,8 @@ static bool is_shared(const IrBuffer *b) {
   return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN;
 }
 
-static bool has(const PtrVec *v, const void *p) {
-  for (int i = 0; i < v->len; i++)
-    if (v->items[i] == p) return true;
-  return false;
-}
 static void add(TsCompiler *c, PtrVec *v, void *p) {
-  if (!has(v, p)) vec_push(c->arena, v, p);
+  if (!vec_has(v, p)) vec_push(c->arena, v, p);
 }
 
 /* Records one access of buffer b (its memory: a view's accesses are any element of the owner)
@@ -135,7 +130,7 @@ typedef struct Summ {
 } Summ;
 static void summ_add(Summ *s, bool write, const IrBuffer *b, IrExpr **idx, int nidx, int lanes) {
   const IrBuffer *m = memory_of(b);
-  if (has(s->ignore, m)) return;
+  if (vec_has(s->ignore, m)) return;
   Access *a = ARENA_NEW(s->c->arena, Access);
   a->buf = m;
   if (m == b && !b->layout && !b->strides && idx && nidx == b->ndim) {
@@ -163,7 +158,7 @@ static void summ_expr(IrExpr *e, void *ctx) {
   if (e->kind == IR_CALL && !(ir_intrin_info[e->u.call.op].flags & IRI_PURE))
     for (int i = 0; i < e->u.call.nargs; i++) mark_opaque(s, e->u.call.args[i]);
   if (e->kind == IR_LOAD && is_shared(e->u.load.buf)) {
-    bool whole = has(&s->opaque, e);
+    bool whole = vec_has(&s->opaque, e);
     summ_add(s, false, e->u.load.buf, whole ? NULL : e->u.load.idx, e->u.load.nidx, e->lanes);
   }
   if (e->kind == IR_CALL && (e->u.call.op == IRI_ATOMIC_ADD || e->u.call.op == IRI_ATOMIC_MAX ||
@@ -266,10 +261,10 @@ static void dep_expr(IrExpr *e, void *ctx) {
     const IrBuffer *mem = memory_of(e->u.load.buf);
     IrScope sc = mem->scope;
     bool uniform_mem = sc == IR_SCOPE_GLOBAL || sc == IR_SCOPE_SHARED || sc == IR_SCOPE_SHARED_DYN ||
-                       (per_thread_copy(mem) && !has(&d->sy->tregs, e->u.load.buf));
+                       (per_thread_copy(mem) && !vec_has(&d->sy->tregs, e->u.load.buf));
     if (!uniform_mem || e->lanes > 1) d->found = true; /* the index is visited on its own */
   }
-  if (e->kind == IR_VAR && (e->u.var->kind == IR_VAR_THREAD_IDX || has(&d->sy->tdep, e->u.var))) d->found = true;
+  if (e->kind == IR_VAR && (e->u.var->kind == IR_VAR_THREAD_IDX || vec_has(&d->sy->tdep, e->u.var))) d->found = true;
   if (e->kind == IR_CALL && !(ir_intrin_info[e->u.call.op].flags & IRI_PURE)) d->found = true;
 }
 static bool thread_dependent(const Sync *sy, IrExpr *e) {
@@ -286,7 +281,7 @@ static void taint_address_of(IrExpr *e, void *ctx) {
   if (e->kind != IR_CALL || e->u.call.op != IRI_ADDRESS_OF || e->u.call.nargs != 1 || e->u.call.args[0]->kind != IR_LOAD)
     return;
   IrBuffer *b = e->u.call.args[0]->u.load.buf;
-  if (per_thread_copy(b) && !has(&t->sy->tregs, b)) {
+  if (per_thread_copy(b) && !vec_has(&t->sy->tregs, b)) {
     vec_push(t->sy->c->arena, &t->sy->tregs, b);
     t->grew = true;
   }
@@ -303,14 +298,14 @@ static bool taint_sweep(Sync *sy, IrStmt *s, bool divergent) {
       for (int i = 0; i < s->u.seq.n; i++) grew |= taint_sweep(sy, s->u.seq.items[i], divergent);
       return grew;
     case IR_S_LET:
-      if ((divergent || thread_dependent(sy, s->u.let.value)) && !has(&sy->tdep, s->u.let.var)) {
+      if ((divergent || thread_dependent(sy, s->u.let.value)) && !vec_has(&sy->tdep, s->u.let.var)) {
         vec_push(sy->c->arena, &sy->tdep, s->u.let.var);
         grew = true;
       }
       return grew;
     case IR_S_FOR: {
       bool d = divergent || thread_dependent(sy, s->u.loop.min) || thread_dependent(sy, s->u.loop.extent);
-      if (d && s->u.loop.var && !has(&sy->tdep, s->u.loop.var)) {
+      if (d && s->u.loop.var && !vec_has(&sy->tdep, s->u.loop.var)) {
         vec_push(sy->c->arena, &sy->tdep, s->u.loop.var);
         grew = true;
       }
@@ -351,7 +346,7 @@ static bool taint_sweep(Sync *sy, IrStmt *s, bool divergent) {
       if (!per_thread_copy(b)) return false;
       bool d = divergent || thread_dependent(sy, s->u.store.value);
       for (int i = 0; i < s->u.store.nidx && !d; i++) d = thread_dependent(sy, s->u.store.idx[i]);
-      if (d && !has(&sy->tregs, b)) {
+      if (d && !vec_has(&sy->tregs, b)) {
         vec_push(sy->c->arena, &sy->tregs, b);
         return true;
       }
@@ -431,9 +426,9 @@ static bool block_barrier_ok(Sync *sy, SrcLoc loc) {
 
 static void merge_into(TsCompiler *c, SyncState *dst, const SyncState *src) {
   for (int i = 0; i < src->racc.len; i++)
-    if (!has(&dst->racc, src->racc.items[i])) add_access(c, &dst->reads, &dst->racc, src->racc.items[i]);
+    if (!vec_has(&dst->racc, src->racc.items[i])) add_access(c, &dst->reads, &dst->racc, src->racc.items[i]);
   for (int i = 0; i < src->wacc.len; i++)
-    if (!has(&dst->wacc, src->wacc.items[i])) add_access(c, &dst->writes, &dst->wacc, src->wacc.items[i]);
+    if (!vec_has(&dst->wacc, src->wacc.items[i])) add_access(c, &dst->writes, &dst->wacc, src->wacc.items[i]);
 }
 static void clear_state(SyncState *st) { st->reads.len = st->writes.len = st->racc.len = st->wacc.len = 0; }
 
@@ -452,8 +447,8 @@ static void stable_expr(IrExpr *e, void *ctx) {
     st->ok = false;
   if (e->kind != IR_VAR || !st->ok) return;
   IrVar *v = e->u.var;
-  if (v->kind == IR_VAR_THREAD_IDX || v->kind == IR_VAR_PLACEHOLDER || has(&st->sy->tdep, v) ||
-      has(&st->sy->redefined, v)) {
+  if (v->kind == IR_VAR_THREAD_IDX || v->kind == IR_VAR_PLACEHOLDER || vec_has(&st->sy->tdep, v) ||
+      vec_has(&st->sy->redefined, v)) {
     st->ok = false;
     return;
   }
@@ -526,7 +521,7 @@ static bool overlap(const Sync *sy, const IrBuffer *b, const PtrVec *x, const Pt
 static bool conflict(const Sync *sy, const PtrVec *mine, const PtrVec *macc, const PtrVec *theirs,
                      const PtrVec *tacc) {
   for (int i = 0; i < mine->len; i++)
-    if (has(theirs, mine->items[i]) && overlap(sy, mine->items[i], macc, tacc)) return true;
+    if (vec_has(theirs, mine->items[i]) && overlap(sy, mine->items[i], macc, tacc)) return true;
   return false;
 }
 
@@ -577,7 +572,7 @@ typedef struct Priv {
 } Priv;
 
 static void priv_access(Priv *p, IrBuffer *b, IrExpr **idx, int nidx) {
-  if (!is_shared(b) || has(&p->bad, b)) return;
+  if (!is_shared(b) || vec_has(&p->bad, b)) return;
   int d = -1;
   for (int i = 0; i < nidx && d < 0; i++)
     if (idx[i]->kind == IR_VAR && idx[i]->u.var->kind == IR_VAR_THREAD_IDX) d = i;
@@ -619,7 +614,7 @@ static PtrVec private_buffers(Sync *sy, IrStmt *s) {
   IrVisitor v = {priv_stmt, priv_expr, &p};
   ir_visit(s, &v);
   for (int i = 0; i < p.bufs.len; i++)
-    if (!has(&p.bad, p.bufs.items[i])) vec_push(sy->c->arena, &out, p.bufs.items[i]);
+    if (!vec_has(&p.bad, p.bufs.items[i])) vec_push(sy->c->arena, &out, p.bufs.items[i]);
   return out;
 }
 
@@ -847,7 +842,7 @@ static void def_stmt(IrStmt *s, void *ctx) {
   Defs *d = ctx;
   IrVar *v = s->kind == IR_S_FOR ? s->u.loop.var : s->kind == IR_S_LET ? s->u.let.var : NULL;
   if (!v) return;
-  if (has(&d->seen, v)) add(d->c, &d->twice, v);
+  if (vec_has(&d->seen, v)) add(d->c, &d->twice, v);
   else vec_push(d->c->arena, &d->seen, v);
   if (s->kind == IR_S_LET) {
     vec_push(d->c->arena, &d->lets, v);

@@ -653,19 +653,14 @@ typedef struct Scalars {
   bool ok;
   bool used;     /* a copy or the loop bounds read a let or a T.alloc_var */
 } Scalars;
-static bool in_vec(const PtrVec *v, const void *x) {
-  for (int i = 0; i < v->len; i++)
-    if (v->items[i] == x) return true;
-  return false;
-}
 static void scalar_expr(IrExpr *e, void *ctx) {
   Scalars *sc = ctx;
   if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET) sc->used = true;
-  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET && !in_vec(&sc->lets, e->u.var)) sc->ok = false;
+  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET && !vec_has(&sc->lets, e->u.var)) sc->ok = false;
   if (e->kind == IR_LOAD) {
     const IrBuffer *b = e->u.load.buf;
     if (b->scope == IR_SCOPE_VAR) sc->used = true;
-    if (b->scope != IR_SCOPE_GLOBAL && (b->scope != IR_SCOPE_VAR || in_vec(&sc->others, b))) sc->ok = false;
+    if (b->scope != IR_SCOPE_GLOBAL && (b->scope != IR_SCOPE_VAR || vec_has(&sc->others, b))) sc->ok = false;
   }
   if (e->kind == IR_CALL && !(e->u.call.op < IRI_COUNT && (ir_intrin_info[e->u.call.op].flags & IRI_PURE))) sc->ok = false;
 }
@@ -679,10 +674,10 @@ static bool scalar_stmt(Scalars *sc, IrStmt *s) {
       if (sc->ok) vec_push(sc->a, &sc->lets, s->u.let.var);
       return sc->ok;
     case IR_S_STORE:
-      if (s->u.store.buf->scope != IR_SCOPE_VAR || in_vec(&sc->others, s->u.store.buf)) return false;
+      if (s->u.store.buf->scope != IR_SCOPE_VAR || vec_has(&sc->others, s->u.store.buf)) return false;
       for (int i = 0; i < s->u.store.nidx; i++) ir_visit_expr(s->u.store.idx[i], &v);
       ir_visit_expr(s->u.store.value, &v);
-      if (sc->ok && !in_vec(&sc->vars, s->u.store.buf)) vec_push(sc->a, &sc->vars, s->u.store.buf);
+      if (sc->ok && !vec_has(&sc->vars, s->u.store.buf)) vec_push(sc->a, &sc->vars, s->u.store.buf);
       return sc->ok;
     case IR_S_SEQ:
       for (int i = 0; i < s->u.seq.n; i++)
@@ -708,7 +703,7 @@ static void dist_expr(IrExpr *e, void *ctx) {
 }
 static void var_writes(IrStmt *s, void *ctx) {
   Scalars *sc = ctx;
-  if (s->kind == IR_S_STORE && s->u.store.buf->scope == IR_SCOPE_VAR && !in_vec(&sc->others, s->u.store.buf))
+  if (s->kind == IR_S_STORE && s->u.store.buf->scope == IR_SCOPE_VAR && !vec_has(&sc->others, s->u.store.buf))
     vec_push(sc->a, &sc->others, s->u.store.buf);
 }
 static bool producer_can_compute(Scalars *sc, IrExpr *e) {
@@ -738,7 +733,7 @@ static bool spec_scalars(Spec *sp) {
     if (!sc.ok) return false;
   }
   for (int i = 0; i < sc.vars.len; i++)
-    if (in_vec(&sc.others, sc.vars.items[i])) return false;
+    if (vec_has(&sc.others, sc.vars.items[i])) return false;
   if (!producer_can_compute(&sc, sp->loop->u.loop.min) || !producer_can_compute(&sc, sp->loop->u.loop.extent)) return false;
   for (int i = 0; i < sp->ncp; i++) {
     const IrRegion *r = &sp->cps[i].copy->u.copy.src;

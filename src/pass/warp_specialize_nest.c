@@ -30,19 +30,13 @@ typedef struct Uniform {
   bool ok;
 } Uniform;
 
-static bool in_vec(const PtrVec *v, const void *x) {
-  for (int i = 0; i < v->len; i++)
-    if (v->items[i] == x) return true;
-  return false;
-}
-
 static void uniform_expr(IrExpr *e, void *ctx) {
   Uniform *u = ctx;
   switch (e->kind) {
     case IR_VAR:
       switch (e->u.var->kind) {
-        case IR_VAR_LET: if (!in_vec(&u->n->lets, e->u.var)) u->ok = false; break;
-        case IR_VAR_LOOP: if (!in_vec(&u->n->loop_vars, e->u.var)) u->ok = false; break;
+        case IR_VAR_LET: if (!vec_has(&u->n->lets, e->u.var)) u->ok = false; break;
+        case IR_VAR_LOOP: if (!vec_has(&u->n->loop_vars, e->u.var)) u->ok = false; break;
         case IR_VAR_PARAM: case IR_VAR_DYNAMIC: case IR_VAR_BLOCK_IDX: break;
         default: u->ok = false; break;
       }
