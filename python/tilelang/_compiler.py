@@ -111,14 +111,19 @@ def num_workers(n):
     return max(1, min(workers, n))
 
 
-def _own_context():
-    _local.ctx = new_context()
+def _own_context(cache_dir=None):
+    _local.ctx = new_context() if cache_dir is None else _tilescale().Context(
+        device=_context_device(), cache_dir=cache_dir, private_cache=True,
+        verbose=_env.TILELANG_VERBOSE)
 
 
 def parallel_compile(build, jobs, workers=None):
     """[(build(job), None) or (None, exception)] for every job, in threads that compile in a
     context of their own each (the library is thread-safe per context; ctypes releases the GIL
-    during a compile).  Kernels keep their context alive after the threads end."""
+    during a compile).  Kernels keep their context alive after the threads end.  With several
+    jobs the binaries are first built by compile worker processes (_worker_pool: NVRTC does
+    not scale past a few threads of one process) into the cache folder (a temporary one when
+    the cache is off), where the threads then find them."""
     def one(job):
         try:
             return build(job), None
@@ -128,9 +133,109 @@ def parallel_compile(build, jobs, workers=None):
     if len(jobs) <= 1:
         return [one(j) for j in jobs]
     import concurrent.futures
-    with concurrent.futures.ThreadPoolExecutor(
-            max_workers=workers or num_workers(len(jobs)), initializer=_own_context) as pool:
-        return list(pool.map(one, jobs))
+    import shutil
+    n = workers or num_workers(len(jobs))
+    cache_dir, tmp = _warm_cache(build, jobs, n)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(
+                max_workers=n, initializer=_own_context, initargs=(cache_dir,)) as pool:
+            return list(pool.map(one, jobs))
+    finally:
+        if tmp is not None:  # the kernels hold their binaries in memory
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---- compile worker processes ---------------------------------------------------------------
+_recording = threading.local()  # .requests: a list while build(job) runs only to be recorded
+
+
+class _Recorded(Exception):
+    """Raised by compile_function in place of compiling while a request is being recorded."""
+
+
+def _record(build, job):
+    """The compile request build(job) would make (compile_function's arguments), or None."""
+    _recording.requests = []
+    try:
+        build(job)
+    except _Recorded:
+        pass
+    except Exception:  # noqa: BLE001 (the real compile reports it)
+        pass
+    finally:
+        reqs, _recording.requests = _recording.requests, None
+    return reqs[0] if reqs else None
+
+
+def _warm_cache(build, jobs, workers):
+    """Builds the binaries of `jobs` in compile worker processes.  Returns (the cache folder
+    the compiling threads must use, or None for the usual one; a temporary folder to delete
+    afterwards, or None).  TILELANG_COMPILE_PROCESSES=0 turns the workers off."""
+    if workers < 2 or os.environ.get("TILELANG_COMPILE_PROCESSES", "1").strip() in ("0", "false", "no", "off"):
+        return None, None
+    reqs = [r for r in (_record(build, j) for j in jobs) if r is not None]
+    if len(reqs) < 2:
+        return None, None
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="tilelang-compile-") if _env.is_cache_disabled() else None
+    cache_dir = tmp or _env.TILELANG_CACHE_DIR
+    for r in reqs:
+        r["cache_dir"], r["private"] = cache_dir, tmp is not None
+    t0 = time.time()
+    failed = _worker_pool(reqs, min(workers, len(reqs)))
+    logger.info("compile workers: %d kernels in %.1f s (%d to compile again in-process)",
+                len(reqs), time.time() - t0, failed)
+    return (tmp, tmp) if tmp else (None, None)
+
+
+def _worker_pool(reqs, n):
+    """Runs the requests on n `python -m tilescale._compile_worker` processes; returns how many
+    failed (those compile again in-process, which reports their error)."""
+    import json
+    import queue
+    import subprocess
+    todo = queue.Queue()
+    for r in reqs:
+        todo.put(r)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(_tilescale().__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    failed = [0]
+
+    def drive():
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "tilescale._compile_worker"], env=env,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            return
+        try:
+            while True:
+                try:
+                    r = todo.get_nowait()
+                except queue.Empty:
+                    break
+                proc.stdin.write(json.dumps(r) + "\n")
+                proc.stdin.flush()
+                answer = proc.stdout.readline()
+                if not answer:  # the worker died: the rest compiles in-process
+                    failed[0] += 1
+                    break
+                if not json.loads(answer).get("ok"):
+                    failed[0] += 1
+        finally:
+            for f in (proc.stdin, proc.stdout):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+            proc.wait()
+    threads = [threading.Thread(target=drive, daemon=True) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return failed[0] + todo.qsize()
 
 
 def reset_context():
@@ -576,8 +681,14 @@ def compile_function(info, params, *, closure=None, target=None, execution_backe
     values it reads from enclosing scopes); returns a tilescale.Kernel."""
     arch = arch_for(target)
     compiler = compiler_for(execution_backend)
-    prog = info.load(context(), closure)
     dparams = params_text(params, info.name)
+    requests = getattr(_recording, "requests", None)
+    if requests is not None:  # _warm_cache: what to compile, not a compile
+        requests.append({"path": info.path, "func": info.name, "arch": arch, "compiler": compiler,
+                         "source": info.hoisted_source(closure or {}) if info.nested else None,
+                         "params": {k: str(v) for k, v in dparams.items()}})
+        raise _Recorded()
+    prog = info.load(context(), closure)
     t0 = time.time()
     k = prog.compile(info.name, arch, params=dparams, compiler=compiler, no_jit=no_jit)
     if verbose or _env.TILELANG_PRINT_ON_COMPILATION:

@@ -1,8 +1,9 @@
 """tilelang.autotuner: @autotune(configs=...) over @tilelang.jit (lazy factories and eager
 kernels), and AutoTuner.from_kernel(...).run().
 
-A tuning run compiles every config in parallel threads (one tilescale.Context per thread:
-the library is thread-safe per context), then times each compiled kernel on the GPU with the
+A tuning run compiles every config in parallel (_compiler.parallel_compile: compile worker
+processes build the binaries, then threads with one tilescale.Context each pick them up from
+the cache), then times each compiled kernel on the GPU with the
 profiler, one after another on the calling thread (inputs from set_autotune_inputs,
 supply_prog, supply_type, or for an eager call the call's own tensors; checked against
 ref_prog unless skip_check; early_stop skips the full timing of a config whose estimate is
