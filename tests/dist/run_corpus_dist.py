@@ -88,6 +88,14 @@ def has_module(name, env):
     return subprocess.run([sys.executable, "-c", "import %s" % name], env=env, capture_output=True).returncode == 0
 
 
+def has_cuda_python(env):
+    """Whether cuda-python itself is there: its cudart module and its distribution metadata.  A
+    bare `import cuda` is not enough: other NVIDIA wheels leave a `cuda` namespace package
+    without cudart (seen on the H200 machines), where the examples then fail to import."""
+    probe = "from cuda import cudart; import importlib.metadata as m; m.version('cuda-python')"
+    return subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True).returncode == 0
+
+
 def ranks_for(kind, n):
     if kind == "spawn":
         return 1
@@ -100,7 +108,7 @@ def environment(args):
     env = dict(os.environ)
     py = os.path.join(ROOT, "python")
     env["PYTHONPATH"] = py + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    if not has_module("cuda", env):  # cuda-python absent: the stand-in of python/compat (its README)
+    if not has_cuda_python(env):  # cuda-python absent: the stand-in of python/compat (its README)
         env["PYTHONPATH"] += os.pathsep + os.path.join(py, "compat")
     env.setdefault("TILESCALE_LIB", os.path.join(os.path.dirname(os.path.abspath(args.cli)),
                                                  "libtilescale.so"))
