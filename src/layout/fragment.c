@@ -221,6 +221,75 @@ Fragment *fragment_restrict(TsCompiler *c, const Fragment *f, const int64_t *ext
   return r;
 }
 
+/* Registers row-major over the shape: not split over threads, L_k = d_k for every dim. */
+static bool is_flat(const Fragment *f) {
+  if (!fragment_is_replicated(f)) return false;
+  for (int k = 0; k < f->ndim; k++)
+    if (fragment_local_extent(f, k) != f->dim[k].extent) return false;
+  return true;
+}
+
+Fragment *fragment_reshape(TsCompiler *c, const Fragment *f, int ndim, const int64_t *shape) {
+  if (ndim > FRAG_MAX_DIMS) return NULL;
+  int64_t n_old = 1, n_new = 1;
+  for (int k = 0; k < f->ndim; k++) n_old *= f->dim[k].extent;
+  for (int k = 0; k < ndim; k++) n_new *= shape[k];
+  if (n_old != n_new) return NULL;
+  if (is_flat(f)) return fragment_replicated(c, ndim, shape, f->nthreads); /* every thread, row-major */
+  Fragment *r = frag_new(c, ndim, f->nthreads);
+  int j = 0;
+  for (int k = 0; k < ndim; k++) {
+    while (j < f->ndim && f->dim[j].extent == 1) j++;
+    if (shape[k] == 1) {
+      r->dim[k] = (FragDim){1, 1, 1, 0, 1, 1, 0};
+      continue;
+    }
+    if (j == f->ndim || f->dim[j].extent != shape[k]) return NULL;
+    r->dim[k] = f->dim[j++];
+  }
+  r->nrep = f->nrep;
+  for (int i = 0; i < f->nrep; i++) r->rep_count[i] = f->rep_count[i], r->rep_stride[i] = f->rep_stride[i];
+  return r;
+}
+
+Fragment *fragment_from_read(TsCompiler *c, const Fragment *f, int nloop, const int64_t *ext, const int *map) {
+  if (fragment_is_replicated(f) || nloop > FRAG_MAX_DIMS) return NULL;
+  Fragment *r = frag_new(c, nloop, f->nthreads);
+  bool mapped[FRAG_MAX_DIMS] = {false};
+  for (int p = 0; p < f->ndim; p++) {
+    if (map[p] < 0) continue;
+    if (map[p] >= nloop || mapped[map[p]] || ext[map[p]] != f->dim[p].extent) return NULL;
+    mapped[map[p]] = true;
+    r->dim[map[p]] = f->dim[p];
+  }
+  for (int q = 0; q < nloop; q++)
+    if (!mapped[q]) r->dim[q] = (FragDim){ext[q], 1, 1, 0, 1, 1, 0};
+  /* A replicate field becomes the thread field of a free loop dim (innermost first) whose
+   * extent it divides; the rest stay replicas (each runs every iteration of its element). */
+  for (int i = 0; i < f->nrep; i++) {
+    int q = nloop - 1;
+    while (q >= 0 && (mapped[q] || r->dim[q].threads > 1 || ext[q] % f->rep_count[i])) q--;
+    if (q < 0) {
+      add_rep(r, f->rep_count[i], f->rep_stride[i]);
+      continue;
+    }
+    r->dim[q].threads = f->rep_count[i];
+    r->dim[q].tstride = f->rep_stride[i];
+  }
+  return r;
+}
+
+int64_t fragment_shift_period(const Fragment *f, int k) {
+  const FragDim *d = &f->dim[k];
+  if (d->threads <= 1 && fragdim_t2(d) == 1) return 1;
+  return fragdim_t2(d) > 1 ? fragdim_span(d) : d->vec * d->threads;
+}
+
+int64_t fragment_shift_divisor(const Fragment *f, int k) {
+  const FragDim *d = &f->dim[k];
+  return (d->threads > 1 ? d->threads : 1) * fragdim_t2(d);
+}
+
 bool fragment_is_replicated(const Fragment *f) {
   for (int k = 0; k < f->ndim; k++)
     if (f->dim[k].threads > 1 || fragdim_t2(&f->dim[k]) > 1) return false;

@@ -106,6 +106,28 @@ Fragment *fragment_crop(TsCompiler *c, const Fragment *f, const int64_t *off, co
  * `T.copy(acc_o[:valid_rows, :], O)` of 4 rows of a 64-row accumulator).  NULL when an
  * ext_k exceeds f's extent. */
 Fragment *fragment_restrict(TsCompiler *c, const Fragment *f, const int64_t *ext);
+/* The same registers seen with unit dims inserted or removed (T.reshape(s, (64, 1, 64)) of
+ * a [64 x 64] fragment): dims of extent > 1 keep their fields in order, unit dims hold
+ * nothing (a unit dim has one register coordinate, so every register index is unchanged).
+ * A layout that is not split over threads and has no padding (registers row-major over the
+ * shape) reshapes to any shape of the same size.  NULL for anything else. */
+Fragment *fragment_reshape(TsCompiler *c, const Fragment *f, int ndim, const int64_t *shape);
+
+/* The loop layout of a nest of extents ext[0..nloop) that reads a fragment `f` whose dim p
+ * is indexed by loop var map[p] (-1: a unit dim at index 0) but does not index every loop
+ * var (`scores_max[h]` in T.Parallel(h, k)): each iteration runs in the threads that hold
+ * the element it reads.  Mapped loop dims take f's fields; the others are not split over
+ * threads, except that each replicate field of f (threads holding copies) goes to an
+ * unmapped loop dim whose extent it divides: those threads split that dim instead of
+ * repeating it.  NULL when a loop dim is mapped twice or f is not split over threads. */
+Fragment *fragment_from_read(TsCompiler *c, const Fragment *f, int nloop, const int64_t *ext, const int *map);
+
+/* Shifting an index of dim k by a multiple of fragment_shift_period(f, k) keeps its thread
+ * and adds shift / fragment_shift_divisor(f, k) to its register coordinate l_k (when the
+ * shifted index stays inside the dim): a window `acc[i + s * 32, j]` at an offset that
+ * changes in an outer serial loop reads the elements the loop's own threads hold. */
+int64_t fragment_shift_period(const Fragment *f, int k);
+int64_t fragment_shift_divisor(const Fragment *f, int k);
 bool fragment_equal(const Fragment *a, const Fragment *b);
 bool fragment_is_replicated(const Fragment *f); /* no dim split over threads */
 int64_t fragment_outer(const Fragment *f, int k);     /* O_k */
