@@ -64,6 +64,8 @@ typedef struct Infer {
   PtrVec no_held;   /* IrBuffer* laid out the old way (replicated) after such a conflict */
   bool held_first;  /* free layouts go to nests with held accesses first (a retry) */
   PtrVec bad_views; /* IrBuffer* fragment views already reported (sync_views) */
+  PtrVec stage;     /* Access*: shifted reads the nest's layout cannot serve (stage_reads) */
+  PtrVec stage_nest; /* Node*: their nests, in the same order */
 } Infer;
 
 static void note_frag(Infer *in, PtrVec *v, IrBuffer *b) {
@@ -337,6 +339,14 @@ static Fragment *from_window(Infer *in, Node *n, const Access *a) {
   return f;
 }
 
+/* Does the nest's layout read a constant window (`acc[i + 16, j]`) as lowering's window
+ * path does (the layout from_window gives, seen from the buffer)? */
+static bool window_serves(Infer *in, Node *n, const Access *a) {
+  Fragment *w = a->window ? from_window(in, n, a) : NULL;
+  return w && fragment_equal(fragment_derive(in->c, w, a->buf->ndim, a->map),
+                             fragment_derive(in->c, n->layout, a->buf->ndim, a->map));
+}
+
 /* A fragment laid out over one thread count cannot be used by code that runs on another
  * (one used both inside and outside a T.ws body): its registers belong to other threads. */
 static bool threads_match(Infer *in, Node *n, const Fragment *f, const IrBuffer *b) {
@@ -413,6 +423,11 @@ static bool propagate_node(Infer *in, Node *n) {
   }
   for (int i = 0; i < n->acc.len; i++) {
     Access *a = n->acc.items[i];
+    if (a->shifted && !a->write && !pass_shift_fits(in->c, n->layout, a->buf->fragment, a->map, a->shift) &&
+        !window_serves(in, n, a)) {
+      vec_push(in->c->arena, &in->stage, a);
+      vec_push(in->c->arena, &in->stage_nest, n);
+    }
     if (a->held) set_held_layout(in, n, a);
     if (!a->simple) continue;
     Fragment *want = fragment_derive(in->c, n->layout, a->buf->ndim, a->map);
@@ -639,23 +654,48 @@ static void snap_alloc(IrStmt *s, void *ctx) {
   vec_push(snap->c->arena, &snap->frags, s->u.alloc.buf->fragment);
 }
 
+/* Reads at a shifted window the nest's layout cannot serve (`x[i, jj * 4 + j]` with a
+ * period of 8) go through a shared copy of the fragment (stage_fragment.c); returns whether
+ * the kernel changed.  A read that cannot be staged stays, and lowering reports it. */
+static bool stage_reads(TsCompiler *c, IrKernel *k, const Infer *in) {
+  bool changed = false;
+  PtrVec done = {0};
+  for (int i = 0; i < in->stage.len; i++) {
+    const Access *a = in->stage.items[i];
+    const Node *n = in->stage_nest.items[i];
+    if (vec_has(&done, n->stmt)) continue; /* its loads of other fragments: the next round */
+    if (pass_stage_fragment_reads(c, &k->body, n->stmt, a->buf)) {
+      vec_push(c->arena, &done, n->stmt);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 /* Infers a kernel; when a held layout (set_held_layout) conflicts with another use of
- * its buffer, infers it again from the start with those buffers replicated. */
+ * its buffer, infers it again from the start with those buffers replicated; when a read
+ * has to go through shared memory (stage_reads), from the start with the staged copy. */
 static void infer_kernel_held(TsCompiler *c, IrKernel *k) {
   FragSnap snap = {.c = c};
   IrVisitor v = {snap_alloc, NULL, &snap};
   ir_visit(k->body, &v);
   PtrVec no_held = {0};
-  int errors = c->diag.errors;
+  int errors = c->diag.errors, staged = 0;
   for (int attempt = 0;; attempt++) {
     Infer in = {0};
     in.c = c;
     in.nthreads = in.scope = pass_kernel_threads(k);
     in.no_held = no_held;
-    in.held_first = attempt > 0;
+    in.held_first = attempt > staged;
     infer_kernel(&in, k);
-    if (!in.held_bad.len || c->diag.errors != errors) return;
-    for (int i = 0; attempt > 0 && i < in.held_bad.len; i++) note_frag(&in, &no_held, in.held_bad.items[i]);
+    if (c->diag.errors != errors) return;
+    if (in.stage.len && staged < 8 && stage_reads(c, k, &in)) {
+      for (int i = 0; i < snap.bufs.len; i++) ((IrBuffer *)snap.bufs.items[i])->fragment = snap.frags.items[i];
+      staged++;
+      continue;
+    }
+    if (!in.held_bad.len) return;
+    for (int i = 0; attempt > staged && i < in.held_bad.len; i++) note_frag(&in, &no_held, in.held_bad.items[i]);
     for (int i = 0; i < snap.bufs.len; i++) ((IrBuffer *)snap.bufs.items[i])->fragment = snap.frags.items[i];
   }
 }

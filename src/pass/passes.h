@@ -114,6 +114,11 @@ bool pass_access_map_shift(TsCompiler *c, const ParNest *nest, IrBuffer *buf, Ir
  * iteration i holds element i + shift, fragment_shift_divisor registers further on. */
 bool pass_shift_fits(TsCompiler *c, const Fragment *loop, const Fragment *buf, const int *map, IrExpr *const *shift);
 
+/* stage_fragment.c: the reads of fragment `frag` in and around T.Parallel nest `nest` (a
+ * statement of *body) go through a shared copy of it made before the outermost enclosing
+ * serial loop that leaves frag alone; false (nothing changed) when that is not sound. */
+bool pass_stage_fragment_reads(TsCompiler *c, IrStmt **body, IrStmt *nest, IrBuffer *frag);
+
 /* False (with a diagnostic) when the nest indexes a fragment or local past its constant
  * shape on every iteration's path (register_bounds.c). */
 bool pass_check_register_bounds(TsCompiler *c, const ParNest *nest);

@@ -777,6 +777,28 @@ def layout_follow_reads(ctx):
     scale = (torch.arange(64, device="cuda") // 8 + 1).double()
     check("accumulator strips acc[i, jj * 8 + j] written", c, (ab * scale).float(), 5e-2, 1e-3)
     check("accumulator strips acc[i, jj * 8 + j] summed", q, (ab * ab).reshape(64, 8, 8).sum(1).float(), 1.0, 1e-3)
+    q = torch.full((64, 4), float("nan"), dtype=torch.float32, device="cuda")
+    ctx.load(os.path.join(ROOT, "tests/codegen/fragment_staged_reads.py")).compile("strips4")(a, b, q)
+    check("accumulator strips acc[i, jj * 4 + j] read through shared memory", q, ab.reshape(64, 16, 4).sum(1).float(),
+          1e-2, 1e-3)
+
+
+def mhc_pre_gemm_sqrsum(ctx, corpus, n, hidden):
+    """deepseek_mhc/example_mhc_pre.py mhc_pre_gemm_sqrsum_tilelang: the tf32 GEMM's A operand in
+    registers is read 4 columns at a time under a serial loop (x_frag[i, jj * 4 + j]) while its
+    columns repeat every 8 lanes' pairs: the reads go through a shared copy (stage_fragment.c)."""
+    k = ctx.load(os.path.join(corpus, "deepseek_mhc/example_mhc_pre.py")).compile(
+        "mhc_pre_gemm_sqrsum_tilelang", hc_mult3=24, hc_hidden_size=hidden)
+    x = torch.randn(n, hidden, dtype=torch.bfloat16, device="cuda")
+    fn = torch.randn(24, hidden, dtype=torch.float32, device="cuda")
+    out = torch.full((n, 24), float("nan"), dtype=torch.float32, device="cuda")
+    sq = torch.full((n,), float("nan"), dtype=torch.float32, device="cuda")
+    k(x, fn, out, sq)
+    xd = x.double()
+    check("mhc_pre sqrsum n=%d hidden=%d" % (n, hidden), sq, (xd * xd).sum(1).float(), 1e-2, 1e-4)
+    # tf32 inputs (10-bit mantissas) over `hidden` terms
+    check("mhc_pre tf32 GEMM n=%d hidden=%d" % (n, hidden), out, (xd @ fn.double().T).float(), 0.1 * (hidden / 1024) ** 0.5,
+          1e-2)
 
 
 def gqa_decode_varlen(ctx, corpus, seqlens, heads, k_heads, dim, sink):
@@ -988,6 +1010,8 @@ def main():
         lambda: fp8_block_sparse_mqa(ctx, corpus, 512, topk=4),
         lambda: sinkhorn_bwd_cg(ctx, corpus, 64),
         lambda: sinkhorn_bwd_cg(ctx, corpus, 1000),
+        lambda: mhc_pre_gemm_sqrsum(ctx, corpus, 4096, 5120),  # the manifest's hidden size
+        lambda: mhc_pre_gemm_sqrsum(ctx, corpus, 1000, 1280),
     ]
     for run in cases:
         try:

@@ -1,6 +1,7 @@
-# A column strip of a wgmma accumulator at a serial loop's offset that is not a multiple of the
-# columns' period (jj * 4; the lane pairs repeat every 8): strips at odd multiples of 4 belong to
-# other lanes than the loop's, so it is refused instead of read from the wrong registers.
+# A column strip of a wgmma accumulator written at a serial loop's offset that is not a multiple
+# of the columns' period (jj * 4; the lane pairs repeat every 8): strips at odd multiples of 4
+# belong to other lanes than at even ones, and a write cannot go through a shared copy, so it is
+# refused instead of writing the wrong registers.
 # tilescale-test: -k strips4 --arch sm_90a
 import tilelang
 import tilelang.language as T
@@ -23,6 +24,7 @@ def strips4(M=64, N=64, K=64):
             for jj in T.serial(N // 4):
                 for i, j in T.Parallel(M, 4):
                     part[i, j] += acc[i, jj * 4 + j]
+                    acc[i, jj * 4 + j] = acc[i, jj * 4 + j] * 2.0
             T.copy(part, R)
 
     return main
