@@ -106,11 +106,14 @@ Fragment *fragment_crop(TsCompiler *c, const Fragment *f, const int64_t *off, co
  * `T.copy(acc_o[:valid_rows, :], O)` of 4 rows of a 64-row accumulator).  NULL when an
  * ext_k exceeds f's extent. */
 Fragment *fragment_restrict(TsCompiler *c, const Fragment *f, const int64_t *ext);
-/* The same registers seen with unit dims inserted or removed (T.reshape(s, (64, 1, 64)) of
- * a [64 x 64] fragment): dims of extent > 1 keep their fields in order, unit dims hold
- * nothing (a unit dim has one register coordinate, so every register index is unchanged).
- * A layout that is not split over threads and has no padding (registers row-major over the
- * shape) reshapes to any shape of the same size.  NULL for anything else. */
+/* The same registers seen through another shape of the same size (T.reshape of a fragment):
+ * unit dims inserted or removed (they hold nothing: one register coordinate), and a dim
+ * split into consecutive dims ([256 x 128] as [256, 4, 32]) where each split falls on a
+ * boundary of the dim's levels (vector lanes, threads, mid registers, second-level threads,
+ * outer registers; a level may itself split when the factor divides it) and the dim has no
+ * padding, so every element keeps its thread and every register its index.  A layout not
+ * split over threads without padding (registers row-major) reshapes to any shape.  NULL for
+ * anything else (merging dims of a spread layout). */
 Fragment *fragment_reshape(TsCompiler *c, const Fragment *f, int ndim, const int64_t *shape);
 
 /* The loop layout of a nest of extents ext[0..nloop) that reads a fragment `f` whose dim p

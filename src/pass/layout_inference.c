@@ -566,7 +566,8 @@ static bool sync_views(Infer *in) {
     if (base->fragment && v->fragment) fragment_print(&other, v->fragment);
     ts_error(in->c, v->loc,
              "fragment '%s' is a view of fragment '%s' (the same registers), but '%s' has layout %s%s%s: a view of a "
-             "fragment spread over threads may only add or remove dims of extent 1",
+             "fragment spread over threads may only add or remove dims of extent 1 or split a dim where its lanes, "
+             "threads and registers divide it",
              v->name, base->name, base->fragment ? base->name : v->name, sb_str(&have),
              other.len ? " and the view " : "", other.len ? sb_str(&other) : "");
     sb_free(&have);

@@ -874,6 +874,42 @@ def fp8_block_sparse_mqa(ctx, corpus, seq_len, heads=64, dim=128, kv_block=128, 
           got[fin] if same_inf else got, want[fin] if same_inf else want, 5e-2, 5e-3)
 
 
+def lightning_indexer(ctx, corpus, seq_len, seq_len_kv, heads=32, dim=64, pool=False):
+    """deepseek_v32/fp8_lighting_indexer.py mqa_attn_return_logits (pool: dsa_hisa/pool_mqa_fp8.py,
+    the same kernel over pooled keys): the wgmma scores [256 x 128] seen through T.reshape as
+    [256, block_Q, heads] (the column dim split at a warpgroup boundary, fragment_reshape; the
+    view once had a layout of its own over the same registers).  Each block of 128 // heads
+    queries writes the logits of the union of their key ranges."""
+    if pool:
+        k = ctx.load(os.path.join(corpus, "dsa_hisa/pool_mqa_fp8.py")).compile(
+            "pool_mqa_attn_return_logits_fp8", heads=heads, index_dim=dim, seq_len=seq_len, seq_len_blocked_kv=seq_len_kv)
+    else:
+        k = ctx.load(os.path.join(corpus, "deepseek_v32/fp8_lighting_indexer.py")).compile(
+            "mqa_attn_return_logits", heads=heads, index_dim=dim)
+    q = torch.randn(seq_len * heads, dim, device="cuda").to(torch.float8_e4m3fn)
+    kk = torch.randn(seq_len_kv, dim, device="cuda").to(torch.float8_e4m3fn)
+    ks = torch.rand(seq_len_kv, dtype=torch.float32, device="cuda") + 0.5
+    w = torch.randn(seq_len, heads, dtype=torch.float32, device="cuda")
+    pos = torch.arange(seq_len, device="cuda")
+    lo = (pos * seq_len_kv // seq_len // 2).to(torch.int32)
+    hi = torch.clamp(lo + 300 + pos % 7 * 50, max=seq_len_kv).to(torch.int32)
+    out = torch.full((seq_len, seq_len_kv), float("nan"), dtype=torch.float32, device="cuda")
+    if pool:
+        k(q, kk, ks, out, w, lo, hi)
+    else:
+        k(q, kk, ks, w, lo, hi, out)
+    sc = torch.einsum("mhd,kd->mhk", q.to(torch.float64).reshape(seq_len, heads, dim), kk.to(torch.float64)).clamp(min=0)
+    want = (sc * w.double()[:, :, None]).sum(1) * ks.double()[None, :]
+    blk = pos // (128 // heads)  # block_Q queries share one key range
+    nb = int(blk.max()) + 1
+    blo = torch.full((nb,), seq_len_kv, dtype=torch.int64, device="cuda").scatter_reduce(0, blk, lo.long(), "amin")
+    bhi = torch.zeros(nb, dtype=torch.int64, device="cuda").scatter_reduce(0, blk, hi.long(), "amax")
+    kpos = torch.arange(seq_len_kv, device="cuda")
+    written = (kpos[None, :] >= blo[blk][:, None]) & (kpos[None, :] < bhi[blk][:, None])
+    check("%s logits seq_len=%d seq_len_kv=%d" % ("pool MQA fp8" if pool else "lightning indexer", seq_len, seq_len_kv),
+          out[written], want[written].float(), 5e-2, 5e-3)
+
+
 def sinkhorn_bwd_cg(ctx, corpus, seqlen, n=16):
     """deepseek_mhc/example_mhc_bwd.py sinkhorn_bwd_implicit_cg: the conjugate-gradient scalars
     (row dot products reduced from shared memory) are read by loops over rows x streams that
@@ -1012,6 +1048,9 @@ def main():
         lambda: sinkhorn_bwd_cg(ctx, corpus, 1000),
         lambda: mhc_pre_gemm_sqrsum(ctx, corpus, 4096, 5120),  # the manifest's hidden size
         lambda: mhc_pre_gemm_sqrsum(ctx, corpus, 1000, 1280),
+        lambda: lightning_indexer(ctx, corpus, 256, 2048),
+        lambda: lightning_indexer(ctx, corpus, 1000, 4000),
+        lambda: lightning_indexer(ctx, corpus, 512, 1024, heads=64, dim=128, pool=True),
     ]
     for run in cases:
         try:

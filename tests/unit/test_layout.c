@@ -705,24 +705,45 @@ TEST(layout_fragment_shift) {
   ts_compiler_fini(&c);
 }
 
-/* fragment_reshape: unit dims added or removed keep every element's thread and register. */
+/* fragment_reshape: unit dims added or removed and dims split at level boundaries keep every
+ * element's thread and register (row-major flat index x of both shapes names one element). */
+static void check_reshape(TestCtx *t, const Fragment *f, int ndim, const int64_t *shape, bool ok) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  Fragment *v = fragment_reshape(&c, f, ndim, shape);
+  CHECK((v != NULL) == ok);
+  int64_t n = 1;
+  for (int k = 0; k < f->ndim; k++) n *= f->dim[k].extent;
+  for (int64_t x = 0; v && x < n; x++) {
+    int64_t a[FRAG_MAX_DIMS], b[FRAG_MAX_DIMS], r = x;
+    for (int k = f->ndim - 1; k >= 0; k--) a[k] = r % f->dim[k].extent, r /= f->dim[k].extent;
+    r = x;
+    for (int k = ndim - 1; k >= 0; k--) b[k] = r % shape[k], r /= shape[k];
+    CHECK(fragment_thread_of(f, a) == fragment_thread_of(v, b));
+    CHECK(fragment_reg_of(f, a) == fragment_reg_of(v, b));
+  }
+  CHECK(!v || fragment_local_size(v) == fragment_local_size(f));
+  ts_compiler_fini(&c);
+}
+
 TEST(layout_fragment_reshape) {
   TsCompiler c;
   ts_compiler_init(&c, (TsTarget){90, true});
   Fragment *acc = fragment_gemm_acc(&c, 64, 64, 4, 2, 256);
-  REQUIRE(acc != NULL);
+  Fragment *acc2 = fragment_gemm_acc(&c, 256, 128, 4, 4, 512); /* the lightning indexer's scores */
+  REQUIRE(acc && acc2);
+  check_reshape(t, acc, 3, (int64_t[]){64, 1, 64}, true);
+  check_reshape(t, acc, 3, (int64_t[]){64, 8, 8}, true);
+  check_reshape(t, acc, 3, (int64_t[]){64, 16, 4}, true);
+  check_reshape(t, acc, 3, (int64_t[]){32, 2, 64}, true);
+  check_reshape(t, acc, 4, (int64_t[]){2, 32, 4, 16}, true);
+  check_reshape(t, acc2, 3, (int64_t[]){256, 4, 32}, true);
+  check_reshape(t, acc2, 3, (int64_t[]){256, 2, 64}, true);
+  check_reshape(t, acc, 1, (int64_t[]){4096}, false); /* merging spread dims */
+  check_reshape(t, fragment_block(&c, 2, (int64_t[]){4, 48}, 16, 4), 3, (int64_t[]){4, 4, 12}, false); /* padding */
   Fragment *v = fragment_reshape(&c, acc, 3, (int64_t[]){64, 1, 64});
-  REQUIRE(v != NULL);
-  for (int64_t i = 0; i < 64; i++)
-    for (int64_t j = 0; j < 64; j++) {
-      int64_t a[2] = {i, j}, b[3] = {i, 0, j};
-      CHECK(fragment_thread_of(acc, a) == fragment_thread_of(v, b));
-      CHECK(fragment_reg_of(acc, a) == fragment_reg_of(v, b));
-    }
-  CHECK(fragment_equal(fragment_reshape(&c, v, 2, (int64_t[]){64, 64}), acc));
-  CHECK(fragment_reshape(&c, acc, 3, (int64_t[]){64, 8, 8}) == NULL);
+  CHECK(v && fragment_equal(fragment_reshape(&c, v, 2, (int64_t[]){64, 64}), acc));
   /* whole in every thread, registers row-major: any shape of the same size */
-  Fragment *r = fragment_reshape(&c, fragment_replicated(&c, 2, (int64_t[]){8, 8}, 128), 1, (int64_t[]){64});
-  CHECK(r && fragment_reg_of(r, (int64_t[]){13}) == 13);
+  check_reshape(t, fragment_replicated(&c, 2, (int64_t[]){8, 8}, 128), 1, (int64_t[]){64}, true);
   ts_compiler_fini(&c);
 }
