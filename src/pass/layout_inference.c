@@ -10,10 +10,19 @@
  *  - a laid-out nest that reads a fragment with a loop var divided by a constant
  *    (`b[i, j // 2]`, packed 4-bit values) gives it the loop layout divided
  *    (fragment_derive_div: each element with the thread that holds its c loop elements);
- *  - a reduction gives dst the layout of src with the reduced dim replicated.
+ *  - a reduction gives dst the layout of src with the reduced dim replicated;
+ *  - a nest that indexes a GEMM-fixed fragment at `var + e` offsets (e invariant in the
+ *    nest: `acc[i + s * 16, j]`) takes its layout when each e is a multiple of the
+ *    fragment's period along that dim (from_shift, fragment_shift_period);
+ *  - a T.reshape view of a fragment and its base have one layout seen through two shapes
+ *    (sync_views, fragment_reshape).
  * When nothing propagates, the largest unresolved nest gets a fresh block layout (16-byte
  * vectors when its body is a contiguous copy; on the last dim a multiple of the divisors
- * of its divided reads) and propagation resumes.  Before all
+ * of its divided reads), or, when that layout would not give a fragment it reads with
+ * some of its vars the layout that fragment has (`scores_max[h]` in T.Parallel(h, k)), that
+ * fragment's layout on those vars (fragment_from_read), and propagation resumes.  A read at
+ * an offset no loop layout serves goes through a shared copy of the fragment
+ * (stage_fragment.c) and the kernel is inferred again.  Before all
  * that, each T.gemm fixes its accumulator's tensor-core layout and the swizzles of its
  * shared operands (layout.h), so the epilogue copy of C follows the accumulator.  Fragments used
  * outside nests and reductions, or with other index patterns, are fully replicated
