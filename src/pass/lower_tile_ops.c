@@ -37,6 +37,7 @@ typedef struct Lower {
   PtrVec scratch; /* IrBuffer*: the reductions' cross-warp workspaces */
   int counter;
   int nests; /* lowered T.Parallel nests: their IrStmt.iter_owned numbers */
+  PtrVec unroll_vars; /* IrVar*: serial loop vars in register indices (shifted_index) */
 } Lower;
 
 typedef struct NestCtx {
@@ -89,7 +90,18 @@ static IrExpr *held_index(Lower *lw, NestCtx *nc, const Fragment *F, IrExpr **id
 /* Register index of a shifted access (pass_access_map_shift, pass_shift_fits): the loop's
  * register coordinate of each dim plus its shift / fragment_shift_divisor, with F's register
  * strides (the loop has F's fields, so iteration i and element i + shift share the thread). */
+static void note_loop_var(IrExpr *e, void *ctx) {
+  Lower *lw = ctx;
+  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LOOP && !vec_has(&lw->unroll_vars, e->u.var))
+    vec_push(lw->c->arena, &lw->unroll_vars, e->u.var);
+}
+
 static IrExpr *shifted_index(Lower *lw, NestCtx *nc, const Fragment *F, const int *map, IrExpr *const *shift) {
+  /* Registers are registers only under constant indices: the serial loops whose vars the
+   * shifts use are unrolled (lower_stmt), else the whole fragment would live in local memory. */
+  IrVisitor vis = {NULL, note_loop_var, lw};
+  for (int p = 0; p < F->ndim; p++)
+    if (shift[p]) ir_visit_expr(shift[p], &vis);
   IrExpr *reg = i32(lw, 0);
   for (int p = 0; p < F->ndim; p++) {
     if (map[p] < 0) continue;
@@ -910,6 +922,10 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       {
         IrStmt *r = ir_map_children(c, s, lower_stmt, ctx);
         if (r->u.loop.kind == IR_FOR_PIPELINED) r->u.loop.kind = IR_FOR_SERIAL;
+        int64_t trips;
+        if (r->u.loop.kind == IR_FOR_SERIAL && vec_has(&lw->unroll_vars, s->u.loop.var) &&
+            ir_is_const_int(s->u.loop.extent, &trips) && trips <= 64)
+          r->u.loop.kind = IR_FOR_UNROLLED;
         r->u.loop.min = rw_expr(lw, NULL, s->u.loop.min);
         r->u.loop.extent = rw_expr(lw, NULL, s->u.loop.extent);
         return r;

@@ -2,7 +2,8 @@
 # (`acc[i + s * 16, j]`, DeepSeek's sparse MLA backward storing dKV in two halves): when an
 # offset is a multiple of the accumulator's period along that dim (fragment_shift_period: 8 rows
 # for one warp row of mma tiles), the loop takes the accumulator's layout and element i + offset
-# sits in the same thread as i, offset / (threads of that dim) registers further on
+# sits in the same thread as i, offset / (threads of that dim) registers further on; the serial
+# loop is unrolled so that those register indices are constants
 # (fragment_shift_strips.py: column strips).
 # tilescale-test: -k acc_halves --arch sm_90a
 # tilescale-dump: lower_tile_ops
