@@ -543,7 +543,7 @@ static void mark_shifted(Infer *in, Node *n, Access *a) {
   memcpy(a->map, map, sizeof map);
 }
 
-/* T.reshape / T.view of a fragment with the same dtype shares its registers
+/* T.reshape / T.view of a fragment with a dtype of the same width shares its registers
  * (codegen: a pointer into the base's array), so each must have the other's layout seen
  * through fragment_reshape.  Returns whether a layout was set. */
 static bool sync_views(Infer *in) {
@@ -551,7 +551,9 @@ static bool sync_views(Infer *in) {
   for (int i = 0; i < in->frags.len; i++) {
     IrBuffer *v = in->frags.items[i], *base = v->alias_of;
     int64_t vshape[FRAG_MAX_DIMS], bshape[FRAG_MAX_DIMS];
-    if (!base || base->scope != IR_SCOPE_FRAGMENT || base->dtype != v->dtype || vec_has(&in->bad_views, v)) continue;
+    if (!base || base->scope != IR_SCOPE_FRAGMENT || dtype_bits(base->dtype) != dtype_bits(v->dtype) ||
+        vec_has(&in->bad_views, v))
+      continue;
     if (!const_shape(v, vshape) || !const_shape(base, bshape) || (!v->fragment && !base->fragment)) continue;
     Fragment *want = NULL;
     if (!base->fragment) {
@@ -584,6 +586,26 @@ static bool sync_views(Infer *in) {
     note_frag(in, &in->bad_views, v);
   }
   return changed;
+}
+
+/* A view of a fragment as a dtype of another width (T.view(frag, dtype=...)) reinterprets each
+ * thread's registers; that names the same bytes only when both are held whole by every thread
+ * with registers row-major (fragment_reshape's flat case).  Anything else is refused.  (A
+ * dtype of the same width is a view like T.reshape: sync_views.) */
+static void check_retyped_views(Infer *in) {
+  for (int i = 0; i < in->frags.len; i++) {
+    IrBuffer *v = in->frags.items[i], *base = v->alias_of;
+    if (!base || base->scope != IR_SCOPE_FRAGMENT || dtype_bits(base->dtype) == dtype_bits(v->dtype) || !v->fragment ||
+        !base->fragment)
+      continue;
+    bool flat_v = fragment_is_replicated(v->fragment) && fragment_local_size(v->fragment) == ir_buffer_numel(v);
+    bool flat_b = fragment_is_replicated(base->fragment) && fragment_local_size(base->fragment) == ir_buffer_numel(base);
+    if (flat_v && flat_b) continue;
+    ts_error(in->c, v->loc,
+             "fragment '%s' views fragment '%s' as %s: the registers of a fragment spread over threads cannot be "
+             "reinterpreted as another dtype (copy it into a fragment of that dtype instead)",
+             v->name, base->name, dtype_name(v->dtype));
+  }
 }
 
 static void infer_kernel(Infer *in, IrKernel *k) {
@@ -642,6 +664,7 @@ static void infer_kernel(Infer *in, IrKernel *k) {
     if (const_shape(b, shape)) b->fragment = fragment_replicated(in->c, b->ndim, shape, in->nthreads);
     else ts_error(in->c, b->loc, "fragment '%s' needs a constant shape", b->name);
   }
+  check_retyped_views(in);
   for (int i = 0; i < in->nodes.len; i++) {
     Node *n = in->nodes.items[i];
     if (!n->is_nest) continue;
