@@ -552,6 +552,8 @@ typedef struct Subst {
   IrVar *const *from;
   IrExpr *const *to;
   int n;
+  const IrBuffer *buf_from; /* ir_subst_loads_stmt: loads of buf_from read buf_to instead */
+  IrBuffer *buf_to;
 } Subst;
 
 static IrExpr *subst_expr(TsCompiler *c, IrExpr *e, const Subst *s);
@@ -583,6 +585,11 @@ static IrExpr *subst_expr(TsCompiler *c, IrExpr *e, const Subst *s) {
       bool ch = false;
       bool call = e->kind == IR_CALL;
       IrExpr **xs = subst_list(c, call ? e->u.call.args : e->u.load.idx, call ? e->u.call.nargs : e->u.load.nidx, s, &ch);
+      if (!call && s->buf_from && e->u.load.buf == s->buf_from) {
+        IrExpr *r = ir_with_operands(c, e, xs); /* a new node */
+        r->u.load.buf = s->buf_to;
+        return r;
+      }
       return ch ? ir_with_operands(c, e, xs) : e;
     }
     default: break;
@@ -615,7 +622,7 @@ static IrExpr *subst_expr(TsCompiler *c, IrExpr *e, const Subst *s) {
 }
 
 IrExpr *ir_subst(TsCompiler *c, IrExpr *e, IrVar *const *from, IrExpr *const *to, int n) {
-  Subst s = {from, to, n};
+  Subst s = {from, to, n, NULL, NULL};
   return subst_expr(c, e, &s);
 }
 
@@ -686,6 +693,11 @@ static IrStmt *subst_stmt(TsCompiler *c, IrStmt *st, const Subst *s) {
 }
 
 IrStmt *ir_subst_stmt(TsCompiler *c, IrStmt *st, IrVar *const *from, IrExpr *const *to, int n) {
-  Subst s = {from, to, n};
+  Subst s = {from, to, n, NULL, NULL};
+  return subst_stmt(c, st, &s);
+}
+
+IrStmt *ir_subst_loads_stmt(TsCompiler *c, IrStmt *st, const IrBuffer *from, IrBuffer *to) {
+  Subst s = {NULL, NULL, 0, from, to};
   return subst_stmt(c, st, &s);
 }

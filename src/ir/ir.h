@@ -604,6 +604,8 @@ IrExpr *ir_with_operands(TsCompiler *c, const IrExpr *e, IrExpr **xs);
 /* Substitute variables: returns a new expression (shares unchanged subtrees). */
 IrExpr *ir_subst(TsCompiler *c, IrExpr *e, IrVar *const *from, IrExpr *const *to, int n);
 IrStmt *ir_subst_stmt(TsCompiler *c, IrStmt *s, IrVar *const *from, IrExpr *const *to, int n);
+/* s with every load of buffer `from` reading `to` instead (same indices); stores untouched. */
+IrStmt *ir_subst_loads_stmt(TsCompiler *c, IrStmt *s, const IrBuffer *from, IrBuffer *to);
 
 /* ---- printer and verifier ------------------------------------------------------------ */
 void ir_print_expr(StrBuf *out, const IrExpr *e);

@@ -221,6 +221,140 @@ Fragment *fragment_restrict(TsCompiler *c, const Fragment *f, const int64_t *ext
   return r;
 }
 
+/* Registers row-major over the shape: not split over threads, L_k = d_k for every dim. */
+static bool is_flat(const Fragment *f) {
+  if (!fragment_is_replicated(f)) return false;
+  for (int k = 0; k < f->ndim; k++)
+    if (fragment_local_extent(f, k) != f->dim[k].extent) return false;
+  return true;
+}
+
+/* One dim of a fragment as the mixed radix of its levels, fastest first: vector lanes,
+ * threads, mid registers, second-level threads, outer registers (fragment.h). */
+enum { LV_VEC, LV_THR, LV_MID, LV_THR2, LV_OUT, LV_N };
+typedef struct Levels {
+  int64_t size[LV_N], stride[LV_N]; /* stride: thread-index stride of the thread levels */
+} Levels;
+
+/* Takes the fastest k elements' worth of levels from lv into out (a dim of extent k):
+ * whole levels, and at most one level split (its low part, the rest stays in lv with a
+ * thread stride scaled accordingly).  False when k does not fall on such a boundary. */
+static bool take_levels(Levels *lv, int64_t k, FragDim *out) {
+  *out = (FragDim){k, 1, 1, 0, 1, 1, 0};
+  for (int l = 0; l < LV_N && k > 1; l++) {
+    int64_t r = lv->size[l], piece;
+    if (r == 1) continue;
+    if (k % r == 0) piece = r;
+    else if (r % k == 0) piece = k;
+    else return false;
+    k /= piece;
+    lv->size[l] = r / piece;
+    switch (l) {
+      case LV_VEC: out->vec = piece; break;
+      case LV_THR:
+      case LV_THR2:
+        /* a lone thread level takes the first thread slot; after mid registers the second */
+        if (out->threads == 1 && fragdim_mid(out) == 1) {
+          out->threads = piece;
+          out->tstride = lv->stride[l];
+        } else if (fragdim_t2(out) == 1) {
+          out->threads2 = piece;
+          out->tstride2 = lv->stride[l];
+        } else {
+          return false;
+        }
+        lv->stride[l] *= piece;
+        break;
+      case LV_MID:
+        if (fragdim_t2(out) > 1) return false;
+        out->mid = fragdim_mid(out) * piece;
+        break;
+      default: break; /* outer registers: implied by the extent */
+    }
+  }
+  return k == 1;
+}
+
+/* Splits dim d of f into the extents ext[0..n) (outermost first; their product is d's
+ * extent), writing n FragDims to out.  Only without padding, so that every register keeps
+ * its index: the row-major register order over the new dims is the old (o M + m) V + u. */
+static bool split_dim(const FragDim *d, const int64_t *ext, int n, FragDim *out) {
+  Levels lv = {{d->vec, d->threads, fragdim_mid(d), fragdim_t2(d), 0}, {0, d->tstride, 0, d->tstride2, 0}};
+  if (d->extent % fragdim_span(d)) return false;
+  lv.size[LV_OUT] = d->extent / fragdim_span(d);
+  for (int i = n - 1; i >= 0; i--)
+    if (!take_levels(&lv, ext[i], &out[i])) return false;
+  return true;
+}
+
+Fragment *fragment_reshape(TsCompiler *c, const Fragment *f, int ndim, const int64_t *shape) {
+  if (ndim > FRAG_MAX_DIMS) return NULL;
+  int64_t n_old = 1, n_new = 1;
+  for (int k = 0; k < f->ndim; k++) n_old *= f->dim[k].extent;
+  for (int k = 0; k < ndim; k++) n_new *= shape[k];
+  if (n_old != n_new) return NULL;
+  if (is_flat(f)) return fragment_replicated(c, ndim, shape, f->nthreads); /* every thread, row-major */
+  Fragment *r = frag_new(c, ndim, f->nthreads);
+  int k = 0; /* next new dim */
+  for (int j = 0; j < f->ndim; j++) {
+    const FragDim *d = &f->dim[j];
+    if (d->extent == 1) continue;
+    for (; k < ndim && shape[k] == 1; k++) r->dim[k] = (FragDim){1, 1, 1, 0, 1, 1, 0};
+    /* the new dims whose product is this dim's extent: one (kept) or several (a split) */
+    int k0 = k;
+    int64_t prod = 1;
+    while (k < ndim && prod < d->extent) prod *= shape[k++];
+    if (prod != d->extent) return NULL;
+    if (k - k0 == 1) r->dim[k0] = *d;
+    else if (!split_dim(d, shape + k0, k - k0, r->dim + k0)) return NULL;
+  }
+  for (; k < ndim; k++) {
+    if (shape[k] != 1) return NULL;
+    r->dim[k] = (FragDim){1, 1, 1, 0, 1, 1, 0};
+  }
+  r->nrep = f->nrep;
+  for (int i = 0; i < f->nrep; i++) r->rep_count[i] = f->rep_count[i], r->rep_stride[i] = f->rep_stride[i];
+  return r;
+}
+
+Fragment *fragment_from_read(TsCompiler *c, const Fragment *f, int nloop, const int64_t *ext, const int *map) {
+  if (fragment_is_replicated(f) || nloop > FRAG_MAX_DIMS) return NULL;
+  Fragment *r = frag_new(c, nloop, f->nthreads);
+  bool mapped[FRAG_MAX_DIMS] = {false};
+  for (int p = 0; p < f->ndim; p++) {
+    if (map[p] < 0) continue;
+    if (map[p] >= nloop || mapped[map[p]] || ext[map[p]] != f->dim[p].extent) return NULL;
+    mapped[map[p]] = true;
+    r->dim[map[p]] = f->dim[p];
+  }
+  for (int q = 0; q < nloop; q++)
+    if (!mapped[q]) r->dim[q] = (FragDim){ext[q], 1, 1, 0, 1, 1, 0};
+  /* A replicate field becomes the thread field of a free loop dim (innermost first) whose
+   * extent it divides; the rest stay replicas (each runs every iteration of its element). */
+  for (int i = 0; i < f->nrep; i++) {
+    int q = nloop - 1;
+    while (q >= 0 && (mapped[q] || r->dim[q].threads > 1 || ext[q] % f->rep_count[i])) q--;
+    if (q < 0) {
+      add_rep(r, f->rep_count[i], f->rep_stride[i]);
+      continue;
+    }
+    r->dim[q].threads = f->rep_count[i];
+    r->dim[q].tstride = f->rep_stride[i];
+  }
+  return r;
+}
+
+int64_t fragment_shift_period(const Fragment *f, int k) {
+  const FragDim *d = &f->dim[k];
+  if (d->threads <= 1 && fragdim_t2(d) == 1) return 1;
+  return fragdim_t2(d) > 1 ? fragdim_span(d) : d->vec * d->threads;
+}
+
+int64_t fragment_shift_divisor(const Fragment *f, int k) {
+  const FragDim *d = &f->dim[k];
+  return (d->threads > 1 ? d->threads : 1) * fragdim_t2(d);
+}
+
 bool fragment_is_replicated(const Fragment *f) {
   for (int k = 0; k < f->ndim; k++)
     if (f->dim[k].threads > 1 || fragdim_t2(&f->dim[k]) > 1) return false;

@@ -106,6 +106,31 @@ Fragment *fragment_crop(TsCompiler *c, const Fragment *f, const int64_t *off, co
  * `T.copy(acc_o[:valid_rows, :], O)` of 4 rows of a 64-row accumulator).  NULL when an
  * ext_k exceeds f's extent. */
 Fragment *fragment_restrict(TsCompiler *c, const Fragment *f, const int64_t *ext);
+/* The same registers seen through another shape of the same size (T.reshape of a fragment):
+ * unit dims inserted or removed (they hold nothing: one register coordinate), and a dim
+ * split into consecutive dims ([256 x 128] as [256, 4, 32]) where each split falls on a
+ * boundary of the dim's levels (vector lanes, threads, mid registers, second-level threads,
+ * outer registers; a level may itself split when the factor divides it) and the dim has no
+ * padding, so every element keeps its thread and every register its index.  A layout not
+ * split over threads without padding (registers row-major) reshapes to any shape.  NULL for
+ * anything else (merging dims of a spread layout). */
+Fragment *fragment_reshape(TsCompiler *c, const Fragment *f, int ndim, const int64_t *shape);
+
+/* The loop layout of a nest of extents ext[0..nloop) that reads a fragment `f` whose dim p
+ * is indexed by loop var map[p] (-1: a unit dim at index 0) but does not index every loop
+ * var (`scores_max[h]` in T.Parallel(h, k)): each iteration runs in the threads that hold
+ * the element it reads.  Mapped loop dims take f's fields; the others are not split over
+ * threads, except that each replicate field of f (threads holding copies) goes to an
+ * unmapped loop dim whose extent it divides: those threads split that dim instead of
+ * repeating it.  NULL when a loop dim is mapped twice or f is not split over threads. */
+Fragment *fragment_from_read(TsCompiler *c, const Fragment *f, int nloop, const int64_t *ext, const int *map);
+
+/* Shifting an index of dim k by a multiple of fragment_shift_period(f, k) keeps its thread
+ * and adds shift / fragment_shift_divisor(f, k) to its register coordinate l_k (when the
+ * shifted index stays inside the dim): a window `acc[i + s * 32, j]` at an offset that
+ * changes in an outer serial loop reads the elements the loop's own threads hold. */
+int64_t fragment_shift_period(const Fragment *f, int k);
+int64_t fragment_shift_divisor(const Fragment *f, int k);
 bool fragment_equal(const Fragment *a, const Fragment *b);
 bool fragment_is_replicated(const Fragment *f); /* no dim split over threads */
 int64_t fragment_outer(const Fragment *f, int k);     /* O_k */

@@ -10,15 +10,26 @@
  *  - a laid-out nest that reads a fragment with a loop var divided by a constant
  *    (`b[i, j // 2]`, packed 4-bit values) gives it the loop layout divided
  *    (fragment_derive_div: each element with the thread that holds its c loop elements);
- *  - a reduction gives dst the layout of src with the reduced dim replicated.
+ *  - a reduction gives dst the layout of src with the reduced dim replicated;
+ *  - a nest that indexes a GEMM-fixed fragment at `var + e` offsets (e invariant in the
+ *    nest: `acc[i + s * 16, j]`) takes its layout when each e is a multiple of the
+ *    fragment's period along that dim (from_shift, fragment_shift_period);
+ *  - a T.reshape view of a fragment and its base have one layout seen through two shapes
+ *    (sync_views, fragment_reshape).
  * When nothing propagates, the largest unresolved nest gets a fresh block layout (16-byte
  * vectors when its body is a contiguous copy; on the last dim a multiple of the divisors
- * of its divided reads) and propagation resumes.  Before all
+ * of its divided reads), or, when that layout would not give a fragment it reads with
+ * some of its vars the layout that fragment has (`scores_max[h]` in T.Parallel(h, k)), that
+ * fragment's layout on those vars (fragment_from_read), and propagation resumes.  A read at
+ * an offset no loop layout serves goes through a shared copy of the fragment
+ * (stage_fragment.c) and the kernel is inferred again.  Before all
  * that, each T.gemm fixes its accumulator's tensor-core layout and the swizzles of its
  * shared operands (layout.h), so the epilogue copy of C follows the accumulator.  Fragments used
  * outside nests and reductions, or with other index patterns, are fully replicated
  * (every thread holds all elements).  A fragment whose layout disagrees with a use is
  * reported as a layout conflict at that use. */
+#include <string.h>
+
 #include "../layout/layout.h"
 #include "passes.h"
 
@@ -29,6 +40,10 @@ typedef struct Access {
   bool window;                /* not simple, but `var + c` indices: a window (fragment_crop) */
   bool held;                  /* not simple, but loop vars and nest-invariant indices (FRAG_HELD) */
   bool divided;               /* held, with some dims a loop var // c (a read: fragment_derive_div) */
+  bool shifted;               /* `var + e`, e nest-invariant, into a fragment laid out before propagation */
+  IrExpr **idx;               /* the access's indices */
+  int nidx;
+  IrExpr *shift[FRAG_MAX_DIMS]; /* shifted: the offsets e (NULL for plain dims) */
   int64_t div[FRAG_MAX_DIMS]; /* divided: the divisors c (1 for other dims) */
   int64_t off[FRAG_MAX_DIMS]; /* window: the constants c */
   SrcLoc loc;
@@ -57,6 +72,9 @@ typedef struct Infer {
   PtrVec held_bad;  /* IrBuffer* whose held layout disagreed with another use */
   PtrVec no_held;   /* IrBuffer* laid out the old way (replicated) after such a conflict */
   bool held_first;  /* free layouts go to nests with held accesses first (a retry) */
+  PtrVec bad_views; /* IrBuffer* fragment views already reported (sync_views) */
+  PtrVec stage;     /* Access*: shifted reads the nest's layout cannot serve (stage_reads) */
+  PtrVec stage_nest; /* Node*: their nests, in the same order */
 } Infer;
 
 static void note_frag(Infer *in, PtrVec *v, IrBuffer *b) {
@@ -68,6 +86,8 @@ static void add_access(Infer *in, IrBuffer *b, IrExpr **idx, int nidx, bool writ
   a->buf = b;
   a->write = write;
   a->loc = loc;
+  a->idx = idx;
+  a->nidx = nidx;
   a->simple = pass_access_map(&in->cur->nest, b, idx, nidx, a->map);
   if (!a->simple) a->window = pass_access_map_off(&in->cur->nest, b, idx, nidx, a->map, a->off);
   if (!a->simple && !a->window && !vec_has(&in->no_held, b)) {
@@ -270,16 +290,41 @@ static Fragment *free_layout(Infer *in, Node *n) {
   return fragment_block(in->c, n->nest.n, n->nest.extent, n->nthreads, vec);
 }
 
-/* Loop layout from a fragment the nest indexes with all of its vars (a permutation). */
+/* How many loop dims an access indexes with a plain var (map[p] >= 0). */
+static int mapped_dims(const Access *a) {
+  int k = 0;
+  for (int p = 0; p < a->buf->ndim; p++) k += a->map[p] >= 0;
+  return k;
+}
+
+/* Loop layout from a fragment the nest indexes with all of its vars (a permutation; unit
+ * dims indexed by 0 aside: `logits[i, 0]` in T.Parallel(i)). */
 static Fragment *from_buffer(Infer *in, Node *n, const Access *a) {
   Fragment *bf = a->buf->fragment;
-  if (a->buf->ndim != n->nest.n) return NULL;
-  for (int p = 0; p < a->buf->ndim; p++)
-    if (a->map[p] < 0) return NULL;
+  if (mapped_dims(a) != n->nest.n) return NULL;
   Fragment *f = ARENA_NEW(in->c->arena, Fragment);
   *f = *bf;
-  for (int p = 0; p < bf->ndim; p++) f->dim[a->map[p]] = bf->dim[p];
+  f->ndim = n->nest.n;
+  for (int p = 0; p < bf->ndim; p++)
+    if (a->map[p] >= 0) f->dim[a->map[p]] = bf->dim[p];
   return f;
+}
+
+/* Loop layout from a shifted access (`acc[i + s * 32, j]`): the fragment's own fields over
+ * the loop's extents, when every shift is a multiple of the fragment's shift period along
+ * its dim (pass_shift_fits): each iteration then runs in the threads holding its element. */
+static Fragment *from_shift(Infer *in, Node *n, const Access *a) {
+  Fragment *bf = a->buf->fragment;
+  if (mapped_dims(a) != n->nest.n) return NULL;
+  Fragment *f = ARENA_NEW(in->c->arena, Fragment);
+  *f = *bf;
+  f->ndim = n->nest.n;
+  for (int p = 0; p < bf->ndim; p++)
+    if (a->map[p] >= 0) {
+      f->dim[a->map[p]] = bf->dim[p];
+      f->dim[a->map[p]].extent = n->nest.extent[a->map[p]];
+    }
+  return pass_shift_fits(in->c, f, bf, a->map, a->shift) ? f : NULL;
 }
 
 /* Loop layout from a window of a laid-out fragment (e.g. one column atom of a GEMM
@@ -301,6 +346,14 @@ static Fragment *from_window(Infer *in, Node *n, const Access *a) {
   *f = *w;
   for (int p = 0; p < w->ndim; p++) f->dim[a->map[p]] = w->dim[p];
   return f;
+}
+
+/* Does the nest's layout read a constant window (`acc[i + 16, j]`) as lowering's window
+ * path does (the layout from_window gives, seen from the buffer)? */
+static bool window_serves(Infer *in, Node *n, const Access *a) {
+  Fragment *w = a->window ? from_window(in, n, a) : NULL;
+  return w && fragment_equal(fragment_derive(in->c, w, a->buf->ndim, a->map),
+                             fragment_derive(in->c, n->layout, a->buf->ndim, a->map));
 }
 
 /* A fragment laid out over one thread count cannot be used by code that runs on another
@@ -363,12 +416,13 @@ static bool propagate_node(Infer *in, Node *n) {
       for (int i = 0; i < n->acc.len && !n->layout; i++) {
         Access *a = n->acc.items[i];
         if (!a->simple || !a->buf->fragment || (pass == 0 && !a->write)) continue;
-        if (fragment_is_replicated(a->buf->fragment) && a->buf->ndim != n->nest.n) continue;
+        if (fragment_is_replicated(a->buf->fragment) && mapped_dims(a) != n->nest.n) continue;
         n->layout = from_buffer(in, n, a);
       }
     for (int i = 0; i < n->acc.len && !n->layout; i++) {
       Access *a = n->acc.items[i];
       if (a->window) n->layout = from_window(in, n, a);
+      if (!n->layout && a->shifted) n->layout = from_shift(in, n, a);
     }
     if (!n->layout) return false;
   }
@@ -378,6 +432,11 @@ static bool propagate_node(Infer *in, Node *n) {
   }
   for (int i = 0; i < n->acc.len; i++) {
     Access *a = n->acc.items[i];
+    if (a->shifted && !a->write && !pass_shift_fits(in->c, n->layout, a->buf->fragment, a->map, a->shift) &&
+        !window_serves(in, n, a)) {
+      vec_push(in->c->arena, &in->stage, a);
+      vec_push(in->c->arena, &in->stage_nest, n);
+    }
     if (a->held) set_held_layout(in, n, a);
     if (!a->simple) continue;
     Fragment *want = fragment_derive(in->c, n->layout, a->buf->ndim, a->map);
@@ -386,6 +445,38 @@ static bool propagate_node(Infer *in, Node *n) {
   }
   n->done = true;
   return true;
+}
+
+/* Does loop layout L give every laid-out fragment the nest indexes plainly its own layout
+ * (or read a fragment every thread holds whole)? */
+static bool layout_fits(Infer *in, const Node *n, const Fragment *L) {
+  for (int i = 0; i < n->acc.len; i++) {
+    const Access *a = n->acc.items[i];
+    const Fragment *f = a->buf->fragment;
+    if (!a->simple || !f || (fragment_is_replicated(f) && !a->write)) continue;
+    if (!fragment_equal(fragment_derive(in->c, L, a->buf->ndim, a->map), f)) return false;
+  }
+  return true;
+}
+
+/* A fresh layout for a nest nothing laid out (free_layout); when that layout would not give
+ * a fragment the nest reads with some of its vars (`scores_max[h]` in T.Parallel(h, k),
+ * a reduction's result laid out along a GEMM's rows) the layout it has, the loop follows
+ * that fragment instead (fragment_from_read: each iteration in the threads holding what it
+ * reads), the read with the most loop vars first. */
+static Fragment *pick_free_layout(Infer *in, Node *n) {
+  Fragment *free = free_layout(in, n);
+  if (layout_fits(in, n, free)) return free;
+  const Access *src = NULL;
+  for (int i = 0; i < n->acc.len; i++) {
+    const Access *a = n->acc.items[i];
+    const Fragment *f = a->buf->fragment;
+    if (!a->simple || a->write || !f || fragment_is_replicated(f) || f->nthreads != n->nthreads) continue;
+    if (!src || mapped_dims(a) > mapped_dims(src)) src = a;
+  }
+  if (!src) return free;
+  Fragment *L = fragment_from_read(in->c, src->buf->fragment, n->nest.n, n->nest.extent, src->map);
+  return L && layout_fits(in, n, L) ? L : free;
 }
 
 /* Which unresolved node gets a fresh layout next: the largest; on a retry after a held
@@ -431,11 +522,89 @@ static void keep_divided_whole(Node *n) {
   bool writes_whole = false;
   for (int j = 0; j < n->acc.len; j++) {
     const Access *a = n->acc.items[j];
-    writes_whole |= a->write && !a->simple && !a->window && !a->held;
+    writes_whole |= a->write && !a->simple && !a->window && !a->held && !a->shifted;
   }
   for (int j = 0; writes_whole && j < n->acc.len; j++) {
     Access *a = n->acc.items[j];
     if (a->divided) a->held = a->divided = false;
+  }
+}
+
+/* A shifted access (`var + e` indices, pass_access_map_shift) is laid out only into a
+ * fragment whose layout is fixed before propagation (a GEMM operand or accumulator): the
+ * loop then follows that layout (from_shift).  Into any other fragment it stays what it
+ * was, an index pattern that replicates the fragment. */
+static void mark_shifted(Infer *in, Node *n, Access *a) {
+  const Fragment *f = a->buf->fragment;
+  if (a->simple || a->held || !f || fragment_is_replicated(f)) return;
+  int map[FRAG_MAX_DIMS];
+  if (!pass_access_map_shift(in->c, &n->nest, a->buf, a->idx, a->nidx, map, a->shift)) return;
+  a->shifted = true;
+  memcpy(a->map, map, sizeof map);
+}
+
+/* T.reshape / T.view of a fragment with a dtype of the same width shares its registers
+ * (codegen: a pointer into the base's array), so each must have the other's layout seen
+ * through fragment_reshape.  Returns whether a layout was set. */
+static bool sync_views(Infer *in) {
+  bool changed = false;
+  for (int i = 0; i < in->frags.len; i++) {
+    IrBuffer *v = in->frags.items[i], *base = v->alias_of;
+    int64_t vshape[FRAG_MAX_DIMS], bshape[FRAG_MAX_DIMS];
+    if (!base || base->scope != IR_SCOPE_FRAGMENT || dtype_bits(base->dtype) != dtype_bits(v->dtype) ||
+        vec_has(&in->bad_views, v))
+      continue;
+    if (!const_shape(v, vshape) || !const_shape(base, bshape) || (!v->fragment && !base->fragment)) continue;
+    Fragment *want = NULL;
+    if (!base->fragment) {
+      want = fragment_reshape(in->c, v->fragment, base->ndim, bshape);
+      if (want) {
+        base->fragment = want;
+        changed = true;
+        continue;
+      }
+    } else {
+      want = fragment_reshape(in->c, base->fragment, v->ndim, vshape);
+      if (want && !v->fragment) {
+        v->fragment = want;
+        changed = true;
+        continue;
+      }
+      if (want && fragment_equal(want, v->fragment)) continue;
+    }
+    StrBuf have = {0}, other = {0};
+    fragment_print(&have, base->fragment ? base->fragment : v->fragment);
+    if (base->fragment && v->fragment) fragment_print(&other, v->fragment);
+    ts_error(in->c, v->loc,
+             "fragment '%s' is a view of fragment '%s' (the same registers), but '%s' has layout %s%s%s: a view of a "
+             "fragment spread over threads may only add or remove dims of extent 1 or split a dim where its lanes, "
+             "threads and registers divide it",
+             v->name, base->name, base->fragment ? base->name : v->name, sb_str(&have),
+             other.len ? " and the view " : "", other.len ? sb_str(&other) : "");
+    sb_free(&have);
+    sb_free(&other);
+    note_frag(in, &in->bad_views, v);
+  }
+  return changed;
+}
+
+/* A view of a fragment as a dtype of another width (T.view(frag, dtype=...)) reinterprets each
+ * thread's registers; that names the same bytes only when both are held whole by every thread
+ * with registers row-major (fragment_reshape's flat case).  Anything else is refused.  (A
+ * dtype of the same width is a view like T.reshape: sync_views.) */
+static void check_retyped_views(Infer *in) {
+  for (int i = 0; i < in->frags.len; i++) {
+    IrBuffer *v = in->frags.items[i], *base = v->alias_of;
+    if (!base || base->scope != IR_SCOPE_FRAGMENT || dtype_bits(base->dtype) == dtype_bits(v->dtype) || !v->fragment ||
+        !base->fragment)
+      continue;
+    bool flat_v = fragment_is_replicated(v->fragment) && fragment_local_size(v->fragment) == ir_buffer_numel(v);
+    bool flat_b = fragment_is_replicated(base->fragment) && fragment_local_size(base->fragment) == ir_buffer_numel(base);
+    if (flat_v && flat_b) continue;
+    ts_error(in->c, v->loc,
+             "fragment '%s' views fragment '%s' as %s: the registers of a fragment spread over threads cannot be "
+             "reinterpreted as another dtype (copy it into a fragment of that dtype instead)",
+             v->name, base->name, dtype_name(v->dtype));
   }
 }
 
@@ -451,6 +620,7 @@ static void infer_kernel(Infer *in, IrKernel *k) {
   /* Seed: fragments used outside nodes, or with other index patterns, are replicated. */
   for (int i = 0; i < in->nodes.len; i++) {
     Node *n = in->nodes.items[i];
+    for (int j = 0; j < n->acc.len; j++) mark_shifted(in, n, n->acc.items[j]);
     keep_divided_whole(n);
     for (int j = 0; j < n->acc.len; j++) {
       Access *a = n->acc.items[j];
@@ -464,7 +634,7 @@ static void infer_kernel(Infer *in, IrKernel *k) {
   for (;;) {
     bool changed = true;
     while (changed) {
-      changed = false;
+      changed = sync_views(in);
       for (int i = 0; i < in->nodes.len; i++) {
         Node *n = in->nodes.items[i];
         if (!n->done && propagate_node(in, n)) changed = true;
@@ -477,7 +647,7 @@ static void infer_kernel(Infer *in, IrKernel *k) {
     }
     if (!best) break;
     if (best->is_nest) {
-      best->layout = free_layout(in, best);
+      best->layout = pick_free_layout(in, best);
     } else {
       IrBuffer *src = best->stmt->u.reduce.src;
       if (!const_shape(src, shape)) {
@@ -494,6 +664,7 @@ static void infer_kernel(Infer *in, IrKernel *k) {
     if (const_shape(b, shape)) b->fragment = fragment_replicated(in->c, b->ndim, shape, in->nthreads);
     else ts_error(in->c, b->loc, "fragment '%s' needs a constant shape", b->name);
   }
+  check_retyped_views(in);
   for (int i = 0; i < in->nodes.len; i++) {
     Node *n = in->nodes.items[i];
     if (!n->is_nest) continue;
@@ -516,23 +687,48 @@ static void snap_alloc(IrStmt *s, void *ctx) {
   vec_push(snap->c->arena, &snap->frags, s->u.alloc.buf->fragment);
 }
 
+/* Reads at a shifted window the nest's layout cannot serve (`x[i, jj * 4 + j]` with a
+ * period of 8) go through a shared copy of the fragment (stage_fragment.c); returns whether
+ * the kernel changed.  A read that cannot be staged stays, and lowering reports it. */
+static bool stage_reads(TsCompiler *c, IrKernel *k, const Infer *in) {
+  bool changed = false;
+  PtrVec done = {0};
+  for (int i = 0; i < in->stage.len; i++) {
+    const Access *a = in->stage.items[i];
+    const Node *n = in->stage_nest.items[i];
+    if (vec_has(&done, n->stmt)) continue; /* its loads of other fragments: the next round */
+    if (pass_stage_fragment_reads(c, &k->body, n->stmt, a->buf)) {
+      vec_push(c->arena, &done, n->stmt);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 /* Infers a kernel; when a held layout (set_held_layout) conflicts with another use of
- * its buffer, infers it again from the start with those buffers replicated. */
+ * its buffer, infers it again from the start with those buffers replicated; when a read
+ * has to go through shared memory (stage_reads), from the start with the staged copy. */
 static void infer_kernel_held(TsCompiler *c, IrKernel *k) {
   FragSnap snap = {.c = c};
   IrVisitor v = {snap_alloc, NULL, &snap};
   ir_visit(k->body, &v);
   PtrVec no_held = {0};
-  int errors = c->diag.errors;
+  int errors = c->diag.errors, staged = 0;
   for (int attempt = 0;; attempt++) {
     Infer in = {0};
     in.c = c;
     in.nthreads = in.scope = pass_kernel_threads(k);
     in.no_held = no_held;
-    in.held_first = attempt > 0;
+    in.held_first = attempt > staged;
     infer_kernel(&in, k);
-    if (!in.held_bad.len || c->diag.errors != errors) return;
-    for (int i = 0; attempt > 0 && i < in.held_bad.len; i++) note_frag(&in, &no_held, in.held_bad.items[i]);
+    if (c->diag.errors != errors) return;
+    if (in.stage.len && staged < 8 && stage_reads(c, k, &in)) {
+      for (int i = 0; i < snap.bufs.len; i++) ((IrBuffer *)snap.bufs.items[i])->fragment = snap.frags.items[i];
+      staged++;
+      continue;
+    }
+    if (!in.held_bad.len) return;
+    for (int i = 0; attempt > staged && i < in.held_bad.len; i++) note_frag(&in, &no_held, in.held_bad.items[i]);
     for (int i = 0; i < snap.bufs.len; i++) ((IrBuffer *)snap.bufs.items[i])->fragment = snap.frags.items[i];
   }
 }

@@ -37,6 +37,7 @@ typedef struct Lower {
   PtrVec scratch; /* IrBuffer*: the reductions' cross-warp workspaces */
   int counter;
   int nests; /* lowered T.Parallel nests: their IrStmt.iter_owned numbers */
+  PtrVec unroll_vars; /* IrVar*: serial loop vars in register indices (shifted_index) */
 } Lower;
 
 typedef struct NestCtx {
@@ -86,6 +87,36 @@ static IrExpr *held_index(Lower *lw, NestCtx *nc, const Fragment *F, IrExpr **id
   return reg;
 }
 
+/* Register index of a shifted access (pass_access_map_shift, pass_shift_fits): the loop's
+ * register coordinate of each dim plus its shift / fragment_shift_divisor, with F's register
+ * strides (the loop has F's fields, so iteration i and element i + shift share the thread). */
+static void note_loop_var(IrExpr *e, void *ctx) {
+  Lower *lw = ctx;
+  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LOOP && !vec_has(&lw->unroll_vars, e->u.var))
+    vec_push(lw->c->arena, &lw->unroll_vars, e->u.var);
+}
+
+static IrExpr *shifted_index(Lower *lw, NestCtx *nc, const Fragment *F, const int *map, IrExpr *const *shift) {
+  /* Registers are registers only under constant indices: the serial loops whose vars the
+   * shifts use are unrolled (lower_stmt), else the whole fragment would live in local memory. */
+  IrVisitor vis = {NULL, note_loop_var, lw};
+  for (int p = 0; p < F->ndim; p++)
+    if (shift[p]) ir_visit_expr(shift[p], &vis);
+  IrExpr *reg = i32(lw, 0);
+  for (int p = 0; p < F->ndim; p++) {
+    if (map[p] < 0) continue;
+    IrExpr *coord = nc->lexpr[map[p]];
+    if (shift[p]) {
+      IrExpr *d = rw_expr(lw, nc, shift[p]);
+      int64_t div = fragment_shift_divisor(F, p);
+      if (d->dtype != TS_DTYPE_INT32) d = ir_cast(lw->c, TS_DTYPE_INT32, d, SRCLOC_NONE);
+      coord = bin(lw, IR_ADD, coord, div > 1 ? bin(lw, IR_FLOORDIV, d, i32(lw, div)) : d);
+    }
+    reg = bin(lw, IR_ADD, reg, bin(lw, IR_MUL, coord, i32(lw, fragment_reg_stride(F, p))));
+  }
+  return reg;
+}
+
 /* The single register index of a fragment access (write: a store, or an address taken). */
 static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int nidx, bool write, SrcLoc loc) {
   Fragment *F = b->fragment;
@@ -125,6 +156,9 @@ static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int
       return reg;
     }
   }
+  IrExpr *shift[FRAG_MAX_DIMS];
+  bool shifted = nc && !fragment_is_replicated(F) && pass_access_map_shift(lw->c, nc->nest, b, idx, nidx, map, shift);
+  if (shifted && pass_shift_fits(lw->c, nc->L, F, map, shift)) return shifted_index(lw, nc, F, map, shift);
   if (nc && !fragment_is_replicated(F) && pass_access_map_held(nc->nest, b, idx, nidx, map)) {
     IrExpr *reg = held_index(lw, nc, F, idx, map, NULL);
     if (reg) return reg;
@@ -135,6 +169,15 @@ static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int
   if (nc && !write && !fragment_is_replicated(F) && pass_access_map_div(nc->nest, b, idx, nidx, map, div)) {
     IrExpr *reg = held_index(lw, nc, F, idx, map, div);
     if (reg) return reg;
+  }
+  if (shifted) {
+    ts_error(lw->c, loc,
+             "layout conflict for fragment '%s': it is spread over threads and indexed here at an offset from the "
+             "loop variables; the loop can follow its layout only when each offset is a provable multiple of the "
+             "fragment's period along that dim (the elements one thread repeats with) and nothing else lays the loop "
+             "out otherwise",
+             b->name);
+    return i32(lw, 0);
   }
   if (!fragment_is_replicated(F)) {
     ts_error(lw->c, loc,
@@ -879,6 +922,10 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       {
         IrStmt *r = ir_map_children(c, s, lower_stmt, ctx);
         if (r->u.loop.kind == IR_FOR_PIPELINED) r->u.loop.kind = IR_FOR_SERIAL;
+        int64_t trips;
+        if (r->u.loop.kind == IR_FOR_SERIAL && vec_has(&lw->unroll_vars, s->u.loop.var) &&
+            ir_is_const_int(s->u.loop.extent, &trips) && trips <= 64)
+          r->u.loop.kind = IR_FOR_UNROLLED;
         r->u.loop.min = rw_expr(lw, NULL, s->u.loop.min);
         r->u.loop.extent = rw_expr(lw, NULL, s->u.loop.extent);
         return r;

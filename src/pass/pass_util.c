@@ -140,6 +140,64 @@ bool pass_access_map_off(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx,
 }
 
 
+/* Splits e into `var + rest` where var is a plain nest var and rest (NULL: nothing) uses no
+ * nest var; false for any other shape. */
+static bool split_shift(TsCompiler *c, const ParNest *nest, IrExpr *e, IrExpr **var, IrExpr **rest) {
+  if (e->kind == IR_VAR) {
+    *var = e;
+    *rest = NULL;
+    return uses_nest_var(nest, e);
+  }
+  if (e->kind != IR_ADD) return false;
+  for (int side = 0; side < 2; side++) {
+    IrExpr *inner = e->u.ops[side], *other = e->u.ops[1 - side];
+    if (uses_nest_var(nest, other) || !split_shift(c, nest, inner, var, rest)) continue;
+    *rest = *rest ? ir_binary(c, IR_ADD, *rest, other, e->loc) : other;
+    return true;
+  }
+  return false;
+}
+
+bool pass_access_map_shift(TsCompiler *c, const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map,
+                           IrExpr **shift) {
+  if (nidx != buf->ndim || nidx > FRAG_MAX_DIMS) return false;
+  bool used[FRAG_MAX_DIMS] = {false}, any = false;
+  for (int p = 0; p < nidx; p++) {
+    int64_t shp, v;
+    IrExpr *var = NULL, *rest = NULL;
+    if (!ir_is_const_int(buf->shape[p], &shp)) return false;
+    map[p] = -2;
+    shift[p] = NULL;
+    if (ir_is_const_int(idx[p], &v) && v == 0 && shp == 1) {
+      map[p] = -1;
+      continue;
+    }
+    if (!split_shift(c, nest, idx[p], &var, &rest)) return false;
+    for (int q = 0; q < nest->n && map[p] == -2; q++)
+      if (nest->var[q] == var->u.var && !used[q] && nest->min[q] == 0 && nest->extent[q] <= shp) {
+        map[p] = q;
+        used[q] = true;
+      }
+    if (map[p] == -2) return false;
+    shift[p] = rest;
+    any |= rest != NULL;
+  }
+  return any;
+}
+
+bool pass_shift_fits(TsCompiler *c, const Fragment *loop, const Fragment *buf, const int *map, IrExpr *const *shift) {
+  Fragment *want = fragment_derive(c, loop, buf->ndim, map);
+  for (int p = 0; p < buf->ndim; p++) {
+    if (map[p] < 0) continue;
+    if (want->dim[p].extent > buf->dim[p].extent) return false;
+    want->dim[p].extent = buf->dim[p].extent;
+  }
+  if (!fragment_equal(want, buf)) return false;
+  for (int p = 0; p < buf->ndim; p++)
+    if (shift[p] && !ir_is_multiple(shift[p], fragment_shift_period(buf, p))) return false;
+  return true;
+}
+
 IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int nidx, SrcLoc loc) {
   if (nidx == 0) return ir_i32(c, 0);
   IrExpr *flat = idx[0];

@@ -101,6 +101,24 @@ bool pass_access_map_div(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx,
  * (fragment_crop). */
 bool pass_access_map_off(const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map, int64_t *off);
 
+/* How a fragment access indexes a nest when some dims are `var + e` with e an expression
+ * that uses no nest var (an enclosing serial loop's var times a constant: `acc[i + s * 32,
+ * j]`, `x[i, jj * 4 + j]`): map[p] = the nest dim of var (its extent at most the dim's),
+ * shift[p] = e (NULL for a plain var; -1 / NULL for a constant 0 into an extent-1 dim).
+ * False unless at least one dim has such an offset. */
+bool pass_access_map_shift(TsCompiler *c, const ParNest *nest, IrBuffer *buf, IrExpr *const *idx, int nidx, int *map,
+                           IrExpr **shift);
+/* Can a nest laid out with `loop` read/write fragment `buf` through pass_access_map_shift's
+ * map and shifts?  The loop's dims must have buf's fields (extents at most buf's) and each
+ * shift must be a provable multiple of fragment_shift_period: then the thread that runs
+ * iteration i holds element i + shift, fragment_shift_divisor registers further on. */
+bool pass_shift_fits(TsCompiler *c, const Fragment *loop, const Fragment *buf, const int *map, IrExpr *const *shift);
+
+/* stage_fragment.c: the reads of fragment `frag` in and around T.Parallel nest `nest` (a
+ * statement of *body) go through a shared copy of it made before the outermost enclosing
+ * serial loop that leaves frag alone; false (nothing changed) when that is not sound. */
+bool pass_stage_fragment_reads(TsCompiler *c, IrStmt **body, IrStmt *nest, IrBuffer *frag);
+
 /* False (with a diagnostic) when the nest indexes a fragment or local past its constant
  * shape on every iteration's path (register_bounds.c). */
 bool pass_check_register_bounds(TsCompiler *c, const ParNest *nest);

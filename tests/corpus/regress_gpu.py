@@ -741,6 +741,201 @@ def indexer_bwd(ctx, corpus, H, D, topk, S, seed):
     check("indexer_bwd dW heads=%d dim=%d topk=%d S=%d" % (H, D, topk, S), dw, ref_dw.float(), 5e-2, 2e-2)
 
 
+def layout_follow_reads(ctx):
+    """tests/codegen/fragment_read_rows.py, fragment_view_units.py, fragment_shift_window.py and
+    fragment_shift_strips.py: loops that follow a reduction's row layout (fragment_from_read), a
+    T.reshape view of a wgmma accumulator with a unit dim, and accumulator windows at offsets
+    that change in a serial loop (acc[i + s * 16, j], acc[i, jj * 8 + j])."""
+    a = torch.randn(64, 64, dtype=torch.float16, device="cuda")
+    b = torch.randn(64, 64, dtype=torch.float16, device="cuda")
+    ab = a.double() @ b.double()
+    s = torch.full((64, 64), float("nan"), dtype=torch.float32, device="cuda")
+    p = torch.full((64, 64), float("nan"), dtype=torch.float32, device="cuda")
+    ctx.load(os.path.join(ROOT, "tests/codegen/fragment_read_rows.py")).compile("row_reads")(a, b, s, p)
+    rmax = ab.max(1).values
+    check("loop over rows x cols reading a row maximum", s, (ab - rmax[:, None]).float(), 1e-2, 1e-3)
+    check("fragment written from a row maximum", p, (rmax[:, None] * 2 + torch.arange(64, device="cuda")).float(),
+          2e-2, 1e-3)
+    w = torch.randn(64, dtype=torch.float32, device="cuda")
+    r = torch.full((64,), float("nan"), dtype=torch.float32, device="cuda")
+    ctx.load(os.path.join(ROOT, "tests/codegen/fragment_view_units.py")).compile("view_rows")(a, b, w, r)
+    want = ((a.double() @ b.double().T).clamp(min=0) * w.double()).sum(1)
+    want[torch.arange(64, device="cuda") % 3 == 0] = -1
+    check("T.reshape view (M, 1, N) of a wgmma accumulator, row sums", r, want.float(), 5e-2, 1e-3)
+    a2 = torch.randn(32, 64, dtype=torch.float16, device="cuda")
+    b2 = torch.randn(64, 128, dtype=torch.float16, device="cuda")
+    c = torch.full((32, 128), float("nan"), dtype=torch.float32, device="cuda")
+    d = torch.full((32, 128), float("nan"), dtype=torch.float32, device="cuda")
+    ctx.load(os.path.join(ROOT, "tests/codegen/fragment_shift_window.py")).compile("acc_halves")(a2, b2, c, d)
+    ab2 = a2.double() @ b2.double()
+    check("accumulator halves acc[i + s * 16, j] read", c, ab2.float(), 1e-2, 1e-3)
+    check("accumulator halves acc[i + s * 16, j] written", d, (ab2 + (torch.arange(32, device="cuda") >= 16)[:, None]).float(),
+          1e-2, 1e-3)
+    c = torch.full((64, 64), float("nan"), dtype=torch.float32, device="cuda")
+    q = torch.full((64, 8), float("nan"), dtype=torch.float32, device="cuda")
+    ctx.load(os.path.join(ROOT, "tests/codegen/fragment_shift_strips.py")).compile("acc_strips")(a, b, c, q)
+    scale = (torch.arange(64, device="cuda") // 8 + 1).double()
+    check("accumulator strips acc[i, jj * 8 + j] written", c, (ab * scale).float(), 5e-2, 1e-3)
+    check("accumulator strips acc[i, jj * 8 + j] summed", q, (ab * ab).reshape(64, 8, 8).sum(1).float(), 1.0, 1e-3)
+    q = torch.full((64, 4), float("nan"), dtype=torch.float32, device="cuda")
+    ctx.load(os.path.join(ROOT, "tests/codegen/fragment_staged_reads.py")).compile("strips4")(a, b, q)
+    check("accumulator strips acc[i, jj * 4 + j] read through shared memory", q, ab.reshape(64, 16, 4).sum(1).float(),
+          1e-2, 1e-3)
+
+
+def mhc_pre_gemm_sqrsum(ctx, corpus, n, hidden):
+    """deepseek_mhc/example_mhc_pre.py mhc_pre_gemm_sqrsum_tilelang: the tf32 GEMM's A operand in
+    registers is read 4 columns at a time under a serial loop (x_frag[i, jj * 4 + j]) while its
+    columns repeat every 8 lanes' pairs: the reads go through a shared copy (stage_fragment.c)."""
+    k = ctx.load(os.path.join(corpus, "deepseek_mhc/example_mhc_pre.py")).compile(
+        "mhc_pre_gemm_sqrsum_tilelang", hc_mult3=24, hc_hidden_size=hidden)
+    x = torch.randn(n, hidden, dtype=torch.bfloat16, device="cuda")
+    fn = torch.randn(24, hidden, dtype=torch.float32, device="cuda")
+    out = torch.full((n, 24), float("nan"), dtype=torch.float32, device="cuda")
+    sq = torch.full((n,), float("nan"), dtype=torch.float32, device="cuda")
+    k(x, fn, out, sq)
+    xd = x.double()
+    check("mhc_pre sqrsum n=%d hidden=%d" % (n, hidden), sq, (xd * xd).sum(1).float(), 1e-2, 1e-4)
+    # tf32 inputs (10-bit mantissas) over `hidden` terms
+    check("mhc_pre tf32 GEMM n=%d hidden=%d" % (n, hidden), out, (xd @ fn.double().T).float(), 0.1 * (hidden / 1024) ** 0.5,
+          1e-2)
+
+
+def gqa_decode_varlen(ctx, corpus, seqlens, heads, k_heads, dim, sink):
+    """flash_decoding/example_gqa_decode_varlen_logits.py: the per-block score output reads the
+    final row maximum and log-sum (reductions laid out along the GEMM's rows) in a loop over
+    rows x blocks of shared memory, which takes their layout (fragment_from_read).  Semantics as
+    the kernel is written: its running maximum restarts at each block (the last block's maximum
+    is the reference point at the end) and the sink value itself is added to the denominator."""
+    batch, total, max_len = len(seqlens), sum(seqlens), max(seqlens)
+    k = ctx.load(os.path.join(corpus, "flash_decoding/example_gqa_decode_varlen_logits.py")).compile(
+        "flashattn", batch=batch, heads=heads, k_heads=k_heads, max_seqlen_kv=max_len, total_seqlen_k=total,
+        dim=dim, has_sink=sink)
+    q = torch.randn(batch, heads, dim, dtype=torch.float16, device="cuda")
+    kk = torch.randn(total, k_heads, dim, dtype=torch.float16, device="cuda")
+    v = torch.randn(total, k_heads, dim, dtype=torch.float16, device="cuda")
+    cu = torch.tensor([sum(seqlens[:i]) for i in range(batch + 1)], dtype=torch.int32, device="cuda")
+    s_aux = torch.rand(heads, dtype=torch.float32, device="cuda") + 0.5
+    nblk = (max_len + 127) // 128
+    o = torch.full((batch, heads, dim), float("nan"), dtype=torch.float16, device="cuda")
+    sc = torch.full((batch, heads, nblk), float("nan"), dtype=torch.float16, device="cuda")
+    k(q, kk, v, cu, s_aux, o, sc)
+    group = heads // k_heads
+    ok_o, ok_s = [], []
+    for bi, L in enumerate(seqlens):
+        kb = kk[cu[bi]:cu[bi] + L].double()
+        vb = v[cu[bi]:cu[bi] + L].double()
+        for h in range(heads):
+            logit = kb[:, h // group] @ q[bi, h].double() * dim ** -0.5
+            m = logit[(L - 1) // 128 * 128:].max()  # the last block's maximum
+            e = torch.exp(logit - m)
+            den = e.sum() + (s_aux[h].double() if sink else 0)
+            ok_o.append((o[bi, h].double() - (e / den) @ vb[:, h // group]).abs().max() < 1e-2)
+            nb = (L + 127) // 128
+            blk = torch.stack([e[j * 128:(j + 1) * 128].max() for j in range(nb)]) / den
+            ok_s.append(((sc[bi, h, :nb].double() - blk).abs() < 2e-3 + 1e-2 * blk).all())
+    tag = "GQA varlen decode seqlens=%s heads=%d/%d sink=%s" % (seqlens, heads, k_heads, sink)
+    RESULTS.append(all(bool(x) for x in ok_o))
+    print("%s %s: output" % ("PASS" if RESULTS[-1] else "FAIL", tag))
+    RESULTS.append(all(bool(x) for x in ok_s))
+    print("%s %s: block scores" % ("PASS" if RESULTS[-1] else "FAIL", tag))
+
+
+def fp8_block_sparse_mqa(ctx, corpus, seq_len, heads=64, dim=128, kv_block=128, topk=8):
+    """dsa_hisa/block_sparse_mqa_fp8.py: the wgmma accumulator seen through T.reshape as
+    [block_N, 1, heads] (the view shares the accumulator's layout, fragment_reshape), reduced to
+    logits[block_N, 1] that loops index as logits[i, 0]."""
+    k = ctx.load(os.path.join(corpus, "dsa_hisa/block_sparse_mqa_fp8.py")).compile(
+        "fp8_native_block_sparse_mqa_attn_return_logits", heads=heads, index_dim=dim, kv_block_size=kv_block,
+        topk=topk, seq_len=seq_len, seq_len_kv=seq_len)
+    q = torch.randn(seq_len * heads, dim, device="cuda").to(torch.float8_e4m3fn)
+    kk = torch.randn(seq_len, dim, device="cuda").to(torch.float8_e4m3fn)
+    ks = torch.rand(seq_len, dtype=torch.float32, device="cuda") + 0.5
+    nblocks = seq_len // kv_block
+    blk = torch.randint(0, nblocks, (seq_len, topk), dtype=torch.int64, device="cuda")
+    w = torch.randn(seq_len, heads, dtype=torch.float32, device="cuda")
+    pos = torch.arange(seq_len, dtype=torch.int32, device="cuda")
+    ks_lo = torch.zeros(seq_len, dtype=torch.int32, device="cuda")
+    ke = pos + 1
+    out = torch.full((seq_len, topk * kv_block), float("nan"), dtype=torch.float32, device="cuda")
+    k(q, kk, ks, blk, w, ks_lo, ke, out)
+    kabs = blk[..., None] * kv_block + torch.arange(kv_block, device="cuda")  # [S, topk, B]
+    kf = kk.to(torch.float64) * ks.double()[:, None]
+    qf = q.to(torch.float64).reshape(seq_len, heads, dim)
+    every = torch.einsum("mhd,kd->mhk", qf, kf).clamp(min=0)  # [S, H, S_kv]
+    every = (every * w.double()[:, :, None]).sum(1)  # [S, S_kv]
+    want = torch.gather(every, 1, kabs.reshape(seq_len, -1)).reshape(kabs.shape)
+    valid = (kabs >= ks_lo.long()[:, None, None]) & (kabs < ke.long()[:, None, None])
+    want = want.masked_fill(~valid, float("-inf")).reshape(seq_len, -1)
+    got = out.double()
+    same_inf = bool(((got == float("-inf")) == (want == float("-inf"))).all())
+    fin = want != float("-inf")
+    check("fp8 block-sparse MQA logits seq_len=%d (-inf pattern %s)" % (seq_len, "equal" if same_inf else "DIFFERS"),
+          got[fin] if same_inf else got, want[fin] if same_inf else want, 5e-2, 5e-3)
+
+
+def lightning_indexer(ctx, corpus, seq_len, seq_len_kv, heads=32, dim=64, pool=False):
+    """deepseek_v32/fp8_lighting_indexer.py mqa_attn_return_logits (pool: dsa_hisa/pool_mqa_fp8.py,
+    the same kernel over pooled keys): the wgmma scores [256 x 128] seen through T.reshape as
+    [256, block_Q, heads] (the column dim split at a warpgroup boundary, fragment_reshape; the
+    view once had a layout of its own over the same registers).  Each block of 128 // heads
+    queries writes the logits of the union of their key ranges."""
+    if pool:
+        k = ctx.load(os.path.join(corpus, "dsa_hisa/pool_mqa_fp8.py")).compile(
+            "pool_mqa_attn_return_logits_fp8", heads=heads, index_dim=dim, seq_len=seq_len, seq_len_blocked_kv=seq_len_kv)
+    else:
+        k = ctx.load(os.path.join(corpus, "deepseek_v32/fp8_lighting_indexer.py")).compile(
+            "mqa_attn_return_logits", heads=heads, index_dim=dim)
+    q = torch.randn(seq_len * heads, dim, device="cuda").to(torch.float8_e4m3fn)
+    kk = torch.randn(seq_len_kv, dim, device="cuda").to(torch.float8_e4m3fn)
+    ks = torch.rand(seq_len_kv, dtype=torch.float32, device="cuda") + 0.5
+    w = torch.randn(seq_len, heads, dtype=torch.float32, device="cuda")
+    pos = torch.arange(seq_len, device="cuda")
+    lo = (pos * seq_len_kv // seq_len // 2).to(torch.int32)
+    hi = torch.clamp(lo + 300 + pos % 7 * 50, max=seq_len_kv).to(torch.int32)
+    out = torch.full((seq_len, seq_len_kv), float("nan"), dtype=torch.float32, device="cuda")
+    if pool:
+        k(q, kk, ks, out, w, lo, hi)
+    else:
+        k(q, kk, ks, w, lo, hi, out)
+    sc = torch.einsum("mhd,kd->mhk", q.to(torch.float64).reshape(seq_len, heads, dim), kk.to(torch.float64)).clamp(min=0)
+    want = (sc * w.double()[:, :, None]).sum(1) * ks.double()[None, :]
+    blk = pos // (128 // heads)  # block_Q queries share one key range
+    nb = int(blk.max()) + 1
+    blo = torch.full((nb,), seq_len_kv, dtype=torch.int64, device="cuda").scatter_reduce(0, blk, lo.long(), "amin")
+    bhi = torch.zeros(nb, dtype=torch.int64, device="cuda").scatter_reduce(0, blk, hi.long(), "amax")
+    kpos = torch.arange(seq_len_kv, device="cuda")
+    written = (kpos[None, :] >= blo[blk][:, None]) & (kpos[None, :] < bhi[blk][:, None])
+    check("%s logits seq_len=%d seq_len_kv=%d" % ("pool MQA fp8" if pool else "lightning indexer", seq_len, seq_len_kv),
+          out[written], want[written].float(), 5e-2, 5e-3)
+
+
+def sinkhorn_bwd_cg(ctx, corpus, seqlen, n=16):
+    """deepseek_mhc/example_mhc_bwd.py sinkhorn_bwd_implicit_cg: the conjugate-gradient scalars
+    (row dot products reduced from shared memory) are read by loops over rows x streams that
+    write fragments (fragment_from_read).  Reference: the CG system [[I, R], [R^T, I]] x = b
+    solved exactly (pseudo-inverse in double, without the (1, -1) direction a doubly stochastic R
+    leaves free and res does not see), res = (dR - x1 - x2^T) * R."""
+    k = ctx.load(os.path.join(corpus, "deepseek_mhc/example_mhc_bwd.py")).compile("sinkhorn_bwd_implicit_cg", n_stream=n)
+    m = torch.rand(seqlen, n, n, dtype=torch.float64, device="cuda") * 4
+    r = torch.softmax(m, -1)
+    for _ in range(50):  # nearly doubly stochastic, as sinkhorn's output
+        r = r / r.sum(-2, keepdim=True)
+        r = r / r.sum(-1, keepdim=True)
+    dr = torch.randn(seqlen, n, n, dtype=torch.float64, device="cuda")
+    r, dr = r.float(), dr.float()
+    res = torch.full((seqlen, n, n), float("nan"), dtype=torch.float32, device="cuda")
+    k(r, dr, res)
+    r, dr = r.double(), dr.double()
+    eye = torch.eye(n, dtype=torch.float64, device="cuda").expand(seqlen, n, n)
+    a = torch.cat([torch.cat([eye, r], -1), torch.cat([r.mT, eye], -1)], -2)
+    rdr = r * dr
+    b = torch.cat([rdr.sum(-1), rdr.sum(-2)], -1)
+    x = (torch.linalg.pinv(a, rtol=1e-6, hermitian=True) @ b.unsqueeze(-1)).squeeze(-1)
+    want = (dr - x[:, :n, None] - x[:, None, n:]) * r
+    check("sinkhorn bwd implicit CG seqlen=%d n=%d" % (seqlen, n), res, want, 2e-3, 1e-2)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -844,6 +1039,18 @@ def main():
         lambda: mla_decode(ctx, corpus, 4, 128, 1024, num_split=2),
         lambda: mla_decode_persistent(ctx, corpus, 4, 128, 1024),
         lambda: mla_decode_persistent(ctx, corpus, 128, 128, 8192),  # the manifest's row
+        lambda: layout_follow_reads(ctx),
+        lambda: gqa_decode_varlen(ctx, corpus, [1000, 257, 4096], 32, 8, 128, True),
+        lambda: gqa_decode_varlen(ctx, corpus, [8192], 32, 8, 128, False),  # the manifest's row
+        lambda: fp8_block_sparse_mqa(ctx, corpus, 1024),  # the manifest's row
+        lambda: fp8_block_sparse_mqa(ctx, corpus, 512, topk=4),
+        lambda: sinkhorn_bwd_cg(ctx, corpus, 64),
+        lambda: sinkhorn_bwd_cg(ctx, corpus, 1000),
+        lambda: mhc_pre_gemm_sqrsum(ctx, corpus, 4096, 5120),  # the manifest's hidden size
+        lambda: mhc_pre_gemm_sqrsum(ctx, corpus, 1000, 1280),
+        lambda: lightning_indexer(ctx, corpus, 256, 2048),
+        lambda: lightning_indexer(ctx, corpus, 1000, 4000),
+        lambda: lightning_indexer(ctx, corpus, 512, 1024, heads=64, dim=128, pool=True),
     ]
     for run in cases:
         try:

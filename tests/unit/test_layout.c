@@ -633,3 +633,117 @@ TEST(layout_wgmma_and_annotate_diagnostics) {
   }
   ts_context_destroy(ctx);
 }
+
+/* fragment_from_read: every thread that runs loop element (i, k) of the loop layout holds
+ * f[i] (rows read by a loop over rows x cols), whatever copies f keeps. */
+static void check_from_read(TestCtx *t, const Fragment *f, int64_t cols) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  int map[1] = {0};
+  int64_t ext[2] = {f->dim[0].extent, cols};
+  Fragment *L = fragment_from_read(&c, f, 2, ext, map);
+  REQUIRE(L != NULL);
+  /* loop layout and f agree again through fragment_derive (what layout_inference checks) */
+  CHECK(fragment_equal(fragment_derive(&c, L, 1, map), f));
+  for (int64_t i = 0; i < ext[0]; i++)
+    for (int64_t k = 0; k < cols; k++)
+      for (int64_t th = 0; th < L->nthreads; th++)
+        if (holds(L, (int64_t[]){i, k}, th)) CHECK(holds(f, (int64_t[]){i}, th));
+  ts_compiler_fini(&c);
+}
+
+TEST(layout_fragment_from_read) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  /* a row reduction of a wgmma accumulator (4 lanes of a quad hold each row; split k) */
+  Fragment *acc = fragment_gemm_acc(&c, 64, 64, 4, 1, 128);
+  REQUIRE(acc != NULL);
+  Fragment *rows = fragment_reduce(&c, acc, 1, false);
+  check_from_read(t, rows, 64);
+  check_from_read(t, rows, 6); /* 4 does not divide 6: the quad repeats the loop */
+  /* two warpgroups along N: copies in both warpgroups and in the quad */
+  Fragment *acc2 = fragment_gemm_acc(&c, 64, 64, 4, 2, 256);
+  REQUIRE(acc2 != NULL);
+  check_from_read(t, fragment_reduce(&c, acc2, 1, false), 64);
+  check_from_read(t, fragment_reduce(&c, fragment_block(&c, 2, (int64_t[]){32, 16}, 128, 4), 1, false), 16);
+  /* a fragment no thread split cannot lead a loop */
+  CHECK(fragment_from_read(&c, fragment_replicated(&c, 1, (int64_t[]){64}, 128), 2, (int64_t[]){64, 8},
+                           (int[]){0}) == NULL);
+  ts_compiler_fini(&c);
+}
+
+/* Shifting dim k by s (a multiple of fragment_shift_period) keeps the thread and adds
+ * s / fragment_shift_divisor to the register coordinate, for every element that stays inside. */
+static void check_shift(TestCtx *t, const Fragment *f, int k, int64_t s) {
+  int64_t P = fragment_shift_period(f, k), D = fragment_shift_divisor(f, k);
+  CHECK(s % P == 0);
+  for (int64_t i = 0; i < f->dim[0].extent; i++)
+    for (int64_t j = 0; j < f->dim[1].extent; j++) {
+      int64_t a[2] = {i, j}, b[2] = {i, j};
+      b[k] += s;
+      if (b[k] >= f->dim[k].extent) continue;
+      CHECK(fragment_thread_of(f, a) == fragment_thread_of(f, b));
+      CHECK(fragment_reg_of(f, a) + s / D * fragment_reg_stride(f, k) == fragment_reg_of(f, b));
+    }
+}
+
+TEST(layout_fragment_shift) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  Fragment *mma = fragment_gemm_acc(&c, 32, 512, 1, 8, 256); /* sparse MLA bwd's dKV: one warp row */
+  Fragment *wg = fragment_gemm_acc(&c, 128, 64, 8, 1, 256);  /* two warpgroups along M */
+  REQUIRE(mma && wg);
+  CHECK(fragment_shift_period(mma, 0) == 8 && fragment_shift_period(wg, 1) == 8);
+  CHECK(fragment_shift_period(wg, 0) == 128); /* warp strips interleave: whole repetitions only */
+  check_shift(t, mma, 0, 16);
+  check_shift(t, mma, 0, 8);
+  check_shift(t, wg, 1, 8);
+  check_shift(t, wg, 1, 24);
+  Fragment *blk = fragment_block(&c, 2, (int64_t[]){16, 64}, 128, 4);
+  check_shift(t, blk, 1, fragment_shift_period(blk, 1));
+  check_shift(t, blk, 0, fragment_shift_period(blk, 0));
+  ts_compiler_fini(&c);
+}
+
+/* fragment_reshape: unit dims added or removed and dims split at level boundaries keep every
+ * element's thread and register (row-major flat index x of both shapes names one element). */
+static void check_reshape(TestCtx *t, const Fragment *f, int ndim, const int64_t *shape, bool ok) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  Fragment *v = fragment_reshape(&c, f, ndim, shape);
+  CHECK((v != NULL) == ok);
+  int64_t n = 1;
+  for (int k = 0; k < f->ndim; k++) n *= f->dim[k].extent;
+  for (int64_t x = 0; v && x < n; x++) {
+    int64_t a[FRAG_MAX_DIMS], b[FRAG_MAX_DIMS], r = x;
+    for (int k = f->ndim - 1; k >= 0; k--) a[k] = r % f->dim[k].extent, r /= f->dim[k].extent;
+    r = x;
+    for (int k = ndim - 1; k >= 0; k--) b[k] = r % shape[k], r /= shape[k];
+    CHECK(fragment_thread_of(f, a) == fragment_thread_of(v, b));
+    CHECK(fragment_reg_of(f, a) == fragment_reg_of(v, b));
+  }
+  CHECK(!v || fragment_local_size(v) == fragment_local_size(f));
+  ts_compiler_fini(&c);
+}
+
+TEST(layout_fragment_reshape) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  Fragment *acc = fragment_gemm_acc(&c, 64, 64, 4, 2, 256);
+  Fragment *acc2 = fragment_gemm_acc(&c, 256, 128, 4, 4, 512); /* the lightning indexer's scores */
+  REQUIRE(acc && acc2);
+  check_reshape(t, acc, 3, (int64_t[]){64, 1, 64}, true);
+  check_reshape(t, acc, 3, (int64_t[]){64, 8, 8}, true);
+  check_reshape(t, acc, 3, (int64_t[]){64, 16, 4}, true);
+  check_reshape(t, acc, 3, (int64_t[]){32, 2, 64}, true);
+  check_reshape(t, acc, 4, (int64_t[]){2, 32, 4, 16}, true);
+  check_reshape(t, acc2, 3, (int64_t[]){256, 4, 32}, true);
+  check_reshape(t, acc2, 3, (int64_t[]){256, 2, 64}, true);
+  check_reshape(t, acc, 1, (int64_t[]){4096}, false); /* merging spread dims */
+  check_reshape(t, fragment_block(&c, 2, (int64_t[]){4, 48}, 16, 4), 3, (int64_t[]){4, 4, 12}, false); /* padding */
+  Fragment *v = fragment_reshape(&c, acc, 3, (int64_t[]){64, 1, 64});
+  CHECK(v && fragment_equal(fragment_reshape(&c, v, 2, (int64_t[]){64, 64}), acc));
+  /* whole in every thread, registers row-major: any shape of the same size */
+  check_reshape(t, fragment_replicated(&c, 2, (int64_t[]){8, 8}, 128), 1, (int64_t[]){64}, true);
+  ts_compiler_fini(&c);
+}
