@@ -896,6 +896,14 @@ static void alloc(Cg *g, const IrStmt *s) {
     line(g, "%s* %s = reinterpret_cast<%s*>(%s);", type, name, type, buf_name(g, b->alias_of));
     return;
   }
+  if (b->data) {
+    /* T.make_tensor: a typed view of a loaded 64-bit address, read once here. */
+    StrBuf addr = {0};
+    expr(g, &addr, b->data, 0);
+    line(g, "%s* __restrict__ %s = reinterpret_cast<%s*>(%s);", type, name, type, sb_str(&addr));
+    sb_free(&addr);
+    return;
+  }
   switch (b->scope) {
   case IR_SCOPE_SHARED_DYN: {
     if (b->smem_offset < 0) {
@@ -1297,7 +1305,8 @@ bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out) {
     const IrStmt *s = items.items[i];
     if (s->kind == IR_S_LET) {
       vec_push(a, &host_lets, (void *)s);
-    } else if (s->kind == IR_S_ALLOC && s->u.alloc.buf->scope == IR_SCOPE_GLOBAL && !s->u.alloc.buf->alias_of) {
+    } else if (s->kind == IR_S_ALLOC && s->u.alloc.buf->scope == IR_SCOPE_GLOBAL && !s->u.alloc.buf->alias_of &&
+               !s->u.alloc.buf->data) {
       FnWorkspace *w = ARENA_NEW(a, FnWorkspace);
       w->alloc = s;
       vec_push(a, &fn_ws, w);

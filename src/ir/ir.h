@@ -378,6 +378,8 @@ struct IrBuffer {
   int64_t smem_offset;/* SHARED_DYN after pass_merge_shared_memory: byte offset, -1 before */
   int64_t local_size; /* FRAGMENT/LOCAL after lowering: registers per thread */
   IrBuffer *alias_of; /* T.view / T.reshape / T.Tensor(..., data=): the buffer whose memory this is */
+  IrExpr *data;       /* GLOBAL made by T.make_tensor (param_index -1): the 64-bit device address of
+                         element 0, evaluated once where its ALLOC stands (a T.ptr tensor's element) */
   IrBuffer *layout_like; /* FRAGMENT made by a pass: takes this fragment's layout (same shape) */
   const int64_t *arrive_counts; /* BARRIER (T.alloc_barrier): each mbarrier's arrive count */
   int reducer;        /* T.alloc_reducer (a LOCAL buffer, one copy per thread): 1 + its IrReduceKind

@@ -637,6 +637,29 @@ def dequant_convert(ctx, corpus):
     check("dequant int4 convert", k(qb), torch.where(i4 >= 8, i4 - 16, i4), 0, 0)
 
 
+def grouped_gemm_ptr(ctx, corpus, sizes, K, N, bm, bn, bk, threads):
+    """grouped_gemm/example_grouped_gemm_fwd_ptr.py: tensors of pointers (T.ptr, int64 data_ptr()s)
+    and T.make_tensor views of each group's own A, B and C (padded to max(sizes) rows)."""
+    prog = ctx.load(os.path.join(corpus, "grouped_gemm/example_grouped_gemm_fwd_ptr.py"))
+    kern = prog.compile("grouped_gemm_ptr", batch_sizes_list=tuple(sizes), K=K, N=N, block_M=bm, block_N=bn,
+                        block_K=bk, num_stages=1, threads=threads)
+    mx = max(sizes)
+    a = [torch.zeros(mx, K, dtype=torch.float16, device="cuda") for _ in sizes]
+    for t, m in zip(a, sizes):
+        t[:m].copy_(torch.randn(m, K, dtype=torch.float16, device="cuda"))
+    b = [torch.randn(K, N, dtype=torch.float16, device="cuda") for _ in sizes]
+    c = [torch.full((mx, N), float("nan"), dtype=torch.float16, device="cuda") for _ in sizes]
+    ptrs = [torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64, device="cuda") for ts in (a, b, c)]
+    offs, o = [], 0
+    for m in sizes:
+        offs.append(o)
+        o += (m + bm - 1) // bm
+    kern(*ptrs, torch.tensor(offs, dtype=torch.int32, device="cuda"))
+    for g, m in enumerate(sizes):
+        check("grouped GEMM ptr %s K=%d N=%d group %d" % (sizes, K, N, g), c[g][:m], a[g][:m].float() @ b[g].float(),
+              5e-2, 1e-2)
+
+
 def fragment_divided(ctx):
     """tests/codegen/fragment_divided.py and fragment_divided_spread.py: packed 4-bit values read
     from a fragment at j // 2 and j >> 3 (fragment_derive_div: lanes of one thread's vector, or
@@ -822,6 +845,8 @@ def main():
         lambda: gemm_persistent(ctx, corpus, 1536, 2048, 512, False),
         lambda: gemm_persistent(ctx, corpus, 4096, 1024, 2048, True),  # 128 tiles: 4 blocks idle
         lambda: fragment_divided(ctx),
+        lambda: grouped_gemm_ptr(ctx, corpus, [16, 33, 64], 128, 96, 32, 32, 32, 128),  # the file's test
+        lambda: grouped_gemm_ptr(ctx, corpus, [64, 128, 256], 4096, 4096, 64, 128, 64, 256),  # the manifest's row
         lambda: dequant_convert(ctx, corpus),
         lambda: dequant_fp4_matmul(ctx, corpus, 256, 256, 256),  # the file's main()
         lambda: dequant_fp4_matmul(ctx, corpus, 256, 512, 1024),
