@@ -23,6 +23,8 @@
  * pointers and TS_DTYPE_VOID for statements-as-expressions. */
 int dtype_bits(ts_dtype t);
 int dtype_bytes(ts_dtype t);           /* bits/8, at least 1 */
+bool dtype_is_packed(ts_dtype t);      /* int4, uint4, float4_e2m1fn: two elements a byte in memory */
+int64_t dtype_storage_bytes(ts_dtype t, int64_t n); /* bytes of n elements in memory */
 bool dtype_is_float(ts_dtype t);       /* f16 bf16 f32 f64 f8 */
 bool dtype_is_int(ts_dtype t);         /* signed or unsigned, not bool */
 bool dtype_is_signed(ts_dtype t);
