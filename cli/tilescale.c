@@ -646,6 +646,10 @@ static int fill_random(void *buf, ts_dtype t, size_t n, uint64_t *rng) {
     case TS_DTYPE_FLOAT8_E4M3: ((uint8_t *)buf)[i] = (uint8_t)(rng_next(rng) & 0xb7u); break;
     case TS_DTYPE_FLOAT8_E5M2: ((uint8_t *)buf)[i] = (uint8_t)(rng_next(rng) & 0xbbu); break;
     case TS_DTYPE_BOOL: ((uint8_t *)buf)[i] = (uint8_t)(rng_next(rng) & 1u); break;
+    /* 4-bit types: any byte is two valid elements (the buffer holds n bytes, twice enough) */
+    case TS_DTYPE_INT4: case TS_DTYPE_UINT4: case TS_DTYPE_FLOAT4_E2M1:
+      ((uint8_t *)buf)[i] = (uint8_t)rng_next(rng);
+      break;
     case TS_DTYPE_INT8: ((int8_t *)buf)[i] = (int8_t)rng_small(rng); break;
     case TS_DTYPE_INT16: ((int16_t *)buf)[i] = (int16_t)rng_small(rng); break;
     case TS_DTYPE_INT32: ((int32_t *)buf)[i] = (int32_t)rng_small(rng); break;

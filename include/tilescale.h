@@ -48,6 +48,8 @@ typedef enum ts_dtype {
   TS_DTYPE_UINT8, TS_DTYPE_UINT16, TS_DTYPE_UINT32, TS_DTYPE_UINT64,
   TS_DTYPE_FLOAT16, TS_DTYPE_BFLOAT16, TS_DTYPE_FLOAT32, TS_DTYPE_FLOAT64,
   TS_DTYPE_FLOAT8_E4M3, TS_DTYPE_FLOAT8_E5M2,
+  TS_DTYPE_INT4, TS_DTYPE_UINT4, TS_DTYPE_FLOAT4_E2M1, /* packed two a byte, the even element in the
+                                                          low nibble; ts_dtype_size says 1 */
   TS_DTYPE_HANDLE, /* pointers (internal) */
   TS_DTYPE_COUNT
 } ts_dtype;

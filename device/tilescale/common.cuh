@@ -105,6 +105,71 @@ template <> struct FromF32<__nv_fp8_e5m2> {
   static TS_DEV __nv_fp8_e5m2 run(float x) { return __nv_fp8_e5m2(x); }
 };
 
+/* ---- 4-bit element types (T.int4, T.uint4, T.float4_e2m1fn) ----------------------------
+ * In memory (global and shared tensors) two elements share a byte, element 2k in the low
+ * nibble and 2k+1 in the high one, as torch packs them; generated code reads and writes such
+ * tensors through ld4 / st4 below.  In registers every element has a byte of its own: these
+ * one-byte structs, which convert like the numbers they hold. */
+struct int4_t {
+  int8_t v; /* -8 .. 7 */
+  int4_t() = default;
+  TS_DEV int4_t(int x) : v((int8_t)(((x & 15) ^ 8) - 8)) {} /* wraps as a 4-bit integer */
+  TS_DEV operator int() const { return v; }
+  static TS_DEV int4_t from_code(unsigned c) { return int4_t((int)c); }
+  TS_DEV unsigned code() const { return (unsigned)v & 15u; }
+};
+struct uint4_t {
+  uint8_t v; /* 0 .. 15 */
+  uint4_t() = default;
+  TS_DEV uint4_t(int x) : v((uint8_t)(x & 15)) {} /* wraps (one constructor: no ambiguity) */
+  TS_DEV operator unsigned() const { return v; }
+  static TS_DEV uint4_t from_code(unsigned c) { return uint4_t((int)c); }
+  TS_DEV unsigned code() const { return v; }
+};
+/* float4_e2m1fn: sign, 2 exponent bits (bias 1), 1 mantissa bit; the magnitudes of codes 0..7
+ * are 0, 0.5, 1, 1.5, 2, 3, 4, 6; no infinities and no NaN. */
+struct fp4_e2m1_t {
+  uint8_t bits; /* the code in the low nibble */
+  static TS_DEV fp4_e2m1_t from_code(unsigned c) { fp4_e2m1_t r; r.bits = (uint8_t)(c & 15u); return r; }
+  TS_DEV unsigned code() const { return bits & 15u; }
+};
+template <> struct is_low_float<fp4_e2m1_t> { static constexpr bool value = true; };
+TS_DEV float to_f32(fp4_e2m1_t x) {
+  unsigned c = x.bits & 7u;
+  float m = c < 2 ? 0.5f * (float)c : (float)(2 + (c & 1)) * (float)(1 << ((c >> 1) - 1)) * 0.5f;
+  return (x.bits & 8u) ? -m : m;
+}
+/* float -> e2m1: round to nearest, ties to the even code, saturating at +-6 (what PTX's
+ * cvt.rn.satfinite.e2m1x2.f32 does on sm_100; sm_90 has no such instruction).  The sign is
+ * kept (-0.0 and small negatives give code 8, -0); NaN gives +6, as satfinite does for types
+ * without NaN. */
+template <> struct FromF32<fp4_e2m1_t> {
+  static TS_DEV fp4_e2m1_t run(float x) {
+    if (x != x) return fp4_e2m1_t::from_code(7u);
+    unsigned sign = (__float_as_uint(x) >> 31) << 3;
+    float a = fabsf(x);
+    /* Midpoints between neighbours; a tie goes to the even code (0, 2, 4, 6). */
+    unsigned c = a <= 0.25f ? 0u : a < 0.75f ? 1u : a <= 1.25f ? 2u : a < 1.75f ? 3u
+               : a <= 2.5f ? 4u : a < 3.5f ? 5u : a <= 5.0f ? 6u : 7u;
+    return fp4_e2m1_t::from_code(sign | c);
+  }
+};
+
+/* Element i of a packed 4-bit tensor at p (a global or shared tensor's bytes). */
+template <class T> TS_DEV T ld4(const uint8_t *p, int64_t i) {
+  return T::from_code((unsigned)(p[i >> 1] >> ((i & 1) * 4)) & 15u);
+}
+/* Writes element i: the other nibble of its byte may belong to another thread, so the
+ * nibble is cleared and set with atomics on its aligned 32-bit word (each touches only this
+ * element's bits; tensors are at least 4-byte aligned, so the word is the tensor's). */
+template <class T> TS_DEV void st4(uint8_t *p, int64_t i, T v) {
+  unsigned long long a = (unsigned long long)(p + (i >> 1));
+  unsigned *w = reinterpret_cast<unsigned *>(a & ~3ull);
+  int sh = (int)(a & 3) * 8 + (int)(i & 1) * 4;
+  atomicAnd(w, ~(15u << sh));
+  atomicOr(w, (v.code() & 15u) << sh);
+}
+
 /* ts::cast<To>(x): value conversion with C semantics for the builtin types (float ->
  * int truncates toward zero) and round-to-nearest-even into half/bfloat16. */
 template <class To, class From> TS_DEV To cast(From x) {

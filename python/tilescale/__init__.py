@@ -122,7 +122,20 @@ for _n in _lib.DTYPE_NAMES[1:-1]:  # tilescale.float16, ...; bool is tilescale.b
     __all__.append(_n + "_" if _n == "bool" else _n)
 
 _TORCH_DTYPES = {"float8_e4m3fn": "float8_e4m3", "float8_e5m2": "float8_e5m2", "half": "float16",
-                 "float": "float32", "double": "float64"}
+                 "float": "float32", "double": "float64", "float4_e2m1fn_x2": "uint8"}  # fp4 pairs: their bytes
+
+
+# 4-bit dtypes: torch holds them as bytes, two elements a byte (the kernel's last dim halved);
+# the library checks such byte tensors against the 4-bit parameter (rt/launch.c).
+_PACKED_STORAGE = {"int4": "int8", "uint4": "uint8", "float4_e2m1fn": "float4_e2m1fn_x2"}
+
+
+def packed_output(torch, shape, dtype):
+    """torch.empty's (shape, dtype) for a 4-bit output of logical `shape`: its bytes."""
+    if not shape or shape[-1] % 2:
+        raise TypeError("tilescale: a %s output needs an even last dimension, not %r" % (dtype, tuple(shape)))
+    tdt = getattr(torch, _PACKED_STORAGE[dtype], None) or torch.uint8
+    return tuple(shape[:-1]) + (shape[-1] // 2,), tdt
 
 
 def _torch_dtype_name(t):
@@ -451,8 +464,11 @@ class Kernel(_callpath.Launcher):
                 if a.kind != "tensor" or any(s is None for s in a.shape):
                     raise TypeError("tilescale: cannot allocate output '%s' (dynamic shape); "
                                     "pass it explicitly" % a.name)
-                tdt = getattr(torch, {"float8_e4m3": "float8_e4m3fn"}.get(a.dtype, a.dtype))
-                outs.append(torch.empty(a.shape, dtype=tdt, device=dev))
+                if a.dtype in _PACKED_STORAGE:
+                    shape, tdt = packed_output(torch, a.shape, a.dtype)
+                else:
+                    shape, tdt = a.shape, getattr(torch, {"float8_e4m3": "float8_e4m3fn"}.get(a.dtype, a.dtype))
+                outs.append(torch.empty(shape, dtype=tdt, device=dev))
                 full.append(outs[-1])
         else:
             alt = " (or its %d inputs)" % len(inputs) if len(inputs) < len(infos) else ""

@@ -19,7 +19,9 @@ fast = _locate.fastcall
 Launcher, Dispatcher = _locate.Launcher, _locate.Dispatcher
 
 # ts_dtype names -> torch attribute names (the first torch name of each is what outputs get)
-_TORCH_NAMES = {"float8_e4m3": ("float8_e4m3fn",)}
+# 4-bit dtypes have no torch dtype of their own here (torch.int4 is another thing): their
+# tensors are bytes, and outputs of them are allocated by the Python path (packed_output).
+_TORCH_NAMES = {"float8_e4m3": ("float8_e4m3fn",), "int4": (), "uint4": (), "float4_e2m1fn": ()}
 
 
 def init(error_type):

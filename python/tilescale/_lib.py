@@ -21,7 +21,8 @@ TS_OK = 0
 # ts_dtype, in enum order; the names are ts_dtype_name's.
 DTYPE_NAMES = [
     "void", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2", "handle",
+    "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2",
+    "int4", "uint4", "float4_e2m1fn", "handle",
 ]
 DTYPE_IDS = {name: i for i, name in enumerate(DTYPE_NAMES)}
 

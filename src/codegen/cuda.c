@@ -102,9 +102,21 @@ static int tbytes(ts_dtype t) {
   }
 }
 
+/* A 4-bit tensor in global or shared memory: two elements a byte, declared as its bytes
+ * (uint8_t*) and read and written element by element through ts::ld4 / ts::st4. */
+static bool packed_mem(const IrBuffer *b) {
+  return dtype_is_packed(b->dtype) && (b->scope == IR_SCOPE_GLOBAL || b->scope == IR_SCOPE_SHARED ||
+                                       b->scope == IR_SCOPE_SHARED_DYN);
+}
+static const char *mem_ctype(const IrBuffer *b) { return packed_mem(b) ? "uint8_t" : cg_ctype(b->dtype); }
+/* Bytes of n elements of b as stored. */
+static int64_t mem_bytes(const IrBuffer *b, int64_t n) {
+  return packed_mem(b) ? dtype_storage_bytes(b->dtype, n) : n * tbytes(b->dtype);
+}
+
 static bool is_low_float(ts_dtype t) {
   return t == TS_DTYPE_FLOAT16 || t == TS_DTYPE_BFLOAT16 || t == TS_DTYPE_FLOAT8_E4M3 ||
-         t == TS_DTYPE_FLOAT8_E5M2;
+         t == TS_DTYPE_FLOAT8_E5M2 || t == TS_DTYPE_FLOAT4_E2M1;
 }
 static bool is_floating(ts_dtype t) {
   return is_low_float(t) || t == TS_DTYPE_FLOAT32 || t == TS_DTYPE_FLOAT64;
@@ -314,7 +326,7 @@ static void close_paren(StrBuf *sb, int prec, int min_prec) {
 static void expr_as(Cg *g, StrBuf *sb, const IrExpr *e, ts_dtype t, int min_prec) {
   if (e->dtype == t || t == TS_DTYPE_VOID || e->kind == IR_STR) {
     expr(g, sb, e, min_prec);
-  } else if (!is_low_float(t) && !is_low_float(e->dtype)) {
+  } else if (!is_low_float(t) && !is_low_float(e->dtype) && !dtype_is_packed(t) && !dtype_is_packed(e->dtype)) {
     open_paren(sb, PREC_UNARY, min_prec);
     sb_printf(sb, "(%s)", tname(t));
     expr(g, sb, e, PREC_UNARY);
@@ -395,6 +407,16 @@ static void access(Cg *g, StrBuf *sb, const IrBuffer *b, IrExpr *const *idx, int
   sb_putc(sb, ']');
 }
 
+/* Element idx of a packed 4-bit tensor (one lane: passes never vectorize them). */
+static void packed_load(Cg *g, StrBuf *sb, const IrExpr *e) {
+  const IrBuffer *b = e->u.load.buf;
+  if (e->lanes > 1 || g->lane)
+    ts_error(g->c, e->loc, "internal error: vector access to the 4-bit tensor '%s'", b->name);
+  sb_printf(sb, "ts::ld4<%s>(%s, ", cg_ctype(b->dtype), buf_name(g, b));
+  flat_index(g, sb, b, e->u.load.idx, e->u.load.nidx);
+  sb_putc(sb, ')');
+}
+
 static int binary_prec(IrExprKind k) {
   switch (k) {
   case IR_ADD: case IR_SUB: return PREC_ADD;
@@ -434,6 +456,18 @@ static void binary(Cg *g, StrBuf *sb, const IrExpr *e, int min_prec) {
   if (ir_expr_flags[k] & IRF_CMP) t = common_type(a->dtype, b->dtype); /* ... or a common one */
   if (ir_expr_flags[k] & IRF_LOGIC) t = TS_DTYPE_BOOL;
   if (k == IR_SHL || k == IR_SHR) t = TS_DTYPE_VOID; /* shift amount keeps its type */
+  if (dtype_is_packed(t) && (ir_expr_flags[k] & IRF_CMP)) t = dtype_is_float(t) ? TS_DTYPE_FLOAT32 : TS_DTYPE_INT32;
+  if (dtype_is_packed(t)) {
+    /* 4-bit arithmetic: computed in int (float for e2m1), then brought back to the 4-bit type
+     * (integers wrap, floats round), as the IR's result type says. */
+    ts_dtype wide = dtype_is_float(t) ? TS_DTYPE_FLOAT32 : TS_DTYPE_INT32;
+    IrExpr w = *e;
+    w.dtype = wide;
+    sb_printf(sb, "ts::cast<%s>(", tname(t));
+    binary(g, sb, &w, 0);
+    sb_putc(sb, ')');
+    return;
+  }
   open_paren(sb, p, min_prec);
   /* Both sides of && and || and of comparisons get parentheses around lower-binding
    * operators, so mixed && / || and bitwise tests read unambiguously. */
@@ -522,6 +556,9 @@ static const IrExpr *address_load(const IrExpr *a) {
 }
 
 static void address_of(Cg *g, StrBuf *sb, const IrExpr *ld) {
+  if (packed_mem(ld->u.load.buf))
+    ts_error(g->c, ld->loc, "the address of an element of the 4-bit tensor '%s' (two elements a byte) cannot be taken",
+             ld->u.load.buf->name);
   sb_putc(sb, '&');
   access(g, sb, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, 1, ld->loc);
 }
@@ -786,6 +823,10 @@ static void expr(Cg *g, StrBuf *sb, const IrExpr *e, int min_prec) {
     return;
   case IR_CALL: call(g, sb, e); return;
   case IR_LOAD:
+    if (packed_mem(e->u.load.buf)) {
+      packed_load(g, sb, e);
+      return;
+    }
     open_paren(sb, PREC_POSTFIX, min_prec);
     access(g, sb, e->u.load.buf, e->u.load.idx, e->u.load.nidx, e->lanes, e->loc);
     close_paren(sb, PREC_POSTFIX, min_prec);
@@ -907,7 +948,7 @@ static int array_align(int64_t bytes) {
 
 static void alloc(Cg *g, const IrStmt *s) {
   const IrBuffer *b = s->u.alloc.buf;
-  const char *type = cg_ctype(b->dtype);
+  const char *type = mem_ctype(b);
   if (!type || b->dtype == TS_DTYPE_VOID) {
     ts_error(g->c, s->loc, "buffer '%s' has no CUDA element type", b->name);
     return;
@@ -919,6 +960,14 @@ static void alloc(Cg *g, const IrStmt *s) {
     line(g, "%s* %s = reinterpret_cast<%s*>(%s);", type, name, type, buf_name(g, b->alias_of));
     return;
   }
+  if (b->data) {
+    /* T.make_tensor: a typed view of a loaded 64-bit address, read once here. */
+    StrBuf addr = {0};
+    expr(g, &addr, b->data, 0);
+    line(g, "%s* __restrict__ %s = reinterpret_cast<%s*>(%s);", type, name, type, sb_str(&addr));
+    sb_free(&addr);
+    return;
+  }
   switch (b->scope) {
   case IR_SCOPE_SHARED_DYN: {
     if (b->smem_offset < 0) {
@@ -926,8 +975,8 @@ static void alloc(Cg *g, const IrStmt *s) {
                b->name);
       return;
     }
-    if (numel > 0 && b->smem_offset + numel * tbytes(b->dtype) > g->smem_end)
-      g->smem_end = b->smem_offset + numel * tbytes(b->dtype);
+    if (numel > 0 && b->smem_offset + mem_bytes(b, numel) > g->smem_end)
+      g->smem_end = b->smem_offset + mem_bytes(b, numel);
     line(g, "%s* %s = reinterpret_cast<%s*>(ts_smem + %lld);", type, name, type, (long long)b->smem_offset);
     return;
   }
@@ -938,8 +987,8 @@ static void alloc(Cg *g, const IrStmt *s) {
       return;
     }
     if (b->scope == IR_SCOPE_BARRIER) line(g, "__shared__ __align__(8) uint64_t %s[%lld];", name, (long long)numel);
-    else line(g, "__shared__ __align__(%d) %s %s[%lld];", array_align(numel * tbytes(b->dtype)), type, name,
-              (long long)numel);
+    else line(g, "__shared__ __align__(%d) %s %s[%lld];", array_align(mem_bytes(b, numel)), type, name,
+              (long long)(packed_mem(b) ? mem_bytes(b, numel) : numel));
     return;
   case IR_SCOPE_LOCAL:
   case IR_SCOPE_FRAGMENT: {
@@ -974,9 +1023,9 @@ static void alloc(Cg *g, const IrStmt *s) {
       return;
     }
     const char *sym = fresh_name(g, arena_printf(g->c->arena, "%s_ws_%s", g->kernel_name, name));
-    int64_t bytes = numel * tbytes(b->dtype);
+    int64_t bytes = mem_bytes(b, numel);
     sb_printf(g->decls, "extern \"C\" {\n__device__ __align__(16) %s %s[%lld];\n}\n", type, sym,
-              (long long)numel);
+              (long long)(packed_mem(b) ? bytes : numel));
     CgWorkspace *w = ARENA_NEW(g->c->arena, CgWorkspace);
     w->symbol = sym;
     w->bytes = bytes;
@@ -993,6 +1042,8 @@ static void alloc(Cg *g, const IrStmt *s) {
  * `#pragma unroll`, every V-lane load reading element [flat + lane]. */
 static void vector_store(Cg *g, const IrStmt *s) {
   int lanes = s->u.store.lanes;
+  if (packed_mem(s->u.store.buf))
+    ts_error(g->c, s->loc, "internal error: vector store to the 4-bit tensor '%s'", s->u.store.buf->name);
   const IrExpr *v = s->u.store.value, *src = v;
   if (src->kind == IR_CAST) src = src->u.ops[0];
   if (s->u.store.async_ && v == src && src->kind == IR_LOAD && src->lanes == lanes) {
@@ -1069,6 +1120,14 @@ static void stmt(Cg *g, const IrStmt *s) {
       return;
     }
     line_start(g);
+    if (packed_mem(s->u.store.buf)) { /* ts::st4(bytes, i, value) */
+      sb_printf(g->out, "ts::st4<%s>(%s, ", cg_ctype(s->u.store.buf->dtype), buf_name(g, s->u.store.buf));
+      flat_index(g, g->out, s->u.store.buf, s->u.store.idx, s->u.store.nidx);
+      sb_append(g->out, ", ");
+      expr_as(g, g->out, s->u.store.value, s->u.store.buf->dtype, 0);
+      sb_append(g->out, ");\n");
+      return;
+    }
     access(g, g->out, s->u.store.buf, s->u.store.idx, s->u.store.nidx, 1, s->loc);
     sb_append(g->out, " = ");
     expr_as(g, g->out, s->u.store.value, s->u.store.buf->dtype, 0);
@@ -1151,7 +1210,7 @@ static void params(Cg *g, StrBuf *sig) {
     if (!first) sb_append(sig, ", ");
     first = false;
     if (p->buf) {
-      const char *type = cg_ctype(p->buf->dtype);
+      const char *type = mem_ctype(p->buf);
       sb_printf(sig, "%s* __restrict__ %s", type ? type : "void",
                 bind_name(g, p->buf, p->name ? p->name : p->buf->name));
     } else if (p->var) {
@@ -1214,7 +1273,7 @@ static void function_workspaces(Cg *g, const IrKernel *k, const PtrVec *fn_ws) {
     if (k->body) ir_visit(k->body, &v);
     if (!u.found) continue;
     if (w->symbol) {
-      line(g, "%s* %s = %s;", cg_ctype(b->dtype), bind_name(g, b, b->name), w->symbol);
+      line(g, "%s* %s = %s;", mem_ctype(b), bind_name(g, b, b->name), w->symbol);
       continue;
     }
     int before = g->workspaces.len;
@@ -1320,7 +1379,8 @@ bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out) {
     const IrStmt *s = items.items[i];
     if (s->kind == IR_S_LET) {
       vec_push(a, &host_lets, (void *)s);
-    } else if (s->kind == IR_S_ALLOC && s->u.alloc.buf->scope == IR_SCOPE_GLOBAL && !s->u.alloc.buf->alias_of) {
+    } else if (s->kind == IR_S_ALLOC && s->u.alloc.buf->scope == IR_SCOPE_GLOBAL && !s->u.alloc.buf->alias_of &&
+               !s->u.alloc.buf->data) {
       FnWorkspace *w = ARENA_NEW(a, FnWorkspace);
       w->alloc = s;
       vec_push(a, &fn_ws, w);

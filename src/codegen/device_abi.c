@@ -140,6 +140,10 @@ const char *cg_ctype(ts_dtype t) {
   case TS_DTYPE_FLOAT64: return "double";
   case TS_DTYPE_FLOAT8_E4M3: return "__nv_fp8_e4m3";
   case TS_DTYPE_FLOAT8_E5M2: return "__nv_fp8_e5m2";
+  /* 4-bit types in registers, one a byte (in memory they are packed: uint8_t + ts::ld4/st4) */
+  case TS_DTYPE_INT4: return "ts::int4_t";
+  case TS_DTYPE_UINT4: return "ts::uint4_t";
+  case TS_DTYPE_FLOAT4_E2M1: return "ts::fp4_e2m1_t";
   case TS_DTYPE_VOID: return "void";
   default: return NULL;
   }

@@ -542,6 +542,67 @@ static Value *t_alloc_global(Eval *ev, CallArgs *a, Value **arg, const Builtin *
   return alloc_workspace(ev, a, bi, arg[0], t, "workspace");
 }
 
+/* T.make_tensor(ptr, shape, dtype): a global tensor over the device address `ptr`, in TileLang an
+ * element of a `T.Tensor([n], T.ptr)` parameter (torch passes data_ptr()s in an int64 tensor).
+ * The address is read once, at this line: the ALLOC declares a typed pointer cast from it, and
+ * every access of the view then prints like one of a tensor parameter (row-major, bounds from
+ * `shape`).  Nothing at launch can check such an address: like TileLang, the kernel trusts it
+ * to hold `shape` elements and to be 16-byte aligned (vector and cp.async copies assume it);
+ * TMA, which needs a descriptor encoded on the host, never reads it (param_index -1). */
+static Value *t_make_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  if (arg[3] && arg[3]->kind != V_NONE) {
+    ts_error(ev->c, loc, "T.make_tensor: strides are not supported yet (the view is row-major)");
+    return ev->poison;
+  }
+  if (arg[0]->kind == V_POISON) return ev->poison;
+  IrExpr *ptr = arg[0]->kind == V_EXPR ? arg[0]->u.expr : NULL;
+  if (!ptr || !(ptr->dtype == TS_DTYPE_INT64 || ptr->dtype == TS_DTYPE_UINT64 || ptr->dtype == TS_DTYPE_HANDLE)) {
+    ts_error(ev->c, loc, "T.make_tensor: ptr must be a 64-bit device address (an element of a T.ptr tensor), got %s",
+             ptr ? dtype_name(ptr->dtype) : ev_type_name(arg[0]));
+    return ev->poison;
+  }
+  ts_dtype t = TS_DTYPE_FLOAT32;
+  if (arg[2] && !ev_to_dtype(ev, arg[2], &t, loc)) return ev->poison;
+  if (t == TS_DTYPE_VOID || t == TS_DTYPE_HANDLE) {
+    ts_error(ev->c, loc, "T.make_tensor: dtype %s cannot be a tensor element", dtype_name(t));
+    return ev->poison;
+  }
+  ValList items = {0};
+  if (arg[1]->kind == V_TUPLE || arg[1]->kind == V_LIST) items = arg[1]->u.seq;
+  else vl_push(ev, &items, arg[1]);
+  if (items.n < 1 || items.n > 8) {
+    ts_error(ev->c, loc, "T.make_tensor: the shape needs 1 to 8 dimensions, got %d", items.n);
+    return ev->poison;
+  }
+  IrExpr **shape = ARENA_ARRAY(ev->a, IrExpr *, items.n);
+  for (int i = 0; i < items.n; i++) {
+    Value *d = items.items[i];
+    if (d->kind == V_INT && d->u.i < 0) {
+      ts_error(ev->c, loc, "T.make_tensor: dimension %d is %lld; it must be 0 or more", i, (long long)d->u.i);
+      return ev->poison;
+    }
+    shape[i] = ev_to_ir(ev, d, NULL, loc);
+    if (!shape[i]) return ev->poison;
+    if (!dtype_is_int(shape[i]->dtype)) {
+      ts_error(ev->c, loc, "T.make_tensor: shape dimensions must be integers, got %s", dtype_name(shape[i]->dtype));
+      return ev->poison;
+    }
+  }
+  const char *name = ev->pending_name ? ev->pending_name : "tensor";
+  ev->pending_name = NULL;
+  IrBuffer *b = ir_buffer(ev->c, name, t, IR_SCOPE_GLOBAL, items.n, shape, loc);
+  b->data = ptr;
+  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
+  s->u.alloc.buf = b;
+  ev_emit(ev, s);
+  ev_define_buffer(ev, b);
+  Value *v = ev_new(ev, V_BUFFER);
+  v->u.buf = b;
+  return v;
+}
+
 /* ---- rows -------------------------------------------------------------------------------------- */
 #define T_COMMON_TENSOR \
   "elem_offset=None, scope=\"global\", align=0, offset_factor=0, buffer_type=\"\", axis_separators=None"
@@ -556,7 +617,7 @@ static const Builtin alloc_rows[] = {
     {"SharedBuffer", "shape, dtype=\"float32\", **kwargs", bi_unsupported, 0, 0},
     {"LocalBuffer", "shape, dtype=\"float32\", **kwargs", bi_unsupported, 0, 0},
     {"ptr", "dtype=None, storage_scope=\"global\"", bi_unsupported, 0, 0},
-    {"make_tensor", "ptr, shape, dtype=\"float32\", strides=None", bi_unsupported, 0, 0},
+    {"make_tensor", "ptr, shape, dtype=\"float32\", strides=None", t_make_tensor, 0, 0},
     /* on-chip buffers */
     {"alloc_shared", "shape, dtype, scope=\"shared.dyn\"", t_alloc, IR_SCOPE_SHARED_DYN, BI_TERSE},
     {"alloc_fragment", "shape, dtype, scope=\"local.fragment\"", t_alloc, IR_SCOPE_FRAGMENT, BI_TERSE},

@@ -529,13 +529,14 @@ static const Builtin scalar_rows[] = {
     {"float8_e4m3", NULL, t_dtype_value, TS_DTYPE_FLOAT8_E4M3, BI_VALUE},
     {"float8_e4m3fn", NULL, t_dtype_value, TS_DTYPE_FLOAT8_E4M3, BI_VALUE},
     {"float8_e5m2", NULL, t_dtype_value, TS_DTYPE_FLOAT8_E5M2, BI_VALUE},
-    {"float4_e2m1fn", NULL, t_dtype_unsupported, 0, BI_VALUE},
+    /* 4-bit types, two a byte in memory (torch passes int8 / uint8 tensors of half the last dim) */
+    {"float4_e2m1fn", NULL, t_dtype_value, TS_DTYPE_FLOAT4_E2M1, BI_VALUE},
+    {"int4", NULL, t_dtype_value, TS_DTYPE_INT4, BI_VALUE},
+    {"uint4", NULL, t_dtype_value, TS_DTYPE_UINT4, BI_VALUE},
     /* tf32 is float32 storage that the tensor cores read with a 10-bit mantissa: TileLang
      * passes float32 tensors for it and its GEMMs take float32 operands as tf32 as ours do. */
     {"tfloat32", NULL, t_dtype_value, TS_DTYPE_FLOAT32, BI_VALUE},
     {"float8_e8m0fnu", NULL, t_dtype_unsupported, 0, BI_VALUE},
-    {"int4", NULL, t_dtype_unsupported, 0, BI_VALUE},
-    {"uint4", NULL, t_dtype_unsupported, 0, BI_VALUE},
     {"dtype", "*args, **kwargs", t_dtype_of, 0, BI_TERSE},
     /* arithmetic, selects and casts */
     {"max", "a, b", t_minmax, IR_MAX, BI_TERSE},

@@ -536,6 +536,11 @@ static Value *t_atomic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   if (ret) return atomic_return_prev(ev, arg, bi, fname, loc);
   Operand d;
   if (!operand(ev, arg[0], fname, "dst", &d, loc)) return NULL;
+  if (dtype_is_packed(d.buf->dtype)) { /* no atomic instruction works on half a byte */
+    ts_error(ev->c, loc, "%s on the %s tensor '%s' is not supported (two elements share each byte)", fname,
+             dtype_name(d.buf->dtype), d.buf->name);
+    return NULL;
+  }
   IrStmt *st = ir_stmt(ev->c, IR_S_ATOMIC, loc);
   st->u.atomic.op = (IrAtomicOp)bi->arg;
   Value *val = arg[1];

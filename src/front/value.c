@@ -265,9 +265,11 @@ bool ev_to_dtype(Eval *ev, Value *v, ts_dtype *out, SrcLoc loc) {
     ev_use_opaque(ev, v, loc);
     return false;
   }
-  if (v->kind == V_BUILTIN && v->u.bi.name && !v->u.bi.self && !strcmp(v->u.bi.name, "T.ptr")) { /* T.Tensor([n], T.ptr) */
-    ts_error(ev->c, loc, "T.ptr (tensors of pointers, T.make_tensor) is not supported yet");
-    return false;
+  if (v->kind == V_BUILTIN && v->u.bi.name && !v->u.bi.self && !strcmp(v->u.bi.name, "T.ptr")) {
+    /* T.Tensor([n], T.ptr): a tensor of device addresses, which torch passes as int64
+     * (data_ptr()s); T.make_tensor turns an element back into a typed tensor. */
+    *out = TS_DTYPE_INT64;
+    return true;
   }
   ts_error(ev->c, loc, "expected a dtype, got %s", ev_type_name(v));
   return false;

@@ -28,11 +28,20 @@ static const DtypeInfo infos[TS_DTYPE_COUNT] = {
     [TS_DTYPE_FLOAT64] = {"float64", "double", 64, 'f'},
     [TS_DTYPE_FLOAT8_E4M3] = {"float8_e4m3", "__nv_fp8_e4m3", 8, 'f'},
     [TS_DTYPE_FLOAT8_E5M2] = {"float8_e5m2", "__nv_fp8_e5m2", 8, 'f'},
+    /* 4-bit types: two a byte in memory; one a byte (ts::int4_t ...) in registers. */
+    [TS_DTYPE_INT4] = {"int4", "ts::int4_t", 4, 'i'},
+    [TS_DTYPE_UINT4] = {"uint4", "ts::uint4_t", 4, 'u'},
+    [TS_DTYPE_FLOAT4_E2M1] = {"float4_e2m1fn", "ts::fp4_e2m1_t", 4, 'f'},
     [TS_DTYPE_HANDLE] = {"handle", "void*", 64, 'h'},
 };
 
 int dtype_bits(ts_dtype t) { return t < TS_DTYPE_COUNT ? infos[t].bits : 0; }
 int dtype_bytes(ts_dtype t) { int b = dtype_bits(t) / 8; return b ? b : 1; }
+bool dtype_is_packed(ts_dtype t) { return t < TS_DTYPE_COUNT && infos[t].bits > 0 && infos[t].bits < 8; }
+/* Bytes that n elements occupy in memory (4-bit types: two a byte, rounded up). */
+int64_t dtype_storage_bytes(ts_dtype t, int64_t n) {
+  return dtype_is_packed(t) ? (n * dtype_bits(t) + 7) / 8 : n * dtype_bytes(t);
+}
 bool dtype_is_float(ts_dtype t) { return t < TS_DTYPE_COUNT && infos[t].cls == 'f'; }
 bool dtype_is_int(ts_dtype t) { return t < TS_DTYPE_COUNT && (infos[t].cls == 'i' || infos[t].cls == 'u'); }
 bool dtype_is_signed(ts_dtype t) { return t < TS_DTYPE_COUNT && (infos[t].cls == 'i' || infos[t].cls == 'f'); }
@@ -50,6 +59,7 @@ static const struct { const char *alias; ts_dtype t; } aliases[] = {
     {"float8_e4m3fn", TS_DTYPE_FLOAT8_E4M3}, {"float8_e4m3fnuz", TS_DTYPE_FLOAT8_E4M3},
     {"float8_e5m2fnuz", TS_DTYPE_FLOAT8_E5M2}, {"e4m3_float8", TS_DTYPE_FLOAT8_E4M3},
     {"e5m2_float8", TS_DTYPE_FLOAT8_E5M2}, {"boolean", TS_DTYPE_BOOL},
+    {"float4_e2m1", TS_DTYPE_FLOAT4_E2M1},
 };
 
 bool dtype_parse(const char *s, ts_dtype *out) {

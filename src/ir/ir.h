@@ -23,6 +23,8 @@
  * pointers and TS_DTYPE_VOID for statements-as-expressions. */
 int dtype_bits(ts_dtype t);
 int dtype_bytes(ts_dtype t);           /* bits/8, at least 1 */
+bool dtype_is_packed(ts_dtype t);      /* int4, uint4, float4_e2m1fn: two elements a byte in memory */
+int64_t dtype_storage_bytes(ts_dtype t, int64_t n); /* bytes of n elements in memory */
 bool dtype_is_float(ts_dtype t);       /* f16 bf16 f32 f64 f8 */
 bool dtype_is_int(ts_dtype t);         /* signed or unsigned, not bool */
 bool dtype_is_signed(ts_dtype t);
@@ -378,6 +380,8 @@ struct IrBuffer {
   int64_t smem_offset;/* SHARED_DYN after pass_merge_shared_memory: byte offset, -1 before */
   int64_t local_size; /* FRAGMENT/LOCAL after lowering: registers per thread */
   IrBuffer *alias_of; /* T.view / T.reshape / T.Tensor(..., data=): the buffer whose memory this is */
+  IrExpr *data;       /* GLOBAL made by T.make_tensor (param_index -1): the 64-bit device address of
+                         element 0, evaluated once where its ALLOC stands (a T.ptr tensor's element) */
   IrBuffer *layout_like; /* FRAGMENT made by a pass: takes this fragment's layout (same shape) */
   const int64_t *arrive_counts; /* BARRIER (T.alloc_barrier): each mbarrier's arrive count */
   int reducer;        /* T.alloc_reducer (a LOCAL buffer, one copy per thread): 1 + its IrReduceKind

@@ -232,6 +232,10 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
       if (b->local_size) sb_printf(out, " local_size=%lld", (long long)b->local_size);
       if (b->smem_offset >= 0 && (b->scope == IR_SCOPE_SHARED_DYN)) sb_printf(out, " offset=%lld", (long long)b->smem_offset);
       if (b->alias_of) sb_printf(out, " view_of=%s", b->alias_of->name);
+      if (b->data) {
+        sb_append(out, " data=");
+        print_sub(out, b->data, 0);
+      }
       sb_putc(out, '\n');
       break;
     }

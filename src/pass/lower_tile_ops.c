@@ -427,6 +427,8 @@ static bool vec_operand(Lower *lw, const ParNest *nest, const Fragment *L, IrBuf
   int last = nest->n - 1;
   IrVar *lv = nest->var[last];
   if (V * dtype_bytes(b->dtype) > 16) return false;
+  /* 4-bit tensors in memory share bytes between elements: element by element (ts::st4). */
+  if (dtype_is_packed(b->dtype) && b->scope != IR_SCOPE_FRAGMENT && b->scope != IR_SCOPE_LOCAL) return false;
   if (b->scope == IR_SCOPE_FRAGMENT) {
     int map[FRAG_MAX_DIMS];
     int64_t off[FRAG_MAX_DIMS] = {0};
@@ -971,7 +973,7 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
 static void add_smem_bytes(IrStmt *s, void *ctx) {
   if (s->kind != IR_S_ALLOC || s->u.alloc.buf->scope != IR_SCOPE_SHARED_DYN || s->u.alloc.buf->alias_of) return;
   int64_t n = ir_buffer_numel(s->u.alloc.buf);
-  if (n > 0) *(int64_t *)ctx += n * dtype_bytes(s->u.alloc.buf->dtype);
+  if (n > 0) *(int64_t *)ctx += dtype_storage_bytes(s->u.alloc.buf->dtype, n);
 }
 
 /* One workspace per reduction costs nothing to order (no two reductions touch the same
@@ -985,7 +987,7 @@ static void share_scratch(Lower *lw, IrStmt *body) {
   ir_visit(body, &v);
   for (int i = 0; i < lw->scratch.len; i++) {
     IrBuffer *b = lw->scratch.items[i];
-    bytes += ir_buffer_numel(b) * dtype_bytes(b->dtype);
+    bytes += dtype_storage_bytes(b->dtype, ir_buffer_numel(b));
   }
   if (!cap || bytes <= cap) return;
   for (int i = 0; i < lw->scratch.len; i++) {

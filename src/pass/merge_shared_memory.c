@@ -62,7 +62,7 @@ static void scan_stmt(IrStmt *s, void *ctx) {
     }
     Life *l = ARENA_NEW(m->c->arena, Life);
     l->buf = b;
-    l->bytes = n * dtype_bytes(b->dtype);
+    l->bytes = dtype_storage_bytes(b->dtype, n); /* 4-bit types: two a byte */
     l->align = b->layout && b->layout->swizzle ? 1024 : 128; /* swizzles use address bits 4..9 */
     l->first = l->last = -1;
     vec_push(m->c->arena, &m->lives, l);

@@ -127,6 +127,7 @@ static bool tma_src(TsCompiler *c, const IrRegion *r, const IrBuffer *sb, const 
   const char *why = NULL;
   if (g->param_index < 0 || g->alias_of || g->strides) why = "it must be a tensor parameter of the kernel";
   else if (g->remap) why = "it has a T.Layout (T.annotate_layout), so its boxes are not contiguous";
+  else if (dtype_is_packed(g->dtype)) why = "4-bit tensors (two elements a byte) are not copied by TMA yet";
   else if (n < 2 || n > 4) why = "TMA loads here take tensors of 2 to 4 dims";
   else if (g->dtype != sb->dtype) why = "its dtype must be the destination's";
   else if (!ws_tma_rows_aligned(g)) why = "its rows must be 16-byte aligned";

@@ -146,7 +146,7 @@ bool ws_tma_rows_aligned(const IrBuffer *g) {
 static bool tma_global_box(const IrRegion *r, int64_t rows, int64_t cols) {
   const IrBuffer *g = r->buf;
   if (g->scope != IR_SCOPE_GLOBAL || g->param_index < 0 || g->alias_of || g->strides || g->remap || g->ndim < 2 ||
-      g->ndim > 4 || r->ndim != g->ndim)
+      g->ndim > 4 || r->ndim != g->ndim || dtype_is_packed(g->dtype)) /* 4-bit: element by element */
     return false;
   for (int d = 0; d < g->ndim; d++) {
     int64_t e, want = d == g->ndim - 2 ? rows : d == g->ndim - 1 ? cols : 1;
@@ -160,7 +160,7 @@ static bool tma_copy_ok(const IrStmt *cp, const Layout *layout, int64_t *rows, i
   const IrRegion *src = &cp->u.copy.src, *dst = &cp->u.copy.dst;
   IrBuffer *g = src->buf, *sb = dst->buf;
   if (cp->u.copy.disable_tma || g->scope != IR_SCOPE_GLOBAL || g->param_index < 0 || g->alias_of || g->strides ||
-      g->remap)
+      g->remap || dtype_is_packed(g->dtype))
     return false;
   if (!is_shared(sb) || sb->alias_of || sb->ndim != 2 || g->dtype != sb->dtype || g->ndim < 2 || g->ndim > 4) return false;
   int64_t r, cc;

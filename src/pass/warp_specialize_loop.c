@@ -254,7 +254,7 @@ static bool tma_tile(Wsl *w, IrStmt *cp, const IrVar *kv, TmaTile *t) {
   const IrRegion *src = &cp->u.copy.src, *dst = &cp->u.copy.dst;
   IrBuffer *g = src->buf, *sb = dst->buf;
   if (cp->u.copy.disable_tma || g->scope != IR_SCOPE_GLOBAL || g->param_index < 0 || g->alias_of || g->strides ||
-      g->remap)
+      g->remap || dtype_is_packed(g->dtype)) /* 4-bit: element by element */
     return false;
   if (!is_shared(sb) || sb->alias_of || sb->ndim != 2 || g->dtype != sb->dtype || g->ndim < 2 || g->ndim > 4 ||
       src->ndim != g->ndim)

@@ -82,6 +82,9 @@ static ts_status pack_scalar(ts_kernel *k, int i, const ts_arg *a, uint64_t *slo
 /* Checks one tensor's kind-independent facts and binds plain dynamic dimensions. */
 static ts_status check_tensor(ts_kernel *k, int i, const ts_tensor *t, int64_t *dyn_vals, int *dyn_from) {
   const RtParam *p = &k->params[i];
+  if (t->dtype != p->dtype && dtype_is_packed(p->dtype))
+    return arg_error(k, i, "expected dtype %s (or its bytes: an int8 or uint8 tensor with the last dimension halved), "
+                     "got %s", ts_dtype_name(p->dtype), ts_dtype_name(t->dtype));
   if (t->dtype != p->dtype)
     return arg_error(k, i, "expected dtype %s, got %s", ts_dtype_name(p->dtype), ts_dtype_name(t->dtype));
   if (t->ndim != p->ndim)
@@ -171,7 +174,51 @@ static ts_status check_layout(ts_kernel *k, int i, const ts_tensor *t, RtPacked 
   return TS_OK;
 }
 
+/* 4-bit parameters (int4, uint4, float4_e2m1fn) arrive as their bytes, as torch holds them: an int8
+ * or uint8 tensor whose last dimension is half the kernel's, two elements a byte.  The checks
+ * below see the logical tensor: that last dimension doubled, the other strides in elements. */
+typedef struct PackedArgs {
+  ts_arg args[RT_MAX_ARGS];
+  int64_t shape[RT_MAX_ARGS][RT_MAX_DIMS], strides[RT_MAX_ARGS][RT_MAX_DIMS];
+} PackedArgs;
+
+static ts_status packed_logical(ts_kernel *k, int i, ts_arg *a, PackedArgs *pa) {
+  ts_tensor *t = &a->tensor;
+  if (t->dtype != TS_DTYPE_INT8 && t->dtype != TS_DTYPE_UINT8) return TS_OK; /* check_tensor words it */
+  if (t->ndim < 1 || t->ndim > RT_MAX_DIMS || !t->shape) return TS_OK;
+  for (int d = 0; d < t->ndim; d++) pa->shape[i][d] = t->shape[d];
+  pa->shape[i][t->ndim - 1] *= 2;
+  if (t->strides) {
+    if (t->strides[t->ndim - 1] != 1 && t->shape[t->ndim - 1] > 1)
+      return arg_error(k, i, "the bytes of a %s tensor must be contiguous along the last dimension (stride %lld)",
+                       ts_dtype_name(k->params[i].dtype), (long long)t->strides[t->ndim - 1]);
+    for (int d = 0; d < t->ndim; d++) pa->strides[i][d] = d == t->ndim - 1 ? 1 : 2 * t->strides[d];
+    t->strides = pa->strides[i];
+  }
+  t->shape = pa->shape[i];
+  t->dtype = k->params[i].dtype;
+  return TS_OK;
+}
+
+static ts_status check_args(ts_kernel *k, const ts_arg *args, int nargs, RtPacked *pk);
+
 ts_status rt_kernel_check_args(ts_kernel *k, const ts_arg *args, int nargs, RtPacked *pk) {
+  bool packed = false;
+  for (int i = 0; i < k->nparams && i < nargs && args; i++)
+    packed |= k->params[i].kind == TS_ARG_TENSOR && dtype_is_packed(k->params[i].dtype) &&
+              args[i].kind == TS_ARG_TENSOR;
+  if (!packed || nargs != k->nparams || nargs > RT_MAX_ARGS) return check_args(k, args, nargs, pk);
+  PackedArgs pa_storage, *pa = &pa_storage; /* ~24 KB of stack, no allocation on the launch path */
+  ts_status st = TS_OK;
+  for (int i = 0; i < nargs && st == TS_OK; i++) {
+    pa->args[i] = args[i];
+    if (args[i].kind == TS_ARG_TENSOR && dtype_is_packed(k->params[i].dtype)) st = packed_logical(k, i, &pa->args[i], pa);
+  }
+  if (st == TS_OK) st = check_args(k, pa->args, nargs, pk);
+  return st;
+}
+
+static ts_status check_args(ts_kernel *k, const ts_arg *args, int nargs, RtPacked *pk) {
   if (nargs != k->nparams || (nargs > 0 && !args)) {
     StrBuf e = {0};
     for (int i = 0; i < k->nparams; i++) sb_printf(&e, "%s%s", i ? ", " : "", k->params[i].name);

@@ -637,6 +637,110 @@ def dequant_convert(ctx, corpus):
     check("dequant int4 convert", k(qb), torch.where(i4 >= 8, i4 - 16, i4), 0, 0)
 
 
+def grouped_gemm_ptr(ctx, corpus, sizes, K, N, bm, bn, bk, threads):
+    """grouped_gemm/example_grouped_gemm_fwd_ptr.py: tensors of pointers (T.ptr, int64 data_ptr()s)
+    and T.make_tensor views of each group's own A, B and C (padded to max(sizes) rows)."""
+    prog = ctx.load(os.path.join(corpus, "grouped_gemm/example_grouped_gemm_fwd_ptr.py"))
+    kern = prog.compile("grouped_gemm_ptr", batch_sizes_list=tuple(sizes), K=K, N=N, block_M=bm, block_N=bn,
+                        block_K=bk, num_stages=1, threads=threads)
+    mx = max(sizes)
+    a = [torch.zeros(mx, K, dtype=torch.float16, device="cuda") for _ in sizes]
+    for t, m in zip(a, sizes):
+        t[:m].copy_(torch.randn(m, K, dtype=torch.float16, device="cuda"))
+    b = [torch.randn(K, N, dtype=torch.float16, device="cuda") for _ in sizes]
+    c = [torch.full((mx, N), float("nan"), dtype=torch.float16, device="cuda") for _ in sizes]
+    ptrs = [torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64, device="cuda") for ts in (a, b, c)]
+    offs, o = [], 0
+    for m in sizes:
+        offs.append(o)
+        o += (m + bm - 1) // bm
+    kern(*ptrs, torch.tensor(offs, dtype=torch.int32, device="cuda"))
+    for g, m in enumerate(sizes):
+        check("grouped GEMM ptr %s K=%d N=%d group %d" % (sizes, K, N, g), c[g][:m], a[g][:m].float() @ b[g].float(),
+              5e-2, 1e-2)
+
+
+def nibbles(b, signed):
+    """(R, C) bytes -> (R, 2C) 4-bit values, element 2k in the low nibble (torch's packing)."""
+    n = torch.stack((b & 15, b >> 4), dim=-1).reshape(b.shape[0], b.shape[1] * 2).to(torch.int32)
+    return torch.where(n >= 8, n - 16, n) if signed else n
+
+
+def pack_nibbles(codes):
+    """(R, 2C) codes 0..15 -> (R, C) uint8, element 2k in the low nibble."""
+    c = (codes.to(torch.int32) & 15).reshape(codes.shape[0], -1, 2)
+    return (c[..., 0] | (c[..., 1] << 4)).to(torch.uint8)
+
+
+E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+
+
+def e2m1_codes(y):
+    """float32 -> float4_e2m1fn codes, written from the format: the nearest of the 8 magnitudes
+    (a tie to the even code), saturating at 6, the sign bit kept (-0.0 is code 8); NaN -> +6."""
+    vals = torch.tensor(E2M1, dtype=torch.float64, device=y.device)
+    a = y.double().abs().clamp(max=6.0)
+    d = (a.unsqueeze(-1) - vals).abs()
+    tied = d == d.min(dim=-1, keepdim=True).values
+    even = tied & (torch.arange(8, device=y.device) % 2 == 0)
+    code = torch.where(even.any(-1), even.int().argmax(-1), tied.int().argmax(-1))
+    code = code + 8 * torch.signbit(y).int()
+    return torch.where(torch.isnan(y), torch.full_like(code, 7), code)
+
+
+def e2m1_values(codes):
+    vals = torch.tensor(E2M1 + [-v for v in E2M1], dtype=torch.float32, device=codes.device)
+    return vals[codes.long()]
+
+
+def packed4(ctx):
+    """tests/codegen/packed4.py: int4 / uint4 / float4_e2m1fn tensors, two elements a byte,
+    through shared memory and registers (ts::ld4 / st4, nibble writes of many threads into
+    the same words), 4-bit arithmetic wrapping, and float -> e2m1 rounding at every tie."""
+    prog = ctx.load(os.path.join(ROOT, "tests/codegen/packed4.py"))
+    a = torch.randint(0, 256, (64, 32), dtype=torch.uint8, device="cuda")
+    b = torch.full((64, 32), 0xAA, dtype=torch.uint8, device="cuda")
+    c = torch.full((64, 64), -99, dtype=torch.int32, device="cuda")
+    prog.compile("int4_copy")(a, b, c)
+    v = nibbles(a, True)
+    wrap = lambda t: ((t & 15) ^ 8) - 8  # noqa: E731
+    check("int4 copy: C = A * 2 (wraps in int4)", c, wrap(v * 2), 0, 0)
+    check("int4 copy: B = A + 1 (packed stores)", nibbles(b, True), wrap(v + 1), 0, 0)
+    special = [0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 0.24, 0.26, 5.01, 7.0, 1e30, float("inf"), -float("inf"),
+               float("nan"), -0.0, 0.0, -0.1, -0.25, -2.5, -3.5, -6.0, 6.0, 1e-40]
+    x = torch.randn(32, 64, dtype=torch.float32, device="cuda") * 3
+    x.view(-1)[:len(special)] = torch.tensor(special, dtype=torch.float32)
+    x.view(-1)[-len(special):] = -torch.tensor(special, dtype=torch.float32)
+    y = torch.full((32, 32), 0xFF, dtype=torch.uint8, device="cuda")
+    z = torch.full((32, 64), float("nan"), dtype=torch.float32, device="cuda")
+    prog.compile("fp4_convert")(x, y, z)
+    want = e2m1_codes(x)
+    check("float32 -> float4_e2m1fn codes", nibbles(y, False), want, 0, 0)
+    check("float4_e2m1fn -> float32", z, e2m1_values(want), 0, 0)
+    u = torch.randint(0, 256, (16, 16), dtype=torch.uint8, device="cuda")
+    s = torch.full((16,), -1, dtype=torch.int32, device="cuda")
+    prog.compile("uint4_sum")(u, s)
+    check("uint4 row sums", s, nibbles(u, False).sum(-1).to(torch.int32), 0, 0)
+
+
+def fp4_act_quant(ctx, corpus, M, N):
+    """deepseek_v4/act_quant.py fp4_quant_kernel: bf16 -> float4_e2m1fn (packed bytes) with a
+    power-of-two scale per 32 values, against a bit-exact reference of the same float32 steps."""
+    k = ctx.load(os.path.join(corpus, "deepseek_v4/act_quant.py")).compile("fp4_quant_kernel", block_size=32, N=N)
+    x = torch.randn(M, N, dtype=torch.bfloat16, device="cuda")
+    quant = torch.full((M, N // 2), 0xFF, dtype=torch.uint8, device="cuda")
+    scale = torch.full((M, N // 32), float("nan"), dtype=torch.float32, device="cuda")
+    k(x, quant, scale)
+    xf = x.float().reshape(M, N // 32, 32)
+    amax = torch.maximum(xf.abs().amax(-1), torch.tensor(6 * 2.0**-126, dtype=torch.float32, device="cuda"))
+    bits = (amax * torch.tensor(1 / 6, dtype=torch.float32, device="cuda")).view(torch.int32)
+    e = ((bits >> 23) & 255) - 127 + ((bits & ((1 << 23) - 1)) != 0).int()
+    s = ((e + 127) << 23).view(torch.float32)
+    y = torch.clamp(xf / s.unsqueeze(-1), -6.0, 6.0).reshape(M, N)
+    check("fp4 act quant M=%d N=%d scale" % (M, N), scale, s, 0, 0)
+    check("fp4 act quant M=%d N=%d codes" % (M, N), nibbles(quant, False), e2m1_codes(y), 0, 0)
+
+
 def fragment_divided(ctx):
     """tests/codegen/fragment_divided.py and fragment_divided_spread.py: packed 4-bit values read
     from a fragment at j // 2 and j >> 3 (fragment_derive_div: lanes of one thread's vector, or
@@ -1017,6 +1121,11 @@ def main():
         lambda: gemm_persistent(ctx, corpus, 1536, 2048, 512, False),
         lambda: gemm_persistent(ctx, corpus, 4096, 1024, 2048, True),  # 128 tiles: 4 blocks idle
         lambda: fragment_divided(ctx),
+        lambda: packed4(ctx),
+        lambda: fp4_act_quant(ctx, corpus, 256, 1024),  # the file's test size
+        lambda: fp4_act_quant(ctx, corpus, 100, 512),
+        lambda: grouped_gemm_ptr(ctx, corpus, [16, 33, 64], 128, 96, 32, 32, 32, 128),  # the file's test
+        lambda: grouped_gemm_ptr(ctx, corpus, [64, 128, 256], 4096, 4096, 64, 128, 64, 256),  # the manifest's row
         lambda: dequant_convert(ctx, corpus),
         lambda: dequant_fp4_matmul(ctx, corpus, 256, 256, 256),  # the file's main()
         lambda: dequant_fp4_matmul(ctx, corpus, 256, 512, 1024),

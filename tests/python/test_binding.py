@@ -87,6 +87,20 @@ class BindingTest(unittest.TestCase):
         self.assertEqual(ts.param_text('a"b'), '"a\\"b"')
         self.assertRaises(TypeError, ts.param_text, object())
 
+    def test_packed4_params(self):
+        """4-bit tensors: the library reports their logical shape and dtype; torch holds their
+        bytes (outputs allocated with the last dimension halved; fp4 as float4_e2m1fn_x2 when
+        torch has it, else uint8)."""
+        k = self.ctx.load(os.path.join(ROOT, "tests/codegen/packed4.py")).compile(
+            "fp4_convert", arch="sm_90a", no_jit=True)
+        self.assertEqual(k.args[1], ts.ArgInfo("Y", "tensor", "float4_e2m1fn", (32, 64), False))
+        fake = types.SimpleNamespace(int8="i8", uint8="u8")
+        self.assertEqual(ts.packed_output(fake, (32, 64), "float4_e2m1fn"), ((32, 32), "u8"))
+        self.assertEqual(ts.packed_output(fake, (3, 8), "int4"), ((3, 4), "i8"))
+        fake.float4_e2m1fn_x2 = "f4x2"
+        self.assertEqual(ts.packed_output(fake, (2, 2), "float4_e2m1fn"), ((2, 1), "f4x2"))
+        self.assertRaises(TypeError, ts.packed_output, fake, (3, 5), "uint4")
+
     def test_compile_error_has_diagnostics(self):
         prog = self.ctx.load_source("bad_kernel.py", BAD)
         with self.assertRaises(ts.TileScaleError) as cm:

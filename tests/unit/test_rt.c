@@ -668,6 +668,46 @@ static ts_status try_launch(ts_kernel *k, SampleArgs *s, int nargs) {
   return ts_kernel_launch(k, s->a, nargs, NULL);
 }
 
+/* A 4-bit parameter takes its logical tensor or, as torch holds it, its bytes: an int8 / uint8
+ * tensor with the last dimension halved (strides in bytes; the last one 1). */
+TEST(rt_launch_packed4_arguments) {
+  ts_context *ctx = NULL;
+  ts_context_options opt = {.size = sizeof opt, .disable_cache = 1};
+  REQUIRE(ts_context_create(&opt, &ctx) == TS_OK);
+  RtParam p[1];
+  memset(p, 0, sizeof p);
+  p[0] = (RtParam){.name = "Q", .kind = TS_ARG_TENSOR, .dtype = TS_DTYPE_INT4, .ndim = 2, .shape = {-1, 64},
+                   .dyn = {0, -1}};
+  const char *dyn[] = {"M"};
+  RtLaunch l = {.name = "q_kernel", .grid_static = {1, 1, 1}, .block = {128, 1, 1}};
+  ts_kernel *k = rt_kernel_new_for_test(ctx, p, 1, dyn, 1, &l, 1);
+  RtPacked *pk = ts_malloc(sizeof *pk);
+  int64_t bytes[2] = {32, 32}, logical[2] = {32, 64}, wide[2] = {32, 64}, st_ok[2] = {48, 1}, st_bad[2] = {64, 2};
+  ts_arg a = {.kind = TS_ARG_TENSOR, .tensor = {(void *)(uintptr_t)0x7f0000000000, TS_DTYPE_UINT8, 2, bytes, NULL, 0}};
+  CHECK(rt_kernel_check_args(k, &a, 1, pk) == TS_OK);
+  CHECK(pk->storage[1] == 32); /* M, bound from the byte tensor's rows */
+  a.tensor.dtype = TS_DTYPE_INT8;
+  a.tensor.strides = st_ok; /* rows 48 bytes apart: 96 elements */
+  CHECK(rt_kernel_check_args(k, &a, 1, pk) == TS_ERR_LAUNCH_ARGUMENT);
+  CHECK(strstr(ts_last_error(ctx), "expects strides") || strstr(ts_last_error(ctx), "stride"));
+  a.tensor.strides = st_bad;
+  CHECK(rt_kernel_check_args(k, &a, 1, pk) == TS_ERR_LAUNCH_ARGUMENT);
+  CHECK(strstr(ts_last_error(ctx), "must be contiguous along the last dimension") != NULL);
+  a.tensor.strides = NULL;
+  a.tensor.shape = wide; /* the logical width given as bytes: 128 elements */
+  CHECK(rt_kernel_check_args(k, &a, 1, pk) == TS_ERR_LAUNCH_ARGUMENT);
+  CHECK(strstr(ts_last_error(ctx), "dimension 1 is 128 but the kernel was compiled for 64") != NULL);
+  a.tensor.dtype = TS_DTYPE_INT4;
+  a.tensor.shape = logical;
+  CHECK(rt_kernel_check_args(k, &a, 1, pk) == TS_OK);
+  a.tensor.dtype = TS_DTYPE_FLOAT16;
+  CHECK(rt_kernel_check_args(k, &a, 1, pk) == TS_ERR_LAUNCH_ARGUMENT);
+  CHECK(strstr(ts_last_error(ctx), "expected dtype int4 (or its bytes") != NULL);
+  ts_free(pk);
+  ts_kernel_destroy(k);
+  ts_context_destroy(ctx);
+}
+
 TEST(rt_launch_argument_errors) {
   ts_context *ctx = NULL;
   ts_context_options opt = {.size = sizeof opt, .disable_cache = 1};

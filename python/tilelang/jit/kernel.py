@@ -176,7 +176,11 @@ class JITKernel(Launcher):
             if a.kind != "tensor":
                 raise TypeError("tilelang: cannot allocate output '%s' of %s: it is a scalar; "
                                 "pass every argument" % (a.name, self.name))
-            if self._dist_uses and _dist_runtime.active():
+            if a.dtype in ("int4", "uint4", "float4_e2m1fn"):  # 4-bit: torch holds the bytes
+                import tilescale
+                shape, tdt = tilescale.packed_output(torch, shape, a.dtype)
+                outs.append(torch.empty(shape, dtype=tdt, device=dev))
+            elif self._dist_uses and _dist_runtime.active():
                 outs.append(_dist_runtime.symmetric(shape, _torch_dtype(a.dtype)))
             else:
                 outs.append(torch.empty(shape, dtype=_torch_dtype(a.dtype), device=dev))
