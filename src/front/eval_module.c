@@ -269,6 +269,7 @@ static Value *stub_module(Eval *ev, const char *name) {
 static Value *stub_name(Eval *ev, const char *name, const char *module) {
   Value *v = ev_opaque(ev, arena_printf(ev->a, "'%s' (from module '%s') is not available in kernels", name, module));
   v->u.opaque.module = module;
+  v->u.opaque.qualname = name;
   return v;
 }
 
