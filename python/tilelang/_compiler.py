@@ -89,12 +89,16 @@ def context():
     effect)."""
     global _ctx
     own = getattr(_local, "ctx", None)
-    if own is not None:
+    if own is not None and not getattr(own, "in_host_call", 0):
         return own
     with _lock:
         if _ctx is None:
             _ctx = new_context()
-        return _ctx
+        if own is None and not getattr(_ctx, "in_host_call", 0):
+            return _ctx
+    # A host call (a helper run for the compiler, _host_call.py) compiles a kernel itself: the
+    # context compiling on this thread is busy, so this compile gets a context of its own.
+    return new_context()
 
 
 def num_workers(n):

@@ -200,6 +200,7 @@ class Context:
                 if h.value:
                     _c.ts_context_destroy(h)
         self._h, self.device, self._destroy = h, int(device), _c.ts_context_destroy
+        self.in_host_call = 0  # > 0 while its host-call function runs (the context is compiling)
 
     def __del__(self):
         h = getattr(self, "_h", None)
@@ -223,7 +224,8 @@ class Context:
         answer is the result's literal text; args_text is "((pos, ...), {'kw': v})" with dtypes
         written T.NAME.  An exception fn raises becomes a diagnostic at the call: "Type:
         message (at file:line)", or a HostCallError's message alone.  None removes it.  fn runs
-        on the compiling thread (with the GIL) and must not compile with this context."""
+        on the compiling thread (with the GIL) and must not compile with this context (it is
+        busy: in_host_call is then non-zero)."""
         if fn is None:
             _check(_c.ts_context_set_host_call(self._h, None, None), self._h)
             self._host_call = None
@@ -231,11 +233,14 @@ class Context:
         answer = [None]  # the last answer's bytes: the library copies them before the next call
 
         def trampoline(_user, module, qualname, args, result):
+            self.in_host_call += 1
             try:
                 text = fn(module.decode(), qualname.decode(), args.decode("utf-8", "surrogateescape"))
                 rc = 0
             except BaseException as e:  # noqa: BLE001 (nothing may propagate into C)
                 text, rc = _host_error_text(e), 1
+            finally:
+                self.in_host_call -= 1
             if not isinstance(text, str):
                 text, rc = "the host-call function answered a %s, not text" % type(text).__name__, 1
             answer[0] = text.replace("\0", "\\x00").encode("utf-8", "surrogateescape")

@@ -435,8 +435,7 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
     ts_dtype t;
     const char *path = base->u.opaque.qualname;
     if (base->u.opaque.module && !strcmp(base->u.opaque.module, "torch") && (!path || !strchr(path, '.')) &&
-        dtype_parse(name, &t) &&
-        strcmp(name, "int") && strcmp(name, "float"))
+        dtype_parse(name, &t) && strcmp(name, "int") && strcmp(name, "float"))
       return ev_dtype(ev, t);
     /* the attribute path is kept: a call of it may go to the host (host_call.c) */
     Value *v = ev_opaque(ev, base->u.opaque.what);

@@ -9,6 +9,7 @@
  *   eval_stmt.c      statements
  *   eval_expr.c      expressions, assignment targets, calls
  *   eval_module.c    name lookup through modules' lazy globals, imports, module attributes
+ *   host_call.c      calls of stub modules' functions handed to the embedding interpreter
  *   registry.c       the builtin registry: each namespace's rows (registry.h)
  *   builtins_*.c     the rows and their handlers, by topic (builtin.h)
  *   builtin.c        binding a call to a row's signature; helpers the handlers share
