@@ -93,9 +93,11 @@ TS_API int ts_context_device_sm(const ts_context *ctx);
 /* Host calls.  A kernel file's host code (a factory's body, module-level assignments, the
  * helpers they call: never a kernel or @T.prim_func body) may call a function the compiler
  * cannot evaluate itself: one of a module that is neither beside the kernel file nor in
- * the embedded prelude (`from my_helpers import pick_block`), or a name the prelude's
- * partial libraries (torch, tvm) lack.  Without a host-call function that is a diagnostic.
- * With one, such a call whose arguments are all plain values is handed to it:
+ * the embedded prelude (`from my_helpers import pick_block`), a name the prelude's partial
+ * libraries (torch, tvm) lack, or a top-level function of a module beside the kernel file
+ * on which the compiler's interpreter reported errors (those are then dropped when fn
+ * succeeds).  Without a host-call function the first two are a diagnostic.  With one, such
+ * a call whose arguments are all plain values is handed to it:
  *   module    the import name ("my_helpers")
  *   qualname  the attribute path inside it ("pick_block", "cuda.get_device_name")
  *   args      the arguments as Python literal text, positional then keyword:

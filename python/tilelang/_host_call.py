@@ -4,8 +4,9 @@ evaluate itself, run here in CPython (DESIGN.md §4, the fourth step of an impor
 The library evaluates a factory's host code with its own interpreter: sibling modules beside
 the kernel file and the embedded prelude are evaluated there; any other module is a stub.  A
 call of a stub's function (`from my_helpers import pick_block; pick_block(M)`, a module on
-sys.path that is not beside the kernel file, or one using numpy) whose arguments are plain
-values reaches `call` below through tilescale.Context.set_host_call (new_context registers it
+sys.path that is not beside the kernel file, or one using numpy), or of a helper module
+beside the kernel file that the interpreter fails on, whose arguments are plain values,
+reaches `call` below through tilescale.Context.set_host_call (new_context registers it
 on every context the package makes): the arguments arrive as Python literal text
 ("((4096,), {'dtype': T.float16})", dtypes as T.NAME), are decoded by a literal reader (no
 eval), the function is found with importlib and getattr, called, and its result is answered

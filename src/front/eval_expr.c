@@ -158,7 +158,11 @@ Value *ev_call(Eval *ev, Value *fn, CallArgs *a) {
   SrcLoc loc = a->node ? a->node->loc : SRCLOC_NONE;
   if (!fn || fn->kind == V_POISON) return NULL;
   switch (fn->kind) {
-  case V_FUNC: return ev_call_function(ev, fn, a);
+  case V_FUNC: {
+    HostRetry mark = ev_host_retry_arm(ev, fn); /* a sibling helper the interpreter fails on */
+    Value *r = ev_call_function(ev, fn, a);
+    return mark.armed ? ev_host_retry(ev, fn, a, &mark, r) : r;
+  }
   case V_BUILTIN: return builtin_call(ev, fn, a);
   case V_DTYPE: return call_dtype(ev, fn->u.dtype, a);
   case V_OPAQUE: return ev_host_call(ev, fn, a);

@@ -2,9 +2,12 @@
  * name the interpreter cannot resolve — from a module that is neither beside the kernel
  * file nor in the prelude, or one the prelude's partial libraries lack — handed to the
  * embedding interpreter when there is one (TsCompiler.host_call, set by
- * ts_context_set_host_call; the `tilelang` package registers CPython).
+ * ts_context_set_host_call; the `tilelang` package registers CPython).  A top-level function
+ * of a sibling helper module that the interpreter fails on (a class, a generator, ...) is
+ * called again there, and the interpreter's errors are dropped when that works.
  *
  *   eval_expr.c: ev_call of an opaque stub -> ev_host_call (here)
+ *                ev_call of a sibling's def -> ev_host_retry_arm, interpret, ev_host_retry
  *       arguments -> Python literal text (ev_literal_text) -> host_call(module, qualname, args)
  *       result text -> parse_expression -> ev_literal_value -> Value
  *
@@ -215,6 +218,23 @@ static Value *read_result(Eval *ev, const char *full, const char *text, SrcLoc l
   return v;
 }
 
+/* Calls module.qualname in the host with the arguments' text (freed here): its value, or NULL
+ * with *failure the host's message (nothing reported) or after a diagnostic at loc (an answer
+ * that is no plain literal). */
+static Value *ask_host(Eval *ev, const char *module, const char *qualname, StrBuf *args, SrcLoc loc,
+                       const char **failure) {
+  TsCompiler *c = ev->c;
+  const char *answer = NULL;
+  int rc = c->host_call(c->host_call_user, module, qualname, sb_str(args), &answer);
+  sb_free(args);
+  const char *text = arena_strdup(ev->a, answer ? answer : ""); /* the host's buffer is only lent */
+  if (rc) {
+    *failure = *text ? text : "(no message)";
+    return NULL;
+  }
+  return read_result(ev, arena_printf(ev->a, "%s.%s", module, qualname), text, loc);
+}
+
 /* Calls opaque value fn: through the host when it stands for a function of a module, a host
  * is registered, no kernel is being traced and every argument is plain; else the stub's own
  * diagnostic (saying why the host was not asked, when there is one). */
@@ -242,13 +262,66 @@ Value *ev_host_call(Eval *ev, Value *fn, CallArgs *a) {
              fn->u.opaque.what, full, why);
     return NULL;
   }
-  const char *answer = NULL;
-  int rc = c->host_call(c->host_call_user, module, qualname, sb_str(&args), &answer);
-  sb_free(&args);
-  const char *text = arena_strdup(ev->a, answer ? answer : ""); /* the host's buffer is only lent */
-  if (rc) {
-    ts_error(c, loc, "calling %s in Python failed: %s", full, *text ? text : "(no message)");
+  const char *failure = NULL;
+  Value *v = ask_host(ev, module, qualname, &args, loc, &failure);
+  if (failure) ts_error(c, loc, "calling %s in Python failed: %s", full, failure);
+  return v;
+}
+
+/* ---- a sibling module's function the interpreter could not run ------------------------------ */
+/* The module of a top-level def of a sibling helper module (not the kernel file, not the
+ * prelude), or NULL. */
+static const PyModule *sibling_of(const Value *fn) {
+  const Env *env = fn->u.fn.env;
+  const PyModule *m = env ? env->module : NULL;
+  const AstNode *def = fn->u.fn.def;
+  if (!m || !m->dir || !strcmp(m->name, "__main__") || def->kind != AST_FUNCTIONDEF || fn->u.fn.flavor != FN_PLAIN)
     return NULL;
+  return m;
+}
+
+/* Before a def is interpreted: whether a failure may be retried in the host (a sibling
+ * module's top-level function called from host code, with a host registered), and where the
+ * diagnostics stand. */
+HostRetry ev_host_retry_arm(Eval *ev, const Value *fn) {
+  HostRetry r = {0};
+  TsCompiler *c = ev->c;
+  r.armed = c->host_call && !ev->block && !c->diag.echo && !ev->out_of_memory && sibling_of(fn);
+  r.out_len = c->diag.out.len;
+  r.errors = c->diag.errors;
+  r.warnings = c->diag.warnings;
+  return r;
+}
+
+/* After a def was interpreted into `interpreted`: when that reported errors and the retry is
+ * armed, the same call is made in the host (Python runs the helper module the interpreter
+ * could not: classes, generators, libraries).  Its value replaces the interpreter's and the
+ * interpreter's diagnostics are dropped; if the host cannot do it either, they stay, with a
+ * note saying what the host answered. */
+Value *ev_host_retry(Eval *ev, const Value *fn, CallArgs *a, const HostRetry *mark, Value *interpreted) {
+  Diag *d = &ev->c->diag;
+  if (!mark->armed || d->errors == mark->errors || ev->out_of_memory) return interpreted;
+  const PyModule *m = sibling_of(fn);
+  const char *qualname = fn->u.fn.def->id;
+  SrcLoc loc = a->node ? a->node->loc : fn->u.fn.def->loc;
+  StrBuf args = {0};
+  const char *why = NULL;
+  if (!args_text(ev, &args, a, &why)) {
+    sb_free(&args);
+    return interpreted;
   }
-  return read_result(ev, full, text, loc);
+  /* the interpreter's diagnostics, set aside while the host runs */
+  const char *said = arena_strdup(ev->a, d->out.data + mark->out_len);
+  int errors = d->errors, warnings = d->warnings;
+  d->out.len = mark->out_len;
+  d->out.data[d->out.len] = 0;
+  d->errors = mark->errors, d->warnings = mark->warnings;
+  const char *failure = NULL;
+  int before = d->errors;
+  Value *v = ask_host(ev, m->name, qualname, &args, loc, &failure);
+  if (v || d->errors > before) return v;
+  sb_append(&d->out, said);
+  d->errors = errors, d->warnings = warnings;
+  diag_note(d, loc, "%s.%s could not be run in Python either: %s", m->name, qualname, failure);
+  return interpreted;
 }

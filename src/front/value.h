@@ -311,6 +311,15 @@ FuncFlavor ev_decorator_flavor(const AstNode *def);
 
 /* ---- host_call.c: calls handed to the embedding interpreter (TsCompiler.host_call) ------- */
 Value *ev_host_call(Eval *ev, Value *fn, CallArgs *a); /* fn: an opaque value; else its diagnostic */
+/* A sibling module's function that the interpreter fails on is retried in the host:
+ * mark = ev_host_retry_arm(ev, fn); r = interpret; r = ev_host_retry(ev, fn, a, &mark, r). */
+typedef struct HostRetry {
+  bool armed;
+  size_t out_len;
+  int errors, warnings;
+} HostRetry;
+HostRetry ev_host_retry_arm(Eval *ev, const Value *fn);
+Value *ev_host_retry(Eval *ev, const Value *fn, CallArgs *a, const HostRetry *mark, Value *interpreted);
 bool ev_literal_text(StrBuf *sb, const Value *v, const char **why); /* v as Python literal text */
 /* The value of literal text (ev_literal_text's notation); NULL with *why when it is none. */
 Value *ev_literal_value(Eval *ev, const AstNode *n, const char **why);

@@ -1,7 +1,8 @@
 """Host calls through CPython (python/tilelang/_host_call.py over ts_context_set_host_call):
 a @tilelang.jit factory whose host code calls a function of a module the C front end cannot
 evaluate (on sys.path but not beside the kernel file, using Python the interpreter lacks:
-dataclasses, classes, lru_cache, generators) compiles with the value that function returns;
+dataclasses, classes, lru_cache, generators; or beside it, where the interpreter fails on it
+first) compiles with the value that function returns;
 dtypes cross both ways; a submodule is found through importlib; a raising helper is a
 diagnostic with the kernel file's line and the Python error; a call inside a kernel body is
 never sent to CPython; non-plain results are refused; compiles in parallel threads each call
@@ -79,9 +80,29 @@ def tiles(m, n):
     return [(i, j) for i in range(0, m, n) for j in (0,)][-1][0] // n + 1
 '''
 
+# Beside the kernel file: the interpreter evaluates it first, fails on the dataclass, and the
+# call is made again in CPython.
+SIBLING = '''
+from dataclasses import dataclass
+
+
+@dataclass
+class Plan:
+    block: int
+
+
+def plan_block(m):
+    return Plan(block=min(256, m // 4)).block
+
+
+def broken(m):
+    return Plan(m).nope
+'''
+
 KERNELS = '''
 import tilelang
 import tilelang.language as T
+from hc_sibling import plan_block, broken
 from hc_helpers import pick_block, out_dtype, bad, choice, nested
 from hc_pkg import tiles as tiles_mod
 import hc_helpers
@@ -135,6 +156,29 @@ def compiles_inside(M, dtype="float16"):
 
 
 @tilelang.jit(out_idx=[1])
+def sibling_plan(M, dtype="float16"):
+    block = plan_block(M)
+
+    @T.prim_func
+    def main(A: T.Tensor((M,), dtype), B: T.Tensor((M,), dtype)):
+        with T.Kernel(T.ceildiv(M, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i]
+    return main
+
+
+@tilelang.jit(out_idx=[1])
+def sibling_broken(M, dtype="float16"):
+    block = broken(M)
+
+    @T.prim_func
+    def main(A: T.Tensor((M,), dtype), B: T.Tensor((M,), dtype)):
+        with T.Kernel(1, threads=128) as bx:
+            B[bx] = A[bx]
+    return main
+
+
+@tilelang.jit(out_idx=[1])
 def not_plain(M, dtype="float16"):
     block = choice(M)
 
@@ -163,10 +207,11 @@ class HostCallTest(unittest.TestCase):
             with open(os.path.join(lib, rel), "w") as f:
                 f.write(textwrap.dedent(text))
         cls.path = os.path.join(kdir, "hc_kernels.py")
-        with open(cls.path, "w") as f:
-            f.write(KERNELS)
-        sys.path.insert(0, lib)
-        cls.lib = lib
+        for path, text in ((cls.path, KERNELS), (os.path.join(kdir, "hc_sibling.py"), SIBLING)):
+            with open(path, "w") as f:
+                f.write(text)
+        sys.path[:0] = [lib, kdir]  # kdir: as for `python3 kernels/hc_kernels.py`
+        cls.lib, cls.kdir = lib, kdir
         spec = importlib.util.spec_from_file_location("hc_kernels", cls.path)
         cls.mod = sys.modules["hc_kernels"] = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(cls.mod)
@@ -176,6 +221,7 @@ class HostCallTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         sys.path.remove(cls.lib)
+        sys.path.remove(cls.kdir)
         sys.modules.pop("hc_kernels", None)
         cls.tmp.cleanup()
 
@@ -207,6 +253,18 @@ class HostCallTest(unittest.TestCase):
         self.assertIn("module 'hc_helpers' is not available in kernels (a host function is called "
                       "in Python only outside kernel bodies)", cm.exception.message)
         self.assertEqual(len(self.helpers.CALLS), before)
+
+    def test_sibling_the_interpreter_cannot_run(self):
+        k = self.mod.sibling_plan(512)
+        self.assertIn("__launch_bounds__(128)", k.get_kernel_source())
+        with self.assertRaises(ts.TileScaleError) as cm:
+            self.mod.sibling_broken(512)
+        msg = cm.exception.message
+        self.assertIn("hc_sibling.py:%d:12: error: class 'Plan' cannot be used in kernels"
+                      % line_of(SIBLING, "Plan(m).nope"), msg)
+        self.assertIn("hc_kernels.py:%d:13: note: hc_sibling.broken could not be run in Python "
+                      "either: AttributeError: 'Plan' object has no attribute 'nope'"
+                      % line_of(KERNELS, "block = broken(M)"), msg)
 
     def test_not_plain_result(self):
         with self.assertRaises(ts.TileScaleError) as cm:

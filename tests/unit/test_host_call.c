@@ -5,6 +5,7 @@
  * that is not a plain literal is a diagnostic at the call, and kernel bodies, non-plain
  * arguments and compilations without a host keep the stub's diagnostic. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "../../include/tilescale.h"
 #include "../../src/front/front.h"
@@ -189,4 +190,62 @@ TEST(host_call_api) {
   ts_kernel_destroy(k);
   ts_program_destroy(p);
   ts_context_destroy(ctx);
+}
+
+/* A sibling helper module the interpreter fails on (a class) is retried in the host: its
+ * answer replaces the interpreter's errors; when the host fails too, they stay, with a note. */
+TEST(host_call_sibling_retry) {
+  char dir[] = "/tmp/ts_host_call_XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  char helper[128], kernel[128];
+  snprintf(helper, sizeof helper, "%s/sibmod.py", dir);
+  snprintf(kernel, sizeof kernel, "%s/k.py", dir);
+  FILE *fp = fopen(helper, "w");
+  REQUIRE(fp);
+  fputs("class Plan:\n"
+        "    pass\n"
+        "def plan(m):\n"
+        "    return Plan(m)\n"
+        "def fail(m):\n"
+        "    return Plan(m)\n"
+        "def fine(m):\n"
+        "    return m // 4\n",
+        fp);
+  fclose(fp);
+  const char *src = "import tilelang.language as T\n"
+                    "from sibmod import plan, fail, fine\n"
+                    "def f(M):\n"
+                    "    b = plan(M) + fine(0)\n" KERNEL_TAIL;
+  HostFixture fx;
+  ts_compiler_init(&fx.c, (TsTarget){90, true});
+  memset(&fx.host, 0, sizeof fx.host);
+  fx.c.host_call = fake_host;
+  fx.c.host_call_user = &fx.host;
+  fx.file = (SourceFile){kernel, src, strlen(src)};
+  ts_param p = {"M", "1024"};
+  AstNode *m = parse_module(&fx.c, &fx.file);
+  IrFunc *f = m ? front_compile(&fx.c, m, "f", &p, 1) : NULL;
+  if (!f) fprintf(stderr, "%s", sb_str(&fx.c.diag.out));
+  CHECK(f);
+  CHECK(fx.host.calls == 1); /* plan only: fine() runs in the interpreter */
+  CHECK_STR(fx.host.module, "sibmod");
+  CHECK_STR(fx.host.args, "((1024,), {})");
+  CHECK(fx.c.diag.errors == 0 && !strstr(sb_str(&fx.c.diag.out), "Plan"));
+  ts_compiler_fini(&fx.c);
+
+  const char *src2 = "import tilelang.language as T\n"
+                     "from sibmod import fail\n"
+                     "def f(M):\n"
+                     "    b = fail(M)\n" KERNEL_TAIL;
+  ts_compiler_init(&fx.c, (TsTarget){90, true});
+  fx.c.host_call = fake_host;
+  fx.c.host_call_user = &fx.host;
+  fx.file = (SourceFile){kernel, src2, strlen(src2)};
+  m = parse_module(&fx.c, &fx.file);
+  CHECK(m && !front_compile(&fx.c, m, "f", &p, 1));
+  CHECK_DIAG(&fx, "sibmod.py:6:12: error: class 'Plan' cannot be used in kernels");
+  CHECK_DIAG(&fx, "k.py:4:9: note: sibmod.fail could not be run in Python either: ValueError: no block fits");
+  ts_compiler_fini(&fx.c);
+  remove(helper);
+  rmdir(dir);
 }
