@@ -227,7 +227,7 @@ class Context:
         on the compiling thread (with the GIL) and must not compile with this context (it is
         busy: in_host_call is then non-zero)."""
         if fn is None:
-            _check(_c.ts_context_set_host_call(self._h, None, None), self._h)
+            _check(_c.ts_context_set_host_call(self._h, _lib.HOST_CALL_FN(), None), self._h)
             self._host_call = None
             return
         answer = [None]  # the last answer's bytes: the library copies them before the next call
@@ -242,7 +242,7 @@ class Context:
             finally:
                 self.in_host_call -= 1
             if not isinstance(text, str):
-                text, rc = "the host-call function answered a %s, not text" % type(text).__name__, 1
+                text, rc = "the host-call function answered %s, not text" % type(text).__name__, 1
             answer[0] = text.replace("\0", "\\x00").encode("utf-8", "surrogateescape")
             result[0] = answer[0]
             return rc

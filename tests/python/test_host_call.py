@@ -297,6 +297,52 @@ class HostCallTest(unittest.TestCase):
                       "available in kernels" % line_of(KERNELS, "block = pick_block("), r.stderr)
 
 
+class BindingTest(unittest.TestCase):
+    """tilescale.Context.set_host_call alone (no tilelang): answers, exceptions, removal."""
+    SRC = textwrap.dedent('''
+        import tilelang.language as T
+        from somewhere_else import pick
+
+
+        def f(M):
+            b = pick(M, "x")
+
+            @T.prim_func
+            def main(A: T.Tensor((M,), "float32")):
+                with T.Kernel(1, threads=b) as bx:
+                    A[bx] = 1.0
+            return main
+        ''')
+
+    def compile(self, ctx):
+        prog = ctx.load_source("k.py", self.SRC)
+        return prog.compile("f", "sm_90a", M=64, no_jit=True)
+
+    def test_set_host_call(self):
+        ctx = ts.Context(disable_cache=True)
+        seen = []
+        ctx.set_host_call(lambda m, q, a: seen.append((m, q, a)) or "96")
+        self.assertIn("__launch_bounds__(96)", self.compile(ctx).source)
+        self.assertEqual(seen, [("somewhere_else", "pick", "((64, 'x'), {})")])
+
+        def boom(m, q, a):
+            raise KeyError("no such block")
+        ctx.set_host_call(boom)
+        with self.assertRaises(ts.TileScaleError) as cm:
+            self.compile(ctx)
+        self.assertIn("k.py:7:9: error: calling somewhere_else.pick in Python failed: "
+                      "KeyError: 'no such block' (at ", cm.exception.message)
+        ctx.set_host_call(lambda m, q, a: 7)
+        with self.assertRaises(ts.TileScaleError) as cm:
+            self.compile(ctx)
+        self.assertIn("answered int, not text", cm.exception.message)
+        ctx.set_host_call(None)
+        with self.assertRaises(ts.TileScaleError) as cm:
+            self.compile(ctx)
+        self.assertIn("k.py:7:9: error: 'pick' (from module 'somewhere_else') is not available "
+                      "in kernels\n", cm.exception.message)
+
+
 class LiteralTest(unittest.TestCase):
     """The text both sides exchange (the C side's own reader and writer: tests/unit)."""
 
