@@ -94,6 +94,29 @@ TS_API const char *ts_last_error(const ts_context *ctx); /* never NULL */
 /* Whether a usable GPU was found, and its arch (e.g. 90 for H100); 0 when none. */
 TS_API int ts_context_device_sm(const ts_context *ctx);
 
+/* Host calls.  A kernel file's host code (a factory's body, module-level assignments, the
+ * helpers they call: never a kernel or @T.prim_func body) may call a function the compiler
+ * cannot evaluate itself: one of a module that is neither beside the kernel file nor in
+ * the embedded prelude (`from my_helpers import pick_block`), a name the prelude's partial
+ * libraries (torch, tvm) lack, or a top-level function of a module beside the kernel file
+ * on which the compiler's interpreter reported errors (those are then dropped when fn
+ * succeeds).  Without a host-call function the first two are a diagnostic.  With one, such
+ * a call whose arguments are all plain values is handed to it:
+ *   module    the import name ("my_helpers")
+ *   qualname  the attribute path inside it ("pick_block", "cuda.get_device_name")
+ *   args      the arguments as Python literal text, positional then keyword:
+ *             "((128, 'x', T.float16), {'k': None})"; dtypes are written T.NAME, floats
+ *             that have no literal 1e999, -1e999, float('nan')
+ * It returns 0 with *result the returned value in the same notation (None, bool, int within
+ * 64 bits, float, str, T.NAME, tuples and lists of them), or non-zero with *result an error
+ * message ("ValueError: 77 is not a power of two"), which becomes a diagnostic at the call's
+ * line.  *result belongs to the callee and must stay valid until fn is next called on this
+ * context (the library copies it at once).  fn runs on the thread compiling, inside
+ * ts_kernel_compile; it must not use this context.  NULL fn removes it. */
+typedef int (*ts_host_call_fn)(void *user, const char *module, const char *qualname, const char *args,
+                               const char **result);
+TS_API ts_status ts_context_set_host_call(ts_context *ctx, ts_host_call_fn fn, void *user);
+
 /* ---- programs ---------------------------------------------------------------------------- */
 /* A kernel file is at most this big; larger files and text are refused (TS_ERR_IO for a
  * file, TS_ERR_INVALID_ARGUMENT for text) before anything is parsed. */

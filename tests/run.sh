@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh — the CPU test suite behind `make test` (and CI).  Runs, in order:
 #   1. unit tests (build/test_unit); 1b. the Python binding (tests/python/test_binding.py),
-#      the tilelang package over it (tests/python/test_tilelang.py; tilelang.tools.Analyzer:
+#      the tilelang package over it (tests/python/test_tilelang.py; host calls through
+#      CPython: test_host_call.py; tilelang.tools.Analyzer:
 #      test_analyzer.py), TileScale's host API
 #      (test_distributed.py: launcher environments, a host-only group of two), the C call path
 #      (tests/python/test_fastcall.py), the wheel (test_wheel.py: pip wheel, install into a
@@ -63,7 +64,7 @@ if ! command -v python3 >/dev/null 2>&1; then
 elif readelf -d "$py_lib" 2>/dev/null | grep -q 'lib[a-z]*san\.so'; then
   echo "skip python binding: $py_lib is a sanitizer build"
 else
-  for t in test_binding test_tilelang test_analyzer test_distributed test_fastcall test_wheel test_make_install; do
+  for t in test_binding test_tilelang test_host_call test_analyzer test_distributed test_fastcall test_wheel test_make_install; do
     if TILESCALE_LIB="$py_lib" python3 "tests/python/$t.py" >"$tmp/py.out" 2>&1; then
       ok
     else

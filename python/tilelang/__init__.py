@@ -17,6 +17,15 @@ as `tilescale compile` does.  This package never evaluates a kernel body and nev
     kernel = matmul(1024, 1024, 1024)   # compiles examples' `matmul` with -D M=1024 ...
     c = kernel(a, b)                    # torch tensors in, output allocated
 
+The library runs a factory's host code with its own interpreter (modules beside the kernel
+file and its embedded prelude included).  A host-code call of a function it cannot evaluate —
+from a module of your own elsewhere on sys.path, or a helper module beside the kernel file
+using numpy or Python the interpreter lacks (classes, generators: the interpreter tries it
+first) — is handed back to CPython when its arguments are plain values (None, bool, int, float,
+str, dtypes, tuples and lists of them): the function is imported and called here and its plain
+result used (tilelang/_host_call.py; an exception it raises becomes the compile error at the
+calling line).  Calls inside a kernel body are never made that way, nor by `tilescale compile`.
+
 Importing needs neither torch nor a GPU; torch is imported by the calls that use it.
 Submodules of TileLang that TileScale does not provide (tilelang.tvm, tilelang.cuda.intrinsics,
 ...) import as placeholder modules whose names raise a clear error when used on the host."""

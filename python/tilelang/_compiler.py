@@ -18,7 +18,7 @@ import threading
 import time
 import types
 
-from . import _symbolic
+from . import _host_call, _symbolic
 from .env import env as _env
 from .language import _Placeholder
 from .language.dtypes import dtype as _dtype
@@ -73,10 +73,13 @@ def use_device(device):
 
 
 def new_context():
-    """A fresh tilescale.Context with the package's cache and verbosity settings."""
-    return _tilescale().Context(device=_context_device(), cache_dir=_env.TILELANG_CACHE_DIR,
-                                disable_cache=_env.is_cache_disabled(),
-                                verbose=_env.TILELANG_VERBOSE)
+    """A fresh tilescale.Context with the package's cache and verbosity settings, whose host
+    calls (functions of modules the compiler cannot evaluate) run in CPython: _host_call."""
+    ctx = _tilescale().Context(device=_context_device(), cache_dir=_env.TILELANG_CACHE_DIR,
+                               disable_cache=_env.is_cache_disabled(),
+                               verbose=_env.TILELANG_VERBOSE)
+    ctx.set_host_call(_host_call.call)
+    return ctx
 
 
 def context():
@@ -86,12 +89,16 @@ def context():
     effect)."""
     global _ctx
     own = getattr(_local, "ctx", None)
-    if own is not None:
+    if own is not None and not getattr(own, "in_host_call", 0):
         return own
     with _lock:
         if _ctx is None:
             _ctx = new_context()
-        return _ctx
+        if own is None and not getattr(_ctx, "in_host_call", 0):
+            return _ctx
+    # A host call (a helper run for the compiler, _host_call.py) compiles a kernel itself: the
+    # context compiling on this thread is busy, so this compile gets a context of its own.
+    return new_context()
 
 
 def num_workers(n):

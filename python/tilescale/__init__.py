@@ -28,7 +28,7 @@ from . import _callpath, _lib
 from ._lib import lib as _c
 
 __all__ = ["Context", "Program", "Kernel", "Tensor", "ArgInfo", "TileScaleError", "DType",
-           "compile", "version"]
+           "HostCallError", "compile", "version"]
 
 version = "0.1.0"
 
@@ -47,6 +47,11 @@ class TileScaleError(Exception):
 
 
 _callpath.init(TileScaleError)
+
+
+class HostCallError(Exception):
+    """Raised by a host-call function (Context.set_host_call) with a message that is the whole
+    explanation: the diagnostic carries it as it is, without the exception's type and place."""
 
 
 def _status_name(st):
@@ -176,6 +181,20 @@ def param_text(v):
 
 
 # ---- context / program ---------------------------------------------------------------------
+def _host_error_text(e):
+    """A host call's exception as its diagnostic text: "ValueError: msg (at helpers.py:7)",
+    the place being the innermost frame of the traceback (where it was raised)."""
+    if isinstance(e, HostCallError):
+        return str(e)
+    text = "%s: %s" % (type(e).__name__, e) if str(e) else type(e).__name__
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is not None:
+        text += " (at %s:%d)" % (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+    return text
+
+
 class Context:
     """Owns the CUDA driver table, cache settings and the last error text.  Creating one works
     without a GPU; launches then raise TS_ERR_NO_DRIVER."""
@@ -200,6 +219,7 @@ class Context:
                 if h.value:
                     _c.ts_context_destroy(h)
         self._h, self.device, self._destroy = h, int(device), _c.ts_context_destroy
+        self.in_host_call = 0  # > 0 while its host-call function runs (the context is compiling)
 
     def __del__(self):
         h = getattr(self, "_h", None)
@@ -215,6 +235,39 @@ class Context:
     @property
     def last_error(self):
         return _text(_c.ts_last_error(self._h))
+
+    def set_host_call(self, fn):
+        """Host calls (ts_context_set_host_call): a call in a kernel file's host code of a
+        function the compiler cannot evaluate (a module of its own that is not beside the
+        kernel file, ...) with plain arguments becomes fn(module, qualname, args_text), whose
+        answer is the result's literal text; args_text is "((pos, ...), {'kw': v})" with dtypes
+        written T.NAME.  An exception fn raises becomes a diagnostic at the call: "Type:
+        message (at file:line)", or a HostCallError's message alone.  None removes it.  fn runs
+        on the compiling thread (with the GIL) and must not compile with this context (it is
+        busy: in_host_call is then non-zero)."""
+        if fn is None:
+            _check(_c.ts_context_set_host_call(self._h, _lib.HOST_CALL_FN(), None), self._h)
+            self._host_call = None
+            return
+        answer = [None]  # the last answer's bytes: the library copies them before the next call
+
+        def trampoline(_user, module, qualname, args, result):
+            self.in_host_call += 1
+            try:
+                text = fn(module.decode(), qualname.decode(), args.decode("utf-8", "surrogateescape"))
+                rc = 0
+            except BaseException as e:  # noqa: BLE001 (nothing may propagate into C)
+                text, rc = _host_error_text(e), 1
+            finally:
+                self.in_host_call -= 1
+            if not isinstance(text, str):
+                text, rc = "the host-call function answered %s, not text" % type(text).__name__, 1
+            answer[0] = text.replace("\0", "\\x00").encode("utf-8", "surrogateescape")
+            result[0] = answer[0]
+            return rc
+        cb = _lib.HOST_CALL_FN(trampoline)
+        _check(_c.ts_context_set_host_call(self._h, cb, None), self._h)
+        self._host_call = cb  # the C side holds only its address
 
     def load(self, path):
         """Parses the kernel file at `path` (str, bytes or os.PathLike)."""

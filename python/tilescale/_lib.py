@@ -82,6 +82,9 @@ class ts_dist_env(Structure):
 TS_DIST_BACKENDS = {"default": 0, "ipc": 1, "nvshmem": 2}
 TS_DIST_WAIT = {"geq": 0, "eq": 1, "and": 2, "nor": 3}
 
+# ts_host_call_fn: (user, module, qualname, args, const char **result) -> int
+HOST_CALL_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p, c_char_p, POINTER(c_char_p))
+
 # ---- functions -----------------------------------------------------------------------------
 _P = c_void_p
 _DIST_SIGS = {  # include/tilescale_dist.h
@@ -127,6 +130,7 @@ _SIGS = {
     "ts_context_destroy": (None, [c_void_p]),
     "ts_last_error": (c_char_p, [c_void_p]),
     "ts_context_device_sm": (c_int, [c_void_p]),
+    "ts_context_set_host_call": (c_int, [c_void_p, HOST_CALL_FN, c_void_p]),
     "ts_program_load_file": (c_int, [c_void_p, c_char_p, POINTER(c_void_p)]),
     "ts_program_load_source": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(c_void_p)]),
     "ts_program_destroy": (None, [c_void_p]),

@@ -23,6 +23,10 @@ typedef struct TsCompiler {
   int limit_steps;    /* evaluator: max loop iterations / calls before giving up (0 = default) */
   int limit_depth;    /* evaluator: max recursion depth (0 = default) */
   int64_t limit_bytes; /* evaluator: max bytes of the compilation's arena (0 = default) */
+  /* Host calls the front end cannot evaluate, handed to the embedding interpreter
+   * (ts_context_set_host_call; src/front/host_call.c), or NULL: such calls are errors. */
+  int (*host_call)(void *user, const char *module, const char *qualname, const char *args, const char **result);
+  void *host_call_user;
 } TsCompiler;
 
 void ts_compiler_init(TsCompiler *c, TsTarget target);

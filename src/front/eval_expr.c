@@ -158,10 +158,14 @@ Value *ev_call(Eval *ev, Value *fn, CallArgs *a) {
   SrcLoc loc = a->node ? a->node->loc : SRCLOC_NONE;
   if (!fn || fn->kind == V_POISON) return NULL;
   switch (fn->kind) {
-  case V_FUNC: return ev_call_function(ev, fn, a);
+  case V_FUNC: {
+    HostRetry mark = ev_host_retry_arm(ev, fn); /* a sibling helper the interpreter fails on */
+    Value *r = ev_call_function(ev, fn, a);
+    return mark.armed ? ev_host_retry(ev, fn, a, &mark, r) : r;
+  }
   case V_BUILTIN: return builtin_call(ev, fn, a);
   case V_DTYPE: return call_dtype(ev, fn->u.dtype, a);
-  case V_OPAQUE: return ev_use_opaque(ev, fn, loc);
+  case V_OPAQUE: return ev_host_call(ev, fn, a);
   default: break;
   }
   ts_error(ev->c, loc, "'%s' object is not callable", ev_type_name(fn));
@@ -433,10 +437,17 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
     /* torch.float16 is a dtype (factories pass them around); anything else stays
      * opaque and only its use is an error. */
     ts_dtype t;
-    if (base->u.opaque.module && !strcmp(base->u.opaque.module, "torch") && dtype_parse(name, &t) &&
-        strcmp(name, "int") && strcmp(name, "float"))
+    const char *path = base->u.opaque.qualname;
+    if (base->u.opaque.module && !strcmp(base->u.opaque.module, "torch") && (!path || !strchr(path, '.')) &&
+        dtype_parse(name, &t) && strcmp(name, "int") && strcmp(name, "float"))
       return ev_dtype(ev, t);
-    return ev_opaque(ev, base->u.opaque.what);
+    /* the attribute path is kept: a call of it may go to the host (host_call.c) */
+    Value *v = ev_opaque(ev, base->u.opaque.what);
+    v->u.opaque.module = base->u.opaque.module;
+    if (v->u.opaque.module)
+      v->u.opaque.qualname =
+          base->u.opaque.qualname ? arena_printf(ev->a, "%s.%s", base->u.opaque.qualname, name) : name;
+    return v;
   }
   case V_BUFFER: {
     IrBuffer *b = base->u.buf;

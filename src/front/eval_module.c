@@ -5,6 +5,7 @@
  *                 2. a module beside the kernel file (M.py or M/__init__.py, a sibling helper)
  *                 3. the embedded host prelude (src/front/prelude/M.py or M/__init__.py)
  *                 4. a lazy stub: importing works, using it is a diagnostic naming the module
+ *                    (calling its functions from host code may go to the host: host_call.c)
  *
  * A module read from a file (sibling or prelude) is a PyModule: its own globals, evaluated
  * like the kernel file (imports and defs at once, top-level assignments on first use),
@@ -269,6 +270,7 @@ static Value *stub_module(Eval *ev, const char *name) {
 static Value *stub_name(Eval *ev, const char *name, const char *module) {
   Value *v = ev_opaque(ev, arena_printf(ev->a, "'%s' (from module '%s') is not available in kernels", name, module));
   v->u.opaque.module = module;
+  v->u.opaque.qualname = name;
   return v;
 }
 

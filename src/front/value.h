@@ -9,6 +9,7 @@
  *   eval_stmt.c      statements
  *   eval_expr.c      expressions, assignment targets, calls
  *   eval_module.c    name lookup through modules' lazy globals, imports, module attributes
+ *   host_call.c      calls of stub modules' functions handed to the embedding interpreter
  *   registry.c       the builtin registry: each namespace's rows (registry.h)
  *   builtins_*.c     the rows and their handlers, by topic (builtin.h)
  *   builtin.c        binding a call to a row's signature; helpers the handlers share
@@ -127,8 +128,10 @@ struct Value {
     Value *enter;                                /* NULLCTX: what `as` binds */
     struct IndexMap *imap;                       /* LAYOUT */
     struct { Value *combiner, *identity; } reducer; /* COMM_REDUCER */
-    struct { const char *what; const char *module; bool at_name; } opaque; /* message reported on use (at_name: on any
-                                                   reference); module: the import it stands for */
+    struct { const char *what; const char *module; const char *qualname; bool at_name; } opaque;
+                                                 /* message reported on use (at_name: on any reference);
+                                                    module: the import it stands for; qualname: the
+                                                    attribute path inside it (NULL: the module itself) */
   } u;
 };
 
@@ -305,6 +308,21 @@ Value *ev_call_function(Eval *ev, Value *fn, CallArgs *args);
 /* ---- eval_stmt.c ------------------------------------------------------------------------ */
 ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s);
 FuncFlavor ev_decorator_flavor(const AstNode *def);
+
+/* ---- host_call.c: calls handed to the embedding interpreter (TsCompiler.host_call) ------- */
+Value *ev_host_call(Eval *ev, Value *fn, CallArgs *a); /* fn: an opaque value; else its diagnostic */
+/* A sibling module's function that the interpreter fails on is retried in the host:
+ * mark = ev_host_retry_arm(ev, fn); r = interpret; r = ev_host_retry(ev, fn, a, &mark, r). */
+typedef struct HostRetry {
+  bool armed;
+  size_t out_len;
+  int errors, warnings;
+} HostRetry;
+HostRetry ev_host_retry_arm(Eval *ev, const Value *fn);
+Value *ev_host_retry(Eval *ev, const Value *fn, CallArgs *a, const HostRetry *mark, Value *interpreted);
+bool ev_literal_text(StrBuf *sb, const Value *v, const char **why); /* v as Python literal text */
+/* The value of literal text (ev_literal_text's notation); NULL with *why when it is none. */
+Value *ev_literal_value(Eval *ev, const AstNode *n, const char **why);
 
 /* ---- eval_module.c: imports and modules ------------------------------------------------ */
 void ev_scan_module(Eval *ev, PyModule *m, const AstNode *module);

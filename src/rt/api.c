@@ -231,6 +231,14 @@ const char *ts_last_error(const ts_context *ctx) {
 
 int ts_context_device_sm(const ts_context *ctx) { return (ctx && ctx->device_ok) ? ctx->sm : 0; }
 
+/* Calls of host functions the front end cannot evaluate go to fn (src/front/host_call.c). */
+ts_status ts_context_set_host_call(ts_context *ctx, ts_host_call_fn fn, void *user) {
+  if (!ctx) return TS_ERR_INVALID_ARGUMENT;
+  ctx->host_call = fn;
+  ctx->host_call_user = fn ? user : NULL;
+  return TS_OK;
+}
+
 ts_status rt_ensure_device(ts_context *ctx) {
   ts_status status = TS_OK;
   if (!ctx->device_ok) {
@@ -619,6 +627,8 @@ static ts_status kernel_compile(ts_program *prog, const char *func, const ts_par
   c->debug = o.debug != 0 || ts_env_flag("TILESCALE_VERIFY", 0);
   c->dump_after = o.dump_after ? arena_strdup(c->arena, o.dump_after) : NULL;
   c->dump_out = &k->dump_text;
+  c->host_call = ctx->host_call;
+  c->host_call_user = ctx->host_call_user;
 
   IrFunc *f = NULL;
   CgOutput cg;

@@ -48,6 +48,8 @@ struct ts_context {
    * runtime uploads its heap-base table here, so kernels need no manual attach. */
   ts_status (*module_hook)(void *user, CUmodule mod);
   void *module_hook_user;
+  ts_host_call_fn host_call; /* ts_context_set_host_call: calls the front end hands out */
+  void *host_call_user;
 };
 
 typedef struct AstNode AstNode; /* the parsed module (src/driver: drv_parse) */
