@@ -151,6 +151,25 @@ template <class TA_, class TB_, class TC> TS_DEV void mma_x(TC *row0, TC *row1, 
 }
 #undef TS_MMA_X4
 
+/* T.ptx_ldmatrix: NUM 8x8 matrices of 16-bit elements (8-bit ones in pairs) into this
+ * thread's registers dst[0..NUM) (32 bits each); src is the row this lane supplies. */
+template <int NUM, bool TRANS> TS_DEV void ptx_ldmatrix(void *dst, const void *src) {
+  uint32_t *r = reinterpret_cast<uint32_t *>(dst), addr = smem_u32(src);
+  if constexpr (NUM == 4 && TRANS) ldsm_x4_trans(r, addr);
+  else if constexpr (NUM == 4) ldsm_x4(r, addr);
+  else if constexpr (NUM == 2 && TRANS) ldsm_x2_trans(r, addr);
+  else if constexpr (NUM == 2) ldsm_x2(r, addr);
+  else if constexpr (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n" : "=r"(r[0]) : "r"(addr));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(r[0]) : "r"(addr));
+}
+/* T.ptx_mma: one mma.sync m16n8kK (K = 32 bytes of TA) on this thread's registers: a (4 x
+ * 32 bits), b (2 x 32 bits), c (rows g and g + 8, two adjacent columns each). */
+template <class TA, class TB, class TC> TS_DEV void ptx_mma(const void *a, const void *b, TC *c) {
+  mma_x<TA, TB, TC>(c, c + 2, reinterpret_cast<const uint32_t *>(a), reinterpret_cast<const uint32_t *>(b));
+}
+
 /* C[M x N] (+)= A * B for one block with WM x WN warps, operands in shared memory.
  * A is [M][K] (TA: [K][M]), B is [K][N] (TB: [N][K]); swizzles SWA/SWB bytes.  KI, the
  * K of one instruction, is 32 bytes of the operand type; ldmatrix moves 16-byte rows
