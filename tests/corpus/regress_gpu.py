@@ -600,6 +600,48 @@ def gemm_persistent(ctx, corpus, M, N, K, primitive):
     b = torch.randn(K, N, dtype=torch.float16, device="cuda")
     c = kern(a, b)
     check("gemm persistent %dx%dx%d primitive=%s" % (M, N, K, primitive), c, a.float() @ b.float(), 0.5, 2e-2)
+def gemm_intrinsics(ctx, corpus, M, N, K, in_dtype, out_dtype, accum_dtype):
+    """gemm/example_gemm_intrinsics.py tl_matmul: the prelude's TensorCoreIntrinEmitter
+    (T.ptx_ldmatrix x4 from swizzled shared tiles, two T.ptx_mma per 16 x 16 tile, per-thread
+    stores of the accumulators into a [M/16, N/16, 16, 16] shared tile); C = A @ B^T."""
+    prog = ctx.load(os.path.join(corpus, "gemm/example_gemm_intrinsics.py"))
+    kern = prog.compile("tl_matmul", M=M, N=N, K=K, in_dtype=in_dtype, out_dtype=out_dtype, accum_dtype=accum_dtype)
+    if in_dtype == "int8":
+        a = torch.randint(-128, 128, (M, K), dtype=torch.int8, device="cuda")
+        b = torch.randint(-128, 128, (N, K), dtype=torch.int8, device="cuda")
+        want = (a.cpu().long() @ b.cpu().long().T).cuda()
+        tol = (0, 0)
+    else:
+        a = torch.randn(M, K, dtype=torch.float16, device="cuda")
+        b = torch.randn(N, K, dtype=torch.float16, device="cuda")
+        want = a.double() @ b.double().T
+        tol = (1e-2, 1e-2)
+    c = kern(a, b)
+    tag = "gemm intrinsics emitter %dx%dx%d %s->%s" % (M, N, K, in_dtype, out_dtype)
+    if in_dtype == "int8":
+        ok = bool(torch.equal(c.cpu().long(), want.cpu()))
+        RESULTS.append(ok)
+        print("%s %s: %d of %d differ" % ("PASS" if ok else "FAIL", tag, int((c.cpu().long() != want.cpu()).sum()),
+                                         c.numel()))
+    else:
+        check(tag, c, want, *tol)
+
+
+def mma_emitter_gemm(ctx, M, N, K, a_t, b_t, dtype):
+    """tests/codegen/mma_emitter_gemm.py: the emitter with A stored [K, M] and/or B stored [K, N]
+    (ldmatrix .trans), 2 x 2 warps of 32 x 32."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/mma_emitter_gemm.py")).compile(
+        "mma_emitter_gemm", M=M, N=N, K=K, a_transposed=a_t, b_transposed=b_t, dtype=dtype)
+    tt = getattr(torch, dtype)
+    a = torch.randn(*((K, M) if a_t else (M, K)), dtype=tt, device="cuda")
+    b = torch.randn(*((N, K) if b_t else (K, N)), dtype=tt, device="cuda")
+    am = a.double().T if a_t else a.double()
+    bm = b.double().T if b_t else b.double()
+    c = torch.full((M, N), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, b, c)
+    check("mma emitter %dx%dx%d A^T=%s B^T=%s %s" % (M, N, K, a_t, b_t, dtype), c, am @ bm, 1e-2, 1e-3)
+
+
 def fp4_to_f16(qb):
     """Two s1e2m1 values a byte, the low nibble first, as float16 bit patterns (exponent bias 14,
     no subnormals): the conversion of the dequantize GEMM files, written here from its bits."""
@@ -844,6 +886,14 @@ def main():
         lambda: mla_decode(ctx, corpus, 4, 128, 1024, num_split=2),
         lambda: mla_decode_persistent(ctx, corpus, 4, 128, 1024),
         lambda: mla_decode_persistent(ctx, corpus, 128, 128, 8192),  # the manifest's row
+        lambda: gemm_intrinsics(ctx, corpus, 4096, 4096, 4096, "float16", "float16", "float32"),  # the file's main()
+        lambda: gemm_intrinsics(ctx, corpus, 256, 256, 128, "float16", "float16", "float32"),
+        lambda: gemm_intrinsics(ctx, corpus, 384, 256, 512, "float16", "float32", "float32"),
+        lambda: gemm_intrinsics(ctx, corpus, 384, 256, 512, "int8", "int32", "int32"),
+        lambda: mma_emitter_gemm(ctx, 128, 192, 96, False, True, "float16"),
+        lambda: mma_emitter_gemm(ctx, 128, 128, 64, True, False, "float16"),
+        lambda: mma_emitter_gemm(ctx, 192, 128, 128, False, False, "bfloat16"),
+        lambda: mma_emitter_gemm(ctx, 64, 128, 64, True, True, "bfloat16"),
     ]
     for run in cases:
         try:
