@@ -177,3 +177,21 @@ class TensorCoreIntrinEmitter:
                         if pid_n is not None:
                             n = pid_n * block_n + n
                         C_buf[m, n] = val
+
+
+class TensorCoreIntrinEmitterWithLadderTransform(TensorCoreIntrinEmitter):
+    """BitBLAS's Ladder layout of B (its 16 x 16 tiles pre-permuted, dequantized in registers):
+    not provided; constructing one is a diagnostic."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("TensorCoreIntrinEmitterWithLadderTransform (B in BitBLAS's Ladder layout) is not "
+                                  "supported yet; TensorCoreIntrinEmitter is")
+
+
+class INT4TensorCoreIntrinEmitter(TensorCoreIntrinEmitter):
+    """mma.sync on packed 4-bit operands (two per int8): not provided; constructing one is a
+    diagnostic."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("INT4TensorCoreIntrinEmitter (packed int4 mma.sync) is not supported yet; "
+                                  "TensorCoreIntrinEmitter is")
