@@ -15,7 +15,8 @@
  *   rows 2 (l % 4) and 2 (l % 4) + 1).  8-bit data moves as pairs (no .trans for them).
  * - mma.m16n8kK.row.col with K = 256 / bits of the operands: A is four 32-bit registers, B
  *   two, the accumulator four 32-bit values (two for fp16: four halves), rows g and g + 8 of
- *   the tile, g = lane / 4.
+ *   the tile, g = lane / 4.  4-bit operands ("int4": two to a byte of int8 registers) take
+ *   m16n8k32.s4 with half the registers: A two, B one.
  * The pointers reach codegen as T.address_of of buffer elements, so every pass sees which
  * buffer each operand is in (thread_sync counts the shared read; shared layouts and pipeline
  * stages remap the element like any other access). */
@@ -118,8 +119,15 @@ static Value *t_ptx_ldmatrix(Eval *ev, CallArgs *a, Value **arg, const Builtin *
 }
 
 /* An operand type of T.ptx_mma: TileLang's abbreviations ("fp16", "int8", "e4m3" ...) or a
- * dtype. */
-static bool mma_type(Eval *ev, Value *v, ts_dtype *out, SrcLoc loc) {
+ * dtype.  "int4" / "uint4" are 4-bit operands packed two to a byte of int8 / uint8 registers
+ * (*packed set). */
+static bool mma_type(Eval *ev, Value *v, ts_dtype *out, bool *packed, SrcLoc loc) {
+  *packed = false;
+  if (v->kind == V_STR && (!strcmp(v->u.str.s, "int4") || !strcmp(v->u.str.s, "uint4"))) {
+    *out = v->u.str.s[0] == 'u' ? TS_DTYPE_UINT8 : TS_DTYPE_INT8;
+    *packed = true;
+    return true;
+  }
   static const struct { const char *abbr; ts_dtype t; } abbrs[] = {
       {"fp16", TS_DTYPE_FLOAT16}, {"bf16", TS_DTYPE_BFLOAT16}, {"fp32", TS_DTYPE_FLOAT32},
       {"tf32", TS_DTYPE_FLOAT32}, {"int8", TS_DTYPE_INT8},     {"uint8", TS_DTYPE_UINT8},
@@ -134,8 +142,10 @@ static bool mma_type(Eval *ev, Value *v, ts_dtype *out, SrcLoc loc) {
   return ev_to_dtype(ev, v, out, loc);
 }
 
-/* Which mma.sync the operand types make: K of the m16n8kK shape, 0 when unsupported. */
-static int mma_k(ts_dtype ta, ts_dtype tb, ts_dtype tc) {
+/* Which mma.sync the operand types make: K of the m16n8kK shape, 0 when unsupported (packed:
+ * 4-bit operands, K = 32 of them in 16 bytes a row). */
+static int mma_k(ts_dtype ta, ts_dtype tb, ts_dtype tc, bool packed) {
+  if (packed) return ta == tb && tc == TS_DTYPE_INT32 ? 32 : 0;
   bool fp8a = ta == TS_DTYPE_FLOAT8_E4M3 || ta == TS_DTYPE_FLOAT8_E5M2;
   bool fp8b = tb == TS_DTYPE_FLOAT8_E4M3 || tb == TS_DTYPE_FLOAT8_E5M2;
   if ((ta == TS_DTYPE_FLOAT16 || ta == TS_DTYPE_BFLOAT16) && tb == ta)
@@ -153,9 +163,14 @@ static Value *t_ptx_mma(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
   ts_dtype acc, ta, tb, tc;
-  if (!ev_to_dtype(ev, arg[0], &acc, loc) || !mma_type(ev, arg[4], &ta, loc) || !mma_type(ev, arg[5], &tb, loc) ||
-      !mma_type(ev, arg[6], &tc, loc))
+  bool pa, pb, pc;
+  if (!ev_to_dtype(ev, arg[0], &acc, loc) || !mma_type(ev, arg[4], &ta, &pa, loc) ||
+      !mma_type(ev, arg[5], &tb, &pb, loc) || !mma_type(ev, arg[6], &tc, &pc, loc))
     return ev->poison;
+  if (pa != pb || pc) {
+    ts_error(ev->c, loc, "T.ptx_mma: 4-bit operands must be A and B together (int4 x int4 or uint4 x uint4 into int32)");
+    return ev->poison;
+  }
   if (arg[2]->kind != V_STR || arg[3]->kind != V_STR || strcmp(arg[2]->u.str.s, "row") || strcmp(arg[3]->u.str.s, "col")) {
     ts_error(ev->c, loc, "T.ptx_mma: only A_layout \"row\" and B_layout \"col\" exist for these shapes");
     return ev->poison;
@@ -168,22 +183,24 @@ static Value *t_ptx_mma(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     ts_error(ev->c, loc, "T.ptx_mma: operator= (sparse or bit operations) is not supported");
     return ev->poison;
   }
-  int k = mma_k(ta, tb, tc);
+  int k = mma_k(ta, tb, tc, pa);
   if (!k || acc != tc) {
-    ts_error(ev->c, loc, "T.ptx_mma: no mma.sync multiplies %s by %s into %s%s", dtype_name(ta), dtype_name(tb),
-             dtype_name(tc), k ? " (dtype and C_dtype differ)" : "");
+    ts_error(ev->c, loc, "T.ptx_mma: no mma.sync multiplies %s%s by %s%s into %s%s", dtype_name(ta),
+             pa ? " (as int4 pairs)" : "", dtype_name(tb), pa ? " (as int4 pairs)" : "", dtype_name(tc),
+             k ? " (dtype and C_dtype differ)" : "");
     return ev->poison;
   }
   char want[24];
   snprintf(want, sizeof want, "m16n8k%d", k);
   if (arg[1]->kind != V_STR || strcmp(arg[1]->u.str.s, want)) {
-    ts_error(ev->c, loc, "T.ptx_mma: %s operands take shape \"%s\", got %s", dtype_name(ta), want,
+    ts_error(ev->c, loc, "T.ptx_mma: %s operands take shape \"%s\", got %s", pa ? "4-bit" : dtype_name(ta), want,
              arg[1]->kind == V_STR ? arg[1]->u.str.s : ev_type_name(arg[1]));
     return ev->poison;
   }
   ts_dtype want_t[3] = {ta, tb, tc};
   static const char *const roles[3] = {"multiplicand_a", "multiplicand_b", "accumulator"};
-  int bytes[3] = {16, 8, tc == TS_DTYPE_FLOAT16 ? 8 : 16};
+  /* registers a thread holds: A 4 (2 for 4-bit), B 2 (1), C 4 values (fp16: 4 halves) */
+  int bytes[3] = {pa ? 8 : 16, pa ? 4 : 8, tc == TS_DTYPE_FLOAT16 ? 8 : 16};
   IrExpr *ops[3];
   for (int i = 0; i < 3; i++) {
     Value *buf = arg[7 + 2 * i];
@@ -194,8 +211,8 @@ static Value *t_ptx_mma(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     }
     if (!(ops[i] = register_window(ev, a, buf, arg[8 + 2 * i], bytes[i], "ptx_mma", roles[i]))) return ev->poison;
   }
-  int64_t attrs[3] = {ta, tb, tc};
-  ev_emit(ev, ir_device_stmt(ev->c, IRD_PTX_MMA, attrs, 3, ops, 3, loc));
+  int64_t attrs[4] = {ta, tb, tc, pa};
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_PTX_MMA, attrs, 4, ops, 3, loc));
   return ev->none;
 }
 

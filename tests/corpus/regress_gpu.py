@@ -642,6 +642,40 @@ def mma_emitter_gemm(ctx, M, N, K, a_t, b_t, dtype):
     check("mma emitter %dx%dx%d A^T=%s B^T=%s %s" % (M, N, K, a_t, b_t, dtype), c, am @ bm, 1e-2, 1e-3)
 
 
+def pack_i2_interleaved(b):
+    """BitNet's 2-bit weight format for the int8 decode of tilelang_bitnet_158_int8xint2_prefill.py:
+    four 2-bit values a byte (value k of a group of 4 at bits 2k), then, per 32-bit word, value
+    `off` (0..15) moved to bit (off % 4) * 8 + (off // 4) * 2, so that one shift and mask give
+    four int8 lanes at once.  Written here from that bit layout."""
+    n, k = b.shape
+    v = b.to(torch.int64).cpu().reshape(n, k // 16, 16)  # 16 values per 32-bit word
+    word = torch.zeros(n, k // 16, dtype=torch.int64)
+    for off in range(16):
+        word |= (v[:, :, off] & 3) << ((off % 4) * 8 + (off // 4) * 2)
+    word = torch.where(word >= 2 ** 31, word - 2 ** 32, word).to(torch.int32)
+    return word.view(torch.int8).reshape(n, k // 4)
+
+
+def bitnet_prefill(ctx, corpus, M, N, K):
+    """bitnet-1.58b/kernel_benchmark/tilelang_bitnet_158_int8xint2_prefill.py: 2-bit weights
+    decoded to int8 in shared memory, then the prelude's INT4TensorCoreIntrinEmitter (ldmatrix of
+    the int8 tiles, four mma.sync m16n8k32.s4 per 16 x 16 tile: int8 storage as int4 pairs, exact
+    for the file's inputs A in [0, 4), B in {0, 1}); C = A @ B^T in int32."""
+    prog = ctx.load(os.path.join(corpus, "bitnet-1.58b/kernel_benchmark/tilelang_bitnet_158_int8xint2_prefill.py"))
+    kern = prog.compile("bitnet_158_int8xint2_prefill", M=M, N=N, K=K, in_dtype="int8", out_dtype="int32",
+                        accum_dtype="int32", fast_decoding=True)
+    a = torch.randint(0, 4, (M, K), dtype=torch.int8, device="cuda")
+    b = torch.randint(0, 2, (N, K), dtype=torch.int8, device="cuda")
+    qw = pack_i2_interleaved(b).cuda()
+    c = torch.full((M, N), -1, dtype=torch.int32, device="cuda")
+    kern(a, qw, c)
+    want = (a.cpu().long() @ b.cpu().long().T)
+    ok = bool(torch.equal(c.cpu().long(), want))
+    RESULTS.append(ok)
+    print("%s bitnet int8 x int2 prefill %dx%dx%d: %d of %d differ" % (
+        "PASS" if ok else "FAIL", M, N, K, int((c.cpu().long() != want).sum()), c.numel()))
+
+
 def fp4_to_f16(qb):
     """Two s1e2m1 values a byte, the low nibble first, as float16 bit patterns (exponent bias 14,
     no subnormals): the conversion of the dequantize GEMM files, written here from its bits."""
@@ -894,6 +928,8 @@ def main():
         lambda: mma_emitter_gemm(ctx, 128, 128, 64, True, False, "float16"),
         lambda: mma_emitter_gemm(ctx, 192, 128, 128, False, False, "bfloat16"),
         lambda: mma_emitter_gemm(ctx, 64, 128, 64, True, True, "bfloat16"),
+        lambda: bitnet_prefill(ctx, corpus, 256, 256, 256),  # the file's own test
+        lambda: bitnet_prefill(ctx, corpus, 128, 384, 512),
     ]
     for run in cases:
         try:

@@ -2,7 +2,8 @@
 # 8-bit transposed load (ldmatrix.trans moves 16-bit elements only), a count of matrices
 # ldmatrix does not have, a register window past the end of its local buffer, a fragment
 # where per-thread registers (T.alloc_local) are needed, operand types no mma.sync
-# multiplies, and a shape that does not match the operand types.
+# multiplies (4-bit operands accumulate int32 only), and a shape that does not match the
+# operand types.
 # tilescale-test: -k bad
 import tilelang.language as T
 
@@ -24,3 +25,4 @@ def bad(A: T.Tensor((64, 64), "float16"), Q: T.Tensor((64, 64), "int8")):
         T.ptx_mma("float32", "m16n8k16", "row", "col", "fp16", "fp16", "fp32", a.data, 0, a.data, 0, f.data, 0, False)
         T.ptx_mma("float32", "m16n8k16", "row", "col", "fp16", "int8", "fp32", a.data, 0, a.data, 0, c.data, 0, False)
         T.ptx_mma("float32", "m16n8k32", "row", "col", "fp16", "fp16", "fp32", a.data, 0, a.data, 0, c.data, 0, False)
+        T.ptx_mma("float32", "m16n8k32", "row", "col", "int4", "int4", "fp32", a8.data, 0, a8.data, 0, c.data, 0, False)

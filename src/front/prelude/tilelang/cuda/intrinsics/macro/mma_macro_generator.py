@@ -189,9 +189,22 @@ class TensorCoreIntrinEmitterWithLadderTransform(TensorCoreIntrinEmitter):
 
 
 class INT4TensorCoreIntrinEmitter(TensorCoreIntrinEmitter):
-    """mma.sync on packed 4-bit operands (two per int8): not provided; constructing one is a
-    diagnostic."""
+    """A and B in int8 (uint8) registers that hold two 4-bit values a byte: the loads are the
+    8-bit emitter's (a 16 x 32-byte tile per 16 x 16 output tile), the product takes four
+    mma.sync.m16n8k32.s4 per tile, one per (k half, n half): A's registers r0, r1 are the first
+    16 bytes of k, r2, r3 the next; B's r0 / r1 are n rows 0-7 at k halves 0 / 1, r2 / r3 the
+    same for rows 8-15."""
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("INT4TensorCoreIntrinEmitter (packed int4 mma.sync) is not supported yet; "
-                                  "TensorCoreIntrinEmitter is")
+    def mma(self, A_local_buf, B_local_buf, C_local_buf, k_inner=0):
+        assert self.a_dtype.bits == 8, "INT4TensorCoreIntrinEmitter: A and B are int8 storage of int4 pairs"
+        kind = "uint4" if self.a_dtype == T.uint8 else "int4"
+        la = self.local_size_a
+        lb = self.local_size_b
+        for i in T.unroll(self.warp_rows):
+            for j in T.unroll(self.warp_cols):
+                c = i * self.warp_cols * self.local_size_out + j * self.local_size_out
+                for kh in [0, 1]:
+                    for h in [0, 1]:
+                        T.ptx_mma(self.accum_dtype, "m16n8k32", "row", "col", kind, kind, self.accum_dtype,
+                                  A_local_buf.data, i * la + kh * (la // 2), B_local_buf.data,
+                                  j * lb + h * (lb // 2) + kh * (lb // 4), C_local_buf.data, c + h * 4, False)
