@@ -72,7 +72,9 @@ typedef struct ts_context_options {
   size_t size;             /* sizeof(ts_context_options) */
   int device;              /* CUDA device ordinal (default 0) */
   const char *cache_dir;   /* NULL: $TILESCALE_CACHE_DIR, else ~/.cache/tilescale */
-  int disable_cache;       /* also $TILESCALE_DISABLE_CACHE=1 (or true/yes/on; 0/false/no/off keep it) */
+  int disable_cache;       /* 1: off; 0: on unless $TILESCALE_DISABLE_CACHE=1 (or true/yes/on);
+                            * -1: on even then (a private cache_dir the caller owns, such as the
+                            * folder tilelang's compile workers share for one autotuning run) */
   int verbose;             /* progress messages on stderr (also on when TILESCALE_VERBOSE is set, not 0) */
   /* The memory the library allocates for this context (the context, its programs,
    * compilations and kernels) comes from realloc_fn(alloc_user, ptr, size) (size 0 frees

@@ -114,6 +114,18 @@ def case_gemm_persistent(corpus, persistent):
     return (lambda: k(a, b)), (lambda: a @ b), 2.0 * M * N * K, "TFLOP/s"
 
 
+def case_gemm_autotune_heuristic(corpus):
+    """example_gemm_autotune.py without --use_autotune: its sm_90 heuristic config, which both
+    autotuners also choose at 4096^3."""
+    import torch
+    m = load(corpus, "gemm/example_gemm_autotune.py")
+    M = N = K = 4096
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(N, K, device="cuda", dtype=torch.float16)
+    k = m.matmul(M, N, K, 128, 256, 64, 3, 256, True)
+    return (lambda: k(a, b)), (lambda: a @ b.T), 2.0 * M * N * K, "TFLOP/s"
+
+
 def case_mha_bshd(corpus, causal):
     import torch
     m = load(corpus, "flash_attention/example_mha_fwd_bshd.py")
@@ -163,6 +175,7 @@ def case_elementwise_add(corpus):
 CASES = {"gemm 8192^3 fp16 (128x128x32, 3 st, 128 thr)": case_gemm,
          "gemm_persistent non-persistent 8192^3 (128x256x64, 3, 256)": lambda c: case_gemm_persistent(c, False),
          "gemm_persistent persistent 8192^3 (128x256x64, 3, 256)": lambda c: case_gemm_persistent(c, True),
+         "gemm_autotune heuristic 4096^3 (128x256x64, 3, 256, raster)": case_gemm_autotune_heuristic,
          "gemm_fp8 e4m3 4096^3 (128x128x64)": case_gemm_fp8,
          "mha_fwd_bshd B8 H32 S4096 D128 (128x128, 1 st, 128 thr)": lambda c: case_mha_bshd(c, False),
          "mha_fwd_bshd causal B8 H32 S4096 D128 (128x128, 1, 128)": lambda c: case_mha_bshd(c, True),

@@ -386,6 +386,19 @@ TS_DEV void gemm_rs_tf32(const T *A, const T *B, TC *acc, int tid) {
 #define TS_HAS_WGMMA 1
 #endif
 
+/* The wgmma widths N (of m64nNk*) the dispatchers below expand, as X(n, arg) items.  Every
+ * width costs NVRTC parse time in every type family (all 32 of them: about 0.6 s per
+ * compile), so codegen (cuda.c) defines this list before the include with the widths its
+ * kernel issues (N / WGN of each wgmma GEMM call); a width missing from it is a
+ * static_assert, never a silently skipped instruction.  Without a definition: all. */
+#ifndef TS_WGMMA_N_LIST
+#define TS_WGMMA_N_LIST(X, A) X(8, A) X(16, A) X(24, A) X(32, A) X(40, A) X(48, A) X(56, A) X(64, A) \
+  X(72, A) X(80, A) X(88, A) X(96, A) X(104, A) X(112, A) X(120, A) X(128, A) X(136, A) X(144, A)   \
+  X(152, A) X(160, A) X(168, A) X(176, A) X(184, A) X(192, A) X(200, A) X(208, A) X(216, A)         \
+  X(224, A) X(232, A) X(240, A) X(248, A) X(256, A)
+#endif
+#define TS_WGMMA_OR_IS(n, NI) || (NI) == (n)
+
 /* Shared-memory matrix descriptor: start address, leading/stride byte offsets (16-byte
  * units) and the swizzle mode (1 = 128B, 2 = 64B, 3 = 32B). */
 TS_DEV uint64_t gmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo, int sw) {
@@ -439,19 +452,15 @@ template <int N, class TC = float> TS_DEV void fence_regs(TC *r) {
 template <int NI, class T, int TA, int TB> TS_DEV void wgmma_ss(float *p, uint64_t da, uint64_t db, int scale_d) {
 #ifdef TS_HAS_WGMMA
 #define TS_WGMMA_D(i) p[(((i) >> 1) & 1) * (NI / 4) + ((i) >> 2) * 2 + ((i) & 1)]
-#define TS_WGMMA_CASE(n)                                                                  \
+#define TS_WGMMA_CASE(n, unused)                                                          \
   if constexpr (NI == n) {                                                                \
     if constexpr (is_same<T, half>::value)                                                \
       TS_WGMMA_SS_N##n("f32.f16.f16", TS_WGMMA_D, da, db, scale_d, TA, TB);               \
     else                                                                                  \
       TS_WGMMA_SS_N##n("f32.bf16.bf16", TS_WGMMA_D, da, db, scale_d, TA, TB);             \
   }
-  TS_WGMMA_CASE(8) TS_WGMMA_CASE(16) TS_WGMMA_CASE(24) TS_WGMMA_CASE(32) TS_WGMMA_CASE(40) TS_WGMMA_CASE(48)
-  TS_WGMMA_CASE(56) TS_WGMMA_CASE(64) TS_WGMMA_CASE(72) TS_WGMMA_CASE(80) TS_WGMMA_CASE(88) TS_WGMMA_CASE(96)
-  TS_WGMMA_CASE(104) TS_WGMMA_CASE(112) TS_WGMMA_CASE(120) TS_WGMMA_CASE(128) TS_WGMMA_CASE(136)
-  TS_WGMMA_CASE(144) TS_WGMMA_CASE(152) TS_WGMMA_CASE(160) TS_WGMMA_CASE(168) TS_WGMMA_CASE(176)
-  TS_WGMMA_CASE(184) TS_WGMMA_CASE(192) TS_WGMMA_CASE(200) TS_WGMMA_CASE(208) TS_WGMMA_CASE(216)
-  TS_WGMMA_CASE(224) TS_WGMMA_CASE(232) TS_WGMMA_CASE(240) TS_WGMMA_CASE(248) TS_WGMMA_CASE(256)
+  static_assert(false TS_WGMMA_N_LIST(TS_WGMMA_OR_IS, NI), "wgmma width N missing from TS_WGMMA_N_LIST");
+  TS_WGMMA_N_LIST(TS_WGMMA_CASE, _)
 #undef TS_WGMMA_CASE
 #undef TS_WGMMA_D
 #else
@@ -462,28 +471,14 @@ template <int NI, class T, int TA, int TB> TS_DEV void wgmma_ss(float *p, uint64
 
 /* One wgmma of any other type combination (wgmma_rx.cuh): SS when ra is null (A through
  * the descriptor da), RS otherwise (A in the 4 registers ra). */
-#define TS_WGX_1(FAM, n, KT, TAIL, CONS, D, AOP)                                                   \
+#define TS_WGX_1(n, ARGS) TS_WGX_1_(n, TS_WGX_UNPACK ARGS)
+#define TS_WGX_UNPACK(...) __VA_ARGS__
+#define TS_WGX_1_(n, ...) TS_WGX_1__(n, __VA_ARGS__)
+#define TS_WGX_1__(n, FAM, KT, TAIL, CONS, D, AOP)                                                 \
   if constexpr (NI == n) {                                                                         \
     FAM##n("wgmma.mma_async.sync.aligned.m64n" #n KT, TAIL, CONS, D, AOP, db, scale_d);            \
   }
-#define TS_WGX_ALLN(FAM, KT, TAIL, CONS, D, AOP)                                                   \
-  TS_WGX_1(FAM, 8, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 16, KT, TAIL, CONS, D, AOP)              \
-  TS_WGX_1(FAM, 24, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 32, KT, TAIL, CONS, D, AOP)             \
-  TS_WGX_1(FAM, 40, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 48, KT, TAIL, CONS, D, AOP)             \
-  TS_WGX_1(FAM, 56, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 64, KT, TAIL, CONS, D, AOP)             \
-  TS_WGX_1(FAM, 72, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 80, KT, TAIL, CONS, D, AOP)             \
-  TS_WGX_1(FAM, 88, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 96, KT, TAIL, CONS, D, AOP)             \
-  TS_WGX_1(FAM, 104, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 112, KT, TAIL, CONS, D, AOP)           \
-  TS_WGX_1(FAM, 120, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 128, KT, TAIL, CONS, D, AOP)           \
-  TS_WGX_1(FAM, 136, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 144, KT, TAIL, CONS, D, AOP)           \
-  TS_WGX_1(FAM, 152, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 160, KT, TAIL, CONS, D, AOP)           \
-  TS_WGX_1(FAM, 168, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 176, KT, TAIL, CONS, D, AOP)           \
-  TS_WGX_1(FAM, 184, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 192, KT, TAIL, CONS, D, AOP)           \
-  TS_WGX_1(FAM, 200, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 208, KT, TAIL, CONS, D, AOP)           \
-  TS_WGX_1(FAM, 216, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 224, KT, TAIL, CONS, D, AOP)           \
-  TS_WGX_1(FAM, 232, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 240, KT, TAIL, CONS, D, AOP)           \
-  TS_WGX_1(FAM, 248, KT, TAIL, CONS, D, AOP) TS_WGX_1(FAM, 256, KT, TAIL, CONS, D, AOP)
-/* fp16/bf16 take transpose immediates (RS: only B's); the transposes select a literal tail. */
+#define TS_WGX_ALLN(FAM, KT, TAIL, CONS, D, AOP) TS_WGMMA_N_LIST(TS_WGX_1, (FAM, KT, TAIL, CONS, D, AOP))
 #define TS_WGX_16(FAMS, FAMR, KT, CONS, D)                                                        \
   if constexpr (RS) {                                                                              \
     if constexpr (TRB) { TS_WGX_ALLN(FAMR, KT, "p, 1, 1, 1", CONS, D, ra) }                       \
@@ -510,6 +505,7 @@ TS_DEV void wgmma_x(TC *p, const uint32_t *ra, uint64_t da, uint64_t db, int sca
 #define TS_WGX_DH(j) reinterpret_cast<uint32_t *>(p)[((j) & 1) * (NI / 8) + ((j) >> 1)]
   (void)ra;
   (void)da;
+  static_assert(false TS_WGMMA_N_LIST(TS_WGMMA_OR_IS, NI), "wgmma width N missing from TS_WGMMA_N_LIST");
   if constexpr (is_same<TC, half>::value && is_same<TA_, half>::value) {
     TS_WGX_16(TS_WGX_SS_H, TS_WGX_RS_H, "k16.f16.f16.f16", "+r", TS_WGX_DH)
   } else if constexpr (is_same<TA_, half>::value) {
@@ -538,6 +534,9 @@ TS_DEV void wgmma_x(TC *p, const uint32_t *ra, uint64_t da, uint64_t db, int sca
 #undef TS_WGX_16
 #undef TS_WGX_ALLN
 #undef TS_WGX_1
+#undef TS_WGX_1_
+#undef TS_WGX_1__
+#undef TS_WGX_UNPACK
 
 /* Issues C (+)= A * B for the block's warpgroups without waiting (T.wgmma_gemm); the
  * caller waits with wgmma_wait<N>() + fence.  WGM x WGN warpgroups; warpgroup (gm, gn)

@@ -111,14 +111,29 @@ def num_workers(n):
     return max(1, min(workers, n))
 
 
-def _own_context():
-    _local.ctx = new_context()
+def _own_context(cache_dir=None):
+    _local.ctx = new_context() if cache_dir is None else _tilescale().Context(
+        device=_context_device(), cache_dir=cache_dir, private_cache=True,
+        verbose=_env.TILELANG_VERBOSE)
 
 
 def parallel_compile(build, jobs, workers=None):
-    """[(build(job), None) or (None, exception)] for every job, in threads that compile in a
-    context of their own each (the library is thread-safe per context; ctypes releases the GIL
-    during a compile).  Kernels keep their context alive after the threads end."""
+    """[(build(job), None) or (None, exception)] for every job (see compile_as_completed)."""
+    jobs = list(jobs)
+    out = [None] * len(jobs)
+    for i, kernel, err in compile_as_completed(build, jobs, workers):
+        out[i] = (kernel, err)
+    return out
+
+
+def compile_as_completed(build, jobs, workers=None):
+    """Yields (index, build(job) or None, None or exception) for every job as it completes.
+    The builds run in threads that compile in a context of their own each (the library is
+    thread-safe per context; ctypes releases the GIL during a compile); kernels keep their
+    context alive after the threads end.  With several jobs, compile worker processes build
+    the binaries first (_WorkerPool: NVRTC does not scale past a few threads of one process)
+    into the cache folder (a private temporary one when the cache is off), and each thread
+    waits for its job's binary and then finds it there."""
     def one(job):
         try:
             return build(job), None
@@ -126,11 +141,147 @@ def parallel_compile(build, jobs, workers=None):
             return None, e
     jobs = list(jobs)
     if len(jobs) <= 1:
-        return [one(j) for j in jobs]
+        for i, j in enumerate(jobs):
+            yield (i,) + one(j)
+        return
     import concurrent.futures
-    with concurrent.futures.ThreadPoolExecutor(
-            max_workers=workers or num_workers(len(jobs)), initializer=_own_context) as pool:
-        return list(pool.map(one, jobs))
+    n = workers or num_workers(len(jobs))
+    pool = _WorkerPool.start(build, jobs, n)
+
+    def run(i, job):
+        pool.wait(i)
+        return one(job)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(
+                max_workers=n, initializer=_own_context, initargs=(pool.cache_dir,)) as threads:
+            futures = {threads.submit(run, i, j): i for i, j in enumerate(jobs)}
+            for f in concurrent.futures.as_completed(futures):
+                yield (futures[f],) + f.result()
+    finally:
+        pool.close()
+
+
+# ---- compile worker processes ---------------------------------------------------------------
+_recording = threading.local()  # .requests: a list while build(job) runs only to be recorded
+
+
+class _Recorded(Exception):
+    """Raised by compile_function in place of compiling while a request is being recorded."""
+
+
+def _record(build, job):
+    """The compile request build(job) would make (compile_function's arguments), or None."""
+    _recording.requests = []
+    try:
+        build(job)
+    except _Recorded:
+        pass
+    except Exception:  # noqa: BLE001 (the real compile reports it)
+        pass
+    finally:
+        reqs, _recording.requests = _recording.requests, None
+    return reqs[0] if reqs else None
+
+
+class _WorkerPool:
+    """Compile worker processes (`python -m tilescale._compile_worker`) building the binaries
+    of recorded requests into a cache folder, in job order, in the background.  wait(i)
+    returns once job i's binary is built, failed (the in-process compile then reports the
+    error) or was never handed over.  TILELANG_COMPILE_PROCESSES=0 turns the workers off."""
+
+    def __init__(self):
+        self.cache_dir, self.tmp, self.done, self.threads = None, None, {}, []
+        self.t0, self.failed, self.n, self.lock = time.time(), 0, 0, threading.Lock()
+
+    @classmethod
+    def start(cls, build, jobs, workers):
+        import queue
+        import tempfile
+        pool = cls()
+        off = os.environ.get("TILELANG_COMPILE_PROCESSES", "1").strip() in ("0", "false", "no", "off")
+        if workers < 2 or off:
+            return pool
+        reqs = [(i, r) for i, r in ((i, _record(build, j)) for i, j in enumerate(jobs)) if r is not None]
+        if len(reqs) < 2:
+            return pool
+        pool.tmp = tempfile.mkdtemp(prefix="tilelang-compile-") if _env.is_cache_disabled() else None
+        pool.cache_dir = pool.tmp  # None: the usual cache folder, which the workers share
+        todo = queue.Queue()
+        for i, r in reqs:
+            r["cache_dir"], r["private"] = pool.tmp or _env.TILELANG_CACHE_DIR, pool.tmp is not None
+            pool.done[i] = threading.Event()
+            todo.put((i, r))
+        pool.n = len(reqs)
+        pool.threads = [threading.Thread(target=pool._drive, args=(todo,), daemon=True)
+                        for _ in range(min(workers, len(reqs)))]
+        for t in pool.threads:
+            t.start()
+        return pool
+
+    def wait(self, i):
+        ev = self.done.get(i)
+        if ev is not None:
+            ev.wait()
+
+    def close(self):
+        import shutil
+        for t in self.threads:
+            t.join()
+        if self.threads:
+            logger.info("compile workers: %d kernels in %.1f s (%d compiled again in-process)",
+                        self.n, time.time() - self.t0, self.failed)
+        if self.tmp is not None:  # the kernels hold their binaries in memory
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _drive(self, todo):
+        """One worker process: takes requests until none is left; a dead worker releases
+        the rest of the queue to the in-process compiles."""
+        import json
+        import queue
+        import subprocess
+        root = os.path.dirname(os.path.dirname(os.path.abspath(_tilescale().__file__)))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        proc = None
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "tilescale._compile_worker"], env=env,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            pass
+        try:
+            while True:
+                try:
+                    i, r = todo.get_nowait()
+                except queue.Empty:
+                    break
+                answer = None
+                if proc is not None:
+                    try:
+                        proc.stdin.write(json.dumps(r) + "\n")
+                        proc.stdin.flush()
+                        answer = proc.stdout.readline()
+                    except OSError:
+                        answer = None
+                if not answer or not json.loads(answer).get("ok"):
+                    with self.lock:
+                        self.failed += 1
+                    if not answer:
+                        proc = self._stop(proc)
+                self.done[i].set()
+        finally:
+            self._stop(proc)
+
+    @staticmethod
+    def _stop(proc):
+        if proc is not None:
+            for f in (proc.stdin, proc.stdout):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+            proc.wait()
+        return None
 
 
 def reset_context():
@@ -576,8 +727,14 @@ def compile_function(info, params, *, closure=None, target=None, execution_backe
     values it reads from enclosing scopes); returns a tilescale.Kernel."""
     arch = arch_for(target)
     compiler = compiler_for(execution_backend)
-    prog = info.load(context(), closure)
     dparams = params_text(params, info.name)
+    requests = getattr(_recording, "requests", None)
+    if requests is not None:  # _WorkerPool.start: what to compile, not a compile
+        requests.append({"path": info.path, "func": info.name, "arch": arch, "compiler": compiler,
+                         "source": info.hoisted_source(closure or {}) if info.nested else None,
+                         "params": {k: str(v) for k, v in dparams.items()}})
+        raise _Recorded()
+    prog = info.load(context(), closure)
     t0 = time.time()
     k = prog.compile(info.name, arch, params=dparams, compiler=compiler, no_jit=no_jit)
     if verbose or _env.TILELANG_PRINT_ON_COMPILATION:

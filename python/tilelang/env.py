@@ -7,7 +7,8 @@ compile; TILELANG_EXECUTION_BACKEND and TILELANG_DEFAULT_TARGET give defaults fo
 The cache folder is libtilescale's: $TILESCALE_CACHE_DIR, else $TILELANG_CACHE_DIR, else
 ~/.cache/tilescale; autotuning results are JSON files in its autotuner/ folder.
 TILELANG_AUTO_TUNING_CPU_COUNTS / _MAX_CPU_COUNT / _CPU_UTILITIES size the autotuner's
-compile threads."""
+compile workers; TILELANG_COMPILE_PROCESSES=0 keeps its compiles in threads of this process
+(NVRTC scales past about four threads only in separate processes)."""
 import os
 
 __all__ = ["env", "Environment"]

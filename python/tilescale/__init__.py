@@ -167,11 +167,17 @@ class Context:
     """Owns the CUDA driver table, cache settings and the last error text.  Creating one works
     without a GPU; launches then raise TS_ERR_NO_DRIVER."""
 
-    def __init__(self, device=0, cache_dir=None, disable_cache=False, verbose=False):
+    def __init__(self, device=0, cache_dir=None, disable_cache=False, verbose=False,
+                 private_cache=False):
+        """private_cache: cache_dir is a folder the caller owns (compile workers share it), used
+        even when $TILESCALE_DISABLE_CACHE turns the usual cache off."""
         device = _c_int(device, "device")
+        if private_cache and cache_dir is None:
+            raise ValueError("tilescale: private_cache needs a cache_dir")
+        off = -1 if private_cache else int(bool(disable_cache))
         opt = _lib.ts_context_options(ctypes.sizeof(_lib.ts_context_options), device,
                                       _c_path(cache_dir, "cache_dir", allow_none=True),
-                                      int(bool(disable_cache)), int(bool(verbose)))
+                                      off, int(bool(verbose)))
         h = ctypes.c_void_p()
         st = _c.ts_context_create(ctypes.byref(opt), ctypes.byref(h))
         if st != _lib.TS_OK:

@@ -75,6 +75,8 @@ typedef struct Cg {
   int64_t smem_end;     /* highest byte used by shared.dyn buffers of the kernel */
   bool use_reduce, use_atomic;
   bool use_gemm;        /* tensor-core / async-copy helpers (tilescale/gemm.cuh) */
+  uint32_t wgmma_widths; /* bit w/8-1 for every wgmma width w issued (TS_WGMMA_N_LIST) */
+  bool wgmma_any_width; /* a call the widths cannot be read from: gemm.cuh expands all */
   int device_flags;     /* union of the IRD_* flags of the device operations printed */
   const char *kernel_name;
   StrBuf *decls;        /* module-scope declarations printed before the kernel (workspaces) */
@@ -487,6 +489,23 @@ static void floor_divmod(Cg *g, StrBuf *sb, const IrExpr *e, int min_prec) {
   }
 }
 
+/* Records the wgmma width a device call issues (gemm.cuh expands only the widths listed). */
+static void note_wgmma_width(Cg *g, const IrExpr *e) {
+  int w = cg_wgmma_width(e);
+  if (w == 0) return;
+  if (w < 8 || w > 256 || w % 8) g->wgmma_any_width = true; /* gemm.cuh's static_assert says why */
+  else g->wgmma_widths |= 1u << (w / 8 - 1);
+}
+
+/* `#define TS_WGMMA_N_LIST(X, A) X(n, A) ...`: the widths gemm.cuh's wgmma dispatchers
+ * expand, each costing NVRTC parse time (device/tilescale/gemm.cuh). */
+static void wgmma_width_list(StrBuf *src, uint32_t widths) {
+  sb_append(src, "#define TS_WGMMA_N_LIST(X, A)");
+  for (int k = 0; k < 32; k++)
+    if (widths & (1u << k)) sb_printf(src, " X(%d, A)", 8 * (k + 1));
+  sb_append(src, "\n");
+}
+
 static void args_list(Cg *g, StrBuf *sb, IrExpr *const *args, int from, int n, ts_dtype t) {
   sb_putc(sb, '(');
   for (int i = from; i < n; i++) {
@@ -672,13 +691,17 @@ static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
       sb_append(sb, "0");
       return;
     }
-    if (!strncmp(args[0]->u.sval, "ts::", 4)) g->use_gemm = true; /* device-library templates */
+    if (!strncmp(args[0]->u.sval, "ts::", 4)) { /* device-library templates, of any width */
+      g->use_gemm = true;
+      g->wgmma_any_width = true;
+    }
     sb_append(sb, args[0]->u.sval);
     args_list(g, sb, args, 1, nargs, TS_DTYPE_HANDLE);
     return;
   case IRI_DEVICE:
     g->use_gemm = true; /* the device-library templates (gemm.cuh, which includes tma.cuh) */
     g->device_flags |= ir_device_info[e->u.call.dop].flags;
+    note_wgmma_width(g, e);
     cg_device_callee(sb, e);
     args_list(g, sb, args, 0, nargs, TS_DTYPE_HANDLE);
     return;
@@ -1316,7 +1339,10 @@ bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out) {
   sb_append(&src, "#include <tilescale/common.cuh>\n");
   if (g.use_reduce) sb_append(&src, "#include <tilescale/reduce.cuh>\n");
   if (g.use_atomic) sb_append(&src, "#include <tilescale/atomic.cuh>\n");
-  if (g.use_gemm || f->ntma) sb_append(&src, "#include <tilescale/gemm.cuh>\n");
+  if (g.use_gemm || f->ntma) {
+    if (!g.wgmma_any_width && !f->nimports) wgmma_width_list(&src, g.wgmma_widths);
+    sb_append(&src, "#include <tilescale/gemm.cuh>\n");
+  }
   for (int i = 0; i < f->nimports; i++) /* T.import_source: the user's device code, verbatim */
     sb_printf(&src, "\n// T.import_source\n%s\n", f->imports[i]);
   sb_append(&src, sb_str(&kernels_src));

@@ -147,6 +147,19 @@ const char *cg_ctype(ts_dtype t) {
   }
 }
 
+int cg_wgmma_width(const IrExpr *e) {
+  switch (e->u.call.dop) {
+  case IRD_GEMM_SS_WGMMA:
+  case IRD_GEMM_SS_WGMMA_ISSUE:
+  case IRD_GEMM_RS_WGMMA:
+  case IRD_GEMM_RS_WGMMA_ISSUE: {
+    const int64_t *a = e->u.call.attrs; /* M, N, K, WGM, WGN, ... (the 'iiiii' of the rows) */
+    return e->u.call.nattrs >= 5 && a[4] > 0 ? (int)(a[1] / a[4]) : -1;
+  }
+  default: return 0;
+  }
+}
+
 void cg_device_callee(StrBuf *sb, const IrExpr *e) {
   const CgDeviceAbi *abi = &cg_device_abi[e->u.call.dop];
   const int64_t *attr = e->u.call.attrs;

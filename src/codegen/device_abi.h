@@ -21,6 +21,9 @@ extern const CgDeviceAbi cg_device_abi[IRD_COUNT];
 
 /* The callee of a device call `e` (IRI_DEVICE): name and template arguments. */
 void cg_device_callee(StrBuf *sb, const IrExpr *e);
+/* The wgmma width N/WGN (m64nNk*) a wgmma GEMM call `e` issues, 0 for any other device
+ * call, -1 when it cannot tell (gemm.cuh's TS_WGMMA_N_LIST must then list every width). */
+int cg_wgmma_width(const IrExpr *e);
 /* C++ spelling of an element type as the device headers use it (common.cuh). */
 const char *cg_ctype(ts_dtype t);
 

@@ -81,7 +81,7 @@ void rt_cache_init(RtCache *c, const char *opt_dir, int opt_disable) {
             "0 = no limit); using 4G\n",
             max);
   }
-  bool off = opt_disable || ts_env_flag("TILESCALE_DISABLE_CACHE", 0);
+  bool off = opt_disable > 0 || (opt_disable == 0 && ts_env_flag("TILESCALE_DISABLE_CACHE", 0));
   c->enabled = c->dir && !off;
 }
 

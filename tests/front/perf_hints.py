@@ -1,4 +1,4 @@
-# Performance-only hints are accepted: T.use_swizzle, T.annotate_l2_hit_ratio,
+# Performance-only hints are accepted: T.use_swizzle (recorded as the kernel's raster_panel), T.annotate_l2_hit_ratio,
 # T.annotate_min_blocks_per_sm, T.annotate_restrict_buffers (results do not depend on them).
 # tilescale-test: -k hinted -D M=256 -D N=256
 import tilelang

@@ -51,6 +51,23 @@ class BindingTest(unittest.TestCase):
         self.assertIsNone(k.autotune_configs)
         self.assertEqual(k.pass_configs, {})
 
+    def test_private_cache(self):
+        """A private cache folder (compile workers share one) is used even when
+        $TILESCALE_DISABLE_CACHE turns the usual cache off; it needs a folder."""
+        import tempfile
+        import unittest.mock
+        with tempfile.TemporaryDirectory() as d, \
+                unittest.mock.patch.dict(os.environ, {"TILESCALE_DISABLE_CACHE": "1"}):
+            def compile_once(**opts):
+                return ts.Context(cache_dir=d, **opts).load(SOFTMAX).compile(
+                    "softmax", arch="sm_90a", M=128, N=512)
+            self.assertFalse(compile_once(private_cache=True).from_cache)
+            self.assertTrue(compile_once(private_cache=True).from_cache)
+            self.assertFalse(compile_once().from_cache)  # the environment still rules the rest
+            self.assertEqual(len(os.listdir(d)), 1)
+        with self.assertRaises(ValueError):
+            ts.Context(private_cache=True)
+
     def test_args(self):
         self.assertEqual(self.k.args, [
             ts.ArgInfo("X", "tensor", "float16", (256, 1024), False),

@@ -183,3 +183,48 @@ TEST(api_emit_stats) {
   ts_program_destroy(p);
   ts_context_destroy(ctx);
 }
+
+/* A wgmma GEMM's CUDA lists exactly the width it issues (N / WGN of the call) in
+ * TS_WGMMA_N_LIST before including gemm.cuh, whose dispatchers expand only those widths
+ * (NVRTC parse time) and static_assert on any other. */
+TEST(api_cuda_lists_wgmma_widths) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  const char *src = "import tilelang.language as T\n"
+                    "@T.prim_func\n"
+                    "def k(A: T.Tensor((256, 256), 'float16'), B: T.Tensor((256, 256), 'float16'),\n"
+                    "      C: T.Tensor((256, 256), 'float32')):\n"
+                    "    with T.Kernel(2, 2, threads=256) as (bx, by):\n"
+                    "        a = T.alloc_shared((128, 64), 'float16')\n"
+                    "        b = T.alloc_shared((64, 128), 'float16')\n"
+                    "        c = T.alloc_fragment((128, 128), 'float32')\n"
+                    "        T.clear(c)\n"
+                    "        for k in T.Pipelined(4, num_stages=2):\n"
+                    "            T.copy(A[by * 128, k * 64], a)\n"
+                    "            T.copy(B[k * 64, bx * 128], b)\n"
+                    "            T.gemm(a, b, c)\n"
+                    "        T.copy(c, C[by * 128, bx * 128])\n";
+  ts_program *p = NULL;
+  REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0};
+  ts_kernel *k = NULL;
+  REQUIRE(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
+  const char *cuda = ts_kernel_text(k, TS_EMIT_CUDA);
+  REQUIRE(cuda != NULL);
+  const char *list = strstr(cuda, "#define TS_WGMMA_N_LIST(X, A)");
+  const char *inc = strstr(cuda, "#include <tilescale/gemm.cuh>");
+  const char *call = strstr(cuda, "ts::gemm_ss_wgmma");
+  REQUIRE(list && inc && call);
+  CHECK(list < inc);
+  int m = 0, n = 0, kk = 0, wgm = 0, wgn = 0, width = 0;
+  REQUIRE(sscanf(strchr(call, '<'), "<%d, %d, %d, %d, %d,", &m, &n, &kk, &wgm, &wgn) == 5);
+  REQUIRE(sscanf(list + strlen("#define TS_WGMMA_N_LIST(X, A)"), " X(%d, A)", &width) == 1);
+  CHECK(wgn > 0 && width == n / wgn);
+  int widths = 0; /* one GEMM, one width */
+  for (const char *q = strstr(list, " X("); q && q < strchr(list, '\n'); q = strstr(q + 1, " X(")) widths++;
+  CHECK(widths == 1);
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}

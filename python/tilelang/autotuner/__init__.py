@@ -1,8 +1,9 @@
 """tilelang.autotuner: @autotune(configs=...) over @tilelang.jit (lazy factories and eager
 kernels), and AutoTuner.from_kernel(...).run().
 
-A tuning run compiles every config in parallel threads (one tilescale.Context per thread:
-the library is thread-safe per context), then times each compiled kernel on the GPU with the
+A tuning run compiles every config in parallel (_compiler.parallel_compile: compile worker
+processes build the binaries, then threads with one tilescale.Context each pick them up from
+the cache), then times each compiled kernel on the GPU with the
 profiler, one after another on the calling thread (inputs from set_autotune_inputs,
 supply_prog, supply_type, or for an eager call the call's own tensors; checked against
 ref_prog unless skip_check; early_stop skips the full timing of a config whose estimate is
@@ -250,29 +251,37 @@ def _tune(name, configs, prepare, build, prof, key=None, call_inputs=None, verbo
         except Exception as e:  # noqa: BLE001 (the factory rejects this config)
             errors[i] = e
     if show:
-        print("[tilelang.autotune] %s: compiling %d configs on %d threads" % (
-            name, len(jobs), _compiler.num_workers(len(jobs))), file=sys.stderr, flush=True)
-    t0 = time.time()
-    built = dict(zip([i for i, _ in jobs], _compiler.parallel_compile(build, [j for _, j in jobs])))
-    logger.info("autotune %s: compiled %d configs in %.1f s", name, len(jobs), time.time() - t0)
+        print("[tilelang.autotune] %s: compiling %d configs on %d workers, timing each as it "
+              "compiles" % (name, len(jobs), _compiler.num_workers(len(jobs))), file=sys.stderr,
+              flush=True)
+    for i, err in sorted(errors.items()):
+        _progress(show, name, i, len(configs), configs[i], "does not compile: %s" % _short(err))
+    t0, timing = time.time(), 0.0
     bench, best = _Bench(prof, call_inputs), None
-    for i, cfg in enumerate(configs):
-        kernel, err = built.get(i, (None, errors.get(i)))
+    index = [i for i, _ in jobs]
+    for j, kernel, err in _compiler.compile_as_completed(build, [job for _, job in jobs]):
+        i = index[j]
+        cfg = configs[i]
         if kernel is None:
             errors[i] = err
             _progress(show, name, i, len(configs), cfg, "does not compile: %s" % _short(err))
             continue
+        t1 = time.time()
         try:
             latency = bench.measure(kernel, cfg)
         except Exception as e:  # noqa: BLE001 (a config that fails its check or run is skipped)
             errors[i] = e
             _progress(show, name, i, len(configs), cfg, "failed: %s" % _short(e))
             continue
+        finally:
+            timing += time.time() - t1
         if best is None or latency < best.latency:
             best = AutotuneResult(latency, dict(cfg), kernel=kernel)
             best.index = i
             bench.best = latency
         _progress(show, name, i, len(configs), cfg, "%.4f ms (best %.4f ms)" % (latency, best.latency))
+    logger.info("autotune %s: %d configs compiled and timed in %.1f s (%.1f s of it timing)",
+                name, len(jobs), time.time() - t0, timing)
     if best is None:
         i, e = next(iter(sorted(errors.items()))) if errors else (0, RuntimeError("no configs"))
         raise RuntimeError("tilelang.autotune: no config of %s worked (%d tried); first error, "
