@@ -151,6 +151,38 @@ template <class TA_, class TB_, class TC> TS_DEV void mma_x(TC *row0, TC *row1, 
 }
 #undef TS_MMA_X4
 
+/* T.ptx_ldmatrix: NUM 8x8 matrices of 16-bit elements (8-bit ones in pairs) into this
+ * thread's registers dst[0..NUM) (32 bits each); src is the row this lane supplies. */
+template <int NUM, bool TRANS> TS_DEV void ptx_ldmatrix(void *dst, const void *src) {
+  uint32_t *r = reinterpret_cast<uint32_t *>(dst), addr = smem_u32(src);
+  if constexpr (NUM == 4 && TRANS) ldsm_x4_trans(r, addr);
+  else if constexpr (NUM == 4) ldsm_x4(r, addr);
+  else if constexpr (NUM == 2 && TRANS) ldsm_x2_trans(r, addr);
+  else if constexpr (NUM == 2) ldsm_x2(r, addr);
+  else if constexpr (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n" : "=r"(r[0]) : "r"(addr));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(r[0]) : "r"(addr));
+}
+/* T.ptx_mma: one mma.sync m16n8kK (K = 32 bytes of TA) on this thread's registers: a (4 x
+ * 32 bits), b (2 x 32 bits), c (rows g and g + 8, two adjacent columns each).  INT4: TA / TB
+ * (int8_t or uint8_t) registers hold two 4-bit values a byte, m16n8k32.s4 (.u4): a is 2 x 32
+ * bits, b one. */
+template <class TA, class TB, class TC, bool INT4> TS_DEV void ptx_mma(const void *a, const void *b, TC *c) {
+  const uint32_t *ra = reinterpret_cast<const uint32_t *>(a), *rb = reinterpret_cast<const uint32_t *>(b);
+  if constexpr (INT4) {
+    static_assert(is_same<TC, int>::value && sizeof(TA) == 1 && sizeof(TB) == 1, "4-bit mma accumulates int32");
+    if constexpr (is_same<TA, uint8_t>::value)
+      asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u4.u4.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+                   : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3]) : "r"(ra[0]), "r"(ra[1]), "r"(rb[0]));
+    else
+      asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s4.s4.s32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+                   : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3]) : "r"(ra[0]), "r"(ra[1]), "r"(rb[0]));
+  } else {
+    mma_x<TA, TB, TC>(c, c + 2, ra, rb);
+  }
+}
+
 /* C[M x N] (+)= A * B for one block with WM x WN warps, operands in shared memory.
  * A is [M][K] (TA: [K][M]), B is [K][N] (TB: [N][K]); swizzles SWA/SWB bytes.  KI, the
  * K of one instruction, is 32 bytes of the operand type; ldmatrix moves 16-byte rows

@@ -1306,7 +1306,6 @@ static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const PtrV
    * recomputed on the device: they only read parameters. */
   for (int i = 0; i < host_lets->len; i++) stmt(g, host_lets->items[i]);
   function_workspaces(g, k, fn_ws);
-  if (k->prelude) line(g, "%s", k->prelude);
   if (k->body) stmt(g, k->body);
 
   int nthreads = 1;
@@ -1328,6 +1327,8 @@ static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const PtrV
    * 64K / nthreads registers, which the warpgroups then trade. */
   /* A thread-block cluster (TMA multicast between its blocks) is fixed at compile time, so
    * a plain launch suffices: the runtime's grid is a multiple of it (warp_specialize). */
+  /* T.Kernel(prelude=...): C++ the kernel calls (device functions, templates), at file scope */
+  if (k->prelude) sb_printf(src, "\n%s\n", k->prelude);
   if (decls.len) sb_printf(src, "\n%s", sb_str(&decls));
   sb_free(&decls);
   g->decls = NULL;

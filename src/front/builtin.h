@@ -72,6 +72,7 @@ extern const BuiltinTable builtins_dist[];    /* distributed primitives and thei
 extern const BuiltinTable builtins_python[];  /* Python builtins, methods, math, itertools */
 extern const BuiltinTable builtins_allreduce[]; /* T.comm_reducer, T.attr reduce_scope, T.tvm_thread_allreduce */
 extern const BuiltinTable builtins_host[];
+extern const BuiltinTable builtins_mma[];       /* T.ptx_ldmatrix, T.ptx_mma: hand-written warp MMA */
 extern const BuiltinTable builtins_tensor[];    /* shape-only torch tensors: _tilescale.host_tensor, methods */    /* tilelang namespace, decorators, _tilescale */
 
 /* ---- builtin.c: values and calls ------------------------------------------------------------- */

@@ -13,7 +13,8 @@
  * T.Layout(shape, fn) is a user index map (a V_LAYOUT value, layout/index_map.h): fn is
  * called once with placeholder variables and its outputs kept as expressions.  Annotated on
  * a global tensor it becomes IrBuffer.remap, which pass/remap_global.c applies to every
- * access; on shared memory and fragments it is refused for now. */
+ * access; on a shared tile it pins our own swizzle (annotate_shared_index_map); on
+ * fragments it is refused for now. */
 #include <string.h>
 
 #include "../layout/index_map.h"
@@ -135,7 +136,12 @@ static Value *t_layout(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     args[k] = ev_expr(ev, ir_varref(ev->c, m->in[k], loc));
   }
   CallArgs ca = {.node = a->node, .pos = args, .npos = m->nin};
+  /* forward_fn is a host function of placeholders: its local names bind expressions (no LET
+   * statements in the kernel being traced, which would name the placeholders) */
+  PtrVec *block = ev->block;
+  ev->block = NULL;
   Value *r = ev->call(ev, arg[1], &ca);
+  ev->block = block;
   if (!r || r->kind == V_POISON) return ev->poison;
   ValList outs = {0};
   if (r->kind == V_TUPLE || r->kind == V_LIST) outs = r->u.seq;
@@ -174,13 +180,48 @@ static const char *shape_text(Eval *ev, IrExpr *const *shape, int n) {
   return s;
 }
 
+/* T.annotate_layout({buf: T.Layout(...)}) on a shared tile (TileLang's ldmatrix examples build
+ * one from get_swizzle_layout): every access of a shared buffer names logical indices and goes
+ * through the buffer's layout, so the map only decides which bank each element lands in, never
+ * a result.  The tile takes our own widest 16-byte-chunk swizzle (the pinned
+ * make_swizzled_layout), which keeps each 16-byte row segment of ldmatrix contiguous and its
+ * eight rows on distinct banks, as the user's swizzle meant to; the map's rank and shape are
+ * checked. */
+static bool annotate_shared_index_map(Eval *ev, IrBuffer *b, const IndexMap *m, SrcLoc loc) {
+  int64_t rows, cols;
+  if (!shared_tile(ev, b, "T.annotate_layout", loc, &rows, &cols)) return false;
+  if (m->nin != b->ndim) {
+    ts_error(ev->c, loc, "T.annotate_layout: the T.Layout of '%s' maps %d-dimensional indices but '%s' has %d dims",
+             b->name, m->nin, b->name, b->ndim);
+    return false;
+  }
+  for (int k = 0; k < m->nin; k++) {
+    int64_t x, y;
+    if (!ir_is_const_int(m->in_shape[k], &x) || !ir_is_const_int(b->shape[k], &y) || x != y) {
+      ts_error(ev->c, loc, "T.annotate_layout: the T.Layout was made for shape %s but '%s' has shape %s",
+               shape_text(ev, m->in_shape, m->nin), b->name, shape_text(ev, b->shape, b->ndim));
+      return false;
+    }
+  }
+  const char *why;
+  Layout *l = layout_pinned(ev->c, LAYOUT_AUTO, rows, cols, dtype_bytes(b->dtype), loc, &why);
+  TS_ASSERT(l); /* AUTO falls back to row-major */
+  if (b->layout && !layout_equal(b->layout, l)) {
+    ts_error(ev->c, loc, "layout conflict for shared buffer '%s': already annotated with another layout at line %d",
+             b->name, b->layout->loc.line);
+    return false;
+  }
+  if (!b->layout) b->layout = l;
+  return true;
+}
+
 /* T.annotate_layout({buf: T.Layout(...)}) on a global tensor: checks the map against the
  * tensor (rank, shape, box, bijection) and records it as buf->remap. */
 static bool annotate_index_map(Eval *ev, IrBuffer *b, IndexMap *m, SrcLoc loc) {
+  if (b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN) return annotate_shared_index_map(ev, b, m, loc);
   if (b->scope != IR_SCOPE_GLOBAL) {
     ts_error(ev->c, loc, "T.annotate_layout: a T.Layout on the %s buffer '%s' is not supported yet (only on global "
-                         "tensors, the kernel's parameters); shared tiles take tilelang.layout.make_swizzled_layout(%s)",
-             ir_scope_names[b->scope], b->name, b->name);
+                         "tensors and shared tiles)", ir_scope_names[b->scope], b->name);
     return false;
   }
   if (b->param_index < 0 || b->alias_of || b->strides) {

@@ -108,6 +108,31 @@ static Value *t_ceildiv(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return s ? ev_binop(ev, AOP_FLOORDIV, s, arg[1], loc) : NULL;
 }
 
+/* T.index_to_coordinates(index, shape): the row-major coordinates of flat `index` in `shape`
+ * (a tuple: the last dim varies fastest), with Python's // and %. */
+static Value *t_index_to_coordinates(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  SrcLoc loc = call_loc(a);
+  ValList shape = {0};
+  if (!ev_iter_items(ev, arg[1], &shape, loc)) return NULL;
+  if (shape.n < 1) {
+    ts_error(ev->c, loc, "T.index_to_coordinates: the shape must have at least one dim");
+    return NULL;
+  }
+  Value **out = ARENA_ARRAY(ev->a, Value *, shape.n);
+  Value *rest = arg[0];
+  for (int d = shape.n - 1; d >= 0; d--) {
+    if (d == 0) {
+      out[d] = rest;
+      break;
+    }
+    out[d] = ev_binop(ev, AOP_MOD, rest, shape.items[d], loc);
+    rest = out[d] ? ev_binop(ev, AOP_FLOORDIV, rest, shape.items[d], loc) : NULL;
+    if (!rest) return NULL;
+  }
+  return ev_tuple(ev, out, shape.n);
+}
+
 /* T.floordiv / T.floormod (Python's // and %) and T.truncdiv / T.truncmod (C's): bi->arg is
  * the IR operator. */
 static Value *t_intop(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
@@ -551,6 +576,7 @@ static const Builtin scalar_rows[] = {
     {"min_value", "dtype", t_infinity, 2, BI_TERSE},
     {"ceildiv", "a, b", t_ceildiv, 0, BI_TERSE},
     {"floordiv", "a, b", t_intop, IR_FLOORDIV, BI_TERSE},
+    {"index_to_coordinates", "index, shape", t_index_to_coordinates, 0, BI_TERSE},
     {"floormod", "a, b", t_intop, IR_FLOORMOD, BI_TERSE},
     {"truncdiv", "a, b", t_intop, IR_TRUNCDIV, BI_TERSE},
     {"truncmod", "a, b", t_intop, IR_TRUNCMOD, BI_TERSE},

@@ -165,6 +165,8 @@ Value *ev_call(Eval *ev, Value *fn, CallArgs *a) {
   }
   case V_BUILTIN: return builtin_call(ev, fn, a);
   case V_DTYPE: return call_dtype(ev, fn->u.dtype, a);
+  case V_CLASS: return ev_class_call(ev, fn, a);
+  case V_METHOD: return ev_method_call(ev, fn, a);
   case V_OPAQUE: return ev_host_call(ev, fn, a);
   default: break;
   }
@@ -477,6 +479,15 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
     Value *m = ht_attr(ev, base, name);
     if (m) return m;
     break;
+  }
+  case V_CLASS:
+  case V_INSTANCE: {
+    int errors = ev->c->diag.errors;
+    Value *v = ev_object_attr(ev, base, name, n->loc);
+    if (v) return v;
+    if (ev->c->diag.errors > errors) return NULL;
+    ts_error(ev->c, n->loc, "'%s' object has no attribute '%s'", ev_class_name(base), name);
+    return NULL;
   }
   case V_TENSORTYPE:
     if (!strcmp(name, "shape")) return base->u.tt.shape;
@@ -890,6 +901,13 @@ bool ev_assign(Eval *ev, Env *env, const AstNode *t, Value *v, SrcLoc loc) {
       return store_buffer(ev, base->u.buf, &bi, v, t->loc);
     }
     return py_setitem(ev, env, base, t->index, v, t->loc);
+  }
+  case AST_ATTRIBUTE: {
+    Value *base = eval_raw(ev, env, t->value);
+    if (!base) return false;
+    if (base->kind == V_INSTANCE || base->kind == V_CLASS) return ev_object_setattr(ev, base, t->id, v, t->loc);
+    ts_error(ev->c, t->loc, "cannot set attribute '%s' of a %s", t->id, ev_type_name(base));
+    return false;
   }
   case AST_STARRED: ts_error(ev->c, t->loc, "starred assignment targets are not supported"); return false;
   default: break;

@@ -601,7 +601,7 @@ ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s) {
     return EX_NORMAL;
   }
   case AST_CLASSDEF:
-    ev_env_set(ev, env, s->id, ev_opaque(ev, arena_printf(ev->a, "class '%s' cannot be used in kernels", s->id)));
+    ev_env_set(ev, env, s->id, ev_class_new(ev, env, s));
     return EX_NORMAL;
   case AST_ASSERT: {
     Value *t = ev_eval(ev, env, s->test);

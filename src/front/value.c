@@ -105,6 +105,9 @@ const char *ev_type_name(const Value *v) {
   case V_COMM_REDUCER: return "T.comm_reducer";
   case V_REDUCE_SCOPE: return "T.attr reduce_scope frame";
   case V_HOST_TENSOR: return "torch.Tensor";
+  case V_CLASS: return "type";
+  case V_INSTANCE: return ev_class_name(v);
+  case V_METHOD: return "method";
   case V_OPAQUE: return "opaque object";
   }
   return "?";

@@ -52,6 +52,9 @@ typedef enum ValKind {
   V_COMM_REDUCER, /* T.comm_reducer(combiner, [identity]) (builtins_allreduce.c) */
   V_REDUCE_SCOPE, /* T.attr(reducer, "reduce_scope", ...) before `with`: u.enter is the reducer */
   V_HOST_TENSOR, /* a torch tensor made while building a kernel: shape and dtype only (u.tt; host_tensor.c) */
+  V_CLASS,     /* a class statement's class (u.cls; classes.c) */
+  V_INSTANCE,  /* an instance of one (u.obj) */
+  V_METHOD,    /* a def of a class bound to an instance (u.meth) */
   V_OPAQUE     /* unknown import or unsupported construct: using it is an error */
 } ValKind;
 
@@ -74,6 +77,7 @@ typedef enum ModKind {
 
 typedef struct Env Env;
 typedef struct Value Value;
+typedef struct PyClass PyClass; /* classes.c */
 struct Builtin; /* a row of the builtin registry (builtin.h) */
 
 typedef struct ValList {
@@ -128,6 +132,9 @@ struct Value {
     Value *enter;                                /* NULLCTX: what `as` binds */
     struct IndexMap *imap;                       /* LAYOUT */
     struct { Value *combiner, *identity; } reducer; /* COMM_REDUCER */
+    PyClass *cls;                                /* CLASS */
+    struct { PyClass *cls; Env *attrs; } obj;    /* INSTANCE: its own attributes */
+    struct { Value *fn, *self; } meth;           /* METHOD */
     struct { const char *what; const char *module; const char *qualname; bool at_name; } opaque;
                                                  /* message reported on use (at_name: on any reference);
                                                     module: the import it stands for; qualname: the
@@ -304,6 +311,14 @@ bool ev_assign(Eval *ev, Env *env, const AstNode *target, Value *v, SrcLoc loc);
 bool ev_exec_augassign(Eval *ev, Env *env, const AstNode *s);
 Value *ev_call(Eval *ev, Value *fn, CallArgs *args);
 Value *ev_call_function(Eval *ev, Value *fn, CallArgs *args);
+
+/* ---- classes.c: Python classes (lazy bodies, instances, bound methods) ----------------- */
+Value *ev_class_new(Eval *ev, Env *env, const AstNode *def);
+Value *ev_class_call(Eval *ev, Value *cls, CallArgs *a);
+Value *ev_method_call(Eval *ev, Value *m, CallArgs *a);
+Value *ev_object_attr(Eval *ev, Value *base, const char *name, SrcLoc loc); /* NULL: none */
+bool ev_object_setattr(Eval *ev, Value *base, const char *name, Value *v, SrcLoc loc);
+const char *ev_class_name(const Value *v);
 
 /* ---- eval_stmt.c ------------------------------------------------------------------------ */
 ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s);

@@ -174,6 +174,8 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(RNG_RAND, "rng_rand", 1, 0, 0)        /* (&state) -> uint32, advances the state */       \
   X(RNG_RAND_FLOAT, "rng_rand_float", 1, 0, 0) /* (&state) -> float32 in (0, 1] */            \
   X(DP4A, "dp4a", 3, 0, 0)                /* (&a, &b, &c): c += dot(a[0:4], b[0:4]), 8-bit */ \
+  X(PTX_LDMATRIX, "ptx_ldmatrix", 2, 2, 0) /* (&local, &shared row) <num, trans>: T.ptx_ldmatrix */ \
+  X(PTX_MMA, "ptx_mma", 3, 4, 0) /* (&a, &b, &c) <A, B, C dtypes, int4 pairs>: T.ptx_mma, one m16n8kK */ \
   X(FENCE_PROXY_ASYNC, "fence_proxy_async", 0, 0, 0)                                      \
   X(FENCE_PROXY_ASYNC_SHARED, "fence_proxy_async_shared", 0, 0, 0)                        \
   /* GEMM tiles (A, B, C addresses, thread index); SS attrs: M, N, K, WM, WN, trans_a,     \

@@ -600,6 +600,82 @@ def gemm_persistent(ctx, corpus, M, N, K, primitive):
     b = torch.randn(K, N, dtype=torch.float16, device="cuda")
     c = kern(a, b)
     check("gemm persistent %dx%dx%d primitive=%s" % (M, N, K, primitive), c, a.float() @ b.float(), 0.5, 2e-2)
+def gemm_intrinsics(ctx, corpus, M, N, K, in_dtype, out_dtype, accum_dtype):
+    """gemm/example_gemm_intrinsics.py tl_matmul: the prelude's TensorCoreIntrinEmitter
+    (T.ptx_ldmatrix x4 from swizzled shared tiles, two T.ptx_mma per 16 x 16 tile, per-thread
+    stores of the accumulators into a [M/16, N/16, 16, 16] shared tile); C = A @ B^T."""
+    prog = ctx.load(os.path.join(corpus, "gemm/example_gemm_intrinsics.py"))
+    kern = prog.compile("tl_matmul", M=M, N=N, K=K, in_dtype=in_dtype, out_dtype=out_dtype, accum_dtype=accum_dtype)
+    if in_dtype == "int8":
+        a = torch.randint(-128, 128, (M, K), dtype=torch.int8, device="cuda")
+        b = torch.randint(-128, 128, (N, K), dtype=torch.int8, device="cuda")
+        want = (a.cpu().long() @ b.cpu().long().T).cuda()
+        tol = (0, 0)
+    else:
+        a = torch.randn(M, K, dtype=torch.float16, device="cuda")
+        b = torch.randn(N, K, dtype=torch.float16, device="cuda")
+        want = a.double() @ b.double().T
+        tol = (1e-2, 1e-2)
+    c = kern(a, b)
+    tag = "gemm intrinsics emitter %dx%dx%d %s->%s" % (M, N, K, in_dtype, out_dtype)
+    if in_dtype == "int8":
+        ok = bool(torch.equal(c.cpu().long(), want.cpu()))
+        RESULTS.append(ok)
+        print("%s %s: %d of %d differ" % ("PASS" if ok else "FAIL", tag, int((c.cpu().long() != want.cpu()).sum()),
+                                         c.numel()))
+    else:
+        check(tag, c, want, *tol)
+
+
+def mma_emitter_gemm(ctx, M, N, K, a_t, b_t, dtype):
+    """tests/codegen/mma_emitter_gemm.py: the emitter with A stored [K, M] and/or B stored [K, N]
+    (ldmatrix .trans), 2 x 2 warps of 32 x 32."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/mma_emitter_gemm.py")).compile(
+        "mma_emitter_gemm", M=M, N=N, K=K, a_transposed=a_t, b_transposed=b_t, dtype=dtype)
+    tt = getattr(torch, dtype)
+    a = torch.randn(*((K, M) if a_t else (M, K)), dtype=tt, device="cuda")
+    b = torch.randn(*((N, K) if b_t else (K, N)), dtype=tt, device="cuda")
+    am = a.double().T if a_t else a.double()
+    bm = b.double().T if b_t else b.double()
+    c = torch.full((M, N), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, b, c)
+    check("mma emitter %dx%dx%d A^T=%s B^T=%s %s" % (M, N, K, a_t, b_t, dtype), c, am @ bm, 1e-2, 1e-3)
+
+
+def pack_i2_interleaved(b):
+    """BitNet's 2-bit weight format for the int8 decode of tilelang_bitnet_158_int8xint2_prefill.py:
+    four 2-bit values a byte (value k of a group of 4 at bits 2k), then, per 32-bit word, value
+    `off` (0..15) moved to bit (off % 4) * 8 + (off // 4) * 2, so that one shift and mask give
+    four int8 lanes at once.  Written here from that bit layout."""
+    n, k = b.shape
+    v = b.to(torch.int64).cpu().reshape(n, k // 16, 16)  # 16 values per 32-bit word
+    word = torch.zeros(n, k // 16, dtype=torch.int64)
+    for off in range(16):
+        word |= (v[:, :, off] & 3) << ((off % 4) * 8 + (off // 4) * 2)
+    word = torch.where(word >= 2 ** 31, word - 2 ** 32, word).to(torch.int32)
+    return word.view(torch.int8).reshape(n, k // 4)
+
+
+def bitnet_prefill(ctx, corpus, M, N, K):
+    """bitnet-1.58b/kernel_benchmark/tilelang_bitnet_158_int8xint2_prefill.py: 2-bit weights
+    decoded to int8 in shared memory, then the prelude's INT4TensorCoreIntrinEmitter (ldmatrix of
+    the int8 tiles, four mma.sync m16n8k32.s4 per 16 x 16 tile: int8 storage as int4 pairs, exact
+    for the file's inputs A in [0, 4), B in {0, 1}); C = A @ B^T in int32."""
+    prog = ctx.load(os.path.join(corpus, "bitnet-1.58b/kernel_benchmark/tilelang_bitnet_158_int8xint2_prefill.py"))
+    kern = prog.compile("bitnet_158_int8xint2_prefill", M=M, N=N, K=K, in_dtype="int8", out_dtype="int32",
+                        accum_dtype="int32", fast_decoding=True)
+    a = torch.randint(0, 4, (M, K), dtype=torch.int8, device="cuda")
+    b = torch.randint(0, 2, (N, K), dtype=torch.int8, device="cuda")
+    qw = pack_i2_interleaved(b).cuda()
+    c = torch.full((M, N), -1, dtype=torch.int32, device="cuda")
+    kern(a, qw, c)
+    want = (a.cpu().long() @ b.cpu().long().T)
+    ok = bool(torch.equal(c.cpu().long(), want))
+    RESULTS.append(ok)
+    print("%s bitnet int8 x int2 prefill %dx%dx%d: %d of %d differ" % (
+        "PASS" if ok else "FAIL", M, N, K, int((c.cpu().long() != want).sum()), c.numel()))
+
+
 def fp4_to_f16(qb):
     """Two s1e2m1 values a byte, the low nibble first, as float16 bit patterns (exponent bias 14,
     no subnormals): the conversion of the dequantize GEMM files, written here from its bits."""
@@ -1160,6 +1236,16 @@ def main():
         lambda: lightning_indexer(ctx, corpus, 256, 2048),
         lambda: lightning_indexer(ctx, corpus, 1000, 4000),
         lambda: lightning_indexer(ctx, corpus, 512, 1024, heads=64, dim=128, pool=True),
+        lambda: gemm_intrinsics(ctx, corpus, 4096, 4096, 4096, "float16", "float16", "float32"),  # the file's main()
+        lambda: gemm_intrinsics(ctx, corpus, 256, 256, 128, "float16", "float16", "float32"),
+        lambda: gemm_intrinsics(ctx, corpus, 384, 256, 512, "float16", "float32", "float32"),
+        lambda: gemm_intrinsics(ctx, corpus, 384, 256, 512, "int8", "int32", "int32"),
+        lambda: mma_emitter_gemm(ctx, 128, 192, 96, False, True, "float16"),
+        lambda: mma_emitter_gemm(ctx, 128, 128, 64, True, False, "float16"),
+        lambda: mma_emitter_gemm(ctx, 192, 128, 128, False, False, "bfloat16"),
+        lambda: mma_emitter_gemm(ctx, 64, 128, 64, True, True, "bfloat16"),
+        lambda: bitnet_prefill(ctx, corpus, 256, 256, 256),  # the file's own test
+        lambda: bitnet_prefill(ctx, corpus, 128, 384, 512),
     ]
     for run in cases:
         try:

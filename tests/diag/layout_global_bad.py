@@ -2,7 +2,9 @@
 # a forward_fn of the wrong arity, a map that is not a bijection of the shape onto its box
 # (folding l // 2 leaves half the tensor's memory unused and two indices on one position),
 # a layout made for another shape, a non-integer output, a second different layout for the
-# same tensor, and a T.Layout on shared memory are refused at the annotation; custom
+# same tensor, and a T.Layout made for another shape than the shared tile it annotates (a
+# shared tile takes any T.Layout of its shape: it only picks banks) are refused at the
+# annotation; custom
 # fragment layouts (T.Fragment) are refused where they are made.
 # tilescale-test: -k bad
 import tilelang.language as T
@@ -18,7 +20,7 @@ def bad(A: T.Tensor((4, 64, 32), "float32"), C: T.Tensor((8, 8), "float32"), D: 
         T.annotate_layout({D: T.Layout(D.shape, lambda i, j: [j, i])})
         T.annotate_layout({D: T.Layout(D.shape, lambda i, j: [i, j])})
         S = T.alloc_shared((8, 8), "float32")
-        T.annotate_layout({S: T.Layout(S.shape, lambda i, j: [j, i])})
+        T.annotate_layout({S: T.Layout((8, 4), lambda i, j: [j, i])})
         T.copy(S, C)
         f = T.alloc_fragment((8, 8), "float32")
         T.annotate_layout({f: T.Fragment(f.shape, forward_thread_fn=lambda i, j: i * 8 + j, forward_index_fn=lambda i, j: 0)})
