@@ -72,12 +72,17 @@ def use_device(device):
             _ctx = None
 
 
-def new_context():
-    """A fresh tilescale.Context with the package's cache and verbosity settings, whose host
-    calls (functions of modules the compiler cannot evaluate) run in CPython: _host_call."""
-    ctx = _tilescale().Context(device=_context_device(), cache_dir=_env.TILELANG_CACHE_DIR,
-                               disable_cache=_env.is_cache_disabled(),
-                               verbose=_env.TILELANG_VERBOSE)
+def new_context(private_cache_dir=None):
+    """A fresh tilescale.Context with the package's cache and verbosity settings (or a private
+    cache folder: parallel_compile's temporary one), whose host calls (functions of modules
+    the compiler cannot evaluate) run in CPython: _host_call."""
+    if private_cache_dir is None:
+        ctx = _tilescale().Context(device=_context_device(), cache_dir=_env.TILELANG_CACHE_DIR,
+                                   disable_cache=_env.is_cache_disabled(),
+                                   verbose=_env.TILELANG_VERBOSE)
+    else:
+        ctx = _tilescale().Context(device=_context_device(), cache_dir=private_cache_dir,
+                                   private_cache=True, verbose=_env.TILELANG_VERBOSE)
     ctx.set_host_call(_host_call.call)
     return ctx
 
@@ -119,9 +124,7 @@ def num_workers(n):
 
 
 def _own_context(cache_dir=None):
-    _local.ctx = new_context() if cache_dir is None else _tilescale().Context(
-        device=_context_device(), cache_dir=cache_dir, private_cache=True,
-        verbose=_env.TILELANG_VERBOSE)
+    _local.ctx = new_context(cache_dir)
 
 
 def parallel_compile(build, jobs, workers=None):

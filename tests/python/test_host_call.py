@@ -260,7 +260,7 @@ class HostCallTest(unittest.TestCase):
         with self.assertRaises(ts.TileScaleError) as cm:
             self.mod.sibling_broken(512)
         msg = cm.exception.message
-        self.assertIn("hc_sibling.py:%d:12: error: class 'Plan' cannot be used in kernels"
+        self.assertIn("hc_sibling.py:%d:12: error: class 'Plan' (with a class decorator) cannot be used while building a kernel"
                       % line_of(SIBLING, "Plan(m).nope"), msg)
         self.assertIn("hc_kernels.py:%d:13: note: hc_sibling.broken could not be run in Python "
                       "either: AttributeError: 'Plan' object has no attribute 'nope'"
