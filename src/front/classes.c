@@ -23,15 +23,6 @@
 
 #include "value.h"
 
-struct PyClass {
-  const char *name;
-  const AstNode *def; /* the CLASSDEF */
-  Env *env;           /* the scope the class statement ran in */
-  ValList bases;      /* V_CLASS values, after the body ran */
-  Env *attrs;         /* the names the body bound (parent NULL: a namespace, not a scope) */
-  bool ready, busy, failed;
-};
-
 /* `class C(bases): body` -> a V_CLASS whose body runs at first use.  Decorated classes
  * (dataclasses) and classes with keywords (metaclass=...) stay opaque: their use is an error. */
 Value *ev_class_new(Eval *ev, Env *env, const AstNode *def) {
@@ -47,10 +38,6 @@ Value *ev_class_new(Eval *ev, Env *env, const AstNode *def) {
   return v;
 }
 
-const char *ev_class_name(const Value *v) {
-  return v->kind == V_CLASS ? v->u.cls->name : v->kind == V_INSTANCE ? v->u.obj.cls->name : "?";
-}
-
 /* Runs the class body once (no staging, no IR block: it is host code even when the class is
  * first used inside a kernel).  False when it failed (reported). */
 static bool class_ready(Eval *ev, PyClass *k, SrcLoc loc) {
@@ -62,7 +49,7 @@ static bool class_ready(Eval *ev, PyClass *k, SrcLoc loc) {
   k->busy = true;
   int errors = ev->c->diag.errors;
   for (int i = 0; i < k->def->items.n; i++) {
-    Value *b = ev_eval(ev, k->env, k->def->items.items[i]);
+    Value *b = ev->eval(ev, k->env, k->def->items.items[i]);
     if (!b) continue;
     if (b->kind != V_CLASS) {
       ts_error(ev->c, k->def->items.items[i]->loc, "class '%s' derives from %s, which is not a class of this file or "
@@ -164,7 +151,7 @@ Value *ev_method_call(Eval *ev, Value *m, CallArgs *a) {
   b.pos[0] = m->u.meth.self;
   for (int i = 0; i < a->npos; i++) b.pos[i + 1] = a->pos[i];
   b.npos = a->npos + 1;
-  return ev_call(ev, m->u.meth.fn, &b);
+  return ev->call(ev, m->u.meth.fn, &b);
 }
 
 /* Class(args): a new instance, initialised by __init__ when the class has one. */

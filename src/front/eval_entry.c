@@ -30,6 +30,7 @@ static void eval_init(Eval *ev, TsCompiler *c) {
   ev->limit_bytes = c->limit_bytes > 0 ? c->limit_bytes : DEFAULT_LIMIT_BYTES;
   ev->exec_stmt = ev_exec_stmt;
   ev->call = ev_call;
+  ev->eval = ev_eval;
   ev->builtins = ev_env_new(ev, NULL);
   builtin_install(ev, ev->builtins);
   ev->main_module = ev_module_new(ev, "__main__", false);

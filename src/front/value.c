@@ -78,6 +78,10 @@ Value *ev_opaque(Eval *ev, const char *what) {
   return v;
 }
 
+const char *ev_class_name(const Value *v) {
+  return v->kind == V_CLASS ? v->u.cls->name : v->kind == V_INSTANCE ? v->u.obj.cls->name : "?";
+}
+
 const char *ev_type_name(const Value *v) {
   switch (v->kind) {
   case V_POISON: return "<error>";

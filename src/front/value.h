@@ -77,13 +77,23 @@ typedef enum ModKind {
 
 typedef struct Env Env;
 typedef struct Value Value;
-typedef struct PyClass PyClass; /* classes.c */
+typedef struct PyClass PyClass; /* below; its behaviour: classes.c */
 struct Builtin; /* a row of the builtin registry (builtin.h) */
 
 typedef struct ValList {
   Value **items;
   int n, cap;
 } ValList;
+
+/* A Python class of the subset (classes.c): its body runs at first use. */
+struct PyClass {
+  const char *name;
+  const AstNode *def; /* the CLASSDEF */
+  Env *env;           /* the scope the class statement ran in */
+  ValList bases;      /* V_CLASS values, after the body ran */
+  Env *attrs;         /* the names the body bound (parent NULL: a namespace, not a scope) */
+  bool ready, busy, failed;
+};
 
 typedef struct LoopFrame {
   IrForKind kind;
@@ -197,6 +207,9 @@ typedef struct Eval {
   /* Calls a function value (eval_expr.c's ev_call, set by front_compile): how a builtin
    * handler runs a function the user passed (T.Layout's forward_fn), like exec_stmt. */
   struct Value *(*call)(struct Eval *ev, struct Value *fn, struct CallArgs *a);
+  /* Evaluates an expression (eval_expr.c's ev_eval, set by front_compile): how classes.c,
+   * which the evaluator calls for class values, evaluates a class's base list. */
+  struct Value *(*eval)(struct Eval *ev, Env *env, const AstNode *n);
   const char *pending_name; /* target of `name = T.alloc_*(...)`: names the buffer */
   TsCompiler *c;
   Arena *a;

@@ -28,10 +28,11 @@ static const DtypeInfo infos[TS_DTYPE_COUNT] = {
     [TS_DTYPE_FLOAT64] = {"float64", "double", 64, 'f'},
     [TS_DTYPE_FLOAT8_E4M3] = {"float8_e4m3", "__nv_fp8_e4m3", 8, 'f'},
     [TS_DTYPE_FLOAT8_E5M2] = {"float8_e5m2", "__nv_fp8_e5m2", 8, 'f'},
-    /* 4-bit types: two a byte in memory; one a byte (ts::int4_t ...) in registers. */
-    [TS_DTYPE_INT4] = {"int4", "ts::int4_t", 4, 'i'},
-    [TS_DTYPE_UINT4] = {"uint4", "ts::uint4_t", 4, 'u'},
-    [TS_DTYPE_FLOAT4_E2M1] = {"float4_e2m1fn", "ts::fp4_e2m1_t", 4, 'f'},
+    /* 4-bit types: two a byte in memory (bytes here); one a byte in registers, in the
+     * device library's own register types (codegen's cg_ctype spells those). */
+    [TS_DTYPE_INT4] = {"int4", "unsigned char", 4, 'i'},
+    [TS_DTYPE_UINT4] = {"uint4", "unsigned char", 4, 'u'},
+    [TS_DTYPE_FLOAT4_E2M1] = {"float4_e2m1fn", "unsigned char", 4, 'f'},
     [TS_DTYPE_HANDLE] = {"handle", "void*", 64, 'h'},
 };
 
