@@ -21,6 +21,8 @@
  *      |
  *   simplify             index arithmetic cleanup (ir_simplify)
  *      |
+ *   safe_memory          scalar global accesses not proven in bounds: loads read 0, stores
+ *      |                 and atomics are skipped there (TileLang's semantics)
  *   thread_sync          __syncthreads for shared-memory RAW/WAR hazards
  *      |
  *   merge_shared_memory  shared.dyn buffers -> offsets in one dynamic allocation
@@ -49,6 +51,7 @@ static const PassEntry passes[] = {
     {"lower_tile_ops", pass_lower_tile_ops},
     {"remap_global", pass_remap_global},
     {"simplify", pass_simplify},
+    {"safe_memory", pass_safe_memory},
     {"thread_sync", pass_thread_sync},
     {"merge_shared_memory", pass_merge_shared_memory},
     {"thread_return_barriers", pass_thread_return_barriers},

@@ -266,6 +266,44 @@ def thread_return_exit(ctx, N, flag):
     check("thread_return N=%d flag=%d" % (N, flag), b, ref, 1e-5, 1e-5)
 
 
+def safe_memory_rows(ctx, M, N):
+    """tests/codegen/safe_memory.py: a column loop past N and a gather through indices outside
+    X (some negative, some >= N): out-of-bounds loads read 0 and stores are skipped, as under
+    TileLang (Y's columns past N do not exist; a fault or a wrong G would show)."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/safe_memory.py")).compile("clamp_rows", M=M, N=N)
+    x = torch.randn(M, N, dtype=torch.float32, device="cuda")
+    idx = torch.randint(-3 * N, 3 * N, (M, 4), dtype=torch.int32, device="cuda")
+    y = torch.full((M, N), float("nan"), dtype=torch.float32, device="cuda")
+    g = torch.full((M, 4), float("nan"), dtype=torch.float32, device="cuda")
+    k(x, idx, y, g)
+    inside = (idx >= 0) & (idx < N)
+    ref_g = torch.where(inside, torch.gather(x, 1, idx.clamp(0, N - 1).long()), torch.zeros_like(g))
+    check("safe_memory rows M=%d N=%d Y" % (M, N), y, 2 * x, 0, 0)
+    check("safe_memory rows M=%d N=%d G" % (M, N), g, ref_g, 0, 0)
+
+
+def clean_and_maintain_logits(ctx, corpus, M, N):
+    """dsa_hisa/clean_and_maintain_logits.py: the column loop runs past N (block_K 4096) and
+    writes only where its masks say; past N nothing may be written (it faulted before
+    safe_memory)."""
+    path = os.path.join(corpus, "dsa_hisa/clean_and_maintain_logits.py")
+    k = ctx.load(path).compile("clean_and_maintain_logits_", seq_len=M, seq_len_kv=N)
+    logits = torch.randn(M, N, dtype=torch.float32, device="cuda")
+    ks = torch.randint(0, N // 2, (M,), dtype=torch.int32, device="cuda")
+    ke = (ks + torch.randint(1, N // 2, (M,), dtype=torch.int32, device="cuda")).clamp(max=N)
+    ref = logits.clone()
+    n = torch.arange(N, device="cuda")[None, :]
+    ref = ref.masked_fill((n < ks.long()[:, None]) | (n >= ke.long()[:, None]), float("-inf"))
+    m = torch.arange(M, device="cuda")
+    ref[m, ks.long()] = float("inf")
+    ref[m, (ke - 1).long()] = float("inf")
+    k(logits, ks, ke)
+    ok = torch.equal(logits, ref)  # +-inf marks: exact equality, not check()'s finite test
+    RESULTS.append(ok)
+    print("%s clean_and_maintain_logits M=%d N=%d: %d of %d elements differ" % (
+        "PASS" if ok else "FAIL", M, N, int((logits != ref).sum()), logits.numel()))
+
+
 def gemm_clear_accum_cond(ctx, M, N, K):
     """tests/front/gemm_clear_accum_cond.py: the accumulator is never T.clear'ed; a runtime
     clear_accum=(k == 0) clears it on the first K tile, then one more GEMM of the last tile."""
@@ -1149,6 +1187,8 @@ def main():
         lambda: chunk_cumsum(ctx, corpus, 1, 512, 3, 32, False, False, True, 128),
         lambda: ptx_cp_async_rows(ctx, 512),
         lambda: thread_return_exit(ctx, 1024, 0),
+        lambda: safe_memory_rows(ctx, 64, 1000),
+        lambda: clean_and_maintain_logits(ctx, corpus, 300, 5000),
         lambda: thread_return_exit(ctx, 1024, 1),
         lambda: gemm_clear_accum_cond(ctx, 256, 256, 512),
         lambda: gemv_alloc_reducer(ctx, corpus, 1024, 1024),  # the manifest's row
