@@ -101,7 +101,7 @@ static const char compile_usage[] =
     "                       are part of the --emit ir output, and go to stderr for other --emit.\n"
     "                       Passes: thread_return_tiles, plan_gemm, warp_specialize, inject_pipeline,\n"
     "                       legalize, layout_inference, lower_tile_ops, remap_global, simplify,\n"
-    "                       thread_sync, merge_shared_memory, thread_return_barriers\n"
+    "                       safe_memory, thread_sync, merge_shared_memory, thread_return_barriers\n"
     "  --debug              verify the IR after every pass (slower; catches compiler bugs early)\n"
     "  --no-cache           neither read nor write the binary cache\n"
     "  -v, --verbose        progress messages on stderr\n"

@@ -27,11 +27,28 @@ typedef struct Safe {
 static IrExpr *safe_expr(Safe *s, IrExpr *e);
 
 /* A var of the range env, innermost binding wins (the env is searched from the end). */
+#define SAFE_OPEN_HI ((int64_t)1 << 40) /* upper bound of a loop var whose extent has no range */
+
 static void env_push(Safe *s, IrVar *v, IrExpr *min, IrExpr *extent) {
   int64_t lo, hi, elo, ehi;
-  if (s->env.n >= 32 || !ir_range(min, &s->env, &lo, &hi) || !ir_range(extent, &s->env, &elo, &ehi) || ehi < 1)
-    return;
+  if (s->env.n >= 32 || !ir_range(min, &s->env, &lo, &hi)) return;
+  if (!ir_range(extent, &s->env, &elo, &ehi)) ehi = SAFE_OPEN_HI; /* still >= min */
+  if (ehi < 1) return;
   ir_range_env_add(&s->env, v, lo, hi + ehi - 1);
+}
+
+/* `v < c`, `v <= c`, `v >= c`, `v > c` (v a variable, c a constant) holding in a branch:
+ * v's range narrowed there. */
+static void env_narrow(Safe *s, const IrExpr *k) {
+  int64_t c, lo, hi;
+  if (s->env.n >= 32 || !(k->kind == IR_LT || k->kind == IR_LE || k->kind == IR_GE || k->kind == IR_GT) ||
+      k->u.ops[0]->kind != IR_VAR || !ir_is_const_int(k->u.ops[1], &c) || !ir_range(k->u.ops[0], &s->env, &lo, &hi))
+    return;
+  if (k->kind == IR_LT && c - 1 < hi) hi = c - 1;
+  if (k->kind == IR_LE && c < hi) hi = c;
+  if (k->kind == IR_GE && c > lo) lo = c;
+  if (k->kind == IR_GT && c + 1 > lo) lo = c + 1;
+  if (lo <= hi) ir_range_env_add(&s->env, k->u.ops[0]->u.var, lo, hi);
 }
 
 /* idx < extent from the path: a loop variable from 0 running exactly `extent`, or an
@@ -223,14 +240,16 @@ static IrStmt *safe_if(Safe *s, IrStmt *st) {
   IrStmt *r = with_expr(s, st, &st->u.if_.cond);
   IrStmt *then_s = st->u.if_.then_s, *else_s = st->u.if_.else_s;
   const IrExpr *cond = st->u.if_.cond;
-  int nf = s->facts.len;
+  int nf = s->facts.len, n0 = s->env.n;
   for (const IrExpr *k = cond; k;) { /* a && b && (x < n): each conjunct holds in then_s */
     const IrExpr *leaf = k->kind == IR_AND ? k->u.ops[1] : k;
     if (leaf->kind == IR_LT) vec_push(s->c->arena, &s->facts, (void *)leaf);
+    env_narrow(s, leaf);
     k = k->kind == IR_AND ? k->u.ops[0] : NULL;
   }
   IrStmt *nt = safe_stmt(s->c, then_s, s);
   s->facts.len = nf;
+  s->env.n = n0;
   IrStmt *ne = else_s ? safe_stmt(s->c, else_s, s) : NULL;
   if (nt == then_s && ne == else_s) return r;
   if (r == st) {

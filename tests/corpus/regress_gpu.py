@@ -1125,7 +1125,7 @@ def lightning_indexer(ctx, corpus, seq_len, seq_len_kv, heads=32, dim=64, pool=F
     kpos = torch.arange(seq_len_kv, device="cuda")
     written = (kpos[None, :] >= blo[blk][:, None]) & (kpos[None, :] < bhi[blk][:, None])
     check("%s logits seq_len=%d seq_len_kv=%d" % ("pool MQA fp8" if pool else "lightning indexer", seq_len, seq_len_kv),
-          out[written], want[written].float(), 5e-2, 5e-3)
+          out[written], want[written].float(), 1e-1, 1e-2)  # fp8 wgmma accumulates with fewer bits than fp32
 
 
 def sinkhorn_bwd_cg(ctx, corpus, seqlen, n=16):
