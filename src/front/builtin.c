@@ -239,6 +239,14 @@ const char *bi_take_name(Eval *ev, const char *dflt) {
   return n;
 }
 
+IrBuffer *bi_declare_buffer(Eval *ev, IrBuffer *b, SrcLoc loc) {
+  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
+  s->u.alloc.buf = b;
+  ev_emit(ev, s);
+  ev_define_buffer(ev, b);
+  return b;
+}
+
 Value *bi_buffer_value(Eval *ev, IrBuffer *b) {
   Value *v = ev_new(ev, V_BUFFER);
   v->u.buf = b;

@@ -96,6 +96,8 @@ bool bi_opt_int(Eval *ev, Value *v, int64_t dflt, int64_t *out, SrcLoc loc);
 int bi_shape_arg(Eval *ev, Value *v, IrExpr ***out, SrcLoc loc);       /* ndim, or -1 */
 IrExpr *bi_to_dtype(Eval *ev, Value *v, ts_dtype t, SrcLoc loc);        /* a number or IR as type t */
 const char *bi_take_name(Eval *ev, const char *dflt);  /* `x = T.alloc_*(...)` names the buffer x */
+/* Declares b where the evaluation is (an ALLOC statement) and binds its name; returns b. */
+IrBuffer *bi_declare_buffer(Eval *ev, IrBuffer *b, SrcLoc loc);
 Value *bi_buffer_value(Eval *ev, IrBuffer *b);
 /* &mbarrier for a barrier operand: a T.alloc_barrier buffer (its first barrier, as TileLang's
  * _mbar_to_buffer_load) or one element of it (`bars[i]`); NULL after a diagnostic naming fname. */

@@ -123,10 +123,7 @@ static IrBuffer *alloc_buffer(Eval *ev, CallArgs *a, const char *what, Value *sh
     if (!bi_check_size(ev, sh[d], 1, bi_dim_loc(shape_node, d, nd, loc), what_dim, d)) return NULL;
   IrBuffer *b = ir_buffer(ev->c, bi_take_name(ev, scope == IR_SCOPE_FRAGMENT ? "frag" : scope == IR_SCOPE_LOCAL ? "local" : "smem"),
                           t, scope, nd, sh, loc);
-  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
-  s->u.alloc.buf = b;
-  ev_emit(ev, s);
-  ev_define_buffer(ev, b);
+  bi_declare_buffer(ev, b, loc);
   return b;
 }
 
@@ -164,11 +161,7 @@ static Value *t_alloc_var(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
     b->init = bi_to_dtype(ev, arg[1], t, loc);
     if (!b->init) return NULL;
   }
-  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
-  s->u.alloc.buf = b;
-  ev_emit(ev, s);
-  ev_define_buffer(ev, b);
-  return bi_buffer_value(ev, b);
+  return bi_buffer_value(ev, bi_declare_buffer(ev, b, loc));
 }
 
 /* ---- reducers ----------------------------------------------------------------------------------
@@ -313,11 +306,7 @@ static Value *t_alloc_barrier(Eval *ev, CallArgs *a, Value **arg, const Builtin 
   IrBuffer *b = ir_buffer(ev->c, bi_take_name(ev, "barrier"), TS_DTYPE_UINT64, IR_SCOPE_BARRIER, 1, &ext, loc);
   b->arrive_counts = counts;
   ev->kernel->u.kernel.manual_ws = true;
-  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
-  s->u.alloc.buf = b;
-  ev_emit(ev, s);
-  ev_define_buffer(ev, b);
-  return bi_buffer_value(ev, b);
+  return bi_buffer_value(ev, bi_declare_buffer(ev, b, loc));
 }
 
 /* ---- eager outputs and names --------------------------------------------------------------- */
@@ -464,13 +453,7 @@ static Value *t_view(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   IrBuffer *b = ir_buffer(ev->c, name, t, src->scope, nd, shape, loc);
   b->alias_of = src->alias_of ? src->alias_of : src;
   if (src->scope == IR_SCOPE_GLOBAL) b->param_index = -1;
-  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
-  s->u.alloc.buf = b;
-  ev_emit(ev, s);
-  ev_define_buffer(ev, b);
-  Value *v = ev_new(ev, V_BUFFER);
-  v->u.buf = b;
-  return v;
+  return bi_buffer_value(ev, bi_declare_buffer(ev, b, loc));
 }
 
 /* T.alloc_global(shape, dtype) / T.alloc_barrier_gpu(): a device workspace that is not a
@@ -520,13 +503,7 @@ static Value *alloc_workspace(Eval *ev, CallArgs *a, const Builtin *bi, Value *s
   const char *name = ev->pending_name ? ev->pending_name : dflt;
   ev->pending_name = NULL;
   IrBuffer *b = ir_buffer(ev->c, name, t, IR_SCOPE_GLOBAL, nd, sh, loc);
-  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
-  s->u.alloc.buf = b;
-  ev_emit(ev, s);
-  ev_define_buffer(ev, b);
-  Value *v = ev_new(ev, V_BUFFER);
-  v->u.buf = b;
-  return v;
+  return bi_buffer_value(ev, bi_declare_buffer(ev, b, loc));
 }
 
 /* T.alloc_global(shape, dtype); T.alloc_barrier_gpu() (bi->arg 1) is alloc_global([1], "uint32"). */
@@ -594,13 +571,7 @@ static Value *t_make_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   ev->pending_name = NULL;
   IrBuffer *b = ir_buffer(ev->c, name, t, IR_SCOPE_GLOBAL, items.n, shape, loc);
   b->data = ptr;
-  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
-  s->u.alloc.buf = b;
-  ev_emit(ev, s);
-  ev_define_buffer(ev, b);
-  Value *v = ev_new(ev, V_BUFFER);
-  v->u.buf = b;
-  return v;
+  return bi_buffer_value(ev, bi_declare_buffer(ev, b, loc));
 }
 
 /* ---- rows -------------------------------------------------------------------------------------- */

@@ -237,10 +237,7 @@ static bool reduce_scope_ok(Eval *ev, const IrBuffer *b, const char *fname, SrcL
 static IrBuffer *staging_fragment(Eval *ev, const IrBuffer *b, SrcLoc loc) {
   IrBuffer *f = ir_buffer(ev->c, arena_printf(ev->a, "%s_frag", b->name), b->dtype, IR_SCOPE_FRAGMENT, b->ndim,
                           b->shape, loc);
-  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc);
-  s->u.alloc.buf = f;
-  ev_emit(ev, s);
-  ev_define_buffer(ev, f);
+  bi_declare_buffer(ev, f, loc);
   return f;
 }
 
