@@ -26,6 +26,11 @@ typedef struct Safe {
 
 static IrExpr *safe_expr(Safe *s, IrExpr *e);
 
+/* a && b, where a may be NULL (nothing yet). */
+static IrExpr *and_cond(TsCompiler *c, IrExpr *a, IrExpr *b, SrcLoc loc) {
+  return a ? ir_binary(c, IR_AND, a, b, loc) : b;
+}
+
 /* A var of the range env, innermost binding wins (the env is searched from the end). */
 #define SAFE_OPEN_HI ((int64_t)1 << 40) /* upper bound of a loop var whose extent has no range */
 
@@ -80,12 +85,12 @@ static IrExpr *bounds_cond(Safe *s, const IrBuffer *b, IrExpr *const *idx, int n
     IrExpr *x = idx[p], *ext = b->shape[p];
     if (!ranged || lo < 0) {
       IrExpr *ge = ir_binary(c, IR_GE, x, ir_int(c, 0, x->dtype, loc), loc);
-      cond = cond ? ir_binary(c, IR_AND, cond, ge, loc) : ge;
+      cond = and_cond(c, cond, ge, loc);
     }
     bool below = (ranged && ir_is_const_int(ext, &n) && hi < n) || below_structurally(s, x, ext);
     if (!below) {
       IrExpr *lt = ir_binary(c, IR_LT, x, ir_cast(c, x->dtype, ext, loc), loc);
-      cond = cond ? ir_binary(c, IR_AND, cond, lt, loc) : lt;
+      cond = and_cond(c, cond, lt, loc);
     }
   }
   return cond;
@@ -119,7 +124,7 @@ static IrExpr *safe_address_of(Safe *s, IrExpr *e) {
   bool ch = false;
   IrExpr **idx = safe_list(s, ld->u.load.idx, ld->u.load.nidx, &ch);
   IrExpr *cond = ld->lanes == 1 ? bounds_cond(s, ld->u.load.buf, idx, ld->u.load.nidx, e->loc) : NULL;
-  if (cond) s->guard = s->guard ? ir_binary(s->c, IR_AND, s->guard, cond, e->loc) : cond;
+  if (cond) s->guard = and_cond(s->c, s->guard, cond, e->loc);
   if (!ch) return e;
   IrExpr *nl = copy_node(s->c, ld);
   nl->u.load.idx = idx;
@@ -174,13 +179,6 @@ static IrExpr *safe_expr(Safe *s, IrExpr *e) {
   return r;
 }
 
-/* Wraps st in `if (guard)` when the expressions just rebuilt noted one. */
-static IrStmt *guarded(Safe *s, IrStmt *st, IrExpr *guard0) {
-  IrExpr *g = s->guard;
-  s->guard = guard0;
-  return g && g != guard0 ? ir_if(s->c, g, st, NULL, st->loc) : st;
-}
-
 static IrStmt *safe_stmt(TsCompiler *c, IrStmt *st, void *ctx);
 
 static IrStmt *safe_store(Safe *s, IrStmt *st) {
@@ -199,31 +197,43 @@ static IrStmt *safe_store(Safe *s, IrStmt *st) {
   }
   if (st->u.store.lanes == 1) {
     IrExpr *cond = bounds_cond(s, st->u.store.buf, idx, st->u.store.nidx, st->loc);
-    if (cond) s->guard = s->guard ? ir_binary(c, IR_AND, s->guard, cond, st->loc) : cond;
+    if (cond) s->guard = and_cond(c, s->guard, cond, st->loc);
   }
   IrExpr *g = s->guard;
   s->guard = guard0;
   return g ? ir_if(c, g, r, NULL, st->loc) : r;
 }
 
-/* A statement whose only expression is rebuilt in place (EVAL, LET, IF/WHILE conditions). */
-static IrStmt *with_expr(Safe *s, IrStmt *st, IrExpr **slot) {
+/* e rebuilt; *guard: what T.address_of operands in it need (NULL: nothing). */
+static IrExpr *safe_expr_guard(Safe *s, IrExpr *e, IrExpr **guard) {
   IrExpr *guard0 = s->guard;
   s->guard = NULL;
-  IrExpr *x = safe_expr(s, *slot);
-  IrStmt *r = st;
-  if (x != *slot) {
-    r = ir_stmt(s->c, st->kind, st->loc);
-    *r = *st;
-    *(IrExpr **)((char *)r + ((char *)slot - (char *)st)) = x;
-  }
-  if (st->kind != IR_S_EVAL) { /* a guard only makes sense around a statement with an effect */
-    s->guard = guard0;
-    return r;
-  }
-  IrStmt *out = guarded(s, r, NULL);
+  IrExpr *x = safe_expr(s, e);
+  *guard = s->guard;
   s->guard = guard0;
-  return out;
+  return x;
+}
+
+/* A copy of st (when x differs from its expression *slot) holding x instead. */
+static IrStmt *with_expr(Safe *s, IrStmt *st, IrExpr *const *slot, IrExpr *x) {
+  if (x == *slot) return st;
+  IrStmt *r = ir_stmt(s->c, st->kind, st->loc);
+  *r = *st;
+  switch (st->kind) {
+  case IR_S_EVAL: r->u.eval.value = x; break;
+  case IR_S_LET: r->u.let.value = x; break;
+  case IR_S_IF: r->u.if_.cond = x; break;
+  case IR_S_WHILE: r->u.while_.cond = x; break;
+  default: ts_unreachable(); /* only the kinds above call it */
+  }
+  return r;
+}
+
+/* A condition or value rebuilt: a guard is only meaningful around an EVAL's effect. */
+static IrStmt *safe_value_stmt(Safe *s, IrStmt *st, IrExpr *const *slot) {
+  IrExpr *guard;
+  IrStmt *r = with_expr(s, st, slot, safe_expr_guard(s, *slot, &guard));
+  return guard && st->kind == IR_S_EVAL ? ir_if(s->c, guard, r, NULL, st->loc) : r;
 }
 
 static IrStmt *safe_for(Safe *s, IrStmt *st) {
@@ -237,7 +247,7 @@ static IrStmt *safe_for(Safe *s, IrStmt *st) {
 }
 
 static IrStmt *safe_if(Safe *s, IrStmt *st) {
-  IrStmt *r = with_expr(s, st, &st->u.if_.cond);
+  IrStmt *r = safe_value_stmt(s, st, &st->u.if_.cond);
   IrStmt *then_s = st->u.if_.then_s, *else_s = st->u.if_.else_s;
   const IrExpr *cond = st->u.if_.cond;
   int nf = s->facts.len, n0 = s->env.n;
@@ -284,7 +294,7 @@ static IrStmt *safe_seq(Safe *s, IrStmt *st) {
 }
 
 static IrStmt *safe_let(Safe *s, IrStmt *st) {
-  IrStmt *r = with_expr(s, st, &st->u.let.value);
+  IrStmt *r = safe_value_stmt(s, st, &st->u.let.value);
   int64_t lo, hi;
   if (s->env.n < 32 && ir_range(st->u.let.value, &s->env, &lo, &hi)) ir_range_env_add(&s->env, st->u.let.var, lo, hi);
   return r;
@@ -301,9 +311,9 @@ static IrStmt *safe_stmt(TsCompiler *c, IrStmt *st, void *ctx) {
   case IR_S_KERNEL: return safe_kernel(s, st);
   case IR_S_LET: return safe_let(s, st);
   case IR_S_STORE: return safe_store(s, st);
-  case IR_S_EVAL: return with_expr(s, st, &st->u.eval.value);
+  case IR_S_EVAL: return safe_value_stmt(s, st, &st->u.eval.value);
   case IR_S_WHILE: {
-    IrStmt *r = with_expr(s, st, &st->u.while_.cond);
+    IrStmt *r = safe_value_stmt(s, st, &st->u.while_.cond);
     IrStmt *body = safe_stmt(c, st->u.while_.body, s);
     if (body == st->u.while_.body) return r;
     if (r == st) {
