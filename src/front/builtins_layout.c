@@ -180,6 +180,26 @@ static const char *shape_text(Eval *ev, IrExpr *const *shape, int n) {
   return s;
 }
 
+/* The T.Layout was made for b's rank and shape (the same expressions or equal constants). */
+static bool index_map_fits(Eval *ev, const IrBuffer *b, const IndexMap *m, SrcLoc loc) {
+  if (m->nin != b->ndim) {
+    ts_error(ev->c, loc, "T.annotate_layout: the T.Layout of '%s' maps %d-dimensional indices but '%s' has %d dims",
+             b->name, m->nin, b->name, b->ndim);
+    return false;
+  }
+  for (int k = 0; k < m->nin; k++) {
+    int64_t x, y;
+    bool same = ir_expr_equal(m->in_shape[k], b->shape[k]) ||
+                (ir_is_const_int(m->in_shape[k], &x) && ir_is_const_int(b->shape[k], &y) && x == y);
+    if (!same) {
+      ts_error(ev->c, loc, "T.annotate_layout: the T.Layout was made for shape %s but '%s' has shape %s",
+               shape_text(ev, m->in_shape, m->nin), b->name, shape_text(ev, b->shape, b->ndim));
+      return false;
+    }
+  }
+  return true;
+}
+
 /* T.annotate_layout({buf: T.Layout(...)}) on a shared tile (TileLang's ldmatrix examples build
  * one from get_swizzle_layout): every access of a shared buffer names logical indices and goes
  * through the buffer's layout, so the map only decides which bank each element lands in, never
@@ -190,19 +210,7 @@ static const char *shape_text(Eval *ev, IrExpr *const *shape, int n) {
 static bool annotate_shared_index_map(Eval *ev, IrBuffer *b, const IndexMap *m, SrcLoc loc) {
   int64_t rows, cols;
   if (!shared_tile(ev, b, "T.annotate_layout", loc, &rows, &cols)) return false;
-  if (m->nin != b->ndim) {
-    ts_error(ev->c, loc, "T.annotate_layout: the T.Layout of '%s' maps %d-dimensional indices but '%s' has %d dims",
-             b->name, m->nin, b->name, b->ndim);
-    return false;
-  }
-  for (int k = 0; k < m->nin; k++) {
-    int64_t x, y;
-    if (!ir_is_const_int(m->in_shape[k], &x) || !ir_is_const_int(b->shape[k], &y) || x != y) {
-      ts_error(ev->c, loc, "T.annotate_layout: the T.Layout was made for shape %s but '%s' has shape %s",
-               shape_text(ev, m->in_shape, m->nin), b->name, shape_text(ev, b->shape, b->ndim));
-      return false;
-    }
-  }
+  if (!index_map_fits(ev, b, m, loc)) return false;
   const char *why;
   Layout *l = layout_pinned(ev->c, LAYOUT_AUTO, rows, cols, dtype_bytes(b->dtype), loc, &why);
   TS_ASSERT(l); /* AUTO falls back to row-major */
@@ -230,21 +238,7 @@ static bool annotate_index_map(Eval *ev, IrBuffer *b, IndexMap *m, SrcLoc loc) {
                                                                       : "a strided tensor");
     return false;
   }
-  if (m->nin != b->ndim) {
-    ts_error(ev->c, loc, "T.annotate_layout: the T.Layout of '%s' maps %d-dimensional indices but '%s' has %d dims",
-             b->name, m->nin, b->name, b->ndim);
-    return false;
-  }
-  for (int k = 0; k < m->nin; k++) {
-    int64_t x, y;
-    bool same = ir_expr_equal(m->in_shape[k], b->shape[k]) ||
-                (ir_is_const_int(m->in_shape[k], &x) && ir_is_const_int(b->shape[k], &y) && x == y);
-    if (!same) {
-      ts_error(ev->c, loc, "T.annotate_layout: the T.Layout was made for shape %s but '%s' has shape %s",
-               shape_text(ev, m->in_shape, m->nin), b->name, shape_text(ev, b->shape, b->ndim));
-      return false;
-    }
-  }
+  if (!index_map_fits(ev, b, m, loc)) return false;
   const char *why;
   if ((!m->box && !index_map_box(ev->c, m, &why)) || !index_map_check(ev->c, m, &why)) {
     ts_error(ev->c, loc, "T.annotate_layout: the T.Layout of '%s' (line %d) cannot lay out the tensor: %s", b->name,

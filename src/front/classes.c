@@ -60,15 +60,10 @@ static bool class_ready(Eval *ev, PyClass *k, SrcLoc loc) {
     if (class_ready(ev, b->u.cls, loc)) vl_push(ev, &k->bases, b);
   }
   k->attrs = ev_env_new(ev, NULL);
-  PtrVec *block = ev->block;
-  DefScope *scope = ev->scope;
-  IrStmt *kernel = ev->kernel;
-  bool staged = ev->staged;
-  LoopCtx *loop = ev->loop;
-  ev->block = NULL, ev->scope = NULL, ev->kernel = NULL, ev->staged = false, ev->loop = NULL;
+  HostFrame host = ev_host_enter(ev);
   Env *body_env = ev_env_new(ev, k->env);
   ev_exec_block(ev, body_env, &k->def->body);
-  ev->block = block, ev->scope = scope, ev->kernel = kernel, ev->staged = staged, ev->loop = loop;
+  ev_host_leave(ev, host);
   /* the body's names become attributes; its defs close over the enclosing scope */
   for (int i = 0; i < body_env->vars.cap; i++) {
     StrMapEntry *e = &body_env->vars.slots[i];

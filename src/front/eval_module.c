@@ -131,14 +131,9 @@ void ev_force_global(Eval *ev, PyModule *m, const char *name) {
     diag_warning(&ev->c->diag, s->loc, "'%s' is assigned only under `if __name__ == \"__main__\":`; using that value",
                  name);
   /* Top-level code is plain Python: no staging, no statement block. */
-  PtrVec *block = ev->block;
-  DefScope *scope = ev->scope;
-  IrStmt *kernel = ev->kernel;
-  bool staged = ev->staged;
-  LoopCtx *loop = ev->loop;
-  ev->block = NULL, ev->scope = NULL, ev->kernel = NULL, ev->staged = false, ev->loop = NULL;
+  HostFrame host = ev_host_enter(ev);
   ev->exec_stmt(ev, m->globals, s);
-  ev->block = block, ev->scope = scope, ev->kernel = kernel, ev->staged = staged, ev->loop = loop;
+  ev_host_leave(ev, host);
   strmap_put(ev->a, &m->lazy_busy, name, NULL);
   if (strmap_get(&m->lazy, name)) { /* the statement did not bind it (error) */
     strmap_put(ev->a, &m->lazy, name, NULL);

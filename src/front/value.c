@@ -78,6 +78,16 @@ Value *ev_opaque(Eval *ev, const char *what) {
   return v;
 }
 
+HostFrame ev_host_enter(Eval *ev) {
+  HostFrame f = {ev->block, ev->scope, ev->kernel, ev->staged, ev->loop};
+  ev->block = NULL, ev->scope = NULL, ev->kernel = NULL, ev->staged = false, ev->loop = NULL;
+  return f;
+}
+
+void ev_host_leave(Eval *ev, HostFrame f) {
+  ev->block = f.block, ev->scope = f.scope, ev->kernel = f.kernel, ev->staged = f.staged, ev->loop = f.loop;
+}
+
 const char *ev_class_name(const Value *v) {
   return v->kind == V_CLASS ? v->u.cls->name : v->kind == V_INSTANCE ? v->u.obj.cls->name : "?";
 }

@@ -198,6 +198,16 @@ typedef struct CallArgs {
   int nkw;
 } CallArgs;
 
+/* The staging state host code runs without (ev_host_enter / ev_host_leave): top-level code
+ * and class bodies are plain Python, with no statement block, kernel or loop around them. */
+typedef struct HostFrame {
+  PtrVec *block;
+  DefScope *scope;
+  IrStmt *kernel;
+  bool staged;
+  LoopCtx *loop;
+} HostFrame;
+
 typedef struct Eval {
   /* Runs one statement: eval_stmt.c's ev_exec_stmt, set by front_compile.  Expressions reach
    * statements only through it (a call runs a def's body, a module-level name runs its
@@ -332,6 +342,8 @@ Value *ev_method_call(Eval *ev, Value *m, CallArgs *a);
 Value *ev_object_attr(Eval *ev, Value *base, const char *name, SrcLoc loc); /* NULL: none */
 bool ev_object_setattr(Eval *ev, Value *base, const char *name, Value *v, SrcLoc loc);
 const char *ev_class_name(const Value *v);
+HostFrame ev_host_enter(struct Eval *ev);             /* saves and clears the staging state */
+void ev_host_leave(struct Eval *ev, HostFrame saved); /* restores it */
 
 /* ---- eval_stmt.c ------------------------------------------------------------------------ */
 ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s);
