@@ -3,7 +3,7 @@ project from the same file with the file's own configuration, on the same random
 checked against torch, timed the same way, alternating between the two systems.
 
     python3 bench/tilelang/bench_vs_tilelang.py CORPUS_EXAMPLES_DIR --peer /tmp/peer [--rounds 2]
-                                                [--only NAME]
+                                                [--only NAME[,NAME...]]
 
 Both systems are imported as `tilelang`, so each measurement runs in its own worker process
 (--worker CASE SYSTEM): PYTHONPATH=python for ours, PYTHONPATH=PEER for TileLang 0.1.15
@@ -237,7 +237,7 @@ def main():
     ap.add_argument("corpus")
     ap.add_argument("--peer", default="/tmp/peer")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", default="", help="run only the cases whose name contains one of these comma-separated substrings")
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SYSTEM"))
     a = ap.parse_args()
     if a.worker:
@@ -248,7 +248,7 @@ def main():
     print("%-58s %9s %9s %9s %8s  %s" % ("example (own configuration)", "torch", "TileLang", "ours", "ours/TL", "unit"))
     ratios = []
     for name in CASES:
-        if a.only and a.only not in name:
+        if a.only and not any(part and part in name for part in a.only.split(",")):
             continue
         best = {}
         info = {}
