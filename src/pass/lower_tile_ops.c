@@ -479,6 +479,198 @@ static IrStmt *mark_iter_owned(TsCompiler *c, IrStmt *body, bool one_thread, int
   return m;
 }
 
+/* ---- staged vector accesses ----
+ * A nest whose last dim carries V lanes but whose body is more than one contiguous copy
+ * (lets, arithmetic, several operands) would touch shared and global memory one element at
+ * a time.  Instead each contiguous memory operand moves through a V-element register array:
+ * a load becomes one vector load before the lane loop, a store one vector store after it,
+ * and the lanes compute on registers.  Only for straight-line bodies (LET and STORE) whose
+ * calls are pure, whose memory accesses all pass vec_operand and need no bounds guard, and
+ * where a written buffer is read, if at all, only before the write and at the same index
+ * (each lane then reads and writes its own element, so hoisting the reads is exact). */
+typedef struct VecStage {
+  IrBuffer *buf;
+  IrExpr **idx; /* the logical access (nest vars) */
+  int nidx;
+  IrBuffer *tmp; /* its V-element register array */
+  bool store;
+} VecStage;
+
+typedef struct StageScan {
+  Lower *lw;
+  NestCtx *nc;
+  const ParNest *nest;
+  const Fragment *L;
+  int64_t V;
+  IrVar *lane;     /* the last dim's lane variable u */
+  PtrVec stages;   /* VecStage* */
+  bool ok;
+} StageScan;
+
+static bool is_memory_scope(IrScope sc) {
+  return sc == IR_SCOPE_GLOBAL || sc == IR_SCOPE_SHARED || sc == IR_SCOPE_SHARED_DYN;
+}
+
+/* An index that reads no memory and calls nothing impure: it may be evaluated once per
+ * vector instead of once per lane. */
+static bool plain_index(const IrExpr *e) {
+  if (!e) return true;
+  if (e->kind == IR_LOAD) return false;
+  if (e->kind == IR_CALL) {
+    if (e->u.call.op == IRI_DEVICE || !(ir_intrin_info[e->u.call.op].flags & IRI_PURE)) return false;
+    for (int i = 0; i < e->u.call.nargs; i++)
+      if (!plain_index(e->u.call.args[i])) return false;
+    return true;
+  }
+  for (int i = 0; i < ir_expr_nops[e->kind]; i++)
+    if (!plain_index(e->u.ops[i])) return false;
+  return true;
+}
+
+static bool same_access(const VecStage *v, const IrBuffer *b, IrExpr *const *idx, int nidx) {
+  if (v->buf != b || v->nidx != nidx) return false;
+  for (int i = 0; i < nidx; i++)
+    if (!ir_expr_equal(v->idx[i], idx[i])) return false;
+  return true;
+}
+
+/* The stage of this access, made on first sight; NULL (and sc->ok = false) when it
+ * cannot be staged. */
+static VecStage *stage_of(StageScan *sc, IrBuffer *b, IrExpr **idx, int nidx, bool store) {
+  Lower *lw = sc->lw;
+  for (int i = 0; i < sc->stages.len; i++) {
+    VecStage *v = sc->stages.items[i];
+    if (v->buf != b) continue;
+    /* A written buffer: nothing after the write; before it, reads at the same index only. */
+    if (v->store || (store && !same_access(v, b, idx, nidx))) {
+      sc->ok = false;
+      return NULL;
+    }
+    if (!store && same_access(v, b, idx, nidx)) return v;
+  }
+  for (int k = 0; k < nidx; k++)
+    if (!plain_index(idx[k])) {
+      sc->ok = false;
+      return NULL;
+    }
+  if (!vec_operand(lw, sc->nest, sc->L, b, idx, nidx, sc->V)) { sc->ok = false; return NULL; }
+  int n;
+  IrExpr **low = access_index(lw, sc->nc, b, idx, nidx, store, &n, SRCLOC_NONE);
+  if (bounds_cond(lw, sc->nc, b, low, n)) { sc->ok = false; return NULL; }
+  VecStage *v = ARENA_NEW(lw->c->arena, VecStage);
+  v->buf = b;
+  v->idx = idx;
+  v->nidx = nidx;
+  v->store = store;
+  v->tmp = ir_buffer(lw->c, arena_printf(lw->c->arena, "%s_v%d", b->name, lw->counter++), b->dtype, IR_SCOPE_LOCAL,
+                     1, (IrExpr *[]){i32(lw, sc->V)}, b->loc);
+  v->tmp->local_size = sc->V;
+  vec_push(lw->c->arena, &sc->stages, v);
+  return v;
+}
+
+/* The expression with every memory load replaced by its register array's lane. */
+static IrExpr *stage_expr(StageScan *sc, IrExpr *e) {
+  if (!e || !sc->ok) return e;
+  IrExpr *r = ARENA_NEW(sc->lw->c->arena, IrExpr);
+  *r = *e;
+  switch (e->kind) {
+    case IR_INT: case IR_FLOAT: case IR_STR: case IR_VAR: return e;
+    case IR_LOAD: {
+      if (e->lanes != 1) { sc->ok = false; return e; }
+      if (!is_memory_scope(e->u.load.buf->scope)) {
+        for (int i = 0; i < e->u.load.nidx; i++)
+          if (!plain_index(e->u.load.idx[i])) sc->ok = false;
+        return e;
+      }
+      VecStage *v = stage_of(sc, e->u.load.buf, e->u.load.idx, e->u.load.nidx, false);
+      if (!v) return e;
+      IrExpr *lane = ir_varref(sc->lw->c, sc->lane, SRCLOC_NONE);
+      IrExpr *l = ir_load(sc->lw->c, v->tmp, &lane, 1, e->loc);
+      l->dtype = e->dtype;
+      return l;
+    }
+    case IR_CALL:
+      if (e->u.call.op == IRI_DEVICE || !(ir_intrin_info[e->u.call.op].flags & IRI_PURE)) {
+        sc->ok = false;
+        return e;
+      }
+      r->u.call.args = ARENA_ARRAY(sc->lw->c->arena, IrExpr *, e->u.call.nargs);
+      for (int i = 0; i < e->u.call.nargs; i++) r->u.call.args[i] = stage_expr(sc, e->u.call.args[i]);
+      return r;
+    default:
+      for (int i = 0; i < ir_expr_nops[e->kind]; i++) r->u.ops[i] = stage_expr(sc, e->u.ops[i]);
+      return r;
+  }
+}
+
+static IrStmt *stage_stmt(StageScan *sc, IrStmt *s) {
+  TsCompiler *c = sc->lw->c;
+  if (s->kind == IR_S_LET) return ir_let(c, s->u.let.var, stage_expr(sc, s->u.let.value), s->loc);
+  if (s->kind != IR_S_STORE || s->u.store.lanes != 1) {
+    sc->ok = false;
+    return s;
+  }
+  IrExpr *val = stage_expr(sc, s->u.store.value);
+  IrBuffer *b = s->u.store.buf;
+  if (!is_memory_scope(b->scope)) {
+    for (int i = 0; i < s->u.store.nidx; i++)
+      if (!plain_index(s->u.store.idx[i])) sc->ok = false;
+    return ir_store(c, b, s->u.store.idx, s->u.store.nidx, val, s->loc);
+  }
+  if (b->reducer) sc->ok = false;
+  VecStage *v = sc->ok ? stage_of(sc, b, s->u.store.idx, s->u.store.nidx, true) : NULL;
+  if (!v) return s;
+  IrExpr *lane = ir_varref(c, sc->lane, SRCLOC_NONE);
+  return ir_store(c, v->tmp, &lane, 1, val, s->loc);
+}
+
+/* The vector move between a stage's register array and memory, at lane 0 of the nest
+ * iteration (nest vars replaced by `to`). */
+static IrStmt *stage_move(StageScan *sc, const VecStage *v, IrExpr **to) {
+  Lower *lw = sc->lw;
+  TsCompiler *c = lw->c;
+  int n;
+  IrExpr **mi = access_index(lw, sc->nc, v->buf, v->idx, v->nidx, v->store, &n, SRCLOC_NONE);
+  IrExpr *zero = i32(lw, 0);
+  IrExpr *mem = ir_load(c, v->buf, mi, n, SRCLOC_NONE), *reg = ir_load(c, v->tmp, &zero, 1, SRCLOC_NONE);
+  mem->lanes = reg->lanes = (int)sc->V;
+  IrStmt *st = v->store ? ir_store(c, v->buf, mi, n, reg, SRCLOC_NONE) : ir_store(c, v->tmp, &zero, 1, mem, SRCLOC_NONE);
+  st->u.store.lanes = (int)sc->V;
+  IrVar *uf[1] = {sc->lane};
+  IrExpr *u0[1] = {zero};
+  return ir_subst_stmt(c, ir_subst_stmt(c, st, sc->nest->var, to, sc->nest->n), uf, u0, 1);
+}
+
+/* Rewrites the nest body through register arrays; fills *pre (allocations and vector
+ * loads) and *post (vector stores).  Returns NULL when the body does not qualify. */
+static IrStmt *stage_vector_body(Lower *lw, NestCtx *nc, const ParNest *nest, const Fragment *L, IrVar *lane,
+                                 IrExpr **to, IrStmt **pre, IrStmt **post) {
+  TsCompiler *c = lw->c;
+  int64_t V = L->dim[nest->n - 1].vec;
+  if (!lane || V <= 1 || !nest->body) return NULL;
+  for (int q = 0; q < nest->n; q++) /* padding guards would have to cover the vector moves */
+    if (nest->extent[q] % fragdim_span(&L->dim[q]) != 0) return NULL;
+  StageScan sc = {lw, nc, nest, L, V, lane, {0}, true};
+  IrStmt *b = nest->body;
+  int nitems = b->kind == IR_S_SEQ ? b->u.seq.n : 1;
+  PtrVec items = {0};
+  for (int i = 0; i < nitems && sc.ok; i++)
+    vec_push(c->arena, &items, stage_stmt(&sc, b->kind == IR_S_SEQ ? b->u.seq.items[i] : b));
+  if (!sc.ok || sc.stages.len == 0) return NULL;
+  PtrVec before = {0}, after = {0};
+  for (int i = 0; i < sc.stages.len; i++) {
+    VecStage *v = sc.stages.items[i];
+    IrStmt *al = ir_stmt(c, IR_S_ALLOC, SRCLOC_NONE);
+    al->u.alloc.buf = v->tmp;
+    vec_push(c->arena, &before, al);
+    vec_push(c->arena, v->store ? &after : &before, stage_move(&sc, v, to));
+  }
+  *pre = ir_seq_vec(c, &before, SRCLOC_NONE);
+  *post = ir_seq_vec(c, &after, SRCLOC_NONE);
+  return ir_seq_vec(c, &items, b->loc);
+}
+
 static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
   TsCompiler *c = lw->c;
   ParNest nest;
@@ -577,7 +769,11 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
       uv[last] = NULL;
     }
   }
-  if (!body) body = rw_stmt(c, nest.body, &rc);
+  IrStmt *stage_pre = NULL, *stage_post = NULL;
+  if (!body) {
+    IrStmt *staged = stage_vector_body(lw, &nc, &nest, L, uv[last], to, &stage_pre, &stage_post);
+    body = rw_stmt(c, staged ? staged : nest.body, &rc);
+  }
 
   /* Padding elements of dims that the threads x vectors do not tile exactly. */
   IrExpr *pad = NULL;
@@ -588,8 +784,11 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
   }
   if (pad) body = ir_if(c, pad, body, NULL, s->loc);
   body = ir_subst_stmt(c, body, nest.var, to, n);
-  for (int q = n - 1; q >= 0; q--)
-    if (uv[q]) body = unrolled(lw, uv[q], L->dim[q].vec, body);
+  for (int q = n - 1; q >= 0; q--) {
+    if (!uv[q]) continue;
+    body = unrolled(lw, uv[q], L->dim[q].vec, body);
+    if (q == last && stage_pre) body = ir_seq(c, (IrStmt *[]){stage_pre, body, stage_post}, 3, s->loc);
+  }
   for (int q = n - 1; q >= 0; q--)
     if (mv[q]) body = unrolled(lw, mv[q], fragdim_mid(&L->dim[q]), body);
   for (int q = n - 1; q >= 0; q--)
