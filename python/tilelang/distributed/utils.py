@@ -13,6 +13,7 @@ has_fullmesh_nvlink, create_mapped_tensor, set_signal and wait_eq are the helper
 scripts call.  torch is imported by the functions that need it, not by importing this module."""
 import collections.abc
 import datetime
+import functools
 import os
 import re
 import shutil
@@ -173,9 +174,12 @@ def CUDA_CHECK(err):  # noqa: N802 (TileScale's name)
         raise RuntimeError("CUDA error: %s (%d)" % (getattr(err, "name", err), code))
 
 
+@functools.lru_cache(maxsize=None)
 def has_fullmesh_nvlink():
     """Whether every pair of visible GPUs is connected by NVLink (pynvml, else `nvidia-smi
-    topo -m`); False when neither can tell."""
+    topo -m`); False when neither can tell.  Asked once per process: TileScale's reduce-scatter
+    asserts it on every call, and a pynvml init or an nvidia-smi run (10-100 ms) per call would
+    leave the GPU idle between overlapped GEMM-RS calls."""
     try:
         import pynvml
         pynvml.nvmlInit()
