@@ -2,7 +2,9 @@
  * the symmetric allocator, the TCP rendezvous among forked processes (allgather, barrier,
  * broadcast, timeouts, a rank that dies), `tilescale launch` with CPU-only child programs
  * (rank environment, output prefixes, failure propagation, rendezvous timeout through
- * ts_dist_init), NVSHMEM discovery, and NVRTC compiles of dist.cuh for sm_90a.
+ * ts_dist_init), ranks started without it under Open MPI / MPICH / torchrun / srun
+ * environments, NVSHMEM discovery ($NVSHMEM_HOME, $NVSHMEM_SRC), and NVRTC compiles of
+ * dist.cuh for sm_90a.
  *
  * The launcher is the CLI next to this binary (build/tilescale, cli/launch.c), run as a
  * child.  Rank programs: the launcher re-runs this test binary with TS_DIST_TEST_CHILD
