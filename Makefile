@@ -174,12 +174,26 @@ check-dist: all $(DIST_TEST_BINS) $(BUILD)/test_dist_wait_timeout $(DIST_EX_BINS
 	    summary="$$summary\nPASS $$be wait-timeout trap"; else summary="$$summary\nFAIL $$be wait-timeout trap"; fail=1; fi; \
 	done; printf "== check-dist summary (NDEV=$$NDEV)$$summary\n"; exit $$fail
 
-# all-gather and all-to-all against NCCL (dlopen'd), 4 GPUs by default.
+# all-gather and all-to-all against NCCL (dlopen'd), 4 GPUs by default; then TileScale's own
+# overlapped AG-GEMM, GEMM-RS and SP attention (the example files of $(CORPUS)) against torch's
+# serial cuBLAS + NCCL path (bench/dist/bench_overlap.py; BENCH_OVERLAP_ARGS=--small for quick
+# shapes, --only NAME,...).  Skipped with a message when the corpus or torch is missing.
 $(BUILD)/bench_dist: $(BUILD)/obj/bench/bench_dist.o $(LIB_A)
 	$(CC) -o $@ $^ $(LDLIBS)
 
 bench-dist: all $(BUILD)/bench_dist
-	NDEV=$${NDEV:-4}; TILESCALE_DIST_HEAP_BYTES=2684354560 NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 $(CLI) launch --timeout $${BENCH_DIST_TIMEOUT:-900} -n $$NDEV $(BUILD)/bench_dist
+	@NDEV=$${NDEV:-4}; rc=0; export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1; \
+	echo "TILESCALE_DIST_HEAP_BYTES=2684354560 $(CLI) launch -n $$NDEV $(BUILD)/bench_dist"; \
+	TILESCALE_DIST_HEAP_BYTES=2684354560 $(CLI) launch --timeout $${BENCH_DIST_TIMEOUT:-900} -n $$NDEV $(BUILD)/bench_dist || rc=1; \
+	if [ ! -d "$(CORPUS)/tilescale/examples/distributed" ]; then \
+	  echo "bench-dist: no TileScale examples at $(CORPUS)/tilescale/examples/distributed: overlapped AG-GEMM / GEMM-RS / SP attention skipped (set CORPUS=DIR)"; \
+	elif ! $(PYTHON) -c "import torch" >/dev/null 2>&1; then \
+	  echo "bench-dist: $(PYTHON) has no torch: overlapped AG-GEMM / GEMM-RS / SP attention skipped"; \
+	else \
+	  echo "$(CLI) launch -n $$NDEV $(PYTHON) bench/dist/bench_overlap.py --corpus $(CORPUS) $(BENCH_OVERLAP_ARGS)"; \
+	  PYTHONUNBUFFERED=1 TILESCALE_LIB=$(abspath $(LIB_SO)) $(CLI) launch --timeout $${BENCH_DIST_TIMEOUT:-900} -n $$NDEV \
+	    $(PYTHON) bench/dist/bench_overlap.py --corpus $(CORPUS) $(BENCH_OVERLAP_ARGS) || rc=1; \
+	fi; exit $$rc
 
 bench: all $(BUILD)/bench $(BUILD)/bench_gemm
 	$(BUILD)/bench

@@ -8,7 +8,18 @@ The cache folder is libtilescale's: $TILESCALE_CACHE_DIR, else $TILELANG_CACHE_D
 ~/.cache/tilescale; autotuning results are JSON files in its autotuner/ folder.
 TILELANG_AUTO_TUNING_CPU_COUNTS / _MAX_CPU_COUNT / _CPU_UTILITIES size the autotuner's
 compile workers; TILELANG_COMPILE_PROCESSES=0 keeps its compiles in threads of this process
-(NVRTC scales past about four threads only in separate processes)."""
+(NVRTC scales past about four threads only in separate processes).
+
+TileScale's distributed switches: TILELANG_USE_DISTRIBUTED=1 (env.USE_DISTRIBUTED; its launch
+script sets it) and TILELANG_USE_NVSHMEM=1 (env.USE_NVSHMEM).  In TileScale they make
+execution_backend="auto" take the backend that can link NVSHMEM device code.  Here every
+backend name compiles with NVRTC, and "auto" is that NVSHMEM-capable path: a kernel that calls
+the NVSHMEM family runs on the ipc implementation of those calls, or, on the nvshmem backend,
+is linked with NVSHMEM's device library by nvJitLink (src/rt/jit.c).  TILELANG_USE_NVSHMEM=1
+selects the nvshmem backend unless TILESCALE_DIST_BACKEND says otherwise (the library reads
+both when a context is created).  Scripts may assign both attributes (TileScale's
+examples set env.USE_NVSHMEM = False before compiling an intranode kernel); that changes
+nothing here, as a kernel's use of NVSHMEM is read from the kernel itself."""
 import os
 
 __all__ = ["env", "Environment"]
@@ -23,6 +34,26 @@ class Environment:
 
     def __init__(self):
         self._cache_disabled = None  # set by tilelang.disable_cache() / enable_cache()
+        self._switches = {}          # USE_DISTRIBUTED / USE_NVSHMEM assigned by a script
+
+    def _switch(self, name, var):
+        return self._switches[name] if name in self._switches else _flag(var)
+
+    @property
+    def USE_DISTRIBUTED(self):
+        return self._switch("USE_DISTRIBUTED", "TILELANG_USE_DISTRIBUTED")
+
+    @USE_DISTRIBUTED.setter
+    def USE_DISTRIBUTED(self, value):
+        self._switches["USE_DISTRIBUTED"] = bool(value)
+
+    @property
+    def USE_NVSHMEM(self):
+        return self._switch("USE_NVSHMEM", "TILELANG_USE_NVSHMEM")
+
+    @USE_NVSHMEM.setter
+    def USE_NVSHMEM(self, value):
+        self._switches["USE_NVSHMEM"] = bool(value)
 
     def is_cache_disabled(self):
         if self._cache_disabled is not None:

@@ -1,7 +1,7 @@
 /* nvshmem.c — the `nvshmem` backend of the distributed runtime (DESIGN.md §7): the path to
  * InfiniBand and multi-node.
  *
- *   rt_nvshmem_find: $NVSHMEM_HOME -> pip nvidia-nvshmem-cu13 -> system paths
+ *   rt_nvshmem_find: $NVSHMEM_HOME -> $NVSHMEM_SRC (built tree) -> pip nvidia-nvshmem-cu13 -> system paths
  *   dlopen(libnvshmem_host.so.3) -> rank 0 nvshmemx_get_uniqueid -> broadcast over our
  *   rendezvous -> nvshmemx_set_attr_uniqueid_args + nvshmemx_hostlib_init_attr(UNIQUEID)
  *   -> nvshmem_malloc(heap) -> peer_base[pe] = nvshmem_ptr(heap, pe) (0 off-node)

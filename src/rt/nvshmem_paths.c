@@ -59,12 +59,31 @@ static bool try_python(RtNvshmemPaths *p, StrBuf *looked) {
   return try_root(p, line, looked);
 }
 
+/* $NVSHMEM_SRC, TileScale's switch: an NVSHMEM source tree built by its build_nvshmem.sh,
+ * installed into build/install, or used in place (build/src/{lib,include}, what TileScale
+ * puts on LD_LIBRARY_PATH); also a plain install root. */
+static bool try_source_tree(RtNvshmemPaths *p, StrBuf *looked) {
+  const char *src = getenv("NVSHMEM_SRC");
+  if (!src || !*src) {
+    sb_append(looked, "\n  $NVSHMEM_SRC (not set)");
+    return false;
+  }
+  static const char *const under[] = {"/build/install", "/build/src", ""};
+  for (int i = 0; i < TS_ARRAY_LEN(under); i++) {
+    char root[4096];
+    snprintf(root, sizeof root, "%s%s", src, under[i]);
+    if (try_root(p, root, looked)) return true;
+  }
+  return false;
+}
+
 bool rt_nvshmem_find(RtNvshmemPaths *p, StrBuf *why) {
   StrBuf looked = {0};
   bool ok = false;
   const char *home = getenv("NVSHMEM_HOME");
   if (home && *home) ok = try_root(p, home, &looked);
   else sb_append(&looked, "\n  $NVSHMEM_HOME (not set)");
+  if (!ok) ok = try_source_tree(p, &looked);
   /* The pip package nvidia-nvshmem-cu13 installs nvidia/nvshmem/{lib,include}. */
   static const char *const site_patterns[] = {
       "%s/lib/python3*/site-packages/nvidia/nvshmem",
@@ -98,7 +117,8 @@ bool rt_nvshmem_find(RtNvshmemPaths *p, StrBuf *why) {
   }
   if (!ok)
     sb_printf(why,
-              "NVSHMEM not found (libnvshmem_host.so.3); looked in:%s\nset NVSHMEM_HOME to an NVSHMEM install, or "
+              "NVSHMEM not found (libnvshmem_host.so.3); looked in:%s\nset NVSHMEM_HOME to an NVSHMEM install (or "
+              "NVSHMEM_SRC to a built source tree), or "
               "`pip install nvidia-nvshmem-cu13`, or use TILESCALE_DIST_BACKEND=ipc",
               sb_str(&looked));
   sb_free(&looked);

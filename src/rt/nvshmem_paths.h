@@ -13,7 +13,7 @@ typedef struct RtNvshmemPaths {
   StrBuf device_bc;   /* .../lib/libnvshmem_device.{a,bc}, when found (for nvJitLink) */
 } RtNvshmemPaths;
 
-/* Looks for NVSHMEM: $NVSHMEM_HOME, the pip package nvidia-nvshmem-cu13 (the site-packages
+/* Looks for NVSHMEM: $NVSHMEM_HOME, $NVSHMEM_SRC (a built source tree), the pip package nvidia-nvshmem-cu13 (the site-packages
  * of python3 and of the usual prefixes), then the loader's own path.  Fills `why` with every
  * place it looked when nothing was found. */
 bool rt_nvshmem_find(RtNvshmemPaths *p, StrBuf *why);

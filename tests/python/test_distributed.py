@@ -257,6 +257,190 @@ class HostGroupTest(unittest.TestCase):
         self.assertIn("usage: GPUS=N bash launch.sh", r.stderr)
 
 
+FAMILY_SCRIPT = textwrap.dedent("""
+    import os
+    import tilelang.distributed as td
+    from tilelang.distributed import _runtime
+    from tilelang.distributed.utils import export_torch_env
+    e = export_torch_env()
+    d = _runtime.start(e.rank, e.world_size, e.local_rank, e.local_world_size, e.master_addr,
+                       e.master_port, host_only=True)
+    got = d.allgather(bytes([e.rank]))
+    print("family %s rank %d of %d local %d of %d torch %s %s %s %s %s:%s gathered %s" % (
+        e.launcher, e.rank, e.world_size, e.local_rank, e.local_world_size, os.environ["RANK"],
+        os.environ["WORLD_SIZE"], os.environ["LOCAL_RANK"], os.environ["LOCAL_WORLD_SIZE"],
+        os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"], got == [b"\\0", b"\\1"]))
+    td.finalize()
+""")
+
+
+def free_port_in(lo, hi):
+    import random
+    import socket
+    for _ in range(200):
+        port = random.randrange(lo, hi)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free port in [%d, %d)" % (lo, hi))
+
+
+class LauncherFamilyTest(unittest.TestCase):
+    """tilelang.distributed in two ranks started without `tilescale launch`, each with only one
+    launcher family's variables (what mpirun / srun give them): the group forms, and
+    export_torch_env writes the variables torch's env:// rendezvous reads."""
+
+    def ranks(self, family, **common):
+        procs = []
+        for r in range(2):
+            kv = {k: (v(r) if callable(v) else v) for k, v in common.items()}
+            procs.append(subprocess.Popen([sys.executable, "-c", FAMILY_SCRIPT], env=clean_env(**kv),
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        outs = []
+        for r, p in enumerate(procs):
+            out, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, "%s rank %d: %s%s" % (family, r, out, err))
+            outs.append(out.strip())
+        return outs
+
+    def test_open_mpi(self):
+        port = free_port_in(30000, 60000)
+        outs = self.ranks("openmpi", OMPI_COMM_WORLD_RANK=lambda r: r, OMPI_COMM_WORLD_SIZE=2,
+                          OMPI_COMM_WORLD_LOCAL_RANK=lambda r: r, OMPI_COMM_WORLD_LOCAL_SIZE=2,
+                          MASTER_PORT=port)
+        for r in (0, 1):
+            self.assertEqual(outs[r], "family openmpi rank %d of 2 local %d of 2 torch %d 2 %d 2 "
+                                      "127.0.0.1:%d gathered True" % (r, r, r, r, port))
+
+    def test_slurm_step(self):
+        port = free_port_in(20000, 40000)  # the port srun's ranks derive from the job id
+        outs = self.ranks("slurm", SLURM_PROCID=lambda r: r, SLURM_NTASKS=2, SLURM_STEP_NUM_TASKS=2,
+                          SLURM_LOCALID=lambda r: r, SLURM_NODEID=0, SLURM_STEP_TASKS_PER_NODE=2,
+                          SLURM_STEP_NODELIST="localhost", SLURM_JOB_ID=3 * 20000 + port - 20000)
+        for r in (0, 1):
+            self.assertEqual(outs[r], "family slurm rank %d of 2 local %d of 2 torch %d 2 %d 2 "
+                                      "localhost:%d gathered True" % (r, r, r, r, port))
+
+
+class SwitchesTest(unittest.TestCase):
+    """TileScale's documented switches: TILELANG_USE_DISTRIBUTED / TILELANG_USE_NVSHMEM read
+    (and assignable) as tilelang.env.USE_*; execution_backend="auto" under them is the NVRTC path
+    that builds NVSHMEM kernels (see also HostGroupTest: TILELANG_USE_NVSHMEM=1 picks the
+    nvshmem heap)."""
+
+    def test_env_attributes(self):
+        code = ("from tilelang.env import env\n"
+                "a = (env.USE_DISTRIBUTED, env.USE_NVSHMEM)\n"
+                "env.USE_NVSHMEM = False\n"
+                "print(a, env.USE_NVSHMEM, env.USE_DISTRIBUTED)")
+        r = run_py(code, clean_env(TILELANG_USE_DISTRIBUTED=1, TILELANG_USE_NVSHMEM="true"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.strip(), "(True, True) False True")
+        plain = clean_env()
+        plain.pop("TILELANG_USE_DISTRIBUTED", None)
+        r = run_py(code, plain)
+        self.assertEqual(r.stdout.strip(), "(False, False) False False")
+
+    @unittest.skipUnless(os.path.isdir(DIST), "no corpus at %s" % DIST)
+    def test_auto_backend_builds_nvshmem_kernels(self):
+        code = textwrap.dedent("""
+            import importlib.util, os, sys, types
+            if importlib.util.find_spec("torch") is None:   # the example imports torch
+                for n in ("torch", "torch.distributed", "torch.multiprocessing"):
+                    sys.modules[n] = types.ModuleType(n)
+            import tilelang
+            from tilelang import _compiler
+            path = os.path.join(sys.argv[1], "example_allgather.py")
+            spec = importlib.util.spec_from_file_location("ex_ag", path)
+            m = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(m)
+            k = tilelang.compile(m.allgather(2, 256, 128, dtype="float16", threads=128),
+                                 execution_backend="auto")
+            print(_compiler.compiler_for("auto"), sorted(k._dist_uses))
+        """)
+        r = run_py(code, clean_env(TILELANG_USE_DISTRIBUTED=1, TILELANG_USE_NVSHMEM=1,
+                                   TILESCALE_DISABLE_CACHE=1), args=[DIST])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.strip().splitlines()[-1], "nvrtc ['device_lib', 'nvshmem']")
+
+
+BENCH = os.path.join(ROOT, "bench", "dist", "bench_overlap.py")
+
+# torch, torch.* and packaging as stand-ins whose every attribute is a fresh class (usable as a
+# base class, an annotation or a default value), no GPU: enough to import TileScale's example
+# files, which build classes and dataclasses over torch names at import time.
+BENCH_IMPORTS = textwrap.dedent("""
+    import sys, types
+    def fake(name):
+        m = types.ModuleType(name)
+        m.__path__ = []
+        def attr(a):
+            if a.startswith("__"):
+                raise AttributeError(a)
+            v = type(a, (), {})
+            setattr(m, a, v)
+            return v
+        m.__getattr__ = attr
+        sys.modules[name] = m
+        return m
+    torch = fake("torch")
+    for sub in ("cuda", "distributed", "multiprocessing", "nn"):
+        setattr(torch, sub, fake("torch." + sub))
+    torch.cuda.is_available = lambda: False
+    packaging = fake("packaging")
+    packaging.version = fake("packaging.version")
+    packaging.version.parse = lambda s: tuple(int(x) for x in s.split("+")[0].split(".") if x.isdigit())
+    sys.path.insert(0, sys.argv[2])
+    import bench_overlap as b
+    d = b.example_dir_of(sys.argv[1])
+    b.setup_paths(d, cuda_python=False)   # the stand-in of python/compat, as without cuda-python
+    mods = b.load_examples(d, b.BENCHES)
+    print(" ".join(sorted(mods)))
+    a = b.parse_args([])
+    for world in (2, 4, 8):
+        b.check_shapes(a, world)
+    print(b.heap_bytes_needed(a, 2, b.BENCHES) >> 20, b.heap_bytes_needed(a, 4, ["gemm_rs"]) >> 20)
+    try:
+        b.check_shapes(b.parse_args(["--n", "1000"]), 2)
+    except b.UsageError as e:
+        print(e)
+""")
+
+
+class BenchOverlapTest(unittest.TestCase):
+    """bench/dist/bench_overlap.py (make bench-dist) on CPU: its arguments, its errors, and the
+    example files it imports from the corpus with the names it calls."""
+
+    def bench(self, *args):
+        return subprocess.run([sys.executable, BENCH] + list(args), env=clean_env(),
+                              capture_output=True, text=True, timeout=120)
+
+    def test_help_and_usage_errors(self):
+        r = self.bench("--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for word in ("--small", "--only", "--corpus", "--trials", "tilescale launch"):
+            self.assertIn(word, r.stdout)
+        r = self.bench("--only", "ag_gemm,nope")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown benchmark 'nope'", r.stderr)
+        r = self.bench("--corpus", "/nonexistent")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no TileScale examples at /nonexistent/tilescale/examples/distributed", r.stderr)
+
+    @unittest.skipUnless(os.path.isdir(DIST), "no corpus at %s" % DIST)
+    def test_example_imports_and_shapes(self):
+        r = run_py(BENCH_IMPORTS, clean_env(), args=[CORPUS, os.path.dirname(BENCH)])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.strip().splitlines()
+        self.assertEqual(lines[0], "example_allgather_gemm_overlapped.py example_gemm_rs_overlapped.py "
+                                   "example_sp_ag_attention_intra_node.py")
+        self.assertEqual(lines[1], "2986 3006")
+        self.assertEqual(lines[2], "N 1000 is not a multiple of 2 ranks x 256")
+
+
 def fake_torch_modules():
     """torch, torch.distributed and torch.multiprocessing as empty modules: enough for the
     example files' imports."""

@@ -2,7 +2,9 @@
  * the symmetric allocator, the TCP rendezvous among forked processes (allgather, barrier,
  * broadcast, timeouts, a rank that dies), `tilescale launch` with CPU-only child programs
  * (rank environment, output prefixes, failure propagation, rendezvous timeout through
- * ts_dist_init), NVSHMEM discovery, and NVRTC compiles of dist.cuh for sm_90a.
+ * ts_dist_init), ranks started without it under Open MPI / MPICH / torchrun / srun
+ * environments, NVSHMEM discovery ($NVSHMEM_HOME, $NVSHMEM_SRC), and NVRTC compiles of
+ * dist.cuh for sm_90a.
  *
  * The launcher is the CLI next to this binary (build/tilescale, cli/launch.c), run as a
  * child.  Rank programs: the launcher re-runs this test binary with TS_DIST_TEST_CHILD
@@ -694,6 +696,67 @@ TEST(rt_nvshmem_find_home_and_report) {
   CHECK(system(path) == 0);
 }
 
+/* $NVSHMEM_SRC: a source tree built in place (build/src/lib) is found when NVSHMEM_HOME is
+ * unset, and an installed one (build/install) is preferred to it. */
+static void touch_file(TestCtx *t, const char *dir, const char *rel) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, rel);
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\" && : > '%s'", path, path);
+  CHECK(system(cmd) == 0);
+}
+
+TEST(rt_nvshmem_find_source_tree) {
+  char dir[] = "/tmp/ts_nvshmem_src_XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  touch_file(t, dir, "build/src/lib/libnvshmem_host.so.3");
+  touch_file(t, dir, "build/src/lib/libnvshmem_device.bc");
+  touch_file(t, dir, "build/src/include/nvshmem.h");
+  char *old_home = getenv("NVSHMEM_HOME") ? ts_strdup(getenv("NVSHMEM_HOME")) : NULL;
+  char *old_src = getenv("NVSHMEM_SRC") ? ts_strdup(getenv("NVSHMEM_SRC")) : NULL;
+  unsetenv("NVSHMEM_HOME");
+  setenv("NVSHMEM_SRC", dir, 1);
+  RtNvshmemPaths p = {0};
+  StrBuf why = {0};
+  char want[512];
+  CHECK(rt_nvshmem_find(&p, &why));
+  snprintf(want, sizeof want, "%s/build/src/lib/libnvshmem_host.so.3", dir);
+  CHECK_STR(sb_str(&p.host_lib), want);
+  snprintf(want, sizeof want, "%s/build/src/include", dir);
+  CHECK_STR(sb_str(&p.include_dir), want);
+  CHECK(strstr(sb_str(&p.device_bc), "build/src/lib/libnvshmem_device.bc") != NULL);
+  rt_nvshmem_paths_free(&p);
+
+  touch_file(t, dir, "build/install/lib/libnvshmem_host.so.3");
+  memset(&p, 0, sizeof p);
+  CHECK(rt_nvshmem_find(&p, &why));
+  snprintf(want, sizeof want, "%s/build/install/lib/libnvshmem_host.so.3", dir);
+  CHECK_STR(sb_str(&p.host_lib), want);
+  rt_nvshmem_paths_free(&p);
+
+  /* NVSHMEM_HOME still comes first. */
+  char home[] = "/tmp/ts_nvshmem_home_XXXXXX";
+  REQUIRE(mkdtemp(home));
+  touch_file(t, home, "lib64/libnvshmem_host.so.3");
+  setenv("NVSHMEM_HOME", home, 1);
+  memset(&p, 0, sizeof p);
+  CHECK(rt_nvshmem_find(&p, &why));
+  snprintf(want, sizeof want, "%s/lib64/libnvshmem_host.so.3", home);
+  CHECK_STR(sb_str(&p.host_lib), want);
+  rt_nvshmem_paths_free(&p);
+  sb_free(&why);
+
+  if (old_home) setenv("NVSHMEM_HOME", old_home, 1);
+  else unsetenv("NVSHMEM_HOME");
+  if (old_src) setenv("NVSHMEM_SRC", old_src, 1);
+  else unsetenv("NVSHMEM_SRC");
+  ts_free(old_home);
+  ts_free(old_src);
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, home);
+  CHECK(system(cmd) == 0);
+}
+
 /* ---- dist.cuh through NVRTC ------------------------------------------------------------------------- */
 /* Every primitive, every valid ld/st combination, both with and without the debug timeout. */
 static const char dist_probe_src[] =
@@ -938,6 +1001,95 @@ TEST(dist_env_launchers) {
 
   ts_context_destroy(ctx);
   env_restore(&saved);
+}
+
+/* A free TCP port in [lo, hi), or 0: SLURM derives its rendezvous port from the job id
+ * (20000 + id % 20000), so the test picks a job id whose port is free. */
+static int free_port_in(int lo, int hi) {
+  for (int tries = 0; tries < 200; tries++) {
+    int port = lo + (int)((unsigned)rand() % (unsigned)(hi - lo));
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons((uint16_t)port);
+    bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    if (fd >= 0) close(fd);
+    if (ok) return port;
+  }
+  return 0;
+}
+
+/* Two ranks of this test binary (TS_DIST_TEST_CHILD=allgather: ts_dist_init, allgather,
+ * broadcast, barrier), started directly, not by `tilescale launch`, each with only a launcher
+ * family's variables: what mpirun or srun would give them.  `vars` holds printf formats for
+ * "NAME=value" with one %d, the rank. */
+static void run_family_ranks(TestCtx *t, const char *const *vars, const char *what) {
+  enum { NRANKS = 2 };
+  pid_t pids[NRANKS];
+  char out_path[NRANKS][32];
+  for (int r = 0; r < NRANKS; r++) {
+    snprintf(out_path[r], sizeof out_path[r], "/tmp/ts_family_XXXXXX");
+    int fd = mkstemp(out_path[r]);
+    REQUIRE(fd >= 0);
+    fflush(stdout);
+    fflush(stderr);
+    pids[r] = fork();
+    if (pids[r] == 0) {
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+      for (size_t i = 0; i < ENV_COUNT; i++) unsetenv(ENV_NAMES[i]);
+      for (int i = 0; vars[i]; i++) {
+        char kv[256];
+        snprintf(kv, sizeof kv, vars[i], r);
+        char *eq = strchr(kv, '=');
+        *eq = '\0';
+        setenv(kv, eq + 1, 1);
+      }
+      setenv("TS_DIST_TEST_CHILD", "allgather", 1);
+      setenv("TILESCALE_RDZV_TIMEOUT_MS", "20000", 1);
+      execl(self_exe(), self_exe(), (char *)NULL);
+      _exit(99);
+    }
+    close(fd);
+  }
+  for (int r = 0; r < NRANKS; r++) {
+    int st = 0;
+    waitpid(pids[r], &st, 0);
+    char *out = ts_read_file(out_path[r], NULL);
+    char want[96];
+    snprintf(want, sizeof want, "ok rank %d of %d local %d sum 30", r, NRANKS, r);
+    bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && out && strstr(out, want);
+    if (!ok) fprintf(stderr, "%s rank %d: %s\n", what, r, out ? out : "(no output)");
+    CHECK(ok);
+    ts_free(out);
+    unlink(out_path[r]);
+  }
+}
+
+TEST(dist_env_launcher_families_end_to_end) {
+  char port[32], job[48];
+  snprintf(port, sizeof port, "MASTER_PORT=%d", free_port());
+  const char *ompi[] = {"OMPI_COMM_WORLD_RANK=%d", "OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_LOCAL_RANK=%d",
+                        "OMPI_COMM_WORLD_LOCAL_SIZE=2", "MASTER_ADDR=127.0.0.1", port, NULL};
+  run_family_ranks(t, ompi, "Open MPI");
+  snprintf(port, sizeof port, "MASTER_PORT=%d", free_port());
+  const char *mpich[] = {"PMI_RANK=%d", "PMI_SIZE=2", "MPI_LOCALRANKID=%d", "MPI_LOCALNRANKS=2",
+                         "MASTER_ADDR=127.0.0.1", port, NULL};
+  run_family_ranks(t, mpich, "MPICH");
+  snprintf(port, sizeof port, "MASTER_PORT=%d", free_port());
+  const char *torchrun[] = {"RANK=%d", "WORLD_SIZE=2", "LOCAL_RANK=%d", "LOCAL_WORLD_SIZE=2",
+                            "MASTER_ADDR=127.0.0.1", port, NULL};
+  run_family_ranks(t, torchrun, "torchrun");
+  /* srun: no MASTER_*: the address is the first host of the step's node list and the port
+   * comes from the job id; SLURM_NTASKS as srun sets it too. */
+  int p = free_port_in(20000, 40000);
+  REQUIRE(p > 0);
+  snprintf(job, sizeof job, "SLURM_JOB_ID=%d", 20000 * 7 + (p - 20000));
+  const char *slurm[] = {"SLURM_PROCID=%d", "SLURM_NTASKS=2", "SLURM_STEP_NUM_TASKS=2", "SLURM_LOCALID=%d",
+                         "SLURM_NODEID=0", "SLURM_STEP_TASKS_PER_NODE=2", "SLURM_STEP_NODELIST=localhost",
+                         job, NULL};
+  run_family_ranks(t, slurm, "SLURM");
 }
 
 TEST(dist_env_slurm_lists) {

@@ -13,6 +13,7 @@ has_fullmesh_nvlink, create_mapped_tensor, set_signal and wait_eq are the helper
 scripts call.  torch is imported by the functions that need it, not by importing this module."""
 import collections.abc
 import datetime
+import functools
 import os
 import re
 import shutil
@@ -78,22 +79,29 @@ def _start_runtime(rank, world_size, local_rank, local_world_size, master_addr):
     return _runtime.start(rank, world_size, local_rank, local_world_size, master_addr, port)
 
 
+def export_torch_env():
+    """The launcher's group (tilescale.dist_env: `tilescale launch`, torchrun, srun, mpirun),
+    also written as the variables torch's env:// rendezvous reads (MASTER_ADDR, MASTER_PORT,
+    RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE) where the launcher did not set them: srun
+    and mpirun set none of them.  Returns the dist_env."""
+    import tilescale
+    env = tilescale.dist_env()
+    for name, value in (("MASTER_ADDR", env.master_addr), ("MASTER_PORT", env.master_port),
+                        ("RANK", env.rank), ("WORLD_SIZE", env.world_size),
+                        ("LOCAL_RANK", env.local_rank), ("LOCAL_WORLD_SIZE", env.local_world_size)):
+        os.environ.setdefault(name, str(value))
+    return env
+
+
 def init_distributed(return_tp_group=False, init_nvshmem=True, return_lc_group=False):
     """For one process per GPU.  Returns (WORLD_SIZE, RANK, LOCAL_RANK), then TP_GROUP (every
     rank) when return_tp_group, then LC_GROUP (this node's ranks) when return_lc_group.
     init_nvshmem is accepted for TileScale's scripts: the symmetric heap (nvshmem or ipc backend,
     $TILESCALE_DIST_BACKEND / TILELANG_USE_NVSHMEM) is always created."""
-    import tilescale
     import torch
     import torch.distributed as dist
-    env = tilescale.dist_env()
+    env = export_torch_env()
     world, rank, local_rank = env.world_size, env.rank, env.local_rank
-    # torch's env:// reads these; SLURM and MPI launchers do not set them.
-    os.environ.setdefault("MASTER_ADDR", env.master_addr)
-    os.environ.setdefault("MASTER_PORT", str(env.master_port))
-    os.environ.setdefault("RANK", str(rank))
-    os.environ.setdefault("WORLD_SIZE", str(world))
-    os.environ.setdefault("LOCAL_RANK", str(local_rank))
     torch.cuda.set_device(local_rank)
     _nccl_init(rank, world)
     out = [world, rank, local_rank]
@@ -173,9 +181,12 @@ def CUDA_CHECK(err):  # noqa: N802 (TileScale's name)
         raise RuntimeError("CUDA error: %s (%d)" % (getattr(err, "name", err), code))
 
 
+@functools.lru_cache(maxsize=None)
 def has_fullmesh_nvlink():
     """Whether every pair of visible GPUs is connected by NVLink (pynvml, else `nvidia-smi
-    topo -m`); False when neither can tell."""
+    topo -m`); False when neither can tell.  Asked once per process: TileScale's reduce-scatter
+    asserts it on every call, and a pynvml init or an nvidia-smi run (10-100 ms) per call would
+    leave the GPU idle between overlapped GEMM-RS calls."""
     try:
         import pynvml
         pynvml.nvmlInit()

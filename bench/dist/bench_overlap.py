@@ -1,0 +1,535 @@
+"""bench_overlap.py — TileScale's overlapped kernels, built from TileScale's own example files,
+against the serial torch path (cuBLAS + NCCL), in the same run, on every GPU of the group:
+
+    tilescale launch -n NDEV python3 bench/dist/bench_overlap.py [--corpus DIR] [--small]
+                     [--only ag_gemm,gemm_rs,sp_attn,sp_attn_causal] [--trials 30] [--warmup 5]
+
+(`make bench-dist` runs it after bench_dist; one process per GPU, as `tilescale launch`,
+torchrun, srun or mpirun start them.)
+
+    ag_gemm   example_allgather_gemm_overlapped.py: copy-engine pulls of the peers' A slices,
+              each followed by a stream write of a signal word, while its GEMM kernel waits
+              per row block for the slice's signal.  Against all_gather_into_tensor + matmul.
+    gemm_rs   example_gemm_rs_overlapped.py + reduce_scatter.py: the GEMM kernel counts finished
+              tiles per rank slice and releases a signal; the slice is copied to its owner as
+              soon as it is signalled, then a ring-reduce kernel sums the received slices.
+              Against matmul + reduce_scatter_tensor.
+    sp_attn   example_sp_ag_attention_intra_node.py: copy-engine all-gather of K/V, then the
+              zig-zag flash-attention kernel, against the file's own TorchSequenceParallelAttn
+              (all_gather_into_tensor of K/V + scaled_dot_product_attention); non-causal (the
+              file's default) and causal rows.
+
+The kernels and host flows are the example files' own functions (the files are imported from
+the corpus, not copied here); shapes follow TileScale's benchmarks: M 8192 per rank,
+N 12288, K 4096, fp16 (AG-GEMM: A is M/rank x K, B is K x N/ranks; GEMM-RS: A is M x K/ranks,
+B is K/ranks x N), and the SP example's defaults.  --small: quick shapes.
+
+Every benchmark is checked before timing (the buffers the overlapped path fills are poisoned
+with NaN first, so a missing copy or a race shows as a wrong result) and once more on the output
+of its last timed call.  One trial = every GPU synchronised, a host barrier, a one-element NCCL
+all-reduce on the current stream (so the GPUs start together and host skew is not timed), a
+start event, one call, an end event.  Ours and torch alternate (ours first in even trials);
+a trial's time is the slowest rank's; the table shows medians (and p25/p75) over the trials.
+ratio = torch ms / ours ms (above 1: ours is faster).
+
+Exit status: 0 when every benchmark ran and was verified, 1 otherwise, 2 on a usage error (the
+corpus missing, shapes that do not divide)."""
+import argparse
+import gc
+import importlib.util
+import os
+import statistics
+import subprocess
+import sys
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join("tilescale", "examples", "distributed")
+BENCHES = ("ag_gemm", "gemm_rs", "sp_attn", "sp_attn_causal")
+
+# What the bench calls in each example file (checked when the files are loaded, so a corpus
+# whose examples changed says which name it lacks instead of failing mid-run).
+NEEDS = {
+    "example_allgather_gemm_overlapped.py": ("gemm_kernel", "set_signal_kernel", "ag_gemm_op",
+                                             "torch_ag_gemm"),
+    "example_gemm_rs_overlapped.py": ("gemm_kernel", "gemm_rs_op", "torch_gemm_rs",
+                                      "create_reduce_scater_2d_ctx"),
+    "example_sp_ag_attention_intra_node.py": ("FusedSequenceParallelAttn",
+                                              "TorchSequenceParallelAttn"),
+}
+FILE_OF = {"ag_gemm": "example_allgather_gemm_overlapped.py",
+           "gemm_rs": "example_gemm_rs_overlapped.py",
+           "sp_attn": "example_sp_ag_attention_intra_node.py",
+           "sp_attn_causal": "example_sp_ag_attention_intra_node.py"}
+
+# The examples' tile configuration (their main()s): GEMMs of 128 x 256 x 64 tiles, 256 threads.
+BLOCK_M, BLOCK_N, BLOCK_K, THREADS = 128, 256, 64, 256
+
+
+class UsageError(Exception):
+    pass
+
+
+# ---- arguments (no torch, no GPU: --help works anywhere) -------------------------------------
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="bench_overlap.py", description=__doc__.split("\n\n")[0],
+        epilog="Run one process per GPU: tilescale launch -n NDEV python3 bench/dist/bench_overlap.py")
+    ap.add_argument("--corpus", default=os.path.join(os.path.dirname(ROOT), "shared", "corpus"),
+                    help="the corpus folder holding tilescale/examples/distributed "
+                         "(default: ../shared/corpus beside the checkout)")
+    ap.add_argument("--only", default=",".join(BENCHES),
+                    help="comma-separated benchmarks (default: all of %s)" % ",".join(BENCHES))
+    ap.add_argument("--small", action="store_true",
+                    help="quick shapes (M 1024/rank, N 4096, K 2048; short sequences)")
+    ap.add_argument("--m-per-rank", type=int, default=None, help="GEMM rows per rank (8192)")
+    ap.add_argument("--n", type=int, default=None, help="GEMM N, whole (12288)")
+    ap.add_argument("--k", type=int, default=None, help="GEMM K, whole (4096)")
+    ap.add_argument("--persistent", action="store_true",
+                    help="AG-GEMM: the example's persistent kernel (one block per SM)")
+    ap.add_argument("--warmup", type=int, default=5, help="untimed calls of each side (5)")
+    ap.add_argument("--trials", type=int, default=30, help="timed calls of each side (30)")
+    ap.add_argument("--tol", type=float, default=1e-2,
+                    help="GEMMs: max |ours - torch| allowed, relative to max |torch| (1e-2)")
+    args = ap.parse_args(argv)
+    args.only = [b.strip() for b in args.only.split(",") if b.strip()]
+    for b in args.only:
+        if b not in BENCHES:
+            ap.error("--only: unknown benchmark %r (known: %s)" % (b, ", ".join(BENCHES)))
+    small = args.small
+    args.m_per_rank = args.m_per_rank or (1024 if small else 8192)
+    args.n = args.n or (4096 if small else 12288)
+    args.k = args.k or (2048 if small else 4096)
+    # The SP example's defaults (its argparse), or run_corpus_dist's quick ones.
+    args.sp = dict(batch_size=2, q_head=8 if small else 32, kv_head=2 if small else 8,
+                   max_seqlen_q=1024 if small else 8192, max_seqlen_k=1024 if small else 12288,
+                   head_dim=128, seqlens_q=[512, 1024] if small else [4096, 8192],
+                   seqlens_k=[1024, 1024] if small else [6144, 12288])
+    if args.trials < 1 or args.warmup < 0:
+        ap.error("--trials must be >= 1 and --warmup >= 0")
+    return args
+
+
+def check_shapes(args, world):
+    """The examples' kernels assume whole tiles per rank slice: say which size does not fit."""
+    m, n, k = args.m_per_rank, args.n, args.k
+    bad = []
+    if m % BLOCK_M:
+        bad.append("M per rank %d is not a multiple of %d" % (m, BLOCK_M))
+    if n % (world * BLOCK_N):
+        bad.append("N %d is not a multiple of %d ranks x %d" % (n, world, BLOCK_N))
+    if k % (world * BLOCK_K):
+        bad.append("K %d is not a multiple of %d ranks x %d" % (k, world, BLOCK_K))
+    sp = args.sp
+    for s in sp["seqlens_q"] + sp["seqlens_k"]:
+        if s % (2 * world):
+            bad.append("sequence length %d is not a multiple of 2 x %d ranks (zig-zag halves)"
+                       % (s, world))
+    if bad:
+        raise UsageError("; ".join(bad))
+
+
+def heap_bytes_needed(args, world, benches):
+    """Symmetric-heap bytes every benchmark allocates (fp16 = 2 bytes), summed (a finished
+    benchmark's blocks are freed lazily), plus slack for alignment and signal words."""
+    m, n, k = args.m_per_rank, args.n, args.k
+    M = m * world
+    total = 0
+    if "ag_gemm" in benches:  # B, C, the gathered A
+        total += 2 * (k * (n // world) + M * (n // world) + M * k)
+    if "gemm_rs" in benches:  # A, B, C, output, scatter, per-node and p2p buffers
+        total += 2 * (M * (k // world) + (k // world) * n + M * n + m * n + M * n + 2 * m * n)
+    sp = args.sp
+    for b in ("sp_attn", "sp_attn_causal"):
+        if b in benches:  # gathered K and V, the shards, q
+            kv = sp["batch_size"] * sp["max_seqlen_k"] * sp["kv_head"] * sp["head_dim"]
+            total += 2 * (2 * kv + 2 * sum(sp["seqlens_k"]) // world * sp["kv_head"] * sp["head_dim"]
+                          + sum(sp["seqlens_q"]) // world * sp["q_head"] * sp["head_dim"])
+    return int(total * 1.25) + (256 << 20)
+
+
+# ---- finding the examples and this checkout's packages -------------------------------------
+def example_dir_of(corpus):
+    d = os.path.join(corpus, EXAMPLES)
+    if not os.path.isdir(d):
+        raise UsageError("no TileScale examples at %s (pass --corpus DIR)" % d)
+    return d
+
+
+def has_cuda_python():
+    """cuda-python itself (cudart and its metadata), asked of a child python: a bare `cuda`
+    namespace left by other NVIDIA wheels is not enough (tests/dist/run_corpus_dist.py)."""
+    probe = "from cuda import cudart; import importlib.metadata as m; m.version('cuda-python')"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
+
+
+def setup_paths(example_dir, cuda_python=None):
+    """This checkout's packages first; python/compat (the stand-in for the few cuda-python calls
+    the examples make) only where cuda-python is missing; the examples' folder for their
+    sibling imports (reduce_scatter, sp_ag_attention_intra_node)."""
+    py = os.path.join(ROOT, "python")
+    if py not in sys.path:
+        sys.path.insert(0, py)
+    if not (has_cuda_python() if cuda_python is None else cuda_python):
+        sys.path.insert(sys.path.index(py) + 1, os.path.join(py, "compat"))  # before site-packages
+    if example_dir not in sys.path:
+        sys.path.append(example_dir)
+
+
+def load_examples(example_dir, benches):
+    """{file name: module} for the files `benches` use, each checked for the names we call."""
+    mods = {}
+    for b in benches:
+        name = FILE_OF[b]
+        if name in mods:
+            continue
+        path = os.path.join(example_dir, name)
+        if not os.path.exists(path):
+            raise UsageError("%s is not in %s" % (name, example_dir))
+        spec = importlib.util.spec_from_file_location(name[:-3], path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name[:-3]] = mod
+        spec.loader.exec_module(mod)
+        missing = [f for f in NEEDS[name] if not hasattr(mod, f)]
+        if missing:
+            raise UsageError("%s lacks %s (the corpus changed?)" % (name, ", ".join(missing)))
+        mods[name] = mod
+    return mods
+
+
+# ---- measuring -------------------------------------------------------------------------------
+class Group:
+    """This process's place in the group, and the collective helpers the timing uses."""
+
+    def __init__(self, world, rank, local_rank, pg):
+        import torch
+        self.world, self.rank, self.local_rank, self.pg = world, rank, local_rank, pg
+        self.align_word = torch.zeros(1, device="cuda")
+
+    def settle(self):
+        """Every GPU idle, every rank here, then the GPUs released together: a one-element
+        all-reduce on the current stream ends at (nearly) the same moment on every GPU."""
+        import torch
+        import torch.distributed as dist
+        import tilelang.distributed as td
+        torch.cuda.synchronize()
+        td.barrier()
+        dist.all_reduce(self.align_word, group=self.pg)
+
+    def slowest(self, values):
+        """Element-wise maximum over the ranks of a list of floats."""
+        import torch
+        import torch.distributed as dist
+        t = torch.tensor(values, dtype=torch.float64, device="cuda")
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=self.pg)
+        return t.tolist()
+
+
+def time_once(g, fn):
+    import torch
+    g.settle()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+def measure(g, ours, torch_fn, warmup, trials):
+    """(ours ms list, torch ms list), one entry per trial, each the slowest rank's."""
+    for _ in range(warmup):
+        for fn in (ours, torch_fn):
+            g.settle()
+            fn()
+    mine, theirs = [], []
+    for t in range(trials):
+        if t % 2 == 0:
+            mine.append(time_once(g, ours))
+            theirs.append(time_once(g, torch_fn))
+        else:
+            theirs.append(time_once(g, torch_fn))
+            mine.append(time_once(g, ours))
+    both = g.slowest(mine + theirs)
+    return both[:trials], both[trials:]
+
+
+def quantiles(xs):
+    s = sorted(xs)
+    q = statistics.quantiles(s, n=4) if len(s) > 1 else [s[0]] * 3
+    return statistics.median(s), q[0], q[2]
+
+
+def compare(g, out, ref, tol, rel=True):
+    """(ok on every rank, the largest error over the ranks).  rel: max |out - ref| against
+    tol * max |ref| (GEMMs, fp32 accumulation in both); else allclose(atol=rtol=tol)."""
+    import torch
+    o, r = out.float(), ref.float()
+    err = (o - r).abs().max().item() if o.numel() else 0.0
+    if rel:
+        ok = bool(torch.isfinite(o).all().item()) and err <= tol * max(r.abs().max().item(), 1e-6)
+    else:
+        ok = bool(torch.isfinite(o).all().item()) and bool(torch.allclose(o, r, atol=tol, rtol=tol))
+    if err != err:  # NaN: a poisoned element survived
+        err = float("inf")
+    worst = g.slowest([0.0 if ok else 1.0, err])
+    return worst[0] == 0.0, worst[1]
+
+
+class Row:
+    def __init__(self, name, shape, flops=None):
+        self.name, self.shape, self.flops = name, shape, flops
+        self.ours = self.theirs = None
+        self.check = "not run"
+        self.ok = False
+
+
+# ---- the benchmarks --------------------------------------------------------------------------
+def bench_ag_gemm(g, args, ex):
+    """AG-GEMM as example_allgather_gemm_overlapped.main builds it, per rank: C (M x N/P) =
+    all-gathered A (M x K) @ B (K x N/P)."""
+    import torch
+    import tilelang
+    W, lr = g.world, g.local_rank
+    m, N, K = args.m_per_rank, args.n, args.k
+    M = m * W
+    row = Row("ag_gemm", "M %dx%d N %d K %d" % (m, W, N, K), 2.0 * M * (N // W) * K)
+    dtype = torch.float16
+    allocator = tilelang.get_allocator(size=2**30, device="cuda", is_distributed=True,
+                                       local_rank=lr, num_local_ranks=W, group=g.pg)
+    gemm = ex.gemm_kernel(M, N, K, lr, W, BLOCK_M, BLOCK_N, BLOCK_K, THREADS, args.persistent)
+    set_signal = ex.set_signal_kernel(local_rank=lr, num_local_ranks=W, threads=32)
+    gemm.initialize(allocator=allocator)
+    set_signal.initialize(allocator=allocator)
+    B = tilelang.tensor((K, N // W), dtype, allocator=allocator).normal_()
+    C = tilelang.tensor((M, N // W), dtype, allocator=allocator)
+    ag_buffer = tilelang.tensor((M, K), dtype, allocator=allocator, return_peers=True)
+    A = ag_buffer[lr][m * lr:m * (lr + 1), :].normal_()
+    signal = tilelang.tensor((W,), torch.uint32, allocator=allocator, return_peers=True)
+    gemm_stream = torch.cuda.current_stream()
+    ag_stream = torch.cuda.Stream(priority=-1)
+    torch_ag = torch.empty((M, K), dtype=dtype, device="cuda")
+
+    def ours():
+        return ex.ag_gemm_op(A, B, C, ag_buffer, signal, m, K, 1, lr, W, set_signal, gemm,
+                             gemm_stream, ag_stream)
+
+    def serial():
+        return ex.torch_ag_gemm(g.pg, A, B, torch_ag)
+
+    def poison():  # what the overlapped path fills: the peers' slices of our gathered A, and C
+        for s in range(W):
+            if s != lr:
+                ag_buffer[lr][m * s:m * (s + 1)].fill_(float("nan"))
+        C.fill_(float("nan"))
+
+    return run_checked(g, args, row, ours, serial, poison, rel=True, tol=args.tol)
+
+
+def bench_gemm_rs(g, args, ex):
+    """GEMM-RS as example_gemm_rs_overlapped.main builds it, per rank: out (M/P x N) = the sum
+    over ranks of A (M x K/P) @ B (K/P x N), this rank's row slice."""
+    import torch
+    import tilelang
+    W, lr = g.world, g.local_rank
+    m, N, K = args.m_per_rank, args.n, args.k
+    M = m * W
+    row = Row("gemm_rs", "M %dx%d N %d K %d" % (m, W, N, K), 2.0 * M * N * (K // W))
+    dtype = torch.float16
+    allocator = tilelang.get_allocator(size=2**30, device="cuda", is_distributed=True,
+                                       local_rank=lr, num_local_ranks=W, group=g.pg)
+    gemm = ex.gemm_kernel(M, N, K, lr, W, BLOCK_M, BLOCK_N, BLOCK_K, THREADS, False)
+    gemm.initialize(allocator=allocator)
+    A = tilelang.tensor((M, K // W), dtype, allocator=allocator).normal_() / 10
+    B = tilelang.tensor((K // W, N), dtype, allocator=allocator).normal_() / 10
+    C = tilelang.tensor((M, N), dtype, allocator=allocator)
+    output = tilelang.tensor((m, N), dtype, allocator=allocator)
+    gemm_stream = torch.cuda.Stream()
+    rs_stream = torch.cuda.Stream(priority=-1)
+    ctx = ex.create_reduce_scater_2d_ctx(M, N, lr, W, W, dtype, allocator, overlap_with_gemm=True,
+                                         num_reduction_sms=15)
+
+    def ours():
+        # the example's GEMM stream does not wait for the caller's: make it, so the start event
+        # (on the current stream) comes before the GEMM
+        gemm_stream.wait_stream(torch.cuda.current_stream())
+        return ex.gemm_rs_op(A, B, C, output, ctx, gemm, gemm_stream, rs_stream, lr)
+
+    def serial():
+        return ex.torch_gemm_rs(g.pg, A, B, None, W)
+
+    def poison():  # the slices the peers send us, the partial products, the result
+        ctx.scatter_bufs[lr].fill_(float("nan"))
+        C.fill_(float("nan"))
+        output.fill_(float("nan"))
+
+    return run_checked(g, args, row, ours, serial, poison, rel=True, tol=args.tol)
+
+
+def bench_sp_attn(g, args, ex, causal):
+    """Sequence-parallel all-gather attention as example_sp_ag_attention_intra_node.main builds
+    it (zig-zag on, the file's default), against the file's torch module."""
+    import torch
+    import tilelang
+    from itertools import accumulate
+    W, lr = g.world, g.local_rank
+    sp = args.sp
+    name = "sp_attn_causal" if causal else "sp_attn"
+    shape = "B %d Hq %d Hkv %d D %d q %s k %s" % (
+        sp["batch_size"], sp["q_head"], sp["kv_head"], sp["head_dim"],
+        "/".join(map(str, sp["seqlens_q"])), "/".join(map(str, sp["seqlens_k"])))
+    row = Row(name, shape)
+    dtype, device = torch.float16, "cuda"
+    allocator = tilelang.get_allocator(size=2**30, device=device, is_distributed=True,
+                                       local_rank=lr, num_local_ranks=W, group=g.pg)
+    cu_q = [c // W for c in [0] + list(accumulate(sp["seqlens_q"]))]
+    cu_k = [0] + list(accumulate(sp["seqlens_k"]))
+    cu_seqlens_q = torch.tensor(cu_q, dtype=torch.int32, device=device)
+    cu_seqlens_k = torch.tensor(cu_k, dtype=torch.int32, device=device)
+    H, Hkv, D = sp["q_head"], sp["kv_head"], sp["head_dim"]
+    q_shard = tilelang.tensor((cu_q[-1], H, D), dtype=dtype, allocator=allocator)
+    q_shard.normal_(mean=0.0, std=0.5)
+    k_shards = tilelang.tensor((cu_k[-1] // W, Hkv, D), dtype=dtype, allocator=allocator,
+                               return_peers=True)
+    v_shards = tilelang.tensor((cu_k[-1] // W, Hkv, D), dtype=dtype, allocator=allocator,
+                               return_peers=True)
+    k_shards[lr].normal_(mean=0.0, std=0.5)
+    v_shards[lr].normal_(mean=0.0, std=0.5)
+    common = dict(batch_size=sp["batch_size"], q_head=H, kv_head=Hkv,
+                  max_seqlen_q=sp["max_seqlen_q"], max_seqlen_k=sp["max_seqlen_k"], head_dim=D,
+                  input_dtype=dtype, output_dtype=dtype, device=device, is_causal=causal,
+                  enable_zig_zag=True)
+    fused = ex.FusedSequenceParallelAttn(g.pg, enable_specialized=False, allocator=allocator,
+                                         **common)
+    serial_mod = ex.TorchSequenceParallelAttn(g.pg, **common)
+
+    def ours():
+        return fused(q_shard, k_shards, v_shards, cu_seqlens_q, cu_seqlens_k)
+
+    def serial():
+        return serial_mod(q_shard, k_shards[lr], v_shards[lr], cu_seqlens_q, cu_seqlens_k)
+
+    def poison():  # the tokens the copy engines gather (the rest is never written), the output
+        fused.ctx.ag_k_buffers[lr][:cu_k[-1]].fill_(float("nan"))
+        fused.ctx.ag_v_buffers[lr][:cu_k[-1]].fill_(float("nan"))
+        fused.ctx.attn_output_buffer.fill_(float("nan"))
+
+    # the example's own check: allclose(atol=rtol=1e-2)
+    return run_checked(g, args, row, ours, serial, poison, rel=False, tol=1e-2)
+
+
+def checked_call(g, ours, serial, poison, rel, tol):
+    """One call of ours on poisoned buffers (a copy that never arrived, or arrived after it
+    was read, leaves a NaN), compared with torch's."""
+    poison()
+    g.settle()
+    out = ours()
+    return compare(g, out, serial(), tol, rel)
+
+
+def run_checked(g, args, row, ours, serial, poison, rel, tol):
+    """Check, time, check again after the timed calls (buffers warm, clocks up)."""
+    ok, err = checked_call(g, ours, serial, poison, rel, tol)
+    if not ok:
+        row.check = "WRONG (max err %.3g)" % err
+        return row
+    mine, theirs = measure(g, ours, serial, args.warmup, args.trials)
+    ok2, err2 = checked_call(g, ours, serial, poison, rel, tol)
+    row.ours, row.theirs = quantiles(mine), quantiles(theirs)
+    row.ok = ok2
+    row.check = ("ok (max err %.3g)" % max(err, err2)) if ok2 else "WRONG after timing (max err %.3g)" % err2
+    return row
+
+
+# ---- the table ----------------------------------------------------------------------------
+def print_table(g, rows, args, device_name):
+    print("\nbench-overlap: %d GPUs (%s), fp16; medians of %d trials [p25 p75], ours and torch "
+          "alternating, slowest rank per trial; ratio = torch / ours" % (
+              g.world, device_name, args.trials))
+    print("%-15s %-46s %22s %22s %7s %9s  %s" % ("benchmark", "shape", "ours ms", "torch ms",
+                                                 "ratio", "TFLOP/s", "check"))
+    for r in rows:
+        if r.ours is None:
+            print("%-15s %-46s %22s %22s %7s %9s  %s" % (r.name, r.shape, "-", "-", "-", "-", r.check))
+            continue
+        tf = "%9.1f" % (r.flops / (r.ours[0] * 1e-3) / 1e12) if r.flops else "%9s" % "-"
+        print("%-15s %-46s %8.3f [%5.3f %5.3f] %8.3f [%5.3f %5.3f] %6.2fx %s  %s" % (
+            r.name, r.shape, r.ours[0], r.ours[1], r.ours[2], r.theirs[0], r.theirs[1],
+            r.theirs[2], r.theirs[0] / r.ours[0], tf, r.check))
+    goal_gemm = 1.15 if g.world >= 4 else 1.1
+    goals = []
+    for r in rows:
+        if r.ours is not None and r.ok:
+            want = goal_gemm if r.name in ("ag_gemm", "gemm_rs") else 1.1
+            got = r.theirs[0] / r.ours[0]
+            goals.append("%s %.2fx %s %.2fx" % (r.name, got, ">=" if got >= want else "<", want))
+    if goals:
+        print("goals (issue 14): " + "; ".join(goals))
+
+
+def run(args):
+    example_dir = example_dir_of(args.corpus)
+    setup_paths(example_dir)
+    import torch
+    import tilescale
+    env = tilescale.dist_env()
+    torch.cuda.set_device(env.local_rank)  # before the examples' import-time device queries
+    world = env.world_size
+    if env.local_world_size != world:
+        raise UsageError("one node only, as the examples (%d ranks, %d on this node)"
+                         % (world, env.local_world_size))
+    check_shapes(args, world)
+    need = heap_bytes_needed(args, world, args.only)
+    os.environ.setdefault("TILESCALE_DIST_HEAP_BYTES", str(need))
+    mods = load_examples(example_dir, args.only)
+    from tilelang.distributed import init_distributed, context
+    world, rank, local_rank, pg = init_distributed(return_tp_group=True)
+    if context().heap_size < need and rank == 0:
+        print("bench-overlap: warning: the symmetric heap (%d bytes, TILESCALE_DIST_HEAP_BYTES) is "
+              "smaller than the %d bytes these shapes need" % (context().heap_size, need), flush=True)
+    g = Group(world, rank, local_rank, pg)
+    if rank == 0:
+        print("bench-overlap: %d ranks, examples %s, heap %d MiB" % (
+            world, example_dir, context().heap_size >> 20), flush=True)
+    rows = []
+    for b in args.only:
+        ex = mods[FILE_OF[b]]
+        try:
+            if b == "ag_gemm":
+                row = bench_ag_gemm(g, args, ex)
+            elif b == "gemm_rs":
+                row = bench_gemm_rs(g, args, ex)
+            else:
+                row = bench_sp_attn(g, args, ex, causal=(b == "sp_attn_causal"))
+        except Exception as e:  # noqa: BLE001 (every rank takes the same path: report, go on)
+            traceback.print_exc()
+            row = Row(b, "-")
+            row.check = "ERROR: %s" % str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+        rows.append(row)
+        if rank == 0:
+            print("bench-overlap: %s done: %s" % (b, row.check), flush=True)
+        gc.collect()  # the benchmark's symmetric tensors go back to the heap at the next barrier
+        torch.cuda.empty_cache()
+    if rank == 0:
+        print_table(g, rows, args, torch.cuda.get_device_name())
+        bad = [r.name for r in rows if not r.ok]
+        print("bench-overlap: %s" % ("WRONG or failed: " + ", ".join(bad) if bad else "results verified"))
+    import torch.distributed as dist
+    import tilelang.distributed as td
+    failed = g.slowest([0.0 if all(r.ok for r in rows) else 1.0])[0]
+    td.barrier()
+    dist.destroy_process_group()
+    return 0 if failed == 0.0 else 1
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        return run(args)
+    except UsageError as e:
+        print("bench-overlap: %s" % e, file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
