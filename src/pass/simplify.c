@@ -1,26 +1,127 @@
 /* simplify.c — runs the arithmetic simplifier (ir_simplify, src/ir/arith.c) over every
  * expression of the function, after lowering has produced index arithmetic such as
- * (o*4 + 0)*1 + (tx/32 % 4)*4.  Statements are rebuilt, never mutated in place. */
+ * (o*4 + 0)*1 + (tx/32 % 4)*4.  Statements are rebuilt, never mutated in place.
+ *
+ * Integer comparisons whose outcome the ranges in scope decide are folded to constants
+ * (interval analysis, ir_range, over thread and block indices, loop variables and lets):
+ * `k*128 + j >= 4096` with k < 32 and j < 128, the padding mask of an attention loop over a
+ * sequence that is a multiple of the block, is false, and the select around it goes away. */
 #include "passes.h"
 
-static IrExpr *simp(TsCompiler *c, IrExpr *e) { return e ? ir_simplify(c, e) : NULL; }
+typedef struct Simp {
+  IrRangeEnv env;
+} Simp;
 
-static IrExpr **simp_list(TsCompiler *c, IrExpr **xs, int n) {
+/* (a cmp b) as a constant when the range of a - b decides it; NULL otherwise. */
+static IrExpr *fold_compare(TsCompiler *c, const IrExpr *e, const IrRangeEnv *env) {
+  const IrExpr *a = e->u.ops[0], *b = e->u.ops[1];
+  if (dtype_is_float(a->dtype) || dtype_is_float(b->dtype) || a->dtype == TS_DTYPE_BOOL) return NULL;
+  int64_t lo, hi;
+  /* a - b built by hand (ir_binary may hand back an operand), as int64: the analysis's
+   * difference does not wrap */
+  IrExpr d = {.kind = IR_SUB, .dtype = TS_DTYPE_INT64, .loc = e->loc, .lanes = 1};
+  d.u.ops[0] = (IrExpr *)a;
+  d.u.ops[1] = (IrExpr *)b;
+  if (!ir_range(&d, env, &lo, &hi)) return NULL;
+  int v = -1;
+  switch (e->kind) {
+    case IR_LT: v = hi < 0 ? 1 : lo >= 0 ? 0 : -1; break;
+    case IR_LE: v = hi <= 0 ? 1 : lo > 0 ? 0 : -1; break;
+    case IR_GT: v = lo > 0 ? 1 : hi <= 0 ? 0 : -1; break;
+    case IR_GE: v = lo >= 0 ? 1 : hi < 0 ? 0 : -1; break;
+    case IR_EQ: v = lo == 0 && hi == 0 ? 1 : (lo > 0 || hi < 0) ? 0 : -1; break;
+    case IR_NE: v = lo == 0 && hi == 0 ? 0 : (lo > 0 || hi < 0) ? 1 : -1; break;
+    default: break;
+  }
+  return v < 0 ? NULL : ir_int(c, v, TS_DTYPE_BOOL, e->loc);
+}
+
+/* e with every decided comparison replaced by its constant (a new tree where changed). */
+static IrExpr *fold_ranges(TsCompiler *c, IrExpr *e, const IrRangeEnv *env) {
+  if (!e || env->n == 0) return e;
+  if (e->kind == IR_LT || e->kind == IR_LE || e->kind == IR_GT || e->kind == IR_GE || e->kind == IR_EQ ||
+      e->kind == IR_NE) {
+    IrExpr *k = fold_compare(c, e, env);
+    if (k) return k;
+  }
+  if (e->kind == IR_LOAD || e->kind == IR_CALL) {
+    IrExpr **xs = e->kind == IR_LOAD ? e->u.load.idx : e->u.call.args;
+    int n = e->kind == IR_LOAD ? e->u.load.nidx : e->u.call.nargs;
+    IrExpr **out = NULL;
+    for (int i = 0; i < n; i++) {
+      IrExpr *x = fold_ranges(c, xs[i], env);
+      if (x == xs[i]) continue;
+      if (!out) {
+        out = ARENA_ARRAY(c->arena, IrExpr *, n);
+        for (int j = 0; j < n; j++) out[j] = xs[j];
+      }
+      out[i] = x;
+    }
+    if (!out) return e;
+    IrExpr *r = ARENA_NEW(c->arena, IrExpr);
+    *r = *e;
+    if (e->kind == IR_LOAD) r->u.load.idx = out;
+    else r->u.call.args = out;
+    return r;
+  }
+  IrExpr *ops[3] = {NULL, NULL, NULL};
+  bool changed = false;
+  for (int i = 0; i < ir_expr_nops[e->kind]; i++) {
+    ops[i] = fold_ranges(c, e->u.ops[i], env);
+    changed |= ops[i] != e->u.ops[i];
+  }
+  if (!changed) return e;
+  IrExpr *r = ARENA_NEW(c->arena, IrExpr);
+  *r = *e;
+  for (int i = 0; i < ir_expr_nops[e->kind]; i++) r->u.ops[i] = ops[i];
+  return r;
+}
+
+static IrExpr *simp_in(TsCompiler *c, IrExpr *e, const Simp *sp) {
+  if (!e) return NULL;
+  IrExpr *s = ir_simplify(c, e);
+  IrExpr *f = sp ? fold_ranges(c, s, &sp->env) : s;
+  return f == s ? s : ir_simplify(c, f);
+}
+
+static IrExpr **simp_list(TsCompiler *c, IrExpr **xs, int n, const Simp *sp) {
   IrExpr **out = ARENA_ARRAY(c->arena, IrExpr *, n);
-  for (int i = 0; i < n; i++) out[i] = simp(c, xs[i]);
+  for (int i = 0; i < n; i++) out[i] = simp_in(c, xs[i], sp);
   return out;
+}
+
+/* The ranges a statement's children see: a loop's variable, a kernel's thread and block
+ * indices (a kernel's blockDim includes warp_specialize's producer warpgroup). */
+static void enter_scope(const IrStmt *s, IrRangeEnv *env) {
+  int64_t lo, hi, elo, ehi;
+  if (s->kind == IR_S_FOR && s->u.loop.var && ir_range(s->u.loop.min, env, &lo, &hi) &&
+      ir_range(s->u.loop.extent, env, &elo, &ehi) && ehi >= 1)
+    ir_range_env_add(env, s->u.loop.var, lo, hi + ehi - 1);
+  if (s->kind == IR_S_KERNEL) {
+    const IrKernel *k = &s->u.kernel;
+    for (int a = 0; a < 3; a++) {
+      int64_t n = k->threads[a] + (a == 0 ? k->producer_threads : 0);
+      if (k->thread_var[a] && n >= 1) ir_range_env_add(env, k->thread_var[a], 0, n - 1);
+      if (k->block_var[a] && ir_range(k->grid[a], env, &lo, &hi) && hi >= 1)
+        ir_range_env_add(env, k->block_var[a], 0, hi - 1);
+    }
+  }
 }
 
 static IrStmt *simp_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   if (!s) return NULL;
+  Simp *sp = ctx;
+  IrRangeEnv outer = sp->env; /* a SEQ's lets and a loop's variable end with the statement */
+  enter_scope(s, &sp->env);
   IrStmt *r = ir_map_children(c, s, simp_stmt, ctx);
+  sp->env = outer;
   switch (r->kind) {
     case IR_S_FOR:
-      r->u.loop.min = simp(c, r->u.loop.min);
-      r->u.loop.extent = simp(c, r->u.loop.extent);
+      r->u.loop.min = simp_in(c, r->u.loop.min, sp);
+      r->u.loop.extent = simp_in(c, r->u.loop.extent, sp);
       break;
     case IR_S_IF: {
-      r->u.if_.cond = simp(c, r->u.if_.cond);
+      r->u.if_.cond = simp_in(c, r->u.if_.cond, sp);
       int64_t v;
       /* A guard that folded to a constant disappears. */
       if (ir_is_const_int(r->u.if_.cond, &v)) {
@@ -29,17 +130,25 @@ static IrStmt *simp_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       }
       break;
     }
-    case IR_S_WHILE: r->u.while_.cond = simp(c, r->u.while_.cond); break;
-    case IR_S_LET: r->u.let.value = simp(c, r->u.let.value); break;
-    case IR_S_STORE:
-      r->u.store.idx = simp_list(c, r->u.store.idx, r->u.store.nidx);
-      r->u.store.value = simp(c, r->u.store.value);
+    case IR_S_WHILE: r->u.while_.cond = simp_in(c, r->u.while_.cond, sp); break;
+    case IR_S_LET: {
+      r->u.let.value = simp_in(c, r->u.let.value, sp);
+      int64_t lo, hi; /* in scope for the rest of the enclosing SEQ */
+      if (ir_range(r->u.let.value, &sp->env, &lo, &hi)) ir_range_env_add(&sp->env, r->u.let.var, lo, hi);
       break;
-    case IR_S_EVAL: r->u.eval.value = simp(c, r->u.eval.value); break;
-    case IR_S_ASSERT: r->u.assert_.cond = simp(c, r->u.assert_.cond); break;
+    }
+    case IR_S_STORE:
+      r->u.store.idx = simp_list(c, r->u.store.idx, r->u.store.nidx, sp);
+      r->u.store.value = simp_in(c, r->u.store.value, sp);
+      break;
+    case IR_S_EVAL: r->u.eval.value = simp_in(c, r->u.eval.value, sp); break;
+    case IR_S_ASSERT: r->u.assert_.cond = simp_in(c, r->u.assert_.cond, sp); break;
     default: break;
   }
   return r;
 }
 
-void pass_simplify(TsCompiler *c, IrFunc *f) { f->body = simp_stmt(c, f->body, NULL); }
+void pass_simplify(TsCompiler *c, IrFunc *f) {
+  Simp sp = {{{0}, {0}, {0}, 0}};
+  f->body = simp_stmt(c, f->body, &sp);
+}
