@@ -16,6 +16,8 @@
  *    int8/uint8 (int32 accumulators), fp8 e4m3/e5m2 (fp32 or fp16); the 8-bit types only
  *    K-major (A [M][K], B [N][K]): layout.c diagnoses the rest; tf32 operands that are not
  *    K-major are loaded element by element (ldmatrix transposes 16-bit elements only);
+ *  - A in registers (gemm_rs_*): the accumulator-shaped fragment [M x K] (16-bit, tf32 and
+ *    8-bit types; the last two permute K in both operands); B is always in shared memory;
  *  - an fp16 accumulator holds pairs of adjacent columns in one 32-bit register, which
  *    is the compiler's register order (v fastest), so it is addressed as uint32 words. */
 #pragma once
