@@ -230,8 +230,11 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   out->k = ak;
   out->a_in_regs = A->buf->scope == IR_SCOPE_FRAGMENT;
   ts_dtype at = A->buf->dtype, bt = B->buf->dtype, ct = C->buf->dtype;
+  /* A fragment B was staged into shared memory before planning (pass_stage_gemm_b). */
   if (!is_shared(B->buf) || (!is_shared(A->buf) && !out->a_in_regs)) {
-    PLAN_ERROR(c, s->loc, "T.gemm: B must be in shared memory and A in shared memory or a fragment");
+    const IrBuffer *bad = !is_shared(A->buf) && !out->a_in_regs ? A->buf : B->buf;
+    PLAN_ERROR(c, s->loc, "T.gemm: A and B must be shared tiles (T.alloc_shared) or fragments (T.alloc_fragment); "
+                          "'%s' has scope %s", bad->name, ir_scope_names[bad->scope]);
     return false;
   }
   if (!gemm_types_ok(c, s, at, bt, ct, report)) return false;

@@ -1194,19 +1194,20 @@ def gemm_b_fragment(ctx, M, N, K, threads, dtype, trans_b=False, a_frag=False):
           " (B^T)" if trans_b else "", " (A in registers too)" if a_frag else ""), c, (a.double() @ bf).float(), *tol)
 
 
-def dequant_w4a8(ctx, corpus, M, N, K):
+def dequant_w4a8(ctx, corpus, M, N, K, bm=32, bn=32, bk=128, stages=1, threads=128):
     """dequantize_gemm/example_dequant_gemm_w4a8.py matmul_int8xint4: B dequantized from int4
     to int8 in registers and multiplied as the GEMM's A (8-bit A in registers, gemm_rs_8) with
     the int8 activations as B; Ct = B_int4 @ A^T, exact in int32."""
     k = ctx.load(os.path.join(corpus, "dequantize_gemm/example_dequant_gemm_w4a8.py")).compile(
         "matmul_int8xint4", M=M, N=N, K=K, in_dtype="int8", out_dtype="int32", accum_dtype="int32", num_bits=4,
-        block_M=32, block_N=32, block_K=128, num_stages=1, threads=128)
+        block_M=bm, block_N=bn, block_K=bk, num_stages=stages, threads=threads)
     a = torch.randint(-128, 128, (M, K), dtype=torch.int8, device="cuda")
     qb = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, device="cuda")
     i4 = torch.stack((qb & 15, qb >> 4), dim=-1).reshape(N, K).to(torch.int32)
     b = torch.where(i4 >= 8, i4 - 16, i4)
     ct = k(a, qb)
-    check("dequant w4a8 GEMM %dx%dx%d" % (M, N, K), ct.double(), b.double() @ a.double().T, 0, 0)
+    check("dequant w4a8 GEMM %dx%dx%d, %dx%dx%d tiles, %d stages, %d threads" % (M, N, K, bm, bn, bk, stages, threads),
+          ct.double(), b.double() @ a.double().T, 0, 0)
 
 
 def kda_bwd_intra_ref(q, k, g, beta, dAqk, dAkk, dq, dk, dg, S, BT, DK, block_DK, absolute):
@@ -1415,6 +1416,8 @@ def main():
         lambda: gemm_b_fragment(ctx, 64, 128, 64, 128, "float16", False, True),  # wgmma RS with a staged B
         lambda: dequant_w4a8(ctx, corpus, 128, 256, 256),  # the file's main()
         lambda: dequant_w4a8(ctx, corpus, 512, 512, 512),  # the manifest's row
+        lambda: dequant_w4a8(ctx, corpus, 512, 512, 512, 64, 128, 256, 2, 512),  # autotune configs
+        lambda: dequant_w4a8(ctx, corpus, 512, 256, 1024, 128, 128, 128, 2, 128),
         lambda: kda_bwd_intra(ctx, corpus, 1, 256, 2),
         lambda: kda_bwd_intra(ctx, corpus, 2, 200, 3),  # a partial last chunk and sub-chunk
         lambda: kda_bwd_intra(ctx, corpus, 1, 8192, 8),  # the manifest's row
