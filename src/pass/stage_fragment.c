@@ -169,16 +169,66 @@ static IrStmt *stage_b(TsCompiler *c, IrStmt *s) {
   return ir_seq(c, items, 3, s->loc);
 }
 
+/* Is s a GEMM whose fragment B gets staged?  Only where A is in a form the GEMM takes:
+ * plan_gemm reports the others as they are. */
+static bool stages_b(const IrStmt *s) {
+  if (s->kind != IR_S_GEMM) return false;
+  const IrBuffer *a = s->u.gemm.a.buf, *b = s->u.gemm.b.buf;
+  bool a_ok = a->scope == IR_SCOPE_FRAGMENT || a->scope == IR_SCOPE_SHARED || a->scope == IR_SCOPE_SHARED_DYN;
+  return a_ok && b->scope == IR_SCOPE_FRAGMENT && !dtype_is_packed(b->dtype) && b->ndim <= FRAG_MAX_DIMS &&
+         s->u.gemm.c.buf->scope == IR_SCOPE_FRAGMENT;
+}
+
+static bool same_region(const IrRegion *x, const IrRegion *y) {
+  if (x->buf != y->buf || x->ndim != y->ndim) return false;
+  for (int p = 0; p < x->ndim; p++)
+    if (!ir_expr_equal(x->min[p], y->min[p]) || !ir_expr_equal(x->extent[p], y->extent[p])) return false;
+  return true;
+}
+
+/* A sequence: each staged GEMM right after another one that staged the same window of the
+ * same fragment (KDA's dq and dk GEMMs, both multiplying kg_fragment), with only GEMMs that
+ * leave the fragment alone in between, reads the earlier copy instead of making its own. */
+static IrStmt *stage_seq(TsCompiler *c, IrStmt *s, void *ctx);
+
+/* Does GEMM g accumulate into fragment f (itself or a view of it)? */
+static bool writes_fragment(const IrStmt *g, const IrBuffer *f) { return is_memory_of(g->u.gemm.c.buf, f); }
+
 static IrStmt *stage_gemm_b_fn(TsCompiler *c, IrStmt *s, void *ctx) {
   if (!s) return NULL;
-  if (s->kind == IR_S_GEMM) {
-    /* only where A is in a form the GEMM takes: plan_gemm reports the others as they are */
-    const IrBuffer *a = s->u.gemm.a.buf, *b = s->u.gemm.b.buf;
-    bool a_ok = a->scope == IR_SCOPE_FRAGMENT || a->scope == IR_SCOPE_SHARED || a->scope == IR_SCOPE_SHARED_DYN;
-    bool b_frag = b->scope == IR_SCOPE_FRAGMENT && !dtype_is_packed(b->dtype) && b->ndim <= FRAG_MAX_DIMS;
-    return a_ok && b_frag && s->u.gemm.c.buf->scope == IR_SCOPE_FRAGMENT ? stage_b(c, s) : s;
-  }
+  if (stages_b(s)) return stage_b(c, s);
+  if (s->kind == IR_S_SEQ) return stage_seq(c, s, ctx);
   return ir_map_children(c, s, stage_gemm_b_fn, ctx);
+}
+
+static IrStmt *stage_seq(TsCompiler *c, IrStmt *s, void *ctx) {
+  PtrVec items = {0};
+  const IrStmt *last = NULL;  /* the latest staged GEMM of this sequence (as written) */
+  IrBuffer *last_smem = NULL; /* and its copy */
+  for (int i = 0; i < s->u.seq.n; i++) {
+    IrStmt *it = s->u.seq.items[i];
+    if (stages_b(it) && last && same_region(&it->u.gemm.b, &last->u.gemm.b)) {
+      IrStmt *g = ir_stmt(c, IR_S_GEMM, it->loc);
+      *g = *it;
+      g->u.gemm.b = ir_region_full(c, last_smem, it->u.gemm.b.loc);
+      vec_push(c->arena, &items, g);
+      if (writes_fragment(it, last->u.gemm.b.buf)) last = NULL;
+      continue;
+    }
+    IrStmt *r = stage_gemm_b_fn(c, it, ctx);
+    vec_push(c->arena, &items, r);
+    if (stages_b(it) && r != it && r->kind == IR_S_SEQ && !writes_fragment(it, it->u.gemm.b.buf)) {
+      last = it;
+      last_smem = r->u.seq.items[0]->u.alloc.buf; /* stage_b: alloc, copy, GEMM */
+    } else if (!(it->kind == IR_S_GEMM && last && !writes_fragment(it, last->u.gemm.b.buf))) {
+      last = NULL; /* anything but a GEMM that leaves the fragment alone ends the run */
+    }
+  }
+  IrStmt *out = ir_stmt(c, IR_S_SEQ, s->loc);
+  *out = *s;
+  out->u.seq.items = (IrStmt **)items.items;
+  out->u.seq.n = items.len;
+  return out;
 }
 
 IrStmt *pass_stage_gemm_b(TsCompiler *c, IrStmt *body) { return stage_gemm_b_fn(c, body, NULL); }

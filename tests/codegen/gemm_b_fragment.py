@@ -3,7 +3,9 @@
 # takes B from registers, so plan_gemm stages it (stage_fragment.c pass_stage_gemm_b): a
 # shared tile `b_f_staged` of the operand's shape, filled by a copy nest right before the
 # GEMM, which then reads it like any shared B (here swizzled, mma.sync with per-thread tf32
-# loads for float32).  thread_sync orders the copy and the GEMM.
+# loads for float32).  thread_sync orders the copy and the GEMM.  The second GEMM right
+# after it multiplies the same fragment (as KDA's dq and dk GEMMs do): it reads the same
+# copy, C = 2 A (2 B).
 # tilescale-test: -k b_fragment --arch sm_90a
 # tilescale-dump: lower_tile_ops
 import tilelang
@@ -29,8 +31,10 @@ def b_fragment(M=16, N=64, K=16, threads=128, dtype="float32", trans_B=False, a_
                 a_f = T.alloc_fragment((M, K), dtype)
                 T.copy(a_s, a_f)
                 T.gemm(a_f, b_f, acc, transpose_B=trans_B, clear_accum=True)
+                T.gemm(a_f, b_f, acc, transpose_B=trans_B)
             else:
                 T.gemm(a_s, b_f, acc, transpose_B=trans_B, clear_accum=True)
+                T.gemm(a_s, b_f, acc, transpose_B=trans_B)
             T.copy(acc, C)
 
     return main
