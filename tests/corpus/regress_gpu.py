@@ -1242,7 +1242,7 @@ def kda_bwd_intra_ref(q, k, g, beta, dAqk, dAkk, dq, dk, dg, S, BT, DK, block_DK
         dkt[:, n] = torch.einsum("bhru,bhrud->bhrd", low.T.expand(B, H, BT, BT), w * e.transpose(2, 3))
     sign = 1.0 if absolute else -1.0
     dk2 = dk2p * bc[..., None]
-    db = (dk2p * kc).view(B, NT, H, BT, DK // block_DK, block_DK).sum(-1)  # [B, NT, H, BT, NK]
+    db = (dk2p * kc).reshape(B, NT, H, BT, DK // block_DK, block_DK).sum(-1)  # [B, NT, H, BT, NK]
     dg2 = qc * dq2 + (dk2 + sign * dkt) * kc
 
     def unchunk(x):  # [B, NT, H, BT, ...] -> [B, S, H, ...]
