@@ -16,6 +16,8 @@
  *    int8/uint8 (int32 accumulators), fp8 e4m3/e5m2 (fp32 or fp16); the 8-bit types only
  *    K-major (A [M][K], B [N][K]): layout.c diagnoses the rest; tf32 operands that are not
  *    K-major are loaded element by element (ldmatrix transposes 16-bit elements only);
+ *  - A in registers (gemm_rs_*): the accumulator-shaped fragment [M x K] (16-bit, tf32 and
+ *    8-bit types; the last two permute K in both operands); B is always in shared memory;
  *  - an fp16 accumulator holds pairs of adjacent columns in one 32-bit register, which
  *    is the compiler's register order (v fastest), so it is addressed as uint32 words. */
 #pragma once
@@ -271,8 +273,12 @@ template <int M, int N, int K, int WM, int WN, bool TA, bool TB, int SWB, bool C
 TS_DEV void gemm_rs_tf32(const T *A, const T *B, TC *acc, int tid);
 
 template <int M, int N, int K, int WM, int WN, bool TA, bool TB, int SWB, bool CLEAR, class T, class TC = float>
+TS_DEV void gemm_rs_8(const T *A, const T *B, TC *acc, int tid);
+
+template <int M, int N, int K, int WM, int WN, bool TA, bool TB, int SWB, bool CLEAR, class T, class TC = float>
 TS_DEV void gemm_rs_mma(const T *A, const T *B, TC *acc, int tid) {
   if constexpr (sizeof(T) == 4) gemm_rs_tf32<M, N, K, WM, WN, TA, TB, SWB, CLEAR, T, TC>(A, B, acc, tid);
+  else if constexpr (sizeof(T) == 1) gemm_rs_8<M, N, K, WM, WN, TA, TB, SWB, CLEAR, T, TC>(A, B, acc, tid);
   else gemm_rs_16<M, N, K, WM, WN, TA, TB, SWB, CLEAR, T, TC>(A, B, acc, tid);
 }
 
@@ -372,6 +378,54 @@ TS_DEV void gemm_rs_tf32(const T *A, const T *B, TC *acc, int tid) {
                               bit_cast<uint32_t>(A[rs_a_reg<2 * MI, K, TA>(2 * mi + 1, 2 * kk)]),
                               bit_cast<uint32_t>(A[rs_a_reg<2 * MI, K, TA>(2 * mi, 2 * kk + 1)]),
                               bit_cast<uint32_t>(A[rs_a_reg<2 * MI, K, TA>(2 * mi + 1, 2 * kk + 1)])};
+#pragma unroll
+      for (int nj = 0; nj < NJ; ++nj) {
+        TC *row0 = acc + (2 * mi) * (2 * NJ) + 2 * nj, *row1 = row0 + 2 * NJ;
+        mma_x<T, T, TC>(row0, row1, af, bf[nj]);
+      }
+    }
+  }
+}
+
+/* mma.sync m16n8k32 with 8-bit A (int8/uint8, fp8) in registers.  A's fragment is shaped
+ * like an accumulator with K as its columns (thread (g, t) holds columns 2t, 2t+1 of each
+ * 8-column block, rows g and g+8), while the instruction wants, per register r (0, 1), the
+ * four bytes at k = 16r + 4t .. 16r + 4t + 3 (PTX ISA, mma.m16n8k32 8-bit fragments: a0..a3
+ * (g, 4t + i), a4..a7 (g+8, 4t + i), a8..a11 (g, 16 + 4t + i), a12..a15 (g+8, 16 + 4t + i);
+ * b0..b3 (k = 4t + i, n = g), b4..b7 (k = 16 + 4t + i, n = g)).  As in gemm_rs_tf32 the k
+ * order is permuted for both operands: slot 16r + 4t + i of K step kk stands for column
+ * 32kk + 8(2r + i/2) + 2t + i%2.  Those are A's registers lk = 8kk + 4r + i of the thread
+ * (lk = 2 * block8 + v), four consecutive bytes: one 32-bit word; B (K-major, [N][K]) is
+ * read as two 16-bit pairs, columns 2t, 2t+1 of blocks 2r and 2r+1 of row n. */
+template <int M, int N, int K, int WM, int WN, bool TA, bool TB, int SWB, bool CLEAR, class T, class TC>
+TS_DEV void gemm_rs_8(const T *A, const T *B, TC *acc, int tid) {
+  constexpr int MI = M / (16 * WM), NJ = N / (8 * WN);
+  static_assert(sizeof(T) == 1 && !TA && TB && M % (16 * WM) == 0 && N % (8 * WN) == 0 && K % 32 == 0,
+                "8-bit A in registers: K-major A [M][K] and B [N][K], tile fitting mma.sync m16n8k32");
+  const int g = lane_group(tid), t = lane_quad(tid), n_base = ((tid >> 5) % (WM * WN)) / WM * (N / WN);
+  const uint16_t *B16 = reinterpret_cast<const uint16_t *>(B);
+  const uint32_t *A32 = reinterpret_cast<const uint32_t *>(A);
+  if constexpr (CLEAR) {
+#pragma unroll
+    for (int i = 0; i < 4 * MI * NJ; ++i) acc[i] = TC(0);
+  }
+#pragma unroll
+  for (int kk = 0; kk < K / 32; ++kk) {
+    uint32_t bf[NJ][2];
+#pragma unroll
+    for (int nj = 0; nj < NJ; ++nj)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int n = n_base + 8 * nj + g, k = kk * 32 + 16 * r + 2 * t; /* even: a pair in one 16-byte chunk */
+        const uint32_t lo = B16[tile_offset<N, K, SWB, 1>(n, k) / 2], hi = B16[tile_offset<N, K, SWB, 1>(n, k + 8) / 2];
+        bf[nj][r] = lo | (hi << 16);
+      }
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      /* register (lm, lk) is lm * K/4 + lk (rs_a_reg); 4 | K/4, so each word is aligned */
+      const uint32_t af[4] = {A32[((2 * mi) * (K / 4) + 8 * kk) / 4], A32[((2 * mi + 1) * (K / 4) + 8 * kk) / 4],
+                              A32[((2 * mi) * (K / 4) + 8 * kk + 4) / 4],
+                              A32[((2 * mi + 1) * (K / 4) + 8 * kk + 4) / 4]};
 #pragma unroll
       for (int nj = 0; nj < NJ; ++nj) {
         TC *row0 = acc + (2 * mi) * (2 * NJ) + 2 * nj, *row1 = row0 + 2 * NJ;

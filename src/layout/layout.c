@@ -230,15 +230,22 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   out->k = ak;
   out->a_in_regs = A->buf->scope == IR_SCOPE_FRAGMENT;
   ts_dtype at = A->buf->dtype, bt = B->buf->dtype, ct = C->buf->dtype;
+  /* A fragment B was staged into shared memory before planning (pass_stage_gemm_b). */
   if (!is_shared(B->buf) || (!is_shared(A->buf) && !out->a_in_regs)) {
-    PLAN_ERROR(c, s->loc, "T.gemm: B must be in shared memory and A in shared memory or a fragment");
+    const IrBuffer *bad = !is_shared(A->buf) && !out->a_in_regs ? A->buf : B->buf;
+    PLAN_ERROR(c, s->loc, "T.gemm: A and B must be shared tiles (T.alloc_shared) or fragments (T.alloc_fragment); "
+                          "'%s' has scope %s", bad->name, ir_scope_names[bad->scope]);
     return false;
   }
   if (!gemm_types_ok(c, s, at, bt, ct, report)) return false;
   bool hopper = c->target.sm == 90 && c->target.arch_a;
-  if (out->a_in_regs && !dtype_16bit_float(at) && at != TS_DTYPE_FLOAT32) {
-    PLAN_ERROR(c, s->loc, "T.gemm: A in registers (a fragment) needs float16/bfloat16/float32 A; copy A to shared "
-                          "memory instead");
+  /* 8-bit A in registers takes mma.sync m16n8k32 (gemm.cuh gemm_rs_8: the accumulator-shaped
+   * fragment with K permuted in both operands); one element type for both operands, as the
+   * device template has, and the float32 accumulator that mma.sync has for float8. */
+  if (out->a_in_regs && dtype_bytes(at) == 1 && (at != bt || (is_fp8(at) && ct != TS_DTYPE_FLOAT32))) {
+    PLAN_ERROR(c, s->loc, "T.gemm: A in registers (a fragment) of %s needs B of the same type and, for float8, a "
+                          "float32 accumulator (got B %s, C %s); copy A to shared memory instead",
+               dtype_name(at), dtype_name(bt), dtype_name(ct));
     return false;
   }
   int eb = dtype_bytes(at);
@@ -274,8 +281,9 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   /* wgmma: sm_90a only (sm_100 replaced it with tcgen05); warpgroups of 128 threads, 64-row
    * atoms; the instruction reads swizzled shared memory through descriptors. */
   bool a_sw = out->a_layout && out->a_layout->swizzle, b_sw = out->b_layout && out->b_layout->swizzle;
-  /* wgmma reads 8- and 32-bit operands K-major only, and its tf32 A registers are not the
-   * accumulator-shaped fragment the mma.sync path permutes K into: those take mma.sync. */
+  /* wgmma reads 8- and 32-bit operands K-major only, and its tf32 and 8-bit A registers are
+   * not the accumulator-shaped fragment the mma.sync paths permute K into: those take
+   * mma.sync (gemm_rs_tf32, gemm_rs_8). */
   bool wgmma_types = eb == 2 || (!ta && tb && !out->a_in_regs);
   if (hopper && wgmma_types && nthreads % 128 == 0 && (a_sw || out->a_in_regs) && b_sw) {
     int64_t nwg = nthreads / 128;

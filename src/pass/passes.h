@@ -119,6 +119,9 @@ bool pass_shift_fits(TsCompiler *c, const Fragment *loop, const Fragment *buf, c
  * statement of *body) go through a shared copy of it made before the outermost enclosing
  * serial loop that leaves frag alone; false (nothing changed) when that is not sound. */
 bool pass_stage_fragment_reads(TsCompiler *c, IrStmt **body, IrStmt *nest, IrBuffer *frag);
+/* Every T.gemm whose B is a fragment reads a shared copy of it instead, made right before
+ * the GEMM (stage_fragment.c; plan_gemm runs it first).  Returns the rebuilt body. */
+IrStmt *pass_stage_gemm_b(TsCompiler *c, IrStmt *body);
 
 /* False (with a diagnostic) when the nest indexes a fragment or local past its constant
  * shape on every iteration's path (register_bounds.c). */

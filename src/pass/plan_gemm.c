@@ -5,6 +5,8 @@
  * GEMM share it (staging adds a stage dimension but changes no tile).  Unsupported shapes
  * and dtypes are reported here, once, at the user's line.
  *
+ * A GEMM whose B is a fragment first gets a shared copy of it (pass_stage_gemm_b).
+ *
  * T.wgmma_gemm (a GEMM issued as wgmma without waiting: wg_wait == -1 from the front end)
  * is checked here too: it needs sm_90a and a plan on the wgmma path. */
 #include "../layout/layout.h"
@@ -80,4 +82,7 @@ static void plan_stmt(TsCompiler *c, IrStmt *s, int64_t nthreads, int64_t lo) {
   s->u.gemm.plan = p;
 }
 
-void pass_plan_gemm(TsCompiler *c, IrFunc *f) { plan_stmt(c, f->body, 1, 0); }
+void pass_plan_gemm(TsCompiler *c, IrFunc *f) {
+  f->body = pass_stage_gemm_b(c, f->body); /* B in registers: through a shared copy */
+  plan_stmt(c, f->body, 1, 0);
+}

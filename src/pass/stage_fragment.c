@@ -17,7 +17,15 @@
  * serial loop that does not change the fragment, so it runs once per value of the
  * fragment, not once per read; it is sound because nothing in that statement writes the
  * fragment: every read there sees the values the copy saw.  Refused (false) when that
- * cannot be shown or the fragment is viewed under another name. */
+ * cannot be shown or the fragment is viewed under another name.
+ *
+ * pass_stage_gemm_b (run by plan_gemm) stages a T.gemm's B operand that is a fragment the
+ * same way: neither tensor-core path takes B from registers as TileLang's fragment B (wgmma
+ * reads B from shared memory only; an mma.sync B fragment would need its own register
+ * layout, replicated over the warps along M, that no producing nest picks up by itself).
+ * The copy into a shared tile (in the window's shape) goes right before the GEMM, exactly
+ * the tile a user would have written by hand; the GEMM then reads that tile with the
+ * plan's swizzle.  It costs one round trip through shared memory per GEMM. */
 #include "passes.h"
 
 /* Does s write buffer b, itself or through a view of it (a store, a reduction, atomic, copy
@@ -128,3 +136,99 @@ bool pass_stage_fragment_reads(TsCompiler *c, IrStmt **body, IrStmt *nest, IrBuf
   *body = replace_on_path(c, *body, &r);
   return true;
 }
+
+/* T.gemm(A, b_frag[window], C) -> alloc b_staged: shared [window];
+ *                                  for i.. in T.Parallel(window): b_staged[i..] = b_frag[min + i..];
+ *                                  T.gemm(A, b_staged, C) */
+static IrStmt *stage_b(TsCompiler *c, IrStmt *s) {
+  const IrRegion *B = &s->u.gemm.b;
+  IrBuffer *frag = B->buf;
+  int64_t *shape = ARENA_ARRAY(c->arena, int64_t, B->ndim);
+  IrExpr **ext = ARENA_ARRAY(c->arena, IrExpr *, B->ndim);
+  for (int p = 0; p < B->ndim; p++) {
+    if (!ir_is_const_int(B->extent[p], &shape[p]) || shape[p] <= 0) return s; /* plan_gemm reports the tile */
+    ext[p] = ir_i32(c, shape[p]);
+  }
+  IrBuffer *smem = ir_buffer(c, arena_printf(c->arena, "%s_staged", frag->name), frag->dtype, IR_SCOPE_SHARED_DYN,
+                             B->ndim, ext, s->loc);
+  IrStmt *alloc = ir_stmt(c, IR_S_ALLOC, s->loc);
+  alloc->u.alloc.buf = smem;
+  IrVar *v[FRAG_MAX_DIMS];
+  IrExpr **sidx = ARENA_ARRAY(c->arena, IrExpr *, B->ndim), **fidx = ARENA_ARRAY(c->arena, IrExpr *, B->ndim);
+  for (int p = 0; p < B->ndim; p++) {
+    v[p] = ir_var(c, arena_printf(c->arena, "i%d", p), TS_DTYPE_INT32, IR_VAR_LOOP, s->loc);
+    sidx[p] = ir_varref(c, v[p], s->loc);
+    fidx[p] = ir_binary(c, IR_ADD, B->min[p], sidx[p], s->loc);
+  }
+  IrStmt *copy = ir_store(c, smem, sidx, B->ndim, ir_load(c, frag, fidx, B->ndim, s->loc), s->loc);
+  for (int p = B->ndim - 1; p >= 0; p--) copy = ir_for(c, v[p], ir_i32(c, 0), ext[p], IR_FOR_PARALLEL, copy, s->loc);
+  IrStmt *g = ir_stmt(c, IR_S_GEMM, s->loc);
+  *g = *s;
+  g->u.gemm.b = ir_region_full(c, smem, B->loc);
+  IrStmt *items[3] = {alloc, copy, g};
+  return ir_seq(c, items, 3, s->loc);
+}
+
+/* Is s a GEMM whose fragment B gets staged?  Only where A is in a form the GEMM takes:
+ * plan_gemm reports the others as they are. */
+static bool stages_b(const IrStmt *s) {
+  if (s->kind != IR_S_GEMM) return false;
+  const IrBuffer *a = s->u.gemm.a.buf, *b = s->u.gemm.b.buf;
+  bool a_ok = a->scope == IR_SCOPE_FRAGMENT || a->scope == IR_SCOPE_SHARED || a->scope == IR_SCOPE_SHARED_DYN;
+  return a_ok && b->scope == IR_SCOPE_FRAGMENT && !dtype_is_packed(b->dtype) && b->ndim <= FRAG_MAX_DIMS &&
+         s->u.gemm.c.buf->scope == IR_SCOPE_FRAGMENT;
+}
+
+static bool same_region(const IrRegion *x, const IrRegion *y) {
+  if (x->buf != y->buf || x->ndim != y->ndim) return false;
+  for (int p = 0; p < x->ndim; p++)
+    if (!ir_expr_equal(x->min[p], y->min[p]) || !ir_expr_equal(x->extent[p], y->extent[p])) return false;
+  return true;
+}
+
+/* A sequence: each staged GEMM right after another one that staged the same window of the
+ * same fragment (KDA's dq and dk GEMMs, both multiplying kg_fragment), with only GEMMs that
+ * leave the fragment alone in between, reads the earlier copy instead of making its own. */
+static IrStmt *stage_seq(TsCompiler *c, IrStmt *s, void *ctx);
+
+/* Does GEMM g accumulate into fragment f (itself or a view of it)? */
+static bool writes_fragment(const IrStmt *g, const IrBuffer *f) { return is_memory_of(g->u.gemm.c.buf, f); }
+
+static IrStmt *stage_gemm_b_fn(TsCompiler *c, IrStmt *s, void *ctx) {
+  if (!s) return NULL;
+  if (stages_b(s)) return stage_b(c, s);
+  if (s->kind == IR_S_SEQ) return stage_seq(c, s, ctx);
+  return ir_map_children(c, s, stage_gemm_b_fn, ctx);
+}
+
+static IrStmt *stage_seq(TsCompiler *c, IrStmt *s, void *ctx) {
+  PtrVec items = {0};
+  const IrStmt *last = NULL;  /* the latest staged GEMM of this sequence (as written) */
+  IrBuffer *last_smem = NULL; /* and its copy */
+  for (int i = 0; i < s->u.seq.n; i++) {
+    IrStmt *it = s->u.seq.items[i];
+    if (stages_b(it) && last && same_region(&it->u.gemm.b, &last->u.gemm.b)) {
+      IrStmt *g = ir_stmt(c, IR_S_GEMM, it->loc);
+      *g = *it;
+      g->u.gemm.b = ir_region_full(c, last_smem, it->u.gemm.b.loc);
+      vec_push(c->arena, &items, g);
+      if (writes_fragment(it, last->u.gemm.b.buf)) last = NULL;
+      continue;
+    }
+    IrStmt *r = stage_gemm_b_fn(c, it, ctx);
+    vec_push(c->arena, &items, r);
+    if (stages_b(it) && r != it && r->kind == IR_S_SEQ && !writes_fragment(it, it->u.gemm.b.buf)) {
+      last = it;
+      last_smem = r->u.seq.items[0]->u.alloc.buf; /* stage_b: alloc, copy, GEMM */
+    } else if (!(it->kind == IR_S_GEMM && last && !writes_fragment(it, last->u.gemm.b.buf))) {
+      last = NULL; /* anything but a GEMM that leaves the fragment alone ends the run */
+    }
+  }
+  IrStmt *out = ir_stmt(c, IR_S_SEQ, s->loc);
+  *out = *s;
+  out->u.seq.items = (IrStmt **)items.items;
+  out->u.seq.n = items.len;
+  return out;
+}
+
+IrStmt *pass_stage_gemm_b(TsCompiler *c, IrStmt *body) { return stage_gemm_b_fn(c, body, NULL); }

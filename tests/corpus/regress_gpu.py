@@ -1154,6 +1154,124 @@ def sinkhorn_bwd_cg(ctx, corpus, seqlen, n=16):
     check("sinkhorn bwd implicit CG seqlen=%d n=%d" % (seqlen, n), res, want, 2e-3, 1e-2)
 
 
+def gemm_rs_int8(ctx, M, N, K, threads, dtype):
+    """tests/codegen/gemm_rs_int8.py: an 8-bit A in registers (written by a T.Parallel loop)
+    times K-major B in shared memory: mma.sync m16n8k32 with K permuted in both operands
+    (gemm.cuh gemm_rs_8); int8/uint8 accumulate int32 (exact), float8 float32."""
+    fp8 = dtype == "float8_e4m3"
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_rs_int8.py")).compile(
+        "rs_int8", M=M, N=N, K=K, threads=threads, dtype=dtype, accum="float32" if fp8 else "int32")
+    if fp8:
+        a = torch.randn(M, K, device="cuda").to(torch.float8_e4m3fn)
+        b = torch.randn(N, K, device="cuda").to(torch.float8_e4m3fn)
+        c = torch.full((M, N), float("nan"), dtype=torch.float32, device="cuda")
+        want = a.double() @ b.double().T
+    else:
+        lo, hi, t = (-128, 128, torch.int8) if dtype == "int8" else (0, 256, torch.uint8)
+        a = torch.randint(lo, hi, (M, K), dtype=t, device="cuda")
+        b = torch.randint(lo, hi, (N, K), dtype=t, device="cuda")
+        c = torch.full((M, N), -1, dtype=torch.int32, device="cuda")
+        want = (a >> 1).double() @ b.double().T
+    k(a, b, c)
+    check("gemm %s A in registers %dx%dx%d over %d threads" % (dtype, M, N, K, threads), c.double(), want,
+          1e-3 if fp8 else 0, 1e-5 if fp8 else 0)
+
+
+def gemm_b_fragment(ctx, M, N, K, threads, dtype, trans_b=False, a_frag=False):
+    """tests/codegen/gemm_b_fragment.py: B in registers (2 * B written by a T.Parallel loop),
+    staged through a shared copy before the GEMM (plan_gemm, pass_stage_gemm_b), multiplied
+    twice into one accumulator (the second GEMM reads the same copy): C = 2 A (2 B)."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_b_fragment.py")).compile(
+        "b_fragment", M=M, N=N, K=K, threads=threads, dtype=dtype, trans_B=trans_b, a_frag=a_frag)
+    t = getattr(torch, dtype)
+    a = torch.randn(M, K, dtype=t, device="cuda")
+    b = torch.randn(*((N, K) if trans_b else (K, N)), dtype=t, device="cuda")
+    c = torch.full((M, N), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, b, c)
+    bf = (b.float() * 2).to(t).double()
+    bf = bf.T if trans_b else bf
+    tol = (5e-2, 1e-2) if dtype == "float32" else (1e-2, 1e-3)  # float32 runs as tf32
+    check("gemm B in registers %dx%dx%d %s over %d threads%s%s" % (M, N, K, dtype, threads,
+          " (B^T)" if trans_b else "", " (A in registers too)" if a_frag else ""), c, (2 * (a.double() @ bf)).float(), *tol)
+
+
+def dequant_w4a8(ctx, corpus, M, N, K, bm=32, bn=32, bk=128, stages=1, threads=128):
+    """dequantize_gemm/example_dequant_gemm_w4a8.py matmul_int8xint4: B dequantized from int4
+    to int8 in registers and multiplied as the GEMM's A (8-bit A in registers, gemm_rs_8) with
+    the int8 activations as B; Ct = B_int4 @ A^T, exact in int32."""
+    k = ctx.load(os.path.join(corpus, "dequantize_gemm/example_dequant_gemm_w4a8.py")).compile(
+        "matmul_int8xint4", M=M, N=N, K=K, in_dtype="int8", out_dtype="int32", accum_dtype="int32", num_bits=4,
+        block_M=bm, block_N=bn, block_K=bk, num_stages=stages, threads=threads)
+    a = torch.randint(-128, 128, (M, K), dtype=torch.int8, device="cuda")
+    qb = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, device="cuda")
+    i4 = torch.stack((qb & 15, qb >> 4), dim=-1).reshape(N, K).to(torch.int32)
+    b = torch.where(i4 >= 8, i4 - 16, i4)
+    ct = k(a, qb)
+    check("dequant w4a8 GEMM %dx%dx%d, %dx%dx%d tiles, %d stages, %d threads" % (M, N, K, bm, bn, bk, stages, threads),
+          ct.double(), b.double() @ a.double().T, 0, 0)
+
+
+def kda_bwd_intra_ref(q, k, g, beta, dAqk, dAkk, dq, dk, dg, S, BT, DK, block_DK, absolute):
+    """The KDA intra-chunk backward (chunk_bwd_intra.py) in float64, derived from the kernel's
+    definition: within each chunk of BT tokens, for row r and key position d,
+      dq2[r] = sum_{s <= r} dAqk[r, s] k[s] 2^(g[r] - g[s]),   dk2' likewise with dAkk,
+      dkt[r] = sum_{u >= r} (dAqk[u, r] q[u] + dAkk[u, r] beta[u] k[u]) 2^(g[u] - g[r]),
+      db[kb, r] = sum over the DK block kb of dk2' k,   dk2 = dk2' beta,
+      outputs dq + dq2, dk2 + dk + dkt, db, q dq2 + (dk2 - dkt) k + dg.
+    absolute: the same sums of absolute terms (a bound for the rounding slack)."""
+    f = (lambda x: x.double().abs()) if absolute else (lambda x: x.double())
+    B, _, H, _ = q.shape
+    NT = (S + BT - 1) // BT
+    pad = NT * BT - S
+
+    def chunks(x):  # [B, S, H, ...] -> [B, NT, H, BT, ...], zero rows past S
+        x = torch.nn.functional.pad(f(x), (0, 0) * (x.dim() - 3) + (0, 0, 0, pad))
+        return x.view(B, NT, BT, H, *x.shape[3:]).transpose(2, 3)
+
+    qc, kc, gc, bc = chunks(q), chunks(k), g.double(), chunks(beta)
+    gc = torch.nn.functional.pad(gc, (0, 0, 0, 0, 0, pad)).view(B, NT, BT, H, DK).transpose(2, 3)
+    aq, ak = chunks(dAqk), chunks(dAkk)  # [B, NT, H, BT(row), BT(col)]
+    low = torch.tril(torch.ones(BT, BT, dtype=torch.float64, device=q.device))
+    dq2, dk2p, dkt = (torch.zeros_like(qc) for _ in range(3))
+    for n in range(NT):
+        e = torch.exp2(gc[:, n, :, :, None, :] - gc[:, n, :, None, :, :])  # [B, H, r, s, D]: 2^(g[r] - g[s])
+        dq2[:, n] = torch.einsum("bhrs,bhrsd,bhsd->bhrd", aq[:, n] * low, e, kc[:, n])
+        dk2p[:, n] = torch.einsum("bhrs,bhrsd,bhsd->bhrd", ak[:, n] * low, e, kc[:, n])
+        w = aq[:, n].transpose(-1, -2)[..., None] * qc[:, n, :, None] + \
+            ak[:, n].transpose(-1, -2)[..., None] * (bc[:, n, :, None, :, None] * kc[:, n, :, None])  # [B, H, r, u, D]
+        dkt[:, n] = torch.einsum("bhru,bhrud->bhrd", low.T.expand(B, H, BT, BT), w * e.transpose(2, 3))
+    sign = 1.0 if absolute else -1.0
+    dk2 = dk2p * bc[..., None]
+    db = (dk2p * kc).reshape(B, NT, H, BT, DK // block_DK, block_DK).sum(-1)  # [B, NT, H, BT, NK]
+    dg2 = qc * dq2 + (dk2 + sign * dkt) * kc
+
+    def unchunk(x):  # [B, NT, H, BT, ...] -> [B, S, H, ...]
+        return x.transpose(2, 3).reshape(B, NT * BT, H, *x.shape[4:])[:, :S]
+
+    return (unchunk(dq2) + f(dq), unchunk(dk2 + dkt) + f(dk), unchunk(db).permute(3, 0, 1, 2),
+            unchunk(dg2) + f(dg))
+
+
+def kda_bwd_intra(ctx, corpus, B, S, H, DK=128, block_DK=64):
+    """kda/chunk_bwd_intra.py: two GEMMs whose B (kg_fragment) is in registers, staged through
+    a shared copy each (pass_stage_gemm_b), beside GEMMs with A stored [K, M]; float32 (tf32
+    GEMMs).  Inputs as the file's prepare_input (torch.randn); checked against a float64
+    reference with a slack of 5e-3 times the sums of absolute terms (tf32 operands)."""
+    BT = 64
+    k = ctx.load(os.path.join(corpus, "kda/chunk_bwd_intra.py")).compile(
+        "tilelang_chunk_bwd_intra", B=B, S=S, H=H, DK=DK, input_dtype=torch.float32, output_dtype=torch.float32,
+        accum_dtype=torch.float32, gate_dtype=torch.float32, state_dtype=torch.float32, chunk_size=BT,
+        block_DK=block_DK, threads=128, num_stages=0)
+    r = lambda *shape: torch.randn(*shape, dtype=torch.float32, device="cuda")  # noqa: E731
+    q, kk, g, beta = r(B, S, H, DK), r(B, S, H, DK), r(B, S, H, DK), r(B, S, H)
+    dAqk, dAkk, dq, dk, db, dg = r(B, S, H, BT), r(B, S, H, BT), r(B, S, H, DK), r(B, S, H, DK), r(B, S, H), r(B, S, H, DK)
+    got = k(q, kk, g, beta, dAqk, dAkk, dq, dk, db, dg)
+    args = (q, kk, g, beta, dAqk, dAkk, dq, dk, dg, S, BT, DK, block_DK)
+    want, mag = kda_bwd_intra_ref(*args, False), kda_bwd_intra_ref(*args, True)
+    for name, x, w, m in zip(("dq", "dk", "db", "dg"), got, want, mag):
+        check_slack("kda chunk_bwd_intra B=%d S=%d H=%d %s" % (B, S, H, name), x, w, 5e-3 * m, 1e-4, 0)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -1286,6 +1404,24 @@ def main():
         lambda: mma_emitter_gemm(ctx, 64, 128, 64, True, True, "bfloat16"),
         lambda: bitnet_prefill(ctx, corpus, 256, 256, 256),  # the file's own test
         lambda: bitnet_prefill(ctx, corpus, 128, 384, 512),
+        lambda: gemm_rs_int8(ctx, 32, 32, 128, 128, "int8"),
+        lambda: gemm_rs_int8(ctx, 32, 32, 128, 128, "uint8"),
+        lambda: gemm_rs_int8(ctx, 64, 64, 64, 128, "int8"),  # every warp along M (the wgmma-sized tile: mma.sync)
+        lambda: gemm_rs_int8(ctx, 128, 32, 256, 256, "int8"),
+        lambda: gemm_rs_int8(ctx, 32, 64, 64, 128, "float8_e4m3"),
+        lambda: gemm_b_fragment(ctx, 16, 64, 16, 128, "float32"),  # chunk_bwd_intra's shape
+        lambda: gemm_b_fragment(ctx, 32, 64, 32, 128, "float32", True, True),
+        lambda: gemm_b_fragment(ctx, 16, 64, 16, 128, "float16"),
+        lambda: gemm_b_fragment(ctx, 16, 64, 16, 128, "bfloat16", True),
+        lambda: gemm_b_fragment(ctx, 128, 128, 64, 128, "float16"),  # wgmma from the staged tile
+        lambda: gemm_b_fragment(ctx, 64, 128, 64, 128, "float16", False, True),  # wgmma RS with a staged B
+        lambda: dequant_w4a8(ctx, corpus, 128, 256, 256),  # the file's main()
+        lambda: dequant_w4a8(ctx, corpus, 512, 512, 512),  # the manifest's row
+        lambda: dequant_w4a8(ctx, corpus, 512, 512, 512, 64, 128, 256, 2, 512),  # autotune configs
+        lambda: dequant_w4a8(ctx, corpus, 512, 256, 1024, 128, 128, 128, 2, 128),
+        lambda: kda_bwd_intra(ctx, corpus, 1, 256, 2),
+        lambda: kda_bwd_intra(ctx, corpus, 2, 200, 3),  # a partial last chunk and sub-chunk
+        lambda: kda_bwd_intra(ctx, corpus, 1, 8192, 8),  # the manifest's row
     ]
     for run in cases:
         try:
