@@ -285,8 +285,9 @@ def case_mla_decode_paged(corpus):
     m = load(corpus, "deepseek_mla/example_mla_decode_paged.py")
     b, h_q, d, dv, block_size = 128, 128, 576, 512, 64
     dpe = d - dv
-    seqlens = torch.tensor([8192 + 2 * i for i in range(b)], dtype=torch.int32, device="cuda")
-    pad = math.ceil(int(seqlens.max()) / 256) * 256
+    lengths = [8192 + 2 * i for i in range(b)]
+    seqlens = torch.tensor(lengths, dtype=torch.int32, device="cuda")
+    pad = math.ceil(max(lengths) / 256) * 256
     table = torch.arange(b * pad // block_size, dtype=torch.int32, device="cuda").view(b, pad // block_size)
     blocked_k = torch.randn(table.numel(), block_size, 1, d, dtype=torch.float16, device="cuda")
     q = torch.randn(b, h_q, d, dtype=torch.float16, device="cuda")
@@ -300,7 +301,7 @@ def case_mla_decode_paged(corpus):
     def ref():
         keys = blocked_k[table.long()].view(b, pad, d)  # pages gathered through the block table
         return _mla_ref(q_nope, q_pe, keys[..., :dv], keys[..., dv:], d ** -0.5, seqlens)
-    work = 2.0 * h_q * int(seqlens.sum()) * (d + dv)
+    work = 2.0 * h_q * sum(lengths) * (d + dv)
     return (lambda: k(q_nope, q_pe, k_nope, k_pe, table, seqlens, glse, part)), ref, work, "TFLOP/s"
 
 
