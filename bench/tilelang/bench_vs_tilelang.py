@@ -85,6 +85,20 @@ def rate(work, ms, unit):
     return work / (ms * 1e-3) / (1e12 if unit == "TFLOP/s" else 1e9)
 
 
+def run_worker(corpus, name, system, env, timeout=600):
+    """One worker process; its last JSON line, or an error naming why there is none."""
+    try:
+        p = subprocess.run([sys.executable, __file__, corpus, "--worker", name, system], env=env,
+                           capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": "timed out after %d s" % timeout}
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if lines:
+        return json.loads(lines[-1])
+    tail = (p.stderr or p.stdout).strip().splitlines()
+    return {"error": "exit %d: %s" % (p.returncode, tail[-1][:200] if tail else "no output")}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("corpus")
@@ -98,19 +112,16 @@ def main():
     envs = {"ours": dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")),
             "peer": dict(os.environ, PYTHONPATH=a.peer, TILELANG_CACHE_DIR=os.environ.get("TILELANG_CACHE_DIR", "/tmp/tlcache"))}
     envs["ours"].setdefault("TILESCALE_LIB", os.path.join(ROOT, "build", "libtilescale.so"))
-    print("%-58s %9s %9s %9s %8s  %s" % ("example (own configuration)", "torch", "TileLang", "ours", "ours/TL", "unit"))
+    names = [n for n in CASES if not a.only or any(part and part in n for part in a.only.split(","))]
+    width = max([len(n) for n in names] + [28])
+    print("%-*s %9s %9s %9s %8s  %s" % (width, "example (own configuration)", "torch", "TileLang", "ours", "ours/TL", "unit"))
     ratios = []
-    for name in CASES:
-        if a.only and not any(part and part in name for part in a.only.split(",")):
-            continue
+    for name in names:
         best = {}
         info = {}
         for _ in range(a.rounds):
             for system in ("peer", "ours"):
-                p = subprocess.run([sys.executable, __file__, a.corpus, "--worker", name, system], env=envs[system],
-                                   capture_output=True, text=True, timeout=600)
-                lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
-                r = json.loads(lines[-1]) if lines else {"error": (p.stderr or p.stdout).strip().splitlines()[-1:]}
+                r = run_worker(a.corpus, name, system, envs[system])
                 info[system] = r
                 if "ms" in r:
                     best[system] = min(best.get(system, 1e30), r["ms"])
@@ -128,10 +139,13 @@ def main():
         ratio = best["peer"] / best["ours"] if "peer" in best and "ours" in best else None
         if ratio:
             ratios.append(ratio)
-        print("%-58s %s %8s  %s" % (name, " ".join(cols), "%.2f" % ratio if ratio else "-", unit))
+        print("%-*s %s %8s  %s" % (width, name, " ".join(cols), "%.2f" % ratio if ratio else "-", unit))
         for s in ("peer", "ours"):
-            if "error" in info.get(s, {}):
-                print("    %s: %s" % (s, info[s]["error"]))
+            r = info.get(s, {})
+            if "error" in r:
+                print("    %s: %s" % (s, r["error"]))
+            elif r.get("wrong"):
+                print("    %s: wrong, max error %.4g where |ref| max is %.4g" % (s, r["max_err"], r["ref_max"]))
     if ratios:
         print("geomean ours/TileLang over %d rows: %.2f" % (len(ratios), math.exp(sum(map(math.log, ratios)) / len(ratios))))
 
