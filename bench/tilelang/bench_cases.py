@@ -92,15 +92,32 @@ def case_grouped_gemm_fwd(corpus):
     return run, ref, 2.0 * sum(sizes) * K * N, "TFLOP/s"
 
 
-def case_gemm_fp8(corpus):
+def case_gemm_fp8(corpus, kind):
+    """gemm_fp8 example_tilelang_gemm_fp8, e4m3 or e5m2 inputs, fp32 accumulation."""
     import torch
     m = load(corpus, "gemm_fp8/example_tilelang_gemm_fp8.py")
-    T_E4M3 = m.determine_fp8_type()
+    dtype = m.determine_fp8_type(kind)
+    torch_dtype = torch.float8_e4m3fn if kind == "e4m3" else torch.float8_e5m2
     M = N = K = 4096
-    a = torch.randn(M, K, device="cuda", dtype=torch.float16).to(torch.float8_e4m3fn)
-    b = torch.randn(N, K, device="cuda", dtype=torch.float16).to(torch.float8_e4m3fn)
-    run = lambda: m.matmul(a, b, 128, 128, 64, T_E4M3)  # noqa: E731 (the file's eager call)
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16).to(torch_dtype)
+    b = torch.randn(N, K, device="cuda", dtype=torch.float16).to(torch_dtype)
+    run = lambda: m.matmul(a, b, 128, 128, 64, dtype)  # noqa: E731 (the file's eager call)
     return run, (lambda: a.half() @ b.half().T), 2.0 * M * N * K, "TFLOP/s"  # fp8 C: within half an ulp
+
+
+def case_grouped_gemm_bwd(corpus):
+    """grouped_gemm bwd: the file's dB kernel (dB[g] = A_g^T dO_g), __main__'s batch sizes 64,128,
+    K = N = 8192, 64x128x64, 2 stages, 256 thr."""
+    import torch
+    m = load(corpus, "grouped_gemm/example_grouped_gemm_bwd.py")
+    sizes, K, N = (64, 128), 8192, 8192
+    A, _, _, bs, bo, _ = m.construct_inputs(list(sizes), K, N, False, 64, torch.device("cuda"), torch.float16)
+    dO = torch.randn(sum(sizes), N, device="cuda", dtype=torch.float16)
+    run = lambda: m.grouped_gemm_bwd(A, dO, bs, bo, 64, 128, 64, 2, 256)  # noqa: E731
+
+    def ref():
+        return torch.stack([A[:sizes[0]].T @ dO[:sizes[0]], A[sizes[0]:].T @ dO[sizes[0]:]])
+    return run, ref, 2.0 * sum(sizes) * K * N, "TFLOP/s"
 
 
 def case_gemm_fp8_2xacc(corpus):
@@ -214,6 +231,43 @@ def case_mha_bwd(corpus, layout):
     return run, ref, 5 * 2.0 * B * H * S * S * D, "TFLOP/s"
 
 
+def case_gqa_bwd(corpus):
+    """flash_attention example_gqa_bwd: __main__'s B8 H32 S1024, D_qk 192, D_v 128, 16 query heads
+    per KV head, non-causal, dK/dV by atomics; the file's whole backward as its autograd Function
+    composes it, against torch autograd of SDPA on repeated K/V (backward only)."""
+    import torch
+    m = load(corpus, "flash_attention/example_gqa_bwd.py")
+    B, H, S, Dqk, Dv, G = 8, 32, 1024, 192, 128, 16
+    q = torch.randn(B, S, H, Dqk, device="cuda", dtype=torch.float16).requires_grad_()
+    k = torch.randn(B, S, H // G, Dqk, device="cuda", dtype=torch.float16).requires_grad_()
+    v = torch.randn(B, S, H // G, Dv, device="cuda", dtype=torch.float16).requires_grad_()
+    do = torch.randn(B, S, H, Dv, device="cuda", dtype=torch.float16)
+    o = m.attention(q, k, v, False, G, True)
+    lq, lk, lv = leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    kr, vr = (t.repeat_interleave(G, dim=2).transpose(1, 2) for t in (lk, lv))
+    o_ref = _sdpa(lq.transpose(1, 2), kr, vr).transpose(1, 2)
+
+    def run():
+        q.grad = k.grad = v.grad = None
+        o.backward(do, retain_graph=True)
+        return q.grad, k.grad, v.grad
+    ref = lambda: torch.autograd.grad(o_ref, leaves, do, retain_graph=True)  # noqa: E731
+    return run, ref, 2.0 * B * H * S * S * (3 * Dqk + 2 * Dv), "TFLOP/s"
+
+
+def case_mha_inference(corpus):
+    """flash_decoding example_mha_inference (4 KV splits, module constant): main()'s b1 h32
+    q128 kv8192 d128, block_M 128, block_N 64, bshd."""
+    import torch
+    m = load(corpus, "flash_decoding/example_mha_inference.py")
+    B, H, Sq, Skv, D = 1, 32, 128, 8192, 128
+    q = torch.randn(B, Sq, H, D, device="cuda", dtype=torch.float16)
+    kk, v = (torch.randn(B, Skv, H, D, device="cuda", dtype=torch.float16) for _ in range(2))
+    k = m.flashattn(B, H, Sq, Skv, D, False, 128, 64)
+    ref = lambda: _sdpa(q.transpose(1, 2), kk.transpose(1, 2), v.transpose(1, 2)).transpose(1, 2)  # noqa: E731
+    return (lambda: k(q, kk, v)), ref, 4.0 * B * H * Sq * Skv * D, "TFLOP/s"
+
+
 def case_gqa_decode(corpus):
     """flash_decoding example_gqa_decode (split-KV): main()'s b1 h32 g8 kv8192 d128 with the file's
     sm_90 heuristic config (block_N 128, block_H 64, 8 splits, 2 stages, 128 thr) and its random
@@ -324,6 +378,36 @@ def case_mamba_chunk_state(corpus):
         Bh = B.view(b, L // c, c, g, n).float().repeat_interleave(h // g, dim=3)
         return torch.einsum("bclhp,bclhn->bchpn", xs, Bh).half()
     return (lambda: k(B, x, dt, dA)), ref, 2.0 * b * L * h * p * n, "TFLOP/s"
+
+
+def case_mamba_chunk_scan(corpus):
+    """linear_attention example_mamba_chunk_scan: __main__'s b8 L4096 h80 g1 p64 n128, chunk 256,
+    64x64x64, Dstate block 128, 2 stages, 128 thr, normal random inputs; ref in fp32."""
+    import torch
+    m = load(corpus, "linear_attention/example_mamba_chunk_scan.py")
+    b, L, h, g, p, n, c = 8, 4096, 80, 1, 64, 128, 256
+    nc = L // c
+    k = m.chunk_scan_fwd.compile(batch=b, seqlen=L, chunk_size=c, ngroups=g, nheads=h, headdim=p, dstate=n,
+                                 block_M=64, block_N=64, block_K=64, block_Dstate=128, num_stages=2, threads=128)
+    f16 = dict(device="cuda", dtype=torch.float16)
+    cb = torch.randn(b, nc, g, c, c, **f16)
+    x = torch.randn(b, L, h, p, **f16)
+    dt, dA = (torch.randn(b, h, nc, c, **f16) for _ in range(2))
+    C = torch.randn(b, L, g, n, **f16)
+    prev = torch.randn(b, nc, h, p, n, **f16)
+    D = torch.randn(h, **f16)
+
+    def ref():
+        # out[l] = sum_{s<=l} cb[l,s] exp(dA[l]-dA[s]) dt[s] x[s] + exp(dA[l]) C[l].prev + D x[l]
+        dAf = dA.float()
+        decay = torch.exp(dAf[..., :, None] - dAf[..., None, :]).permute(0, 2, 1, 3, 4)   # [b, nc, h, l, s]
+        scores = (cb.float().repeat_interleave(h // g, dim=2) * decay).tril()
+        out = torch.einsum("bchls,bhcs,bcshp->bclhp", scores, dt.float(), x.float().view(b, nc, c, h, p))
+        Ch = C.float().view(b, nc, c, g, n).repeat_interleave(h // g, dim=3)
+        out = out + torch.einsum("bclhn,bchpn->bclhp", Ch, prev.float()) * torch.exp(dAf).permute(0, 2, 3, 1)[..., None]
+        return (out.reshape(b, L, h, p) + x.float() * D.float()[:, None]).half()
+    work = 2.0 * b * L * c * h * p * 0.5 + 2.0 * b * L * h * p * n  # the file's count
+    return (lambda: k(cb, x, dt, dA, C, prev, D)), ref, work, "TFLOP/s"
 
 
 def case_convolution(corpus):
@@ -454,7 +538,9 @@ CASES = {
     "gemm_splitk 1024^3 split 4 (128x128x32)": lambda c: case_gemm_splitk(c, 1024),
     "gemm_splitk 4096^3 split 4 (regression_perf size)": lambda c: case_gemm_splitk(c, 4096),
     "grouped_gemm fwd [64,128]x8192x8192 (64x128x64, 2, 256)": case_grouped_gemm_fwd,
-    "gemm_fp8 e4m3 4096^3 (128x128x64)": case_gemm_fp8,
+    "grouped_gemm bwd dB [64,128]x8192x8192 (64x128x64, 2, 256)": case_grouped_gemm_bwd,
+    "gemm_fp8 e4m3 4096^3 (128x128x64)": lambda c: case_gemm_fp8(c, "e4m3"),
+    "gemm_fp8 e5m2 4096^3 (128x128x64)": lambda c: case_gemm_fp8(c, "e5m2"),
     "gemm_fp8 2xAcc e4m3 1024x1024x8192 (128x128x64)": case_gemm_fp8_2xacc,
     "deepgemm fp8 blockwise 1024x1024x8192 (64x128x128, 4 st)": case_deepgemm_fp8,
     "dequant fp16 x fp4 4096^3 (128^3, 2, 256; regression_perf size)": case_dequant_fp4,
@@ -466,7 +552,9 @@ CASES = {
     "mha_fwd_bhsd causal B8 H32 S4096 D128 (128x128, 2 st, 256 thr)": lambda c: case_mha_bhsd(c, True),
     "mha_bwd_bhsd B8 H32 S1024 D64 (prep+bwd+post, 64x64)": lambda c: case_mha_bwd(c, "bhsd"),
     "mha_bwd_bshd B8 H32 S1024 D64 (prep+bwd+post, 64x64)": lambda c: case_mha_bwd(c, "bshd"),
+    "gqa_bwd B8 H32 S1024 Dqk192 Dv128 g16 (prep+bwd+post, atomic)": case_gqa_bwd,
     "flash_decoding gqa split-KV b1 h32 g8 kv8192 d128 (8 splits)": case_gqa_decode,
+    "flash_decoding mha_inference b1 h32 q128 kv8192 d128 (4 splits)": case_mha_inference,
     "mla_decode b64 h128 kv8192 (64x64)": case_mla_decode,
     "mla_decode_ws b132 h128 kv8192 (64x64, 1 split)": lambda c: case_mla_decode_split(
         c, "deepseek_mla/example_mla_decode_ws.py", 132, 1, True),
@@ -474,6 +562,7 @@ CASES = {
         c, "deepseek_mla/example_mla_decode_persistent.py", 128, 2, False),
     "mla_decode_paged b128 h128 kv8192+2i (page 64, 64x64)": case_mla_decode_paged,
     "mamba chunk_state b8 L4096 h80 p64 n128 (64x128x64, 4, 128)": case_mamba_chunk_state,
+    "mamba chunk_scan b8 L4096 h80 p64 n128 (64x64x64, 2, 128)": case_mamba_chunk_scan,
     "elementwise add 8192^2 fp32 (32x32, 128 thr)": case_elementwise_add,
     "rms_norm 8192^2 fp32": case_rms_norm,
     "layernorm fwd 4096x8192 bf16": case_layernorm,
