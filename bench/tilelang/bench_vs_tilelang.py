@@ -5,21 +5,24 @@ checked against torch, timed the same way, alternating between the two systems.
     python3 bench/tilelang/bench_vs_tilelang.py CORPUS_EXAMPLES_DIR --peer /tmp/peer [--rounds 2]
                                                 [--only NAME[,NAME...]]
 
-Both systems are imported as `tilelang`, so each measurement runs in its own worker process
+Both systems are imported as `tilelang`, so each case has one worker process per system
 (--worker CASE SYSTEM): PYTHONPATH=python for ours, PYTHONPATH=PEER for TileLang 0.1.15
 (../shared/peer/README.md installs it).  A worker builds the kernel from the corpus file, runs
-it on inputs from a fixed seed, compares with the torch reference, then times the kernel call
-with CUDA events: 10 warm-up runs, then the median of 50, each after flushing L2 (a 256 MB
-write).  The driver alternates peer and ours `--rounds` times per case and keeps each
-system's best median; it prints TFLOP/s (or GB/s) for torch, TileLang and ours, and ours /
-TileLang.  A wrong result is reported as such and never timed.  The cases (one function per
+it on inputs from a fixed seed and compares with the torch reference, then stays alive and
+times the kernel call when the driver asks: CUDA events, 10 warm-up runs, then the median of
+50, each after flushing L2 (a 256 MB write).  The driver asks peer and ours alternately
+`--rounds` times per case and keeps each system's best median (the torch reference is timed
+once, in ours); it prints TFLOP/s (or GB/s) for torch, TileLang and ours, and ours / TileLang.  A wrong result is reported as such and never timed.  The cases (one function per
 example row, each with the file's own configuration and sizes) are in bench_cases.py."""
 import argparse
 import json
 import math
 import os
+import select
 import subprocess
 import sys
+import tempfile
+import time
 
 from bench_cases import CASES
 
@@ -63,40 +66,113 @@ def time_call(run, reps=50, warmup=10):
 
 
 def worker(corpus, name, system):
+    """Builds and checks one case, prints a JSON line, then serves the driver's commands on stdin:
+    `time` (the kernel call), `torch` (the reference), `quit`; each answer is one JSON line."""
     import torch
     torch.manual_seed(0)
     out = {"case": name, "system": system}
     try:
         run, ref, work, unit, *tol = CASES[name](corpus)
         ok, err, scale = compare(run(), ref(), tol[0] if tol else 5e-2)
-        out.update(unit=unit, work=work, max_err=err, ref_max=scale)
+        out.update(unit=unit, work=work, max_err=err, ref_max=scale, ready=ok)
         if not ok:
             out["wrong"] = True
-        else:
-            out["ms"] = time_call(run)
-            if system == "ours":
-                out["torch_ms"] = time_call(ref)
     except Exception as e:  # noqa: BLE001 (report, never crash the driver)
         out["error"] = ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:200]
-    print(json.dumps(out))
+    print(json.dumps(out), flush=True)
+    if not out.get("ready"):
+        return
+    while True:
+        cmd = sys.stdin.readline().strip()
+        if cmd in ("quit", ""):
+            break
+        try:
+            answer = {"ms": time_call(run if cmd == "time" else ref)}
+        except Exception as e:  # noqa: BLE001
+            answer = {"error": ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:200]}
+        print(json.dumps(answer), flush=True)
+
+
+class Worker:
+    """A live worker process of one system for one case: JSON lines out (other output skipped),
+    commands in, stderr to a file for the error report."""
+
+    def __init__(self, corpus, name, system, env):
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen([sys.executable, __file__, corpus, "--worker", name, system], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, bufsize=0)
+        self.buf = b""
+        self.closed = False
+
+    def read(self, timeout):
+        """The next JSON line, or {"error": ...} when the worker dies or stays silent."""
+        deadline = time.time() + timeout
+        while True:
+            while b"\n" in self.buf:
+                line, self.buf = self.buf.split(b"\n", 1)
+                if line.startswith(b"{"):
+                    try:
+                        return json.loads(line)
+                    except ValueError:
+                        pass
+            left = deadline - time.time()
+            if left <= 0:
+                self.close()
+                return {"error": "no answer in %d s" % timeout}
+            if select.select([self.proc.stdout], [], [], left)[0]:
+                chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    self.proc.wait()
+                    tail = [] if self.closed else (self.err.seek(0), self.err.read())[1].strip().splitlines()
+                    return {"error": "exit %s: %s" % (self.proc.returncode, tail[-1][:200] if tail else "no output")}
+                self.buf += chunk
+
+    def ask(self, cmd, timeout=300):
+        try:
+            self.proc.stdin.write((cmd + "\n").encode())
+        except (BrokenPipeError, ValueError):
+            return {"error": "worker gone"}
+        return self.read(timeout)
+
+    def close(self):
+        if self.closed:
+            return
+        self.closed = True
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(b"quit\n")
+                self.proc.wait(30)
+            except (BrokenPipeError, subprocess.TimeoutExpired, ValueError):
+                self.proc.kill()
+                self.proc.wait()
+        self.err.close()
+
+
+def measure(corpus, name, envs, rounds):
+    """Both systems' workers built side by side, then timed alternately `rounds` times (best
+    median kept), the torch reference once in ours.  Returns (info per system, best ms)."""
+    workers = {s: Worker(corpus, name, s, envs[s]) for s in ("peer", "ours")}
+    info = {s: w.read(900) for s, w in workers.items()}
+    best = {}
+    for _ in range(rounds):
+        for s, w in workers.items():
+            if info[s].get("ready"):
+                r = w.ask("time")
+                if "ms" in r:
+                    best[s] = min(best.get(s, 1e30), r["ms"])
+                else:
+                    info[s] = dict(info[s], ready=False, **r)
+    if info["ours"].get("ready"):
+        r = workers["ours"].ask("torch")
+        if "ms" in r:
+            best["torch"] = r["ms"]
+    for w in workers.values():
+        w.close()
+    return info, best
 
 
 def rate(work, ms, unit):
     return work / (ms * 1e-3) / (1e12 if unit == "TFLOP/s" else 1e9)
-
-
-def run_worker(corpus, name, system, env, timeout=600):
-    """One worker process; its last JSON line, or an error naming why there is none."""
-    try:
-        p = subprocess.run([sys.executable, __file__, corpus, "--worker", name, system], env=env,
-                           capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": "timed out after %d s" % timeout}
-    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
-    if lines:
-        return json.loads(lines[-1])
-    tail = (p.stderr or p.stdout).strip().splitlines()
-    return {"error": "exit %d: %s" % (p.returncode, tail[-1][:200] if tail else "no output")}
 
 
 def main():
@@ -117,16 +193,7 @@ def main():
     print("%-*s %9s %9s %9s %8s  %s" % (width, "example (own configuration)", "torch", "TileLang", "ours", "ours/TL", "unit"))
     ratios = []
     for name in names:
-        best = {}
-        info = {}
-        for _ in range(a.rounds):
-            for system in ("peer", "ours"):
-                r = run_worker(a.corpus, name, system, envs[system])
-                info[system] = r
-                if "ms" in r:
-                    best[system] = min(best.get(system, 1e30), r["ms"])
-                if "torch_ms" in r:
-                    best["torch"] = min(best.get("torch", 1e30), r["torch_ms"])
+        info, best = measure(a.corpus, name, envs, a.rounds)
         unit = next((r.get("unit") for r in info.values() if r.get("unit")), "")
         work = next((r.get("work") for r in info.values() if r.get("work")), 0)
         cols = []
