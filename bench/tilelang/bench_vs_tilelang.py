@@ -177,12 +177,17 @@ def rate(work, ms, unit):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("corpus")
+    ap.add_argument("corpus", nargs="?", help="TileLang's examples folder (CORPUS/tilelang/examples)")
+    ap.add_argument("--list", action="store_true", help="print the case names and exit")
     ap.add_argument("--peer", default="/tmp/peer")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--only", default="", help="run only the cases whose name contains one of these comma-separated substrings")
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SYSTEM"))
     a = ap.parse_args()
+    if a.list:
+        return print("\n".join(CASES))
+    if not a.corpus:
+        ap.error("the corpus folder is required")
     if a.worker:
         return worker(a.corpus, a.worker[0], a.worker[1])
     envs = {"ours": dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")),
