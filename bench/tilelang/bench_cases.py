@@ -93,7 +93,9 @@ def case_grouped_gemm_fwd(corpus):
 
 
 def case_gemm_fp8(corpus, kind):
-    """gemm_fp8 example_tilelang_gemm_fp8, e4m3 or e5m2 inputs, fp32 accumulation."""
+    """gemm_fp8 example_tilelang_gemm_fp8, e4m3 or e5m2 inputs, fp32 accumulation, C stored in the
+    input's fp8 type: against the unrounded fp16 product the error is up to half an fp8 ulp, 1/16
+    (e4m3) or 1/8 (e5m2) of the value, hence tol 0.07 or 0.15."""
     import torch
     m = load(corpus, "gemm_fp8/example_tilelang_gemm_fp8.py")
     dtype = m.determine_fp8_type(kind)
@@ -102,7 +104,7 @@ def case_gemm_fp8(corpus, kind):
     a = torch.randn(M, K, device="cuda", dtype=torch.float16).to(torch_dtype)
     b = torch.randn(N, K, device="cuda", dtype=torch.float16).to(torch_dtype)
     run = lambda: m.matmul(a, b, 128, 128, 64, dtype)  # noqa: E731 (the file's eager call)
-    return run, (lambda: a.half() @ b.half().T), 2.0 * M * N * K, "TFLOP/s"  # fp8 C: within half an ulp
+    return run, (lambda: a.half() @ b.half().T), 2.0 * M * N * K, "TFLOP/s", 0.07 if kind == "e4m3" else 0.15
 
 
 def case_grouped_gemm_bwd(corpus):
