@@ -520,7 +520,8 @@ def case_gemv(corpus, name, kw):
 
 
 def case_topk(corpus):
-    """topk example_topk: main()'s 320 tokens x 128 experts fp32, top 6, blk_m 64 (launch-bound)."""
+    """topk example_topk: main()'s 320 tokens x 128 experts fp32, top 6, blk_m 64 (launch-bound);
+    threads=128 (the factory's default) is passed so that neither autotuner picks another."""
     import torch
     m = load(corpus, "topk/example_topk.py")
     M, N, K = 320, 128, 6
@@ -529,7 +530,7 @@ def case_topk(corpus):
     def ref():
         vals, idx = logits.topk(K, dim=1)
         return vals, idx.int()
-    return (lambda: m.tl_topk(logits, K, blk_m=64)), ref, M * N * 4 + M * K * 8, "GB/s"
+    return (lambda: m.tl_topk(logits, K, blk_m=64, threads=128)), ref, M * N * 4 + M * K * 8, "GB/s"
 
 
 CASES = {
@@ -575,5 +576,5 @@ CASES = {
         c, "naive_gemv", dict(BLOCK_N=128, BLOCK_K=128)),
     "gemv splitk vectorized 4096^2 fp16 (2, 32 thr; regression_perf size)": lambda c: case_gemv(
         c, "splitk_gemv_vectorized", dict(BLOCK_N=2, reduce_threads=32)),
-    "topk 320x128 k6 (blk_m 64, launch-bound)": case_topk,
+    "topk 320x128 k6 (blk_m 64, 128 thr, launch-bound)": case_topk,
 }
