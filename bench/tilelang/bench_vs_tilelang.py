@@ -182,6 +182,7 @@ def main():
     ap.add_argument("--peer", default="/tmp/peer")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--only", default="", help="run only the cases whose name contains one of these comma-separated substrings")
+    ap.add_argument("--json", help="append one JSON line per row to this file (to join split runs)")
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SYSTEM"))
     a = ap.parse_args()
     if a.list:
@@ -212,6 +213,12 @@ def main():
         if ratio:
             ratios.append(ratio)
         print("%-*s %s %8s  %s" % (width, name, " ".join(cols), "%.2f" % ratio if ratio else "-", unit))
+        if a.json:
+            with open(a.json, "a") as f:
+                f.write(json.dumps({"case": name, "unit": unit, "ratio": ratio,
+                                    **{s: rate(work, best[s], unit) for s in best},
+                                    **{s + "_status": ("wrong" if r.get("wrong") else r.get("error", "ok"))
+                                       for s, r in info.items()}}) + "\n")
         for s in ("peer", "ours"):
             r = info.get(s, {})
             if "error" in r:
