@@ -311,6 +311,8 @@ def _mla_inputs(B, H, S, D, P):
 
 
 def case_mla_decode(corpus):
+    """deepseek_mla example_mla_decode at batch 64 (the size of the earlier table; its __main__
+    uses 132, as the ws row below does), h128 kv8192, 64x64 tiles, 1 split."""
     m = load(corpus, "deepseek_mla/example_mla_decode.py")
     B, H, S, D, P = 64, 128, 8192, 512, 64
     q, q_pe, kv, k_pe = _mla_inputs(B, H, S, D, P)
