@@ -31,7 +31,7 @@ LIB_A    := $(BUILD)/libtilescale.a
 LIB_SO   := $(BUILD)/libtilescale.so
 CLI      := $(BUILD)/tilescale
 
-.PHONY: all lib fastcall demo test check-corpus check-gpu check-dist bench bench-dist asan clean format \
+.PHONY: all lib fastcall demo test check-corpus check-gpu check-dist bench bench-dist bench-tilelang asan clean format \
         install uninstall check-tilelang-scripts check-tilescale-scripts
 all: $(LIB_A) $(LIB_SO) $(CLI) $(FASTCALL)
 lib: $(LIB_A) $(LIB_SO) $(FASTCALL)
@@ -198,6 +198,25 @@ bench-dist: all $(BUILD)/bench_dist
 bench: all $(BUILD)/bench $(BUILD)/bench_gemm
 	$(BUILD)/bench
 	$(BUILD)/bench_gemm
+
+# TileLang's own example files (bench/tilelang/bench_cases.py: one row each, the file's own
+# configuration and sizes) through TileLang 0.1.15 in PEER (../shared/peer/README.md installs it)
+# and through this project: same inputs, both checked against torch, timed alternately, one table
+# of torch / TileLang / ours and ours/TileLang with the geomean (GPU machine).  BENCH_ONLY=substr,...
+# for some rows (a whole run outlasts one 10-minute device call: split it in three, e.g.
+# `gemm,deepgemm,dequant,convolution`, `mha_,gqa_,flash_decoding,mla_` and
+# `mamba,elementwise,rms_norm,layernorm,online_softmax,per_token,gemv,topk`), BENCH_JSON=FILE to
+# append each row as a JSON line, BENCH_ROUNDS alternations per row (default 2).
+PEER         ?= /tmp/peer
+BENCH_ONLY   ?=
+BENCH_JSON   ?=
+BENCH_ROUNDS ?= 2
+bench-tilelang: all
+	@test -d $(CORPUS)/tilelang/examples || { echo "bench-tilelang: no $(CORPUS)/tilelang/examples (set CORPUS=DIR)"; exit 2; }
+	@test -d $(PEER)/tilelang || { echo "bench-tilelang: no TileLang in $(PEER) (../shared/peer/README.md; set PEER=DIR)"; exit 2; }
+	TILESCALE_LIB=$(abspath $(LIB_SO)) PYTHONUNBUFFERED=1 $(PYTHON) bench/tilelang/bench_vs_tilelang.py \
+	    $(CORPUS)/tilelang/examples --peer $(PEER) --rounds $(BENCH_ROUNDS) $(if $(BENCH_ONLY),--only "$(BENCH_ONLY)") \
+	    $(if $(BENCH_JSON),--json $(BENCH_JSON))
 
 # The whole CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 # float-cast-overflow is not part of gcc's "undefined" group (clang's fuzz build has it).
