@@ -1154,6 +1154,64 @@ def sinkhorn_bwd_cg(ctx, corpus, seqlen, n=16):
     check("sinkhorn bwd implicit CG seqlen=%d n=%d" % (seqlen, n), res, want, 2e-3, 1e-2)
 
 
+def semi_sparse(M, K, sparse_groups):
+    """A random [M, K] float16 matrix with 2:4 sparsity along K (two zeros in every group of
+    4, at random places); with sparse_groups, every 5th group keeps one value and every 7th
+    none, which the compressor must still encode (its swap and all-zero paths)."""
+    a = torch.randn(M, K // 4, 4, device="cuda")
+    drop = torch.rand(M, K // 4, 4, device="cuda").argsort(-1)[..., :2]
+    a.scatter_(-1, drop, 0.0)
+    if sparse_groups:
+        g = torch.arange(K // 4, device="cuda")
+        keep = a.ne(0).float().cumsum(-1).eq(1) & a.ne(0)  # the first kept value of each group
+        a = torch.where((g % 5 == 1).view(1, -1, 1), a * keep, a)
+        a = torch.where((g % 7 == 3).view(1, -1, 1), torch.zeros_like(a), a)
+    return a.view(M, K).half()
+
+
+def decode_2to4(sp, meta, K):
+    """The dense matrix a compressed A ([M, K/2]) and its metadata (4 bits a group of 4, two
+    2-bit indices, packed little-endian into meta's integer type) stand for, decoded here
+    independently; also whether every group's two indices ascend and differ (mma.sp's
+    ordered metadata)."""
+    M = sp.shape[0]
+    bits = meta.element_size() * 8
+    m = meta.cpu().long() & ((1 << bits) - 1)
+    nib = torch.stack([(m >> (4 * i)) & 0xF for i in range(bits // 4)], -1).view(M, K // 4)
+    i0, i1 = nib & 3, nib >> 2
+    dense = torch.zeros(M, K // 4, 4, dtype=torch.float64)
+    vals = sp.cpu().double().view(M, K // 4, 2)
+    dense.scatter_(-1, i0.unsqueeze(-1), vals[..., :1])
+    dense.scatter_add_(-1, i1.unsqueeze(-1), vals[..., 1:])
+    return dense.view(M, K), bool((i0 < i1).all())
+
+
+def gemm_sp(ctx, corpus, M, N, K, e_dtype, accum, bm, bn, bk, threads, stages=2):
+    """gemm_sp: the file's own compressor (sparse_utils.py _compress_fn) on a 2:4-sparse A,
+    checked by decoding its output here, then example_gemm_sp.py's T.gemm_sp kernel (mma.sp
+    m16n8k32) against the dense product in float64."""
+    sp_prog = ctx.load(os.path.join(corpus, "gemm_sp/sparse_utils.py"))
+    a = semi_sparse(M, K, True)
+    comp = sp_prog.compile("_compress_fn", D=K, dtype=torch.float16, meta_dtype=e_dtype, block_M=16,
+                           block_K=min(1024, K), elem_per_thread=32)
+    a_sp, e = comp(a)
+    dense, ordered = decode_2to4(a_sp, e, K)
+    ok = torch.equal(dense, a.cpu().double()) and ordered
+    RESULTS.append(ok)
+    print("%s gemm_sp compress %dx%d meta=%s: decoded %s, indices %s" % (
+        "PASS" if ok else "FAIL", M, K, e_dtype, "equal" if torch.equal(dense, a.cpu().double()) else "DIFFERENT",
+        "ascending" if ordered else "NOT ascending"))
+    kern = ctx.load(os.path.join(corpus, "gemm_sp/example_gemm_sp.py")).compile(
+        "matmul_sp_fp16", M=M, N=N, K=K, accum_dtype=accum, e_dtype=e_dtype, block_M=bm, block_N=bn, block_K=bk,
+        num_stages=stages, thread_num=threads, policy=0, enable_rasterization=True)
+    b = torch.randn(K, N, dtype=torch.float16, device="cuda")
+    c = kern(a_sp, e, b)
+    want = a.double() @ b.double()
+    tol = (2e-2, 1e-2) if accum == torch.float32 else (0.25, 2e-2)
+    check("gemm_sp %dx%dx%d meta=%s acc=%s tile %dx%dx%d/%d" % (M, N, K, e_dtype, accum, bm, bn, bk, threads), c,
+          want, *tol)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -1286,6 +1344,10 @@ def main():
         lambda: mma_emitter_gemm(ctx, 64, 128, 64, True, True, "bfloat16"),
         lambda: bitnet_prefill(ctx, corpus, 256, 256, 256),  # the file's own test
         lambda: bitnet_prefill(ctx, corpus, 128, 384, 512),
+        lambda: gemm_sp(ctx, corpus, 256, 512, 512, torch.int16, torch.float32, 128, 256, 128, 256),  # the manifest's tile
+        lambda: gemm_sp(ctx, corpus, 128, 128, 256, torch.int16, torch.float32, 128, 128, 64, 128),  # main()'s tile
+        lambda: gemm_sp(ctx, corpus, 192, 120, 512, torch.int8, torch.float32, 64, 40, 64, 128, 3),  # odd n8 blocks
+        lambda: gemm_sp(ctx, corpus, 128, 256, 256, torch.int32, torch.float16, 64, 128, 128, 128),
     ]
     for run in cases:
         try:
