@@ -78,7 +78,7 @@ TS_DEV void gemm_sp_ss_mma(const T *A, const void *E, const T *B, TC *acc, int t
   }
 #pragma unroll
   for (int kk = 0; kk < K / 32; ++kk) {
-    uint32_t af[MI][4], ef[MI], bf[NJ + 1][4];
+    uint32_t af[MI][4], ef[MI];
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
       const int m0 = 16 * (wm + WM * mi);
@@ -86,9 +86,11 @@ TS_DEV void gemm_sp_ss_mma(const T *A, const void *E, const T *B, TC *acc, int t
       ldsm_x4(af[mi], a_base + 2 * tile_offset<M, KA, SWA, 2>(r, c));
       ef[mi] = sparse_meta<K>(e_bytes, m0, kk, g, t);
     }
+    /* B two n8 blocks at a time (eight registers live, not the warp's whole row of B) */
 #pragma unroll
     for (int nj = 0; nj < NJ; nj += 2) {
       const int n0 = wn * (N / WN) + 8 * nj, j = lane >> 3;
+      uint32_t bf[2][4];
 #pragma unroll
       for (int h = 0; h < 2; ++h) { /* the two 16-row halves of the 32-row B step */
         const int k0 = kk * 32 + 16 * h;
@@ -102,21 +104,20 @@ TS_DEV void gemm_sp_ss_mma(const T *A, const void *E, const T *B, TC *acc, int t
           if (nj + 1 < NJ) ldsm_x4(r4, addr);
           else ldsm_x2(r4, addr);
         }
-        bf[nj][2 * h] = r4[0];
-        bf[nj][2 * h + 1] = r4[1];
-        if (nj + 1 < NJ) {
-          bf[nj + 1][2 * h] = r4[2];
-          bf[nj + 1][2 * h + 1] = r4[3];
-        }
+        bf[0][2 * h] = r4[0];
+        bf[0][2 * h + 1] = r4[1];
+        bf[1][2 * h] = r4[2]; /* unused (and not written) when nj + 1 == NJ */
+        bf[1][2 * h + 1] = r4[3];
       }
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int x = 0; x < 2; ++x)
+          if (nj + x < NJ) {
+            TC *row0 = acc + (2 * mi) * (2 * NJ) + 2 * (nj + x), *row1 = row0 + 2 * NJ;
+            mma_sp_16832<T, TC>(row0, row1, af[mi], bf[x], ef[mi]);
+          }
     }
-#pragma unroll
-    for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-      for (int nj = 0; nj < NJ; ++nj) {
-        TC *row0 = acc + (2 * mi) * (2 * NJ) + 2 * nj, *row1 = row0 + 2 * NJ;
-        mma_sp_16832<T, TC>(row0, row1, af[mi], bf[nj], ef[mi]);
-      }
   }
 }
 

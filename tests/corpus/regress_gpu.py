@@ -1169,6 +1169,19 @@ def semi_sparse(M, K, sparse_groups):
     return a.view(M, K).half()
 
 
+def compress_2to4(ctx, corpus, a, meta_dtype):
+    """sparse_utils.py's own compressor kernel on a ([S, K], S dynamic): the outputs are passed
+    in (a dynamic shape), poisoned first."""
+    M, K = a.shape
+    comp = ctx.load(os.path.join(corpus, "gemm_sp/sparse_utils.py")).compile(
+        "_compress_fn", D=K, dtype=a.dtype, meta_dtype=meta_dtype, block_M=16, block_K=min(1024, K), elem_per_thread=32)
+    bits = torch.empty((), dtype=meta_dtype).element_size() * 8
+    a_sp = torch.full((M, K // 2), float("nan"), dtype=a.dtype, device="cuda")
+    e = torch.full((M, K // bits), -1, dtype=meta_dtype, device="cuda")
+    comp(a, a_sp, e)
+    return a_sp, e
+
+
 def decode_2to4(sp, meta, K):
     """The dense matrix a compressed A ([M, K/2]) and its metadata (4 bits a group of 4, two
     2-bit indices, packed little-endian into meta's integer type) stand for, decoded here
@@ -1190,11 +1203,8 @@ def gemm_sp(ctx, corpus, M, N, K, e_dtype, accum, bm, bn, bk, threads, stages=2)
     """gemm_sp: the file's own compressor (sparse_utils.py _compress_fn) on a 2:4-sparse A,
     checked by decoding its output here, then example_gemm_sp.py's T.gemm_sp kernel (mma.sp
     m16n8k32) against the dense product in float64."""
-    sp_prog = ctx.load(os.path.join(corpus, "gemm_sp/sparse_utils.py"))
     a = semi_sparse(M, K, True)
-    comp = sp_prog.compile("_compress_fn", D=K, dtype=torch.float16, meta_dtype=e_dtype, block_M=16,
-                           block_K=min(1024, K), elem_per_thread=32)
-    a_sp, e = comp(a)
+    a_sp, e = compress_2to4(ctx, corpus, a, e_dtype)
     dense, ordered = decode_2to4(a_sp, e, K)
     ok = torch.equal(dense, a.cpu().double()) and ordered
     RESULTS.append(ok)
@@ -1210,6 +1220,19 @@ def gemm_sp(ctx, corpus, M, N, K, e_dtype, accum, bm, bn, bk, threads, stages=2)
     tol = (2e-2, 1e-2) if accum == torch.float32 else (0.25, 2e-2)
     check("gemm_sp %dx%dx%d meta=%s acc=%s tile %dx%dx%d/%d" % (M, N, K, e_dtype, accum, bm, bn, bk, threads), c,
           want, *tol)
+
+
+def gemm_sp_codegen(ctx, corpus, M, N, K, dtype, trans_b, bn):
+    """tests/codegen/gemm_sp_mma.py with bfloat16 (or float16) and B stored [N, K] (ldmatrix
+    without .trans): A compressed by the corpus compressor, C against the float64 product."""
+    a = semi_sparse(M, K, False).to(dtype)
+    a_sp, e = compress_2to4(ctx, corpus, a, torch.int16)
+    kern = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_sp_mma.py")).compile(
+        "gemm_sp_kernel", M=M, N=N, K=K, dtype=dtype, trans_B=trans_b, block_N=bn)
+    b = torch.randn(N, K, dtype=dtype, device="cuda") if trans_b else torch.randn(K, N, dtype=dtype, device="cuda")
+    c = kern(a_sp, e, b)
+    want = a.double() @ (b.double().T if trans_b else b.double())
+    check("gemm_sp codegen test %dx%dx%d %s trans_B=%s" % (M, N, K, dtype, trans_b), c, want, 3e-2, 1e-2)
 
 
 def main():
@@ -1348,6 +1371,9 @@ def main():
         lambda: gemm_sp(ctx, corpus, 128, 128, 256, torch.int16, torch.float32, 128, 128, 64, 128),  # main()'s tile
         lambda: gemm_sp(ctx, corpus, 192, 120, 512, torch.int8, torch.float32, 64, 40, 64, 128, 3),  # odd n8 blocks
         lambda: gemm_sp(ctx, corpus, 128, 256, 256, torch.int32, torch.float16, 64, 128, 128, 128),
+        lambda: gemm_sp_codegen(ctx, corpus, 256, 192, 512, torch.bfloat16, True, 96),
+        lambda: gemm_sp_codegen(ctx, corpus, 128, 128, 256, torch.float16, True, 64),
+        lambda: gemm_sp_codegen(ctx, corpus, 128, 128, 256, torch.bfloat16, False, 64),
     ]
     for run in cases:
         try:
