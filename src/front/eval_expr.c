@@ -845,11 +845,24 @@ static bool py_setitem(Eval *ev, Env *env, Value *base, const AstNode *index, Va
   return false;
 }
 
+/* Does one of a tuple target's items store to memory (a buffer element, a T.alloc_var)? */
+static bool targets_store(Env *env, const AstNode *t) {
+  for (int i = 0; i < t->items.n; i++) {
+    const AstNode *x = t->items.items[i];
+    if (x->kind == AST_SUBSCRIPT) return true;
+    if (x->kind == AST_NAME) {
+      Value *cur = strmap_get(&env->vars, x->id);
+      if (cur && cur->kind == V_BUFFER && cur->u.buf->scope == IR_SCOPE_VAR) return true;
+    }
+  }
+  return false;
+}
+
 /* `a[0], a[1] = a[1], a[0]`: Python evaluates every value before the first store, so in a
- * kernel each IR value that may read memory is bound to a LET first; otherwise the second
- * store would read what the first one wrote (a swap would copy). */
-static void snapshot_ir_items(Eval *ev, ValList *items, SrcLoc loc) {
-  if (!ev->block) return;
+ * kernel each IR value that may read memory is bound to a LET first when the targets store;
+ * otherwise the second store would read what the first one wrote (a swap would copy). */
+static void snapshot_ir_items(Eval *ev, Env *env, const AstNode *t, ValList *items, SrcLoc loc) {
+  if (!ev->block || items->n < 2 || !targets_store(env, t)) return;
   for (int i = 0; i < items->n; i++) {
     Value *v = items->items[i];
     if (!v || v->kind != V_EXPR) continue;
@@ -898,7 +911,7 @@ bool ev_assign(Eval *ev, Env *env, const AstNode *t, Value *v, SrcLoc loc) {
       ev_assign(ev, env, t, NULL, loc);
       return false;
     }
-    if (items.n > 1) snapshot_ir_items(ev, &items, t->loc);
+    snapshot_ir_items(ev, env, t, &items, t->loc);
     bool ok = true;
     for (int i = 0, k = 0; i < t->items.n; i++) {
       if (i == star) {
