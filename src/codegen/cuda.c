@@ -75,6 +75,7 @@ typedef struct Cg {
   int64_t smem_end;     /* highest byte used by shared.dyn buffers of the kernel */
   bool use_reduce, use_atomic;
   bool use_gemm;        /* tensor-core / async-copy helpers (tilescale/gemm.cuh) */
+  bool use_gemm_sp;     /* T.gemm_sp's sparse tensor-core loop (tilescale/gemm_sp.cuh) */
   uint32_t wgmma_widths; /* bit w/8-1 for every wgmma width w issued (TS_WGMMA_N_LIST) */
   bool wgmma_any_width; /* a call the widths cannot be read from: gemm.cuh expands all */
   int device_flags;     /* union of the IRD_* flags of the device operations printed */
@@ -738,6 +739,7 @@ static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
   case IRI_DEVICE:
     g->use_gemm = true; /* the device-library templates (gemm.cuh, which includes tma.cuh) */
     g->device_flags |= ir_device_info[e->u.call.dop].flags;
+    if (e->u.call.dop == IRD_GEMM_SP_SS_MMA) g->use_gemm_sp = true;
     note_wgmma_width(g, e);
     cg_device_callee(sb, e);
     args_list(g, sb, args, 0, nargs, TS_DTYPE_HANDLE);
@@ -1403,6 +1405,7 @@ bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out) {
     if (!g.wgmma_any_width && !f->nimports) wgmma_width_list(&src, g.wgmma_widths);
     sb_append(&src, "#include <tilescale/gemm.cuh>\n");
   }
+  if (g.use_gemm_sp) sb_append(&src, "#include <tilescale/gemm_sp.cuh>\n");
   for (int i = 0; i < f->nimports; i++) /* T.import_source: the user's device code, verbatim */
     sb_printf(&src, "\n// T.import_source\n%s\n", f->imports[i]);
   sb_append(&src, sb_str(&kernels_src));

@@ -28,6 +28,7 @@ const CgDeviceAbi cg_device_abi[IRD_COUNT] = {
     [IRD_GEMM_RS_WGMMA] = {"ts::gemm_rs_wgmma", "iiiiibbibt", "gemm.cuh"},
     [IRD_GEMM_RS_WGMMA_ISSUE] = {"ts::gemm_rs_wgmma_issue", "iiiiibbibt", "gemm.cuh"},
     [IRD_GEMM_WGMMA_WAIT] = {"ts::gemm_wgmma_wait", "ii", "gemm.cuh"},
+    [IRD_GEMM_SP_SS_MMA] = {"ts::gemm_sp_ss_mma", "iiiiibiibt", "gemm_sp.cuh"},
     [IRD_TMA_LOAD] = {"ts::tma_load_%dd", "", "tma.cuh"},
     [IRD_TMA_LOAD_MC] = {"ts::tma_load_%dd_mc", "", "tma.cuh"},
     [IRD_TMA_STORE] = {"ts::tma_store_%dd", "", "tma.cuh"},

@@ -618,6 +618,58 @@ static Value *t_gemm(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev->none;
 }
 
+/* T.gemm_sp(A_sparse, E, B, C, transpose_A, transpose_E, transpose_B, policy, clear_accum,
+ * k_pack, wg_wait): C += A @ B where A is 2:4 sparse along K, given compressed ([M, K/2]: the
+ * kept values of each group of 4) with its metadata E ([M, K/e_factor]: two 2-bit indices a
+ * group, sparse_layout.py).  A GEMM statement with an E region; plan_gemm checks the shapes
+ * and types (layout.c gemm_sp_plan).  A and E are read [M, ...] only: TileLang's transposed
+ * forms are refused here. */
+static Value *t_gemm_sp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  SrcLoc loc = call_loc(a);
+  if (!ev_need_kernel(ev, "T.gemm_sp", loc)) return NULL;
+  Operand o[4];
+  static const char *const roles[] = {"A_sparse", "E", "B", "C"};
+  for (int i = 0; i < 4; i++) {
+    if (!operand(ev, arg[i], "T.gemm_sp", roles[i], &o[i], loc)) return NULL;
+    if (!o[i].extent) {
+      ts_error(ev->c, loc, "T.gemm_sp(): %s must be a buffer or a buffer region", roles[i]);
+      return NULL;
+    }
+  }
+  if (bi_opt_bool(ev, arg[4], false, loc) || bi_opt_bool(ev, arg[5], false, loc)) {
+    ts_error(ev->c, loc, "T.gemm_sp: transpose_A=True / transpose_E=True is not supported: A_sparse must be [M, K/2] "
+                         "and E [M, K/e_factor]");
+    return NULL;
+  }
+  int64_t pol, kp, wait;
+  if (!bi_opt_int(ev, arg[7], 0, &pol, loc) || !bi_opt_int(ev, arg[9], 1, &kp, loc) ||
+      !bi_opt_int(ev, arg[10], 0, &wait, loc))
+    return NULL;
+  if (wait != 0) {
+    ts_error(ev->c, loc, "T.gemm_sp: wg_wait=%lld is not supported (the sparse GEMM runs as mma.sp, synchronously)",
+             (long long)wait);
+    return NULL;
+  }
+  int64_t clear = 0;
+  if (arg[8] && arg[8]->kind == V_EXPR && !ir_is_const_int(arg[8]->u.expr, &clear)) {
+    ts_error(ev->c, loc, "T.gemm_sp: clear_accum must be a compile-time constant");
+    return NULL;
+  }
+  if (!(arg[8] && arg[8]->kind == V_EXPR)) clear = bi_opt_bool(ev, arg[8], false, loc);
+  IrStmt *st = ir_stmt(ev->c, IR_S_GEMM, loc);
+  st->u.gemm.a = to_region(&o[0]);
+  st->u.gemm.e = to_region(&o[1]);
+  st->u.gemm.b = to_region(&o[2]);
+  st->u.gemm.c = to_region(&o[3]);
+  st->u.gemm.trans_b = bi_opt_bool(ev, arg[6], false, loc);
+  st->u.gemm.clear_accum = clear != 0;
+  st->u.gemm.policy = (int)pol;
+  st->u.gemm.k_pack = (int)kp;
+  ev_emit(ev, st);
+  return ev->none;
+}
+
 /* Asynchronous wgmma: T.wgmma_gemm issues, T.wait_wgmma waits. */
 /* T.wgmma_gemm(A, B, C, ...): T.gemm's operands and options, issued as wgmma without
  * waiting (gemm.wg_wait = -1; lower_tile_ops prints ts::gemm_*_wgmma_issue).  Legal only
@@ -781,6 +833,8 @@ static const Builtin tileop_rows[] = {
      BI_TERSE},
     {"gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1, wg_wait=0, "
              "mbar=None, annotations=None", t_gemm, 0, BI_TERSE},
+    {"gemm_sp", "A_sparse, E, B, C, transpose_A=False, transpose_E=False, transpose_B=False, policy=0, "
+                "clear_accum=False, k_pack=1, wg_wait=0", t_gemm_sp, 0, BI_TERSE},
     {"wgmma_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1, "
                    "annotations=None", t_wgmma_gemm, 0, 0},
     {"wait_wgmma", "id", t_wait_wgmma, 0, 0},
@@ -794,8 +848,6 @@ static const Builtin tileop_rows[] = {
     {"transpose", "src, dst", bi_kernel_unsupported, 0, 0},
     {"tcgen05_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, mbar=None, "
                      "use_2cta=False, annotations=None", bi_kernel_unsupported, 0, 0},
-    {"gemm_sp", "A_sparse, E, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1",
-     bi_kernel_unsupported, 0, 0},
     {"cumsum", "src, dst=None, dim=0, reverse=False", t_cumulative, IR_ADD, 0},
     {"cummax", "src, dst=None, dim=0, reverse=False", t_cumulative, IR_MAX, 0},
     {"warp_reduce_sum", "value", t_warp_reduce, IR_ADD, 0},

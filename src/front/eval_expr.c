@@ -845,6 +845,37 @@ static bool py_setitem(Eval *ev, Env *env, Value *base, const AstNode *index, Va
   return false;
 }
 
+/* Does one of a tuple target's items store to memory (a buffer element, a T.alloc_var)? */
+static bool targets_store(Env *env, const AstNode *t) {
+  for (int i = 0; i < t->items.n; i++) {
+    const AstNode *x = t->items.items[i];
+    if (x->kind == AST_SUBSCRIPT) return true;
+    if (x->kind == AST_NAME) {
+      Value *cur = strmap_get(&env->vars, x->id);
+      if (cur && cur->kind == V_BUFFER && cur->u.buf->scope == IR_SCOPE_VAR) return true;
+    }
+  }
+  return false;
+}
+
+/* `a[0], a[1] = a[1], a[0]`: Python evaluates every value before the first store, so in a
+ * kernel each IR value that may read memory is bound to a LET first when the targets store;
+ * otherwise the second store would read what the first one wrote (a swap would copy). */
+static void snapshot_ir_items(Eval *ev, Env *env, const AstNode *t, ValList *items, SrcLoc loc) {
+  if (!ev->block || items->n < 2 || !targets_store(env, t)) return;
+  for (int i = 0; i < items->n; i++) {
+    Value *v = items->items[i];
+    if (!v || v->kind != V_EXPR) continue;
+    IrExpr *e = v->u.expr;
+    if (e->kind == IR_INT || e->kind == IR_FLOAT || e->kind == IR_VAR || e->kind == IR_STR) continue;
+    IrVar *var = ir_var(ev->c, "unpacked", e->dtype, IR_VAR_LET, loc);
+    var->let_value = e;
+    ev_define_var(ev, var);
+    ev_emit(ev, ir_let(ev->c, var, e, loc));
+    items->items[i] = ev_expr(ev, ir_varref(ev->c, var, loc));
+  }
+}
+
 /* Binds `v` to an assignment target: a name, a (starred) tuple or list of targets, a buffer
  * element (a store) or a dict/list item.  A failed value leaves the targets poison. */
 bool ev_assign(Eval *ev, Env *env, const AstNode *t, Value *v, SrcLoc loc) {
@@ -880,6 +911,7 @@ bool ev_assign(Eval *ev, Env *env, const AstNode *t, Value *v, SrcLoc loc) {
       ev_assign(ev, env, t, NULL, loc);
       return false;
     }
+    snapshot_ir_items(ev, env, t, &items, t->loc);
     bool ok = true;
     for (int i = 0, k = 0; i < t->items.n; i++) {
       if (i == star) {

@@ -686,6 +686,7 @@ static IrStmt *subst_stmt(TsCompiler *c, IrStmt *st, const Subst *s) {
       r->u.gemm.a = subst_region(c, st->u.gemm.a, s);
       r->u.gemm.b = subst_region(c, st->u.gemm.b, s);
       r->u.gemm.c = subst_region(c, st->u.gemm.c, s);
+      if (st->u.gemm.e.buf) r->u.gemm.e = subst_region(c, st->u.gemm.e, s);
       break;
     default: break;
   }

@@ -188,6 +188,9 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(GEMM_RS_WGMMA, "gemm_rs_wgmma", 4, 10, IRD_WGMMA)                                      \
   X(GEMM_RS_WGMMA_ISSUE, "gemm_rs_wgmma_issue", 4, 10, IRD_WGMMA)                          \
   X(GEMM_WGMMA_WAIT, "gemm_wgmma_wait", 1, 2, IRD_WGMMA)       /* <registers, pending> */ \
+  /* T.gemm_sp (A compressed, E metadata, B, C addresses, thread index); attrs: M, N, K     \
+   * (dense), WM, WN, trans_b, swizzle_a, swizzle_b, clear, dtype (gemm_sp.cuh) */           \
+  X(GEMM_SP_SS_MMA, "gemm_sp_ss_mma", 5, 10, 0)                                            \
   /* TMA: (descriptor, smem, mbarrier[, cta mask], coordinates...) / (descriptor, smem,    \
    * coordinates...); attr: the tensor rank */                                             \
   X(TMA_LOAD, "tma_load", -1, 1, 0)                                                       \
@@ -513,7 +516,9 @@ struct IrStmt {
     struct { IrReduceKind op; IrBuffer *src, *dst; int dim; bool clear; } reduce;
     struct { IrAtomicOp op; IrRegion dst; IrExpr *value; /* value may be a LOAD-based region */
              IrRegion src; bool tile; } atomic;
-    struct { IrRegion a, b, c; bool trans_a, trans_b, clear_accum; int policy; int k_pack;
+    struct { IrRegion a, b, c;
+             IrRegion e; /* T.gemm_sp: the 2:4 metadata tile (e.buf NULL for T.gemm); a is compressed */
+             bool trans_a, trans_b, clear_accum; int policy; int k_pack;
              int wg_wait; /* 0: synchronous; -1: issue only (wgmma); -2: only wait for issued ones */
              const GemmPlan *plan; /* set by pass plan_gemm, shared by the statement's copies */ } gemm;
     struct { const char *what; } unsupported;

@@ -308,9 +308,13 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
       sb_putc(out, '\n');
       break;
     case IR_S_GEMM:
-      sb_append(out, "T.gemm ");
+      sb_append(out, s->u.gemm.e.buf ? "T.gemm_sp " : "T.gemm ");
       print_region(out, &s->u.gemm.a);
       sb_append(out, ", ");
+      if (s->u.gemm.e.buf) {
+        print_region(out, &s->u.gemm.e);
+        sb_append(out, ", ");
+      }
       print_region(out, &s->u.gemm.b);
       sb_append(out, " -> ");
       print_region(out, &s->u.gemm.c);

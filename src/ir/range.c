@@ -86,6 +86,10 @@ bool ir_is_multiple(const IrExpr *e, int64_t m) {
     case IR_ADD: case IR_SUB: return ir_is_multiple(e->u.ops[0], m) && ir_is_multiple(e->u.ops[1], m);
     case IR_MUL: return ir_is_multiple(e->u.ops[0], m) || ir_is_multiple(e->u.ops[1], m);
     case IR_CAST: return !dtype_is_float(e->dtype) && ir_is_multiple(e->u.ops[0], m);
+    case IR_FLOORDIV: { /* x // d with d * m | x: the division is exact, m | x / d (k * 128 // 2) */
+      int64_t d;
+      return ir_is_const_int(e->u.ops[1], &d) && d > 0 && d <= INT64_MAX / m && ir_is_multiple(e->u.ops[0], m * d);
+    }
     default: return false;
   }
 }

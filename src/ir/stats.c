@@ -291,7 +291,8 @@ static void buffer_access(const IrBuffer *b, bool store, Tally *t, SrcLoc loc) {
   count_add(store ? &t->q[STORE] : &t->q[LOAD], &bytes);
 }
 
-/* 2*M*N*K of a T.gemm: C is M x N (its region's elements), K the reduction extent of A.
+/* 2*M*N*K of a T.gemm: C is M x N (its region's elements), K the reduction extent of A
+ * (twice it for T.gemm_sp's compressed A).
  * T.wait_wgmma is a GEMM statement that only waits (wg_wait <= -2): no work. */
 static Count gemm_flops(const Walk *w, const IrStmt *s) {
   const IrRegion *a = &s->u.gemm.a, *c = &s->u.gemm.c;
@@ -304,6 +305,10 @@ static Count gemm_flops(const Walk *w, const IrStmt *s) {
   Count k =
       bound_count(w, a->extent[s->u.gemm.trans_a ? a->ndim - 2 : a->ndim - 1], "a T.gemm extent", s->loc);
   count_mul(&f, &k);
+  if (s->u.gemm.e.buf) { /* T.gemm_sp: A holds half of K (2:4), the work is the dense product's */
+    Count two = exact(2);
+    count_mul(&f, &two);
+  }
   return f;
 }
 
@@ -335,6 +340,7 @@ static Tally tile_stmt(const Walk *w, const IrStmt *s) {
       region_access(w, &s->u.gemm.a, false, &t, s->loc);
       region_access(w, &s->u.gemm.b, false, &t, s->loc);
       region_access(w, &s->u.gemm.c, true, &t, s->loc);
+      if (s->u.gemm.e.buf) region_access(w, &s->u.gemm.e, false, &t, s->loc);
       break;
     default:
       ts_unreachable();

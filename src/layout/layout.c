@@ -205,8 +205,92 @@ static bool gemm_types_ok(TsCompiler *c, const IrStmt *s, ts_dtype at, ts_dtype 
   return true;
 }
 
+/* Is a metadata tile E of T.gemm_sp row-major (the layout gemm_sp.cuh reads)? */
+static bool row_major(const IrBuffer *b) { return !b->layout || !b->layout->swizzle; }
+
+/* T.gemm_sp: A [M, K/2] (2:4 compressed) and E [M, K/e_factor] in shared memory, B [K, N]
+ * (transpose_B: [N, K]) shared, C an [M, N] fragment; mma.sp m16n8k32 over the warp grid of
+ * mma.sync, so C gets the same fragment as a T.gemm of its shape.  e_factor is the number of
+ * K columns one metadata element covers: 4 bits per group of 4 (sparse_layout.py). */
+static bool gemm_sp_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out, bool report) {
+  const IrRegion *A = &s->u.gemm.a, *E = &s->u.gemm.e, *B = &s->u.gemm.b, *C = &s->u.gemm.c;
+  bool tb = s->u.gemm.trans_b;
+  int64_t ar, ac, er, ec, br, bc, M, N;
+  if (C->buf->scope != IR_SCOPE_FRAGMENT || !tile2(C, &M, &N)) {
+    PLAN_ERROR(c, s->loc, "T.gemm_sp: C must be a 2-D fragment (T.alloc_fragment) with constant extents");
+    return false;
+  }
+  if (!tile2(A, &ar, &ac) || !tile2(E, &er, &ec) || !tile2(B, &br, &bc)) {
+    PLAN_ERROR(c, s->loc, "T.gemm_sp: A_sparse, E and B must be 2-D tiles with constant extents");
+    return false;
+  }
+  if (!is_shared(A->buf) || !is_shared(E->buf) || !is_shared(B->buf)) {
+    PLAN_ERROR(c, s->loc, "T.gemm_sp: A_sparse, E and B must be in shared memory (T.alloc_shared)");
+    return false;
+  }
+  ts_dtype at = A->buf->dtype, bt = B->buf->dtype, ct = C->buf->dtype, et = E->buf->dtype;
+  if (!dtype_16bit_float(at) || bt != at || !(ct == TS_DTYPE_FLOAT32 || (at == TS_DTYPE_FLOAT16 && ct == at))) {
+    PLAN_ERROR(c, s->loc, "T.gemm_sp: unsupported types %s x %s -> %s; supported: float16 x float16 -> float32/float16, "
+               "bfloat16 x bfloat16 -> float32 (sparse int8, float8 and float32 are not supported yet)",
+               dtype_name(at), dtype_name(bt), dtype_name(ct));
+    return false;
+  }
+  int ebits = dtype_bytes(et) * 8;
+  if (!dtype_is_int(et) || (ebits != 8 && ebits != 16 && ebits != 32)) {
+    PLAN_ERROR(c, s->loc, "T.gemm_sp: the metadata E must be an 8-, 16- or 32-bit integer tile, got %s", dtype_name(et));
+    return false;
+  }
+  int64_t K = 2 * ac, bk = tb ? bc : br, bn = tb ? br : bc, efactor = ebits; /* (bits / 4) groups of 4 */
+  if (ar != M || bn != N || bk != K || er != M || ec * efactor != K) {
+    PLAN_ERROR(c, s->loc, "T.gemm_sp: shapes do not match: A_sparse is %lldx%lld, E %lldx%lld, B %lldx%lld, C %lldx%lld; "
+               "want A_sparse [M, K/2], E [M, K/%lld] (%s), B [%s], C [M, N]",
+               (long long)ar, (long long)ac, (long long)er, (long long)ec, (long long)br, (long long)bc, (long long)M,
+               (long long)N, (long long)efactor, dtype_name(et), tb ? "N, K" : "K, N");
+    return false;
+  }
+  if (K % 32) {
+    PLAN_ERROR(c, s->loc, "T.gemm_sp: K (%lld) must be a multiple of 32 (one mma.sp m16n8k32 step)", (long long)K);
+    return false;
+  }
+  if (!row_major(E->buf)) {
+    PLAN_ERROR(c, s->loc, "T.gemm_sp: the metadata tile '%s' must be row-major (no swizzled layout)", E->buf->name);
+    return false;
+  }
+  out->path = GEMM_MMA_SP;
+  out->m = M;
+  out->n = N;
+  out->k = K;
+  out->k_inst = 32;
+  if (nthreads % 32 || !mma_grid(M, N, nthreads / 32, s->u.gemm.policy, &out->wm, &out->wn)) {
+    PLAN_ERROR(c, s->loc, "T.gemm_sp: a %lldx%lld tile cannot be split over %lld threads (warp tiles must be multiples "
+               "of 16x8)", (long long)M, (long long)N, (long long)nthreads);
+    return false;
+  }
+  out->a_layout = layout_swizzled(c, ar, ac, 2);
+  out->b_layout = layout_swizzled(c, br, bc, 2);
+  /* layouts pinned by T.annotate_layout: gemm_sp.cuh reads any swizzle, for this tile */
+  IrBuffer *ops[2] = {A->buf, B->buf};
+  int64_t trows[2] = {ar, br}, tcols[2] = {ac, bc};
+  for (int i = 0; i < 2; i++) {
+    Layout *l = ops[i]->layout;
+    if (!l || !l->pinned) continue;
+    if (l->rows != trows[i] || l->cols != tcols[i] || l->elem_bytes != 2) {
+      PLAN_ERROR(c, s->loc, "layout conflict for shared buffer '%s': its layout (T.annotate_layout at line %d) is not "
+                 "for the %lldx%lld tile T.gemm_sp reads", ops[i]->name, l->loc.line, (long long)trows[i],
+                 (long long)tcols[i]);
+      return false;
+    }
+    if (i) out->b_layout = l;
+    else out->a_layout = l;
+  }
+  out->c_frag = fragment_gemm_acc(c, M, N, out->wm, out->wn, nthreads);
+  TS_ASSERT(out->c_frag);
+  return true;
+}
+
 bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out, bool report) {
   memset(out, 0, sizeof *out);
+  if (s->u.gemm.e.buf) return gemm_sp_plan(c, s, nthreads, out, report);
   const IrRegion *A = &s->u.gemm.a, *B = &s->u.gemm.b, *C = &s->u.gemm.c;
   bool ta = s->u.gemm.trans_a, tb = s->u.gemm.trans_b;
   int64_t ar, ac, br, bc, M, N;

@@ -57,7 +57,8 @@ int64_t layout_offset_const(const Layout *l, int64_t r, int64_t col);
 IrExpr *layout_offset(TsCompiler *c, const Layout *l, const IrBuffer *buf, IrExpr *const *idx, int nidx);
 
 /* ---- T.gemm planning ---------------------------------------------------------------- */
-typedef enum GemmPath { GEMM_MMA_SYNC, GEMM_WGMMA } GemmPath;
+/* GEMM_MMA_SP: T.gemm_sp, mma.sp m16n8k32 over a 2:4-compressed A (gemm_sp.c) */
+typedef enum GemmPath { GEMM_MMA_SYNC, GEMM_WGMMA, GEMM_MMA_SP } GemmPath;
 
 typedef struct GemmPlan {
   GemmPath path;

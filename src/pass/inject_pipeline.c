@@ -114,6 +114,7 @@ static IrStmt *restage_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       restage_region(r, &x->u.gemm.a);
       restage_region(r, &x->u.gemm.b);
       restage_region(r, &x->u.gemm.c);
+      if (x->u.gemm.e.buf) restage_region(r, &x->u.gemm.e);
       break;
     case IR_S_ATOMIC:
       restage_region(r, &x->u.atomic.dst);
@@ -148,7 +149,9 @@ static void uses_stmt(IrStmt *s, void *ctx) {
     case IR_S_COPY: if (s->u.copy.src.buf == u->buf || s->u.copy.dst.buf == u->buf) u->found = true; break;
     case IR_S_FILL: if (s->u.fill.dst.buf == u->buf) u->found = true; break;
     case IR_S_GEMM:
-      if (s->u.gemm.a.buf == u->buf || s->u.gemm.b.buf == u->buf || s->u.gemm.c.buf == u->buf) u->found = true;
+      if (s->u.gemm.a.buf == u->buf || s->u.gemm.b.buf == u->buf || s->u.gemm.c.buf == u->buf ||
+          s->u.gemm.e.buf == u->buf)
+        u->found = true;
       break;
     case IR_S_ATOMIC: if (s->u.atomic.dst.buf == u->buf || (s->u.atomic.tile && s->u.atomic.src.buf == u->buf)) u->found = true; break;
     case IR_S_REDUCE: if (s->u.reduce.src == u->buf || s->u.reduce.dst == u->buf) u->found = true; break;

@@ -1007,6 +1007,30 @@ static bool whole_tile(const IrRegion *r, const Layout *want) {
   return mn[0] == 0 && ext[0] == shp[0] && col_ok && ext[1] % atom == 0;
 }
 
+/* T.gemm_sp -> ts::gemm_sp_ss_mma (device/tilescale/gemm_sp.cuh): A, E and B whole shared
+ * tiles (E row-major), C the accumulator fragment of the plan. */
+static IrStmt *lower_gemm_sp(Lower *lw, IrStmt *s, const GemmPlan *p) {
+  TsCompiler *c = lw->c;
+  const IrRegion *A = &s->u.gemm.a, *E = &s->u.gemm.e, *B = &s->u.gemm.b, *C = &s->u.gemm.c;
+  if (!whole_tile(A, p->a_layout) || !whole_tile(B, p->b_layout) || !whole_tile(E, NULL)) {
+    ts_error(c, s->loc, "T.gemm_sp: A_sparse, E and B must be whole shared tiles (slices of a tile are not supported "
+                        "yet)");
+    return NULL;
+  }
+  if (!C->buf->fragment || !fragment_equal(C->buf->fragment, p->c_frag)) {
+    ts_error(c, s->loc, "layout conflict for fragment '%s': T.gemm_sp needs its accumulator layout", C->buf->name);
+    return NULL;
+  }
+  IrExpr *c0 = i32(lw, 0);
+  IrExpr *cld = ir_load(c, C->buf, &c0, 1, s->loc);
+  int swa = p->a_layout ? p->a_layout->swizzle : 0, swb = p->b_layout ? p->b_layout->swizzle : 0;
+  int64_t attrs[10] = {p->m, p->n, p->k, p->wm, p->wn, s->u.gemm.trans_b, swa, swb, s->u.gemm.clear_accum,
+                       A->buf->dtype};
+  IrExpr *args[5] = {region_ptr(lw, A, s->loc), region_ptr(lw, E, s->loc), region_ptr(lw, B, s->loc),
+                     ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &cld, 1, s->loc), lw->tid};
+  return ir_device_stmt(c, IRD_GEMM_SP_SS_MMA, attrs, 10, args, 5, s->loc);
+}
+
 /* T.gemm -> one call of a device template (device/tilescale/gemm.cuh) that runs the
  * warp-level (mma.sync) or warpgroup-level (wgmma) loops over K; its accumulator layout
  * is exactly the C fragment layout_inference chose (fragment_gemm_acc). */
@@ -1014,6 +1038,8 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
   TsCompiler *c = lw->c;
   if (!s->u.gemm.plan) return NULL; /* plan_gemm reported it */
   GemmPlan p = *s->u.gemm.plan;
+  /* mma.sp is synchronous: the wait half of a GEMM split by inject_pipeline is nothing */
+  if (p.path == GEMM_MMA_SP) return s->u.gemm.wg_wait <= -2 ? NULL : lower_gemm_sp(lw, s, &p);
   const IrRegion *A = &s->u.gemm.a, *B = &s->u.gemm.b, *C = &s->u.gemm.c;
   if ((!p.a_in_regs && !whole_tile(A, p.a_layout)) || !whole_tile(B, p.b_layout)) {
     ts_error(c, s->loc, "T.gemm: A and B must be whole shared tiles, or column windows of a swizzled tile that span all "

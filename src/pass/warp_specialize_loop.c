@@ -138,6 +138,7 @@ static void use_stmt(IrStmt *s, void *ctx) {
       bool b4 = u->used;
       use_buf(u, s->u.gemm.a.buf, false);
       use_buf(u, s->u.gemm.b.buf, false);
+      if (s->u.gemm.e.buf) use_buf(u, s->u.gemm.e.buf, false);
       bool operand = u->used && !b4;
       use_buf(u, s->u.gemm.c.buf, true);
       /* read as a shared operand of a synchronous wgmma: done when the statement is */

@@ -1272,6 +1272,87 @@ def kda_bwd_intra(ctx, corpus, B, S, H, DK=128, block_DK=64):
         check_slack("kda chunk_bwd_intra B=%d S=%d H=%d %s" % (B, S, H, name), x, w, 5e-3 * m, 1e-4, 0)
 
 
+def semi_sparse(M, K, sparse_groups):
+    """A random [M, K] float16 matrix with 2:4 sparsity along K (two zeros in every group of
+    4, at random places); with sparse_groups, every 5th group keeps one value and every 7th
+    none, which the compressor must still encode (its swap and all-zero paths)."""
+    a = torch.randn(M, K // 4, 4, device="cuda")
+    drop = torch.rand(M, K // 4, 4, device="cuda").argsort(-1)[..., :2]
+    a.scatter_(-1, drop, 0.0)
+    if sparse_groups:
+        g = torch.arange(K // 4, device="cuda")
+        keep = a.ne(0).float().cumsum(-1).eq(1) & a.ne(0)  # the first kept value of each group
+        a = torch.where((g % 5 == 1).view(1, -1, 1), a * keep, a)
+        a = torch.where((g % 7 == 3).view(1, -1, 1), torch.zeros_like(a), a)
+    return a.view(M, K).half()
+
+
+def compress_2to4(ctx, corpus, a, meta_dtype):
+    """sparse_utils.py's own compressor kernel on a ([S, K], S dynamic): the outputs are passed
+    in (a dynamic shape), poisoned first."""
+    M, K = a.shape
+    comp = ctx.load(os.path.join(corpus, "gemm_sp/sparse_utils.py")).compile(
+        "_compress_fn", D=K, dtype=a.dtype, meta_dtype=meta_dtype, block_M=16, block_K=min(1024, K), elem_per_thread=32)
+    bits = torch.empty((), dtype=meta_dtype).element_size() * 8
+    a_sp = torch.full((M, K // 2), float("nan"), dtype=a.dtype, device="cuda")
+    e = torch.full((M, K // bits), -1, dtype=meta_dtype, device="cuda")
+    comp(a, a_sp, e)
+    return a_sp, e
+
+
+def decode_2to4(sp, meta, K):
+    """The dense matrix a compressed A ([M, K/2]) and its metadata (4 bits a group of 4, two
+    2-bit indices, packed little-endian into meta's integer type) stand for, decoded here
+    independently; also whether every group's two indices ascend and differ (mma.sp's
+    ordered metadata)."""
+    M = sp.shape[0]
+    bits = meta.element_size() * 8
+    m = meta.cpu().long() & ((1 << bits) - 1)
+    nib = torch.stack([(m >> (4 * i)) & 0xF for i in range(bits // 4)], -1).view(M, K // 4)
+    i0, i1 = nib & 3, nib >> 2
+    dense = torch.zeros(M, K // 4, 4, dtype=torch.float64)
+    vals = sp.cpu().double().view(M, K // 4, 2)
+    dense.scatter_(-1, i0.unsqueeze(-1), vals[..., :1])
+    dense.scatter_add_(-1, i1.unsqueeze(-1), vals[..., 1:])
+    return dense.view(M, K), bool((i0 < i1).all())
+
+
+def gemm_sp(ctx, corpus, M, N, K, e_dtype, accum, bm, bn, bk, threads, stages=2):
+    """gemm_sp: the file's own compressor (sparse_utils.py _compress_fn) on a 2:4-sparse A,
+    checked by decoding its output here, then example_gemm_sp.py's T.gemm_sp kernel (mma.sp
+    m16n8k32) against the dense product in float64."""
+    a = semi_sparse(M, K, True)
+    a_sp, e = compress_2to4(ctx, corpus, a, e_dtype)
+    dense, ordered = decode_2to4(a_sp, e, K)
+    ok = torch.equal(dense, a.cpu().double()) and ordered
+    RESULTS.append(ok)
+    print("%s gemm_sp compress %dx%d meta=%s: decoded %s, indices %s" % (
+        "PASS" if ok else "FAIL", M, K, e_dtype, "equal" if torch.equal(dense, a.cpu().double()) else "DIFFERENT",
+        "ascending" if ordered else "NOT ascending"))
+    kern = ctx.load(os.path.join(corpus, "gemm_sp/example_gemm_sp.py")).compile(
+        "matmul_sp_fp16", M=M, N=N, K=K, accum_dtype=accum, e_dtype=e_dtype, block_M=bm, block_N=bn, block_K=bk,
+        num_stages=stages, thread_num=threads, policy=0, enable_rasterization=True)
+    b = torch.randn(K, N, dtype=torch.float16, device="cuda")
+    c = kern(a_sp, e, b)
+    want = a.double() @ b.double()
+    tol = (2e-2, 1e-2) if accum == torch.float32 else (0.25, 2e-2)
+    check("gemm_sp %dx%dx%d meta=%s acc=%s tile %dx%dx%d/%d" % (M, N, K, e_dtype, accum, bm, bn, bk, threads), c,
+          want, *tol)
+
+
+def gemm_sp_codegen(ctx, corpus, M, N, K, dtype, trans_b, bn):
+    """tests/codegen/gemm_sp_mma.py with bfloat16 (or float16) and B stored [N, K] (ldmatrix
+    without .trans): A compressed by the corpus compressor, C against the float64 product."""
+    a = semi_sparse(M, K, False).to(dtype)
+    a_sp, e = compress_2to4(ctx, corpus, a, torch.int16)
+    kern = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_sp_mma.py")).compile(
+        "gemm_sp_kernel", M=M, N=N, K=K, dtype=dtype, trans_B=trans_b, block_N=bn)
+    b = torch.randn(N, K, dtype=dtype, device="cuda") if trans_b else torch.randn(K, N, dtype=dtype, device="cuda")
+    c = kern(a_sp, e, b)
+    want = a.double() @ (b.double().T if trans_b else b.double())
+    check("gemm_sp codegen test %dx%dx%d %s trans_B=%s" % (M, N, K, dtype, trans_b), c, want, 3e-2, 1e-2)
+
+
 def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
@@ -1422,6 +1503,13 @@ def main():
         lambda: kda_bwd_intra(ctx, corpus, 1, 256, 2),
         lambda: kda_bwd_intra(ctx, corpus, 2, 200, 3),  # a partial last chunk and sub-chunk
         lambda: kda_bwd_intra(ctx, corpus, 1, 8192, 8),  # the manifest's row
+        lambda: gemm_sp(ctx, corpus, 256, 512, 512, torch.int16, torch.float32, 128, 256, 128, 256),  # the manifest's tile
+        lambda: gemm_sp(ctx, corpus, 128, 128, 256, torch.int16, torch.float32, 128, 128, 64, 128),  # main()'s tile
+        lambda: gemm_sp(ctx, corpus, 192, 120, 512, torch.int8, torch.float32, 64, 40, 64, 128, 3),  # odd n8 blocks
+        lambda: gemm_sp(ctx, corpus, 128, 256, 256, torch.int32, torch.float16, 64, 128, 128, 128),
+        lambda: gemm_sp_codegen(ctx, corpus, 256, 192, 512, torch.bfloat16, True, 96),
+        lambda: gemm_sp_codegen(ctx, corpus, 128, 128, 256, torch.float16, True, 64),
+        lambda: gemm_sp_codegen(ctx, corpus, 128, 128, 256, torch.bfloat16, False, 64),
     ]
     for run in cases:
         try:

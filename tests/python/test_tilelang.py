@@ -145,6 +145,11 @@ class LanguageTest(unittest.TestCase):
         self.assertEqual(_compiler.param_text(T.GemmWarpPolicy.FullRow), "T.GemmWarpPolicy.FullRow")
         from tilelang.cuda.intrinsics.macro.mma_macro_generator import TensorCoreIntrinEmitter
         self.assertRaises(T.KernelOnlyError, TensorCoreIntrinEmitter)
+        # the gemm_sp examples' host helpers are real (randn_semi_sparse, compress in CPython)
+        from tilelang.cuda.intrinsics.sparse_layout import GROUP_CONFIG, get_e_factor, get_e_replicate_factor
+        self.assertEqual((get_e_factor(T.float16, T.int16), get_e_factor("bfloat16", T.int8)), (16, 8))
+        self.assertEqual((get_e_factor(T.float32, T.int32), get_e_replicate_factor(T.int8)), (16, 1))
+        self.assertEqual(GROUP_CONFIG[T.dtype("float16")], (2, 4))
         self.assertRaises(T.KernelOnlyError, T.const, "M, N")
         self.assertEqual(T.ceildiv(10, 4), 3)
         self.assertEqual(T.max(3, 5), 5)

@@ -1,0 +1,19 @@
+# T.gemm_sp with transpose_A: only A_sparse [M, K/2] with E [M, K/e_factor] is lowered.
+# tilescale-test: -k gemm_sp_trans --arch sm_90a
+import tilelang.language as T
+
+
+def gemm_sp_trans(M=64, N=64, K=128):
+
+    @T.prim_func
+    def main(A: T.Tensor((K // 2, M), T.float16), C: T.Tensor((M, N), T.float32)):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((K // 2, M), T.float16)
+            E_s = T.alloc_shared((M, K // 16), T.int16)
+            B_s = T.alloc_shared((K, N), T.float16)
+            C_l = T.alloc_fragment((M, N), T.float32)
+            T.copy(A, A_s)
+            T.gemm_sp(A_s, E_s, B_s, C_l, transpose_A=True)
+            T.copy(C_l, C)
+
+    return main
