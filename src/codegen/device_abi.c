@@ -10,6 +10,7 @@
 const CgDeviceAbi cg_device_abi[IRD_COUNT] = {
     [IRD_CP_ASYNC_COMMIT] = {"ts::cp_async_commit", "", "gemm.cuh"},
     [IRD_CP_ASYNC_WAIT] = {"ts::cp_async_wait", "i", "gemm.cuh"},
+    [IRD_CP_ASYNC_WAIT_GROUP] = {"ts::cp_async_wait", "i", "gemm.cuh"},
     [IRD_CP_ASYNC] = {"ts::cp_async", "i", "gemm.cuh"},
     [IRD_CP_ASYNC_ZFILL] = {"ts::cp_async_zfill", "i", "gemm.cuh"},
     [IRD_CP_ASYNC_MBAR_ARRIVE_NOINC] = {"ts::cp_async_mbar_arrive_noinc", "", "gemm.cuh"},

@@ -252,6 +252,64 @@ def ptx_cp_async_rows(ctx, N):
     check("ptx_cp_async rows N=%d" % N, b, ref, 0, 0)
 
 
+def ptx_wait_group_rows(ctx, N):
+    """tests/codegen/ptx_wait_group.py: double-buffered T.ptx_cp_async with T.ptx_commit_group /
+    T.ptx_wait_group(1); each thread sums its neighbour's row of every tile, so a barrier missing
+    after the wait (or before a stage is overwritten) shows as stale rows."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/ptx_wait_group.py")).compile("rows_groups", N=N)
+    a = torch.randn(N, 64, dtype=torch.float16, device="cuda")
+    b = torch.full((128, 64), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, b)
+    nbr = (torch.arange(128, device="cuda") + 1) % 128
+    ref = a.double().reshape(N // 128, 128, 64)[:, nbr].sum(0)
+    check("ptx_wait_group rows N=%d" % N, b, ref, 1e-3, 1e-3)
+
+
+def minference_vs(ctx, corpus, heads, seq_len, vertical_size, slash_size, seed):
+    """minference/example_vertical_slash_sparse_attn.py: slash blocks through TMA in a producer
+    warpgroup, then vertical columns prefetched by the consumers with T.ptx_commit_group /
+    T.ptx_wait_group; against attention over the same key rows in float64 (random valid
+    block offsets and column lists, some rows with no columns)."""
+    dim, bm = 64, 64
+    kern = ctx.load(os.path.join(corpus, "minference/example_vertical_slash_sparse_attn.py")).compile(
+        "_tl_vs_sparse_flashattn", batch=1, heads=heads, seq_len=seq_len, dim=dim, vertical_size=vertical_size,
+        slash_size=slash_size)
+    nb = seq_len // bm
+    gen = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(1, heads, seq_len, dim, dtype=torch.float16, device="cuda") for _ in range(3))
+    bc = torch.zeros(1, heads, nb, dtype=torch.int32)
+    bo = torch.zeros(1, heads, nb, slash_size, dtype=torch.int32)
+    cc = torch.zeros(1, heads, nb, dtype=torch.int32)
+    ci = torch.zeros(1, heads, nb, vertical_size, dtype=torch.int32)
+    for h in range(heads):
+        for bx in range(nb):
+            blocks = torch.randperm(bx, generator=gen)[:slash_size - 1].tolist() + [bx]  # the diagonal block always
+            bc[0, h, bx] = len(blocks)
+            bo[0, h, bx, :len(blocks)] = torch.tensor(blocks, dtype=torch.int32) * bm
+            ncol = int(torch.randint(0, min(vertical_size, (bx + 1) * bm) + 1, (1,), generator=gen))
+            cc[0, h, bx] = ncol
+            ci[0, h, bx, :ncol] = torch.randperm((bx + 1) * bm, generator=gen)[:ncol].sort().values.to(torch.int32)
+    out = kern(q, k, v, bc.cuda(), bo.cuda(), cc.cuda(), ci.cuda())
+    ref = torch.empty(1, heads, seq_len, dim, dtype=torch.float64)
+    qd, kd, vd = q.double().cpu(), k.double().cpu(), v.double().cpu()
+    rows = torch.arange(bm)
+    for h in range(heads):
+        for bx in range(nb):
+            keys, masks = [], []
+            for kk in bo[0, h, bx, :int(bc[0, h, bx])].tolist():
+                keys.append(torch.arange(kk, kk + bm))
+                masks.append(bx * bm + rows[:, None] >= kk + rows[None, :])
+            ncol = int(cc[0, h, bx])
+            keys.append(ci[0, h, bx, :ncol].long())
+            masks.append(torch.ones(bm, ncol, dtype=torch.bool))
+            idx, mask = torch.cat(keys), torch.cat(masks, 1)
+            s = qd[0, h, bx * bm:(bx + 1) * bm] @ kd[0, h, idx].T * dim ** -0.5
+            p = torch.softmax(s.masked_fill(~mask, float("-inf")), -1)
+            ref[0, h, bx * bm:(bx + 1) * bm] = p @ vd[0, h, idx]
+    check("minference vertical+slash H=%d S=%d V=%d slash=%d" % (heads, seq_len, vertical_size, slash_size),
+          out, ref.cuda(), 2e-2, 2e-2)
+
+
 def thread_return_exit(ctx, N, flag):
     """tests/codegen/thread_return.py: threads 64..127 return early unless flag[0] == 1; the
     others sum four shared and four global neighbours.  Returned threads leave B untouched."""
@@ -1186,6 +1244,10 @@ def main():
         lambda: chunk_cumsum(ctx, corpus, 2, 1024, 4, 64, False, True, True),
         lambda: chunk_cumsum(ctx, corpus, 1, 512, 3, 32, False, False, True, 128),
         lambda: ptx_cp_async_rows(ctx, 512),
+        lambda: ptx_wait_group_rows(ctx, 512),
+        lambda: ptx_wait_group_rows(ctx, 128),  # the loop's prefetch never runs
+        lambda: minference_vs(ctx, corpus, 2, 512, 200, 8, 0),
+        lambda: minference_vs(ctx, corpus, 1, 1024, 1000, 200, 1),  # the manifest's vertical/slash sizes
         lambda: thread_return_exit(ctx, 1024, 0),
         lambda: safe_memory_rows(ctx, 64, 1000),
         lambda: clean_and_maintain_logits(ctx, corpus, 300, 5000),
