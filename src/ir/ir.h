@@ -185,6 +185,8 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
    * trans_b, swizzle_a, swizzle_b, clear, dtype; RS: M, N, K, WM, WN, trans_a,         \
    * trans_b, swizzle_b, clear, dtype; WM/WN count warps (mma) or warpgroups (wgmma) */              \
   X(GEMM_SS_MMA, "gemm_ss_mma", 4, 11, 0)                                                 \
+  /* 4-bit operands (gemm.cuh gemm_ss_mma4): M, N, K, WM, WN, clear, dtype */               \
+  X(GEMM_SS_MMA4, "gemm_ss_mma4", 4, 7, 0)                                                 \
   X(GEMM_SS_WGMMA, "gemm_ss_wgmma", 4, 11, IRD_WGMMA)                                     \
   X(GEMM_SS_WGMMA_ISSUE, "gemm_ss_wgmma_issue", 4, 11, IRD_WGMMA)                         \
   X(GEMM_RS_MMA, "gemm_rs_mma", 4, 10, 0)                                                  \

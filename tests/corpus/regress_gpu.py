@@ -895,6 +895,23 @@ def packed4(ctx):
     check("uint4 row sums", s, nibbles(u, False).sum(-1).to(torch.int32), 0, 0)
 
 
+def int4_gemm(ctx, prog_path, func, M, N, K, signed, **params):
+    """T.gemm on int4 / uint4 tiles (mma.sync m16n8k64 on packed bytes, ts::gemm_ss_mma4) against
+    torch's int64 matmul of the unpacked values; A and B are packed two a byte, element 2k in
+    the low nibble, as torch packs them (the corpus file's pack_int4)."""
+    k = ctx.load(prog_path).compile(func, M=M, N=N, K=K, **params)
+    a = torch.randint(0, 256, (M, K // 2), dtype=torch.uint8, device="cuda")
+    b = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, device="cuda")
+    c = torch.full((M, N), -12345, dtype=torch.int32, device="cuda")
+    if signed:
+        k(a.view(torch.int8), b.view(torch.int8), c)
+    else:
+        k(a, b, c)
+    ref = nibbles(a, signed).long().cpu() @ nibbles(b, signed).long().cpu().T
+    check("%s %s GEMM %dx%dx%d" % (os.path.basename(prog_path), "int4" if signed else "uint4", M, N, K), c.cpu(),
+          ref.to(torch.int32), 0, 0)
+
+
 def fp4_act_quant(ctx, corpus, M, N):
     """deepseek_v4/act_quant.py fp4_quant_kernel: bf16 -> float4_e2m1fn (packed bytes) with a
     power-of-two scale per 32 values, against a bit-exact reference of the same float32 steps."""
@@ -1300,6 +1317,14 @@ def main():
         lambda: gemm_persistent(ctx, corpus, 4096, 1024, 2048, True),  # 128 tiles: 4 blocks idle
         lambda: fragment_divided(ctx),
         lambda: packed4(ctx),
+        lambda: int4_gemm(ctx, os.path.join(corpus, "gemm_int4/example_tilelang_gemm_int4.py"), "matmul_nt_int4",
+                          1024, 1024, 1024, True, block_M=128, block_N=128, block_K=64, threads=128),  # the manifest's row
+        lambda: int4_gemm(ctx, os.path.join(corpus, "gemm_int4/example_tilelang_gemm_int4.py"), "matmul_nt_int4",
+                          256, 384, 512, True, block_M=128, block_N=128, block_K=64, threads=128),
+        lambda: int4_gemm(ctx, os.path.join(ROOT, "tests/codegen/gemm_int4.py"), "gemm_int4", 192, 128, 512, True,
+                          dtype="int4"),  # M not a multiple of block_M: guarded copies and stores
+        lambda: int4_gemm(ctx, os.path.join(ROOT, "tests/codegen/gemm_int4.py"), "gemm_int4", 256, 192, 256, False,
+                          dtype="uint4"),
         lambda: fp4_act_quant(ctx, corpus, 256, 1024),  # the file's test size
         lambda: fp4_act_quant(ctx, corpus, 100, 512),
         lambda: grouped_gemm_ptr(ctx, corpus, [16, 33, 64], 128, 96, 32, 32, 32, 128),  # the file's test
