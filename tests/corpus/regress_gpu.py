@@ -772,6 +772,20 @@ def bitnet_prefill(ctx, corpus, M, N, K):
         "PASS" if ok else "FAIL", M, N, K, int((c.cpu().long() != want).sum()), c.numel()))
 
 
+def bitnet_int8xint8(ctx, corpus, M, N, K):
+    """bitnet-1.58b/kernel_benchmark/tl_int8xint8.py tl_matmul: BitBLAS's spellings (tvm.tl.language,
+    bitblas.tl.*, thread_bindings=) over TileLang's MMA emitter, int8 x int8 -> int32, against
+    torch's int64 matmul."""
+    k = ctx.load(os.path.join(corpus, "bitnet-1.58b/kernel_benchmark/tl_int8xint8.py")).compile(
+        "tl_matmul", M=M, N=N, K=K, in_dtype="int8", out_dtype="int32", accum_dtype="int32")
+    a = torch.randint(-128, 128, (M, K), dtype=torch.int8, device="cuda")
+    b = torch.randint(-128, 128, (N, K), dtype=torch.int8, device="cuda")
+    c = torch.full((M, N), -12345, dtype=torch.int32, device="cuda")
+    k(a, b, c)
+    ref = a.long().cpu() @ b.long().cpu().T
+    check("bitnet tl_int8xint8 %dx%dx%d" % (M, N, K), c.cpu(), ref.to(torch.int32), 0, 0)
+
+
 def fp4_to_f16(qb):
     """Two s1e2m1 values a byte, the low nibble first, as float16 bit patterns (exponent bias 14,
     no subnormals): the conversion of the dequantize GEMM files, written here from its bits."""
@@ -1373,6 +1387,8 @@ def main():
         lambda: mma_emitter_gemm(ctx, 64, 128, 64, True, True, "bfloat16"),
         lambda: bitnet_prefill(ctx, corpus, 256, 256, 256),  # the file's own test
         lambda: bitnet_prefill(ctx, corpus, 128, 384, 512),
+        lambda: bitnet_int8xint8(ctx, corpus, 256, 256, 256),
+        lambda: bitnet_int8xint8(ctx, corpus, 512, 256, 1024),
     ]
     for run in cases:
         try:

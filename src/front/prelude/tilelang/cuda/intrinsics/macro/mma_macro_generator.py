@@ -84,7 +84,11 @@ class TensorCoreIntrinEmitter:
         self.mma_prefix = "m16n8k" + str(self.micro_size_k)
 
     # ---- which warp and lane run ---------------------------------------------------------------
-    def get_thread_binding(self):
+    def get_thread_binding(self, thread_bindings=None):
+        """The thread index: BitBLAS's emitter takes it per call (thread_bindings=, the value of
+        T.thread_binding(0, threads, "threadIdx.x")), TileLang's from the constructor."""
+        if thread_bindings is not None:
+            return thread_bindings
         if self.thread_var is None:
             return T.get_thread_binding()
         return self.thread_var
@@ -104,9 +108,9 @@ class TensorCoreIntrinEmitter:
         return lane, warp_m, warp_n
 
     # ---- shared memory -> registers ------------------------------------------------------------
-    def ldmatrix_a(self, A_local_buf, A_shared_buf, ki, rk=0):
+    def ldmatrix_a(self, A_local_buf, A_shared_buf, ki, rk=0, thread_bindings=None):
         assert len(A_shared_buf.shape) == 2, "ldmatrix_a: A_shared must be a 2-D shared tile"
-        lane, warp_m, warp_n = self.extract_thread_binding(self.get_thread_binding())
+        lane, warp_m, warp_n = self.extract_thread_binding(self.get_thread_binding(thread_bindings))
         k0 = rk * self.chunk + ki * self.micro_size_k
         half_k = self.micro_size_k // 2  # 16 bytes: one ldmatrix row
         q = lane // 8
@@ -122,9 +126,9 @@ class TensorCoreIntrinEmitter:
                 T.ptx_ldmatrix(self.a_dtype, True, 4, ".b16", A_local_buf.data, i * self.local_size_a,
                                T.address_of(A_shared_buf[k0 + (q // 2) * 8 + lane % 8, m0 + (q % 2) * 8]), 0)
 
-    def ldmatrix_b(self, B_local_buf, B_shared_buf, ki, rk=0):
+    def ldmatrix_b(self, B_local_buf, B_shared_buf, ki, rk=0, thread_bindings=None):
         assert len(B_shared_buf.shape) == 2, "ldmatrix_b: B_shared must be a 2-D shared tile"
-        lane, warp_m, warp_n = self.extract_thread_binding(self.get_thread_binding())
+        lane, warp_m, warp_n = self.extract_thread_binding(self.get_thread_binding(thread_bindings))
         k0 = rk * self.chunk + ki * self.micro_size_k
         half_k = self.micro_size_k // 2
         q = lane // 8
@@ -151,10 +155,10 @@ class TensorCoreIntrinEmitter:
                               j * self.local_size_b + h * half_b, C_local_buf.data, c + h * 4, False)
 
     # ---- registers -> memory -------------------------------------------------------------------
-    def stmatrix(self, C_local_buf, C_buf, pid_m=None, pid_n=None):
+    def stmatrix(self, C_local_buf, C_buf, pid_m=None, pid_n=None, thread_bindings=None):
         """Each thread stores its accumulators: into C_buf[M/16, N/16, 16, 16] (a shared tile of
         16 x 16 tiles), or into a 2-D C_buf at the block (pid_m, pid_n) when those are given."""
-        lane, warp_m, warp_n = self.extract_thread_binding(self.get_thread_binding())
+        lane, warp_m, warp_n = self.extract_thread_binding(self.get_thread_binding(thread_bindings))
         g = lane // 4
         t = lane % 4
         block_m = self.block_row_warps * self.warp_row_tiles
