@@ -39,6 +39,8 @@
  * each the else of the one before: they run at once on disjoint threads, ordered only by the
  * user's mbarriers, so the chain is one access from outside and no barrier goes between them.
  *
+ * Hand-issued cp.async (T.ptx_cp_async) in a function that waits with T.ptx_wait_group is
+ * tracked as a write when issued (WAR) and when a wait lands it (RAW): see summ_user_groups.
  * Barriers after a T.thread_return are checked by thread_return.c. */
 #include "passes.h"
 
@@ -194,13 +196,14 @@ static const IrBuffer *cp_async_dst(const IrExpr *e, const IrExpr **load) {
   return a->kind == IR_LOAD && is_shared(a->u.load.buf) ? a->u.load.buf : NULL;
 }
 
-/* User cp.async groups (T.ptx_commit_group / T.ptx_wait_group).  A copy is a write of its
- * destination when issued (a thread still reading the old contents must be done: WAR), and
- * every T.ptx_wait_group is a write of every copy destination of the function, any element:
- * the data lands in the waiting thread's view there, so another thread's later read needs a
- * barrier after the wait (RAW) — a barrier before the wait orders nothing, since
- * __syncthreads does not wait for copies in flight.  A barrier already following the wait
- * clears the state as usual, so none is doubled. */
+/* User cp.async groups (T.ptx_commit_group / T.ptx_wait_group).  A copy writes its
+ * destination at some time between its issue and the wait that covers it.  So the issue is a
+ * write for WAR only (every thread still reading the old contents must be done before it),
+ * and every T.ptx_wait_group a write of every copy destination of the function, any element,
+ * for RAW only: the data is in the waiting thread's view there, and another thread's later
+ * read needs a barrier after the wait — one before the wait orders nothing, __syncthreads
+ * does not wait for copies in flight.  A barrier already following the wait clears the state
+ * as usual, so none is doubled. */
 static void summ_user_groups(Summ *s, IrExpr *e) {
   if (!s->landed || e->kind != IR_CALL || e->u.call.op != IRI_DEVICE) return;
   const IrBuffer *dst = cp_async_dst(e, NULL);
