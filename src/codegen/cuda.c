@@ -397,6 +397,9 @@ static void flat_index(Cg *g, StrBuf *sb, const IrBuffer *b, IrExpr *const *idx,
 /* buf[idx] as an lvalue; local.var buffers are plain scalars. */
 static void access(Cg *g, StrBuf *sb, const IrBuffer *b, IrExpr *const *idx, int nidx, int lanes,
                    SrcLoc loc) {
+  if (b->scope == IR_SCOPE_LOCAL && ir_buffer_numel(b) == 0)
+    ts_error(g->c, loc, "'%s' has no elements (T.alloc_local with a zero dimension): it cannot be read or written",
+             b->name);
   sb_append(sb, buf_name(g, b));
   if (b->scope == IR_SCOPE_VAR) return;
   if (lanes > 1 && !g->lane)
@@ -1012,6 +1015,7 @@ static void alloc(Cg *g, const IrStmt *s) {
   case IR_SCOPE_LOCAL:
   case IR_SCOPE_FRAGMENT: {
     int64_t n = b->local_size > 0 ? b->local_size : numel;
+    if (numel == 0 && b->scope == IR_SCOPE_LOCAL) return; /* T.alloc_local(0, ...): no storage (access() refuses one) */
     if (n <= 0) {
       ts_error(g->c, s->loc, "internal error: register buffer '%s' has no per-thread size", b->name);
       return;

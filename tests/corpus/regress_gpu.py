@@ -786,6 +786,40 @@ def bitnet_int8xint8(ctx, corpus, M, N, K):
     check("bitnet tl_int8xint8 %dx%dx%d" % (M, N, K), c.cpu(), ref.to(torch.int32), 0, 0)
 
 
+def ladder_lop3_pack(codes):
+    """(N, K) 4-bit codes -> the (N/16, K/16, 16, 8) int8 tensor a TensorCoreIntrinEmitterWithLadderTransform
+    kernel (transform_kind_b=3) reads with decode_i4u_to_f16, written from that contract: in each
+    16 x 16 tile, lane l (g = l // 4, t = l % 4) owns bytes [4l, 4l + 4), one 32-bit word whose
+    value v (0..7, the mma B registers' order: n = g + 8 (v // 4), k = 2t + v % 2 + 8 ((v // 2) % 2))
+    sits in nibble v // 2 (v even) or v // 2 + 4 (v odd), as decode_i4u_to_f16 reads them."""
+    N, K = codes.shape
+    tiles = codes.to(torch.int32).reshape(N // 16, 16, K // 16, 16).permute(0, 2, 1, 3)
+    lane = torch.arange(32, device=codes.device)
+    g, t = lane // 4, lane % 4
+    nib = torch.zeros(N // 16, K // 16, 32, 8, dtype=torch.int32, device=codes.device)
+    for v in range(8):
+        p = v // 2 if v % 2 == 0 else v // 2 + 4
+        nib[:, :, :, p] = tiles[:, :, g + 8 * (v // 4), 2 * t + v % 2 + 8 * ((v // 2) % 2)]
+    packed = nib[..., 0::2] | (nib[..., 1::2] << 4)
+    return packed.reshape(N // 16, K // 16, 16, 8).to(torch.uint8).view(torch.int8)
+
+
+def dequant_ladder_gemm(ctx, corpus, M, N, K):
+    """dequantize_gemm/example_dequant_gemm_fine_grained.py tl_matmul_with_ladder_..._int4: B as
+    unsigned 4-bit weights in the Ladder layout (transform_kind_b=3: plain per-lane loads of each
+    tile, no ldmatrix) decoded by the prelude's decode_i4u_to_f16, float16 accumulators; against
+    float64 A @ B^T (a float16 sum rounds once per 16-deep mma: the tolerance allows for it)."""
+    k = ctx.load(os.path.join(corpus, "dequantize_gemm/example_dequant_gemm_fine_grained.py")).compile(
+        "tl_matmul_with_ladder_weight_only_transform_block_reduce_int4", M=M, N=N, K=K, in_dtype="float16",
+        out_dtype="float16", accum_dtype="float16", transform_b=3)
+    a = torch.rand(M, K, dtype=torch.float16, device="cuda")
+    codes = torch.randint(0, 16, (N, K), dtype=torch.uint8, device="cuda")
+    c = torch.full((M, N), float("nan"), dtype=torch.float16, device="cuda")
+    k(a, ladder_lop3_pack(codes), c)
+    ref = a.double() @ codes.double().T
+    check("dequant Ladder int4 GEMM %dx%dx%d" % (M, N, K), c, ref, 2.0, 2e-2)
+
+
 def fp4_to_f16(qb):
     """Two s1e2m1 values a byte, the low nibble first, as float16 bit patterns (exponent bias 14,
     no subnormals): the conversion of the dequantize GEMM files, written here from its bits."""
@@ -1344,6 +1378,8 @@ def main():
         lambda: grouped_gemm_ptr(ctx, corpus, [16, 33, 64], 128, 96, 32, 32, 32, 128),  # the file's test
         lambda: grouped_gemm_ptr(ctx, corpus, [64, 128, 256], 4096, 4096, 64, 128, 64, 256),  # the manifest's row
         lambda: dequant_convert(ctx, corpus),
+        lambda: dequant_ladder_gemm(ctx, corpus, 256, 1024, 512),  # the manifest's row
+        lambda: dequant_ladder_gemm(ctx, corpus, 128, 256, 256),
         lambda: dequant_fp4_matmul(ctx, corpus, 256, 256, 256),  # the file's main()
         lambda: dequant_fp4_matmul(ctx, corpus, 256, 512, 1024),
         lambda: gemm_rs_warps_n(ctx, 32, 64, 64, 128, "float16", False),
