@@ -258,6 +258,58 @@ TS_DEV void gemm_ss_mma(const T *A, const TB2 *B, TC *acc, int tid) {
   }
 }
 
+/* C[M x N] (+)= A * B on 4-bit integers (T = int4_t or uint4_t), mma.sync m16n8k64 .s4/.u4
+ * with int32 accumulators.  A is [M][K] and B [N][K] (K-major), row-major tiles of packed
+ * bytes (two elements a byte, element 2k in the low nibble: the order in which the
+ * instruction's registers hold them, lower k in lower bits).  By bytes an m16n8k64 .s4
+ * fragment is exactly m16n8k32 .s8's (a0: row g, bytes 4t..4t+3 of the first 32; a1: row
+ * g + 8; a2/a3: 16 bytes on; b0/b1 the same over B's rows), so the ldmatrix loads are the
+ * 8-bit path's on rows of K/2 bytes. */
+template <int M, int N, int K, int WM, int WN, bool CLEAR, class T>
+TS_DEV void gemm_ss_mma4(const uint8_t *A, const uint8_t *B, int *acc, int tid) {
+  constexpr int KB = K / 2, MI = M / (16 * WM), NJ = N / (8 * WN); /* KB: bytes a row */
+  static_assert(M % (16 * WM) == 0 && N % (8 * WN) == 0 && K % 64 == 0, "tile does not fit mma.sync m16n8k64");
+  static_assert(is_same<T, int4_t>::value || is_same<T, uint4_t>::value, "4-bit GEMM operands are int4 or uint4");
+  const int lane = tid & 31, warp = (tid >> 5) % (WM * WN), wm = warp % WM, wn = warp / WM;
+  const uint32_t a_base = smem_u32(A), b_base = smem_u32(B);
+  if constexpr (CLEAR) {
+#pragma unroll
+    for (int i = 0; i < 4 * MI * NJ; ++i) acc[i] = 0;
+  }
+#pragma unroll
+  for (int kk = 0; kk < K / 64; ++kk) {
+    uint32_t af[MI][4], bf[NJ + 1][2];
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) { /* lanes 0-15: rows m0.., bytes 0-15; lanes 16-31: bytes 16-31 */
+      const int r = 16 * (wm + WM * mi) + (lane & 15), cb = kk * 32 + (lane >> 4) * 16;
+      ldsm_x4(af[mi], a_base + r * KB + cb);
+    }
+#pragma unroll
+    for (int nj = 0; nj < NJ; nj += 2) { /* matrices: (n block nj, bytes 0-15), (nj, 16-31), (nj + 1, ...) */
+      const int j = lane >> 3, r = wn * (N / WN) + 8 * nj + (lane & 7) + 8 * (j >> 1), cb = kk * 32 + 16 * (j & 1);
+      if (nj + 1 < NJ) ldsm_x4(&bf[nj][0], b_base + r * KB + cb);
+      else ldsm_x2(&bf[nj][0], b_base + r * KB + cb);
+    }
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+      for (int nj = 0; nj < NJ; ++nj) {
+        int *row0 = acc + (2 * mi) * (2 * NJ) + 2 * nj, *row1 = row0 + 2 * NJ;
+        const uint32_t *a = af[mi], *b = bf[nj];
+        if constexpr (is_same<T, uint4_t>::value)
+          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                       "{%0, %1, %2, %3};\n"
+                       : "+r"(row0[0]), "+r"(row0[1]), "+r"(row1[0]), "+r"(row1[1])
+                       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        else
+          asm volatile("mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                       "{%0, %1, %2, %3};\n"
+                       : "+r"(row0[0]), "+r"(row0[1]), "+r"(row1[0]), "+r"(row1[1])
+                       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+      }
+  }
+}
+
 /* mma.sync with A in registers (16-bit types): A is the fragment [M x K] laid out like a
  * GEMM accumulator of the same warps with K as its columns (fragment_gemm_acc(M, K, WM,
  * 1)); for strip mi and K step kk its 4 registers are the (row h, 8-column block b)

@@ -398,6 +398,9 @@ static void flat_index(Cg *g, StrBuf *sb, const IrBuffer *b, IrExpr *const *idx,
 /* buf[idx] as an lvalue; local.var buffers are plain scalars. */
 static void access(Cg *g, StrBuf *sb, const IrBuffer *b, IrExpr *const *idx, int nidx, int lanes,
                    SrcLoc loc) {
+  if (b->scope == IR_SCOPE_LOCAL && ir_buffer_numel(b) == 0)
+    ts_error(g->c, loc, "'%s' has no elements (T.alloc_local with a zero dimension): it cannot be read or written",
+             b->name);
   sb_append(sb, buf_name(g, b));
   if (b->scope == IR_SCOPE_VAR) return;
   if (lanes > 1 && !g->lane)
@@ -556,10 +559,29 @@ static const IrExpr *address_load(const IrExpr *a) {
   return a->kind == IR_LOAD ? a : NULL;
 }
 
+/* A packed 4-bit element whose flat index is even starts a byte: the last index a multiple of
+ * 2 in a row of even length (every other dimension's stride is a multiple of that length). */
+static bool packed_byte_aligned(const IrExpr *ld) {
+  const IrBuffer *b = ld->u.load.buf;
+  int n = ld->u.load.nidx;
+  int64_t ext;
+  return !b->strides && n == b->ndim && n > 0 && ir_is_const_int(b->shape[n - 1], &ext) && ext % 2 == 0 &&
+         ir_is_multiple(ld->u.load.idx[n - 1], 2);
+}
+
 static void address_of(Cg *g, StrBuf *sb, const IrExpr *ld) {
-  if (packed_mem(ld->u.load.buf))
-    ts_error(g->c, ld->loc, "the address of an element of the 4-bit tensor '%s' (two elements a byte) cannot be taken",
-             ld->u.load.buf->name);
+  const IrBuffer *b = ld->u.load.buf;
+  if (packed_mem(b)) { /* the byte holding elements 2k and 2k + 1 (the 4-bit GEMM's tiles) */
+    if (!packed_byte_aligned(ld)) {
+      ts_error(g->c, ld->loc, "the address of an element of the 4-bit tensor '%s' (two elements a byte) can only be "
+               "taken at an even element of a row of even length", b->name);
+      return;
+    }
+    sb_printf(sb, "(%s + (", buf_name(g, b));
+    flat_index(g, sb, b, ld->u.load.idx, ld->u.load.nidx);
+    sb_append(sb, ") / 2)");
+    return;
+  }
   sb_putc(sb, '&');
   access(g, sb, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, 1, ld->loc);
 }
@@ -995,6 +1017,7 @@ static void alloc(Cg *g, const IrStmt *s) {
   case IR_SCOPE_LOCAL:
   case IR_SCOPE_FRAGMENT: {
     int64_t n = b->local_size > 0 ? b->local_size : numel;
+    if (numel == 0 && b->scope == IR_SCOPE_LOCAL) return; /* T.alloc_local(0, ...): no storage (access() refuses one) */
     if (n <= 0) {
       ts_error(g->c, s->loc, "internal error: register buffer '%s' has no per-thread size", b->name);
       return;

@@ -10,6 +10,7 @@
 const CgDeviceAbi cg_device_abi[IRD_COUNT] = {
     [IRD_CP_ASYNC_COMMIT] = {"ts::cp_async_commit", "", "gemm.cuh"},
     [IRD_CP_ASYNC_WAIT] = {"ts::cp_async_wait", "i", "gemm.cuh"},
+    [IRD_CP_ASYNC_WAIT_GROUP] = {"ts::cp_async_wait", "i", "gemm.cuh"},
     [IRD_CP_ASYNC] = {"ts::cp_async", "i", "gemm.cuh"},
     [IRD_CP_ASYNC_ZFILL] = {"ts::cp_async_zfill", "i", "gemm.cuh"},
     [IRD_CP_ASYNC_MBAR_ARRIVE_NOINC] = {"ts::cp_async_mbar_arrive_noinc", "", "gemm.cuh"},
@@ -22,6 +23,7 @@ const CgDeviceAbi cg_device_abi[IRD_COUNT] = {
     [IRD_FENCE_PROXY_ASYNC] = {"ts::fence_proxy_async", "", "gemm.cuh"},
     [IRD_FENCE_PROXY_ASYNC_SHARED] = {"ts::fence_proxy_async_shared", "", "tma.cuh"},
     [IRD_GEMM_SS_MMA] = {"ts::gemm_ss_mma", "iiiiibbiibt", "gemm.cuh"},
+    [IRD_GEMM_SS_MMA4] = {"ts::gemm_ss_mma4", "iiiiibt", "gemm.cuh"},
     [IRD_GEMM_SS_WGMMA] = {"ts::gemm_ss_wgmma", "iiiiibbiibt", "gemm.cuh"},
     [IRD_GEMM_SS_WGMMA_ISSUE] = {"ts::gemm_ss_wgmma_issue", "iiiiibbiibt", "gemm.cuh"},
     [IRD_GEMM_RS_MMA] = {"ts::gemm_rs_mma", "iiiiibbibt", "gemm.cuh"},

@@ -107,7 +107,8 @@ static Value *t_strided_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin
 }
 
 /* ---- on-chip allocations ------------------------------------------------------------------ */
-/* An on-chip buffer of `scope`: an ALLOC in the current block, every constant dim at least 1. */
+/* An on-chip buffer of `scope`: an ALLOC in the current block, every constant dim at least 1
+ * (0 or more for a local). */
 static IrBuffer *alloc_buffer(Eval *ev, CallArgs *a, const char *what, Value *shape, Value *dtype, IrScope scope) {
   SrcLoc loc = call_loc(a);
   if (!ev_need_kernel(ev, what, loc)) return NULL;
@@ -119,8 +120,11 @@ static IrBuffer *alloc_buffer(Eval *ev, CallArgs *a, const char *what, Value *sh
   const AstNode *shape_node = bi_arg_node(a, 0, "shape");
   char what_dim[64];
   snprintf(what_dim, sizeof what_dim, "%s: dimension", what);
+  /* a register array may be empty (TVM's T.alloc_local(0, ...), kept for code that is only
+   * traced on some configurations); codegen refuses any access to it */
+  int64_t min = scope == IR_SCOPE_LOCAL ? 0 : 1;
   for (int d = 0; d < nd; d++)
-    if (!bi_check_size(ev, sh[d], 1, bi_dim_loc(shape_node, d, nd, loc), what_dim, d)) return NULL;
+    if (!bi_check_size(ev, sh[d], min, bi_dim_loc(shape_node, d, nd, loc), what_dim, d)) return NULL;
   IrBuffer *b = ir_buffer(ev->c, bi_take_name(ev, scope == IR_SCOPE_FRAGMENT ? "frag" : scope == IR_SCOPE_LOCAL ? "local" : "smem"),
                           t, scope, nd, sh, loc);
   bi_declare_buffer(ev, b, loc);

@@ -394,7 +394,8 @@ static IrExpr *cp_async_operand(Eval *ev, Value *v, bool want_shared, const char
  * (4, 8 or 16 bytes: the sizes the instruction moves) from global to shared memory, issued by
  * every thread that runs it; with a predicate, a false one zero-fills the destination.  The
  * copy lands asynchronously: the kernel orders it itself, with T.cp_async_barrier_noinc and an
- * mbarrier wait (thread_sync places no barrier for it). */
+ * mbarrier wait (thread_sync places no barrier for it), or with T.ptx_commit_group and
+ * T.ptx_wait_group (thread_sync places the barrier after the wait). */
 static Value *t_ptx_cp_async(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
@@ -422,19 +423,39 @@ static Value *t_ptx_cp_async(Eval *ev, CallArgs *a, Value **arg, const Builtin *
   return ev->none;
 }
 
-/* T.ptx_commit_group() / T.ptx_wait_group(n): raw cp.async groups.  Refused: a wait only
- * orders the waiting thread's own copies, and thread_sync sees neither T.ptx_cp_async's
- * copies nor these waits as shared-memory accesses, so it cannot place the barrier another
- * thread's read of the data needs; and a wait inside branch code would let thread_sync take
- * the branch for one that synchronizes itself.  Both are reported at the call. */
-static Value *t_ptx_group(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+/* T.ptx_commit_group(): closes the cp.async group of the copies this thread issued since the
+ * last commit (an empty group when none).  T.ptx_wait_group(n): waits until at most n of this
+ * thread's groups are pending.  The wait orders only the thread's own copies: thread_sync
+ * treats it as the point where every T.ptx_cp_async copy of the kernel lands and places the
+ * barrier (block or named) that other threads' reads of that data need after it, unless one
+ * already follows.  A T.Pipelined loop whose body commits groups stays serial
+ * (inject_pipeline): its own group counting would no longer name its stages. */
+static Value *t_ptx_commit_group(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)arg;
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
-  ts_error(ev->c, call_loc(a),
-           "T.%s is not supported: the barrier that makes cp.async data visible to other threads cannot be placed "
-           "soundly for user-managed groups (use T.copy / T.Parallel copies, which thread_sync orders, or T.ptx_cp_async "
-           "with T.cp_async_barrier_noinc and an mbarrier wait)", bi->name);
-  return ev->poison;
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_CP_ASYNC_COMMIT, NULL, 0, NULL, 0, call_loc(a)));
+  return ev->none;
+}
+
+static Value *t_ptx_wait_group(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  Value *v = arg[0];
+  int64_t n;
+  bool known = v && (v->kind == V_INT || v->kind == V_BOOL || (v->kind == V_EXPR && ir_is_const_int(v->u.expr, &n)));
+  if (!known) {
+    if (v && v->kind != V_POISON)
+      ts_error(ev->c, loc, "T.ptx_wait_group: the count must be a compile-time integer (cp.async.wait_group takes an "
+                           "immediate), got %s", ev_type_name(v));
+    return ev->poison;
+  }
+  if (!ev_to_int(ev, v, &n, loc)) return ev->poison;
+  if (n < 0) {
+    ts_error(ev->c, loc, "T.ptx_wait_group(%lld): the count of pending groups cannot be negative", (long long)n);
+    return ev->poison;
+  }
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_CP_ASYNC_WAIT_GROUP, &n, 1, NULL, 0, loc));
+  return ev->none;
 }
 
 /* ---- random numbers and dp4a ------------------------------------------------------------------- */
@@ -590,8 +611,8 @@ static const Builtin scalar_rows[] = {
     {"call_intrin", "dtype, op, *args", bi_kernel_unsupported, 0, 0},
     {"access_ptr", "buffer, access_mask=\"rw\", offset=0, extent=None", t_access_ptr, 0, 0},
     {"ptx_cp_async", "dst, src, num_elems, predicate=None", t_ptx_cp_async, 0, 0},
-    {"ptx_commit_group", "", t_ptx_group, 0, 0},
-    {"ptx_wait_group", "n", t_ptx_group, 0, 0},
+    {"ptx_commit_group", "", t_ptx_commit_group, 0, 0},
+    {"ptx_wait_group", "n", t_ptx_wait_group, 0, 0},
     {"rng_init", "seed, seq=None, off=0, generator=\"curandStatePhilox4_32_10_t\"", t_rng_init, 0, 0},
     {"rng_rand", "", t_rng_rand, 0, 0},
     {"rng_rand_float", "bit=32, dist=\"uniform\"", t_rng_rand, 1, 0},

@@ -269,9 +269,33 @@ static Value *stub_name(Eval *ev, const char *name, const char *module) {
   return v;
 }
 
+/* Older spellings of the same modules: BitBLAS's vendored TVM carried TileLang as `tvm.tl`
+ * (`import tvm.tl.language as T`), and BitBLAS re-exported TileLang's MMA helpers as
+ * `bitblas.tl.*` and its prim_func simplifier as `bitblas.base`.  A name equal to `from`, or
+ * under it, imports the module `to` names (BitBLAS's kernel benchmarks run unchanged). */
+static const struct {
+  const char *from, *to;
+} module_aliases[] = {
+    {"tvm.tl", "tilelang"},
+    {"bitblas.tvm", "tvm"},
+    {"bitblas.tl.utils", "tilelang.intrinsics"},
+    {"bitblas.tl.mma_macro_generator", "tilelang.intrinsics.mma_macro_generator"},
+    {"bitblas.base", "tilelang.transform"},
+};
+
+static const char *unalias(Eval *ev, const char *name) {
+  for (size_t i = 0; i < TS_ARRAY_LEN(module_aliases); i++) {
+    size_t n = strlen(module_aliases[i].from);
+    if (!strncmp(name, module_aliases[i].from, n) && (name[n] == 0 || name[n] == '.'))
+      return arena_printf(ev->a, "%s%s", module_aliases[i].to, name + n);
+  }
+  return name;
+}
+
 /* The module an import of `name` binds (never NULL).  `from_dir`: the folder of the module
  * that imports (siblings are looked for there, then beside the kernel file). */
 Value *ev_import_module(Eval *ev, const char *name, const char *from_dir, SrcLoc loc) {
+  name = unalias(ev, name);
   for (size_t i = 0; i < TS_ARRAY_LEN(native_modules); i++)
     if (!strcmp(native_modules[i].name, name)) return ev_namespace(ev, native_modules[i].mod);
   Value *v = strmap_get(&ev->modules, name);

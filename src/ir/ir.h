@@ -167,6 +167,9 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
 #define IR_DEVICE_OPS(X)                                                                  \
   X(CP_ASYNC_COMMIT, "cp_async_commit", 0, 0, 0)                                          \
   X(CP_ASYNC_WAIT, "cp_async_wait", 0, 1, IRD_SYNC)            /* <pending groups> */     \
+  /* T.ptx_wait_group(n): the user's wait; it orders the issuing thread's own copies only,  \
+   * so thread_sync places the barrier other threads' reads need after it */               \
+  X(CP_ASYNC_WAIT_GROUP, "cp_async_wait_group", 0, 1, 0)       /* <pending groups> */     \
   X(CP_ASYNC, "cp_async", 2, 1, 0)                   /* (&dst, &src) <bytes>: T.ptx_cp_async */ \
   X(CP_ASYNC_ZFILL, "cp_async_zfill", 3, 1, 0)       /* (&dst, &src, pred) <bytes> */          \
   X(CP_ASYNC_MBAR_ARRIVE_NOINC, "cp_async_mbar_arrive_noinc", 1, 0, 0) /* (&mbarrier) */     \
@@ -182,6 +185,8 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
    * trans_b, swizzle_a, swizzle_b, clear, dtype; RS: M, N, K, WM, WN, trans_a,         \
    * trans_b, swizzle_b, clear, dtype; WM/WN count warps (mma) or warpgroups (wgmma) */              \
   X(GEMM_SS_MMA, "gemm_ss_mma", 4, 11, 0)                                                 \
+  /* 4-bit operands (gemm.cuh gemm_ss_mma4): M, N, K, WM, WN, clear, dtype */               \
+  X(GEMM_SS_MMA4, "gemm_ss_mma4", 4, 7, 0)                                                 \
   X(GEMM_SS_WGMMA, "gemm_ss_wgmma", 4, 11, IRD_WGMMA)                                     \
   X(GEMM_SS_WGMMA_ISSUE, "gemm_ss_wgmma_issue", 4, 11, IRD_WGMMA)                         \
   X(GEMM_RS_MMA, "gemm_rs_mma", 4, 10, 0)                                                  \

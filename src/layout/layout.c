@@ -158,6 +158,7 @@ static bool is_fp8(ts_dtype t) { return t == TS_DTYPE_FLOAT8_E4M3 || t == TS_DTY
  *   float16 x float16 -> float32 | float16     bfloat16 x bfloat16 -> float32
  *   float32 x float32 -> float32 (as tf32)      int8 x int8 | uint8 x uint8 -> int32
  *   fp8 (e4m3/e5m2, mixed) -> float32 (| float16 with wgmma); mma.sync needs sm_89+.
+ *   int4 x int4 | uint4 x uint4 -> int32 (mma.sync m16n8k64; wgmma has no 4-bit type).
  * The 8- and 32-bit types exist only K-major (A [M][K], B [N][K]): ldmatrix and wgmma
  * transpose 16-bit elements only.  False with a diagnostic at the T.gemm line. */
 /* A diagnostic at the T.gemm line, unless the caller only asks whether a plan exists. */
@@ -173,7 +174,7 @@ static bool gemm_types_ok(TsCompiler *c, const IrStmt *s, ts_dtype at, ts_dtype 
     ok = at == bt && (ct == TS_DTYPE_FLOAT32 || (at == TS_DTYPE_FLOAT16 && ct == TS_DTYPE_FLOAT16));
   else if (at == TS_DTYPE_FLOAT32)
     ok = bt == at && ct == TS_DTYPE_FLOAT32;
-  else if (at == TS_DTYPE_INT8 || at == TS_DTYPE_UINT8)
+  else if (at == TS_DTYPE_INT8 || at == TS_DTYPE_UINT8 || at == TS_DTYPE_INT4 || at == TS_DTYPE_UINT4)
     ok = bt == at && ct == TS_DTYPE_INT32;
   else if (is_fp8(at)) {
     bool hopper = c->target.sm == 90 && c->target.arch_a;
@@ -188,7 +189,8 @@ static bool gemm_types_ok(TsCompiler *c, const IrStmt *s, ts_dtype at, ts_dtype 
   if (!ok) {
     PLAN_ERROR(c, s->loc,
              "T.gemm: unsupported types %s x %s -> %s%s; supported: float16 x float16 -> float32/float16, "
-             "bfloat16 -> float32, float32 (tf32) -> float32, int8/uint8 -> int32, float8 -> float32 (float16 on sm_90a)",
+             "bfloat16 -> float32, float32 (tf32) -> float32, int8/uint8 -> int32, int4/uint4 -> int32, float8 -> float32 "
+             "(float16 on sm_90a)",
              dtype_name(at), dtype_name(bt), dtype_name(ct), why);
     return false;
   }
@@ -333,14 +335,17 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
     return false;
   }
   int eb = dtype_bytes(at);
-  out->k_inst = 32 / eb;
+  bool packed = dtype_is_packed(at); /* 4-bit: two elements a byte in shared memory */
+  out->k_inst = packed ? 64 : 32 / eb;
   if (ak % out->k_inst) {
     PLAN_ERROR(c, s->loc, "T.gemm: K (%lld) must be a multiple of %lld for %s", (long long)ak, (long long)out->k_inst,
              dtype_name(at));
     return false;
   }
-  out->a_layout = out->a_in_regs ? NULL : layout_swizzled(c, ar, ac, eb);
-  out->b_layout = layout_swizzled(c, br, bc, eb);
+  /* 4-bit tiles stay row-major: their copies write nibbles element by element (ts::st4) at
+   * plain offsets, and gemm_ss_mma4 reads rows of K/2 bytes */
+  out->a_layout = out->a_in_regs || packed ? NULL : layout_swizzled(c, ar, ac, eb);
+  out->b_layout = packed ? NULL : layout_swizzled(c, br, bc, eb);
   /* A layout pinned by T.annotate_layout wins: every swizzle width (and row-major, which
    * only rules out wgmma) tiles the operand, so the GEMM adapts to it, provided it was
    * made for the tile the GEMM reads. */
@@ -349,6 +354,11 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   for (int i = 0; i < 2; i++) {
     Layout *l = ops[i] ? ops[i]->layout : NULL;
     if (!l || !l->pinned) continue;
+    if (packed && l->swizzle) {
+      PLAN_ERROR(c, s->loc, "T.gemm: the %s tile '%s' has a swizzled layout (T.annotate_layout at line %d); 4-bit "
+                            "operands are read row-major", dtype_name(at), ops[i]->name, l->loc.line);
+      return false;
+    }
     if (l->rows != trows[i] || l->cols != tcols[i] || l->elem_bytes != eb) {
       PLAN_ERROR(c, s->loc,
                  "layout conflict for shared buffer '%s': its layout (T.annotate_layout at line %d) is for a %lldx%lld "
@@ -365,10 +375,10 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   /* wgmma: sm_90a only (sm_100 replaced it with tcgen05); warpgroups of 128 threads, 64-row
    * atoms; the instruction reads swizzled shared memory through descriptors. */
   bool a_sw = out->a_layout && out->a_layout->swizzle, b_sw = out->b_layout && out->b_layout->swizzle;
-  /* wgmma reads 8- and 32-bit operands K-major only, and its tf32 and 8-bit A registers are
-   * not the accumulator-shaped fragment the mma.sync paths permute K into: those take
-   * mma.sync (gemm_rs_tf32, gemm_rs_8). */
-  bool wgmma_types = eb == 2 || (!ta && tb && !out->a_in_regs);
+  /* wgmma reads 8- and 32-bit operands K-major only (and no 4-bit ones), and its tf32 and
+   * 8-bit A registers are not the accumulator-shaped fragment the mma.sync paths permute K
+   * into: those take mma.sync (gemm_rs_tf32, gemm_rs_8). */
+  bool wgmma_types = eb == 2 || (!ta && tb && !out->a_in_regs && !packed);
   if (hopper && wgmma_types && nthreads % 128 == 0 && (a_sw || out->a_in_regs) && b_sw) {
     int64_t nwg = nthreads / 128;
     int64_t b_atom = tb ? 0 : layout_atom_cols(out->b_layout); /* MN-major B: atoms along N */

@@ -23,8 +23,8 @@
  * thread finished reading stage (k-1) % S before it is overwritten.
  *
  * Producers are the leading T.copy statements of the body from global to shared memory;
- * a loop whose shared buffers are used outside it, or with fewer than 2 stages, stays a
- * plain serial loop. */
+ * a loop whose shared buffers are used outside it, with fewer than 2 stages, or whose body
+ * commits cp.async groups itself (T.ptx_commit_group), stays a plain serial loop. */
 #include "passes.h"
 
 typedef struct Pipe {
@@ -206,11 +206,24 @@ static IrStmt *mark_async(IrStmt *st) {
   return st;
 }
 
+/* A body that commits cp.async groups itself (T.ptx_commit_group): the pipeline's own
+ * commits would interleave with the user's, and its "wait_group D-1" would no longer mean
+ * "stage k has landed". */
+static void find_user_commit(IrExpr *e, void *ctx) {
+  if (ir_is_device(e, IRD_CP_ASYNC_COMMIT)) *(bool *)ctx = true;
+}
+static bool commits_groups(IrStmt *body) {
+  bool found = false;
+  IrVisitor v = {NULL, find_user_commit, &found};
+  ir_visit(body, &v);
+  return found;
+}
+
 /* Pipelines one loop; returns NULL to keep it as written. */
 static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   TsCompiler *c = p->c;
   int S = s->u.loop.num_stages;
-  if (S < 2) return NULL;
+  if (S < 2 || commits_groups(s->u.loop.body)) return NULL;
   IrStmt *body = s->u.loop.body;
   IrStmt **items = &body;
   int n = 1;

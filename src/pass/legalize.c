@@ -116,15 +116,70 @@ static IrStmt *lower_fill(TsCompiler *c, IrStmt *s) {
   return nest;
 }
 
+/* ---- 4-bit copies by bytes ----------------------------------------------------------------
+ * Element by element, every 4-bit store is a pair of atomics on the word that holds it
+ * (ts::st4: the byte's other nibble may be another thread's).  A copy between two 4-bit
+ * tensors in memory that moves whole bytes of every row — the last dimension's start and
+ * extent even, rows of even length, no strides, layout or remap — is a copy of uint8 views of
+ * both (declared in front of it, aliases of their memory), which later passes vectorize and
+ * pipeline (cp.async) like any byte copy. */
+static bool whole_bytes(const IrRegion *r) {
+  const IrBuffer *b = r->buf;
+  int n = r->ndim;
+  int64_t len, ext;
+  bool mem = b->scope == IR_SCOPE_GLOBAL || b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN;
+  return mem && dtype_is_packed(b->dtype) && !b->strides && !b->layout && !b->remap && n == b->ndim && n > 0 &&
+         ir_is_const_int(b->shape[n - 1], &len) && len % 2 == 0 && ir_is_const_int(r->extent[n - 1], &ext) &&
+         ext % 2 == 0 && ir_is_multiple(r->min[n - 1], 2);
+}
+
+/* The uint8 view of r's buffer and r over it (last dimension halved); *alloc declares the view. */
+static IrRegion byte_region(TsCompiler *c, const IrRegion *r, IrStmt **alloc, SrcLoc loc) {
+  IrBuffer *b = r->buf;
+  int n = b->ndim;
+  int64_t len, ext;
+  ir_is_const_int(b->shape[n - 1], &len);
+  ir_is_const_int(r->extent[n - 1], &ext);
+  IrExpr **shape = ARENA_ARRAY(c->arena, IrExpr *, n);
+  for (int k = 0; k < n; k++) shape[k] = k < n - 1 ? b->shape[k] : ir_i32(c, len / 2);
+  IrBuffer *v = ir_buffer(c, arena_printf(c->arena, "%s_bytes", b->name), TS_DTYPE_UINT8, b->scope, n, shape, loc);
+  v->alias_of = b->alias_of ? b->alias_of : b;
+  if (b->scope == IR_SCOPE_GLOBAL) v->param_index = -1;
+  IrRegion out = *r;
+  out.buf = v;
+  out.min = ARENA_ARRAY(c->arena, IrExpr *, n);
+  out.extent = ARENA_ARRAY(c->arena, IrExpr *, n);
+  for (int k = 0; k < n; k++) {
+    out.min[k] = k < n - 1 ? r->min[k] : ir_simplify(c, ir_binary(c, IR_FLOORDIV, r->min[k], ir_i32(c, 2), loc));
+    out.extent[k] = k < n - 1 ? r->extent[k] : ir_i32(c, ext / 2);
+  }
+  *alloc = ir_stmt(c, IR_S_ALLOC, loc);
+  (*alloc)->u.alloc.buf = v;
+  return out;
+}
+
+static IrStmt *lower_copy(TsCompiler *c, IrStmt *s) {
+  const IrRegion *src = &s->u.copy.src, *dst = &s->u.copy.dst;
+  IrStmt *allocs[2] = {NULL, NULL};
+  IrRegion sb, db;
+  if (src->buf->dtype == dst->buf->dtype && whole_bytes(src) && whole_bytes(dst)) {
+    sb = byte_region(c, src, &allocs[0], s->loc);
+    db = byte_region(c, dst, &allocs[1], s->loc);
+    src = &sb;
+    dst = &db;
+  }
+  IrStmt *r = lower_copy_like(c, src, dst, false, IR_ATOMIC_ADD, s->loc);
+  if (r && s->u.copy.async_ && r->kind == IR_S_FOR) r->u.loop.async_copy = true;
+  if (!r || !allocs[0]) return r;
+  return ir_seq(c, (IrStmt *[]){allocs[0], allocs[1], r}, 3, s->loc);
+}
+
 static IrStmt *legalize_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   if (!s) return NULL;
   switch (s->kind) {
-    case IR_S_COPY: {
+    case IR_S_COPY:
       if (s->u.copy.barrier) return s; /* T.tma_copy: lower_tile_ops (tma_copy.c) */
-      IrStmt *r = lower_copy_like(c, &s->u.copy.src, &s->u.copy.dst, false, IR_ATOMIC_ADD, s->loc);
-      if (r && s->u.copy.async_ && r->kind == IR_S_FOR) r->u.loop.async_copy = true;
-      return r;
-    }
+      return lower_copy(c, s);
     case IR_S_FILL: return lower_fill(c, s);
     case IR_S_ATOMIC:
       if (s->u.atomic.tile) return lower_copy_like(c, &s->u.atomic.src, &s->u.atomic.dst, true, s->u.atomic.op, s->loc);

@@ -1081,6 +1081,11 @@ static IrStmt *lower_gemm(Lower *lw, IrStmt *s) {
     IrDeviceOp op = !wg ? IRD_GEMM_RS_MMA : issue ? IRD_GEMM_RS_WGMMA_ISSUE : IRD_GEMM_RS_WGMMA;
     return ir_device_stmt(c, op, attrs, 10, args, 4, s->loc);
   }
+  if (dtype_is_packed(A->buf->dtype)) { /* 4-bit: K-major row-major byte tiles (layout.c), mma.sync */
+    int64_t attrs4[7] = {p.m, p.n, p.k, p.wm, p.wn, clear, ty};
+    IrExpr *args[4] = {region_ptr(lw, A, s->loc), region_ptr(lw, B, s->loc), cptr, lw->tid};
+    return ir_device_stmt(c, IRD_GEMM_SS_MMA4, attrs4, 7, args, 4, s->loc);
+  }
   int64_t attrs[11] = {p.m, p.n, p.k, wg ? p.wm / 4 : p.wm, p.wn, ta, tb, swa, swb, clear, ty};
   IrDeviceOp op = !wg ? IRD_GEMM_SS_MMA : issue ? IRD_GEMM_SS_WGMMA_ISSUE : IRD_GEMM_SS_WGMMA;
   IrExpr *args[4] = {region_ptr(lw, A, s->loc), region_ptr(lw, B, s->loc), cptr, lw->tid};

@@ -58,14 +58,6 @@ static void plan_stmt(TsCompiler *c, IrStmt *s, int64_t nthreads, int64_t lo) {
              c->target.sm, c->target.arch_a ? "a" : "");
     return;
   }
-  /* 4-bit operands would take the tensor cores' s4/u4 path (mma.sync m16n8k64, two elements a
-   * byte in shared memory and in the registers ldmatrix fills); no plan covers it yet. */
-  ts_dtype ta = s->u.gemm.a.buf->dtype, tb = s->u.gemm.b.buf->dtype;
-  if (dtype_is_packed(ta) || dtype_is_packed(tb) || dtype_is_packed(s->u.gemm.c.buf->dtype)) {
-    ts_error(c, s->loc, "T.gemm on %s operands is not supported yet (4-bit tensor-core GEMM, mma.sync m16n8k64 "
-             ".s4/.u4); convert the tiles to int8 or float16 first", dtype_name(dtype_is_packed(ta) ? ta : tb));
-    return;
-  }
   GemmPlan *p = ARENA_NEW(c->arena, GemmPlan);
   if (!gemm_plan(c, s, nthreads, p)) return; /* diagnosed at the statement */
   if (explicit_wgmma && p->path != GEMM_WGMMA) {

@@ -39,6 +39,8 @@
  * each the else of the one before: they run at once on disjoint threads, ordered only by the
  * user's mbarriers, so the chain is one access from outside and no barrier goes between them.
  *
+ * Hand-issued cp.async (T.ptx_cp_async) in a function that waits with T.ptx_wait_group is
+ * tracked as a write when issued (WAR) and when a wait lands it (RAW): see summ_user_groups.
  * Barriers after a T.thread_return are checked by thread_return.c. */
 #include "passes.h"
 
@@ -56,6 +58,10 @@ typedef struct Access {
 typedef struct SyncState {
   PtrVec reads, writes; /* IrBuffer* */
   PtrVec racc, wacc;    /* Access* of those buffers */
+  /* User cp.async groups (summ_user_groups): a copy's issue is a write for WAR only (a
+   * statement's own `issues`, never a pending access), a T.ptx_wait_group a write for RAW
+   * only (`lands`: what later reads must see, no WAR check at the wait). */
+  PtrVec issues, iacc, lands, lacc;
 } SyncState;
 
 typedef struct Sync {
@@ -74,6 +80,8 @@ typedef struct Sync {
   PtrVec redefined; /* IrVar* bound by more than one LET or FOR: an index naming one is not compared */
   bool in_nest;     /* inside a lowered T.Parallel nest (IrStmt.iter_owned): see check_divergent */
   PtrVec let_vars, let_vals; /* each LET's variable and value (block_uniform_value) */
+  bool user_groups; /* the function waits with T.ptx_wait_group: see summ_user_groups */
+  PtrVec landed;    /* const IrBuffer*: the shared destinations of its T.ptx_cp_async copies */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -127,8 +135,11 @@ typedef struct Summ {
   SyncState *st;
   const PtrVec *ignore;
   PtrVec opaque; /* LOAD nodes whose address a call takes: it may touch more than that element */
+  const PtrVec *landed; /* user cp.async groups (Sync.landed): their copies' destinations, else NULL */
+  PtrVec copied;        /* the &dst LOADs of those copies: written (summ_user_groups), not read */
 } Summ;
-static void summ_add(Summ *s, bool write, const IrBuffer *b, IrExpr **idx, int nidx, int lanes) {
+enum { ACC_READ, ACC_WRITE, ACC_ISSUE, ACC_LAND };
+static void summ_add(Summ *s, int how, const IrBuffer *b, IrExpr **idx, int nidx, int lanes) {
   const IrBuffer *m = memory_of(b);
   if (vec_has(s->ignore, m)) return;
   Access *a = ARENA_NEW(s->c->arena, Access);
@@ -138,8 +149,11 @@ static void summ_add(Summ *s, bool write, const IrBuffer *b, IrExpr **idx, int n
     a->nidx = nidx;
     a->lanes = lanes;
   }
-  if (write) add_access(s->c, &s->st->writes, &s->st->wacc, a);
-  else add_access(s->c, &s->st->reads, &s->st->racc, a);
+  SyncState *st = s->st;
+  if (how == ACC_WRITE) add_access(s->c, &st->writes, &st->wacc, a);
+  else if (how == ACC_READ) add_access(s->c, &st->reads, &st->racc, a);
+  else if (how == ACC_ISSUE) add_access(s->c, &st->issues, &st->iacc, a);
+  else add_access(s->c, &st->lands, &st->lacc, a);
 }
 /* The LOADs under a call's arguments (not inside their indices) are pointers it may use. */
 static void mark_opaque(Summ *s, IrExpr *e) {
@@ -153,28 +167,58 @@ static void mark_opaque(Summ *s, IrExpr *e) {
   else if (e->kind != IR_INT && e->kind != IR_FLOAT && e->kind != IR_STR && e->kind != IR_VAR)
     for (int i = 0; i < ir_expr_nops[e->kind]; i++) mark_opaque(s, e->u.ops[i]);
 }
+static const IrBuffer *cp_async_dst(const IrExpr *e, const IrExpr **load);
 static void summ_expr(IrExpr *e, void *ctx) {
   Summ *s = ctx;
   if (e->kind == IR_CALL && !(ir_intrin_info[e->u.call.op].flags & IRI_PURE))
     for (int i = 0; i < e->u.call.nargs; i++) mark_opaque(s, e->u.call.args[i]);
+  const IrExpr *dst_load;
+  if (s->landed && e->kind == IR_CALL && cp_async_dst(e, &dst_load)) vec_push(s->c->arena, &s->copied, (void *)dst_load);
+  if (e->kind == IR_LOAD && vec_has(&s->copied, e)) return;
   if (e->kind == IR_LOAD && is_shared(e->u.load.buf)) {
     bool whole = vec_has(&s->opaque, e);
-    summ_add(s, false, e->u.load.buf, whole ? NULL : e->u.load.idx, e->u.load.nidx, e->lanes);
+    summ_add(s, ACC_READ, e->u.load.buf, whole ? NULL : e->u.load.idx, e->u.load.nidx, e->lanes);
   }
   if (e->kind == IR_CALL && (e->u.call.op == IRI_ATOMIC_ADD || e->u.call.op == IRI_ATOMIC_MAX ||
                              e->u.call.op == IRI_ATOMIC_MIN || e->u.call.op == IRI_ATOMIC_ADD_X) &&
       e->u.call.nargs > 0) {
     IrExpr *a = e->u.call.args[0];
     if (a->kind == IR_CALL && a->u.call.nargs == 1) a = a->u.call.args[0];
-    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) summ_add(s, true, a->u.load.buf, NULL, 0, 1);
+    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) summ_add(s, ACC_WRITE, a->u.load.buf, NULL, 0, 1);
   }
 }
+/* The shared buffer a T.ptx_cp_async copy writes (its &dst operand; *load: that LOAD), or NULL. */
+static const IrBuffer *cp_async_dst(const IrExpr *e, const IrExpr **load) {
+  if (!(ir_is_device(e, IRD_CP_ASYNC) || ir_is_device(e, IRD_CP_ASYNC_ZFILL)) || e->u.call.nargs < 1) return NULL;
+  const IrExpr *a = e->u.call.args[0];
+  if (a->kind == IR_CALL && a->u.call.op == IRI_ADDRESS_OF && a->u.call.nargs == 1) a = a->u.call.args[0];
+  if (load) *load = a;
+  return a->kind == IR_LOAD && is_shared(a->u.load.buf) ? a->u.load.buf : NULL;
+}
+
+/* User cp.async groups (T.ptx_commit_group / T.ptx_wait_group).  A copy writes its
+ * destination at some time between its issue and the wait that covers it.  So the issue is a
+ * write for WAR only (every thread still reading the old contents must be done before it),
+ * and every T.ptx_wait_group a write of every copy destination of the function, any element,
+ * for RAW only: the data is in the waiting thread's view there, and another thread's later
+ * read needs a barrier after the wait — one before the wait orders nothing, __syncthreads
+ * does not wait for copies in flight.  A barrier already following the wait clears the state
+ * as usual, so none is doubled. */
+static void summ_user_groups(Summ *s, IrExpr *e) {
+  if (!s->landed || e->kind != IR_CALL || e->u.call.op != IRI_DEVICE) return;
+  const IrBuffer *dst = cp_async_dst(e, NULL);
+  if (dst) summ_add(s, ACC_ISSUE, dst, NULL, 0, 1);
+  if (ir_is_device(e, IRD_CP_ASYNC_WAIT_GROUP))
+    for (int i = 0; i < s->landed->len; i++) summ_add(s, ACC_LAND, s->landed->items[i], NULL, 0, 1);
+}
+
 static void summ_stmt(IrStmt *st, void *ctx) {
   Summ *s = ctx;
+  if (st->kind == IR_S_EVAL) summ_user_groups(s, st->u.eval.value);
   /* cp.async stores (inject_pipeline) complete later; the pipeline places its own
    * wait + barrier before their stage is read, so they are not tracked here. */
   if (st->kind == IR_S_STORE && is_shared(st->u.store.buf) && !st->u.store.async_)
-    summ_add(s, true, st->u.store.buf, st->u.store.idx, st->u.store.nidx, st->u.store.lanes);
+    summ_add(s, ACC_WRITE, st->u.store.buf, st->u.store.idx, st->u.store.nidx, st->u.store.lanes);
 }
 
 /* The variables bound (FOR, LET) inside s: outside s, or in another iteration of a loop s, an
@@ -205,18 +249,20 @@ static void strip_list(TsCompiler *c, PtrVec *acc, const PtrVec *vars) {
 }
 /* Makes the indices of st that name a variable bound inside s unknown (NULL: any value). */
 static void strip_bound(TsCompiler *c, SyncState *st, IrStmt *s) {
-  if (!st->racc.len && !st->wacc.len) return;
+  if (!st->racc.len && !st->wacc.len && !st->iacc.len && !st->lacc.len) return;
   Bound b = {c, {0}};
   IrVisitor v = {bound_stmt, NULL, &b};
   ir_visit(s, &v);
   if (!b.vars.len) return;
   strip_list(c, &st->racc, &b.vars);
   strip_list(c, &st->wacc, &b.vars);
+  strip_list(c, &st->iacc, &b.vars);
+  strip_list(c, &st->lacc, &b.vars);
 }
 
 static SyncState summarize(const Sync *sy, IrStmt *s) {
   SyncState st = {0};
-  Summ sm = {sy->c, &st, &sy->private_, {0}};
+  Summ sm = {sy->c, &st, &sy->private_, {0}, sy->user_groups ? &sy->landed : NULL, {0}};
   IrVisitor v = {summ_stmt, summ_expr, &sm};
   ir_visit(s, &v);
   strip_bound(sy->c, &st, s);
@@ -225,7 +271,7 @@ static SyncState summarize(const Sync *sy, IrStmt *s) {
 /* The shared-memory reads of a loop's bounds (evaluated once, before the loop). */
 static SyncState summarize_bounds(const Sync *sy, IrStmt *loop) {
   SyncState st = {0};
-  Summ sm = {sy->c, &st, &sy->private_, {0}};
+  Summ sm = {sy->c, &st, &sy->private_, {0}, NULL, {0}};
   IrVisitor v = {summ_stmt, summ_expr, &sm};
   ir_visit_expr(loop->u.loop.min, &v);
   ir_visit_expr(loop->u.loop.extent, &v);
@@ -429,8 +475,15 @@ static void merge_into(TsCompiler *c, SyncState *dst, const SyncState *src) {
     if (!vec_has(&dst->racc, src->racc.items[i])) add_access(c, &dst->reads, &dst->racc, src->racc.items[i]);
   for (int i = 0; i < src->wacc.len; i++)
     if (!vec_has(&dst->wacc, src->wacc.items[i])) add_access(c, &dst->writes, &dst->wacc, src->wacc.items[i]);
+  for (int i = 0; i < src->iacc.len; i++)
+    if (!vec_has(&dst->iacc, src->iacc.items[i])) add_access(c, &dst->issues, &dst->iacc, src->iacc.items[i]);
+  for (int i = 0; i < src->lacc.len; i++)
+    if (!vec_has(&dst->lacc, src->lacc.items[i])) add_access(c, &dst->lands, &dst->lacc, src->lacc.items[i]);
 }
-static void clear_state(SyncState *st) { st->reads.len = st->writes.len = st->racc.len = st->wacc.len = 0; }
+static void clear_state(SyncState *st) {
+  st->reads.len = st->writes.len = st->racc.len = st->wacc.len = 0;
+  st->issues.len = st->iacc.len = st->lands.len = st->lacc.len = 0;
+}
 
 /* Provably different elements.  Two indices name different elements in every pair of threads
  * when they are different constants, or the same expression x combined with different
@@ -529,7 +582,9 @@ static bool conflict(const Sync *sy, const PtrVec *mine, const PtrVec *macc, con
  * of the same buffer is not ordered: threads of a tile op write disjoint elements. */
 static bool hazard(const Sync *sy, const SyncState *st, const SyncState *me) {
   return conflict(sy, &me->reads, &me->racc, &st->writes, &st->wacc) ||
-         conflict(sy, &me->writes, &me->wacc, &st->reads, &st->racc);
+         conflict(sy, &me->writes, &me->wacc, &st->reads, &st->racc) ||
+         conflict(sy, &me->reads, &me->racc, &st->lands, &st->lacc) ||   /* copies landed at a wait */
+         conflict(sy, &me->issues, &me->iacc, &st->reads, &st->racc);    /* a copy issued over read data */
 }
 
 static IrStmt *sync_stmt(Sync *sy, IrStmt *s, SyncState *st);
@@ -750,7 +805,7 @@ static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st) {
     case IR_S_FOR:
       if (!thread_dependent(sy, s->u.loop.min) && !thread_dependent(sy, s->u.loop.extent)) {
         SyncState body = summarize(sy, s->u.loop.body), bounds = summarize_bounds(sy, s);
-        if (!body.reads.len && !body.writes.len && !bounds.reads.len) return s;
+        if (!body.reads.len && !body.writes.len && !body.issues.len && !body.lands.len && !bounds.reads.len) return s;
         /* A conflict with what precedes the loop is resolved once, in front of it. */
         IrStmt *pre = NULL;
         if (hazard(sy, st, &body) || hazard(sy, st, &bounds)) {
@@ -850,8 +905,18 @@ static void def_stmt(IrStmt *s, void *ctx) {
   }
 }
 
+/* The T.ptx_wait_group statements and T.ptx_cp_async destinations of a function. */
+static void find_user_groups(IrExpr *e, void *ctx) {
+  Sync *sy = ctx;
+  if (ir_is_device(e, IRD_CP_ASYNC_WAIT_GROUP)) sy->user_groups = true;
+  const IrBuffer *dst = cp_async_dst(e, NULL);
+  if (dst) add(sy->c, &sy->landed, (void *)memory_of(dst));
+}
+
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}, false, {0}};
+  IrVisitor gv = {NULL, find_user_groups, &sy};
+  ir_visit(f->body, &gv);
   Defs defs = {c, {0}, {0}, {0}, {0}};
   IrVisitor dv = {def_stmt, NULL, &defs};
   ir_visit(f->body, &dv);

@@ -1,8 +1,9 @@
 # 4-bit dtypes (T.int4, T.uint4, T.float4_e2m1fn): two elements a byte in global and shared
 # memory (declared as their bytes, read with ts::ld4 and written with ts::st4, element by
 # element: no vectors, cp.async or TMA), one a byte in registers (ts::int4_t ...); stores to
-# a float4_e2m1fn buffer convert (round to nearest even, saturating at +-6).  Shared bytes:
-# 64 x 64 int4 take 2048 bytes.
+# a float4_e2m1fn buffer convert (round to nearest even, saturating at +-6).  A T.copy of
+# whole bytes between two 4-bit tensors in memory (A -> A_s) copies uint8 views of them
+# (legalize), vectorized.  Shared bytes: 64 x 64 int4 take 2048 bytes.
 # tilescale-test: -k int4_copy
 # tilescale-dump: merge_shared_memory
 import tilelang

@@ -252,6 +252,64 @@ def ptx_cp_async_rows(ctx, N):
     check("ptx_cp_async rows N=%d" % N, b, ref, 0, 0)
 
 
+def ptx_wait_group_rows(ctx, N):
+    """tests/codegen/ptx_wait_group.py: double-buffered T.ptx_cp_async with T.ptx_commit_group /
+    T.ptx_wait_group(1); each thread sums its neighbour's row of every tile, so a barrier missing
+    after the wait (or before a stage is overwritten) shows as stale rows."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/ptx_wait_group.py")).compile("rows_groups", N=N)
+    a = torch.randn(N, 64, dtype=torch.float16, device="cuda")
+    b = torch.full((128, 64), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, b)
+    nbr = (torch.arange(128, device="cuda") + 1) % 128
+    ref = a.double().reshape(N // 128, 128, 64)[:, nbr].sum(0)
+    check("ptx_wait_group rows N=%d" % N, b, ref, 1e-3, 1e-3)
+
+
+def minference_vs(ctx, corpus, heads, seq_len, vertical_size, slash_size, seed):
+    """minference/example_vertical_slash_sparse_attn.py: slash blocks through TMA in a producer
+    warpgroup, then vertical columns prefetched by the consumers with T.ptx_commit_group /
+    T.ptx_wait_group; against attention over the same key rows in float64 (random valid
+    block offsets and column lists, some rows with no columns)."""
+    dim, bm = 64, 64
+    kern = ctx.load(os.path.join(corpus, "minference/example_vertical_slash_sparse_attn.py")).compile(
+        "_tl_vs_sparse_flashattn", batch=1, heads=heads, seq_len=seq_len, dim=dim, vertical_size=vertical_size,
+        slash_size=slash_size)
+    nb = seq_len // bm
+    gen = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(1, heads, seq_len, dim, dtype=torch.float16, device="cuda") for _ in range(3))
+    bc = torch.zeros(1, heads, nb, dtype=torch.int32)
+    bo = torch.zeros(1, heads, nb, slash_size, dtype=torch.int32)
+    cc = torch.zeros(1, heads, nb, dtype=torch.int32)
+    ci = torch.zeros(1, heads, nb, vertical_size, dtype=torch.int32)
+    for h in range(heads):
+        for bx in range(nb):
+            blocks = torch.randperm(bx, generator=gen)[:slash_size - 1].tolist() + [bx]  # the diagonal block always
+            bc[0, h, bx] = len(blocks)
+            bo[0, h, bx, :len(blocks)] = torch.tensor(blocks, dtype=torch.int32) * bm
+            ncol = int(torch.randint(0, min(vertical_size, (bx + 1) * bm) + 1, (1,), generator=gen))
+            cc[0, h, bx] = ncol
+            ci[0, h, bx, :ncol] = torch.randperm((bx + 1) * bm, generator=gen)[:ncol].sort().values.to(torch.int32)
+    out = kern(q, k, v, bc.cuda(), bo.cuda(), cc.cuda(), ci.cuda())
+    ref = torch.empty(1, heads, seq_len, dim, dtype=torch.float64)
+    qd, kd, vd = q.double().cpu(), k.double().cpu(), v.double().cpu()
+    rows = torch.arange(bm)
+    for h in range(heads):
+        for bx in range(nb):
+            keys, masks = [], []
+            for kk in bo[0, h, bx, :int(bc[0, h, bx])].tolist():
+                keys.append(torch.arange(kk, kk + bm))
+                masks.append(bx * bm + rows[:, None] >= kk + rows[None, :])
+            ncol = int(cc[0, h, bx])
+            keys.append(ci[0, h, bx, :ncol].long())
+            masks.append(torch.ones(bm, ncol, dtype=torch.bool))
+            idx, mask = torch.cat(keys), torch.cat(masks, 1)
+            s = qd[0, h, bx * bm:(bx + 1) * bm] @ kd[0, h, idx].T * dim ** -0.5
+            p = torch.softmax(s.masked_fill(~mask, float("-inf")), -1)
+            ref[0, h, bx * bm:(bx + 1) * bm] = p @ vd[0, h, idx]
+    check("minference vertical+slash H=%d S=%d V=%d slash=%d" % (heads, seq_len, vertical_size, slash_size),
+          out, ref.cuda(), 2e-2, 2e-2)
+
+
 def thread_return_exit(ctx, N, flag):
     """tests/codegen/thread_return.py: threads 64..127 return early unless flag[0] == 1; the
     others sum four shared and four global neighbours.  Returned threads leave B untouched."""
@@ -714,6 +772,54 @@ def bitnet_prefill(ctx, corpus, M, N, K):
         "PASS" if ok else "FAIL", M, N, K, int((c.cpu().long() != want).sum()), c.numel()))
 
 
+def bitnet_int8xint8(ctx, corpus, M, N, K):
+    """bitnet-1.58b/kernel_benchmark/tl_int8xint8.py tl_matmul: BitBLAS's spellings (tvm.tl.language,
+    bitblas.tl.*, thread_bindings=) over TileLang's MMA emitter, int8 x int8 -> int32, against
+    torch's int64 matmul."""
+    k = ctx.load(os.path.join(corpus, "bitnet-1.58b/kernel_benchmark/tl_int8xint8.py")).compile(
+        "tl_matmul", M=M, N=N, K=K, in_dtype="int8", out_dtype="int32", accum_dtype="int32")
+    a = torch.randint(-128, 128, (M, K), dtype=torch.int8, device="cuda")
+    b = torch.randint(-128, 128, (N, K), dtype=torch.int8, device="cuda")
+    c = torch.full((M, N), -12345, dtype=torch.int32, device="cuda")
+    k(a, b, c)
+    ref = a.long().cpu() @ b.long().cpu().T
+    check("bitnet tl_int8xint8 %dx%dx%d" % (M, N, K), c.cpu(), ref.to(torch.int32), 0, 0)
+
+
+def ladder_lop3_pack(codes):
+    """(N, K) 4-bit codes -> the (N/16, K/16, 16, 8) int8 tensor a TensorCoreIntrinEmitterWithLadderTransform
+    kernel (transform_kind_b=3) reads with decode_i4u_to_f16, written from that contract: in each
+    16 x 16 tile, lane l (g = l // 4, t = l % 4) owns bytes [4l, 4l + 4), one 32-bit word whose
+    value v (0..7, the mma B registers' order: n = g + 8 (v // 4), k = 2t + v % 2 + 8 ((v // 2) % 2))
+    sits in nibble v // 2 (v even) or v // 2 + 4 (v odd), as decode_i4u_to_f16 reads them."""
+    N, K = codes.shape
+    tiles = codes.to(torch.int32).reshape(N // 16, 16, K // 16, 16).permute(0, 2, 1, 3)
+    lane = torch.arange(32, device=codes.device)
+    g, t = lane // 4, lane % 4
+    nib = torch.zeros(N // 16, K // 16, 32, 8, dtype=torch.int32, device=codes.device)
+    for v in range(8):
+        p = v // 2 if v % 2 == 0 else v // 2 + 4
+        nib[:, :, :, p] = tiles[:, :, g + 8 * (v // 4), 2 * t + v % 2 + 8 * ((v // 2) % 2)]
+    packed = nib[..., 0::2] | (nib[..., 1::2] << 4)
+    return packed.reshape(N // 16, K // 16, 16, 8).to(torch.uint8).view(torch.int8)
+
+
+def dequant_ladder_gemm(ctx, corpus, M, N, K):
+    """dequantize_gemm/example_dequant_gemm_fine_grained.py tl_matmul_with_ladder_..._int4: B as
+    unsigned 4-bit weights in the Ladder layout (transform_kind_b=3: plain per-lane loads of each
+    tile, no ldmatrix) decoded by the prelude's decode_i4u_to_f16, float16 accumulators; against
+    float64 A @ B^T (a float16 sum rounds once per 16-deep mma: the tolerance allows for it)."""
+    k = ctx.load(os.path.join(corpus, "dequantize_gemm/example_dequant_gemm_fine_grained.py")).compile(
+        "tl_matmul_with_ladder_weight_only_transform_block_reduce_int4", M=M, N=N, K=K, in_dtype="float16",
+        out_dtype="float16", accum_dtype="float16", transform_b=3)
+    a = torch.rand(M, K, dtype=torch.float16, device="cuda")
+    codes = torch.randint(0, 16, (N, K), dtype=torch.uint8, device="cuda")
+    c = torch.full((M, N), float("nan"), dtype=torch.float16, device="cuda")
+    k(a, ladder_lop3_pack(codes), c)
+    ref = a.double() @ codes.double().T
+    check("dequant Ladder int4 GEMM %dx%dx%d" % (M, N, K), c, ref, 2.0, 2e-2)
+
+
 def fp4_to_f16(qb):
     """Two s1e2m1 values a byte, the low nibble first, as float16 bit patterns (exponent bias 14,
     no subnormals): the conversion of the dequantize GEMM files, written here from its bits."""
@@ -835,6 +941,23 @@ def packed4(ctx):
     s = torch.full((16,), -1, dtype=torch.int32, device="cuda")
     prog.compile("uint4_sum")(u, s)
     check("uint4 row sums", s, nibbles(u, False).sum(-1).to(torch.int32), 0, 0)
+
+
+def int4_gemm(ctx, prog_path, func, M, N, K, signed, **params):
+    """T.gemm on int4 / uint4 tiles (mma.sync m16n8k64 on packed bytes, ts::gemm_ss_mma4) against
+    torch's int64 matmul of the unpacked values; A and B are packed two a byte, element 2k in
+    the low nibble, as torch packs them (the corpus file's pack_int4)."""
+    k = ctx.load(prog_path).compile(func, M=M, N=N, K=K, **params)
+    a = torch.randint(0, 256, (M, K // 2), dtype=torch.uint8, device="cuda")
+    b = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, device="cuda")
+    c = torch.full((M, N), -12345, dtype=torch.int32, device="cuda")
+    if signed:
+        k(a.view(torch.int8), b.view(torch.int8), c)
+    else:
+        k(a, b, c)
+    ref = nibbles(a, signed).long().cpu() @ nibbles(b, signed).long().cpu().T
+    check("%s %s GEMM %dx%dx%d" % (os.path.basename(prog_path), "int4" if signed else "uint4", M, N, K), c.cpu(),
+          ref.to(torch.int32), 0, 0)
 
 
 def fp4_act_quant(ctx, corpus, M, N):
@@ -1385,6 +1508,10 @@ def main():
         lambda: chunk_cumsum(ctx, corpus, 2, 1024, 4, 64, False, True, True),
         lambda: chunk_cumsum(ctx, corpus, 1, 512, 3, 32, False, False, True, 128),
         lambda: ptx_cp_async_rows(ctx, 512),
+        lambda: ptx_wait_group_rows(ctx, 512),
+        lambda: ptx_wait_group_rows(ctx, 128),  # the loop's prefetch never runs
+        lambda: minference_vs(ctx, corpus, 2, 512, 200, 8, 0),
+        lambda: minference_vs(ctx, corpus, 1, 1024, 1000, 200, 1),  # the manifest's vertical/slash sizes
         lambda: thread_return_exit(ctx, 1024, 0),
         lambda: safe_memory_rows(ctx, 64, 1000),
         lambda: clean_and_maintain_logits(ctx, corpus, 300, 5000),
@@ -1437,11 +1564,21 @@ def main():
         lambda: gemm_persistent(ctx, corpus, 4096, 1024, 2048, True),  # 128 tiles: 4 blocks idle
         lambda: fragment_divided(ctx),
         lambda: packed4(ctx),
+        lambda: int4_gemm(ctx, os.path.join(corpus, "gemm_int4/example_tilelang_gemm_int4.py"), "matmul_nt_int4",
+                          1024, 1024, 1024, True, block_M=128, block_N=128, block_K=64, threads=128),  # the manifest's row
+        lambda: int4_gemm(ctx, os.path.join(corpus, "gemm_int4/example_tilelang_gemm_int4.py"), "matmul_nt_int4",
+                          256, 384, 512, True, block_M=128, block_N=128, block_K=64, threads=128),
+        lambda: int4_gemm(ctx, os.path.join(ROOT, "tests/codegen/gemm_int4.py"), "gemm_int4", 192, 128, 512, True,
+                          dtype="int4"),  # M not a multiple of block_M: guarded copies and stores
+        lambda: int4_gemm(ctx, os.path.join(ROOT, "tests/codegen/gemm_int4.py"), "gemm_int4", 256, 192, 256, False,
+                          dtype="uint4"),
         lambda: fp4_act_quant(ctx, corpus, 256, 1024),  # the file's test size
         lambda: fp4_act_quant(ctx, corpus, 100, 512),
         lambda: grouped_gemm_ptr(ctx, corpus, [16, 33, 64], 128, 96, 32, 32, 32, 128),  # the file's test
         lambda: grouped_gemm_ptr(ctx, corpus, [64, 128, 256], 4096, 4096, 64, 128, 64, 256),  # the manifest's row
         lambda: dequant_convert(ctx, corpus),
+        lambda: dequant_ladder_gemm(ctx, corpus, 256, 1024, 512),  # the manifest's row
+        lambda: dequant_ladder_gemm(ctx, corpus, 128, 256, 256),
         lambda: dequant_fp4_matmul(ctx, corpus, 256, 256, 256),  # the file's main()
         lambda: dequant_fp4_matmul(ctx, corpus, 256, 512, 1024),
         lambda: gemm_rs_warps_n(ctx, 32, 64, 64, 128, "float16", False),
@@ -1510,6 +1647,8 @@ def main():
         lambda: gemm_sp_codegen(ctx, corpus, 256, 192, 512, torch.bfloat16, True, 96),
         lambda: gemm_sp_codegen(ctx, corpus, 128, 128, 256, torch.float16, True, 64),
         lambda: gemm_sp_codegen(ctx, corpus, 128, 128, 256, torch.bfloat16, False, 64),
+        lambda: bitnet_int8xint8(ctx, corpus, 256, 256, 256),
+        lambda: bitnet_int8xint8(ctx, corpus, 512, 256, 1024),
     ]
     for run in cases:
         try:

@@ -84,7 +84,11 @@ class TensorCoreIntrinEmitter:
         self.mma_prefix = "m16n8k" + str(self.micro_size_k)
 
     # ---- which warp and lane run ---------------------------------------------------------------
-    def get_thread_binding(self):
+    def get_thread_binding(self, thread_bindings=None):
+        """The thread index: BitBLAS's emitter takes it per call (thread_bindings=, the value of
+        T.thread_binding(0, threads, "threadIdx.x")), TileLang's from the constructor."""
+        if thread_bindings is not None:
+            return thread_bindings
         if self.thread_var is None:
             return T.get_thread_binding()
         return self.thread_var
@@ -104,9 +108,9 @@ class TensorCoreIntrinEmitter:
         return lane, warp_m, warp_n
 
     # ---- shared memory -> registers ------------------------------------------------------------
-    def ldmatrix_a(self, A_local_buf, A_shared_buf, ki, rk=0):
+    def ldmatrix_a(self, A_local_buf, A_shared_buf, ki, rk=0, thread_bindings=None):
         assert len(A_shared_buf.shape) == 2, "ldmatrix_a: A_shared must be a 2-D shared tile"
-        lane, warp_m, warp_n = self.extract_thread_binding(self.get_thread_binding())
+        lane, warp_m, warp_n = self.extract_thread_binding(self.get_thread_binding(thread_bindings))
         k0 = rk * self.chunk + ki * self.micro_size_k
         half_k = self.micro_size_k // 2  # 16 bytes: one ldmatrix row
         q = lane // 8
@@ -122,9 +126,9 @@ class TensorCoreIntrinEmitter:
                 T.ptx_ldmatrix(self.a_dtype, True, 4, ".b16", A_local_buf.data, i * self.local_size_a,
                                T.address_of(A_shared_buf[k0 + (q // 2) * 8 + lane % 8, m0 + (q % 2) * 8]), 0)
 
-    def ldmatrix_b(self, B_local_buf, B_shared_buf, ki, rk=0):
+    def ldmatrix_b(self, B_local_buf, B_shared_buf, ki, rk=0, thread_bindings=None):
         assert len(B_shared_buf.shape) == 2, "ldmatrix_b: B_shared must be a 2-D shared tile"
-        lane, warp_m, warp_n = self.extract_thread_binding(self.get_thread_binding())
+        lane, warp_m, warp_n = self.extract_thread_binding(self.get_thread_binding(thread_bindings))
         k0 = rk * self.chunk + ki * self.micro_size_k
         half_k = self.micro_size_k // 2
         q = lane // 8
@@ -151,10 +155,10 @@ class TensorCoreIntrinEmitter:
                               j * self.local_size_b + h * half_b, C_local_buf.data, c + h * 4, False)
 
     # ---- registers -> memory -------------------------------------------------------------------
-    def stmatrix(self, C_local_buf, C_buf, pid_m=None, pid_n=None):
+    def stmatrix(self, C_local_buf, C_buf, pid_m=None, pid_n=None, thread_bindings=None):
         """Each thread stores its accumulators: into C_buf[M/16, N/16, 16, 16] (a shared tile of
         16 x 16 tiles), or into a 2-D C_buf at the block (pid_m, pid_n) when those are given."""
-        lane, warp_m, warp_n = self.extract_thread_binding(self.get_thread_binding())
+        lane, warp_m, warp_n = self.extract_thread_binding(self.get_thread_binding(thread_bindings))
         g = lane // 4
         t = lane % 4
         block_m = self.block_row_warps * self.warp_row_tiles
@@ -180,12 +184,51 @@ class TensorCoreIntrinEmitter:
 
 
 class TensorCoreIntrinEmitterWithLadderTransform(TensorCoreIntrinEmitter):
-    """BitBLAS's Ladder layout of B (its 16 x 16 tiles pre-permuted, dequantized in registers):
-    not provided; constructing one is a diagnostic."""
+    """B in BitBLAS's Ladder layout.  transform_kind_b=3 (LDMatrixTransform): B is stored as
+    [N/16, K/16, 16, 16 / num_elems_per_byte] tiles whose bytes are already in the order the
+    mma wants them, so lane l of a warp reads bytes [l * L, (l + 1) * L) of its 16 x 16 tile
+    (L = local_size_b / num_elems_per_byte: 4 bytes, eight 4-bit weights) with plain loads, no
+    ldmatrix; the kernel then decodes them into local_size_b values in the B register order
+    (r0, r1: n rows 0-7 at k halves 0 / 1, then r2, r3 for n rows 8-15) that mma() takes.
+    transform_kind_b=0 is the base emitter's B.  A is not transformed (transform_kind_a=0);
+    kinds 1 and 2 (tiled, and tiled with an in-tile ldmatrix permutation) are not provided."""
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("TensorCoreIntrinEmitterWithLadderTransform (B in BitBLAS's Ladder layout) is not "
-                                  "supported yet; TensorCoreIntrinEmitter is")
+    def __init__(self, a_dtype=T.float16, b_dtype=T.float16, accum_dtype=T.float16, a_transposed=False,
+                 b_transposed=False, block_row_warps=2, block_col_warps=2, warp_row_tiles=8, warp_col_tiles=8,
+                 chunk=16, reduce_k=1, num_elems_per_byte=1, is_m_first=False, transform_kind_a=0,
+                 transform_kind_b=0):
+        # (the base class checks an unpacked B: a packed one is only read by ldmatrix_b below)
+        TensorCoreIntrinEmitter.__init__(self, a_dtype=a_dtype, b_dtype=b_dtype, accum_dtype=accum_dtype,
+                                         a_transposed=a_transposed, b_transposed=b_transposed,
+                                         block_row_warps=block_row_warps, block_col_warps=block_col_warps,
+                                         warp_row_tiles=warp_row_tiles, warp_col_tiles=warp_col_tiles, chunk=chunk,
+                                         reduce_k=reduce_k, num_elems_per_byte=1, is_m_first=is_m_first)
+        transform_kind_a = int(transform_kind_a)
+        transform_kind_b = int(transform_kind_b)
+        if transform_kind_a != 0 or transform_kind_b not in [0, 3]:
+            raise NotImplementedError("TensorCoreIntrinEmitterWithLadderTransform: transform_kind_a=" +
+                                      str(transform_kind_a) + ", transform_kind_b=" + str(transform_kind_b) +
+                                      " is not supported yet (A untransformed, B with kind 0 or 3)")
+        assert num_elems_per_byte == 1 or transform_kind_b == 3, (
+            "TensorCoreIntrinEmitterWithLadderTransform: packed B (num_elems_per_byte > 1) needs transform_kind_b=3")
+        assert self.b_transposed, "TensorCoreIntrinEmitterWithLadderTransform: the Ladder layout of B is [N, K] tiles"
+        self.num_elems_per_byte = num_elems_per_byte
+        self.transform_kind_a = transform_kind_a
+        self.transform_kind_b = transform_kind_b
+
+    def ldmatrix_b(self, B_local_buf, B_shared_buf, ki, rk=0, thread_bindings=None):
+        if self.transform_kind_b == 0:
+            return TensorCoreIntrinEmitter.ldmatrix_b(self, B_local_buf, B_shared_buf, ki, rk, thread_bindings)
+        assert len(B_shared_buf.shape) == 4, "ldmatrix_b: a Ladder B tile is [N/16, K/16, 16, 16 / elems per byte]"
+        lane, warp_m, warp_n = self.extract_thread_binding(self.get_thread_binding(thread_bindings))
+        per_lane = self.local_size_b // self.num_elems_per_byte  # bytes of the tile each lane holds
+        row_bytes = self.micro_size_k // self.num_elems_per_byte
+        tk = rk * (self.chunk // self.micro_size_k) + ki
+        for j in T.unroll(self.warp_cols):
+            tn = warp_n * self.warp_cols + j
+            for v in T.vectorized(per_lane):
+                e = lane * per_lane + v
+                B_local_buf[j * per_lane + v] = B_shared_buf[tn, tk, e // row_bytes, e % row_bytes]
 
 
 class INT4TensorCoreIntrinEmitter(TensorCoreIntrinEmitter):
