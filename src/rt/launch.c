@@ -371,8 +371,10 @@ ts_status rt_kernel_load_module(ts_kernel *k) {
       sb_printf(&ctx->last_error, " (kernel '%s')", l->name);
       goto cleanup;
     }
-    /* Above 48 KB of dynamic shared memory a kernel must opt in explicitly. */
-    if (l->smem_bytes > 48 * 1024) {
+    /* Above 48 KB of shared memory a kernel must opt in explicitly, and the 48 KB count the
+     * kernel's static __shared__ arrays (mbarriers, T.alloc_shared of non-dynamic scope) too:
+     * opt in for any dynamic amount, so 48 KB dynamic + 1 KB static still launches. */
+    if (l->smem_bytes > 0) {
       r = ctx->drv.cuFuncSetAttribute(l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)l->smem_bytes);
       if (r != CUDA_SUCCESS) {
         status = rt_cuda_fail(ctx, "cuFuncSetAttribute", r);
