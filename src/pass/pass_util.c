@@ -237,3 +237,19 @@ bool pass_is_role_split(const IrKernel *k, const IrStmt *s) {
   return c->kind == IR_GE && c->u.ops[0]->kind == IR_VAR && c->u.ops[0]->u.var->kind == IR_VAR_THREAD_IDX &&
          c->u.ops[0]->u.var->axis == 0 && ir_is_const_int(c->u.ops[1], &t) && t == k->threads[0];
 }
+
+/* Narrows v's range in env where the comparison k (`v < c`, `v <= c`, `v >= c`, `v > c`; v a
+ * variable, c a constant) is known to hold (holds) or to fail (!holds: the else branch). */
+void pass_range_narrow(IrRangeEnv *env, const IrExpr *k, bool holds) {
+  int64_t c, lo, hi;
+  if (env->n >= 32 || !(k->kind == IR_LT || k->kind == IR_LE || k->kind == IR_GE || k->kind == IR_GT) ||
+      k->u.ops[0]->kind != IR_VAR || !ir_is_const_int(k->u.ops[1], &c) || !ir_range(k->u.ops[0], env, &lo, &hi))
+    return;
+  IrExprKind kind = k->kind;
+  if (!holds) kind = kind == IR_LT ? IR_GE : kind == IR_LE ? IR_GT : kind == IR_GE ? IR_LT : IR_LE;
+  if (kind == IR_LT && c - 1 < hi) hi = c - 1;
+  if (kind == IR_LE && c < hi) hi = c;
+  if (kind == IR_GE && c > lo) lo = c;
+  if (kind == IR_GT && c + 1 > lo) lo = c + 1;
+  if (lo <= hi) ir_range_env_add(env, k->u.ops[0]->u.var, lo, hi);
+}

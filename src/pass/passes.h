@@ -138,5 +138,8 @@ bool pass_config_on(const IrFunc *f, const char *key);
 bool pass_is_role_split(const IrKernel *k, const IrStmt *s);
 /* Dynamic shared memory one block may opt in to on the target (0: unknown). */
 int64_t pass_smem_cap(const TsCompiler *c);
+/* Narrows v's range in env where `v < c` (<=, >=, >; v a variable, c a constant) holds, or, with
+ * holds false, where it fails (an else branch). */
+void pass_range_narrow(IrRangeEnv *env, const IrExpr *k, bool holds);
 
 #endif

@@ -42,20 +42,6 @@ static void env_push(Safe *s, IrVar *v, IrExpr *min, IrExpr *extent) {
   ir_range_env_add(&s->env, v, lo, hi + ehi - 1);
 }
 
-/* `v < c`, `v <= c`, `v >= c`, `v > c` (v a variable, c a constant) holding in a branch:
- * v's range narrowed there. */
-static void env_narrow(Safe *s, const IrExpr *k) {
-  int64_t c, lo, hi;
-  if (s->env.n >= 32 || !(k->kind == IR_LT || k->kind == IR_LE || k->kind == IR_GE || k->kind == IR_GT) ||
-      k->u.ops[0]->kind != IR_VAR || !ir_is_const_int(k->u.ops[1], &c) || !ir_range(k->u.ops[0], &s->env, &lo, &hi))
-    return;
-  if (k->kind == IR_LT && c - 1 < hi) hi = c - 1;
-  if (k->kind == IR_LE && c < hi) hi = c;
-  if (k->kind == IR_GE && c > lo) lo = c;
-  if (k->kind == IR_GT && c + 1 > lo) lo = c + 1;
-  if (lo <= hi) ir_range_env_add(&s->env, k->u.ops[0]->u.var, lo, hi);
-}
-
 /* idx < extent from the path: a loop variable from 0 running exactly `extent`, or an
  * enclosing `if idx < extent` (or idx <= extent - 1 in the same form). */
 static bool below_structurally(const Safe *s, const IrExpr *idx, const IrExpr *extent) {
@@ -254,13 +240,15 @@ static IrStmt *safe_if(Safe *s, IrStmt *st) {
   for (const IrExpr *k = cond; k;) { /* a && b && (x < n): each conjunct holds in then_s */
     const IrExpr *leaf = k->kind == IR_AND ? k->u.ops[1] : k;
     if (leaf->kind == IR_LT) vec_push(s->c->arena, &s->facts, (void *)leaf);
-    env_narrow(s, leaf);
+    pass_range_narrow(&s->env, leaf, true);
     k = k->kind == IR_AND ? k->u.ops[0] : NULL;
   }
   IrStmt *nt = safe_stmt(s->c, then_s, s);
   s->facts.len = nf;
   s->env.n = n0;
+  pass_range_narrow(&s->env, cond, false); /* `if tx >= 128: ... else: <tx < 128 here>` */
   IrStmt *ne = else_s ? safe_stmt(s->c, else_s, s) : NULL;
+  s->env.n = n0;
   if (nt == then_s && ne == else_s) return r;
   if (r == st) {
     r = ir_stmt(s->c, IR_S_IF, st->loc);

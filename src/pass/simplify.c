@@ -108,12 +108,36 @@ static void enter_scope(const IrStmt *s, IrRangeEnv *env) {
   }
 }
 
+static IrStmt *simp_stmt(TsCompiler *c, IrStmt *s, void *ctx);
+
+/* An IF's branches, each under what it knows: every conjunct of the condition in the then
+ * branch, the failed comparison in the else branch (`if tx >= 128: producer else: consumer`
+ * leaves tx < 128 to the consumer's code). */
+static IrStmt *simp_branches(TsCompiler *c, IrStmt *s, Simp *sp) {
+  IrStmt *r = ir_stmt(c, IR_S_IF, s->loc);
+  *r = *s;
+  IrRangeEnv outer = sp->env;
+  for (const IrExpr *k = s->u.if_.cond; k; k = k->kind == IR_AND ? k->u.ops[0] : NULL)
+    pass_range_narrow(&sp->env, k->kind == IR_AND ? k->u.ops[1] : k, true);
+  r->u.if_.then_s = simp_stmt(c, s->u.if_.then_s, sp);
+  sp->env = outer;
+  pass_range_narrow(&sp->env, s->u.if_.cond, false);
+  r->u.if_.else_s = simp_stmt(c, s->u.if_.else_s, sp);
+  sp->env = outer;
+  return r;
+}
+
 static IrStmt *simp_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   if (!s) return NULL;
   Simp *sp = ctx;
   IrRangeEnv outer = sp->env; /* a SEQ's lets and a loop's variable end with the statement */
-  enter_scope(s, &sp->env);
-  IrStmt *r = ir_map_children(c, s, simp_stmt, ctx);
+  IrStmt *r;
+  if (s->kind == IR_S_IF) {
+    r = simp_branches(c, s, sp);
+  } else {
+    enter_scope(s, &sp->env);
+    r = ir_map_children(c, s, simp_stmt, ctx);
+  }
   sp->env = outer;
   switch (r->kind) {
     case IR_S_FOR:
@@ -121,6 +145,12 @@ static IrStmt *simp_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       r->u.loop.extent = simp_in(c, r->u.loop.extent, sp);
       break;
     case IR_S_IF: {
+      /* A T.ws body (ws_hi > 0) keeps its test as written: the IF marks the thread range its
+       * code runs on (thread_sync's named barriers), even where the range is already known. */
+      if (r->u.if_.ws_hi > 0) {
+        r->u.if_.cond = simp_in(c, r->u.if_.cond, NULL);
+        break;
+      }
       r->u.if_.cond = simp_in(c, r->u.if_.cond, sp);
       int64_t v;
       /* A guard that folded to a constant disappears. */
