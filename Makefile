@@ -32,7 +32,7 @@ LIB_SO   := $(BUILD)/libtilescale.so
 CLI      := $(BUILD)/tilescale
 
 .PHONY: all lib fastcall demo test check-corpus check-gpu check-dist bench bench-dist bench-tilelang asan clean format \
-        install uninstall check-tilelang-scripts check-tilescale-scripts
+        install uninstall check-tilelang-scripts check-tilescale-scripts check-corpus-gpu
 all: $(LIB_A) $(LIB_SO) $(CLI) $(FASTCALL)
 lib: $(LIB_A) $(LIB_SO) $(FASTCALL)
 
@@ -131,6 +131,14 @@ check-tilelang-scripts: all
 	@test -d $(CORPUS)/tilelang/examples || { echo "check-tilelang-scripts: no $(CORPUS)/tilelang/examples (set CORPUS=DIR)"; exit 2; }
 	TILESCALE_LIB=$(abspath $(LIB_SO)) PYTHONUNBUFFERED=1 $(PYTHON) tests/corpus/run_scripts.py $(CORPUS)/tilelang/examples \
 	    --tests -j $(SCRIPTS_J) --timeout $(SCRIPTS_TIMEOUT) $(if $(SCRIPTS_ONLY),--only $(SCRIPTS_ONLY)) $(SCRIPTS_ARGS)
+
+# The corpus on the GPU (one H100/H200): every compiled corpus kernel family at its files' sizes
+# against an independent torch reference (tests/corpus/regress_gpu.py), then TileLang's example
+# scripts unchanged, each checked by the file's own reference (check-tilelang-scripts).
+check-corpus-gpu: all
+	@test -d $(CORPUS)/tilelang/examples || { echo "check-corpus-gpu: no $(CORPUS)/tilelang/examples (set CORPUS=DIR)"; exit 2; }
+	TILESCALE_LIB=$(abspath $(LIB_SO)) PYTHONPATH=$(abspath python) PYTHONUNBUFFERED=1 $(PYTHON) tests/corpus/regress_gpu.py $(CORPUS)/tilelang/examples
+	$(MAKE) check-tilelang-scripts
 
 check-gpu: all $(BUILD)/test_gpu $(BUILD)/test_gemm
 	$(BUILD)/test_gpu
