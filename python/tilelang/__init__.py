@@ -29,9 +29,11 @@ calling line).  Calls inside a kernel body are never made that way, nor by `tile
 Importing needs neither torch nor a GPU; torch is imported by the calls that use it.
 Submodules of TileLang that TileScale does not provide (tilelang.tvm, tilelang.cuda.intrinsics,
 ...) import as placeholder modules whose names raise a clear error when used on the host."""
+import importlib
 import importlib.abc
 import importlib.machinery
 import logging
+import os
 import sys
 import types
 
@@ -55,12 +57,23 @@ def set_log_level(level):
 
 
 # ---- placeholder submodules --------------------------------------------------------------------
+def _placeholder_attr(module_name, name):
+    """Attribute `name` of a TileLang module TileScale does not provide (in full): a real
+    submodule of that package when it has one here (`from tilelang.cuda.intrinsics import
+    sparse_layout` asks the package's __getattr__ before importing it), else a placeholder that
+    fails only when a kernel uses it (module __getattr__ hooks call this)."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    for d in getattr(sys.modules.get(module_name), "__path__", None) or []:
+        if os.path.isfile(os.path.join(d, name + ".py")) or os.path.isfile(os.path.join(d, name, "__init__.py")):
+            return importlib.import_module("%s.%s" % (module_name, name))
+    from .language import _Placeholder
+    return _Placeholder("%s.%s" % (module_name, name))
+
+
 class _PlaceholderModule(types.ModuleType):
     def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        from .language import _Placeholder
-        return _Placeholder("%s.%s" % (self.__name__, name))
+        return _placeholder_attr(self.__name__, name)
 
 
 class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):

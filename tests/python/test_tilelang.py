@@ -150,6 +150,14 @@ class LanguageTest(unittest.TestCase):
         self.assertEqual((get_e_factor(T.float16, T.int16), get_e_factor("bfloat16", T.int8)), (16, 8))
         self.assertEqual((get_e_factor(T.float32, T.int32), get_e_replicate_factor(T.int8)), (16, 1))
         self.assertEqual(GROUP_CONFIG[T.dtype("float16")], (2, 4))
+        # `from package import submodule` asks the package's __getattr__ first: a real
+        # submodule is that module, a missing one a placeholder
+        import tilelang.cuda.intrinsics as intrinsics
+        sys.modules.pop("tilelang.cuda.intrinsics.sparse_layout", None)  # as in a fresh process
+        intrinsics.__dict__.pop("sparse_layout", None)
+        from tilelang.cuda.intrinsics import sparse_layout, not_provided
+        self.assertEqual(sparse_layout.get_e_factor(T.float16, T.int16), 16)
+        self.assertRaises(T.KernelOnlyError, not_provided)
         self.assertRaises(T.KernelOnlyError, T.const, "M, N")
         self.assertEqual(T.ceildiv(10, 4), 3)
         self.assertEqual(T.max(3, 5), 5)

@@ -4,7 +4,5 @@ TileLang submodules TileScale does not provide (tilelang/__init__.py)."""
 
 
 def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    from tilelang.language import _Placeholder
-    return _Placeholder("%s.%s" % (__name__, name))
+    from tilelang import _placeholder_attr
+    return _placeholder_attr(__name__, name)
