@@ -517,8 +517,7 @@ ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s) {
     Value *v = ev_eval(ev, env, s->value);
     /* A call evaluated for its effect in a kernel (`T.call_extern("decode", ...)`): kept as
      * an EVAL statement; a pure value is dropped, as Python drops it. */
-    if (v && v->kind == V_EXPR && ev->block && v->u.expr->kind == IR_CALL &&
-        !(ir_intrin_info[v->u.expr->u.call.op].flags & IRI_PURE))
+    if (v && v->kind == V_EXPR && ev->block && v->u.expr->kind == IR_CALL && !ir_call_is_pure(v->u.expr))
       ev_emit(ev, ir_eval(ev->c, v->u.expr, s->loc));
     return EX_NORMAL;
   }

@@ -327,6 +327,10 @@ bool ir_is_device(const IrExpr *e, IrDeviceOp op) {
   return e && e->kind == IR_CALL && e->u.call.op == IRI_DEVICE && e->u.call.dop == op;
 }
 
+bool ir_call_is_pure(const IrExpr *e) {
+  return e->kind == IR_CALL && (ir_intrin_info[e->u.call.op].flags & IRI_PURE);
+}
+
 IrExpr *ir_load(TsCompiler *c, IrBuffer *b, IrExpr **idx, int nidx, SrcLoc loc) {
   IrExpr *e = new_expr(c, IR_LOAD, b->dtype, loc);
   e->u.load.buf = b;

@@ -592,6 +592,7 @@ IrExpr *ir_device(TsCompiler *c, IrDeviceOp op, ts_dtype t, const int64_t *attrs
 IrStmt *ir_device_stmt(TsCompiler *c, IrDeviceOp op, const int64_t *attrs, int nattrs, IrExpr **args, int nargs,
                        SrcLoc loc);
 bool ir_is_device(const IrExpr *e, IrDeviceOp op); /* e is a call of op */
+bool ir_call_is_pure(const IrExpr *e);              /* a CALL of an IRI_PURE intrinsic (never IRI_DEVICE) */
 IrDeviceOp ir_device_named(const char *name);      /* by printed (T.*) name; IRD_COUNT if none */
 IrExpr *ir_load(TsCompiler *c, IrBuffer *b, IrExpr **idx, int nidx, SrcLoc loc);
 IrStmt *ir_stmt(TsCompiler *c, IrStmtKind k, SrcLoc loc);      /* zeroed node */

@@ -484,10 +484,11 @@ static IrStmt *mark_iter_owned(TsCompiler *c, IrStmt *body, bool one_thread, int
  * (lets, arithmetic, several operands) would touch shared and global memory one element at
  * a time.  Instead each contiguous memory operand moves through a V-element register array:
  * a load becomes one vector load before the lane loop, a store one vector store after it,
- * and the lanes compute on registers.  Only for straight-line bodies (LET and STORE) whose
- * calls are pure, whose memory accesses all pass vec_operand and need no bounds guard, and
- * where a written buffer is read, if at all, only before the write and at the same index
- * (each lane then reads and writes its own element, so hoisting the reads is exact). */
+ * and the lanes compute on registers.  Only for nests without padding (lower_nest checks)
+ * and straight-line bodies (LET and STORE) whose calls are pure, whose memory accesses all
+ * pass vec_operand and need no bounds guard, and where a written buffer is read, if at all,
+ * only before the write and at the same index (each lane then reads and writes its own
+ * element, so hoisting the reads is exact). */
 typedef struct VecStage {
   IrBuffer *buf;
   IrExpr **idx; /* the logical access (nest vars) */
@@ -517,13 +518,19 @@ static bool plain_index(const IrExpr *e) {
   if (!e) return true;
   if (e->kind == IR_LOAD) return false;
   if (e->kind == IR_CALL) {
-    if (e->u.call.op == IRI_DEVICE || !(ir_intrin_info[e->u.call.op].flags & IRI_PURE)) return false;
+    if (!ir_call_is_pure(e)) return false;
     for (int i = 0; i < e->u.call.nargs; i++)
       if (!plain_index(e->u.call.args[i])) return false;
     return true;
   }
   for (int i = 0; i < ir_expr_nops[e->kind]; i++)
     if (!plain_index(e->u.ops[i])) return false;
+  return true;
+}
+
+static bool plain_indices(IrExpr *const *idx, int n) {
+  for (int i = 0; i < n; i++)
+    if (!plain_index(idx[i])) return false;
   return true;
 }
 
@@ -548,15 +555,14 @@ static VecStage *stage_of(StageScan *sc, IrBuffer *b, IrExpr **idx, int nidx, bo
     }
     if (!store && same_access(v, b, idx, nidx)) return v;
   }
-  for (int k = 0; k < nidx; k++)
-    if (!plain_index(idx[k])) {
-      sc->ok = false;
-      return NULL;
-    }
-  if (!vec_operand(lw, sc->nest, sc->L, b, idx, nidx, sc->V)) { sc->ok = false; return NULL; }
-  int n;
-  IrExpr **low = access_index(lw, sc->nc, b, idx, nidx, store, &n, SRCLOC_NONE);
-  if (bounds_cond(lw, sc->nc, b, low, n)) { sc->ok = false; return NULL; }
+  int n = 0;
+  IrExpr **low = NULL;
+  if (plain_indices(idx, nidx) && vec_operand(lw, sc->nest, sc->L, b, idx, nidx, sc->V))
+    low = access_index(lw, sc->nc, b, idx, nidx, store, &n, SRCLOC_NONE);
+  if (!low || bounds_cond(lw, sc->nc, b, low, n)) {
+    sc->ok = false;
+    return NULL;
+  }
   VecStage *v = ARENA_NEW(lw->c->arena, VecStage);
   v->buf = b;
   v->idx = idx;
@@ -572,15 +578,13 @@ static VecStage *stage_of(StageScan *sc, IrBuffer *b, IrExpr **idx, int nidx, bo
 /* The expression with every memory load replaced by its register array's lane. */
 static IrExpr *stage_expr(StageScan *sc, IrExpr *e) {
   if (!e || !sc->ok) return e;
-  IrExpr *r = ARENA_NEW(sc->lw->c->arena, IrExpr);
-  *r = *e;
+  IrExpr *r;
   switch (e->kind) {
     case IR_INT: case IR_FLOAT: case IR_STR: case IR_VAR: return e;
     case IR_LOAD: {
       if (e->lanes != 1) { sc->ok = false; return e; }
       if (!is_memory_scope(e->u.load.buf->scope)) {
-        for (int i = 0; i < e->u.load.nidx; i++)
-          if (!plain_index(e->u.load.idx[i])) sc->ok = false;
+        if (!plain_indices(e->u.load.idx, e->u.load.nidx)) sc->ok = false;
         return e;
       }
       VecStage *v = stage_of(sc, e->u.load.buf, e->u.load.idx, e->u.load.nidx, false);
@@ -591,14 +595,18 @@ static IrExpr *stage_expr(StageScan *sc, IrExpr *e) {
       return l;
     }
     case IR_CALL:
-      if (e->u.call.op == IRI_DEVICE || !(ir_intrin_info[e->u.call.op].flags & IRI_PURE)) {
+      if (!ir_call_is_pure(e)) {
         sc->ok = false;
         return e;
       }
+      r = ARENA_NEW(sc->lw->c->arena, IrExpr);
+      *r = *e;
       r->u.call.args = ARENA_ARRAY(sc->lw->c->arena, IrExpr *, e->u.call.nargs);
       for (int i = 0; i < e->u.call.nargs; i++) r->u.call.args[i] = stage_expr(sc, e->u.call.args[i]);
       return r;
     default:
+      r = ARENA_NEW(sc->lw->c->arena, IrExpr);
+      *r = *e;
       for (int i = 0; i < ir_expr_nops[e->kind]; i++) r->u.ops[i] = stage_expr(sc, e->u.ops[i]);
       return r;
   }
@@ -614,8 +622,7 @@ static IrStmt *stage_stmt(StageScan *sc, IrStmt *s) {
   IrExpr *val = stage_expr(sc, s->u.store.value);
   IrBuffer *b = s->u.store.buf;
   if (!is_memory_scope(b->scope)) {
-    for (int i = 0; i < s->u.store.nidx; i++)
-      if (!plain_index(s->u.store.idx[i])) sc->ok = false;
+    if (!plain_indices(s->u.store.idx, s->u.store.nidx)) sc->ok = false;
     return ir_store(c, b, s->u.store.idx, s->u.store.nidx, val, s->loc);
   }
   if (b->reducer) sc->ok = false;
@@ -649,8 +656,6 @@ static IrStmt *stage_vector_body(Lower *lw, NestCtx *nc, const ParNest *nest, co
   TsCompiler *c = lw->c;
   int64_t V = L->dim[nest->n - 1].vec;
   if (!lane || V <= 1 || !nest->body) return NULL;
-  for (int q = 0; q < nest->n; q++) /* padding guards would have to cover the vector moves */
-    if (nest->extent[q] % fragdim_span(&L->dim[q]) != 0) return NULL;
   StageScan sc = {lw, nc, nest, L, V, lane, {0}, true};
   IrStmt *b = nest->body;
   int nitems = b->kind == IR_S_SEQ ? b->u.seq.n : 1;
@@ -769,18 +774,18 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
       uv[last] = NULL;
     }
   }
-  IrStmt *stage_pre = NULL, *stage_post = NULL;
-  if (!body) {
-    IrStmt *staged = stage_vector_body(lw, &nc, &nest, L, uv[last], to, &stage_pre, &stage_post);
-    body = rw_stmt(c, staged ? staged : nest.body, &rc);
-  }
-
   /* Padding elements of dims that the threads x vectors do not tile exactly. */
   IrExpr *pad = NULL;
   for (int q = 0; q < n; q++) {
     const FragDim *d = &L->dim[q];
     if (nest.extent[q] % fragdim_span(d) != 0)
       pad = and_cond(lw, pad, bin(lw, IR_LT, ir_varref(c, nest.var[q], SRCLOC_NONE), i32(lw, nest.min[q] + nest.extent[q])));
+  }
+  IrStmt *stage_pre = NULL, *stage_post = NULL;
+  if (!body) {
+    /* (not with padding: its guard would have to cover the vector moves) */
+    IrStmt *staged = pad ? NULL : stage_vector_body(lw, &nc, &nest, L, uv[last], to, &stage_pre, &stage_post);
+    body = rw_stmt(c, staged ? staged : nest.body, &rc);
   }
   if (pad) body = ir_if(c, pad, body, NULL, s->loc);
   body = ir_subst_stmt(c, body, nest.var, to, n);

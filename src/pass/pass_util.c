@@ -239,8 +239,14 @@ bool pass_is_role_split(const IrKernel *k, const IrStmt *s) {
 }
 
 /* Narrows v's range in env where the comparison k (`v < c`, `v <= c`, `v >= c`, `v > c`; v a
- * variable, c a constant) is known to hold (holds) or to fail (!holds: the else branch). */
+ * variable, c a constant; with holds, each conjunct of an `a && b`) is known to hold (holds)
+ * or to fail (!holds: the else branch). */
 void pass_range_narrow(IrRangeEnv *env, const IrExpr *k, bool holds) {
+  if (holds && k->kind == IR_AND) {
+    pass_range_narrow(env, k->u.ops[0], true);
+    pass_range_narrow(env, k->u.ops[1], true);
+    return;
+  }
   int64_t c, lo, hi;
   if (env->n >= 32 || !(k->kind == IR_LT || k->kind == IR_LE || k->kind == IR_GE || k->kind == IR_GT) ||
       k->u.ops[0]->kind != IR_VAR || !ir_is_const_int(k->u.ops[1], &c) || !ir_range(k->u.ops[0], env, &lo, &hi))
@@ -252,4 +258,22 @@ void pass_range_narrow(IrRangeEnv *env, const IrExpr *k, bool holds) {
   if (kind == IR_GE && c > lo) lo = c;
   if (kind == IR_GT && c + 1 > lo) lo = c + 1;
   if (lo <= hi) ir_range_env_add(env, k->u.ops[0]->u.var, lo, hi);
+}
+
+void pass_range_enter_kernel(IrRangeEnv *env, const IrKernel *k) {
+  for (int a = 0; a < 3; a++) {
+    int64_t lo, hi, t = k->threads[a] + (a == 0 ? k->producer_threads : 0);
+    if (k->block_var[a] && ir_range(k->grid[a], env, &lo, &hi) && hi >= 1) ir_range_env_add(env, k->block_var[a], 0, hi - 1);
+    if (k->thread_var[a] && t >= 1) ir_range_env_add(env, k->thread_var[a], 0, t - 1);
+  }
+}
+
+void pass_range_enter_loop(IrRangeEnv *env, IrVar *v, const IrExpr *min, const IrExpr *extent, int64_t open_hi) {
+  int64_t lo, hi, elo, ehi;
+  if (!v || !ir_range(min, env, &lo, &hi)) return;
+  if (!ir_range(extent, env, &elo, &ehi)) {
+    if (!open_hi) return;
+    ehi = open_hi; /* still >= min */
+  }
+  if (ehi >= 1) ir_range_env_add(env, v, lo, hi + ehi - 1);
 }

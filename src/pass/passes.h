@@ -138,8 +138,16 @@ bool pass_config_on(const IrFunc *f, const char *key);
 bool pass_is_role_split(const IrKernel *k, const IrStmt *s);
 /* Dynamic shared memory one block may opt in to on the target (0: unknown). */
 int64_t pass_smem_cap(const TsCompiler *c);
-/* Narrows v's range in env where `v < c` (<=, >=, >; v a variable, c a constant) holds, or, with
- * holds false, where it fails (an else branch). */
+/* The range environment of a walk over thread-level IR (simplify, safe_memory); entries are only
+ * appended, so a scope ends by restoring env->n.
+ *  - pass_range_narrow: v's range where `v < c` (<=, >=, >; v a variable, c a constant; with
+ *    holds, each conjunct of an `a && b`) holds, or, with holds false, where it fails (an else);
+ *  - pass_range_enter_kernel: a kernel's block indices (constant grids) and thread indices
+ *    (blockDim including a warp-specialized producer warpgroup);
+ *  - pass_range_enter_loop: a loop variable in [min, min + extent - 1]; an extent without a
+ *    range counts as open_hi (0: the variable gets no range). */
 void pass_range_narrow(IrRangeEnv *env, const IrExpr *k, bool holds);
+void pass_range_enter_kernel(IrRangeEnv *env, const IrKernel *k);
+void pass_range_enter_loop(IrRangeEnv *env, IrVar *v, const IrExpr *min, const IrExpr *extent, int64_t open_hi);
 
 #endif

@@ -31,16 +31,7 @@ static IrExpr *and_cond(TsCompiler *c, IrExpr *a, IrExpr *b, SrcLoc loc) {
   return a ? ir_binary(c, IR_AND, a, b, loc) : b;
 }
 
-/* A var of the range env, innermost binding wins (the env is searched from the end). */
 #define SAFE_OPEN_HI ((int64_t)1 << 40) /* upper bound of a loop var whose extent has no range */
-
-static void env_push(Safe *s, IrVar *v, IrExpr *min, IrExpr *extent) {
-  int64_t lo, hi, elo, ehi;
-  if (s->env.n >= 32 || !ir_range(min, &s->env, &lo, &hi)) return;
-  if (!ir_range(extent, &s->env, &elo, &ehi)) ehi = SAFE_OPEN_HI; /* still >= min */
-  if (ehi < 1) return;
-  ir_range_env_add(&s->env, v, lo, hi + ehi - 1);
-}
 
 /* idx < extent from the path: a loop variable from 0 running exactly `extent`, or an
  * enclosing `if idx < extent` (or idx <= extent - 1 in the same form). */
@@ -224,7 +215,7 @@ static IrStmt *safe_value_stmt(Safe *s, IrStmt *st, IrExpr *const *slot) {
 
 static IrStmt *safe_for(Safe *s, IrStmt *st) {
   int n0 = s->env.n;
-  env_push(s, st->u.loop.var, st->u.loop.min, st->u.loop.extent);
+  pass_range_enter_loop(&s->env, st->u.loop.var, st->u.loop.min, st->u.loop.extent, SAFE_OPEN_HI);
   vec_push(s->c->arena, &s->loops, st);
   IrStmt *r = ir_map_children(s->c, st, safe_stmt, s);
   s->loops.len--;
@@ -240,9 +231,9 @@ static IrStmt *safe_if(Safe *s, IrStmt *st) {
   for (const IrExpr *k = cond; k;) { /* a && b && (x < n): each conjunct holds in then_s */
     const IrExpr *leaf = k->kind == IR_AND ? k->u.ops[1] : k;
     if (leaf->kind == IR_LT) vec_push(s->c->arena, &s->facts, (void *)leaf);
-    pass_range_narrow(&s->env, leaf, true);
     k = k->kind == IR_AND ? k->u.ops[0] : NULL;
   }
+  pass_range_narrow(&s->env, cond, true);
   IrStmt *nt = safe_stmt(s->c, then_s, s);
   s->facts.len = nf;
   s->env.n = n0;
@@ -262,13 +253,7 @@ static IrStmt *safe_if(Safe *s, IrStmt *st) {
 static IrStmt *safe_kernel(Safe *s, IrStmt *st) {
   IrKernel *k = &st->u.kernel;
   int n0 = s->env.n;
-  for (int a = 0; a < 3; a++) {
-    int64_t lo, hi;
-    if (k->block_var[a] && ir_range(k->grid[a], &s->env, &lo, &hi) && hi >= 1 && s->env.n < 32)
-      ir_range_env_add(&s->env, k->block_var[a], 0, hi - 1);
-    int t = k->threads[a] + (a == 0 ? k->producer_threads : 0);
-    if (k->thread_var[a] && t >= 1 && s->env.n < 32) ir_range_env_add(&s->env, k->thread_var[a], 0, t - 1);
-  }
+  pass_range_enter_kernel(&s->env, k);
   IrStmt *r = ir_map_children(s->c, st, safe_stmt, s);
   s->env.n = n0;
   return r;

@@ -90,24 +90,6 @@ static IrExpr **simp_list(TsCompiler *c, IrExpr **xs, int n, const Simp *sp) {
   return out;
 }
 
-/* The ranges a statement's children see: a loop's variable, a kernel's thread and block
- * indices (a kernel's blockDim includes warp_specialize's producer warpgroup). */
-static void enter_scope(const IrStmt *s, IrRangeEnv *env) {
-  int64_t lo, hi, elo, ehi;
-  if (s->kind == IR_S_FOR && s->u.loop.var && ir_range(s->u.loop.min, env, &lo, &hi) &&
-      ir_range(s->u.loop.extent, env, &elo, &ehi) && ehi >= 1)
-    ir_range_env_add(env, s->u.loop.var, lo, hi + ehi - 1);
-  if (s->kind == IR_S_KERNEL) {
-    const IrKernel *k = &s->u.kernel;
-    for (int a = 0; a < 3; a++) {
-      int64_t n = k->threads[a] + (a == 0 ? k->producer_threads : 0);
-      if (k->thread_var[a] && n >= 1) ir_range_env_add(env, k->thread_var[a], 0, n - 1);
-      if (k->block_var[a] && ir_range(k->grid[a], env, &lo, &hi) && hi >= 1)
-        ir_range_env_add(env, k->block_var[a], 0, hi - 1);
-    }
-  }
-}
-
 static IrStmt *simp_stmt(TsCompiler *c, IrStmt *s, void *ctx);
 
 /* An IF's branches, each under what it knows: every conjunct of the condition in the then
@@ -116,29 +98,29 @@ static IrStmt *simp_stmt(TsCompiler *c, IrStmt *s, void *ctx);
 static IrStmt *simp_branches(TsCompiler *c, IrStmt *s, Simp *sp) {
   IrStmt *r = ir_stmt(c, IR_S_IF, s->loc);
   *r = *s;
-  IrRangeEnv outer = sp->env;
-  for (const IrExpr *k = s->u.if_.cond; k; k = k->kind == IR_AND ? k->u.ops[0] : NULL)
-    pass_range_narrow(&sp->env, k->kind == IR_AND ? k->u.ops[1] : k, true);
+  int n0 = sp->env.n;
+  pass_range_narrow(&sp->env, s->u.if_.cond, true);
   r->u.if_.then_s = simp_stmt(c, s->u.if_.then_s, sp);
-  sp->env = outer;
+  sp->env.n = n0;
   pass_range_narrow(&sp->env, s->u.if_.cond, false);
   r->u.if_.else_s = simp_stmt(c, s->u.if_.else_s, sp);
-  sp->env = outer;
+  sp->env.n = n0;
   return r;
 }
 
 static IrStmt *simp_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   if (!s) return NULL;
   Simp *sp = ctx;
-  IrRangeEnv outer = sp->env; /* a SEQ's lets and a loop's variable end with the statement */
+  int n0 = sp->env.n; /* a SEQ's lets and a loop's variable end with the statement */
   IrStmt *r;
   if (s->kind == IR_S_IF) {
     r = simp_branches(c, s, sp);
   } else {
-    enter_scope(s, &sp->env);
+    if (s->kind == IR_S_FOR) pass_range_enter_loop(&sp->env, s->u.loop.var, s->u.loop.min, s->u.loop.extent, 0);
+    if (s->kind == IR_S_KERNEL) pass_range_enter_kernel(&sp->env, &s->u.kernel);
     r = ir_map_children(c, s, simp_stmt, ctx);
   }
-  sp->env = outer;
+  sp->env.n = n0;
   switch (r->kind) {
     case IR_S_FOR:
       r->u.loop.min = simp_in(c, r->u.loop.min, sp);

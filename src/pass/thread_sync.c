@@ -170,7 +170,7 @@ static void mark_opaque(Summ *s, IrExpr *e) {
 static const IrBuffer *cp_async_dst(const IrExpr *e, const IrExpr **load);
 static void summ_expr(IrExpr *e, void *ctx) {
   Summ *s = ctx;
-  if (e->kind == IR_CALL && !(ir_intrin_info[e->u.call.op].flags & IRI_PURE))
+  if (e->kind == IR_CALL && !ir_call_is_pure(e))
     for (int i = 0; i < e->u.call.nargs; i++) mark_opaque(s, e->u.call.args[i]);
   const IrExpr *dst_load;
   if (s->landed && e->kind == IR_CALL && cp_async_dst(e, &dst_load)) vec_push(s->c->arena, &s->copied, (void *)dst_load);
@@ -311,7 +311,7 @@ static void dep_expr(IrExpr *e, void *ctx) {
     if (!uniform_mem || e->lanes > 1) d->found = true; /* the index is visited on its own */
   }
   if (e->kind == IR_VAR && (e->u.var->kind == IR_VAR_THREAD_IDX || vec_has(&d->sy->tdep, e->u.var))) d->found = true;
-  if (e->kind == IR_CALL && !(ir_intrin_info[e->u.call.op].flags & IRI_PURE)) d->found = true;
+  if (e->kind == IR_CALL && !ir_call_is_pure(e)) d->found = true;
 }
 static bool thread_dependent(const Sync *sy, IrExpr *e) {
   Dep d = {sy, false};
@@ -496,7 +496,7 @@ typedef struct Stable { const Sync *sy; bool ok; int depth; } Stable;
 static bool block_uniform_value(const Sync *sy, IrExpr *e, int depth);
 static void stable_expr(IrExpr *e, void *ctx) {
   Stable *st = ctx;
-  if (e->kind == IR_LOAD || (e->kind == IR_CALL && !(ir_intrin_info[e->u.call.op].flags & IRI_PURE)))
+  if (e->kind == IR_LOAD || (e->kind == IR_CALL && !ir_call_is_pure(e)))
     st->ok = false;
   if (e->kind != IR_VAR || !st->ok) return;
   IrVar *v = e->u.var;

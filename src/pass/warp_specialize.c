@@ -662,7 +662,7 @@ static void scalar_expr(IrExpr *e, void *ctx) {
     if (b->scope == IR_SCOPE_VAR) sc->used = true;
     if (b->scope != IR_SCOPE_GLOBAL && (b->scope != IR_SCOPE_VAR || vec_has(&sc->others, b))) sc->ok = false;
   }
-  if (e->kind == IR_CALL && !(e->u.call.op < IRI_COUNT && (ir_intrin_info[e->u.call.op].flags & IRI_PURE))) sc->ok = false;
+  if (e->kind == IR_CALL && !ir_call_is_pure(e)) sc->ok = false;
 }
 /* Does s only compute scalars from what the producer has?  Lets it defines join sc->lets. */
 static bool scalar_stmt(Scalars *sc, IrStmt *s) {

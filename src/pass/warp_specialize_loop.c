@@ -180,7 +180,7 @@ static void prod_expr(IrExpr *e, void *ctx) {
   switch (e->kind) {
     case IR_LOAD: p->bad = true; return;
     case IR_CALL:
-      if (e->u.call.op == IRI_DEVICE || !(ir_intrin_info[e->u.call.op].flags & IRI_PURE)) p->bad = true;
+      if (!ir_call_is_pure(e)) p->bad = true;
       return;
     case IR_VAR: {
       const IrVar *v = e->u.var;

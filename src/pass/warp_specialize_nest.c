@@ -43,7 +43,7 @@ static void uniform_expr(IrExpr *e, void *ctx) {
       break;
     case IR_LOAD: u->ok = false; break;
     case IR_CALL:
-      if (!(e->u.call.op < IRI_COUNT && (ir_intrin_info[e->u.call.op].flags & IRI_PURE))) u->ok = false;
+      if (!ir_call_is_pure(e)) u->ok = false;
       break;
     default: break;
   }
