@@ -22,7 +22,8 @@
  * so "wait_group D-1" means "stage k has landed".  The barrier also guarantees that every
  * thread finished reading stage (k-1) % S before it is overwritten.
  *
- * Producers are the leading T.copy statements of the body from global to shared memory;
+ * Producers are the leading statements of the body that fill a shared tile from global memory:
+ * T.copy, and gather nests (T.im2col: a T.Parallel store of a global element or zero);
  * a loop whose shared buffers are used outside it, with fewer than 2 stages, or whose body
  * commits cp.async groups itself (T.ptx_commit_group), stays a plain serial loop. */
 #include "passes.h"
@@ -203,7 +204,19 @@ static IrStmt *restage_all(Pipe *p, IrStmt *st, IrVar *k, IrExpr *k_expr, IrExpr
 
 static IrStmt *mark_async(IrStmt *st) {
   if (st->kind == IR_S_COPY) st->u.copy.async_ = true;
+  if (st->kind == IR_S_FOR) st->u.loop.async_copy = true;
   return st;
+}
+
+/* The shared tile a producer of the pipeline fills: a T.copy from global memory (not a
+ * T.Layout-remapped tensor: no contiguous rows for cp.async) or a gather nest; NULL for
+ * anything else. */
+static IrBuffer *producer_dst(TsCompiler *c, IrStmt *st) {
+  if (st->kind == IR_S_COPY)
+    return st->u.copy.src.buf->scope == IR_SCOPE_GLOBAL && !st->u.copy.src.buf->remap && is_shared(st->u.copy.dst.buf)
+               ? st->u.copy.dst.buf
+               : NULL;
+  return pass_gather_dst(c, st);
 }
 
 /* A body that commits cp.async groups itself (T.ptx_commit_group): the pipeline's own
@@ -233,14 +246,10 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   }
   int np = 0;
   IrBuffer *bufs[8], *staged[8];
-  /* (a T.Layout-remapped tensor has no contiguous rows for cp.async: its copies stay synchronous) */
-  while (np < n && np < 8 && items[np]->kind == IR_S_COPY && items[np]->u.copy.src.buf->scope == IR_SCOPE_GLOBAL &&
-         !items[np]->u.copy.src.buf->remap && is_shared(items[np]->u.copy.dst.buf))
-    np++;
+  while (np < n && np < 8 && (bufs[np] = producer_dst(c, items[np]))) np++;
   if (np == 0 || np == n) return NULL;
   for (int i = 0; i < np; i++) {
-    IrBuffer *b = items[i]->u.copy.dst.buf;
-    bufs[i] = b;
+    IrBuffer *b = bufs[i];
     for (int j = 0; j < i; j++)
       if (bufs[j] == b) return NULL; /* two copies into one buffer: leave it alone */
     if (b->ndim > 6 || ir_buffer_numel(b) < 0 || b->alias_of || used_outside(kbody, s, b)) return NULL;

@@ -229,33 +229,41 @@ static void set_layout(Infer *in, IrBuffer *b, Fragment *f, SrcLoc loc) {
   }
 }
 
-/* A nest whose body stores one element loaded from another buffer, with the last loop
- * var indexing only the last dim of every buffer contiguously, can use 16-byte vectors. */
-static int64_t copy_vector_width(const Node *n) {
+/* Do both operands of a copy nest's store move V lanes at a time (vector_lanes.c): every
+ * index but the last the same over a vector, the last one running through its lanes? */
+static bool copy_lanes_fit(const Node *n, IrExpr **const *idxs, const int *nidx, const IrExpr *cond, int64_t V) {
+  IrVar *last = n->nest.var[n->nest.n - 1];
+  if (n->nest.min[n->nest.n - 1] % V != 0 || (cond && !pass_lane_uniform(cond, last, V))) return false;
+  for (int i = 0; i < 2; i++) {
+    for (int k = 0; k < nidx[i] - 1; k++)
+      if (!pass_lane_uniform(idxs[i][k], last, V)) return false;
+    if (!pass_lane_contiguous(idxs[i][nidx[i] - 1], last, V)) return false;
+  }
+  return true;
+}
+
+/* A nest whose body stores one element loaded from another buffer (a copy, or a gather that
+ * is zero where a condition fails: pass_gather_value) can use vectors of up to 16 bytes:
+ * the widest whose lanes both accesses can move together. */
+static int64_t copy_vector_width(TsCompiler *c, const Node *n) {
   IrStmt *b = n->nest.body;
   if (b && b->kind == IR_S_SEQ && b->u.seq.n == 1) b = b->u.seq.items[0];
   if (!b || b->kind != IR_S_STORE) return 1;
-  IrExpr *v = b->u.store.value;
-  if (v->kind == IR_CAST) v = v->u.ops[0];
-  if (v->kind != IR_LOAD) return 1;
-  IrVar *last = n->nest.var[n->nest.n - 1];
+  IrExpr *cond;
+  bool converts;
+  IrExpr *v = pass_gather_value(c, b->u.store.value, &cond, &converts);
+  if (!v) return 1;
   IrBuffer *bufs[2] = {b->u.store.buf, v->u.load.buf};
   IrExpr **idxs[2] = {b->u.store.idx, v->u.load.idx};
   int nidx[2] = {b->u.store.nidx, v->u.load.nidx};
   int maxbytes = 1;
   for (int i = 0; i < 2; i++) {
     if (bufs[i]->scope == IR_SCOPE_LOCAL || bufs[i]->scope == IR_SCOPE_VAR || nidx[i] == 0) return 1;
-    for (int k = 0; k < nidx[i] - 1; k++)
-      if (ir_expr_uses_var(idxs[i][k], last)) return 1;
-    IrExpr *e = idxs[i][nidx[i] - 1];
-    bool ok = e->kind == IR_VAR && e->u.var == last;
-    if (!ok && e->kind == IR_ADD)
-      ok = (e->u.ops[1]->kind == IR_VAR && e->u.ops[1]->u.var == last && !ir_expr_uses_var(e->u.ops[0], last)) ||
-           (e->u.ops[0]->kind == IR_VAR && e->u.ops[0]->u.var == last && !ir_expr_uses_var(e->u.ops[1], last));
-    if (!ok) return 1;
     if (dtype_bytes(bufs[i]->dtype) > maxbytes) maxbytes = dtype_bytes(bufs[i]->dtype);
   }
-  return 16 / maxbytes;
+  int64_t V = 16 / maxbytes;
+  while (V > 1 && !copy_lanes_fit(n, idxs, nidx, cond, V)) V /= 2;
+  return V;
 }
 
 static int64_t lcm(int64_t a, int64_t b) {
@@ -281,7 +289,7 @@ static int64_t divided_vector(const Node *n) {
 }
 
 static Fragment *free_layout(Infer *in, Node *n) {
-  int64_t vec = copy_vector_width(n), total = n->size;
+  int64_t vec = copy_vector_width(in->c, n), total = n->size;
   int64_t last = n->nest.extent[n->nest.n - 1];
   /* Keep every thread busy before making vectors wide; vectors must tile the row. */
   while (vec > 1 && (last % vec != 0 || total / vec < n->nthreads)) vec /= 2;

@@ -422,8 +422,7 @@ static IrStmt *guard_memory_effects(TsCompiler *c, IrStmt *s, void *cond) {
 }
 
 /* Checks one operand of a copy nest for the vector path (see lower_nest). */
-static bool vec_operand(Lower *lw, const ParNest *nest, const Fragment *L, IrBuffer *b, IrExpr **idx, int nidx,
-                        int64_t V) {
+static bool vec_operand(const ParNest *nest, IrBuffer *b, IrExpr **idx, int nidx, int64_t V) {
   int last = nest->n - 1;
   IrVar *lv = nest->var[last];
   if (V * dtype_bytes(b->dtype) > 16) return false;
@@ -439,14 +438,10 @@ static bool vec_operand(Lower *lw, const ParNest *nest, const Fragment *L, IrBuf
   if (b->scope != IR_SCOPE_GLOBAL && b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN) return false;
   if (nidx != b->ndim || nidx == 0) return false;
   if (b->remap) return false; /* T.Layout: neighbouring logical elements need not be neighbours in memory */
+  /* (vector_lanes.c: the other indices the same over the vector, the last one g + lane) */
   for (int k = 0; k < nidx - 1; k++)
-    if (ir_expr_uses_var(idx[k], lv)) return false;
-  IrExpr *e = idx[nidx - 1], *base = NULL;
-  if (e->kind == IR_VAR && e->u.var == lv) base = i32(lw, 0);
-  else if (e->kind == IR_ADD && e->u.ops[1]->kind == IR_VAR && e->u.ops[1]->u.var == lv) base = e->u.ops[0];
-  else if (e->kind == IR_ADD && e->u.ops[0]->kind == IR_VAR && e->u.ops[0]->u.var == lv) base = e->u.ops[1];
-  if (!base || ir_expr_uses_var(base, lv)) return false;
-  if (!ir_is_multiple(base, V) || nest->min[last] % V != 0) return false;
+    if (!pass_lane_uniform(idx[k], lv, V)) return false;
+  if (!pass_lane_contiguous(idx[nidx - 1], lv, V) || nest->min[last] % V != 0) return false;
   /* Every row must start on a vector boundary: the last extent (compact buffers) or
    * each explicit stride is a multiple of V. */
   if (b->strides) {
@@ -457,7 +452,6 @@ static bool vec_operand(Lower *lw, const ParNest *nest, const Fragment *L, IrBuf
   } else if (!ir_is_multiple(b->shape[nidx - 1], V)) {
     return false;
   }
-  (void)L;
   return true;
 }
 
@@ -557,7 +551,7 @@ static VecStage *stage_of(StageScan *sc, IrBuffer *b, IrExpr **idx, int nidx, bo
   }
   int n = 0;
   IrExpr **low = NULL;
-  if (plain_indices(idx, nidx) && vec_operand(lw, sc->nest, sc->L, b, idx, nidx, sc->V))
+  if (plain_indices(idx, nidx) && vec_operand(sc->nest, b, idx, nidx, sc->V))
     low = access_index(lw, sc->nc, b, idx, nidx, store, &n, SRCLOC_NONE);
   if (!low || bounds_cond(lw, sc->nc, b, low, n)) {
     sc->ok = false;
@@ -676,6 +670,68 @@ static IrStmt *stage_vector_body(Lower *lw, NestCtx *nc, const ParNest *nest, co
   return ir_seq_vec(c, &items, b->loc);
 }
 
+/* The vector path of lower_nest: a nest whose body is one store of a copied value
+ * (pass_gather_value) with both operands passing vec_operand moves V lanes at a time; the
+ * value may be zero where a condition that is the same over each vector fails (a gather:
+ * im2col's padding).  Returns NULL for any other nest.  Substitutes lane 0 into `to` and
+ * clears uv[last] (the lane loop is gone). */
+static IrStmt *lower_vector_copy(Lower *lw, NestCtx *nc, const ParNest *nest, const IrStmt *s, IrVar **uv,
+                                 IrExpr **to) {
+  TsCompiler *c = lw->c;
+  int n = nest->n, last = n - 1;
+  int64_t V = nc->L->dim[last].vec;
+  IrStmt *b0 = nest->body;
+  if (b0 && b0->kind == IR_S_SEQ && b0->u.seq.n == 1) b0 = b0->u.seq.items[0];
+  if (V <= 1 || !b0 || b0->kind != IR_S_STORE || b0->u.store.lanes != 1 || nest->extent[last] % V != 0) return NULL;
+  IrExpr *gcond = NULL;
+  bool converts = false;
+  IrExpr *ld = pass_gather_value(c, b0->u.store.value, &gcond, &converts);
+  if (!ld || (gcond && !pass_lane_uniform(gcond, nest->var[last], V)) ||
+      !vec_operand(nest, b0->u.store.buf, b0->u.store.idx, b0->u.store.nidx, V) ||
+      !vec_operand(nest, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, V))
+    return NULL;
+  IrBuffer *db = b0->u.store.buf, *sb = ld->u.load.buf;
+  int nd, ns;
+  IrExpr **di = access_index(lw, nc, db, b0->u.store.idx, b0->u.store.nidx, true, &nd, b0->loc);
+  IrExpr **si = access_index(lw, nc, sb, ld->u.load.idx, ld->u.load.nidx, false, &ns, ld->loc);
+  IrExpr *vl = ir_load(c, sb, si, ns, ld->loc);
+  vl->lanes = (int)V;
+  IrExpr *vv = vl;
+  if (converts) {
+    vv = ir_cast(c, b0->u.store.value->dtype, vl, b0->loc);
+    vv->lanes = (int)V;
+  }
+  IrStmt *vs = ir_store(c, db, di, nd, vv, b0->loc);
+  vs->u.store.lanes = (int)V;
+  /* cp.async moves 4, 8 or 16 bytes from global to shared without a conversion. */
+  int vbytes = (int)V * dtype_bytes(db->dtype);
+  vs->u.store.async_ = s->u.loop.async_copy && sb->scope == IR_SCOPE_GLOBAL && !converts &&
+                       (db->scope == IR_SCOPE_SHARED || db->scope == IR_SCOPE_SHARED_DYN) &&
+                       (vbytes == 4 || vbytes == 8 || vbytes == 16);
+  /* Where the gather's condition fails or the source is past the edge, the vector reads
+   * nothing and the destination elements become 0 (the safe value). */
+  IrExpr *lc = and_cond(lw, gcond ? rw_expr(lw, nc, gcond) : NULL, bounds_cond(lw, nc, sb, si, ns));
+  IrExpr *sc = bounds_cond(lw, nc, db, di, nd);
+  /* Substitute the loop vars here (u_last = 0: the vector starts at lane 0). */
+  IrVar *uf[1] = {uv[last]};
+  IrExpr *u0[1] = {i32(lw, 0)};
+  IrVar *const *nv = nest->var;
+  vs = ir_subst_stmt(c, ir_subst_stmt(c, vs, nv, to, n), uf, u0, 1);
+  if (lc) {
+    IrVar *z = new_var(lw, "z");
+    IrExpr *zv[1] = {ir_varref(c, z, SRCLOC_NONE)};
+    IrStmt *zs = ir_store(c, db, di, nd, zero_of(lw, db->dtype), b0->loc);
+    zs->u.store.async_ = vs->u.store.async_; /* ordered by the pipeline's barriers like the copy */
+    zs = ir_subst_stmt(c, ir_subst_stmt(c, zs, nv, to, n), uf, zv, 1);
+    lc = ir_subst(c, ir_subst(c, lc, nv, to, n), uf, u0, 1);
+    vs = ir_if(c, lc, vs, unrolled(lw, z, V, zs), b0->loc);
+  }
+  if (sc) vs = ir_if(c, ir_subst(c, ir_subst(c, sc, nv, to, n), uf, u0, 1), vs, NULL, b0->loc);
+  for (int q = 0; q < n; q++) to[q] = ir_subst(c, to[q], uf, u0, 1);
+  uv[last] = NULL;
+  return vs;
+}
+
 static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
   TsCompiler *c = lw->c;
   ParNest nest;
@@ -723,57 +779,8 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
   for (int q = 0; q < n; q++) to[q] = bin(lw, IR_ADD, i32(lw, nest.min[q]), ival[q]);
 
   /* Vector path: a single contiguous copy whose last loop dim carries V lanes. */
-  IrStmt *body = NULL;
   int last = n - 1;
-  int64_t V = L->dim[last].vec;
-  IrStmt *b0 = nest.body;
-  if (b0 && b0->kind == IR_S_SEQ && b0->u.seq.n == 1) b0 = b0->u.seq.items[0];
-  if (V > 1 && b0 && b0->kind == IR_S_STORE && b0->u.store.lanes == 1 && nest.extent[last] % V == 0) {
-    IrExpr *val = b0->u.store.value, *ld = val->kind == IR_CAST ? val->u.ops[0] : val;
-    if (ld->kind == IR_LOAD && ld->lanes == 1 &&
-        vec_operand(lw, &nest, L, b0->u.store.buf, b0->u.store.idx, b0->u.store.nidx, V) &&
-        vec_operand(lw, &nest, L, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, V)) {
-      IrBuffer *db = b0->u.store.buf, *sb = ld->u.load.buf;
-      int nd, ns;
-      IrExpr **di = access_index(lw, &nc, db, b0->u.store.idx, b0->u.store.nidx, true, &nd, b0->loc);
-      IrExpr **si = access_index(lw, &nc, sb, ld->u.load.idx, ld->u.load.nidx, false, &ns, ld->loc);
-      IrExpr *vl = ir_load(c, sb, si, ns, ld->loc);
-      vl->lanes = (int)V;
-      IrExpr *vv = vl;
-      if (val->kind == IR_CAST) {
-        vv = ARENA_NEW(c->arena, IrExpr);
-        *vv = *val;
-        vv->u.ops[0] = vl;
-        vv->lanes = (int)V;
-      }
-      IrStmt *vs = ir_store(c, db, di, nd, vv, b0->loc);
-      vs->u.store.lanes = (int)V;
-      /* cp.async moves 4, 8 or 16 bytes from global to shared without a conversion. */
-      int vbytes = (int)V * dtype_bytes(db->dtype);
-      vs->u.store.async_ = s->u.loop.async_copy && sb->scope == IR_SCOPE_GLOBAL && val == ld &&
-                           (db->scope == IR_SCOPE_SHARED || db->scope == IR_SCOPE_SHARED_DYN) &&
-                           (vbytes == 4 || vbytes == 8 || vbytes == 16);
-      IrExpr *lc = bounds_cond(lw, &nc, sb, si, ns), *sc = bounds_cond(lw, &nc, db, di, nd);
-      /* Substitute the loop vars here (u_last = 0: the vector starts at lane 0). */
-      IrVar *uf[1] = {uv[last]};
-      IrExpr *u0[1] = {i32(lw, 0)};
-      vs = ir_subst_stmt(c, ir_subst_stmt(c, vs, nest.var, to, n), uf, u0, 1);
-      if (lc) {
-        /* Source past the edge: the destination elements become 0 (safe value). */
-        IrVar *z = new_var(lw, "z");
-        IrExpr *zv[1] = {ir_varref(c, z, SRCLOC_NONE)};
-        IrStmt *zs = ir_store(c, db, di, nd, zero_of(lw, db->dtype), b0->loc);
-        zs->u.store.async_ = vs->u.store.async_; /* ordered by the pipeline's barriers like the copy */
-        zs = ir_subst_stmt(c, ir_subst_stmt(c, zs, nest.var, to, n), uf, zv, 1);
-        lc = ir_subst(c, ir_subst(c, lc, nest.var, to, n), uf, u0, 1);
-        vs = ir_if(c, lc, vs, unrolled(lw, z, V, zs), b0->loc);
-      }
-      if (sc) vs = ir_if(c, ir_subst(c, ir_subst(c, sc, nest.var, to, n), uf, u0, 1), vs, NULL, b0->loc);
-      body = vs;
-      for (int q = 0; q < n; q++) to[q] = ir_subst(c, to[q], uf, u0, 1);
-      uv[last] = NULL;
-    }
-  }
+  IrStmt *body = lower_vector_copy(lw, &nc, &nest, s, uv, to);
   /* Padding elements of dims that the threads x vectors do not tile exactly. */
   IrExpr *pad = NULL;
   for (int q = 0; q < n; q++) {

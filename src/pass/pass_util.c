@@ -239,7 +239,7 @@ bool pass_is_role_split(const IrKernel *k, const IrStmt *s) {
 }
 
 /* Narrows v's range in env where the comparison k (`v < c`, `v <= c`, `v >= c`, `v > c`; v a
- * variable, c a constant; with holds, each conjunct of an `a && b`) is known to hold (holds)
+ * variable or a variable plus or minus a constant, c a constant; with holds, each conjunct of an `a && b`) is known to hold (holds)
  * or to fail (!holds: the else branch). */
 void pass_range_narrow(IrRangeEnv *env, const IrExpr *k, bool holds) {
   if (holds && k->kind == IR_AND) {
@@ -247,17 +247,25 @@ void pass_range_narrow(IrRangeEnv *env, const IrExpr *k, bool holds) {
     pass_range_narrow(env, k->u.ops[1], true);
     return;
   }
-  int64_t c, lo, hi;
+  int64_t c, d = 0, lo, hi;
   if (env->n >= 32 || !(k->kind == IR_LT || k->kind == IR_LE || k->kind == IR_GE || k->kind == IR_GT) ||
-      k->u.ops[0]->kind != IR_VAR || !ir_is_const_int(k->u.ops[1], &c) || !ir_range(k->u.ops[0], env, &lo, &hi))
+      !ir_is_const_int(k->u.ops[1], &c))
     return;
+  /* `v + d < c` (a pipeline's `k + D < n`) is `v < c - d` */
+  const IrExpr *v = k->u.ops[0];
+  if ((v->kind == IR_ADD || v->kind == IR_SUB) && v->u.ops[0]->kind == IR_VAR && ir_is_const_int(v->u.ops[1], &d) &&
+      d > -(1LL << 40) && d < (1LL << 40) && c > -(1LL << 40) && c < (1LL << 40)) {
+    c -= v->kind == IR_ADD ? d : -d;
+    v = v->u.ops[0];
+  }
+  if (v->kind != IR_VAR || !ir_range(v, env, &lo, &hi)) return;
   IrExprKind kind = k->kind;
   if (!holds) kind = kind == IR_LT ? IR_GE : kind == IR_LE ? IR_GT : kind == IR_GE ? IR_LT : IR_LE;
   if (kind == IR_LT && c - 1 < hi) hi = c - 1;
   if (kind == IR_LE && c < hi) hi = c;
   if (kind == IR_GE && c > lo) lo = c;
   if (kind == IR_GT && c + 1 > lo) lo = c + 1;
-  if (lo <= hi) ir_range_env_add(env, k->u.ops[0]->u.var, lo, hi);
+  if (lo <= hi) ir_range_env_add(env, v->u.var, lo, hi);
 }
 
 void pass_range_enter_kernel(IrRangeEnv *env, const IrKernel *k) {

@@ -115,6 +115,23 @@ bool pass_access_map_shift(TsCompiler *c, const ParNest *nest, IrBuffer *buf, Ir
  * iteration i holds element i + shift, fragment_shift_divisor registers further on. */
 bool pass_shift_fits(TsCompiler *c, const Fragment *loop, const Fragment *buf, const int *map, IrExpr *const *shift);
 
+/* vector_lanes.c: over one vector of a nest (V consecutive values of its last var lv, the
+ * first a multiple of V):
+ *  - pass_lane_contiguous: e is g + lane with g the same over the vector and a multiple of V
+ *    (`lv`, `x + lv`, `(x + lv) % c`, x and c multiples of V);
+ *  - pass_lane_uniform: e has one value over the vector (`(x + lv) // c` with V | c,
+ *    `x + lv < b` with V | b, and integer arithmetic of such terms; no loads, no calls);
+ *  - pass_gather_value: the load a stored value copies, optionally converted once
+ *    (*converts) and zero where a condition fails: `cast?(select(c1, select(c2, load, 0),
+ *    0))`; *cond is the conjunction (NULL: none).  NULL when the value is anything else. */
+bool pass_lane_contiguous(const IrExpr *e, const IrVar *lv, int64_t V);
+bool pass_lane_uniform(const IrExpr *e, const IrVar *lv, int64_t V);
+IrExpr *pass_gather_value(TsCompiler *c, IrExpr *value, IrExpr **cond, bool *converts);
+/* A gather nest: T.Parallel loops around one store into a shared tile of an element of a
+ * global tensor (not T.Layout-remapped), zero where a condition fails (pass_gather_value;
+ * T.im2col makes these), with no other memory read.  Returns the tile, or NULL.  Such a nest
+ * is a pipeline producer (inject_pipeline: cp.async where its lanes vectorize). */
+IrBuffer *pass_gather_dst(TsCompiler *c, IrStmt *st);
 /* stage_fragment.c: the reads of fragment `frag` in and around T.Parallel nest `nest` (a
  * statement of *body) go through a shared copy of it made before the outermost enclosing
  * serial loop that leaves frag alone; false (nothing changed) when that is not sound. */
@@ -140,7 +157,7 @@ bool pass_is_role_split(const IrKernel *k, const IrStmt *s);
 int64_t pass_smem_cap(const TsCompiler *c);
 /* The range environment of a walk over thread-level IR (simplify, safe_memory); entries are only
  * appended, so a scope ends by restoring env->n.
- *  - pass_range_narrow: v's range where `v < c` (<=, >=, >; v a variable, c a constant; with
+ *  - pass_range_narrow: v's range where `v < c` (<=, >=, >; v a variable, or one plus or minus a constant; c a constant; with
  *    holds, each conjunct of an `a && b`) holds, or, with holds false, where it fails (an else);
  *  - pass_range_enter_kernel: a kernel's block indices (constant grids) and thread indices
  *    (blockDim including a warp-specialized producer warpgroup);

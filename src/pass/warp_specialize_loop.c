@@ -335,13 +335,15 @@ static bool plan_staged(Wsl *w) {
     w->tile[w->nt++] = t;
   }
   if (!w->nt) return false;
-  /* every load of the loop goes through the producer, or none: a copy TMA cannot issue
-   * would run synchronously in the consumers, where inject_pipeline keeps it in flight */
+  /* every load of the loop goes through the producer, or none: a copy TMA cannot issue (or
+   * a gather nest: im2col) would run synchronously in the consumers, where inject_pipeline
+   * keeps it in flight */
   for (int i = 0; i < n; i++) {
     IrStmt *s = lb->u.seq.items[i];
     bool staged = false;
     for (int j = 0; j < w->nt; j++) staged |= w->tile[j].pos == i;
-    if (!staged && s->kind == IR_S_COPY && s->u.copy.src.buf->scope == IR_SCOPE_GLOBAL && is_shared(s->u.copy.dst.buf))
+    if (!staged && ((s->kind == IR_S_COPY && s->u.copy.src.buf->scope == IR_SCOPE_GLOBAL && is_shared(s->u.copy.dst.buf)) ||
+                    pass_gather_dst(w->c, s)))
       return false;
   }
   /* each staged tile's allocation sits at the top level of the kernel */

@@ -1,7 +1,8 @@
 """regress_gpu.py — the corpus kernels that once compiled but ran wrong, run on the GPU
 through the tilescale binding and checked against torch references written here.
 
-    python3 tests/corpus/regress_gpu.py CORPUS_DIR     (CORPUS_DIR = .../corpus/tilelang/examples)
+    python3 tests/corpus/regress_gpu.py CORPUS_DIR [--only WORD,...]   (CORPUS_DIR = .../corpus/tilelang/examples;
+                                                    --only: the cases whose line in main() names a word)
 
 Each case compiles the file's own kernel factory with the parameters its main() uses (and
 smaller shapes), fills inputs the way the file does (torch.randn), runs, and compares with
@@ -15,6 +16,7 @@ The FlashAttention backward cases (mha_bwd) check T.Layout on a global tensor (d
 pass remap_global) end to end: two kernels that must agree on where each element lives.
 The MLA files' split-KV variants (num_split > 1) take P @ V's A from registers on a 64-row
 tile over two warpgroups, which split N with a copy of P each."""
+import inspect
 import math
 import os
 import sys
@@ -85,6 +87,25 @@ def grouped_gemm_bwd(ctx, corpus, sizes, K, N, bm, bn, bk, stages, threads):
     # size is not a multiple of block_K reads the next group's rows in its last tile.  Sizes
     # here are multiples of block_K, where the file and the math agree.
     check("grouped_gemm_bwd sizes=%s K=N=%d" % (sizes, K), db, torch.stack(ref), 0.5, 2e-2)
+
+
+def convolution(ctx, corpus, N, C, H, W, F, K, S, D, P, bm, bn, bk, stages, threads, autotune_file=False):
+    """convolution/example_convolution.py: T.im2col's gather (zero outside the image) in a
+    T.Pipelined loop, vectorized and run stages ahead as cp.async; against torch's conv2d on
+    NHWC data.  Shapes whose rows (N*OH*OW) or reduction (K*K*C) do not fill the last tile,
+    and channel counts that are not a multiple of 8, take the guarded and narrower paths."""
+    fname = "example_convolution_autotune.py" if autotune_file else "example_convolution.py"
+    prog = ctx.load(os.path.join(corpus, "convolution", fname))
+    extra = dict(thread_num=threads, enable_rasteration=True) if autotune_file else dict(threads=threads)
+    kern = prog.compile("convolution", S=S, D=D, P=P, block_M=bm, block_N=bn, block_K=bk, num_stages=stages,
+                        N=N, C=C, H=H, W=W, F=F, K=K, **extra)
+    a = torch.randn(N, H, W, C, dtype=torch.float16, device="cuda")
+    b = torch.randn(K, K, C, F, dtype=torch.float16, device="cuda")
+    out = kern(a, b)
+    ref = torch.nn.functional.conv2d(a.permute(0, 3, 1, 2).float(), b.permute(3, 2, 0, 1).float(), stride=S,
+                                     padding=P, dilation=D).permute(0, 2, 3, 1)
+    check("convolution N%d C%d %dx%d F%d k%d s%d d%d p%d (%dx%dx%d, %d stages)" % (
+        N, C, H, W, F, K, S, D, P, bm, bn, bk, stages), out, ref, 0.05 * math.sqrt(K * K * C / 64), 1e-2)
 
 
 def mla_decode_paged(ctx, corpus, b, h_q, seqlens, block_N=64, block_H=64, block_size=64, num_split=1):
@@ -1476,10 +1497,25 @@ def gemm_sp_codegen(ctx, corpus, M, N, K, dtype, trans_b, bn):
     check("gemm_sp codegen test %dx%dx%d %s trans_B=%s" % (M, N, K, dtype, trans_b), c, want, 3e-2, 1e-2)
 
 
+def selected(cases, only):
+    """The cases whose line in main() names one of the comma-separated words of `only`
+    (a function name such as convolution, or any other text of the line)."""
+    if not only:
+        return cases
+    words = [w for w in only.split(",") if w]
+    return [run for run in cases if any(w in inspect.getsource(run) for w in words)]
+
+
 def main():
-    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
-        sys.exit("usage: regress_gpu.py CORPUS_DIR (the corpus's tilelang/examples folder)")
-    corpus = sys.argv[1]
+    args = sys.argv[1:]
+    only = None
+    if len(args) == 3 and args[1] == "--only":
+        only = args.pop(2)
+        args.pop(1)
+    if len(args) != 1 or not os.path.isdir(args[0]):
+        sys.exit("usage: regress_gpu.py CORPUS_DIR [--only WORD,WORD...] (CORPUS_DIR: the corpus's tilelang/examples "
+                 "folder; --only: the cases whose line names one of the words)")
+    corpus = args[0]
     torch.manual_seed(0)
     ctx = tilescale.Context()
     cases = [
@@ -1489,6 +1525,10 @@ def main():
         lambda: grouped_gemm_bwd(ctx, corpus, [64, 128], 1024, 1024, 64, 128, 64, 2, 256),
         lambda: grouped_gemm_bwd(ctx, corpus, [64, 128], 8192, 8192, 64, 128, 64, 2, 256),  # the file's
         lambda: grouped_gemm_bwd(ctx, corpus, [256, 64, 192], 1024, 512, 64, 128, 64, 2, 256),
+        lambda: convolution(ctx, corpus, 128, 128, 64, 64, 128, 3, 1, 1, 1, 64, 128, 32, 3, 256),  # the file's main()
+        lambda: convolution(ctx, corpus, 3, 64, 17, 19, 96, 3, 2, 1, 1, 64, 128, 32, 3, 256),
+        lambda: convolution(ctx, corpus, 2, 12, 9, 9, 64, 3, 1, 2, 2, 64, 64, 32, 2, 128),
+        lambda: convolution(ctx, corpus, 4, 128, 32, 32, 256, 3, 1, 1, 1, 128, 256, 64, 3, 256, True),
         lambda: mla_decode_paged(ctx, corpus, 4, 128, [512, 256, 1024, 64]),
         lambda: mla_decode_paged(ctx, corpus, 8, 128, [1000 + 37 * i for i in range(8)]),
         lambda: mla_decode_paged(ctx, corpus, 128, 128, [8192 + 2 * i for i in range(128)]),  # the file's
@@ -1650,6 +1690,9 @@ def main():
         lambda: bitnet_int8xint8(ctx, corpus, 256, 256, 256),
         lambda: bitnet_int8xint8(ctx, corpus, 512, 256, 1024),
     ]
+    cases = selected(cases, only)
+    if not cases:
+        sys.exit("regress_gpu.py: no case matches --only %s" % only)
     for run in cases:
         try:
             run()
