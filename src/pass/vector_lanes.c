@@ -8,6 +8,8 @@
  * `(k*bk + lv) % C` and its row and filter indices are `(k*bk + lv) // C ...`, the same for
  * the whole group when V divides C; its zero padding is a select whose condition is then
  * the same over the group too. */
+#include <math.h>
+
 #include "passes.h"
 
 static bool is_var(const IrExpr *e, const IrVar *v) { return e->kind == IR_VAR && e->u.var == v; }
@@ -67,7 +69,8 @@ bool pass_lane_uniform(const IrExpr *e, const IrVar *lv, int64_t V) {
 
 static bool is_zero(const IrExpr *e) {
   if (e->kind == IR_CAST) e = e->u.ops[0];
-  return (e->kind == IR_INT && e->u.ival == 0) || (e->kind == IR_FLOAT && e->u.fval == 0.0);
+  /* (not -0.0: the zero-fill stores +0) */
+  return (e->kind == IR_INT && e->u.ival == 0) || (e->kind == IR_FLOAT && e->u.fval == 0.0 && !signbit(e->u.fval));
 }
 
 IrExpr *pass_gather_value(TsCompiler *c, IrExpr *value, IrExpr **cond, bool *converts) {

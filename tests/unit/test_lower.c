@@ -25,6 +25,10 @@ typedef struct Mem {
   int64_t n;          /* elements (per thread for registers) */
   int *wep, *wthr, *rep, *rthr; /* race tracking for shared memory */
 } Mem;
+/* A cp.async write in flight: it lands at the latest moment the hardware allows, the
+ * issuing thread's wait that retires its group, so a read before that wait sees the old
+ * (or poisoned) contents. */
+typedef struct Pending { Mem *m; int64_t a; double v; int t, group; } Pending;
 typedef struct Interp {
   int T;
   Slot *slots; int nslots;
@@ -32,6 +36,8 @@ typedef struct Interp {
   int epoch;
   int races, errors;
   bool active[MAXT];
+  Pending *pend; int npend, cap_pend;
+  int committed[MAXT]; /* cp.async groups each thread has committed */
 } Interp;
 
 static Slot *slot(Interp *in, IrVar *v) {
@@ -179,6 +185,42 @@ static double eval(Interp *in, IrExpr *e, int t) {
 
 static void exec(Interp *in, IrStmt *s, const bool *mask);
 
+static void pend_push(Interp *in, Pending p) {
+  if (in->npend == in->cap_pend) {
+    in->cap_pend = in->cap_pend ? 2 * in->cap_pend : 1024;
+    in->pend = realloc(in->pend, (size_t)in->cap_pend * sizeof *in->pend);
+  }
+  in->pend[in->npend++] = p;
+}
+
+/* cp.async.wait_group n for thread t: its writes of every group but the n newest land. */
+static void pend_retire(Interp *in, int t, int n) {
+  int k = 0;
+  for (int i = 0; i < in->npend; i++) {
+    Pending *p = &in->pend[i];
+    if (p->t == t && p->group < in->committed[t] - n) {
+      track(in, p->m, p->a, t, true);
+      p->m->data[p->a] = p->v;
+    } else {
+      in->pend[k++] = *p;
+    }
+  }
+  in->npend = k;
+}
+
+/* The device operations of a cp.async pipeline; any other is an error here. */
+static void exec_device(Interp *in, IrExpr *e, const bool *mask) {
+  for (int t = 0; t < in->T; t++) {
+    if (!mask[t]) continue;
+    switch (e->u.call.dop) {
+      case IRD_CP_ASYNC_COMMIT: in->committed[t]++; break;
+      case IRD_CP_ASYNC_WAIT: pend_retire(in, t, (int)e->u.call.attrs[0]); break;
+      case IRD_FENCE_PROXY_ASYNC: break;
+      default: in->errors++; return;
+    }
+  }
+}
+
 static void exec(Interp *in, IrStmt *s, const bool *mask) {
   if (!s) return;
   bool sub[MAXT];
@@ -249,9 +291,16 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
           vals[t][0] = cast_to(s->u.store.buf->dtype, eval(in, v, t));
         }
       }
+      /* codegen issues cp.async for a vector copy with no conversion (vector_store) */
+      IrExpr *v0 = s->u.store.value;
+      bool async = s->u.store.async_ && lanes > 1 && v0->kind == IR_LOAD;
       for (int t = 0; t < in->T; t++) {
         if (!mask[t] || ads[t] < 0) continue;
         for (int l = 0; l < lanes; l++) {
+          if (async) {
+            pend_push(in, (Pending){m, ads[t] + l, vals[t][l], t, in->committed[t]});
+            continue;
+          }
           track(in, m, ads[t] + l, t, true);
           m->data[ads[t] + l] = vals[t][l];
         }
@@ -260,6 +309,10 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
     }
     case IR_S_EVAL: {
       IrExpr *e = s->u.eval.value;
+      if (e->kind == IR_CALL && e->u.call.op == IRI_DEVICE) {
+        exec_device(in, e, mask);
+        return;
+      }
       if (e->kind == IR_CALL && e->u.call.op == IRI_SYNCTHREADS) {
         for (int t = 0; t < in->T; t++)
           if (!mask[t]) in->errors++; /* a barrier not reached by every thread */
@@ -317,10 +370,14 @@ static void run_kernel(Interp *in, IrFunc *f) {
             i--;
           }
         exec(in, k->body, all);
+        in->errors += in->npend; /* copies the kernel never waited for */
+        in->npend = 0;
+        memset(in->committed, 0, sizeof in->committed);
       }
 }
 
 static void interp_free(Interp *in) {
+  free(in->pend);
   for (int i = 0; i < in->nmem; i++) {
     free(in->mem[i].data);
     free(in->mem[i].wep);
@@ -717,3 +774,79 @@ TEST(lower_swizzled_tile_without_gemm) {
   swizzled_transpose(t, LAYOUT_QUARTER, 32);
   swizzled_transpose(t, LAYOUT_LINEAR, 0);
 }
+
+/* cp.async stores of `lanes` lanes and commits in the result. */
+typedef struct AsyncFeat { int lanes, async_vec, commits; } AsyncFeat;
+static void async_stmt(IrStmt *s, void *ctx) {
+  AsyncFeat *f = ctx;
+  if (s->kind == IR_S_STORE && s->u.store.async_ && s->u.store.lanes == f->lanes) f->async_vec++;
+}
+static void async_expr(IrExpr *e, void *ctx) {
+  if (ir_is_device(e, IRD_CP_ASYNC_COMMIT)) ((AsyncFeat *)ctx)->commits++;
+}
+
+/* A gather in a T.Pipelined loop (T.im2col's shape, over a sequence): tile kt of the
+ * windowed rows, col[m, k] = X[m + k // C - P, k % C] (0 outside [0, L)), moves V lanes at
+ * a time (the row and the padding test are the same over each vector when V | C) and runs
+ * stages ahead as cp.async; the consumer adds each tile into a fragment, so the output is
+ * the sum of the tiles.  The interpreter lands each cp.async at its wait: a read before the
+ * wait sees poison. */
+static void gather_pipeline_case(TestCtx *t, int L, int C, int K, int P, int BM, int BK, int stages, int threads,
+                                 int want_lanes) {
+  B b;
+  int NK = K * C / BK;
+  b_init(&b, 1, (L + BM - 1) / BM, threads);
+  IrBuffer *X = b_buf(&b, "X", IR_SCOPE_GLOBAL, L, C), *OUT = b_buf(&b, "OUT", IR_SCOPE_GLOBAL, L, BK);
+  IrBuffer *As = b_buf(&b, "A_s", IR_SCOPE_SHARED_DYN, BM, BK), *acc = b_buf(&b, "acc", IR_SCOPE_FRAGMENT, BM, BK);
+  IrVar *kt = ir_var(&b.c, "kt", TS_DTYPE_INT32, IR_VAR_LOOP, SRCLOC_NONE);
+  IrVar *i = ir_var(&b.c, "i", TS_DTYPE_INT32, IR_VAR_LOOP, SRCLOC_NONE), *j = ir_var(&b.c, "j", TS_DTYPE_INT32, IR_VAR_LOOP, SRCLOC_NONE);
+  IrVar *i2 = ir_var(&b.c, "i2", TS_DTYPE_INT32, IR_VAR_LOOP, SRCLOC_NONE), *j2 = ir_var(&b.c, "j2", TS_DTYPE_INT32, IR_VAR_LOOP, SRCLOC_NONE);
+  IrExpr *m0 = bin(&b, IR_MUL, V(&b, b.k->block_var[1]), I(&b, BM));
+  b_fill(&b, acc, 0.0);
+  IrExpr *kk = bin(&b, IR_ADD, bin(&b, IR_MUL, V(&b, kt), I(&b, BK)), V(&b, j));
+  IrExpr *row = bin(&b, IR_SUB, bin(&b, IR_ADD, bin(&b, IR_ADD, m0, V(&b, i)), bin(&b, IR_FLOORDIV, kk, I(&b, C))), I(&b, P));
+  IrExpr *inside = bin(&b, IR_AND, bin(&b, IR_GE, row, I(&b, 0)), bin(&b, IR_LT, row, I(&b, L)));
+  IrExpr *src[2] = {row, bin(&b, IR_FLOORMOD, kk, I(&b, C))}, *ij[2] = {V(&b, i), V(&b, j)};
+  IrExpr *val = ir_select(&b.c, IR_IF_THEN_ELSE, inside, ir_load(&b.c, X, src, 2, SRCLOC_NONE),
+                          ir_float(&b.c, 0, TS_DTYPE_FLOAT32, SRCLOC_NONE), SRCLOC_NONE);
+  IrStmt *gather = par2(&b, i, j, BM, BK, ir_store(&b.c, As, ij, 2, val, SRCLOC_NONE));
+  IrExpr *ij2[2] = {V(&b, i2), V(&b, j2)};
+  IrExpr *sum = bin(&b, IR_ADD, ir_load(&b.c, acc, ij2, 2, SRCLOC_NONE), ir_load(&b.c, As, ij2, 2, SRCLOC_NONE));
+  IrStmt *use = par2(&b, i2, j2, BM, BK, ir_store(&b.c, acc, ij2, 2, sum, SRCLOC_NONE));
+  IrStmt *loop = ir_for(&b.c, kt, I(&b, 0), I(&b, NK), IR_FOR_PIPELINED, ir_seq(&b.c, (IrStmt *[]){gather, use}, 2, SRCLOC_NONE),
+                        SRCLOC_NONE);
+  loop->u.loop.num_stages = stages;
+  vec_push(b.c.arena, &b.body, loop);
+  b_copy(&b, ir_region_full(&b.c, acc, SRCLOC_NONE), region(&b, OUT, m0, I(&b, 0), BM, BK));
+  REQUIRE(b_finish(&b));
+  Feat ft = features(b.f);
+  CHECK(ft.parallel == 0 && ft.tile == 0);
+  AsyncFeat af = {want_lanes, 0, 0};
+  IrVisitor av = {async_stmt, async_expr, &af};
+  ir_visit(b.f->body, &av);
+  CHECK(af.async_vec > 0); /* the gather became cp.async of want_lanes lanes */
+  CHECK(af.commits >= 2);  /* a prologue and the main loop */
+  Interp in = {0};
+  in.T = threads;
+  double *x = global_data(&in, X), *out = global_data(&in, OUT);
+  unsigned seed = 11;
+  for (int e = 0; e < L * C; e++) x[e] = rnd(&seed);
+  run_kernel(&in, b.f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int m = 0; m < L; m++)
+    for (int jj = 0; jj < BK; jj++) {
+      double want = 0;
+      for (int k = 0; k < NK; k++) {
+        int kc = k * BK + jj, r = m + kc / C - P;
+        want = (double)(float)(want + (r >= 0 && r < L ? x[r * C + kc % C] : 0.0));
+      }
+      bad += fabs(out[m * BK + jj] - want) > 1e-5;
+    }
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&b.c);
+}
+
+TEST(lower_gather_pipeline_vec4) { gather_pipeline_case(t, 40, 8, 3, 1, 16, 8, 3, 32, 4); }
+TEST(lower_gather_pipeline_vec2) { gather_pipeline_case(t, 37, 6, 3, 2, 16, 6, 2, 32, 2); }
