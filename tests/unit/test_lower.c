@@ -2,397 +2,16 @@
  *
  * Small tile-level IrFuncs are built by hand, run through pass_pipeline, and the
  * thread-level result is checked two ways: structurally (no parallel loops or tile ops
- * left, register counts, shuffles, barriers, shared-memory size) and by running it.
- * The runner below interprets one kernel for every block and thread of the grid in
- * lockstep (each statement for all threads of the block before the next, as a SIMT
- * machine would) and compares the outputs with the tile-level meaning computed in C on
- * random data.  It also detects shared-memory races: between two barriers an element
- * written by one thread and touched by another is an error, so a missing __syncthreads
- * fails the test even though lockstep execution would hide it. */
+ * left, register counts, shuffles, barriers, shared-memory size) and by running it in
+ * the lockstep interpreter (interp.h), whose outputs are compared with the tile-level
+ * meaning computed in C on random data; its race and error counts must stay 0. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "../../src/layout/layout.h"
 #include "../../src/pass/passes.h"
+#include "interp.h"
 #include "test.h"
-
-/* ---- a lockstep interpreter of thread-level IR ---- */
-#define MAXT 1024
-typedef struct Slot { IrVar *var; double val[MAXT]; } Slot;
-typedef struct Mem {
-  IrBuffer *buf;
-  double *data;       /* global/shared: numel; register buffers: numel per thread */
-  int64_t n;          /* elements (per thread for registers) */
-  int *wep, *wthr, *rep, *rthr; /* race tracking for shared memory */
-} Mem;
-/* A cp.async write in flight: it lands at the latest moment the hardware allows, the
- * issuing thread's wait that retires its group, so a read before that wait sees the old
- * (or poisoned) contents. */
-typedef struct Pending { Mem *m; int64_t a; double v; int t, group; } Pending;
-typedef struct Interp {
-  int T;
-  Slot *slots; int nslots;
-  Mem mem[64]; int nmem;
-  int epoch;
-  int races, errors;
-  bool active[MAXT];
-  Pending *pend; int npend, cap_pend;
-  int committed[MAXT]; /* cp.async groups each thread has committed */
-} Interp;
-
-static Slot *slot(Interp *in, IrVar *v) {
-  for (int i = 0; i < in->nslots; i++)
-    if (in->slots[i].var == v) return &in->slots[i];
-  /* fixed capacity: callers keep Slot pointers across evaluations */
-  if (!in->slots) in->slots = calloc(512, sizeof(Slot));
-  if (in->nslots == 512) abort();
-  Slot *s = &in->slots[in->nslots++];
-  s->var = v;
-  memset(s->val, 0, sizeof s->val);
-  return s;
-}
-
-static bool is_reg(IrBuffer *b) {
-  return b->scope == IR_SCOPE_FRAGMENT || b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR;
-}
-
-static Mem *mem_of(Interp *in, IrBuffer *b) {
-  for (int i = 0; i < in->nmem; i++)
-    if (in->mem[i].buf == b) return &in->mem[i];
-  Mem *m = &in->mem[in->nmem++];
-  memset(m, 0, sizeof *m);
-  m->buf = b;
-  m->n = is_reg(b) ? (b->local_size > 0 ? b->local_size : 1) : ir_buffer_numel(b);
-  int64_t total = is_reg(b) ? m->n * in->T : m->n;
-  m->data = calloc((size_t)total, sizeof(double));
-  for (int64_t i = 0; i < total; i++) m->data[i] = NAN; /* poison: uninitialised reads show */
-  if (b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN) {
-    m->wep = calloc((size_t)total, sizeof(int));
-    m->wthr = calloc((size_t)total, sizeof(int));
-    m->rep = calloc((size_t)total, sizeof(int));
-    m->rthr = calloc((size_t)total, sizeof(int));
-    for (int64_t i = 0; i < total; i++) m->wep[i] = m->rep[i] = -1;
-  }
-  return m;
-}
-
-static double eval(Interp *in, IrExpr *e, int t);
-
-static int64_t addr(Interp *in, Mem *m, IrExpr **idx, int nidx, int t) {
-  IrBuffer *b = m->buf;
-  int64_t a = 0;
-  if (is_reg(b)) {
-    if (nidx != 1) in->errors++;
-    a = (int64_t)eval(in, idx[0], t);
-    if (a < 0 || a >= m->n) { in->errors++; return -1; }
-    return (int64_t)t * m->n + a;
-  }
-  if (nidx == 1 && b->ndim > 1 && b->layout) { /* a swizzled tile: one element offset (layout.h) */
-    a = (int64_t)eval(in, idx[0], t);
-    if (a < 0 || a >= m->n) { in->errors++; return -1; }
-    return a;
-  }
-  if (nidx != b->ndim) { in->errors++; return -1; }
-  for (int k = 0; k < nidx; k++) {
-    int64_t ext;
-    ir_is_const_int(b->shape[k], &ext);
-    int64_t i = (int64_t)eval(in, idx[k], t);
-    if (i < 0 || i >= ext) { in->errors++; return -1; } /* out of bounds */
-    a = a * ext + i;
-  }
-  return a;
-}
-
-static void track(Interp *in, Mem *m, int64_t a, int t, bool write) {
-  if (!m->wep) return;
-  if (m->wep[a] == in->epoch && m->wthr[a] != t) in->races++;
-  if (write) {
-    if (m->rep[a] == in->epoch && (m->rthr[a] != t)) in->races++;
-    m->wep[a] = in->epoch;
-    m->wthr[a] = t;
-  } else {
-    if (m->rep[a] == in->epoch && m->rthr[a] != t) m->rthr[a] = -2;
-    else if (m->rep[a] != in->epoch) { m->rep[a] = in->epoch; m->rthr[a] = t; }
-  }
-}
-
-static double cast_to(ts_dtype t, double v) {
-  if (t == TS_DTYPE_FLOAT32) return (double)(float)v;
-  if (dtype_is_float(t)) return v;
-  if (t == TS_DTYPE_BOOL) return v != 0;
-  return trunc(v);
-}
-
-static double eval(Interp *in, IrExpr *e, int t) {
-  double a, b;
-  switch (e->kind) {
-    case IR_INT: return (double)e->u.ival;
-    case IR_FLOAT: return e->u.fval;
-    case IR_VAR: return slot(in, e->u.var)->val[t];
-    case IR_LOAD: {
-      Mem *m = mem_of(in, e->u.load.buf);
-      int64_t ad = addr(in, m, e->u.load.idx, e->u.load.nidx, t);
-      if (ad < 0) return NAN;
-      track(in, m, ad, t, false);
-      return m->data[ad];
-    }
-    case IR_CAST: return cast_to(e->dtype, eval(in, e->u.ops[0], t));
-    case IR_SELECT: case IR_IF_THEN_ELSE:
-      return eval(in, e->u.ops[0], t) != 0 ? eval(in, e->u.ops[1], t) : eval(in, e->u.ops[2], t);
-    case IR_NEG: return -eval(in, e->u.ops[0], t);
-    case IR_NOT: return !eval(in, e->u.ops[0], t);
-    case IR_CALL:
-      switch (e->u.call.op) {
-        case IRI_SHFL_XOR: {
-          int mask = (int)eval(in, e->u.call.args[1], t), other = t ^ mask;
-          if ((other >> 5) != (t >> 5) || other >= in->T) { in->errors++; return NAN; }
-          return eval(in, e->u.call.args[0], other);
-        }
-        case IRI_ABS: return fabs(eval(in, e->u.call.args[0], t));
-        case IRI_EXP: return exp(eval(in, e->u.call.args[0], t));
-        case IRI_SQRT: return sqrt(eval(in, e->u.call.args[0], t));
-        default: in->errors++; return NAN;
-      }
-    default: break;
-  }
-  a = eval(in, e->u.ops[0], t);
-  b = eval(in, e->u.ops[1], t);
-  double r;
-  switch (e->kind) {
-    case IR_ADD: r = a + b; break;
-    case IR_SUB: r = a - b; break;
-    case IR_MUL: r = a * b; break;
-    case IR_DIV: r = a / b; break;
-    case IR_FLOORDIV: r = floor(a / b); break;
-    case IR_FLOORMOD: r = a - floor(a / b) * b; break;
-    case IR_MIN: r = a < b ? a : b; break;
-    case IR_MAX: r = a > b ? a : b; break;
-    case IR_EQ: return a == b;
-    case IR_NE: return a != b;
-    case IR_LT: return a < b;
-    case IR_LE: return a <= b;
-    case IR_GT: return a > b;
-    case IR_GE: return a >= b;
-    case IR_AND: return a != 0 && b != 0;
-    case IR_OR: return a != 0 || b != 0;
-    case IR_BITXOR: r = (double)((int64_t)a ^ (int64_t)b); break; /* swizzles */
-    case IR_BITAND: r = (double)((int64_t)a & (int64_t)b); break;
-    case IR_BITOR: r = (double)((int64_t)a | (int64_t)b); break;
-    default: in->errors++; return NAN;
-  }
-  return cast_to(e->dtype, r);
-}
-
-static void exec(Interp *in, IrStmt *s, const bool *mask);
-
-static void pend_push(Interp *in, Pending p) {
-  if (in->npend == in->cap_pend) {
-    in->cap_pend = in->cap_pend ? 2 * in->cap_pend : 1024;
-    in->pend = realloc(in->pend, (size_t)in->cap_pend * sizeof *in->pend);
-  }
-  in->pend[in->npend++] = p;
-}
-
-/* cp.async.wait_group n for thread t: its writes of every group but the n newest land. */
-static void pend_retire(Interp *in, int t, int n) {
-  int k = 0;
-  for (int i = 0; i < in->npend; i++) {
-    Pending *p = &in->pend[i];
-    if (p->t == t && p->group < in->committed[t] - n) {
-      track(in, p->m, p->a, t, true);
-      p->m->data[p->a] = p->v;
-    } else {
-      in->pend[k++] = *p;
-    }
-  }
-  in->npend = k;
-}
-
-/* The device operations of a cp.async pipeline; any other is an error here. */
-static void exec_device(Interp *in, IrExpr *e, const bool *mask) {
-  for (int t = 0; t < in->T; t++) {
-    if (!mask[t]) continue;
-    switch (e->u.call.dop) {
-      case IRD_CP_ASYNC_COMMIT: in->committed[t]++; break;
-      case IRD_CP_ASYNC_WAIT: pend_retire(in, t, (int)e->u.call.attrs[0]); break;
-      case IRD_FENCE_PROXY_ASYNC: break;
-      default: in->errors++; return;
-    }
-  }
-}
-
-static void exec(Interp *in, IrStmt *s, const bool *mask) {
-  if (!s) return;
-  bool sub[MAXT];
-  switch (s->kind) {
-    case IR_S_SEQ:
-      for (int i = 0; i < s->u.seq.n; i++) exec(in, s->u.seq.items[i], mask);
-      return;
-    case IR_S_ALLOC: return;
-    case IR_S_LET: {
-      Slot *sl = slot(in, s->u.let.var);
-      for (int t = 0; t < in->T; t++)
-        if (mask[t]) sl->val[t] = eval(in, s->u.let.value, t);
-      return;
-    }
-    case IR_S_IF: {
-      bool other[MAXT];
-      for (int t = 0; t < in->T; t++) {
-        bool cnd = mask[t] && eval(in, s->u.if_.cond, t) != 0;
-        sub[t] = cnd;
-        other[t] = mask[t] && !cnd;
-      }
-      exec(in, s->u.if_.then_s, sub);
-      exec(in, s->u.if_.else_s, other);
-      return;
-    }
-    case IR_S_FOR: {
-      if (s->u.loop.kind == IR_FOR_PARALLEL) in->errors++;
-      Slot *sl = slot(in, s->u.loop.var);
-      int64_t lo = INT64_MAX, hi = INT64_MIN;
-      for (int t = 0; t < in->T; t++)
-        if (mask[t]) {
-          int64_t mn = (int64_t)eval(in, s->u.loop.min, t), mx = mn + (int64_t)eval(in, s->u.loop.extent, t);
-          if (mn < lo) lo = mn;
-          if (mx > hi) hi = mx;
-        }
-      for (int64_t v = lo; v < hi; v++) {
-        for (int t = 0; t < in->T; t++) {
-          sub[t] = false;
-          if (!mask[t]) continue;
-          int64_t mn = (int64_t)eval(in, s->u.loop.min, t), mx = mn + (int64_t)eval(in, s->u.loop.extent, t);
-          sub[t] = v >= mn && v < mx;
-          if (sub[t]) sl->val[t] = (double)v;
-        }
-        exec(in, s->u.loop.body, sub);
-      }
-      return;
-    }
-    case IR_S_STORE: {
-      /* SIMT: all values are computed before any lane writes. */
-      Mem *m = mem_of(in, s->u.store.buf);
-      static double vals[MAXT][16];
-      static int64_t ads[MAXT];
-      int lanes = s->u.store.lanes;
-      for (int t = 0; t < in->T; t++) {
-        if (!mask[t]) continue;
-        ads[t] = addr(in, m, s->u.store.idx, s->u.store.nidx, t);
-        IrExpr *v = s->u.store.value, *ld = v->kind == IR_CAST ? v->u.ops[0] : v;
-        if (lanes > 1) {
-          if (ld->kind != IR_LOAD || ld->lanes != lanes) { in->errors++; continue; }
-          Mem *sm = mem_of(in, ld->u.load.buf);
-          int64_t sa = addr(in, sm, ld->u.load.idx, ld->u.load.nidx, t);
-          if (sa < 0) continue;
-          for (int l = 0; l < lanes; l++) {
-            track(in, sm, sa + l, t, false);
-            vals[t][l] = cast_to(s->u.store.buf->dtype, sm->data[sa + l]);
-          }
-        } else {
-          vals[t][0] = cast_to(s->u.store.buf->dtype, eval(in, v, t));
-        }
-      }
-      /* codegen issues cp.async for a vector copy with no conversion (vector_store) */
-      IrExpr *v0 = s->u.store.value;
-      bool async = s->u.store.async_ && lanes > 1 && v0->kind == IR_LOAD;
-      for (int t = 0; t < in->T; t++) {
-        if (!mask[t] || ads[t] < 0) continue;
-        for (int l = 0; l < lanes; l++) {
-          if (async) {
-            pend_push(in, (Pending){m, ads[t] + l, vals[t][l], t, in->committed[t]});
-            continue;
-          }
-          track(in, m, ads[t] + l, t, true);
-          m->data[ads[t] + l] = vals[t][l];
-        }
-      }
-      return;
-    }
-    case IR_S_EVAL: {
-      IrExpr *e = s->u.eval.value;
-      if (e->kind == IR_CALL && e->u.call.op == IRI_DEVICE) {
-        exec_device(in, e, mask);
-        return;
-      }
-      if (e->kind == IR_CALL && e->u.call.op == IRI_SYNCTHREADS) {
-        for (int t = 0; t < in->T; t++)
-          if (!mask[t]) in->errors++; /* a barrier not reached by every thread */
-        in->epoch++;
-        return;
-      }
-      if (e->kind == IR_CALL && e->u.call.op == IRI_ATOMIC_ADD) {
-        IrExpr *ld = e->u.call.args[0]->u.call.args[0];
-        Mem *m = mem_of(in, ld->u.load.buf);
-        for (int t = 0; t < in->T; t++) {
-          if (!mask[t]) continue;
-          int64_t ad = addr(in, m, ld->u.load.idx, ld->u.load.nidx, t);
-          if (ad >= 0) m->data[ad] += eval(in, e->u.call.args[1], t);
-        }
-        return;
-      }
-      in->errors++;
-      return;
-    }
-    default: in->errors++; return; /* a tile op or construct codegen would not accept */
-  }
-}
-
-/* Runs every block of the (only) kernel of f. */
-static void run_kernel(Interp *in, IrFunc *f) {
-  IrStmt *ks = f->body->kind == IR_S_KERNEL ? f->body : f->body->u.seq.items[0];
-  IrKernel *k = &ks->u.kernel;
-  in->T = k->threads[0] * (k->threads[1] > 0 ? k->threads[1] : 1) * (k->threads[2] > 0 ? k->threads[2] : 1);
-  int64_t g[3];
-  for (int a = 0; a < 3; a++) g[a] = 1, ir_is_const_int(k->grid[a], &g[a]);
-  bool all[MAXT];
-  for (int t = 0; t < MAXT; t++) all[t] = t < in->T;
-  for (int64_t z = 0; z < g[2]; z++)
-    for (int64_t y = 0; y < g[1]; y++)
-      for (int64_t x = 0; x < g[0]; x++) {
-        int64_t bi[3] = {x, y, z};
-        for (int a = 0; a < 3; a++) {
-          if (k->block_var[a]) for (int t = 0; t < in->T; t++) slot(in, k->block_var[a])->val[t] = (double)bi[a];
-          if (k->thread_var[a]) {
-            int64_t X = k->threads[0], Y = k->threads[1] > 0 ? k->threads[1] : 1;
-            for (int t = 0; t < in->T; t++)
-              slot(in, k->thread_var[a])->val[t] = (double)(a == 0 ? t % X : a == 1 ? (t / X) % Y : t / (X * Y));
-          }
-        }
-        /* shared memory and registers start poisoned in every block */
-        for (int i = 0; i < in->nmem; i++)
-          if (in->mem[i].buf->scope != IR_SCOPE_GLOBAL) {
-            Mem *m = &in->mem[i];
-            free(m->data);
-            free(m->wep);
-            free(m->wthr);
-            free(m->rep);
-            free(m->rthr);
-            in->mem[i] = in->mem[--in->nmem];
-            i--;
-          }
-        exec(in, k->body, all);
-        in->errors += in->npend; /* copies the kernel never waited for */
-        in->npend = 0;
-        memset(in->committed, 0, sizeof in->committed);
-      }
-}
-
-static void interp_free(Interp *in) {
-  free(in->pend);
-  for (int i = 0; i < in->nmem; i++) {
-    free(in->mem[i].data);
-    free(in->mem[i].wep);
-    free(in->mem[i].wthr);
-    free(in->mem[i].rep);
-    free(in->mem[i].rthr);
-  }
-  free(in->slots);
-}
-
-/* Sets a global buffer's contents before a run. */
-static double *global_data(Interp *in, IrBuffer *b) {
-  Mem *m = mem_of(in, b);
-  return m->data;
-}
 
 /* ---- building tile-level IR by hand ---- */
 typedef struct B {
@@ -579,10 +198,10 @@ TEST(lower_elementwise_add) {
   CHECK(af->local_size == BM * BN / 64 && cf->fragment && fragment_equal(af->fragment, cf->fragment));
   Interp in = {0};
   in.T = 64;
-  double *a = global_data(&in, A), *bb = global_data(&in, Bb), *cc = global_data(&in, C);
+  double *a = interp_global(&in, A), *bb = interp_global(&in, Bb), *cc = interp_global(&in, C);
   unsigned seed = 1;
   for (int e = 0; e < M * N; e++) a[e] = rnd(&seed), bb[e] = rnd(&seed);
-  run_kernel(&in, b.f);
+  interp_run(&in, b.f);
   CHECK(in.errors == 0 && in.races == 0);
   int bad = 0;
   for (int e = 0; e < M * N; e++) bad += fabs(cc[e] - (double)(float)(a[e] + bb[e])) > 1e-6;
@@ -614,10 +233,10 @@ static void row_reduce_case(TestCtx *t, int R, int BM, int NN, int threads, bool
   CHECK((ft.sync > 0) == expect_smem);
   Interp in = {0};
   in.T = threads;
-  double *xs = global_data(&in, X), *om = global_data(&in, OM), *os = global_data(&in, OS);
+  double *xs = interp_global(&in, X), *om = interp_global(&in, OM), *os = interp_global(&in, OS);
   unsigned seed = 7;
   for (int e = 0; e < R * NN; e++) xs[e] = rnd(&seed);
-  run_kernel(&in, b.f);
+  interp_run(&in, b.f);
   CHECK(in.errors == 0 && in.races == 0);
   int bad = 0;
   for (int r = 0; r < R; r++) {
@@ -658,10 +277,10 @@ TEST(lower_shared_transpose) {
   CHECK(ft.sync >= 2 && ft.parallel == 0);
   Interp in = {0};
   in.T = 64;
-  double *a = global_data(&in, A), *bt = global_data(&in, Bt);
+  double *a = interp_global(&in, A), *bt = interp_global(&in, Bt);
   unsigned seed = 3;
   for (int e = 0; e < M * N; e++) a[e] = rnd(&seed);
-  run_kernel(&in, b.f);
+  interp_run(&in, b.f);
   CHECK(in.errors == 0 && in.races == 0);
   int bad = 0;
   for (int r = 0; r < M; r++)
@@ -748,17 +367,17 @@ static void swizzled_transpose(TestCtx *t, LayoutKind kind, int want_sw) {
   CHECK(tile->layout->swizzle == want_sw); /* inference kept the pinned layout */
   Interp in = {0};
   in.T = 128;
-  double *a = global_data(&in, A), *bt = global_data(&in, Bt);
+  double *a = interp_global(&in, A), *bt = interp_global(&in, Bt);
   unsigned seed = 11;
   for (int e = 0; e < M * N; e++) a[e] = rnd(&seed);
-  run_kernel(&in, b.f);
+  interp_run(&in, b.f);
   CHECK(in.errors == 0 && in.races == 0);
   int bad = 0;
   for (int r = 0; r < M; r++)
     for (int cc = 0; cc < N; cc++) bad += bt[cc * M + r] != a[r * N + cc];
   CHECK(bad == 0);
   /* the last block's tile as it sits in shared memory: swizzled, not row-major */
-  Mem *m = mem_of(&in, tile);
+  Mem *m = interp_mem(&in, tile);
   int misplaced = 0;
   int64_t lr = (M / TB - 1) * TB, lc = (N / TB - 1) * TB;
   for (int r = 0; r < TB; r++)
@@ -828,10 +447,10 @@ static void gather_pipeline_case(TestCtx *t, int L, int C, int K, int P, int BM,
   CHECK(af.commits >= 2);  /* a prologue and the main loop */
   Interp in = {0};
   in.T = threads;
-  double *x = global_data(&in, X), *out = global_data(&in, OUT);
+  double *x = interp_global(&in, X), *out = interp_global(&in, OUT);
   unsigned seed = 11;
   for (int e = 0; e < L * C; e++) x[e] = rnd(&seed);
-  run_kernel(&in, b.f);
+  interp_run(&in, b.f);
   CHECK(in.errors == 0 && in.races == 0);
   int bad = 0;
   for (int m = 0; m < L; m++)
