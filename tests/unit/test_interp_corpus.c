@@ -1,0 +1,198 @@
+/* test_interp_corpus.c — TileLang's own example kernels (the corpus, CORPUS or
+ * ../shared/corpus) compiled at small sizes and run in the lockstep interpreter (interp.h)
+ * against references computed here in C: what the passes make of real files (layouts,
+ * vectors, reductions, barriers, edge guards) is checked on any machine, without a GPU.
+ * Kernels with tensor-core GEMMs are out of reach (the interpreter does not run them).
+ * 16-bit float types are not rounded by the interpreter, so the references use the same
+ * float32 steps and the comparisons allow float32 rounding. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../../src/front/front.h"
+#include "../../src/pass/passes.h"
+#include "interp.h"
+#include "test.h"
+
+typedef struct Run {
+  TsCompiler c;
+  SourceFile file;
+  char *text;
+  IrFunc *f;
+  Interp in;
+} Run;
+
+static const char *corpus_dir(void) {
+  const char *d = getenv("CORPUS");
+  return d && *d ? d : "../shared/corpus";
+}
+
+/* Compiles `func` of corpus file `rel` with "name=value" parameters through the whole
+ * pass pipeline.  False with a diagnostic (a test failure) when it does not compile; false
+ * with a "skipped" line when the corpus is not there (as tests/run.sh skips its corpus
+ * step; CI has it beside the checkout). */
+static bool corpus_compile(TestCtx *t, Run *r, const char *rel, const char *func, const char *const *params) {
+  memset(r, 0, sizeof *r);
+  ts_compiler_init(&r->c, (TsTarget){90, true});
+  r->c.debug = true;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", corpus_dir(), rel);
+  size_t len = 0;
+  r->text = ts_read_file(path, &len);
+  if (!r->text) {
+    printf("  (skipped %s: no corpus at %s; set CORPUS)\n", t->name, corpus_dir());
+    ts_compiler_fini(&r->c);
+    return false;
+  }
+  r->file = (SourceFile){rel, r->text, len};
+  ts_param ps[16];
+  char buf[16][96];
+  int np = 0;
+  for (; params[np]; np++) {
+    snprintf(buf[np], sizeof buf[np], "%s", params[np]);
+    char *eq = strchr(buf[np], '=');
+    *eq = 0;
+    ps[np] = (ts_param){buf[np], eq + 1};
+  }
+  AstNode *m = parse_module(&r->c, &r->file);
+  r->f = m ? front_compile(&r->c, m, func, ps, np) : NULL;
+  if (r->f && !pass_pipeline(&r->c, r->f)) r->f = NULL;
+  if (r->f) return true;
+  fprintf(stderr, "  %s: %s:%s does not compile:\n%s", t->name, rel, func, sb_str(&r->c.diag.out));
+  t->failures++;
+  free(r->text);
+  ts_compiler_fini(&r->c);
+  return false;
+}
+
+/* Global parameter `name` of the compiled function, its contents in the interpreter. */
+static double *arg(Run *r, const char *name) {
+  for (int i = 0; i < r->f->nparams; i++)
+    if (r->f->params[i].buf && !strcmp(r->f->params[i].buf->name, name)) return interp_global(&r->in, r->f->params[i].buf);
+  fprintf(stderr, "no parameter %s\n", name);
+  abort();
+}
+
+static void run_free(Run *r) {
+  interp_free(&r->in);
+  free(r->text);
+  ts_compiler_fini(&r->c);
+}
+
+static double rnd(unsigned *s) {
+  *s = *s * 1103515245u + 12345u;
+  return (double)(float)(((*s >> 8) & 0xffff) / 32768.0 - 1.0);
+}
+
+static bool close_to(double got, double want, double tol) { return fabs(got - want) <= tol * (1 + fabs(want)); }
+
+/* elementwise/example_elementwise_add.py: partial tiles on both edges. */
+TEST(corpus_interp_elementwise_add) {
+  enum { M = 100, N = 72 };
+  Run r;
+  const char *p[] = {"block_M=32", "block_N=32", "in_dtype=float32", "out_dtype=float32", "threads=128", "M=100",
+                     "N=72", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/elementwise/example_elementwise_add.py", "elementwise_add", p)) return;
+  double *a = arg(&r, "A"), *b = arg(&r, "B"), *c = arg(&r, "C");
+  unsigned seed = 1;
+  for (int e = 0; e < M * N; e++) a[e] = rnd(&seed), b[e] = rnd(&seed);
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0 && r.in.races == 0);
+  int bad = 0;
+  for (int e = 0; e < M * N; e++) bad += c[e] != (double)(float)(a[e] + b[e]);
+  CHECK(bad == 0);
+  run_free(&r);
+}
+
+/* norm/rms_norm.py rms_norm: a row per block, a cross-warp sum. */
+TEST(corpus_interp_rms_norm) {
+  enum { M = 3, N = 1024 };
+  Run r;
+  const char *p[] = {"M=3", "N=1024", "blk_m=1", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/norm/rms_norm.py", "rms_norm", p)) return;
+  double *a = arg(&r, "A"), *b = arg(&r, "B");
+  unsigned seed = 2;
+  for (int e = 0; e < M * N; e++) a[e] = rnd(&seed);
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0 && r.in.races == 0);
+  int bad = 0;
+  for (int i = 0; i < M; i++) {
+    double s = 0;
+    for (int j = 0; j < N; j++) s += a[i * N + j] * a[i * N + j];
+    double k = 1 / sqrt(s / N + 1e-12);
+    for (int j = 0; j < N; j++) bad += !close_to(b[i * N + j], a[i * N + j] * k, 1e-5);
+  }
+  CHECK(bad == 0);
+  run_free(&r);
+}
+
+/* norm/layernorm.py _layernorm_fwd: X, gamma and beta through shared memory, two row sums,
+ * the statistics stored by one thread, the normalised row back through shared memory. */
+TEST(corpus_interp_layernorm_fwd) {
+  enum { N = 3, D = 2048 };
+  Run r;
+  const char *p[] = {"N=3", "D=2048", "eps=1e-05", "in_dtype=\"bfloat16\"", "out_dtype=\"bfloat16\"", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/norm/layernorm.py", "_layernorm_fwd", p)) return;
+  double *x = arg(&r, "X"), *g = arg(&r, "gamma"), *be = arg(&r, "beta"), *y = arg(&r, "Y"), *mean = arg(&r, "Mean"),
+         *rstd = arg(&r, "Rstd");
+  unsigned seed = 3;
+  for (int e = 0; e < N * D; e++) x[e] = rnd(&seed);
+  for (int e = 0; e < D; e++) g[e] = rnd(&seed), be[e] = rnd(&seed);
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0 && r.in.races == 0);
+  int bad = 0;
+  for (int i = 0; i < N; i++) {
+    double s = 0, sq = 0;
+    for (int j = 0; j < D; j++) s += x[i * D + j], sq += x[i * D + j] * x[i * D + j];
+    double mu = s / D, rs = 1 / sqrt(sq / D - mu * mu + 1e-5);
+    bad += !close_to(mean[i], mu, 1e-5) + !close_to(rstd[i], rs, 1e-5);
+    for (int j = 0; j < D; j++) bad += !close_to(y[i * D + j], (x[i * D + j] - mu) * rs * g[j] + be[j], 1e-4);
+  }
+  CHECK(bad == 0);
+  run_free(&r);
+}
+
+/* gemv/example_gemv.py: C[n] = sum_k A[k] * B[n, k] through each of the file's schedules
+ * (one thread per row; a 2-D block splitting K with a shared or shuffle reduction; vector
+ * loads; the T.alloc_reducer variant); float32 sums in any order. */
+static void gemv_case(TestCtx *t, const char *func, const char *const *p, const char *a_name, const char *b_name,
+                      const char *c_name, int N, int K) {
+  Run r;
+  if (!corpus_compile(t, &r, "tilelang/examples/gemv/example_gemv.py", func, p)) return;
+  double *a = arg(&r, a_name), *b = arg(&r, b_name), *c = arg(&r, c_name);
+  unsigned seed = 4;
+  for (int e = 0; e < K; e++) a[e] = rnd(&seed);
+  for (int e = 0; e < N * K; e++) b[e] = rnd(&seed);
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0);
+  CHECK(r.in.races == 0);
+  int bad = 0;
+  for (int n = 0; n < N; n++) {
+    double s = 0, mag = 0;
+    for (int k = 0; k < K; k++) s += a[k] * b[n * K + k], mag += fabs(a[k] * b[n * K + k]);
+    bad += !(fabs(c[n] - s) <= 1e-5 * (1 + mag));
+  }
+  CHECK(bad == 0);
+  run_free(&r);
+}
+
+TEST(corpus_interp_gemv_naive) {
+  const char *p[] = {"N=256", "K=256", "BLOCK_N=128", "BLOCK_K=128", NULL};
+  gemv_case(t, "naive_gemv", p, "A", "B", "C", 256, 256);
+}
+TEST(corpus_interp_gemv_naive_splitk) {
+  const char *p[] = {"N=64", "K=128", "BLOCK_N=32", "BLOCK_K=32", NULL};
+  gemv_case(t, "naive_splitk_gemv", p, "A", "B", "C", 64, 128);
+}
+TEST(corpus_interp_gemv_splitk) {
+  const char *p[] = {"N=64", "K=256", "BLOCK_N=32", "BLOCK_K=32", "reduce_threads=32", NULL};
+  gemv_case(t, "splitk_gemv", p, "A", "B", "C", 64, 256);
+}
+TEST(corpus_interp_gemv_splitk_vectorized) {
+  const char *p[] = {"N=16", "K=512", "BLOCK_N=2", "reduce_threads=32", NULL};
+  gemv_case(t, "splitk_gemv_vectorized", p, "A", "B", "C", 16, 512);
+}
+TEST(corpus_interp_gemv_alloc_reducer) {
+  /* o[m] = sum_n a[m, n] * x[n]: the same sum with the matrix named a, the vector x */
+  const char *p[] = {"M=256", "N=256", "block_M=128", "block_N=128", NULL};
+  gemv_case(t, "gemv_alloc_reducer", p, "x", "a", "o", 256, 256);
+}
