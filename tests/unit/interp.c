@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../src/ir/analysis.h"
+#include "../../src/layout/layout.h"
 
 static Slot *slot(Interp *in, IrVar *v) {
   for (int i = 0; i < in->nslots; i++)
@@ -27,6 +28,19 @@ static bool is_reg(IrBuffer *b) {
 Mem *interp_mem(Interp *in, IrBuffer *b) {
   for (int i = 0; i < in->nmem; i++)
     if (in->mem[i].buf == b) return &in->mem[i];
+  if (b->alias_of && !is_reg(b)) {
+    /* a view (T.Tensor(shape, dtype, x.data), T.view): the root's elements, row-major */
+    IrBuffer *root = b->alias_of;
+    while (root->alias_of) root = root->alias_of;
+    Mem *r = interp_mem(in, root);
+    Mem *m = &in->mem[in->nmem++];
+    *m = *r;
+    m->buf = b;
+    m->n = ir_buffer_numel(b);
+    m->borrowed = true;
+    if (b->dtype != root->dtype || m->n > r->n) in->errors++;
+    return m;
+  }
   Mem *m = &in->mem[in->nmem++];
   memset(m, 0, sizeof *m);
   m->buf = b;
@@ -39,6 +53,7 @@ Mem *interp_mem(Interp *in, IrBuffer *b) {
     m->wthr = calloc((size_t)total, sizeof(int));
     m->rep = calloc((size_t)total, sizeof(int));
     m->rthr = calloc((size_t)total, sizeof(int));
+    m->flux = calloc((size_t)total, sizeof(int));
     for (int64_t i = 0; i < total; i++) m->wep[i] = m->rep[i] = -1;
   }
   return m;
@@ -77,6 +92,7 @@ static int64_t addr(Interp *in, Mem *m, IrExpr **idx, int nidx, int t) {
  * write, read it. */
 static void track(Interp *in, Mem *m, int64_t a, int t, bool write, double v) {
   if (!m->wep) return;
+  if (m->flux[a] > 0) in->races++; /* a cp.async to it in flight */
   if (m->wep[a] == in->epoch && m->wthr[a] != t && !(write && m->data[a] == v)) in->races++;
   if (write) {
     if (m->rep[a] == in->epoch && (m->rthr[a] != t)) in->races++;
@@ -174,6 +190,7 @@ static double eval(Interp *in, IrExpr *e, int t) {
 static void exec(Interp *in, IrStmt *s, const bool *mask);
 
 static void pend_push(Interp *in, Pending p) {
+  if (p.m->flux) p.m->flux[p.a]++;
   if (in->npend == in->cap_pend) {
     in->cap_pend = in->cap_pend ? 2 * in->cap_pend : 1024;
     in->pend = realloc(in->pend, (size_t)in->cap_pend * sizeof *in->pend);
@@ -187,6 +204,7 @@ static void pend_retire(Interp *in, int t, int n) {
   for (int i = 0; i < in->npend; i++) {
     Pending *p = &in->pend[i];
     if (p->t == t && p->group < in->committed[t] - n) {
+      if (p->m->flux) p->m->flux[p->a]--;
       track(in, p->m, p->a, t, true, p->v);
       p->m->data[p->a] = p->v;
     } else {
@@ -196,8 +214,120 @@ static void pend_retire(Interp *in, int t, int n) {
   in->npend = k;
 }
 
-/* The device operations of a cp.async pipeline; any other is an error here. */
+/* ---- tensor-core GEMMs ---- */
+static bool gemm_op(IrDeviceOp op, bool *rs, bool *async) {
+  *rs = op == IRD_GEMM_RS_MMA || op == IRD_GEMM_RS_WGMMA || op == IRD_GEMM_RS_WGMMA_ISSUE;
+  *async = op == IRD_GEMM_SS_WGMMA_ISSUE || op == IRD_GEMM_RS_WGMMA_ISSUE;
+  return *rs || op == IRD_GEMM_SS_MMA || op == IRD_GEMM_SS_WGMMA || op == IRD_GEMM_SS_WGMMA_ISSUE;
+}
+
+/* The buffer behind `T.address_of(buf[i])` and the element offset it names. */
+static Mem *operand(Interp *in, IrExpr *ptr, int t, int64_t *off) {
+  IrExpr *ld = ptr->u.call.args[0];
+  Mem *m = interp_mem(in, ld->u.load.buf);
+  *off = addr(in, m, ld->u.load.idx, ld->u.load.nidx, t);
+  if (is_reg(m->buf)) *off -= (int64_t)t * m->n; /* a register index, the same in every thread */
+  return m;
+}
+
+/* Element (r, c) of a shared operand tile stored [rows x cols] with swizzle `sw` at `base`. */
+static int64_t tile_at(const Mem *m, int sw, int64_t rows, int64_t cols, int64_t base, int64_t r, int64_t c) {
+  if (!sw) {
+    int64_t last = cols;
+    ir_is_const_int(m->buf->shape[m->buf->ndim - 1], &last); /* row-major rows have the buffer's pitch */
+    return base + r * last + c;
+  }
+  Layout l = {.swizzle = sw, .elem_bytes = dtype_bytes(m->buf->dtype), .rows = rows, .cols = cols};
+  return base + layout_offset_const(&l, r, c);
+}
+
+/* Runs GEMM g: C (+)= A @ B over the tile, reading the operands now. */
+static void gemm_retire(Interp *in, PendingGemm *g) {
+  IrExpr *e = g->call;
+  bool rs, async;
+  gemm_op(e->u.call.dop, &rs, &async);
+  const int64_t *at = e->u.call.attrs;
+  int64_t M = at[0], N = at[1], K = at[2], ta = at[5], tb = at[6];
+  int64_t swa = rs ? 0 : at[7], swb = rs ? at[7] : at[8], clear = rs ? at[8] : at[9];
+  int64_t off;
+  Mem *ma = operand(in, e->u.call.args[0], g->reader[0], &off), *mb = operand(in, e->u.call.args[1], g->reader[0], &off),
+      *mc = operand(in, e->u.call.args[2], g->reader[0], &off);
+  const Fragment *cf = mc->buf->fragment, *af = rs ? ma->buf->fragment : NULL;
+  if (!cf || (rs && !af)) {
+    in->errors++;
+    return;
+  }
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++) {
+        double a;
+        if (rs) {
+          int64_t ix[2] = {m, k};
+          int ft = (int)fragment_thread_of(af, ix), t = ft >= 0 && ft < MAXT ? g->thread_of[ft] : -1;
+          if (t < 0) { in->errors++; return; }
+          a = ma->data[(int64_t)t * ma->n + g->base_a + fragment_reg_of(af, ix)];
+        } else {
+          int64_t p = ta ? tile_at(ma, (int)swa, K, M, g->base_a, k, m) : tile_at(ma, (int)swa, M, K, g->base_a, m, k);
+          track(in, ma, p, g->reader[0], false, 0);
+          track(in, ma, p, g->reader[1], false, 0);
+          a = ma->data[p];
+        }
+        int64_t q = tb ? tile_at(mb, (int)swb, N, K, g->base_b, n, k) : tile_at(mb, (int)swb, K, N, g->base_b, k, n);
+        track(in, mb, q, g->reader[0], false, 0);
+        track(in, mb, q, g->reader[1], false, 0);
+        acc += a * mb->data[q];
+      }
+      int64_t ix[2] = {m, n};
+      int ft = (int)fragment_thread_of(cf, ix), t = ft >= 0 && ft < MAXT ? g->thread_of[ft] : -1;
+      if (t < 0) { in->errors++; return; }
+      double *c = &mc->data[(int64_t)t * mc->n + fragment_reg_of(cf, ix)];
+      *c = cast_to(mc->buf->dtype, (clear ? 0 : *c) + acc);
+    }
+}
+
+/* wgmma.wait_group n: every GEMM but the n most recent completes. */
+static void gemm_wait(Interp *in, int n) {
+  int done = in->ngemm > n ? in->ngemm - n : 0;
+  for (int i = 0; i < done; i++) gemm_retire(in, &in->gemm[i]);
+  memmove(in->gemm, in->gemm + done, (size_t)(in->ngemm - done) * sizeof in->gemm[0]);
+  in->ngemm -= done;
+}
+
+/* A GEMM statement, run by every thread of the tile at once: issued (wgmma, retired by a
+ * later wait) or, synchronous, completed with everything issued before it. */
+static void gemm_issue(Interp *in, IrExpr *e, const bool *mask, bool async) {
+  if (in->ngemm == INTERP_MAX_GEMMS) gemm_wait(in, INTERP_MAX_GEMMS - 1); /* (more in flight than kept) */
+  PendingGemm *g = &in->gemm[in->ngemm++];
+  g->call = e;
+  g->reader[0] = g->reader[1] = -1;
+  for (int t = 0; t < MAXT; t++) g->thread_of[t] = -1;
+  for (int t = 0; t < in->T; t++) {
+    if (!mask[t]) continue;
+    int ft = (int)eval(in, e->u.call.args[3], t);
+    if (ft >= 0 && ft < MAXT) g->thread_of[ft] = t;
+    if (g->reader[0] < 0) g->reader[0] = t;
+    else if (g->reader[1] < 0) g->reader[1] = t;
+  }
+  if (g->reader[0] < 0) { in->ngemm--; return; }
+  if (g->reader[1] < 0) g->reader[1] = g->reader[0];
+  operand(in, e->u.call.args[0], g->reader[0], &g->base_a);
+  operand(in, e->u.call.args[1], g->reader[0], &g->base_b);
+  if (!async) gemm_wait(in, 0);
+}
+
+/* The device operations of a cp.async pipeline and of tensor-core GEMMs; any other is an
+ * error here. */
 static void exec_device(Interp *in, IrExpr *e, const bool *mask) {
+  bool rs, async;
+  if (gemm_op(e->u.call.dop, &rs, &async)) {
+    gemm_issue(in, e, mask, async);
+    return;
+  }
+  if (e->u.call.dop == IRD_GEMM_WGMMA_WAIT) {
+    gemm_wait(in, (int)e->u.call.attrs[1]);
+    return;
+  }
   for (int t = 0; t < in->T; t++) {
     if (!mask[t]) continue;
     switch (e->u.call.dop) {
@@ -324,6 +454,16 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
   }
 }
 
+static void mem_release(Mem *m) {
+  if (m->borrowed) return; /* (its root releases the memory) */
+  free(m->data);
+  free(m->wep);
+  free(m->wthr);
+  free(m->rep);
+  free(m->rthr);
+  free(m->flux);
+}
+
 /* Runs every block of the (only) kernel of f. */
 void interp_run(Interp *in, IrFunc *f) {
   IrStmt *ks = f->body->kind == IR_S_KERNEL ? f->body : f->body->u.seq.items[0];
@@ -348,31 +488,21 @@ void interp_run(Interp *in, IrFunc *f) {
         /* shared memory and registers start poisoned in every block */
         for (int i = 0; i < in->nmem; i++)
           if (in->mem[i].buf->scope != IR_SCOPE_GLOBAL) {
-            Mem *m = &in->mem[i];
-            free(m->data);
-            free(m->wep);
-            free(m->wthr);
-            free(m->rep);
-            free(m->rthr);
+            mem_release(&in->mem[i]);
             in->mem[i] = in->mem[--in->nmem];
             i--;
           }
         exec(in, k->body, all);
-        in->errors += in->npend; /* copies the kernel never waited for */
+        in->errors += in->npend + in->ngemm; /* copies and GEMMs the kernel never waited for */
         in->npend = 0;
+        in->ngemm = 0;
         memset(in->committed, 0, sizeof in->committed);
       }
 }
 
 void interp_free(Interp *in) {
   free(in->pend);
-  for (int i = 0; i < in->nmem; i++) {
-    free(in->mem[i].data);
-    free(in->mem[i].wep);
-    free(in->mem[i].wthr);
-    free(in->mem[i].rep);
-    free(in->mem[i].rthr);
-  }
+  for (int i = 0; i < in->nmem; i++) mem_release(&in->mem[i]);
   free(in->slots);
 }
 

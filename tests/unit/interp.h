@@ -7,8 +7,12 @@
  * not accept, a barrier not reached by every thread, a cp.async never waited for) and
  * shared-memory `races` (between two barriers, an element written by one thread and
  * touched by another): a missing __syncthreads fails a test even though lockstep
- * execution hides it.  Each cp.async write lands at the wait that retires its group, so a
- * read before that wait sees the old (or poisoned: NaN) contents. */
+ * execution hides it.  Each cp.async write lands at the wait that retires its group, and
+ * any read of its element between the issue and that wait is a race (the hardware may
+ * land it at any moment in between).  Tensor-core GEMMs
+ * (gemm_ss/rs_mma, gemm_ss/rs_wgmma, issued and waited) run from the compiler's own
+ * operand layouts (layout.h swizzles, the accumulator Fragment): a check that the code
+ * around them writes and reads those layouts, not of the device templates themselves. */
 #ifndef TS_TEST_INTERP_H
 #define TS_TEST_INTERP_H
 #include <stdbool.h>
@@ -23,11 +27,23 @@ typedef struct Mem {
   double *data;       /* global/shared: numel; register buffers: numel per thread */
   int64_t n;          /* elements (per thread for registers) */
   int *wep, *wthr, *rep, *rthr; /* race tracking for shared memory */
+  int *flux;          /* shared memory: cp.async writes issued to the element, not yet landed */
+  bool borrowed;      /* a view (IrBuffer.alias_of): data and tracking are its root's */
 } Mem;
 /* A cp.async write in flight: it lands at the latest moment the hardware allows, the
  * issuing thread's wait that retires its group, so a read before that wait sees the old
  * (or poisoned) contents. */
 typedef struct Pending { Mem *m; int64_t a; double v; int t, group; } Pending;
+/* A tensor-core GEMM in flight (wgmma issued, not yet waited for): it reads its shared
+ * tiles at the wait that retires it, the latest moment the hardware may, so a stage
+ * overwritten before that wait shows in the result. */
+typedef struct PendingGemm {
+  IrExpr *call;         /* the device call (attrs, buffers) */
+  int64_t base_a, base_b; /* element offsets of the A and B tiles (A: registers for RS) */
+  int thread_of[MAXT];  /* the interpreter thread running each fragment thread (-1: none) */
+  int reader[2];        /* two participating threads: every thread reads the tiles (races) */
+} PendingGemm;
+#define INTERP_MAX_GEMMS 8
 typedef struct Interp {
   int T;
   Slot *slots; int nslots;
@@ -37,6 +53,7 @@ typedef struct Interp {
   bool active[MAXT];
   Pending *pend; int npend, cap_pend;
   int committed[MAXT]; /* cp.async groups each thread has committed */
+  PendingGemm gemm[INTERP_MAX_GEMMS]; int ngemm; /* wgmma groups in flight, oldest first */
 } Interp;
 
 /* Runs every block of the (only) kernel of f. */

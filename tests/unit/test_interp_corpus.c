@@ -196,3 +196,44 @@ TEST(corpus_interp_gemv_alloc_reducer) {
   const char *p[] = {"M=256", "N=256", "block_M=128", "block_N=128", NULL};
   gemv_case(t, "gemv_alloc_reducer", p, "x", "a", "o", 256, 256);
 }
+
+/* convolution/example_convolution.py with the file's own tile configuration (64 x 128 x
+ * 32, 3 stages, 256 threads): T.im2col's gather and the kernel tile as cp.async stages of
+ * the pipeline, wgmma issued and waited around them.  60 output rows (a partial tile) and
+ * 144 reduction columns (a half-empty last k-tile). */
+TEST(corpus_interp_convolution) {
+  enum { N = 2, C = 16, H = 5, W = 6, F = 128, K = 3 };
+  Run r;
+  const char *p[] = {"S=1", "D=1", "P=1", "block_M=64", "block_N=128", "block_K=32", "num_stages=3", "threads=256",
+                     "N=2", "C=16", "H=5", "W=6", "F=128", "K=3", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/convolution/example_convolution.py", "convolution", p)) return;
+  double *x = arg(&r, "data"), *w = arg(&r, "kernel"), *out = arg(&r, "out");
+  unsigned seed = 9;
+  for (int e = 0; e < N * H * W * C; e++) x[e] = rnd(&seed);
+  for (int e = 0; e < K * K * C * F; e++) w[e] = rnd(&seed);
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0);
+  CHECK(r.in.races == 0);
+  int bad = 0;
+  for (int n = 0; n < N; n++)
+    for (int oh = 0; oh < H; oh++)
+      for (int ow = 0; ow < W; ow++)
+        for (int f = 0; f < F; f++) {
+          double s = 0, mag = 0;
+          for (int kh = 0; kh < K; kh++)
+            for (int kw = 0; kw < K; kw++)
+              for (int ch = 0; ch < C; ch++) {
+                int h = oh + kh - 1, ww = ow + kw - 1;
+                if (h < 0 || h >= H || ww < 0 || ww >= W) continue;
+                double v = x[((n * H + h) * W + ww) * C + ch] * w[((kh * K + kw) * C + ch) * F + f];
+                s += v, mag += fabs(v);
+              }
+          bool wrong = !(fabs(out[((n * H + oh) * W + ow) * F + f] - s) <= 1e-5 * (1 + mag));
+          if (wrong && bad < 5 && getenv("TS_INTERP_DEBUG"))
+            fprintf(stderr, "  out[%d,%d,%d,%d] = %g, want %g\n", n, oh, ow, f, out[((n * H + oh) * W + ow) * F + f], s);
+          bad += wrong;
+        }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, N * H * W * F);
+  CHECK(bad == 0);
+  run_free(&r);
+}
