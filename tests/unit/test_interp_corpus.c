@@ -197,16 +197,13 @@ TEST(corpus_interp_gemv_alloc_reducer) {
   gemv_case(t, "gemv_alloc_reducer", p, "x", "a", "o", 256, 256);
 }
 
-/* convolution/example_convolution.py with the file's own tile configuration (64 x 128 x
- * 32, 3 stages, 256 threads): T.im2col's gather and the kernel tile as cp.async stages of
- * the pipeline, wgmma issued and waited around them.  60 output rows (a partial tile) and
- * 144 reduction columns (a half-empty last k-tile). */
-TEST(corpus_interp_convolution) {
-  enum { N = 2, C = 16, H = 5, W = 6, F = 128, K = 3 };
+/* convolution/example_convolution*.py: T.im2col's gather and the kernel tile as cp.async
+ * stages of the pipeline, wgmma issued and waited around them; against the direct sum. */
+static void conv_case(TestCtx *t, const char *file, const char *const *p, int N, int C, int H, int W, int F, int K,
+                      int S, int D, int P) {
+  int OH = (H + 2 * P - D * (K - 1) - 1) / S + 1, OW = (W + 2 * P - D * (K - 1) - 1) / S + 1;
   Run r;
-  const char *p[] = {"S=1", "D=1", "P=1", "block_M=64", "block_N=128", "block_K=32", "num_stages=3", "threads=256",
-                     "N=2", "C=16", "H=5", "W=6", "F=128", "K=3", NULL};
-  if (!corpus_compile(t, &r, "tilelang/examples/convolution/example_convolution.py", "convolution", p)) return;
+  if (!corpus_compile(t, &r, file, "convolution", p)) return;
   double *x = arg(&r, "data"), *w = arg(&r, "kernel"), *out = arg(&r, "out");
   unsigned seed = 9;
   for (int e = 0; e < N * H * W * C; e++) x[e] = rnd(&seed);
@@ -216,24 +213,73 @@ TEST(corpus_interp_convolution) {
   CHECK(r.in.races == 0);
   int bad = 0;
   for (int n = 0; n < N; n++)
-    for (int oh = 0; oh < H; oh++)
-      for (int ow = 0; ow < W; ow++)
+    for (int oh = 0; oh < OH; oh++)
+      for (int ow = 0; ow < OW; ow++)
         for (int f = 0; f < F; f++) {
           double s = 0, mag = 0;
           for (int kh = 0; kh < K; kh++)
             for (int kw = 0; kw < K; kw++)
               for (int ch = 0; ch < C; ch++) {
-                int h = oh + kh - 1, ww = ow + kw - 1;
+                int h = oh * S + kh * D - P, ww = ow * S + kw * D - P;
                 if (h < 0 || h >= H || ww < 0 || ww >= W) continue;
                 double v = x[((n * H + h) * W + ww) * C + ch] * w[((kh * K + kw) * C + ch) * F + f];
                 s += v, mag += fabs(v);
               }
-          bool wrong = !(fabs(out[((n * H + oh) * W + ow) * F + f] - s) <= 1e-5 * (1 + mag));
+          double got = out[((n * OH + oh) * OW + ow) * F + f];
+          bool wrong = !(fabs(got - s) <= 1e-5 * (1 + mag));
           if (wrong && bad < 5 && getenv("TS_INTERP_DEBUG"))
-            fprintf(stderr, "  out[%d,%d,%d,%d] = %g, want %g\n", n, oh, ow, f, out[((n * H + oh) * W + ow) * F + f], s);
+            fprintf(stderr, "  out[%d,%d,%d,%d] = %g, want %g\n", n, oh, ow, f, got, s);
           bad += wrong;
         }
-  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, N * H * W * F);
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, N * OH * OW * F);
+  CHECK(bad == 0);
+  run_free(&r);
+}
+
+/* the file's own tile configuration (64 x 128 x 32, 3 stages, 256 threads); 60 output rows
+ * (a partial tile) and 144 reduction columns (a half-empty last k-tile) */
+TEST(corpus_interp_convolution) {
+  const char *p[] = {"S=1", "D=1", "P=1", "block_M=64", "block_N=128", "block_K=32", "num_stages=3", "threads=256",
+                     "N=2", "C=16", "H=5", "W=6", "F=128", "K=3", NULL};
+  conv_case(t, "tilelang/examples/convolution/example_convolution.py", p, 2, 16, 5, 6, 128, 3, 1, 1, 1);
+}
+/* stride 2, 8 channels (64 reduction columns in tiles of 32): the autotuner file's largest
+ * tile (128 x 256 x 64) with its rasterized block order */
+TEST(corpus_interp_convolution_autotune_tile) {
+  const char *p[] = {"S=2", "D=1", "P=1", "block_M=128", "block_N=256", "block_K=64", "num_stages=3",
+                     "thread_num=256", "enable_rasteration=True", "N=2", "C=8", "H=9", "W=7", "F=256", "K=3", NULL};
+  conv_case(t, "tilelang/examples/convolution/example_convolution_autotune.py", p, 2, 8, 9, 7, 256, 3, 2, 1, 1);
+}
+
+/* grouped_gemm/example_grouped_gemm_bwd.py grouped_gemm_bwd (the file's 64 x 128 x 64 tile,
+ * 256 threads): dB[g] = A_g^T @ dO_g over each group's rows, a trip count loaded from
+ * memory, gathers masked by the group size.  Group sizes are multiples of block_K, where
+ * the file's mask and the math agree. */
+TEST(corpus_interp_grouped_gemm_bwd) {
+  enum { G = 2, TOTAL = 192, M = 128, N = 256 };
+  const int sizes[G] = {64, 128};
+  Run r;
+  const char *p[] = {"block_M=64", "block_N=128", "block_K=64", "num_stages=2", "threads=256", "batch_sum=192",
+                     "batch_count=2", "M=128", "N=256", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/grouped_gemm/example_grouped_gemm_bwd.py", "grouped_gemm_bwd", p))
+    return;
+  double *a = arg(&r, "A"), *b = arg(&r, "B"), *bs = arg(&r, "batch_sizes"), *bo = arg(&r, "batch_offsets"),
+         *c = arg(&r, "C");
+  unsigned seed = 10;
+  for (int e = 0; e < TOTAL * M; e++) a[e] = rnd(&seed);
+  for (int e = 0; e < TOTAL * N; e++) b[e] = rnd(&seed);
+  for (int g = 0, off = 0; g < G; off += sizes[g++]) bs[g] = sizes[g], bo[g] = off;
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0);
+  CHECK(r.in.races == 0);
+  int bad = 0;
+  for (int g = 0, off = 0; g < G; off += sizes[g++])
+    for (int m = 0; m < M; m++)
+      for (int n = 0; n < N; n++) {
+        double s = 0, mag = 0;
+        for (int i = off; i < off + sizes[g]; i++) s += a[i * M + m] * b[i * N + n], mag += fabs(a[i * M + m] * b[i * N + n]);
+        bad += !(fabs(c[(g * M + m) * N + n] - s) <= 1e-5 * (1 + mag));
+      }
   CHECK(bad == 0);
   run_free(&r);
 }
