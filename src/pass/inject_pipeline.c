@@ -211,12 +211,12 @@ static IrStmt *mark_async(IrStmt *st) {
 /* The shared tile a producer of the pipeline fills: a T.copy from global memory (not a
  * T.Layout-remapped tensor: no contiguous rows for cp.async) or a gather nest; NULL for
  * anything else. */
-static IrBuffer *producer_dst(TsCompiler *c, IrStmt *st) {
+static IrBuffer *producer_dst(TsCompiler *c, IrStmt *st, IrStmt *kbody) {
   if (st->kind == IR_S_COPY)
     return st->u.copy.src.buf->scope == IR_SCOPE_GLOBAL && !st->u.copy.src.buf->remap && is_shared(st->u.copy.dst.buf)
                ? st->u.copy.dst.buf
                : NULL;
-  return pass_gather_dst(c, st);
+  return pass_gather_dst(c, st, kbody);
 }
 
 /* A body that commits cp.async groups itself (T.ptx_commit_group): the pipeline's own
@@ -246,7 +246,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   }
   int np = 0;
   IrBuffer *bufs[8], *staged[8];
-  while (np < n && np < 8 && (bufs[np] = producer_dst(c, items[np]))) np++;
+  while (np < n && np < 8 && (bufs[np] = producer_dst(c, items[np], kbody))) np++;
   if (np == 0 || np == n) return NULL;
   for (int i = 0; i < np; i++) {
     IrBuffer *b = bufs[i];

@@ -129,9 +129,10 @@ bool pass_lane_uniform(const IrExpr *e, const IrVar *lv, int64_t V);
 IrExpr *pass_gather_value(TsCompiler *c, IrExpr *value, IrExpr **cond, bool *converts);
 /* A gather nest: T.Parallel loops around one store into a shared tile of an element of a
  * global tensor (not T.Layout-remapped), zero where a condition fails (pass_gather_value;
- * T.im2col makes these), with no other memory read.  Returns the tile, or NULL.  Such a nest
- * is a pipeline producer (inject_pipeline: cp.async where its lanes vectorize). */
-IrBuffer *pass_gather_dst(TsCompiler *c, IrStmt *st);
+ * T.im2col makes these), reading no other memory than global tensors that nothing in the
+ * kernel body kbody writes (batch sizes and offsets).  Returns the tile, or NULL.  Such a
+ * nest is a pipeline producer (inject_pipeline: cp.async where its lanes vectorize). */
+IrBuffer *pass_gather_dst(TsCompiler *c, IrStmt *st, IrStmt *kbody);
 /* stage_fragment.c: the reads of fragment `frag` in and around T.Parallel nest `nest` (a
  * statement of *body) go through a shared copy of it made before the outermost enclosing
  * serial loop that leaves frag alone; false (nothing changed) when that is not sound. */

@@ -343,7 +343,7 @@ static bool plan_staged(Wsl *w) {
     bool staged = false;
     for (int j = 0; j < w->nt; j++) staged |= w->tile[j].pos == i;
     if (!staged && ((s->kind == IR_S_COPY && s->u.copy.src.buf->scope == IR_SCOPE_GLOBAL && is_shared(s->u.copy.dst.buf)) ||
-                    pass_gather_dst(w->c, s)))
+                    pass_gather_dst(w->c, s, w->body)))
       return false;
   }
   /* each staged tile's allocation sits at the top level of the kernel */
