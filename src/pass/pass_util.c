@@ -285,3 +285,54 @@ void pass_range_enter_loop(IrRangeEnv *env, IrVar *v, const IrExpr *min, const I
   }
   if (ehi >= 1) ir_range_env_add(env, v, lo, hi + ehi - 1);
 }
+
+/* ---- constant memory ---- */
+static const IrBuffer *root_of(const IrBuffer *b) {
+  while (b->alias_of) b = b->alias_of;
+  return b;
+}
+
+/* Might a statement of s write the memory of buffer b (a store, a tile op's destination, or
+ * an address taken for a device call, which may write through it; through any view)?  A
+ * distributed kernel (remote puts and signals) may have its tensors written by peers. */
+typedef struct Writes { const IrBuffer *root; bool found; } Writes;
+static void wrote(Writes *w, const IrBuffer *b) { w->found |= b && root_of(b) == w->root; }
+static void writes_stmt(IrStmt *s, void *ctx) {
+  Writes *w = ctx;
+  switch (s->kind) {
+    case IR_S_STORE: wrote(w, s->u.store.buf); break;
+    case IR_S_COPY: wrote(w, s->u.copy.dst.buf); break;
+    case IR_S_FILL: wrote(w, s->u.fill.dst.buf); break;
+    case IR_S_ATOMIC: wrote(w, s->u.atomic.dst.buf); break;
+    case IR_S_GEMM: wrote(w, s->u.gemm.c.buf); break;
+    case IR_S_REDUCE: wrote(w, s->u.reduce.dst); break;
+    default: break;
+  }
+}
+static void writes_expr(IrExpr *e, void *ctx) {
+  Writes *w = ctx;
+  if (e->kind != IR_CALL) return;
+  if (e->u.call.op == IRI_ADDRESS_OF && e->u.call.nargs == 1 && e->u.call.args[0]->kind == IR_LOAD)
+    wrote(w, e->u.call.args[0]->u.load.buf);
+  if (e->u.call.op == IRI_DEVICE && (ir_device_info[e->u.call.dop].flags & (IRD_DIST | IRD_SHMEM))) w->found = true;
+}
+
+bool pass_constant_buffer(IrStmt *kbody, const IrBuffer *b) {
+  if (root_of(b)->scope != IR_SCOPE_GLOBAL) return false;
+  Writes w = {root_of(b), false};
+  IrVisitor v = {writes_stmt, writes_expr, &w};
+  ir_visit(kbody, &v);
+  return !w.found;
+}
+
+typedef struct ReadOnly { IrStmt *kbody; bool ok; } ReadOnly;
+static void read_only_expr(IrExpr *e, void *ctx) {
+  ReadOnly *r = ctx;
+  if (e->kind == IR_LOAD && r->ok) r->ok = pass_constant_buffer(r->kbody, e->u.load.buf);
+}
+bool pass_reads_constant_memory(IrExpr *e, IrStmt *kbody) {
+  ReadOnly r = {kbody, true};
+  IrVisitor v = {NULL, read_only_expr, &r};
+  ir_visit_expr(e, &v);
+  return r.ok;
+}

@@ -167,5 +167,12 @@ int64_t pass_smem_cap(const TsCompiler *c);
 void pass_range_narrow(IrRangeEnv *env, const IrExpr *k, bool holds);
 void pass_range_enter_kernel(IrRangeEnv *env, const IrKernel *k);
 void pass_range_enter_loop(IrRangeEnv *env, IrVar *v, const IrExpr *min, const IrExpr *extent, int64_t open_hi);
+/* Constant memory: a global tensor that nothing in the kernel body kbody writes, through any
+ * view (no store, tile-op destination or address passed to a device call; no remote writes:
+ * a distributed kernel has none), so a read gives the same value wherever it moves
+ * (a pipeline's producer, a TMA producer thread).  pass_reads_constant_memory: every load
+ * in e is of constant memory. */
+bool pass_constant_buffer(IrStmt *kbody, const IrBuffer *b);
+bool pass_reads_constant_memory(IrExpr *e, IrStmt *kbody);
 
 #endif

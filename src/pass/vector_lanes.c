@@ -94,51 +94,6 @@ IrExpr *pass_gather_value(TsCompiler *c, IrExpr *value, IrExpr **cond, bool *con
 }
 
 /* ---- gather nests ---- */
-/* Might a statement of s write buffer b (a store, a tile op's destination, or an address
- * taken for a device call, which may write through it)? */
-typedef struct Writes { const IrBuffer *b; bool found; } Writes;
-static void writes_stmt(IrStmt *s, void *ctx) {
-  Writes *w = ctx;
-  const IrBuffer *b = w->b;
-  switch (s->kind) {
-    case IR_S_STORE: w->found |= s->u.store.buf == b; break;
-    case IR_S_COPY: w->found |= s->u.copy.dst.buf == b; break;
-    case IR_S_FILL: w->found |= s->u.fill.dst.buf == b; break;
-    case IR_S_ATOMIC: w->found |= s->u.atomic.dst.buf == b; break;
-    case IR_S_GEMM: w->found |= s->u.gemm.c.buf == b; break;
-    case IR_S_REDUCE: w->found |= s->u.reduce.dst == b; break;
-    default: break;
-  }
-}
-static void writes_expr(IrExpr *e, void *ctx) {
-  Writes *w = ctx;
-  if (e->kind == IR_CALL && e->u.call.op == IRI_ADDRESS_OF && e->u.call.nargs == 1 && e->u.call.args[0]->kind == IR_LOAD)
-    w->found |= e->u.call.args[0]->u.load.buf == w->b;
-}
-static bool may_write(IrStmt *s, const IrBuffer *b) {
-  Writes w = {b, false};
-  IrVisitor v = {writes_stmt, writes_expr, &w};
-  ir_visit(s, &v);
-  return w.found;
-}
-
-/* Does e read only global tensors that nothing in `kbody` writes (batch sizes, offsets:
- * values the same whenever the read runs)? */
-typedef struct ReadOnly { IrStmt *kbody; bool ok; } ReadOnly;
-static void read_only_expr(IrExpr *e, void *ctx) {
-  ReadOnly *r = ctx;
-  if (e->kind != IR_LOAD || !r->ok) return;
-  const IrBuffer *b = e->u.load.buf;
-  while (b->alias_of) b = b->alias_of;
-  r->ok = b->scope == IR_SCOPE_GLOBAL && !may_write(r->kbody, b) && !may_write(r->kbody, e->u.load.buf);
-}
-static bool reads_only_constant_memory(IrExpr *e, IrStmt *kbody) {
-  ReadOnly r = {kbody, true};
-  IrVisitor v = {NULL, read_only_expr, &r};
-  ir_visit_expr(e, &v);
-  return r.ok;
-}
-
 /* A gather nest reads no memory but its one element and tensors the kernel never writes: it
  * can run stages ahead like a T.copy. */
 IrBuffer *pass_gather_dst(TsCompiler *c, IrStmt *st, IrStmt *kbody) {
@@ -152,11 +107,11 @@ IrBuffer *pass_gather_dst(TsCompiler *c, IrStmt *st, IrStmt *kbody) {
   bool converts;
   IrExpr *ld = pass_gather_value(c, b->u.store.value, &cond, &converts);
   if (!ld || ld->u.load.buf->scope != IR_SCOPE_GLOBAL || ld->u.load.buf->remap ||
-      (cond && !reads_only_constant_memory(cond, kbody)))
+      (cond && !pass_reads_constant_memory(cond, kbody)))
     return NULL;
   for (int i = 0; i < ld->u.load.nidx; i++)
-    if (!reads_only_constant_memory(ld->u.load.idx[i], kbody)) return NULL;
+    if (!pass_reads_constant_memory(ld->u.load.idx[i], kbody)) return NULL;
   for (int i = 0; i < b->u.store.nidx; i++)
-    if (!reads_only_constant_memory(b->u.store.idx[i], kbody)) return NULL;
+    if (!pass_reads_constant_memory(b->u.store.idx[i], kbody)) return NULL;
   return b->u.store.buf;
 }
