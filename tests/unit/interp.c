@@ -2,12 +2,14 @@
 #include "interp.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../src/ir/analysis.h"
 #include "../../src/layout/layout.h"
+#include "../../src/pass/passes.h"
 
 static Slot *slot(Interp *in, IrVar *v) {
   for (int i = 0; i < in->nslots; i++)
@@ -25,6 +27,12 @@ static bool is_reg(IrBuffer *b) {
   return b->scope == IR_SCOPE_FRAGMENT || b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR;
 }
 
+/* An error of the run (see interp.h); TS_INTERP_DEBUG=1 prints where each is counted. */
+static void interp_fault(Interp *in, int line) {
+  if (getenv("TS_INTERP_DEBUG")) fprintf(stderr, "interp: error counted at interp.c:%d\n", line);
+  in->errors++;
+}
+
 Mem *interp_mem(Interp *in, IrBuffer *b) {
   for (int i = 0; i < in->nmem; i++)
     if (in->mem[i].buf == b) return &in->mem[i];
@@ -38,7 +46,7 @@ Mem *interp_mem(Interp *in, IrBuffer *b) {
     m->buf = b;
     m->n = ir_buffer_numel(b);
     m->borrowed = true;
-    if (b->dtype != root->dtype || m->n > r->n) in->errors++;
+    if (b->dtype != root->dtype || m->n > r->n) interp_fault(in, __LINE__);
     return m;
   }
   Mem *m = &in->mem[in->nmem++];
@@ -65,22 +73,22 @@ static int64_t addr(Interp *in, Mem *m, IrExpr **idx, int nidx, int t) {
   IrBuffer *b = m->buf;
   int64_t a = 0;
   if (is_reg(b)) {
-    if (nidx != 1) in->errors++;
+    if (nidx != 1) interp_fault(in, __LINE__);
     a = (int64_t)eval(in, idx[0], t);
-    if (a < 0 || a >= m->n) { in->errors++; return -1; }
+    if (a < 0 || a >= m->n) { interp_fault(in, __LINE__); return -1; }
     return (int64_t)t * m->n + a;
   }
   if (nidx == 1 && b->ndim > 1 && b->layout) { /* a swizzled tile: one element offset (layout.h) */
     a = (int64_t)eval(in, idx[0], t);
-    if (a < 0 || a >= m->n) { in->errors++; return -1; }
+    if (a < 0 || a >= m->n) { interp_fault(in, __LINE__); return -1; }
     return a;
   }
-  if (nidx != b->ndim) { in->errors++; return -1; }
+  if (nidx != b->ndim) { interp_fault(in, __LINE__); return -1; }
   for (int k = 0; k < nidx; k++) {
     int64_t ext;
     ir_is_const_int(b->shape[k], &ext);
     int64_t i = (int64_t)eval(in, idx[k], t);
-    if (i < 0 || i >= ext) { in->errors++; return -1; } /* out of bounds */
+    if (i < 0 || i >= ext) { interp_fault(in, __LINE__); return -1; } /* out of bounds */
     a = a * ext + i;
   }
   return a;
@@ -114,8 +122,8 @@ static double cast_to(ts_dtype t, double v) {
 /* A construct the interpreter does not run: an error, named once on stderr with
  * TS_INTERP_DEBUG=1 (what to add here when a new test needs it). */
 static void unsupported(Interp *in, const char *what, const char *name) {
-  if (!in->errors && getenv("TS_INTERP_DEBUG")) fprintf(stderr, "interp: unsupported %s %s\n", what, name);
-  in->errors++;
+  if (getenv("TS_INTERP_DEBUG")) fprintf(stderr, "interp: unsupported %s %s\n", what, name);
+  interp_fault(in, __LINE__);
 }
 
 static double eval(Interp *in, IrExpr *e, int t) {
@@ -138,9 +146,14 @@ static double eval(Interp *in, IrExpr *e, int t) {
     case IR_NOT: return !eval(in, e->u.ops[0], t);
     case IR_CALL:
       switch (e->u.call.op) {
+        case IRI_DEVICE:
+          if (e->u.call.dop == IRD_GRID_DIM_X) return (double)in->grid[0];
+          if (e->u.call.dop == IRD_BLOCK_IDX_X) return (double)in->block[0];
+          unsupported(in, "device value", ir_device_info[e->u.call.dop].name);
+          return NAN;
         case IRI_SHFL_XOR: {
           int mask = (int)eval(in, e->u.call.args[1], t), other = t ^ mask;
-          if ((other >> 5) != (t >> 5) || other >= in->T) { in->errors++; return NAN; }
+          if ((other >> 5) != (t >> 5) || other >= in->T) { interp_fault(in, __LINE__); return NAN; }
           return eval(in, e->u.call.args[0], other);
         }
         case IRI_ABS: return fabs(eval(in, e->u.call.args[0], t));
@@ -254,7 +267,7 @@ static void gemm_retire(Interp *in, PendingGemm *g) {
       *mc = operand(in, e->u.call.args[2], g->reader[0], &off);
   const Fragment *cf = mc->buf->fragment, *af = rs ? ma->buf->fragment : NULL;
   if (!cf || (rs && !af)) {
-    in->errors++;
+    interp_fault(in, __LINE__);
     return;
   }
   for (int64_t m = 0; m < M; m++)
@@ -265,7 +278,7 @@ static void gemm_retire(Interp *in, PendingGemm *g) {
         if (rs) {
           int64_t ix[2] = {m, k};
           int ft = (int)fragment_thread_of(af, ix), t = ft >= 0 && ft < MAXT ? g->thread_of[ft] : -1;
-          if (t < 0) { in->errors++; return; }
+          if (t < 0) { interp_fault(in, __LINE__); return; }
           a = ma->data[(int64_t)t * ma->n + g->base_a + fragment_reg_of(af, ix)];
         } else {
           int64_t p = ta ? tile_at(ma, (int)swa, K, M, g->base_a, k, m) : tile_at(ma, (int)swa, M, K, g->base_a, m, k);
@@ -280,7 +293,7 @@ static void gemm_retire(Interp *in, PendingGemm *g) {
       }
       int64_t ix[2] = {m, n};
       int ft = (int)fragment_thread_of(cf, ix), t = ft >= 0 && ft < MAXT ? g->thread_of[ft] : -1;
-      if (t < 0) { in->errors++; return; }
+      if (t < 0) { interp_fault(in, __LINE__); return; }
       double *c = &mc->data[(int64_t)t * mc->n + fragment_reg_of(cf, ix)];
       *c = cast_to(mc->buf->dtype, (clear ? 0 : *c) + acc);
     }
@@ -316,8 +329,198 @@ static void gemm_issue(Interp *in, IrExpr *e, const bool *mask, bool async) {
   if (!async) gemm_wait(in, 0);
 }
 
-/* The device operations of a cp.async pipeline and of tensor-core GEMMs; any other is an
- * error here. */
+/* ---- warp specialization: mbarriers, TMA, the two roles as coroutines ---- */
+/* The roles of a role split run on two OS threads, one at a time: the one holding `turn`
+ * runs; it hands over only at an mbarrier wait that is not satisfied (coop_yield), so
+ * the interpreter's state never sees two writers. */
+typedef struct Coop {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int turn, done[2];
+  bool stuck;           /* both roles wait: a deadlock */
+  int64_t progress;     /* mbarrier state changes so far */
+  int64_t handed_at;    /* `progress` when the turn last changed hands at a wait (-1: never) */
+} Coop;
+static _Thread_local int coop_role;
+
+/* Gives the turn to the other role until it gives it back; false when it cannot run (it
+ * finished, or is waiting too): the wait can never be satisfied. */
+static bool coop_yield(Interp *in) {
+  Coop *co = in->coop;
+  int me = coop_role, other = 1 - me;
+  pthread_mutex_lock(&co->mu);
+  /* the other role finished, or handed over at a wait and nothing changed since: no one
+   * can ever satisfy this wait */
+  if (co->done[other] || co->handed_at == co->progress) co->stuck = true;
+  co->handed_at = co->progress;
+  co->turn = other;
+  pthread_cond_broadcast(&co->cv);
+  while (co->turn != me && !co->stuck) pthread_cond_wait(&co->cv, &co->mu);
+  bool ok = !co->stuck;
+  pthread_mutex_unlock(&co->mu);
+  return ok;
+}
+
+typedef struct Role { Interp *in; IrStmt *body; bool mask[MAXT]; int id; } Role;
+static void *role_main(void *arg) {
+  Role *r = arg;
+  Coop *co = r->in->coop;
+  coop_role = r->id;
+  pthread_mutex_lock(&co->mu);
+  while (co->turn != r->id && !co->stuck) pthread_cond_wait(&co->cv, &co->mu);
+  pthread_mutex_unlock(&co->mu);
+  if (!co->stuck) exec(r->in, r->body, r->mask);
+  pthread_mutex_lock(&co->mu);
+  co->done[r->id] = 1;
+  co->turn = 1 - r->id;
+  pthread_cond_broadcast(&co->cv);
+  pthread_mutex_unlock(&co->mu);
+  return NULL;
+}
+
+/* `if tx >= T: producer else: consumers`: both branches, as coroutines. */
+static void exec_role_split(Interp *in, IrStmt *s, const bool *mask) {
+  static Role roles[2];
+  Coop co = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0, 0}, false, 0, -1};
+  in->coop = &co;
+  for (int r = 0; r < 2; r++) {
+    roles[r].in = in;
+    roles[r].body = r == 0 ? s->u.if_.then_s : s->u.if_.else_s;
+    roles[r].id = r;
+    for (int t = 0; t < MAXT; t++) {
+      bool prod = t < in->T && eval(in, s->u.if_.cond, t) != 0;
+      roles[r].mask[t] = mask[t] && (r == 0 ? prod : !prod);
+    }
+  }
+  pthread_t th[2];
+  for (int r = 0; r < 2; r++) pthread_create(&th[r], NULL, role_main, &roles[r]);
+  for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
+  if (co.stuck) interp_fault(in, __LINE__);
+  in->coop = NULL;
+}
+
+static MBar *mbar_at(Interp *in, IrExpr *ptr, int t) {
+  int64_t a;
+  Mem *m = operand(in, ptr, t, &a);
+  for (int i = 0; i < in->nmbar; i++)
+    if (in->mbar[i].m->buf == m->buf && in->mbar[i].a == a) return &in->mbar[i];
+  if (in->nmbar == INTERP_MAX_MBARS) abort();
+  MBar *b = &in->mbar[in->nmbar++];
+  *b = (MBar){m, a, 0, 0, 0, 0};
+  return b;
+}
+static void mbar_check(Interp *in, MBar *b) {
+  if (in->coop) in->coop->progress++;
+  if (b->pending <= 0 && b->tx == 0) {
+    b->phase++;
+    b->pending = b->count;
+  }
+}
+/* try_wait.parity p: the phase with parity p has completed (the current one has the other) */
+static bool mbar_done(const MBar *b, int parity) { return (b->phase & 1) != parity; }
+
+/* A TMA box between global tensor g (row-major) and shared memory at element `base`: box[i]
+ * along dim rank-1-i from coordinate c[i]; in shared memory rows of box[0] elements, 16-byte
+ * chunks XORed as the descriptor's swizzle says (layout.h); reads past the tensor give 0,
+ * writes past it are dropped. */
+static void tma_box(Interp *in, const IrTmaMap *map, Mem *g, Mem *sm, int64_t base, const int64_t *c, bool load) {
+  int rank = map->rank;
+  int64_t n = 1, vec = 16 / dtype_bytes(g->buf->dtype), A = map->box[0];
+  for (int i = 0; i < rank; i++) n *= map->box[i];
+  for (int64_t e = 0; e < n; e++) {
+    int64_t rem = e, gi = 0, row = e / A, j0 = e % A;
+    bool inside = true;
+    for (int d = 0; d < rank; d++) { /* row-major over the tensor's dims, outermost first */
+      int i = rank - 1 - d;
+      int64_t ext = 1, stride = 1;
+      for (int q = 0; q < i; q++) stride *= map->box[q];
+      int64_t x = c[i] + rem / stride % map->box[i];
+      ir_is_const_int(g->buf->shape[d], &ext);
+      inside &= x >= 0 && x < ext;
+      gi = gi * ext + x;
+    }
+    int64_t f = map->swizzle ? ((row * map->swizzle) >> 7) & (map->swizzle / 16 - 1) : 0;
+    int64_t so = base + row * A + (((j0 / vec) ^ f) * vec) + j0 % vec;
+    if (so < 0 || so >= sm->n) {
+      interp_fault(in, __LINE__);
+      return;
+    }
+    if (load) sm->data[so] = inside ? g->data[gi] : 0;
+    else if (inside) g->data[gi] = sm->data[so];
+  }
+}
+
+static const IrTmaMap *tma_map(Interp *in, IrExpr *desc) {
+  for (int i = 0; desc->kind == IR_VAR && i < in->func->ntma; i++)
+    if (in->func->tma_maps[i].var == desc->u.var) return &in->func->tma_maps[i];
+  return NULL;
+}
+
+/* tma_load (desc, &smem, &bar, coords...) / tma_store (desc, &smem, coords...), by thread t */
+static void exec_tma(Interp *in, IrExpr *e, int t, bool load) {
+  const IrTmaMap *map = tma_map(in, e->u.call.args[0]);
+  if (!map) { unsupported(in, "TMA descriptor", "?"); return; }
+  int64_t base, c[5];
+  Mem *sm = operand(in, e->u.call.args[1], t, &base);
+  Mem *g = interp_mem(in, in->func->params[map->param_index].buf);
+  int first = load ? 3 : 2;
+  for (int i = 0; i < map->rank; i++) c[i] = (int64_t)eval(in, e->u.call.args[first + i], t);
+  tma_box(in, map, g, sm, base, c, load);
+  if (!load) return;
+  int64_t bytes = dtype_bytes(g->buf->dtype);
+  for (int i = 0; i < map->rank; i++) bytes *= map->box[i];
+  MBar *b = mbar_at(in, e->u.call.args[2], t);
+  b->tx -= bytes;
+  mbar_check(in, b);
+}
+
+/* The warp-specialization operations of thread t; false: not one of them. */
+static bool exec_ws_device(Interp *in, IrExpr *e, const bool *mask) {
+  IrDeviceOp op = e->u.call.dop;
+  switch (op) {
+    case IRD_SETMAXNREG_DEC: case IRD_SETMAXNREG_INC: case IRD_TMA_PREFETCH_DESC: case IRD_MBAR_FENCE_INIT:
+    case IRD_FENCE_PROXY_ASYNC_SHARED: case IRD_TMA_STORE_COMMIT: case IRD_TMA_STORE_WAIT: case IRD_TMA_STORE_WAIT_READ:
+      return true;
+    case IRD_NAMED_BARRIER_SYNC: in->epoch++; return true;
+    case IRD_MBAR_WAIT: {
+      int t0 = -1;
+      for (int t = 0; t < in->T && t0 < 0; t++) if (mask[t]) t0 = t;
+      if (t0 < 0) return true;
+      MBar *b = mbar_at(in, e->u.call.args[0], t0);
+      int parity = (int)eval(in, e->u.call.args[1], t0) & 1;
+      while (!mbar_done(b, parity))
+        if (!in->coop || !coop_yield(in)) {
+          if (getenv("TS_INTERP_DEBUG"))
+            fprintf(stderr, "interp: role %d waits for parity %d of mbarrier %s[%lld] (phase %d, %d arrivals and %lld bytes "
+                    "to come)\n", coop_role, parity, b->m->buf->name, (long long)b->a, b->phase, b->pending,
+                    (long long)b->tx);
+          interp_fault(in, __LINE__);
+          return true;
+        }
+      return true;
+    }
+    default: break;
+  }
+  if (op != IRD_MBAR_INIT && op != IRD_MBAR_ARRIVE && op != IRD_MBAR_EXPECT_TX && op != IRD_MBAR_EXPECT_TX_NOARRIVE &&
+      op != IRD_TMA_LOAD && op != IRD_TMA_STORE)
+    return false;
+  for (int t = 0; t < in->T; t++) {
+    if (!mask[t]) continue;
+    if (op == IRD_TMA_LOAD || op == IRD_TMA_STORE) {
+      exec_tma(in, e, t, op == IRD_TMA_LOAD);
+      continue;
+    }
+    MBar *b = mbar_at(in, e->u.call.args[0], t);
+    if (op == IRD_MBAR_INIT) b->count = b->pending = (int)eval(in, e->u.call.args[1], t), b->tx = 0, b->phase = 0;
+    if (op == IRD_MBAR_EXPECT_TX || op == IRD_MBAR_EXPECT_TX_NOARRIVE) b->tx += (int64_t)eval(in, e->u.call.args[1], t);
+    if (op == IRD_MBAR_ARRIVE || op == IRD_MBAR_EXPECT_TX) b->pending--;
+    mbar_check(in, b);
+  }
+  return true;
+}
+
+/* The device operations of a cp.async pipeline, of tensor-core GEMMs and of warp
+ * specialization; any other is an error here. */
 static void exec_device(Interp *in, IrExpr *e, const bool *mask) {
   bool rs, async;
   if (gemm_op(e->u.call.dop, &rs, &async)) {
@@ -328,6 +531,7 @@ static void exec_device(Interp *in, IrExpr *e, const bool *mask) {
     gemm_wait(in, (int)e->u.call.attrs[1]);
     return;
   }
+  if (exec_ws_device(in, e, mask)) return;
   for (int t = 0; t < in->T; t++) {
     if (!mask[t]) continue;
     switch (e->u.call.dop) {
@@ -354,6 +558,10 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
       return;
     }
     case IR_S_IF: {
+      if (in->kernel && !in->coop && pass_is_role_split(in->kernel, s)) {
+        exec_role_split(in, s, mask);
+        return;
+      }
       bool other[MAXT];
       for (int t = 0; t < in->T; t++) {
         bool cnd = mask[t] && eval(in, s->u.if_.cond, t) != 0;
@@ -365,7 +573,7 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
       return;
     }
     case IR_S_FOR: {
-      if (s->u.loop.kind == IR_FOR_PARALLEL) in->errors++;
+      if (s->u.loop.kind == IR_FOR_PARALLEL) interp_fault(in, __LINE__);
       Slot *sl = slot(in, s->u.loop.var);
       int64_t lo = INT64_MAX, hi = INT64_MIN;
       for (int t = 0; t < in->T; t++)
@@ -397,7 +605,7 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
         ads[t] = addr(in, m, s->u.store.idx, s->u.store.nidx, t);
         IrExpr *v = s->u.store.value, *ld = v->kind == IR_CAST ? v->u.ops[0] : v;
         if (lanes > 1) {
-          if (ld->kind != IR_LOAD || ld->lanes != lanes) { in->errors++; continue; }
+          if (ld->kind != IR_LOAD || ld->lanes != lanes) { interp_fault(in, __LINE__); continue; }
           Mem *sm = interp_mem(in, ld->u.load.buf);
           int64_t sa = addr(in, sm, ld->u.load.idx, ld->u.load.nidx, t);
           if (sa < 0) continue;
@@ -433,7 +641,7 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
       }
       if (e->kind == IR_CALL && e->u.call.op == IRI_SYNCTHREADS) {
         for (int t = 0; t < in->T; t++)
-          if (!mask[t]) in->errors++; /* a barrier not reached by every thread */
+          if (!mask[t]) interp_fault(in, __LINE__); /* a barrier not reached by every thread */
         in->epoch++;
         return;
       }
@@ -447,7 +655,7 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
         }
         return;
       }
-      in->errors++;
+      interp_fault(in, __LINE__);
       return;
     }
     default: unsupported(in, "statement", ir_stmt_names[s->kind]); return; /* e.g. a tile op */
@@ -468,7 +676,11 @@ static void mem_release(Mem *m) {
 void interp_run(Interp *in, IrFunc *f) {
   IrStmt *ks = f->body->kind == IR_S_KERNEL ? f->body : f->body->u.seq.items[0];
   IrKernel *k = &ks->u.kernel;
-  in->T = k->threads[0] * (k->threads[1] > 0 ? k->threads[1] : 1) * (k->threads[2] > 0 ? k->threads[2] : 1);
+  in->func = f;
+  in->kernel = k;
+  /* (a warp-specialized kernel launches its producer warpgroup beyond threads[0]) */
+  in->T = (k->threads[0] + k->producer_threads) * (k->threads[1] > 0 ? k->threads[1] : 1) *
+          (k->threads[2] > 0 ? k->threads[2] : 1);
   int64_t g[3];
   for (int a = 0; a < 3; a++) g[a] = 1, ir_is_const_int(k->grid[a], &g[a]);
   bool all[MAXT];
@@ -477,10 +689,11 @@ void interp_run(Interp *in, IrFunc *f) {
     for (int64_t y = 0; y < g[1]; y++)
       for (int64_t x = 0; x < g[0]; x++) {
         int64_t bi[3] = {x, y, z};
+        for (int a = 0; a < 3; a++) in->grid[a] = g[a], in->block[a] = bi[a];
         for (int a = 0; a < 3; a++) {
           if (k->block_var[a]) for (int t = 0; t < in->T; t++) slot(in, k->block_var[a])->val[t] = (double)bi[a];
           if (k->thread_var[a]) {
-            int64_t X = k->threads[0], Y = k->threads[1] > 0 ? k->threads[1] : 1;
+            int64_t X = k->threads[0] + k->producer_threads, Y = k->threads[1] > 0 ? k->threads[1] : 1;
             for (int t = 0; t < in->T; t++)
               slot(in, k->thread_var[a])->val[t] = (double)(a == 0 ? t % X : a == 1 ? (t / X) % Y : t / (X * Y));
           }
@@ -493,9 +706,10 @@ void interp_run(Interp *in, IrFunc *f) {
             i--;
           }
         exec(in, k->body, all);
-        in->errors += in->npend + in->ngemm; /* copies and GEMMs the kernel never waited for */
+        if (in->npend + in->ngemm) interp_fault(in, __LINE__); /* copies or GEMMs never waited for */
         in->npend = 0;
         in->ngemm = 0;
+        in->nmbar = 0;
         memset(in->committed, 0, sizeof in->committed);
       }
 }

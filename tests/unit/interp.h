@@ -12,7 +12,10 @@
  * land it at any moment in between).  Tensor-core GEMMs
  * (gemm_ss/rs_mma, gemm_ss/rs_wgmma, issued and waited) run from the compiler's own
  * operand layouts (layout.h swizzles, the accumulator Fragment): a check that the code
- * around them writes and reads those layouts, not of the device templates themselves. */
+ * around them writes and reads those layouts, not of the device templates themselves.
+ * Warp-specialized kernels run their two roles (`if tx >= T: producer else: consumers`)
+ * as coroutines that hand over at each mbarrier wait not yet satisfied; TMA boxes move
+ * through the descriptors' swizzles and complete their barrier's transaction bytes. */
 #ifndef TS_TEST_INTERP_H
 #define TS_TEST_INTERP_H
 #include <stdbool.h>
@@ -44,6 +47,11 @@ typedef struct PendingGemm {
   int reader[2];        /* two participating threads: every thread reads the tiles (races) */
 } PendingGemm;
 #define INTERP_MAX_GEMMS 8
+/* An mbarrier (a uint64 of shared memory): arrivals still expected in the current phase,
+ * transaction bytes still expected, completed phases. */
+typedef struct MBar { Mem *m; int64_t a; int count, pending; int64_t tx; int phase; } MBar;
+#define INTERP_MAX_MBARS 64
+struct Coop;
 typedef struct Interp {
   int T;
   Slot *slots; int nslots;
@@ -54,6 +62,11 @@ typedef struct Interp {
   Pending *pend; int npend, cap_pend;
   int committed[MAXT]; /* cp.async groups each thread has committed */
   PendingGemm gemm[INTERP_MAX_GEMMS]; int ngemm; /* wgmma groups in flight, oldest first */
+  MBar mbar[INTERP_MAX_MBARS]; int nmbar;
+  IrFunc *func;          /* the function running (its TMA descriptors) */
+  const IrKernel *kernel;
+  int64_t grid[3], block[3]; /* the launch and the running block */
+  struct Coop *coop;     /* inside a warp-specialized role split: the two roles' hand-over */
 } Interp;
 
 /* Runs every block of the (only) kernel of f. */

@@ -316,3 +316,66 @@ TEST(interp_gemm_parallel_copies_pipelined) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* The GEMM with T.copy tiles in a T.Pipelined loop: warp_specialize makes a TMA producer
+ * warpgroup and wgmma consumers on mbarriers, run here as two coroutines. */
+static const char GEMM_WS[] =
+    "import tilelang\n"
+    "import tilelang.language as T\n"
+    "\n"
+    "\n"
+    "@tilelang.jit\n"
+    "def mm(M, N, K, BM, BN, BK, threads, stages):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):\n"
+    "            A_s = T.alloc_shared((BM, BK), \"float16\")\n"
+    "            B_s = T.alloc_shared((BK, BN), \"float16\")\n"
+    "            acc = T.alloc_fragment((BM, BN), \"float32\")\n"
+    "            T.clear(acc)\n"
+    "            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=stages):\n"
+    "                T.copy(A[by * BM, k * BK], A_s)\n"
+    "                T.copy(B[k * BK, bx * BN], B_s)\n"
+    "                T.gemm(A_s, B_s, acc)\n"
+    "            T.copy(acc, C[by * BM, bx * BN])\n"
+    "\n"
+    "    return main\n";
+
+/* Warp-specialized kernels in the result (a producer warpgroup). */
+static void count_ws(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_KERNEL && s->u.kernel.producer_threads) ++*(int *)ctx;
+}
+
+TEST(interp_gemm_warp_specialized) {
+  enum { M = 128, N = 128, K = 320 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"mm.py", GEMM_WS, sizeof GEMM_WS - 1};
+  const char *params[] = {"M=128", "N=128", "K=320", "BM=64", "BN=128", "BK=64", "threads=128", "stages=3", NULL};
+  IrFunc *f = compile_run_ready(&c, &file, "mm", params);
+  REQUIRE(f);
+  int ws = 0;
+  IrVisitor wv = {count_ws, NULL, &ws};
+  ir_visit(f->body, &wv);
+  CHECK(ws == 1);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B")),
+         *cc = interp_global(&in, param(f, "C"));
+  unsigned seed = 13;
+  for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
+  for (int e = 0; e < K * N; e++) b[e] = rnd(&seed);
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  int bad = 0;
+  for (int m = 0; m < M; m++)
+    for (int n = 0; n < N; n++) {
+      double s = 0;
+      for (int k = 0; k < K; k++) s += a[m * K + k] * b[k * N + n];
+      bad += !(fabs(cc[m * N + n] - s) <= 1e-4);
+    }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, M * N);
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
