@@ -170,22 +170,26 @@ static UseCtx uses(IrStmt *s, const IrBuffer *b) {
 }
 
 /* ---- what the producer thread can compute ---------------------------------------------
- * Block indices, parameters, dynamic sizes, the loop variable and lets of those (inlined
- * from IrVar.let_value); not the thread index, loaded data, other loop variables or
- * impure calls. */
-typedef struct ProdCtx { const IrVar *kv; int depth; bool bad; } ProdCtx;
-static bool producer_ok(IrExpr *e, const IrVar *kv, int depth);
+ * Block indices, parameters, dynamic sizes, the loop variable, reads of constant memory
+ * (pass_constant_buffer: a paged cache's block table, sequence lengths) and lets of those
+ * (inlined from IrVar.let_value); not the thread index, other loaded data, other loop
+ * variables or impure calls. */
+typedef struct ProdCtx { const IrVar *kv; IrStmt *kbody; int depth; bool bad; } ProdCtx;
+static bool producer_ok(IrExpr *e, const IrVar *kv, IrStmt *kbody, int depth);
 static void prod_expr(IrExpr *e, void *ctx) {
   ProdCtx *p = ctx;
   switch (e->kind) {
-    case IR_LOAD: p->bad = true; return;
+    case IR_LOAD:
+      if (!pass_constant_buffer(p->kbody, e->u.load.buf)) p->bad = true;
+      return;
     case IR_CALL:
       if (!ir_call_is_pure(e)) p->bad = true;
       return;
     case IR_VAR: {
       const IrVar *v = e->u.var;
       if (v->kind == IR_VAR_BLOCK_IDX || v->kind == IR_VAR_PARAM || v->kind == IR_VAR_DYNAMIC || (p->kv && v == p->kv)) return;
-      if (v->kind == IR_VAR_LET && v->let_value && p->depth < 16 && producer_ok((IrExpr *)v->let_value, p->kv, p->depth + 1))
+      if (v->kind == IR_VAR_LET && v->let_value && p->depth < 16 &&
+          producer_ok((IrExpr *)v->let_value, p->kv, p->kbody, p->depth + 1))
         return;
       p->bad = true;
       return;
@@ -193,8 +197,8 @@ static void prod_expr(IrExpr *e, void *ctx) {
     default: return;
   }
 }
-static bool producer_ok(IrExpr *e, const IrVar *kv, int depth) {
-  ProdCtx p = {kv, depth, false};
+static bool producer_ok(IrExpr *e, const IrVar *kv, IrStmt *kbody, int depth) {
+  ProdCtx p = {kv, kbody, depth, false};
   IrVisitor v = {NULL, prod_expr, &p};
   ir_visit_expr(e, &v);
   return !p.bad;
@@ -283,7 +287,7 @@ static bool tma_tile(Wsl *w, IrStmt *cp, const IrVar *kv, TmaTile *t) {
   if (r > 256 || atom > 256 || cc % atom) return false;
   t->src_min = ARENA_ARRAY(w->c->arena, IrExpr *, n);
   for (int d = 0; d < n; d++) {
-    if (!producer_ok(src->min[d], kv, 0)) return false;
+    if (!producer_ok(src->min[d], kv, w->body, 0)) return false;
     t->src_min[d] = inline_lets(w->c, src->min[d]);
   }
   t->copy = cp;
@@ -516,7 +520,7 @@ static bool plan(Wsl *w) {
   w->S = loop->u.loop.num_stages;
   if (w->S < 1 || loop->u.loop.norder || !loop->u.loop.var) return false;
   w->kv = loop->u.loop.var;
-  if (!producer_ok(loop->u.loop.min, NULL, 0) || !producer_ok(loop->u.loop.extent, NULL, 0)) return false;
+  if (!producer_ok(loop->u.loop.min, NULL, body, 0) || !producer_ok(loop->u.loop.extent, NULL, body, 0)) return false;
   /* every GEMM of the loop is a synchronous wgmma: the producer targets sm_90a kernels */
   IrStmt *lb = loop->u.loop.body;
   bool any_wgmma = false;

@@ -682,7 +682,7 @@ void interp_run(Interp *in, IrFunc *f) {
   in->T = (k->threads[0] + k->producer_threads) * (k->threads[1] > 0 ? k->threads[1] : 1) *
           (k->threads[2] > 0 ? k->threads[2] : 1);
   int64_t g[3];
-  for (int a = 0; a < 3; a++) g[a] = 1, ir_is_const_int(k->grid[a], &g[a]);
+  for (int a = 0; a < 3; a++) g[a] = k->grid[a] ? (int64_t)eval(in, k->grid[a], 0) : 1; /* (scalar params set) */
   bool all[MAXT];
   for (int t = 0; t < MAXT; t++) all[t] = t < in->T;
   for (int64_t z = 0; z < g[2]; z++)
@@ -726,3 +726,6 @@ double *interp_global(Interp *in, IrBuffer *b) {
   return m->data;
 }
 
+void interp_set_scalar(Interp *in, IrVar *v, double value) {
+  for (int t = 0; t < MAXT; t++) slot(in, v)->val[t] = value;
+}

@@ -76,5 +76,7 @@ void interp_run(Interp *in, IrFunc *f);
 Mem *interp_mem(Interp *in, IrBuffer *b);
 /* The contents of global buffer b (allocated, NaN-poisoned, on first use). */
 double *interp_global(Interp *in, IrBuffer *b);
+/* Sets scalar parameter (or dynamic size) v for every thread before a run. */
+void interp_set_scalar(Interp *in, IrVar *v, double value);
 void interp_free(Interp *in);
 #endif

@@ -283,3 +283,97 @@ TEST(corpus_interp_grouped_gemm_bwd) {
   CHECK(bad == 0);
   run_free(&r);
 }
+
+/* deepseek_mla/example_mla_decode_paged.py (no split), warp-specialized: the TMA producer
+ * finds each KV tile's rows through the block table; sequences that end inside a tile.  Against softmax(q k^T * scale) v over
+ * each sequence's tokens, k = [KV | K_pe], v = KV. */
+TEST(corpus_interp_mla_decode_paged) {
+  enum { B = 2, HQ = 64, DV = 256, DPE = 64, PAD = 256, BS = 64, PAGES = PAD / BS };
+  const int seqlens[B] = {100, 230};
+  const double scale = 0.0625;
+  Run r;
+  const char *p[] = {"batch=2", "h_q=64", "h_kv=1", "max_seqlen_pad=256", "dv=256", "dpe=64", "block_N=64",
+                     "block_H=64", "num_split=1", "block_size=64", "softmax_scale=0.0625", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/deepseek_mla/example_mla_decode_paged.py", "mla_decode_tilelang", p))
+    return;
+  double *q = arg(&r, "Q"), *qpe = arg(&r, "Q_pe"), *kv = arg(&r, "KV"), *kpe = arg(&r, "K_pe"),
+         *table = arg(&r, "block_table"), *lens = arg(&r, "cache_seqlens"), *out = arg(&r, "Output");
+  unsigned seed = 14;
+  for (int e = 0; e < B * HQ * DV; e++) q[e] = rnd(&seed);
+  for (int e = 0; e < B * HQ * DPE; e++) qpe[e] = rnd(&seed);
+  for (int e = 0; e < B * PAD * DV; e++) kv[e] = rnd(&seed);
+  for (int e = 0; e < B * PAD * DPE; e++) kpe[e] = rnd(&seed);
+  for (int i = 0; i < B * PAGES; i++) table[i] = (i * 5 + 3) % (B * PAGES); /* a permutation of the pages */
+  for (int i = 0; i < B; i++) lens[i] = seqlens[i];
+  /* the TMA producer reads the block table itself (constant memory) */
+  CHECK(r.f->body->u.seq.items[0]->kind == IR_S_KERNEL && r.f->body->u.seq.items[0]->u.kernel.producer_threads > 0);
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0);
+  int bad = 0;
+  static double w[PAD];
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < HQ; h++) {
+      double mx = -INFINITY, sum = 0;
+      for (int tk = 0; tk < seqlens[b]; tk++) {
+        int row = (int)table[b * PAGES + tk / BS] * BS + tk % BS;
+        double s = 0;
+        for (int d = 0; d < DV; d++) s += q[(b * HQ + h) * DV + d] * kv[row * DV + d];
+        for (int d = 0; d < DPE; d++) s += qpe[(b * HQ + h) * DPE + d] * kpe[row * DPE + d];
+        w[tk] = s * scale;
+        mx = fmax(mx, w[tk]);
+      }
+      for (int tk = 0; tk < seqlens[b]; tk++) sum += (w[tk] = exp(w[tk] - mx));
+      for (int d = 0; d < DV; d++) {
+        double o = 0;
+        for (int tk = 0; tk < seqlens[b]; tk++) o += w[tk] / sum * kv[((int)table[b * PAGES + tk / BS] * BS + tk % BS) * DV + d];
+        bad += !close_to(out[(b * HQ + h) * DV + d], o, 1e-4);
+      }
+    }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, B * HQ * DV);
+  CHECK(bad == 0);
+  run_free(&r);
+}
+
+/* flash_attention/example_mha_fwd_varlen.py: sequences packed back to back (cu_seqlens), the
+ * grid sized by a scalar parameter; the TMA producer reads the sequence starts itself.
+ * Each query row of each sequence against softmax(q k^T / sqrt(dim)) v over its own keys. */
+TEST(corpus_interp_mha_fwd_varlen) {
+  enum { B = 2, H = 2, D = 64, UQ = 200, UKV = 150 };
+  const int cq[B + 1] = {0, 70, 200}, ck[B + 1] = {0, 90, 150};
+  Run r;
+  const char *p[] = {"batch_size=2", "UQ=200", "UKV=150", "heads=2", "dim=64", "is_causal=False", "block_M=64",
+                     "block_N=64", "num_stages=1", "threads=128", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", "flashattn", p)) return;
+  double *q = arg(&r, "Q_unpad"), *k = arg(&r, "K_unpad"), *v = arg(&r, "V_unpad"), *cuq = arg(&r, "cu_seqlens_q"),
+         *cuk = arg(&r, "cu_seqlens_k"), *o = arg(&r, "Output_unpad");
+  for (int i = 0; i < r.f->nparams; i++)
+    if (r.f->params[i].var && !strcmp(r.f->params[i].name, "max_seqlen_q")) interp_set_scalar(&r.in, r.f->params[i].var, 130);
+  unsigned seed = 15;
+  for (int e = 0; e < UQ * H * D; e++) q[e] = rnd(&seed);
+  for (int e = 0; e < UKV * H * D; e++) k[e] = rnd(&seed), v[e] = rnd(&seed);
+  for (int i = 0; i <= B; i++) cuq[i] = cq[i], cuk[i] = ck[i];
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0);
+  int bad = 0;
+  static double w[UKV];
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < H; h++)
+      for (int i = cq[b]; i < cq[b + 1]; i++) {
+        double mx = -INFINITY, sum = 0;
+        for (int j = ck[b]; j < ck[b + 1]; j++) {
+          double s = 0;
+          for (int d = 0; d < D; d++) s += q[(i * H + h) * D + d] * k[(j * H + h) * D + d];
+          w[j] = s / sqrt((double)D);
+          mx = fmax(mx, w[j]);
+        }
+        for (int j = ck[b]; j < ck[b + 1]; j++) sum += (w[j] = exp(w[j] - mx));
+        for (int d = 0; d < D; d++) {
+          double out = 0;
+          for (int j = ck[b]; j < ck[b + 1]; j++) out += w[j] / sum * v[(j * H + h) * D + d];
+          bad += !close_to(o[(i * H + h) * D + d], out, 1e-4);
+        }
+      }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, UQ * H * D);
+  CHECK(bad == 0);
+  run_free(&r);
+}
