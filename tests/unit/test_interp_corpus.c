@@ -334,46 +334,64 @@ TEST(corpus_interp_mla_decode_paged) {
   run_free(&r);
 }
 
-/* flash_attention/example_mha_fwd_varlen.py: sequences packed back to back (cu_seqlens), the
- * grid sized by a scalar parameter; the TMA producer reads the sequence starts itself.
- * Each query row of each sequence against softmax(q k^T / sqrt(dim)) v over its own keys. */
-TEST(corpus_interp_mha_fwd_varlen) {
-  enum { B = 2, H = 2, D = 64, UQ = 200, UKV = 150 };
-  const int cq[B + 1] = {0, 70, 200}, ck[B + 1] = {0, 90, 150};
+/* flash_attention/example_{mha,gqa}_fwd_varlen.py: sequences packed back to back
+ * (cu_seqlens), the grid sized by a scalar parameter; the TMA producer reads the sequence
+ * starts itself.  Each query row of each sequence against softmax(q k^T / sqrt(dim)) v over
+ * its own keys (causal: those up to the row, aligned on the right; a row that sees none
+ * is 0), query head h reading key head h / G. */
+enum { VB = 2, VH = 4, VD = 64, VUQ = 200, VUKV = 150 };
+static void varlen_case(TestCtx *t, const char *file, const char *const *p, int G, bool causal) {
+  const int cq[VB + 1] = {0, 70, 200}, ck[VB + 1] = {0, 90, 150}, HK = VH / G;
   Run r;
-  const char *p[] = {"batch_size=2", "UQ=200", "UKV=150", "heads=2", "dim=64", "is_causal=False", "block_M=64",
-                     "block_N=64", "num_stages=1", "threads=128", NULL};
-  if (!corpus_compile(t, &r, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", "flashattn", p)) return;
+  if (!corpus_compile(t, &r, file, "flashattn", p)) return;
   double *q = arg(&r, "Q_unpad"), *k = arg(&r, "K_unpad"), *v = arg(&r, "V_unpad"), *cuq = arg(&r, "cu_seqlens_q"),
          *cuk = arg(&r, "cu_seqlens_k"), *o = arg(&r, "Output_unpad");
   for (int i = 0; i < r.f->nparams; i++)
     if (r.f->params[i].var && !strcmp(r.f->params[i].name, "max_seqlen_q")) interp_set_scalar(&r.in, r.f->params[i].var, 130);
   unsigned seed = 15;
-  for (int e = 0; e < UQ * H * D; e++) q[e] = rnd(&seed);
-  for (int e = 0; e < UKV * H * D; e++) k[e] = rnd(&seed), v[e] = rnd(&seed);
-  for (int i = 0; i <= B; i++) cuq[i] = cq[i], cuk[i] = ck[i];
+  for (int e = 0; e < VUQ * VH * VD; e++) q[e] = rnd(&seed);
+  for (int e = 0; e < VUKV * HK * VD; e++) k[e] = rnd(&seed), v[e] = rnd(&seed);
+  for (int i = 0; i <= VB; i++) cuq[i] = cq[i], cuk[i] = ck[i];
   interp_run(&r.in, r.f);
   CHECK(r.in.errors == 0);
   int bad = 0;
-  static double w[UKV];
-  for (int b = 0; b < B; b++)
-    for (int h = 0; h < H; h++)
+  static double w[VUKV];
+  for (int b = 0; b < VB; b++)
+    for (int h = 0; h < VH; h++)
       for (int i = cq[b]; i < cq[b + 1]; i++) {
+        int last = causal ? ck[b] + (i - cq[b]) + (ck[b + 1] - ck[b]) - (cq[b + 1] - cq[b]) : ck[b + 1] - 1;
         double mx = -INFINITY, sum = 0;
-        for (int j = ck[b]; j < ck[b + 1]; j++) {
+        for (int j = ck[b]; j <= last && j < ck[b + 1]; j++) {
           double s = 0;
-          for (int d = 0; d < D; d++) s += q[(i * H + h) * D + d] * k[(j * H + h) * D + d];
-          w[j] = s / sqrt((double)D);
+          for (int d = 0; d < VD; d++) s += q[(i * VH + h) * VD + d] * k[(j * HK + h / G) * VD + d];
+          w[j] = s / sqrt((double)VD);
           mx = fmax(mx, w[j]);
         }
-        for (int j = ck[b]; j < ck[b + 1]; j++) sum += (w[j] = exp(w[j] - mx));
-        for (int d = 0; d < D; d++) {
+        for (int j = ck[b]; j <= last && j < ck[b + 1]; j++) sum += (w[j] = exp(w[j] - mx));
+        for (int d = 0; d < VD; d++) {
           double out = 0;
-          for (int j = ck[b]; j < ck[b + 1]; j++) out += w[j] / sum * v[(j * H + h) * D + d];
-          bad += !close_to(o[(i * H + h) * D + d], out, 1e-4);
+          for (int j = ck[b]; j <= last && j < ck[b + 1]; j++) out += w[j] / sum * v[(j * HK + h / G) * VD + d];
+          bad += !close_to(o[(i * VH + h) * VD + d], out, 1e-4);
         }
       }
-  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, UQ * H * D);
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, VUQ * VH * VD);
   CHECK(bad == 0);
   run_free(&r);
+}
+
+TEST(corpus_interp_mha_fwd_varlen) {
+  const char *p[] = {"batch_size=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=False", "block_M=64",
+                     "block_N=64", "num_stages=1", "threads=128", NULL};
+  varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", p, 1, false);
+}
+TEST(corpus_interp_mha_fwd_varlen_causal) {
+  const char *p[] = {"batch_size=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=True", "block_M=64",
+                     "block_N=64", "num_stages=1", "threads=128", NULL};
+  varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", p, 1, true);
+}
+/* the manifest's tile: 128 x 128, 2 stages, two consumer warpgroups */
+TEST(corpus_interp_gqa_fwd_varlen) {
+  const char *p[] = {"batch_size=2", "groups=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=False",
+                     "block_M=128", "block_N=128", "num_stages=2", "threads=256", NULL};
+  varlen_case(t, "tilelang/examples/flash_attention/example_gqa_fwd_varlen.py", p, 2, false);
 }
