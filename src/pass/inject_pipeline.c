@@ -23,7 +23,9 @@
  * thread finished reading stage (k-1) % S before it is overwritten.
  *
  * Producers are the leading statements of the body that fill a shared tile from global memory:
- * T.copy, and gather nests (T.im2col: a T.Parallel store of a global element or zero);
+ * T.copy, and gather nests (T.im2col: a T.Parallel store of a global element or zero), with
+ * the lets among them that read only constant memory (computed again for the iteration a
+ * producer runs ahead for);
  * a loop whose shared buffers are used outside it, with fewer than 2 stages, or whose body
  * commits cp.async groups itself (T.ptx_commit_group), stays a plain serial loop. */
 #include "passes.h"
@@ -232,6 +234,54 @@ static bool commits_groups(IrStmt *body) {
   return found;
 }
 
+/* ---- the prefix: what runs stages ahead ---- */
+#define PIPE_MAX_PRODUCERS 8
+#define PIPE_MAX_LETS 16
+
+/* The leading statements of a loop body that a pipeline runs stages ahead: producers
+ * (producer_dst) and lets they may use (`kv_start = block_table[...] * 64`), whose values
+ * read only constant memory, up to the last producer.  Fills bufs (*nb) with the producers'
+ * tiles; returns the prefix length (0: no producer leads the body). */
+static int scan_prefix(TsCompiler *c, IrStmt **items, int n, IrStmt *kbody, IrBuffer **bufs, int *nb) {
+  int end = 0, lets = 0;
+  for (int i = 0; i < n; i++) {
+    IrStmt *st = items[i];
+    if (st->kind == IR_S_LET && lets < PIPE_MAX_LETS && pass_reads_constant_memory(st->u.let.value, kbody)) {
+      lets++;
+      continue;
+    }
+    IrBuffer *b = *nb < PIPE_MAX_PRODUCERS ? producer_dst(c, st, kbody) : NULL;
+    if (!b) break;
+    bufs[(*nb)++] = b;
+    end = i + 1;
+  }
+  return end;
+}
+
+/* The prefix for iteration k_expr into stage `stage`: each let under a fresh name (the
+ * consumers keep the originals, computed for their own iteration), each producer staged and
+ * asynchronous. */
+static void emit_prefix(Pipe *p, IrStmt **items, int np, IrVar *k, IrExpr *k_expr, IrExpr *stage, IrBuffer **bufs,
+                        IrBuffer **staged, int nb, PtrVec *out) {
+  TsCompiler *c = p->c;
+  IrVar *from[PIPE_MAX_LETS];
+  IrExpr *to[PIPE_MAX_LETS];
+  int nl = 0;
+  for (int i = 0; i < np; i++) {
+    IrStmt *st = nl ? ir_subst_stmt(c, items[i], from, to, nl) : items[i];
+    if (st->kind != IR_S_LET) {
+      vec_push(c->arena, out, mark_async(restage_all(p, st, k, k_expr, stage, bufs, staged, nb)));
+      continue;
+    }
+    IrVar *old = items[i]->u.let.var, *nv = ir_var(c, old->name, old->dtype, IR_VAR_LET, st->loc);
+    IrExpr *v = ir_subst(c, st->u.let.value, &k, &k_expr, 1);
+    nv->let_value = v;
+    vec_push(c->arena, out, ir_let(c, nv, v, st->loc));
+    from[nl] = old;
+    to[nl++] = ir_varref(c, nv, st->loc);
+  }
+}
+
 /* Pipelines one loop; returns NULL to keep it as written. */
 static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   TsCompiler *c = p->c;
@@ -244,17 +294,16 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
     items = body->u.seq.items;
     n = body->u.seq.n;
   }
-  int np = 0;
-  IrBuffer *bufs[8], *staged[8];
-  while (np < n && np < 8 && (bufs[np] = producer_dst(c, items[np], kbody))) np++;
+  IrBuffer *bufs[PIPE_MAX_PRODUCERS], *staged[PIPE_MAX_PRODUCERS];
+  int nb = 0, np = scan_prefix(c, items, n, kbody, bufs, &nb);
   if (np == 0 || np == n) return NULL;
-  for (int i = 0; i < np; i++) {
+  for (int i = 0; i < nb; i++) {
     IrBuffer *b = bufs[i];
     for (int j = 0; j < i; j++)
       if (bufs[j] == b) return NULL; /* two copies into one buffer: leave it alone */
     if (b->ndim > 6 || ir_buffer_numel(b) < 0 || b->alias_of || used_outside(kbody, s, b)) return NULL;
   }
-  for (int i = 0; i < np; i++) {
+  for (int i = 0; i < nb; i++) {
     IrBuffer *b = bufs[i], *x = ARENA_NEW(c->arena, IrBuffer);
     *x = *b;
     x->ndim = b->ndim + 1;
@@ -278,8 +327,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   IrVar *sv = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *svr = ir_varref(c, sv, loc);
   PtrVec pro = {0};
-  for (int i = 0; i < np; i++)
-    vec_push(c->arena, &pro, mark_async(restage_all(p, items[i], k, ir_binary(c, IR_ADD, m0, svr, loc), svr, bufs, staged, np)));
+  emit_prefix(p, items, np, k, ir_binary(c, IR_ADD, m0, svr, loc), svr, bufs, staged, nb, &pro);
   IrStmt *pro_body = ir_seq(c, (IrStmt *[]){ir_if(c, ir_binary(c, IR_LT, svr, ext, loc), ir_seq_vec(c, &pro, loc), NULL, loc),
                                             device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)},
                             2, loc);
@@ -293,13 +341,14 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   IrExpr *ahead_stage = ir_binary(c, IR_FLOORMOD, ir_binary(c, IR_ADD, it, i32(c, D), loc), i32(c, S), loc);
   IrExpr *cur_stage = ir_binary(c, IR_FLOORMOD, it, i32(c, S), loc);
   PtrVec mb = {0}, prod = {0};
+  for (int i = 0; i < np; i++) /* the prefix's lets for this iteration's consumers */
+    if (items[i]->kind == IR_S_LET) vec_push(c->arena, &mb, items[i]);
   vec_push(c->arena, &mb, device_op(c, IRD_CP_ASYNC_WAIT, D - 1, loc));
   /* On sm_90a the staged tiles may feed wgmma, which reads through the async proxy: each
    * thread fences its completed cp.async writes before the barrier hands them over. */
   if (c->target.sm >= 90 && c->target.arch_a) vec_push(c->arena, &mb, device_op(c, IRD_FENCE_PROXY_ASYNC, 0, loc));
   vec_push(c->arena, &mb, sync_threads(c, loc));
-  for (int i = 0; i < np; i++)
-    vec_push(c->arena, &prod, mark_async(restage_all(p, items[i], k, ahead, ahead_stage, bufs, staged, np)));
+  emit_prefix(p, items, np, k, ahead, ahead_stage, bufs, staged, nb, &prod);
   IrExpr *in_range = ir_binary(c, IR_LT, ir_binary(c, IR_ADD, it, i32(c, D), loc), ext, loc);
   IrStmt *issue = ir_seq(c, (IrStmt *[]){ir_if(c, in_range, ir_seq_vec(c, &prod, loc), NULL, loc),
                                          device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)},
@@ -310,7 +359,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
      * (into a stage no MMA still reads: the barrier above follows every thread's wait),
      * then wait for the MMAs — all of them, or all but this iteration's group when
      * overlapping — so the copy instructions and the next barrier overlap the wgmma. */
-    IrStmt *g = restage_all(p, items[np], k, NULL, cur_stage, bufs, staged, np);
+    IrStmt *g = restage_all(p, items[np], k, NULL, cur_stage, bufs, staged, nb);
     g->u.gemm.wg_wait = -1;
     IrStmt *w = ir_stmt(c, IR_S_GEMM, g->loc);
     *w = *g;
@@ -325,7 +374,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
     }
   } else {
     vec_push(c->arena, &mb, issue);
-    for (int i = np; i < n; i++) vec_push(c->arena, &mb, restage_all(p, items[i], k, NULL, cur_stage, bufs, staged, np));
+    for (int i = np; i < n; i++) vec_push(c->arena, &mb, restage_all(p, items[i], k, NULL, cur_stage, bufs, staged, nb));
   }
   IrStmt *main_loop = ir_for(c, k, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &mb, loc), loc);
   vec_push(c->arena, &out, main_loop);
