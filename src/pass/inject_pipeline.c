@@ -258,6 +258,54 @@ static int scan_prefix(TsCompiler *c, IrStmt **items, int n, IrStmt *kbody, IrBu
   return end;
 }
 
+/* Does s use one of the lets that body items[from..to) define? */
+typedef struct LetUse { IrStmt **items; int from, to; bool found; } LetUse;
+static void let_use_expr(IrExpr *e, void *ctx) {
+  LetUse *u = ctx;
+  if (e->kind != IR_VAR || e->u.var->kind != IR_VAR_LET) return;
+  for (int i = u->from; i < u->to; i++)
+    if (u->items[i]->kind == IR_S_LET && u->items[i]->u.let.var == e->u.var) u->found = true;
+}
+static bool uses_body_let(IrStmt *s, IrStmt **items, int from, int to) {
+  LetUse u = {items, from, to, false};
+  IrVisitor v = {NULL, let_use_expr, &u};
+  ir_visit(s, &v);
+  return u.found;
+}
+
+/* Is every global tensor the statement reads constant memory (the body before it cannot
+ * have written what it reads stages ahead)? */
+typedef struct SrcCheck { IrStmt *kbody; bool ok; } SrcCheck;
+static void src_check_expr(IrExpr *e, void *ctx) {
+  SrcCheck *sc = ctx;
+  if (e->kind == IR_LOAD && e->u.load.buf->scope == IR_SCOPE_GLOBAL && !pass_constant_buffer(sc->kbody, e->u.load.buf))
+    sc->ok = false;
+}
+static void src_check_stmt(IrStmt *s, void *ctx) {
+  SrcCheck *sc = ctx;
+  if (s->kind == IR_S_COPY && !pass_constant_buffer(sc->kbody, s->u.copy.src.buf)) sc->ok = false;
+}
+static bool reads_constant_source(IrStmt *s, IrStmt *kbody) {
+  SrcCheck sc = {kbody, true};
+  IrVisitor v = {src_check_stmt, src_check_expr, &sc};
+  ir_visit(s, &v);
+  return sc.ok;
+}
+
+/* Can items[i], further down the body than the prefix items[0..np), run stages ahead too
+ * (the V tile of an attention loop, copied after the softmax)?  It must be a producer whose
+ * tile no statement before it in the body touches (those would see the previous
+ * iteration's tile), using no let the body defines after the prefix, reading tensors the
+ * kernel never writes.  Adds its tile to bufs. */
+static bool late_producer(TsCompiler *c, IrStmt **items, int np, int i, IrStmt *kbody, IrBuffer **bufs, int *nb) {
+  IrBuffer *b = *nb < PIPE_MAX_PRODUCERS ? producer_dst(c, items[i], kbody) : NULL;
+  if (!b || uses_body_let(items[i], items, np, i) || !reads_constant_source(items[i], kbody)) return false;
+  for (int j = np; j < i; j++)
+    if (mentions(items[j], b)) return false;
+  bufs[(*nb)++] = b;
+  return true;
+}
+
 /* The prefix for iteration k_expr into stage `stage`: each let under a fresh name (the
  * consumers keep the originals, computed for their own iteration), each producer staged and
  * asynchronous. */
@@ -297,6 +345,13 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   IrBuffer *bufs[PIPE_MAX_PRODUCERS], *staged[PIPE_MAX_PRODUCERS];
   int nb = 0, np = scan_prefix(c, items, n, kbody, bufs, &nb);
   if (np == 0 || np == n) return NULL;
+  /* the producers further down the body join the prefix; the rest are the consumers */
+  IrStmt **prod = ARENA_ARRAY(c->arena, IrStmt *, n), **cons = ARENA_ARRAY(c->arena, IrStmt *, n);
+  int nprod = np, ncons = 0;
+  for (int i = 0; i < np; i++) prod[i] = items[i];
+  for (int i = np; i < n; i++)
+    if (late_producer(c, items, np, i, kbody, bufs, &nb)) prod[nprod++] = items[i];
+    else cons[ncons++] = items[i];
   for (int i = 0; i < nb; i++) {
     IrBuffer *b = bufs[i];
     for (int j = 0; j < i; j++)
@@ -319,7 +374,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   PtrVec out = {0};
   /* A lone T.gemm on sm_90a keeps one wgmma group in flight across iterations; the stage
    * it may still be reading is then off limits too, so copies run D = S-2 ahead. */
-  bool lone_gemm = n - np == 1 && items[np]->kind == IR_S_GEMM && items[np]->u.gemm.wg_wait == 0;
+  bool lone_gemm = ncons == 1 && cons[0]->kind == IR_S_GEMM && cons[0]->u.gemm.wg_wait == 0;
   bool overlap = lone_gemm && S >= 4 && c->target.sm == 90 && c->target.arch_a; /* D >= 2 */
   int D = overlap ? S - 2 : S - 1;
 
@@ -327,7 +382,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   IrVar *sv = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *svr = ir_varref(c, sv, loc);
   PtrVec pro = {0};
-  emit_prefix(p, items, np, k, ir_binary(c, IR_ADD, m0, svr, loc), svr, bufs, staged, nb, &pro);
+  emit_prefix(p, prod, nprod, k, ir_binary(c, IR_ADD, m0, svr, loc), svr, bufs, staged, nb, &pro);
   IrStmt *pro_body = ir_seq(c, (IrStmt *[]){ir_if(c, ir_binary(c, IR_LT, svr, ext, loc), ir_seq_vec(c, &pro, loc), NULL, loc),
                                             device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)},
                             2, loc);
@@ -340,7 +395,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   IrExpr *ahead = ir_binary(c, IR_ADD, kv, i32(c, D), loc);
   IrExpr *ahead_stage = ir_binary(c, IR_FLOORMOD, ir_binary(c, IR_ADD, it, i32(c, D), loc), i32(c, S), loc);
   IrExpr *cur_stage = ir_binary(c, IR_FLOORMOD, it, i32(c, S), loc);
-  PtrVec mb = {0}, prod = {0};
+  PtrVec mb = {0}, issued = {0};
   for (int i = 0; i < np; i++) /* the prefix's lets for this iteration's consumers */
     if (items[i]->kind == IR_S_LET) vec_push(c->arena, &mb, items[i]);
   vec_push(c->arena, &mb, device_op(c, IRD_CP_ASYNC_WAIT, D - 1, loc));
@@ -348,9 +403,9 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
    * thread fences its completed cp.async writes before the barrier hands them over. */
   if (c->target.sm >= 90 && c->target.arch_a) vec_push(c->arena, &mb, device_op(c, IRD_FENCE_PROXY_ASYNC, 0, loc));
   vec_push(c->arena, &mb, sync_threads(c, loc));
-  emit_prefix(p, items, np, k, ahead, ahead_stage, bufs, staged, nb, &prod);
+  emit_prefix(p, prod, nprod, k, ahead, ahead_stage, bufs, staged, nb, &issued);
   IrExpr *in_range = ir_binary(c, IR_LT, ir_binary(c, IR_ADD, it, i32(c, D), loc), ext, loc);
-  IrStmt *issue = ir_seq(c, (IrStmt *[]){ir_if(c, in_range, ir_seq_vec(c, &prod, loc), NULL, loc),
+  IrStmt *issue = ir_seq(c, (IrStmt *[]){ir_if(c, in_range, ir_seq_vec(c, &issued, loc), NULL, loc),
                                          device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)},
                          2, loc);
   IrStmt *final_wait = NULL;
@@ -359,7 +414,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
      * (into a stage no MMA still reads: the barrier above follows every thread's wait),
      * then wait for the MMAs — all of them, or all but this iteration's group when
      * overlapping — so the copy instructions and the next barrier overlap the wgmma. */
-    IrStmt *g = restage_all(p, items[np], k, NULL, cur_stage, bufs, staged, nb);
+    IrStmt *g = restage_all(p, cons[0], k, NULL, cur_stage, bufs, staged, nb);
     g->u.gemm.wg_wait = -1;
     IrStmt *w = ir_stmt(c, IR_S_GEMM, g->loc);
     *w = *g;
@@ -374,7 +429,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
     }
   } else {
     vec_push(c->arena, &mb, issue);
-    for (int i = np; i < n; i++) vec_push(c->arena, &mb, restage_all(p, items[i], k, NULL, cur_stage, bufs, staged, nb));
+    for (int i = 0; i < ncons; i++) vec_push(c->arena, &mb, restage_all(p, cons[i], k, NULL, cur_stage, bufs, staged, nb));
   }
   IrStmt *main_loop = ir_for(c, k, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &mb, loc), loc);
   vec_push(c->arena, &out, main_loop);

@@ -78,7 +78,8 @@ static int64_t addr(Interp *in, Mem *m, IrExpr **idx, int nidx, int t) {
     if (a < 0 || a >= m->n) { interp_fault(in, __LINE__); return -1; }
     return (int64_t)t * m->n + a;
   }
-  if (nidx == 1 && b->ndim > 1 && b->layout) { /* a swizzled tile: one element offset (layout.h) */
+  if (nidx == 1 && b->ndim > 1 && (b->layout || b->remap)) {
+    /* a swizzled tile (layout.h) or a T.Layout-mapped tensor (remap_global): one physical offset */
     a = (int64_t)eval(in, idx[0], t);
     if (a < 0 || a >= m->n) { interp_fault(in, __LINE__); return -1; }
     return a;
@@ -672,9 +673,8 @@ static void mem_release(Mem *m) {
   free(m->flux);
 }
 
-/* Runs every block of the (only) kernel of f. */
-void interp_run(Interp *in, IrFunc *f) {
-  IrStmt *ks = f->body->kind == IR_S_KERNEL ? f->body : f->body->u.seq.items[0];
+/* Runs every block of kernel ks. */
+static void run_kernel(Interp *in, IrFunc *f, IrStmt *ks) {
   IrKernel *k = &ks->u.kernel;
   in->func = f;
   in->kernel = k;
@@ -712,6 +712,19 @@ void interp_run(Interp *in, IrFunc *f) {
         in->nmbar = 0;
         memset(in->committed, 0, sizeof in->committed);
       }
+}
+
+/* Runs the kernels of f in order (a split-KV kernel and its combine share global memory);
+ * a host let between them is computed once. */
+void interp_run(Interp *in, IrFunc *f) {
+  IrStmt *body = f->body;
+  int n = body->kind == IR_S_SEQ ? body->u.seq.n : 1;
+  for (int i = 0; i < n; i++) {
+    IrStmt *s = body->kind == IR_S_SEQ ? body->u.seq.items[i] : body;
+    if (s->kind == IR_S_KERNEL) run_kernel(in, f, s);
+    else if (s->kind == IR_S_LET) interp_set_scalar(in, s->u.let.var, eval(in, s->u.let.value, 0));
+    else if (s->kind != IR_S_ALLOC) interp_fault(in, __LINE__);
+  }
 }
 
 void interp_free(Interp *in) {

@@ -69,7 +69,7 @@ typedef struct Interp {
   struct Coop *coop;     /* inside a warp-specialized role split: the two roles' hand-over */
 } Interp;
 
-/* Runs every block of the (only) kernel of f. */
+/* Runs every block of each kernel of f, in order. */
 void interp_run(Interp *in, IrFunc *f);
 /* The memory of buffer b (created, NaN-poisoned, on first use); shared memory and registers
  * keep the last block's contents after a run. */

@@ -395,3 +395,104 @@ TEST(corpus_interp_gqa_fwd_varlen) {
                      "block_M=128", "block_N=128", "num_stages=2", "threads=256", NULL};
   varlen_case(t, "tilelang/examples/flash_attention/example_gqa_fwd_varlen.py", p, 2, false);
 }
+
+/* flash_decoding/example_gqa_decode.py (warp specialization disabled by the file): split-KV
+ * attention then the combine kernel; K and V tiles both run a stage ahead as cp.async (V
+ * is copied after the softmax in the body).  Query head h reads key head h / (heads /
+ * groups); masked keys excluded. */
+TEST(corpus_interp_gqa_decode_split) {
+  enum { B = 1, H = 8, G = 2, S = 256, D = 64, HG = H / G };
+  Run r;
+  const char *p[] = {"batch=1", "heads=8", "groups=2", "seqlen_kv=256", "dim=64", "block_N=32", "block_H=64",
+                     "num_split=2", "num_stages=2", "threads=128", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/flash_decoding/example_gqa_decode.py", "flashattn", p)) return;
+  double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *mask = arg(&r, "mask"), *o = arg(&r, "Output");
+  unsigned seed = 17;
+  for (int e = 0; e < B * H * D; e++) q[e] = rnd(&seed);
+  for (int e = 0; e < B * S * G * D; e++) k[e] = rnd(&seed), v[e] = rnd(&seed);
+  for (int e = 0; e < B * S * G; e++) mask[e] = rnd(&seed) > -0.6; /* about 80% of the keys */
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0);
+  CHECK(r.in.races == 0);
+  int bad = 0;
+  static double w[S];
+  for (int h = 0; h < H; h++) {
+    int kh = h / HG;
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < S; j++) {
+      double s = 0;
+      for (int d = 0; d < D; d++) s += q[h * D + d] * k[(j * G + kh) * D + d];
+      w[j] = mask[j * G + kh] != 0 ? s / sqrt((double)D) : -INFINITY;
+      mx = fmax(mx, w[j]);
+    }
+    for (int j = 0; j < S; j++) sum += (w[j] = exp(w[j] - mx));
+    for (int d = 0; d < D; d++) {
+      double out = 0;
+      for (int j = 0; j < S; j++) out += w[j] / sum * v[(j * G + kh) * D + d];
+      bad += !close_to(o[h * D + d], out, 1e-4);
+    }
+  }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, B * H * D);
+  CHECK(bad == 0);
+  run_free(&r);
+}
+
+/* flash_attention/example_mha_bwd_bhsd.py flashattn_bwd: per key block, the loop over query
+ * blocks stages Q, dO, lse and Delta ahead (dO and Delta are copied after the first GEMM in
+ * the body).  With lse and Delta given, P = 2^(k.q * scale - lse), dV = P dO,
+ * dS = P (V.dO - Delta) / sqrt(dim), dK = dS Q.  (dQ, added atomically in the file's
+ * T.Layout order for its postprocess kernel, is not checked here.) */
+static void mha_bwd_case(TestCtx *t, bool causal) {
+  enum { BH = 2, L = 128, D = 64 };
+  Run r;
+  const char *p[] = {"batch=1", "heads=2", "seq_len=128", "dim=64", causal ? "is_causal=True" : "is_causal=False",
+                     "block_M=64", "block_N=64", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/flash_attention/example_mha_bwd_bhsd.py", "flashattn_bwd", p)) return;
+  double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *dout = arg(&r, "dO"), *lse = arg(&r, "lse"),
+         *delta = arg(&r, "Delta"), *dq = arg(&r, "dQ"), *dk = arg(&r, "dK"), *dv = arg(&r, "dV");
+  const double sm = 1 / sqrt((double)D), scale = sm * 1.44269504;
+  unsigned seed = 18;
+  for (int e = 0; e < BH * L * D; e++) q[e] = rnd(&seed), k[e] = rnd(&seed), v[e] = rnd(&seed), dout[e] = rnd(&seed);
+  for (int e = 0; e < BH * L * D; e++) dq[e] = 0;
+  for (int e = 0; e < BH * L; e++) delta[e] = rnd(&seed);
+  for (int h = 0; h < BH; h++) /* lse: the largest score of each query, so P <= 1 */
+    for (int j = 0; j < L; j++) {
+      double mx = -INFINITY;
+      for (int i = 0; i < L; i++) {
+        double s = 0;
+        for (int d = 0; d < D; d++) s += k[(h * L + i) * D + d] * q[(h * L + j) * D + d];
+        mx = fmax(mx, s * scale);
+      }
+      lse[h * L + j] = mx;
+    }
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0);
+  CHECK(r.in.races == 0);
+  static double P[L][L], dS[L][L];
+  int bad = 0;
+  for (int h = 0; h < BH; h++) {
+    const double *Q = q + h * L * D, *K = k + h * L * D, *Vv = v + h * L * D, *dO = dout + h * L * D;
+    for (int i = 0; i < L; i++)
+      for (int j = 0; j < L; j++) {
+        double s = 0, dp = 0;
+        for (int d = 0; d < D; d++) s += K[i * D + d] * Q[j * D + d], dp += Vv[i * D + d] * dO[j * D + d];
+        P[i][j] = causal && i > j ? 0 : exp2(s * scale - lse[h * L + j]);
+        dS[i][j] = P[i][j] * (dp - delta[h * L + j]) * sm;
+      }
+    for (int i = 0; i < L; i++)
+      for (int d = 0; d < D; d++) {
+        double a = 0, b = 0, ma = 0, mb = 0;
+        for (int j = 0; j < L; j++) {
+          a += P[i][j] * dO[j * D + d], ma += fabs(P[i][j] * dO[j * D + d]);
+          b += dS[i][j] * Q[j * D + d], mb += fabs(dS[i][j] * Q[j * D + d]);
+        }
+        bad += !(fabs(dv[(h * L + i) * D + d] - a) <= 1e-5 * (1 + ma));
+        bad += !(fabs(dk[(h * L + i) * D + d] - b) <= 1e-5 * (1 + mb));
+      }
+  }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, 2 * BH * L * D);
+  CHECK(bad == 0);
+  run_free(&r);
+}
+TEST(corpus_interp_mha_bwd) { mha_bwd_case(t, false); }
+TEST(corpus_interp_mha_bwd_causal) { mha_bwd_case(t, true); }
