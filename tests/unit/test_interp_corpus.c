@@ -496,3 +496,43 @@ static void mha_bwd_case(TestCtx *t, bool causal) {
 }
 TEST(corpus_interp_mha_bwd) { mha_bwd_case(t, false); }
 TEST(corpus_interp_mha_bwd_causal) { mha_bwd_case(t, true); }
+
+/* linear_attention/example_mamba_chunk_state.py: per chunk, states[m, n] = sum over its
+ * positions l of x[l, m] * 2^((dA[last] - dA[l]) * log2 e) * dt[l] * B[l, n]; the manifest's
+ * 4-stage tile, x, dA, dt and the B tile (copied after the scaling in the body) all staged. */
+TEST(corpus_interp_mamba_chunk_state) {
+  enum { BA = 1, SEQ = 256, CS = 128, NC = SEQ / CS, G = 1, NH = 2, HD = 64, DS = 128 };
+  Run r;
+  const char *p[] = {"batch=1", "seqlen=256", "chunk_size=128", "ngroups=1", "nheads=2", "headdim=64", "dstate=128",
+                     "block_M=64", "block_N=128", "block_K=64", "num_stages=4", "threads=128", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/linear_attention/example_mamba_chunk_state.py", "chunk_state_fwd", p))
+    return;
+  double *Bm = arg(&r, "B"), *x = arg(&r, "x"), *dt = arg(&r, "dt"), *dA = arg(&r, "dA_cumsum"), *out = arg(&r, "Output");
+  unsigned seed = 19;
+  for (int e = 0; e < BA * SEQ * G * DS; e++) Bm[e] = rnd(&seed);
+  for (int e = 0; e < BA * SEQ * NH * HD; e++) x[e] = rnd(&seed);
+  for (int e = 0; e < BA * NH * NC * CS; e++) dt[e] = 0.5 + 0.5 * rnd(&seed);
+  for (int h = 0; h < NH; h++) /* a decreasing cumulative sum per chunk, as dA_cumsum is */
+    for (int c = 0; c < NC; c++)
+      for (int l = 0; l < CS; l++) dA[(h * NC + c) * CS + l] = -0.01 * l + 0.001 * rnd(&seed);
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0);
+  CHECK(r.in.races == 0);
+  int bad = 0;
+  for (int c = 0; c < NC; c++)
+    for (int h = 0; h < NH; h++)
+      for (int m = 0; m < HD; m++)
+        for (int n = 0; n < DS; n++) {
+          double s = 0, mag = 0;
+          for (int l = 0; l < CS; l++) {
+            int pos = c * CS + l;
+            double sc = exp2((dA[(h * NC + c) * CS + CS - 1] - dA[(h * NC + c) * CS + l]) * 1.44269504) * dt[(h * NC + c) * CS + l];
+            double term = x[(pos * NH + h) * HD + m] * sc * Bm[(pos * G + h / (NH / G)) * DS + n];
+            s += term, mag += fabs(term);
+          }
+          bad += !(fabs(out[((c * NH + h) * HD + m) * DS + n] - s) <= 1e-4 * (1 + mag));
+        }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, NC * NH * HD * DS);
+  CHECK(bad == 0);
+  run_free(&r);
+}
