@@ -536,3 +536,49 @@ TEST(corpus_interp_mamba_chunk_state) {
   CHECK(bad == 0);
   run_free(&r);
 }
+
+/* linear_attention/example_mamba_chunk_scan.py: out[l, n] = 2^(dA[l] log2 e) C[l] . state[n]
+ * + sum over k <= l in the chunk of cb[l, k] 2^((dA[l] - dA[k]) log2 e) dt[k] x[k, n]
+ * + D x[l, n]; cb, dA, dt and x tiles (x copied after the masking) staged. */
+TEST(corpus_interp_mamba_chunk_scan) {
+  enum { SEQ = 256, CS = 128, NC = SEQ / CS, NH = 2, HD = 64, DS = 64 };
+  const double lg = 1.44269504;
+  Run r;
+  const char *p[] = {"batch=1", "seqlen=256", "chunk_size=128", "ngroups=1", "nheads=2", "headdim=64", "dstate=64",
+                     "block_M=64", "block_N=64", "block_K=64", "block_Dstate=64", "num_stages=2", "threads=128", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/linear_attention/example_mamba_chunk_scan.py", "chunk_scan_fwd", p))
+    return;
+  double *cb = arg(&r, "cb"), *x = arg(&r, "x"), *dt = arg(&r, "dt"), *dA = arg(&r, "dA_cumsum"), *Cm = arg(&r, "C"),
+         *st = arg(&r, "prev_states"), *Dv = arg(&r, "D"), *out = arg(&r, "Output");
+  unsigned seed = 20;
+  for (int e = 0; e < NC * CS * CS; e++) cb[e] = rnd(&seed);
+  for (int e = 0; e < SEQ * NH * HD; e++) x[e] = rnd(&seed);
+  for (int e = 0; e < NH * NC * CS; e++) dt[e] = 0.5 + 0.5 * rnd(&seed);
+  for (int e = 0; e < NH * NC * CS; e++) dA[e] = -0.01 * (e % CS) + 0.001 * rnd(&seed);
+  for (int e = 0; e < SEQ * DS; e++) Cm[e] = rnd(&seed);
+  for (int e = 0; e < NC * NH * HD * DS; e++) st[e] = rnd(&seed);
+  for (int h = 0; h < NH; h++) Dv[h] = rnd(&seed);
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0);
+  CHECK(r.in.races == 0);
+  int bad = 0;
+  for (int c = 0; c < NC; c++)
+    for (int h = 0; h < NH; h++)
+      for (int l = 0; l < CS; l++)
+        for (int n = 0; n < HD; n++) {
+          int pos = c * CS + l;
+          const double *dAc = dA + (h * NC + c) * CS, *dtc = dt + (h * NC + c) * CS;
+          double s = 0, mag = 0, sc = 0;
+          for (int d = 0; d < DS; d++) sc += Cm[pos * DS + d] * st[((c * NH + h) * HD + n) * DS + d];
+          s = sc * exp2(dAc[l] * lg), mag = fabs(s);
+          for (int k = 0; k <= l; k++) {
+            double term = cb[(c * CS + l) * CS + k] * exp2((dAc[l] - dAc[k]) * lg) * dtc[k] * x[((c * CS + k) * NH + h) * HD + n];
+            s += term, mag += fabs(term);
+          }
+          s += x[(pos * NH + h) * HD + n] * Dv[h];
+          bad += !(fabs(out[(pos * NH + h) * HD + n] - s) <= 1e-4 * (1 + mag));
+        }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, SEQ * NH * HD);
+  CHECK(bad == 0);
+  run_free(&r);
+}
