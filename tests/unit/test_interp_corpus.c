@@ -582,3 +582,60 @@ TEST(corpus_interp_mamba_chunk_scan) {
   CHECK(bad == 0);
   run_free(&r);
 }
+
+/* flash_attention/example_gqa_bwd.py flashattn_bwd_atomic_add (BSHD, 2 query heads per key
+ * head, the manifest's 128 x 32 tile): the same backward as above with dK and dV summed over each group's query heads by
+ * tile atomics; Q, lse, dO and Delta staged. */
+TEST(corpus_interp_gqa_bwd_atomic) {
+  enum { L = 128, H = 4, G = 2, HK = H / G, D = 64 };
+  Run r;
+  const char *p[] = {"batch=1", "heads=4", "seq_len=128", "dim_qk=64", "dim_v=64", "is_causal=False", "block_M=128",
+                     "block_N=32", "threads=256", "num_stages=2", "groups=2", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/flash_attention/example_gqa_bwd.py", "flashattn_bwd_atomic_add", p))
+    return;
+  double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *dout = arg(&r, "dO"), *lse = arg(&r, "lse"),
+         *delta = arg(&r, "Delta"), *dq = arg(&r, "dQ"), *dk = arg(&r, "dK"), *dv = arg(&r, "dV");
+  const double sm = 1 / sqrt((double)D), scale = sm * 1.44269504;
+  unsigned seed = 21;
+  for (int e = 0; e < L * H * D; e++) q[e] = rnd(&seed), dout[e] = rnd(&seed), dq[e] = 0;
+  for (int e = 0; e < L * HK * D; e++) k[e] = rnd(&seed), v[e] = rnd(&seed), dk[e] = 0, dv[e] = 0;
+  for (int e = 0; e < H * L; e++) delta[e] = rnd(&seed);
+  for (int h = 0; h < H; h++)
+    for (int j = 0; j < L; j++) {
+      double mx = -INFINITY;
+      for (int i = 0; i < L; i++) {
+        double s = 0;
+        for (int d = 0; d < D; d++) s += k[(i * HK + h / G) * D + d] * q[(j * H + h) * D + d];
+        mx = fmax(mx, s * scale);
+      }
+      lse[h * L + j] = mx;
+    }
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0);
+  CHECK(r.in.races == 0);
+  static double wantk[L * HK * D], wantv[L * HK * D], magk[L * HK * D], magv[L * HK * D];
+  memset(wantk, 0, sizeof wantk), memset(wantv, 0, sizeof wantv), memset(magk, 0, sizeof magk), memset(magv, 0, sizeof magv);
+  for (int h = 0; h < H; h++)
+    for (int i = 0; i < L; i++)
+      for (int j = 0; j < L; j++) {
+        double s = 0, dp = 0;
+        for (int d = 0; d < D; d++) {
+          s += k[(i * HK + h / G) * D + d] * q[(j * H + h) * D + d];
+          dp += v[(i * HK + h / G) * D + d] * dout[(j * H + h) * D + d];
+        }
+        double P = exp2(s * scale - lse[h * L + j]), dS = P * (dp - delta[h * L + j]) * sm;
+        for (int d = 0; d < D; d++) {
+          int o = (i * HK + h / G) * D + d;
+          wantv[o] += P * dout[(j * H + h) * D + d], magv[o] += fabs(P * dout[(j * H + h) * D + d]);
+          wantk[o] += dS * q[(j * H + h) * D + d], magk[o] += fabs(dS * q[(j * H + h) * D + d]);
+        }
+      }
+  int bad = 0;
+  for (int o = 0; o < L * HK * D; o++) {
+    bad += !(fabs(dv[o] - wantv[o]) <= 1e-5 * (1 + magv[o]));
+    bad += !(fabs(dk[o] - wantk[o]) <= 1e-5 * (1 + magk[o]));
+  }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, 2 * L * HK * D);
+  CHECK(bad == 0);
+  run_free(&r);
+}
