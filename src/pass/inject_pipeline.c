@@ -192,6 +192,19 @@ static bool used_outside(IrStmt *s, IrStmt *loop, IrBuffer *b) {
   }
 }
 
+/* Is b allocated inside s (a tile of one iteration: nothing to stage ahead into)? */
+typedef struct AllocIn { const IrBuffer *b; bool found; } AllocIn;
+static void alloc_in_stmt(IrStmt *s, void *ctx) {
+  AllocIn *a = ctx;
+  if (s->kind == IR_S_ALLOC && s->u.alloc.buf == a->b) a->found = true;
+}
+static bool allocated_in(IrStmt *s, const IrBuffer *b) {
+  AllocIn a = {b, false};
+  IrVisitor v = {alloc_in_stmt, NULL, &a};
+  ir_visit(s, &v);
+  return a.found;
+}
+
 /* st with the loop var replaced by k_expr (unless NULL) and every staged buffer indexed
  * at `stage`. */
 static IrStmt *restage_all(Pipe *p, IrStmt *st, IrVar *k, IrExpr *k_expr, IrExpr *stage, IrBuffer **bufs,
@@ -306,28 +319,55 @@ static bool late_producer(TsCompiler *c, IrStmt **items, int np, int i, IrStmt *
   return true;
 }
 
-/* The prefix for iteration k_expr into stage `stage`: each let under a fresh name (the
- * consumers keep the originals, computed for their own iteration), each producer staged and
- * asynchronous. */
-static void emit_prefix(Pipe *p, IrStmt **items, int np, IrVar *k, IrExpr *k_expr, IrExpr *stage, IrBuffer **bufs,
-                        IrBuffer **staged, int nb, PtrVec *out) {
+/* What runs stages ahead: the body's leading lets (`outer`, before a guard), the guard (a
+ * test of constant memory around the body, or NULL) and the producers with the lets among
+ * them (`prod`), writing tiles `bufs` staged as `staged`. */
+typedef struct Prefix {
+  IrStmt **outer;
+  int nouter;
+  IrExpr *guard;
+  IrStmt **prod;
+  int nprod;
+  IrBuffer **bufs, **staged;
+  int nb;
+} Prefix;
+
+/* Statement list items[0..n) for iteration k_expr into stage `stage`: each let under a fresh
+ * name (the consumers keep the originals, computed for their own iteration; *nl renames so
+ * far), each producer staged and asynchronous. */
+static void emit_items(Pipe *p, const Prefix *pf, IrStmt **items, int n, IrVar *k, IrExpr *k_expr, IrExpr *stage,
+                       IrVar **from, IrExpr **to, int *nl, PtrVec *out) {
   TsCompiler *c = p->c;
-  IrVar *from[PIPE_MAX_LETS];
-  IrExpr *to[PIPE_MAX_LETS];
-  int nl = 0;
-  for (int i = 0; i < np; i++) {
-    IrStmt *st = nl ? ir_subst_stmt(c, items[i], from, to, nl) : items[i];
+  for (int i = 0; i < n; i++) {
+    IrStmt *st = *nl ? ir_subst_stmt(c, items[i], from, to, *nl) : items[i];
     if (st->kind != IR_S_LET) {
-      vec_push(c->arena, out, mark_async(restage_all(p, st, k, k_expr, stage, bufs, staged, nb)));
+      vec_push(c->arena, out, mark_async(restage_all(p, st, k, k_expr, stage, pf->bufs, pf->staged, pf->nb)));
       continue;
     }
     IrVar *old = items[i]->u.let.var, *nv = ir_var(c, old->name, old->dtype, IR_VAR_LET, st->loc);
     IrExpr *v = ir_subst(c, st->u.let.value, &k, &k_expr, 1);
     nv->let_value = v;
     vec_push(c->arena, out, ir_let(c, nv, v, st->loc));
-    from[nl] = old;
-    to[nl++] = ir_varref(c, nv, st->loc);
+    from[*nl] = old;
+    to[(*nl)++] = ir_varref(c, nv, st->loc);
   }
+}
+
+/* The prefix for iteration k_expr into stage `stage`, the producers under the guard. */
+static void emit_prefix(Pipe *p, const Prefix *pf, IrVar *k, IrExpr *k_expr, IrExpr *stage, PtrVec *out) {
+  TsCompiler *c = p->c;
+  IrVar *from[2 * PIPE_MAX_LETS];
+  IrExpr *to[2 * PIPE_MAX_LETS];
+  int nl = 0;
+  emit_items(p, pf, pf->outer, pf->nouter, k, k_expr, stage, from, to, &nl, out);
+  if (!pf->guard) {
+    emit_items(p, pf, pf->prod, pf->nprod, k, k_expr, stage, from, to, &nl, out);
+    return;
+  }
+  PtrVec in = {0};
+  emit_items(p, pf, pf->prod, pf->nprod, k, k_expr, stage, from, to, &nl, &in);
+  IrExpr *g = ir_subst(c, nl ? ir_subst(c, pf->guard, from, to, nl) : pf->guard, &k, &k_expr, 1);
+  vec_push(c->arena, out, ir_if(c, g, ir_seq_vec(c, &in, pf->guard->loc), NULL, pf->guard->loc));
 }
 
 /* Pipelines one loop; returns NULL to keep it as written. */
@@ -342,9 +382,30 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
     items = body->u.seq.items;
     n = body->u.seq.n;
   }
+  /* A body guarded by a test of constant memory (`if block_mask[k]:`, after lets such as
+   * `i_s = block_indices[i]`): the producers inside run ahead under the test for their own
+   * iteration, the consumers under this iteration's. */
+  int nouter = 0;
+  IrExpr *guard = NULL;
+  while (nouter < n && nouter < PIPE_MAX_LETS && items[nouter]->kind == IR_S_LET &&
+         pass_reads_constant_memory(items[nouter]->u.let.value, kbody))
+    nouter++;
+  IrStmt **outer = items;
+  if (nouter == n - 1 && items[n - 1]->kind == IR_S_IF && !items[n - 1]->u.if_.else_s &&
+      pass_reads_constant_memory(items[n - 1]->u.if_.cond, kbody)) {
+    guard = items[n - 1]->u.if_.cond;
+    body = items[n - 1]->u.if_.then_s;
+    items = &body;
+    n = 1;
+    if (body && body->kind == IR_S_SEQ) {
+      items = body->u.seq.items;
+      n = body->u.seq.n;
+    }
+  } else {
+    nouter = 0;
+  }
   IrBuffer *bufs[PIPE_MAX_PRODUCERS], *staged[PIPE_MAX_PRODUCERS];
   int nb = 0, np = scan_prefix(c, items, n, kbody, bufs, &nb);
-  if (np == 0 || np == n) return NULL;
   /* the producers further down the body join the prefix; the rest are the consumers */
   IrStmt **prod = ARENA_ARRAY(c->arena, IrStmt *, n), **cons = ARENA_ARRAY(c->arena, IrStmt *, n);
   int nprod = np, ncons = 0;
@@ -352,11 +413,14 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   for (int i = np; i < n; i++)
     if (late_producer(c, items, np, i, kbody, bufs, &nb)) prod[nprod++] = items[i];
     else cons[ncons++] = items[i];
+  if (nb == 0 || ncons == 0) return NULL;
   for (int i = 0; i < nb; i++) {
     IrBuffer *b = bufs[i];
     for (int j = 0; j < i; j++)
       if (bufs[j] == b) return NULL; /* two copies into one buffer: leave it alone */
-    if (b->ndim > 6 || ir_buffer_numel(b) < 0 || b->alias_of || used_outside(kbody, s, b)) return NULL;
+    if (b->ndim > 6 || ir_buffer_numel(b) < 0 || b->alias_of || used_outside(kbody, s, b) ||
+        allocated_in(s->u.loop.body, b))
+      return NULL;
   }
   for (int i = 0; i < nb; i++) {
     IrBuffer *b = bufs[i], *x = ARENA_NEW(c->arena, IrBuffer);
@@ -374,7 +438,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   PtrVec out = {0};
   /* A lone T.gemm on sm_90a keeps one wgmma group in flight across iterations; the stage
    * it may still be reading is then off limits too, so copies run D = S-2 ahead. */
-  bool lone_gemm = ncons == 1 && cons[0]->kind == IR_S_GEMM && cons[0]->u.gemm.wg_wait == 0;
+  bool lone_gemm = !guard && ncons == 1 && cons[0]->kind == IR_S_GEMM && cons[0]->u.gemm.wg_wait == 0;
   bool overlap = lone_gemm && S >= 4 && c->target.sm == 90 && c->target.arch_a; /* D >= 2 */
   int D = overlap ? S - 2 : S - 1;
 
@@ -382,7 +446,8 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   IrVar *sv = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *svr = ir_varref(c, sv, loc);
   PtrVec pro = {0};
-  emit_prefix(p, prod, nprod, k, ir_binary(c, IR_ADD, m0, svr, loc), svr, bufs, staged, nb, &pro);
+  Prefix pf = {outer, nouter, guard, prod, nprod, bufs, staged, nb};
+  emit_prefix(p, &pf, k, ir_binary(c, IR_ADD, m0, svr, loc), svr, &pro);
   IrStmt *pro_body = ir_seq(c, (IrStmt *[]){ir_if(c, ir_binary(c, IR_LT, svr, ext, loc), ir_seq_vec(c, &pro, loc), NULL, loc),
                                             device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)},
                             2, loc);
@@ -396,14 +461,16 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   IrExpr *ahead_stage = ir_binary(c, IR_FLOORMOD, ir_binary(c, IR_ADD, it, i32(c, D), loc), i32(c, S), loc);
   IrExpr *cur_stage = ir_binary(c, IR_FLOORMOD, it, i32(c, S), loc);
   PtrVec mb = {0}, issued = {0};
-  for (int i = 0; i < np; i++) /* the prefix's lets for this iteration's consumers */
-    if (items[i]->kind == IR_S_LET) vec_push(c->arena, &mb, items[i]);
+  PtrVec inner_lets = {0}; /* the prefix's lets for this iteration's consumers */
+  for (int i = 0; i < nouter; i++) vec_push(c->arena, &mb, outer[i]);
+  for (int i = 0; i < np; i++)
+    if (items[i]->kind == IR_S_LET) vec_push(c->arena, guard ? &inner_lets : &mb, items[i]);
   vec_push(c->arena, &mb, device_op(c, IRD_CP_ASYNC_WAIT, D - 1, loc));
   /* On sm_90a the staged tiles may feed wgmma, which reads through the async proxy: each
    * thread fences its completed cp.async writes before the barrier hands them over. */
   if (c->target.sm >= 90 && c->target.arch_a) vec_push(c->arena, &mb, device_op(c, IRD_FENCE_PROXY_ASYNC, 0, loc));
   vec_push(c->arena, &mb, sync_threads(c, loc));
-  emit_prefix(p, prod, nprod, k, ahead, ahead_stage, bufs, staged, nb, &issued);
+  emit_prefix(p, &pf, k, ahead, ahead_stage, &issued);
   IrExpr *in_range = ir_binary(c, IR_LT, ir_binary(c, IR_ADD, it, i32(c, D), loc), ext, loc);
   IrStmt *issue = ir_seq(c, (IrStmt *[]){ir_if(c, in_range, ir_seq_vec(c, &issued, loc), NULL, loc),
                                          device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)},
@@ -429,7 +496,9 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
     }
   } else {
     vec_push(c->arena, &mb, issue);
-    for (int i = 0; i < ncons; i++) vec_push(c->arena, &mb, restage_all(p, cons[i], k, NULL, cur_stage, bufs, staged, nb));
+    PtrVec *cv = guard ? &inner_lets : &mb;
+    for (int i = 0; i < ncons; i++) vec_push(c->arena, cv, restage_all(p, cons[i], k, NULL, cur_stage, bufs, staged, nb));
+    if (guard) vec_push(c->arena, &mb, ir_if(c, guard, ir_seq_vec(c, &inner_lets, loc), NULL, loc));
   }
   IrStmt *main_loop = ir_for(c, k, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &mb, loc), loc);
   vec_push(c->arena, &out, main_loop);

@@ -639,3 +639,87 @@ TEST(corpus_interp_gqa_bwd_atomic) {
   CHECK(bad == 0);
   run_free(&r);
 }
+
+/* blocksparse_gemm/example_blocksparse_gemm.py: `if BlockMask[by, bx, k]:` around the tile
+ * copies and the GEMM; the copies run a stage ahead under the mask of their own k-tile. */
+TEST(corpus_interp_blocksparse_gemm) {
+  enum { M = 256, N = 256, K = 256, BM = 128, BN = 128, BK = 32 };
+  Run r;
+  const char *p[] = {"M=256", "N=256", "K=256", "block_M=128", "block_N=128", "block_K=32", "num_stages=2",
+                     "thread_num=128", "enable_rasteration=True", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/blocksparse_gemm/example_blocksparse_gemm.py", "blocksparse_matmul", p))
+    return;
+  double *a = arg(&r, "A"), *b = arg(&r, "B"), *mask = arg(&r, "BlockMask"), *c = arg(&r, "C");
+  unsigned seed = 22;
+  for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
+  for (int e = 0; e < K * N; e++) b[e] = rnd(&seed);
+  for (int e = 0; e < (M / BM) * (N / BN) * (K / BK); e++) mask[e] = rnd(&seed) > 0; /* about half */
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0);
+  CHECK(r.in.races == 0);
+  int bad = 0;
+  for (int m = 0; m < M; m++)
+    for (int n = 0; n < N; n++) {
+      double s = 0, mag = 0;
+      for (int k = 0; k < K; k++)
+        if (mask[((m / BM) * (N / BN) + n / BN) * (K / BK) + k / BK] != 0)
+          s += a[m * K + k] * b[k * N + n], mag += fabs(a[m * K + k] * b[k * N + n]);
+      bad += !(fabs(c[m * N + n] - s) <= 1e-5 * (1 + mag));
+    }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, M * N);
+  CHECK(bad == 0);
+  run_free(&r);
+}
+
+/* deepseek_nsa/example_tilelang_nsa_fwd.py (causal): each query attends over its selected key
+ * blocks; `i_s = BlockIndices[..] * BS` then `if 0 <= i_s <= t:` around the block's work,
+ * whose K and V tiles run a stage ahead under the test for their own block. */
+TEST(corpus_interp_nsa_fwd) {
+  enum { BA = 1, L = 128, H = 16, G = 16, HK = H / G, D = 32, BS = 32, NS = 3 };
+  const double scale = 0.1;
+  Run r;
+  const char *p[] = {"dim=32", "is_causal=True", "scale=0.1", "block_size=32", "groups=16", "selected_blocks=3",
+                     "batch=1", "heads=16", "seq_len=128", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/deepseek_nsa/example_tilelang_nsa_fwd.py", "native_sparse_attention", p))
+    return;
+  double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *bi = arg(&r, "BlockIndices"), *o = arg(&r, "Output");
+  unsigned seed = 23;
+  for (int e = 0; e < BA * L * H * D; e++) q[e] = rnd(&seed);
+  for (int e = 0; e < BA * L * HK * D; e++) k[e] = rnd(&seed), v[e] = rnd(&seed);
+  for (int tq = 0; tq < L; tq++) /* the query's own block, one before it when there is one, and a skipped -1 */
+    for (int h = 0; h < HK; h++) {
+      double *row = bi + (tq * HK + h) * NS;
+      row[0] = tq / BS, row[1] = tq / BS > 0 ? tq / BS - 1 : -1, row[2] = -1;
+    }
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0);
+  CHECK(r.in.races == 0);
+  int bad = 0;
+  static double w[NS * BS];
+  for (int tq = 0; tq < L; tq++)
+    for (int hq = 0; hq < H; hq++) {
+      int h = hq / G, nk = 0, keys[NS * BS];
+      for (int i = 0; i < NS; i++) {
+        int is = (int)bi[(tq * HK + h) * NS + i] * BS;
+        if (is < 0 || is > tq) continue;
+        for (int j = is; j < is + BS; j++)
+          if (j <= tq) keys[nk++] = j;
+      }
+      double mx = -INFINITY, sum = 0;
+      for (int a = 0; a < nk; a++) {
+        double s = 0;
+        for (int d = 0; d < D; d++) s += q[(tq * H + hq) * D + d] * k[(keys[a] * HK + h) * D + d];
+        w[a] = s * scale;
+        mx = fmax(mx, w[a]);
+      }
+      for (int a = 0; a < nk; a++) sum += (w[a] = exp(w[a] - mx));
+      for (int d = 0; d < D; d++) {
+        double out = 0;
+        for (int a = 0; a < nk; a++) out += w[a] / sum * v[(keys[a] * HK + h) * D + d];
+        bad += !close_to(o[(tq * H + hq) * D + d], out, 1e-4);
+      }
+    }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, BA * L * H * D);
+  CHECK(bad == 0);
+  run_free(&r);
+}
