@@ -85,6 +85,18 @@ static double rnd(unsigned *s) {
 
 static bool close_to(double got, double want, double tol) { return fabs(got - want) <= tol * (1 + fabs(want)); }
 
+/* x[0..n) = random values in [-1, 1) */
+static void fill(double *x, int n, unsigned *seed) {
+  for (int e = 0; e < n; e++) x[e] = rnd(seed);
+}
+
+/* Runs the compiled function; the run must count no error and no race. */
+static void run_clean(TestCtx *t, Run *r) {
+  interp_run(&r->in, r->f);
+  CHECK(r->in.errors == 0);
+  CHECK(r->in.races == 0);
+}
+
 /* elementwise/example_elementwise_add.py: partial tiles on both edges. */
 TEST(corpus_interp_elementwise_add) {
   enum { M = 100, N = 72 };
@@ -95,8 +107,7 @@ TEST(corpus_interp_elementwise_add) {
   double *a = arg(&r, "A"), *b = arg(&r, "B"), *c = arg(&r, "C");
   unsigned seed = 1;
   for (int e = 0; e < M * N; e++) a[e] = rnd(&seed), b[e] = rnd(&seed);
-  interp_run(&r.in, r.f);
-  CHECK(r.in.errors == 0 && r.in.races == 0);
+  run_clean(t, &r);
   int bad = 0;
   for (int e = 0; e < M * N; e++) bad += c[e] != (double)(float)(a[e] + b[e]);
   CHECK(bad == 0);
@@ -111,9 +122,8 @@ TEST(corpus_interp_rms_norm) {
   if (!corpus_compile(t, &r, "tilelang/examples/norm/rms_norm.py", "rms_norm", p)) return;
   double *a = arg(&r, "A"), *b = arg(&r, "B");
   unsigned seed = 2;
-  for (int e = 0; e < M * N; e++) a[e] = rnd(&seed);
-  interp_run(&r.in, r.f);
-  CHECK(r.in.errors == 0 && r.in.races == 0);
+  fill(a, M * N, &seed);
+  run_clean(t, &r);
   int bad = 0;
   for (int i = 0; i < M; i++) {
     double s = 0;
@@ -135,10 +145,9 @@ TEST(corpus_interp_layernorm_fwd) {
   double *x = arg(&r, "X"), *g = arg(&r, "gamma"), *be = arg(&r, "beta"), *y = arg(&r, "Y"), *mean = arg(&r, "Mean"),
          *rstd = arg(&r, "Rstd");
   unsigned seed = 3;
-  for (int e = 0; e < N * D; e++) x[e] = rnd(&seed);
+  fill(x, N * D, &seed);
   for (int e = 0; e < D; e++) g[e] = rnd(&seed), be[e] = rnd(&seed);
-  interp_run(&r.in, r.f);
-  CHECK(r.in.errors == 0 && r.in.races == 0);
+  run_clean(t, &r);
   int bad = 0;
   for (int i = 0; i < N; i++) {
     double s = 0, sq = 0;
@@ -160,11 +169,9 @@ static void gemv_case(TestCtx *t, const char *func, const char *const *p, const 
   if (!corpus_compile(t, &r, "tilelang/examples/gemv/example_gemv.py", func, p)) return;
   double *a = arg(&r, a_name), *b = arg(&r, b_name), *c = arg(&r, c_name);
   unsigned seed = 4;
-  for (int e = 0; e < K; e++) a[e] = rnd(&seed);
-  for (int e = 0; e < N * K; e++) b[e] = rnd(&seed);
-  interp_run(&r.in, r.f);
-  CHECK(r.in.errors == 0);
-  CHECK(r.in.races == 0);
+  fill(a, K, &seed);
+  fill(b, N * K, &seed);
+  run_clean(t, &r);
   int bad = 0;
   for (int n = 0; n < N; n++) {
     double s = 0, mag = 0;
@@ -206,11 +213,9 @@ static void conv_case(TestCtx *t, const char *file, const char *const *p, int N,
   if (!corpus_compile(t, &r, file, "convolution", p)) return;
   double *x = arg(&r, "data"), *w = arg(&r, "kernel"), *out = arg(&r, "out");
   unsigned seed = 9;
-  for (int e = 0; e < N * H * W * C; e++) x[e] = rnd(&seed);
-  for (int e = 0; e < K * K * C * F; e++) w[e] = rnd(&seed);
-  interp_run(&r.in, r.f);
-  CHECK(r.in.errors == 0);
-  CHECK(r.in.races == 0);
+  fill(x, N * H * W * C, &seed);
+  fill(w, K * K * C * F, &seed);
+  run_clean(t, &r);
   int bad = 0;
   for (int n = 0; n < N; n++)
     for (int oh = 0; oh < OH; oh++)
@@ -266,12 +271,10 @@ TEST(corpus_interp_grouped_gemm_bwd) {
   double *a = arg(&r, "A"), *b = arg(&r, "B"), *bs = arg(&r, "batch_sizes"), *bo = arg(&r, "batch_offsets"),
          *c = arg(&r, "C");
   unsigned seed = 10;
-  for (int e = 0; e < TOTAL * M; e++) a[e] = rnd(&seed);
-  for (int e = 0; e < TOTAL * N; e++) b[e] = rnd(&seed);
+  fill(a, TOTAL * M, &seed);
+  fill(b, TOTAL * N, &seed);
   for (int g = 0, off = 0; g < G; off += sizes[g++]) bs[g] = sizes[g], bo[g] = off;
-  interp_run(&r.in, r.f);
-  CHECK(r.in.errors == 0);
-  CHECK(r.in.races == 0);
+  run_clean(t, &r);
   int bad = 0;
   for (int g = 0, off = 0; g < G; off += sizes[g++])
     for (int m = 0; m < M; m++)
@@ -299,10 +302,10 @@ TEST(corpus_interp_mla_decode_paged) {
   double *q = arg(&r, "Q"), *qpe = arg(&r, "Q_pe"), *kv = arg(&r, "KV"), *kpe = arg(&r, "K_pe"),
          *table = arg(&r, "block_table"), *lens = arg(&r, "cache_seqlens"), *out = arg(&r, "Output");
   unsigned seed = 14;
-  for (int e = 0; e < B * HQ * DV; e++) q[e] = rnd(&seed);
-  for (int e = 0; e < B * HQ * DPE; e++) qpe[e] = rnd(&seed);
-  for (int e = 0; e < B * PAD * DV; e++) kv[e] = rnd(&seed);
-  for (int e = 0; e < B * PAD * DPE; e++) kpe[e] = rnd(&seed);
+  fill(q, B * HQ * DV, &seed);
+  fill(qpe, B * HQ * DPE, &seed);
+  fill(kv, B * PAD * DV, &seed);
+  fill(kpe, B * PAD * DPE, &seed);
   for (int i = 0; i < B * PAGES; i++) table[i] = (i * 5 + 3) % (B * PAGES); /* a permutation of the pages */
   for (int i = 0; i < B; i++) lens[i] = seqlens[i];
   /* the TMA producer reads the block table itself (constant memory) */
@@ -349,7 +352,7 @@ static void varlen_case(TestCtx *t, const char *file, const char *const *p, int 
   for (int i = 0; i < r.f->nparams; i++)
     if (r.f->params[i].var && !strcmp(r.f->params[i].name, "max_seqlen_q")) interp_set_scalar(&r.in, r.f->params[i].var, 130);
   unsigned seed = 15;
-  for (int e = 0; e < VUQ * VH * VD; e++) q[e] = rnd(&seed);
+  fill(q, VUQ * VH * VD, &seed);
   for (int e = 0; e < VUKV * HK * VD; e++) k[e] = rnd(&seed), v[e] = rnd(&seed);
   for (int i = 0; i <= VB; i++) cuq[i] = cq[i], cuk[i] = ck[i];
   interp_run(&r.in, r.f);
@@ -408,12 +411,10 @@ TEST(corpus_interp_gqa_decode_split) {
   if (!corpus_compile(t, &r, "tilelang/examples/flash_decoding/example_gqa_decode.py", "flashattn", p)) return;
   double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *mask = arg(&r, "mask"), *o = arg(&r, "Output");
   unsigned seed = 17;
-  for (int e = 0; e < B * H * D; e++) q[e] = rnd(&seed);
+  fill(q, B * H * D, &seed);
   for (int e = 0; e < B * S * G * D; e++) k[e] = rnd(&seed), v[e] = rnd(&seed);
   for (int e = 0; e < B * S * G; e++) mask[e] = rnd(&seed) > -0.6; /* about 80% of the keys */
-  interp_run(&r.in, r.f);
-  CHECK(r.in.errors == 0);
-  CHECK(r.in.races == 0);
+  run_clean(t, &r);
   int bad = 0;
   static double w[S];
   for (int h = 0; h < H; h++) {
@@ -454,7 +455,7 @@ static void mha_bwd_case(TestCtx *t, bool causal) {
   unsigned seed = 18;
   for (int e = 0; e < BH * L * D; e++) q[e] = rnd(&seed), k[e] = rnd(&seed), v[e] = rnd(&seed), dout[e] = rnd(&seed);
   for (int e = 0; e < BH * L * D; e++) dq[e] = 0;
-  for (int e = 0; e < BH * L; e++) delta[e] = rnd(&seed);
+  fill(delta, BH * L, &seed);
   for (int h = 0; h < BH; h++) /* lse: the largest score of each query, so P <= 1 */
     for (int j = 0; j < L; j++) {
       double mx = -INFINITY;
@@ -465,9 +466,7 @@ static void mha_bwd_case(TestCtx *t, bool causal) {
       }
       lse[h * L + j] = mx;
     }
-  interp_run(&r.in, r.f);
-  CHECK(r.in.errors == 0);
-  CHECK(r.in.races == 0);
+  run_clean(t, &r);
   static double P[L][L], dS[L][L];
   int bad = 0;
   for (int h = 0; h < BH; h++) {
@@ -509,15 +508,13 @@ TEST(corpus_interp_mamba_chunk_state) {
     return;
   double *Bm = arg(&r, "B"), *x = arg(&r, "x"), *dt = arg(&r, "dt"), *dA = arg(&r, "dA_cumsum"), *out = arg(&r, "Output");
   unsigned seed = 19;
-  for (int e = 0; e < BA * SEQ * G * DS; e++) Bm[e] = rnd(&seed);
-  for (int e = 0; e < BA * SEQ * NH * HD; e++) x[e] = rnd(&seed);
+  fill(Bm, BA * SEQ * G * DS, &seed);
+  fill(x, BA * SEQ * NH * HD, &seed);
   for (int e = 0; e < BA * NH * NC * CS; e++) dt[e] = 0.5 + 0.5 * rnd(&seed);
   for (int h = 0; h < NH; h++) /* a decreasing cumulative sum per chunk, as dA_cumsum is */
     for (int c = 0; c < NC; c++)
       for (int l = 0; l < CS; l++) dA[(h * NC + c) * CS + l] = -0.01 * l + 0.001 * rnd(&seed);
-  interp_run(&r.in, r.f);
-  CHECK(r.in.errors == 0);
-  CHECK(r.in.races == 0);
+  run_clean(t, &r);
   int bad = 0;
   for (int c = 0; c < NC; c++)
     for (int h = 0; h < NH; h++)
@@ -551,16 +548,14 @@ TEST(corpus_interp_mamba_chunk_scan) {
   double *cb = arg(&r, "cb"), *x = arg(&r, "x"), *dt = arg(&r, "dt"), *dA = arg(&r, "dA_cumsum"), *Cm = arg(&r, "C"),
          *st = arg(&r, "prev_states"), *Dv = arg(&r, "D"), *out = arg(&r, "Output");
   unsigned seed = 20;
-  for (int e = 0; e < NC * CS * CS; e++) cb[e] = rnd(&seed);
-  for (int e = 0; e < SEQ * NH * HD; e++) x[e] = rnd(&seed);
+  fill(cb, NC * CS * CS, &seed);
+  fill(x, SEQ * NH * HD, &seed);
   for (int e = 0; e < NH * NC * CS; e++) dt[e] = 0.5 + 0.5 * rnd(&seed);
   for (int e = 0; e < NH * NC * CS; e++) dA[e] = -0.01 * (e % CS) + 0.001 * rnd(&seed);
-  for (int e = 0; e < SEQ * DS; e++) Cm[e] = rnd(&seed);
-  for (int e = 0; e < NC * NH * HD * DS; e++) st[e] = rnd(&seed);
+  fill(Cm, SEQ * DS, &seed);
+  fill(st, NC * NH * HD * DS, &seed);
   for (int h = 0; h < NH; h++) Dv[h] = rnd(&seed);
-  interp_run(&r.in, r.f);
-  CHECK(r.in.errors == 0);
-  CHECK(r.in.races == 0);
+  run_clean(t, &r);
   int bad = 0;
   for (int c = 0; c < NC; c++)
     for (int h = 0; h < NH; h++)
@@ -599,7 +594,7 @@ TEST(corpus_interp_gqa_bwd_atomic) {
   unsigned seed = 21;
   for (int e = 0; e < L * H * D; e++) q[e] = rnd(&seed), dout[e] = rnd(&seed), dq[e] = 0;
   for (int e = 0; e < L * HK * D; e++) k[e] = rnd(&seed), v[e] = rnd(&seed), dk[e] = 0, dv[e] = 0;
-  for (int e = 0; e < H * L; e++) delta[e] = rnd(&seed);
+  fill(delta, H * L, &seed);
   for (int h = 0; h < H; h++)
     for (int j = 0; j < L; j++) {
       double mx = -INFINITY;
@@ -610,9 +605,7 @@ TEST(corpus_interp_gqa_bwd_atomic) {
       }
       lse[h * L + j] = mx;
     }
-  interp_run(&r.in, r.f);
-  CHECK(r.in.errors == 0);
-  CHECK(r.in.races == 0);
+  run_clean(t, &r);
   static double wantk[L * HK * D], wantv[L * HK * D], magk[L * HK * D], magv[L * HK * D];
   memset(wantk, 0, sizeof wantk), memset(wantv, 0, sizeof wantv), memset(magk, 0, sizeof magk), memset(magv, 0, sizeof magv);
   for (int h = 0; h < H; h++)
@@ -651,12 +644,10 @@ TEST(corpus_interp_blocksparse_gemm) {
     return;
   double *a = arg(&r, "A"), *b = arg(&r, "B"), *mask = arg(&r, "BlockMask"), *c = arg(&r, "C");
   unsigned seed = 22;
-  for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
-  for (int e = 0; e < K * N; e++) b[e] = rnd(&seed);
+  fill(a, M * K, &seed);
+  fill(b, K * N, &seed);
   for (int e = 0; e < (M / BM) * (N / BN) * (K / BK); e++) mask[e] = rnd(&seed) > 0; /* about half */
-  interp_run(&r.in, r.f);
-  CHECK(r.in.errors == 0);
-  CHECK(r.in.races == 0);
+  run_clean(t, &r);
   int bad = 0;
   for (int m = 0; m < M; m++)
     for (int n = 0; n < N; n++) {
@@ -684,16 +675,14 @@ TEST(corpus_interp_nsa_fwd) {
     return;
   double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *bi = arg(&r, "BlockIndices"), *o = arg(&r, "Output");
   unsigned seed = 23;
-  for (int e = 0; e < BA * L * H * D; e++) q[e] = rnd(&seed);
+  fill(q, BA * L * H * D, &seed);
   for (int e = 0; e < BA * L * HK * D; e++) k[e] = rnd(&seed), v[e] = rnd(&seed);
   for (int tq = 0; tq < L; tq++) /* the query's own block, one before it when there is one, and a skipped -1 */
     for (int h = 0; h < HK; h++) {
       double *row = bi + (tq * HK + h) * NS;
       row[0] = tq / BS, row[1] = tq / BS > 0 ? tq / BS - 1 : -1, row[2] = -1;
     }
-  interp_run(&r.in, r.f);
-  CHECK(r.in.errors == 0);
-  CHECK(r.in.races == 0);
+  run_clean(t, &r);
   int bad = 0;
   static double w[NS * BS];
   for (int tq = 0; tq < L; tq++)
