@@ -11,6 +11,14 @@
 #include "interp.h"
 #include "test.h"
 
+/* The first lines of every kernel file below, and the tiles of the GEMM kernels. */
+#define KERNEL_FILE_HEAD "import tilelang\nimport tilelang.language as T\n\n\n@tilelang.jit\n"
+#define GEMM_TILES                                                    \
+  "            A_s = T.alloc_shared((BM, BK), \"float16\")\n"        \
+  "            B_s = T.alloc_shared((BK, BN), \"float16\")\n"        \
+  "            acc = T.alloc_fragment((BM, BN), \"float32\")\n"      \
+  "            T.clear(acc)\n"
+
 /* Compiles `func` of `src` with "name=value" parameters through the pass pipeline;
  * NULL (diagnostics on stderr) on failure. */
 static IrFunc *compile_run_ready(TsCompiler *c, SourceFile *file, const char *func, const char *const *params) {
@@ -57,11 +65,7 @@ static double rnd(unsigned *s) {
 /* T.im2col in a T.Pipelined loop; the consumer sums the column tiles, so out[m, j] is the
  * sum over k-tiles kt of col[m, kt * BK + j]. */
 static const char IM2COL_SUM[] =
-    "import tilelang\n"
-    "import tilelang.language as T\n"
-    "\n"
-    "\n"
-    "@tilelang.jit\n"
+    KERNEL_FILE_HEAD
     "def conv_sum(N, H, W, C, K, S, D, P, BM, BK, stages):\n"
     "    OH = (H + 2 * P - D * (K - 1) - 1) // S + 1\n"
     "    OW = (W + 2 * P - D * (K - 1) - 1) // S + 1\n"
@@ -140,11 +144,7 @@ TEST(interp_im2col_scalar) { im2col_case(t, (ConvCase){1, 5, 5, 3, 3, 1, 1, 1, 1
  * 8, `j // 6 * 8 + j % 6`.  Over 2 lanes (aligned) the group and the offset in it move
  * together, so pairs are contiguous; over 4 they are not (j = 4..7 reads 4, 5, 8, 9). */
 static const char UNPAD[] =
-    "import tilelang\n"
-    "import tilelang.language as T\n"
-    "\n"
-    "\n"
-    "@tilelang.jit\n"
+    KERNEL_FILE_HEAD
     "def unpad(R, G, BM):\n"
     "    @T.prim_func\n"
     "    def main(X: T.Tensor((R, G * 8), \"float32\"), out: T.Tensor((R, G * 6), \"float32\")):\n"
@@ -196,11 +196,7 @@ TEST(interp_gather_pitched_rows) {
  * operand tiles, the GEMM (run by the interpreter from the same layouts) and the
  * accumulator's way out must agree.  A stored K-major (transpose_A) as well. */
 static const char GEMM_SERIAL[] =
-    "import tilelang\n"
-    "import tilelang.language as T\n"
-    "\n"
-    "\n"
-    "@tilelang.jit\n"
+    KERNEL_FILE_HEAD
     "def mm(M, N, K, BM, BN, BK, threads, ta):\n"
     "    @T.prim_func\n"
     "    def main(A: T.Tensor((K, M) if ta else (M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"),\n"
@@ -274,19 +270,12 @@ TEST(interp_gemm_wgmma_trans_a) {
  * inject_pipeline runs them as cp.async producers 2 stages ahead and leaves one wgmma in
  * flight across iterations, whose tiles the interpreter reads only at its wait. */
 static const char GEMM_PAR_PIPELINE[] =
-    "import tilelang\n"
-    "import tilelang.language as T\n"
-    "\n"
-    "\n"
-    "@tilelang.jit\n"
+    KERNEL_FILE_HEAD
     "def mm(M, N, K, BM, BN, BK, threads, stages):\n"
     "    @T.prim_func\n"
     "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float32\")):\n"
     "        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):\n"
-    "            A_s = T.alloc_shared((BM, BK), \"float16\")\n"
-    "            B_s = T.alloc_shared((BK, BN), \"float16\")\n"
-    "            acc = T.alloc_fragment((BM, BN), \"float32\")\n"
-    "            T.clear(acc)\n"
+    GEMM_TILES
     "            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=stages):\n"
     "                for i, j in T.Parallel(BM, BK):\n"
     "                    A_s[i, j] = A[by * BM + i, k * BK + j]\n"
@@ -307,19 +296,12 @@ TEST(interp_gemm_parallel_copies_pipelined) {
 /* The GEMM with T.copy tiles in a T.Pipelined loop: warp_specialize makes a TMA producer
  * warpgroup and wgmma consumers on mbarriers, run here as two coroutines. */
 static const char GEMM_WS[] =
-    "import tilelang\n"
-    "import tilelang.language as T\n"
-    "\n"
-    "\n"
-    "@tilelang.jit\n"
+    KERNEL_FILE_HEAD
     "def mm(M, N, K, BM, BN, BK, threads, stages):\n"
     "    @T.prim_func\n"
     "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float32\")):\n"
     "        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):\n"
-    "            A_s = T.alloc_shared((BM, BK), \"float16\")\n"
-    "            B_s = T.alloc_shared((BK, BN), \"float16\")\n"
-    "            acc = T.alloc_fragment((BM, BN), \"float32\")\n"
-    "            T.clear(acc)\n"
+    GEMM_TILES
     "            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=stages):\n"
     "                T.copy(A[by * BM, k * BK], A_s)\n"
     "                T.copy(B[k * BK, bx * BN], B_s)\n"
@@ -349,20 +331,13 @@ TEST(interp_gemm_warp_specialized) {
  * the kernel never writes) runs that let stages ahead with its producers, again for the
  * consumers.  The k-tiles in any order give the same product. */
 static const char GEMM_LET_PIPELINE[] =
-    "import tilelang\n"
-    "import tilelang.language as T\n"
-    "\n"
-    "\n"
-    "@tilelang.jit\n"
+    KERNEL_FILE_HEAD
     "def mm(M, N, K, BM, BN, BK, threads, stages):\n"
     "    @T.prim_func\n"
     "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), perm: T.Tensor((K // BK,), \"int32\"),\n"
     "             C: T.Tensor((M, N), \"float32\")):\n"
     "        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):\n"
-    "            A_s = T.alloc_shared((BM, BK), \"float16\")\n"
-    "            B_s = T.alloc_shared((BK, BN), \"float16\")\n"
-    "            acc = T.alloc_fragment((BM, BN), \"float32\")\n"
-    "            T.clear(acc)\n"
+    GEMM_TILES
     "            for k in T.Pipelined(K // BK, num_stages=stages):\n"
     "                kk = perm[k]\n"
     "                for i, j in T.Parallel(BM, BK):\n"
