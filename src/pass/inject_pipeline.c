@@ -22,12 +22,19 @@
  * so "wait_group D-1" means "stage k has landed".  The barrier also guarantees that every
  * thread finished reading stage (k-1) % S before it is overwritten.
  *
- * Producers are the leading statements of the body that fill a shared tile from global memory:
- * T.copy, and gather nests (T.im2col: a T.Parallel store of a global element or zero), with
- * the lets among them that read only constant memory (computed again for the iteration a
- * producer runs ahead for);
- * a loop whose shared buffers are used outside it, with fewer than 2 stages, or whose body
- * commits cp.async groups itself (T.ptx_commit_group), stays a plain serial loop. */
+ * Producers are the statements of the body that fill a shared tile from global memory: T.copy,
+ * and gather nests (T.im2col: a T.Parallel store of a global element or zero).
+ *  - the leading ones, with the lets among them that read only constant memory
+ *    (pass_constant_buffer: `kv_start = block_table[...]`), computed again for the
+ *    iteration a producer runs ahead for;
+ *  - later ones too (an attention loop's V after the softmax) when nothing before them in
+ *    the body touches their tile, and they read only constant memory and no later let;
+ *  - inside a body that is one `if` on constant memory (block-sparse masks, after its
+ *    lets): the producers run under the test for their own iteration, the consumers under
+ *    this iteration's.
+ * A loop whose shared buffers are used outside it or allocated in it, with fewer than 2
+ * stages, or whose body commits cp.async groups itself (T.ptx_commit_group), stays a plain
+ * serial loop. */
 #include "passes.h"
 
 typedef struct Pipe {
