@@ -33,6 +33,19 @@ static void interp_fault(Interp *in, int line) {
   in->errors++;
 }
 
+static double eval(Interp *in, IrExpr *e, int t);
+
+/* Extent k of b: a constant, or an expression of dynamic sizes set with interp_set_scalar. */
+static int64_t extent(Interp *in, const IrBuffer *b, int k) {
+  int64_t v;
+  return ir_is_const_int(b->shape[k], &v) ? v : (int64_t)eval(in, b->shape[k], 0);
+}
+static int64_t numel(Interp *in, const IrBuffer *b) {
+  int64_t n = 1;
+  for (int k = 0; k < b->ndim; k++) n *= extent(in, b, k);
+  return n;
+}
+
 Mem *interp_mem(Interp *in, IrBuffer *b) {
   for (int i = 0; i < in->nmem; i++)
     if (in->mem[i].buf == b) return &in->mem[i];
@@ -44,7 +57,7 @@ Mem *interp_mem(Interp *in, IrBuffer *b) {
     Mem *m = &in->mem[in->nmem++];
     *m = *r;
     m->buf = b;
-    m->n = ir_buffer_numel(b);
+    m->n = numel(in, b);
     m->borrowed = true;
     if (b->dtype != root->dtype || m->n > r->n) interp_fault(in, __LINE__);
     return m;
@@ -52,7 +65,7 @@ Mem *interp_mem(Interp *in, IrBuffer *b) {
   Mem *m = &in->mem[in->nmem++];
   memset(m, 0, sizeof *m);
   m->buf = b;
-  m->n = is_reg(b) ? (b->local_size > 0 ? b->local_size : 1) : ir_buffer_numel(b);
+  m->n = is_reg(b) ? (b->local_size > 0 ? b->local_size : 1) : numel(in, b);
   int64_t total = is_reg(b) ? m->n * in->T : m->n;
   m->data = calloc((size_t)total, sizeof(double));
   for (int64_t i = 0; i < total; i++) m->data[i] = NAN; /* poison: uninitialised reads show */
@@ -67,7 +80,6 @@ Mem *interp_mem(Interp *in, IrBuffer *b) {
   return m;
 }
 
-static double eval(Interp *in, IrExpr *e, int t);
 
 static int64_t addr(Interp *in, Mem *m, IrExpr **idx, int nidx, int t) {
   IrBuffer *b = m->buf;
@@ -86,8 +98,7 @@ static int64_t addr(Interp *in, Mem *m, IrExpr **idx, int nidx, int t) {
   }
   if (nidx != b->ndim) { interp_fault(in, __LINE__); return -1; }
   for (int k = 0; k < nidx; k++) {
-    int64_t ext;
-    ir_is_const_int(b->shape[k], &ext);
+    int64_t ext = extent(in, b, k);
     int64_t i = (int64_t)eval(in, idx[k], t);
     if (i < 0 || i >= ext) { interp_fault(in, __LINE__); return -1; } /* out of bounds */
     a = a * ext + i;
@@ -247,8 +258,8 @@ static Mem *operand(Interp *in, IrExpr *ptr, int t, int64_t *off) {
 /* Element (r, c) of a shared operand tile stored [rows x cols] with swizzle `sw` at `base`. */
 static int64_t tile_at(const Mem *m, int sw, int64_t rows, int64_t cols, int64_t base, int64_t r, int64_t c) {
   if (!sw) {
-    int64_t last = cols;
-    ir_is_const_int(m->buf->shape[m->buf->ndim - 1], &last); /* row-major rows have the buffer's pitch */
+    int64_t last = cols; /* row-major rows have the (shared, constant) buffer's pitch */
+    ir_is_const_int(m->buf->shape[m->buf->ndim - 1], &last);
     return base + r * last + c;
   }
   Layout l = {.swizzle = sw, .elem_bytes = dtype_bytes(m->buf->dtype), .rows = rows, .cols = cols};
@@ -436,7 +447,7 @@ static void tma_box(Interp *in, const IrTmaMap *map, Mem *g, Mem *sm, int64_t ba
       int64_t ext = 1, stride = 1;
       for (int q = 0; q < i; q++) stride *= map->box[q];
       int64_t x = c[i] + rem / stride % map->box[i];
-      ir_is_const_int(g->buf->shape[d], &ext);
+      ext = extent(in, g->buf, d);
       inside &= x >= 0 && x < ext;
       gi = gi * ext + x;
     }
