@@ -764,3 +764,52 @@ TEST(corpus_interp_sparse_gqa_decode_mask) {
   CHECK(bad == 0);
   run_free(&r);
 }
+
+/* deepseek_v32/sparse_mla_fwd.py: each query attends to its top-k keys (indices read from
+ * memory; those past the query masked); the key tiles are gathers through the index tensor,
+ * staged ahead from after the mask store.  Against softmax((q . kv[idx]) / sqrt(dim + tail))
+ * kv[idx][:dim] over the unmasked indices (a repeated index counts twice). */
+TEST(corpus_interp_sparse_mla_fwd) {
+  enum { L = 16, LKV = 64, H = 16, D = 128, DT = 64, TOPK = 128 };
+  Run r;
+  const char *p[] = {"heads=16", "dim=128", "tail_dim=64", "topk=128", "kv_group=1", "sm_scale=None", "is_causal=True",
+                     "block_I=64", "num_stages=2", "threads=256", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/deepseek_v32/sparse_mla_fwd.py", "sparse_mla_fwd", p)) return;
+  const char *dyn[3] = {"batch", "seq_len", "seq_len_kv"};
+  const int dv[3] = {1, L, LKV};
+  for (int i = 0; i < r.f->ndyn; i++)
+    for (int j = 0; j < 3; j++)
+      if (!strcmp(r.f->dyn_vars[i]->name, dyn[j])) interp_set_scalar(&r.in, r.f->dyn_vars[i], dv[j]);
+  double *q = arg(&r, "Q"), *kv = arg(&r, "KV"), *idx = arg(&r, "Indices"), *o = arg(&r, "Output");
+  unsigned seed = 25;
+  fill(q, L * H * (D + DT), &seed);
+  fill(kv, LKV * (D + DT), &seed);
+  for (int s = 0; s < L; s++)
+    for (int i = 0; i < TOPK; i++) idx[s * TOPK + i] = i == 0 ? 0 : (i * 7 + s * 3) % LKV;
+  run_clean(t, &r);
+  int bad = 0;
+  static double w[TOPK];
+  for (int s = 0; s < L; s++)
+    for (int h = 0; h < H; h++) {
+      double mx = -INFINITY, sum = 0;
+      for (int i = 0; i < TOPK; i++) {
+        int j = (int)idx[s * TOPK + i];
+        w[i] = -INFINITY;
+        if (j > s) continue;
+        double dot = 0;
+        for (int d = 0; d < D + DT; d++) dot += q[(s * H + h) * (D + DT) + d] * kv[j * (D + DT) + d];
+        w[i] = dot / sqrt((double)(D + DT));
+        mx = fmax(mx, w[i]);
+      }
+      for (int i = 0; i < TOPK; i++) sum += (w[i] = exp(w[i] - mx));
+      for (int d = 0; d < D; d++) {
+        double out = 0;
+        for (int i = 0; i < TOPK; i++)
+          if (w[i] > 0) out += w[i] / sum * kv[(int)idx[s * TOPK + i] * (D + DT) + d];
+        bad += !close_to(o[(s * H + h) * D + d], out, 1e-4);
+      }
+    }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, L * H * D);
+  CHECK(bad == 0);
+  run_free(&r);
+}
