@@ -20,6 +20,21 @@ Layout *layout_swizzled(TsCompiler *c, int64_t rows, int64_t cols, int elem_byte
   return l;
 }
 
+/* The swizzled layout of GEMM operand tile r ([rows x cols], elem_bytes): for a column window
+ * of a wider buffer (Q[:, :512] and Q[:, 512:]), the widest swizzle that also tiles the
+ * buffer's whole rows and starts on the window's first column, so that every window of the
+ * buffer agrees on one layout of the whole tile (layout_widen). */
+static Layout *operand_layout(TsCompiler *c, const IrRegion *r, int64_t rows, int64_t cols, int elem_bytes) {
+  Layout *l = layout_swizzled(c, rows, cols, elem_bytes);
+  const IrBuffer *b = r->buf;
+  int64_t full, start;
+  if (!l || b->ndim < 2 || r->ndim != b->ndim || !ir_is_const_int(b->shape[b->ndim - 1], &full) || full == cols)
+    return l;
+  if (!ir_is_const_int(r->min[r->ndim - 1], &start)) start = 0;
+  while (l->swizzle > 32 && ((full * elem_bytes) % l->swizzle || (start * elem_bytes) % l->swizzle)) l->swizzle /= 2;
+  return (full * elem_bytes) % l->swizzle || (start * elem_bytes) % l->swizzle ? NULL : l;
+}
+
 Layout *layout_pinned(TsCompiler *c, LayoutKind kind, int64_t rows, int64_t cols, int elem_bytes, SrcLoc loc,
                       const char **why) {
   Layout *l = NULL;
@@ -344,8 +359,8 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   }
   /* 4-bit tiles stay row-major: their copies write nibbles element by element (ts::st4) at
    * plain offsets, and gemm_ss_mma4 reads rows of K/2 bytes */
-  out->a_layout = out->a_in_regs || packed ? NULL : layout_swizzled(c, ar, ac, eb);
-  out->b_layout = packed ? NULL : layout_swizzled(c, br, bc, eb);
+  out->a_layout = out->a_in_regs || packed ? NULL : operand_layout(c, A, ar, ac, eb);
+  out->b_layout = packed ? NULL : operand_layout(c, B, br, bc, eb);
   /* A layout pinned by T.annotate_layout wins: every swizzle width (and row-major, which
    * only rules out wgmma) tiles the operand, so the GEMM adapts to it, provided it was
    * made for the tile the GEMM reads. */

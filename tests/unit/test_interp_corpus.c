@@ -769,10 +769,14 @@ TEST(corpus_interp_sparse_gqa_decode_mask) {
  * memory; those past the query masked); the key tiles are gathers through the index tensor,
  * staged ahead from after the mask store.  Against softmax((q . kv[idx]) / sqrt(dim + tail))
  * kv[idx][:dim] over the unmasked indices (a repeated index counts twice). */
-TEST(corpus_interp_sparse_mla_fwd) {
-  enum { L = 16, LKV = 64, H = 16, D = 128, DT = 64, TOPK = 128 };
+enum { SL = 16, SLKV = 64, SH = 16, STOPK = 128 };
+static void sparse_mla_case(TestCtx *t, int D, int DT) {
+  enum { L = SL, LKV = SLKV, H = SH, TOPK = STOPK };
+  char pd[32], pt[32];
+  snprintf(pd, sizeof pd, "dim=%d", D);
+  snprintf(pt, sizeof pt, "tail_dim=%d", DT);
   Run r;
-  const char *p[] = {"heads=16", "dim=128", "tail_dim=64", "topk=128", "kv_group=1", "sm_scale=None", "is_causal=True",
+  const char *p[] = {"heads=16", pd, pt, "topk=128", "kv_group=1", "sm_scale=None", "is_causal=True",
                      "block_I=64", "num_stages=2", "threads=256", NULL};
   if (!corpus_compile(t, &r, "tilelang/examples/deepseek_v32/sparse_mla_fwd.py", "sparse_mla_fwd", p)) return;
   const char *dyn[3] = {"batch", "seq_len", "seq_len_kv"};
@@ -813,3 +817,7 @@ TEST(corpus_interp_sparse_mla_fwd) {
   CHECK(bad == 0);
   run_free(&r);
 }
+TEST(corpus_interp_sparse_mla_fwd) { sparse_mla_case(t, 128, 64); }
+/* Q_shared's two GEMM windows (64 and 32 columns) agree on one 64-byte swizzle of the whole
+ * 96-column tile (layout.c operand_layout) */
+TEST(corpus_interp_sparse_mla_fwd_narrow_tail) { sparse_mla_case(t, 64, 32); }
