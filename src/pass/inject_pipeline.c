@@ -293,6 +293,19 @@ static bool uses_body_let(IrStmt *s, IrStmt **items, int from, int to) {
   return u.found;
 }
 
+/* The lets of body items[np..i) that statement s uses, directly or through each other:
+ * true (each marked in lets[]) when every one reads only constant memory, so it can be
+ * computed ahead with s; false when one cannot. */
+static bool hoist_lets(IrStmt **items, int np, int i, IrStmt *s, IrStmt *kbody, bool *lets) {
+  for (int j = i - 1; j >= np; j--) {
+    if (items[j]->kind != IR_S_LET || !uses_body_let(s, items, j, j + 1)) continue;
+    if (!pass_reads_constant_memory(items[j]->u.let.value, kbody) || !hoist_lets(items, np, j, items[j], kbody, lets))
+      return false;
+    lets[j] = true;
+  }
+  return true;
+}
+
 /* Is every global tensor the statement reads constant memory (the body before it cannot
  * have written what it reads stages ahead)? */
 typedef struct SrcCheck { IrStmt *kbody; bool ok; } SrcCheck;
@@ -315,11 +328,12 @@ static bool reads_constant_source(IrStmt *s, IrStmt *kbody) {
 /* Can items[i], further down the body than the prefix items[0..np), run stages ahead too
  * (the V tile of an attention loop, copied after the softmax)?  It must be a producer whose
  * tile no statement before it in the body touches (those would see the previous
- * iteration's tile), using no let the body defines after the prefix, reading tensors the
- * kernel never writes.  Adds its tile to bufs. */
-static bool late_producer(TsCompiler *c, IrStmt **items, int np, int i, IrStmt *kbody, IrBuffer **bufs, int *nb) {
+ * iteration's tile), reading tensors the kernel never writes, using only lets of the body
+ * that can run ahead too (hoist_lets marks them in lets[]).  Adds its tile to bufs. */
+static bool late_producer(TsCompiler *c, IrStmt **items, int np, int i, IrStmt *kbody, IrBuffer **bufs, int *nb,
+                          bool *lets) {
   IrBuffer *b = *nb < PIPE_MAX_PRODUCERS ? producer_dst(c, items[i], kbody) : NULL;
-  if (!b || uses_body_let(items[i], items, np, i) || !reads_constant_source(items[i], kbody)) return false;
+  if (!b || !reads_constant_source(items[i], kbody) || !hoist_lets(items, np, i, items[i], kbody, lets)) return false;
   for (int j = np; j < i; j++)
     if (mentions(items[j], b)) return false;
   bufs[(*nb)++] = b;
@@ -416,10 +430,14 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   /* the producers further down the body join the prefix; the rest are the consumers */
   IrStmt **prod = ARENA_ARRAY(c->arena, IrStmt *, n), **cons = ARENA_ARRAY(c->arena, IrStmt *, n);
   int nprod = np, ncons = 0;
+  bool *lets = ARENA_ARRAY(c->arena, bool, n), *late = ARENA_ARRAY(c->arena, bool, n);
   for (int i = 0; i < np; i++) prod[i] = items[i];
-  for (int i = np; i < n; i++)
-    if (late_producer(c, items, np, i, kbody, bufs, &nb)) prod[nprod++] = items[i];
-    else cons[ncons++] = items[i];
+  for (int i = np; i < n; i++) late[i] = late_producer(c, items, np, i, kbody, bufs, &nb, lets);
+  /* the lets a late producer needs run ahead with it (and stay, for the consumers) */
+  for (int i = np; i < n; i++) {
+    if (lets[i] || late[i]) prod[nprod++] = items[i];
+    if (!late[i]) cons[ncons++] = items[i];
+  }
   if (nb == 0 || ncons == 0) return NULL;
   for (int i = 0; i < nb; i++) {
     IrBuffer *b = bufs[i];

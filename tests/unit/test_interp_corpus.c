@@ -821,3 +821,59 @@ TEST(corpus_interp_sparse_mla_fwd) { sparse_mla_case(t, 128, 64); }
 /* Q_shared's two GEMM windows (64 and 32 columns) agree on one 64-byte swizzle of the whole
  * 96-column tile (layout.c operand_layout) */
 TEST(corpus_interp_sparse_mla_fwd_narrow_tail) { sparse_mla_case(t, 64, 32); }
+
+/* blocksparse_attention/example_tilelang_sparse_gqa_decode_paged.py: selected logical blocks
+ * (descending, -1 ends the list), each found through the page table; the lets computing the
+ * page come after a flag store in the guarded body and run ahead with the K and V tiles.
+ * One split; the file masks the cached length in the first (highest) block only. */
+TEST(corpus_interp_sparse_gqa_decode_paged) {
+  enum { H = 8, HK = 2, D = 64, BN = 32, PAGE = 64, PAGES = 8, SEL = 4, PER_SEQ = 4, LEN = 230 };
+  const int chosen[SEL] = {7, 5, 2, -1};
+  Run r;
+  const char *p[] = {"batch=1", "heads=8", "heads_kv=2", "dim=64", "dim_v=64", "block_N=32", "block_H=64",
+                     "page_block_size=64", "num_stages=2", "threads=128", "num_pages=8", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/blocksparse_attention/example_tilelang_sparse_gqa_decode_paged.py",
+                      "flashattn", p))
+    return;
+  const char *dyn[3] = {"num_split", "max_num_blocks_per_seq", "max_selected_blocks"};
+  const int dv[3] = {1, PER_SEQ, SEL};
+  for (int i = 0; i < r.f->ndyn; i++)
+    for (int j = 0; j < 3; j++)
+      if (!strcmp(r.f->dyn_vars[i]->name, dyn[j])) interp_set_scalar(&r.in, r.f->dyn_vars[i], dv[j]);
+  double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *bi = arg(&r, "block_indices"),
+         *lens = arg(&r, "cache_seqlens"), *table = arg(&r, "block_table"), *o = arg(&r, "Output");
+  unsigned seed = 26;
+  fill(q, H * D, &seed);
+  fill(k, PAGES * PAGE * HK * D, &seed);
+  fill(v, PAGES * PAGE * HK * D, &seed);
+  for (int h = 0; h < HK; h++)
+    for (int i = 0; i < SEL; i++) bi[h * SEL + i] = chosen[i];
+  for (int i = 0; i < PER_SEQ; i++) table[i] = (i * 3 + 1) % PAGES; /* pages 1, 4, 7, 2 */
+  lens[0] = LEN;
+  run_clean(t, &r);
+  int bad = 0;
+  static double w[SEL * BN];
+  for (int h = 0; h < H; h++) {
+    int kh = h / (H / HK), nk = 0, rows[SEL * BN];
+    for (int i = 0; i < SEL && chosen[i] >= 0; i++)
+      for (int j = 0; j < BN; j++)
+        if (chosen[i] * BN + j < LEN)
+          rows[nk++] = ((int)table[chosen[i] / (PAGE / BN)] * PAGE + chosen[i] % (PAGE / BN) * BN + j) * HK + kh;
+    double mx = -INFINITY, sum = 0;
+    for (int a = 0; a < nk; a++) {
+      double s = 0;
+      for (int d = 0; d < D; d++) s += q[h * D + d] * k[rows[a] * D + d];
+      w[a] = s / sqrt((double)D);
+      mx = fmax(mx, w[a]);
+    }
+    for (int a = 0; a < nk; a++) sum += (w[a] = exp(w[a] - mx));
+    for (int d = 0; d < D; d++) {
+      double out = 0;
+      for (int a = 0; a < nk; a++) out += w[a] / sum * v[rows[a] * D + d];
+      bad += !close_to(o[h * D + d], out, 1e-4);
+    }
+  }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, H * D);
+  CHECK(bad == 0);
+  run_free(&r);
+}
