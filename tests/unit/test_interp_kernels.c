@@ -353,3 +353,52 @@ TEST(interp_gemm_let_prefix_pipelined) {
   const char *p[] = {"M=64", "N=64", "K=256", "BM=64", "BN=64", "BK=32", "threads=128", "stages=3", NULL};
   gemm_case(t, GEMM_LET_PIPELINE, sizeof GEMM_LET_PIPELINE - 1, p, 64, 64, 256, 32, false, has_cp_async_16b, true);
 }
+
+/* A GEMM reading a column window 32 columns into a 192-column bf16 tile: not on a 128-byte
+ * swizzle atom, so the tile takes the 64-byte swizzle, whose atoms the window spans whole
+ * (layout.c operand_layout).  S = Q[:, 32:160] K^T. */
+static const char GEMM_WINDOW[] =
+    KERNEL_FILE_HEAD
+    "def qk(H, N):\n"
+    "    @T.prim_func\n"
+    "    def main(Q: T.Tensor((H, 192), \"bfloat16\"), K: T.Tensor((N, 128), \"bfloat16\"), S: T.Tensor((H, N), \"float32\")):\n"
+    "        with T.Kernel(1, threads=128) as bx:\n"
+    "            Q_shared = T.alloc_shared((H, 192), \"bfloat16\")\n"
+    "            K_shared = T.alloc_shared((N, 128), \"bfloat16\")\n"
+    "            acc = T.alloc_fragment((H, N), \"float32\")\n"
+    "            T.copy(Q, Q_shared)\n"
+    "            T.copy(K, K_shared)\n"
+    "            T.gemm(Q_shared[:, 32:160], K_shared, acc, transpose_B=True, clear_accum=True)\n"
+    "            T.copy(acc, S)\n"
+    "\n"
+    "    return main\n";
+
+TEST(interp_gemm_window_64b_swizzle) {
+  enum { H = 64, N = 64 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"qk.py", GEMM_WINDOW, sizeof GEMM_WINDOW - 1};
+  const char *params[] = {"H=64", "N=64", NULL};
+  IrFunc *f = compile_run_ready(&c, &file, "qk", params);
+  REQUIRE(f);
+  Interp in = {0};
+  double *q = interp_global(&in, param(f, "Q")), *kk = interp_global(&in, param(f, "K")),
+         *s = interp_global(&in, param(f, "S"));
+  unsigned seed = 27;
+  for (int e = 0; e < H * 192; e++) q[e] = rnd(&seed);
+  for (int e = 0; e < N * 128; e++) kk[e] = rnd(&seed);
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  CHECK(in.races == 0);
+  int bad = 0;
+  for (int h = 0; h < H; h++)
+    for (int n = 0; n < N; n++) {
+      double want = 0;
+      for (int d = 0; d < 128; d++) want += q[h * 192 + 32 + d] * kk[n * 128 + d];
+      bad += !(fabs(s[h * N + n] - want) <= 1e-4);
+    }
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
