@@ -294,7 +294,8 @@ static const IrBuffer *root_of(const IrBuffer *b) {
 
 /* Might a statement of s write the memory of buffer b (a store, a tile op's destination, or
  * an address taken for a device call, which may write through it; through any view)?  A
- * distributed kernel (remote puts and signals) may have its tensors written by peers. */
+ * distributed kernel (remote puts and signals) may have its tensors written by peers, and
+ * a kernel calling user device code (T.call_extern) anything. */
 typedef struct Writes { const IrBuffer *root; bool found; } Writes;
 static void wrote(Writes *w, const IrBuffer *b) { w->found |= b && root_of(b) == w->root; }
 static void writes_stmt(IrStmt *s, void *ctx) {
@@ -315,6 +316,7 @@ static void writes_expr(IrExpr *e, void *ctx) {
   if (e->u.call.op == IRI_ADDRESS_OF && e->u.call.nargs == 1 && e->u.call.args[0]->kind == IR_LOAD)
     wrote(w, e->u.call.args[0]->u.load.buf);
   if (e->u.call.op == IRI_DEVICE && (ir_device_info[e->u.call.dop].flags & (IRD_DIST | IRD_SHMEM))) w->found = true;
+  if (e->u.call.op == IRI_CALL_EXTERN) w->found = true; /* user device code: it may write through any pointer */
 }
 
 bool pass_constant_buffer(IrStmt *kbody, const IrBuffer *b) {
