@@ -258,6 +258,11 @@ static bool commits_groups(IrStmt *body) {
 #define PIPE_MAX_PRODUCERS 8
 #define PIPE_MAX_LETS 16
 
+/* A let whose value reads only constant memory: it can be computed for any iteration. */
+static bool constant_let(const IrStmt *st, IrStmt *kbody) {
+  return st->kind == IR_S_LET && pass_reads_constant_memory(st->u.let.value, kbody);
+}
+
 /* The leading statements of a loop body that a pipeline runs stages ahead: producers
  * (producer_dst) and lets they may use (`kv_start = block_table[...] * 64`), whose values
  * read only constant memory, up to the last producer.  Fills bufs (*nb) with the producers'
@@ -266,7 +271,7 @@ static int scan_prefix(TsCompiler *c, IrStmt **items, int n, IrStmt *kbody, IrBu
   int end = 0, lets = 0;
   for (int i = 0; i < n; i++) {
     IrStmt *st = items[i];
-    if (st->kind == IR_S_LET && lets < PIPE_MAX_LETS && pass_reads_constant_memory(st->u.let.value, kbody)) {
+    if (lets < PIPE_MAX_LETS && constant_let(st, kbody)) {
       lets++;
       continue;
     }
@@ -299,8 +304,7 @@ static bool uses_body_let(IrStmt *s, IrStmt **items, int from, int to) {
 static bool hoist_lets(IrStmt **items, int np, int i, IrStmt *s, IrStmt *kbody, bool *lets) {
   for (int j = i - 1; j >= np; j--) {
     if (items[j]->kind != IR_S_LET || !uses_body_let(s, items, j, j + 1)) continue;
-    if (!pass_reads_constant_memory(items[j]->u.let.value, kbody) || !hoist_lets(items, np, j, items[j], kbody, lets))
-      return false;
+    if (!constant_let(items[j], kbody) || !hoist_lets(items, np, j, items[j], kbody, lets)) return false;
     lets[j] = true;
   }
   return true;
@@ -377,8 +381,9 @@ static void emit_items(Pipe *p, const Prefix *pf, IrStmt **items, int n, IrVar *
 /* The prefix for iteration k_expr into stage `stage`, the producers under the guard. */
 static void emit_prefix(Pipe *p, const Prefix *pf, IrVar *k, IrExpr *k_expr, IrExpr *stage, PtrVec *out) {
   TsCompiler *c = p->c;
-  IrVar *from[2 * PIPE_MAX_LETS];
-  IrExpr *to[2 * PIPE_MAX_LETS];
+  /* (one rename per let of the prefix: at most every statement of it) */
+  IrVar **from = ARENA_ARRAY(c->arena, IrVar *, pf->nouter + pf->nprod);
+  IrExpr **to = ARENA_ARRAY(c->arena, IrExpr *, pf->nouter + pf->nprod);
   int nl = 0;
   emit_items(p, pf, pf->outer, pf->nouter, k, k_expr, stage, from, to, &nl, out);
   if (!pf->guard) {
@@ -391,37 +396,36 @@ static void emit_prefix(Pipe *p, const Prefix *pf, IrVar *k, IrExpr *k_expr, IrE
   vec_push(c->arena, out, ir_if(c, g, ir_seq_vec(c, &in, pf->guard->loc), NULL, pf->guard->loc));
 }
 
+/* The statements of *s: a SEQ's items, or *s alone. */
+static IrStmt **stmt_items(IrStmt **s, int *n) {
+  if (*s && (*s)->kind == IR_S_SEQ) {
+    *n = (*s)->u.seq.n;
+    return (*s)->u.seq.items;
+  }
+  *n = 1;
+  return s;
+}
+
 /* Pipelines one loop; returns NULL to keep it as written. */
 static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   TsCompiler *c = p->c;
   int S = s->u.loop.num_stages;
   if (S < 2 || commits_groups(s->u.loop.body)) return NULL;
-  IrStmt *body = s->u.loop.body;
-  IrStmt **items = &body;
-  int n = 1;
-  if (body && body->kind == IR_S_SEQ) {
-    items = body->u.seq.items;
-    n = body->u.seq.n;
-  }
+  IrStmt *body = s->u.loop.body, *inner = NULL;
+  int n;
+  IrStmt **items = stmt_items(&body, &n);
   /* A body guarded by a test of constant memory (`if block_mask[k]:`, after lets such as
    * `i_s = block_indices[i]`): the producers inside run ahead under the test for their own
    * iteration, the consumers under this iteration's. */
   int nouter = 0;
   IrExpr *guard = NULL;
-  while (nouter < n && nouter < PIPE_MAX_LETS && items[nouter]->kind == IR_S_LET &&
-         pass_reads_constant_memory(items[nouter]->u.let.value, kbody))
-    nouter++;
+  while (nouter < n && nouter < PIPE_MAX_LETS && constant_let(items[nouter], kbody)) nouter++;
   IrStmt **outer = items;
   if (nouter == n - 1 && items[n - 1]->kind == IR_S_IF && !items[n - 1]->u.if_.else_s &&
       pass_reads_constant_memory(items[n - 1]->u.if_.cond, kbody)) {
     guard = items[n - 1]->u.if_.cond;
-    body = items[n - 1]->u.if_.then_s;
-    items = &body;
-    n = 1;
-    if (body && body->kind == IR_S_SEQ) {
-      items = body->u.seq.items;
-      n = body->u.seq.n;
-    }
+    inner = items[n - 1]->u.if_.then_s;
+    items = stmt_items(&inner, &n);
   } else {
     nouter = 0;
   }

@@ -232,14 +232,8 @@ static void set_layout(Infer *in, IrBuffer *b, Fragment *f, SrcLoc loc) {
 /* Do both operands of a copy nest's store move V lanes at a time (vector_lanes.c): every
  * index but the last the same over a vector, the last one running through its lanes? */
 static bool copy_lanes_fit(const Node *n, IrExpr **const *idxs, const int *nidx, const IrExpr *cond, int64_t V) {
-  IrVar *last = n->nest.var[n->nest.n - 1];
-  if (n->nest.min[n->nest.n - 1] % V != 0 || (cond && !pass_lane_uniform(cond, last, V))) return false;
-  for (int i = 0; i < 2; i++) {
-    for (int k = 0; k < nidx[i] - 1; k++)
-      if (!pass_lane_uniform(idxs[i][k], last, V)) return false;
-    if (!pass_lane_contiguous(idxs[i][nidx[i] - 1], last, V)) return false;
-  }
-  return true;
+  if (cond && !pass_lane_uniform(cond, n->nest.var[n->nest.n - 1], V)) return false;
+  return pass_lane_indices(&n->nest, idxs[0], nidx[0], V) && pass_lane_indices(&n->nest, idxs[1], nidx[1], V);
 }
 
 /* A nest whose body stores one element loaded from another buffer (a copy, or a gather that

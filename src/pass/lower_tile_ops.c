@@ -424,7 +424,6 @@ static IrStmt *guard_memory_effects(TsCompiler *c, IrStmt *s, void *cond) {
 /* Checks one operand of a copy nest for the vector path (see lower_nest). */
 static bool vec_operand(const ParNest *nest, IrBuffer *b, IrExpr **idx, int nidx, int64_t V) {
   int last = nest->n - 1;
-  IrVar *lv = nest->var[last];
   if (V * dtype_bytes(b->dtype) > 16) return false;
   /* 4-bit tensors in memory share bytes between elements: element by element (ts::st4). */
   if (dtype_is_packed(b->dtype) && b->scope != IR_SCOPE_FRAGMENT && b->scope != IR_SCOPE_LOCAL) return false;
@@ -438,10 +437,7 @@ static bool vec_operand(const ParNest *nest, IrBuffer *b, IrExpr **idx, int nidx
   if (b->scope != IR_SCOPE_GLOBAL && b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN) return false;
   if (nidx != b->ndim || nidx == 0) return false;
   if (b->remap) return false; /* T.Layout: neighbouring logical elements need not be neighbours in memory */
-  /* (vector_lanes.c: the other indices the same over the vector, the last one g + lane) */
-  for (int k = 0; k < nidx - 1; k++)
-    if (!pass_lane_uniform(idx[k], lv, V)) return false;
-  if (!pass_lane_contiguous(idx[nidx - 1], lv, V) || nest->min[last] % V != 0) return false;
+  if (!pass_lane_indices(nest, idx, nidx, V)) return false; /* (vector_lanes.c) */
   /* Every row must start on a vector boundary: the last extent (compact buffers) or
    * each explicit stride is a multiple of V. */
   if (b->strides) {

@@ -117,15 +117,17 @@ bool pass_shift_fits(TsCompiler *c, const Fragment *loop, const Fragment *buf, c
 
 /* vector_lanes.c: over one vector of a nest (V consecutive values of its last var lv, the
  * first a multiple of V):
- *  - pass_lane_contiguous: e is g + lane with g the same over the vector and a multiple of V
- *    (`lv`, `x + lv`, `(x + lv) % c`, x and c multiples of V);
  *  - pass_lane_uniform: e has one value over the vector (`(x + lv) // c` with V | c,
  *    `x + lv < b` with V | b, and integer arithmetic of such terms; no loads, no calls);
+ *  - pass_lane_indices: an access of the nest moves V lanes at once: the loop starts on a
+ *    multiple of V, every index but the last is uniform and the last is g + lane with g the
+ *    same over the vector and a multiple of V (`lv`, `x + lv`, `(x + lv) % c`, x and c
+ *    multiples of V);
  *  - pass_gather_value: the load a stored value copies, optionally converted once
  *    (*converts) and zero where a condition fails: `cast?(select(c1, select(c2, load, 0),
  *    0))`; *cond is the conjunction (NULL: none).  NULL when the value is anything else. */
-bool pass_lane_contiguous(const IrExpr *e, const IrVar *lv, int64_t V);
 bool pass_lane_uniform(const IrExpr *e, const IrVar *lv, int64_t V);
+bool pass_lane_indices(const ParNest *nest, IrExpr *const *idx, int nidx, int64_t V);
 IrExpr *pass_gather_value(TsCompiler *c, IrExpr *value, IrExpr **cond, bool *converts);
 /* A gather nest: T.Parallel loops around one store into a shared tile of an element of a
  * global tensor (not T.Layout-remapped), zero where a condition fails (pass_gather_value;

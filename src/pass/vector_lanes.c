@@ -20,19 +20,19 @@ static bool const_multiple(const IrExpr *e, int64_t V) {
 }
 
 /* e = g + r with g a multiple of V that is the same over the group, r the lane (0..V-1). */
-bool pass_lane_contiguous(const IrExpr *e, const IrVar *lv, int64_t V) {
+static bool lane_contiguous(const IrExpr *e, const IrVar *lv, int64_t V) {
   if (is_var(e, lv)) return true;
   switch (e->kind) {
     case IR_ADD:
       for (int k = 0; k < 2; k++)
-        if (pass_lane_contiguous(e->u.ops[k], lv, V))
+        if (lane_contiguous(e->u.ops[k], lv, V))
           return ir_is_multiple(e->u.ops[1 - k], V) && pass_lane_uniform(e->u.ops[1 - k], lv, V);
       return false;
     case IR_SUB:
-      return pass_lane_contiguous(e->u.ops[0], lv, V) && ir_is_multiple(e->u.ops[1], V) &&
+      return lane_contiguous(e->u.ops[0], lv, V) && ir_is_multiple(e->u.ops[1], V) &&
              pass_lane_uniform(e->u.ops[1], lv, V);
     case IR_FLOORMOD: /* (g + r) % c = g % c + r when V divides c */
-      return const_multiple(e->u.ops[1], V) && pass_lane_contiguous(e->u.ops[0], lv, V);
+      return const_multiple(e->u.ops[1], V) && lane_contiguous(e->u.ops[0], lv, V);
     default: return false;
   }
 }
@@ -43,15 +43,15 @@ bool pass_lane_uniform(const IrExpr *e, const IrVar *lv, int64_t V) {
   if (!ir_expr_uses_var(e, lv)) return true;
   switch (e->kind) {
     case IR_FLOORDIV: /* (g + r) // c = g // c when V divides c */
-      if (const_multiple(e->u.ops[1], V) && pass_lane_contiguous(e->u.ops[0], lv, V)) return true;
+      if (const_multiple(e->u.ops[1], V) && lane_contiguous(e->u.ops[0], lv, V)) return true;
       break;
     case IR_LT: case IR_GE: /* g + r < b  <=>  g < b, for b a multiple of V */
-      if (pass_lane_contiguous(e->u.ops[0], lv, V) && ir_is_multiple(e->u.ops[1], V) &&
+      if (lane_contiguous(e->u.ops[0], lv, V) && ir_is_multiple(e->u.ops[1], V) &&
           pass_lane_uniform(e->u.ops[1], lv, V))
         return true;
       break;
     case IR_GT: case IR_LE: /* b > g + r  <=>  b > g */
-      if (pass_lane_contiguous(e->u.ops[1], lv, V) && ir_is_multiple(e->u.ops[0], V) &&
+      if (lane_contiguous(e->u.ops[1], lv, V) && ir_is_multiple(e->u.ops[0], V) &&
           pass_lane_uniform(e->u.ops[0], lv, V))
         return true;
       break;
@@ -114,4 +114,12 @@ IrBuffer *pass_gather_dst(TsCompiler *c, IrStmt *st, IrStmt *kbody) {
   for (int i = 0; i < b->u.store.nidx; i++)
     if (!pass_reads_constant_memory(b->u.store.idx[i], kbody)) return NULL;
   return b->u.store.buf;
+}
+
+bool pass_lane_indices(const ParNest *nest, IrExpr *const *idx, int nidx, int64_t V) {
+  const IrVar *lv = nest->var[nest->n - 1];
+  if (nidx == 0 || nest->min[nest->n - 1] % V != 0) return false;
+  for (int k = 0; k < nidx - 1; k++)
+    if (!pass_lane_uniform(idx[k], lv, V)) return false;
+  return lane_contiguous(idx[nidx - 1], lv, V);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/front/front.h"
 #include "../../src/ir/analysis.h"
 #include "../../src/layout/layout.h"
 #include "../../src/pass/passes.h"
@@ -752,4 +753,22 @@ double *interp_global(Interp *in, IrBuffer *b) {
 
 void interp_set_scalar(Interp *in, IrVar *v, double value) {
   for (int t = 0; t < MAXT; t++) slot(in, v)->val[t] = value;
+}
+
+IrFunc *interp_compile(TsCompiler *c, SourceFile *file, const char *func, const char *const *params) {
+  ts_param ps[16];
+  char buf[16][96];
+  int np = 0;
+  for (; params[np] && np < 16; np++) {
+    snprintf(buf[np], sizeof buf[np], "%s", params[np]);
+    char *eq = strchr(buf[np], '=');
+    if (!eq) abort(); /* a test's own parameter list */
+    *eq = 0;
+    ps[np] = (ts_param){buf[np], eq + 1};
+  }
+  AstNode *m = parse_module(c, file);
+  IrFunc *f = m ? front_compile(c, m, func, ps, np) : NULL;
+  if (f && !pass_pipeline(c, f)) f = NULL;
+  if (!f) fprintf(stderr, "%s", sb_str(&c->diag.out));
+  return f;
 }

@@ -69,6 +69,10 @@ typedef struct Interp {
   struct Coop *coop;     /* inside a warp-specialized role split: the two roles' hand-over */
 } Interp;
 
+/* Compiles `func` of `file` with "name=value" parameters (NULL-terminated, at most 16) through
+ * the front end and the whole pass pipeline, ready to run; NULL (diagnostics on stderr) when
+ * it does not compile. */
+IrFunc *interp_compile(TsCompiler *c, SourceFile *file, const char *func, const char *const *params);
 /* Runs every block of each kernel of f, in order. */
 void interp_run(Interp *in, IrFunc *f);
 /* The memory of buffer b (created, NaN-poisoned, on first use); shared memory and registers

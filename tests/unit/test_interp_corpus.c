@@ -8,7 +8,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../../src/front/front.h"
 #include "../../src/pass/passes.h"
 #include "interp.h"
 #include "test.h"
@@ -44,20 +43,9 @@ static bool corpus_compile(TestCtx *t, Run *r, const char *rel, const char *func
     return false;
   }
   r->file = (SourceFile){rel, r->text, len};
-  ts_param ps[16];
-  char buf[16][96];
-  int np = 0;
-  for (; params[np]; np++) {
-    snprintf(buf[np], sizeof buf[np], "%s", params[np]);
-    char *eq = strchr(buf[np], '=');
-    *eq = 0;
-    ps[np] = (ts_param){buf[np], eq + 1};
-  }
-  AstNode *m = parse_module(&r->c, &r->file);
-  r->f = m ? front_compile(&r->c, m, func, ps, np) : NULL;
-  if (r->f && !pass_pipeline(&r->c, r->f)) r->f = NULL;
+  r->f = interp_compile(&r->c, &r->file, func, params);
   if (r->f) return true;
-  fprintf(stderr, "  %s: %s:%s does not compile:\n%s", t->name, rel, func, sb_str(&r->c.diag.out));
+  fprintf(stderr, "  %s: %s:%s does not compile (above)\n", t->name, rel, func);
   t->failures++;
   free(r->text);
   ts_compiler_fini(&r->c);
@@ -70,6 +58,20 @@ static double *arg(Run *r, const char *name) {
     if (r->f->params[i].buf && !strcmp(r->f->params[i].buf->name, name)) return interp_global(&r->in, r->f->params[i].buf);
   fprintf(stderr, "no parameter %s\n", name);
   abort();
+}
+
+/* Sets the launch value of scalar parameter or dynamic size `name` (abort when there is none). */
+static void scalar(Run *r, const char *name, double value) {
+  IrVar *v = NULL;
+  for (int i = 0; i < r->f->nparams; i++)
+    if (r->f->params[i].var && !strcmp(r->f->params[i].name, name)) v = r->f->params[i].var;
+  for (int i = 0; i < r->f->ndyn; i++)
+    if (!strcmp(r->f->dyn_vars[i]->name, name)) v = r->f->dyn_vars[i];
+  if (!v) {
+    fprintf(stderr, "no scalar %s\n", name);
+    abort();
+  }
+  interp_set_scalar(&r->in, v, value);
 }
 
 static void run_free(Run *r) {
@@ -349,8 +351,7 @@ static void varlen_case(TestCtx *t, const char *file, const char *const *p, int 
   if (!corpus_compile(t, &r, file, "flashattn", p)) return;
   double *q = arg(&r, "Q_unpad"), *k = arg(&r, "K_unpad"), *v = arg(&r, "V_unpad"), *cuq = arg(&r, "cu_seqlens_q"),
          *cuk = arg(&r, "cu_seqlens_k"), *o = arg(&r, "Output_unpad");
-  for (int i = 0; i < r.f->nparams; i++)
-    if (r.f->params[i].var && !strcmp(r.f->params[i].name, "max_seqlen_q")) interp_set_scalar(&r.in, r.f->params[i].var, 130);
+  scalar(&r, "max_seqlen_q", 130);
   unsigned seed = 15;
   fill(q, VUQ * VH * VD, &seed);
   for (int e = 0; e < VUKV * HK * VD; e++) k[e] = rnd(&seed), v[e] = rnd(&seed);
@@ -726,11 +727,9 @@ TEST(corpus_interp_sparse_gqa_decode_mask) {
   if (!corpus_compile(t, &r, "tilelang/examples/blocksparse_attention/example_tilelang_sparse_gqa_decode_varlen_mask.py",
                       "flashattn", p))
     return;
-  const char *dyn[3] = {"num_split", "max_cache_seqlen", "num_blocks"};
-  const int dv[3] = {2, S, NB};
-  for (int i = 0; i < r.f->ndyn; i++)
-    for (int j = 0; j < 3; j++)
-      if (!strcmp(r.f->dyn_vars[i]->name, dyn[j])) interp_set_scalar(&r.in, r.f->dyn_vars[i], dv[j]);
+  scalar(&r, "num_split", 2);
+  scalar(&r, "max_cache_seqlen", S);
+  scalar(&r, "num_blocks", NB);
   double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *mask = arg(&r, "block_mask"),
          *lens = arg(&r, "cache_seqlens"), *o = arg(&r, "Output");
   unsigned seed = 24;
@@ -779,11 +778,9 @@ static void sparse_mla_case(TestCtx *t, int D, int DT) {
   const char *p[] = {"heads=16", pd, pt, "topk=128", "kv_group=1", "sm_scale=None", "is_causal=True",
                      "block_I=64", "num_stages=2", "threads=256", NULL};
   if (!corpus_compile(t, &r, "tilelang/examples/deepseek_v32/sparse_mla_fwd.py", "sparse_mla_fwd", p)) return;
-  const char *dyn[3] = {"batch", "seq_len", "seq_len_kv"};
-  const int dv[3] = {1, L, LKV};
-  for (int i = 0; i < r.f->ndyn; i++)
-    for (int j = 0; j < 3; j++)
-      if (!strcmp(r.f->dyn_vars[i]->name, dyn[j])) interp_set_scalar(&r.in, r.f->dyn_vars[i], dv[j]);
+  scalar(&r, "batch", 1);
+  scalar(&r, "seq_len", L);
+  scalar(&r, "seq_len_kv", LKV);
   double *q = arg(&r, "Q"), *kv = arg(&r, "KV"), *idx = arg(&r, "Indices"), *o = arg(&r, "Output");
   unsigned seed = 25;
   fill(q, L * H * (D + DT), &seed);
@@ -835,11 +832,9 @@ TEST(corpus_interp_sparse_gqa_decode_paged) {
   if (!corpus_compile(t, &r, "tilelang/examples/blocksparse_attention/example_tilelang_sparse_gqa_decode_paged.py",
                       "flashattn", p))
     return;
-  const char *dyn[3] = {"num_split", "max_num_blocks_per_seq", "max_selected_blocks"};
-  const int dv[3] = {1, PER_SEQ, SEL};
-  for (int i = 0; i < r.f->ndyn; i++)
-    for (int j = 0; j < 3; j++)
-      if (!strcmp(r.f->dyn_vars[i]->name, dyn[j])) interp_set_scalar(&r.in, r.f->dyn_vars[i], dv[j]);
+  scalar(&r, "num_split", 1);
+  scalar(&r, "max_num_blocks_per_seq", PER_SEQ);
+  scalar(&r, "max_selected_blocks", SEL);
   double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *bi = arg(&r, "block_indices"),
          *lens = arg(&r, "cache_seqlens"), *table = arg(&r, "block_table"), *o = arg(&r, "Output");
   unsigned seed = 26;

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../../src/front/front.h"
 #include "../../src/pass/passes.h"
 #include "interp.h"
 #include "test.h"
@@ -18,25 +17,6 @@
   "            B_s = T.alloc_shared((BK, BN), \"float16\")\n"        \
   "            acc = T.alloc_fragment((BM, BN), \"float32\")\n"      \
   "            T.clear(acc)\n"
-
-/* Compiles `func` of `src` with "name=value" parameters through the pass pipeline;
- * NULL (diagnostics on stderr) on failure. */
-static IrFunc *compile_run_ready(TsCompiler *c, SourceFile *file, const char *func, const char *const *params) {
-  ts_param ps[16];
-  char buf[16][64];
-  int np = 0;
-  for (; params[np]; np++) {
-    snprintf(buf[np], sizeof buf[np], "%s", params[np]);
-    char *eq = strchr(buf[np], '=');
-    *eq = 0;
-    ps[np] = (ts_param){buf[np], eq + 1};
-  }
-  AstNode *m = parse_module(c, file);
-  IrFunc *f = m ? front_compile(c, m, func, ps, np) : NULL;
-  if (f && !pass_pipeline(c, f)) f = NULL;
-  if (!f) fprintf(stderr, "%s", sb_str(&c->diag.out));
-  return f;
-}
 
 /* The first global parameter buffer named `name`. */
 static IrBuffer *param(IrFunc *f, const char *name) {
@@ -107,7 +87,7 @@ static void im2col_case(TestCtx *t, ConvCase q) {
   const char *params[12];
   for (int i = 0; i < 11; i++) snprintf(p[i], sizeof p[i], "%s=%d", names[i], v[i]), params[i] = p[i];
   params[11] = NULL;
-  IrFunc *f = compile_run_ready(&c, &file, "conv_sum", params);
+  IrFunc *f = interp_compile(&c, &file, "conv_sum", params);
   REQUIRE(f);
   /* the gather moves `lanes` elements per cp.async (none: element by element) */
   CHECK(q.lanes > 1 ? async_stores(f, q.lanes) > 0 : async_stores(f, 2) + async_stores(f, 4) == 0);
@@ -170,7 +150,7 @@ TEST(interp_gather_pitched_rows) {
   c.debug = true;
   SourceFile file = {"unpad.py", UNPAD, sizeof UNPAD - 1};
   const char *params[] = {"R=40", "G=2", "BM=16", NULL};
-  IrFunc *f = compile_run_ready(&c, &file, "unpad", params);
+  IrFunc *f = interp_compile(&c, &file, "unpad", params);
   REQUIRE(f);
   IrBuffer *X = param(f, "X"), *O = param(f, "out");
   VecLoads v2 = {X, 2, 0}, v4 = {X, 4, 0};
@@ -227,7 +207,7 @@ static void gemm_case(TestCtx *t, const char *src, size_t len, const char *const
   ts_compiler_init(&c, (TsTarget){90, true});
   c.debug = true;
   SourceFile file = {"mm.py", src, len};
-  IrFunc *f = compile_run_ready(&c, &file, "mm", params);
+  IrFunc *f = interp_compile(&c, &file, "mm", params);
   REQUIRE(f);
   if (want) CHECK(want(f));
   Interp in = {0};
@@ -380,7 +360,7 @@ TEST(interp_gemm_window_64b_swizzle) {
   c.debug = true;
   SourceFile file = {"qk.py", GEMM_WINDOW, sizeof GEMM_WINDOW - 1};
   const char *params[] = {"H=64", "N=64", NULL};
-  IrFunc *f = compile_run_ready(&c, &file, "qk", params);
+  IrFunc *f = interp_compile(&c, &file, "qk", params);
   REQUIRE(f);
   Interp in = {0};
   double *q = interp_global(&in, param(f, "Q")), *kk = interp_global(&in, param(f, "K")),
