@@ -310,13 +310,12 @@ static bool hoist_lets(IrStmt **items, int np, int i, IrStmt *s, IrStmt *kbody, 
   return true;
 }
 
-/* Is every global tensor the statement reads constant memory (the body before it cannot
- * have written what it reads stages ahead)? */
+/* Is everything the statement reads constant memory (the body before it cannot have written
+ * what it reads stages ahead: not its source, not an index it reads from shared memory)? */
 typedef struct SrcCheck { IrStmt *kbody; bool ok; } SrcCheck;
 static void src_check_expr(IrExpr *e, void *ctx) {
   SrcCheck *sc = ctx;
-  if (e->kind == IR_LOAD && e->u.load.buf->scope == IR_SCOPE_GLOBAL && !pass_constant_buffer(sc->kbody, e->u.load.buf))
-    sc->ok = false;
+  if (e->kind == IR_LOAD && !pass_constant_buffer(sc->kbody, e->u.load.buf)) sc->ok = false;
 }
 static void src_check_stmt(IrStmt *s, void *ctx) {
   SrcCheck *sc = ctx;
