@@ -141,7 +141,8 @@ for f in tests/stats/*.py; do
 done
 
 # 3. diagnostics: the compile must fail (exit 1, or the file's `# tilescale-exit: N` line:
-#    2 for a command-line mistake such as -k naming no function) and print exactly the .err text
+#    2 for a command-line mistake such as -k naming no function, 0 for a warning on a compile
+#    that succeeds) and print exactly the .err text
 for f in tests/diag/*.py; do
   [ -f "$f" ] || continue
   args=$(test_args "$f")

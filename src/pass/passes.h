@@ -146,6 +146,9 @@ IrStmt *pass_stage_gemm_b(TsCompiler *c, IrStmt *body);
 /* False (with a diagnostic) when the nest indexes a fragment or local past its constant
  * shape on every iteration's path (register_bounds.c). */
 bool pass_check_register_bounds(TsCompiler *c, const ParNest *nest);
+/* The first pass: a fragment that only T.Parallel element accesses touch, indexed past its
+ * declared shape, takes the shape its loops need (a warning says so), as in TileLang. */
+void pass_size_register_buffers(TsCompiler *c, IrFunc *f);
 
 /* Row-major flat index of idx into buf's shape (for register arrays). */
 IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int nidx, SrcLoc loc);

@@ -1,5 +1,7 @@
 /* pipeline.c — the passes from tile-level IR (front end) to thread-level IR (codegen):
  *
+ *   size_registers       a fragment that T.Parallel loops index past its declared shape
+ *      |                 (and nothing else touches) is sized to them (register_bounds.c)
  *   thread_return_tiles  T.thread_return(): no tile operation after it (thread_return.c)
  *      |
  *   plan_gemm            every T.gemm's plan (mma.sync / wgmma, tiling, swizzles), once
@@ -42,6 +44,7 @@ typedef struct PassEntry {
 } PassEntry;
 
 static const PassEntry passes[] = {
+    {"size_registers", pass_size_register_buffers},
     {"thread_return_tiles", pass_thread_return_tiles},
     {"plan_gemm", pass_plan_gemm},
     {"warp_specialize", pass_warp_specialize},

@@ -638,6 +638,10 @@ static ts_status kernel_compile(ts_program *prog, const char *func, const ts_par
     TS_CHECK(TS_ERR_INTERNAL);
   }
   k->cuda_source = arena_strdup(k->arena, cg.source);
+  /* Warnings of a compile that succeeded (a fragment sized to its loops, a value taken from
+   * the __main__ block) are the user's to see: on stderr, once per compile (a cached kernel
+   * does not repeat them). */
+  if (c->diag.warnings && !c->diag.echo) fputs(sb_str(&c->diag.out), stderr);
   /* A grid-wide barrier deadlocks unless every block is resident: launch cooperatively. */
   k->cooperative = cg.cooperative;
   k->uses_dist = cg.uses_dist;

@@ -1233,7 +1233,7 @@ def fp8_block_sparse_mqa(ctx, corpus, seq_len, heads=64, dim=128, kv_block=128, 
     same_inf = bool(((got == float("-inf")) == (want == float("-inf"))).all())
     fin = want != float("-inf")
     check("fp8 block-sparse MQA logits seq_len=%d (-inf pattern %s)" % (seq_len, "equal" if same_inf else "DIFFERS"),
-          got[fin] if same_inf else got, want[fin] if same_inf else want, 5e-2, 5e-3)
+          got[fin] if same_inf else got, want[fin] if same_inf else want, 1e-1, 1e-2)  # fp8 wgmma accumulation, as below
 
 
 def lightning_indexer(ctx, corpus, seq_len, seq_len_kv, heads=32, dim=64, pool=False):

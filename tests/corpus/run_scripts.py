@@ -2,7 +2,7 @@
 folder) with this project's `tilelang` package, on the GPU, and sorts the outcomes.
 
     python3 tests/corpus/run_scripts.py CORPUS_EXAMPLES_DIR [-j 6] [--timeout 240] [--only SUBSTR]
-            [--json OUT.json] [--shard I/N] [--tests]
+            [--json OUT.json] [--shard I/N] [--tests] [--logs DIR]
 
 Each script builds its inputs, runs its kernels and checks them against its own torch
 reference, so an assertion failure after the kernels ran is a WRONG result (the class of bug
@@ -36,7 +36,7 @@ SKIP_DIRS = ("amd", "autodd", "blockscaled_gemm_sm100", "flash_attention_sm100",
 SKIP_NAME = re.compile(r"(sm100|sm120|tcgen05|triton|_amd|cdna)", re.I)
 
 CLASSES = [
-    ("OOM", re.compile(r"OutOfMemoryError|CUDA out of memory|CUDA_ERROR_OUT_OF_MEMORY")),
+    ("OOM", re.compile(r"OutOfMemoryError|CUDA out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation")),
     ("WRONG", re.compile(r"AssertionError|Mismatched elements|not close|assert_allclose|Tensor-likes are not")),
     ("COMPILE", re.compile(r"TS_ERR_COMPILE|TS_ERR_UNSUPPORTED|TileScaleError")),
     ("MISSING", re.compile(r"ModuleNotFoundError|No module named")),
@@ -101,7 +101,22 @@ def command(path, pytest):
     return [sys.executable, name]
 
 
-def run_one(path, timeout, env, pytest=False):
+def save_log(logs, path, corpus, out):
+    """The whole output of a script that did not pass, as LOGS/<folder>__<file>.log."""
+    if logs:
+        name = os.path.relpath(path, corpus).replace(os.sep, "__") + ".log"
+        with open(os.path.join(logs, name), "w") as f:
+            f.write(out)
+
+
+def run_one(path, timeout, env, pytest=False, logs="", corpus=""):
+    path, cls, why, secs, out = run_script(path, timeout, env, pytest)
+    if cls != "PASS":
+        save_log(logs, path, corpus, out)
+    return path, cls, why, secs
+
+
+def run_script(path, timeout, env, pytest):
     t0 = time.monotonic()
     try:
         p = subprocess.run(command(path, pytest), cwd=os.path.dirname(path), env=env,
@@ -109,19 +124,19 @@ def run_one(path, timeout, env, pytest=False):
         out, rc = (p.stdout or "") + (p.stderr or ""), p.returncode
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or "") if isinstance(e.stdout, str) else ""
-        return path, "TIMEOUT", "ran past %d s" % timeout, time.monotonic() - t0
+        return path, "TIMEOUT", "ran past %d s" % timeout, time.monotonic() - t0, out
     secs = time.monotonic() - t0
     if rc == 0:
-        return path, "PASS", "", secs
+        return path, "PASS", "", secs, out
     if rc == 5 and re.search(r"no tests ran|No tests were collected", out) and re.search(r"skipped", out):
-        return path, "SKIP", "every test skipped itself (%s)" % first_error(out), secs
+        return path, "SKIP", "every test skipped itself (%s)" % first_error(out), secs, out
     for name, pat in CLASSES:
         if pat.search(out):
-            return path, name, first_error(out), secs
+            return path, name, first_error(out), secs, out
     why = missing_reference(path, out)
     if why:
-        return path, "MISSING", why, secs
-    return path, "ERROR", first_error(out), secs
+        return path, "MISSING", why, secs, out
+    return path, "ERROR", first_error(out), secs, out
 
 
 def missing_reference(path, out):
@@ -151,6 +166,7 @@ def main():
     ap.add_argument("--json", default="")
     ap.add_argument("--shard", default="0/1", help="I/N: run every N-th script starting at I (split over calls)")
     ap.add_argument("--tests", action="store_true", help="also TileLang's test_example_*.py (under pytest)")
+    ap.add_argument("--logs", default="", help="folder for the whole output of each script that does not pass")
     a = ap.parse_args()
     if not os.path.isdir(a.corpus):
         sys.exit("run_scripts.py: %s is not a folder (the corpus's tilelang/examples)" % a.corpus)
@@ -158,13 +174,15 @@ def main():
     env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("TILESCALE_LIB", os.path.join(ROOT, "build", "libtilescale.so"))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if a.logs:
+        os.makedirs(a.logs, exist_ok=True)
     si, sn = (int(x) for x in a.shard.split("/"))
     todo = scripts(a.corpus, a.only, a.tests)[si::sn]
     pytest = a.tests and has_pytest()
     print("running %d scripts, %d at a time, %d s each at most" % (len(todo), a.j, a.timeout), flush=True)
     results = []
     with cf.ThreadPoolExecutor(a.j) as ex:
-        for path, cls, why, secs in ex.map(lambda p: run_one(p, a.timeout, env, pytest), todo):
+        for path, cls, why, secs in ex.map(lambda p: run_one(p, a.timeout, env, pytest, a.logs, a.corpus), todo):
             rel = os.path.relpath(path, a.corpus)
             results.append({"script": rel, "class": cls, "why": why, "seconds": round(secs, 1)})
             print("%-8s %-70s %6.1fs %s" % (cls, rel, secs, why), flush=True)
@@ -172,7 +190,8 @@ def main():
     if oom:
         print("running %d script(s) that ran out of GPU memory again, one at a time" % len(oom), flush=True)
     for r in oom:
-        path, cls, why, secs = run_one(os.path.join(a.corpus, r["script"]), a.timeout, env, pytest)
+        path, cls, why, secs = run_one(os.path.join(a.corpus, r["script"]), a.timeout, env, pytest, a.logs,
+                                         a.corpus)
         r.update({"class": cls, "why": why, "seconds": round(secs, 1)})
         print("%-8s %-70s %6.1fs %s" % (cls, r["script"], secs, why), flush=True)
     totals = {}

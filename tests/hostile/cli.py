@@ -116,7 +116,7 @@ try:
          env=ENV)
     for spelling in (["--dump-after", "bogus"], ["--dump-after=bogus"]):
         case("compile %s" % " ".join(spelling), [TS, "compile", src] + ARGS + spelling, rc=2,
-             expect=[r"no pass named 'bogus'.*passes: thread_return_tiles, plan_gemm, warp_specialize, .*merge_shared_memory, "
+             expect=[r"no pass named 'bogus'.*passes: size_registers, thread_return_tiles, plan_gemm, warp_specialize, .*merge_shared_memory, "
                      r"thread_return_barriers; or 'all'"],
              env=ENV)
     case("compile -k nosuch", [TS, "compile", src, "-k", "nosuch"], rc=2,

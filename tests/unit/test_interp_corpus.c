@@ -872,3 +872,42 @@ TEST(corpus_interp_sparse_gqa_decode_paged) {
   CHECK(bad == 0);
   run_free(&r);
 }
+
+/* attention_sink/example_mha_sink_bwd_bhsd.py flashattn_fwd: `sinks` is declared with `heads`
+ * elements but filled by a loop over block_M rows, so it is sized to the loop (size_registers;
+ * heads = 2 < block_M = 64: reading it past 2 read other registers).  Each row's softmax also
+ * counts the head's sink: o = sum_j e^(s_j) v_j / (sum_j e^(s_j) + e^sink), lse = log2 of the
+ * denominator, s_j = q.k_j / sqrt(dim) over the sliding window k in (i - window, i]. */
+enum { KH = 2, KS = 192, KD = 64, KW = 64 };
+TEST(corpus_interp_attention_sink_fwd_window) {
+  const char *p[] = {"batch=1", "heads=2", "seq_len=192", "dim=64", "window_size=64", "dtype=float16", NULL};
+  Run r;
+  if (!corpus_compile(t, &r, "tilelang/examples/attention_sink/example_mha_sink_bwd_bhsd.py", "flashattn_fwd", p)) return;
+  double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *sinks = arg(&r, "Sinks"), *o = arg(&r, "Output"),
+         *lse = arg(&r, "lse");
+  unsigned seed = 21;
+  for (int e = 0; e < KH * KS * KD; e++) q[e] = rnd(&seed), k[e] = rnd(&seed), v[e] = rnd(&seed);
+  sinks[0] = 0.75, sinks[1] = -1.5;
+  run_clean(t, &r);
+  int bad = 0;
+  for (int h = 0; h < KH; h++)
+    for (int i = 0; i < KS; i++) {
+      double w[KS], den = exp(sinks[h]);
+      for (int j = 0; j < KS; j++) {
+        w[j] = 0;
+        if (j > i || j <= i - KW) continue;
+        double s = 0;
+        for (int d = 0; d < KD; d++) s += q[(h * KS + i) * KD + d] * k[(h * KS + j) * KD + d];
+        den += (w[j] = exp(s / sqrt((double)KD)));
+      }
+      bad += !close_to(lse[h * KS + i], log2(den), 1e-3);
+      for (int d = 0; d < KD; d++) {
+        double out = 0;
+        for (int j = 0; j < KS; j++) out += w[j] / den * v[(h * KS + j) * KD + d];
+        bad += !close_to(o[(h * KS + i) * KD + d], out, 4e-3);
+      }
+    }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, KH * KS * (KD + 1));
+  CHECK(bad == 0);
+  run_free(&r);
+}
