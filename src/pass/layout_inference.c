@@ -461,14 +461,9 @@ static bool layout_fits(Infer *in, const Node *n, const Fragment *L) {
   return true;
 }
 
-/* A fresh layout for a nest nothing laid out (free_layout); when that layout would not give
- * a fragment the nest reads with some of its vars (`scores_max[h]` in T.Parallel(h, k),
- * a reduction's result laid out along a GEMM's rows) the layout it has, the loop follows
- * that fragment instead (fragment_from_read: each iteration in the threads holding what it
- * reads), the read with the most loop vars first. */
-static Fragment *pick_free_layout(Infer *in, Node *n) {
-  Fragment *free = free_layout(in, n);
-  if (layout_fits(in, n, free)) return free;
+/* The read of a laid-out fragment (spread over the nest's threads) with the most loop vars,
+ * or NULL. */
+static const Access *laid_out_read(const Node *n) {
   const Access *src = NULL;
   for (int i = 0; i < n->acc.len; i++) {
     const Access *a = n->acc.items[i];
@@ -476,18 +471,35 @@ static Fragment *pick_free_layout(Infer *in, Node *n) {
     if (!a->simple || a->write || !f || fragment_is_replicated(f) || f->nthreads != n->nthreads) continue;
     if (!src || mapped_dims(a) > mapped_dims(src)) src = a;
   }
+  return src;
+}
+
+/* A fresh layout for a nest nothing laid out (free_layout); when that layout would not give
+ * a fragment the nest reads with some of its vars (`scores_max[h]` in T.Parallel(h, k),
+ * a reduction's result laid out along a GEMM's rows) the layout it has, the loop follows
+ * that fragment instead (fragment_from_read: each iteration in the threads holding what it
+ * reads), the read with the most loop vars first (laid_out_read). */
+static Fragment *pick_free_layout(Infer *in, Node *n) {
+  Fragment *free = free_layout(in, n);
+  if (layout_fits(in, n, free)) return free;
+  const Access *src = laid_out_read(n);
   if (!src) return free;
   Fragment *L = fragment_from_read(in->c, src->buf->fragment, n->nest.n, n->nest.extent, src->map);
   return L && layout_fits(in, n, L) ? L : free;
 }
 
-/* Which unresolved node gets a fresh layout next: the largest; on a retry after a held
- * conflict, nests with held accesses first, so that the copies filling the held buffer
- * follow the layout its use needs instead of imposing their own. */
+/* Which unresolved node gets a fresh layout next: the largest; of equal ones first a nest
+ * that reads a laid-out fragment (its layout follows that read, and what it writes with it),
+ * then a copy that moves vectors (its 16-byte accesses then set the layout the fills and
+ * arithmetic on the same fragments follow, instead of a fill's one element per thread making
+ * every later load scalar and every row value replicated); on a retry after a held conflict,
+ * nests with held accesses first, so that the copies filling the held buffer follow the
+ * layout its use needs instead of imposing their own. */
 static int64_t free_rank(const Infer *in, const Node *n) {
   bool held = false;
   for (int i = 0; in->held_first && i < n->acc.len; i++) held |= ((Access *)n->acc.items[i])->held;
-  return n->size + (held ? INT64_MAX / 2 : 0);
+  int tie = !n->is_nest ? 0 : laid_out_read(n) ? 2 : copy_vector_width(in->c, n) > 1;
+  return n->size * 4 + tie + (held ? INT64_MAX / 2 : 0);
 }
 
 /* A nest that writes a fragment every thread holds whole (replicated: written with indices

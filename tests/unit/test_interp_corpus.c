@@ -911,3 +911,50 @@ TEST(corpus_interp_attention_sink_fwd_window) {
   CHECK(bad == 0);
   run_free(&r);
 }
+
+/* flash_decoding/example_mha_inference.py: split-KV attention (4 module-constant splits, each a
+ * warp-specialized TMA loop) then the combine kernel, whose copy of a split's partial output
+ * sets the layout of its row values (layout_inference ranks the vector copy first: 16 rows per
+ * thread, not all 128).  Output = softmax(q k^T / sqrt(dim)) v per head. */
+enum { IH = 2, IQ = 128, IKV = 512, ID = 64 };
+static void find_local_size(IrStmt *s, void *ctx) {
+  int64_t *size = ctx;
+  if (s->kind == IR_S_ALLOC && !strcmp(s->u.alloc.buf->name, "scale_local")) *size = s->u.alloc.buf->local_size;
+}
+TEST(corpus_interp_mha_inference_split_combine) {
+  const char *p[] = {"batch=1", "heads=2", "seqlen_q=128", "seqlen_kv=512", "dim=64", "is_causal=False", "block_M=128",
+                     "block_N=64", NULL};
+  Run r;
+  if (!corpus_compile(t, &r, "tilelang/examples/flash_decoding/example_mha_inference.py", "flashattn", p)) return;
+  int64_t scale_regs = 0;
+  IrVisitor vis = {find_local_size, NULL, &scale_regs};
+  ir_visit(r.f->body, &vis);
+  CHECK(scale_regs == 8); /* 16-byte vectors: a row of 64 halves is 8 threads, so 16 rows per
+                           * pass of the 128 threads and 8 passes; each thread keeps 8 rows */
+  double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *o = arg(&r, "Output");
+  unsigned seed = 41;
+  for (int e = 0; e < IQ * IH * ID; e++) q[e] = rnd(&seed);
+  for (int e = 0; e < IKV * IH * ID; e++) k[e] = rnd(&seed), v[e] = rnd(&seed);
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0);
+  int bad = 0;
+  static double w[IKV];
+  for (int h = 0; h < IH; h++)
+    for (int i = 0; i < IQ; i++) {
+      double mx = -INFINITY, den = 0;
+      for (int j = 0; j < IKV; j++) {
+        double s = 0;
+        for (int d = 0; d < ID; d++) s += q[(i * IH + h) * ID + d] * k[(j * IH + h) * ID + d];
+        mx = fmax(mx, w[j] = s / sqrt((double)ID));
+      }
+      for (int j = 0; j < IKV; j++) den += (w[j] = exp(w[j] - mx));
+      for (int d = 0; d < ID; d++) {
+        double out = 0;
+        for (int j = 0; j < IKV; j++) out += w[j] / den * v[(j * IH + h) * ID + d];
+        bad += !close_to(o[(i * IH + h) * ID + d], out, 1e-2);
+      }
+    }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, IQ * IH * ID);
+  CHECK(bad == 0);
+  run_free(&r);
+}

@@ -382,3 +382,87 @@ TEST(interp_gemm_window_64b_swizzle) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* A kernel file of tests/codegen (run from the checkout's root, as tests/run.sh does),
+ * compiled with its defaults and run on random A [64, 64] and B [64, 64]; C = A @ B in ab. */
+typedef struct CodegenRun {
+  TsCompiler c;
+  char *text;
+  IrFunc *f;
+  Interp in;
+  double ab[64 * 64];
+} CodegenRun;
+
+static bool codegen_run(TestCtx *t, CodegenRun *r, const char *path, const char *func) {
+  memset(r, 0, sizeof *r);
+  ts_compiler_init(&r->c, (TsTarget){90, true});
+  r->c.debug = true;
+  size_t len = 0;
+  r->text = ts_read_file(path, &len);
+  if (!r->text) {
+    fprintf(stderr, "  cannot read %s (run from the checkout's root)\n", path);
+    t->failures++;
+    ts_compiler_fini(&r->c);
+    return false;
+  }
+  SourceFile file = {path, r->text, len};
+  const char *params[] = {NULL};
+  r->f = interp_compile(&r->c, &file, func, params);
+  if (!r->f) {
+    t->failures++;
+    return false;
+  }
+  double *a = interp_global(&r->in, param(r->f, "A")), *b = interp_global(&r->in, param(r->f, "B"));
+  unsigned seed = 31;
+  for (int e = 0; e < 64 * 64; e++) a[e] = rnd(&seed), b[e] = rnd(&seed);
+  for (int m = 0; m < 64; m++)
+    for (int n = 0; n < 64; n++) {
+      double s = 0;
+      for (int k = 0; k < 64; k++) s += a[m * 64 + k] * b[k * 64 + n];
+      r->ab[m * 64 + n] = s;
+    }
+  interp_run(&r->in, r->f);
+  CHECK(r->in.errors == 0 && r->in.races == 0);
+  return true;
+}
+
+static void codegen_free(CodegenRun *r) {
+  interp_free(&r->in);
+  free(r->text);
+  ts_compiler_fini(&r->c);
+}
+
+/* tests/codegen/fragment_read_rows.py: the row maxima of a wgmma accumulator read by row in two
+ * loops, one of them followed by a vector copy of what it writes (layout_inference ranks the
+ * loop that reads a laid-out fragment before that copy): S = AB - max_row, P = 2 max_row + j. */
+TEST(interp_fragment_read_rows) {
+  CodegenRun r;
+  if (!codegen_run(t, &r, "tests/codegen/fragment_read_rows.py", "row_reads")) return;
+  double *s = interp_global(&r.in, param(r.f, "S")), *p = interp_global(&r.in, param(r.f, "P"));
+  int bad = 0;
+  for (int m = 0; m < 64; m++) {
+    double mx = -INFINITY;
+    for (int n = 0; n < 64; n++) mx = fmax(mx, r.ab[m * 64 + n]);
+    for (int n = 0; n < 64; n++)
+      bad += !(fabs(s[m * 64 + n] - (r.ab[m * 64 + n] - mx)) <= 1e-4) + !(fabs(p[m * 64 + n] - (2 * mx + n)) <= 1e-4);
+  }
+  CHECK(bad == 0);
+  codegen_free(&r);
+}
+
+/* tests/codegen/fragment_staged_reads.py: 4-column strips of the accumulator summed under a
+ * serial loop through a shared copy of it: R[i, j] = sum over jj of AB[i, jj * 4 + j]. */
+TEST(interp_fragment_staged_reads) {
+  CodegenRun r;
+  if (!codegen_run(t, &r, "tests/codegen/fragment_staged_reads.py", "strips4")) return;
+  double *q = interp_global(&r.in, param(r.f, "R"));
+  int bad = 0;
+  for (int m = 0; m < 64; m++)
+    for (int j = 0; j < 4; j++) {
+      double s = 0;
+      for (int jj = 0; jj < 16; jj++) s += r.ab[m * 64 + jj * 4 + j];
+      bad += !(fabs(q[m * 4 + j] - s) <= 1e-3);
+    }
+  CHECK(bad == 0);
+  codegen_free(&r);
+}
