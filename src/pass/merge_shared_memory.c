@@ -6,7 +6,8 @@
  *
  * Offsets stack up in allocation order while that fits the target's per-block limit.  When
  * it does not (MLA decode: Q, the K/V stages and the output tile together are 299 KB),
- * buffers whose lifetimes do not overlap share bytes.  Lifetimes are counted in top-level
+ * buffers whose lifetimes do not overlap share bytes, and a buffer no statement touches
+ * (allocated for a branch of the factory not taken) takes none.  Lifetimes are counted in top-level
  * statements of the kernel body (a loop or branch that touches a buffer keeps it alive
  * throughout; every pipeline's cp.async / wgmma / TMA completion wait sits in or right after
  * the statement that issues it, so nothing is still in flight past a buffer's last
@@ -51,6 +52,27 @@ static void touch(Merge *m, const IrBuffer *b) {
   l->last = m->item;
 }
 
+/* Tile operations left in the kernel (none should reach this last pass, but a buffer they
+ * name is in use all the same). */
+static void touch_regions(Merge *m, const IrStmt *s) {
+  switch (s->kind) {
+    case IR_S_COPY: touch(m, s->u.copy.src.buf); touch(m, s->u.copy.dst.buf); return;
+    case IR_S_FILL: touch(m, s->u.fill.dst.buf); return;
+    case IR_S_REDUCE: touch(m, s->u.reduce.src); touch(m, s->u.reduce.dst); return;
+    case IR_S_ATOMIC:
+      touch(m, s->u.atomic.dst.buf);
+      if (s->u.atomic.src.buf) touch(m, s->u.atomic.src.buf);
+      return;
+    case IR_S_GEMM:
+      touch(m, s->u.gemm.a.buf);
+      touch(m, s->u.gemm.b.buf);
+      touch(m, s->u.gemm.c.buf);
+      if (s->u.gemm.e.buf) touch(m, s->u.gemm.e.buf);
+      return;
+    default: return;
+  }
+}
+
 static void scan_stmt(IrStmt *s, void *ctx) {
   Merge *m = ctx;
   if (s->kind == IR_S_ALLOC && s->u.alloc.buf->scope == IR_SCOPE_SHARED_DYN && !s->u.alloc.buf->alias_of) {
@@ -68,6 +90,7 @@ static void scan_stmt(IrStmt *s, void *ctx) {
     vec_push(m->c->arena, &m->lives, l);
   }
   if (s->kind == IR_S_STORE) touch(m, s->u.store.buf);
+  touch_regions(m, s);
 }
 
 static void scan_expr(IrExpr *e, void *ctx) {
@@ -88,15 +111,16 @@ static int64_t stack_offsets(Merge *m) {
   return cur;
 }
 
-static bool lives_overlap(const Life *a, const Life *b, int nitems) {
-  int a0 = a->first < 0 ? 0 : a->first, a1 = a->first < 0 ? nitems : a->last;
-  int b0 = b->first < 0 ? 0 : b->first, b1 = b->first < 0 ? nitems : b->last;
-  return a0 <= b1 && b0 <= a1;
+/* A buffer no statement touches (allocated but unused: `Bias_shared` of a kernel built
+ * without bias) holds nothing, so it overlaps nothing. */
+static bool lives_overlap(const Life *a, const Life *b) {
+  if (a->first < 0 || b->first < 0) return false;
+  return a->first <= b->last && b->first <= a->last;
 }
 
 /* First fit in order of first use: the lowest offset that collides with no placed buffer
  * alive at the same time.  Returns the bytes used. */
-static int64_t pack_offsets(Merge *m, int nitems) {
+static int64_t pack_offsets(Merge *m) {
   int n = m->lives.len;
   Life **order = ARENA_ARRAY(m->c->arena, Life *, n);
   for (int i = 0; i < n; i++) order[i] = m->lives.items[i];
@@ -110,12 +134,16 @@ static int64_t pack_offsets(Merge *m, int nitems) {
   for (int i = 0; i < n; i++) {
     Life *l = order[i];
     int64_t off = 0;
+    if (l->first < 0) { /* untouched: no bytes of its own */
+      l->offset = 0;
+      continue;
+    }
     for (bool moved = true; moved;) {
       moved = false;
       off = align_up(off, l->align);
       for (int j = 0; j < i; j++) {
         Life *p = order[j];
-        if (lives_overlap(l, p, nitems) && off < p->offset + p->bytes && p->offset < off + l->bytes) {
+        if (lives_overlap(l, p) && off < p->offset + p->bytes && p->offset < off + l->bytes) {
           off = p->offset + p->bytes;
           moved = true;
         }
@@ -204,7 +232,7 @@ static void merge_kernel(TsCompiler *c, IrStmt *ks) {
   int64_t cap = pass_smem_cap(c);
   int64_t bytes = stack_offsets(&m);
   if (cap && bytes > cap && body && body->kind == IR_S_SEQ) {
-    bytes = pack_offsets(&m, nitems);
+    bytes = pack_offsets(&m);
     PtrVec out = {0}, cons = {0};
     for (int i = 0; i < nitems; i++) {
       bool in_cons = split >= 0 && i >= split && i < split + ncons;

@@ -466,3 +466,40 @@ TEST(interp_fragment_staged_reads) {
   CHECK(bad == 0);
   codegen_free(&r);
 }
+
+/* A shared buffer the kernel allocates but never touches (`Bias_shared` of TileLang's dequant
+ * GEMM built without bias) holds nothing: merge_shared_memory gives it no bytes of its own, so
+ * the 176 KB of U beside the GEMM's 64 KB of pipeline stages and its 64 KB output tile (which
+ * reuses the stages' bytes after the loop) still fit one block. */
+static const char GEMM_UNUSED_SMEM[] =
+    KERNEL_FILE_HEAD
+    "def mm(M, N, K, BM, BN, BK, threads):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):\n"
+    GEMM_TILES
+    "            U = T.alloc_shared((176, 256), \"float32\")\n"
+    "            C_s = T.alloc_shared((BM, BN), \"float32\")\n"
+    "            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=2):\n"
+    "                T.copy(A[by * BM, k * BK], A_s)\n"
+    "                T.copy(B[k * BK, bx * BN], B_s)\n"
+    "                T.gemm(A_s, B_s, acc)\n"
+    "            T.copy(acc, C_s)\n"
+    "            T.copy(C_s, C[by * BM, bx * BN])\n"
+    "\n"
+    "    return main\n";
+
+static void find_kernel_smem(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_KERNEL) *(int64_t *)ctx = s->u.kernel.smem_bytes;
+}
+static bool smem_without_unused(IrFunc *f) {
+  int64_t bytes = -1;
+  IrVisitor v = {find_kernel_smem, NULL, &bytes};
+  ir_visit(f->body, &v);
+  return bytes > 0 && bytes <= 2 * 32768 + 65536 + 2048; /* the stages, C_s, the mbarriers */
+}
+
+TEST(interp_gemm_unused_shared_buffer) {
+  const char *p[] = {"M=128", "N=128", "K=256", "BM=128", "BN=128", "BK=64", "threads=128", NULL};
+  gemm_case(t, GEMM_UNUSED_SMEM, sizeof GEMM_UNUSED_SMEM - 1, p, 128, 128, 256, 64, false, smem_without_unused, true);
+}
