@@ -1163,6 +1163,45 @@ def mhc_pre_gemm_sqrsum(ctx, corpus, n, hidden):
           1e-2)
 
 
+def mha_inference(ctx, corpus, heads, seqlen_q, seqlen_kv, dim):
+    """flash_decoding/example_mha_inference.py: split-KV attention over 4 module-constant splits
+    (warp-specialized TMA loops) then the combine kernel, whose 16-byte copy of each split's
+    partial output lays out its row values (layout_inference ranks that copy before the fills:
+    a few rows per thread, not all of them)."""
+    k = ctx.load(os.path.join(corpus, "flash_decoding/example_mha_inference.py")).compile(
+        "flashattn", batch=1, heads=heads, seqlen_q=seqlen_q, seqlen_kv=seqlen_kv, dim=dim, is_causal=False,
+        block_M=128, block_N=64)
+    q = torch.randn(1, seqlen_q, heads, dim, dtype=torch.float16, device="cuda")
+    kk, v = (torch.randn(1, seqlen_kv, heads, dim, dtype=torch.float16, device="cuda") for _ in range(2))
+    out = k(q, kk, v)
+    s = torch.einsum("bqhd,bkhd->bhqk", q.double(), kk.double()) / dim ** 0.5
+    want = torch.einsum("bhqk,bkhd->bqhd", torch.softmax(s, -1), v.double())
+    check("mha_inference split-KV + combine h%d q%d kv%d d%d" % (heads, seqlen_q, seqlen_kv, dim), out, want.float(),
+          2e-2, 1e-2)  # the split log-sums pass through float16 (glse)
+
+
+def attention_sink_fwd(ctx, corpus, heads, seq_len, window):
+    """attention_sink/example_mha_sink_bwd_bhsd.py flashattn_fwd with fewer heads than block_M
+    rows: `sinks` is declared with `heads` elements and filled by a loop over block_M rows, so
+    it is sized to the loop (size_registers), as TileLang's own tests of the file run it.  Each
+    row's softmax counts the head's sink in its denominator; lse is log2 of that denominator."""
+    k = ctx.load(os.path.join(corpus, "attention_sink/example_mha_sink_bwd_bhsd.py")).compile(
+        "flashattn_fwd", batch=1, heads=heads, seq_len=seq_len, dim=128, window_size=window, dtype="float16")
+    q, kk, v = (torch.randn(1, heads, seq_len, 128, dtype=torch.float16, device="cuda") for _ in range(3))
+    sinks = torch.randn(heads, dtype=torch.float16, device="cuda")
+    o, lse = k(q, kk, v, sinks)
+    s = torch.einsum("bhqd,bhkd->bhqk", q.double(), kk.double()) / 128 ** 0.5
+    i = torch.arange(seq_len, device="cuda")
+    keep = (i[:, None] >= i[None, :]) & ((i[:, None] < i[None, :] + window) if window else True)
+    s = s.masked_fill(~keep, float("-inf"))
+    m = torch.maximum(s.amax(-1), sinks.double()[None, :, None])
+    e = torch.exp(s - m[..., None])
+    den = e.sum(-1) + torch.exp(sinks.double()[None, :, None] - m)
+    tag = "attention sink fwd heads=%d seq=%d window=%s" % (heads, seq_len, window)
+    check(tag + ": output", o, torch.einsum("bhqk,bhkd->bhqd", e / den[..., None], v.double()).float(), 2e-2, 1e-2)
+    check(tag + ": lse", lse, (torch.log(den) + m).div(math.log(2)).float(), 1e-3, 1e-3)
+
+
 def gqa_decode_varlen(ctx, corpus, seqlens, heads, k_heads, dim, sink):
     """flash_decoding/example_gqa_decode_varlen_logits.py: the per-block score output reads the
     final row maximum and log-sum (reductions laid out along the GEMM's rows) in a loop over
@@ -1643,6 +1682,11 @@ def main():
         lambda: layout_follow_reads(ctx),
         lambda: gqa_decode_varlen(ctx, corpus, [1000, 257, 4096], 32, 8, 128, True),
         lambda: gqa_decode_varlen(ctx, corpus, [8192], 32, 8, 128, False),  # the manifest's row
+        lambda: mha_inference(ctx, corpus, 32, 128, 8192, 128),  # main()'s sizes
+        lambda: mha_inference(ctx, corpus, 4, 256, 2048, 64),
+        lambda: attention_sink_fwd(ctx, corpus, 1, 512, None),  # TileLang's test: heads=1
+        lambda: attention_sink_fwd(ctx, corpus, 1, 512, 128),
+        lambda: attention_sink_fwd(ctx, corpus, 8, 1024, 128),
         lambda: fp8_block_sparse_mqa(ctx, corpus, 1024),  # the manifest's row
         lambda: fp8_block_sparse_mqa(ctx, corpus, 512, topk=4),
         lambda: sinkhorn_bwd_cg(ctx, corpus, 64),
