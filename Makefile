@@ -214,14 +214,18 @@ bench: all $(BUILD)/bench $(BUILD)/bench_gemm
 # for some rows (a whole run outlasts one 10-minute device call: split it in three, e.g.
 # `gemm,deepgemm,dequant,convolution`, `mha_,gqa_,flash_decoding,mla_` and
 # `mamba,elementwise,rms_norm,layernorm,online_softmax,per_token,gemv,topk`), BENCH_JSON=FILE to
-# append each row as a JSON line, BENCH_ROUNDS alternations per row (default 2).
+# append each row as a JSON line, BENCH_ROUNDS alternations per row (default 2).  PEER_TAR=FILE
+# (bench/tilelang/pack_peer.sh: all the peer's wheels in one 38 MB file, one device call with the
+# corpus beside it instead of two installs) is unpacked into PEER when PEER has no TileLang yet.
 PEER         ?= /tmp/peer
+PEER_TAR     ?=
 BENCH_ONLY   ?=
 BENCH_JSON   ?=
 BENCH_ROUNDS ?= 2
 bench-tilelang: all
 	@test -d $(CORPUS)/tilelang/examples || { echo "bench-tilelang: no $(CORPUS)/tilelang/examples (set CORPUS=DIR)"; exit 2; }
-	@test -d $(PEER)/tilelang || { echo "bench-tilelang: no TileLang in $(PEER) (../shared/peer/README.md; set PEER=DIR)"; exit 2; }
+	@if [ ! -d $(PEER)/tilelang ] && [ -n "$(PEER_TAR)" ]; then mkdir -p $(PEER) && xz -dc $(PEER_TAR) | tar -xf - -C $(PEER); fi
+	@test -d $(PEER)/tilelang || { echo "bench-tilelang: no TileLang in $(PEER) (../shared/peer/README.md; set PEER=DIR, or PEER_TAR=FILE from bench/tilelang/pack_peer.sh)"; exit 2; }
 	TILESCALE_LIB=$(abspath $(LIB_SO)) PYTHONUNBUFFERED=1 $(PYTHON) bench/tilelang/bench_vs_tilelang.py \
 	    $(CORPUS)/tilelang/examples --peer $(PEER) --rounds $(BENCH_ROUNDS) $(if $(BENCH_ONLY),--only "$(BENCH_ONLY)") \
 	    $(if $(BENCH_JSON),--json $(BENCH_JSON))
