@@ -107,12 +107,52 @@ static int64_t addr(Interp *in, Mem *m, IrExpr **idx, int nidx, int t) {
   return a;
 }
 
+/* The buffer whose memory b is (a view's root). */
+static const IrBuffer *root_of(const IrBuffer *b) {
+  while (b->alias_of) b = b->alias_of;
+  return b;
+}
+
+/* The bytes of shared element a of m in the kernel's dynamic shared memory; false for a
+ * buffer without an offset (or of a sub-byte type). */
+static bool smem_bytes_of(const Interp *in, const Mem *m, int64_t a, int64_t *lo, int64_t *n) {
+  const IrBuffer *r = root_of(m->buf);
+  if (!in->smem.n || r->scope != IR_SCOPE_SHARED_DYN || r->smem_offset < 0 || dtype_bits(r->dtype) < 8) return false;
+  *n = dtype_bytes(r->dtype);
+  *lo = r->smem_offset + a * *n;
+  return *lo >= 0 && *lo + *n <= in->smem.n;
+}
+
+/* An access by thread t to element a of m, by byte (SmemBytes); `check` false: a TMA landing,
+ * which marks its bytes only (the coroutines order it by mbarriers, not barriers). */
+static void track_bytes(Interp *in, const Mem *m, int64_t a, int t, bool write, bool check) {
+  int64_t lo, n;
+  if (!smem_bytes_of(in, m, a, &lo, &n)) return;
+  SmemBytes *sb = &in->smem;
+  int id = root_of(m->buf)->id + 1;
+  for (int64_t b = lo; b < lo + n; b++) {
+    if (!write) {
+      if (sb->own[b] && sb->own[b] != id) interp_fault(in, __LINE__); /* clobbered by another buffer */
+      if (sb->rep[b] == in->epoch && sb->rthr[b] != t) sb->rthr[b] = -2;
+      else if (sb->rep[b] != in->epoch) sb->rep[b] = in->epoch, sb->rthr[b] = t;
+      sb->rbuf[b] = id;
+      continue;
+    }
+    if (check && sb->rep[b] == in->epoch && sb->rthr[b] != t && sb->rbuf[b] != id) in->races++;
+    if (check && sb->wep[b] == in->epoch && sb->wthr[b] != t && sb->own[b] != id) in->races++;
+    sb->own[b] = id;
+    sb->wep[b] = in->epoch;
+    sb->wthr[b] = t;
+  }
+}
+
 /* Records an access to shared element a by thread t (a write stores v); counts a race when
  * another thread wrote the element since the last barrier (unless this is a write of the
  * value already there: every thread storing the same element is benign), or, for a
  * write, read it. */
 static void track(Interp *in, Mem *m, int64_t a, int t, bool write, double v) {
   if (!m->wep) return;
+  track_bytes(in, m, a, t, write, true);
   if (m->flux[a] > 0) in->races++; /* a cp.async to it in flight */
   if (m->wep[a] == in->epoch && m->wthr[a] != t && !(write && m->data[a] == v)) in->races++;
   if (write) {
@@ -458,6 +498,7 @@ static void tma_box(Interp *in, const IrTmaMap *map, Mem *g, Mem *sm, int64_t ba
       interp_fault(in, __LINE__);
       return;
     }
+    track_bytes(in, sm, so, 0, load, false);
     if (load) sm->data[so] = inside ? g->data[gi] : 0;
     else if (inside) g->data[gi] = sm->data[so];
   }
@@ -686,6 +727,24 @@ static void mem_release(Mem *m) {
 }
 
 /* Runs every block of kernel ks. */
+static void smem_free(SmemBytes *sb) {
+  free(sb->own), free(sb->rbuf), free(sb->wep), free(sb->wthr), free(sb->rep), free(sb->rthr);
+  memset(sb, 0, sizeof *sb);
+}
+
+/* Every byte unowned and untouched (a block starts). */
+static void smem_reset(SmemBytes *sb, int64_t bytes) {
+  if (sb->n != bytes) {
+    smem_free(sb);
+    sb->n = bytes;
+    if (!bytes) return;
+    sb->own = calloc((size_t)bytes, sizeof(int)), sb->rbuf = calloc((size_t)bytes, sizeof(int));
+    sb->wep = calloc((size_t)bytes, sizeof(int)), sb->wthr = calloc((size_t)bytes, sizeof(int));
+    sb->rep = calloc((size_t)bytes, sizeof(int)), sb->rthr = calloc((size_t)bytes, sizeof(int));
+  }
+  for (int64_t b = 0; b < bytes; b++) sb->own[b] = sb->rbuf[b] = 0, sb->wep[b] = sb->rep[b] = -1;
+}
+
 static void run_kernel(Interp *in, IrFunc *f, IrStmt *ks) {
   IrKernel *k = &ks->u.kernel;
   in->func = f;
@@ -717,6 +776,7 @@ static void run_kernel(Interp *in, IrFunc *f, IrStmt *ks) {
             in->mem[i] = in->mem[--in->nmem];
             i--;
           }
+        smem_reset(&in->smem, k->smem_bytes);
         exec(in, k->body, all);
         if (in->npend + in->ngemm) interp_fault(in, __LINE__); /* copies or GEMMs never waited for */
         in->npend = 0;
@@ -741,6 +801,7 @@ void interp_run(Interp *in, IrFunc *f) {
 
 void interp_free(Interp *in) {
   free(in->pend);
+  smem_free(&in->smem);
   for (int i = 0; i < in->nmem; i++) mem_release(&in->mem[i]);
   free(in->slots);
 }

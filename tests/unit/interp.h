@@ -9,7 +9,8 @@
  * touched by another): a missing __syncthreads fails a test even though lockstep
  * execution hides it.  Each cp.async write lands at the wait that retires its group, and
  * any read of its element between the issue and that wait is a race (the hardware may
- * land it at any moment in between).  Tensor-core GEMMs
+ * land it at any moment in between).  Buffers that merge_shared_memory lets share bytes are
+ * checked by byte (SmemBytes): a read of bytes another buffer has written since is an error.  Tensor-core GEMMs
  * (gemm_ss/rs_mma, gemm_ss/rs_wgmma, issued and waited) run from the compiler's own
  * operand layouts (layout.h swizzles, the accumulator Fragment): a check that the code
  * around them writes and reads those layouts, not of the device templates themselves.
@@ -51,6 +52,12 @@ typedef struct PendingGemm {
  * transaction bytes still expected, completed phases. */
 typedef struct MBar { Mem *m; int64_t a; int count, pending; int64_t tx; int phase; } MBar;
 #define INTERP_MAX_MBARS 64
+/* Dynamic shared memory by byte, at merge_shared_memory's offsets: which buffer's data each
+ * byte holds (1 + IrBuffer.id, 0: none yet) and who last wrote and read it since a barrier.
+ * Two buffers given the same bytes (their lifetimes do not overlap) show a read of bytes the
+ * other wrote since (clobbered: an error) and touches of both by different threads between
+ * two barriers (races). */
+typedef struct SmemBytes { int64_t n; int *own, *rbuf, *wep, *wthr, *rep, *rthr; } SmemBytes;
 struct Coop;
 typedef struct Interp {
   int T;
@@ -67,6 +74,7 @@ typedef struct Interp {
   const IrKernel *kernel;
   int64_t grid[3], block[3]; /* the launch and the running block */
   struct Coop *coop;     /* inside a warp-specialized role split: the two roles' hand-over */
+  SmemBytes smem;        /* the running kernel's dynamic shared memory, by byte */
 } Interp;
 
 /* Compiles `func` of `file` with "name=value" parameters (NULL-terminated, at most 16) through
