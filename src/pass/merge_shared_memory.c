@@ -4,9 +4,12 @@
  * starts on a 128-byte boundary, which covers 16-byte vector accesses and bank-aligned
  * rows; swizzled tiles (layout.h) on a 1024-byte one.
  *
- * Offsets stack up in allocation order while that fits the target's per-block limit.  When
- * it does not (MLA decode: Q, the K/V stages and the output tile together are 299 KB),
- * buffers whose lifetimes do not overlap share bytes, and a buffer no statement touches
+ * Offsets stack up in allocation order while that fits the target's per-block limit and no
+ * sharing would let more blocks share an SM.  When it does not fit (MLA decode: Q, the K/V
+ * stages and the output tile together are 299 KB), or when sharing would fit more blocks on an
+ * SM (mamba chunk_scan: the tiles of its GEMM before the loop under the loop's stages, 84 KB
+ * to 34 KB; not for a warp-specialized kernel, built for one block an SM), buffers whose
+ * lifetimes do not overlap share bytes, and a buffer no statement touches
  * (allocated for a branch of the factory not taken) takes none.  Lifetimes are counted in top-level
  * statements of the kernel body (a loop or branch that touches a buffer keeps it alive
  * throughout; every pipeline's cp.async / wgmma / TMA completion wait sits in or right after
@@ -213,6 +216,27 @@ static IrStmt **flat_items(TsCompiler *c, const IrKernel *k, int *nitems, int *s
   return items;
 }
 
+/* Blocks of `threads` threads with `bytes` of dynamic shared memory one SM holds, as far as
+ * shared memory (each block also takes 1 KB the system reserves) and the SM's 2048 threads
+ * decide; registers are not known before NVRTC. */
+static int64_t blocks_per_sm(const TsCompiler *c, int64_t bytes, int64_t threads) {
+  int64_t per_sm = pass_smem_per_sm(c);
+  if (!per_sm || threads <= 0) return 1;
+  int64_t by_smem = per_sm / (bytes + 1024), by_threads = 2048 / threads;
+  return by_smem < by_threads ? by_smem : by_threads;
+}
+
+/* Would sharing the bytes of buffers whose lifetimes do not overlap let more blocks of the
+ * kernel run on one SM (chunk_scan: the tiles of the GEMM before the loop reused by the
+ * loop's stages)?  Not for a warp-specialized kernel, which is built for one block an SM
+ * (setmaxnreg hands its registers to the consumers).  Leaves the offsets stacked. */
+static bool packing_adds_blocks(Merge *m, const IrKernel *k, int64_t stacked) {
+  if (k->producer_threads) return false;
+  int64_t threads = pass_kernel_threads(k), packed = pack_offsets(m);
+  stack_offsets(m);
+  return blocks_per_sm(m->c, packed, threads) > blocks_per_sm(m->c, stacked, threads);
+}
+
 static void merge_kernel(TsCompiler *c, IrStmt *ks) {
   IrKernel *k = &ks->u.kernel;
   Merge m = {c, {0}, 0};
@@ -231,7 +255,7 @@ static void merge_kernel(TsCompiler *c, IrStmt *ks) {
     if (items[m.item]->kind != IR_S_ALLOC) ir_visit(items[m.item], &v);
   int64_t cap = pass_smem_cap(c);
   int64_t bytes = stack_offsets(&m);
-  if (cap && bytes > cap && body && body->kind == IR_S_SEQ) {
+  if (cap && body && body->kind == IR_S_SEQ && (bytes > cap || packing_adds_blocks(&m, k, bytes))) {
     bytes = pack_offsets(&m);
     PtrVec out = {0}, cons = {0};
     for (int i = 0; i < nitems; i++) {

@@ -215,6 +215,11 @@ int64_t pass_smem_cap(const TsCompiler *c) {
   return d && c->target.sm >= 80 ? d->shared_memory_per_block_optin : 0;
 }
 
+int64_t pass_smem_per_sm(const TsCompiler *c) {
+  const TsDeviceProps *d = ts_target_device(c->target.sm);
+  return d ? d->shared_memory_per_sm : 0;
+}
+
 int64_t pass_kernel_threads(const IrKernel *k) {
   int64_t t = 1;
   for (int i = 0; i < 3; i++) t *= k->threads[i] > 0 ? k->threads[i] : 1;

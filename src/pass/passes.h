@@ -161,6 +161,8 @@ bool pass_config_on(const IrFunc *f, const char *key);
 bool pass_is_role_split(const IrKernel *k, const IrStmt *s);
 /* Dynamic shared memory one block may opt in to on the target (0: unknown). */
 int64_t pass_smem_cap(const TsCompiler *c);
+/* Shared memory of one SM (all its blocks together); 0 when the target table lacks it. */
+int64_t pass_smem_per_sm(const TsCompiler *c);
 /* The range environment of a walk over thread-level IR (simplify, safe_memory); entries are only
  * appended, so a scope ends by restoring env->n.
  *  - pass_range_narrow: v's range where `v < c` (<=, >=, >; v a variable, or one plus or minus a constant; c a constant; with
