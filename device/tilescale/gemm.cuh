@@ -206,7 +206,10 @@ TS_DEV void gemm_ss_mma(const T *A, const TB2 *B, TC *acc, int tid) {
 #pragma unroll
     for (int i = 0; i < 4 * MI * NJ; ++i) acc[i] = TC(0);
   }
-#pragma unroll
+  /* four k-steps at a time, not all: fully unrolled, ptxas hoists every step's ldmatrix loads
+   * and a kernel that also keeps large accumulators live spills (the GQA backward's dQ GEMM,
+   * K = 128: 36 bytes of spills in its loop at 255 registers; none with 4) */
+#pragma unroll 4
   for (int kk = 0; kk < K / KI; ++kk) {
     uint32_t af[MI][4], bf[NJ + 1][2];
 #pragma unroll
