@@ -18,6 +18,20 @@
   "            acc = T.alloc_fragment((BM, BN), \"float32\")\n"      \
   "            T.clear(acc)\n"
 
+/* The prim_func of the GEMM kernels: A [M, K] and B [K, N] float16, C [M, N] float32, one block
+ * per BM x BN tile of C, and the tiles. */
+#define GEMM_MAIN                                                                                        \
+  "    @T.prim_func\n"                                                                                 \
+  "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float32\")):\n" \
+  "        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):\n"           \
+  GEMM_TILES
+/* k-tile k of A and B into A_s and B_s by T.Parallel copies (in a loop over k). */
+#define PARALLEL_TILE_COPIES                                   \
+  "                for i, j in T.Parallel(BM, BK):\n"        \
+  "                    A_s[i, j] = A[by * BM + i, k * BK + j]\n" \
+  "                for i, j in T.Parallel(BK, BN):\n"        \
+  "                    B_s[i, j] = B[k * BK + i, bx * BN + j]\n"
+
 /* The first global parameter buffer named `name`. */
 static IrBuffer *param(IrFunc *f, const char *name) {
   for (int i = 0; i < f->nparams; i++)
@@ -252,15 +266,9 @@ TEST(interp_gemm_wgmma_trans_a) {
 static const char GEMM_PAR_PIPELINE[] =
     KERNEL_FILE_HEAD
     "def mm(M, N, K, BM, BN, BK, threads, stages):\n"
-    "    @T.prim_func\n"
-    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float32\")):\n"
-    "        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):\n"
-    GEMM_TILES
+    GEMM_MAIN
     "            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=stages):\n"
-    "                for i, j in T.Parallel(BM, BK):\n"
-    "                    A_s[i, j] = A[by * BM + i, k * BK + j]\n"
-    "                for i, j in T.Parallel(BK, BN):\n"
-    "                    B_s[i, j] = B[k * BK + i, bx * BN + j]\n"
+    PARALLEL_TILE_COPIES
     "                T.gemm(A_s, B_s, acc)\n"
     "            T.copy(acc, C[by * BM, bx * BN])\n"
     "\n"
@@ -278,10 +286,7 @@ TEST(interp_gemm_parallel_copies_pipelined) {
 static const char GEMM_WS[] =
     KERNEL_FILE_HEAD
     "def mm(M, N, K, BM, BN, BK, threads, stages):\n"
-    "    @T.prim_func\n"
-    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float32\")):\n"
-    "        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):\n"
-    GEMM_TILES
+    GEMM_MAIN
     "            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=stages):\n"
     "                T.copy(A[by * BM, k * BK], A_s)\n"
     "                T.copy(B[k * BK, bx * BN], B_s)\n"
@@ -474,10 +479,7 @@ TEST(interp_fragment_staged_reads) {
 static const char GEMM_UNUSED_SMEM[] =
     KERNEL_FILE_HEAD
     "def mm(M, N, K, BM, BN, BK, threads):\n"
-    "    @T.prim_func\n"
-    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float32\")):\n"
-    "        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):\n"
-    GEMM_TILES
+    GEMM_MAIN
     "            U = T.alloc_shared((176, 256), \"float32\")\n"
     "            C_s = T.alloc_shared((BM, BN), \"float32\")\n"
     "            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=2):\n"
@@ -512,20 +514,14 @@ TEST(interp_gemm_unused_shared_buffer) {
 static const char GEMM_PRE_TILE[] =
     KERNEL_FILE_HEAD
     "def mm(M, N, K, BM, BN, BK, threads):\n"
-    "    @T.prim_func\n"
-    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float32\")):\n"
-    "        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):\n"
-    GEMM_TILES
+    GEMM_MAIN
     "            PA = T.alloc_shared((BM, 64), \"float16\")\n"
     "            PB = T.alloc_shared((64, BN), \"float16\")\n"
     "            T.copy(A[by * BM, 0], PA)\n"
     "            T.copy(B[0, bx * BN], PB)\n"
     "            T.gemm(PA, PB, acc)\n"
     "            for k in T.Pipelined(1, T.ceildiv(K, BK), num_stages=2):\n"
-    "                for i, j in T.Parallel(BM, BK):\n"
-    "                    A_s[i, j] = A[by * BM + i, k * BK + j]\n"
-    "                for i, j in T.Parallel(BK, BN):\n"
-    "                    B_s[i, j] = B[k * BK + i, bx * BN + j]\n"
+    PARALLEL_TILE_COPIES
     "                T.gemm(A_s, B_s, acc)\n"
     "            T.copy(acc, C[by * BM, bx * BN])\n"
     "\n"
