@@ -208,11 +208,11 @@ TEST(corpus_interp_gemv_alloc_reducer) {
 
 /* convolution/example_convolution*.py: T.im2col's gather and the kernel tile as cp.async
  * stages of the pipeline, wgmma issued and waited around them; against the direct sum. */
-static void conv_case(TestCtx *t, const char *file, const char *const *p, int N, int C, int H, int W, int F, int K,
-                      int S, int D, int P) {
+static void conv_case(TestCtx *t, const char *file, const char *func, const char *const *p, int N, int C, int H, int W,
+                      int F, int K, int S, int D, int P) {
   int OH = (H + 2 * P - D * (K - 1) - 1) / S + 1, OW = (W + 2 * P - D * (K - 1) - 1) / S + 1;
   Run r;
-  if (!corpus_compile(t, &r, file, "convolution", p)) return;
+  if (!corpus_compile(t, &r, file, func, p)) return;
   double *x = arg(&r, "data"), *w = arg(&r, "kernel"), *out = arg(&r, "out");
   unsigned seed = 9;
   fill(x, N * H * W * C, &seed);
@@ -248,14 +248,23 @@ static void conv_case(TestCtx *t, const char *file, const char *const *p, int N,
 TEST(corpus_interp_convolution) {
   const char *p[] = {"S=1", "D=1", "P=1", "block_M=64", "block_N=128", "block_K=32", "num_stages=3", "threads=256",
                      "N=2", "C=16", "H=5", "W=6", "F=128", "K=3", NULL};
-  conv_case(t, "tilelang/examples/convolution/example_convolution.py", p, 2, 16, 5, 6, 128, 3, 1, 1, 1);
+  conv_case(t, "tilelang/examples/convolution/example_convolution.py", "convolution", p, 2, 16, 5, 6, 128, 3, 1, 1, 1);
 }
 /* stride 2, 8 channels (64 reduction columns in tiles of 32): the autotuner file's largest
  * tile (128 x 256 x 64) with its rasterized block order */
 TEST(corpus_interp_convolution_autotune_tile) {
   const char *p[] = {"S=2", "D=1", "P=1", "block_M=128", "block_N=256", "block_K=64", "num_stages=3",
                      "thread_num=256", "enable_rasteration=True", "N=2", "C=8", "H=9", "W=7", "F=256", "K=3", NULL};
-  conv_case(t, "tilelang/examples/convolution/example_convolution_autotune.py", p, 2, 8, 9, 7, 256, 3, 2, 1, 1);
+  conv_case(t, "tilelang/examples/convolution/example_convolution_autotune.py", "convolution", p, 2, 8, 9, 7, 256, 3, 2,
+            1, 1);
+}
+/* analyze/example_conv_analyze.py: the same convolution written through flat views of the
+ * filter and the output (T.Tensor(..., x.data)) and an explicit shared output tile, which
+ * shares bytes with the pipeline's stages once the loop is done (merge_shared_memory) */
+TEST(corpus_interp_conv_analyze) {
+  const char *p[] = {"S=1", "D=1", "P=1", "block_M=64", "block_N=128", "block_K=32", "num_stages=3", "threads=256",
+                     "N=2", "C=16", "H=5", "W=6", "F=128", "K=3", NULL};
+  conv_case(t, "tilelang/examples/analyze/example_conv_analyze.py", "kernel", p, 2, 16, 5, 6, 128, 3, 1, 1, 1);
 }
 
 /* grouped_gemm/example_grouped_gemm_bwd.py grouped_gemm_bwd (the file's 64 x 128 x 64 tile,
@@ -955,6 +964,51 @@ TEST(corpus_interp_mha_inference_split_combine) {
       }
     }
   if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, IQ * IH * ID);
+  CHECK(bad == 0);
+  run_free(&r);
+}
+
+/* gdn/example_chunk_o.py tilelang_chunk_fwd_o: the gated-delta-rule output of each 64-row chunk,
+ * O = scale (exp(G_s) q_s H_c + sum over s2 <= s in the chunk of (q_s . k_s2) exp(G_s - G_s2) v_s2)
+ * (a pair whose gate difference is positive counts 0, as the kernel writes it).  The tiles
+ * of the K loop (Q, K, H) give their bytes to V, A and O after it (merge_shared_memory: 6
+ * blocks an SM instead of 4). */
+enum { GS = 128, GH = 2, GD = 64, GC = 64 };
+TEST(corpus_interp_gdn_chunk_o) {
+  const char *p[] = {"B=1", "S=128", "H=2", "DK=64", "DV=64", "input_dtype=\"bfloat16\"", "output_dtype=\"bfloat16\"",
+                     "accum_dtype=\"float32\"", "gate_dtype=\"float32\"", "chunk_size=64", "scale=0.125", "use_g=True",
+                     "block_S=64", "block_DK=64", "block_DV=64", "threads=128", "num_stages=1", NULL};
+  Run r;
+  if (!corpus_compile(t, &r, "tilelang/examples/gdn/example_chunk_o.py", "tilelang_chunk_fwd_o", p)) return;
+  double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *hid = arg(&r, "HIDDEN"), *g = arg(&r, "G"),
+         *o = arg(&r, "O");
+  unsigned seed = 51;
+  fill(q, GS * GH * GD, &seed);
+  fill(k, GS * GH * GD, &seed);
+  fill(v, GS * GH * GD, &seed);
+  fill(hid, GS / GC * GH * GD * GD, &seed);
+  for (int h = 0; h < GH; h++) /* gates: a running sum of negative steps, restarting each chunk */
+    for (int s = 0; s < GS; s++) g[s * GH + h] = (s % GC ? g[(s - 1) * GH + h] : 0) - 0.02 * (1.5 + rnd(&seed));
+  g[5 * GH + 1] += 0.5; /* one gate above its predecessor: a pair with a positive difference counts 0 */
+  run_clean(t, &r);
+  int bad = 0;
+  for (int h = 0; h < GH; h++)
+    for (int s = 0; s < GS; s++) {
+      int c = s / GC;
+      for (int dv = 0; dv < GD; dv++) {
+        double inter = 0, intra = 0;
+        for (int d = 0; d < GD; d++) inter += q[(s * GH + h) * GD + d] * hid[((c * GH + h) * GD + d) * GD + dv];
+        for (int s2 = c * GC; s2 <= s; s2++) {
+          double diff = g[s * GH + h] - g[s2 * GH + h], qk = 0;
+          if (diff > 0) continue;
+          for (int d = 0; d < GD; d++) qk += q[(s * GH + h) * GD + d] * k[(s2 * GH + h) * GD + d];
+          intra += qk * exp(diff) * v[(s2 * GH + h) * GD + dv];
+        }
+        double want = 0.125 * (exp(g[s * GH + h]) * inter + intra);
+        bad += !close_to(o[(s * GH + h) * GD + dv], want, 1e-4);
+      }
+    }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, GS * GH * GD);
   CHECK(bad == 0);
   run_free(&r);
 }
