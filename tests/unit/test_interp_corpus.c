@@ -1012,3 +1012,23 @@ TEST(corpus_interp_gdn_chunk_o) {
   CHECK(bad == 0);
   run_free(&r);
 }
+
+/* tilescale/examples/distributed/reduce_scatter.py kernel_ring_reduce_tma: each output block is
+ * the sum of the num_splits row blocks of C (the local half of a ring reduce-scatter), starting
+ * from split (begin_idx + 1) % num_splits; its first tile's bytes go to the loop's tile
+ * (merge_shared_memory: 16 blocks an SM instead of 13). */
+TEST(corpus_interp_ring_reduce) {
+  const char *p[] = {"M_per_rank=128", "N=64", "block_M=64", "block_N=64", "begin_idx=1", "num_splits=3", "threads=128",
+                     NULL};
+  Run r;
+  if (!corpus_compile(t, &r, "tilescale/examples/distributed/reduce_scatter.py", "kernel_ring_reduce_tma", p)) return;
+  double *c = arg(&r, "C"), *out = arg(&r, "output");
+  unsigned seed = 61;
+  fill(c, 3 * 128 * 64, &seed);
+  run_clean(t, &r);
+  int bad = 0;
+  for (int e = 0; e < 128 * 64; e++)
+    bad += !close_to(out[e], c[e] + c[128 * 64 + e] + c[2 * 128 * 64 + e], 1e-6);
+  CHECK(bad == 0);
+  run_free(&r);
+}
