@@ -1032,3 +1032,40 @@ TEST(corpus_interp_ring_reduce) {
   CHECK(bad == 0);
   run_free(&r);
 }
+
+/* kda/chunk_o.py tilelang_chunk_fwd_o: O = sum over k of (scale q_sk 2^GK_sk) H_c[k] + the
+ * chunk's lower-triangular A (s2 <= s) times V; two k-tiles of 64 in a pipelined loop that
+ * scales Q in place, whose tiles give their bytes to V, A and O after it. */
+enum { DS = 128, DH = 2, DDK = 128, DDV = 64, DC = 64 };
+TEST(corpus_interp_kda_chunk_o) {
+  const char *p[] = {"B=1", "S=128", "H=2", "DK=128", "DV=64", "input_dtype=\"bfloat16\"", "output_dtype=\"bfloat16\"",
+                     "accum_dtype=\"float32\"", "gate_dtype=\"float32\"", "chunk_size=64", "scale=0.125", "block_S=64",
+                     "block_DK=64", "block_DV=64", "threads=128", "num_stages=1", NULL};
+  Run r;
+  if (!corpus_compile(t, &r, "tilelang/examples/kda/chunk_o.py", "tilelang_chunk_fwd_o", p)) return;
+  double *q = arg(&r, "Q"), *v = arg(&r, "V"), *gk = arg(&r, "GK"), *a = arg(&r, "A"), *hid = arg(&r, "HIDDEN"),
+         *o = arg(&r, "O");
+  unsigned seed = 71;
+  fill(q, DS * DH * DDK, &seed);
+  fill(v, DS * DH * DDV, &seed);
+  fill(gk, DS * DH * DDK, &seed);
+  fill(a, DS * DH * DC, &seed);
+  fill(hid, DS / DC * DH * DDK * DDV, &seed);
+  run_clean(t, &r);
+  int bad = 0;
+  for (int h = 0; h < DH; h++)
+    for (int s = 0; s < DS; s++) {
+      int c = s / DC;
+      for (int dv = 0; dv < DDV; dv++) {
+        double want = 0;
+        for (int d = 0; d < DDK; d++)
+          want += 0.125 * q[(s * DH + h) * DDK + d] * exp2(gk[(s * DH + h) * DDK + d]) *
+                  hid[((c * DH + h) * DDK + d) * DDV + dv];
+        for (int s2 = c * DC; s2 <= s; s2++) want += a[(s * DH + h) * DC + s2 % DC] * v[(s2 * DH + h) * DDV + dv];
+        bad += !close_to(o[(s * DH + h) * DDV + dv], want, 1e-4);
+      }
+    }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, DS * DH * DDV);
+  CHECK(bad == 0);
+  run_free(&r);
+}
