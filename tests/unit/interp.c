@@ -616,14 +616,17 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
         exec_role_split(in, s, mask);
         return;
       }
-      bool other[MAXT];
+      bool other[MAXT], any_then = false, any_else = false;
       for (int t = 0; t < in->T; t++) {
         bool cnd = mask[t] && eval(in, s->u.if_.cond, t) != 0;
         sub[t] = cnd;
         other[t] = mask[t] && !cnd;
+        any_then |= cnd, any_else |= other[t];
       }
-      exec(in, s->u.if_.then_s, sub);
-      exec(in, s->u.if_.else_s, other);
+      /* a branch no thread takes is not run (its barriers are never reached: a block-sparse
+       * loop skips a whole iteration's body, __syncthreads included, in every thread) */
+      if (any_then) exec(in, s->u.if_.then_s, sub);
+      if (any_else) exec(in, s->u.if_.else_s, other);
       return;
     }
     case IR_S_FOR: {

@@ -1069,3 +1069,49 @@ TEST(corpus_interp_kda_chunk_o) {
   CHECK(bad == 0);
   run_free(&r);
 }
+
+/* blocksparse_attention/example_tilelang_block_sparse_attn.py: causal attention over the key
+ * blocks a boolean mask keeps (64 x 64 blocks; the diagonal one always kept, so every row sees a
+ * key), its output tile over the bytes of Q's once the loop is done (merge_shared_memory). */
+enum { BSH = 2, BSS = 256, BSD = 64, BSB = 64 };
+TEST(corpus_interp_block_sparse_attn) {
+  const char *p[] = {"batch=1", "heads=2", "seq_len=256", "dim=64", "downsample_len=4", "is_causal=True", NULL};
+  Run r;
+  if (!corpus_compile(t, &r, "tilelang/examples/blocksparse_attention/example_tilelang_block_sparse_attn.py",
+                      "blocksparse_flashattn", p))
+    return;
+  double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *mask = arg(&r, "BlockSparseMask"),
+         *o = arg(&r, "Output");
+  unsigned seed = 81;
+  fill(q, BSH * BSS * BSD, &seed);
+  fill(k, BSH * BSS * BSD, &seed);
+  fill(v, BSH * BSS * BSD, &seed);
+  const int nb = BSS / BSB;
+  for (int h = 0; h < BSH; h++)
+    for (int i = 0; i < nb; i++)
+      for (int j = 0; j < nb; j++) mask[(h * nb + i) * nb + j] = i == j || (i + j + h) % 2 == 0;
+  run_clean(t, &r);
+  int bad = 0;
+  static double w[BSS];
+  for (int h = 0; h < BSH; h++)
+    for (int i = 0; i < BSS; i++) {
+      double mx = -INFINITY, den = 0;
+      for (int j = 0; j <= i; j++) {
+        w[j] = -INFINITY;
+        if (!mask[(h * nb + i / BSB) * nb + j / BSB]) continue;
+        double s = 0;
+        for (int d = 0; d < BSD; d++) s += q[(h * BSS + i) * BSD + d] * k[(h * BSS + j) * BSD + d];
+        mx = fmax(mx, w[j] = s / sqrt((double)BSD));
+      }
+      for (int j = 0; j <= i; j++) den += w[j] == -INFINITY ? 0 : (w[j] = exp(w[j] - mx));
+      for (int d = 0; d < BSD; d++) {
+        double want = 0;
+        for (int j = 0; j <= i; j++)
+          if (w[j] != -INFINITY) want += w[j] / den * v[(h * BSS + j) * BSD + d];
+        bad += !close_to(o[(h * BSS + i) * BSD + d], want, 1e-4);
+      }
+    }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, BSH * BSS * BSD);
+  CHECK(bad == 0);
+  run_free(&r);
+}
