@@ -18,6 +18,15 @@ typedef struct IrVisitor {
 void ir_visit(IrStmt *s, const IrVisitor *v);
 void ir_visit_expr(IrExpr *e, const IrVisitor *v);
 bool ir_expr_uses_var(const IrExpr *e, const IrVar *v);
+/* The buffer whose memory b is: b itself, or the root of a chain of views (IrBuffer.alias_of:
+ * T.view, T.reshape, T.Tensor(..., data=)); NULL for NULL. */
+const IrBuffer *ir_buffer_root(const IrBuffer *b);
+/* The buffers a tile statement (T.copy, T.fill, a reduction, a tile or scalar atomic, T.gemm)
+ * names in its regions, each with whether the statement writes it; returns how many (at most
+ * IR_TILE_MAX_OPERANDS), 0 for any other statement.  Its loads and stores are expressions. */
+#define IR_TILE_MAX_OPERANDS 4
+typedef struct IrOperand { IrBuffer *buf; bool write; } IrOperand;
+int ir_tile_operands(const IrStmt *s, IrOperand *out);
 
 /* Interval analysis over integer expressions: ranges of vars are given in env. */
 typedef struct IrRangeEnv {

@@ -1,6 +1,8 @@
 /* walk.c — generic traversal of the IR for every layer: visiting every statement and
  * expression under a statement (pre-order), rebuilding a statement with its children
- * mapped, and whether an expression uses a variable.  (analysis.h) */
+ * mapped, whether an expression uses a variable, the buffers a tile statement names and the
+ * buffer a view's memory belongs to.
+ * (analysis.h) */
 #include "analysis.h"
 
 IrStmt *ir_map_children(TsCompiler *c, IrStmt *s, IrStmtFn fn, void *ctx) {
@@ -105,4 +107,32 @@ bool ir_expr_uses_var(const IrExpr *e, const IrVar *v) {
   IrVisitor vis = {NULL, uses_expr, &u};
   ir_visit_expr((IrExpr *)e, &vis);
   return u.found;
+}
+
+const IrBuffer *ir_buffer_root(const IrBuffer *b) {
+  for (int guard = 0; b && b->alias_of && guard < 64; guard++) b = b->alias_of; /* (a cycle is a front-end bug) */
+  return b;
+}
+
+int ir_tile_operands(const IrStmt *s, IrOperand *out) {
+  int n = 0;
+#define OPERAND(b, w) (out[n++] = (IrOperand){(b), (w)})
+  switch (s->kind) {
+    case IR_S_COPY: OPERAND(s->u.copy.src.buf, false); OPERAND(s->u.copy.dst.buf, true); break;
+    case IR_S_FILL: OPERAND(s->u.fill.dst.buf, true); break;
+    case IR_S_REDUCE: OPERAND(s->u.reduce.src, false); OPERAND(s->u.reduce.dst, true); break;
+    case IR_S_ATOMIC:
+      OPERAND(s->u.atomic.dst.buf, true);
+      if (s->u.atomic.tile) OPERAND(s->u.atomic.src.buf, false);
+      break;
+    case IR_S_GEMM:
+      OPERAND(s->u.gemm.a.buf, false);
+      OPERAND(s->u.gemm.b.buf, false);
+      if (s->u.gemm.e.buf) OPERAND(s->u.gemm.e.buf, false);
+      OPERAND(s->u.gemm.c.buf, true);
+      break;
+    default: break;
+  }
+#undef OPERAND
+  return n;
 }

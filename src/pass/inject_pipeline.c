@@ -154,19 +154,10 @@ static void uses_expr(IrExpr *e, void *ctx) {
 }
 static void uses_stmt(IrStmt *s, void *ctx) {
   Uses *u = ctx;
-  switch (s->kind) {
-    case IR_S_STORE: if (s->u.store.buf == u->buf) u->found = true; break;
-    case IR_S_COPY: if (s->u.copy.src.buf == u->buf || s->u.copy.dst.buf == u->buf) u->found = true; break;
-    case IR_S_FILL: if (s->u.fill.dst.buf == u->buf) u->found = true; break;
-    case IR_S_GEMM:
-      if (s->u.gemm.a.buf == u->buf || s->u.gemm.b.buf == u->buf || s->u.gemm.c.buf == u->buf ||
-          s->u.gemm.e.buf == u->buf)
-        u->found = true;
-      break;
-    case IR_S_ATOMIC: if (s->u.atomic.dst.buf == u->buf || (s->u.atomic.tile && s->u.atomic.src.buf == u->buf)) u->found = true; break;
-    case IR_S_REDUCE: if (s->u.reduce.src == u->buf || s->u.reduce.dst == u->buf) u->found = true; break;
-    default: break;
-  }
+  if (s->kind == IR_S_STORE && s->u.store.buf == u->buf) u->found = true;
+  IrOperand ops[IR_TILE_MAX_OPERANDS];
+  for (int i = ir_tile_operands(s, ops) - 1; i >= 0; i--)
+    if (ops[i].buf == u->buf) u->found = true;
 }
 static bool mentions(IrStmt *s, IrBuffer *b) {
   Uses u = {b, false};

@@ -655,9 +655,12 @@ static void infer_kernel(Infer *in, IrKernel *k) {
       }
     }
     Node *best = NULL;
+    int64_t best_rank = 0;
     for (int i = 0; i < in->nodes.len; i++) {
       Node *n = in->nodes.items[i];
-      if (!n->done && (!best || free_rank(in, n) > free_rank(in, best))) best = n;
+      if (n->done) continue;
+      int64_t rank = free_rank(in, n);
+      if (!best || rank > best_rank) best = n, best_rank = rank;
     }
     if (!best) break;
     if (best->is_nest) {

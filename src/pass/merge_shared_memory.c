@@ -40,7 +40,7 @@ typedef struct Merge {
 } Merge;
 
 static Life *life_of(Merge *m, const IrBuffer *b) {
-  for (int guard = 0; b->alias_of && guard < 64; guard++) b = b->alias_of;
+  b = ir_buffer_root(b);
   for (int i = 0; i < m->lives.len; i++) {
     Life *l = m->lives.items[i];
     if (l->buf == b) return l;
@@ -53,27 +53,6 @@ static void touch(Merge *m, const IrBuffer *b) {
   if (!l) return;
   if (l->first < 0) l->first = m->item;
   l->last = m->item;
-}
-
-/* Tile operations left in the kernel (none should reach this last pass, but a buffer they
- * name is in use all the same). */
-static void touch_regions(Merge *m, const IrStmt *s) {
-  switch (s->kind) {
-    case IR_S_COPY: touch(m, s->u.copy.src.buf); touch(m, s->u.copy.dst.buf); return;
-    case IR_S_FILL: touch(m, s->u.fill.dst.buf); return;
-    case IR_S_REDUCE: touch(m, s->u.reduce.src); touch(m, s->u.reduce.dst); return;
-    case IR_S_ATOMIC:
-      touch(m, s->u.atomic.dst.buf);
-      if (s->u.atomic.src.buf) touch(m, s->u.atomic.src.buf);
-      return;
-    case IR_S_GEMM:
-      touch(m, s->u.gemm.a.buf);
-      touch(m, s->u.gemm.b.buf);
-      touch(m, s->u.gemm.c.buf);
-      if (s->u.gemm.e.buf) touch(m, s->u.gemm.e.buf);
-      return;
-    default: return;
-  }
 }
 
 static void scan_stmt(IrStmt *s, void *ctx) {
@@ -93,7 +72,10 @@ static void scan_stmt(IrStmt *s, void *ctx) {
     vec_push(m->c->arena, &m->lives, l);
   }
   if (s->kind == IR_S_STORE) touch(m, s->u.store.buf);
-  touch_regions(m, s);
+  /* tile operations left in the kernel (none should reach this last pass, but a buffer they
+   * name is in use all the same) */
+  IrOperand ops[IR_TILE_MAX_OPERANDS];
+  for (int i = ir_tile_operands(s, ops) - 1; i >= 0; i--) touch(m, ops[i].buf);
 }
 
 static void scan_expr(IrExpr *e, void *ctx) {
@@ -226,15 +208,20 @@ static int64_t blocks_per_sm(const TsCompiler *c, int64_t bytes, int64_t threads
   return by_smem < by_threads ? by_smem : by_threads;
 }
 
-/* Would sharing the bytes of buffers whose lifetimes do not overlap let more blocks of the
- * kernel run on one SM (chunk_scan: the tiles of the GEMM before the loop reused by the
- * loop's stages)?  Not for a warp-specialized kernel, which is built for one block an SM
- * (setmaxnreg hands its registers to the consumers).  Leaves the offsets stacked. */
-static bool packing_adds_blocks(Merge *m, const IrKernel *k, int64_t stacked) {
-  if (k->producer_threads) return false;
-  int64_t threads = pass_kernel_threads(k), packed = pack_offsets(m);
+/* Do buffers whose lifetimes do not overlap share bytes?  Yes when the stacked offsets
+ * (*bytes) exceed the block's limit `cap`, or when sharing lets more blocks of the kernel run
+ * on one SM (chunk_scan: the tiles of the GEMM before the loop reused by the loop's stages;
+ * not for a warp-specialized kernel, which is built for one block an SM: setmaxnreg hands its
+ * registers to the consumers).  Leaves the offsets packed (*bytes their size) or stacked. */
+static bool choose_packing(Merge *m, const IrKernel *k, int64_t cap, int64_t *bytes) {
+  int64_t stacked = *bytes, packed = pack_offsets(m), threads = pass_kernel_threads(k);
+  if (stacked > cap ||
+      (!k->producer_threads && blocks_per_sm(m->c, packed, threads) > blocks_per_sm(m->c, stacked, threads))) {
+    *bytes = packed;
+    return true;
+  }
   stack_offsets(m);
-  return blocks_per_sm(m->c, packed, threads) > blocks_per_sm(m->c, stacked, threads);
+  return false;
 }
 
 static void merge_kernel(TsCompiler *c, IrStmt *ks) {
@@ -255,8 +242,7 @@ static void merge_kernel(TsCompiler *c, IrStmt *ks) {
     if (items[m.item]->kind != IR_S_ALLOC) ir_visit(items[m.item], &v);
   int64_t cap = pass_smem_cap(c);
   int64_t bytes = stack_offsets(&m);
-  if (cap && body && body->kind == IR_S_SEQ && (bytes > cap || packing_adds_blocks(&m, k, bytes))) {
-    bytes = pack_offsets(&m);
+  if (cap && body && body->kind == IR_S_SEQ && choose_packing(&m, k, cap, &bytes)) {
     PtrVec out = {0}, cons = {0};
     for (int i = 0; i < nitems; i++) {
       bool in_cons = split >= 0 && i >= split && i < split + ncons;

@@ -292,28 +292,19 @@ void pass_range_enter_loop(IrRangeEnv *env, IrVar *v, const IrExpr *min, const I
 }
 
 /* ---- constant memory ---- */
-static const IrBuffer *root_of(const IrBuffer *b) {
-  while (b->alias_of) b = b->alias_of;
-  return b;
-}
 
 /* Might a statement of s write the memory of buffer b (a store, a tile op's destination, or
  * an address taken for a device call, which may write through it; through any view)?  A
  * distributed kernel (remote puts and signals) may have its tensors written by peers, and
  * a kernel calling user device code (T.call_extern) anything. */
 typedef struct Writes { const IrBuffer *root; bool found; } Writes;
-static void wrote(Writes *w, const IrBuffer *b) { w->found |= b && root_of(b) == w->root; }
+static void wrote(Writes *w, const IrBuffer *b) { w->found |= b && ir_buffer_root(b) == w->root; }
 static void writes_stmt(IrStmt *s, void *ctx) {
   Writes *w = ctx;
-  switch (s->kind) {
-    case IR_S_STORE: wrote(w, s->u.store.buf); break;
-    case IR_S_COPY: wrote(w, s->u.copy.dst.buf); break;
-    case IR_S_FILL: wrote(w, s->u.fill.dst.buf); break;
-    case IR_S_ATOMIC: wrote(w, s->u.atomic.dst.buf); break;
-    case IR_S_GEMM: wrote(w, s->u.gemm.c.buf); break;
-    case IR_S_REDUCE: wrote(w, s->u.reduce.dst); break;
-    default: break;
-  }
+  if (s->kind == IR_S_STORE) wrote(w, s->u.store.buf);
+  IrOperand ops[IR_TILE_MAX_OPERANDS];
+  for (int i = ir_tile_operands(s, ops) - 1; i >= 0; i--)
+    if (ops[i].write) wrote(w, ops[i].buf);
 }
 static void writes_expr(IrExpr *e, void *ctx) {
   Writes *w = ctx;
@@ -325,8 +316,8 @@ static void writes_expr(IrExpr *e, void *ctx) {
 }
 
 bool pass_constant_buffer(IrStmt *kbody, const IrBuffer *b) {
-  if (root_of(b)->scope != IR_SCOPE_GLOBAL) return false;
-  Writes w = {root_of(b), false};
+  if (ir_buffer_root(b)->scope != IR_SCOPE_GLOBAL) return false;
+  Writes w = {ir_buffer_root(b), false};
   IrVisitor v = {writes_stmt, writes_expr, &w};
   ir_visit(kbody, &v);
   return !w.found;

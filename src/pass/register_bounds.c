@@ -143,20 +143,9 @@ static void mark_tiled(PtrVec *needs, IrBuffer *b, TsCompiler *c) {
 /* Fragments a statement touches other than element by element: tile-operation operands and
  * the buffers views alias. */
 static void mark_tile_uses(PtrVec *needs, IrStmt *s, TsCompiler *c) {
-  switch (s->kind) {
-    case IR_S_COPY: mark_tiled(needs, s->u.copy.src.buf, c); mark_tiled(needs, s->u.copy.dst.buf, c); return;
-    case IR_S_FILL: mark_tiled(needs, s->u.fill.dst.buf, c); return;
-    case IR_S_REDUCE: mark_tiled(needs, s->u.reduce.src, c); mark_tiled(needs, s->u.reduce.dst, c); return;
-    case IR_S_ATOMIC: mark_tiled(needs, s->u.atomic.dst.buf, c); mark_tiled(needs, s->u.atomic.src.buf, c); return;
-    case IR_S_GEMM:
-      mark_tiled(needs, s->u.gemm.a.buf, c);
-      mark_tiled(needs, s->u.gemm.b.buf, c);
-      mark_tiled(needs, s->u.gemm.c.buf, c);
-      mark_tiled(needs, s->u.gemm.e.buf, c);
-      return;
-    case IR_S_ALLOC: mark_tiled(needs, s->u.alloc.buf->alias_of, c); return;
-    default: return;
-  }
+  IrOperand ops[IR_TILE_MAX_OPERANDS];
+  for (int i = ir_tile_operands(s, ops) - 1; i >= 0; i--) mark_tiled(needs, ops[i].buf, c);
+  if (s->kind == IR_S_ALLOC) mark_tiled(needs, s->u.alloc.buf->alias_of, c);
 }
 
 static void size_walk(TsCompiler *c, IrStmt *s, PtrVec *needs) {

@@ -86,12 +86,8 @@ typedef struct Sync {
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
  * the buffer that owns the memory, so a write through one name orders reads through any. */
-static const IrBuffer *memory_of(const IrBuffer *b) {
-  for (int guard = 0; b->alias_of && guard < 64; guard++) b = b->alias_of;
-  return b;
-}
 static bool is_shared(const IrBuffer *b) {
-  b = memory_of(b);
+  b = ir_buffer_root(b);
   return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN;
 }
 
@@ -140,7 +136,7 @@ typedef struct Summ {
 } Summ;
 enum { ACC_READ, ACC_WRITE, ACC_ISSUE, ACC_LAND };
 static void summ_add(Summ *s, int how, const IrBuffer *b, IrExpr **idx, int nidx, int lanes) {
-  const IrBuffer *m = memory_of(b);
+  const IrBuffer *m = ir_buffer_root(b);
   if (vec_has(s->ignore, m)) return;
   Access *a = ARENA_NEW(s->c->arena, Access);
   a->buf = m;
@@ -304,7 +300,7 @@ static bool per_thread_copy(const IrBuffer *b) {
 static void dep_expr(IrExpr *e, void *ctx) {
   Dep *d = ctx;
   if (e->kind == IR_LOAD) {
-    const IrBuffer *mem = memory_of(e->u.load.buf);
+    const IrBuffer *mem = ir_buffer_root(e->u.load.buf);
     IrScope sc = mem->scope;
     bool uniform_mem = sc == IR_SCOPE_GLOBAL || sc == IR_SCOPE_SHARED || sc == IR_SCOPE_SHARED_DYN ||
                        (per_thread_copy(mem) && !vec_has(&d->sy->tregs, e->u.load.buf));
@@ -632,8 +628,8 @@ static void priv_access(Priv *p, IrBuffer *b, IrExpr **idx, int nidx) {
   for (int i = 0; i < nidx && d < 0; i++)
     if (idx[i]->kind == IR_VAR && idx[i]->u.var->kind == IR_VAR_THREAD_IDX) d = i;
   TsCompiler *c = p->sy->c;
-  if (d < 0 || memory_of(b) != b) {
-    add(c, &p->bad, (void *)memory_of(b));
+  if (d < 0 || ir_buffer_root(b) != b) {
+    add(c, &p->bad, (void *)ir_buffer_root(b));
     return;
   }
   for (int i = 0; i < p->bufs.len; i++)
@@ -654,7 +650,7 @@ static void priv_expr(IrExpr *e, void *ctx) {
   for (int i = 0; takes_address && i < e->u.call.nargs; i++) {
     IrExpr *a = e->u.call.args[i];
     if (a->kind == IR_CALL && a->u.call.op == IRI_ADDRESS_OF && a->u.call.nargs == 1) a = a->u.call.args[0];
-    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) add(p->sy->c, &p->bad, (void *)memory_of(a->u.load.buf));
+    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) add(p->sy->c, &p->bad, (void *)ir_buffer_root(a->u.load.buf));
   }
 }
 static void priv_stmt(IrStmt *s, void *ctx) {
@@ -910,7 +906,7 @@ static void find_user_groups(IrExpr *e, void *ctx) {
   Sync *sy = ctx;
   if (ir_is_device(e, IRD_CP_ASYNC_WAIT_GROUP)) sy->user_groups = true;
   const IrBuffer *dst = cp_async_dst(e, NULL);
-  if (dst) add(sy->c, &sy->landed, (void *)memory_of(dst));
+  if (dst) add(sy->c, &sy->landed, (void *)ir_buffer_root(dst));
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {

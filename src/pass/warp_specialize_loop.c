@@ -61,12 +61,8 @@
 static IrExpr *i32(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
 static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return ir_binary(c, k, a, b, SRCLOC_NONE); }
 
-static const IrBuffer *memory_of(const IrBuffer *b) {
-  for (int guard = 0; b && b->alias_of && guard < 64; guard++) b = b->alias_of;
-  return b;
-}
 static bool is_shared(const IrBuffer *b) {
-  b = memory_of(b);
+  b = ir_buffer_root(b);
   return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN;
 }
 
@@ -118,8 +114,8 @@ typedef struct UseCtx {
 
 static void use_buf(UseCtx *u, const IrBuffer *x, bool write) {
   if (!x) return;
-  if (x != u->b && memory_of(x) == u->b) u->aliased = true;
-  if (memory_of(x) != u->b) return;
+  if (x != u->b && ir_buffer_root(x) == u->b) u->aliased = true;
+  if (ir_buffer_root(x) != u->b) return;
   u->used = true;
   if (write) u->written = true;
 }

@@ -107,16 +107,10 @@ static int64_t addr(Interp *in, Mem *m, IrExpr **idx, int nidx, int t) {
   return a;
 }
 
-/* The buffer whose memory b is (a view's root). */
-static const IrBuffer *root_of(const IrBuffer *b) {
-  while (b->alias_of) b = b->alias_of;
-  return b;
-}
-
 /* The bytes of shared element a of m in the kernel's dynamic shared memory; false for a
  * buffer without an offset (or of a sub-byte type). */
 static bool smem_bytes_of(const Interp *in, const Mem *m, int64_t a, int64_t *lo, int64_t *n) {
-  const IrBuffer *r = root_of(m->buf);
+  const IrBuffer *r = ir_buffer_root(m->buf);
   if (!in->smem.n || r->scope != IR_SCOPE_SHARED_DYN || r->smem_offset < 0 || dtype_bits(r->dtype) < 8) return false;
   *n = dtype_bytes(r->dtype);
   *lo = r->smem_offset + a * *n;
@@ -129,7 +123,7 @@ static void track_bytes(Interp *in, const Mem *m, int64_t a, int t, bool write, 
   int64_t lo, n;
   if (!smem_bytes_of(in, m, a, &lo, &n)) return;
   SmemBytes *sb = &in->smem;
-  int id = root_of(m->buf)->id + 1;
+  int id = ir_buffer_root(m->buf)->id + 1;
   for (int64_t b = lo; b < lo + n; b++) {
     if (!write) {
       if (sb->own[b] && sb->own[b] != id) interp_fault(in, __LINE__); /* clobbered by another buffer */
@@ -729,7 +723,6 @@ static void mem_release(Mem *m) {
   free(m->flux);
 }
 
-/* Runs every block of kernel ks. */
 static void smem_free(SmemBytes *sb) {
   free(sb->own), free(sb->rbuf), free(sb->wep), free(sb->wthr), free(sb->rep), free(sb->rthr);
   memset(sb, 0, sizeof *sb);
@@ -748,6 +741,7 @@ static void smem_reset(SmemBytes *sb, int64_t bytes) {
   for (int64_t b = 0; b < bytes; b++) sb->own[b] = sb->rbuf[b] = 0, sb->wep[b] = sb->rep[b] = -1;
 }
 
+/* Runs every block of kernel ks. */
 static void run_kernel(Interp *in, IrFunc *f, IrStmt *ks) {
   IrKernel *k = &ks->u.kernel;
   in->func = f;
