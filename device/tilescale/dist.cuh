@@ -85,6 +85,12 @@ TS_DEV uint64_t global_timer_ns() {
 TS_DEV void fence_cta() { asm volatile("fence.acq_rel.cta;" ::: "memory"); }
 TS_DEV void fence_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 TS_DEV void fence_sys() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+/* After a wait: the async proxy (TMA loads) sees the global data the flag published. */
+TS_DEV void fence_async_global() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+#endif
+}
 
 /* ---- ld / st -------------------------------------------------------------------------------- */
 /* One body per PTX prefix, dispatched on the access size (2, 4, 8 or 16 bytes; a 16-byte

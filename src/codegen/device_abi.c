@@ -76,6 +76,7 @@ const CgDeviceAbi cg_device_abi[IRD_COUNT] = {
     [IRD_DIST_FENCE_CTA] = {"ts::dist::fence_cta", "", "dist.cuh"},
     [IRD_DIST_FENCE_GPU] = {"ts::dist::fence_gpu", "", "dist.cuh"},
     [IRD_DIST_FENCE_SYS] = {"ts::dist::fence_sys", "", "dist.cuh"},
+    [IRD_DIST_FENCE_ASYNC_GLOBAL] = {"ts::dist::fence_async_global", "", "dist.cuh"},
     [IRD_DIST_INIT_BARRIER_GPU] = {"ts::dist::init_barrier_gpu", "", "dist.cuh"},
     [IRD_DIST_ARRIVE_BARRIER_GPU] = {"ts::dist::arrive_barrier_gpu", "", "dist.cuh"},
     [IRD_DIST_WAIT_BARRIER_GPU] = {"ts::dist::wait_barrier_gpu", "", "dist.cuh"},

@@ -327,6 +327,12 @@ bool ir_is_device(const IrExpr *e, IrDeviceOp op) {
   return e && e->kind == IR_CALL && e->u.call.op == IRI_DEVICE && e->u.call.dop == op;
 }
 
+bool ir_is_flag_wait(const IrExpr *e) {
+  if (!e || e->kind != IR_CALL || e->u.call.op != IRI_DEVICE) return false;
+  IrDeviceOp op = e->u.call.dop;
+  return (op >= IRD_DIST_WAIT_EQ && op <= IRD_DIST_WAIT_LT) || op == IRD_SHMEM_SIGNAL_WAIT_UNTIL;
+}
+
 bool ir_call_is_pure(const IrExpr *e) {
   return e->kind == IR_CALL && (ir_intrin_info[e->u.call.op].flags & IRI_PURE);
 }

@@ -249,6 +249,7 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(DIST_FENCE_CTA, "fence_cta", 0, 0, IRD_DIST) \
   X(DIST_FENCE_GPU, "fence_gpu", 0, 0, IRD_DIST) \
   X(DIST_FENCE_SYS, "fence_sys", 0, 0, IRD_DIST) \
+  X(DIST_FENCE_ASYNC_GLOBAL, "fence_async_global", 0, 0, IRD_DIST) \
   X(DIST_INIT_BARRIER_GPU, "init_barrier_gpu", 2, 0, IRD_DIST) \
   X(DIST_ARRIVE_BARRIER_GPU, "arrive_barrier_gpu", 1, 0, IRD_DIST) \
   X(DIST_WAIT_BARRIER_GPU, "wait_barrier_gpu", 1, 0, IRD_DIST) \
@@ -592,6 +593,7 @@ IrExpr *ir_device(TsCompiler *c, IrDeviceOp op, ts_dtype t, const int64_t *attrs
 IrStmt *ir_device_stmt(TsCompiler *c, IrDeviceOp op, const int64_t *attrs, int nattrs, IrExpr **args, int nargs,
                        SrcLoc loc);
 bool ir_is_device(const IrExpr *e, IrDeviceOp op); /* e is a call of op */
+bool ir_is_flag_wait(const IrExpr *e);              /* T.wait_eq..wait_lt, T.signal_wait_until */
 bool ir_call_is_pure(const IrExpr *e);              /* a CALL of an IRI_PURE intrinsic (never IRI_DEVICE) */
 IrDeviceOp ir_device_named(const char *name);      /* by printed (T.*) name; IRD_COUNT if none */
 IrExpr *ir_load(TsCompiler *c, IrBuffer *b, IrExpr **idx, int nidx, SrcLoc loc);

@@ -82,6 +82,7 @@ typedef struct Sync {
   PtrVec let_vars, let_vals; /* each LET's variable and value (block_uniform_value) */
   bool user_groups; /* the function waits with T.ptx_wait_group: see summ_user_groups */
   PtrVec landed;    /* const IrBuffer*: the shared destinations of its T.ptx_cp_async copies */
+  int divergent;    /* > 0: check_divergent's dry run of code only some threads run */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -297,6 +298,11 @@ static bool per_thread_copy(const IrBuffer *b) {
   return n == b->local_size;
 }
 
+/* The rank and group size are the same in every thread. */
+static bool rank_query(const IrExpr *e) {
+  return ir_is_device(e, IRD_DIST_GET_RANK) || ir_is_device(e, IRD_DIST_GET_NUM_RANKS) ||
+         ir_is_device(e, IRD_SHMEM_MY_PE) || ir_is_device(e, IRD_SHMEM_N_PES);
+}
 static void dep_expr(IrExpr *e, void *ctx) {
   Dep *d = ctx;
   if (e->kind == IR_LOAD) {
@@ -307,7 +313,7 @@ static void dep_expr(IrExpr *e, void *ctx) {
     if (!uniform_mem || e->lanes > 1) d->found = true; /* the index is visited on its own */
   }
   if (e->kind == IR_VAR && (e->u.var->kind == IR_VAR_THREAD_IDX || vec_has(&d->sy->tdep, e->u.var))) d->found = true;
-  if (e->kind == IR_CALL && !ir_call_is_pure(e)) d->found = true;
+  if (e->kind == IR_CALL && !ir_call_is_pure(e) && !rank_query(e)) d->found = true;
 }
 static bool thread_dependent(const Sync *sy, IrExpr *e) {
   Dep d = {sy, false};
@@ -698,7 +704,10 @@ static void check_divergent(Sync *sy, IrStmt *s) {
     parts[1] = s->u.if_.else_s;
   }
   for (int i = 0; i < 2; i++) {
-    if (!parts[i] || !inner_barriers(sy, parts[i], carried)) continue;
+    sy->divergent++;
+    int inner = parts[i] ? inner_barriers(sy, parts[i], carried) : 0;
+    sy->divergent--;
+    if (!inner) continue;
     sy->private_ = outer;
     ts_error(sy->c, s->loc,
              "shared memory is written and read by different threads inside a %s whose %s differs between "
@@ -710,10 +719,33 @@ static void check_divergent(Sync *sy, IrStmt *s) {
   sy->private_ = outer;
 }
 
+/* A T.wait_* on a flag (signal, barrier counter) that only some threads make: TileScale's
+ * examples wait in thread 0 and then read what the flag publishes with every thread. */
+static void find_dist_wait(IrExpr *e, void *ctx) {
+  if (ir_is_flag_wait(e)) *(bool *)ctx = true;
+}
+static bool guarded_wait(const Sync *sy, const IrStmt *s) {
+  if (s->kind != IR_S_IF || s->u.if_.ws_hi || !thread_dependent(sy, s->u.if_.cond)) return false;
+  bool found = false;
+  IrVisitor v = {NULL, find_dist_wait, &found};
+  ir_visit((IrStmt *)s, &v);
+  return found;
+}
+
+/* A statement list; after a wait only some threads make, a barrier makes the others wait too
+ * (unless a barrier follows already, or the list ends there). */
 static IrStmt *sync_list(Sync *sy, IrStmt *s, SyncState *st) {
   TsCompiler *c = sy->c;
   PtrVec out = {0};
-  for (int i = 0; i < s->u.seq.n; i++) vec_push(c->arena, &out, sync_stmt(sy, s->u.seq.items[i], st));
+  for (int i = 0; i < s->u.seq.n; i++) {
+    IrStmt *item = s->u.seq.items[i];
+    vec_push(c->arena, &out, sync_stmt(sy, item, st));
+    bool blockwide_ok = (sy->group || !sy->ws_wait) && !sy->divergent && !sy->in_nest;
+    if (i + 1 < s->u.seq.n && guarded_wait(sy, item) && !is_barrier(sy, s->u.seq.items[i + 1]) && blockwide_ok) {
+      vec_push(c->arena, &out, fenced_barrier(sy, item->loc));
+      clear_state(st);
+    }
+  }
   return ir_seq_vec(c, &out, s->loc);
 }
 
@@ -910,7 +942,7 @@ static void find_user_groups(IrExpr *e, void *ctx) {
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}, false, {0}};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}, false, {0}, 0};
   IrVisitor gv = {NULL, find_user_groups, &sy};
   ir_visit(f->body, &gv);
   Defs defs = {c, {0}, {0}, {0}, {0}};

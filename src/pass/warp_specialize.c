@@ -712,6 +712,39 @@ static bool producer_can_compute(Scalars *sc, IrExpr *e) {
   ir_visit_expr(e, &v);
   return sc->ok;
 }
+/* A wait on a flag before the loop, made by some threads (`if tid == 0: T.wait_eq(signal[i],
+ * 1)`: TileScale's AG-GEMM waits for the gathered rows of its tile) or by all: the loads
+ * may read what the flag publishes, so the producer's thread waits too, before its loads,
+ * then fences the async proxy (the TMA reads global memory through it).  NULL when s is no
+ * such wait or the producer cannot compute its arguments. */
+static void thread_var(IrExpr *e, void *ctx) {
+  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_THREAD_IDX) *(bool *)ctx = true;
+}
+static bool names_thread(IrExpr *e) {
+  bool found = false;
+  IrVisitor v = {NULL, thread_var, &found};
+  ir_visit_expr(e, &v);
+  return found;
+}
+static IrStmt *producer_wait(Scalars *sc, Spec *sp, IrStmt *s) {
+  while (s->kind == IR_S_SEQ && s->u.seq.n == 1) s = s->u.seq.items[0];
+  if (s->kind == IR_S_IF && !s->u.if_.else_s) {
+    IrStmt *w = producer_wait(sc, sp, s->u.if_.then_s);
+    if (!w || names_thread(s->u.if_.cond)) return w; /* which thread waits: the producer's own */
+    return producer_can_compute(sc, s->u.if_.cond) ? ir_if(sp->c, s->u.if_.cond, w, NULL, s->loc) : NULL;
+  }
+  if (s->kind != IR_S_EVAL || !ir_is_flag_wait(s->u.eval.value)) return NULL;
+  const IrExpr *w = s->u.eval.value;
+  for (int i = 0; i < w->u.call.nargs; i++) {
+    IrExpr *a = w->u.call.args[i];
+    if (a->kind == IR_CALL && a->u.call.op == IRI_ADDRESS_OF && a->u.call.nargs == 1 && a->u.call.args[0]->kind == IR_LOAD)
+      a = a->u.call.args[0]; /* the flag's address: its indices must be the producer's */
+    if (!producer_can_compute(sc, a)) return NULL;
+  }
+  sc->used = true; /* the producer makes the wait whether or not its loads need a scalar */
+  IrStmt *fence = dev(sp->c, IRD_DIST_FENCE_ASYNC_GLOBAL, 0, 0, NULL, 0, s->loc);
+  return ir_seq(sp->c, (IrStmt *[]){s, fence}, 2, s->loc);
+}
 /* Picks the statements before the loop the producer repeats (sp->pscalars); false when a
  * copy or the loop bounds need a value the producer cannot compute. */
 static bool spec_scalars(Spec *sp) {
@@ -727,6 +760,11 @@ static bool spec_scalars(Spec *sp) {
       continue;
     }
     sc.lets.len = nlets, sc.vars.len = nvars; /* a variable written by a skipped statement is never the producer's */
+    IrStmt *wait = producer_wait(&sc, sp, s);
+    if (wait) {
+      vec_push(sp->c->arena, &sp->pscalars, wait);
+      continue;
+    }
     IrVisitor v = {var_writes, dist_expr, &sc};
     sc.ok = true;
     ir_visit(s, &v);

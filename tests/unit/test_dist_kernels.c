@@ -458,6 +458,23 @@ TEST(dist_gpu_test_kernels_nvrtc_sm90a) {
     CHECK(strstr(k->cuda_source, mode ? "ts::dist::barrier_blocks(&bar[0])" : "ts::dist::wait_eq(&flag[1]"));
     ts_kernel_destroy(k);
   }
+  /* a wait one thread makes gates the whole block (tests/dist/gated.py) */
+  k = compile_file(t, ctx, "tests/dist/gated.py", "gated_copy", "sm_90a");
+  if (k) {
+    const char *w = strstr(k->cuda_source, "ts::dist::wait_ge("), *b = w ? strstr(w, "__syncthreads();") : NULL;
+    const char *rd = w ? strstr(w, "In[") : NULL;
+    CHECK(w && b && rd && b < rd);
+    ts_kernel_destroy(k);
+  }
+  k = compile_file(t, ctx, "tests/dist/gated.py", "gated_gemm", "sm_90a");
+  if (k) { /* warp-specialized: the TMA producer waits, then fences the async proxy, then loads */
+    const char *cu = k->cuda_source, *prod = strstr(cu, "setmaxnreg_dec");
+    const char *w = prod ? strstr(prod, "ts::dist::wait_eq(&sig[") : NULL;
+    const char *f = w ? strstr(w, "ts::dist::fence_async_global();") : NULL, *ld = f ? strstr(f, "tma_load_2d(A_") : NULL;
+    const char *cons = strstr(cu, "setmaxnreg_inc");
+    CHECK(prod && w && f && ld && cons && ld < cons);
+    ts_kernel_destroy(k);
+  }
   ts_context_destroy(ctx);
 
   /* the hand-written kernels of prims.cu, through the runtime's JIT as dist_prims.c does */

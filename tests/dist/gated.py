@@ -1,0 +1,41 @@
+# Kernels gated by a flag that one thread waits for (TileScale's AG-GEMM: thread 0 waits for
+# the signal of the rows its tile reads, then every thread loads them).  CPU tests
+# (test_dist_kernels.c) check the generated code: the other threads wait at a barrier after
+# the wait, and a warp-specialized GEMM's TMA producer waits itself before its first load.
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def gated_gemm(M=1024, N=1024, K=1024, block_M=128, block_N=128, block_K=64):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), sig: T.Tensor((M // block_M,), "uint32"),
+             C: T.Tensor((M, N), "float16")):
+        with T.Kernel(N // block_N, M // block_M, threads=256) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), "float16")
+            B_s = T.alloc_shared((block_K, block_N), "float16")
+            C_l = T.alloc_fragment((block_M, block_N), "float")
+            tid = T.get_thread_binding(0)
+            T.clear(C_l)
+            if tid == 0:
+                T.wait_eq(sig[by], 1)
+            for k in T.Pipelined(K // block_K, num_stages=3):
+                T.copy(A[by * block_M, k * block_K], A_s)
+                T.copy(B[k * block_K, bx * block_N], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * block_M, bx * block_N])
+
+    return main
+
+
+@tilelang.jit
+def gated_copy(N=4096, block=256):
+    @T.prim_func
+    def main(In: T.Tensor((N,), "float32"), sig: T.Tensor((N // block,), "int32"), Out: T.Tensor((N,), "float32")):
+        with T.Kernel(N // block, threads=block) as bx:
+            tid = T.get_thread_binding(0)
+            if tid == 0:
+                T.wait_ge(sig[bx], 1)
+            Out[bx * block + tid] = In[bx * block + tid]
+
+    return main
