@@ -108,8 +108,12 @@ def environment(args):
     env = dict(os.environ)
     py = os.path.join(ROOT, "python")
     env["PYTHONPATH"] = py + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    if not has_cuda_python(env):  # cuda-python absent: the stand-in of python/compat (its README)
+    # cuda-python or apache-tvm-ffi absent: the stand-ins of python/compat (its README), each
+    # on the path only where the real module is missing (PYTHONPATH comes before site-packages)
+    if not has_cuda_python(env):
         env["PYTHONPATH"] += os.pathsep + os.path.join(py, "compat")
+    if not has_module("tvm_ffi", env):
+        env["PYTHONPATH"] += os.pathsep + os.path.join(py, "compat", "tvm_ffi_shim")
     env.setdefault("TILESCALE_LIB", os.path.join(os.path.dirname(os.path.abspath(args.cli)),
                                                  "libtilescale.so"))
     env.update(NVSHMEM_DISABLE_NVLS="1", NCCL_NVLS_ENABLE="0", TILELANG_USE_DISTRIBUTED="1",

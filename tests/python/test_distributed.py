@@ -582,5 +582,29 @@ class CudaPythonStandIn(unittest.TestCase):
         self.assertEqual(out, ["True", "1"])
 
 
+class TvmFfiStandIn(unittest.TestCase):
+    """python/compat/tvm_ffi_shim: tvm_ffi.use_torch_stream, which TileScale's DeepEP dispatch wraps
+    around its kernel call (child python whose PYTHONPATH has only the shim)."""
+
+    def child(self, code):
+        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python", "compat", "tvm_ffi_shim"))
+        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout.split()
+
+    def test_use_torch_stream_enters_the_context(self):
+        out = self.child(
+            "import tvm_ffi\n"
+            "class Ctx:\n"
+            "    def __enter__(self): print('enter')\n"
+            "    def __exit__(self, *a): print('exit', a[0].__name__ if a[0] else None)\n"
+            "with tvm_ffi.use_torch_stream(Ctx()):\n    print('body')\n"
+            "try:\n    with tvm_ffi.use_torch_stream(Ctx()):\n        raise KeyError(1)\n"
+            "except KeyError:\n    print('raised')\n"
+            "with tvm_ffi.use_torch_stream():\n    print('none')\n"
+            "try:\n    tvm_ffi.Function\nexcept AttributeError as e:\n    print('stand-in' in str(e))")
+        self.assertEqual(out, ["enter", "body", "exit", "None", "enter", "exit", "KeyError", "raised", "none", "True"])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)
