@@ -883,17 +883,21 @@ static void spec_schedule(Spec *sp) {
   sp->kv = loop->u.loop.var;
   IrExpr *m0 = sp->m0 = loop->u.loop.min, *ext = sp->ext = loop->u.loop.extent;
   IrVar *bxv = sp->bxv = k->block_var[0], *byv = sp->byv = k->block_var[1];
-  int64_t g2 = 1;
-  bool persistent = !sp->nested && bxv && byv && k->grid[0] && k->grid[1] && !k->block_var[2] &&
+  int64_t g1 = 1, g2 = 1;
+  /* A 1-D grid (the tile order the kernel computes from its block index, TileScale's AG-GEMM)
+   * walks its tiles as rows of one: a block y that nothing names, no rasterization. */
+  bool one_d = bxv && !byv && (!k->grid[1] || (ir_is_const_int(k->grid[1], &g1) && g1 == 1));
+  if (one_d) byv = sp->byv = ir_var(c, "by_unused", TS_DTYPE_INT32, IR_VAR_LET, loop->loc);
+  bool persistent = !sp->nested && bxv && byv && k->grid[0] && (k->grid[1] || one_d) && !k->block_var[2] &&
                     (!k->grid[2] || (ir_is_const_int(k->grid[2], &g2) && g2 == 1)) &&
                     !ir_expr_uses_var(m0, bxv) && !ir_expr_uses_var(m0, byv) &&
                     !ir_expr_uses_var(ext, bxv) && !ir_expr_uses_var(ext, byv) && !uses_let(m0) && !uses_let(ext);
-  int64_t panel = sp->panel = k->raster_panel > 0 ? k->raster_panel : k->raster_panel < 0 ? 0 : WS_RASTER_PANEL;
+  int64_t panel = sp->panel = k->raster_panel > 0 ? k->raster_panel : k->raster_panel < 0 || one_d ? 0 : WS_RASTER_PANEL;
   /* 2-block clusters (opt-in, see the top): the two blocks take neighbouring tiles along the
    * block axis that the larger operand tile does not move with, and each issues half of
    * that tile's boxes, multicast to both (half its L2 -> SM traffic). */
-  Sched sc = {.on = persistent, .cl = 1, .GX = k->grid[0], .GY = k->grid[1], .UX = k->grid[0], .UY = k->grid[1],
-              .panel = panel};
+  IrExpr *gy = one_d ? i32(c, 1) : k->grid[1];
+  Sched sc = {.on = persistent, .cl = 1, .GX = k->grid[0], .GY = gy, .UX = k->grid[0], .UY = gy, .panel = panel};
   WsCopy *cps = sp->cps;
   int ncp = sp->ncp;
   if (persistent && pass_config_on(sp->ws->f, "tl.enable_tma_multicast")) {
@@ -1011,6 +1015,19 @@ static void spec_maps(Spec *sp) {
   spec_store_map(sp);
 }
 
+/* Statements after the epilogue's TMA store (TileScale's GEMM-RS counts finished tiles with a
+ * release atomic, and the count lets a copy engine read the tile) see the tile in global
+ * memory: the storing thread waits for the store to complete and fences the async proxy,
+ * then the consumers meet at their named barrier. */
+static IrStmt *store_landed(Spec *sp) {
+  TsCompiler *c = sp->c;
+  SrcLoc loc = sp->loc;
+  IrStmt *wait = ir_seq(c, (IrStmt *[]){dev(c, IRD_TMA_STORE_WAIT, 0, 0, NULL, 0, loc),
+                                        dev(c, IRD_DIST_FENCE_ASYNC_GLOBAL, 0, 0, NULL, 0, loc)}, 2, loc);
+  return ir_seq(c, (IrStmt *[]){ir_if(c, bin(c, IR_EQ, sp->txr, i32(c, 0)), wait, NULL, loc),
+                                dev(c, IRD_NAMED_BARRIER_SYNC, 1, sp->T, NULL, 0, loc)}, 2, loc);
+}
+
 /* The new body's head: allocations (staged tiles in place of the tiles), the statements
  * before and after the loop sorted out, the barriers initialised by thread 0. */
 static void spec_top(Spec *sp) {
@@ -1033,6 +1050,7 @@ static void spec_top(Spec *sp) {
       }
     vec_push(c->arena, &sp->top, a);
   }
+  bool stored = false; /* store_landed is in sp->post */
   for (int i = 0; i < body->u.seq.n; i++) {
     IrStmt *s = body->u.seq.items[i];
     if (s->kind == IR_S_ALLOC) {
@@ -1043,6 +1061,10 @@ static void spec_top(Spec *sp) {
       vec_push(c->arena, &sp->post, ws_epilogue_store(c, ep, sp->store_map, sp->tx, sp->T,
                                                    ep->idx_frag >= 0 ? body->u.seq.items[ep->idx_frag] : NULL));
     } else if (i > sp->li && i != ep->idx_frag) {
+      if (sp->store_map && ep->idx >= 0 && i > ep->idx && !stored) {
+        vec_push(c->arena, &sp->post, store_landed(sp));
+        stored = true;
+      }
       vec_push(c->arena, &sp->post, s);
     }
   }
@@ -1136,6 +1158,19 @@ static void spec_stream_k(Spec *sp) {
  * atom, or the whole tile) per step right after that step's wgmma is issued, so the
  * tensor cores keep working through the epilogue.  The last tile is stored after the
  * tile loop.  Off with pass_configs {"tl.disable_epilogue_overlap": True}. */
+/* Does the tile's store name a scalar the tile computes (a let, a T.alloc_var)?  Those hold
+ * the current tile's values where the previous tile is stored. */
+static void tile_scalar(IrExpr *e, void *ctx) {
+  if ((e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET) || (e->kind == IR_LOAD && e->u.load.buf->scope != IR_SCOPE_GLOBAL))
+    *(bool *)ctx = true;
+}
+static bool store_names_tile_scalars(const IrStmt *cp) {
+  bool found = false;
+  IrVisitor v = {NULL, tile_scalar, &found};
+  const IrRegion *r = &cp->u.copy.dst;
+  for (int d = 0; d < r->ndim; d++) ir_visit_expr(r->min[d], &v);
+  return found;
+}
 static void spec_overlap(Spec *sp) {
   TsCompiler *c = sp->c;
   SrcLoc loc = sp->loc;
@@ -1149,7 +1184,8 @@ static void spec_overlap(Spec *sp) {
   if (!(sp->sc.on && !sp->sk_on && ep->idx >= 0 && sp->store_map && sp->post.len == 1 &&
         !pass_config_on(sp->ws->f, "tl.disable_epilogue_overlap") && acc->scope == IR_SCOPE_FRAGMENT &&
         acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 && ir_is_const_int(acc->shape[0], &sp->am) &&
-        ir_is_const_int(acc->shape[1], &sp->an) && sp->am * sp->an % T == 0 && sp->am == ep->rows && sp->an == ep->cols))
+        ir_is_const_int(acc->shape[1], &sp->an) && sp->am * sp->an % T == 0 && sp->am == ep->rows && sp->an == ep->cols &&
+        !store_names_tile_scalars(ep->to_global)))
     return;
   int64_t am = sp->am, an = sp->an;
   IrStmt *pack_src = ep->idx_frag >= 0 ? sp->body->u.seq.items[ep->idx_frag] : ep->to_global;

@@ -39,3 +39,33 @@ def gated_copy(N=4096, block=256):
             Out[bx * block + tid] = In[bx * block + tid]
 
     return main
+
+
+@tilelang.jit
+def counted_gemm(M=1024, N=1024, K=1024, block_M=128, block_N=128, block_K=64, group=4, count_tiles=True):
+    # TileScale's GEMM-RS shape of kernel: a 1-D grid in a swizzled tile order (lets of the block
+    # index), then a release count of finished tiles per row block that another agent reads
+    # (count_tiles=False: the GEMM alone).
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), count: T.Tensor((M // block_M,), "uint32"),
+             C: T.Tensor((M, N), "float16")):
+        with T.Kernel((M // block_M) * (N // block_N), threads=256) as bid:
+            A_s = T.alloc_shared((block_M, block_K), "float16")
+            B_s = T.alloc_shared((block_K, block_N), "float16")
+            C_s = T.alloc_shared((block_M, block_N), "float16")
+            C_l = T.alloc_fragment((block_M, block_N), "float")
+            per_group = group * (N // block_N)
+            pid_m = bid // per_group * group + bid % group
+            pid_n = bid % per_group // group
+            tid = T.get_thread_binding(0)
+            T.clear(C_l)
+            for k in T.Pipelined(K // block_K, num_stages=3):
+                T.copy(A[pid_m * block_M, k * block_K], A_s)
+                T.copy(B[k * block_K, pid_n * block_N], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C_s)
+            T.copy(C_s, C[pid_m * block_M, pid_n * block_N])
+            if count_tiles and tid == 0:
+                T.atom_add(count[pid_m], 1, scope="gpu", sem="release")
+
+    return main

@@ -475,6 +475,23 @@ TEST(dist_gpu_test_kernels_nvrtc_sm90a) {
     CHECK(prod && w && f && ld && cons && ld < cons);
     ts_kernel_destroy(k);
   }
+  k = compile_file(t, ctx, "tests/dist/gated.py", "counted_gemm", "sm_90a");
+  if (k) { /* 1-D grid made persistent; the tile's TMA store has landed before the count */
+    const char *cu = k->cuda_source, *cons = strstr(cu, "setmaxnreg_inc");
+    const char *loop = cons ? strstr(cons, "for (int tile_iter") : NULL, *st = loop ? strstr(loop, "tma_store_2d(") : NULL;
+    const char *w = st ? strstr(st, "ts::tma_store_wait<0>();") : NULL;
+    const char *f = w ? strstr(w, "ts::dist::fence_async_global();") : NULL;
+    const char *bar = f ? strstr(f, "named_barrier_sync<1, 256>();") : NULL, *at = bar ? strstr(bar, "atom_add") : NULL;
+    CHECK(k->nlaunches == 1 && k->launches[0].persistent && loop && st && w && f && bar && at);
+    ts_kernel_destroy(k);
+  }
+  ts_param no_count[] = {{"count_tiles", "False"}};
+  k = compile_file_p(t, ctx, "tests/dist/gated.py", "counted_gemm", "sm_90a", no_count, 1);
+  if (k) { /* persistent, but the store names the tile's lets: no overlapped epilogue (it would
+            * store the previous tile at the current tile's coordinates) */
+    CHECK(k->launches[0].persistent && !strstr(k->cuda_source, "C_l_pack") && !strstr(k->cuda_source, "atom_add"));
+    ts_kernel_destroy(k);
+  }
   ts_context_destroy(ctx);
 
   /* the hand-written kernels of prims.cu, through the runtime's JIT as dist_prims.c does */
