@@ -1171,6 +1171,25 @@ static bool store_names_tile_scalars(const IrStmt *cp) {
   for (int d = 0; d < r->ndim; d++) ir_visit_expr(r->min[d], &v);
   return found;
 }
+/* The tile's store with the lets of the statements before the loop written out (TileScale's
+ * GEMMs compute their tile's row and column from the block index: pid_m = ...), so that it
+ * can be moved to another tile by substituting the block indices; NULL when the store still
+ * names a tile scalar then (a let inside a branch, a T.alloc_var). */
+static IrStmt *store_with_lets_inlined(Spec *sp, IrStmt *cp) {
+  TsCompiler *c = sp->c;
+  IrStmt *x = ir_stmt(c, IR_S_COPY, cp->loc);
+  *x = *cp;
+  IrRegion *r = &x->u.copy.dst;
+  IrExpr **mins = ARENA_ARRAY(c->arena, IrExpr *, r->ndim);
+  memcpy(mins, r->min, (size_t)r->ndim * sizeof *mins);
+  r->min = mins;
+  for (int i = sp->pre.len - 1; i >= 0; i--) { /* a let's value names only earlier lets */
+    IrStmt *s = sp->pre.items[i];
+    if (s->kind != IR_S_LET) continue;
+    for (int d = 0; d < r->ndim; d++) r->min[d] = ir_subst(c, r->min[d], &s->u.let.var, &s->u.let.value, 1);
+  }
+  return store_names_tile_scalars(x) ? NULL : x;
+}
 static void spec_overlap(Spec *sp) {
   TsCompiler *c = sp->c;
   SrcLoc loc = sp->loc;
@@ -1184,14 +1203,16 @@ static void spec_overlap(Spec *sp) {
   if (!(sp->sc.on && !sp->sk_on && ep->idx >= 0 && sp->store_map && sp->post.len == 1 &&
         !pass_config_on(sp->ws->f, "tl.disable_epilogue_overlap") && acc->scope == IR_SCOPE_FRAGMENT &&
         acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 && ir_is_const_int(acc->shape[0], &sp->am) &&
-        ir_is_const_int(acc->shape[1], &sp->an) && sp->am * sp->an % T == 0 && sp->am == ep->rows && sp->an == ep->cols &&
-        !store_names_tile_scalars(ep->to_global)))
+        ir_is_const_int(acc->shape[1], &sp->an) && sp->am * sp->an % T == 0 && sp->am == ep->rows && sp->an == ep->cols))
     return;
+  IrStmt *store = store_names_tile_scalars(ep->to_global) ? store_with_lets_inlined(sp, ep->to_global) : ep->to_global;
+  if (!store) return;
   int64_t am = sp->am, an = sp->an;
-  IrStmt *pack_src = ep->idx_frag >= 0 ? sp->body->u.seq.items[ep->idx_frag] : ep->to_global;
-  ts_dtype ot = ep->to_global->u.copy.dst.buf->dtype;
+  IrStmt *pack_src = ep->idx_frag >= 0 ? sp->body->u.seq.items[ep->idx_frag] : store;
+  ts_dtype ot = store->u.copy.dst.buf->dtype;
   int64_t nacc = am * an / T, npack = nacc * dtype_bytes(ot) / 4;
   if (pack_src->u.copy.src.buf != acc || dtype_bytes(ot) != 2 || nacc + npack + 40 > sp->cons_regs) return;
+  ep->to_global = store; /* the overlapped pieces move it to the previous tile and the last one */
   sp->pack_src = pack_src;
   IrBuffer *pack = sp->pack = ir_buffer(c, arena_printf(c->arena, "%s_pack", acc->name), ot, IR_SCOPE_FRAGMENT, 2,
                                         (IrExpr *[]){i32(c, am), i32(c, an)}, loc);

@@ -71,7 +71,9 @@ SCRIPTS = [
 # name (importlib.metadata.version("cuda-python")), or cuda-python's cudart under a bare `cuda`
 MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '(?!tilelang|tilescale|pynvshmem|tvm')"
                             r"|PackageNotFoundError: No package metadata was found for"
-                            r"|ImportError: cannot import name '\w+' from 'cuda' \(unknown location\)")
+                            r"|ImportError: cannot import name '\w+' from 'cuda' \(unknown location\)"
+                            # the script's own message for its missing reference (DeepEP's example)
+                            r"|ModuleNotFoundError: Please install (?!TileLang|TileScale)\w+")
 FAILED_CHECK = re.compile(r"check failed|❌|Test failed|AssertionError|Mismatch|not close", re.I)
 
 

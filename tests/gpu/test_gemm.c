@@ -17,7 +17,8 @@
  * and examples/gemm_rs.py (A of the second GEMM in registers: wgmma RS / mma.sync),
  * examples/gemm_wgmma.py (T.wgmma_gemm + T.wait_wgmma; tiles pinned to each swizzle by
  * T.annotate_layout), examples/gemm_eager.py (eager style) and
- * examples/gemm_shared_epilogue.py (the epilogue through a shared tile: TMA store).
+ * examples/gemm_shared_epilogue.py (the epilogue through a shared tile: TMA store) and
+ * examples/gemm_swizzled.py (a 1-D grid in its own tile order, made persistent).
  * Options: --filter TEXT, --seed N, --examples DIR. */
 #include <math.h>
 #include <stdbool.h>
@@ -553,6 +554,8 @@ static void layout_cases(Suite *su, const char *examples) {
       {"gemm_shared_epilogue.py", NULL, NULL, "sm_90a"}, {"gemm_shared_epilogue.py", NULL, NULL, "sm_90"},
       /* T.Persistent: 132 blocks walking the tiles (255 of them at the third shape) */
       {"gemm_persistent.py", NULL, NULL, "sm_90a"}, {"gemm_persistent.py", NULL, NULL, "sm_90"},
+      /* a 1-D grid in its own tile order: persistent, the overlapped store at the lets' tile */
+      {"gemm_swizzled.py", NULL, NULL, "sm_90a"}, {"gemm_swizzled.py", NULL, NULL, "sm_90"},
   };
   /* the third shape (255 tiles: persistent blocks reuse the epilogue tile) for the
    * shared epilogue and T.Persistent only */
@@ -560,7 +563,8 @@ static void layout_cases(Suite *su, const char *examples) {
   uint64_t st = su->seed * 17 + 3;
   for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
     for (int sh = 0; sh < 3; sh++) {
-      if (sh == 2 && strcmp(cases[c].file, "gemm_shared_epilogue.py") && strcmp(cases[c].file, "gemm_persistent.py"))
+      if (sh == 2 && strcmp(cases[c].file, "gemm_shared_epilogue.py") && strcmp(cases[c].file, "gemm_persistent.py") &&
+          strcmp(cases[c].file, "gemm_swizzled.py"))
         continue;
       int M = shapes[sh][0], N = shapes[sh][1], K = shapes[sh][2];
       char name[160], vm[16], vn[16], vk[16];

@@ -487,9 +487,13 @@ TEST(dist_gpu_test_kernels_nvrtc_sm90a) {
   }
   ts_param no_count[] = {{"count_tiles", "False"}};
   k = compile_file_p(t, ctx, "tests/dist/gated.py", "counted_gemm", "sm_90a", no_count, 1);
-  if (k) { /* persistent, but the store names the tile's lets: no overlapped epilogue (it would
-            * store the previous tile at the current tile's coordinates) */
-    CHECK(k->launches[0].persistent && !strstr(k->cuda_source, "C_l_pack") && !strstr(k->cuda_source, "atom_add"));
+  if (k) { /* persistent, overlapped epilogue: the store names the tile's lets, written out so
+            * the previous tile is stored at its own coordinates (bid_p), the last at bid_l */
+    const char *cu = k->cuda_source;
+    CHECK(k->launches[0].persistent && strstr(cu, "C_l_pack") && !strstr(cu, "atom_add"));
+    const char *prev = strstr(cu, "const int bid_p ="), *st = prev ? strstr(prev, "tma_store_2d(") : NULL;
+    const char *eol = st ? strchr(st, '\n') : NULL;
+    CHECK(st && eol && memmem(st, (size_t)(eol - st), "bid_p", 5) && !memmem(st, (size_t)(eol - st), "pid_m", 5));
     ts_kernel_destroy(k);
   }
   ts_context_destroy(ctx);
