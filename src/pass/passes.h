@@ -28,6 +28,45 @@ bool ws_find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep);
  * thread 0 issues the stores); to_smem: form B's T.copy(fragment, S), else NULL. */
 IrStmt *ws_epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T, IrStmt *to_smem);
 
+/* warp_specialize_tiles.c: how persistent blocks walk the tiles (see there). */
+/* How persistent blocks walk the tiles.  Without a cluster a unit is one tile; with a
+ * 2-block cluster paired along block axis `axis` a unit is two neighbouring tiles along
+ * that axis, block rank r of the cluster taking tile 2u + r (clamped to the grid; a block
+ * whose tile lies past an odd edge computes the clamped tile again but stores nothing). */
+typedef struct WsSched {
+  bool on;          /* persistent at all */
+  int cl;           /* blocks per cluster (1 or 2) */
+  int axis;         /* cl == 2: the paired block axis (0: bx, 1: by) */
+  IrExpr *G;        /* gridDim.x */
+  IrExpr *P;        /* clusters: G / cl */
+  IrExpr *nunits;   /* units of work */
+  IrExpr *GX, *GY;  /* the tile grid */
+  IrExpr *UX, *UY;  /* the unit grid */
+  int64_t panel;    /* rasterization panel in unit rows (0: none) */
+  IrVar *rank;      /* cl == 2: the block's rank in its cluster */
+  bool guard;       /* cl == 2 and the paired extent may be odd: guard the epilogue */
+} WsSched;
+
+/* The stream-K part of a persistent schedule (gemm.cuh, "stream-K"): lets shared by the
+ * producer and the consumers, computed by every thread before they split. */
+typedef struct WsSkSched {
+  IrVar *dp;    /* tiles run tile by tile (the block's share: t < ndp) */
+  IrVar *iters; /* stream-K iterations */
+  IrVar *s, *e; /* this block's range */
+  IrVar *ndp;   /* this block's data-parallel tiles */
+  IrVar *nseg;  /* its stream-K segments */
+} WsSkSched;
+IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel);
+/* The tile coordinates of unit `id` (lets of <bx>_<sfx>, <by>_<sfx> on items; to[0..1] name them). */
+void ws_unit_coords(TsCompiler *c, const WsSched *sc, IrExpr *id, IrVar *bx, IrVar *by, const char *sfx, PtrVec *items,
+                    IrExpr **to, IrExpr **valid);
+IrStmt *ws_tile_body(TsCompiler *c, const WsSched *sc, IrExpr *id, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post);
+IrExpr *ws_unit_count(TsCompiler *c, const WsSched *sc, IrVar *bx);
+IrExpr *ws_unit_id(TsCompiler *c, const WsSched *sc, IrExpr *t, IrVar *bx);
+IrStmt *ws_per_tile(TsCompiler *c, const WsSched *sc, IrVar *t, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post);
+IrStmt *ws_sk_loop(TsCompiler *c, const WsSched *sc, const WsSkSched *sk, IrExpr *KT, IrVar *u, IrVar *vk0, IrVar *vk1,
+                   IrVar *vtb, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post);
+
 /* warp_specialize_nest.c: the outer serial loops / uniform ifs / lets around a GEMM's
  * pipelined loop (a user-written persistent tile loop) that both roles repeat. */
 typedef struct WsNest {

@@ -413,160 +413,6 @@ static IrRegion staged_region(TsCompiler *c, const IrRegion *r, const WsCopy *cp
   return *r;
 }
 
-/* Block rasterization (T.use_swizzle): blocks that run at the same time should share
- * operand tiles in L2.  The launch order is blockIdx.x fastest, which walks a whole row of
- * C tiles (every B column panel) before the next row; remapped, consecutive blocks walk
- * down `panel` block rows first:
- *   id = by*GX + bx;  g = id / (panel*GX);  rows = min(GY - g*panel, panel)
- *   by' = g*panel + (id % (panel*GX)) % rows;   bx' = (id % (panel*GX)) / rows
- * a bijection of the grid, so any kernel may use it; by' and bx' are clamped to the grid
- * only to tell the bounds analysis their ranges. */
-/* max(min(x, n - 1), 0): a no-op on valid block indices that states their range. */
-static IrExpr *clamp(TsCompiler *c, IrExpr *x, IrExpr *n) {
-  return bin(c, IR_MAX, bin(c, IR_MIN, x, bin(c, IR_SUB, n, i32(c, 1))), i32(c, 0));
-}
-
-static void raster_coords(TsCompiler *c, IrExpr *id, IrExpr *GX, IrExpr *GY, int64_t panel, IrExpr **vbx, IrExpr **vby) {
-  IrExpr *gsize = bin(c, IR_MUL, i32(c, panel), GX);
-  IrExpr *first = bin(c, IR_MUL, bin(c, IR_FLOORDIV, id, gsize), i32(c, panel));
-  IrExpr *rows = bin(c, IR_MIN, bin(c, IR_SUB, GY, first), i32(c, panel));
-  IrExpr *local = bin(c, IR_FLOORMOD, id, gsize);
-  *vby = clamp(c, bin(c, IR_ADD, first, bin(c, IR_FLOORMOD, local, rows)), GY);
-  *vbx = clamp(c, bin(c, IR_FLOORDIV, local, rows), GX);
-}
-
-static IrStmt *rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel) {
-  IrVar *bx = k->block_var[0], *by = k->block_var[1];
-  if (!bx || !by || !k->grid[0] || !k->grid[1]) return body;
-  int64_t gy;
-  if (ir_is_const_int(k->grid[1], &gy) && gy <= panel) return body; /* one panel: nothing changes */
-  SrcLoc loc = body->loc;
-  IrExpr *GX = k->grid[0], *GY = k->grid[1];
-  IrExpr *id = bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, by, loc), GX), ir_varref(c, bx, loc));
-  IrExpr *vbx, *vby;
-  raster_coords(c, id, GX, GY, panel, &vbx, &vby);
-  IrVar *nbx = ir_var(c, arena_printf(c->arena, "%s_r", bx->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
-  IrVar *nby = ir_var(c, arena_printf(c->arena, "%s_r", by->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
-  IrVar *from[2] = {bx, by};
-  IrExpr *to[2] = {ir_varref(c, nbx, loc), ir_varref(c, nby, loc)};
-  IrStmt *rest = ir_subst_stmt(c, body, from, to, 2);
-  return ir_seq(c, (IrStmt *[]){ir_let(c, nby, ir_cast(c, TS_DTYPE_INT32, vby, loc), loc),
-                                ir_let(c, nbx, ir_cast(c, TS_DTYPE_INT32, vbx, loc), loc), rest},
-                3, loc);
-}
-
-/* How persistent blocks walk the tiles.  Without a cluster a unit is one tile; with a
- * 2-block cluster paired along block axis `axis` a unit is two neighbouring tiles along
- * that axis, block rank r of the cluster taking tile 2u + r (clamped to the grid; a block
- * whose tile lies past an odd edge computes the clamped tile again but stores nothing). */
-typedef struct Sched {
-  bool on;          /* persistent at all */
-  int cl;           /* blocks per cluster (1 or 2) */
-  int axis;         /* cl == 2: the paired block axis (0: bx, 1: by) */
-  IrExpr *G;        /* gridDim.x */
-  IrExpr *P;        /* clusters: G / cl */
-  IrExpr *nunits;   /* units of work */
-  IrExpr *GX, *GY;  /* the tile grid */
-  IrExpr *UX, *UY;  /* the unit grid */
-  int64_t panel;    /* rasterization panel in unit rows (0: none) */
-  IrVar *rank;      /* cl == 2: the block's rank in its cluster */
-  bool guard;       /* cl == 2 and the paired extent may be odd: guard the epilogue */
-} Sched;
-
-/* The tile coordinates of unit `id`: lets of <bx>_<sfx> and <by>_<sfx> pushed on `items`,
- * to[0] / to[1] referring to them; *valid (2-block clusters) tells whether the tile exists. */
-static void unit_coords(TsCompiler *c, const Sched *sc, IrExpr *id, IrVar *bx, IrVar *by, const char *sfx,
-                        PtrVec *items, IrExpr **to, IrExpr **valid) {
-  SrcLoc loc = id->loc;
-  IrExpr *ux, *uy;
-  if (sc->panel > 0) {
-    raster_coords(c, id, sc->UX, sc->UY, sc->panel, &ux, &uy);
-  } else {
-    uy = clamp(c, bin(c, IR_FLOORDIV, id, sc->UX), sc->UY);
-    ux = clamp(c, bin(c, IR_FLOORMOD, id, sc->UX), sc->UX);
-  }
-  IrExpr *vbx = ux, *vby = uy;
-  *valid = NULL;
-  if (sc->cl > 1) {
-    IrExpr **v = sc->axis ? &vby : &vbx, *n = sc->axis ? sc->GY : sc->GX;
-    IrExpr *raw = bin(c, IR_ADD, bin(c, IR_MUL, *v, i32(c, sc->cl)), ir_varref(c, sc->rank, loc));
-    *valid = bin(c, IR_LT, raw, n);
-    *v = clamp(c, raw, n);
-  }
-  IrVar *nbx = ir_var(c, arena_printf(c->arena, "%s_%s", bx->name, sfx), TS_DTYPE_INT32, IR_VAR_LET, loc);
-  IrVar *nby = ir_var(c, arena_printf(c->arena, "%s_%s", by->name, sfx), TS_DTYPE_INT32, IR_VAR_LET, loc);
-  to[0] = ir_varref(c, nbx, loc);
-  to[1] = ir_varref(c, nby, loc);
-  vec_push(c->arena, items, ir_let(c, nby, ir_cast(c, TS_DTYPE_INT32, vby, loc), loc));
-  vec_push(c->arena, items, ir_let(c, nbx, ir_cast(c, TS_DTYPE_INT32, vbx, loc), loc));
-}
-
-/* One unit `id` of a persistent block: its tile coordinates, then `inner` and `post`
- * (written with the block indices bx, by) rewritten to them. */
-static IrStmt *tile_body(TsCompiler *c, const Sched *sc, IrExpr *id, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post) {
-  SrcLoc loc = inner->loc;
-  PtrVec items = {0};
-  IrExpr *to[2], *valid;
-  unit_coords(c, sc, id, bx, by, "t", &items, to, &valid);
-  IrVar *from[2] = {bx, by};
-  vec_push(c->arena, &items, ir_subst_stmt(c, inner, from, to, 2));
-  if (post) {
-    IrStmt *p = ir_subst_stmt(c, post, from, to, 2);
-    vec_push(c->arena, &items, sc->guard ? ir_if(c, valid, p, NULL, loc) : p);
-  }
-  return ir_seq_vec(c, &items, loc);
-}
-
-/* The block's first unit (cid) and its number of units (cid, cid + P, ... < nunits). */
-static IrExpr *first_unit(TsCompiler *c, const Sched *sc, IrVar *bx) {
-  IrExpr *bxr = ir_varref(c, bx, SRCLOC_NONE);
-  return sc->cl > 1 ? bin(c, IR_FLOORDIV, bxr, i32(c, sc->cl)) : bxr;
-}
-static IrExpr *unit_count(TsCompiler *c, const Sched *sc, IrVar *bx) {
-  IrExpr *cid = first_unit(c, sc, bx);
-  return bin(c, IR_FLOORDIV, bin(c, IR_ADD, bin(c, IR_SUB, sc->nunits, cid), bin(c, IR_SUB, sc->P, i32(c, 1))), sc->P);
-}
-/* unit number t of the block */
-static IrExpr *unit_id(TsCompiler *c, const Sched *sc, IrExpr *t, IrVar *bx) {
-  return bin(c, IR_ADD, first_unit(c, sc, bx), bin(c, IR_MUL, t, sc->P));
-}
-
-/* The tile loop of a persistent block around `inner` and `post`: for t: unit = cid + t*P. */
-static IrStmt *per_tile(TsCompiler *c, const Sched *sc, IrVar *t, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post) {
-  if (!sc->on) return post ? ir_seq(c, (IrStmt *[]){inner, post}, 2, inner->loc) : inner;
-  SrcLoc loc = inner->loc;
-  IrExpr *id = unit_id(c, sc, ir_varref(c, t, loc), bx);
-  return ir_for(c, t, i32(c, 0), unit_count(c, sc, bx), IR_FOR_SERIAL, tile_body(c, sc, id, bx, by, inner, post), loc);
-}
-
-/* The stream-K part of a persistent schedule (gemm.cuh, "stream-K"): lets shared by the
- * producer and the consumers, computed by every thread before they split. */
-typedef struct SkSched {
-  IrVar *dp;    /* tiles run tile by tile (the block's share: t < ndp) */
-  IrVar *iters; /* stream-K iterations */
-  IrVar *s, *e; /* this block's range */
-  IrVar *ndp;   /* this block's data-parallel tiles */
-  IrVar *nseg;  /* its stream-K segments */
-} SkSched;
-
-/* One stream-K segment loop: for u < nseg: tile r = s/KT + u, unit dp + r, iterations
- * [k0, k1) of it (lets vk0/vk1), stage counter base vtb = ndp*KT + r*KT - s; then
- * `inner` and `post` (written with vk0, vk1, vtb and the block indices). */
-static IrStmt *sk_loop(TsCompiler *c, const Sched *sc, const SkSched *sk, IrExpr *KT, IrVar *u, IrVar *vk0, IrVar *vk1,
-                       IrVar *vtb, IrVar *bx, IrVar *by, IrStmt *inner, IrStmt *post) {
-  SrcLoc loc = inner->loc;
-  IrExpr *sr = ir_varref(c, sk->s, loc), *er = ir_varref(c, sk->e, loc);
-  IrExpr *r = bin(c, IR_ADD, bin(c, IR_FLOORDIV, sr, KT), ir_varref(c, u, loc));
-  IrExpr *rk = bin(c, IR_MUL, r, KT);
-  IrExpr *id = bin(c, IR_ADD, ir_varref(c, sk->dp, loc), r);
-  IrStmt *lets[3] = {
-      ir_let(c, vk0, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_MAX, bin(c, IR_SUB, sr, rk), i32(c, 0)), loc), loc),
-      ir_let(c, vk1, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_MIN, bin(c, IR_SUB, er, rk), KT), loc), loc),
-      ir_let(c, vtb, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_SUB, bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, sk->ndp, loc), KT), rk), sr), loc), loc)};
-  IrStmt *body = ir_seq(c, (IrStmt *[]){lets[0], lets[1], lets[2], tile_body(c, sc, id, bx, by, inner, post)}, 4, loc);
-  return ir_for(c, u, i32(c, 0), ir_varref(c, sk->nseg, loc), IR_FOR_SERIAL, body, loc);
-}
-
 /* Does the source box of copy `cp` move with block index `v`? */
 static bool copy_uses(const IrStmt *cp, const IrVar *v) {
   const IrRegion *r = &cp->u.copy.src;
@@ -608,7 +454,7 @@ typedef struct Spec {
   IrVar *kv, *bxv, *byv; /* the K loop var, the block vars */
   IrExpr *m0, *ext;      /* the K loop's start and extent */
   int64_t panel;         /* rasterization panel (0: none) */
-  Sched sc, dsc;         /* the schedule; dsc: its data-parallel part (stream-K) */
+  WsSched sc, dsc;         /* the schedule; dsc: its data-parallel part (stream-K) */
   SrcLoc loc;
   IrVar *tx;
   IrExpr *txr;
@@ -623,7 +469,7 @@ typedef struct Spec {
   int64_t am, an;        /* its shape */
   bool sk_on;            /* stream-K */
   int64_t nregs;         /* stream-K: accumulator registers per thread */
-  SkSched sk;
+  WsSkSched sk;
   IrVar *vk0, *vk1, *vtb;
   int nvariants;         /* 0: tile by tile; 1: stream-K segments */
   int prod_regs;
@@ -897,7 +743,7 @@ static void spec_schedule(Spec *sp) {
    * block axis that the larger operand tile does not move with, and each issues half of
    * that tile's boxes, multicast to both (half its L2 -> SM traffic). */
   IrExpr *gy = one_d ? i32(c, 1) : k->grid[1];
-  Sched sc = {.on = persistent, .cl = 1, .GX = k->grid[0], .GY = gy, .UX = k->grid[0], .UY = gy, .panel = panel};
+  WsSched sc = {.on = persistent, .cl = 1, .GX = k->grid[0], .GY = gy, .UX = k->grid[0], .UY = gy, .panel = panel};
   WsCopy *cps = sp->cps;
   int ncp = sp->ncp;
   if (persistent && pass_config_on(sp->ws->f, "tl.enable_tma_multicast")) {
@@ -1117,7 +963,7 @@ static void spec_top(Spec *sp) {
 static void spec_stream_k(Spec *sp) {
   TsCompiler *c = sp->c;
   SrcLoc loc = sp->loc;
-  Sched *sc = &sp->sc;
+  WsSched *sc = &sp->sc;
   IrBuffer *acc = sp->acc = sp->gemm->u.gemm.c.buf;
   int64_t T = sp->T;
   sp->sk_on = sc->on && sc->cl == 1 && sp->ep.idx >= 0 && sp->post.len && pass_config_on(sp->ws->f, "tl.enable_stream_k") &&
@@ -1127,7 +973,7 @@ static void spec_stream_k(Spec *sp) {
   sp->dsc = *sc; /* the data-parallel part */
   sp->nvariants = sp->sk_on ? 2 : 1;
   if (!sp->sk_on) return;
-  SkSched *sk = &sp->sk;
+  WsSkSched *sk = &sp->sk;
   PtrVec *top = &sp->top;
   IrExpr *ext = sp->ext;
   IrExpr *G = dev_value(c, IRD_GRID_DIM_X, NULL, 0, loc);
@@ -1301,10 +1147,10 @@ static IrStmt *producer_variant(Spec *sp, IrVar *pk, int var) {
     return with_scalars(sp, ir_seq(c, (IrStmt *[]){ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc),
                                                     run_advance(sp)}, 2, loc));
   if (var == 0)
-    return per_tile(c, &sp->dsc, sp->pt, sp->bxv, sp->byv, with_scalars(sp, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc)), NULL);
+    return ws_per_tile(c, &sp->dsc, sp->pt, sp->bxv, sp->byv, with_scalars(sp, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc)), NULL);
   IrExpr *lo = bin(c, IR_ADD, m0, ir_varref(c, sp->vk0, loc)), *n = bin(c, IR_SUB, ir_varref(c, sp->vk1, loc), ir_varref(c, sp->vk0, loc));
   IrVar *pu = ir_var(c, "seg", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
-  return sk_loop(c, &sp->sc, &sp->sk, ext, pu, sp->vk0, sp->vk1, sp->vtb, sp->bxv, sp->byv,
+  return ws_sk_loop(c, &sp->sc, &sp->sk, ext, pu, sp->vk0, sp->vk1, sp->vtb, sp->bxv, sp->byv,
                  with_scalars(sp, ir_for(c, pk, lo, n, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc)), NULL);
 }
 
@@ -1376,7 +1222,7 @@ static IrStmt *consumer_k_loop(Spec *sp, int var, ConsStep *st) {
   st->nk = -1; /* K steps of a tile, when known */
   st->nk_known = ir_is_const_int(st->kext, &st->nk);
   if (sp->pack && var == 0) {
-    unit_coords(c, &sp->dsc, unit_id(c, &sp->dsc, bin(c, IR_SUB, ir_varref(c, sp->ct, loc), i32(c, 1)), sp->bxv), sp->bxv,
+    ws_unit_coords(c, &sp->dsc, ws_unit_id(c, &sp->dsc, bin(c, IR_SUB, ir_varref(c, sp->ct, loc), i32(c, 1)), sp->bxv), sp->bxv,
                 sp->byv, "p", &st->prevl, st->pto, &st->pvalid);
     if (!sp->dsc.guard) st->pvalid = NULL;
     PtrVec pieces = {0};
@@ -1396,7 +1242,7 @@ static void consumer_overlapped(Spec *sp, ConsStep *st, PtrVec *tile, PtrVec *co
   TsCompiler *c = sp->c;
   SrcLoc loc = sp->loc;
   IrVar *from[2] = {sp->bxv, sp->byv};
-  Sched *dsc = &sp->dsc;
+  WsSched *dsc = &sp->dsc;
   /* pieces the K loop had no step for (fewer steps than pieces), then the packed copy */
   PtrVec left = {0};
   tile_pieces(c, &sp->ep, sp->store_map, sp->tx, sp->T, st->to_smem, sp->pack, from, st->pto, st->pvalid, &left);
@@ -1411,14 +1257,14 @@ static void consumer_overlapped(Spec *sp, ConsStep *st, PtrVec *tile, PtrVec *co
   pcp->u.copy.dst = region2(c, sp->pack, 0, 0, sp->am, sp->an);
   pcp->u.copy.disable_tma = false;
   vec_push(c->arena, tile, pcp);
-  IrExpr *id = unit_id(c, dsc, ir_varref(c, sp->ct, loc), sp->bxv);
-  vec_push(c->arena, &st->prevl, tile_body(c, dsc, id, sp->bxv, sp->byv, ir_seq_vec(c, tile, loc), NULL));
-  IrExpr *count = unit_count(c, dsc, sp->bxv);
+  IrExpr *id = ws_unit_id(c, dsc, ir_varref(c, sp->ct, loc), sp->bxv);
+  vec_push(c->arena, &st->prevl, ws_tile_body(c, dsc, id, sp->bxv, sp->byv, ir_seq_vec(c, tile, loc), NULL));
+  IrExpr *count = ws_unit_count(c, dsc, sp->bxv);
   vec_push(c->arena, cons, ir_for(c, sp->ct, i32(c, 0), count, IR_FOR_SERIAL, ir_seq_vec(c, &st->prevl, loc), loc));
   /* the last tile's store */
   PtrVec fin = {0};
   IrExpr *lto[2], *lvalid;
-  unit_coords(c, dsc, unit_id(c, dsc, bin(c, IR_SUB, count, i32(c, 1)), sp->bxv), sp->bxv, sp->byv, "l", &fin, lto, &lvalid);
+  ws_unit_coords(c, dsc, ws_unit_id(c, dsc, bin(c, IR_SUB, count, i32(c, 1)), sp->bxv), sp->bxv, sp->byv, "l", &fin, lto, &lvalid);
   tile_pieces(c, &sp->ep, sp->store_map, sp->tx, sp->T, st->to_smem, sp->pack, from, lto, dsc->guard ? lvalid : NULL, &fin);
   vec_push(c->arena, cons, ir_if(c, bin(c, IR_GT, count, i32(c, 0)), ir_seq_vec(c, &fin, loc), NULL, loc));
 }
@@ -1443,7 +1289,7 @@ static IrStmt *consumer_stream_k(Spec *sp, PtrVec *tile) {
   IrStmt *fin = ir_seq(c, (IrStmt *[]){fix, ir_seq_vec(c, &sp->post, loc)}, 2, loc);
   IrStmt *spost = ir_if(c, bin(c, IR_GT, k0, i32(c, 0)), store, fin, loc);
   IrVar *cu = ir_var(c, "seg", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
-  return sk_loop(c, &sp->sc, &sp->sk, ext, cu, sp->vk0, sp->vk1, sp->vtb, sp->bxv, sp->byv, ir_seq_vec(c, tile, loc), spost);
+  return ws_sk_loop(c, &sp->sc, &sp->sk, ext, cu, sp->vk0, sp->vk1, sp->vtb, sp->bxv, sp->byv, ir_seq_vec(c, tile, loc), spost);
 }
 
 /* One consumer variant (0: tile by tile, 1: stream-K segments), appended to cons. */
@@ -1482,7 +1328,7 @@ static void consumer_variant(Spec *sp, int var, PtrVec *cons) {
   if (var == 0 && sp->pack)
     consumer_overlapped(sp, &st, &tile, cons);
   else if (var == 0)
-    vec_push(c->arena, cons, per_tile(c, &sp->dsc, sp->ct, sp->bxv, sp->byv, ir_seq_vec(c, &tile, loc),
+    vec_push(c->arena, cons, ws_per_tile(c, &sp->dsc, sp->ct, sp->bxv, sp->byv, ir_seq_vec(c, &tile, loc),
                                       sp->post.len ? ir_seq_vec(c, &sp->post, loc) : NULL));
   else
     vec_push(c->arena, cons, consumer_stream_k(sp, &tile));
@@ -1508,7 +1354,7 @@ static void spec_finish(Spec *sp, IrStmt *producer, IrStmt *consumers) {
   TsCompiler *c = sp->c;
   SrcLoc loc = sp->loc;
   IrKernel *k = sp->k;
-  Sched *sc = &sp->sc;
+  WsSched *sc = &sp->sc;
   vec_push(c->arena, &sp->top, ir_if(c, bin(c, IR_GE, sp->txr, i32(c, sp->T)), producer, consumers, loc));
   /* no block leaves while its partner may still multicast into it or arrive on its barriers */
   if (sc->cl > 1) vec_push(c->arena, &sp->top, dev(c, IRD_CLUSTER_SYNC, 0, 0, NULL, 0, loc));
@@ -1523,7 +1369,7 @@ static void spec_finish(Spec *sp, IrStmt *producer, IrStmt *consumers) {
     k->grid[1] = i32(c, 1);
     k->block_var[1] = NULL; /* replaced by the tile coordinates */
   } else if (sp->panel > 0) {
-    k->body = rasterize(c, k, k->body, sp->panel);
+    k->body = ws_rasterize(c, k, k->body, sp->panel);
   }
   k->producer_threads = WS_PRODUCER_THREADS;
 }
