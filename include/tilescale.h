@@ -151,6 +151,11 @@ typedef struct ts_compile_options {
   int no_jit;              /* stop after CUDA source generation (no NVRTC) */
   const char *dump_after;  /* print IR after this pass ("all" for every pass) into the IR text */
   int debug;               /* verify IR after every pass */
+  /* pass_configs given by the caller (tilelang.compile(..., pass_configs=...)): name/value
+   * text as in @tilelang.jit(pass_configs={...}), e.g. {"tl.disable_warp_specialized",
+   * "True"}; merged over the decorator's (a name given here wins).  NULL/0: none. */
+  const ts_param *pass_configs;
+  int npass_configs;
 } ts_compile_options;
 
 /* Checks the options alone, with no file: TS_OK, or TS_ERR_INVALID_ARGUMENT with

@@ -732,9 +732,11 @@ def arch_for(target):
 
 
 def compile_function(info, params, *, closure=None, target=None, execution_backend=None,
-                     verbose=False, no_jit=False):
+                     verbose=False, no_jit=False, pass_configs=None):
     """Compiles `info` with -D params {name: python value} (and, for a nested function, the
-    values it reads from enclosing scopes); returns a tilescale.Kernel."""
+    values it reads from enclosing scopes) and pass_configs {key: value} over the decorator's;
+    returns a tilescale.Kernel."""
+    pcs = {str(getattr(k, "value", k)): str(getattr(v, "value", v)) for k, v in (pass_configs or {}).items()}
     arch = arch_for(target)
     compiler = compiler_for(execution_backend)
     dparams = params_text(params, info.name)
@@ -742,11 +744,11 @@ def compile_function(info, params, *, closure=None, target=None, execution_backe
     if requests is not None:  # _WorkerPool.start: what to compile, not a compile
         requests.append({"path": info.path, "func": info.name, "arch": arch, "compiler": compiler,
                          "source": info.hoisted_source(closure or {}) if info.nested else None,
-                         "params": {k: str(v) for k, v in dparams.items()}})
+                         "params": {k: str(v) for k, v in dparams.items()}, "pass_configs": pcs})
         raise _Recorded()
     prog = info.load(context(), closure)
     t0 = time.time()
-    k = prog.compile(info.name, arch, params=dparams, compiler=compiler, no_jit=no_jit)
+    k = prog.compile(info.name, arch, params=dparams, compiler=compiler, no_jit=no_jit, pass_configs=pcs)
     if verbose or _env.TILELANG_PRINT_ON_COMPILATION:
         print("tilelang: compiled %s:%s(%s) in %.2f s%s" % (
             os.path.basename(info.path), info.name,

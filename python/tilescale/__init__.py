@@ -322,9 +322,10 @@ class Program:
         return [names[i].decode() for i in range(n)]
 
     def compile(self, func, arch=None, *, params=None, compiler="nvrtc", no_jit=False,
-                dump_after=None, debug=False, **kwparams):
+                dump_after=None, debug=False, pass_configs=None, **kwparams):
         """Compiles `func` with parameters given as keywords (or a `params` dict for names that
-        clash with the options), each converted to -D text by param_text."""
+        clash with the options), each converted to -D text by param_text.  pass_configs: a dict
+        like @tilelang.jit's (keys as text or PassConfigKey), merged over the decorator's."""
         func_b = _c_str(func, "func")
         if params is not None and not isinstance(params, dict):
             raise TypeError("tilescale: params must be a dict, not %s" % type(params).__name__)
@@ -341,14 +342,39 @@ class Program:
                             % type(compiler).__name__)
         if compiler not in ("nvrtc", "nvcc"):
             raise ValueError("tilescale: compiler must be 'nvrtc' or 'nvcc', not %r" % compiler)
+        pcs = pass_config_array(pass_configs, keep)
         opt = _lib.ts_compile_options(
             ctypes.sizeof(_lib.ts_compile_options), _c_str(arch, "arch", allow_none=True),
             _lib.TS_COMPILER_NVCC if compiler == "nvcc" else _lib.TS_COMPILER_NVRTC,
-            int(bool(no_jit)), _c_str(dump_after, "dump_after", allow_none=True), int(bool(debug)))
+            int(bool(no_jit)), _c_str(dump_after, "dump_after", allow_none=True), int(bool(debug)),
+            pcs, len(pass_configs or {}))
         h = ctypes.c_void_p()
         _check(_c.ts_kernel_compile(self._h, func_b, parr, n, ctypes.byref(opt),
                                     ctypes.byref(h)), self.ctx._h)
         return Kernel(self, func, h)
+
+
+def pass_config_text(v):
+    """A pass_configs value as the library reads it (Python's spelling: True, 1, "x")."""
+    v = getattr(v, "value", v)
+    return str(v)
+
+
+def pass_config_array(pass_configs, keep):
+    """pass_configs {key: value} as a ts_param array (None when empty); `keep` holds the bytes."""
+    if pass_configs is None:
+        return None
+    if not isinstance(pass_configs, dict):
+        raise TypeError("tilescale: pass_configs must be a dict, not %s" % type(pass_configs).__name__)
+    if not pass_configs:
+        return None
+    arr = (_lib.ts_param * len(pass_configs))()
+    for i, (k, v) in enumerate(pass_configs.items()):
+        key = str(getattr(k, "value", k))
+        keep.append((_c_str(key, "pass_configs key %r" % (key,)), _c_str(pass_config_text(v), "pass_configs[%r]" % key)))
+        arr[i].name, arr[i].value = keep[-1]
+    keep.append(arr)
+    return arr
 
 
 # ---- kernels ---------------------------------------------------------------------------------

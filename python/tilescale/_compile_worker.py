@@ -24,7 +24,7 @@ def _compile(ts, contexts, req):
         prog = ctx.load(req["path"])
     params = {k: ts.DType(v) for k, v in req["params"].items()}
     prog.compile(req["func"], req.get("arch"), params=params,
-                 compiler=req.get("compiler") or "nvrtc")
+                 compiler=req.get("compiler") or "nvrtc", pass_configs=req.get("pass_configs") or None)
 
 
 def main():

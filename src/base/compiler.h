@@ -27,6 +27,9 @@ typedef struct TsCompiler {
    * (ts_context_set_host_call; src/front/host_call.c), or NULL: such calls are errors. */
   int (*host_call)(void *user, const char *module, const char *qualname, const char *args, const char **result);
   void *host_call_user;
+  /* pass_configs of the caller (ts_compile_options), merged over @tilelang.jit's */
+  const char *const *call_pc_keys, *const *call_pc_values;
+  int ncall_pc;
 } TsCompiler;
 
 void ts_compiler_init(TsCompiler *c, TsTarget target);

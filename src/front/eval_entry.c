@@ -388,12 +388,36 @@ static void read_jit_decorator(Eval *ev, const AstNode *def, IrFunc *f) {
           Value *key = v->u.dict.keys.items[j], *val = v->u.dict.vals.items[j];
           f->pass_configs[j].key = ev_strval(ev, key);
           f->pass_configs[j].value = ev_strval(ev, val);
-          if (!strcmp(f->pass_configs[j].key, "tl.enable_fast_math") && ev_truth(ev, val, kw->value->loc) == 1)
-            ev->c->fast_math = true;
         }
       }
     }
   }
+}
+
+/* The caller's pass_configs (ts_compile_options) over the decorator's: a name given by
+ * both takes the caller's value. */
+static void merge_call_pass_configs(Eval *ev, IrFunc *f) {
+  TsCompiler *c = ev->c;
+  if (!c->ncall_pc) return;
+  IrKV *kv = ARENA_ARRAY(ev->a, IrKV, f->npass_configs + c->ncall_pc);
+  int n = f->npass_configs;
+  if (n) memcpy(kv, f->pass_configs, (size_t)n * sizeof *kv);
+  for (int i = 0; i < c->ncall_pc; i++) {
+    int j = 0;
+    while (j < n && strcmp(kv[j].key, c->call_pc_keys[i])) j++;
+    if (j == n) kv[n++].key = c->call_pc_keys[i];
+    kv[j].value = c->call_pc_values[i];
+  }
+  f->pass_configs = kv, f->npass_configs = n;
+}
+
+/* @tilelang.jit's options, then the caller's pass_configs; tl.enable_fast_math from either. */
+static bool pc_true(const char *v) { return v && (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1")); }
+static void read_jit_options(Eval *ev, const AstNode *def, IrFunc *f) {
+  read_jit_decorator(ev, def, f);
+  merge_call_pass_configs(ev, f);
+  for (int i = 0; i < f->npass_configs; i++)
+    if (!strcmp(f->pass_configs[i].key, "tl.enable_fast_math")) ev->c->fast_math = pc_true(f->pass_configs[i].value);
 }
 
 /* A factory: -D values bind its parameters, its call returns the @T.prim_func to trace. */
@@ -432,7 +456,7 @@ static IrFunc *compile_lazy(Eval *ev, const AstNode *def, Value *fn) {
   }
   IrFunc *f = trace_prim_func(ev, r);
   f->name = def->id;
-  read_jit_decorator(ev, def, f);
+  read_jit_options(ev, def, f);
   return f;
 }
 
@@ -451,7 +475,7 @@ static IrFunc *compile_prim(Eval *ev, const AstNode *def, Value *fn) {
   }
   if (!ok) return NULL;
   IrFunc *f = trace_prim_func(ev, fn);
-  read_jit_decorator(ev, def, f);
+  read_jit_options(ev, def, f);
   return f;
 }
 
@@ -522,7 +546,7 @@ static IrFunc *compile_eager(Eval *ev, const AstNode *def, Value *fn) {
     f->params[f->nparams++].buf = b;
   }
   finish_func(ev, f);
-  read_jit_decorator(ev, def, f);
+  read_jit_options(ev, def, f);
   return f;
 }
 

@@ -558,25 +558,28 @@ static bool producer_can_compute(Scalars *sc, IrExpr *e) {
   ir_visit_expr(e, &v);
   return sc->ok;
 }
+/* Does e name a variable of kind `kind` (a let, a thread index)? */
+typedef struct VarKind { IrVarKind kind; bool found; } VarKind;
+static void var_kind_expr(IrExpr *e, void *ctx) {
+  VarKind *vk = ctx;
+  if (e->kind == IR_VAR && e->u.var->kind == vk->kind) vk->found = true;
+}
+static bool names_var_kind(IrExpr *e, IrVarKind kind) {
+  VarKind vk = {kind, false};
+  IrVisitor v = {NULL, var_kind_expr, &vk};
+  ir_visit_expr(e, &v);
+  return vk.found;
+}
 /* A wait on a flag before the loop, made by some threads (`if tid == 0: T.wait_eq(signal[i],
  * 1)`: TileScale's AG-GEMM waits for the gathered rows of its tile) or by all: the loads
  * may read what the flag publishes, so the producer's thread waits too, before its loads,
  * then fences the async proxy (the TMA reads global memory through it).  NULL when s is no
  * such wait or the producer cannot compute its arguments. */
-static void thread_var(IrExpr *e, void *ctx) {
-  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_THREAD_IDX) *(bool *)ctx = true;
-}
-static bool names_thread(IrExpr *e) {
-  bool found = false;
-  IrVisitor v = {NULL, thread_var, &found};
-  ir_visit_expr(e, &v);
-  return found;
-}
 static IrStmt *producer_wait(Scalars *sc, Spec *sp, IrStmt *s) {
   while (s->kind == IR_S_SEQ && s->u.seq.n == 1) s = s->u.seq.items[0];
   if (s->kind == IR_S_IF && !s->u.if_.else_s) {
     IrStmt *w = producer_wait(sc, sp, s->u.if_.then_s);
-    if (!w || names_thread(s->u.if_.cond)) return w; /* which thread waits: the producer's own */
+    if (!w || names_var_kind(s->u.if_.cond, IR_VAR_THREAD_IDX)) return w; /* which thread waits: the producer's own */
     return producer_can_compute(sc, s->u.if_.cond) ? ir_if(sp->c, s->u.if_.cond, w, NULL, s->loc) : NULL;
   }
   if (s->kind != IR_S_EVAL || !ir_is_flag_wait(s->u.eval.value)) return NULL;
@@ -708,15 +711,7 @@ static bool spec_plan(Spec *sp) {
 }
 
 /* Does e read a let (a scalar computed in the kernel, which may differ from tile to tile)? */
-static void let_use(IrExpr *e, void *ctx) {
-  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET) *(bool *)ctx = true;
-}
-static bool uses_let(IrExpr *e) {
-  bool found = false;
-  IrVisitor v = {NULL, let_use, &found};
-  ir_visit_expr(e, &v);
-  return found;
-}
+static bool uses_let(IrExpr *e) { return names_var_kind(e, IR_VAR_LET); }
 
 /* Persistent blocks (a 2-D grid whose K loop bounds do not depend on the block): the
  * grid becomes min(tiles, co-resident blocks) blocks that walk the tiles in rasterized order,

@@ -592,6 +592,28 @@ ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_param *
   return status;
 }
 
+/* The caller's pass_configs, copied into the compilation's arena for the front end. */
+static ts_status call_pass_configs(ts_context *ctx, TsCompiler *c, const ts_compile_options *o) {
+  if (o->npass_configs < 0 || (o->npass_configs > 0 && !o->pass_configs)) {
+    rt_set_error(ctx, "ts_compile_options: npass_configs is %d but pass_configs is %s", o->npass_configs,
+                 o->pass_configs ? "set" : "NULL");
+    return TS_ERR_INVALID_ARGUMENT;
+  }
+  int n = o->npass_configs;
+  const char **keys = ARENA_ARRAY(c->arena, const char *, n > 0 ? n : 1);
+  const char **values = ARENA_ARRAY(c->arena, const char *, n > 0 ? n : 1);
+  for (int i = 0; i < n; i++) {
+    if (!o->pass_configs[i].name || !o->pass_configs[i].value) {
+      rt_set_error(ctx, "ts_compile_options: pass_configs[%d] has a NULL %s", i, o->pass_configs[i].name ? "value" : "name");
+      return TS_ERR_INVALID_ARGUMENT;
+    }
+    keys[i] = arena_strdup(c->arena, o->pass_configs[i].name);
+    values[i] = arena_strdup(c->arena, o->pass_configs[i].value);
+  }
+  c->call_pc_keys = keys, c->call_pc_values = values, c->ncall_pc = n;
+  return TS_OK;
+}
+
 static ts_status kernel_compile(ts_program *prog, const char *func, const ts_param *params, int nparams,
                                 const ts_compile_options *opt, ts_kernel **out) {
   ts_context *ctx = prog->ctx;
@@ -629,6 +651,7 @@ static ts_status kernel_compile(ts_program *prog, const char *func, const ts_par
   c->dump_out = &k->dump_text;
   c->host_call = ctx->host_call;
   c->host_call_user = ctx->host_call_user;
+  TS_CHECK(call_pass_configs(ctx, c, &o));
 
   IrFunc *f = NULL;
   CgOutput cg;

@@ -552,16 +552,20 @@ class TorchTest(unittest.TestCase):
             td.dtype_map["float3"]
 
 
+def child_python(test, pythonpath, code):
+    """Runs `code` in a child python whose PYTHONPATH is only `pythonpath`; its output words."""
+    p = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=pythonpath),
+                       capture_output=True, text=True)
+    test.assertEqual(p.returncode, 0, p.stderr)
+    return p.stdout.split()
+
+
 class CudaPythonStandIn(unittest.TestCase):
     """python/compat/cuda: the cuda-python calls TileScale's examples make, for machines without
     it (run in a child python whose PYTHONPATH has only python/compat)."""
 
     def child(self, code):
-        compat = os.path.join(ROOT, "python", "compat")
-        env = dict(os.environ, PYTHONPATH=compat)
-        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return p.stdout.split()
+        return child_python(self, os.path.join(ROOT, "python", "compat"), code)
 
     def test_names_the_examples_use(self):
         out = self.child(
@@ -587,10 +591,7 @@ class TvmFfiStandIn(unittest.TestCase):
     around its kernel call (child python whose PYTHONPATH has only the shim)."""
 
     def child(self, code):
-        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python", "compat", "tvm_ffi_shim"))
-        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return p.stdout.split()
+        return child_python(self, os.path.join(ROOT, "python", "compat", "tvm_ffi_shim"), code)
 
     def test_use_torch_stream_enters_the_context(self):
         out = self.child(

@@ -437,6 +437,22 @@ def typo(M):
         with T.Kernel(1, threads=32) as bx:
             A[0] = undefined_name
     return main
+
+
+def make_gemm(M):
+    @T.prim_func
+    def main(A: T.Tensor((M, M), "float16"), B: T.Tensor((M, M), "float16"), C: T.Tensor((M, M), "float16")):
+        with T.Kernel(M // 128, M // 128, threads=256) as (bx, by):
+            As = T.alloc_shared((128, 64), "float16")
+            Bs = T.alloc_shared((64, 128), "float16")
+            Cl = T.alloc_fragment((128, 128), "float")
+            T.clear(Cl)
+            for k in T.Pipelined(M // 64, num_stages=3):
+                T.copy(A[by * 128, k * 64], As)
+                T.copy(B[k * 64, bx * 128], Bs)
+                T.gemm(As, Bs, Cl)
+            T.copy(Cl, C[by * 128, bx * 128])
+    return main
 '''
 
 
@@ -477,6 +493,25 @@ class CompileTest(unittest.TestCase):
         self.assertEqual(k3.out_idx, [])
         self.assertIn("__global__", k3.get_kernel_source())
 
+    def test_call_pass_configs_applied(self):
+        """tilelang.compile(func, pass_configs=...) (TileScale's examples) reaches the passes:
+        no warp specialization when it is disabled there, a separate kernel per config, and no
+        'not applied' warning."""
+        import io
+        import contextlib
+        ws = tilelang.compile(self.mod.make_gemm(512), target="sm_90a")
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            off = tilelang.compile(self.mod.make_gemm(512), target="sm_90a",
+                                   pass_configs={tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True})
+        self.assertIn("setmaxnreg", ws.get_kernel_source())
+        self.assertNotIn("setmaxnreg", off.get_kernel_source())
+        self.assertEqual(off.kernel.pass_configs.get("tl.disable_warp_specialized"), "True")
+        self.assertNotIn("not applied", err.getvalue())
+        with self.assertRaises(TypeError):
+            ts.Context().load(os.path.join(ROOT, "examples", "gemm.py")).compile(
+                "matmul", "sm_90a", M=256, N=256, K=256, no_jit=True, pass_configs=[("tl.x", 1)])
+
     def test_compile_errors(self):
         with self.assertRaises(tilelang.TileLangError) as cm:
             tilelang.compile(self.mod.bad_factory(16))
@@ -489,10 +524,13 @@ class CompileTest(unittest.TestCase):
                       cm.exception.message)
         self.assertRaises(TypeError, tilelang.compile, "not a kernel")
 
-    def test_python_only_pass_configs_warn(self):
+    def test_compile_flags_warn(self):
+        """compile_flags (nvcc options) do not reach NVRTC: said once, not dropped silently."""
         with self.assertLogs("tilelang", level="WARNING") as cm:
-            tilelang.compile(self.mod.make_add(128), pass_configs={"tl.disable_tma_lower": True})
-        self.assertIn("tl.disable_tma_lower", cm.output[0])
+            tilelang.compile(self.mod.make_add(128), pass_configs={"tl.disable_tma_lower": True},
+                             compile_flags=["-O3", "--use_fast_math"])
+        self.assertEqual(len(cm.output), 1)
+        self.assertIn("compile_flags", cm.output[0])
 
 
 # ---- the gaps found by running TileLang's example scripts (tests/corpus/run_scripts.py) -------

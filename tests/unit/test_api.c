@@ -14,7 +14,7 @@ static ts_kernel *compile_file(TestCtx *t, ts_context *ctx, ts_program **prog, c
     t->failures++;
     return NULL;
   }
-  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 1};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 1, NULL, 0};
   if (ts_kernel_compile(*prog, func, params, nparams, &o, &k) != TS_OK) {
     fprintf(stderr, "  cannot compile %s: %s\n", path, ts_last_error(ctx));
     t->failures++;
@@ -66,6 +66,55 @@ TEST(api_pass_configs_and_outputs_recorded) {
   ts_context_destroy(ctx);
 }
 
+/* pass_configs from the caller (tilelang.compile(func, pass_configs=...)): merged over the
+ * decorator's, the caller's value winning; they change what the passes do (no warp
+ * specialization); bad arrays are refused with a message. */
+TEST(api_call_pass_configs_applied) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *prog = NULL;
+  REQUIRE(ts_program_load_file(ctx, "examples/gemm_shared_epilogue.py", &prog) == TS_OK);
+  ts_param p[] = {{"M", "512"}, {"N", "512"}, {"K", "512"}};
+  for (int off = 0; off < 2; off++) {
+    ts_param pc[] = {{"tl.disable_warp_specialized", off ? "True" : "False"}, {"tl.my_note", "1"}};
+    ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, pc, 2};
+    ts_kernel *k = NULL;
+    REQUIRE(ts_kernel_compile(prog, "matmul", p, 3, &o, &k) == TS_OK);
+    CHECK((strstr(ts_kernel_text(k, TS_EMIT_CUDA), "setmaxnreg") == NULL) == (off == 1));
+    CHECK(ts_kernel_num_pass_configs(k) == 2);
+    const char *key = NULL, *value = NULL;
+    CHECK(ts_kernel_pass_config(k, 0, &key, &value) == TS_OK);
+    CHECK_STR(key, "tl.disable_warp_specialized");
+    CHECK_STR(value, off ? "True" : "False");
+    ts_kernel_destroy(k);
+  }
+  ts_program_destroy(prog);
+  /* the decorator's value is overridden, its other keys kept */
+  REQUIRE(ts_program_load_file(ctx, "tests/front/lazy_pass_configs.py", &prog) == TS_OK);
+  ts_param n[] = {{"N", "2048"}};
+  ts_param pc[] = {{"tl.disable_tma_lower", "False"}};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, pc, 1};
+  ts_kernel *k = NULL;
+  REQUIRE(ts_kernel_compile(prog, "scaled", n, 1, &o, &k) == TS_OK);
+  CHECK(ts_kernel_num_pass_configs(k) == 3);
+  const char *key = NULL, *value = NULL;
+  CHECK(ts_kernel_pass_config(k, 1, &key, &value) == TS_OK);
+  CHECK_STR(key, "tl.disable_tma_lower");
+  CHECK_STR(value, "False");
+  ts_kernel_destroy(k);
+  k = NULL;
+  o.pass_configs = NULL;
+  CHECK(ts_kernel_compile(prog, "scaled", n, 1, &o, &k) == TS_ERR_INVALID_ARGUMENT && !k);
+  CHECK(strstr(ts_last_error(ctx), "npass_configs is 1 but pass_configs is NULL") != NULL);
+  ts_param bad[] = {{"tl.x", NULL}};
+  o.pass_configs = bad;
+  CHECK(ts_kernel_compile(prog, "scaled", n, 1, &o, &k) == TS_ERR_INVALID_ARGUMENT && !k);
+  CHECK(strstr(ts_last_error(ctx), "pass_configs[0] has a NULL value") != NULL);
+  ts_program_destroy(prog);
+  ts_context_destroy(ctx);
+}
+
 /* Objects may be destroyed in any order: the context lives on until its last program and
  * kernel are gone (a Python interpreter's shutdown frees them in no particular order; this
  * once crashed every TileLang script at exit). */
@@ -81,7 +130,7 @@ TEST(api_context_destroyed_before_its_objects) {
                     "        for i in T.Parallel(64):\n"
                     "            A[i] = A[i] + 1\n";
   REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
-  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, NULL, 0};
   ts_kernel *k = NULL;
   REQUIRE(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
   ts_context_destroy(ctx);     /* first: the program and kernel still work */
@@ -99,7 +148,7 @@ TEST(api_compile_options_check) {
   ts_context *ctx = NULL;
   ts_context_options co = {.size = sizeof co, .disable_cache = 1};
   REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
-  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, "layout_inference", 0};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, "layout_inference", 0, NULL, 0};
   CHECK(ts_compile_options_check(ctx, &o) == TS_OK);
   o.dump_after = "all";
   CHECK(ts_compile_options_check(ctx, &o) == TS_OK);
@@ -167,7 +216,7 @@ TEST(api_emit_stats) {
                     "        T.copy(c, C[by * 64, 0])\n";
   ts_program *p = NULL;
   REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
-  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, NULL, 0};
   ts_kernel *k = NULL;
   REQUIRE(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
   const char *stats = ts_kernel_text(k, TS_EMIT_STATS);
@@ -207,7 +256,7 @@ TEST(api_cuda_lists_wgmma_widths) {
                     "        T.copy(c, C[by * 128, bx * 128])\n";
   ts_program *p = NULL;
   REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
-  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, NULL, 0};
   ts_kernel *k = NULL;
   REQUIRE(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
   const char *cuda = ts_kernel_text(k, TS_EMIT_CUDA);

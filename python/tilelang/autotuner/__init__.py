@@ -11,8 +11,8 @@ far behind the best) and keeps the fastest.  The choice is cached per function a
 values (tensors by shape, dtype and strides) in memory and on disk: a JSON file per key in
 the autotuner/ folder of the cache directory, so a later run compiles only the chosen config.
 A progress line per config goes to stderr when verbose or when there are more than a few
-configs.  Per-config pass_configs are accepted; the library does not take pass_configs from
-Python yet (the kernel says so once).  Not yet: timeouts, multi-GPU benchmarking."""
+configs.  Per-config pass_configs are merged over the decorator's and applied by the library
+(ts_compile_options.pass_configs).  Not yet: timeouts, multi-GPU benchmarking."""
 import contextlib
 import functools
 import hashlib

@@ -76,13 +76,15 @@ class _Options:
                 _c._freeze(self.pass_configs))
 
     def build(self, info, values, config=None, closure=None, pass_configs=None):
-        """Compiles; pass_configs (a tuned config's) are merged over the decorator's."""
-        k = _c.compile_function(info, values, closure=closure, target=self.target,
-                                execution_backend=self.execution_backend, verbose=self.verbose)
+        """Compiles; pass_configs (a tuned config's) are merged over the decorator's (or
+        tilelang.compile's), and the library applies them."""
         pcs = self.pass_configs
         if pass_configs:
             pcs = {str(getattr(k, "value", k)): v for k, v in
                    list((self.pass_configs or {}).items()) + list(pass_configs.items())}
+        k = _c.compile_function(info, values, closure=closure, target=self.target,
+                                execution_backend=self.execution_backend, verbose=self.verbose,
+                                pass_configs=pcs)
         return JITKernel(k, None if info.style == "eager" else self.out_idx, name=info.name,
                          config=config, pass_configs=pcs,
                          compile_flags=self.compile_flags, target=self.target,

@@ -100,15 +100,15 @@ class JITKernel(Launcher):
                 f.write(self.get_kernel_source() or "")
 
     def _check_options(self):
-        """Options given from Python that the library was not told about (it reads
-        pass_configs from the @tilelang.jit decorator in the source, and has no way to take
-        them, or compile flags, from the caller): said once, never silently dropped."""
+        """Options given from Python that the library did not take (pass_configs reach it
+        through ts_compile_options, so a key missing from the kernel's is one it lost; compile
+        flags never do): said once, never silently dropped."""
         got = self.kernel.pass_configs
         for k, v in self.pass_configs.items():
             key = str(getattr(k, "value", k))
             if key not in got:
-                _warn_once(("pc", key), "tilelang: pass_config %s=%r is not applied: TileScale only "
-                           "reads pass_configs written on the @tilelang.jit decorator", key, v)
+                _warn_once(("pc", key), "tilelang: pass_config %s=%r is not applied: the library did "
+                           "not record it for this kernel", key, v)
         if self.compile_flags:
             _warn_once(("cf", str(self.compile_flags)), "tilelang: compile_flags %r are ignored by "
                        "TileScale (NVRTC options are chosen by the library)", self.compile_flags)

@@ -1,6 +1,7 @@
 """tilelang.PassConfigKey: the pass_configs keys of TileLang (names as scripts write them,
 values as the strings TileLang uses).  TileScale's compiler reads pass_configs from the
-@tilelang.jit decorator in the source; which keys it acts on is the library's business."""
+@tilelang.jit decorator in the source and from the call (tilelang.compile(..., pass_configs=),
+an autotuned config), the call's winning; which keys it acts on is the library's business."""
 from enum import Enum
 
 __all__ = ["PassConfigKey"]
