@@ -35,6 +35,7 @@ enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_CHECK = 3, EXIT_NO_GPU 
 #define MAX_DEFINES 64
 #define MAX_SCALARS 64
 #define MAX_ZEROS 32
+#define MAX_PASS_CONFIGS 32
 #define MAX_FUNCS 64
 
 static const char main_usage[] =
@@ -70,7 +71,8 @@ static const char main_usage[] =
 static const char compile_usage[] =
     "usage: tilescale compile FILE [-k FUNC] [-D NAME=VALUE]... [--emit ir|cuda|ptx|cubin|stats]\n"
     "                         [-o OUT] [--arch ARCH] [--compiler nvrtc|nvcc]\n"
-    "                         [--dump-after PASS] [--debug] [--no-cache] [-v]\n"
+    "                         [--dump-after PASS] [--debug] [--pass-config KEY=VALUE]...\n"
+    "                         [--no-cache] [-v]\n"
     "\n"
     "Compiles function FUNC of the kernel file FILE with the given parameters.  FILE must be\n"
     "a regular file of at most 16 MiB.\n"
@@ -104,6 +106,9 @@ static const char compile_usage[] =
     "                       simplify, safe_memory, thread_sync, merge_shared_memory,\n"
     "                       thread_return_barriers\n"
     "  --debug              verify the IR after every pass (slower; catches compiler bugs early)\n"
+    "  --pass-config KEY=VALUE  a pass_configs entry, as @tilelang.jit(pass_configs={...}) writes\n"
+    "                       it (e.g. tl.disable_warp_specialized=True); over the decorator's, this\n"
+    "                       one winning.  Repeatable (at most 32)\n"
     "  --no-cache           neither read nor write the binary cache\n"
     "  -v, --verbose        progress messages on stderr\n"
     "  -h, --help           show this text\n"
@@ -115,7 +120,8 @@ static const char compile_usage[] =
 static const char run_usage[] =
     "usage: tilescale run FILE [-k FUNC] [-D NAME=VALUE]... [--arg NAME=VALUE]...\n"
     "                     [--warmup N] [--reps N] [--no-flush-l2] [--check] [--zero NAME]...\n"
-    "                     [--seed N] [--device N] [--compiler nvrtc|nvcc] [--no-cache] [-v]\n"
+    "                     [--seed N] [--device N] [--compiler nvrtc|nvcc] [--pass-config KEY=VALUE]...\n"
+    "                     [--no-cache] [-v]\n"
     "\n"
     "Compiles FUNC for the local GPU, allocates every tensor parameter on the device, fills\n"
     "inputs with random values (floats uniform in [-1, 1), signed ints in [-2, 2], unsigned ints\n"
@@ -138,6 +144,9 @@ static const char run_usage[] =
     "  --seed N             seed of the random inputs (default 1)\n"
     "  --device N           CUDA device ordinal (default 0)\n"
     "  --compiler NAME      nvrtc (default) or nvcc\n"
+    "  --pass-config KEY=VALUE  a pass_configs entry, as @tilelang.jit(pass_configs={...}) writes\n"
+    "                       it (e.g. tl.disable_warp_specialized=True); over the decorator's, this\n"
+    "                       one winning.  Repeatable (at most 32)\n"
     "  --no-cache           neither read nor write the binary cache\n"
     "  -v, --verbose        progress messages on stderr\n"
     "  -h, --help           show this text\n"
@@ -166,6 +175,8 @@ typedef struct Options {
   ts_param defines[MAX_DEFINES];
   int ndefines;
   ts_param scalars[MAX_SCALARS]; /* --arg NAME=VALUE, same split as -D */
+  ts_param pass_configs[MAX_PASS_CONFIGS]; /* --pass-config KEY=VALUE, as @tilelang.jit's */
+  int npass_configs;
   int nscalars;
   const char *zeros[MAX_ZEROS];
   int nzeros;
@@ -316,6 +327,14 @@ static int parse_options(int argc, char **argv, int is_run, Options *o) {
       o->debug = 1;
     } else if (!strcmp(a, "--no-cache")) {
       o->no_cache = 1;
+    } else if (is_opt(a, "--pass-config")) {
+      v = option_value(argc, argv, &i, a, 13);
+      if (!v || o->npass_configs == MAX_PASS_CONFIGS ||
+          !split_assignment((char *)v, &o->pass_configs[o->npass_configs])) {
+        usage_error(usage, "--pass-config '%s' is not KEY=VALUE (at most 32 of them)", v ? v : "");
+        return EXIT_USAGE;
+      }
+      o->npass_configs++;
     } else if (is_run && is_opt(a, "--arg")) {
       v = option_value(argc, argv, &i, a, 5);
       if (!v || o->nscalars == MAX_SCALARS || !split_assignment((char *)v, &o->scalars[o->nscalars])) {
@@ -576,6 +595,8 @@ static int cmd_compile(int argc, char **argv) {
   copt.no_jit = o.emit == TS_EMIT_IR || o.emit == TS_EMIT_CUDA || o.emit == TS_EMIT_STATS;
   copt.dump_after = o.dump_after;
   copt.debug = o.debug;
+  copt.pass_configs = o.pass_configs;
+  copt.npass_configs = o.npass_configs;
 
   ts_program *prog = NULL;
   ts_kernel *k = NULL;
@@ -772,6 +793,8 @@ static int run_prepare(const Options *o, RunState *r) {
   ts_compile_options copt = {0};
   copt.size = sizeof copt;
   copt.compiler = o->compiler; /* arch NULL: the device's own */
+  copt.pass_configs = o->pass_configs;
+  copt.npass_configs = o->npass_configs;
   int has_gpu = ts_context_device_sm(r->ctx) != 0;
   copt.no_jit = !has_gpu;
   int rc = check_compile_options(r->ctx, &copt);

@@ -119,6 +119,14 @@ try:
              expect=[r"no pass named 'bogus'.*passes: size_registers, thread_return_tiles, plan_gemm, warp_specialize, .*merge_shared_memory, "
                      r"thread_return_barriers; or 'all'"],
              env=ENV)
+    gemm = [TS, "compile", os.path.join(ROOT, "examples", "gemm_shared_epilogue.py"), "-k", "matmul", "-D", "M=512",
+            "-D", "N=512", "-D", "K=512", "--arch", "sm_90a"]
+    case("compile --pass-config tl.disable_warp_specialized=True", gemm + ["--pass-config",
+         "tl.disable_warp_specialized=True"], rc=0, reject=[r"setmaxnreg"], expect=[r"__global__"], env=ENV)
+    case("compile without --pass-config (warp-specialized)", gemm, rc=0, expect=[r"setmaxnreg"], env=ENV)
+    for spelling in (["--pass-config", "nokey"], ["--pass-config=nokey"], ["--pass-config"], ["--pass-config", "=1"]):
+        case("compile %s" % " ".join(spelling), [TS, "compile", src] + ARGS + spelling, rc=2,
+             expect=[r"--pass-config '.*' is not KEY=VALUE"], env=ENV)
     case("compile -k nosuch", [TS, "compile", src, "-k", "nosuch"], rc=2,
          expect=[r"no function 'nosuch'; the file defines: elementwise_add"], env=ENV)
     case("compile --emit bogus", [TS, "compile", src, "--emit", "bogus"], rc=2, env=ENV)
