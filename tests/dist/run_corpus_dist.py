@@ -17,7 +17,8 @@ SUMMA need a square number of ranks: -n 1 when N is not a square.
 tests/dist/host_api.py (the host API piece by piece) runs first.
 
 One line per script: PASS (exit 0 and no failure printed), FAIL (exit 0 but the script printed
-a failed check), ERROR (non-zero exit or time-out; the last lines of output follow), MISSING
+a failed check), ERROR (non-zero exit or time-out; the last lines of output follow, and a note
+when the script's own check had passed before it), MISSING
 (a third-party module such as deep_ep or tvm_ffi is not installed; not counted as failed),
 SKIP (cannot run here, with the reason).  Then "N passed, N failed".  Exits 1 unless every script
 that ran passed."""
@@ -74,6 +75,8 @@ MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '(?!tilelang|
                             r"|ImportError: cannot import name '\w+' from 'cuda' \(unknown location\)"
                             # the script's own message for its missing reference (DeepEP's example)
                             r"|ModuleNotFoundError: Please install (?!TileLang|TileScale)\w+")
+# what the scripts print when their own check passed (a later hang is in their benchmark loop)
+CHECK_PASSED = re.compile(r"✅|check passed|Verification PASSED", re.I)
 FAILED_CHECK = re.compile(r"check failed|❌|Test failed|AssertionError|Mismatch|not close", re.I)
 
 
@@ -199,6 +202,10 @@ def main():
             failed += 1
         if rc != 0:
             print("      exit %s" % rc)
+        if status == "ERROR" and CHECK_PASSED.search(out) and not FAILED_CHECK.search(out):
+            said = sum(1 for ln in out.splitlines() if CHECK_PASSED.search(ln))
+            print("      note: the script's own check passed before this (%d lines said so); the failure "
+                  "came after it, e.g. in its benchmark loop" % said)
         for ln in out.rstrip().splitlines()[-args.lines:]:
             print("      | " + ln)
     print("%d passed, %d failed%s%s" % (passed, failed, ", %d skipped" % skipped if skipped else "",
