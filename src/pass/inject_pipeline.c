@@ -254,11 +254,32 @@ static bool constant_let(const IrStmt *st, IrStmt *kbody) {
   return st->kind == IR_S_LET && pass_reads_constant_memory(st->u.let.value, kbody);
 }
 
+/* Does the producer read only memory the loop never writes (its source, and any index it
+ * loads: a T.alloc_var the body advances, a shared index tile it refills)?  Run stages ahead,
+ * it would read those before this iteration's writes. */
+typedef struct Invariant { IrStmt *loop_body; bool ok; } Invariant;
+static void invariant_expr(IrExpr *e, void *ctx) {
+  Invariant *iv = ctx;
+  if (e->kind == IR_LOAD && iv->ok && pass_may_write(iv->loop_body, e->u.load.buf)) iv->ok = false;
+}
+static void invariant_stmt(IrStmt *s, void *ctx) {
+  Invariant *iv = ctx;
+  if (s->kind == IR_S_COPY && iv->ok && pass_may_write(iv->loop_body, s->u.copy.src.buf)) iv->ok = false;
+}
+static bool reads_loop_invariant(IrStmt *st, IrStmt *loop_body) {
+  Invariant iv = {loop_body, true};
+  IrVisitor v = {invariant_stmt, invariant_expr, &iv};
+  ir_visit(st, &v);
+  return iv.ok;
+}
+
 /* The leading statements of a loop body that a pipeline runs stages ahead: producers
- * (producer_dst) and lets they may use (`kv_start = block_table[...] * 64`), whose values
- * read only constant memory, up to the last producer.  Fills bufs (*nb) with the producers'
- * tiles; returns the prefix length (0: no producer leads the body). */
-static int scan_prefix(TsCompiler *c, IrStmt **items, int n, IrStmt *kbody, IrBuffer **bufs, int *nb) {
+ * (producer_dst) reading what the loop does not write, and lets they may use
+ * (`kv_start = block_table[...] * 64`), whose values read only constant memory, up to the
+ * last producer.  Fills bufs (*nb) with the producers' tiles; returns the prefix length (0: no
+ * producer leads the body). */
+static int scan_prefix(TsCompiler *c, IrStmt **items, int n, IrStmt *kbody, IrStmt *loop_body, IrBuffer **bufs,
+                       int *nb) {
   int end = 0, lets = 0;
   for (int i = 0; i < n; i++) {
     IrStmt *st = items[i];
@@ -267,7 +288,7 @@ static int scan_prefix(TsCompiler *c, IrStmt **items, int n, IrStmt *kbody, IrBu
       continue;
     }
     IrBuffer *b = *nb < PIPE_MAX_PRODUCERS ? producer_dst(c, st, kbody) : NULL;
-    if (!b) break;
+    if (!b || !reads_loop_invariant(st, loop_body)) break;
     bufs[(*nb)++] = b;
     end = i + 1;
   }
@@ -420,7 +441,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
     nouter = 0;
   }
   IrBuffer *bufs[PIPE_MAX_PRODUCERS], *staged[PIPE_MAX_PRODUCERS];
-  int nb = 0, np = scan_prefix(c, items, n, kbody, bufs, &nb);
+  int nb = 0, np = scan_prefix(c, items, n, kbody, s->u.loop.body, bufs, &nb);
   /* the producers further down the body join the prefix; the rest are the consumers */
   IrStmt **prod = ARENA_ARRAY(c->arena, IrStmt *, n), **cons = ARENA_ARRAY(c->arena, IrStmt *, n);
   int nprod = np, ncons = 0;

@@ -297,7 +297,11 @@ void pass_range_enter_loop(IrRangeEnv *env, IrVar *v, const IrExpr *min, const I
  * an address taken for a device call, which may write through it; through any view)?  A
  * distributed kernel (remote puts and signals) may have its tensors written by peers, and
  * a kernel calling user device code (T.call_extern) anything. */
-typedef struct Writes { const IrBuffer *root; bool found; } Writes;
+typedef struct Writes {
+  const IrBuffer *root;
+  bool found;
+  bool extern_args; /* T.call_extern writes only what its arguments name (else: anything) */
+} Writes;
 static void wrote(Writes *w, const IrBuffer *b) { w->found |= b && ir_buffer_root(b) == w->root; }
 static void writes_stmt(IrStmt *s, void *ctx) {
   Writes *w = ctx;
@@ -306,21 +310,33 @@ static void writes_stmt(IrStmt *s, void *ctx) {
   for (int i = ir_tile_operands(s, ops) - 1; i >= 0; i--)
     if (ops[i].write) wrote(w, ops[i].buf);
 }
+static void names_root(IrExpr *e, void *ctx) {
+  if (e->kind == IR_LOAD) wrote(ctx, e->u.load.buf);
+}
 static void writes_expr(IrExpr *e, void *ctx) {
   Writes *w = ctx;
   if (e->kind != IR_CALL) return;
   if (e->u.call.op == IRI_ADDRESS_OF && e->u.call.nargs == 1 && e->u.call.args[0]->kind == IR_LOAD)
     wrote(w, e->u.call.args[0]->u.load.buf);
   if (e->u.call.op == IRI_DEVICE && (ir_device_info[e->u.call.dop].flags & (IRD_DIST | IRD_SHMEM))) w->found = true;
-  if (e->u.call.op == IRI_CALL_EXTERN) w->found = true; /* user device code: it may write through any pointer */
+  if (e->u.call.op == IRI_CALL_EXTERN && !w->extern_args) w->found = true; /* user device code: any pointer */
+  if (e->u.call.op == IRI_CALL_EXTERN && w->extern_args)
+    for (int i = 0; i < e->u.call.nargs; i++) {
+      IrVisitor v = {NULL, names_root, w};
+      ir_visit_expr(e->u.call.args[i], &v);
+    }
 }
 
-bool pass_constant_buffer(IrStmt *kbody, const IrBuffer *b) {
-  if (ir_buffer_root(b)->scope != IR_SCOPE_GLOBAL) return false;
-  Writes w = {ir_buffer_root(b), false};
+static bool may_write(IrStmt *s, const IrBuffer *b, bool extern_args) {
+  Writes w = {ir_buffer_root(b), false, extern_args};
   IrVisitor v = {writes_stmt, writes_expr, &w};
-  ir_visit(kbody, &v);
-  return !w.found;
+  ir_visit(s, &v);
+  return w.found;
+}
+bool pass_may_write(IrStmt *s, const IrBuffer *b) { return may_write(s, b, true); }
+
+bool pass_constant_buffer(IrStmt *kbody, const IrBuffer *b) {
+  return ir_buffer_root(b)->scope == IR_SCOPE_GLOBAL && !may_write(kbody, b, false);
 }
 
 typedef struct ReadOnly { IrStmt *kbody; bool ok; } ReadOnly;

@@ -219,6 +219,9 @@ void pass_range_enter_loop(IrRangeEnv *env, IrVar *v, const IrExpr *min, const I
  * (a pipeline's producer, a TMA producer thread).  pass_reads_constant_memory: every load
  * in e is of constant memory. */
 bool pass_constant_buffer(IrStmt *kbody, const IrBuffer *b);
+/* Might a statement of s write the memory of b (see pass_constant_buffer; a T.call_extern
+ * here writes only the buffers its arguments name)? */
+bool pass_may_write(IrStmt *s, const IrBuffer *b);
 bool pass_reads_constant_memory(IrExpr *e, IrStmt *kbody);
 
 #endif

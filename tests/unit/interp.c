@@ -598,7 +598,15 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
     case IR_S_SEQ:
       for (int i = 0; i < s->u.seq.n; i++) exec(in, s->u.seq.items[i], mask);
       return;
-    case IR_S_ALLOC: return;
+    case IR_S_ALLOC: { /* T.alloc_var(..., init=v): each running thread's copy starts at v */
+      IrBuffer *b = s->u.alloc.buf;
+      if (!b->init || !is_reg(b)) return;
+      Mem *m = interp_mem(in, b);
+      for (int t = 0; t < in->T; t++)
+        if (mask[t])
+          for (int64_t i = 0; i < m->n; i++) m->data[(int64_t)t * m->n + i] = eval(in, b->init, t);
+      return;
+    }
     case IR_S_LET: {
       Slot *sl = slot(in, s->u.let.var);
       for (int t = 0; t < in->T; t++)
