@@ -759,6 +759,7 @@ static void run_kernel(Interp *in, IrFunc *f, IrStmt *ks) {
           (k->threads[2] > 0 ? k->threads[2] : 1);
   int64_t g[3];
   for (int a = 0; a < 3; a++) g[a] = k->grid[a] ? (int64_t)eval(in, k->grid[a], 0) : 1; /* (scalar params set) */
+  if (k->persistent && in->resident > 0 && g[0] > in->resident) g[0] = in->resident;
   bool all[MAXT];
   for (int t = 0; t < MAXT; t++) all[t] = t < in->T;
   for (int64_t z = 0; z < g[2]; z++)

@@ -75,6 +75,8 @@ typedef struct Interp {
   int64_t grid[3], block[3]; /* the launch and the running block */
   struct Coop *coop;     /* inside a warp-specialized role split: the two roles' hand-over */
   SmemBytes smem;        /* the running kernel's dynamic shared memory, by byte */
+  int64_t resident;      /* > 0: a persistent kernel's grid is clamped to this many blocks, as
+                            the runtime clamps it to the co-resident ones (each walks tiles) */
 } Interp;
 
 /* Compiles `func` of `file` with "name=value" parameters (NULL-terminated, at most 16) through

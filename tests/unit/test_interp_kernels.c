@@ -353,6 +353,61 @@ TEST(interp_gemm_warp_specialized) {
   gemm_case(t, GEMM_WS, sizeof GEMM_WS - 1, p, 128, 128, 320, 64, false, warp_specialized, false);
 }
 
+/* The overlapped epilogue of a persistent GEMM (16-bit C through a shared tile), run by
+ * fewer blocks than tiles (3 resident, as the runtime clamps the grid): each block stores its
+ * previous tile during the next tile's first K steps and its last tile after the loop.
+ * examples/gemm_swizzled.py computes its tile from the block index (lets written out in the
+ * store), examples/gemm_shared_epilogue.py uses a 2-D grid. */
+static void find_pack(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_ALLOC && strstr(s->u.alloc.buf->name, "_pack")) *(bool *)ctx = true;
+}
+static void overlapped_case(TestCtx *t, const char *path, int M, int N, int K, const char *const *params) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  size_t len = 0;
+  char *text = ts_read_file(path, &len);
+  REQUIRE(text);
+  SourceFile file = {path, text, len};
+  IrFunc *f = interp_compile(&c, &file, "matmul", params);
+  REQUIRE(f);
+  bool packed = false;
+  IrVisitor v = {find_pack, NULL, &packed};
+  ir_visit(f->body, &v);
+  CHECK(packed && warp_specialized(f));
+  IrBuffer *A = param(f, "A"), *B = param(f, "B"), *C = param(f, "C");
+  Interp in = {0};
+  in.resident = 3;
+  double *a = interp_global(&in, A), *b = interp_global(&in, B), *out = interp_global(&in, C);
+  unsigned seed = 11;
+  for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
+  for (int e = 0; e < K * N; e++) b[e] = rnd(&seed);
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double ref = 0, mag = 0;
+      for (int k = 0; k < K; k++) ref += a[i * K + k] * b[k * N + j], mag += fabs(a[i * K + k] * b[k * N + j]);
+      bad += !(fabs(out[i * N + j] - ref) <= 1e-3 * (1 + mag));
+    }
+  if (bad) fprintf(stderr, "  %s: %d of %d wrong\n", path, bad, M * N);
+  CHECK(bad == 0);
+  interp_free(&in);
+  free(text);
+  ts_compiler_fini(&c);
+}
+TEST(interp_gemm_overlapped_epilogue_1d_grid) {
+  const char *p[] = {"M=256", "N=192", "K=128", "block_M=64", "block_N=64", "block_K=32", "num_stages=2", "threads=128",
+                     "group=2", NULL};
+  overlapped_case(t, "examples/gemm_swizzled.py", 256, 192, 128, p);
+}
+TEST(interp_gemm_overlapped_epilogue_2d_grid) {
+  const char *p[] = {"M=256", "N=192", "K=128", "block_M=64", "block_N=64", "block_K=32", "num_stages=2", "threads=128",
+                     NULL};
+  overlapped_case(t, "examples/gemm_shared_epilogue.py", 256, 192, 128, p);
+}
+
 /* A loop whose body first computes where its tiles are (`kk = perm[k]`, a read of a tensor
  * the kernel never writes) runs that let stages ahead with its producers, again for the
  * consumers.  The k-tiles in any order give the same product. */
