@@ -83,6 +83,7 @@ typedef struct Sync {
   bool user_groups; /* the function waits with T.ptx_wait_group: see summ_user_groups */
   PtrVec landed;    /* const IrBuffer*: the shared destinations of its T.ptx_cp_async copies */
   int divergent;    /* > 0: check_divergent's dry run of code only some threads run */
+  int loops;        /* uniform loops around the list being synchronised */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -724,16 +725,19 @@ static void check_divergent(Sync *sy, IrStmt *s) {
 static void find_dist_wait(IrExpr *e, void *ctx) {
   if (ir_is_flag_wait(e)) *(bool *)ctx = true;
 }
-static bool guarded_wait(const Sync *sy, const IrStmt *s) {
-  if (s->kind != IR_S_IF || s->u.if_.ws_hi || !thread_dependent(sy, s->u.if_.cond)) return false;
+static bool waits_on_flag(IrStmt *s) {
   bool found = false;
   IrVisitor v = {NULL, find_dist_wait, &found};
-  ir_visit((IrStmt *)s, &v);
+  ir_visit(s, &v);
   return found;
+}
+static bool guarded_wait(const Sync *sy, IrStmt *s) {
+  return s->kind == IR_S_IF && !s->u.if_.ws_hi && thread_dependent(sy, s->u.if_.cond) && waits_on_flag(s);
 }
 
 /* A statement list; after a wait only some threads make, a barrier makes the others wait too
- * (unless a barrier follows already, or the list ends there). */
+ * (unless a barrier follows already, or the list ends the kernel: at the end of a loop body
+ * the next iteration's statements follow it). */
 static IrStmt *sync_list(Sync *sy, IrStmt *s, SyncState *st) {
   TsCompiler *c = sy->c;
   PtrVec out = {0};
@@ -741,7 +745,9 @@ static IrStmt *sync_list(Sync *sy, IrStmt *s, SyncState *st) {
     IrStmt *item = s->u.seq.items[i];
     vec_push(c->arena, &out, sync_stmt(sy, item, st));
     bool blockwide_ok = (sy->group || !sy->ws_wait) && !sy->divergent && !sy->in_nest;
-    if (i + 1 < s->u.seq.n && guarded_wait(sy, item) && !is_barrier(sy, s->u.seq.items[i + 1]) && blockwide_ok) {
+    bool next = i + 1 < s->u.seq.n;
+    if ((next || sy->loops) && guarded_wait(sy, item) && !(next && is_barrier(sy, s->u.seq.items[i + 1])) &&
+        blockwide_ok) {
       vec_push(c->arena, &out, fenced_barrier(sy, item->loc));
       clear_state(st);
     }
@@ -833,7 +839,9 @@ static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st) {
     case IR_S_FOR:
       if (!thread_dependent(sy, s->u.loop.min) && !thread_dependent(sy, s->u.loop.extent)) {
         SyncState body = summarize(sy, s->u.loop.body), bounds = summarize_bounds(sy, s);
-        if (!body.reads.len && !body.writes.len && !body.issues.len && !body.lands.len && !bounds.reads.len) return s;
+        if (!body.reads.len && !body.writes.len && !body.issues.len && !body.lands.len && !bounds.reads.len &&
+            !waits_on_flag(s->u.loop.body))
+          return s;
         /* A conflict with what precedes the loop is resolved once, in front of it. */
         IrStmt *pre = NULL;
         if (hazard(sy, st, &body) || hazard(sy, st, &bounds)) {
@@ -851,7 +859,9 @@ static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st) {
         merge_into(c, &entry, st);
         IrStmt *r = ir_stmt(c, IR_S_FOR, s->loc);
         *r = *s;
+        sy->loops++;
         r->u.loop.body = sync_stmt(sy, s->u.loop.body, &in);
+        sy->loops--;
         /* The loop may run zero times: keep what was pending before it too. */
         merge_into(c, &in, &entry);
         *st = in;
@@ -942,7 +952,7 @@ static void find_user_groups(IrExpr *e, void *ctx) {
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}, false, {0}, 0};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}, false, {0}, 0, 0};
   IrVisitor gv = {NULL, find_user_groups, &sy};
   ir_visit(f->body, &gv);
   Defs defs = {c, {0}, {0}, {0}, {0}};

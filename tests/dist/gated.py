@@ -69,3 +69,19 @@ def counted_gemm(M=1024, N=1024, K=1024, block_M=128, block_N=128, block_K=64, g
                 T.atom_add(count[pid_m], 1, scope="gpu", sem="release")
 
     return main
+
+
+@tilelang.jit
+def gated_rounds(rounds=4, block=256):
+    # the wait ends the loop body: the next round's reads must follow it in every thread
+    @T.prim_func
+    def main(In: T.Tensor((rounds * block,), "float32"), sig: T.Tensor((rounds + 1,), "int32"),
+             Out: T.Tensor((rounds * block,), "float32")):
+        with T.Kernel(1, threads=block) as bx:
+            tid = T.get_thread_binding(0)
+            for r in T.serial(rounds):
+                Out[r * block + tid] = In[r * block + tid]
+                if tid == 0:
+                    T.wait_ge(sig[r + 1], 1)
+
+    return main

@@ -466,6 +466,13 @@ TEST(dist_gpu_test_kernels_nvrtc_sm90a) {
     CHECK(w && b && rd && b < rd);
     ts_kernel_destroy(k);
   }
+  k = compile_file(t, ctx, "tests/dist/gated.py", "gated_rounds", "sm_90a");
+  if (k) { /* the wait ends the loop body: the barrier after it, still inside the loop */
+    const char *w = strstr(k->cuda_source, "ts::dist::wait_ge("), *b = w ? strstr(w, "__syncthreads();") : NULL;
+    const char *close = w ? strstr(w, "\n  }\n") : NULL; /* the loop's closing brace */
+    CHECK(w && b && close && b < close);
+    ts_kernel_destroy(k);
+  }
   k = compile_file(t, ctx, "tests/dist/gated.py", "gated_gemm", "sm_90a");
   if (k) { /* warp-specialized: the TMA producer waits, then fences the async proxy, then loads */
     const char *cu = k->cuda_source, *prod = strstr(cu, "setmaxnreg_dec");
