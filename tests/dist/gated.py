@@ -1,7 +1,9 @@
 # Kernels gated by a flag that one thread waits for (TileScale's AG-GEMM: thread 0 waits for
 # the signal of the rows its tile reads, then every thread loads them).  CPU tests
 # (test_dist_kernels.c) check the generated code: the other threads wait at a barrier after
-# the wait, and a warp-specialized GEMM's TMA producer waits itself before its first load.
+# the wait (also at the end of a loop body), a warp-specialized GEMM's TMA producer waits
+# itself before its first load, and a 1-D grid GEMM is made persistent with its release count
+# after the tile's TMA store has landed.
 import tilelang
 import tilelang.language as T
 
