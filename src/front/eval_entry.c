@@ -412,12 +412,11 @@ static void merge_call_pass_configs(Eval *ev, IrFunc *f) {
 }
 
 /* @tilelang.jit's options, then the caller's pass_configs; tl.enable_fast_math from either. */
-static bool pc_true(const char *v) { return v && (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1")); }
 static void read_jit_options(Eval *ev, const AstNode *def, IrFunc *f) {
   read_jit_decorator(ev, def, f);
   merge_call_pass_configs(ev, f);
   for (int i = 0; i < f->npass_configs; i++)
-    if (!strcmp(f->pass_configs[i].key, "tl.enable_fast_math")) ev->c->fast_math = pc_true(f->pass_configs[i].value);
+    if (!strcmp(f->pass_configs[i].key, "tl.enable_fast_math")) ev->c->fast_math = ir_config_true(f->pass_configs[i].value);
 }
 
 /* A factory: -D values bind its parameters, its call returns the @T.prim_func to trace. */

@@ -327,6 +327,10 @@ bool ir_is_device(const IrExpr *e, IrDeviceOp op) {
   return e && e->kind == IR_CALL && e->u.call.op == IRI_DEVICE && e->u.call.dop == op;
 }
 
+bool ir_config_true(const char *value) {
+  return value && (!strcmp(value, "True") || !strcmp(value, "true") || !strcmp(value, "1"));
+}
+
 bool ir_is_flag_wait(const IrExpr *e) {
   if (!e || e->kind != IR_CALL || e->u.call.op != IRI_DEVICE) return false;
   IrDeviceOp op = e->u.call.dop;

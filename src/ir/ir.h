@@ -539,6 +539,7 @@ typedef struct IrParam {
 } IrParam;
 
 typedef struct IrKV { const char *key, *value; } IrKV;
+bool ir_config_true(const char *value); /* a pass_configs value that turns its key on: True, true, 1 */
 
 /* A TMA tensor map (warp_specialize): kernel parameter `var` (a CUtensorMap passed
  * __grid_constant__ after the dynamic dims) describing tensor parameter param_index as

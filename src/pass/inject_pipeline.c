@@ -254,24 +254,32 @@ static bool constant_let(const IrStmt *st, IrStmt *kbody) {
   return st->kind == IR_S_LET && pass_reads_constant_memory(st->u.let.value, kbody);
 }
 
+/* Does statement s read only buffers `keeps` accepts (its loads, and a copy's source)? */
+typedef struct ReadCheck {
+  IrStmt *scope;
+  bool (*keeps)(IrStmt *scope, const IrBuffer *b);
+  bool ok;
+} ReadCheck;
+static void read_check_expr(IrExpr *e, void *ctx) {
+  ReadCheck *rc = ctx;
+  if (e->kind == IR_LOAD && rc->ok && !rc->keeps(rc->scope, e->u.load.buf)) rc->ok = false;
+}
+static void read_check_stmt(IrStmt *s, void *ctx) {
+  ReadCheck *rc = ctx;
+  if (s->kind == IR_S_COPY && rc->ok && !rc->keeps(rc->scope, s->u.copy.src.buf)) rc->ok = false;
+}
+static bool reads_only(IrStmt *s, IrStmt *scope, bool (*keeps)(IrStmt *, const IrBuffer *)) {
+  ReadCheck rc = {scope, keeps, true};
+  IrVisitor v = {read_check_stmt, read_check_expr, &rc};
+  ir_visit(s, &v);
+  return rc.ok;
+}
+
 /* Does the producer read only memory the loop never writes (its source, and any index it
  * loads: a T.alloc_var the body advances, a shared index tile it refills)?  Run stages ahead,
  * it would read those before this iteration's writes. */
-typedef struct Invariant { IrStmt *loop_body; bool ok; } Invariant;
-static void invariant_expr(IrExpr *e, void *ctx) {
-  Invariant *iv = ctx;
-  if (e->kind == IR_LOAD && iv->ok && pass_may_write(iv->loop_body, e->u.load.buf)) iv->ok = false;
-}
-static void invariant_stmt(IrStmt *s, void *ctx) {
-  Invariant *iv = ctx;
-  if (s->kind == IR_S_COPY && iv->ok && pass_may_write(iv->loop_body, s->u.copy.src.buf)) iv->ok = false;
-}
-static bool reads_loop_invariant(IrStmt *st, IrStmt *loop_body) {
-  Invariant iv = {loop_body, true};
-  IrVisitor v = {invariant_stmt, invariant_expr, &iv};
-  ir_visit(st, &v);
-  return iv.ok;
-}
+static bool unwritten(IrStmt *loop_body, const IrBuffer *b) { return !pass_may_write(loop_body, b); }
+static bool reads_loop_invariant(IrStmt *st, IrStmt *loop_body) { return reads_only(st, loop_body, unwritten); }
 
 /* The leading statements of a loop body that a pipeline runs stages ahead: producers
  * (producer_dst) reading what the loop does not write, and lets they may use
@@ -324,21 +332,7 @@ static bool hoist_lets(IrStmt **items, int np, int i, IrStmt *s, IrStmt *kbody, 
 
 /* Is everything the statement reads constant memory (the body before it cannot have written
  * what it reads stages ahead: not its source, not an index it reads from shared memory)? */
-typedef struct SrcCheck { IrStmt *kbody; bool ok; } SrcCheck;
-static void src_check_expr(IrExpr *e, void *ctx) {
-  SrcCheck *sc = ctx;
-  if (e->kind == IR_LOAD && !pass_constant_buffer(sc->kbody, e->u.load.buf)) sc->ok = false;
-}
-static void src_check_stmt(IrStmt *s, void *ctx) {
-  SrcCheck *sc = ctx;
-  if (s->kind == IR_S_COPY && !pass_constant_buffer(sc->kbody, s->u.copy.src.buf)) sc->ok = false;
-}
-static bool reads_constant_source(IrStmt *s, IrStmt *kbody) {
-  SrcCheck sc = {kbody, true};
-  IrVisitor v = {src_check_stmt, src_check_expr, &sc};
-  ir_visit(s, &v);
-  return sc.ok;
-}
+static bool reads_constant_source(IrStmt *s, IrStmt *kbody) { return reads_only(s, kbody, pass_constant_buffer); }
 
 /* Can items[i], further down the body than the prefix items[0..np), run stages ahead too
  * (the V tile of an attention loop, copied after the softmax)?  It must be a producer whose

@@ -228,10 +228,7 @@ int64_t pass_kernel_threads(const IrKernel *k) {
 
 bool pass_config_on(const IrFunc *f, const char *key) {
   for (int i = 0; i < f->npass_configs; i++)
-    if (f->pass_configs[i].key && !strcmp(f->pass_configs[i].key, key)) {
-      const char *v = f->pass_configs[i].value;
-      return v && (!strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1"));
-    }
+    if (f->pass_configs[i].key && !strcmp(f->pass_configs[i].key, key)) return ir_config_true(f->pass_configs[i].value);
   return false;
 }
 
@@ -349,4 +346,27 @@ bool pass_reads_constant_memory(IrExpr *e, IrStmt *kbody) {
   IrVisitor v = {NULL, read_only_expr, &r};
   ir_visit_expr(e, &v);
   return r.ok;
+}
+
+/* ---- lets written out ---- */
+typedef struct LetCtx { PtrVec vars; TsCompiler *c; } LetCtx;
+static void let_expr(IrExpr *e, void *ctx) {
+  LetCtx *l = ctx;
+  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET && e->u.var->let_value) {
+    for (int i = 0; i < l->vars.len; i++)
+      if (l->vars.items[i] == e->u.var) return;
+    vec_push(l->c->arena, &l->vars, e->u.var);
+  }
+}
+IrExpr *pass_inline_lets(TsCompiler *c, IrExpr *e) {
+  for (int round = 0; round < 17; round++) {
+    LetCtx l = {{0}, c};
+    IrVisitor v = {NULL, let_expr, &l};
+    ir_visit_expr(e, &v);
+    if (!l.vars.len) return e;
+    IrExpr **to = ARENA_ARRAY(c->arena, IrExpr *, l.vars.len);
+    for (int i = 0; i < l.vars.len; i++) to[i] = (IrExpr *)((IrVar *)l.vars.items[i])->let_value;
+    e = ir_subst(c, e, (IrVar *const *)l.vars.items, to, l.vars.len);
+  }
+  return e;
 }

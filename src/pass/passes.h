@@ -223,5 +223,8 @@ bool pass_constant_buffer(IrStmt *kbody, const IrBuffer *b);
  * here writes only the buffers its arguments name)? */
 bool pass_may_write(IrStmt *s, const IrBuffer *b);
 bool pass_reads_constant_memory(IrExpr *e, IrStmt *kbody);
+/* e with every let replaced by the value it was defined with (IrVar.let_value), to a depth of
+ * 17 (a let left after that, or one without a recorded value, stays). */
+IrExpr *pass_inline_lets(TsCompiler *c, IrExpr *e);
 
 #endif

@@ -454,7 +454,7 @@ typedef struct Spec {
   IrVar *kv, *bxv, *byv; /* the K loop var, the block vars */
   IrExpr *m0, *ext;      /* the K loop's start and extent */
   int64_t panel;         /* rasterization panel (0: none) */
-  WsSched sc, dsc;         /* the schedule; dsc: its data-parallel part (stream-K) */
+  WsSched sc, dsc;       /* the schedule; dsc: its data-parallel part (stream-K) */
   SrcLoc loc;
   IrVar *tx;
   IrExpr *txr;
@@ -992,13 +992,6 @@ static void spec_stream_k(Spec *sp) {
   sp->vtb = ir_var(c, "it_base", TS_DTYPE_INT32, IR_VAR_LET, loc);
 }
 
-/* The overlapped epilogue (persistent, tile by tile, the TMA-store epilogue alone after
- * the loop, fp32 accumulators, a 16-bit C): at the end of a tile the consumers only
- * convert the accumulators into a packed register copy (`pack`, half their registers)
- * and start the next tile; its first K steps store the packed tile, one piece (ring
- * atom, or the whole tile) per step right after that step's wgmma is issued, so the
- * tensor cores keep working through the epilogue.  The last tile is stored after the
- * tile loop.  Off with pass_configs {"tl.disable_epilogue_overlap": True}. */
 /* Does the tile's store name a scalar the tile computes (a let, a T.alloc_var)?  Those hold
  * the current tile's values where the previous tile is stored. */
 static void tile_scalar(IrExpr *e, void *ctx) {
@@ -1012,25 +1005,25 @@ static bool store_names_tile_scalars(const IrStmt *cp) {
   for (int d = 0; d < r->ndim; d++) ir_visit_expr(r->min[d], &v);
   return found;
 }
-/* The tile's store with the lets of the statements before the loop written out (TileScale's
- * GEMMs compute their tile's row and column from the block index: pid_m = ...), so that it
- * can be moved to another tile by substituting the block indices; NULL when the store still
- * names a tile scalar then (a let inside a branch, a T.alloc_var). */
-static IrStmt *store_with_lets_inlined(Spec *sp, IrStmt *cp) {
-  TsCompiler *c = sp->c;
+/* The tile's store with its lets written out (TileScale's GEMMs compute their tile's row and
+ * column from the block index: pid_m = ...), so that it can be moved to another tile by
+ * substituting the block indices; NULL when the store still names a tile scalar then (a
+ * T.alloc_var). */
+static IrStmt *store_with_lets_inlined(TsCompiler *c, IrStmt *cp) {
   IrStmt *x = ir_stmt(c, IR_S_COPY, cp->loc);
   *x = *cp;
   IrRegion *r = &x->u.copy.dst;
-  IrExpr **mins = ARENA_ARRAY(c->arena, IrExpr *, r->ndim);
-  memcpy(mins, r->min, (size_t)r->ndim * sizeof *mins);
-  r->min = mins;
-  for (int i = sp->pre.len - 1; i >= 0; i--) { /* a let's value names only earlier lets */
-    IrStmt *s = sp->pre.items[i];
-    if (s->kind != IR_S_LET) continue;
-    for (int d = 0; d < r->ndim; d++) r->min[d] = ir_subst(c, r->min[d], &s->u.let.var, &s->u.let.value, 1);
-  }
+  r->min = ARENA_ARRAY(c->arena, IrExpr *, r->ndim);
+  for (int d = 0; d < r->ndim; d++) r->min[d] = pass_inline_lets(c, cp->u.copy.dst.min[d]);
   return store_names_tile_scalars(x) ? NULL : x;
 }
+/* The overlapped epilogue (persistent, tile by tile, the TMA-store epilogue alone after
+ * the loop, fp32 accumulators, a 16-bit C): at the end of a tile the consumers only
+ * convert the accumulators into a packed register copy (`pack`, half their registers)
+ * and start the next tile; its first K steps store the packed tile, one piece (ring
+ * atom, or the whole tile) per step right after that step's wgmma is issued, so the
+ * tensor cores keep working through the epilogue.  The last tile is stored after the
+ * tile loop.  Off with pass_configs {"tl.disable_epilogue_overlap": True}. */
 static void spec_overlap(Spec *sp) {
   TsCompiler *c = sp->c;
   SrcLoc loc = sp->loc;
@@ -1046,7 +1039,7 @@ static void spec_overlap(Spec *sp) {
         acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 && ir_is_const_int(acc->shape[0], &sp->am) &&
         ir_is_const_int(acc->shape[1], &sp->an) && sp->am * sp->an % T == 0 && sp->am == ep->rows && sp->an == ep->cols))
     return;
-  IrStmt *store = store_names_tile_scalars(ep->to_global) ? store_with_lets_inlined(sp, ep->to_global) : ep->to_global;
+  IrStmt *store = store_with_lets_inlined(c, ep->to_global);
   if (!store) return;
   int64_t am = sp->am, an = sp->an;
   IrStmt *pack_src = ep->idx_frag >= 0 ? sp->body->u.seq.items[ep->idx_frag] : store;

@@ -200,28 +200,6 @@ static bool producer_ok(IrExpr *e, const IrVar *kv, IrStmt *kbody, int depth) {
   return !p.bad;
 }
 
-typedef struct LetCtx { PtrVec vars; TsCompiler *c; } LetCtx;
-static void let_expr(IrExpr *e, void *ctx) {
-  LetCtx *l = ctx;
-  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET && e->u.var->let_value) {
-    for (int i = 0; i < l->vars.len; i++)
-      if (l->vars.items[i] == e->u.var) return;
-    vec_push(l->c->arena, &l->vars, e->u.var);
-  }
-}
-/* e with every let replaced by its value (producer_ok(e) holds, so this terminates). */
-static IrExpr *inline_lets(TsCompiler *c, IrExpr *e) {
-  for (int round = 0; round < 17; round++) {
-    LetCtx l = {{0}, c};
-    IrVisitor v = {NULL, let_expr, &l};
-    ir_visit_expr(e, &v);
-    if (!l.vars.len) return e;
-    IrExpr **to = ARENA_ARRAY(c->arena, IrExpr *, l.vars.len);
-    for (int i = 0; i < l.vars.len; i++) to[i] = (IrExpr *)((IrVar *)l.vars.items[i])->let_value;
-    e = ir_subst(c, e, (IrVar *const *)l.vars.items, to, l.vars.len);
-  }
-  return e;
-}
 
 /* ---- TMA boxes ---------------------------------------------------------------------------- */
 /* The shared layout the T.gemm statements of `s` want for tile b (their plans), NULL when
@@ -284,7 +262,7 @@ static bool tma_tile(Wsl *w, IrStmt *cp, const IrVar *kv, TmaTile *t) {
   t->src_min = ARENA_ARRAY(w->c->arena, IrExpr *, n);
   for (int d = 0; d < n; d++) {
     if (!producer_ok(src->min[d], kv, w->body, 0)) return false;
-    t->src_min[d] = inline_lets(w->c, src->min[d]);
+    t->src_min[d] = pass_inline_lets(w->c, src->min[d]);
   }
   t->copy = cp;
   t->dst = sb;
@@ -612,7 +590,7 @@ static IrStmt *producer(Wsl *w) {
   }
   IrVar *pk = ir_var(c, w->kv->name, w->kv->dtype, IR_VAR_LOOP, loc);
   IrExpr *pkr = ir_varref(c, pk, loc);
-  IrExpr *m0 = inline_lets(c, w->loop->u.loop.min), *ext = inline_lets(c, w->loop->u.loop.extent);
+  IrExpr *m0 = pass_inline_lets(c, w->loop->u.loop.min), *ext = pass_inline_lets(c, w->loop->u.loop.extent);
   PtrVec lb = {0};
   IrVar *st, *ph;
   stage_lets(w, pkr, m0, &st, &ph, &lb);
