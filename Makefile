@@ -222,12 +222,13 @@ PEER_TAR     ?=
 BENCH_ONLY   ?=
 BENCH_JSON   ?=
 BENCH_ROUNDS ?= 2
+BENCH_AHEAD  ?= 4
 bench-tilelang: all
 	@test -d $(CORPUS)/tilelang/examples || { echo "bench-tilelang: no $(CORPUS)/tilelang/examples (set CORPUS=DIR)"; exit 2; }
 	@if [ ! -d $(PEER)/tilelang ] && [ -n "$(PEER_TAR)" ]; then mkdir -p $(PEER) && xz -dc $(PEER_TAR) | tar -xf - -C $(PEER); fi
 	@test -d $(PEER)/tilelang || { echo "bench-tilelang: no TileLang in $(PEER) (../shared/peer/README.md; set PEER=DIR, or PEER_TAR=FILE from bench/tilelang/pack_peer.sh)"; exit 2; }
 	TILESCALE_LIB=$(abspath $(LIB_SO)) PYTHONUNBUFFERED=1 $(PYTHON) bench/tilelang/bench_vs_tilelang.py \
-	    $(CORPUS)/tilelang/examples --peer $(PEER) --rounds $(BENCH_ROUNDS) $(if $(BENCH_ONLY),--only "$(BENCH_ONLY)") \
+	    $(CORPUS)/tilelang/examples --peer $(PEER) --rounds $(BENCH_ROUNDS) --ahead $(BENCH_AHEAD) $(if $(BENCH_ONLY),--only "$(BENCH_ONLY)") \
 	    $(if $(BENCH_JSON),--json $(BENCH_JSON))
 
 # The whole CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer.

@@ -12,8 +12,13 @@ it on inputs from a fixed seed and compares with the torch reference, then stays
 times the kernel call when the driver asks: CUDA events, 10 warm-up runs, then the median of
 50, each after flushing L2 (a 256 MB write).  The driver asks peer and ours alternately
 `--rounds` times per case and keeps each system's best median (the torch reference is timed
-once, in ours); it prints TFLOP/s (or GB/s) for torch, TileLang and ours, and ours / TileLang.  A wrong result is reported as such and never timed.  The cases (one function per
-example row, each with the file's own configuration and sizes) are in bench_cases.py."""
+once, in ours); it prints TFLOP/s (or GB/s) for torch, TileLang and ours, and ours / TileLang.
+A wrong result is reported as such and never timed.  The cases (one function per example row,
+each with the file's own configuration and sizes) are in bench_cases.py.
+
+--ahead K builds the next K cases' kernels (both systems, CPU work) while the current case is
+checked and timed; a worker touches the GPU beyond allocating its inputs only when the driver
+sends `check`, so timings stay one case at a time.  K=0 builds each case just before its run."""
 import argparse
 import json
 import math
@@ -66,28 +71,30 @@ def time_call(run, reps=50, warmup=10):
 
 
 def worker(corpus, name, system):
-    """Builds and checks one case, prints a JSON line, then serves the driver's commands on stdin:
-    `time` (the kernel call), `torch` (the reference), `quit`; each answer is one JSON line."""
+    """Builds one case and prints a JSON line, then serves the driver's commands on stdin:
+    `check` (one run compared with the reference), `time` (the kernel call), `torch` (the
+    reference), `quit`; each answer is one JSON line."""
     import torch
     torch.manual_seed(0)
     out = {"case": name, "system": system}
     try:
         run, ref, work, unit, *tol = CASES[name](corpus)
-        ok, err, scale = compare(run(), ref(), tol[0] if tol else 5e-2)
-        out.update(unit=unit, work=work, max_err=err, ref_max=scale, ready=ok)
-        if not ok:
-            out["wrong"] = True
+        out.update(unit=unit, work=work, built=True)
     except Exception as e:  # noqa: BLE001 (report, never crash the driver)
         out["error"] = ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:200]
     print(json.dumps(out), flush=True)
-    if not out.get("ready"):
+    if not out.get("built"):
         return
     while True:
         cmd = sys.stdin.readline().strip()
         if cmd in ("quit", ""):
             break
         try:
-            answer = {"ms": time_call(run if cmd == "time" else ref)}
+            if cmd == "check":
+                ok, err, scale = compare(run(), ref(), tol[0] if tol else 5e-2)
+                answer = {"max_err": err, "ref_max": scale, "ready": ok, "wrong": not ok}
+            else:
+                answer = {"ms": time_call(run if cmd == "time" else ref)}
         except Exception as e:  # noqa: BLE001
             answer = {"error": ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:200]}
         print(json.dumps(answer), flush=True)
@@ -148,11 +155,18 @@ class Worker:
         self.err.close()
 
 
-def measure(corpus, name, envs, rounds):
-    """Both systems' workers built side by side, then timed alternately `rounds` times (best
-    median kept), the torch reference once in ours.  Returns (info per system, best ms)."""
-    workers = {s: Worker(corpus, name, s, envs[s]) for s in ("peer", "ours")}
+def start(corpus, name, envs):
+    """Both systems' workers for one case, building (no GPU work beyond allocation)."""
+    return {s: Worker(corpus, name, s, envs[s]) for s in ("peer", "ours")}
+
+
+def measure(workers, rounds):
+    """One case's workers (from start): built, checked, then timed alternately `rounds` times
+    (best median kept), the torch reference once in ours.  Returns (info per system, best ms)."""
     info = {s: w.read(900) for s, w in workers.items()}
+    for s, w in workers.items():
+        if info[s].get("built"):
+            info[s].update(w.ask("check"))
     best = {}
     for _ in range(rounds):
         for s, w in workers.items():
@@ -182,6 +196,7 @@ def main():
     ap.add_argument("--peer", default="/tmp/peer")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--only", default="", help="run only the cases whose name contains one of these comma-separated substrings")
+    ap.add_argument("--ahead", type=int, default=0, help="build this many upcoming cases while one is timed")
     ap.add_argument("--json", help="append one JSON line per row to this file (to join split runs)")
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SYSTEM"))
     a = ap.parse_args()
@@ -198,8 +213,12 @@ def main():
     width = max([len(n) for n in names] + [28])
     print("%-*s %9s %9s %9s %8s  %s" % (width, "example (own configuration)", "torch", "TileLang", "ours", "ours/TL", "unit"))
     ratios = []
-    for name in names:
-        info, best = measure(a.corpus, name, envs, a.rounds)
+    pending = {}
+    for i, name in enumerate(names):
+        for later in names[i:i + 1 + max(0, a.ahead)]:
+            if later not in pending:
+                pending[later] = start(a.corpus, later, envs)
+        info, best = measure(pending.pop(name), a.rounds)
         unit = next((r.get("unit") for r in info.values() if r.get("unit")), "")
         work = next((r.get("work") for r in info.values() if r.get("work")), 0)
         cols = []
