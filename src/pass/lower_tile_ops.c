@@ -728,6 +728,46 @@ static IrStmt *lower_vector_copy(Lower *lw, NestCtx *nc, const ParNest *nest, co
   return vs;
 }
 
+/* The atomic-add nest `T.atomic_add(dst[.., x + j], frag[.., j])` (no conversion) whose last
+ * loop dim carries V lanes in both the destination and the fragment: one
+ * ts::atomic_add_x<V> per vector (sm_90: a float2 / float4 atomic on global memory; half2 /
+ * bfloat162 anywhere; else V scalar atomics, each still atomic), as TileLang vectorizes
+ * atomic adds.  Returns NULL for any other nest. */
+static IrStmt *lower_vector_atomic(Lower *lw, NestCtx *nc, const ParNest *nest, IrVar **uv, IrExpr **to) {
+  TsCompiler *c = lw->c;
+  int n = nest->n, last = n - 1;
+  int64_t V = nc->L->dim[last].vec;
+  IrStmt *b0 = nest->body;
+  if (b0 && b0->kind == IR_S_SEQ && b0->u.seq.n == 1) b0 = b0->u.seq.items[0];
+  if ((V != 2 && V != 4) || !b0 || b0->kind != IR_S_ATOMIC || b0->u.atomic.op != IR_ATOMIC_ADD || b0->u.atomic.tile ||
+      nest->extent[last] % V != 0)
+    return NULL;
+  const IrRegion *d = &b0->u.atomic.dst;
+  IrExpr *ld = b0->u.atomic.value;
+  if (!ld || ld->kind != IR_LOAD || ld->lanes != 1 || ld->dtype != d->buf->dtype || d->buf->scope != IR_SCOPE_GLOBAL ||
+      ld->u.load.buf->scope != IR_SCOPE_FRAGMENT)
+    return NULL;
+  if (!dtype_is_float(d->buf->dtype) || dtype_bytes(d->buf->dtype) * V > 16) return NULL;
+  if (!vec_operand(nest, d->buf, d->min, d->ndim, V) ||
+      !vec_operand(nest, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, V))
+    return NULL;
+  int nd, ns;
+  IrExpr **di = access_index(lw, nc, d->buf, d->min, d->ndim, true, &nd, b0->loc);
+  IrExpr **si = access_index(lw, nc, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, false, &ns, ld->loc);
+  IrExpr *dl = ir_load(c, d->buf, di, nd, b0->loc), *sl = ir_load(c, ld->u.load.buf, si, ns, ld->loc);
+  IrExpr *args[3] = {ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &dl, 1, b0->loc),
+                     ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &sl, 1, b0->loc), i32(lw, V)};
+  IrStmt *r = ir_eval(c, ir_call(c, IRI_ATOMIC_ADD_X, TS_DTYPE_VOID, args, 3, b0->loc), b0->loc);
+  IrExpr *cond = bounds_cond(lw, nc, d->buf, di, nd); /* lane 0 in bounds: the whole vector is */
+  if (cond) r = ir_if(c, cond, r, NULL, b0->loc);
+  IrVar *uf[1] = {uv[last]};
+  IrExpr *u0[1] = {i32(lw, 0)};
+  r = ir_subst_stmt(c, ir_subst_stmt(c, r, nest->var, to, n), uf, u0, 1);
+  for (int q = 0; q < n; q++) to[q] = ir_subst(c, to[q], uf, u0, 1);
+  uv[last] = NULL;
+  return r;
+}
+
 static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
   TsCompiler *c = lw->c;
   ParNest nest;
@@ -777,6 +817,7 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
   /* Vector path: a single contiguous copy whose last loop dim carries V lanes. */
   int last = n - 1;
   IrStmt *body = lower_vector_copy(lw, &nc, &nest, s, uv, to);
+  if (!body) body = lower_vector_atomic(lw, &nc, &nest, uv, to);
   /* Padding elements of dims that the threads x vectors do not tile exactly. */
   IrExpr *pad = NULL;
   for (int q = 0; q < n; q++) {

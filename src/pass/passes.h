@@ -102,6 +102,7 @@ void pass_lower_tile_ops(TsCompiler *c, IrFunc *f);    /* -> thread-level IR */
 void pass_remap_global(TsCompiler *c, IrFunc *f);      /* T.Layout maps of global tensors -> offsets */
 void pass_simplify(TsCompiler *c, IrFunc *f);          /* ir_simplify on every expression */
 void pass_safe_memory(TsCompiler *c, IrFunc *f);       /* guards for global accesses not proven in bounds */
+void pass_vectorize_loops(TsCompiler *c, IrFunc *f);  /* T.vectorized copies as vector accesses */
 void pass_thread_sync(TsCompiler *c, IrFunc *f);       /* __syncthreads for smem hazards */
 void pass_merge_shared_memory(TsCompiler *c, IrFunc *f); /* one dynamic smem buffer */
 /* thread_return.c: what may follow T.thread_return(): no tile operation (first pass), no

@@ -55,6 +55,7 @@ static const PassEntry passes[] = {
     {"remap_global", pass_remap_global},
     {"simplify", pass_simplify},
     {"safe_memory", pass_safe_memory},
+    {"vectorize_loops", pass_vectorize_loops},
     {"thread_sync", pass_thread_sync},
     {"merge_shared_memory", pass_merge_shared_memory},
     {"thread_return_barriers", pass_thread_return_barriers},

@@ -31,7 +31,8 @@
  * a tile loop with stride gridDim.x around both roles, stage/phase counters running on across tiles, so the
  * producer fills the stages of the next tile during the consumers' epilogue) and the tiles
  * are visited in rasterized order (panels of IrKernel.raster_panel block rows, default
- * WS_RASTER_PANEL) so that blocks running together share A and B tiles in L2.
+ * WS_RASTER_PANEL) so that blocks running together share A and B tiles in L2
+ * (pass_configs {"ts.disable_persistent": True}: one block per tile).
  *
  * Persistent kernels can also run as 2-block clusters (__cluster_dims__, IrKernel.cluster_x)
  * when one operand tile can be shared: the two blocks take neighbouring tiles along the
@@ -732,7 +733,8 @@ static void spec_schedule(Spec *sp) {
   bool persistent = !sp->nested && bxv && byv && k->grid[0] && (k->grid[1] || one_d) && !k->block_var[2] &&
                     (!k->grid[2] || (ir_is_const_int(k->grid[2], &g2) && g2 == 1)) &&
                     !ir_expr_uses_var(m0, bxv) && !ir_expr_uses_var(m0, byv) &&
-                    !ir_expr_uses_var(ext, bxv) && !ir_expr_uses_var(ext, byv) && !uses_let(m0) && !uses_let(ext);
+                    !ir_expr_uses_var(ext, bxv) && !ir_expr_uses_var(ext, byv) && !uses_let(m0) && !uses_let(ext) &&
+                    !pass_config_on(sp->ws->f, "ts.disable_persistent");
   int64_t panel = sp->panel = k->raster_panel > 0 ? k->raster_panel : k->raster_panel < 0 || one_d ? 0 : WS_RASTER_PANEL;
   /* 2-block clusters (opt-in, see the top): the two blocks take neighbouring tiles along the
    * block axis that the larger operand tile does not move with, and each issues half of

@@ -663,7 +663,9 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
         if (!mask[t]) continue;
         ads[t] = addr(in, m, s->u.store.idx, s->u.store.nidx, t);
         IrExpr *v = s->u.store.value, *ld = v->kind == IR_CAST ? v->u.ops[0] : v;
-        if (lanes > 1) {
+        if (lanes > 1 && (ld->kind == IR_INT || ld->kind == IR_FLOAT)) { /* one value in every lane */
+          for (int l = 0; l < lanes; l++) vals[t][l] = cast_to(s->u.store.buf->dtype, eval(in, v, t));
+        } else if (lanes > 1) {
           if (ld->kind != IR_LOAD || ld->lanes != lanes) { interp_fault(in, __LINE__); continue; }
           Mem *sm = interp_mem(in, ld->u.load.buf);
           int64_t sa = addr(in, sm, ld->u.load.idx, ld->u.load.nidx, t);
@@ -711,6 +713,20 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
           if (!mask[t]) continue;
           int64_t ad = addr(in, m, ld->u.load.idx, ld->u.load.nidx, t);
           if (ad >= 0) m->data[ad] += eval(in, e->u.call.args[1], t);
+        }
+        return;
+      }
+      if (e->kind == IR_CALL && e->u.call.op == IRI_ATOMIC_ADD_X) { /* dst[0..N) += src[0..N) */
+        IrExpr *dl = e->u.call.args[0]->u.call.args[0], *sl = e->u.call.args[1]->u.call.args[0];
+        Mem *dm = interp_mem(in, dl->u.load.buf), *sm = interp_mem(in, sl->u.load.buf);
+        int64_t lanes = e->u.call.args[2]->u.ival;
+        for (int t = 0; t < in->T; t++) {
+          if (!mask[t]) continue;
+          int64_t ad = addr(in, dm, dl->u.load.idx, dl->u.load.nidx, t);
+          int64_t sa = addr(in, sm, sl->u.load.idx, sl->u.load.nidx, t);
+          if (ad < 0 || sa < 0) continue;
+          if (ad % lanes) interp_fault(in, __LINE__); /* a vector atomic needs an aligned address */
+          for (int l = 0; l < lanes; l++) dm->data[ad + l] += sm->data[sa + l];
         }
         return;
       }

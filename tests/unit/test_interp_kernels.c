@@ -634,3 +634,136 @@ TEST(interp_gemm_pre_tile_bytes_reused) {
   const char *p[] = {"M=128", "N=64", "K=256", "BM=64", "BN=64", "BK=64", "threads=128", NULL};
   gemm_case(t, GEMM_PRE_TILE, sizeof GEMM_PRE_TILE - 1, p, 128, 64, 256, 64, false, smem_reused_for_occupancy, true);
 }
+
+/* T.vectorized loops of copies (vectorize_loops.c): the load of A into registers and the
+ * converting store of them into B move TK halves / 4 floats at a time, under the bounds guard
+ * of the last block (N is a multiple of TK, not of a block's 32 * TK); the strided loop and the
+ * loop whose second statement reads what the first writes stay element loops. */
+static const char VEC_COPY[] =
+    KERNEL_FILE_HEAD
+    "def vcopy(N, TK):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((N,), \"float16\"), B: T.Tensor((N,), \"float32\"), D: T.Tensor((N,), \"float32\"),\n"
+    "             S: T.Tensor((2 * N,), \"float16\")):\n"
+    "        with T.Kernel(T.ceildiv(N, 32 * TK), threads=32) as bx:\n"
+    "            tx = T.get_thread_binding(0)\n"
+    "            a = T.alloc_local((TK,), \"float16\")\n"
+    "            d = T.alloc_local((TK,), \"float32\")\n"
+    "            base = bx * 32 * TK + tx * TK\n"
+    "            for k in T.vectorized(TK):\n"
+    "                a[k] = A[base + k]\n"
+    "            for k in T.vectorized(TK):\n"
+    "                B[base + k] = a[k]\n"
+    "            for k in T.vectorized(TK):\n"
+    "                a[k] = S[2 * base + 2 * k]\n"
+    "                d[k] = a[k] * 2.0\n"
+    "            for k in T.vectorized(TK):\n"
+    "                D[base + k] = d[k]\n"
+    "\n"
+    "    return main\n";
+
+typedef struct VecStores { IrBuffer *b; int lanes, n; } VecStores;
+static void count_vec_store(IrStmt *s, void *ctx) {
+  VecStores *v = ctx;
+  if (s->kind == IR_S_STORE && s->u.store.buf == v->b && s->u.store.lanes == v->lanes) v->n++;
+}
+static int vec_stores(IrFunc *f, IrBuffer *b, int lanes) {
+  VecStores v = {b, lanes, 0};
+  IrVisitor w = {count_vec_store, NULL, &v};
+  ir_visit(f->body, &w);
+  return v.n;
+}
+
+TEST(interp_vectorized_loop_copies) {
+  enum { N = 8 * 37, TK = 8 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"vcopy.py", VEC_COPY, sizeof VEC_COPY - 1};
+  const char *params[] = {"N=296", "TK=8", NULL};
+  IrFunc *f = interp_compile(&c, &file, "vcopy", params);
+  REQUIRE(f);
+  IrBuffer *A = param(f, "A"), *B = param(f, "B"), *D = param(f, "D"), *S = param(f, "S");
+  VecLoads va = {A, 8, 0}, vs = {S, 1, 0}, vs2 = {S, 2, 0};
+  IrVisitor wa = {NULL, count_vec_load, &va}, ws = {NULL, count_vec_load, &vs}, ws2 = {NULL, count_vec_load, &vs2};
+  ir_visit(f->body, &wa);
+  ir_visit(f->body, &ws);
+  ir_visit(f->body, &ws2);
+  CHECK(va.n == 1 && vec_stores(f, B, 4) == 1);          /* 16-byte vectors on both sides */
+  CHECK(vs.n > 0 && vs2.n == 0 && vec_stores(f, D, 4) == 1); /* strided: scalar; d -> D: vector */
+  Interp in = {0};
+  double *a = interp_global(&in, A), *b = interp_global(&in, B), *d = interp_global(&in, D),
+         *s = interp_global(&in, S);
+  unsigned seed = 5;
+  for (int e = 0; e < N; e++) a[e] = rnd(&seed);
+  for (int e = 0; e < 2 * N; e++) s[e] = rnd(&seed);
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int e = 0; e < N; e++) bad += b[e] != a[e] || d[e] != 2.0 * s[2 * e];
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
+
+/* Split-K GEMM (gemm_splitk's kernel): each of S blocks along z multiplies its K slice and adds
+ * the accumulator into C with a T.atomic_add nest; the accumulator's lane pairs make that one
+ * aligned vector atomic (atomic_add_x) per pair.  C starts at 1. */
+static const char SPLIT_ATOMIC[] =
+    KERNEL_FILE_HEAD
+    "def mm(M, N, K, S, BM, BN, BK):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), S, threads=128) as (bx, by, bz):\n"
+    "            A_s = T.alloc_shared((BM, BK), \"float16\")\n"
+    "            B_s = T.alloc_shared((BK, BN), \"float16\")\n"
+    "            acc = T.alloc_fragment((BM, BN), \"float32\")\n"
+    "            T.clear(acc)\n"
+    "            for k in T.serial(K // S // BK):\n"
+    "                T.copy(A[by * BM, bz * (K // S) + k * BK], A_s)\n"
+    "                T.copy(B[bz * (K // S) + k * BK, bx * BN], B_s)\n"
+    "                T.gemm(A_s, B_s, acc)\n"
+    "            for i, j in T.Parallel(BM, BN):\n"
+    "                T.atomic_add(C[by * BM + i, bx * BN + j], acc[i, j])\n"
+    "\n"
+    "    return main\n";
+
+typedef struct AtomX { int n; int64_t lanes; } AtomX;
+static void count_atomic_x(IrExpr *e, void *ctx) {
+  AtomX *a = ctx;
+  if (e->kind == IR_CALL && e->u.call.op == IRI_ATOMIC_ADD_X) a->n++, a->lanes = e->u.call.args[2]->u.ival;
+}
+
+TEST(interp_atomic_add_nest_vectorized) {
+  enum { M = 128, N = 128, K = 96, S = 3 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"mm.py", SPLIT_ATOMIC, sizeof SPLIT_ATOMIC - 1};
+  const char *params[] = {"M=128", "N=128", "K=96", "S=3", "BM=64", "BN=64", "BK=16", NULL};
+  IrFunc *f = interp_compile(&c, &file, "mm", params);
+  REQUIRE(f);
+  AtomX ax = {0, 0};
+  IrVisitor w = {NULL, count_atomic_x, &ax};
+  ir_visit(f->body, &w);
+  CHECK(ax.n == 1 && ax.lanes == 2);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B")),
+         *cc = interp_global(&in, param(f, "C"));
+  unsigned seed = 11;
+  for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
+  for (int e = 0; e < K * N; e++) b[e] = rnd(&seed);
+  for (int e = 0; e < M * N; e++) cc[e] = 1.0;
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  int bad = 0;
+  for (int m = 0; m < M; m++)
+    for (int n = 0; n < N; n++) {
+      double want = 1.0;
+      for (int k = 0; k < K; k++) want += a[m * K + k] * b[k * N + n];
+      bad += !(fabs(cc[m * N + n] - want) <= 1e-4);
+    }
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
