@@ -102,7 +102,7 @@ static const char compile_usage[] =
     "  --dump-after PASS    also print the IR after pass PASS ('all' = after every pass); the dumps\n"
     "                       are part of the --emit ir output, and go to stderr for other --emit.\n"
     "                       Passes: size_registers, thread_return_tiles, plan_gemm, warp_specialize,\n"
-    "                       inject_pipeline, legalize, layout_inference, lower_tile_ops, remap_global,\n"
+    "                       rasterize_blocks, inject_pipeline, legalize, layout_inference, lower_tile_ops, remap_global,\n"
     "                       simplify, safe_memory, vectorize_loops, thread_sync,\n"
     "                       merge_shared_memory, thread_return_barriers\n"
     "  --debug              verify the IR after every pass (slower; catches compiler bugs early)\n"

@@ -473,6 +473,8 @@ typedef struct IrKernel {
                            of that many block rows; 0 = the compiler decides; < 0 = off */
   int cluster_x;        /* warp_specialize: thread-block cluster of this many blocks along x
                            (__cluster_dims__; 0 or 1 = none); gridDim.x is a multiple of it */
+  bool rasterized;      /* the block order is already the one T.use_swizzle asks for (warp_specialize
+                           or rasterize_blocks remapped the block indices) */
   bool persistent;      /* warp_specialize: blocks walk the tiles with stride gridDim.x, so grid[0]
                            (all the work, a multiple of cluster_x) is an upper bound that the
                            runtime lowers to the blocks (clusters) co-resident on the device */

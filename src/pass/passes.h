@@ -56,6 +56,8 @@ typedef struct WsSkSched {
   IrVar *ndp;   /* this block's data-parallel tiles */
   IrVar *nseg;  /* its stream-K segments */
 } WsSkSched;
+/* Remaps the block indices of k's body to the rasterized order (panels of `panel` block rows,
+ * see warp_specialize_tiles.c); sets k->rasterized. */
 IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel);
 /* The tile coordinates of unit `id` (lets of <bx>_<sfx>, <by>_<sfx> on items; to[0..1] name them). */
 void ws_unit_coords(TsCompiler *c, const WsSched *sc, IrExpr *id, IrVar *bx, IrVar *by, const char *sfx, PtrVec *items,
@@ -103,6 +105,7 @@ void pass_remap_global(TsCompiler *c, IrFunc *f);      /* T.Layout maps of globa
 void pass_simplify(TsCompiler *c, IrFunc *f);          /* ir_simplify on every expression */
 void pass_safe_memory(TsCompiler *c, IrFunc *f);       /* guards for global accesses not proven in bounds */
 void pass_vectorize_loops(TsCompiler *c, IrFunc *f);  /* T.vectorized copies as vector accesses */
+void pass_rasterize_blocks(TsCompiler *c, IrFunc *f); /* T.use_swizzle block order, any kernel */
 void pass_thread_sync(TsCompiler *c, IrFunc *f);       /* __syncthreads for smem hazards */
 void pass_merge_shared_memory(TsCompiler *c, IrFunc *f); /* one dynamic smem buffer */
 /* thread_return.c: what may follow T.thread_return(): no tile operation (first pass), no

@@ -48,6 +48,7 @@ static const PassEntry passes[] = {
     {"thread_return_tiles", pass_thread_return_tiles},
     {"plan_gemm", pass_plan_gemm},
     {"warp_specialize", pass_warp_specialize},
+    {"rasterize_blocks", pass_rasterize_blocks},
     {"inject_pipeline", pass_inject_pipeline},
     {"legalize", pass_legalize},
     {"layout_inference", pass_layout_inference},

@@ -1362,6 +1362,7 @@ static void spec_finish(Spec *sp, IrStmt *producer, IrStmt *consumers) {
     k->body = ws_rasterize(c, k, k->body, sp->panel);
   }
   k->producer_threads = WS_PRODUCER_THREADS;
+  k->rasterized = true; /* the tile order above is the schedule's */
 }
 
 /* Rewrites one kernel; false leaves it to inject_pipeline. */
