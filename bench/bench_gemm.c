@@ -15,8 +15,8 @@
  * REPS runs (not alternated).  --quick: 8192^3 only; --shape M,N,K: one shape; -v: every config's rate;
  * --no-mc: skip the multicast configuration; --cfg I: only configuration I; --no-fp8; --sk: compile the
  * non-multicast configurations with pass_configs {"tl.enable_stream_k": True} (stream-K tail);
- * --no-overlap: compile with {"tl.disable_epilogue_overlap": True} (each tile's epilogue after
- * its own K loop instead of during the next tile's first K steps). */
+ * --overlap: compile with {"ts.enable_epilogue_overlap": True} (each tile's epilogue during the
+ * next tile's first K steps instead of after its own K loop). */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstrict-prototypes" /* an old-style declaration in cublasLt.h */
 #include <cublasLt.h>
@@ -285,14 +285,14 @@ static double rel_err(const uint16_t *x, const uint16_t *ref, size_t n, ts_dtype
 }
 
 int main(int argc, char **argv) {
-  int quick = 0, verbose = 0, no_mc = 0, one[3] = {0}, only_cfg = -1, no_fp8 = 0, sk = 0, no_ov = 0;
+  int quick = 0, verbose = 0, no_mc = 0, one[3] = {0}, only_cfg = -1, no_fp8 = 0, sk = 0, ov = 0;
   const char *examples = "examples";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "-v")) verbose = 1;
     else if (!strcmp(argv[i], "--no-mc")) no_mc = 1;
     else if (!strcmp(argv[i], "--sk")) sk = 1;
-    else if (!strcmp(argv[i], "--no-overlap")) no_ov = 1;
+    else if (!strcmp(argv[i], "--overlap")) ov = 1;
     else if (!strcmp(argv[i], "--no-fp8")) no_fp8 = 1;
     else if (!strcmp(argv[i], "--cfg") && i + 1 < argc) only_cfg = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--shape") && i + 1 < argc) sscanf(argv[++i], "%d,%d,%d", &one[0], &one[1], &one[2]);
@@ -307,7 +307,7 @@ int main(int argc, char **argv) {
   char path[1024];
   snprintf(path, sizeof path, "%s/gemm.py", examples);
   ts_program *prog = NULL;
-  const char *nov = no_ov ? ", \"tl.disable_epilogue_overlap\": True" : "";
+  const char *nov = ov ? ", \"ts.enable_epilogue_overlap\": True" : "";
   char cfg_plain[160], cfg_mc[160];
   snprintf(cfg_plain, sizeof cfg_plain, "\"tl.enable_stream_k\": %s%s", sk ? "True" : "False", nov);
   snprintf(cfg_mc, sizeof cfg_mc, "\"tl.enable_tma_multicast\": True%s", nov); /* stream-K needs no cluster */

@@ -54,9 +54,13 @@
  * store alone, of fp32 accumulators to a 16-bit C: the consumers pack the accumulators into
  * registers (`<acc>_pack`, IrBuffer.layout_like: the accumulator's layout) and start the
  * next tile; its first K steps store the packed tile, one piece per step after that step's
- * wgmma is issued; the block's last tile is stored after the tile loop.  On the H100 this
- * took 8192^3 fp16 from 766.6 to 774.1 TFLOP/s and 4096x8192x8192 from 776.0 to 789.3
- * (pass_configs tl.disable_epilogue_overlap turns it off).
+ * wgmma is issued; the block's last tile is stored after the tile loop.  Opt-in with
+ * pass_configs {"ts.enable_epilogue_overlap": True}: an earlier session measured it taking
+ * 8192^3 fp16 from 766.6 to 774.1 TFLOP/s, but timed alternately against the plain epilogue
+ * on TileLang's example configurations (H100, 2026-11-28) it lost 2-6% on every one
+ * (128x128x32/128 thr, 128x256x64 and 128x128x64/256 thr; 2048^3 to 8192^3): the packed copy
+ * (half the accumulator registers again) and the stores inside the K loop cost more than the
+ * epilogue it hides.
  *
  * The shared tiles keep the swizzled layout gemm_plan chooses (layout.h), which is the
  * layout TMA writes with CU_TENSOR_MAP_SWIZZLE_{32,64,128}B: one box per W-byte column
@@ -718,6 +722,17 @@ static bool uses_let(IrExpr *e) { return names_var_kind(e, IR_VAR_LET); }
  * grid becomes min(tiles, co-resident blocks) blocks that walk the tiles in rasterized order,
  * tile = blockIdx.x + t * gridDim.x.  Stage and phase continue across tiles, so the
  * producer loads the next tile while the consumers run the epilogue of this one. */
+/* A persistent block keeps the user's shared C tile (the epilogue's form B) live next to
+ * the stages, which the producer refills for the next tile during the epilogue; one block
+ * per tile lets the tile reuse the stages' memory (merge_shared_memory).  Persistent only
+ * when both fit. */
+static bool persistent_smem_fits(const Spec *sp) {
+  const WsStore *ep = &sp->ep;
+  if (ep->idx < 0 || ep->idx_frag < 0 || !pass_smem_cap(sp->c)) return true;
+  int64_t tile = ep->rows * ep->cols * dtype_bytes(ep->to_global->u.copy.dst.buf->dtype);
+  return sp->S * sp->stage_bytes + 16 * sp->S + 2048 + tile <= pass_smem_cap(sp->c);
+}
+
 static void spec_schedule(Spec *sp) {
   TsCompiler *c = sp->c;
   IrKernel *k = sp->k;
@@ -734,7 +749,7 @@ static void spec_schedule(Spec *sp) {
                     (!k->grid[2] || (ir_is_const_int(k->grid[2], &g2) && g2 == 1)) &&
                     !ir_expr_uses_var(m0, bxv) && !ir_expr_uses_var(m0, byv) &&
                     !ir_expr_uses_var(ext, bxv) && !ir_expr_uses_var(ext, byv) && !uses_let(m0) && !uses_let(ext) &&
-                    !pass_config_on(sp->ws->f, "ts.disable_persistent");
+                    !pass_config_on(sp->ws->f, "ts.disable_persistent") && persistent_smem_fits(sp);
   int64_t panel = sp->panel = k->raster_panel > 0 ? k->raster_panel : k->raster_panel < 0 || one_d ? 0 : WS_RASTER_PANEL;
   /* 2-block clusters (opt-in, see the top): the two blocks take neighbouring tiles along the
    * block axis that the larger operand tile does not move with, and each issues half of
@@ -1025,7 +1040,8 @@ static IrStmt *store_with_lets_inlined(TsCompiler *c, IrStmt *cp) {
  * and start the next tile; its first K steps store the packed tile, one piece (ring
  * atom, or the whole tile) per step right after that step's wgmma is issued, so the
  * tensor cores keep working through the epilogue.  The last tile is stored after the
- * tile loop.  Off with pass_configs {"tl.disable_epilogue_overlap": True}. */
+ * tile loop.  Opt-in (see the top): pass_configs {"ts.enable_epilogue_overlap": True}, and
+ * {"tl.disable_epilogue_overlap": True} still wins. */
 static void spec_overlap(Spec *sp) {
   TsCompiler *c = sp->c;
   SrcLoc loc = sp->loc;
@@ -1037,6 +1053,7 @@ static void spec_overlap(Spec *sp) {
   sp->cons_regs = (65536 - WS_PRODUCER_THREADS * sp->prod_regs) / T / 8 * 8;
   if (sp->cons_regs > 240) sp->cons_regs = 240;
   if (!(sp->sc.on && !sp->sk_on && ep->idx >= 0 && sp->store_map && sp->post.len == 1 &&
+        pass_config_on(sp->ws->f, "ts.enable_epilogue_overlap") &&
         !pass_config_on(sp->ws->f, "tl.disable_epilogue_overlap") && acc->scope == IR_SCOPE_FRAGMENT &&
         acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 && ir_is_const_int(acc->shape[0], &sp->am) &&
         ir_is_const_int(acc->shape[1], &sp->an) && sp->am * sp->an % T == 0 && sp->am == ep->rows && sp->an == ep->cols))

@@ -3,7 +3,8 @@
 # (test_dist_kernels.c) check the generated code: the other threads wait at a barrier after
 # the wait (also at the end of a loop body), a warp-specialized GEMM's TMA producer waits
 # itself before its first load, and a 1-D grid GEMM is made persistent with its release count
-# after the tile's TMA store has landed.
+# after the tile's TMA store has landed (counted_gemm with the opt-in overlapped epilogue:
+# count_tiles=False stores each tile during the next tile's K loop).
 import tilelang
 import tilelang.language as T
 
@@ -43,7 +44,7 @@ def gated_copy(N=4096, block=256):
     return main
 
 
-@tilelang.jit
+@tilelang.jit(pass_configs={"ts.enable_epilogue_overlap": True})
 def counted_gemm(M=1024, N=1024, K=1024, block_M=128, block_N=128, block_K=64, group=4, count_tiles=True):
     # TileScale's GEMM-RS shape of kernel: a 1-D grid in a swizzled tile order (lets of the block
     # index), then a release count of finished tiles per row block that another agent reads

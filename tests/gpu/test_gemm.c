@@ -52,7 +52,7 @@ static void run_case(Suite *su, ts_dtype dt, int ta, int tb, int M, int N, int K
   char name[256];
   snprintf(name, sizeof name, "gemm %s %s%s M=%d N=%d K=%d %s tile=%dx%dx%d stages=%d threads=%d policy=%d%s", dname,
            ta ? "T" : "N", tb ? "T" : "N", M, N, K, cf->arch, cf->bm, cf->bn, cf->bk, cf->stages, cf->threads,
-           cf->policy, su->mc == 3 ? " no-overlap" : su->mc == 2 ? " stream-K" : su->mc ? " multicast" : "");
+           cf->policy, su->mc == 3 ? " overlap" : su->mc == 2 ? " stream-K" : su->mc ? " multicast" : "");
   uint64_t seed = su->seed + (uint64_t)su->idx++ * 7919u;
   if (su->filter && !strstr(name, su->filter)) return;
   char v[12][32];
@@ -675,10 +675,10 @@ int main(int argc, char **argv) {
     su.mc = 0;
     ts_program_destroy(su.prog_mc);
   }
-  /* The epilogue of each tile right after its own K loop (tl.disable_epilogue_overlap). */
-  su.prog_mc = hd_load_with_configs(su.ctx, path, "\"tl.disable_epilogue_overlap\": True");
+  /* The epilogue of each tile during the next tile's first K steps (ts.enable_epilogue_overlap). */
+  su.prog_mc = hd_load_with_configs(su.ctx, path, "\"ts.enable_epilogue_overlap\": True");
   if (!su.prog_mc) {
-    printf("FAIL gemm no-overlap: cannot load %s with tl.disable_epilogue_overlap\n", path);
+    printf("FAIL gemm overlap: cannot load %s with ts.enable_epilogue_overlap\n", path);
     su.failed++;
   } else {
     su.mc = 3;

@@ -353,7 +353,8 @@ TEST(interp_gemm_warp_specialized) {
   gemm_case(t, GEMM_WS, sizeof GEMM_WS - 1, p, 128, 128, 320, 64, false, warp_specialized, false);
 }
 
-/* The overlapped epilogue of a persistent GEMM (16-bit C through a shared tile), run by
+/* The (opt-in: ts.enable_epilogue_overlap) overlapped epilogue of a persistent GEMM (16-bit C
+ * through a shared tile), run by
  * fewer blocks than tiles (3 resident, as the runtime clamps the grid): each block stores its
  * previous tile during the next tile's first K steps and its last tile after the loop.
  * examples/gemm_swizzled.py computes its tile from the block index (lets written out in the
@@ -369,6 +370,8 @@ static void overlapped_case(TestCtx *t, const char *path, int M, int N, int K, c
   char *text = ts_read_file(path, &len);
   REQUIRE(text);
   SourceFile file = {path, text, len};
+  static const char *const ov_key[] = {"ts.enable_epilogue_overlap"}, *const ov_val[] = {"True"};
+  c.call_pc_keys = ov_key, c.call_pc_values = ov_val, c.ncall_pc = 1; /* as ts_compile_options would */
   IrFunc *f = interp_compile(&c, &file, "matmul", params);
   REQUIRE(f);
   bool packed = false;
