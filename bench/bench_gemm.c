@@ -16,7 +16,8 @@
  * --no-mc: skip the multicast configuration; --cfg I: only configuration I; --no-fp8; --sk: compile the
  * non-multicast configurations with pass_configs {"tl.enable_stream_k": True} (stream-K tail);
  * --overlap: compile with {"ts.enable_epilogue_overlap": True} (each tile's epilogue during the
- * next tile's first K steps instead of after its own K loop). */
+ * next tile's first K steps instead of after its own K loop, also for whole-tile epilogues;
+ * ring-of-atoms epilogues overlap by default). */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstrict-prototypes" /* an old-style declaration in cublasLt.h */
 #include <cublasLt.h>

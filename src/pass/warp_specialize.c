@@ -54,13 +54,14 @@
  * store alone, of fp32 accumulators to a 16-bit C: the consumers pack the accumulators into
  * registers (`<acc>_pack`, IrBuffer.layout_like: the accumulator's layout) and start the
  * next tile; its first K steps store the packed tile, one piece per step after that step's
- * wgmma is issued; the block's last tile is stored after the tile loop.  Opt-in with
- * pass_configs {"ts.enable_epilogue_overlap": True}: an earlier session measured it taking
- * 8192^3 fp16 from 766.6 to 774.1 TFLOP/s, but timed alternately against the plain epilogue
- * on TileLang's example configurations (H100, 2026-11-28) it lost 2-6% on every one
- * (128x128x32/128 thr, 128x256x64 and 128x128x64/256 thr; 2048^3 to 8192^3): the packed copy
- * (half the accumulator registers again) and the stores inside the K loop cost more than the
- * epilogue it hides.
+ * wgmma is issued; the block's last tile is stored after the tile loop.  By default only
+ * when the tile goes out through a ring of column atoms (the whole tile does not fit next to
+ * the stages: 128x256x64 with 4 stages, where it took 8192^3 fp16 from 753.5 to 781.7
+ * TFLOP/s on an H100); a whole-tile epilogue keeps its store after the K loop, because timed
+ * alternately on TileLang's example configurations (128x128x32/128 thr, 128x256x64 and
+ * 128x128x64/256 thr, 3-4 stages; 2048^3 to 8192^3; H100, 2026-11-28) overlapping lost 2-6%
+ * on each.  pass_configs {"ts.enable_epilogue_overlap": True} asks for it always,
+ * {"tl.disable_epilogue_overlap": True} never.
  *
  * The shared tiles keep the swizzled layout gemm_plan chooses (layout.h), which is the
  * layout TMA writes with CU_TENSOR_MAP_SWIZZLE_{32,64,128}B: one box per W-byte column
@@ -1040,8 +1041,8 @@ static IrStmt *store_with_lets_inlined(TsCompiler *c, IrStmt *cp) {
  * and start the next tile; its first K steps store the packed tile, one piece (ring
  * atom, or the whole tile) per step right after that step's wgmma is issued, so the
  * tensor cores keep working through the epilogue.  The last tile is stored after the
- * tile loop.  Opt-in (see the top): pass_configs {"ts.enable_epilogue_overlap": True}, and
- * {"tl.disable_epilogue_overlap": True} still wins. */
+ * tile loop.  When (see the top): a ring-of-atoms epilogue, or pass_configs
+ * {"ts.enable_epilogue_overlap": True}; never with {"tl.disable_epilogue_overlap": True}. */
 static void spec_overlap(Spec *sp) {
   TsCompiler *c = sp->c;
   SrcLoc loc = sp->loc;
@@ -1053,7 +1054,7 @@ static void spec_overlap(Spec *sp) {
   sp->cons_regs = (65536 - WS_PRODUCER_THREADS * sp->prod_regs) / T / 8 * 8;
   if (sp->cons_regs > 240) sp->cons_regs = 240;
   if (!(sp->sc.on && !sp->sk_on && ep->idx >= 0 && sp->store_map && sp->post.len == 1 &&
-        pass_config_on(sp->ws->f, "ts.enable_epilogue_overlap") &&
+        (ep->slots > 0 || pass_config_on(sp->ws->f, "ts.enable_epilogue_overlap")) &&
         !pass_config_on(sp->ws->f, "tl.disable_epilogue_overlap") && acc->scope == IR_SCOPE_FRAGMENT &&
         acc->dtype == TS_DTYPE_FLOAT32 && acc->ndim == 2 && ir_is_const_int(acc->shape[0], &sp->am) &&
         ir_is_const_int(acc->shape[1], &sp->an) && sp->am * sp->an % T == 0 && sp->am == ep->rows && sp->an == ep->cols))

@@ -305,13 +305,12 @@ TEST(layout_gemm_ptx) {
   k = NULL;
   /* 4 stages of 128x256x64 leave no room for the whole 128x256 epilogue tile: the store
    * goes through a ring of 2 column atoms [128 x 64], one TMA store per atom, and an atom's
-   * slot is reused once the store two atoms back has read it.  With the (opt-in) overlapped
-   * epilogue. */
+   * slot is reused once the store two atoms back has read it.  A ring epilogue overlaps the
+   * next tile's K loop by default. */
   {
     ts_param ps[] = {{"M", "256"}, {"N", "512"}, {"K", "256"}, {"block_N", "256"}, {"num_stages", "4"},
                      {"threads", "256"}};
-    ts_param ov[] = {{"ts.enable_epilogue_overlap", "True"}};
-    ts_compile_options o = {.size = sizeof o, .arch = "sm_90a", .pass_configs = ov, .npass_configs = 1};
+    ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
     ts_status st = ts_kernel_compile(p, "matmul", ps, 6, &o, &k);
     if (st != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
     CHECK(st == TS_OK);
