@@ -421,6 +421,18 @@ static IrStmt *guard_memory_effects(TsCompiler *c, IrStmt *s, void *cond) {
   return ir_map_children(c, s, guard_memory_effects, cond);
 }
 
+/* A vector statement s of a nest: the loop vars substituted (to), the last dim's lane var
+ * uv[last] at 0 (the vector starts at lane 0), which is then gone from to[] and uv. */
+static IrStmt *at_lane0(Lower *lw, const ParNest *nest, IrVar **uv, IrExpr **to, IrStmt *s) {
+  int last = nest->n - 1;
+  IrVar *uf[1] = {uv[last]};
+  IrExpr *u0[1] = {i32(lw, 0)};
+  s = ir_subst_stmt(lw->c, ir_subst_stmt(lw->c, s, nest->var, to, nest->n), uf, u0, 1);
+  for (int q = 0; q < nest->n; q++) to[q] = ir_subst(lw->c, to[q], uf, u0, 1);
+  uv[last] = NULL;
+  return s;
+}
+
 /* Checks one operand of a copy nest for the vector path (see lower_nest). */
 static bool vec_operand(const ParNest *nest, IrBuffer *b, IrExpr **idx, int nidx, int64_t V) {
   int last = nest->n - 1;
@@ -437,18 +449,7 @@ static bool vec_operand(const ParNest *nest, IrBuffer *b, IrExpr **idx, int nidx
   if (b->scope != IR_SCOPE_GLOBAL && b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN) return false;
   if (nidx != b->ndim || nidx == 0) return false;
   if (b->remap) return false; /* T.Layout: neighbouring logical elements need not be neighbours in memory */
-  if (!pass_lane_indices(nest, idx, nidx, V)) return false; /* (vector_lanes.c) */
-  /* Every row must start on a vector boundary: the last extent (compact buffers) or
-   * each explicit stride is a multiple of V. */
-  if (b->strides) {
-    int64_t st;
-    if (!ir_is_const_int(b->strides[nidx - 1], &st) || st != 1) return false;
-    for (int k = 0; k < nidx - 1; k++)
-      if (!ir_is_multiple(b->strides[k], V)) return false;
-  } else if (!ir_is_multiple(b->shape[nidx - 1], V)) {
-    return false;
-  }
-  return true;
+  return pass_lane_indices(nest, idx, nidx, V) && pass_rows_on_vectors(b, nidx, V); /* (vector_lanes.c) */
 }
 
 /* Marks the lowered nest for thread_sync (IrStmt.iter_owned = id) when each iteration runs in
@@ -708,24 +709,17 @@ static IrStmt *lower_vector_copy(Lower *lw, NestCtx *nc, const ParNest *nest, co
    * nothing and the destination elements become 0 (the safe value). */
   IrExpr *lc = and_cond(lw, gcond ? rw_expr(lw, nc, gcond) : NULL, bounds_cond(lw, nc, sb, si, ns));
   IrExpr *sc = bounds_cond(lw, nc, db, di, nd);
-  /* Substitute the loop vars here (u_last = 0: the vector starts at lane 0). */
-  IrVar *uf[1] = {uv[last]};
-  IrExpr *u0[1] = {i32(lw, 0)};
-  IrVar *const *nv = nest->var;
-  vs = ir_subst_stmt(c, ir_subst_stmt(c, vs, nv, to, n), uf, u0, 1);
-  if (lc) {
+  if (lc) { /* the zero fill runs the lanes itself: its lane var is z */
     IrVar *z = new_var(lw, "z");
+    IrVar *uf[1] = {uv[last]};
     IrExpr *zv[1] = {ir_varref(c, z, SRCLOC_NONE)};
     IrStmt *zs = ir_store(c, db, di, nd, zero_of(lw, db->dtype), b0->loc);
     zs->u.store.async_ = vs->u.store.async_; /* ordered by the pipeline's barriers like the copy */
-    zs = ir_subst_stmt(c, ir_subst_stmt(c, zs, nv, to, n), uf, zv, 1);
-    lc = ir_subst(c, ir_subst(c, lc, nv, to, n), uf, u0, 1);
+    zs = ir_subst_stmt(c, ir_subst_stmt(c, zs, nest->var, to, n), uf, zv, 1);
     vs = ir_if(c, lc, vs, unrolled(lw, z, V, zs), b0->loc);
   }
-  if (sc) vs = ir_if(c, ir_subst(c, ir_subst(c, sc, nv, to, n), uf, u0, 1), vs, NULL, b0->loc);
-  for (int q = 0; q < n; q++) to[q] = ir_subst(c, to[q], uf, u0, 1);
-  uv[last] = NULL;
-  return vs;
+  if (sc) vs = ir_if(c, sc, vs, NULL, b0->loc);
+  return at_lane0(lw, nest, uv, to, vs);
 }
 
 /* The atomic-add nest `T.atomic_add(dst[.., x + j], frag[.., j])` (no conversion) whose last
@@ -760,12 +754,7 @@ static IrStmt *lower_vector_atomic(Lower *lw, NestCtx *nc, const ParNest *nest, 
   IrStmt *r = ir_eval(c, ir_call(c, IRI_ATOMIC_ADD_X, TS_DTYPE_VOID, args, 3, b0->loc), b0->loc);
   IrExpr *cond = bounds_cond(lw, nc, d->buf, di, nd); /* lane 0 in bounds: the whole vector is */
   if (cond) r = ir_if(c, cond, r, NULL, b0->loc);
-  IrVar *uf[1] = {uv[last]};
-  IrExpr *u0[1] = {i32(lw, 0)};
-  r = ir_subst_stmt(c, ir_subst_stmt(c, r, nest->var, to, n), uf, u0, 1);
-  for (int q = 0; q < n; q++) to[q] = ir_subst(c, to[q], uf, u0, 1);
-  uv[last] = NULL;
-  return r;
+  return at_lane0(lw, nest, uv, to, r);
 }
 
 static IrStmt *lower_nest(Lower *lw, IrStmt *s) {

@@ -57,7 +57,7 @@ typedef struct WsSkSched {
   IrVar *nseg;  /* its stream-K segments */
 } WsSkSched;
 /* Remaps the block indices of k's body to the rasterized order (panels of `panel` block rows,
- * see warp_specialize_tiles.c); sets k->rasterized. */
+ * see warp_specialize_tiles.c). */
 IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel);
 /* The tile coordinates of unit `id` (lets of <bx>_<sfx>, <by>_<sfx> on items; to[0..1] name them). */
 void ws_unit_coords(TsCompiler *c, const WsSched *sc, IrExpr *id, IrVar *bx, IrVar *by, const char *sfx, PtrVec *items,
@@ -171,6 +171,9 @@ bool pass_shift_fits(TsCompiler *c, const Fragment *loop, const Fragment *buf, c
  *    0))`; *cond is the conjunction (NULL: none).  NULL when the value is anything else. */
 bool pass_lane_uniform(const IrExpr *e, const IrVar *lv, int64_t V);
 bool pass_lane_indices(const ParNest *nest, IrExpr *const *idx, int nidx, int64_t V);
+/* Every row of memory buffer b (nidx = its rank) starts on a V-element boundary: its last
+ * extent (a compact buffer) or each explicit stride is a multiple of V, the last stride 1. */
+bool pass_rows_on_vectors(const IrBuffer *b, int nidx, int64_t V);
 IrExpr *pass_gather_value(TsCompiler *c, IrExpr *value, IrExpr **cond, bool *converts);
 /* A gather nest: T.Parallel loops around one store into a shared tile of an element of a
  * global tensor (not T.Layout-remapped), zero where a condition fails (pass_gather_value;

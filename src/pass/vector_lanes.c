@@ -123,3 +123,12 @@ bool pass_lane_indices(const ParNest *nest, IrExpr *const *idx, int nidx, int64_
     if (!pass_lane_uniform(idx[k], lv, V)) return false;
   return lane_contiguous(idx[nidx - 1], lv, V);
 }
+
+bool pass_rows_on_vectors(const IrBuffer *b, int nidx, int64_t V) {
+  if (!b->strides) return ir_is_multiple(b->shape[nidx - 1], V);
+  int64_t st;
+  if (!ir_is_const_int(b->strides[nidx - 1], &st) || st != 1) return false;
+  for (int k = 0; k < nidx - 1; k++)
+    if (!ir_is_multiple(b->strides[k], V)) return false;
+  return true;
+}

@@ -29,15 +29,7 @@ static bool vec_buffer(const IrBuffer *b, int nidx, int64_t V) {
   if (b->scope != IR_SCOPE_GLOBAL && b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN &&
       b->scope != IR_SCOPE_LOCAL)
     return false;
-  if (nidx != b->ndim || nidx == 0) return false;
-  if (b->strides) {
-    int64_t st;
-    if (!ir_is_const_int(b->strides[nidx - 1], &st) || st != 1) return false;
-    for (int k = 0; k < nidx - 1; k++)
-      if (!ir_is_multiple(b->strides[k], V)) return false;
-    return true;
-  }
-  return ir_is_multiple(b->shape[nidx - 1], V);
+  return nidx == b->ndim && nidx > 0 && pass_rows_on_vectors(b, nidx, V);
 }
 
 /* The loop's var over one V-group (a one-level ParNest for pass_lane_indices), the indices
@@ -54,11 +46,10 @@ static bool uniform(TsCompiler *c, const IrExpr *e, IrVar *lv, int64_t V) {
 }
 
 /* The widest V for store st (under condition guard, may be NULL) of loop var lv with extent
- * E; 1 when none. */
-static int64_t store_lanes(TsCompiler *c, IrVar *lv, int64_t E, const IrStmt *st, const IrExpr *guard) {
-  IrExpr *cond;
-  bool converts;
-  IrExpr *ld = pass_gather_value(c, st->u.store.value, &cond, &converts);
+ * E; 1 when none.  *ld, *cond and *converts: the copied load (pass_gather_value). */
+static int64_t store_lanes(TsCompiler *c, IrVar *lv, int64_t E, const IrStmt *st, const IrExpr *guard, IrExpr **ld_out,
+                           IrExpr **cond_out, bool *converts) {
+  IrExpr *ld = *ld_out = pass_gather_value(c, st->u.store.value, cond_out, converts), *cond = *cond_out;
   if (!ld || st->u.store.lanes != 1) return 1;
   const IrBuffer *db = st->u.store.buf, *sb = ld->u.load.buf;
   if (db->scope == IR_SCOPE_LOCAL && sb->scope == IR_SCOPE_LOCAL) return 1; /* registers already */
@@ -131,15 +122,14 @@ static IrStmt *vector_item(TsCompiler *c, IrStmt *loop, IrStmt *it) {
   ir_is_const_int(loop->u.loop.extent, &E);
   IrExpr *guard;
   IrStmt *st = item_store(it, &guard);
-  int64_t V = store_lanes(c, lv, E, st, guard);
+  IrExpr *ld, *cond;
+  bool converts;
+  int64_t V = store_lanes(c, lv, E, st, guard, &ld, &cond, &converts);
   IrVar *g = ir_var(c, lv->name, lv->dtype, lv->kind, lv->loc); /* each new loop its own var */
   IrExpr *gv = ir_varref(c, g, loop->loc);
   if (V == 1)
     return ir_for(c, g, loop->u.loop.min, loop->u.loop.extent, IR_FOR_UNROLLED, ir_subst_stmt(c, it, &lv, &gv, 1),
                   loop->loc);
-  IrExpr *cond;
-  bool converts;
-  IrExpr *ld = pass_gather_value(c, st->u.store.value, &cond, &converts);
   IrExpr *vl = ir_load(c, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, ld->loc);
   vl->lanes = (int)V;
   IrExpr *vv = vl;

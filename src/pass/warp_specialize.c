@@ -719,10 +719,12 @@ static bool spec_plan(Spec *sp) {
 /* Does e read a let (a scalar computed in the kernel, which may differ from tile to tile)? */
 static bool uses_let(IrExpr *e) { return names_var_kind(e, IR_VAR_LET); }
 
-/* Persistent blocks (a 2-D grid whose K loop bounds do not depend on the block): the
- * grid becomes min(tiles, co-resident blocks) blocks that walk the tiles in rasterized order,
- * tile = blockIdx.x + t * gridDim.x.  Stage and phase continue across tiles, so the
- * producer loads the next tile while the consumers run the epilogue of this one. */
+/* Shared memory a block has beside its pipeline stages (and their mbarriers, plus 2 KB of
+ * slack); negative when the stages alone overflow it. */
+static int64_t room_beside_stages(const Spec *sp) {
+  return pass_smem_cap(sp->c) - (sp->S * sp->stage_bytes + 16 * sp->S + 2048);
+}
+
 /* A persistent block keeps the user's shared C tile (the epilogue's form B) live next to
  * the stages, which the producer refills for the next tile during the epilogue; one block
  * per tile lets the tile reuse the stages' memory (merge_shared_memory).  Persistent only
@@ -730,10 +732,13 @@ static bool uses_let(IrExpr *e) { return names_var_kind(e, IR_VAR_LET); }
 static bool persistent_smem_fits(const Spec *sp) {
   const WsStore *ep = &sp->ep;
   if (ep->idx < 0 || ep->idx_frag < 0 || !pass_smem_cap(sp->c)) return true;
-  int64_t tile = ep->rows * ep->cols * dtype_bytes(ep->to_global->u.copy.dst.buf->dtype);
-  return sp->S * sp->stage_bytes + 16 * sp->S + 2048 + tile <= pass_smem_cap(sp->c);
+  return ep->rows * ep->cols * dtype_bytes(ep->to_global->u.copy.dst.buf->dtype) <= room_beside_stages(sp);
 }
 
+/* Persistent blocks (a 2-D grid whose K loop bounds do not depend on the block): the
+ * grid becomes min(tiles, co-resident blocks) blocks that walk the tiles in rasterized order,
+ * tile = blockIdx.x + t * gridDim.x.  Stage and phase continue across tiles, so the
+ * producer loads the next tile while the consumers run the epilogue of this one. */
 static void spec_schedule(Spec *sp) {
   TsCompiler *c = sp->c;
   IrKernel *k = sp->k;
@@ -827,9 +832,8 @@ static void spec_store_map(Spec *sp) {
   WsStore *ep = &sp->ep;
   if (ep->idx < 0) return;
   const IrBuffer *G = ep->to_global->u.copy.dst.buf;
-  int S = sp->S;
   int64_t tile_bytes = ep->rows * ep->cols * dtype_bytes(G->dtype);
-  int64_t room = pass_smem_cap(c) - (S * sp->stage_bytes + 16 * S + 2048);
+  int64_t room = room_beside_stages(sp);
   int64_t atom_bytes = ep->rows * ep->atom * dtype_bytes(G->dtype), n_atoms = ep->cols / ep->atom;
   bool fits = tile_bytes <= room;
   if (ep->idx_frag < 0 && !fits && n_atoms > 1 && atom_bytes <= room) {

@@ -34,7 +34,6 @@ IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel) {
   IrVar *bx = k->block_var[0], *by = k->block_var[1];
   if (!bx || !by || !k->grid[0] || !k->grid[1]) return body;
   int64_t gx, gy;
-  k->rasterized = true;
   /* A single row or column is its own order.  (One panel of several rows is not: it is
    * walked column by column, by fastest.) */
   if ((ir_is_const_int(k->grid[1], &gy) && gy == 1) || (ir_is_const_int(k->grid[0], &gx) && gx == 1)) return body;
