@@ -940,7 +940,33 @@ static void for_loop(Cg *g, const IrStmt *s) {
   line(g, "}");
 }
 
+/* An IF marked zfill (lower_vector_copy: a cp.async vector copy under a condition, the zero
+ * fill of its destination otherwise) as one ts::cp_async_zfill: a source size of 0 where the
+ * condition fails writes the zeros, without a branch (a guarded 64x64 + 64x128 tile copy took
+ * 141 registers with the branches, 64 without).  False when the branch no longer has that
+ * shape. */
+static bool zfill_copy(Cg *g, const IrStmt *s) {
+  const IrStmt *t = s->u.if_.then_s;
+  if (t && t->kind == IR_S_SEQ && t->u.seq.n == 1) t = t->u.seq.items[0];
+  if (!s->u.if_.zfill || !s->u.if_.else_s || !t || t->kind != IR_S_STORE || !t->u.store.async_) return false;
+  const IrExpr *src = t->u.store.value;
+  int lanes = t->u.store.lanes, bytes = lanes * tbytes(t->u.store.buf->dtype);
+  if (src->kind != IR_LOAD || src->lanes != lanes || (bytes != 4 && bytes != 8 && bytes != 16)) return false;
+  g->use_gemm = true;
+  line_start(g);
+  sb_printf(g->out, "ts::cp_async_zfill<%d>(", bytes);
+  address_of(g, g->out, &(IrExpr){.kind = IR_LOAD, .lanes = 1, .loc = t->loc,
+                                  .u.load = {t->u.store.buf, t->u.store.idx, t->u.store.nidx}});
+  sb_append(g->out, ", ");
+  address_of(g, g->out, src);
+  sb_append(g->out, ", ");
+  expr_as(g, g->out, s->u.if_.cond, TS_DTYPE_BOOL, 0);
+  sb_append(g->out, ");\n");
+  return true;
+}
+
 static void if_stmt(Cg *g, const IrStmt *s, bool chained) {
+  if (!chained && zfill_copy(g, s)) return;
   StrBuf cond = {0};
   expr_as(g, &cond, s->u.if_.cond, TS_DTYPE_BOOL, 0);
   if (chained) sb_printf(g->out, "if (%s) {\n", sb_str(&cond));

@@ -507,7 +507,11 @@ struct IrStmt {
               * tile ops are lowered over those threads, their index rebased to ws_lo.  else_s
               * (a hand-written thread branch only): the next range's IF, or code of the other
               * threads, which form no one range (no tile ops there) */
-             int64_t ws_lo, ws_hi; } if_;
+             int64_t ws_lo, ws_hi;
+             /* then_s is an asynchronous vector copy (cp.async) and else_s the zero fill of
+              * its destination: codegen may emit one cp.async whose source size is 0 where
+              * cond fails (lower_vector_copy) */
+             bool zfill; } if_;
     struct { IrExpr *cond; IrStmt *body; } while_;
     struct { IrVar *var; IrExpr *value; } let;
     struct { IrBuffer *buf; IrExpr **idx; int nidx; IrExpr *value; int lanes;

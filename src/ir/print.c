@@ -192,6 +192,7 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
       sb_append(out, "if ");
       print_sub(out, s->u.if_.cond, 0);
       if (s->u.if_.ws_hi) sb_printf(out, " ws[%lld, %lld)", (long long)s->u.if_.ws_lo, (long long)s->u.if_.ws_hi);
+      if (s->u.if_.zfill) sb_append(out, " zfill");
       sb_append(out, ":\n");
       print_block(out, s->u.if_.then_s, indent + 1);
       if (s->u.if_.else_s) {

@@ -716,7 +716,9 @@ static IrStmt *lower_vector_copy(Lower *lw, NestCtx *nc, const ParNest *nest, co
     IrStmt *zs = ir_store(c, db, di, nd, zero_of(lw, db->dtype), b0->loc);
     zs->u.store.async_ = vs->u.store.async_; /* ordered by the pipeline's barriers like the copy */
     zs = ir_subst_stmt(c, ir_subst_stmt(c, zs, nest->var, to, n), uf, zv, 1);
+    bool zfill = vs->u.store.async_;
     vs = ir_if(c, lc, vs, unrolled(lw, z, V, zs), b0->loc);
+    vs->u.if_.zfill = zfill;
   }
   if (sc) vs = ir_if(c, sc, vs, NULL, b0->loc);
   return at_lane0(lw, nest, uv, to, vs);

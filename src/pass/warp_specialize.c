@@ -868,6 +868,47 @@ static void spec_store_map(Spec *sp) {
   vec_push(c->arena, &sp->ws->maps, m);
 }
 
+/* Shared bytes of the kernel's allocations other than the staged tiles (each rounded up
+ * to 1 KB, the largest swizzle alignment), plus form A's new tile. */
+static int64_t other_smem_bytes(const Spec *sp) {
+  int64_t total = 0;
+  const IrStmt *kb = sp->k->body;
+  for (int i = 0; i < kb->u.seq.n; i++) {
+    const IrStmt *s = kb->u.seq.items[i];
+    if (s->kind != IR_S_ALLOC) continue;
+    const IrBuffer *b = s->u.alloc.buf;
+    if (b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN) continue;
+    bool staged = false;
+    for (int j = 0; j < sp->ncp; j++) staged |= b == sp->cps[j].dst;
+    int64_t n = ir_buffer_numel(b);
+    if (staged) continue;
+    if (n < 0) return -1;
+    total += (n * dtype_bytes(b->dtype) + 1023) / 1024 * 1024;
+  }
+  if (sp->ep.idx >= 0 && sp->ep.idx_frag < 0 && sp->ep.smem) {
+    int64_t n = ir_buffer_numel(sp->ep.smem);
+    total += (n * dtype_bytes(sp->ep.smem->dtype) + 1023) / 1024 * 1024;
+  }
+  return total;
+}
+
+/* The consumers release a stage one wgmma late (the wait leaves the wgmma just issued in
+ * flight), so S stages keep only S - 1 loads in flight: where the loop is bound by load
+ * latency (grouped_gemm's 64-row tiles with 2 stages) that halves the loads a TileLang
+ * consumer, which waits for each wgmma before releasing, keeps in flight.  A warp-specialized
+ * kernel runs one block an SM, so shared memory left over beside the epilogue and the other
+ * buffers costs nothing: the pipeline gets up to max(S + 1, WS_DEEP_STAGES) stages.  Same
+ * results; pass_configs {"ts.disable_extra_stages": True} keeps num_stages as written. */
+enum { WS_DEEP_STAGES = 4 };
+static void spec_deepen(Spec *sp) {
+  int64_t cap = pass_smem_cap(sp->c), other = other_smem_bytes(sp);
+  if (!cap || other < 0 || pass_config_on(sp->ws->f, "ts.disable_extra_stages")) return;
+  int target = sp->S + 1 > WS_DEEP_STAGES ? sp->S + 1 : WS_DEEP_STAGES, S = sp->S;
+  while (S < target && (S + 1) * (sp->stage_bytes + 16) + other + 2048 <= cap) S++;
+  sp->S = S;
+  for (int i = 0; i < sp->ncp; i++) sp->cps[i].staged->shape[0] = i32(sp->c, S);
+}
+
 static void spec_maps(Spec *sp) {
   TsCompiler *c = sp->c;
   sp->loc = sp->loop->loc;
@@ -876,6 +917,7 @@ static void spec_maps(Spec *sp) {
   sp->first_map = sp->ws->maps.len;
   for (int i = 0; i < sp->ncp; i++) spec_load_map(sp, &sp->cps[i]);
   spec_store_map(sp);
+  spec_deepen(sp);
 }
 
 /* Statements after the epilogue's TMA store (TileScale's GEMM-RS counts finished tiles with a

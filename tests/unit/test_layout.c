@@ -299,7 +299,7 @@ TEST(layout_gemm_ptx) {
     CHECK(strstr(ptx, ".reqnctapercluster 2, 1, 1") != NULL);
     const char *cu = ts_kernel_text(k, TS_EMIT_CUDA);
     CHECK(cu && strstr(cu, "__cluster_dims__(2, 1, 1)") != NULL);
-    CHECK(cu && strstr(cu, "ts::mbar_init(&pipe_bar[bi + 4], 8)") != NULL); /* 4 consumer warps x 2 blocks */
+    CHECK(cu && strstr(cu, "ts::mbar_init(&pipe_bar[bi + 5], 8)") != NULL); /* 4 consumer warps x 2 blocks; 4 stages + 1 (spec_deepen) */
   }
   ts_kernel_destroy(k);
   k = NULL;
@@ -404,6 +404,59 @@ static const char *dt_ptx(TestCtx *t, ts_context *ctx, ts_program *p, const char
   if (s != TS_OK) fprintf(stderr, "  %s %s %s: %s\n", arch, in, acc, ts_last_error(ctx));
   CHECK(s == TS_OK);
   return s == TS_OK ? ts_kernel_text(*k, TS_EMIT_PTX) : NULL;
+}
+
+/* spec_deepen: a warp-specialized GEMM (one block an SM) gets the shared memory left beside
+ * its epilogue as extra stages, up to max(num_stages + 1, 4), since its consumers release a
+ * stage one wgmma late; ts.disable_extra_stages keeps num_stages; a pipeline that fills shared
+ * memory already (4 stages of 128x256x64 beside a ring epilogue) keeps its count. */
+static int ws_stage_count(TestCtx *t, ts_context *ctx, const char *configs, const char *stages, const char *bn) {
+  char src[1024];
+  snprintf(src, sizeof src,
+           "import tilelang\n"
+           "import tilelang.language as T\n"
+           "@tilelang.jit(out_idx=[-1], pass_configs={%s})\n"
+           "def matmul(M, N, K, block_M=128, block_N=128, block_K=64, num_stages=2, threads=256):\n"
+           "    @T.prim_func\n"
+           "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float16\")):\n"
+           "        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):\n"
+           "            A_s = T.alloc_shared((block_M, block_K), \"float16\")\n"
+           "            B_s = T.alloc_shared((block_K, block_N), \"float16\")\n"
+           "            C_l = T.alloc_fragment((block_M, block_N), \"float32\")\n"
+           "            T.clear(C_l)\n"
+           "            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):\n"
+           "                T.copy(A[by * block_M, k * block_K], A_s)\n"
+           "                T.copy(B[k * block_K, bx * block_N], B_s)\n"
+           "                T.gemm(A_s, B_s, C_l)\n"
+           "            T.copy(C_l, C[by * block_M, bx * block_N])\n"
+           "    return main\n",
+           configs);
+  ts_program *p = NULL;
+  ts_kernel *k = NULL;
+  int n = -1;
+  CHECK(ts_program_load_source(ctx, "stages.py", src, &p) == TS_OK);
+  ts_param ps[] = {{"M", "512"}, {"N", "512"}, {"K", "1024"}, {"num_stages", stages}, {"block_N", bn}};
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+  if (p && ts_kernel_compile(p, "matmul", ps, 5, &o, &k) == TS_OK) {
+    const char *cu = ts_kernel_text(k, TS_EMIT_CUDA), *at = cu ? strstr(cu, "for (int bi = 0; bi < ") : NULL;
+    if (at) n = atoi(at + strlen("for (int bi = 0; bi < "));
+  } else if (p) {
+    fprintf(stderr, "  %s\n", ts_last_error(ctx));
+  }
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  return n;
+}
+
+TEST(layout_gemm_extra_stages) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  CHECK(ws_stage_count(t, ctx, "", "2", "128") == 4);
+  CHECK(ws_stage_count(t, ctx, "", "4", "128") == 5);
+  CHECK(ws_stage_count(t, ctx, "\"ts.disable_extra_stages\": True", "2", "128") == 2);
+  CHECK(ws_stage_count(t, ctx, "", "4", "256") == 4); /* 4 x 48 KB beside a ring of 2 x 16 KB */
+  ts_context_destroy(ctx);
 }
 
 TEST(layout_gemm_dtypes_ptx) {
