@@ -7,20 +7,24 @@
  *
  * becomes, with every producer-written shared buffer X_s given a leading stage dim of S:
  *
- *   for s in 0..D-1:  if s < n: producers(k = s) -> stage s      (async);  commit
+ *   for s in 0..S-1:  if s < n: producers(k = s) -> stage s      (async);  commit
  *   for k in 0..n-1:
- *       wait until at most D-1 copy groups are pending; __syncthreads
- *       if k + D < n: producers(k + D) -> stage (k+D) % S   (async);  commit
+ *       wait until at most S-1 copy groups are pending; __syncthreads
  *       consumers on stage k % S
+ *       __syncthreads
+ *       if k + S < n: producers(k + S) -> stage k % S   (async);  commit
  *
- * with D = S-1 copies in flight (D = S-2 when a lone wgmma T.gemm stays in flight across
- * iterations, see below).
+ * so all S stages are in flight while the loop waits for one: a stage is refilled as soon
+ * as its consumers are done (TileLang's schedule; the flash-decoding loop of 2 stages had
+ * half its loads in flight when the refill waited for the next iteration's barrier).  A
+ * lone T.gemm (below) is issued first and refills before it: D = S-1 stages ahead
+ * (S-2 when its wgmma stays in flight across iterations).
  *
  * The copies are issued as cp.async (legalize/lower_tile_ops turn the marked copies into
  * 16-byte cp.async where they vectorize; others stay synchronous, which the same barrier
  * orders).  One commit per iteration, even an empty one, keeps the group count uniform,
- * so "wait_group D-1" means "stage k has landed".  The barrier also guarantees that every
- * thread finished reading stage (k-1) % S before it is overwritten.
+ * so "wait_group D-1" means "stage k has landed".  The barrier before a refill guarantees
+ * that every thread finished reading the stage it overwrites.
  *
  * Producers are the statements of the body that fill a shared tile from global memory: T.copy,
  * and gather nests (T.im2col: a T.Parallel store of a global element or zero).
@@ -474,7 +478,9 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
    * it may still be reading is then off limits too, so copies run D = S-2 ahead. */
   bool lone_gemm = !guard && ncons == 1 && cons[0]->kind == IR_S_GEMM && cons[0]->u.gemm.wg_wait == 0;
   bool overlap = lone_gemm && S >= 4 && c->target.sm == 90 && c->target.arch_a; /* D >= 2 */
-  int D = overlap ? S - 2 : S - 1;
+  /* Any other body refills a stage right after its consumers are done with it (a barrier
+   * between), so all S stages are in flight while the loop waits for one. */
+  int D = overlap ? S - 2 : lone_gemm ? S - 1 : S;
 
   /* Prologue: stages 0 .. D-1. */
   IrVar *sv = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
@@ -529,10 +535,12 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
       final_wait->u.gemm.wg_wait = -2;
     }
   } else {
-    vec_push(c->arena, &mb, issue);
     PtrVec *cv = guard ? &inner_lets : &mb;
     for (int i = 0; i < ncons; i++) vec_push(c->arena, cv, restage_all(p, cons[i], k, NULL, cur_stage, bufs, staged, nb));
     if (guard) vec_push(c->arena, &mb, ir_if(c, guard, ir_seq_vec(c, &inner_lets, loc), NULL, loc));
+    /* every thread is done with stage k % S (= (k + S) % S): refill it */
+    vec_push(c->arena, &mb, sync_threads(c, loc));
+    vec_push(c->arena, &mb, issue);
   }
   IrStmt *main_loop = ir_for(c, k, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &mb, loc), loc);
   vec_push(c->arena, &out, main_loop);
