@@ -2,11 +2,12 @@
 project's packages, through `tilescale launch`, on a machine with 2 or more GPUs.
 
     python3 tests/dist/run_corpus_dist.py [CORPUS] [-n 2] [--timeout 300] [--only SUBSTR,...]
-            [--backend ipc|nvshmem] [--cli build/tilescale] [--lines 15]
+            [--backend ipc|nvshmem] [--cli build/tilescale] [--lines 15] [--launcher tilescale|torchrun]
 
 CORPUS is the corpus folder (default ../shared/corpus beside the checkout; a copy such as
 .corpus/ works).  Each script runs in its own folder (its sibling imports) as
-`tilescale launch -n N python3 FILE ARGS`, with small sizes through the script's own flags,
+`tilescale launch -n N python3 FILE ARGS` (or `torchrun --standalone --nproc_per_node N FILE
+ARGS` with --launcher torchrun), with small sizes through the script's own flags,
 NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TILELANG_USE_DISTRIBUTED=1, the packages of this
 checkout on PYTHONPATH and its build/libtilescale.so; where cuda-python is not installed, also
 python/compat, the stand-in for the few cuda-python calls the examples make.  Scripts that
@@ -135,8 +136,13 @@ def _text(x):
 
 def run_one(path, extra, kind, args, env):
     nranks = ranks_for(kind, args.n)
-    cmd = [os.path.abspath(args.cli), "launch", "--timeout", str(args.timeout), "-n", str(nranks),
-           sys.executable, os.path.basename(path)] + shlex.split(extra.format(n=args.n))
+    script = [os.path.basename(path)] + shlex.split(extra.format(n=args.n))
+    if args.launcher == "torchrun":  # torch's own launcher (its env:// variables); coreutils' limit
+        cmd = ["timeout", "-k", "10", str(args.timeout), sys.executable, "-m", "torch.distributed.run",
+               "--standalone", "--nproc_per_node", str(nranks)] + script
+    else:
+        cmd = [os.path.abspath(args.cli), "launch", "--timeout", str(args.timeout), "-n", str(nranks),
+               sys.executable] + script
     t0 = time.time()
     try:
         r = subprocess.run(cmd, cwd=os.path.dirname(path), env=env, capture_output=True, text=True,
@@ -166,6 +172,8 @@ def main():
     ap.add_argument("--backend", choices=("ipc", "nvshmem"), default=None)
     ap.add_argument("--cli", default=os.path.join(ROOT, "build", "tilescale"))
     ap.add_argument("--lines", type=int, default=15, help="output lines shown for a failure")
+    ap.add_argument("--launcher", choices=("tilescale", "torchrun"), default="tilescale",
+                    help="start the ranks with `tilescale launch` (default) or torchrun --standalone")
     args = ap.parse_args()
 
     base = os.path.join(args.corpus, "tilescale", "examples", "distributed")
@@ -175,8 +183,8 @@ def main():
         sys.exit("run_corpus_dist: %s is not built (make)" % args.cli)
     gpus = gpu_count()
     env = environment(args)
-    print("run_corpus_dist: %d GPUs, -n %d, backend %s, corpus %s" % (
-        gpus, args.n, args.backend or env.get("TILESCALE_DIST_BACKEND") or "default", base), flush=True)
+    print("run_corpus_dist: %d GPUs, -n %d, backend %s, launcher %s, corpus %s" % (
+        gpus, args.n, args.backend or env.get("TILESCALE_DIST_BACKEND") or "default", args.launcher, base), flush=True)
     passed = failed = skipped = missing = 0
     for rel, extra, kind in SCRIPTS:
         if args.only and not any(o in rel for o in args.only.split(",")):
