@@ -940,6 +940,22 @@ static void for_loop(Cg *g, const IrStmt *s) {
   line(g, "}");
 }
 
+/* `FN<bytes>(&dst, &src[, pred]);` for the vector store st (cp.async, global -> shared). */
+static void async_copy(Cg *g, const char *fn, int bytes, const IrStmt *st, const IrExpr *src, const IrExpr *pred) {
+  g->use_gemm = true;
+  line_start(g);
+  sb_printf(g->out, "%s<%d>(", fn, bytes);
+  address_of(g, g->out, &(IrExpr){.kind = IR_LOAD, .lanes = 1, .loc = st->loc,
+                                  .u.load = {st->u.store.buf, st->u.store.idx, st->u.store.nidx}});
+  sb_append(g->out, ", ");
+  address_of(g, g->out, src);
+  if (pred) {
+    sb_append(g->out, ", ");
+    expr_as(g, g->out, pred, TS_DTYPE_BOOL, 0);
+  }
+  sb_append(g->out, ");\n");
+}
+
 /* An IF marked zfill (lower_vector_copy: a cp.async vector copy under a condition, the zero
  * fill of its destination otherwise) as one ts::cp_async_zfill: a source size of 0 where the
  * condition fails writes the zeros, without a branch (a guarded 64x64 + 64x128 tile copy took
@@ -952,16 +968,7 @@ static bool zfill_copy(Cg *g, const IrStmt *s) {
   const IrExpr *src = t->u.store.value;
   int lanes = t->u.store.lanes, bytes = lanes * tbytes(t->u.store.buf->dtype);
   if (src->kind != IR_LOAD || src->lanes != lanes || (bytes != 4 && bytes != 8 && bytes != 16)) return false;
-  g->use_gemm = true;
-  line_start(g);
-  sb_printf(g->out, "ts::cp_async_zfill<%d>(", bytes);
-  address_of(g, g->out, &(IrExpr){.kind = IR_LOAD, .lanes = 1, .loc = t->loc,
-                                  .u.load = {t->u.store.buf, t->u.store.idx, t->u.store.nidx}});
-  sb_append(g->out, ", ");
-  address_of(g, g->out, src);
-  sb_append(g->out, ", ");
-  expr_as(g, g->out, s->u.if_.cond, TS_DTYPE_BOOL, 0);
-  sb_append(g->out, ");\n");
+  async_copy(g, "ts::cp_async_zfill", bytes, t, src, s->u.if_.cond);
   return true;
 }
 
@@ -1099,14 +1106,7 @@ static void vector_store(Cg *g, const IrStmt *s) {
   if (src->kind == IR_CAST) src = src->u.ops[0];
   if (s->u.store.async_ && v == src && src->kind == IR_LOAD && src->lanes == lanes) {
     /* global -> shared without conversion, completed by the pipeline's cp.async waits */
-    g->use_gemm = true;
-    line_start(g);
-    sb_printf(g->out, "ts::cp_async<%d>(", lanes * tbytes(s->u.store.buf->dtype));
-    address_of(g, g->out, &(IrExpr){.kind = IR_LOAD, .lanes = 1, .loc = s->loc,
-                                    .u.load = {s->u.store.buf, s->u.store.idx, s->u.store.nidx}});
-    sb_append(g->out, ", ");
-    address_of(g, g->out, src);
-    sb_append(g->out, ");\n");
+    async_copy(g, "ts::cp_async", lanes * tbytes(s->u.store.buf->dtype), s, src, NULL);
     return;
   }
   if (src->kind == IR_LOAD && src->lanes == lanes && src->u.load.buf->scope != IR_SCOPE_VAR &&
