@@ -961,13 +961,31 @@ static void async_copy(Cg *g, const char *fn, int bytes, const IrStmt *st, const
  * condition fails writes the zeros, without a branch (a guarded 64x64 + 64x128 tile copy took
  * 141 registers with the branches, 64 without).  False when the branch no longer has that
  * shape. */
+static const IrStmt *lone_stmt(const IrStmt *s) {
+  return s && s->kind == IR_S_SEQ && s->u.seq.n == 1 ? s->u.seq.items[0] : s;
+}
+
+/* Is `e` (the IF's else branch) the unrolled zero fill of `lanes` elements of buffer b? */
+static bool is_zero_fill(const IrStmt *e, const IrBuffer *b, int lanes) {
+  int64_t ext = 0;
+  e = lone_stmt(e);
+  if (!e || e->kind != IR_S_FOR || e->u.loop.kind != IR_FOR_UNROLLED || !ir_is_const_int(e->u.loop.extent, &ext) ||
+      ext != lanes)
+    return false;
+  const IrStmt *z = lone_stmt(e->u.loop.body);
+  if (!z || z->kind != IR_S_STORE || z->u.store.buf != b || z->u.store.lanes != 1) return false;
+  const IrExpr *v = z->u.store.value;
+  return (v->kind == IR_INT && v->u.ival == 0) || (v->kind == IR_FLOAT && v->u.fval == 0.0);
+}
+
 static bool zfill_copy(Cg *g, const IrStmt *s) {
-  const IrStmt *t = s->u.if_.then_s;
-  if (t && t->kind == IR_S_SEQ && t->u.seq.n == 1) t = t->u.seq.items[0];
-  if (!s->u.if_.zfill || !s->u.if_.else_s || !t || t->kind != IR_S_STORE || !t->u.store.async_) return false;
+  const IrStmt *t = lone_stmt(s->u.if_.then_s);
+  if (!s->u.if_.zfill || !t || t->kind != IR_S_STORE || !t->u.store.async_) return false;
   const IrExpr *src = t->u.store.value;
   int lanes = t->u.store.lanes, bytes = lanes * tbytes(t->u.store.buf->dtype);
-  if (src->kind != IR_LOAD || src->lanes != lanes || (bytes != 4 && bytes != 8 && bytes != 16)) return false;
+  if (src->kind != IR_LOAD || src->lanes != lanes || (bytes != 4 && bytes != 8 && bytes != 16) ||
+      !is_zero_fill(s->u.if_.else_s, t->u.store.buf, lanes))
+    return false;
   async_copy(g, "ts::cp_async_zfill", bytes, t, src, s->u.if_.cond);
   return true;
 }

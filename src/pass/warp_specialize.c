@@ -899,12 +899,12 @@ static int64_t other_smem_bytes(const Spec *sp) {
  * kernel runs one block an SM, so shared memory left over beside the epilogue and the other
  * buffers costs nothing: the pipeline gets up to max(S + 1, WS_DEEP_STAGES) stages.  Same
  * results; pass_configs {"ts.disable_extra_stages": True} keeps num_stages as written. */
-enum { WS_DEEP_STAGES = 4 };
+enum { WS_DEEP_STAGES = 4, WS_DEEP_SLACK = 8192 /* for the scratch later passes add (reductions) */ };
 static void spec_deepen(Spec *sp) {
   int64_t cap = pass_smem_cap(sp->c), other = other_smem_bytes(sp);
   if (!cap || other < 0 || pass_config_on(sp->ws->f, "ts.disable_extra_stages")) return;
   int target = sp->S + 1 > WS_DEEP_STAGES ? sp->S + 1 : WS_DEEP_STAGES, S = sp->S;
-  while (S < target && (S + 1) * (sp->stage_bytes + 16) + other + 2048 <= cap) S++;
+  while (S < target && (S + 1) * (sp->stage_bytes + 16) + other + WS_DEEP_SLACK <= cap) S++;
   sp->S = S;
   for (int i = 0; i < sp->ncp; i++) sp->cps[i].staged->shape[0] = i32(sp->c, S);
 }
