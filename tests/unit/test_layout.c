@@ -254,6 +254,9 @@ TEST(layout_gemm_ptx) {
     CHECK(strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") != NULL);
     CHECK(strstr(ptx, "cp.async.cg.shared.global") != NULL);
     CHECK(strstr(ptx, "cp.async.bulk.tensor") == NULL);
+    /* B's rows past K = 100 are zero-filled by a cp.async with a source size of 0, no branch */
+    const char *cu = ts_kernel_text(k, TS_EMIT_CUDA);
+    CHECK(cu && strstr(cu, "ts::cp_async_zfill<16>(&B_shared[") != NULL);
   }
   ts_kernel_destroy(k);
   k = NULL;
