@@ -415,6 +415,18 @@ static IrStmt **stmt_items(IrStmt **s, int *n) {
   return s;
 }
 
+/* A statement that only fills registers: T.copy into a fragment or local buffer from global
+ * memory the kernel never writes, or T.fill / T.clear of one.  It touches no shared memory,
+ * so it may run before the loop's wait and barrier. */
+static bool is_register(const IrBuffer *b) {
+  return b->scope == IR_SCOPE_FRAGMENT || b->scope == IR_SCOPE_LOCAL;
+}
+static bool register_fill(const IrStmt *s, IrStmt *kbody) {
+  if (s->kind == IR_S_FILL) return is_register(s->u.fill.dst.buf);
+  return s->kind == IR_S_COPY && s->u.copy.src.buf->scope == IR_SCOPE_GLOBAL && is_register(s->u.copy.dst.buf) &&
+         pass_constant_buffer(kbody, s->u.copy.src.buf);
+}
+
 /* Pipelines one loop; returns NULL to keep it as written. */
 static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   TsCompiler *c = p->c;
@@ -505,6 +517,7 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   for (int i = 0; i < nouter; i++) vec_push(c->arena, &mb, outer[i]);
   for (int i = 0; i < np; i++)
     if (items[i]->kind == IR_S_LET) vec_push(c->arena, guard ? &inner_lets : &mb, items[i]);
+  int wait_at = mb.len;
   vec_push(c->arena, &mb, device_op(c, IRD_CP_ASYNC_WAIT, D - 1, loc));
   /* On sm_90a the staged tiles may feed wgmma, which reads through the async proxy: each
    * thread fences its completed cp.async writes before the barrier hands them over. */
@@ -536,7 +549,16 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
     }
   } else {
     PtrVec *cv = guard ? &inner_lets : &mb;
-    for (int i = 0; i < ncons; i++) vec_push(c->arena, cv, restage_all(p, cons[i], k, NULL, cur_stage, bufs, staged, nb));
+    /* the leading register fills (a mask's T.copy into a fragment, T.clear) go before the
+     * wait, so their loads are in flight while it waits (TileLang orders them so too) */
+    int lead = 0;
+    while (!guard && lead < ncons && register_fill(cons[lead], kbody)) lead++;
+    if (lead) {
+      PtrVec early = {0};
+      for (int i = 0; i < lead; i++) vec_push(c->arena, &early, cons[i]);
+      mb.items[wait_at] = ir_seq(c, (IrStmt *[]){ir_seq_vec(c, &early, loc), mb.items[wait_at]}, 2, loc);
+    }
+    for (int i = lead; i < ncons; i++) vec_push(c->arena, cv, restage_all(p, cons[i], k, NULL, cur_stage, bufs, staged, nb));
     if (guard) vec_push(c->arena, &mb, ir_if(c, guard, ir_seq_vec(c, &inner_lets, loc), NULL, loc));
     /* every thread is done with stage k % S (= (k + S) % S): refill it */
     vec_push(c->arena, &mb, sync_threads(c, loc));

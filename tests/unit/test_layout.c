@@ -462,6 +462,60 @@ TEST(layout_gemm_extra_stages) {
   ts_context_destroy(ctx);
 }
 
+/* inject_pipeline: a body with more than a lone T.gemm refills its stage after a barrier at the
+ * end of the iteration, S stages ahead, and its leading register fills (a fragment copied from
+ * a tensor the kernel never writes, T.clear) run before the wait. */
+TEST(layout_pipeline_refill_and_early_fills) {
+  static const char *const SRC =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit(pass_configs={\"tl.disable_warp_specialized\": True})\n"
+      "def kern(N=256):\n"
+      "    @T.prim_func\n"
+      "    def main(Q: T.Tensor((64, 64), \"float16\"), K: T.Tensor((N, 64), \"float16\"), M: T.Tensor((N,), \"float32\"),\n"
+      "             O: T.Tensor((64, 64), \"float32\")):\n"
+      "        with T.Kernel(1, threads=128) as bx:\n"
+      "            Q_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "            K_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "            m = T.alloc_fragment((64,), \"float32\")\n"
+      "            s = T.alloc_fragment((64, 64), \"float32\")\n"
+      "            acc = T.alloc_fragment((64, 64), \"float32\")\n"
+      "            T.copy(Q, Q_s)\n"
+      "            T.clear(acc)\n"
+      "            for k in T.Pipelined(N // 64, num_stages=2):\n"
+      "                T.copy(K[k * 64, 0], K_s)\n"
+      "                T.copy(M[k * 64], m)\n"
+      "                T.clear(s)\n"
+      "                T.gemm(Q_s, K_s, s, transpose_B=True)\n"
+      "                for i, j in T.Parallel(64, 64):\n"
+      "                    acc[i, j] += s[i, j] * m[j]\n"
+      "            T.copy(acc, O)\n"
+      "    return main\n";
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *p = NULL;
+  ts_kernel *k = NULL;
+  REQUIRE(ts_program_load_source(ctx, "pipe.py", SRC, &p) == TS_OK);
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+  ts_status st = ts_kernel_compile(p, "kern", NULL, 0, &o, &k);
+  if (st != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
+  CHECK(st == TS_OK);
+  const char *cu = st == TS_OK ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+  const char *loop = cu ? strstr(cu, "for (int k = 0; k < 4; ++k) {") : NULL;
+  CHECK(loop != NULL);
+  if (loop) {
+    const char *mask = strstr(loop, "&M[k * 64"), *wait = strstr(loop, "ts::cp_async_wait<1>();");
+    const char *gemm = strstr(loop, "ts::gemm_ss_wgmma"), *refill = gemm ? strstr(gemm, "__syncthreads();") : NULL;
+    CHECK(mask && wait && mask < wait); /* the mask's loads are in flight during the wait */
+    CHECK(refill && strstr(refill, "if (k + 2 < 4) {") != NULL); /* 2 stages ahead, after a barrier */
+  }
+  CHECK(cu && strstr(cu, "for (int stage = 0; stage < 2; ++stage) {") != NULL); /* both stages in the prologue */
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}
+
 TEST(layout_gemm_dtypes_ptx) {
   ts_context *ctx = NULL;
   ts_context_options co = {.size = sizeof co, .disable_cache = 1};
