@@ -592,16 +592,40 @@ ts_status ts_kernel_compile(ts_program *prog, const char *func, const ts_param *
   return status;
 }
 
-/* The caller's pass_configs, copied into the compilation's arena for the front end. */
+/* Entries of $TILESCALE_PASS_CONFIGS ("KEY=VALUE,KEY=VALUE", values in Python syntax as
+ * --pass-config takes them), appended to keys/values from *n on: they come last, so they win
+ * over the call's and the decorator's (a switch tried on a script without editing it). */
+static ts_status env_pass_configs(ts_context *ctx, TsCompiler *c, const char *env, const char **keys,
+                                  const char **values, int *n) {
+  char *text = arena_strdup(c->arena, env);
+  for (char *save = NULL, *item = strtok_r(text, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    while (*item == ' ') item++;
+    if (!*item) continue;
+    char *eq = strchr(item, '=');
+    if (!eq || eq == item || !eq[1]) {
+      rt_set_error(ctx, "TILESCALE_PASS_CONFIGS: '%s' is not KEY=VALUE (e.g. tl.disable_warp_specialized=True)", item);
+      return TS_ERR_INVALID_ARGUMENT;
+    }
+    *eq = '\0';
+    keys[*n] = item, values[(*n)++] = eq + 1;
+  }
+  return TS_OK;
+}
+
+/* The caller's pass_configs, copied into the compilation's arena for the front end, then
+ * $TILESCALE_PASS_CONFIGS's. */
 static ts_status call_pass_configs(ts_context *ctx, TsCompiler *c, const ts_compile_options *o) {
   if (o->npass_configs < 0 || (o->npass_configs > 0 && !o->pass_configs)) {
     rt_set_error(ctx, "ts_compile_options: npass_configs is %d but pass_configs is %s", o->npass_configs,
                  o->pass_configs ? "set" : "NULL");
     return TS_ERR_INVALID_ARGUMENT;
   }
-  int n = o->npass_configs;
-  const char **keys = ARENA_ARRAY(c->arena, const char *, n > 0 ? n : 1);
-  const char **values = ARENA_ARRAY(c->arena, const char *, n > 0 ? n : 1);
+  const char *env = getenv("TILESCALE_PASS_CONFIGS");
+  int n = o->npass_configs, nenv = 0;
+  for (const char *q = env; q && *q; q++) nenv += *q == ',';
+  int cap = n + (env ? nenv + 1 : 0);
+  const char **keys = ARENA_ARRAY(c->arena, const char *, cap > 0 ? cap : 1);
+  const char **values = ARENA_ARRAY(c->arena, const char *, cap > 0 ? cap : 1);
   for (int i = 0; i < n; i++) {
     if (!o->pass_configs[i].name || !o->pass_configs[i].value) {
       rt_set_error(ctx, "ts_compile_options: pass_configs[%d] has a NULL %s", i, o->pass_configs[i].name ? "value" : "name");
@@ -609,6 +633,10 @@ static ts_status call_pass_configs(ts_context *ctx, TsCompiler *c, const ts_comp
     }
     keys[i] = arena_strdup(c->arena, o->pass_configs[i].name);
     values[i] = arena_strdup(c->arena, o->pass_configs[i].value);
+  }
+  if (env && *env) {
+    ts_status st = env_pass_configs(ctx, c, env, keys, values, &n);
+    if (st != TS_OK) return st;
   }
   c->call_pc_keys = keys, c->call_pc_values = values, c->ncall_pc = n;
   return TS_OK;

@@ -115,6 +115,42 @@ TEST(api_call_pass_configs_applied) {
   ts_context_destroy(ctx);
 }
 
+/* $TILESCALE_PASS_CONFIGS: KEY=VALUE pairs applied over every compile's pass_configs, the
+ * call's included (here it turns warp specialization off over the call's False); a pair
+ * without '=' is refused, naming it. */
+TEST(api_env_pass_configs) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *prog = NULL;
+  REQUIRE(ts_program_load_file(ctx, "examples/gemm_shared_epilogue.py", &prog) == TS_OK);
+  ts_param p[] = {{"M", "512"}, {"N", "512"}, {"K", "512"}};
+  ts_param pc[] = {{"tl.disable_warp_specialized", "False"}};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, pc, 1};
+  ts_kernel *k = NULL;
+  setenv("TILESCALE_PASS_CONFIGS", "tl.disable_warp_specialized=True, ts.note=1", 1);
+  CHECK(ts_kernel_compile(prog, "matmul", p, 3, &o, &k) == TS_OK);
+  if (k) {
+    CHECK(strstr(ts_kernel_text(k, TS_EMIT_CUDA), "setmaxnreg") == NULL);
+    CHECK(ts_kernel_num_pass_configs(k) == 2);
+    const char *key = NULL, *value = NULL;
+    CHECK(ts_kernel_pass_config(k, 1, &key, &value) == TS_OK);
+    CHECK_STR(key, "ts.note");
+    CHECK_STR(value, "1");
+  }
+  ts_kernel_destroy(k);
+  k = NULL;
+  setenv("TILESCALE_PASS_CONFIGS", "tl.disable_warp_specialized", 1);
+  CHECK(ts_kernel_compile(prog, "matmul", p, 3, &o, &k) == TS_ERR_INVALID_ARGUMENT && !k);
+  CHECK(strstr(ts_last_error(ctx), "TILESCALE_PASS_CONFIGS: 'tl.disable_warp_specialized' is not KEY=VALUE") != NULL);
+  unsetenv("TILESCALE_PASS_CONFIGS");
+  CHECK(ts_kernel_compile(prog, "matmul", p, 3, &o, &k) == TS_OK);
+  CHECK(k && strstr(ts_kernel_text(k, TS_EMIT_CUDA), "setmaxnreg") != NULL);
+  ts_kernel_destroy(k);
+  ts_program_destroy(prog);
+  ts_context_destroy(ctx);
+}
+
 /* Objects may be destroyed in any order: the context lives on until its last program and
  * kernel are gone (a Python interpreter's shutdown frees them in no particular order; this
  * once crashed every TileLang script at exit). */
