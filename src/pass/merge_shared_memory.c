@@ -273,14 +273,26 @@ static void merge_kernel(TsCompiler *c, IrStmt *ks) {
              "(fewer pipeline stages or smaller tiles)", (long long)bytes, c->target.sm, (long long)cap);
 }
 
-static void walk(TsCompiler *c, IrStmt *s) {
+/* pass_configs {"ts.occupancy_launch_bounds": True} (opt-in, to be measured): a kernel without
+ * a producer warpgroup asks ptxas for the blocks per SM that shared memory and threads allow
+ * (__launch_bounds__'s minimum), so it may use the registers that occupancy leaves instead of
+ * ptxas's default target (layernorm fwd: 52 registers by default, 64 with the hint, its global
+ * loads then hoisted); a kernel that needs more registers than that spills. */
+static void occupancy_hint(TsCompiler *c, const IrFunc *f, IrKernel *k) {
+  if (k->producer_threads || !pass_config_on(f, "ts.occupancy_launch_bounds")) return;
+  int64_t b = blocks_per_sm(c, k->smem_bytes, pass_kernel_threads(k));
+  k->min_blocks = (int)(b < 1 ? 1 : b > 32 ? 32 : b);
+}
+
+static void walk(TsCompiler *c, const IrFunc *f, IrStmt *s) {
   if (!s) return;
   if (s->kind == IR_S_KERNEL) {
     merge_kernel(c, s);
+    occupancy_hint(c, f, &s->u.kernel);
     return;
   }
   if (s->kind == IR_S_SEQ)
-    for (int i = 0; i < s->u.seq.n; i++) walk(c, s->u.seq.items[i]);
+    for (int i = 0; i < s->u.seq.n; i++) walk(c, f, s->u.seq.items[i]);
 }
 
-void pass_merge_shared_memory(TsCompiler *c, IrFunc *f) { walk(c, f->body); }
+void pass_merge_shared_memory(TsCompiler *c, IrFunc *f) { walk(c, f, f->body); }

@@ -151,6 +151,33 @@ TEST(api_env_pass_configs) {
   ts_context_destroy(ctx);
 }
 
+/* pass_configs ts.occupancy_launch_bounds (opt-in): a kernel without a producer warpgroup gets
+ * __launch_bounds__(threads, the blocks per SM its shared memory and threads allow); without
+ * it, no minimum; a warp-specialized kernel keeps its one block per SM. */
+TEST(api_occupancy_launch_bounds) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *prog = NULL;
+  REQUIRE(ts_program_load_file(ctx, "examples/gemm.py", &prog) == TS_OK);
+  ts_param p[] = {{"M", "512"}, {"N", "512"}, {"K", "512"}};
+  static const struct { const char *occ, *no_ws, *want; } cases[] = {
+      {"True", "True", "__launch_bounds__(128, 2) "},  /* 3 stages of 32 KB: 2 blocks in 228 KB */
+      {"False", "True", "__launch_bounds__(128) "},
+      {"True", "False", "__launch_bounds__(256, 1) "}, /* the producer warpgroup's kernel */
+  };
+  for (int i = 0; i < 3; i++) {
+    ts_param pc[] = {{"ts.occupancy_launch_bounds", cases[i].occ}, {"tl.disable_warp_specialized", cases[i].no_ws}};
+    ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, pc, 2};
+    ts_kernel *k = NULL;
+    CHECK(ts_kernel_compile(prog, "matmul", p, 3, &o, &k) == TS_OK);
+    CHECK(k && strstr(ts_kernel_text(k, TS_EMIT_CUDA), cases[i].want) != NULL);
+    ts_kernel_destroy(k);
+  }
+  ts_program_destroy(prog);
+  ts_context_destroy(ctx);
+}
+
 /* Objects may be destroyed in any order: the context lives on until its last program and
  * kernel are gone (a Python interpreter's shutdown frees them in no particular order; this
  * once crashed every TileLang script at exit). */
