@@ -249,6 +249,19 @@ static bool commits_groups(IrStmt *body) {
   return found;
 }
 
+/* A T.wgmma_gemm (wg_wait != 0) in the body may still read its stage when the iteration ends:
+ * that body refills a stage only at the next iteration's top, after its barrier (as before
+ * the end-of-iteration refill), never right after its consumers. */
+static void find_async_gemm(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_GEMM && s->u.gemm.wg_wait != 0) *(bool *)ctx = true;
+}
+static bool has_async_gemm(IrStmt *body) {
+  bool found = false;
+  IrVisitor v = {find_async_gemm, NULL, &found};
+  ir_visit(body, &v);
+  return found;
+}
+
 /* ---- the prefix: what runs stages ahead ---- */
 #define PIPE_MAX_PRODUCERS 8
 #define PIPE_MAX_LETS 16
@@ -492,7 +505,8 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   bool overlap = lone_gemm && S >= 4 && c->target.sm == 90 && c->target.arch_a; /* D >= 2 */
   /* Any other body refills a stage right after its consumers are done with it (a barrier
    * between), so all S stages are in flight while the loop waits for one. */
-  int D = overlap ? S - 2 : lone_gemm ? S - 1 : S;
+  bool refill_at_end = !lone_gemm && !has_async_gemm(s->u.loop.body);
+  int D = overlap ? S - 2 : refill_at_end ? S : S - 1;
 
   /* Prologue: stages 0 .. D-1. */
   IrVar *sv = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
@@ -552,17 +566,20 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
     /* the leading register fills (a mask's T.copy into a fragment, T.clear) go before the
      * wait, so their loads are in flight while it waits (TileLang orders them so too) */
     int lead = 0;
-    while (!guard && lead < ncons && register_fill(cons[lead], kbody)) lead++;
+    while (refill_at_end && !guard && lead < ncons && register_fill(cons[lead], kbody)) lead++;
     if (lead) {
       PtrVec early = {0};
       for (int i = 0; i < lead; i++) vec_push(c->arena, &early, cons[i]);
       mb.items[wait_at] = ir_seq(c, (IrStmt *[]){ir_seq_vec(c, &early, loc), mb.items[wait_at]}, 2, loc);
     }
+    if (!refill_at_end) vec_push(c->arena, &mb, issue); /* stage (k - 1) % S, after the barrier above */
     for (int i = lead; i < ncons; i++) vec_push(c->arena, cv, restage_all(p, cons[i], k, NULL, cur_stage, bufs, staged, nb));
     if (guard) vec_push(c->arena, &mb, ir_if(c, guard, ir_seq_vec(c, &inner_lets, loc), NULL, loc));
-    /* every thread is done with stage k % S (= (k + S) % S): refill it */
-    vec_push(c->arena, &mb, sync_threads(c, loc));
-    vec_push(c->arena, &mb, issue);
+    if (refill_at_end) {
+      /* every thread is done with stage k % S (= (k + S) % S): refill it */
+      vec_push(c->arena, &mb, sync_threads(c, loc));
+      vec_push(c->arena, &mb, issue);
+    }
   }
   IrStmt *main_loop = ir_for(c, k, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &mb, loc), loc);
   vec_push(c->arena, &out, main_loop);
