@@ -956,11 +956,7 @@ static void async_copy(Cg *g, const char *fn, int bytes, const IrStmt *st, const
   sb_append(g->out, ");\n");
 }
 
-/* An IF marked zfill (lower_vector_copy: a cp.async vector copy under a condition, the zero
- * fill of its destination otherwise) as one ts::cp_async_zfill: a source size of 0 where the
- * condition fails writes the zeros, without a branch (a guarded 64x64 + 64x128 tile copy took
- * 141 registers with the branches, 64 without).  False when the branch no longer has that
- * shape. */
+/* A SEQ of one statement: that statement; else s. */
 static const IrStmt *lone_stmt(const IrStmt *s) {
   return s && s->kind == IR_S_SEQ && s->u.seq.n == 1 ? s->u.seq.items[0] : s;
 }
@@ -978,6 +974,11 @@ static bool is_zero_fill(const IrStmt *e, const IrBuffer *b, int lanes) {
   return (v->kind == IR_INT && v->u.ival == 0) || (v->kind == IR_FLOAT && v->u.fval == 0.0);
 }
 
+/* An IF marked zfill (lower_vector_copy: a cp.async vector copy under a condition, the zero
+ * fill of its destination otherwise) as one ts::cp_async_zfill: a source size of 0 where the
+ * condition fails writes the zeros, without a branch (a guarded 64x64 + 64x128 tile copy took
+ * 141 registers with the branches, 64 without).  False when the branch no longer has that
+ * shape. */
 static bool zfill_copy(Cg *g, const IrStmt *s) {
   const IrStmt *t = lone_stmt(s->u.if_.then_s);
   if (!s->u.if_.zfill || !t || t->kind != IR_S_STORE || !t->u.store.async_) return false;
@@ -998,8 +999,7 @@ static void if_stmt(Cg *g, const IrStmt *s, bool chained) {
   else line(g, "if (%s) {", sb_str(&cond));
   sb_free(&cond);
   block(g, s->u.if_.then_s);
-  const IrStmt *e = s->u.if_.else_s;
-  if (e && e->kind == IR_S_SEQ && e->u.seq.n == 1) e = e->u.seq.items[0];
+  const IrStmt *e = lone_stmt(s->u.if_.else_s);
   if (e && e->kind == IR_S_IF) {
     line_start(g);
     sb_append(g->out, "} else ");

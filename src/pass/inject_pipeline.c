@@ -531,7 +531,11 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   for (int i = 0; i < nouter; i++) vec_push(c->arena, &mb, outer[i]);
   for (int i = 0; i < np; i++)
     if (items[i]->kind == IR_S_LET) vec_push(c->arena, guard ? &inner_lets : &mb, items[i]);
-  int wait_at = mb.len;
+  /* the leading register fills (a mask's T.copy into a fragment, T.clear) go before the
+   * wait, so their loads are in flight while it waits (TileLang orders them so too) */
+  int lead = 0;
+  while (refill_at_end && !guard && lead < ncons && register_fill(cons[lead], kbody)) lead++;
+  for (int i = 0; i < lead; i++) vec_push(c->arena, &mb, cons[i]);
   vec_push(c->arena, &mb, device_op(c, IRD_CP_ASYNC_WAIT, D - 1, loc));
   /* On sm_90a the staged tiles may feed wgmma, which reads through the async proxy: each
    * thread fences its completed cp.async writes before the barrier hands them over. */
@@ -563,15 +567,6 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
     }
   } else {
     PtrVec *cv = guard ? &inner_lets : &mb;
-    /* the leading register fills (a mask's T.copy into a fragment, T.clear) go before the
-     * wait, so their loads are in flight while it waits (TileLang orders them so too) */
-    int lead = 0;
-    while (refill_at_end && !guard && lead < ncons && register_fill(cons[lead], kbody)) lead++;
-    if (lead) {
-      PtrVec early = {0};
-      for (int i = 0; i < lead; i++) vec_push(c->arena, &early, cons[i]);
-      mb.items[wait_at] = ir_seq(c, (IrStmt *[]){ir_seq_vec(c, &early, loc), mb.items[wait_at]}, 2, loc);
-    }
     if (!refill_at_end) vec_push(c->arena, &mb, issue); /* stage (k - 1) % S, after the barrier above */
     for (int i = lead; i < ncons; i++) vec_push(c->arena, cv, restage_all(p, cons[i], k, NULL, cur_stage, bufs, staged, nb));
     if (guard) vec_push(c->arena, &mb, ir_if(c, guard, ir_seq_vec(c, &inner_lets, loc), NULL, loc));

@@ -719,11 +719,12 @@ static bool spec_plan(Spec *sp) {
 /* Does e read a let (a scalar computed in the kernel, which may differ from tile to tile)? */
 static bool uses_let(IrExpr *e) { return names_var_kind(e, IR_VAR_LET); }
 
-/* Shared memory a block has beside its pipeline stages (and their mbarriers, plus 2 KB of
+/* Shared memory a block has beside S pipeline stages (and their mbarriers, plus 2 KB of
  * slack); negative when the stages alone overflow it. */
-static int64_t room_beside_stages(const Spec *sp) {
-  return pass_smem_cap(sp->c) - (sp->S * sp->stage_bytes + 16 * sp->S + 2048);
+static int64_t stages_room(const Spec *sp, int S) {
+  return pass_smem_cap(sp->c) - (S * sp->stage_bytes + 16 * S + 2048);
 }
+static int64_t room_beside_stages(const Spec *sp) { return stages_room(sp, sp->S); }
 
 /* A persistent block keeps the user's shared C tile (the epilogue's form B) live next to
  * the stages, which the producer refills for the next tile during the epilogue; one block
@@ -868,8 +869,15 @@ static void spec_store_map(Spec *sp) {
   vec_push(c->arena, &sp->ws->maps, m);
 }
 
-/* Shared bytes of the kernel's allocations other than the staged tiles (each rounded up
- * to 1 KB, the largest swizzle alignment), plus form A's new tile. */
+/* A shared buffer's bytes rounded up to 1 KB (the largest swizzle alignment); -1 when its
+ * shape is not constant. */
+static int64_t padded_bytes(const IrBuffer *b) {
+  int64_t n = ir_buffer_numel(b);
+  return n < 0 ? -1 : (dtype_storage_bytes(b->dtype, n) + 1023) / 1024 * 1024;
+}
+
+/* Shared bytes of the kernel's allocations other than the staged tiles, plus form A's new
+ * tile; -1 when one has no constant size. */
 static int64_t other_smem_bytes(const Spec *sp) {
   int64_t total = 0;
   const IrStmt *kb = sp->k->body;
@@ -877,18 +885,14 @@ static int64_t other_smem_bytes(const Spec *sp) {
     const IrStmt *s = kb->u.seq.items[i];
     if (s->kind != IR_S_ALLOC) continue;
     const IrBuffer *b = s->u.alloc.buf;
-    if (b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN) continue;
     bool staged = false;
     for (int j = 0; j < sp->ncp; j++) staged |= b == sp->cps[j].dst;
-    int64_t n = ir_buffer_numel(b);
-    if (staged) continue;
+    if (staged || (b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN)) continue;
+    int64_t n = padded_bytes(b);
     if (n < 0) return -1;
-    total += (n * dtype_bytes(b->dtype) + 1023) / 1024 * 1024;
+    total += n;
   }
-  if (sp->ep.idx >= 0 && sp->ep.idx_frag < 0 && sp->ep.smem) {
-    int64_t n = ir_buffer_numel(sp->ep.smem);
-    total += (n * dtype_bytes(sp->ep.smem->dtype) + 1023) / 1024 * 1024;
-  }
+  if (sp->ep.idx >= 0 && sp->ep.idx_frag < 0 && sp->ep.smem) total += padded_bytes(sp->ep.smem);
   return total;
 }
 
@@ -899,12 +903,12 @@ static int64_t other_smem_bytes(const Spec *sp) {
  * kernel runs one block an SM, so shared memory left over beside the epilogue and the other
  * buffers costs nothing: the pipeline gets up to max(S + 1, WS_DEEP_STAGES) stages.  Same
  * results; pass_configs {"ts.disable_extra_stages": True} keeps num_stages as written. */
-enum { WS_DEEP_STAGES = 4, WS_DEEP_SLACK = 8192 /* for the scratch later passes add (reductions) */ };
+enum { WS_DEEP_STAGES = 4, WS_DEEP_SLACK = 6144 /* beyond stages_room's 2 KB: scratch later passes add */ };
 static void spec_deepen(Spec *sp) {
-  int64_t cap = pass_smem_cap(sp->c), other = other_smem_bytes(sp);
-  if (!cap || other < 0 || pass_config_on(sp->ws->f, "ts.disable_extra_stages")) return;
+  int64_t other = other_smem_bytes(sp);
+  if (!pass_smem_cap(sp->c) || other < 0 || pass_config_on(sp->ws->f, "ts.disable_extra_stages")) return;
   int target = sp->S + 1 > WS_DEEP_STAGES ? sp->S + 1 : WS_DEEP_STAGES, S = sp->S;
-  while (S < target && (S + 1) * (sp->stage_bytes + 16) + other + WS_DEEP_SLACK <= cap) S++;
+  while (S < target && stages_room(sp, S + 1) >= other + WS_DEEP_SLACK) S++;
   sp->S = S;
   for (int i = 0; i < sp->ncp; i++) sp->cps[i].staged->shape[0] = i32(sp->c, S);
 }
