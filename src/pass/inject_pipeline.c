@@ -16,7 +16,10 @@
  *
  * so all S stages are in flight while the loop waits for one: a stage is refilled as soon
  * as its consumers are done (TileLang's schedule; the flash-decoding loop of 2 stages had
- * half its loads in flight when the refill waited for the next iteration's barrier).  A
+ * half its loads in flight when the refill waited for the next iteration's barrier).
+ * Without a guard (below), tiles last used at different T.gemm statements get commit groups
+ * of their own (Groups): each is waited for just before its first use and refilled right
+ * after its last GEMM, so attention's K(k + S) loads during the softmax.  A
  * lone T.gemm (below) is issued first and refills before it: D = S-1 stages ahead
  * (S-2 when its wgmma stays in flight across iterations).
  *
@@ -440,6 +443,163 @@ static bool register_fill(const IrStmt *s, IrStmt *kbody) {
          pass_constant_buffer(kbody, s->u.copy.src.buf);
 }
 
+/* ---- one cp.async group per refill point ----------------------------------------------- */
+/* A body with several staged tiles used at different points (attention: K by QKᵀ, V by PV)
+ * gives each tile's loads their own commit group, grouped by where the tile's last use is:
+ * the consumers wait for a tile just before its first use (not for V before QKᵀ), and a
+ * tile is refilled right after its last use (K of iteration k + S during the softmax), as
+ * TileLang's schedule does.  With G groups per iteration committed in order of their refill
+ * points, the loads of iteration t group g are the (t * G + g)-th group ever committed; at a
+ * point of iteration k where r groups were refilled, the ones committed after group g of
+ * iteration k number S * G + r - g - 1: the wait_group count that means "landed". */
+typedef struct Groups {
+  int G;       /* groups per iteration */
+  int *group;  /* per staged tile: its group */
+  int *first;  /* per staged tile: the consumer before which it is waited for (-1: none) */
+  int *last;   /* per group: the consumer after which it is refilled */
+} Groups;
+
+/* Is b reached through a view (T.view / T.reshape) anywhere in the kernel?  Its uses then
+ * hide behind another buffer: waited for before every consumer, refilled after all. */
+typedef struct ViewOf { const IrBuffer *b; bool found; } ViewOf;
+static void view_of_stmt(IrStmt *s, void *ctx) {
+  ViewOf *v = ctx;
+  if (s->kind == IR_S_ALLOC && s->u.alloc.buf->alias_of == v->b) v->found = true;
+}
+static bool has_views(IrStmt *kbody, const IrBuffer *b) {
+  ViewOf v = {b, false};
+  IrVisitor vis = {view_of_stmt, NULL, &v};
+  ir_visit(kbody, &vis);
+  return v.found;
+}
+
+/* Each staged tile's first and last use among cons[lead..n), its group by last use. */
+static Groups plan_groups(TsCompiler *c, IrStmt *kbody, IrStmt **cons, int lead, int n, IrBuffer **bufs, int nb) {
+  Groups g = {0, ARENA_ARRAY(c->arena, int, nb), ARENA_ARRAY(c->arena, int, nb), ARENA_ARRAY(c->arena, int, nb)};
+  int *last = ARENA_ARRAY(c->arena, int, nb);
+  for (int j = 0; j < nb; j++) {
+    g.first[j] = -1;
+    last[j] = n - 1;
+    if (has_views(kbody, bufs[j])) {
+      g.first[j] = lead;
+      continue;
+    }
+    for (int i = lead; i < n; i++)
+      if (mentions(cons[i], bufs[j])) {
+        if (g.first[j] < 0) g.first[j] = i;
+        last[j] = i;
+      }
+  }
+  /* A refill point is a T.gemm (or the body's end): a tile last read elsewhere (a small
+   * tile copied to registers) is refilled with the next GEMM's operands, so the barriers
+   * the groups cost stay one pair per GEMM. */
+  for (int j = 0; j < nb; j++)
+    while (last[j] < n - 1 && cons[last[j]]->kind != IR_S_GEMM) last[j]++;
+  for (int i = lead; i < n; i++) { /* the distinct refill points, in body order, are the groups */
+    bool any = false;
+    for (int j = 0; j < nb; j++)
+      if (last[j] == i) g.group[j] = g.G, any = true;
+    if (any) g.last[g.G++] = i;
+  }
+  return g;
+}
+
+/* The prefix restricted to group `grp`: its producers, and the lets before them. */
+static Prefix group_prefix(TsCompiler *c, const Prefix *pf, const Groups *g, int grp, IrStmt *kbody) {
+  Prefix q = *pf;
+  q.prod = ARENA_ARRAY(c->arena, IrStmt *, pf->nprod);
+  q.nprod = 0;
+  int end = 0;
+  for (int i = 0; i < pf->nprod; i++) {
+    IrBuffer *b = pf->prod[i]->kind == IR_S_LET ? NULL : producer_dst(c, pf->prod[i], kbody);
+    for (int j = 0; j < pf->nb; j++)
+      if (b == pf->bufs[j] && g->group[j] == grp) end = i + 1;
+  }
+  for (int i = 0; i < end; i++) {
+    IrStmt *st = pf->prod[i];
+    IrBuffer *b = st->kind == IR_S_LET ? NULL : producer_dst(c, st, kbody);
+    bool mine = st->kind == IR_S_LET;
+    for (int j = 0; j < pf->nb; j++)
+      if (b == pf->bufs[j] && g->group[j] == grp) mine = true;
+    if (mine) q.prod[q.nprod++] = st;
+  }
+  return q;
+}
+
+/* `if (in_range) { group grp for iteration k_expr into stage }; commit`. */
+static IrStmt *issue_group(Pipe *p, const Prefix *pg, IrVar *k, IrExpr *k_expr, IrExpr *stage, IrExpr *in_range,
+                           SrcLoc loc) {
+  TsCompiler *c = p->c;
+  PtrVec v = {0};
+  emit_prefix(p, pg, k, k_expr, stage, &v);
+  return ir_seq(c, (IrStmt *[]){ir_if(c, in_range, ir_seq_vec(c, &v, loc), NULL, loc), device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)},
+                2, loc);
+}
+
+/* wait_group `pending`, then a barrier.  On sm_90a the staged tiles may feed wgmma, which
+ * reads through the async proxy: each thread fences its completed cp.async writes before the
+ * barrier hands them over. */
+static void push_wait(TsCompiler *c, int pending, SrcLoc loc, PtrVec *out) {
+  vec_push(c->arena, out, device_op(c, IRD_CP_ASYNC_WAIT, pending, loc));
+  if (c->target.sm >= 90 && c->target.arch_a) vec_push(c->arena, out, device_op(c, IRD_FENCE_PROXY_ASYNC, 0, loc));
+  vec_push(c->arena, out, sync_threads(c, loc));
+}
+
+/* The loop state the grouped schedule builds from. */
+typedef struct GroupLoop {
+  Pipe *p;
+  IrStmt *kbody;
+  IrVar *k;
+  int S;
+  IrExpr *cur_stage, *ahead, *ahead_stage, *in_range;
+  SrcLoc loc;
+} GroupLoop;
+
+/* The consumers cons[lead..n) of iteration k with each group's wait before the first use of
+ * its tiles and its refill (k + S, after a barrier) after its last use. */
+static void grouped_consumers(GroupLoop *gl, const Prefix *pf, const Groups *g, IrStmt **cons, int lead, int n,
+                              PtrVec *mb) {
+  TsCompiler *c = gl->p->c;
+  int refilled = 0, waited = -1; /* groups refilled so far; the newest group waited for */
+  for (int i = lead; i < n; i++) {
+    int need = -1;
+    for (int j = 0; j < pf->nb; j++)
+      if (g->first[j] == i && g->group[j] > need) need = g->group[j];
+    if (need > waited) {
+      push_wait(c, gl->S * g->G + refilled - need - 1, gl->loc, mb);
+      waited = need;
+    }
+    vec_push(c->arena, mb, restage_all(gl->p, cons[i], gl->k, NULL, gl->cur_stage, pf->bufs, pf->staged, pf->nb));
+    for (int grp = 0; grp < g->G; grp++) {
+      if (g->last[grp] != i) continue;
+      vec_push(c->arena, mb, sync_threads(c, gl->loc)); /* every thread is done with its stage */
+      Prefix pg = group_prefix(c, pf, g, grp, gl->kbody);
+      vec_push(c->arena, mb, issue_group(gl->p, &pg, gl->k, gl->ahead, gl->ahead_stage, gl->in_range, gl->loc));
+      refilled++;
+    }
+  }
+}
+
+/* The prologue: stages 0 .. D-1 issued, one commit per stage, or per group and stage. */
+static IrStmt *prologue(Pipe *p, const Prefix *pf, const Groups *g, IrStmt *kbody, IrVar *k, IrExpr *m0, IrExpr *ext,
+                        int D, SrcLoc loc) {
+  TsCompiler *c = p->c;
+  IrVar *sv = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *svr = ir_varref(c, sv, loc);
+  IrExpr *sv_k = ir_binary(c, IR_ADD, m0, svr, loc), *sv_in = ir_binary(c, IR_LT, svr, ext, loc);
+  PtrVec pro = {0};
+  if (!g->G) {
+    emit_prefix(p, pf, k, sv_k, svr, &pro);
+    IrStmt *body = ir_seq(c, (IrStmt *[]){ir_if(c, sv_in, ir_seq_vec(c, &pro, loc), NULL, loc), device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)}, 2, loc);
+    return ir_for(c, sv, i32(c, 0), i32(c, D), IR_FOR_UNROLLED, body, loc);
+  }
+  for (int grp = 0; grp < g->G; grp++) {
+    Prefix pg = group_prefix(c, pf, g, grp, kbody);
+    vec_push(c->arena, &pro, issue_group(p, &pg, k, sv_k, svr, sv_in, loc));
+  }
+  return ir_for(c, sv, i32(c, 0), i32(c, D), IR_FOR_UNROLLED, ir_seq_vec(c, &pro, loc), loc);
+}
+
 /* Pipelines one loop; returns NULL to keep it as written. */
 static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   TsCompiler *c = p->c;
@@ -508,17 +668,16 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   bool refill_at_end = !lone_gemm && !has_async_gemm(s->u.loop.body);
   int D = overlap ? S - 2 : refill_at_end ? S : S - 1;
 
-  /* Prologue: stages 0 .. D-1. */
-  IrVar *sv = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
-  IrExpr *svr = ir_varref(c, sv, loc);
-  PtrVec pro = {0};
+  /* the leading register fills (a mask's T.copy into a fragment, T.clear) go before the
+   * wait, so their loads are in flight while it waits (TileLang orders them so too) */
+  int lead = 0;
+  while (refill_at_end && !guard && lead < ncons && register_fill(cons[lead], kbody)) lead++;
   Prefix pf = {outer, nouter, guard, prod, nprod, bufs, staged, nb};
-  emit_prefix(p, &pf, k, ir_binary(c, IR_ADD, m0, svr, loc), svr, &pro);
-  IrStmt *pro_body = ir_seq(c, (IrStmt *[]){ir_if(c, ir_binary(c, IR_LT, svr, ext, loc), ir_seq_vec(c, &pro, loc), NULL, loc),
-                                            device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)},
-                            2, loc);
-  IrStmt *pro_loop = ir_for(c, sv, i32(c, 0), i32(c, D), IR_FOR_UNROLLED, pro_body, loc);
-  vec_push(c->arena, &out, pro_loop);
+  /* without a guard, one commit group per refill point (Groups) */
+  Groups groups = {0};
+  if (refill_at_end && !guard) groups = plan_groups(c, kbody, cons, lead, ncons, bufs, nb);
+
+  vec_push(c->arena, &out, prologue(p, &pf, &groups, kbody, k, m0, ext, D, loc));
 
   /* Main loop. */
   IrExpr *kv = ir_varref(c, k, loc);
@@ -531,18 +690,17 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   for (int i = 0; i < nouter; i++) vec_push(c->arena, &mb, outer[i]);
   for (int i = 0; i < np; i++)
     if (items[i]->kind == IR_S_LET) vec_push(c->arena, guard ? &inner_lets : &mb, items[i]);
-  /* the leading register fills (a mask's T.copy into a fragment, T.clear) go before the
-   * wait, so their loads are in flight while it waits (TileLang orders them so too) */
-  int lead = 0;
-  while (refill_at_end && !guard && lead < ncons && register_fill(cons[lead], kbody)) lead++;
   for (int i = 0; i < lead; i++) vec_push(c->arena, &mb, cons[i]);
-  vec_push(c->arena, &mb, device_op(c, IRD_CP_ASYNC_WAIT, D - 1, loc));
-  /* On sm_90a the staged tiles may feed wgmma, which reads through the async proxy: each
-   * thread fences its completed cp.async writes before the barrier hands them over. */
-  if (c->target.sm >= 90 && c->target.arch_a) vec_push(c->arena, &mb, device_op(c, IRD_FENCE_PROXY_ASYNC, 0, loc));
-  vec_push(c->arena, &mb, sync_threads(c, loc));
-  emit_prefix(p, &pf, k, ahead, ahead_stage, &issued);
   IrExpr *in_range = ir_binary(c, IR_LT, ir_binary(c, IR_ADD, it, i32(c, D), loc), ext, loc);
+  if (groups.G) {
+    GroupLoop gl = {p, kbody, k, S, cur_stage, ahead, ahead_stage, in_range, loc};
+    grouped_consumers(&gl, &pf, &groups, cons, lead, ncons, &mb);
+    vec_push(c->arena, &out, ir_for(c, k, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &mb, loc), loc));
+    vec_push(c->arena, &out, device_op(c, IRD_CP_ASYNC_WAIT, 0, loc));
+    return ir_seq_vec(c, &out, loc);
+  }
+  push_wait(c, D - 1, loc, &mb);
+  emit_prefix(p, &pf, k, ahead, ahead_stage, &issued);
   IrStmt *issue = ir_seq(c, (IrStmt *[]){ir_if(c, in_range, ir_seq_vec(c, &issued, loc), NULL, loc),
                                          device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)},
                          2, loc);

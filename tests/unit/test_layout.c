@@ -516,6 +516,69 @@ TEST(layout_pipeline_refill_and_early_fills) {
   ts_context_destroy(ctx);
 }
 
+/* inject_pipeline: tiles used at different GEMMs (K by QKᵀ, V by PV) get a cp.async group
+ * each: the loop waits for K alone before QKᵀ and for V before PV, and refills K right after
+ * QKᵀ (S groups of 2 per stage: wait_group 3 means "landed"). */
+TEST(layout_pipeline_tile_groups) {
+  static const char *const SRC =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit(pass_configs={\"tl.disable_warp_specialized\": True})\n"
+      "def kern(N=512):\n"
+      "    @T.prim_func\n"
+      "    def main(Q: T.Tensor((64, 64), \"float16\"), K: T.Tensor((N, 64), \"float16\"), V: T.Tensor((N, 64), \"float16\"),\n"
+      "             O: T.Tensor((64, 64), \"float32\")):\n"
+      "        with T.Kernel(1, threads=128) as bx:\n"
+      "            Q_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "            K_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "            V_s = T.alloc_shared((64, 64), \"float16\")\n"
+      "            s = T.alloc_fragment((64, 64), \"float32\")\n"
+      "            p = T.alloc_fragment((64, 64), \"float16\")\n"
+      "            acc = T.alloc_fragment((64, 64), \"float32\")\n"
+      "            T.copy(Q, Q_s)\n"
+      "            T.clear(acc)\n"
+      "            for k in T.Pipelined(N // 64, num_stages=2):\n"
+      "                T.copy(K[k * 64, 0], K_s)\n"
+      "                T.copy(V[k * 64, 0], V_s)\n"
+      "                T.clear(s)\n"
+      "                T.gemm(Q_s, K_s, s, transpose_B=True)\n"
+      "                for i, j in T.Parallel(64, 64):\n"
+      "                    s[i, j] = T.exp2(s[i, j])\n"
+      "                T.copy(s, p)\n"
+      "                T.gemm(p, V_s, acc)\n"
+      "            T.copy(acc, O)\n"
+      "    return main\n";
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *p = NULL;
+  ts_kernel *k = NULL;
+  REQUIRE(ts_program_load_source(ctx, "groups.py", SRC, &p) == TS_OK);
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+  ts_status st = ts_kernel_compile(p, "kern", NULL, 0, &o, &k);
+  if (st != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
+  CHECK(st == TS_OK);
+  const char *cu = st == TS_OK ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+  const char *loop = cu ? strstr(cu, "for (int k = 0; k < 8; ++k) {") : NULL;
+  CHECK(loop != NULL);
+  if (loop) {
+    const char *w1 = strstr(loop, "ts::cp_async_wait<3>();"), *qk = strstr(loop, "ts::gemm_ss_wgmma");
+    const char *krefill = qk ? strstr(qk, "&K_s[(k + 2) % 2") : NULL, *w2 = qk ? strstr(qk, "ts::cp_async_wait<3>();") : NULL;
+    const char *pv = strstr(loop, "ts::gemm_rs_wgmma"), *vrefill = pv ? strstr(pv, "&V_s[(k + 2) % 2") : NULL;
+    CHECK(w1 && qk && w1 < qk);                    /* K waited for before QKᵀ */
+    CHECK(krefill && pv && krefill < pv);          /* K refilled between the GEMMs */
+    CHECK(w2 && pv && w2 < pv && krefill < w2);    /* V waited for before PV */
+    CHECK(vrefill != NULL);                        /* V refilled after PV */
+    CHECK(!strstr(loop, "&V_s[(k + 2) % 2") || strstr(loop, "&V_s[(k + 2) % 2") > pv);
+  }
+  /* the prologue commits K and V of each stage as groups of their own */
+  const char *pro = cu ? strstr(cu, "for (int stage = 0; stage < 2; ++stage) {") : NULL;
+  CHECK(pro && loop && strstr(pro, "ts::cp_async_commit();") < strstr(pro, "&V[") && strstr(pro, "&V[") < loop);
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}
+
 TEST(layout_gemm_dtypes_ptx) {
   ts_context *ctx = NULL;
   ts_context_options co = {.size = sizeof co, .disable_cache = 1};
