@@ -1113,7 +1113,7 @@ static void alloc(Cg *g, const IrStmt *s) {
   }
 }
 
-/* STORE of V lanes: a contiguous copy (possibly with one conversion) becomes
+/* STORE of V lanes (or an asynchronous one of one lane): a contiguous copy (possibly with one conversion) becomes
  * ts::copy_vec<V>; any other vector value is printed element by element under
  * `#pragma unroll`, every V-lane load reading element [flat + lane]. */
 static void vector_store(Cg *g, const IrStmt *s) {
@@ -1184,7 +1184,7 @@ static void stmt(Cg *g, const IrStmt *s) {
     return;
   }
   case IR_S_STORE: {
-    if (s->u.store.lanes > 1) {
+    if (s->u.store.lanes > 1 || s->u.store.async_) { /* (a 4- or 8-byte element may be a cp.async) */
       vector_store(g, s);
       return;
     }

@@ -667,6 +667,14 @@ static IrStmt *stage_vector_body(Lower *lw, NestCtx *nc, const ParNest *nest, co
   return ir_seq_vec(c, &items, b->loc);
 }
 
+/* cp.async moves 4, 8 or 16 bytes from global to shared without a conversion: V elements of
+ * a copy the pipeline marked asynchronous. */
+static bool async_eligible(const IrStmt *s, const IrBuffer *sb, const IrBuffer *db, bool converts, int64_t V) {
+  int64_t vbytes = V * dtype_bytes(db->dtype);
+  return s->u.loop.async_copy && sb->scope == IR_SCOPE_GLOBAL && !converts && !dtype_is_packed(db->dtype) &&
+         (db->scope == IR_SCOPE_SHARED || db->scope == IR_SCOPE_SHARED_DYN) && (vbytes == 4 || vbytes == 8 || vbytes == 16);
+}
+
 /* The vector path of lower_nest: a nest whose body is one store of a copied value
  * (pass_gather_value) with both operands passing vec_operand moves V lanes at a time; the
  * value may be zero where a condition that is the same over each vector fails (a gather:
@@ -679,14 +687,22 @@ static IrStmt *lower_vector_copy(Lower *lw, NestCtx *nc, const ParNest *nest, co
   int64_t V = nc->L->dim[last].vec;
   IrStmt *b0 = nest->body;
   if (b0 && b0->kind == IR_S_SEQ && b0->u.seq.n == 1) b0 = b0->u.seq.items[0];
-  if (V <= 1 || !b0 || b0->kind != IR_S_STORE || b0->u.store.lanes != 1 || nest->extent[last] % V != 0) return NULL;
+  /* one lane only for a pipelined copy (below: a 4- or 8-byte element is a cp.async too) */
+  if (V < 1 || (V == 1 && !s->u.loop.async_copy) || !b0 || b0->kind != IR_S_STORE || b0->u.store.lanes != 1 ||
+      nest->extent[last] % V != 0)
+    return NULL;
   IrExpr *gcond = NULL;
   bool converts = false;
   IrExpr *ld = pass_gather_value(c, b0->u.store.value, &gcond, &converts);
-  if (!ld || (gcond && !pass_lane_uniform(gcond, nest->var[last], V)) ||
-      !vec_operand(nest, b0->u.store.buf, b0->u.store.idx, b0->u.store.nidx, V) ||
-      !vec_operand(nest, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, V))
+  if (!ld) return NULL;
+  if (V == 1) { /* one element: no lanes to line up; the operands index memory directly */
+    if (!async_eligible(s, ld->u.load.buf, b0->u.store.buf, converts, 1) || ld->u.load.buf->remap || b0->u.store.buf->remap)
+      return NULL;
+  } else if ((gcond && !pass_lane_uniform(gcond, nest->var[last], V)) ||
+             !vec_operand(nest, b0->u.store.buf, b0->u.store.idx, b0->u.store.nidx, V) ||
+             !vec_operand(nest, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, V)) {
     return NULL;
+  }
   IrBuffer *db = b0->u.store.buf, *sb = ld->u.load.buf;
   int nd, ns;
   IrExpr **di = access_index(lw, nc, db, b0->u.store.idx, b0->u.store.nidx, true, &nd, b0->loc);
@@ -700,11 +716,7 @@ static IrStmt *lower_vector_copy(Lower *lw, NestCtx *nc, const ParNest *nest, co
   }
   IrStmt *vs = ir_store(c, db, di, nd, vv, b0->loc);
   vs->u.store.lanes = (int)V;
-  /* cp.async moves 4, 8 or 16 bytes from global to shared without a conversion. */
-  int vbytes = (int)V * dtype_bytes(db->dtype);
-  vs->u.store.async_ = s->u.loop.async_copy && sb->scope == IR_SCOPE_GLOBAL && !converts &&
-                       (db->scope == IR_SCOPE_SHARED || db->scope == IR_SCOPE_SHARED_DYN) &&
-                       (vbytes == 4 || vbytes == 8 || vbytes == 16);
+  vs->u.store.async_ = async_eligible(s, sb, db, converts, V);
   /* Where the gather's condition fails or the source is past the edge, the vector reads
    * nothing and the destination elements become 0 (the safe value). */
   IrExpr *lc = and_cond(lw, gcond ? rw_expr(lw, nc, gcond) : NULL, bounds_cond(lw, nc, sb, si, ns));

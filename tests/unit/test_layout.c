@@ -579,6 +579,45 @@ TEST(layout_pipeline_tile_groups) {
   ts_context_destroy(ctx);
 }
 
+/* A pipelined copy of one 4-byte element per thread (an lse row of 32 floats) is a 4-byte
+ * cp.async, not a synchronous load that stalls its warp at the refill. */
+TEST(layout_pipeline_scalar_cp_async) {
+  static const char *const SRC =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit(pass_configs={\"tl.disable_warp_specialized\": True})\n"
+      "def kern(N=256):\n"
+      "    @T.prim_func\n"
+      "    def main(L: T.Tensor((N,), \"float32\"), O: T.Tensor((32,), \"float32\")):\n"
+      "        with T.Kernel(1, threads=128) as bx:\n"
+      "            l_s = T.alloc_shared((32,), \"float32\")\n"
+      "            acc = T.alloc_fragment((32,), \"float32\")\n"
+      "            T.clear(acc)\n"
+      "            for k in T.Pipelined(N // 32, num_stages=2):\n"
+      "                T.copy(L[k * 32], l_s)\n"
+      "                for i in T.Parallel(32):\n"
+      "                    acc[i] += l_s[i]\n"
+      "            T.copy(acc, O)\n"
+      "    return main\n";
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *p = NULL;
+  ts_kernel *k = NULL;
+  REQUIRE(ts_program_load_source(ctx, "scalar.py", SRC, &p) == TS_OK);
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+  ts_status st = ts_kernel_compile(p, "kern", NULL, 0, &o, &k);
+  if (st != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
+  CHECK(st == TS_OK);
+  const char *cu = st == TS_OK ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+  const char *loop = cu ? strstr(cu, "for (int k = 0; k < 8; ++k) {") : NULL;
+  CHECK(loop && strstr(loop, "ts::cp_async<4>(&l_s[(k + 2) % 2 * 32") != NULL);
+  CHECK(loop && !strstr(loop, "] = L["));
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}
+
 TEST(layout_gemm_dtypes_ptx) {
   ts_context *ctx = NULL;
   ts_context_options co = {.size = sizeof co, .disable_cache = 1};
