@@ -742,6 +742,48 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   return ir_seq_vec(c, &out, loc);
 }
 
+/* ---- asynchronous prologue loads ------------------------------------------------------- */
+/* The run of T.copy statements from global memory into shared tiles that opens a kernel body
+ * (after allocations, lets of constant memory and register fills: nothing has touched shared memory yet, so no
+ * tile, nor memory merge_shared_memory may later share with one, is still being read) is
+ * issued as cp.async and waited for once after the run: all of its loads are in flight
+ * together without holding registers (layernorm's X, gamma and beta: synchronous load/store
+ * pairs keep only as many in flight as ptxas's register budget allows; an attention
+ * kernel's Q). */
+static bool before_shared(const IrStmt *st, IrStmt *kbody) {
+  /* (a let that reads mutable memory may be an acquire the copies must follow) */
+  return st->kind == IR_S_ALLOC || constant_let(st, kbody) || (st->kind == IR_S_FILL && register_fill(st, kbody));
+}
+
+static bool prologue_copy(TsCompiler *c, IrStmt *kbody, IrStmt *st) {
+  IrBuffer *b = st->kind == IR_S_COPY ? producer_dst(c, st, kbody) : NULL;
+  return b && !b->alias_of && !has_views(kbody, b);
+}
+
+static IrStmt *async_prologue(TsCompiler *c, IrStmt *kbody) {
+  if (!kbody || kbody->kind != IR_S_SEQ) return kbody;
+  IrStmt **items = kbody->u.seq.items;
+  int n = kbody->u.seq.n, i = 0, j;
+  while (i < n && before_shared(items[i], kbody)) i++;
+  for (j = i; j < n && prologue_copy(c, kbody, items[j]);) j++;
+  if (j == i) return kbody;
+  PtrVec out = {0};
+  for (int k = 0; k < n; k++) {
+    if (k < i || k >= j) {
+      vec_push(c->arena, &out, items[k]);
+    } else {
+      IrStmt *cp = ir_stmt(c, IR_S_COPY, items[k]->loc);
+      *cp = *items[k];
+      vec_push(c->arena, &out, mark_async(cp));
+    }
+    if (k == j - 1) {
+      vec_push(c->arena, &out, device_op(c, IRD_CP_ASYNC_COMMIT, 0, items[k]->loc));
+      push_wait(c, 0, items[k]->loc, &out);
+    }
+  }
+  return ir_seq_vec(c, &out, kbody->loc);
+}
+
 typedef struct Walk { Pipe *p; IrStmt *kbody; } Walk;
 
 static IrStmt *pipe_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
@@ -783,6 +825,8 @@ static IrStmt *walk_kernels(TsCompiler *c, IrStmt *s, void *ctx) {
     *r = *s;
     r->u.kernel.body = pipe_stmt(c, s->u.kernel.body, &w);
     if (p.from.len) r->u.kernel.body = swap_allocs(c, r->u.kernel.body, &p);
+    /* (not a warp-specialized kernel: its producer loads the tiles it needs) */
+    if (!r->u.kernel.producer_threads) r->u.kernel.body = async_prologue(c, r->u.kernel.body);
     return r;
   }
   if (s->kind == IR_S_SEQ) return ir_map_children(c, s, walk_kernels, ctx);

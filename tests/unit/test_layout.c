@@ -618,6 +618,53 @@ TEST(layout_pipeline_scalar_cp_async) {
   ts_context_destroy(ctx);
 }
 
+/* The copies into shared memory that open a kernel (layernorm's row, gamma, beta) are issued
+ * as cp.async together and waited for once, before the first read; a later copy into a tile
+ * that was already read stays synchronous. */
+TEST(layout_async_prologue_copies) {
+  static const char *const SRC =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def kern(D=2048):\n"
+      "    @T.prim_func\n"
+      "    def main(X: T.Tensor((D,), \"float16\"), G: T.Tensor((D,), \"float16\"), Y: T.Tensor((D,), \"float16\")):\n"
+      "        with T.Kernel(1, threads=128) as bx:\n"
+      "            x_s = T.alloc_shared((D,), \"float16\")\n"
+      "            g_s = T.alloc_shared((D,), \"float16\")\n"
+      "            acc = T.alloc_fragment((D,), \"float32\")\n"
+      "            T.clear(acc)\n"
+      "            T.copy(X, x_s)\n"
+      "            T.copy(G, g_s)\n"
+      "            for i in T.Parallel(D):\n"
+      "                acc[i] = x_s[i] * g_s[i]\n"
+      "            T.copy(Y, x_s)\n"
+      "            for i in T.Parallel(D):\n"
+      "                acc[i] += x_s[i]\n"
+      "            T.copy(acc, Y)\n"
+      "    return main\n";
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *p = NULL;
+  ts_kernel *k = NULL;
+  REQUIRE(ts_program_load_source(ctx, "prologue.py", SRC, &p) == TS_OK);
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+  ts_status st = ts_kernel_compile(p, "kern", NULL, 0, &o, &k);
+  if (st != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
+  CHECK(st == TS_OK);
+  const char *cu = st == TS_OK ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+  const char *x = cu ? strstr(cu, "ts::cp_async<16>(&x_s[") : NULL, *g = cu ? strstr(cu, "ts::cp_async<16>(&g_s[") : NULL;
+  const char *wait = cu ? strstr(cu, "ts::cp_async_wait<0>();") : NULL, *use = cu ? strstr(cu, "g_s[") : NULL;
+  CHECK(x && g && wait && x < g && g < wait);         /* both in flight, one wait */
+  CHECK(wait && strstr(wait, "__syncthreads();") != NULL);
+  CHECK(use && g && use == g + strlen("ts::cp_async<16>(&")); /* nothing reads g_s before it */
+  CHECK(cu && strstr(cu, "ts::copy_vec<8>(&x_s[") != NULL); /* the refill of the read tile: synchronous */
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}
+
 TEST(layout_gemm_dtypes_ptx) {
   ts_context *ctx = NULL;
   ts_context_options co = {.size = sizeof co, .disable_cache = 1};
