@@ -5,7 +5,8 @@
  * Integer comparisons whose outcome the ranges in scope decide are folded to constants
  * (interval analysis, ir_range, over thread and block indices, loop variables and lets):
  * `k*128 + j >= 4096` with k < 32 and j < 128, the padding mask of an attention loop over a
- * sequence that is a multiple of the block, is false, and the select around it goes away. */
+ * sequence that is a multiple of the block, is false, and the select around it goes away.
+ * The same ranges split x // d and x % d over sums (split_divmod). */
 #include "passes.h"
 
 typedef struct Simp {
@@ -34,6 +35,55 @@ static IrExpr *fold_compare(TsCompiler *c, const IrExpr *e, const IrRangeEnv *en
     default: break;
   }
   return v < 0 ? NULL : ir_int(c, v, TS_DTYPE_BOOL, e->loc);
+}
+
+/* ---- x // d and x % d over a sum whose non-multiples of d stay in one block of d ---------
+ * floordiv(M + R, d) = M / d + m and floormod(M + R, d) = R - m * d, exactly, when every term
+ * of M is a multiple of d and the ranges in scope put R in [m * d, (m + 1) * d): the remapped
+ * dQ index of an attention backward, ((k * 32 + o * 16 + tx / 4 % 8) / 8), is k * 4 + o * 2. */
+#define SPLIT_MAX_TERMS 16
+
+static int add_terms(IrExpr *e, IrExpr **t, int n) {
+  if (n < 0) return n;
+  if (e->kind == IR_ADD) return add_terms(e->u.ops[1], t, add_terms(e->u.ops[0], t, n));
+  if (n >= SPLIT_MAX_TERMS) return -1;
+  t[n] = e;
+  return n + 1;
+}
+
+/* t / d when the term t is a constant multiple of d (x * c with d | c, or c with d | c). */
+static IrExpr *exact_quotient(TsCompiler *c, IrExpr *t, int64_t d) {
+  int64_t v;
+  if (ir_is_const_int(t, &v)) return v % d == 0 ? ir_int(c, v / d, t->dtype, t->loc) : NULL;
+  if (t->kind == IR_MUL && ir_is_const_int(t->u.ops[1], &v) && v % d == 0)
+    return v == d ? t->u.ops[0] : ir_binary(c, IR_MUL, t->u.ops[0], ir_int(c, v / d, t->dtype, t->loc), t->loc);
+  return NULL;
+}
+
+static int64_t floor_div64(int64_t a, int64_t d) { return a / d - (a % d != 0 && a < 0); }
+
+static IrExpr *sum(TsCompiler *c, IrExpr *a, IrExpr *b) { return a ? ir_binary(c, IR_ADD, a, b, b->loc) : b; }
+
+static IrExpr *split_divmod(TsCompiler *c, IrExpr *e, const IrRangeEnv *env) {
+  int64_t d, lo, hi;
+  if ((e->kind != IR_FLOORDIV && e->kind != IR_FLOORMOD) || dtype_is_float(e->dtype) ||
+      !ir_is_const_int(e->u.ops[1], &d) || d <= 0)
+    return e;
+  IrExpr *t[SPLIT_MAX_TERMS], *q = NULL, *rem = NULL;
+  int n = add_terms(e->u.ops[0], t, 0);
+  if (n < 0) return e;
+  for (int i = 0; i < n; i++) {
+    IrExpr *x = exact_quotient(c, t[i], d);
+    if (x) q = sum(c, q, x);
+    else rem = sum(c, rem, t[i]);
+  }
+  if (!rem) return e->kind == IR_FLOORDIV ? q : ir_int(c, 0, e->dtype, e->loc);
+  if (!ir_range(rem, env, &lo, &hi) || floor_div64(lo, d) != floor_div64(hi, d)) return e;
+  int64_t m = floor_div64(lo, d);
+  if (!q && m == 0 && e->kind == IR_FLOORMOD) return e; /* already R % d = R: nothing to gain */
+  if (e->kind == IR_FLOORMOD) return m ? ir_binary(c, IR_SUB, rem, ir_int(c, m * d, e->dtype, e->loc), e->loc) : rem;
+  IrExpr *mc = ir_int(c, m, e->dtype, e->loc);
+  return q ? (m ? ir_binary(c, IR_ADD, q, mc, e->loc) : q) : mc;
 }
 
 /* e with every decided comparison replaced by its constant (a new tree where changed). */
@@ -70,11 +120,13 @@ static IrExpr *fold_ranges(TsCompiler *c, IrExpr *e, const IrRangeEnv *env) {
     ops[i] = fold_ranges(c, e->u.ops[i], env);
     changed |= ops[i] != e->u.ops[i];
   }
-  if (!changed) return e;
-  IrExpr *r = ARENA_NEW(c->arena, IrExpr);
-  *r = *e;
-  for (int i = 0; i < ir_expr_nops[e->kind]; i++) r->u.ops[i] = ops[i];
-  return r;
+  IrExpr *r = e;
+  if (changed) {
+    r = ARENA_NEW(c->arena, IrExpr);
+    *r = *e;
+    for (int i = 0; i < ir_expr_nops[e->kind]; i++) r->u.ops[i] = ops[i];
+  }
+  return split_divmod(c, r, env);
 }
 
 static IrExpr *simp_in(TsCompiler *c, IrExpr *e, const Simp *sp) {
