@@ -53,6 +53,10 @@ Fragment *fragment_block(TsCompiler *c, int ndim, const int64_t *shape, int64_t 
      * of two keep shuffle masks simple and leave whole warps on the fastest dims. */
     int64_t want = ceil_div(shape[k], d->vec), t = 1;
     while (t * 2 <= want && left % (t * 2) == 0) t *= 2;
+    /* Vectors on a row that t threads do not tile (192 halves: 16 x 8 lanes would pad a
+     * second pass to 64 of 128): half the threads, when their span divides the row, leave
+     * no padding, so the vector moves need no guard. */
+    if (d->vec > 1 && t > 1 && shape[k] % (t * d->vec) != 0 && shape[k] % (t / 2 * d->vec) == 0) t /= 2;
     d->threads = t;
     d->tstride = t > 1 ? stride : 0;
     stride *= t;

@@ -253,6 +253,9 @@ static int64_t copy_vector_width(TsCompiler *c, const Node *n) {
   int maxbytes = 1;
   for (int i = 0; i < 2; i++) {
     if (bufs[i]->scope == IR_SCOPE_LOCAL || bufs[i]->scope == IR_SCOPE_VAR || nidx[i] == 0) return 1;
+    /* a T.Layout-remapped tensor is read element by element (lower_tile_ops stages the
+     * other side's vectors around it): its width does not bound the vector */
+    if (bufs[i]->remap && i == 1 && !bufs[0]->remap) continue;
     if (dtype_bytes(bufs[i]->dtype) > maxbytes) maxbytes = dtype_bytes(bufs[i]->dtype);
   }
   int64_t V = 16 / maxbytes;

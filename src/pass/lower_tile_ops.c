@@ -496,6 +496,7 @@ typedef struct StageScan {
   int64_t V;
   IrVar *lane;     /* the last dim's lane variable u */
   PtrVec stages;   /* VecStage* */
+  PtrVec scalar_reads; /* IrBuffer*: remapped tensors read element by element */
   bool ok;
 } StageScan;
 
@@ -578,6 +579,11 @@ static IrExpr *stage_expr(StageScan *sc, IrExpr *e) {
         if (!plain_indices(e->u.load.idx, e->u.load.nidx)) sc->ok = false;
         return e;
       }
+      /* a T.Layout-remapped tensor: read element by element in the lane loop */
+      if (e->u.load.buf->remap && plain_indices(e->u.load.idx, e->u.load.nidx)) {
+        vec_push(sc->lw->c->arena, &sc->scalar_reads, e->u.load.buf);
+        return e;
+      }
       VecStage *v = stage_of(sc, e->u.load.buf, e->u.load.idx, e->u.load.nidx, false);
       if (!v) return e;
       IrExpr *lane = ir_varref(sc->lw->c, sc->lane, SRCLOC_NONE);
@@ -647,13 +653,17 @@ static IrStmt *stage_vector_body(Lower *lw, NestCtx *nc, const ParNest *nest, co
   TsCompiler *c = lw->c;
   int64_t V = L->dim[nest->n - 1].vec;
   if (!lane || V <= 1 || !nest->body) return NULL;
-  StageScan sc = {lw, nc, nest, L, V, lane, {0}, true};
+  StageScan sc = {lw, nc, nest, L, V, lane, {0}, {0}, true};
   IrStmt *b = nest->body;
   int nitems = b->kind == IR_S_SEQ ? b->u.seq.n : 1;
   PtrVec items = {0};
   for (int i = 0; i < nitems && sc.ok; i++)
     vec_push(c->arena, &items, stage_stmt(&sc, b->kind == IR_S_SEQ ? b->u.seq.items[i] : b));
   if (!sc.ok || sc.stages.len == 0) return NULL;
+  /* a tensor read element by element must not be one the vectors write (after the lanes) */
+  for (int i = 0; i < sc.scalar_reads.len; i++)
+    for (int j = 0; j < sc.stages.len; j++)
+      if (((VecStage *)sc.stages.items[j])->buf == sc.scalar_reads.items[i]) return NULL;
   PtrVec before = {0}, after = {0};
   for (int i = 0; i < sc.stages.len; i++) {
     VecStage *v = sc.stages.items[i];
