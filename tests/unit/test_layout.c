@@ -462,6 +462,27 @@ TEST(layout_gemm_extra_stages) {
   ts_context_destroy(ctx);
 }
 
+/* The CUDA of kernel factory `kern` in SRC compiled for sm_90a (cu NULL, the error printed,
+ * when it does not compile); sm_cuda_free releases it. */
+typedef struct SmCuda { ts_context *ctx; ts_program *p; ts_kernel *k; const char *cu; } SmCuda;
+static SmCuda sm90a_cuda(const char *file, const char *src) {
+  SmCuda r = {0};
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+  if (ts_context_create(&co, &r.ctx) != TS_OK || ts_program_load_source(r.ctx, file, src, &r.p) != TS_OK ||
+      ts_kernel_compile(r.p, "kern", NULL, 0, &o, &r.k) != TS_OK) {
+    fprintf(stderr, "  %s\n", r.ctx ? ts_last_error(r.ctx) : "no context");
+    return r;
+  }
+  r.cu = ts_kernel_text(r.k, TS_EMIT_CUDA);
+  return r;
+}
+static void sm_cuda_free(SmCuda *r) {
+  ts_kernel_destroy(r->k);
+  ts_program_destroy(r->p);
+  ts_context_destroy(r->ctx);
+}
+
 /* inject_pipeline: a body with more than a lone T.gemm refills its stage after a barrier at the
  * end of the iteration, S stages ahead, and its leading register fills (a fragment copied from
  * a tensor the kernel never writes, T.clear) run before the wait. */
@@ -491,17 +512,9 @@ TEST(layout_pipeline_refill_and_early_fills) {
       "                    acc[i, j] += s[i, j] * m[j]\n"
       "            T.copy(acc, O)\n"
       "    return main\n";
-  ts_context *ctx = NULL;
-  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
-  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
-  ts_program *p = NULL;
-  ts_kernel *k = NULL;
-  REQUIRE(ts_program_load_source(ctx, "pipe.py", SRC, &p) == TS_OK);
-  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
-  ts_status st = ts_kernel_compile(p, "kern", NULL, 0, &o, &k);
-  if (st != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
-  CHECK(st == TS_OK);
-  const char *cu = st == TS_OK ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+  SmCuda sc = sm90a_cuda("pipe.py", SRC);
+  const char *cu = sc.cu;
+  CHECK(cu != NULL);
   const char *loop = cu ? strstr(cu, "for (int k = 0; k < 4; ++k) {") : NULL;
   CHECK(loop != NULL);
   if (loop) {
@@ -511,9 +524,7 @@ TEST(layout_pipeline_refill_and_early_fills) {
     CHECK(refill && strstr(refill, "if (k + 2 < 4) {") != NULL); /* 2 stages ahead, after a barrier */
   }
   CHECK(cu && strstr(cu, "for (int stage = 0; stage < 2; ++stage) {") != NULL); /* both stages in the prologue */
-  ts_kernel_destroy(k);
-  ts_program_destroy(p);
-  ts_context_destroy(ctx);
+  sm_cuda_free(&sc);
 }
 
 /* inject_pipeline: tiles used at different GEMMs (K by QKᵀ, V by PV) get a cp.async group
@@ -548,17 +559,9 @@ TEST(layout_pipeline_tile_groups) {
       "                T.gemm(p, V_s, acc)\n"
       "            T.copy(acc, O)\n"
       "    return main\n";
-  ts_context *ctx = NULL;
-  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
-  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
-  ts_program *p = NULL;
-  ts_kernel *k = NULL;
-  REQUIRE(ts_program_load_source(ctx, "groups.py", SRC, &p) == TS_OK);
-  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
-  ts_status st = ts_kernel_compile(p, "kern", NULL, 0, &o, &k);
-  if (st != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
-  CHECK(st == TS_OK);
-  const char *cu = st == TS_OK ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+  SmCuda sc = sm90a_cuda("groups.py", SRC);
+  const char *cu = sc.cu;
+  CHECK(cu != NULL);
   const char *loop = cu ? strstr(cu, "for (int k = 0; k < 8; ++k) {") : NULL;
   CHECK(loop != NULL);
   if (loop) {
@@ -574,9 +577,7 @@ TEST(layout_pipeline_tile_groups) {
   /* the prologue commits K and V of each stage as groups of their own */
   const char *pro = cu ? strstr(cu, "for (int stage = 0; stage < 2; ++stage) {") : NULL;
   CHECK(pro && loop && strstr(pro, "ts::cp_async_commit();") < strstr(pro, "&V[") && strstr(pro, "&V[") < loop);
-  ts_kernel_destroy(k);
-  ts_program_destroy(p);
-  ts_context_destroy(ctx);
+  sm_cuda_free(&sc);
 }
 
 /* A pipelined copy of one 4-byte element per thread (an lse row of 32 floats) is a 4-byte
@@ -599,23 +600,13 @@ TEST(layout_pipeline_scalar_cp_async) {
       "                    acc[i] += l_s[i]\n"
       "            T.copy(acc, O)\n"
       "    return main\n";
-  ts_context *ctx = NULL;
-  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
-  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
-  ts_program *p = NULL;
-  ts_kernel *k = NULL;
-  REQUIRE(ts_program_load_source(ctx, "scalar.py", SRC, &p) == TS_OK);
-  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
-  ts_status st = ts_kernel_compile(p, "kern", NULL, 0, &o, &k);
-  if (st != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
-  CHECK(st == TS_OK);
-  const char *cu = st == TS_OK ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+  SmCuda sc = sm90a_cuda("scalar.py", SRC);
+  const char *cu = sc.cu;
+  CHECK(cu != NULL);
   const char *loop = cu ? strstr(cu, "for (int k = 0; k < 8; ++k) {") : NULL;
   CHECK(loop && strstr(loop, "ts::cp_async<4>(&l_s[(k + 2) % 2 * 32") != NULL);
   CHECK(loop && !strstr(loop, "] = L["));
-  ts_kernel_destroy(k);
-  ts_program_destroy(p);
-  ts_context_destroy(ctx);
+  sm_cuda_free(&sc);
 }
 
 /* The copies into shared memory that open a kernel (layernorm's row, gamma, beta) are issued
@@ -643,26 +634,16 @@ TEST(layout_async_prologue_copies) {
       "                acc[i] += x_s[i]\n"
       "            T.copy(acc, Y)\n"
       "    return main\n";
-  ts_context *ctx = NULL;
-  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
-  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
-  ts_program *p = NULL;
-  ts_kernel *k = NULL;
-  REQUIRE(ts_program_load_source(ctx, "prologue.py", SRC, &p) == TS_OK);
-  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
-  ts_status st = ts_kernel_compile(p, "kern", NULL, 0, &o, &k);
-  if (st != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
-  CHECK(st == TS_OK);
-  const char *cu = st == TS_OK ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+  SmCuda sc = sm90a_cuda("prologue.py", SRC);
+  const char *cu = sc.cu;
+  CHECK(cu != NULL);
   const char *x = cu ? strstr(cu, "ts::cp_async<16>(&x_s[") : NULL, *g = cu ? strstr(cu, "ts::cp_async<16>(&g_s[") : NULL;
   const char *wait = cu ? strstr(cu, "ts::cp_async_wait<0>();") : NULL, *use = cu ? strstr(cu, "g_s[") : NULL;
   CHECK(x && g && wait && x < g && g < wait);         /* both in flight, one wait */
   CHECK(wait && strstr(wait, "__syncthreads();") != NULL);
   CHECK(use && g && use == g + strlen("ts::cp_async<16>(&")); /* nothing reads g_s before it */
   CHECK(cu && strstr(cu, "ts::copy_vec<8>(&x_s[") != NULL); /* the refill of the read tile: synchronous */
-  ts_kernel_destroy(k);
-  ts_program_destroy(p);
-  ts_context_destroy(ctx);
+  sm_cuda_free(&sc);
 }
 
 TEST(layout_gemm_dtypes_ptx) {
