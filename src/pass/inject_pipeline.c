@@ -153,6 +153,12 @@ static IrStmt *restage_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   return x;
 }
 
+/* s with every access of `from` (loads, stores, tile regions) at `to`[stage, ...] (passes.h). */
+IrStmt *pass_restage(TsCompiler *c, IrStmt *s, IrBuffer *from, IrBuffer *to, IrExpr *stage) {
+  Restage r = {c, from, to, stage};
+  return restage_stmt(c, s, &r);
+}
+
 /* ---- does a statement mention a buffer? --------------------------------------------------- */
 typedef struct Uses { IrBuffer *buf; bool found; } Uses;
 static void uses_expr(IrExpr *e, void *ctx) {

@@ -181,6 +181,9 @@ IrExpr *pass_gather_value(TsCompiler *c, IrExpr *value, IrExpr **cond, bool *con
  * kernel body kbody writes (batch sizes and offsets).  Returns the tile, or NULL.  Such a
  * nest is a pipeline producer (inject_pipeline: cp.async where its lanes vectorize). */
 IrBuffer *pass_gather_dst(TsCompiler *c, IrStmt *st, IrStmt *kbody);
+/* s with every access of shared tile `from` (loads, stores, tile regions) at its staged copy
+ * `to`[stage, ...] (inject_pipeline.c; warp_specialize_loop's thread-read tiles). */
+IrStmt *pass_restage(TsCompiler *c, IrStmt *s, IrBuffer *from, IrBuffer *to, IrExpr *stage);
 /* stage_fragment.c: the reads of fragment `frag` in and around T.Parallel nest `nest` (a
  * statement of *body) go through a shared copy of it made before the outermost enclosing
  * serial loop that leaves frag alone; false (nothing changed) when that is not sound. */

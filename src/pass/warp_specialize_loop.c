@@ -46,6 +46,10 @@
  * thread_sync then orders the consumers' own shared-memory hazards (reduction scratch, a P
  * tile, the epilogue) with named barriers over the consumer threads, and
  * merge_shared_memory counts lifetimes inside the consumer branch (O may reuse Q's bytes).
+ * With ts.ws_thread_read_tiles (opt-in), a copy of one row of a tensor onto a 1-D tile (an
+ * attention backward's lse and Delta) is staged too even though threads read it (a T.Parallel
+ * statement): one unswizzled box per stage, the readers' loads restaged (pass_restage), and a
+ * __syncwarp before lane 0 releases the stage, so every lane is past its reads.
  * Everything else (loads TMA cannot do, shared memory over the limit, other loop shapes,
  * pass_configs tl.disable_warp_specialized / tl.disable_tma_lower) stays on inject_pipeline's
  * cp.async path. */
@@ -79,6 +83,8 @@ typedef struct TmaTile {
   IrTmaMap *map;
   int bar;              /* staged: full[s] = bars[bar + s], empty[s] = bars[bar + S + s]; else bars[bar] */
   int first, last;      /* statements (loop body / kernel body) that use the tile; -1: none */
+  bool flat;            /* a 1-D tile (an lse row): one unswizzled box, staged [S, cols] */
+  bool thread_read;     /* read by threads (T.Parallel), not only by wgmma (flat tiles) */
 } TmaTile;
 
 typedef struct Wsl {
@@ -276,6 +282,54 @@ static bool tma_tile(Wsl *w, IrStmt *cp, const IrVar *kv, TmaTile *t) {
   return true;
 }
 
+/* ts.ws_thread_read_tiles (opt-in, not yet measured on a GPU): is `cp` a copy of one row of a
+ * tensor parameter onto the whole 1-D tile dst (an attention backward's lse or Delta row), one
+ * unswizzled TMA box of at most 256 elements in whole 16-byte units?  Fills t. */
+static bool flat_tile(Wsl *w, IrStmt *cp, const IrVar *kv, TmaTile *t) {
+  memset(t, 0, sizeof *t);
+  if (!pass_config_on(w->f, "ts.ws_thread_read_tiles")) return false;
+  const IrRegion *src = &cp->u.copy.src, *dst = &cp->u.copy.dst;
+  IrBuffer *g = src->buf, *sb = dst->buf;
+  int64_t n, m, e;
+  if (cp->u.copy.disable_tma || g->scope != IR_SCOPE_GLOBAL || g->param_index < 0 || g->alias_of || g->strides ||
+      g->remap || dtype_is_packed(g->dtype) || g->ndim < 2 || g->ndim > 4 || src->ndim != g->ndim)
+    return false;
+  if (!is_shared(sb) || sb->alias_of || sb->ndim != 1 || g->dtype != sb->dtype || !ir_is_const_int(sb->shape[0], &n) ||
+      n > 256 || (n * dtype_bytes(sb->dtype)) % 16 || !ir_is_const_int(dst->min[0], &m) || m != 0 ||
+      !ir_is_const_int(dst->extent[0], &e) || e != n)
+    return false;
+  for (int d = 0; d < g->ndim; d++)
+    if (!ir_is_const_int(src->extent[d], &e) || e != (d == g->ndim - 1 ? n : 1)) return false;
+  if (!ws_tma_rows_aligned(g)) return false;
+  t->src_min = ARENA_ARRAY(w->c->arena, IrExpr *, g->ndim);
+  for (int d = 0; d < g->ndim; d++) {
+    if (!producer_ok(src->min[d], kv, w->body, 0)) return false;
+    t->src_min[d] = pass_inline_lets(w->c, src->min[d]);
+  }
+  t->copy = cp;
+  t->dst = sb;
+  t->rows = 1;
+  t->cols = t->atom = n;
+  t->rdim = 0; /* box[rank - 1] = 1: the outermost dim */
+  t->bytes = n * dtype_bytes(sb->dtype);
+  t->first = t->last = -1;
+  t->flat = true;
+  return true;
+}
+
+/* Does s reduce over tile b (T.reduce_*: its source or destination)? */
+typedef struct ReduceOf { const IrBuffer *b; bool found; } ReduceOf;
+static void reduce_of_stmt(IrStmt *s, void *ctx) {
+  ReduceOf *r = ctx;
+  if (s->kind == IR_S_REDUCE && (s->u.reduce.src == r->b || s->u.reduce.dst == r->b)) r->found = true;
+}
+static bool reduces_tile(IrStmt *s, const IrBuffer *b) {
+  ReduceOf r = {b, false};
+  IrVisitor v = {reduce_of_stmt, NULL, &r};
+  ir_visit(s, &v);
+  return r.found;
+}
+
 /* ---- planning --------------------------------------------------------------------------- */
 typedef struct PipeCount { int n; } PipeCount;
 static void count_pipelined(IrStmt *s, void *ctx) {
@@ -292,14 +346,19 @@ static bool plan_staged(Wsl *w) {
   for (int i = 0; i < n && w->nt < WSL_MAX_COPIES; i++) {
     IrStmt *s = lb->u.seq.items[i];
     TmaTile t;
-    if (s->kind != IR_S_COPY || !tma_tile(w, s, w->kv, &t)) continue;
+    if (s->kind != IR_S_COPY || !(tma_tile(w, s, w->kv, &t) || flat_tile(w, s, w->kv, &t))) continue;
     t.pos = i;
     bool ok = true;
     for (int j = 0; j < n && ok; j++) {
       if (j == i) continue;
       UseCtx u = uses(lb->u.seq.items[j], t.dst);
       if (!u.used) continue;
-      if (j < i || u.aliased || u.written || !u.gemm_only || lb->u.seq.items[j]->kind != IR_S_GEMM) ok = false;
+      if (j < i || u.aliased || u.written) ok = false;
+      /* a flat tile may be read by threads: restaged loads, all lanes done before the release */
+      if (!u.gemm_only || lb->u.seq.items[j]->kind != IR_S_GEMM) {
+        if (t.flat && !reduces_tile(lb->u.seq.items[j], t.dst)) t.thread_read = true;
+        else ok = false;
+      }
       if (t.first < 0) t.first = j;
       t.last = j;
     }
@@ -537,7 +596,7 @@ static void make_map(Wsl *w, TmaTile *t) {
   for (int d = 0; d < 5; d++) m->box[d] = 1;
   m->box[0] = t->atom;
   m->box[g->ndim - 1 - t->rdim] = t->rows;
-  m->swizzle = t->layout->swizzle;
+  m->swizzle = t->layout ? t->layout->swizzle : 0; /* a flat tile: no swizzle */
   t->map = m;
   vec_push(c->arena, w->maps, m);
 }
@@ -551,8 +610,11 @@ static void push_boxes(Wsl *w, const TmaTile *t, IrExpr *stage, IrExpr *b, IrExp
     IrExpr *args[8];
     int na = 0;
     args[na++] = ir_varref(c, t->map->var, w->loc);
-    args[na++] = stage ? addr(c, t->staged, (IrExpr *[]){stage, i32(c, 0), i32(c, a * t->atom)}, 3)
-                       : addr(c, t->dst, (IrExpr *[]){i32(c, 0), i32(c, a * t->atom)}, 2);
+    if (t->flat)
+      args[na++] = stage ? addr(c, t->staged, (IrExpr *[]){stage, i32(c, 0)}, 2) : addr(c, t->dst, (IrExpr *[]){i32(c, 0)}, 1);
+    else
+      args[na++] = stage ? addr(c, t->staged, (IrExpr *[]){stage, i32(c, 0), i32(c, a * t->atom)}, 3)
+                         : addr(c, t->dst, (IrExpr *[]){i32(c, 0), i32(c, a * t->atom)}, 2);
     args[na++] = b;
     for (int d = R - 1; d >= 0; d--) {
       IrExpr *co = kref ? ir_subst(c, t->src_min[d], &w->kv, &kref, 1) : t->src_min[d];
@@ -615,7 +677,10 @@ static IrRegion staged_region(TsCompiler *c, const Wsl *w, const IrRegion *r, Ir
   return *r;
 }
 static IrStmt *on_stage(Wsl *w, IrStmt *s, IrExpr *stage) {
-  if (s->kind != IR_S_GEMM) return s; /* staged tiles are read by GEMMs alone (plan_staged) */
+  /* flat tiles that threads read: every load of them at this stage */
+  for (int i = 0; i < w->nt; i++)
+    if (w->tile[i].thread_read && uses(s, w->tile[i].dst).used) s = pass_restage(w->c, s, w->tile[i].dst, w->tile[i].staged, stage);
+  if (s->kind != IR_S_GEMM) return s; /* other staged tiles are read by GEMMs alone (plan_staged) */
   IrStmt *g = ir_stmt(w->c, IR_S_GEMM, s->loc);
   *g = *s;
   g->u.gemm.a = staged_region(w->c, w, &s->u.gemm.a, stage);
@@ -648,8 +713,10 @@ static IrStmt *consumer_loop(Wsl *w) {
     if (!staged_copy) vec_push(c->arena, &out, on_stage(w, s, str));
     for (int i = 0; i < w->nt; i++) {
       const TmaTile *t = &w->tile[i];
-      if (t->last == j || (t->last < 0 && t->pos == j))
-        vec_push(c->arena, &out, ir_if(c, lane0, dev(c, IRD_MBAR_ARRIVE, 0, 0, (IrExpr *[]){bar_at(w, t->bar + w->S, str)}, 1, loc), NULL, loc));
+      if (!(t->last == j || (t->last < 0 && t->pos == j))) continue;
+      /* threads read it: every lane of the warp is past its reads before lane 0 releases it */
+      if (t->thread_read) vec_push(c->arena, &out, ir_eval(c, ir_call(c, IRI_SYNCWARP, TS_DTYPE_VOID, NULL, 0, loc), loc));
+      vec_push(c->arena, &out, ir_if(c, lane0, dev(c, IRD_MBAR_ARRIVE, 0, 0, (IrExpr *[]){bar_at(w, t->bar + w->S, str)}, 1, loc), NULL, loc));
     }
   }
   IrStmt *r = ir_stmt(c, IR_S_FOR, loop->loc);
@@ -711,11 +778,10 @@ static bool specialize(Wsl *w) {
     TmaTile *t = &w->tile[i];
     IrBuffer *x = ARENA_NEW(c->arena, IrBuffer);
     *x = *t->dst;
-    x->ndim = 3;
-    x->shape = ARENA_ARRAY(c->arena, IrExpr *, 3);
+    x->ndim = t->dst->ndim + 1; /* [S, rows, cols], or [S, cols] for a flat tile */
+    x->shape = ARENA_ARRAY(c->arena, IrExpr *, x->ndim);
     x->shape[0] = i32(c, w->S);
-    x->shape[1] = t->dst->shape[0];
-    x->shape[2] = t->dst->shape[1];
+    for (int d = 0; d < t->dst->ndim; d++) x->shape[d + 1] = t->dst->shape[d];
     x->strides = NULL;
     t->staged = x;
     make_map(w, t);

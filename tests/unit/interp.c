@@ -706,6 +706,9 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
         in->epoch++;
         return;
       }
+      /* __syncwarp: statements run for every thread before the next one, so a warp's lanes
+       * are already past their earlier reads */
+      if (e->kind == IR_CALL && e->u.call.op == IRI_SYNCWARP) return;
       if (e->kind == IR_CALL && e->u.call.op == IRI_ATOMIC_ADD) {
         IrExpr *ld = e->u.call.args[0]->u.call.args[0];
         Mem *m = interp_mem(in, ld->u.load.buf);

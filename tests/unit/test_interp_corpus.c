@@ -29,10 +29,16 @@ static const char *corpus_dir(void) {
  * pass pipeline.  False with a diagnostic (a test failure) when it does not compile; false
  * with a "skipped" line when the corpus is not there (as tests/run.sh skips its corpus
  * step; CI has it beside the checkout). */
+/* A pass config (KEY=True) the next corpus_compile applies over the file's own: the tests of
+ * opt-in switches. */
+static const char *next_pass_config;
+
 static bool corpus_compile(TestCtx *t, Run *r, const char *rel, const char *func, const char *const *params) {
   memset(r, 0, sizeof *r);
   ts_compiler_init(&r->c, (TsTarget){90, true});
   r->c.debug = true;
+  static const char *const on[] = {"True"};
+  if (next_pass_config) r->c.call_pc_keys = &next_pass_config, r->c.call_pc_values = on, r->c.ncall_pc = 1;
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", corpus_dir(), rel);
   size_t len = 0;
@@ -44,11 +50,22 @@ static bool corpus_compile(TestCtx *t, Run *r, const char *rel, const char *func
   }
   r->file = (SourceFile){rel, r->text, len};
   r->f = interp_compile(&r->c, &r->file, func, params);
+  next_pass_config = NULL;
   if (r->f) return true;
   fprintf(stderr, "  %s: %s:%s does not compile (above)\n", t->name, rel, func);
   t->failures++;
   free(r->text);
   ts_compiler_fini(&r->c);
+  return false;
+}
+
+/* Does the compiled function hold a warp-specialized kernel (a producer warpgroup)? */
+static bool warp_specialized(const IrStmt *s) {
+  if (!s) return false;
+  if (s->kind == IR_S_KERNEL) return s->u.kernel.producer_threads > 0;
+  if (s->kind != IR_S_SEQ) return false;
+  for (int i = 0; i < s->u.seq.n; i++)
+    if (warp_specialized(s->u.seq.items[i])) return true;
   return false;
 }
 
@@ -453,12 +470,14 @@ TEST(corpus_interp_gqa_decode_split) {
  * the body).  With lse and Delta given, P = 2^(k.q * scale - lse), dV = P dO,
  * dS = P (V.dO - Delta) / sqrt(dim), dK = dS Q.  (dQ, added atomically in the file's
  * T.Layout order for its postprocess kernel, is not checked here.) */
-static void mha_bwd_case(TestCtx *t, bool causal) {
+static void mha_bwd_case(TestCtx *t, bool causal, bool ws) {
   enum { BH = 2, L = 128, D = 64 };
   Run r;
   const char *p[] = {"batch=1", "heads=2", "seq_len=128", "dim=64", causal ? "is_causal=True" : "is_causal=False",
                      "block_M=64", "block_N=64", NULL};
+  if (ws) next_pass_config = "ts.ws_thread_read_tiles";
   if (!corpus_compile(t, &r, "tilelang/examples/flash_attention/example_mha_bwd_bhsd.py", "flashattn_bwd", p)) return;
+  CHECK(warp_specialized(r.f->body) == ws);
   double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *dout = arg(&r, "dO"), *lse = arg(&r, "lse"),
          *delta = arg(&r, "Delta"), *dq = arg(&r, "dQ"), *dk = arg(&r, "dK"), *dv = arg(&r, "dV");
   const double sm = 1 / sqrt((double)D), scale = sm * 1.44269504;
@@ -503,8 +522,12 @@ static void mha_bwd_case(TestCtx *t, bool causal) {
   CHECK(bad == 0);
   run_free(&r);
 }
-TEST(corpus_interp_mha_bwd) { mha_bwd_case(t, false); }
-TEST(corpus_interp_mha_bwd_causal) { mha_bwd_case(t, true); }
+TEST(corpus_interp_mha_bwd) { mha_bwd_case(t, false, false); }
+TEST(corpus_interp_mha_bwd_causal) { mha_bwd_case(t, true, false); }
+/* ts.ws_thread_read_tiles: the same backward on a TMA producer warpgroup (lse and Delta as
+ * flat tiles the consumers' threads read) */
+TEST(corpus_interp_mha_bwd_ws) { mha_bwd_case(t, false, true); }
+TEST(corpus_interp_mha_bwd_causal_ws) { mha_bwd_case(t, true, true); }
 
 /* linear_attention/example_mamba_chunk_state.py: per chunk, states[m, n] = sum over its
  * positions l of x[l, m] * 2^((dA[last] - dA[l]) * log2 e) * dt[l] * B[l, n]; the manifest's
@@ -591,13 +614,15 @@ TEST(corpus_interp_mamba_chunk_scan) {
 /* flash_attention/example_gqa_bwd.py flashattn_bwd_atomic_add (BSHD, 2 query heads per key
  * head, the manifest's 128 x 32 tile): the same backward as above with dK and dV summed over each group's query heads by
  * tile atomics; Q, lse, dO and Delta staged. */
-TEST(corpus_interp_gqa_bwd_atomic) {
+static void gqa_bwd_case(TestCtx *t, bool ws) {
   enum { L = 128, H = 4, G = 2, HK = H / G, D = 64 };
   Run r;
   const char *p[] = {"batch=1", "heads=4", "seq_len=128", "dim_qk=64", "dim_v=64", "is_causal=False", "block_M=128",
                      "block_N=32", "threads=256", "num_stages=2", "groups=2", NULL};
+  if (ws) next_pass_config = "ts.ws_thread_read_tiles";
   if (!corpus_compile(t, &r, "tilelang/examples/flash_attention/example_gqa_bwd.py", "flashattn_bwd_atomic_add", p))
     return;
+  CHECK(warp_specialized(r.f->body) == ws);
   double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *dout = arg(&r, "dO"), *lse = arg(&r, "lse"),
          *delta = arg(&r, "Delta"), *dq = arg(&r, "dQ"), *dk = arg(&r, "dK"), *dv = arg(&r, "dV");
   const double sm = 1 / sqrt((double)D), scale = sm * 1.44269504;
@@ -642,6 +667,8 @@ TEST(corpus_interp_gqa_bwd_atomic) {
   CHECK(bad == 0);
   run_free(&r);
 }
+TEST(corpus_interp_gqa_bwd_atomic) { gqa_bwd_case(t, false); }
+TEST(corpus_interp_gqa_bwd_atomic_ws) { gqa_bwd_case(t, true); }
 
 /* blocksparse_gemm/example_blocksparse_gemm.py: `if BlockMask[by, bx, k]:` around the tile
  * copies and the GEMM; the copies run a stage ahead under the mask of their own k-tile. */
