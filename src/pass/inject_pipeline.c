@@ -463,6 +463,7 @@ typedef struct Groups {
   int *group;  /* per staged tile: its group */
   int *first;  /* per staged tile: the consumer before which it is waited for (-1: none) */
   int *last;   /* per group: the consumer after which it is refilled */
+  Prefix *pre; /* per group: its producers and the lets before them (group_prefixes) */
 } Groups;
 
 /* Is b reached through a view (T.view / T.reshape) anywhere in the kernel?  Its uses then
@@ -481,7 +482,7 @@ static bool has_views(IrStmt *kbody, const IrBuffer *b) {
 
 /* Each staged tile's first and last use among cons[lead..n), its group by last use. */
 static Groups plan_groups(TsCompiler *c, IrStmt *kbody, IrStmt **cons, int lead, int n, IrBuffer **bufs, int nb) {
-  Groups g = {0, ARENA_ARRAY(c->arena, int, nb), ARENA_ARRAY(c->arena, int, nb), ARENA_ARRAY(c->arena, int, nb)};
+  Groups g = {0, ARENA_ARRAY(c->arena, int, nb), ARENA_ARRAY(c->arena, int, nb), ARENA_ARRAY(c->arena, int, nb), NULL};
   int *last = ARENA_ARRAY(c->arena, int, nb);
   for (int j = 0; j < nb; j++) {
     g.first[j] = -1;
@@ -510,26 +511,27 @@ static Groups plan_groups(TsCompiler *c, IrStmt *kbody, IrStmt **cons, int lead,
   return g;
 }
 
-/* The prefix restricted to group `grp`: its producers, and the lets before them. */
-static Prefix group_prefix(TsCompiler *c, const Prefix *pf, const Groups *g, int grp, IrStmt *kbody) {
-  Prefix q = *pf;
-  q.prod = ARENA_ARRAY(c->arena, IrStmt *, pf->nprod);
-  q.nprod = 0;
-  int end = 0;
+/* g->pre: the prefix restricted to each group, its producers and the lets before them. */
+static void group_prefixes(TsCompiler *c, const Prefix *pf, Groups *g, IrStmt *kbody) {
+  int *grp_of = ARENA_ARRAY(c->arena, int, pf->nprod); /* per prefix item: its group, -1 for a let */
   for (int i = 0; i < pf->nprod; i++) {
     IrBuffer *b = pf->prod[i]->kind == IR_S_LET ? NULL : producer_dst(c, pf->prod[i], kbody);
+    grp_of[i] = -1;
     for (int j = 0; j < pf->nb; j++)
-      if (b == pf->bufs[j] && g->group[j] == grp) end = i + 1;
+      if (b == pf->bufs[j]) grp_of[i] = g->group[j];
   }
-  for (int i = 0; i < end; i++) {
-    IrStmt *st = pf->prod[i];
-    IrBuffer *b = st->kind == IR_S_LET ? NULL : producer_dst(c, st, kbody);
-    bool mine = st->kind == IR_S_LET;
-    for (int j = 0; j < pf->nb; j++)
-      if (b == pf->bufs[j] && g->group[j] == grp) mine = true;
-    if (mine) q.prod[q.nprod++] = st;
+  g->pre = ARENA_ARRAY(c->arena, Prefix, g->G);
+  for (int grp = 0; grp < g->G; grp++) {
+    Prefix *q = &g->pre[grp];
+    *q = *pf;
+    q->prod = ARENA_ARRAY(c->arena, IrStmt *, pf->nprod);
+    q->nprod = 0;
+    int end = 0;
+    for (int i = 0; i < pf->nprod; i++)
+      if (grp_of[i] == grp) end = i + 1;
+    for (int i = 0; i < end; i++)
+      if (grp_of[i] < 0 || grp_of[i] == grp) q->prod[q->nprod++] = pf->prod[i];
   }
-  return q;
 }
 
 /* `if (in_range) { group grp for iteration k_expr into stage }; commit`. */
@@ -554,7 +556,6 @@ static void push_wait(TsCompiler *c, int pending, SrcLoc loc, PtrVec *out) {
 /* The loop state the grouped schedule builds from. */
 typedef struct GroupLoop {
   Pipe *p;
-  IrStmt *kbody;
   IrVar *k;
   int S;
   IrExpr *cur_stage, *ahead, *ahead_stage, *in_range;
@@ -579,16 +580,15 @@ static void grouped_consumers(GroupLoop *gl, const Prefix *pf, const Groups *g, 
     for (int grp = 0; grp < g->G; grp++) {
       if (g->last[grp] != i) continue;
       vec_push(c->arena, mb, sync_threads(c, gl->loc)); /* every thread is done with its stage */
-      Prefix pg = group_prefix(c, pf, g, grp, gl->kbody);
-      vec_push(c->arena, mb, issue_group(gl->p, &pg, gl->k, gl->ahead, gl->ahead_stage, gl->in_range, gl->loc));
+      vec_push(c->arena, mb, issue_group(gl->p, &g->pre[grp], gl->k, gl->ahead, gl->ahead_stage, gl->in_range, gl->loc));
       refilled++;
     }
   }
 }
 
 /* The prologue: stages 0 .. D-1 issued, one commit per stage, or per group and stage. */
-static IrStmt *prologue(Pipe *p, const Prefix *pf, const Groups *g, IrStmt *kbody, IrVar *k, IrExpr *m0, IrExpr *ext,
-                        int D, SrcLoc loc) {
+static IrStmt *prologue(Pipe *p, const Prefix *pf, const Groups *g, IrVar *k, IrExpr *m0, IrExpr *ext, int D,
+                        SrcLoc loc) {
   TsCompiler *c = p->c;
   IrVar *sv = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *svr = ir_varref(c, sv, loc);
@@ -599,10 +599,7 @@ static IrStmt *prologue(Pipe *p, const Prefix *pf, const Groups *g, IrStmt *kbod
     IrStmt *body = ir_seq(c, (IrStmt *[]){ir_if(c, sv_in, ir_seq_vec(c, &pro, loc), NULL, loc), device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)}, 2, loc);
     return ir_for(c, sv, i32(c, 0), i32(c, D), IR_FOR_UNROLLED, body, loc);
   }
-  for (int grp = 0; grp < g->G; grp++) {
-    Prefix pg = group_prefix(c, pf, g, grp, kbody);
-    vec_push(c->arena, &pro, issue_group(p, &pg, k, sv_k, svr, sv_in, loc));
-  }
+  for (int grp = 0; grp < g->G; grp++) vec_push(c->arena, &pro, issue_group(p, &g->pre[grp], k, sv_k, svr, sv_in, loc));
   return ir_for(c, sv, i32(c, 0), i32(c, D), IR_FOR_UNROLLED, ir_seq_vec(c, &pro, loc), loc);
 }
 
@@ -682,8 +679,9 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
   /* without a guard, one commit group per refill point (Groups) */
   Groups groups = {0};
   if (refill_at_end && !guard) groups = plan_groups(c, kbody, cons, lead, ncons, bufs, nb);
+  if (groups.G) group_prefixes(c, &pf, &groups, kbody);
 
-  vec_push(c->arena, &out, prologue(p, &pf, &groups, kbody, k, m0, ext, D, loc));
+  vec_push(c->arena, &out, prologue(p, &pf, &groups, k, m0, ext, D, loc));
 
   /* Main loop. */
   IrExpr *kv = ir_varref(c, k, loc);
@@ -698,46 +696,44 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
     if (items[i]->kind == IR_S_LET) vec_push(c->arena, guard ? &inner_lets : &mb, items[i]);
   for (int i = 0; i < lead; i++) vec_push(c->arena, &mb, cons[i]);
   IrExpr *in_range = ir_binary(c, IR_LT, ir_binary(c, IR_ADD, it, i32(c, D), loc), ext, loc);
-  if (groups.G) {
-    GroupLoop gl = {p, kbody, k, S, cur_stage, ahead, ahead_stage, in_range, loc};
-    grouped_consumers(&gl, &pf, &groups, cons, lead, ncons, &mb);
-    vec_push(c->arena, &out, ir_for(c, k, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &mb, loc), loc));
-    vec_push(c->arena, &out, device_op(c, IRD_CP_ASYNC_WAIT, 0, loc));
-    return ir_seq_vec(c, &out, loc);
-  }
-  push_wait(c, D - 1, loc, &mb);
-  emit_prefix(p, &pf, k, ahead, ahead_stage, &issued);
-  IrStmt *issue = ir_seq(c, (IrStmt *[]){ir_if(c, in_range, ir_seq_vec(c, &issued, loc), NULL, loc),
-                                         device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)},
-                         2, loc);
   IrStmt *final_wait = NULL;
-  if (lone_gemm) {
-    /* A lone T.gemm: issue the tensor-core work first, then the copies of stage k+D
-     * (into a stage no MMA still reads: the barrier above follows every thread's wait),
-     * then wait for the MMAs — all of them, or all but this iteration's group when
-     * overlapping — so the copy instructions and the next barrier overlap the wgmma. */
-    IrStmt *g = restage_all(p, cons[0], k, NULL, cur_stage, bufs, staged, nb);
-    g->u.gemm.wg_wait = -1;
-    IrStmt *w = ir_stmt(c, IR_S_GEMM, g->loc);
-    *w = *g;
-    w->u.gemm.wg_wait = overlap ? -3 : -2;
-    vec_push(c->arena, &mb, g);
-    vec_push(c->arena, &mb, issue);
-    vec_push(c->arena, &mb, w);
-    if (overlap) {
-      final_wait = ir_stmt(c, IR_S_GEMM, g->loc);
-      *final_wait = *g;
-      final_wait->u.gemm.wg_wait = -2;
-    }
+  if (groups.G) {
+    GroupLoop gl = {p, k, S, cur_stage, ahead, ahead_stage, in_range, loc};
+    grouped_consumers(&gl, &pf, &groups, cons, lead, ncons, &mb);
   } else {
-    PtrVec *cv = guard ? &inner_lets : &mb;
-    if (!refill_at_end) vec_push(c->arena, &mb, issue); /* stage (k - 1) % S, after the barrier above */
-    for (int i = lead; i < ncons; i++) vec_push(c->arena, cv, restage_all(p, cons[i], k, NULL, cur_stage, bufs, staged, nb));
-    if (guard) vec_push(c->arena, &mb, ir_if(c, guard, ir_seq_vec(c, &inner_lets, loc), NULL, loc));
-    if (refill_at_end) {
-      /* every thread is done with stage k % S (= (k + S) % S): refill it */
-      vec_push(c->arena, &mb, sync_threads(c, loc));
+    push_wait(c, D - 1, loc, &mb);
+    emit_prefix(p, &pf, k, ahead, ahead_stage, &issued);
+    IrStmt *issue = ir_seq(c, (IrStmt *[]){ir_if(c, in_range, ir_seq_vec(c, &issued, loc), NULL, loc),
+                                           device_op(c, IRD_CP_ASYNC_COMMIT, 0, loc)},
+                           2, loc);
+    if (lone_gemm) {
+      /* A lone T.gemm: issue the tensor-core work first, then the copies of stage k+D
+       * (into a stage no MMA still reads: the barrier above follows every thread's wait),
+       * then wait for the MMAs — all of them, or all but this iteration's group when
+       * overlapping — so the copy instructions and the next barrier overlap the wgmma. */
+      IrStmt *g = restage_all(p, cons[0], k, NULL, cur_stage, bufs, staged, nb);
+      g->u.gemm.wg_wait = -1;
+      IrStmt *w = ir_stmt(c, IR_S_GEMM, g->loc);
+      *w = *g;
+      w->u.gemm.wg_wait = overlap ? -3 : -2;
+      vec_push(c->arena, &mb, g);
       vec_push(c->arena, &mb, issue);
+      vec_push(c->arena, &mb, w);
+      if (overlap) {
+        final_wait = ir_stmt(c, IR_S_GEMM, g->loc);
+        *final_wait = *g;
+        final_wait->u.gemm.wg_wait = -2;
+      }
+    } else {
+      PtrVec *cv = guard ? &inner_lets : &mb;
+      if (!refill_at_end) vec_push(c->arena, &mb, issue); /* stage (k - 1) % S, after the barrier above */
+      for (int i = lead; i < ncons; i++) vec_push(c->arena, cv, restage_all(p, cons[i], k, NULL, cur_stage, bufs, staged, nb));
+      if (guard) vec_push(c->arena, &mb, ir_if(c, guard, ir_seq_vec(c, &inner_lets, loc), NULL, loc));
+      if (refill_at_end) {
+        /* every thread is done with stage k % S (= (k + S) % S): refill it */
+        vec_push(c->arena, &mb, sync_threads(c, loc));
+        vec_push(c->arena, &mb, issue);
+      }
     }
   }
   IrStmt *main_loop = ir_for(c, k, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &mb, loc), loc);

@@ -234,16 +234,33 @@ static const Layout *planned_layout(IrStmt *kbody, const IrBuffer *b) {
 
 /* Is `cp` a box of a tensor parameter onto the whole 2-D tile dst, one TMA box per W-byte
  * column atom of dst's planned layout, its origin computable by the producer?  Fills t. */
+/* Can TMA copy cp's source onto its destination: a 2-4-D tensor parameter with 16-byte rows,
+ * not a view, strided or remapped, onto an unaliased ndim-D shared tile of its dtype? */
+static bool tma_copy_ok(IrStmt *cp, int ndim) {
+  const IrRegion *src = &cp->u.copy.src;
+  IrBuffer *g = src->buf, *sb = cp->u.copy.dst.buf;
+  return !cp->u.copy.disable_tma && g->scope == IR_SCOPE_GLOBAL && g->param_index >= 0 && !g->alias_of && !g->strides &&
+         !g->remap && !dtype_is_packed(g->dtype) /* 4-bit: element by element */ && is_shared(sb) && !sb->alias_of &&
+         sb->ndim == ndim && g->dtype == sb->dtype && g->ndim >= 2 && g->ndim <= 4 && src->ndim == g->ndim &&
+         ws_tma_rows_aligned(g);
+}
+
+/* The box origin as the producer computes it (lets inlined) into t->src_min; false when a
+ * coordinate is not one the producer can compute. */
+static bool box_origin(Wsl *w, const IrRegion *src, const IrVar *kv, TmaTile *t) {
+  t->src_min = ARENA_ARRAY(w->c->arena, IrExpr *, src->ndim);
+  for (int d = 0; d < src->ndim; d++) {
+    if (!producer_ok(src->min[d], kv, w->body, 0)) return false;
+    t->src_min[d] = pass_inline_lets(w->c, src->min[d]);
+  }
+  return true;
+}
+
 static bool tma_tile(Wsl *w, IrStmt *cp, const IrVar *kv, TmaTile *t) {
   memset(t, 0, sizeof *t);
   const IrRegion *src = &cp->u.copy.src, *dst = &cp->u.copy.dst;
   IrBuffer *g = src->buf, *sb = dst->buf;
-  if (cp->u.copy.disable_tma || g->scope != IR_SCOPE_GLOBAL || g->param_index < 0 || g->alias_of || g->strides ||
-      g->remap || dtype_is_packed(g->dtype)) /* 4-bit: element by element */
-    return false;
-  if (!is_shared(sb) || sb->alias_of || sb->ndim != 2 || g->dtype != sb->dtype || g->ndim < 2 || g->ndim > 4 ||
-      src->ndim != g->ndim)
-    return false;
+  if (!tma_copy_ok(cp, 2)) return false;
   int64_t r, cc;
   if (!ir_is_const_int(sb->shape[0], &r) || !ir_is_const_int(sb->shape[1], &cc)) return false;
   for (int d = 0; d < 2; d++) {
@@ -260,16 +277,11 @@ static bool tma_tile(Wsl *w, IrStmt *cp, const IrVar *kv, TmaTile *t) {
     if (rdim < 0 && e == r) rdim = d;
     else if (e != 1) return false;
   }
-  if (rdim < 0 || !ws_tma_rows_aligned(g)) return false;
+  if (rdim < 0) return false;
   const Layout *lay = planned_layout(w->body, sb);
   if (!lay || lay->rows != r || lay->cols != cc) return false;
   int64_t atom = layout_atom_cols(lay);
-  if (r > 256 || atom > 256 || cc % atom) return false;
-  t->src_min = ARENA_ARRAY(w->c->arena, IrExpr *, n);
-  for (int d = 0; d < n; d++) {
-    if (!producer_ok(src->min[d], kv, w->body, 0)) return false;
-    t->src_min[d] = pass_inline_lets(w->c, src->min[d]);
-  }
+  if (r > 256 || atom > 256 || cc % atom || !box_origin(w, src, kv, t)) return false;
   t->copy = cp;
   t->dst = sb;
   t->layout = lay;
@@ -287,25 +299,16 @@ static bool tma_tile(Wsl *w, IrStmt *cp, const IrVar *kv, TmaTile *t) {
  * unswizzled TMA box of at most 256 elements in whole 16-byte units?  Fills t. */
 static bool flat_tile(Wsl *w, IrStmt *cp, const IrVar *kv, TmaTile *t) {
   memset(t, 0, sizeof *t);
-  if (!pass_config_on(w->f, "ts.ws_thread_read_tiles")) return false;
+  if (!pass_config_on(w->f, "ts.ws_thread_read_tiles") || !tma_copy_ok(cp, 1)) return false;
   const IrRegion *src = &cp->u.copy.src, *dst = &cp->u.copy.dst;
   IrBuffer *g = src->buf, *sb = dst->buf;
   int64_t n, m, e;
-  if (cp->u.copy.disable_tma || g->scope != IR_SCOPE_GLOBAL || g->param_index < 0 || g->alias_of || g->strides ||
-      g->remap || dtype_is_packed(g->dtype) || g->ndim < 2 || g->ndim > 4 || src->ndim != g->ndim)
-    return false;
-  if (!is_shared(sb) || sb->alias_of || sb->ndim != 1 || g->dtype != sb->dtype || !ir_is_const_int(sb->shape[0], &n) ||
-      n > 256 || (n * dtype_bytes(sb->dtype)) % 16 || !ir_is_const_int(dst->min[0], &m) || m != 0 ||
-      !ir_is_const_int(dst->extent[0], &e) || e != n)
+  if (!ir_is_const_int(sb->shape[0], &n) || n > 256 || (n * dtype_bytes(sb->dtype)) % 16 ||
+      !ir_is_const_int(dst->min[0], &m) || m != 0 || !ir_is_const_int(dst->extent[0], &e) || e != n)
     return false;
   for (int d = 0; d < g->ndim; d++)
     if (!ir_is_const_int(src->extent[d], &e) || e != (d == g->ndim - 1 ? n : 1)) return false;
-  if (!ws_tma_rows_aligned(g)) return false;
-  t->src_min = ARENA_ARRAY(w->c->arena, IrExpr *, g->ndim);
-  for (int d = 0; d < g->ndim; d++) {
-    if (!producer_ok(src->min[d], kv, w->body, 0)) return false;
-    t->src_min[d] = pass_inline_lets(w->c, src->min[d]);
-  }
+  if (!box_origin(w, src, kv, t)) return false;
   t->copy = cp;
   t->dst = sb;
   t->rows = 1;
