@@ -226,11 +226,13 @@ int64_t pass_kernel_threads(const IrKernel *k) {
   return t;
 }
 
-bool pass_config_on(const IrFunc *f, const char *key) {
+int pass_config_state(const IrFunc *f, const char *key) {
   for (int i = 0; i < f->npass_configs; i++)
     if (f->pass_configs[i].key && !strcmp(f->pass_configs[i].key, key)) return ir_config_true(f->pass_configs[i].value);
-  return false;
+  return -1;
 }
+
+bool pass_config_on(const IrFunc *f, const char *key) { return pass_config_state(f, key) == 1; }
 
 bool pass_is_role_split(const IrKernel *k, const IrStmt *s) {
   if (!k->producer_threads || !s || s->kind != IR_S_IF || !s->u.if_.else_s) return false;

@@ -204,6 +204,11 @@ IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int ni
 int64_t pass_kernel_threads(const IrKernel *k);
 /* pass_configs {key: True} (also "true" / "1"). */
 bool pass_config_on(const IrFunc *f, const char *key);
+/* plan_gemm, before planning kernel k: one warpgroup -> two where its fragments overflow the
+ * registers (widen_consumers.c). */
+void pass_widen_consumers(TsCompiler *c, const IrFunc *f, IrKernel *k);
+/* A switch whose default is decided per kernel: 1 (True), 0 (present, not true), -1 (absent). */
+int pass_config_state(const IrFunc *f, const char *key);
 /* Is s the role split of a warp-specialized kernel k (warp_specialize, warp_specialize_loop):
  * `if tx >= threads[0]: producer else: consumers`?  The consumer branch runs on threads
  * [0, threads[0]) only, which synchronise among themselves with named barriers. */

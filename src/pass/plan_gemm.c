@@ -5,7 +5,9 @@
  * GEMM share it (staging adds a stage dimension but changes no tile).  Unsupported shapes
  * and dtypes are reported here, once, at the user's line.
  *
- * A GEMM whose B is a fragment first gets a shared copy of it (pass_stage_gemm_b).
+ * A GEMM whose B is a fragment first gets a shared copy of it (pass_stage_gemm_b), and a
+ * one-warpgroup kernel whose fragments overflow its registers gets two warpgroups
+ * (widen_consumers.c).
  *
  * T.wgmma_gemm (a GEMM issued as wgmma without waiting: wg_wait == -1 from the front end)
  * is checked here too: it needs sm_90a and a plan on the wgmma path. */
@@ -74,7 +76,16 @@ static void plan_stmt(TsCompiler *c, IrStmt *s, int64_t nthreads, int64_t lo) {
   s->u.gemm.plan = p;
 }
 
+typedef struct WidenCtx { TsCompiler *c; const IrFunc *f; } WidenCtx;
+static void widen_kernel(IrStmt *s, void *ctx) {
+  WidenCtx *w = ctx;
+  if (s->kind == IR_S_KERNEL) pass_widen_consumers(w->c, w->f, &s->u.kernel);
+}
+
 void pass_plan_gemm(TsCompiler *c, IrFunc *f) {
   f->body = pass_stage_gemm_b(c, f->body); /* B in registers: through a shared copy */
+  WidenCtx w = {c, f};
+  IrVisitor v = {widen_kernel, NULL, &w};
+  ir_visit(f->body, &v);
   plan_stmt(c, f->body, 1, 0);
 }

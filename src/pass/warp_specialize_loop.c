@@ -46,10 +46,12 @@
  * thread_sync then orders the consumers' own shared-memory hazards (reduction scratch, a P
  * tile, the epilogue) with named barriers over the consumer threads, and
  * merge_shared_memory counts lifetimes inside the consumer branch (O may reuse Q's bytes).
- * With ts.ws_thread_read_tiles (opt-in), a copy of one row of a tensor onto a 1-D tile (an
- * attention backward's lse and Delta) is staged too even though threads read it (a T.Parallel
- * statement): one unswizzled box per stage, the readers' loads restaged (pass_restage), and a
- * __syncwarp before lane 0 releases the stage, so every lane is past its reads.
+ * A copy of one row of a tensor onto a 1-D tile (an attention backward's lse and Delta) is
+ * staged too even though threads read it (a T.Parallel statement): one unswizzled box per
+ * stage, the readers' loads restaged (pass_restage), and a __syncwarp before lane 0 releases
+ * the stage, so every lane is past its reads.  Such a loop is taken only where its shared
+ * memory already holds it to one block an SM (smem_fits), or always with
+ * ts.ws_thread_read_tiles True; False never stages such tiles.
  * Everything else (loads TMA cannot do, shared memory over the limit, other loop shapes,
  * pass_configs tl.disable_warp_specialized / tl.disable_tma_lower) stays on inject_pipeline's
  * cp.async path. */
@@ -61,6 +63,7 @@
 #define WSL_PRODUCER_THREADS 128
 #define WSL_MAX_COPIES 8
 #define WSL_MAX_BARS 64
+#define WSL_BLOCK_RESERVED_SMEM 1024 /* the shared memory the driver keeps for each block */
 
 static IrExpr *i32(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
 static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return ir_binary(c, k, a, b, SRCLOC_NONE); }
@@ -294,12 +297,12 @@ static bool tma_tile(Wsl *w, IrStmt *cp, const IrVar *kv, TmaTile *t) {
   return true;
 }
 
-/* ts.ws_thread_read_tiles (opt-in, not yet measured on a GPU): is `cp` a copy of one row of a
+/* Unless ts.ws_thread_read_tiles is False: is `cp` a copy of one row of a
  * tensor parameter onto the whole 1-D tile dst (an attention backward's lse or Delta row), one
  * unswizzled TMA box of at most 256 elements in whole 16-byte units?  Fills t. */
 static bool flat_tile(Wsl *w, IrStmt *cp, const IrVar *kv, TmaTile *t) {
   memset(t, 0, sizeof *t);
-  if (!pass_config_on(w->f, "ts.ws_thread_read_tiles") || !tma_copy_ok(cp, 1)) return false;
+  if (!pass_config_state(w->f, "ts.ws_thread_read_tiles") || !tma_copy_ok(cp, 1)) return false;
   const IrRegion *src = &cp->u.copy.src, *dst = &cp->u.copy.dst;
   IrBuffer *g = src->buf, *sb = dst->buf;
   int64_t n, m, e;
@@ -422,13 +425,11 @@ static void plan_pre(Wsl *w) {
 
 /* Shared memory after the rewrite, estimated the way merge_shared_memory will lay it out
  * (stages multiplied in; buffers dead before another's first use share its bytes when the
- * stack would not fit; the tiles the producer fills live from the consumers' start); plus
- * a cross-warp reduction's scratch.  Over the target's limit: leave the kernel alone. */
+ * stack would not fit against `cap`; the tiles the producer fills live from the consumers'
+ * start); plus a cross-warp reduction's scratch.  -1 when a buffer has no constant size. */
 typedef struct Est { int64_t bytes, align, off; int first, last; } Est;
-static bool smem_fits(Wsl *w) {
+static int64_t smem_estimate(Wsl *w, int64_t cap) {
   TsCompiler *c = w->c;
-  int64_t cap = pass_smem_cap(c);
-  if (!cap) return true;
   int n = w->body->u.seq.n;
   Est *e = ARENA_ARRAY(c->arena, Est, n + 1);
   int ne = 0;
@@ -439,7 +440,7 @@ static bool smem_fits(Wsl *w) {
     IrBuffer *b = s->u.alloc.buf;
     if (!is_shared(b) || b->alias_of) continue;
     int64_t numel = ir_buffer_numel(b);
-    if (numel < 0) return false;
+    if (numel < 0) return -1;
     Est x = {numel * dtype_bytes(b->dtype), 128, 0, -1, -1};
     bool producer = false;
     for (int j = 0; j < w->nt; j++)
@@ -467,7 +468,7 @@ static bool smem_fits(Wsl *w) {
   int64_t stack = 0;
   for (int i = 0; i < ne; i++) stack = (stack + e[i].align - 1) / e[i].align * e[i].align + e[i].bytes;
   int64_t extra = 8 * (int64_t)w->nbars + 128 + (reduces ? 2 * w->T * 4 + 128 : 0);
-  if (stack + extra <= cap) return true;
+  if (stack + extra <= cap) return stack + extra;
   int64_t end = 0;
   bool *placed = ARENA_ARRAY(c->arena, bool, ne);
   for (int round = 0; round < ne; round++) {
@@ -494,7 +495,25 @@ static bool smem_fits(Wsl *w) {
     placed[pick] = true;
     if (off + l->bytes > end) end = off + l->bytes;
   }
-  return end + extra <= cap;
+  return end + extra;
+}
+
+/* Does the kernel fit the target's shared memory after the rewrite, and is the rewrite worth
+ * taking?  A producer warpgroup holds the SM's registers for one block (setmaxnreg), so where
+ * the consumers still read a staged tile with their own loads (thread_read) the loop is
+ * warp-specialized only when its shared memory already keeps it to one block an SM, or when
+ * pass_configs ts.ws_thread_read_tiles is True.  On an H200 the attention backward with lse
+ * and Delta rows went from 0.87x to 0.97x TileLang at Dqk 192 (one block an SM either way)
+ * and from 1.18x to 0.95x at D 64 (three blocks an SM before). */
+static bool smem_fits(Wsl *w) {
+  int64_t cap = pass_smem_cap(w->c), per_sm = pass_smem_per_sm(w->c);
+  if (!cap) return true;
+  int64_t est = smem_estimate(w, cap);
+  if (est < 0 || est > cap) return false;
+  bool thread_read = false;
+  for (int i = 0; i < w->nt; i++) thread_read |= w->tile[i].thread_read;
+  if (!thread_read || pass_config_state(w->f, "ts.ws_thread_read_tiles") == 1 || !per_sm) return true;
+  return 2 * (est + WSL_BLOCK_RESERVED_SMEM) > per_sm;
 }
 
 /* The epilogue T.copy(fragment, S); T.copy(S, G[box]) as TMA stores of S in a swizzled

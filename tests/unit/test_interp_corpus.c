@@ -29,16 +29,15 @@ static const char *corpus_dir(void) {
  * pass pipeline.  False with a diagnostic (a test failure) when it does not compile; false
  * with a "skipped" line when the corpus is not there (as tests/run.sh skips its corpus
  * step; CI has it beside the checkout). */
-/* A pass config (KEY=True) the next corpus_compile applies over the file's own: the tests of
- * opt-in switches. */
-static const char *next_pass_config;
+/* A pass config (KEY=next_pass_value) the next corpus_compile applies over the file's own:
+ * the tests of switches. */
+static const char *next_pass_config, *next_pass_value = "True";
 
 static bool corpus_compile(TestCtx *t, Run *r, const char *rel, const char *func, const char *const *params) {
   memset(r, 0, sizeof *r);
   ts_compiler_init(&r->c, (TsTarget){90, true});
   r->c.debug = true;
-  static const char *const on[] = {"True"};
-  if (next_pass_config) r->c.call_pc_keys = &next_pass_config, r->c.call_pc_values = on, r->c.ncall_pc = 1;
+  if (next_pass_config) r->c.call_pc_keys = &next_pass_config, r->c.call_pc_values = &next_pass_value, r->c.ncall_pc = 1;
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", corpus_dir(), rel);
   size_t len = 0;
@@ -50,7 +49,7 @@ static bool corpus_compile(TestCtx *t, Run *r, const char *rel, const char *func
   }
   r->file = (SourceFile){rel, r->text, len};
   r->f = interp_compile(&r->c, &r->file, func, params);
-  next_pass_config = NULL;
+  next_pass_config = NULL, next_pass_value = "True";
   if (r->f) return true;
   fprintf(stderr, "  %s: %s:%s does not compile (above)\n", t->name, rel, func);
   t->failures++;
@@ -67,6 +66,16 @@ static bool warp_specialized(const IrStmt *s) {
   for (int i = 0; i < s->u.seq.n; i++)
     if (warp_specialized(s->u.seq.items[i])) return true;
   return false;
+}
+
+/* The consumer threads (threads[0]) of the first kernel under s; 0 when there is none. */
+static int kernel_threads(const IrStmt *s) {
+  if (!s) return 0;
+  if (s->kind == IR_S_KERNEL) return s->u.kernel.threads[0];
+  if (s->kind != IR_S_SEQ) return 0;
+  for (int i = 0; i < s->u.seq.n; i++)
+    if (kernel_threads(s->u.seq.items[i])) return kernel_threads(s->u.seq.items[i]);
+  return 0;
 }
 
 /* Global parameter `name` of the compiled function, its contents in the interpreter. */
@@ -371,10 +380,11 @@ TEST(corpus_interp_mla_decode_paged) {
  * its own keys (causal: those up to the row, aligned on the right; a row that sees none
  * is 0), query head h reading key head h / G. */
 enum { VB = 2, VH = 4, VD = 64, VUQ = 200, VUKV = 150 };
-static void varlen_case(TestCtx *t, const char *file, const char *const *p, int G, bool causal) {
+static void varlen_case(TestCtx *t, const char *file, const char *const *p, int G, bool causal, int threads) {
   const int cq[VB + 1] = {0, 70, 200}, ck[VB + 1] = {0, 90, 150}, HK = VH / G;
   Run r;
   if (!corpus_compile(t, &r, file, "flashattn", p)) return;
+  CHECK(kernel_threads(r.f->body) == threads);
   double *q = arg(&r, "Q_unpad"), *k = arg(&r, "K_unpad"), *v = arg(&r, "V_unpad"), *cuq = arg(&r, "cu_seqlens_q"),
          *cuk = arg(&r, "cu_seqlens_k"), *o = arg(&r, "Output_unpad");
   scalar(&r, "max_seqlen_q", 130);
@@ -412,18 +422,32 @@ static void varlen_case(TestCtx *t, const char *file, const char *const *p, int 
 TEST(corpus_interp_mha_fwd_varlen) {
   const char *p[] = {"batch_size=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=False", "block_M=64",
                      "block_N=64", "num_stages=1", "threads=128", NULL};
-  varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", p, 1, false);
+  varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", p, 1, false, 128);
 }
 TEST(corpus_interp_mha_fwd_varlen_causal) {
   const char *p[] = {"batch_size=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=True", "block_M=64",
                      "block_N=64", "num_stages=1", "threads=128", NULL};
-  varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", p, 1, true);
+  varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", p, 1, true, 128);
+}
+/* a 128 x 128 tile declared on one warpgroup: acc_s, P and acc_o need 256 registers a thread
+ * there, so it runs on two (widen_consumers.c), with the same results */
+TEST(corpus_interp_mha_fwd_varlen_widened) {
+  const char *p[] = {"batch_size=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=True", "block_M=128",
+                     "block_N=128", "num_stages=1", "threads=128", NULL};
+  varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", p, 1, true, 256);
+}
+/* the same under pass_configs ts.keep_threads: one warpgroup, as declared */
+TEST(corpus_interp_mha_fwd_varlen_keep_threads) {
+  const char *p[] = {"batch_size=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=True", "block_M=128",
+                     "block_N=128", "num_stages=1", "threads=128", NULL};
+  next_pass_config = "ts.keep_threads";
+  varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", p, 1, true, 128);
 }
 /* the manifest's tile: 128 x 128, 2 stages, two consumer warpgroups */
 TEST(corpus_interp_gqa_fwd_varlen) {
   const char *p[] = {"batch_size=2", "groups=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=False",
                      "block_M=128", "block_N=128", "num_stages=2", "threads=256", NULL};
-  varlen_case(t, "tilelang/examples/flash_attention/example_gqa_fwd_varlen.py", p, 2, false);
+  varlen_case(t, "tilelang/examples/flash_attention/example_gqa_fwd_varlen.py", p, 2, false, 256);
 }
 
 /* flash_decoding/example_gqa_decode.py (warp specialization disabled by the file): split-KV
@@ -475,7 +499,7 @@ static void mha_bwd_case(TestCtx *t, bool causal, bool ws) {
   Run r;
   const char *p[] = {"batch=1", "heads=2", "seq_len=128", "dim=64", causal ? "is_causal=True" : "is_causal=False",
                      "block_M=64", "block_N=64", NULL};
-  if (ws) next_pass_config = "ts.ws_thread_read_tiles";
+  next_pass_config = "ts.ws_thread_read_tiles", next_pass_value = ws ? "True" : "False";
   if (!corpus_compile(t, &r, "tilelang/examples/flash_attention/example_mha_bwd_bhsd.py", "flashattn_bwd", p)) return;
   CHECK(warp_specialized(r.f->body) == ws);
   double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *dout = arg(&r, "dO"), *lse = arg(&r, "lse"),
@@ -528,6 +552,23 @@ TEST(corpus_interp_mha_bwd_causal) { mha_bwd_case(t, true, false); }
  * flat tiles the consumers' threads read) */
 TEST(corpus_interp_mha_bwd_ws) { mha_bwd_case(t, false, true); }
 TEST(corpus_interp_mha_bwd_causal_ws) { mha_bwd_case(t, true, true); }
+
+/* Without the switch, the backward's loop (lse and Delta read by threads) is warp-specialized
+ * only where its shared memory already keeps it to one block an SM: the gqa backward at the
+ * manifest's Dqk 192 (Q and dO tiles of 2 stages: over half an SM's 228 KB) is, the mha
+ * backward at D 64 (three blocks an SM fit) is not.  Compile only. */
+TEST(corpus_ws_thread_read_tiles_default) {
+  Run r;
+  const char *gqa[] = {"batch=8", "heads=32", "seq_len=1024", "dim_qk=192", "dim_v=128", "is_causal=False", "block_M=128",
+                       "block_N=32", "threads=256", "num_stages=2", "groups=16", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/flash_attention/example_gqa_bwd.py", "flashattn_bwd_atomic_add", gqa)) return;
+  CHECK(warp_specialized(r.f->body));
+  run_free(&r);
+  const char *mha[] = {"batch=8", "heads=32", "seq_len=1024", "dim=64", "is_causal=False", "block_M=64", "block_N=64", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/flash_attention/example_mha_bwd_bhsd.py", "flashattn_bwd", mha)) return;
+  CHECK(!warp_specialized(r.f->body));
+  run_free(&r);
+}
 
 /* linear_attention/example_mamba_chunk_state.py: per chunk, states[m, n] = sum over its
  * positions l of x[l, m] * 2^((dA[last] - dA[l]) * log2 e) * dt[l] * B[l, n]; the manifest's
@@ -619,7 +660,7 @@ static void gqa_bwd_case(TestCtx *t, bool ws) {
   Run r;
   const char *p[] = {"batch=1", "heads=4", "seq_len=128", "dim_qk=64", "dim_v=64", "is_causal=False", "block_M=128",
                      "block_N=32", "threads=256", "num_stages=2", "groups=2", NULL};
-  if (ws) next_pass_config = "ts.ws_thread_read_tiles";
+  next_pass_config = "ts.ws_thread_read_tiles", next_pass_value = ws ? "True" : "False";
   if (!corpus_compile(t, &r, "tilelang/examples/flash_attention/example_gqa_bwd.py", "flashattn_bwd_atomic_add", p))
     return;
   CHECK(warp_specialized(r.f->body) == ws);
