@@ -41,6 +41,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -89,6 +90,9 @@ def parse_args(argv=None):
                     help="AG-GEMM: the example's persistent kernel (one block per SM)")
     ap.add_argument("--warmup", type=int, default=5, help="untimed calls of each side (5)")
     ap.add_argument("--trials", type=int, default=30, help="timed calls of each side (30)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="ag_gemm: also time its parts alone (the GEMM kernel on signals already "
+                         "set, the copy-engine gather, torch's matmul and all_gather) and print them")
     ap.add_argument("--tol", type=float, default=1e-2,
                     help="GEMMs: max |ours - torch| allowed, relative to max |torch| (1e-2)")
     args = ap.parse_args(argv)
@@ -285,6 +289,7 @@ class Row:
         self.ours = self.theirs = None
         self.check = "not run"
         self.ok = False
+        self.breakdown = []  # --breakdown: (part, ms)
 
 
 # ---- the benchmarks --------------------------------------------------------------------------
@@ -313,8 +318,8 @@ def bench_ag_gemm(g, args, ex):
     ag_stream = torch.cuda.Stream(priority=-1)
     torch_ag = torch.empty((M, K), dtype=dtype, device="cuda")
 
-    def ours():
-        return ex.ag_gemm_op(A, B, C, ag_buffer, signal, m, K, 1, lr, W, set_signal, gemm,
+    def ours(kernel=gemm):
+        return ex.ag_gemm_op(A, B, C, ag_buffer, signal, m, K, 1, lr, W, set_signal, kernel,
                              gemm_stream, ag_stream)
 
     def serial():
@@ -326,7 +331,75 @@ def bench_ag_gemm(g, args, ex):
                 ag_buffer[lr][m * s:m * (s + 1)].fill_(float("nan"))
         C.fill_(float("nan"))
 
-    return run_checked(g, args, row, ours, serial, poison, rel=True, tol=args.tol)
+    row = run_checked(g, args, row, ours, serial, poison, rel=True, tol=args.tol)
+    if args.breakdown and row.ok:
+        gather = lambda: ex.cp_engine_producer_all_gather_full_mesh_pull(  # noqa: E731
+            ag_buffer, signal, m, 1, lr, W, gemm_stream)
+        parts = {"gemm alone (signals set)": lambda: gemm(ag_buffer[lr], B, signal[lr], C),
+                 "copy-engine gather alone": gather,
+                 "torch matmul alone": lambda: torch.matmul(torch_ag, B),
+                 "torch all_gather alone": lambda: torch.distributed.all_gather_into_tensor(
+                     torch_ag, A, g.pg)}
+        row.breakdown = breakdown(g, parts, args.trials) + overlap_spans(g, ex, ours, gemm, args.trials)
+    return row
+
+
+def overlap_spans(g, ex, ours, gemm, trials):
+    """Inside the overlapped call: when the GEMM kernel starts after the call's start, how long
+    it runs, and how long the copy-engine gather runs beside it (medians, slowest rank), from
+    events around the example's own steps (its gather function and GEMM kernel, wrapped)."""
+    import torch
+    ev = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
+    marks = {}
+    gather = ex.cp_engine_producer_all_gather_full_mesh_pull
+
+    def timed_gather(*a):
+        stream = a[-1]
+        marks["g0"], marks["g1"] = ev(), ev()
+        marks["g0"].record(stream)
+        marks["hg0"] = time.perf_counter()
+        gather(*a)
+        marks["hg1"] = time.perf_counter()
+        marks["g1"].record(stream)
+
+    class TimedGemm:
+        def __call__(self, *a):
+            marks["k0"], marks["k1"] = ev(), ev()
+            marks["k0"].record()
+            marks["hk0"] = time.perf_counter()
+            gemm(*a)
+            marks["k1"].record()
+
+    spans = []
+    ex.cp_engine_producer_all_gather_full_mesh_pull = timed_gather
+    try:
+        for _ in range(trials):
+            g.settle()
+            start = ev()
+            start.record()
+            h0 = time.perf_counter()
+            ours(TimedGemm())
+            torch.cuda.synchronize()
+            spans.append([start.elapsed_time(marks["k0"]), marks["k0"].elapsed_time(marks["k1"]),
+                          marks["g0"].elapsed_time(marks["g1"]), 1e3 * (marks["hk0"] - h0),
+                          1e3 * (marks["hg1"] - marks["hg0"])])
+    finally:
+        ex.cp_engine_producer_all_gather_full_mesh_pull = gather
+    cols = list(zip(*spans))
+    names = ("overlapped: GEMM starts after", "overlapped: GEMM runs", "overlapped: gather runs",
+             "overlapped: host until GEMM launch", "overlapped: host in the gather")
+    return [(n, statistics.median(g.slowest(list(c)))) for n, c in zip(names, cols)]
+
+
+def breakdown(g, parts, trials):
+    """[(name, median ms of the slowest rank)] of each callable timed alone on the current stream."""
+    out = []
+    for name, fn in parts.items():
+        for _ in range(3):
+            g.settle()
+            fn()
+        out.append((name, statistics.median(g.slowest([time_once(g, fn) for _ in range(trials)]))))
+    return out
 
 
 def bench_gemm_rs(g, args, ex):
@@ -459,6 +532,9 @@ def print_table(g, rows, args, device_name):
         print("%-15s %-46s %8.3f [%5.3f %5.3f] %8.3f [%5.3f %5.3f] %6.2fx %s  %s" % (
             r.name, r.shape, r.ours[0], r.ours[1], r.ours[2], r.theirs[0], r.theirs[1],
             r.theirs[2], r.theirs[0] / r.ours[0], tf, r.check))
+    for r in rows:
+        for name, ms in r.breakdown:
+            print("  %-13s %-40s %8.3f ms" % (r.name, name, ms))
     goal_gemm = 1.15 if g.world >= 4 else 1.1
     goals = []
     for r in rows:
