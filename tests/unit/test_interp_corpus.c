@@ -430,18 +430,16 @@ TEST(corpus_interp_mha_fwd_varlen_causal) {
   varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", p, 1, true, 128);
 }
 /* a 128 x 128 tile declared on one warpgroup: acc_s, P and acc_o need 256 registers a thread
- * there, so it runs on two (widen_consumers.c), with the same results */
+ * there, so it runs on two (widen_consumers.c), with the same results; under pass_configs
+ * ts.keep_threads on one, as declared */
+static const char *const wide_tile[] = {"batch_size=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=True",
+                                        "block_M=128", "block_N=128", "num_stages=1", "threads=128", NULL};
 TEST(corpus_interp_mha_fwd_varlen_widened) {
-  const char *p[] = {"batch_size=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=True", "block_M=128",
-                     "block_N=128", "num_stages=1", "threads=128", NULL};
-  varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", p, 1, true, 256);
+  varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", wide_tile, 1, true, 256);
 }
-/* the same under pass_configs ts.keep_threads: one warpgroup, as declared */
 TEST(corpus_interp_mha_fwd_varlen_keep_threads) {
-  const char *p[] = {"batch_size=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=True", "block_M=128",
-                     "block_N=128", "num_stages=1", "threads=128", NULL};
   next_pass_config = "ts.keep_threads";
-  varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", p, 1, true, 128);
+  varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", wide_tile, 1, true, 128);
 }
 /* the manifest's tile: 128 x 128, 2 stages, two consumer warpgroups */
 TEST(corpus_interp_gqa_fwd_varlen) {
