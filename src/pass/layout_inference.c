@@ -236,12 +236,38 @@ static bool copy_lanes_fit(const Node *n, IrExpr **const *idxs, const int *nidx,
   return pass_lane_indices(&n->nest, idxs[0], nidx[0], V) && pass_lane_indices(&n->nest, idxs[1], nidx[1], V);
 }
 
+/* The widest vector atomic add of `t` elements the target has (device atomic.cuh's
+ * atomic_add_x): float4 / float2 on sm_90 global memory, half2 / bfloat162 from sm_80. */
+static int64_t atomic_vector_lanes(const TsCompiler *c, ts_dtype t) {
+  if (t == TS_DTYPE_FLOAT32 && c->target.sm >= 90) return 4;
+  if ((t == TS_DTYPE_FLOAT16 || t == TS_DTYPE_BFLOAT16) && c->target.sm >= 80) return 2;
+  return 1;
+}
+
+/* A tile T.atomic_add from a shared tile onto a global tensor (the attention backward's
+ * dK and dV): vectors of the atomic_vector_lanes whose lanes both sides move together. */
+static int64_t atomic_vector_width(TsCompiler *c, const Node *n, const IrStmt *b) {
+  const IrRegion *d = &b->u.atomic.dst;
+  const IrExpr *v = b->u.atomic.value;
+  if (b->u.atomic.op != IR_ATOMIC_ADD || b->u.atomic.tile || !v || v->kind != IR_LOAD || v->lanes != 1 ||
+      v->dtype != d->buf->dtype || d->buf->scope != IR_SCOPE_GLOBAL || d->buf->remap ||
+      (v->u.load.buf->scope != IR_SCOPE_SHARED && v->u.load.buf->scope != IR_SCOPE_SHARED_DYN) || !v->u.load.nidx)
+    return 1;
+  IrExpr **idxs[2] = {d->min, v->u.load.idx};
+  int nidx[2] = {d->ndim, v->u.load.nidx};
+  int64_t V = atomic_vector_lanes(c, d->buf->dtype);
+  while (V > 1 && !copy_lanes_fit(n, idxs, nidx, NULL, V)) V /= 2;
+  return V;
+}
+
 /* A nest whose body stores one element loaded from another buffer (a copy, or a gather that
  * is zero where a condition fails: pass_gather_value) can use vectors of up to 16 bytes:
- * the widest whose lanes both accesses can move together. */
+ * the widest whose lanes both accesses can move together.  An atomic add from shared
+ * memory: atomic_vector_width. */
 static int64_t copy_vector_width(TsCompiler *c, const Node *n) {
   IrStmt *b = n->nest.body;
   if (b && b->kind == IR_S_SEQ && b->u.seq.n == 1) b = b->u.seq.items[0];
+  if (b && b->kind == IR_S_ATOMIC) return atomic_vector_width(c, n, b);
   if (!b || b->kind != IR_S_STORE) return 1;
   IrExpr *cond;
   bool converts;

@@ -746,8 +746,8 @@ static IrStmt *lower_vector_copy(Lower *lw, NestCtx *nc, const ParNest *nest, co
   return at_lane0(lw, nest, uv, to, vs);
 }
 
-/* The atomic-add nest `T.atomic_add(dst[.., x + j], frag[.., j])` (no conversion) whose last
- * loop dim carries V lanes in both the destination and the fragment: one
+/* The atomic-add nest `T.atomic_add(dst[.., x + j], src[.., j])` (src a fragment or a shared
+ * tile, no conversion) whose last loop dim carries V lanes in both the destination and the source: one
  * ts::atomic_add_x<V> per vector (sm_90: a float2 / float4 atomic on global memory; half2 /
  * bfloat162 anywhere; else V scalar atomics, each still atomic), as TileLang vectorizes
  * atomic adds.  Returns NULL for any other nest. */
@@ -763,7 +763,8 @@ static IrStmt *lower_vector_atomic(Lower *lw, NestCtx *nc, const ParNest *nest, 
   const IrRegion *d = &b0->u.atomic.dst;
   IrExpr *ld = b0->u.atomic.value;
   if (!ld || ld->kind != IR_LOAD || ld->lanes != 1 || ld->dtype != d->buf->dtype || d->buf->scope != IR_SCOPE_GLOBAL ||
-      ld->u.load.buf->scope != IR_SCOPE_FRAGMENT)
+      (ld->u.load.buf->scope != IR_SCOPE_FRAGMENT && ld->u.load.buf->scope != IR_SCOPE_SHARED &&
+       ld->u.load.buf->scope != IR_SCOPE_SHARED_DYN))
     return NULL;
   if (!dtype_is_float(d->buf->dtype) || dtype_bytes(d->buf->dtype) * V > 16) return NULL;
   if (!vec_operand(nest, d->buf, d->min, d->ndim, V) ||

@@ -465,10 +465,10 @@ TEST(layout_gemm_extra_stages) {
 /* The CUDA of kernel factory `kern` in SRC compiled for sm_90a (cu NULL, the error printed,
  * when it does not compile); sm_cuda_free releases it. */
 typedef struct SmCuda { ts_context *ctx; ts_program *p; ts_kernel *k; const char *cu; } SmCuda;
-static SmCuda sm90a_cuda(const char *file, const char *src) {
+static SmCuda arch_cuda(const char *file, const char *src, const char *arch) {
   SmCuda r = {0};
   ts_context_options co = {.size = sizeof co, .disable_cache = 1};
-  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+  ts_compile_options o = {.size = sizeof o, .arch = arch};
   if (ts_context_create(&co, &r.ctx) != TS_OK || ts_program_load_source(r.ctx, file, src, &r.p) != TS_OK ||
       ts_kernel_compile(r.p, "kern", NULL, 0, &o, &r.k) != TS_OK) {
     fprintf(stderr, "  %s\n", r.ctx ? ts_last_error(r.ctx) : "no context");
@@ -477,6 +477,7 @@ static SmCuda sm90a_cuda(const char *file, const char *src) {
   r.cu = ts_kernel_text(r.k, TS_EMIT_CUDA);
   return r;
 }
+static SmCuda sm90a_cuda(const char *file, const char *src) { return arch_cuda(file, src, "sm_90a"); }
 static void sm_cuda_free(SmCuda *r) {
   ts_kernel_destroy(r->k);
   ts_program_destroy(r->p);
@@ -644,6 +645,35 @@ TEST(layout_async_prologue_copies) {
   CHECK(use && g && use == g + strlen("ts::cp_async<16>(&")); /* nothing reads g_s before it */
   CHECK(cu && strstr(cu, "ts::copy_vec<8>(&x_s[") != NULL); /* the refill of the read tile: synchronous */
   sm_cuda_free(&sc);
+}
+
+/* A tile T.atomic_add from shared memory onto a global tensor adds vectors: float4 on sm_90
+ * (float atomics on sm_80 stay scalar), half2 from sm_80. */
+TEST(layout_atomic_add_from_shared_vectors) {
+  static const char *const SRC =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def kern(dtype=\"%s\"):\n"
+      "    @T.prim_func\n"
+      "    def main(X: T.Tensor((256, 64), dtype), Y: T.Tensor((256, 64), dtype)):\n"
+      "        with T.Kernel(4, threads=128) as bx:\n"
+      "            s = T.alloc_shared((64, 64), dtype)\n"
+      "            T.copy(X[bx * 64, 0], s)\n"
+      "            T.atomic_add(Y[bx * 64 : (bx + 1) * 64, :], s)\n"
+      "    return main\n";
+  char f32[1024], f16[1024];
+  snprintf(f32, sizeof f32, SRC, "float32");
+  snprintf(f16, sizeof f16, SRC, "float16");
+  SmCuda a = arch_cuda("atomic.py", f32, "sm_90a");
+  CHECK(a.cu && strstr(a.cu, "ts::atomic_add_x<4>(&Y[") && !strstr(a.cu, "atomicAdd("));
+  sm_cuda_free(&a);
+  SmCuda b = arch_cuda("atomic.py", f32, "sm_80");
+  CHECK(b.cu && !strstr(b.cu, "atomic_add_x") && strstr(b.cu, "atomicAdd(&Y["));
+  sm_cuda_free(&b);
+  SmCuda h = arch_cuda("atomic.py", f16, "sm_80");
+  CHECK(h.cu && strstr(h.cu, "ts::atomic_add_x<2>(&Y["));
+  sm_cuda_free(&h);
 }
 
 TEST(layout_gemm_dtypes_ptx) {
