@@ -372,3 +372,13 @@ IrExpr *pass_inline_lets(TsCompiler *c, IrExpr *e) {
   }
   return e;
 }
+
+IrStmt *pass_dev(TsCompiler *c, IrDeviceOp op, int64_t a0, int64_t a1, IrExpr **args, int nargs, SrcLoc loc) {
+  int64_t attrs[2] = {a0, a1};
+  return ir_device_stmt(c, op, attrs, ir_device_info[op].nattrs, args, nargs, loc);
+}
+
+IrExpr *pass_addr(TsCompiler *c, IrBuffer *b, IrExpr **idx, int n) {
+  IrExpr *ld = ir_load(c, b, idx, n, SRCLOC_NONE);
+  return ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, SRCLOC_NONE);
+}

@@ -27,6 +27,22 @@ bool ws_find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep);
 /* The whole epilogue as one statement of the consumers (threads [0, T), named barrier 1;
  * thread 0 issues the stores); to_smem: form B's T.copy(fragment, S), else NULL. */
 IrStmt *ws_epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T, IrStmt *to_smem);
+/* (warp_specialize_epilogue.c) The same as pieces appended to `pieces`: one per ring atom
+ * (ep->slots > 0) or one for the whole tile; `from`, when not NULL, is the fragment read
+ * instead of the copy's source (the packed tile of an overlapped epilogue). */
+void ws_epilogue_pieces(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T,
+                        IrStmt *to_smem, IrBuffer *from, PtrVec *pieces);
+/* The pieces for the tile at block indices `to` (replacing from[0..1]), each guarded by
+ * `valid` when not NULL: a fresh tree per call. */
+void ws_tile_pieces(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T, IrStmt *to_smem,
+                    IrBuffer *from_frag, IrVar **from, IrExpr **to, IrExpr *valid, PtrVec *out);
+/* The swizzled layout of a [rows x cols] store tile, when TMA can store it box by box. */
+Layout *ws_store_layout(TsCompiler *c, int64_t rows, int64_t cols, ts_dtype t);
+IrRegion ws_region2(TsCompiler *c, IrBuffer *b, int64_t m0, int64_t m1, int64_t e0, int64_t e1); /* [m0, m1] + [e0, e1] */
+/* Does s touch shared memory (or reduce, which may)?  Is global region r a [rows x cols] box
+ * (leading dims of extent 1) of a TMA-able parameter? */
+bool ws_touches_shared(IrStmt *s);
+bool ws_tma_global_box(const IrRegion *r, int64_t rows, int64_t cols);
 
 /* warp_specialize_tiles.c: how persistent blocks walk the tiles (see there). */
 /* How persistent blocks walk the tiles.  Without a cluster a unit is one tile; with a
@@ -85,7 +101,7 @@ IrStmt *ws_nest_wrap(TsCompiler *c, const WsNest *n, IrStmt *repl);
  * whose global -> shared copies TMA can issue -> a producer warpgroup filling staged tiles */
 void ws_loop_specialize(TsCompiler *c, IrFunc *f);
 void ws_gemm_specialize(TsCompiler *c, IrFunc *f); /* warp_specialize.c: the GEMM loops */
-bool ws_tma_rows_aligned(const IrBuffer *g); /* every row stride 16-byte aligned (when known) */
+bool ws_tma_rows_aligned(const IrBuffer *g); /* every row stride 16-byte aligned (when known; _epilogue.c) */
 /* Region r of a tile, read from stage `stage` of its staged copy [S, ...] instead. */
 IrRegion ws_stage_region(TsCompiler *c, const IrRegion *r, IrBuffer *staged, IrExpr *stage);
 /* tma_copy.c, used by lower_tile_ops: explicit mbarriers (T.alloc_barrier) and T.tma_copy.
@@ -204,6 +220,9 @@ IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int ni
 int64_t pass_kernel_threads(const IrKernel *k);
 /* pass_configs {key: True} (also "true" / "1"). */
 bool pass_config_on(const IrFunc *f, const char *key);
+/* A device-operation statement with up to two attributes (ir.h IR_DEVICE_OPS), and &b[idx]. */
+IrStmt *pass_dev(TsCompiler *c, IrDeviceOp op, int64_t a0, int64_t a1, IrExpr **args, int nargs, SrcLoc loc);
+IrExpr *pass_addr(TsCompiler *c, IrBuffer *b, IrExpr **idx, int n);
 /* plan_gemm, before planning kernel k: one warpgroup -> two where its fragments overflow the
  * registers (widen_consumers.c). */
 void pass_widen_consumers(TsCompiler *c, const IrFunc *f, IrKernel *k);

@@ -88,34 +88,6 @@ static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return i
 
 static bool is_shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
 
-/* ---- does a statement touch shared memory (or reduce, which may)? ---------------------- */
-typedef struct Touch { bool found; } Touch;
-static void touch_expr(IrExpr *e, void *ctx) {
-  Touch *t = ctx;
-  if (e->kind == IR_LOAD && is_shared(e->u.load.buf)) t->found = true;
-  if (e->kind == IR_CALL && e->u.call.op == IRI_SYNCTHREADS) t->found = true;
-}
-static void touch_stmt(IrStmt *s, void *ctx) {
-  Touch *t = ctx;
-  switch (s->kind) {
-    case IR_S_STORE: if (is_shared(s->u.store.buf)) t->found = true; break;
-    case IR_S_COPY: if (is_shared(s->u.copy.src.buf) || is_shared(s->u.copy.dst.buf)) t->found = true; break;
-    case IR_S_FILL: if (is_shared(s->u.fill.dst.buf)) t->found = true; break;
-    case IR_S_GEMM: case IR_S_REDUCE: case IR_S_KERNEL: case IR_S_UNSUPPORTED: t->found = true; break;
-    case IR_S_ATOMIC:
-      if (is_shared(s->u.atomic.dst.buf) || (s->u.atomic.tile && is_shared(s->u.atomic.src.buf))) t->found = true;
-      break;
-    case IR_S_FOR: if (s->u.loop.kind == IR_FOR_PIPELINED) t->found = true; break;
-    default: break;
-  }
-}
-static bool touches_shared(IrStmt *s) {
-  Touch t = {false};
-  IrVisitor v = {touch_stmt, touch_expr, &t};
-  ir_visit(s, &v);
-  return t.found;
-}
-
 /* ---- the plan of one kernel ------------------------------------------------------------ */
 typedef struct WsCopy {
   IrStmt *copy;
@@ -132,35 +104,6 @@ typedef struct Ws {
   PtrVec maps; /* IrTmaMap* of the whole function */
 } Ws;
 
-/* TMA needs every row stride of the tensor 16-byte aligned (checked at launch when the
- * extents are not known here). */
-bool ws_tma_rows_aligned(const IrBuffer *g) {
-  int eb = dtype_bytes(g->dtype);
-  for (int d = 1; d < g->ndim; d++) {
-    int64_t inner = 1, x;
-    bool known = true;
-    for (int j = d; j < g->ndim; j++) {
-      if (!ir_is_const_int(g->shape[j], &x)) known = false;
-      else inner *= x;
-    }
-    if (known && (inner * eb) % 16) return false;
-  }
-  return true;
-}
-
-/* Is global region `r` a [rows x cols] box (leading dims of extent 1) of a TMA-able parameter? */
-static bool tma_global_box(const IrRegion *r, int64_t rows, int64_t cols) {
-  const IrBuffer *g = r->buf;
-  if (g->scope != IR_SCOPE_GLOBAL || g->param_index < 0 || g->alias_of || g->strides || g->remap || g->ndim < 2 ||
-      g->ndim > 4 || r->ndim != g->ndim || dtype_is_packed(g->dtype)) /* 4-bit: element by element */
-    return false;
-  for (int d = 0; d < g->ndim; d++) {
-    int64_t e, want = d == g->ndim - 2 ? rows : d == g->ndim - 1 ? cols : 1;
-    if (!ir_is_const_int(r->extent[d], &e) || e != want) return false;
-  }
-  return ws_tma_rows_aligned(g);
-}
-
 /* Can `cp` (global -> shared tile) be one TMA box per column atom with `layout`? */
 static bool tma_copy_ok(const IrStmt *cp, const Layout *layout, int64_t *rows, int64_t *cols) {
   const IrRegion *src = &cp->u.copy.src, *dst = &cp->u.copy.dst;
@@ -176,7 +119,7 @@ static bool tma_copy_ok(const IrStmt *cp, const Layout *layout, int64_t *rows, i
     if (!ir_is_const_int(dst->min[d], &m) || m != 0 || !ir_is_const_int(dst->extent[d], &e) || e != (d ? cc : r))
       return false;
   }
-  if (!tma_global_box(src, r, cc)) return false;
+  if (!ws_tma_global_box(src, r, cc)) return false;
   if (!layout || !layout->swizzle || layout->rows != r || layout->cols != cc) return false;
   int64_t atom = layout_atom_cols(layout);
   if (r > 256 || atom > 256 || cc % atom) return false;
@@ -185,220 +128,12 @@ static bool tma_copy_ok(const IrStmt *cp, const Layout *layout, int64_t *rows, i
   return true;
 }
 
-/* ---- the epilogue as a TMA store -------------------------------------------------------
- * After the K loop the consumers write the accumulator tile to global memory, either
- * directly, T.copy(C_local, C[..]) (form A), or through a shared tile, T.copy(C_local,
- * C_shared); T.copy(C_shared, C[..]) (form B, TileLang's usual epilogue).  Both become:
- * the tile is written into shared memory (form A: a new buffer) in a swizzled layout, then
- * one thread stores it with TMA, one box per column atom:
- *
- *   if tx == 0: tma_store_wait_read<0>     # the previous tile's store has read the buffer
- *   bar.sync 1, T                          # consumers only (the producer never joins)
- *   T.copy(C_local, S)                     # st.shared through the swizzle: no bank conflicts
- *   fence.proxy.async.shared::cta; bar.sync 1, T
- *   if tx == 0: tma_store(box a) ...; commit
- *
- * and tma_store_wait<0> by that thread before the consumers leave.  Form A takes the whole
- * tile when it fits in shared memory next to the stages; else a ring of `slots` column atoms
- * (e.g. 2 x [128 x 64] halves next to 4 stages of 128x256x64), one atom at a time:
- *
- *   for a in atoms:  s = a % slots
- *     if tx == 0: tma_store_wait_read<slots - 1>   # atom a - slots has left slot s
- *     bar.sync 1, T;  T.copy(C_local[:, a*W:(a+1)*W], S[:, s*W:(s+1)*W])
- *     fence.proxy.async.shared::cta; bar.sync 1, T
- *     if tx == 0: tma_store(slot s -> C[.., a*W]); commit
- *
- * and when not even one atom fits, the direct stores stay. */
-
-
-static bool is_frag(const IrBuffer *b) { return b->scope == IR_SCOPE_FRAGMENT && !b->alias_of && b->ndim == 2; }
-
-/* Does `cp` copy the whole 2-D buffer `b` (region [0, 0] + its shape)? */
-static bool whole(const IrRegion *r, const IrBuffer *b, int64_t *rows, int64_t *cols) {
-  if (r->buf != b || r->ndim != 2 || b->ndim != 2) return false;
-  int64_t v[2];
-  for (int d = 0; d < 2; d++) {
-    int64_t m, e;
-    if (!ir_is_const_int(b->shape[d], &v[d]) || !ir_is_const_int(r->min[d], &m) || m != 0 ||
-        !ir_is_const_int(r->extent[d], &e) || e != v[d])
-      return false;
-  }
-  *rows = v[0];
-  *cols = v[1];
-  return true;
-}
-
-/* The swizzled layout of a [rows x cols] store tile, when TMA can store it box by box. */
-static Layout *store_layout(TsCompiler *c, int64_t rows, int64_t cols, ts_dtype t) {
-  Layout *l = layout_swizzled(c, rows, cols, dtype_bytes(t));
-  if (!l || !l->swizzle || rows > 256) return NULL;
-  int64_t atom = layout_atom_cols(l);
-  return atom <= 256 && cols % atom == 0 ? l : NULL;
-}
-
-/* Finds the epilogue store among the statements after the loop (body items li+1..).
- * Returns false when a statement after the loop uses shared memory in a way the
- * warp-specialized kernel cannot keep (the kernel then stays on the cp.async path). */
-bool ws_find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep) {
-  memset(ep, 0, sizeof *ep);
-  ep->idx = ep->idx_frag = -1;
-  int n = body->u.seq.n;
-  for (int i = li + 1; i < n; i++) {
-    IrStmt *s = body->u.seq.items[i];
-    if (s->kind == IR_S_ALLOC) continue;
-    if (s->kind == IR_S_COPY && ep->idx < 0) {
-      const IrRegion *src = &s->u.copy.src, *dst = &s->u.copy.dst;
-      int64_t r, cc;
-      /* form B: T.copy(frag, S) then T.copy(S, G) */
-      if (is_frag(src->buf) && is_shared(dst->buf) && i + 1 < n && whole(src, src->buf, &r, &cc)) {
-        IrStmt *s2 = body->u.seq.items[i + 1];
-        int64_t r2, c2;
-        IrBuffer *S = dst->buf;
-        if (whole(dst, S, &r2, &c2) && r2 == r && c2 == cc && !S->alias_of && s2->kind == IR_S_COPY &&
-            whole(&s2->u.copy.src, S, &r2, &c2) && tma_global_box(&s2->u.copy.dst, r, cc) &&
-            s2->u.copy.dst.buf->dtype == S->dtype && !s2->u.copy.disable_tma) {
-          Layout *l = store_layout(c, r, cc, S->dtype);
-          /* any other use of S after the loop touches shared memory: rejected below */
-          if (l && (!S->layout || (S->layout->pinned && layout_equal(S->layout, l)))) {
-            *ep = (WsStore){.idx = i + 1, .idx_frag = i, .to_global = s2, .smem = S, .layout = l, .rows = r, .cols = cc,
-                            .atom = layout_atom_cols(l)};
-            i++;
-            continue;
-          }
-        }
-        return false;
-      }
-      /* form A: T.copy(frag, G) */
-      if (is_frag(src->buf) && whole(src, src->buf, &r, &cc) && tma_global_box(dst, r, cc) && !s->u.copy.disable_tma) {
-        Layout *l = store_layout(c, r, cc, dst->buf->dtype);
-        if (l) {
-          *ep = (WsStore){.idx = i, .idx_frag = -1, .to_global = s, .layout = l, .rows = r, .cols = cc,
-                          .atom = layout_atom_cols(l)};
-          continue;
-        }
-      }
-    }
-    if (touches_shared(s)) return false;
-  }
-  return true;
-}
-
-/* Device operations (ir.h IR_DEVICE_OPS): a statement with up to two attributes (the
- * table says how many), or an int32 value (grid/block indices, stream-K schedule). */
-static IrStmt *dev(TsCompiler *c, IrDeviceOp op, int64_t a0, int64_t a1, IrExpr **args, int nargs, SrcLoc loc) {
-  int64_t attrs[2] = {a0, a1};
-  return ir_device_stmt(c, op, attrs, ir_device_info[op].nattrs, args, nargs, loc);
-}
+/* Device operations (ir.h IR_DEVICE_OPS) as an int32 value (grid/block indices, stream-K
+ * schedule); statements through pass_dev. */
 static IrExpr *dev_value(TsCompiler *c, IrDeviceOp op, IrExpr **args, int nargs, SrcLoc loc) {
   return ir_device(c, op, TS_DTYPE_INT32, NULL, 0, args, nargs, loc);
 }
-
-/* &buf[idx...] */
-static IrExpr *addr(TsCompiler *c, IrBuffer *b, IrExpr **idx, int n) {
-  IrExpr *ld = ir_load(c, b, idx, n, SRCLOC_NONE);
-  return ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, SRCLOC_NONE);
-}
-static IrExpr *bar_addr(TsCompiler *c, IrBuffer *bars, IrExpr *i) { return addr(c, bars, &i, 1); }
-
-/* One TMA store box: the column atom at column `scol` of ep->smem to column offset `gcol`
- * of the epilogue's global region. */
-static IrStmt *store_box(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, int64_t scol, int64_t gcol, SrcLoc loc) {
-  const IrRegion *g = &ep->to_global->u.copy.dst;
-  int R = map->rank, na = 0;
-  IrExpr *args[6];
-  args[na++] = ir_varref(c, map->var, loc);
-  args[na++] = addr(c, ep->smem, (IrExpr *[]){i32(c, 0), i32(c, scol)}, 2);
-  for (int d = R - 1; d >= 0; d--) {
-    IrExpr *co = g->min[d];
-    if (d == R - 1 && gcol) co = bin(c, IR_ADD, co, i32(c, gcol));
-    args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
-  }
-  return dev(c, IRD_TMA_STORE, R, 0, args, na, loc);
-}
-
-/* A 2-D region [m0, m1] + [e0, e1] of `b`. */
-static IrRegion region2(TsCompiler *c, IrBuffer *b, int64_t m0, int64_t m1, int64_t e0, int64_t e1) {
-  IrRegion r = {0};
-  r.buf = b;
-  r.ndim = 2;
-  r.min = ARENA_ARRAY(c->arena, IrExpr *, 2);
-  r.extent = ARENA_ARRAY(c->arena, IrExpr *, 2);
-  r.min[0] = i32(c, m0);
-  r.min[1] = i32(c, m1);
-  r.extent[0] = i32(c, e0);
-  r.extent[1] = i32(c, e1);
-  return r;
-}
-
-/* The epilogue of find_epilogue as pieces (see there), appended to `pieces`: one per ring
- * atom (ep->slots > 0, form A) or one for the whole tile.  `to_smem` is the copy of the whole
- * fragment into ep->smem (form B's T.copy(fragment, S)), NULL for form A (made from the copy
- * into global memory); `from`, when not NULL, is the fragment read instead of that copy's
- * source (the packed tile of the overlapped epilogue). */
-static void epilogue_pieces(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T,
-                            IrStmt *to_smem, IrBuffer *from, PtrVec *pieces) {
-  SrcLoc loc = ep->to_global->loc;
-  IrExpr *t0 = bin(c, IR_EQ, ir_varref(c, tx, loc), i32(c, 0));
-    IrStmt *whole = ir_stmt(c, IR_S_COPY, loc);
-  *whole = to_smem ? *to_smem : *ep->to_global;
-  if (!to_smem) whole->u.copy.dst = region2(c, ep->smem, 0, 0, ep->rows, ep->cols);
-  if (from) whole->u.copy.src = region2(c, from, 0, 0, ep->rows, ep->cols);
-  if (ep->slots == 0) {
-    PtrVec st = {0};
-    for (int64_t a = 0; a < ep->cols / ep->atom; a++)
-      vec_push(c->arena, &st, store_box(c, ep, map, a * ep->atom, a * ep->atom, loc));
-    vec_push(c->arena, &st, dev(c, IRD_TMA_STORE_COMMIT, 0, 0, NULL, 0, loc));
-    IrStmt *items[] = {ir_if(c, t0, dev(c, IRD_TMA_STORE_WAIT_READ, 0, 0, NULL, 0, loc), NULL, loc),
-                       dev(c, IRD_NAMED_BARRIER_SYNC, 1, T, NULL, 0, loc),
-                       whole,
-                       dev(c, IRD_FENCE_PROXY_ASYNC_SHARED, 0, 0, NULL, 0, loc),
-                       dev(c, IRD_NAMED_BARRIER_SYNC, 1, T, NULL, 0, loc),
-                       ir_if(c, t0, ir_seq_vec(c, &st, loc), NULL, loc)};
-    vec_push(c->arena, pieces, ir_seq(c, items, 6, loc));
-    return;
-  }
-  /* the ring: atom a goes through slot a % slots (slots divides the atoms, so the slot
-   * sequence runs on unbroken from one tile to the next) */
-  const IrBuffer *frag = whole->u.copy.src.buf;
-  int64_t W = ep->atom, n = ep->cols / W;
-    for (int64_t a = 0; a < n; a++) {
-    int64_t slot = a % ep->slots;
-    IrStmt *cp = ir_stmt(c, IR_S_COPY, loc);
-    *cp = *whole;
-    cp->u.copy.src = region2(c, (IrBuffer *)frag, 0, a * W, ep->rows, W);
-    cp->u.copy.dst = region2(c, ep->smem, 0, slot * W, ep->rows, W);
-    IrStmt *store = ir_seq(c, (IrStmt *[]){store_box(c, ep, map, slot * W, a * W, loc),
-                                           dev(c, IRD_TMA_STORE_COMMIT, 0, 0, NULL, 0, loc)},
-                           2, loc);
-    IrStmt *items[] = {ir_if(c, t0, dev(c, IRD_TMA_STORE_WAIT_READ, ep->slots - 1, 0, NULL, 0, loc), NULL, loc),
-                       dev(c, IRD_NAMED_BARRIER_SYNC, 1, T, NULL, 0, loc),
-                       cp,
-                       dev(c, IRD_FENCE_PROXY_ASYNC_SHARED, 0, 0, NULL, 0, loc),
-                       dev(c, IRD_NAMED_BARRIER_SYNC, 1, T, NULL, 0, loc),
-                       ir_if(c, t0, store, NULL, loc)};
-    vec_push(c->arena, pieces, ir_seq(c, items, 6, loc));
-  }
-}
-
-/* The whole epilogue of find_epilogue as one statement. */
-IrStmt *ws_epilogue_store(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T,
-                          IrStmt *to_smem) {
-  PtrVec pieces = {0};
-  epilogue_pieces(c, ep, map, tx, T, to_smem, NULL, &pieces);
-  return ir_seq_vec(c, &pieces, ep->to_global->loc);
-}
-
-/* The pieces of epilogue_pieces for the tile at block indices `to` (replacing from[0..1]),
- * each guarded by `valid` when not NULL: a fresh tree per call, so no statement is shared. */
-static void tile_pieces(TsCompiler *c, const WsStore *ep, const IrTmaMap *map, IrVar *tx, int64_t T, IrStmt *to_smem,
-                        IrBuffer *from_frag, IrVar **from, IrExpr **to, IrExpr *valid, PtrVec *out) {
-  PtrVec raw = {0};
-  epilogue_pieces(c, ep, map, tx, T, to_smem, from_frag, &raw);
-  for (int a = 0; a < raw.len; a++) {
-    IrStmt *p = ir_subst_stmt(c, raw.items[a], from, to, 2);
-    vec_push(c->arena, out, valid ? ir_if(c, valid, p, NULL, p->loc) : p);
-  }
-}
+static IrExpr *bar_addr(TsCompiler *c, IrBuffer *bars, IrExpr *i) { return pass_addr(c, bars, &i, 1); }
 
 IrRegion ws_stage_region(TsCompiler *c, const IrRegion *r, IrBuffer *staged, IrExpr *stage) {
   IrRegion x = *r;
@@ -597,7 +332,7 @@ static IrStmt *producer_wait(Scalars *sc, Spec *sp, IrStmt *s) {
     if (!producer_can_compute(sc, a)) return NULL;
   }
   sc->used = true; /* the producer makes the wait whether or not its loads need a scalar */
-  IrStmt *fence = dev(sp->c, IRD_DIST_FENCE_ASYNC_GLOBAL, 0, 0, NULL, 0, s->loc);
+  IrStmt *fence = pass_dev(sp->c, IRD_DIST_FENCE_ASYNC_GLOBAL, 0, 0, NULL, 0, s->loc);
   return ir_seq(sp->c, (IrStmt *[]){s, fence}, 2, s->loc);
 }
 /* Picks the statements before the loop the producer repeats (sp->pscalars); false when a
@@ -679,7 +414,7 @@ static int find_loop(IrStmt *body) {
       continue;
     }
     if (li >= 0) break; /* after the loop: find_epilogue */
-    if (touches_shared(s)) return -2;
+    if (ws_touches_shared(s)) return -2;
   }
   return li;
 }
@@ -841,7 +576,7 @@ static void spec_store_map(Spec *sp) {
     /* form A, the whole tile does not fit: a ring of column atoms */
     ep->slots = room / atom_bytes < n_atoms ? room / atom_bytes : n_atoms - 1;
     while (n_atoms % ep->slots) ep->slots--; /* see epilogue_pieces */
-    Layout *l = store_layout(c, ep->rows, ep->slots * ep->atom, G->dtype);
+    Layout *l = ws_store_layout(c, ep->rows, ep->slots * ep->atom, G->dtype);
     if (l && layout_atom_cols(l) == ep->atom) {
       ep->layout = l;
       fits = true;
@@ -931,10 +666,10 @@ static void spec_maps(Spec *sp) {
 static IrStmt *store_landed(Spec *sp) {
   TsCompiler *c = sp->c;
   SrcLoc loc = sp->loc;
-  IrStmt *wait = ir_seq(c, (IrStmt *[]){dev(c, IRD_TMA_STORE_WAIT, 0, 0, NULL, 0, loc),
-                                        dev(c, IRD_DIST_FENCE_ASYNC_GLOBAL, 0, 0, NULL, 0, loc)}, 2, loc);
+  IrStmt *wait = ir_seq(c, (IrStmt *[]){pass_dev(c, IRD_TMA_STORE_WAIT, 0, 0, NULL, 0, loc),
+                                        pass_dev(c, IRD_DIST_FENCE_ASYNC_GLOBAL, 0, 0, NULL, 0, loc)}, 2, loc);
   return ir_seq(c, (IrStmt *[]){ir_if(c, bin(c, IR_EQ, sp->txr, i32(c, 0)), wait, NULL, loc),
-                                dev(c, IRD_NAMED_BARRIER_SYNC, 1, sp->T, NULL, 0, loc)}, 2, loc);
+                                pass_dev(c, IRD_NAMED_BARRIER_SYNC, 1, sp->T, NULL, 0, loc)}, 2, loc);
 }
 
 /* The new body's head: allocations (staged tiles in place of the tiles), the statements
@@ -997,17 +732,17 @@ static void spec_top(Spec *sp) {
   /* barrier init by thread 0, published to the block (and the async proxy) */
   IrVar *bi = ir_var(c, "bi", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *bir = ir_varref(c, bi, loc);
-  IrStmt *inits = ir_seq(c, (IrStmt *[]){dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar_addr(c, bars, bir), i32(c, 1)}, 2, loc),
-                                         dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, bir, i32(c, S))), i32(c, nwarps * sp->sc.cl)}, 2, loc)},
+  IrStmt *inits = ir_seq(c, (IrStmt *[]){pass_dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar_addr(c, bars, bir), i32(c, 1)}, 2, loc),
+                                         pass_dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar_addr(c, bars, bin(c, IR_ADD, bir, i32(c, S))), i32(c, nwarps * sp->sc.cl)}, 2, loc)},
                          2, loc);
   IrStmt *init_all = ir_seq(c, (IrStmt *[]){ir_for(c, bi, i32(c, 0), i32(c, S), IR_FOR_UNROLLED, inits, loc),
-                                            dev(c, IRD_MBAR_FENCE_INIT, 0, 0, NULL, 0, loc)},
+                                            pass_dev(c, IRD_MBAR_FENCE_INIT, 0, 0, NULL, 0, loc)},
                             2, loc);
   vec_push(c->arena, &sp->top, ir_if(c, bin(c, IR_EQ, sp->txr, i32(c, 0)), init_all, NULL, loc));
   vec_push(c->arena, &sp->top, ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc));
   if (sp->sc.cl > 1) {
     /* the partner's barriers are initialised before anything multicasts or arrives on them */
-    vec_push(c->arena, &sp->top, dev(c, IRD_CLUSTER_SYNC, 0, 0, NULL, 0, loc));
+    vec_push(c->arena, &sp->top, pass_dev(c, IRD_CLUSTER_SYNC, 0, 0, NULL, 0, loc));
     sp->sc.rank = ir_var(c, "cta_rank", TS_DTYPE_INT32, IR_VAR_LET, loc);
     vec_push(c->arena, &sp->top, ir_let(c, sp->sc.rank, bin(c, IR_FLOORMOD, ir_varref(c, sp->bxv, loc), i32(c, sp->sc.cl)), loc));
   }
@@ -1147,7 +882,7 @@ static void producer_loads(Spec *sp, IrVar *pk, IrExpr *psr, PtrVec *pb) {
         IrExpr *args[9];
         int na = 0;
         args[na++] = ir_varref(c, m->var, loc);
-        args[na++] = addr(c, w->staged, (IrExpr *[]){psr, i32(c, r0), i32(c, a * w->atom)}, 3);
+        args[na++] = pass_addr(c, w->staged, (IrExpr *[]){psr, i32(c, r0), i32(c, a * w->atom)}, 3);
         args[na++] = bar_addr(c, sp->bars, psr);
         if (w->split) args[na++] = i32(c, (1 << sp->sc.cl) - 1);
         for (int d = R - 1; d >= 0; d--) {
@@ -1156,7 +891,7 @@ static void producer_loads(Spec *sp, IrVar *pk, IrExpr *psr, PtrVec *pb) {
           if (d == R - 2 && r0) co = bin(c, IR_ADD, co, i32(c, r0));
           args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
         }
-        IrStmt *ld = dev(c, w->split ? IRD_TMA_LOAD_MC : IRD_TMA_LOAD, R, 0, args, na, loc);
+        IrStmt *ld = pass_dev(c, w->split ? IRD_TMA_LOAD_MC : IRD_TMA_LOAD, R, 0, args, na, loc);
         if (!w->split) vec_push(c->arena, pb, ld);
         else vec_push(c->arena, &halves[w->split == SPLIT_ROWS ? h : 2 * a * w->atom >= w->cols], ld);
       }
@@ -1197,9 +932,9 @@ static IrStmt *producer_variant(Spec *sp, IrVar *pk, int var) {
   PtrVec pb = {0};
   vec_push(c->arena, &pb, ir_let(c, ps, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, pit, i32(c, S)), loc), loc));
   vec_push(c->arena, &pb, ir_let(c, pph, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, bin(c, IR_FLOORDIV, pit, i32(c, S)), i32(c, 2)), loc), loc));
-  vec_push(c->arena, &pb, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_addr(c, sp->bars, bin(c, IR_ADD, psr, i32(c, S))),
+  vec_push(c->arena, &pb, pass_dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_addr(c, sp->bars, bin(c, IR_ADD, psr, i32(c, S))),
                                                                         bin(c, IR_BITXOR, pphr, i32(c, 1))}, 2, loc));
-  vec_push(c->arena, &pb, dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){bar_addr(c, sp->bars, psr), i32(c, sp->stage_bytes)}, 2, loc));
+  vec_push(c->arena, &pb, pass_dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){bar_addr(c, sp->bars, psr), i32(c, sp->stage_bytes)}, 2, loc));
   producer_loads(sp, pk, psr, &pb);
   if (var == 0 && sp->run) /* nested: the K loop, then the counter moves on */
     return with_scalars(sp, ir_seq(c, (IrStmt *[]){ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &pb, loc), loc),
@@ -1225,10 +960,10 @@ static IrStmt *spec_producer(Spec *sp) {
   PtrVec pfx = {0};
   for (int i = sp->first_map; i < sp->first_map + sp->ncp; i++) {
     IrTmaMap *m = sp->ws->maps.items[i];
-    vec_push(c->arena, &pfx, dev(c, IRD_TMA_PREFETCH_DESC, 0, 0, (IrExpr *[]){ir_varref(c, m->var, loc)}, 1, loc));
+    vec_push(c->arena, &pfx, pass_dev(c, IRD_TMA_PREFETCH_DESC, 0, 0, (IrExpr *[]){ir_varref(c, m->var, loc)}, 1, loc));
   }
   vec_push(c->arena, &pfx, ploop);
-  return ir_seq(c, (IrStmt *[]){dev(c, IRD_SETMAXNREG_DEC, sp->prod_regs, 0, NULL, 0, loc),
+  return ir_seq(c, (IrStmt *[]){pass_dev(c, IRD_SETMAXNREG_DEC, sp->prod_regs, 0, NULL, 0, loc),
                                 ir_if(c, bin(c, IR_EQ, sp->txr, i32(c, sp->T)), ir_seq_vec(c, &pfx, loc), NULL, loc)},
                 2, loc);
 }
@@ -1259,7 +994,7 @@ static IrStmt *consumer_k_loop(Spec *sp, int var, ConsStep *st) {
   PtrVec cb = {0};
   vec_push(c->arena, &cb, ir_let(c, cs, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, it, i32(c, S)), loc), loc));
   vec_push(c->arena, &cb, ir_let(c, cph, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, bin(c, IR_FLOORDIV, it, i32(c, S)), i32(c, 2)), loc), loc));
-  vec_push(c->arena, &cb, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_addr(c, sp->bars, csr), cphr}, 2, loc));
+  vec_push(c->arena, &cb, pass_dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_addr(c, sp->bars, csr), cphr}, 2, loc));
   IrStmt *g = ir_stmt(c, IR_S_GEMM, gemm->loc);
   *g = *gemm;
   g->u.gemm.a = staged_region(c, &gemm->u.gemm.a, sp->cps, sp->ncp, csr);
@@ -1273,7 +1008,7 @@ static IrStmt *consumer_k_loop(Spec *sp, int var, ConsStep *st) {
   /* the previous stage of this tile is no longer read by this warp's wgmma */
   IrExpr *prev = bin(c, IR_FLOORMOD, bin(c, IR_ADD, csr, i32(c, S - 1)), i32(c, S));
   IrExpr *release = bin(c, IR_AND, bin(c, IR_GT, kr, st->klo), st->lane0);
-  vec_push(c->arena, &cb, ir_if(c, release, dev(c, sp->arrive, sp->sc.cl, 0, (IrExpr *[]){bar_addr(c, sp->bars, bin(c, IR_ADD, prev, i32(c, S)))}, 1, loc), NULL, loc));
+  vec_push(c->arena, &cb, ir_if(c, release, pass_dev(c, sp->arrive, sp->sc.cl, 0, (IrExpr *[]){bar_addr(c, sp->bars, bin(c, IR_ADD, prev, i32(c, S)))}, 1, loc), NULL, loc));
   /* the overlapped epilogue: the previous tile's pieces, piece a in K step a */
   IrVar *from[2] = {sp->bxv, sp->byv};
   st->to_smem = sp->pack && sp->ep.idx_frag >= 0 ? sp->pack_src : NULL;
@@ -1284,7 +1019,7 @@ static IrStmt *consumer_k_loop(Spec *sp, int var, ConsStep *st) {
                 sp->byv, "p", &st->prevl, st->pto, &st->pvalid);
     if (!sp->dsc.guard) st->pvalid = NULL;
     PtrVec pieces = {0};
-    tile_pieces(c, &sp->ep, sp->store_map, sp->tx, sp->T, st->to_smem, sp->pack, from, st->pto, st->pvalid, &pieces);
+    ws_tile_pieces(c, &sp->ep, sp->store_map, sp->tx, sp->T, st->to_smem, sp->pack, from, st->pto, st->pvalid, &pieces);
     st->has_prev = bin(c, IR_GT, ir_varref(c, sp->ct, loc), i32(c, 0));
     for (int a = 0; a < pieces.len && (!st->nk_known || a < st->nk); a++) {
       IrExpr *at = bin(c, IR_AND, st->has_prev, bin(c, IR_EQ, kr, bin(c, IR_ADD, st->klo, i32(c, a))));
@@ -1303,7 +1038,7 @@ static void consumer_overlapped(Spec *sp, ConsStep *st, PtrVec *tile, PtrVec *co
   WsSched *dsc = &sp->dsc;
   /* pieces the K loop had no step for (fewer steps than pieces), then the packed copy */
   PtrVec left = {0};
-  tile_pieces(c, &sp->ep, sp->store_map, sp->tx, sp->T, st->to_smem, sp->pack, from, st->pto, st->pvalid, &left);
+  ws_tile_pieces(c, &sp->ep, sp->store_map, sp->tx, sp->T, st->to_smem, sp->pack, from, st->pto, st->pvalid, &left);
   for (int a = 0; a < left.len; a++)
     if (!st->nk_known || st->nk <= a) {
       IrExpr *cond = st->nk_known ? st->has_prev : bin(c, IR_AND, st->has_prev, bin(c, IR_LE, st->kext, i32(c, a)));
@@ -1311,8 +1046,8 @@ static void consumer_overlapped(Spec *sp, ConsStep *st, PtrVec *tile, PtrVec *co
     }
   IrStmt *pcp = ir_stmt(c, IR_S_COPY, loc);
   *pcp = *sp->pack_src;
-  pcp->u.copy.src = region2(c, sp->acc, 0, 0, sp->am, sp->an);
-  pcp->u.copy.dst = region2(c, sp->pack, 0, 0, sp->am, sp->an);
+  pcp->u.copy.src = ws_region2(c, sp->acc, 0, 0, sp->am, sp->an);
+  pcp->u.copy.dst = ws_region2(c, sp->pack, 0, 0, sp->am, sp->an);
   pcp->u.copy.disable_tma = false;
   vec_push(c->arena, tile, pcp);
   IrExpr *id = ws_unit_id(c, dsc, ir_varref(c, sp->ct, loc), sp->bxv);
@@ -1323,7 +1058,7 @@ static void consumer_overlapped(Spec *sp, ConsStep *st, PtrVec *tile, PtrVec *co
   PtrVec fin = {0};
   IrExpr *lto[2], *lvalid;
   ws_unit_coords(c, dsc, ws_unit_id(c, dsc, bin(c, IR_SUB, count, i32(c, 1)), sp->bxv), sp->bxv, sp->byv, "l", &fin, lto, &lvalid);
-  tile_pieces(c, &sp->ep, sp->store_map, sp->tx, sp->T, st->to_smem, sp->pack, from, lto, dsc->guard ? lvalid : NULL, &fin);
+  ws_tile_pieces(c, &sp->ep, sp->store_map, sp->tx, sp->T, st->to_smem, sp->pack, from, lto, dsc->guard ? lvalid : NULL, &fin);
   vec_push(c->arena, cons, ir_if(c, bin(c, IR_GT, count, i32(c, 0)), ir_seq_vec(c, &fin, loc), NULL, loc));
 }
 
@@ -1335,14 +1070,14 @@ static IrStmt *consumer_stream_k(Spec *sp, PtrVec *tile) {
   SrcLoc loc = sp->loc;
   IrExpr *ext = sp->ext;
   IrExpr *k0 = ir_varref(c, sp->vk0, loc);
-  IrExpr *accp = addr(c, sp->acc, (IrExpr *[]){i32(c, 0), i32(c, 0)}, 2);
+  IrExpr *accp = pass_addr(c, sp->acc, (IrExpr *[]){i32(c, 0), i32(c, 0)}, 2);
   IrExpr *tile_end = bin(c, IR_ADD, bin(c, IR_SUB, ir_varref(c, sp->vtb, loc), bin(c, IR_MUL, ir_varref(c, sp->sk.ndp, loc), ext)), ir_varref(c, sp->sk.s, loc));
   tile_end = bin(c, IR_ADD, tile_end, ext); /* (r + 1) * KT in the stream-K numbering */
   IrExpr *G = dev_value(c, IRD_GRID_DIM_X, NULL, 0, loc);
   /* the block's own index: bx inside a tile body means the tile's column */
   IrExpr *bid = dev_value(c, IRD_BLOCK_IDX_X, NULL, 0, loc);
-  IrStmt *store = dev(c, IRD_SK_STORE_PARTIAL, sp->nregs, sp->T, (IrExpr *[]){accp, bid, sp->txr}, 3, loc);
-  IrStmt *fix = dev(c, IRD_SK_FIXUP, sp->nregs, sp->T, (IrExpr *[]){accp, bid, G,
+  IrStmt *store = pass_dev(c, IRD_SK_STORE_PARTIAL, sp->nregs, sp->T, (IrExpr *[]){accp, bid, sp->txr}, 3, loc);
+  IrStmt *fix = pass_dev(c, IRD_SK_FIXUP, sp->nregs, sp->T, (IrExpr *[]){accp, bid, G,
                                            ir_varref(c, sp->sk.iters, loc), tile_end, sp->txr}, 6, loc);
   IrStmt *fin = ir_seq(c, (IrStmt *[]){fix, ir_seq_vec(c, &sp->post, loc)}, 2, loc);
   IrStmt *spost = ir_if(c, bin(c, IR_GT, k0, i32(c, 0)), store, fin, loc);
@@ -1375,7 +1110,7 @@ static void consumer_variant(Spec *sp, int var, PtrVec *cons) {
   if (st.tbase) last = bin(c, IR_ADD, st.tbase, last);
   IrExpr *last_stage = bin(c, IR_FLOORMOD, last, i32(c, sp->S));
   IrStmt *rel_last = ir_if(c, bin(c, IR_AND, bin(c, IR_GT, st.kext, i32(c, 0)), st.lane0),
-                           dev(c, sp->arrive, sp->sc.cl, 0, (IrExpr *[]){bar_addr(c, sp->bars, bin(c, IR_ADD, last_stage, i32(c, sp->S)))}, 1, loc),
+                           pass_dev(c, sp->arrive, sp->sc.cl, 0, (IrExpr *[]){bar_addr(c, sp->bars, bin(c, IR_ADD, last_stage, i32(c, sp->S)))}, 1, loc),
                            NULL, loc);
   PtrVec tile = {0};
   for (int i = 0; i < sp->pre.len; i++) vec_push(c->arena, &tile, sp->pre.items[i]);
@@ -1397,13 +1132,13 @@ static IrStmt *spec_consumer(Spec *sp) {
   TsCompiler *c = sp->c;
   SrcLoc loc = sp->loc;
   PtrVec cons = {0};
-  vec_push(c->arena, &cons, dev(c, IRD_SETMAXNREG_INC, sp->cons_regs, 0, NULL, 0, loc));
+  vec_push(c->arena, &cons, pass_dev(c, IRD_SETMAXNREG_INC, sp->cons_regs, 0, NULL, 0, loc));
   PtrVec work = {0};
   for (int var = 0; var < sp->nvariants; var++) consumer_variant(sp, var, &work);
   IrStmt *w = ir_seq_vec(c, &work, loc);
   vec_push(c->arena, &cons, sp->nested ? ws_nest_wrap(c, &sp->nest, w) : w);
   if (sp->store_map) /* the last tile's store has written global memory (and read the tile) */
-    vec_push(c->arena, &cons, ir_if(c, bin(c, IR_EQ, sp->txr, i32(c, 0)), dev(c, IRD_TMA_STORE_WAIT, 0, 0, NULL, 0, loc), NULL, loc));
+    vec_push(c->arena, &cons, ir_if(c, bin(c, IR_EQ, sp->txr, i32(c, 0)), pass_dev(c, IRD_TMA_STORE_WAIT, 0, 0, NULL, 0, loc), NULL, loc));
   return ir_seq_vec(c, &cons, loc);
 }
 
@@ -1415,7 +1150,7 @@ static void spec_finish(Spec *sp, IrStmt *producer, IrStmt *consumers) {
   WsSched *sc = &sp->sc;
   vec_push(c->arena, &sp->top, ir_if(c, bin(c, IR_GE, sp->txr, i32(c, sp->T)), producer, consumers, loc));
   /* no block leaves while its partner may still multicast into it or arrive on its barriers */
-  if (sc->cl > 1) vec_push(c->arena, &sp->top, dev(c, IRD_CLUSTER_SYNC, 0, 0, NULL, 0, loc));
+  if (sc->cl > 1) vec_push(c->arena, &sp->top, pass_dev(c, IRD_CLUSTER_SYNC, 0, 0, NULL, 0, loc));
   k->body = ir_seq_vec(c, &sp->top, sp->body->loc);
   if (sc->on) {
     k->cluster_x = sc->cl;

@@ -595,15 +595,7 @@ static bool plan(Wsl *w) {
 }
 
 /* ---- building ----------------------------------------------------------------------------- */
-static IrStmt *dev(TsCompiler *c, IrDeviceOp op, int64_t a0, int64_t a1, IrExpr **args, int nargs, SrcLoc loc) {
-  int64_t attrs[2] = {a0, a1};
-  return ir_device_stmt(c, op, attrs, ir_device_info[op].nattrs, args, nargs, loc);
-}
-static IrExpr *addr(TsCompiler *c, IrBuffer *b, IrExpr **idx, int n) {
-  IrExpr *ld = ir_load(c, b, idx, n, SRCLOC_NONE);
-  return ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, SRCLOC_NONE);
-}
-static IrExpr *bar(Wsl *w, IrExpr *i) { return addr(w->c, w->bars, &i, 1); }
+static IrExpr *bar(Wsl *w, IrExpr *i) { return pass_addr(w->c, w->bars, &i, 1); }
 static IrExpr *bar_at(Wsl *w, int base, IrExpr *stage) { return bar(w, base ? bin(w->c, IR_ADD, stage, i32(w->c, base)) : stage); }
 
 /* The TMA map of a tile's source: one box of [rows along rdim] x [one column atom]. */
@@ -633,17 +625,17 @@ static void push_boxes(Wsl *w, const TmaTile *t, IrExpr *stage, IrExpr *b, IrExp
     int na = 0;
     args[na++] = ir_varref(c, t->map->var, w->loc);
     if (t->flat)
-      args[na++] = stage ? addr(c, t->staged, (IrExpr *[]){stage, i32(c, 0)}, 2) : addr(c, t->dst, (IrExpr *[]){i32(c, 0)}, 1);
+      args[na++] = stage ? pass_addr(c, t->staged, (IrExpr *[]){stage, i32(c, 0)}, 2) : pass_addr(c, t->dst, (IrExpr *[]){i32(c, 0)}, 1);
     else
-      args[na++] = stage ? addr(c, t->staged, (IrExpr *[]){stage, i32(c, 0), i32(c, a * t->atom)}, 3)
-                         : addr(c, t->dst, (IrExpr *[]){i32(c, 0), i32(c, a * t->atom)}, 2);
+      args[na++] = stage ? pass_addr(c, t->staged, (IrExpr *[]){stage, i32(c, 0), i32(c, a * t->atom)}, 3)
+                         : pass_addr(c, t->dst, (IrExpr *[]){i32(c, 0), i32(c, a * t->atom)}, 2);
     args[na++] = b;
     for (int d = R - 1; d >= 0; d--) {
       IrExpr *co = kref ? ir_subst(c, t->src_min[d], &w->kv, &kref, 1) : t->src_min[d];
       if (d == R - 1 && a) co = bin(c, IR_ADD, co, i32(c, a * t->atom));
       args[na++] = ir_cast(c, TS_DTYPE_INT32, co, w->loc);
     }
-    vec_push(c->arena, out, dev(c, IRD_TMA_LOAD, R, 0, args, na, w->loc));
+    vec_push(c->arena, out, pass_dev(c, IRD_TMA_LOAD, R, 0, args, na, w->loc));
   }
 }
 
@@ -664,12 +656,12 @@ static IrStmt *producer(Wsl *w) {
   SrcLoc loc = w->loc;
   PtrVec p = {0};
   for (int i = 0; i < w->np; i++)
-    vec_push(c->arena, &p, dev(c, IRD_TMA_PREFETCH_DESC, 0, 0, (IrExpr *[]){ir_varref(c, w->pre[i].map->var, loc)}, 1, loc));
+    vec_push(c->arena, &p, pass_dev(c, IRD_TMA_PREFETCH_DESC, 0, 0, (IrExpr *[]){ir_varref(c, w->pre[i].map->var, loc)}, 1, loc));
   for (int i = 0; i < w->nt; i++)
-    vec_push(c->arena, &p, dev(c, IRD_TMA_PREFETCH_DESC, 0, 0, (IrExpr *[]){ir_varref(c, w->tile[i].map->var, loc)}, 1, loc));
+    vec_push(c->arena, &p, pass_dev(c, IRD_TMA_PREFETCH_DESC, 0, 0, (IrExpr *[]){ir_varref(c, w->tile[i].map->var, loc)}, 1, loc));
   for (int i = 0; i < w->np; i++) {
     IrExpr *b = bar(w, i32(c, w->pre[i].bar));
-    vec_push(c->arena, &p, dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){b, i32(c, w->pre[i].bytes)}, 2, loc));
+    vec_push(c->arena, &p, pass_dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){b, i32(c, w->pre[i].bytes)}, 2, loc));
     push_boxes(w, &w->pre[i], NULL, bar(w, i32(c, w->pre[i].bar)), NULL, &p);
   }
   IrVar *pk = ir_var(c, w->kv->name, w->kv->dtype, IR_VAR_LOOP, loc);
@@ -681,14 +673,14 @@ static IrStmt *producer(Wsl *w) {
   IrExpr *str = ir_varref(c, st, loc), *phr = ir_varref(c, ph, loc);
   for (int i = 0; i < w->nt; i++) {
     const TmaTile *t = &w->tile[i];
-    vec_push(c->arena, &lb, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_at(w, t->bar + w->S, str), bin(c, IR_BITXOR, phr, i32(c, 1))}, 2, loc));
-    vec_push(c->arena, &lb, dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){bar_at(w, t->bar, str), i32(c, t->bytes)}, 2, loc));
+    vec_push(c->arena, &lb, pass_dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_at(w, t->bar + w->S, str), bin(c, IR_BITXOR, phr, i32(c, 1))}, 2, loc));
+    vec_push(c->arena, &lb, pass_dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){bar_at(w, t->bar, str), i32(c, t->bytes)}, 2, loc));
     push_boxes(w, t, str, bar_at(w, t->bar, str), pkr, &lb);
   }
   vec_push(c->arena, &p, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &lb, loc), loc));
   int64_t prod_regs = w->T >= 256 ? 24 : 40;
   IrExpr *elected = bin(c, IR_EQ, ir_varref(c, w->tx, loc), i32(c, w->T));
-  return ir_seq(c, (IrStmt *[]){dev(c, IRD_SETMAXNREG_DEC, prod_regs, 0, NULL, 0, loc), ir_if(c, elected, ir_seq_vec(c, &p, loc), NULL, loc)},
+  return ir_seq(c, (IrStmt *[]){pass_dev(c, IRD_SETMAXNREG_DEC, prod_regs, 0, NULL, 0, loc), ir_if(c, elected, ir_seq_vec(c, &p, loc), NULL, loc)},
                 2, loc);
 }
 
@@ -730,7 +722,7 @@ static IrStmt *consumer_loop(Wsl *w) {
       bool wait_here = t->first == j || (t->first < 0 && t->pos == j);
       if (t->pos == j) staged_copy = true;
       if (wait_here)
-        vec_push(c->arena, &out, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_at(w, t->bar, str), phr}, 2, loc));
+        vec_push(c->arena, &out, pass_dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_at(w, t->bar, str), phr}, 2, loc));
     }
     if (!staged_copy) vec_push(c->arena, &out, on_stage(w, s, str));
     for (int i = 0; i < w->nt; i++) {
@@ -738,7 +730,7 @@ static IrStmt *consumer_loop(Wsl *w) {
       if (!(t->last == j || (t->last < 0 && t->pos == j))) continue;
       /* threads read it: every lane of the warp is past its reads before lane 0 releases it */
       if (t->thread_read) vec_push(c->arena, &out, ir_eval(c, ir_call(c, IRI_SYNCWARP, TS_DTYPE_VOID, NULL, 0, loc), loc));
-      vec_push(c->arena, &out, ir_if(c, lane0, dev(c, IRD_MBAR_ARRIVE, 0, 0, (IrExpr *[]){bar_at(w, t->bar + w->S, str)}, 1, loc), NULL, loc));
+      vec_push(c->arena, &out, ir_if(c, lane0, pass_dev(c, IRD_MBAR_ARRIVE, 0, 0, (IrExpr *[]){bar_at(w, t->bar + w->S, str)}, 1, loc), NULL, loc));
     }
   }
   IrStmt *r = ir_stmt(c, IR_S_FOR, loop->loc);
@@ -758,7 +750,7 @@ static IrStmt *consumer(Wsl *w) {
   int64_t cons_regs = (65536 - WSL_PRODUCER_THREADS * prod_regs) / w->T / 8 * 8;
   if (cons_regs > 240) cons_regs = 240;
   PtrVec out = {0};
-  vec_push(c->arena, &out, dev(c, IRD_SETMAXNREG_INC, cons_regs, 0, NULL, 0, loc));
+  vec_push(c->arena, &out, pass_dev(c, IRD_SETMAXNREG_INC, cons_regs, 0, NULL, 0, loc));
   IrStmt *body = w->body;
   for (int j = 0; j < body->u.seq.n; j++) {
     IrStmt *s = body->u.seq.items[j];
@@ -767,7 +759,7 @@ static IrStmt *consumer(Wsl *w) {
     for (int i = 0; i < w->np; i++) {
       if (w->pre[i].pos == j) pre_copy = true;
       if (w->pre[i].first == j)
-        vec_push(c->arena, &out, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 0)}, 2, loc));
+        vec_push(c->arena, &out, pass_dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 0)}, 2, loc));
     }
     if (pre_copy || j == w->ep.idx_frag) continue;
     if (j == w->ep.idx)
@@ -776,9 +768,9 @@ static IrStmt *consumer(Wsl *w) {
   }
   for (int i = 0; i < w->np; i++) /* a tile nobody reads has still landed before the block exits */
     if (w->pre[i].first < 0)
-      vec_push(c->arena, &out, dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 0)}, 2, loc));
+      vec_push(c->arena, &out, pass_dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 0)}, 2, loc));
   if (w->store_map) /* the stores have read S and written global memory before the block exits */
-    vec_push(c->arena, &out, ir_if(c, bin(c, IR_EQ, ir_varref(c, w->tx, loc), i32(c, 0)), dev(c, IRD_TMA_STORE_WAIT, 0, 0, NULL, 0, loc), NULL, loc));
+    vec_push(c->arena, &out, ir_if(c, bin(c, IR_EQ, ir_varref(c, w->tx, loc), i32(c, 0)), pass_dev(c, IRD_TMA_STORE_WAIT, 0, 0, NULL, 0, loc), NULL, loc));
   return ir_seq_vec(c, &out, loc);
 }
 
@@ -842,10 +834,10 @@ static bool specialize(Wsl *w) {
   PtrVec init = {0};
   for (int i = 0; i < w->nt; i++) /* full[s]: the producer's one arrival; empty[s]: one per consumer warp */
     for (int s = 0; s < 2 * w->S; s++)
-      vec_push(c->arena, &init, dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->tile[i].bar + s)), i32(c, s < w->S ? 1 : w->T / 32)}, 2, loc));
+      vec_push(c->arena, &init, pass_dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->tile[i].bar + s)), i32(c, s < w->S ? 1 : w->T / 32)}, 2, loc));
   for (int i = 0; i < w->np; i++)
-    vec_push(c->arena, &init, dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 1)}, 2, loc));
-  vec_push(c->arena, &init, dev(c, IRD_MBAR_FENCE_INIT, 0, 0, NULL, 0, loc));
+    vec_push(c->arena, &init, pass_dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 1)}, 2, loc));
+  vec_push(c->arena, &init, pass_dev(c, IRD_MBAR_FENCE_INIT, 0, 0, NULL, 0, loc));
   IrExpr *txr = ir_varref(c, w->tx, loc);
   vec_push(c->arena, &top, ir_if(c, bin(c, IR_EQ, txr, i32(c, 0)), ir_seq_vec(c, &init, loc), NULL, loc));
   vec_push(c->arena, &top, ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc));
