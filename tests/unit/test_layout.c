@@ -647,6 +647,44 @@ TEST(layout_async_prologue_copies) {
   sm_cuda_free(&sc);
 }
 
+/* widen_consumers: a 128 x 256 fp32 accumulator on 128 threads (256 registers a thread) runs
+ * on two consumer warpgroups (384 threads with the producer); not when the kernel names a
+ * thread, nor under ts.keep_threads (256: one consumer warpgroup and the producer). */
+TEST(layout_widen_consumers) {
+  static const char *const SRC =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit%s\n"
+      "def kern(named=%s):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((1024, 1024), \"float16\"), B: T.Tensor((1024, 1024), \"float16\"), C: T.Tensor((1024, 1024), \"float16\")):\n"
+      "        with T.Kernel(4, 8, threads=128) as (bx, by):\n"
+      "            a = T.alloc_shared((128, 64), \"float16\")\n"
+      "            b = T.alloc_shared((64, 256), \"float16\")\n"
+      "            acc = T.alloc_fragment((128, 256), \"float32\")\n"
+      "            T.clear(acc)\n"
+      "            if named:\n"
+      "                tx = T.get_thread_binding()\n"
+      "                C[by * 128, bx * 256 + tx] = T.float16(0)\n"
+      "            for k in T.Pipelined(16, num_stages=2):\n"
+      "                T.copy(A[by * 128, k * 64], a)\n"
+      "                T.copy(B[k * 64, bx * 256], b)\n"
+      "                T.gemm(a, b, acc)\n"
+      "            T.copy(acc, C[by * 128, bx * 256])\n"
+      "    return main\n";
+  char plain[2048], named[2048], keep[2048];
+  snprintf(plain, sizeof plain, SRC, "", "False");
+  snprintf(named, sizeof named, SRC, "", "True");
+  snprintf(keep, sizeof keep, SRC, "(pass_configs={\"ts.keep_threads\": True})", "False");
+  const char *const srcs[3] = {plain, named, keep}, *const want[3] = {"__launch_bounds__(384, 1)", "__launch_bounds__(256, 1)",
+                                                                       "__launch_bounds__(256, 1)"};
+  for (int i = 0; i < 3; i++) {
+    SmCuda r = sm90a_cuda("widen.py", srcs[i]);
+    CHECK(r.cu && strstr(r.cu, want[i]));
+    sm_cuda_free(&r);
+  }
+}
+
 /* A tile T.atomic_add from shared memory onto a global tensor adds vectors: float4 on sm_90
  * (float atomics on sm_80 stay scalar), half2 from sm_80. */
 TEST(layout_atomic_add_from_shared_vectors) {
