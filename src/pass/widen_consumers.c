@@ -7,8 +7,10 @@
  * holds half the fragments: no spills under the 240-register consumer cap.
  *
  * Left alone: a kernel that names a thread (T.get_thread_binding), schedules its own
- * warpgroups (T.ws), has no GEMM, or has a GEMM that would not split along M over the two
- * warpgroups; and every kernel under pass_configs ts.keep_threads. */
+ * warpgroups (T.ws), runs device-library or user device code or warp shuffles (a barrier
+ * count, a lane, a thread's share may be baked into them), has no GEMM, or has a GEMM that
+ * would not split along M over the two warpgroups; and every kernel under pass_configs
+ * ts.keep_threads. */
 #include "../layout/layout.h"
 #include "passes.h"
 
@@ -48,8 +50,14 @@ static void scan_stmt(IrStmt *s, void *ctx) {
   if (s->kind == IR_S_KERNEL) w->ok = false; /* a nested kernel */
 }
 
+/* A named thread, or an operation whose meaning may hang on the thread count or on which
+ * thread runs it: a named barrier over a count (T.sync_threads(id, n)), device-library and
+ * user device code, warp shuffles. */
 static void scan_expr(IrExpr *e, void *ctx) {
   if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_THREAD_IDX) ((WidenScan *)ctx)->ok = false;
+  if (e->kind == IR_CALL && (e->u.call.op == IRI_DEVICE || e->u.call.op == IRI_CALL_EXTERN ||
+                             e->u.call.op == IRI_SHFL_XOR || e->u.call.op == IRI_SYNCWARP))
+    ((WidenScan *)ctx)->ok = false;
 }
 
 void pass_widen_consumers(TsCompiler *c, const IrFunc *f, IrKernel *k) {

@@ -649,7 +649,8 @@ TEST(layout_async_prologue_copies) {
 
 /* widen_consumers: a 128 x 256 fp32 accumulator on 128 threads (256 registers a thread) runs
  * on two consumer warpgroups (384 threads with the producer); not when the kernel names a
- * thread, nor under ts.keep_threads (256: one consumer warpgroup and the producer). */
+ * thread or syncs a named barrier over a count, nor under ts.keep_threads (256: one consumer
+ * warpgroup and the producer). */
 TEST(layout_widen_consumers) {
   static const char *const SRC =
       "import tilelang\n"
@@ -663,24 +664,27 @@ TEST(layout_widen_consumers) {
       "            b = T.alloc_shared((64, 256), \"float16\")\n"
       "            acc = T.alloc_fragment((128, 256), \"float32\")\n"
       "            T.clear(acc)\n"
-      "            if named:\n"
+      "            if named == 1:\n"
       "                tx = T.get_thread_binding()\n"
       "                C[by * 128, bx * 256 + tx] = T.float16(0)\n"
+      "            if named == 2:\n"
+      "                T.sync_threads(1, 128)\n"
       "            for k in T.Pipelined(16, num_stages=2):\n"
       "                T.copy(A[by * 128, k * 64], a)\n"
       "                T.copy(B[k * 64, bx * 256], b)\n"
       "                T.gemm(a, b, acc)\n"
       "            T.copy(acc, C[by * 128, bx * 256])\n"
       "    return main\n";
-  char plain[2048], named[2048], keep[2048];
-  snprintf(plain, sizeof plain, SRC, "", "False");
-  snprintf(named, sizeof named, SRC, "", "True");
-  snprintf(keep, sizeof keep, SRC, "(pass_configs={\"ts.keep_threads\": True})", "False");
-  const char *const srcs[3] = {plain, named, keep}, *const want[3] = {"__launch_bounds__(384, 1)", "__launch_bounds__(256, 1)",
-                                                                       "__launch_bounds__(256, 1)"};
-  for (int i = 0; i < 3; i++) {
+  char plain[2048], named[2048], synced[2048], keep[2048];
+  snprintf(plain, sizeof plain, SRC, "", "0");
+  snprintf(named, sizeof named, SRC, "", "1");
+  snprintf(synced, sizeof synced, SRC, "", "2");
+  snprintf(keep, sizeof keep, SRC, "(pass_configs={\"ts.keep_threads\": True})", "0");
+  const char *const srcs[4] = {plain, named, synced, keep};
+  for (int i = 0; i < 4; i++) {
+    const char *want = i ? "__launch_bounds__(256, 1)" : "__launch_bounds__(384, 1)";
     SmCuda r = sm90a_cuda("widen.py", srcs[i]);
-    CHECK(r.cu && strstr(r.cu, want[i]));
+    CHECK(r.cu && strstr(r.cu, want));
     sm_cuda_free(&r);
   }
 }
