@@ -64,6 +64,7 @@
 #define WSL_MAX_COPIES 8
 #define WSL_MAX_BARS 64
 #define WSL_BLOCK_RESERVED_SMEM 1024 /* the shared memory the driver keeps for each block */
+#define WSL_DEEP_SLACK 6144          /* bytes left beside an extra stage: scratch later passes add */
 
 static IrExpr *i32(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
 static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return ir_binary(c, k, a, b, SRCLOC_NONE); }
@@ -516,6 +517,22 @@ static bool smem_fits(Wsl *w) {
   return 2 * (est + WSL_BLOCK_RESERVED_SMEM) > per_sm;
 }
 
+/* Opt-in, not yet measured on a GPU (pass_configs ts.ws_loop_extra_stage): one stage more
+ * than written where shared memory allows it with WSL_DEEP_SLACK to spare.  The kernel runs
+ * one block an SM, so leftover bytes cost nothing, and with one stage the producer cannot
+ * load tile k+1 before the consumers release tile k (FlashAttention's bshd example is
+ * written with num_stages=1). */
+static void plan_extra_stage(Wsl *w) {
+  int64_t cap = pass_smem_cap(w->c);
+  if (!cap || !pass_config_on(w->f, "ts.ws_loop_extra_stage") || 2 * (w->S + 1) * w->nt + w->np > WSL_MAX_BARS) return;
+  w->S++;
+  w->nbars = 2 * w->S * w->nt + w->np;
+  int64_t est = smem_estimate(w, cap);
+  if (est >= 0 && est + WSL_DEEP_SLACK <= cap) return;
+  w->S--;
+  w->nbars = 2 * w->S * w->nt + w->np;
+}
+
 /* The epilogue T.copy(fragment, S); T.copy(S, G[box]) as TMA stores of S in a swizzled
  * layout (warp_specialize.c's form B): thread 0 issues them once the consumers have written
  * S, instead of every consumer thread reading S back for 16-byte global stores.  Only when
@@ -590,6 +607,7 @@ static bool plan(Wsl *w) {
   w->nbars = 2 * w->S * w->nt + w->np;
   if (w->nbars > WSL_MAX_BARS) return false;
   if (!smem_fits(w)) return false;
+  plan_extra_stage(w);
   plan_epilogue(w);
   return true;
 }

@@ -78,6 +78,30 @@ static int kernel_threads(const IrStmt *s) {
   return 0;
 }
 
+/* The leading extent of the allocation named `name` under s (its stages once staged); 0 when
+ * there is none. */
+static int64_t alloc_extent0(const IrStmt *s, const char *name) {
+  if (!s) return 0;
+  if (s->kind == IR_S_ALLOC && !strcmp(s->u.alloc.buf->name, name)) {
+    int64_t v = 0;
+    return ir_is_const_int(s->u.alloc.buf->shape[0], &v) ? v : 0;
+  }
+  const IrStmt *kids[2] = {NULL, NULL};
+  if (s->kind == IR_S_KERNEL) kids[0] = s->u.kernel.body;
+  if (s->kind == IR_S_FOR) kids[0] = s->u.loop.body;
+  if (s->kind == IR_S_IF) kids[0] = s->u.if_.then_s, kids[1] = s->u.if_.else_s;
+  if (s->kind == IR_S_SEQ)
+    for (int i = 0; i < s->u.seq.n; i++) {
+      int64_t v = alloc_extent0(s->u.seq.items[i], name);
+      if (v) return v;
+    }
+  for (int i = 0; i < 2; i++) {
+    int64_t v = alloc_extent0(kids[i], name);
+    if (v) return v;
+  }
+  return 0;
+}
+
 /* Global parameter `name` of the compiled function, its contents in the interpreter. */
 static double *arg(Run *r, const char *name) {
   for (int i = 0; i < r->f->nparams; i++)
@@ -435,6 +459,16 @@ TEST(corpus_interp_mha_fwd_varlen_causal) {
 static const char *const wide_tile[] = {"batch_size=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=True",
                                         "block_M=128", "block_N=128", "num_stages=1", "threads=128", NULL};
 TEST(corpus_interp_mha_fwd_varlen_widened) {
+  varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", wide_tile, 1, true, 256);
+}
+/* pass_configs ts.ws_loop_extra_stage: the one-stage loop gets two (K staged [2, 128, 64]) */
+TEST(corpus_interp_mha_fwd_varlen_extra_stage) {
+  next_pass_config = "ts.ws_loop_extra_stage";
+  Run r;
+  if (!corpus_compile(t, &r, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", "flashattn", wide_tile)) return;
+  CHECK(warp_specialized(r.f->body) && alloc_extent0(r.f->body, "K_shared") == 2);
+  run_free(&r);
+  next_pass_config = "ts.ws_loop_extra_stage";
   varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", wide_tile, 1, true, 256);
 }
 TEST(corpus_interp_mha_fwd_varlen_keep_threads) {
