@@ -52,7 +52,8 @@ BENCHES = ("ag_gemm", "gemm_rs", "sp_attn", "sp_attn_causal")
 # whose examples changed says which name it lacks instead of failing mid-run).
 NEEDS = {
     "example_allgather_gemm_overlapped.py": ("gemm_kernel", "set_signal_kernel", "ag_gemm_op",
-                                             "torch_ag_gemm"),
+                                             "torch_ag_gemm",
+                                             "cp_engine_producer_all_gather_full_mesh_pull"),
     "example_gemm_rs_overlapped.py": ("gemm_kernel", "gemm_rs_op", "torch_gemm_rs",
                                       "create_reduce_scater_2d_ctx"),
     "example_sp_ag_attention_intra_node.py": ("FusedSequenceParallelAttn",

@@ -421,7 +421,7 @@ class BenchOverlapTest(unittest.TestCase):
     def test_help_and_usage_errors(self):
         r = self.bench("--help")
         self.assertEqual(r.returncode, 0, r.stderr)
-        for word in ("--small", "--only", "--corpus", "--trials", "tilescale launch"):
+        for word in ("--small", "--only", "--corpus", "--trials", "--breakdown", "tilescale launch"):
             self.assertIn(word, r.stdout)
         r = self.bench("--only", "ag_gemm,nope")
         self.assertEqual(r.returncode, 2)
