@@ -49,7 +49,6 @@ typedef struct Pipe {
   PtrVec from, to;  /* IrBuffer*: original shared buffers -> staged copies */
 } Pipe;
 
-static bool is_shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
 
 static IrExpr *i32(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
 
@@ -239,7 +238,7 @@ static IrStmt *mark_async(IrStmt *st) {
  * anything else. */
 static IrBuffer *producer_dst(TsCompiler *c, IrStmt *st, IrStmt *kbody) {
   if (st->kind == IR_S_COPY)
-    return st->u.copy.src.buf->scope == IR_SCOPE_GLOBAL && !st->u.copy.src.buf->remap && is_shared(st->u.copy.dst.buf)
+    return st->u.copy.src.buf->scope == IR_SCOPE_GLOBAL && !st->u.copy.src.buf->remap && pass_is_shared(st->u.copy.dst.buf)
                ? st->u.copy.dst.buf
                : NULL;
   return pass_gather_dst(c, st, kbody);

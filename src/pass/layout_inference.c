@@ -251,7 +251,7 @@ static int64_t atomic_vector_width(TsCompiler *c, const Node *n, const IrStmt *b
   const IrExpr *v = b->u.atomic.value;
   if (b->u.atomic.op != IR_ATOMIC_ADD || b->u.atomic.tile || !v || v->kind != IR_LOAD || v->lanes != 1 ||
       v->dtype != d->buf->dtype || d->buf->scope != IR_SCOPE_GLOBAL || d->buf->remap ||
-      (v->u.load.buf->scope != IR_SCOPE_SHARED && v->u.load.buf->scope != IR_SCOPE_SHARED_DYN) || !v->u.load.nidx)
+      !pass_is_shared(v->u.load.buf) || !v->u.load.nidx)
     return 1;
   IrExpr **idxs[2] = {d->min, v->u.load.idx};
   int nidx[2] = {d->ndim, v->u.load.nidx};

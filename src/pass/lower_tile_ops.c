@@ -763,8 +763,7 @@ static IrStmt *lower_vector_atomic(Lower *lw, NestCtx *nc, const ParNest *nest, 
   const IrRegion *d = &b0->u.atomic.dst;
   IrExpr *ld = b0->u.atomic.value;
   if (!ld || ld->kind != IR_LOAD || ld->lanes != 1 || ld->dtype != d->buf->dtype || d->buf->scope != IR_SCOPE_GLOBAL ||
-      (ld->u.load.buf->scope != IR_SCOPE_FRAGMENT && ld->u.load.buf->scope != IR_SCOPE_SHARED &&
-       ld->u.load.buf->scope != IR_SCOPE_SHARED_DYN))
+      (ld->u.load.buf->scope != IR_SCOPE_FRAGMENT && !pass_is_shared(ld->u.load.buf)))
     return NULL;
   if (!dtype_is_float(d->buf->dtype) || dtype_bytes(d->buf->dtype) * V > 16) return NULL;
   if (!vec_operand(nest, d->buf, d->min, d->ndim, V) ||

@@ -226,6 +226,8 @@ int64_t pass_kernel_threads(const IrKernel *k) {
   return t;
 }
 
+bool pass_is_shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
+
 int pass_config_state(const IrFunc *f, const char *key) {
   for (int i = 0; i < f->npass_configs; i++)
     if (f->pass_configs[i].key && !strcmp(f->pass_configs[i].key, key)) return ir_config_true(f->pass_configs[i].value);

@@ -226,6 +226,7 @@ IrExpr *pass_addr(TsCompiler *c, IrBuffer *b, IrExpr **idx, int n);
 /* plan_gemm, before planning kernel k: one warpgroup -> two where its fragments overflow the
  * registers (widen_consumers.c). */
 void pass_widen_consumers(TsCompiler *c, const IrFunc *f, IrKernel *k);
+bool pass_is_shared(const IrBuffer *b); /* scope shared or shared.dyn (the buffer itself, not its root) */
 /* A switch whose default is decided per kernel: 1 (True), 0 (present, not true), -1 (absent). */
 int pass_config_state(const IrFunc *f, const char *key);
 /* Is s the role split of a warp-specialized kernel k (warp_specialize, warp_specialize_loop):

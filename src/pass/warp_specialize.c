@@ -86,7 +86,6 @@
 static IrExpr *i32(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
 static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return ir_binary(c, k, a, b, SRCLOC_NONE); }
 
-static bool is_shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
 
 /* ---- the plan of one kernel ------------------------------------------------------------ */
 typedef struct WsCopy {
@@ -111,7 +110,7 @@ static bool tma_copy_ok(const IrStmt *cp, const Layout *layout, int64_t *rows, i
   if (cp->u.copy.disable_tma || g->scope != IR_SCOPE_GLOBAL || g->param_index < 0 || g->alias_of || g->strides ||
       g->remap || dtype_is_packed(g->dtype))
     return false;
-  if (!is_shared(sb) || sb->alias_of || sb->ndim != 2 || g->dtype != sb->dtype || g->ndim < 2 || g->ndim > 4) return false;
+  if (!pass_is_shared(sb) || sb->alias_of || sb->ndim != 2 || g->dtype != sb->dtype || g->ndim < 2 || g->ndim > 4) return false;
   int64_t r, cc;
   if (!ir_is_const_int(sb->shape[0], &r) || !ir_is_const_int(sb->shape[1], &cc)) return false;
   for (int d = 0; d < 2; d++) {

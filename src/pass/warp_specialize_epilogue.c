@@ -10,24 +10,23 @@
 
 static IrExpr *i32(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
 static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return ir_binary(c, k, a, b, SRCLOC_NONE); }
-static bool is_shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
 
 /* ---- does a statement touch shared memory (or reduce, which may)? ---------------------- */
 typedef struct Touch { bool found; } Touch;
 static void touch_expr(IrExpr *e, void *ctx) {
   Touch *t = ctx;
-  if (e->kind == IR_LOAD && is_shared(e->u.load.buf)) t->found = true;
+  if (e->kind == IR_LOAD && pass_is_shared(e->u.load.buf)) t->found = true;
   if (e->kind == IR_CALL && e->u.call.op == IRI_SYNCTHREADS) t->found = true;
 }
 static void touch_stmt(IrStmt *s, void *ctx) {
   Touch *t = ctx;
   switch (s->kind) {
-    case IR_S_STORE: if (is_shared(s->u.store.buf)) t->found = true; break;
-    case IR_S_COPY: if (is_shared(s->u.copy.src.buf) || is_shared(s->u.copy.dst.buf)) t->found = true; break;
-    case IR_S_FILL: if (is_shared(s->u.fill.dst.buf)) t->found = true; break;
+    case IR_S_STORE: if (pass_is_shared(s->u.store.buf)) t->found = true; break;
+    case IR_S_COPY: if (pass_is_shared(s->u.copy.src.buf) || pass_is_shared(s->u.copy.dst.buf)) t->found = true; break;
+    case IR_S_FILL: if (pass_is_shared(s->u.fill.dst.buf)) t->found = true; break;
     case IR_S_GEMM: case IR_S_REDUCE: case IR_S_KERNEL: case IR_S_UNSUPPORTED: t->found = true; break;
     case IR_S_ATOMIC:
-      if (is_shared(s->u.atomic.dst.buf) || (s->u.atomic.tile && is_shared(s->u.atomic.src.buf))) t->found = true;
+      if (pass_is_shared(s->u.atomic.dst.buf) || (s->u.atomic.tile && pass_is_shared(s->u.atomic.src.buf))) t->found = true;
       break;
     case IR_S_FOR: if (s->u.loop.kind == IR_FOR_PIPELINED) t->found = true; break;
     default: break;
@@ -135,7 +134,7 @@ bool ws_find_epilogue(TsCompiler *c, IrStmt *body, int li, WsStore *ep) {
       const IrRegion *src = &s->u.copy.src, *dst = &s->u.copy.dst;
       int64_t r, cc;
       /* form B: T.copy(frag, S) then T.copy(S, G) */
-      if (is_frag(src->buf) && is_shared(dst->buf) && i + 1 < n && whole(src, src->buf, &r, &cc)) {
+      if (is_frag(src->buf) && pass_is_shared(dst->buf) && i + 1 < n && whole(src, src->buf, &r, &cc)) {
         IrStmt *s2 = body->u.seq.items[i + 1];
         int64_t r2, c2;
         IrBuffer *S = dst->buf;

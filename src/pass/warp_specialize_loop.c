@@ -424,6 +424,9 @@ static void plan_pre(Wsl *w) {
   }
 }
 
+/* The mbarriers of S stages: full and empty per staged tile and stage, one per pre-loop tile. */
+static int stage_bars(const Wsl *w, int S) { return 2 * S * w->nt + w->np; }
+
 /* Shared memory after the rewrite, estimated the way merge_shared_memory will lay it out
  * (stages multiplied in; buffers dead before another's first use share its bytes when the
  * stack would not fit against `cap`; the tiles the producer fills live from the consumers'
@@ -524,13 +527,11 @@ static bool smem_fits(Wsl *w) {
  * written with num_stages=1). */
 static void plan_extra_stage(Wsl *w) {
   int64_t cap = pass_smem_cap(w->c);
-  if (!cap || !pass_config_on(w->f, "ts.ws_loop_extra_stage") || 2 * (w->S + 1) * w->nt + w->np > WSL_MAX_BARS) return;
-  w->S++;
-  w->nbars = 2 * w->S * w->nt + w->np;
+  if (!cap || !pass_config_on(w->f, "ts.ws_loop_extra_stage") || stage_bars(w, w->S + 1) > WSL_MAX_BARS) return;
+  w->nbars = stage_bars(w, ++w->S);
   int64_t est = smem_estimate(w, cap);
   if (est >= 0 && est + WSL_DEEP_SLACK <= cap) return;
-  w->S--;
-  w->nbars = 2 * w->S * w->nt + w->np;
+  w->nbars = stage_bars(w, --w->S);
 }
 
 /* The epilogue T.copy(fragment, S); T.copy(S, G[box]) as TMA stores of S in a swizzled
@@ -604,7 +605,7 @@ static bool plan(Wsl *w) {
     }
   if (!any_wgmma || !plan_staged(w)) return false;
   plan_pre(w);
-  w->nbars = 2 * w->S * w->nt + w->np;
+  w->nbars = stage_bars(w, w->S);
   if (w->nbars > WSL_MAX_BARS) return false;
   if (!smem_fits(w)) return false;
   plan_extra_stage(w);

@@ -23,7 +23,7 @@ enum {
 typedef struct WidenScan {
   TsCompiler *c;
   int64_t fragment_bytes; /* all register fragments of the kernel */
-  int ngemm;
+  PtrVec gemms;           /* its T.gemm statements, planned on trial only once the rest allows */
   bool ok;
 } WidenScan;
 
@@ -43,8 +43,8 @@ static void scan_stmt(IrStmt *s, void *ctx) {
     else w->fragment_bytes += dtype_storage_bytes(s->u.alloc.buf->dtype, n);
   }
   if (s->kind == IR_S_GEMM) {
-    w->ngemm++;
-    if (s->u.gemm.wg_wait == -1 || !gemm_splits(w->c, s)) w->ok = false;
+    if (s->u.gemm.wg_wait == -1) w->ok = false;
+    vec_push(w->c->arena, &w->gemms, s);
   }
   if (s->kind == IR_S_IF && s->u.if_.ws_hi) w->ok = false;
   if (s->kind == IR_S_KERNEL) w->ok = false; /* a nested kernel */
@@ -66,9 +66,11 @@ void pass_widen_consumers(TsCompiler *c, const IrFunc *f, IrKernel *k) {
     return;
   for (int i = 0; i < 3; i++)
     if (k->thread_var[i]) return;
-  WidenScan w = {c, 0, 0, true};
+  WidenScan w = {c, 0, {0}, true};
   IrVisitor v = {scan_stmt, scan_expr, &w};
   ir_visit(k->body, &v);
-  if (!w.ok || !w.ngemm || w.fragment_bytes <= (int64_t)WIDEN_MIN_REGS * 4 * WIDEN_FROM) return;
+  if (!w.ok || !w.gemms.len || w.fragment_bytes <= (int64_t)WIDEN_MIN_REGS * 4 * WIDEN_FROM) return;
+  for (int i = 0; i < w.gemms.len; i++)
+    if (!gemm_splits(c, w.gemms.items[i])) return;
   k->threads[0] = WIDEN_TO;
 }
