@@ -240,6 +240,35 @@ static int read_scalar(const Param *p, PyObject *x, ts_arg *a) {
   return 1;
 }
 
+/* torch.empty(*extents, dtype=dtype, device=devobj): the extents as separate ints, which
+ * torch parses in about half the time of one shape tuple (2.9 against 4.6 µs a call, H200
+ * host); `shape` holds them when they are static, else they are made from `ext`.  A 0-d
+ * output passes the empty tuple (torch.empty needs a size). */
+static PyObject *new_output(int ndim, PyObject *shape, const int64_t *ext, PyObject *dtype, PyObject *devobj) {
+  PyObject *eargs[MAX_DIMS + 4], *t = NULL;
+  int n = ndim ? ndim : 1, made = 0;
+  eargs[0] = NULL;
+  if (ndim == 0) {
+    if (!(eargs[1] = PyTuple_New(0))) return NULL;
+    made = 1;
+  } else if (shape) {
+    for (int d = 0; d < ndim; d++) eargs[1 + d] = PyTuple_GET_ITEM(shape, d);
+  } else {
+    for (int d = 0; d < ndim; d++) {
+      if (!(eargs[1 + d] = PyLong_FromLongLong(ext[d]))) {
+        for (int k = 0; k < d; k++) Py_DECREF(eargs[1 + k]);
+        return NULL;
+      }
+    }
+    made = ndim;
+  }
+  eargs[1 + n] = dtype;
+  eargs[2 + n] = devobj;
+  t = PyObject_Vectorcall(G.empty, eargs + 1, (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET, empty_kwnames);
+  for (int k = 0; k < made; k++) Py_DECREF(eargs[1 + k]);
+  return t;
+}
+
 /* Launches L with the n arguments argv (given: their tensors already read, or NULL).
  * 1: *result is the call's value; 0: the Python path must take the call (nothing launched);
  * -1: error, exception set. */
@@ -308,22 +337,7 @@ static int launch(Launcher *L, PyObject *const *argv, Py_ssize_t n, const Meta *
         }
         m->shape[d] = src->shape[p->src_dim[d]];
       }
-      if (shape) {
-        Py_INCREF(shape);
-      } else {
-        if (!(shape = PyTuple_New(p->ndim))) goto fail;
-        for (int d = 0; d < p->ndim; d++) {
-          PyObject *v = PyLong_FromLongLong(m->shape[d]);
-          if (!v) {
-            Py_DECREF(shape);
-            goto fail;
-          }
-          PyTuple_SET_ITEM(shape, d, v);
-        }
-      }
-      PyObject *eargs[4] = {NULL, shape, dtype, devobj};
-      PyObject *t = PyObject_Vectorcall(G.empty, eargs + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, empty_kwnames);
-      Py_DECREF(shape);
+      PyObject *t = new_output(p->ndim, shape, m->shape, dtype, devobj);
       if (!t) goto fail;
       outs[nouts++] = t;
       PyObject *ptr = call_method0(t, s_data_ptr);

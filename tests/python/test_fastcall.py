@@ -85,10 +85,16 @@ class FakeTorch:
     def __init__(self):
         self.dtypes = {n: DType(n) for n in ("float16", "bfloat16", "float32", "int32", "bool",
                                              "complex64")}
-        self.made, self.streams, self.devices = [], [], []
+        self.made, self.streams, self.devices, self.forms = [], [], [], []
         self.next_ptr = 0x100000
 
-    def empty(self, shape, *, dtype, device):
+    def empty(self, *size, dtype, device):
+        """torch.empty's two spellings: one shape sequence, or the extents as separate ints
+        (the one C uses: torch parses it faster); `forms` records which each call used."""
+        seq = len(size) == 1 and isinstance(size[0], (tuple, list))
+        shape = tuple(size[0]) if seq else size
+        assert all(isinstance(d, int) for d in shape), size
+        self.forms.append("sequence" if seq else "ints")
         t = Tensor(shape, dtype, self.next_ptr, device=device.index)
         self.next_ptr += 0x100000
         self.made.append((tuple(shape), dtype.name, device.index))
@@ -253,6 +259,7 @@ class FastCallTest(unittest.TestCase):
         y = self.softmax(self.x())
         self.assertIsInstance(y, Tensor)
         self.assertEqual(self.torch.made, [((256, 1024), "float16", 0)])
+        self.assertEqual(self.torch.forms, ["ints"])  # torch.empty(256, 1024, ...), not ((256, 1024))
         (args, _), = rec.calls
         self.assertEqual(args[1], ("tensor", y.ptr, "float16", (256, 1024), None, 0))
         self.assertEqual(self.torch.devices, [("cuda", 0)])
@@ -291,6 +298,7 @@ class FastCallTest(unittest.TestCase):
         k(self.x((300, 1024), "float32"))
         self.assertEqual(calls, [])
         self.assertEqual([m[:2] for m in self.torch.made], [((300, 1024), "float16"), ((300, 8), "float32")])
+        self.assertEqual(self.torch.forms, ["ints", "ints"])
 
     def test_eager_calls_remembered(self):
         gemm_eager = load(os.path.join(ROOT, "examples", "gemm_eager.py"))
