@@ -22,6 +22,7 @@
 #include <string.h>
 
 /* ---- statements -------------------------------------------------------------------- */
+static bool workspace_needs_zero(const IrStmt *body, const IrBuffer *b);
 static void stmt(Cg *g, const IrStmt *s);
 
 static void block(Cg *g, const IrStmt *s) {
@@ -247,8 +248,9 @@ static void alloc(Cg *g, const IrStmt *s) {
     /* T.alloc_global: static storage of the module, not a local array (an atomic through a
      * generic pointer into local memory is undefined, and every thread would have its own
      * copy).  C linkage keeps the symbol findable by cuModuleGetGlobal; the runtime zeroes
-     * it before each launch (CgWorkspace).  The kernel sees it through a pointer of the
-     * buffer's name, so accesses print like any other global buffer. */
+     * it before each launch where the kernel may read it first (CgWorkspace.zero).  The
+     * kernel sees it through a pointer of the buffer's name, so accesses print like any
+     * other global buffer. */
     if (numel <= 0) {
       ts_error(g->c, s->loc, "workspace '%s' needs a constant size", b->name);
       return;
@@ -260,6 +262,7 @@ static void alloc(Cg *g, const IrStmt *s) {
     CgWorkspace *w = ARENA_NEW(g->c->arena, CgWorkspace);
     w->symbol = sym;
     w->bytes = bytes;
+    w->zero = workspace_needs_zero(g->kernel_body, b);
     vec_push(g->c->arena, &g->workspaces, w);
     line(g, "%s* %s = %s;", type, name, sym);
     return;
@@ -487,6 +490,20 @@ static void use_expr(IrExpr *e, void *ctx) {
   if (e->kind == IR_LOAD && is_memory_of(e->u.load.buf, u->b)) u->found = true;
 }
 
+/* Whether workspace b must be zeroed before each launch of the kernel whose body is `body`:
+ * any access other than a plain store (a read, an atomic, an address handed to a GPU barrier
+ * or a device operation: each is a LOAD of b) may see what is there before the kernel wrote
+ * it, and T.alloc_barrier_gpu words and atomic counters count up from 0.  A workspace the
+ * kernel only stores to (split-KV partial results that later kernels of the function read)
+ * starts undefined, as TileLang's T.alloc_global does, and costs no memset per launch. */
+static bool workspace_needs_zero(const IrStmt *body, const IrBuffer *b) {
+  BufUse u = {b, false};
+  IrVisitor v = {NULL, use_expr, &u};
+  if (!body) return true;
+  ir_visit((IrStmt *)body, &v);
+  return u.found;
+}
+
 /* Points the kernel at the function-level workspaces its body uses. */
 static void function_workspaces(Cg *g, const IrKernel *k, const PtrVec *fn_ws) {
   for (int i = 0; i < fn_ws->len; i++) {
@@ -514,6 +531,7 @@ static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const PtrV
   g->nonneg = (PtrMap){0};
   g->smem_end = 0;
   g->kernel_name = name;
+  g->kernel_body = k->body;
   g->workspaces = (PtrVec){0};
   StrBuf decls = {0};
   g->decls = &decls;

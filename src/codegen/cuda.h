@@ -11,13 +11,14 @@
 #include "../ir/ir.h"
 
 /* A T.alloc_global workspace: module-scope `__device__` storage with C linkage, found with
- * cuModuleGetGlobal and zeroed on the launch stream before every launch of its kernel.
- * Concurrent launches of one kernel (other streams) share it.  One allocated in the
+ * cuModuleGetGlobal and, when `zero`, zeroed on the launch stream before every launch of its
+ * kernel.  Concurrent launches of one kernel (other streams) share it.  One allocated in the
  * prim_func outside its kernels belongs to the first kernel using it (zeroed before that
  * launch only); later kernels of the function point at the same symbol. */
 typedef struct CgWorkspace {
   const char *symbol;   /* <kernel>_ws_<buffer> */
   int64_t bytes;
+  bool zero;            /* the kernel reads it, or hands it to an atomic or a barrier (cuda.c) */
 } CgWorkspace;
 
 typedef struct CgKernelInfo {

@@ -35,6 +35,7 @@ typedef struct Cg {
   bool wgmma_any_width; /* a call the widths cannot be read from: gemm.cuh expands all */
   int device_flags;     /* union of the IRD_* flags of the device operations printed */
   const char *kernel_name;
+  const IrStmt *kernel_body; /* of the kernel being printed (workspace_needs_zero) */
   StrBuf *decls;        /* module-scope declarations printed before the kernel (workspaces) */
   PtrVec workspaces;    /* CgWorkspace* of the kernel being printed */
 } Cg;

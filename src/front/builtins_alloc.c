@@ -463,9 +463,11 @@ static Value *t_view(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
 /* T.alloc_global(shape, dtype) / T.alloc_barrier_gpu(): a device workspace that is not a
  * kernel parameter (T.alloc_global may also sit in the prim_func before its kernels, which
  * then share it).  Codegen gives it static storage in the module (one array per kernel
- * and buffer) and the runtime zeroes it on the launch stream before every launch, so the
- * one-shot GPU barriers start from 0 each time.  Its size is therefore part of the module:
- * every extent must be a positive compile-time integer. */
+ * and buffer) and the runtime zeroes it on the launch stream before every launch of a kernel
+ * that reads it or hands it to an atomic or a barrier, so the one-shot GPU barriers start
+ * from 0 each time (one the kernel only stores to starts undefined, as in TileLang).  Its
+ * size is therefore part of the module: every extent must be a positive compile-time
+ * integer. */
 enum { WORKSPACE_MAX_BYTES = 1 << 30 };
 
 static Value *alloc_workspace(Eval *ev, CallArgs *a, const Builtin *bi, Value *shape, ts_dtype t,

@@ -472,6 +472,7 @@ static ts_status fill_metadata(ts_kernel *k, const IrFunc *f, const CgOutput *cg
     for (int w = 0; w < ki->nworkspaces; w++) {
       l->workspaces[w].symbol = arena_strdup(a, ki->workspaces[w].symbol);
       l->workspaces[w].bytes = ki->workspaces[w].bytes;
+      l->workspaces[w].zero = ki->workspaces[w].zero;
     }
   }
   return TS_OK;

@@ -47,10 +47,11 @@ typedef struct RtParam {
 } RtParam;
 
 /* A T.alloc_global workspace of one kernel (CgWorkspace): found in the module at load,
- * zeroed on the launch stream before every launch of its kernel. */
+ * zeroed on the launch stream before every launch of its kernel when `zero`. */
 typedef struct RtWorkspace {
   const char *symbol;
   int64_t bytes;
+  bool zero;
   CUdeviceptr ptr;                   /* resolved at module load */
 } RtWorkspace;
 

@@ -477,11 +477,13 @@ static ts_status submit(ts_kernel *k, RtPacked *pk, CUstream stream) {
       TS_CHECK(max_resident(ctx, l, grid[0], &cap));
       if (grid[0] > cap) grid[0] = (unsigned)cap;
     }
-    /* T.alloc_global workspaces start at zero on every launch (the one-shot GPU barriers
-     * count up from 0), ordered before the kernel by the stream.  Launches of the same
+    /* T.alloc_global workspaces the kernel reads or counts in start at zero on every launch
+     * (the one-shot GPU barriers count up from 0), ordered before the kernel by the stream;
+     * those it only stores to are left as they are (CgWorkspace.zero).  Launches of the same
      * kernel on other streams share them. */
     for (int w = 0; w < l->nworkspaces; w++)
-      CU_CHECK(ctx, cuMemsetD8Async, (l->workspaces[w].ptr, 0, (size_t)l->workspaces[w].bytes, stream));
+      if (l->workspaces[w].zero)
+        CU_CHECK(ctx, cuMemsetD8Async, (l->workspaces[w].ptr, 0, (size_t)l->workspaces[w].bytes, stream));
     if (k->cooperative) {
       /* T.sync_grid spins until every block arrives: a grid larger than what fits on the GPU
        * at once would hang, so it is refused with the numbers instead. */

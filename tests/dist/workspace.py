@@ -1,7 +1,8 @@
 # T.alloc_global workspaces and the one-shot GPU barrier set (make check-dist, host program
-# dist_prims.c; each rank runs them on its own GPU).  The runtime zeroes every workspace
-# before each launch, so the host launches each kernel 3 times: a workspace left over from
-# the previous launch would hang the barrier (the debug timeout traps) or double the sums.
+# dist_prims.c; each rank runs them on its own GPU).  The runtime zeroes every workspace a
+# kernel reads or counts in (atomics, GPU barriers) before each launch, so the host launches
+# each kernel 3 times: a workspace left over from the previous launch would hang the barrier
+# (the debug timeout traps) or double the sums.
 #
 # gpu_barrier: every block writes A[bx], crosses init/arrive/wait_barrier_gpu on a
 # T.alloc_barrier_gpu word, reads its neighbour's entry (stale: Bad[0]) and the barrier word,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../../src/codegen/cuda.h"
+#include "../../src/rt/kernel.h"
 #include "test.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
@@ -570,8 +571,9 @@ TEST(codegen_import_source_call_extern) {
 }
 
 /* T.alloc_global in the prim_func outside its kernels (split-KV partial results): one module
- * symbol, declared by the first kernel that uses it (zeroed before that launch only), which
- * the later kernels point at to read what it wrote. */
+ * symbol, declared by the first kernel that uses it, which the later kernels point at to read
+ * what it wrote.  That kernel only stores to it, so no launch zeroes it (as in TileLang, its
+ * contents are undefined until written); a workspace the first kernel reads is zeroed. */
 TEST(codegen_function_level_workspace) {
   ts_context *ctx = NULL;
   ts_context_options co = {.size = sizeof co, .disable_cache = 1};
@@ -597,6 +599,9 @@ TEST(codegen_function_level_workspace) {
   const char *k1 = strstr(cu, "k_kernel_1(");
   CHECK(decl && !strstr(decl + 50, "ws_part[256]")); /* declared once */
   CHECK(k1 && strstr(k1, "float* part = k_kernel_0_ws_part;") != NULL);
+  REQUIRE(k->nlaunches == 2);
+  CHECK(k->launches[0].nworkspaces == 1 && !k->launches[0].workspaces[0].zero);
+  CHECK(k->launches[1].nworkspaces == 0);
   ts_kernel_destroy(k);
   ts_program_destroy(p);
   ts_context_destroy(ctx);

@@ -180,6 +180,8 @@ TEST(workspace_codegen_and_metadata) {
     CHECK(!strcmp(l->workspaces[0].symbol, "scratch_sum_kernel_ws_part") && l->workspaces[0].bytes == 2 * 96 * 4);
     CHECK(!strcmp(l->workspaces[1].symbol, "scratch_sum_kernel_ws_acc") && l->workspaces[1].bytes == 4);
     CHECK(!strcmp(l->workspaces[2].symbol, "scratch_sum_kernel_ws_bar") && l->workspaces[2].bytes == 4);
+    /* atomic sums and a GPU barrier count up from 0: all three are zeroed before each launch */
+    for (int i = 0; i < 3; i++) CHECK(l->workspaces[i].zero);
     const void *bin = NULL;
     size_t n = 0;
     CHECK(ts_kernel_binary(k, &bin, &n) == TS_OK && n > 0);
@@ -216,6 +218,8 @@ TEST(workspace_codegen_and_metadata) {
     REQUIRE(k2->nlaunches == 2);
     CHECK(k2->launches[0].nworkspaces == 1 && k2->launches[0].workspaces[0].bytes == 256);
     CHECK(k2->launches[1].nworkspaces == 1 && k2->launches[1].workspaces[0].bytes == 64);
+    CHECK(k2->launches[0].workspaces[0].zero);  /* read back (ws[63 - tx]) in its kernel */
+    CHECK(k2->launches[1].workspaces[0].zero);  /* read where other threads did not write */
     ts_kernel_destroy(k2);
   }
   ts_program_destroy(p);
