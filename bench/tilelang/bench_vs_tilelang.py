@@ -13,6 +13,8 @@ times the kernel call when the driver asks: CUDA events, 10 warm-up runs, then t
 50, each after flushing L2 (a 256 MB write).  The driver asks peer and ours alternately
 `--rounds` times per case and keeps each system's best median (the torch reference is timed
 once, in ours); it prints TFLOP/s (or GB/s) for torch, TileLang and ours, and ours / TileLang.
+A memory-bound (GB/s) row also gets a torch device-to-device copy moving the same bytes
+timed the same way, and ours / copy beside it.
 A wrong result is reported as such and never timed.  The cases (one function per example row,
 each with the file's own configuration and sizes) are in bench_cases.py.
 
@@ -70,10 +72,21 @@ def time_call(run, reps=50, warmup=10):
     return times[len(times) // 2]
 
 
+def device_copy(nbytes):
+    """A torch device-to-device copy of nbytes / 2 bytes (so nbytes cross DRAM, as a memory-bound
+    row counts its reads and writes): the bandwidth a memory-bound kernel is held against."""
+    import torch
+    n = max(1, int(nbytes) // 2)
+    src = torch.empty(n, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    return lambda: dst.copy_(src)
+
+
 def worker(corpus, name, system):
     """Builds one case and prints a JSON line, then serves the driver's commands on stdin:
     `check` (one run compared with the reference), `time` (the kernel call), `torch` (the
-    reference), `quit`; each answer is one JSON line."""
+    reference), `copy` (a device-to-device copy moving the row's bytes: half read, half
+    written), `quit`; each answer is one JSON line."""
     import torch
     torch.manual_seed(0)
     out = {"case": name, "system": system}
@@ -93,6 +106,8 @@ def worker(corpus, name, system):
             if cmd == "check":
                 ok, err, scale = compare(run(), ref(), tol[0] if tol else 5e-2)
                 answer = {"max_err": err, "ref_max": scale, "ready": ok, "wrong": not ok}
+            elif cmd == "copy":
+                answer = {"ms": time_call(device_copy(out["work"]))}
             else:
                 answer = {"ms": time_call(run if cmd == "time" else ref)}
         except Exception as e:  # noqa: BLE001
@@ -162,7 +177,8 @@ def start(corpus, name, envs):
 
 def measure(workers, rounds):
     """One case's workers (from start): built, checked, then timed alternately `rounds` times
-    (best median kept), the torch reference once in ours.  Returns (info per system, best ms)."""
+    (best median kept), the torch reference once in ours, and for a GB/s row a device copy of
+    its bytes.  Returns (info per system, best ms)."""
     info = {s: w.read(900) for s, w in workers.items()}
     for s, w in workers.items():
         if info[s].get("built"):
@@ -180,6 +196,10 @@ def measure(workers, rounds):
         r = workers["ours"].ask("torch")
         if "ms" in r:
             best["torch"] = r["ms"]
+        if info["ours"].get("unit") == "GB/s":
+            r = workers["ours"].ask("copy")
+            if "ms" in r:
+                best["copy"] = r["ms"]
     for w in workers.values():
         w.close()
     return info, best
@@ -211,7 +231,8 @@ def main():
     envs["ours"].setdefault("TILESCALE_LIB", os.path.join(ROOT, "build", "libtilescale.so"))
     names = [n for n in CASES if not a.only or any(part and part in n for part in a.only.split(","))]
     width = max([len(n) for n in names] + [28])
-    print("%-*s %9s %9s %9s %8s  %s" % (width, "example (own configuration)", "torch", "TileLang", "ours", "ours/TL", "unit"))
+    print("%-*s %9s %9s %9s %8s  %-7s  %s" % (width, "example (own configuration)", "torch", "TileLang", "ours", "ours/TL",
+                                           "unit", "copy GB/s, ours/copy"))
     ratios = []
     pending = {}
     for i, name in enumerate(names):
@@ -231,7 +252,13 @@ def main():
         ratio = best["peer"] / best["ours"] if "peer" in best and "ours" in best else None
         if ratio:
             ratios.append(ratio)
-        print("%-*s %s %8s  %s" % (width, name, " ".join(cols), "%.2f" % ratio if ratio else "-", unit))
+        vs_copy = ""
+        if "copy" in best:
+            copy_rate = rate(work, best["copy"], unit)
+            vs_copy = "%9.1f" % copy_rate
+            if "ours" in best:
+                vs_copy += " %5.2f" % (rate(work, best["ours"], unit) / copy_rate)
+        print("%-*s %s %8s  %-7s  %s" % (width, name, " ".join(cols), "%.2f" % ratio if ratio else "-", unit, vs_copy))
         if a.json:
             with open(a.json, "a") as f:
                 f.write(json.dumps({"case": name, "unit": unit, "ratio": ratio,
