@@ -6,7 +6,8 @@
 #   REG=1           tests/corpus/regress_gpu.py (RONLY=word,... for some cases; RTMO seconds)
 #   REGP=1 PCV=K=V  regress_gpu.py again with TILESCALE_PASS_CONFIGS=$PCV
 #   ONLY=rows|all   make bench-tilelang for the rows whose names contain one of the words
-#                   (ROUNDS, AHEAD, BTMO seconds, BJSON=file for JSON lines; NOBASE=1 skips it)
+#                   (ROUNDS, AHEAD, BTMO seconds, BJSON=file for JSON lines; NOBASE=1 skips it;
+#                   TUNED=1 for the best-configuration rows)
 #   PCVS="K=V ..."  the same rows again under each pass configuration
 # Prints only the summary lines of each step, with the seconds since the start.
 set -u
@@ -22,7 +23,7 @@ if [ -n "${ONLY:-}" ]; then
   mkdir -p /tmp/peer; [ -d /tmp/peer/tilelang ] || xz -dc .peer/all/peer.tar.xz | tar -xf - -C /tmp/peer
   export TILELANG_CACHE_DIR=/tmp/tlcache
   [ "$ONLY" = all ] && ONLY=
-  b() { timeout ${BTMO:-400} make -s bench-tilelang CORPUS=.corpus/corpus BENCH_ONLY="$ONLY" BENCH_ROUNDS=${ROUNDS:-2} BENCH_AHEAD=${AHEAD:-4} BENCH_JSON=${BJSON:-} 2>&1 | grep "TFLOP\|GB/s\|geomean\|rror\|WRONG\|wrong\|example (own" | tail -60; }
+  b() { timeout ${BTMO:-400} make -s bench-tilelang CORPUS=.corpus/corpus BENCH_ONLY="$ONLY" BENCH_ROUNDS=${ROUNDS:-2} BENCH_AHEAD=${AHEAD:-4} BENCH_JSON=${BJSON:-} BENCH_TUNED=${TUNED:-} 2>&1 | grep "TFLOP\|GB/s\|geomean\|rror\|WRONG\|wrong\|example (own\|best configuration" | tail -60; }
   [ -n "${NOBASE:-}" ] || { echo "== bench base"; b; }
   for pc in ${PCVS:-}; do echo "== bench $pc"; TILESCALE_PASS_CONFIGS=$pc b; done
   echo "== bench $(( $(date +%s)-t0 )) s"

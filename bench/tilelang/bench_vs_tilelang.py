@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 
-from bench_cases import CASES
+from bench_cases import CASES, TUNED
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -82,34 +82,84 @@ def device_copy(nbytes):
     return lambda: dst.copy_(src)
 
 
+def build_variants(corpus, name):
+    """The kernels of one row: [(config, case tuple or None, error)], one entry for a CASES row
+    (config None), one per configuration of a TUNED row."""
+    if name in CASES:
+        menu = [(None, CASES[name])]
+    else:
+        make, configs = TUNED[name]
+        menu = [(cfg, lambda c, cfg=cfg: make(c, cfg)) for cfg in configs]
+    variants = []
+    for cfg, make_case in menu:
+        try:
+            variants.append((cfg, make_case(corpus), None))
+        except Exception as e:  # noqa: BLE001 (report, never crash the driver)
+            variants.append((cfg, None, ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:200]))
+    return variants
+
+
+def check_variants(variants):
+    """`check` over every built kernel of a row: the answer for the row (the worst error of a
+    one-kernel row; for a menu, ready when any configuration is right) and the right ones."""
+    right, answer = [], None
+    for cfg, case, _ in variants:
+        if case is None:
+            continue
+        run, ref, _work, _unit, *tol = case
+        try:
+            ok, err, scale = compare(run(), ref(), tol[0] if tol else 5e-2)
+        except Exception as e:  # noqa: BLE001
+            if len(variants) == 1:
+                raise
+            ok, err, scale = False, math.inf, 0.0
+        if ok:
+            right.append((cfg, case))
+        if answer is None or (ok and not answer["ready"]) or (not ok and not right and err > answer["max_err"]):
+            answer = {"max_err": err, "ref_max": scale, "ready": ok, "wrong": not ok}
+    if answer and len(variants) > 1:
+        answer.update(ready=bool(right), wrong=not right, configs_right=len(right), configs=len(variants))
+    return answer or {"error": "nothing built"}, right
+
+
 def worker(corpus, name, system):
-    """Builds one case and prints a JSON line, then serves the driver's commands on stdin:
-    `check` (one run compared with the reference), `time` (the kernel call), `torch` (the
-    reference), `copy` (a device-to-device copy moving the row's bytes: half read, half
-    written), `quit`; each answer is one JSON line."""
+    """Builds one row's kernels (one, or every configuration of a --tuned row) and prints a JSON
+    line, then serves the driver's commands on stdin: `check` (one run of each compared with
+    the reference), `time` (the kernel call; a tuned row times every right configuration and
+    answers the fastest with its configuration), `torch` (the reference), `copy` (a
+    device-to-device copy moving the row's bytes: half read, half written), `quit`; each
+    answer is one JSON line."""
     import torch
     torch.manual_seed(0)
     out = {"case": name, "system": system}
-    try:
-        run, ref, work, unit, *tol = CASES[name](corpus)
-        out.update(unit=unit, work=work, built=True)
-    except Exception as e:  # noqa: BLE001 (report, never crash the driver)
-        out["error"] = ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:200]
+    variants = build_variants(corpus, name)
+    built = [case for _, case, _ in variants if case is not None]
+    if built:
+        out.update(unit=built[0][3], work=built[0][2], built=True)
+    else:
+        out["error"] = variants[0][2]
     print(json.dumps(out), flush=True)
-    if not out.get("built"):
+    if not built:
         return
+    right = []
     while True:
         cmd = sys.stdin.readline().strip()
         if cmd in ("quit", ""):
             break
         try:
             if cmd == "check":
-                ok, err, scale = compare(run(), ref(), tol[0] if tol else 5e-2)
-                answer = {"max_err": err, "ref_max": scale, "ready": ok, "wrong": not ok}
+                answer, right = check_variants(variants)
             elif cmd == "copy":
                 answer = {"ms": time_call(device_copy(out["work"]))}
+            elif cmd == "time" and not right:
+                answer = {"error": "no kernel of this row was right (check first)"}
+            elif cmd == "time":
+                timed = sorted((time_call(case[0]), i) for i, (_, case) in enumerate(right))
+                answer = {"ms": timed[0][0]}
+                if right[timed[0][1]][0] is not None:
+                    answer["config"] = str(right[timed[0][1]][0])
             else:
-                answer = {"ms": time_call(run if cmd == "time" else ref)}
+                answer = {"ms": time_call((right[0][1] if right else built[0])[1])}
         except Exception as e:  # noqa: BLE001
             answer = {"error": ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:200]}
         print(json.dumps(answer), flush=True)
@@ -189,6 +239,8 @@ def measure(workers, rounds):
             if info[s].get("ready"):
                 r = w.ask("time")
                 if "ms" in r:
+                    if r["ms"] < best.get(s, 1e30) and r.get("config"):
+                        info[s]["config"] = r["config"]
                     best[s] = min(best.get(s, 1e30), r["ms"])
                 else:
                     info[s] = dict(info[s], ready=False, **r)
@@ -213,6 +265,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("corpus", nargs="?", help="TileLang's examples folder (CORPUS/tilelang/examples)")
     ap.add_argument("--list", action="store_true", help="print the case names and exit")
+    ap.add_argument("--tuned", action="store_true",
+                    help="the best-configuration rows instead: each system's fastest right configuration of one menu")
     ap.add_argument("--peer", default="/tmp/peer")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--only", default="", help="run only the cases whose name contains one of these comma-separated substrings")
@@ -220,8 +274,9 @@ def main():
     ap.add_argument("--json", help="append one JSON line per row to this file (to join split runs)")
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SYSTEM"))
     a = ap.parse_args()
+    rows = TUNED if a.tuned else CASES
     if a.list:
-        return print("\n".join(CASES))
+        return print("\n".join(rows))
     if not a.corpus:
         ap.error("the corpus folder is required")
     if a.worker:
@@ -229,7 +284,7 @@ def main():
     envs = {"ours": dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")),
             "peer": dict(os.environ, PYTHONPATH=a.peer, TILELANG_CACHE_DIR=os.environ.get("TILELANG_CACHE_DIR", "/tmp/tlcache"))}
     envs["ours"].setdefault("TILESCALE_LIB", os.path.join(ROOT, "build", "libtilescale.so"))
-    names = [n for n in CASES if not a.only or any(part and part in n for part in a.only.split(","))]
+    names = [n for n in rows if not a.only or any(part and part in n for part in a.only.split(","))]
     width = max([len(n) for n in names] + [28])
     print("%-*s %9s %9s %9s %8s  %-7s  %s" % (width, "example (own configuration)", "torch", "TileLang", "ours", "ours/TL",
                                            "unit", "copy GB/s, ours/copy"))
@@ -264,7 +319,13 @@ def main():
                 f.write(json.dumps({"case": name, "unit": unit, "ratio": ratio,
                                     **{s: rate(work, best[s], unit) for s in best},
                                     **{s + "_status": ("wrong" if r.get("wrong") else r.get("error", "ok"))
-                                       for s, r in info.items()}}) + "\n")
+                                       for s, r in info.items()},
+                                    **{s + "_config": r["config"] for s, r in info.items() if r.get("config")}}) + "\n")
+        if a.tuned:
+            print("    best configuration: TileLang %s, ours %s%s" % (
+                info.get("peer", {}).get("config", "-"), info.get("ours", {}).get("config", "-"),
+                "".join(", %s %d of %d right" % (s, info[s]["configs_right"], info[s]["configs"])
+                        for s in ("peer", "ours") if "configs" in info.get(s, {}))))
         for s in ("peer", "ours"):
             r = info.get(s, {})
             if "error" in r:

@@ -1,0 +1,115 @@
+"""Tests of bench/tilelang/bench_vs_tilelang.py's row logic, without a GPU or torch: a worker
+builds a row's kernels (one, or a --tuned row's menu of configurations), `check` keeps the
+right ones, `time` answers the fastest right one with its configuration, and the driver's
+measure() asks a memory-bound row for a device copy beside the torch reference.  The kernels
+are stand-ins whose results and times are chosen here; compare() and time_call() are
+replaced by exact ones over them (their CUDA-event timing is what the GPU run measures).
+Run: python3 tests/python/test_bench_driver.py"""
+import io
+import json
+import os
+import sys
+import types
+import unittest
+from contextlib import redirect_stdout
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "tilelang"))
+sys.dont_write_bytecode = True
+
+import bench_vs_tilelang as bench  # noqa: E402
+
+TIMES = {}  # kernel result -> the ms time_call reports for it
+
+
+def kernel(result):
+    return lambda: result
+
+
+def serve(name, commands):
+    """The worker's JSON answers to `commands` for row `name`."""
+    sys.stdin = io.StringIO("".join(c + "\n" for c in commands + ["quit"]))
+    out = io.StringIO()
+    try:
+        with redirect_stdout(out):
+            bench.worker("corpus", name, "ours")
+    finally:
+        sys.stdin = sys.__stdin__
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+class BenchDriver(unittest.TestCase):
+    def setUp(self):
+        fake_torch = types.ModuleType("torch")
+        fake_torch.manual_seed = lambda seed: None
+        self.saved = {k: getattr(bench, k) for k in ("compare", "time_call", "device_copy")}
+        self.saved_torch = sys.modules.get("torch")
+        sys.modules["torch"] = fake_torch
+        bench.compare = lambda got, want, tol: (got == want, 0.0 if got == want else 1.0, 1.0)
+        bench.time_call = lambda run: TIMES[run()]
+        bench.device_copy = lambda nbytes: kernel("copy")
+        TIMES.clear()
+
+    def tearDown(self):
+        for k, v in self.saved.items():
+            setattr(bench, k, v)
+        if self.saved_torch is None:
+            sys.modules.pop("torch", None)
+        else:
+            sys.modules["torch"] = self.saved_torch
+        bench.CASES.pop("one", None)
+        bench.TUNED.pop("menu", None)
+
+    def test_tuned_row_keeps_the_fastest_right_configuration(self):
+        def make(corpus, cfg):
+            if cfg == "unbuildable":
+                raise RuntimeError("needs too much shared memory")
+            wrong = cfg == "wrong"
+            return kernel(("out", cfg) if not wrong else "garbage"), kernel(("out", cfg)), 1e12, "TFLOP/s"
+        bench.TUNED["menu"] = (make, ["slow", "wrong", "unbuildable", "fast"])
+        TIMES.update({("out", "slow"): 3.0, ("out", "fast"): 2.0, "garbage": 0.5})
+        built, check, timed = serve("menu", ["check", "time"])
+        self.assertTrue(built["built"])
+        self.assertEqual((check["ready"], check["configs_right"], check["configs"]), (True, 2, 4))
+        # the wrong configuration is the quickest, but never a candidate
+        self.assertEqual(timed, {"ms": 2.0, "config": "fast"})
+
+    def test_tuned_row_with_no_right_configuration_is_wrong(self):
+        bench.TUNED["menu"] = (lambda c, cfg: (kernel(1), kernel(2), 1.0, "TFLOP/s"), ["a", "b"])
+        _, check, timed = serve("menu", ["check", "time"])
+        self.assertEqual((check["ready"], check["wrong"], check["configs_right"]), (False, True, 0))
+        self.assertIn("error", timed)
+
+    def test_one_kernel_row_times_without_a_configuration(self):
+        bench.CASES["one"] = lambda c: (kernel(7), kernel(7), 1e9, "GB/s")
+        TIMES.update({7: 1.5, "copy": 1.0})
+        built, check, timed, copy = serve("one", ["check", "time", "copy"])
+        self.assertEqual((built["unit"], check["ready"]), ("GB/s", True))
+        self.assertEqual(timed, {"ms": 1.5})
+        self.assertEqual(copy, {"ms": 1.0})
+
+    def test_measure_asks_memory_bound_rows_for_a_copy(self):
+        class Worker:
+            def __init__(self, unit):
+                self.unit, self.asked = unit, []
+
+            def read(self, timeout):
+                return {"built": True, "unit": self.unit, "work": 1e9}
+
+            def ask(self, cmd):
+                self.asked.append(cmd)
+                return {"ready": True} if cmd == "check" else {"ms": 2.0 if cmd == "copy" else 1.0, "config": "c"}
+
+            def close(self):
+                pass
+        for unit, copied in (("GB/s", True), ("TFLOP/s", False)):
+            workers = {"peer": Worker(unit), "ours": Worker(unit)}
+            info, best = bench.measure(workers, 2)
+            self.assertEqual("copy" in best, copied)
+            self.assertEqual(workers["ours"].asked.count("copy"), int(copied))
+            self.assertEqual(workers["peer"].asked, ["check", "time", "time"])
+            self.assertEqual(info["ours"]["config"], "c")
+
+
+if __name__ == "__main__":
+    unittest.main()
