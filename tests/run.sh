@@ -7,7 +7,8 @@
 #      (test_distributed.py: launcher environments, a host-only group of two), the C call path
 #      (tests/python/test_fastcall.py), the wheel (test_wheel.py: pip wheel, install into a
 #      temporary target, import), `make install` with pkg-config (test_make_install.py) and
-#      bench-tilelang's row logic (test_bench_driver.py)
+#      bench-tilelang's row logic (test_bench_driver.py), host-side layouts and
+#      tilelang.tools.plot_layout (test_plot_layout.py)
 #   2. golden IR: every examples/*.py and tests/front/*.py with a `# tilescale-test:` line
 #      is compiled with --emit ir and compared with its golden .ir file
 #   2b. pass goldens: every tests/codegen/*.py is compiled with its `# tilescale-test:` ARGS
@@ -65,7 +66,7 @@ if ! command -v python3 >/dev/null 2>&1; then
 elif readelf -d "$py_lib" 2>/dev/null | grep -q 'lib[a-z]*san\.so'; then
   echo "skip python binding: $py_lib is a sanitizer build"
 else
-  for t in test_binding test_tilelang test_host_call test_analyzer test_distributed test_fastcall test_wheel test_make_install test_bench_driver; do
+  for t in test_binding test_tilelang test_host_call test_analyzer test_distributed test_fastcall test_wheel test_make_install test_bench_driver test_plot_layout; do
     if TILESCALE_LIB="$py_lib" python3 "tests/python/$t.py" >"$tmp/py.out" 2>&1; then
       ok
     else

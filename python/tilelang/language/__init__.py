@@ -4,6 +4,8 @@ The C library evaluates kernel bodies from the source file.  CPython only meets 
 script touches at import time or while building inputs: dtypes (`T.float16`), annotations
 (`T.Tensor((M, K), dtype)`), decorators (`@T.prim_func`, `@T.macro`, which record the function
 and return a marker), `T.dynamic` symbols, and integer helpers such as `T.ceildiv` on plain ints.
+`T.Layout` / `T.Fragment` called by host code build host-side tables for printing and
+tilelang.tools.plot_layout (_host_layout.py).
 Every other `T.*` name is a placeholder that raises KernelOnlyError when called, so a kernel body
 run by CPython by mistake stops at its first tile operation with a message saying so."""
 import sys
@@ -13,7 +15,7 @@ from .dtypes import DTYPES as _DTYPES
 from .dtypes import dtype
 
 __all__ = ["dtype", "prim_func", "macro", "Tensor", "Buffer", "StridedTensor", "const", "dynamic",
-           "symbolic", "ceildiv", "KernelOnlyError", "PrimFuncRef", "MacroRef"]
+           "symbolic", "ceildiv", "KernelOnlyError", "PrimFuncRef", "MacroRef", "Layout", "Fragment"]
 
 
 class KernelOnlyError(RuntimeError):
@@ -58,6 +60,32 @@ class _Placeholder:
 
     def tilelang_param_text(self):
         return self._path
+
+
+class _HostCallable(_Placeholder):
+    """A T.* name that host code may also call (T.Layout and T.Fragment at module level, as
+    TileLang's plot_layout examples do): a call builds the host-side table of _host_layout;
+    inside kernels, and as a kernel parameter, it is the placeholder the compiler resolves."""
+
+    __slots__ = ("_host",)
+
+    def __init__(self, path, host):
+        _Placeholder.__init__(self, path)
+        object.__setattr__(self, "_host", host)
+
+    def __call__(self, *args, **kwargs):
+        return self._host(*args, **kwargs)
+
+
+def _host_layout(kind):
+    def make(*args, **kwargs):
+        from .. import _host_layout as hl
+        return getattr(hl, kind)(*args, **kwargs)
+    return make
+
+
+Layout = _HostCallable("T.Layout", _host_layout("Layout"))
+Fragment = _HostCallable("T.Fragment", _host_layout("Fragment"))
 
 
 # ---- function markers ------------------------------------------------------------------------

@@ -1,0 +1,134 @@
+"""Layouts built by host code (`T.Layout`, `T.Fragment` and the bank-swizzle helpers called at
+module level, as TileLang's plot_layout examples do), for printing and tilelang.tools.plot_layout.
+
+Inside a kernel these names belong to the C compiler, which evaluates the kernel from its source;
+CPython only meets them in host code.  There a layout is a table: the user's index functions
+(plain Python callables over plain ints) are called once per element of the input shape, the way
+TileLang's host side evaluates them.  Nothing here is compiled or lowered."""
+import itertools
+
+
+def _ints(values, what):
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not hasattr(v, "__index__"):
+            raise TypeError("%s: expected integers, got %r" % (what, v))
+        out.append(v.__index__())
+    return out
+
+
+def _as_tuple(value):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+class Layout:
+    """T.Layout(shape, forward_fn): each index of `shape` maps to a tuple of output indices."""
+
+    def __init__(self, shape, forward_fn):
+        self.shape = _ints(_as_tuple(shape), "T.Layout shape")
+        if not self.shape or any(s <= 0 for s in self.shape):
+            raise ValueError("T.Layout: the shape needs positive extents, got %s" % (self.shape,))
+        if not callable(forward_fn):
+            raise TypeError("T.Layout: forward_fn must be callable, got %r" % (forward_fn,))
+        self.table = {}
+        for idx in itertools.product(*(range(s) for s in self.shape)):
+            self.table[idx] = tuple(_ints(_as_tuple(forward_fn(*idx)), "T.Layout forward_fn%s" % (idx,)))
+        ranks = {len(v) for v in self.table.values()}
+        if len(ranks) != 1:
+            raise ValueError("T.Layout: forward_fn returns tuples of different lengths %s" % sorted(ranks))
+
+    def map_indices(self, indices):
+        return list(self.table[tuple(_ints(indices, "map_indices"))])
+
+    def get_input_shape(self):
+        return list(self.shape)
+
+    def get_output_shape(self):
+        outs = list(self.table.values())
+        return [max(o[d] for o in outs) + 1 for d in range(len(outs[0]))]
+
+    def is_bijective(self):
+        return len(set(self.table.values())) == len(self.table)
+
+    def __repr__(self):
+        return "Layout(%s -> %s)" % (self.get_input_shape(), self.get_output_shape())
+
+
+class Fragment:
+    """T.Fragment(shape, forward_thread_fn=..., forward_index_fn=..., replicate=1) or
+    T.Fragment(shape, forward_fn=...) returning (thread, index): which thread holds each element,
+    and where in that thread's registers.  With replicate=R the thread function takes the replica
+    number as a last argument and R threads hold each element."""
+
+    def __init__(self, shape, forward_thread_fn=None, forward_index_fn=None, replicate=1, forward_fn=None):
+        self.shape = _ints(_as_tuple(shape), "T.Fragment shape")
+        if not self.shape or any(s <= 0 for s in self.shape):
+            raise ValueError("T.Fragment: the shape needs positive extents, got %s" % (self.shape,))
+        (self.replicate,) = _ints([replicate], "T.Fragment replicate")
+        if self.replicate < 1:
+            raise ValueError("T.Fragment: replicate must be at least 1, got %d" % self.replicate)
+        if forward_fn is None and (forward_thread_fn is None or forward_index_fn is None):
+            raise TypeError("T.Fragment needs forward_fn, or both forward_thread_fn and forward_index_fn")
+        self.threads, self.index = {}, {}
+        for idx in itertools.product(*(range(s) for s in self.shape)):
+            reps = []
+            for r in range(self.replicate):
+                args = idx + ((r,) if self.replicate > 1 else ())
+                if forward_fn is not None:
+                    got = _as_tuple(forward_fn(*args))
+                    if len(got) < 2:
+                        raise ValueError("T.Fragment: forward_fn%s must return (thread, index...)" % (args,))
+                    thread, local = got[0], got[1:]
+                else:
+                    thread, local = forward_thread_fn(*args), _as_tuple(forward_index_fn(*idx))
+                reps.append(_ints([thread], "T.Fragment thread of %s" % (idx,))[0])
+                self.index[idx] = tuple(_ints(local, "T.Fragment index of %s" % (idx,)))
+            self.threads[idx] = tuple(reps)
+
+    def map_indices(self, indices):
+        idx = tuple(_ints(indices, "map_indices"))
+        return [self.threads[idx][0]] + list(self.index[idx])
+
+    def get_input_shape(self):
+        return list(self.shape)
+
+    def get_thread_size(self):
+        return max(t for ts in self.threads.values() for t in ts) + 1
+
+    def get_output_shape(self):
+        outs = list(self.index.values())
+        return [max(o[d] for o in outs) + 1 for d in range(len(outs[0]))]
+
+    def __repr__(self):
+        return "Fragment(%s -> threads %d, registers %s%s)" % (
+            self.get_input_shape(), self.get_thread_size(), self.get_output_shape(),
+            ", replicate %d" % self.replicate if self.replicate > 1 else "")
+
+
+# The bank-swizzled shared-memory layouts (tilelang.layout.make_*_bank_swizzled_layout) on a
+# [rows, cols] tile of element_size-bit elements: the 16-byte chunk of a row is XORed with the
+# row's bits above the swizzle span, the pattern TMA and wgmma use (and the compiler's swizzled
+# tiles: 128 B spans XOR the chunk with row % 8).
+_SWIZZLE_BYTES = {"quarter": 32, "half": 64, "full": 128}
+
+
+def bank_swizzled_layout(kind, rows, cols, element_size):
+    rows, cols, element_size = _ints([rows, cols, element_size], "make_%s_bank_swizzled_layout" % kind)
+    span = _SWIZZLE_BYTES[kind]
+    if element_size not in (8, 16, 32, 64):
+        raise ValueError("make_%s_bank_swizzled_layout: element_size is in bits (8, 16, 32 or 64), got %d"
+                         % (kind, element_size))
+    per_span = span * 8 // element_size       # elements in one swizzle span
+    per_chunk = 128 // element_size           # elements in one 16-byte chunk
+    chunks = span // 16
+    if rows <= 0 or cols <= 0 or cols % per_span:
+        raise ValueError("make_%s_bank_swizzled_layout: a row of %d elements is not a whole number of "
+                         "%d-byte spans (%d elements of %d bits)" % (kind, cols, span, per_span, element_size))
+    rows_per_phase = 128 // span              # rows sharing one XOR value (128 B = 8 chunks per bank line)
+
+    def forward(i, j):
+        span_idx, within = divmod(j, per_span)
+        chunk, lane = divmod(within, per_chunk)
+        chunk ^= (i // rows_per_phase) % chunks
+        return i, span_idx * per_span + chunk * per_chunk + lane
+    return Layout([rows, cols], forward)

@@ -1,0 +1,162 @@
+"""Tests of host-side layouts and tilelang.tools.plot_layout (no GPU, no torch): T.Layout and
+T.Fragment called by host code build tables from the user's index functions; tilelang.layout's
+bank-swizzle helpers follow the 16-byte-chunk XOR rule; plot_layout writes SVG itself and png/pdf
+through matplotlib, or SVG with a warning without it; TileLang's own plot_layout example scripts
+(../shared/corpus) run unchanged; and T.Layout inside a kernel is still the compiler's.
+Run: python3 tests/python/test_plot_layout.py  (uses $TILESCALE_LIB, else build/libtilescale.so)."""
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+import warnings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PY = os.path.join(ROOT, "python")
+sys.path.insert(0, PY)
+sys.dont_write_bytecode = True
+
+import tilelang  # noqa: E402
+import tilelang.language as T  # noqa: E402
+from tilelang.layout import (make_full_bank_swizzled_layout, make_half_bank_swizzled_layout,  # noqa: E402
+                             make_quarter_bank_swizzled_layout)
+from tilelang.tools import plot_layout  # noqa: E402
+
+CORPUS = os.path.join(os.environ.get("TILESCALE_CORPUS") or os.path.join(os.path.dirname(ROOT), "shared", "corpus"),
+                      "tilelang", "examples", "plot_layout")
+HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+
+
+class HostLayouts(unittest.TestCase):
+    def test_layout_table(self):
+        t = T.Layout([2, 3], lambda i, j: (j, i))
+        self.assertEqual(t.map_indices([1, 2]), [2, 1])
+        self.assertEqual((t.get_input_shape(), t.get_output_shape()), ([2, 3], [3, 2]))
+        self.assertTrue(t.is_bijective())
+        self.assertEqual(repr(t), "Layout([2, 3] -> [3, 2])")
+        flat = T.Layout([4], lambda i: i // 2)           # a single output index
+        self.assertEqual(flat.map_indices([3]), [1])
+        self.assertFalse(flat.is_bijective())
+
+    def test_layout_errors(self):
+        with self.assertRaisesRegex(ValueError, "positive extents"):
+            T.Layout([0, 4], lambda i, j: (i, j))
+        with self.assertRaisesRegex(TypeError, "callable"):
+            T.Layout([4, 4], 3)
+        with self.assertRaisesRegex(TypeError, "expected integers"):
+            T.Layout([2, 2], lambda i, j: (i / 2, j))
+        with self.assertRaisesRegex(ValueError, "different lengths"):
+            T.Layout([2, 2], lambda i, j: (i,) if j else (i, j))
+
+    def test_fragment_threads_replicas_and_registers(self):
+        f = T.Fragment([4, 4], forward_thread_fn=lambda i, j, r: (i * 4 + j) // 2 + 8 * r,
+                       forward_index_fn=lambda i, j: j % 2, replicate=2)
+        self.assertEqual(f.threads[(1, 3)], (3, 11))
+        self.assertEqual(f.map_indices([1, 3]), [3, 1])
+        self.assertEqual((f.get_thread_size(), f.get_output_shape()), (16, [2]))
+        g = T.Fragment([2, 2], forward_fn=lambda i, j: (i, j))
+        self.assertEqual(g.map_indices([1, 0]), [1, 0])
+        with self.assertRaisesRegex(TypeError, "forward_fn, or both"):
+            T.Fragment([2, 2], forward_thread_fn=lambda i, j: i)
+
+    def test_bank_swizzles(self):
+        """The 16-byte chunk of row i XORs with (i // (128 / span)) % (span / 16): quarter (32 B)
+        swaps the two halves of rows 4-7, full (128 B) XORs 8 chunks with i % 8."""
+        q = make_quarter_bank_swizzled_layout(8, 16, 16)
+        self.assertEqual([q.map_indices([i, 0])[1] for i in range(8)], [0] * 4 + [8] * 4)
+        h = make_half_bank_swizzled_layout(8, 32, 16)
+        self.assertEqual([h.map_indices([i, 0])[1] for i in range(8)], [0, 0, 8, 8, 16, 16, 24, 24])
+        f = make_full_bank_swizzled_layout(32, 64, 16)
+        for i in range(32):
+            for j in range(64):
+                self.assertEqual(f.map_indices([i, j]), [i, ((j // 8) ^ (i % 8)) * 8 + j % 8])
+        self.assertTrue(f.is_bijective())
+        self.assertEqual(make_full_bank_swizzled_layout(8, 32, 32).map_indices([3, 5]), [3, 9])  # fp32: chunk 1 ^ 3 = 2, lane 1
+        with self.assertRaisesRegex(ValueError, "whole number"):
+            make_full_bank_swizzled_layout(8, 48, 16)
+        with self.assertRaisesRegex(ValueError, "in bits"):
+            make_full_bank_swizzled_layout(8, 64, 2)
+        with self.assertRaises(T.KernelOnlyError):
+            make_full_bank_swizzled_layout(object())        # a buffer: the compiler's business
+
+
+class PlotLayout(unittest.TestCase):
+    def test_svg_cells_name_outputs_and_threads(self):
+        with tempfile.TemporaryDirectory() as d:
+            paths = plot_layout(T.Layout([4, 4], lambda i, j: (j, i)), save_directory=d, name="tr", formats="svg")
+            self.assertEqual(paths, [os.path.join(d, "tr.svg")])
+            svg = open(paths[0]).read()
+            self.assertEqual(svg.count("<rect"), 16)
+            self.assertIn(">(2,1)</text>", svg)
+            frag = T.Fragment([2, 4], forward_thread_fn=lambda i, j: i * 2 + j // 2, forward_index_fn=lambda i, j: j % 2)
+            svg = open(plot_layout(frag, save_directory=d, name="fr", formats=["svg"])[0]).read()
+            self.assertIn(">T3</text>", svg)
+            self.assertIn(">L1</text>", svg)
+            self.assertEqual(svg.count("<rect"), 8)
+
+    def test_png_and_pdf(self):
+        with tempfile.TemporaryDirectory() as d, warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            paths = plot_layout(T.Layout([2, 2], lambda i, j: (i, j)), save_directory=d, name="p", formats="png,pdf")
+            if HAS_MATPLOTLIB:
+                self.assertEqual(sorted(os.listdir(d)), ["p.pdf", "p.png"])
+            else:  # the picture is kept, as SVG, once, with a warning naming the fix
+                self.assertEqual(paths, [os.path.join(d, "p.svg")])
+                self.assertEqual(os.listdir(d), ["p.svg"])
+                self.assertTrue(any("pip install matplotlib" in str(w.message) for w in caught))
+
+    def test_bad_arguments(self):
+        with self.assertRaisesRegex(ValueError, "unknown format 'jpg'"):
+            plot_layout(T.Layout([2], lambda i: i), formats="jpg")
+        with self.assertRaisesRegex(TypeError, "built by host code"):
+            plot_layout(T.gemm)
+
+
+class Scripts(unittest.TestCase):
+    @unittest.skipUnless(os.path.isdir(CORPUS), "no corpus at %s" % CORPUS)
+    def test_tilelang_plot_layout_examples_run_unchanged(self):
+        for script, pictures in (("layout_transform.py", 4), ("layout_swizzle.py", 4)):
+            with tempfile.TemporaryDirectory() as d:
+                r = subprocess.run([sys.executable, os.path.join(CORPUS, script)], cwd=d, capture_output=True,
+                                   text=True, timeout=120, env=dict(os.environ, PYTHONPATH=PY))
+                self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+                self.assertEqual(len(os.listdir(os.path.join(d, "tmp"))), pictures, script)
+                self.assertIn("Layout([", r.stdout)
+
+
+class KernelLayouts(unittest.TestCase):
+    def test_layout_inside_a_kernel_is_the_compilers(self):
+        """T.Layout in a kernel body is evaluated by the C front end from the source: it still
+        compiles through the package now that host code may call T.Layout too."""
+        src = textwrap.dedent('''
+            import tilelang
+            import tilelang.language as T
+
+            @tilelang.jit(target="cuda")
+            def k(N=64):
+                @T.prim_func
+                def main(A: T.Tensor((N, N), "float32"), B: T.Tensor((N, N), "float32")):
+                    with T.Kernel(1, threads=128) as bx:
+                        S = T.alloc_shared((N, N), "float32")
+                        T.annotate_layout({S: T.Layout((N, N), lambda i, j: (j, i))})
+                        T.copy(A, S)
+                        T.copy(S, B)
+                return main
+            ''')
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "kl.py")
+            with open(path, "w") as f:
+                f.write(src)
+            spec = importlib.util.spec_from_file_location("kl", path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            cu = mod.k.compile(N=64).get_kernel_source()
+            self.assertIn("__global__", cu)
+
+
+if __name__ == "__main__":
+    if "TILESCALE_CACHE_DIR" not in os.environ:
+        tilelang.disable_cache()
+    unittest.main()
