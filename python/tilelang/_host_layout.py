@@ -64,16 +64,16 @@ class Fragment:
         self.shape = _ints(_as_tuple(shape), "T.Fragment shape")
         if not self.shape or any(s <= 0 for s in self.shape):
             raise ValueError("T.Fragment: the shape needs positive extents, got %s" % (self.shape,))
-        (self.replicate,) = _ints([replicate], "T.Fragment replicate")
-        if self.replicate < 1:
-            raise ValueError("T.Fragment: replicate must be at least 1, got %d" % self.replicate)
+        (self.replicas,) = _ints([replicate], "T.Fragment replicate")
+        if self.replicas < 1:
+            raise ValueError("T.Fragment: replicate must be at least 1, got %d" % self.replicas)
         if forward_fn is None and (forward_thread_fn is None or forward_index_fn is None):
             raise TypeError("T.Fragment needs forward_fn, or both forward_thread_fn and forward_index_fn")
         self.threads, self.index = {}, {}
         for idx in itertools.product(*(range(s) for s in self.shape)):
             reps = []
-            for r in range(self.replicate):
-                args = idx + ((r,) if self.replicate > 1 else ())
+            for r in range(self.replicas):
+                args = idx + ((r,) if self.replicas > 1 else ())
                 if forward_fn is not None:
                     got = _as_tuple(forward_fn(*args))
                     if len(got) < 2:
@@ -84,6 +84,52 @@ class Fragment:
                 reps.append(_ints([thread], "T.Fragment thread of %s" % (idx,))[0])
                 self.index[idx] = tuple(_ints(local, "T.Fragment index of %s" % (idx,)))
             self.threads[idx] = tuple(reps)
+
+    @classmethod
+    def _from_tables(cls, shape, threads, index, replicate):
+        f = cls.__new__(cls)
+        f.shape, f.threads, f.index, f.replicas = list(shape), threads, index, replicate
+        return f
+
+    def repeat(self, repeats, repeat_on_thread=False, lower_dim_first=True):
+        """The fragment tiled `repeats` times along each input dimension.  Copy number
+        c (row-major over the repeats with lower_dim_first, the first dimension fastest
+        otherwise) goes to threads + c * thread count (repeat_on_thread), or to registers
+        + c * register count of a one-dimensional register index."""
+        repeats = _ints(_as_tuple(repeats), "Fragment.repeat")
+        if len(repeats) != len(self.shape) or any(r < 1 for r in repeats):
+            raise ValueError("Fragment.repeat: one positive count per input dimension %s, got %s"
+                             % (self.shape, repeats))
+        regs = self.get_output_shape()
+        if not repeat_on_thread and len(regs) != 1:
+            raise ValueError("Fragment.repeat on registers needs a one-dimensional register index, got %s" % regs)
+        nthreads = self.get_thread_size()
+        order = range(len(self.shape) - 1, -1, -1) if lower_dim_first else range(len(self.shape))
+        threads, index = {}, {}
+        for idx in itertools.product(*(range(s * r) for s, r in zip(self.shape, repeats))):
+            base = tuple(i % s for i, s in zip(idx, self.shape))
+            copy, stride = 0, 1
+            for d in order:
+                copy += stride * (idx[d] // self.shape[d])
+                stride *= repeats[d]
+            if repeat_on_thread:
+                threads[idx] = tuple(t + nthreads * copy for t in self.threads[base])
+                index[idx] = self.index[base]
+            else:
+                threads[idx] = self.threads[base]
+                index[idx] = (self.index[base][0] + regs[0] * copy,)
+        return Fragment._from_tables([s * r for s, r in zip(self.shape, repeats)], threads, index, self.replicas)
+
+    def replicate(self, copies):
+        """Each element also held by `copies` times as many threads: replica r of the result is
+        replica r % R of this one on threads + (r // R) * thread count."""
+        (copies,) = _ints([copies], "Fragment.replicate")
+        if copies < 1:
+            raise ValueError("Fragment.replicate: at least 1 copy, got %d" % copies)
+        nthreads = self.get_thread_size()
+        threads = {idx: tuple(ts[r % len(ts)] + nthreads * (r // len(ts)) for r in range(len(ts) * copies))
+                   for idx, ts in self.threads.items()}
+        return Fragment._from_tables(self.shape, threads, dict(self.index), self.replicas * copies)
 
     def map_indices(self, indices):
         idx = tuple(_ints(indices, "map_indices"))
@@ -102,7 +148,7 @@ class Fragment:
     def __repr__(self):
         return "Fragment(%s -> threads %d, registers %s%s)" % (
             self.get_input_shape(), self.get_thread_size(), self.get_output_shape(),
-            ", replicate %d" % self.replicate if self.replicate > 1 else "")
+            ", replicate %d" % self.replicas if self.replicas > 1 else "")
 
 
 # The bank-swizzled shared-memory layouts (tilelang.layout.make_*_bank_swizzled_layout) on a

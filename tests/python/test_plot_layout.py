@@ -29,6 +29,11 @@ CORPUS = os.path.join(os.environ.get("TILESCALE_CORPUS") or os.path.join(os.path
 HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 
 
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
 class HostLayouts(unittest.TestCase):
     def test_layout_table(self):
         t = T.Layout([2, 3], lambda i, j: (j, i))
@@ -61,6 +66,41 @@ class HostLayouts(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "forward_fn, or both"):
             T.Fragment([2, 2], forward_thread_fn=lambda i, j: i)
 
+    def test_fragment_repeat_and_replicate(self):
+        base = T.Fragment([2, 2], forward_thread_fn=lambda i, j: i * 2 + j, forward_index_fn=lambda i, j: 0)
+        on_threads = base.repeat([2, 1], repeat_on_thread=True)       # copy 1 (rows 2-3) on threads 4-7
+        self.assertEqual(on_threads.get_input_shape(), [4, 2])
+        self.assertEqual(on_threads.map_indices([3, 1]), [7, 0])
+        regs = base.repeat([1, 3], repeat_on_thread=False)            # copy c in register c
+        self.assertEqual((regs.map_indices([1, 5]), regs.get_output_shape()), ([3, 2], [3]))
+        order = base.repeat([2, 2], repeat_on_thread=True, lower_dim_first=False)  # first dim fastest
+        self.assertEqual(order.map_indices([0, 2])[0], 8)            # copy (0, 1) is number 2
+        self.assertEqual(base.repeat([2, 2], repeat_on_thread=True).map_indices([0, 2])[0], 4)
+        rep = on_threads.replicate(2)
+        self.assertEqual(rep.threads[(3, 1)], (7, 15))
+        self.assertEqual(repr(rep), "Fragment([4, 2] -> threads 16, registers [1], replicate 2)")
+        with self.assertRaisesRegex(ValueError, "one positive count per input dimension"):
+            base.repeat([2])
+
+    def test_mma_fragment_maps_follow_the_ptx_layout(self):
+        """m16n8k16 A: lane 4*(row % 8) + col % 8 // 2; registers a0..a7 walk the column pair,
+        then row + 8, then column + 8 (element (9, 10) is a6 of lane 5); every map covers its
+        32 lanes x registers exactly once."""
+        from tilelang.cuda.intrinsics.layout import mma_layout as ml
+        from tilelang.cuda.intrinsics.layout.utils import get_mma_micro_size
+        from tvm.tirx import IndexMap
+        self.assertEqual(ml.shared_16x16_to_mma_32x8_layout_sr_a(9, 10), (5, 6))
+        self.assertEqual(IndexMap.from_func(ml.shared_16x16_to_mma_32x8_layout_sr_b).map_indices([9, 10]), [5, 6])  # b: k pair, k + 8 (2), n + 8 (4)
+        self.assertEqual([get_mma_micro_size(d)[2] for d in (T.float16, T.int8, T.float32)], [16, 32, 8])
+        for fn, rows, cols in ((ml.shared_16x16_to_mma_32x8_layout_sr_a, 16, 16),
+                               (ml.shared_16x16_to_mma_32x8_layout_sr_b, 16, 16),
+                               (ml.shared_16x8_to_mma_32x4_layout_sr_a, 16, 8),
+                               (ml.shared_16x8_to_mma_32x4_layout_sr_b, 16, 8),
+                               (ml.shared_16x32_to_mma_32x16_layout_sr_a, 16, 32),
+                               (ml.shared_16x32_to_mma_32x16_layout_sr_b, 16, 32)):
+            got = {fn(i, j) for i in range(rows) for j in range(cols)}
+            self.assertEqual(got, {(t, r) for t in range(32) for r in range(rows * cols // 32)}, fn.__name__)
+
     def test_bank_swizzles(self):
         """The 16-byte chunk of row i XORs with (i // (128 / span)) % (span / 16): quarter (32 B)
         swaps the two halves of rows 4-7, full (128 B) XORs 8 chunks with i % 8."""
@@ -87,11 +127,11 @@ class PlotLayout(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             paths = plot_layout(T.Layout([4, 4], lambda i, j: (j, i)), save_directory=d, name="tr", formats="svg")
             self.assertEqual(paths, [os.path.join(d, "tr.svg")])
-            svg = open(paths[0]).read()
+            svg = read(paths[0])
             self.assertEqual(svg.count("<rect"), 16)
             self.assertIn(">(2,1)</text>", svg)
             frag = T.Fragment([2, 4], forward_thread_fn=lambda i, j: i * 2 + j // 2, forward_index_fn=lambda i, j: j % 2)
-            svg = open(plot_layout(frag, save_directory=d, name="fr", formats=["svg"])[0]).read()
+            svg = read(plot_layout(frag, save_directory=d, name="fr", formats=["svg"])[0])
             self.assertIn(">T3</text>", svg)
             self.assertIn(">L1</text>", svg)
             self.assertEqual(svg.count("<rect"), 8)
@@ -117,13 +157,13 @@ class PlotLayout(unittest.TestCase):
 class Scripts(unittest.TestCase):
     @unittest.skipUnless(os.path.isdir(CORPUS), "no corpus at %s" % CORPUS)
     def test_tilelang_plot_layout_examples_run_unchanged(self):
-        for script, pictures in (("layout_transform.py", 4), ("layout_swizzle.py", 4)):
+        for script, pictures in (("layout_transform.py", 4), ("layout_swizzle.py", 4), ("fragment_mma_load_a.py", 3)):
             with tempfile.TemporaryDirectory() as d:
                 r = subprocess.run([sys.executable, os.path.join(CORPUS, script)], cwd=d, capture_output=True,
                                    text=True, timeout=120, env=dict(os.environ, PYTHONPATH=PY))
                 self.assertEqual(r.returncode, 0, r.stderr[-2000:])
                 self.assertEqual(len(os.listdir(os.path.join(d, "tmp"))), pictures, script)
-                self.assertIn("Layout([", r.stdout)
+                self.assertRegex(r.stdout, r"(Layout|Fragment)\(\[")
 
 
 class KernelLayouts(unittest.TestCase):
