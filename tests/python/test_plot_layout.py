@@ -41,6 +41,7 @@ class HostLayouts(unittest.TestCase):
         self.assertEqual((t.get_input_shape(), t.get_output_shape()), ([2, 3], [3, 2]))
         self.assertTrue(t.is_bijective())
         self.assertEqual(repr(t), "Layout([2, 3] -> [3, 2])")
+        self.assertTrue(isinstance(t, T.Layout) and not isinstance(t, T.Fragment))
         flat = T.Layout([4], lambda i: i // 2)           # a single output index
         self.assertEqual(flat.map_indices([3]), [1])
         self.assertFalse(flat.is_bijective())

@@ -76,11 +76,19 @@ class _HostCallable(_Placeholder):
     def __call__(self, *args, **kwargs):
         return self._host(*args, **kwargs)
 
+    def __instancecheck__(self, obj):  # isinstance(layout, T.Fragment) in host code
+        cls = getattr(self._host, "host_class", None)
+        return cls is not None and isinstance(obj, cls())
+
 
 def _host_layout(kind):
     def make(*args, **kwargs):
+        return host_class()(*args, **kwargs)
+
+    def host_class():
         from .. import _host_layout as hl
-        return getattr(hl, kind)(*args, **kwargs)
+        return getattr(hl, kind)
+    make.host_class = host_class
     return make
 
 
