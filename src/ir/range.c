@@ -48,6 +48,13 @@ bool ir_range(const IrExpr *e, const IrRangeEnv *env, int64_t *lo, int64_t *hi) 
     else *lo = a0 > b0 ? a0 : b0, *hi = a1 > b1 ? a1 : b1;
     return true;
   }
+  if (e->kind == IR_FLOORMOD && ir_range(e->u.ops[1], env, &b0, &b1) && b0 == b1 && b0 > 0 &&
+      !ir_range(e->u.ops[0], env, &a0, &a1)) {
+    /* x mod k (floor) lies in [0, k) whatever x is */
+    *lo = 0;
+    *hi = b0 - 1;
+    return true;
+  }
   if (!ir_range(e->u.ops[0], env, &a0, &a1) || !ir_range(e->u.ops[1], env, &b0, &b1)) return false;
   /* arithmetic on a one-sided range could overflow: unknown */
   if (a0 <= INT64_MIN / 4 || b0 <= INT64_MIN / 4 || a1 >= INT64_MAX / 4 || b1 >= INT64_MAX / 4) return false;
@@ -55,7 +62,12 @@ bool ir_range(const IrExpr *e, const IrRangeEnv *env, int64_t *lo, int64_t *hi) 
     case IR_ADD: *lo = a0 + b0; *hi = a1 + b1; return true;
     case IR_SUB: *lo = a0 - b1; *hi = a1 - b0; return true;
     case IR_MUL: {
-      int64_t p[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+      /* a bound just under the sentinel (a clamp's one-sided side, less one) times a tile
+       * size does not fit in 64 bits: unknown rather than wrapped */
+      int64_t p[4];
+      if (__builtin_mul_overflow(a0, b0, &p[0]) || __builtin_mul_overflow(a0, b1, &p[1]) ||
+          __builtin_mul_overflow(a1, b0, &p[2]) || __builtin_mul_overflow(a1, b1, &p[3]))
+        return false;
       *lo = *hi = p[0];
       for (int i = 1; i < 4; i++) {
         if (p[i] < *lo) *lo = p[i];

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "../../src/base/compiler.h"
+#include "../../src/ir/analysis.h"
 #include "../../src/ir/ir.h"
 #include "test.h"
 
@@ -113,6 +114,28 @@ TEST(ir_typing_and_folding) {
   int64_t vals[1] = {-3};
   CHECK(ir_eval_int(ir_binary(&c, IR_FLOORMOD, iv, ir_i32(&c, 4), SRCLOC_NONE), vars, vals, 1, &v) && v == 1);
   sb_free(&sb);
+  ts_compiler_fini(&c);
+}
+
+/* ir_range: interval bounds, and "unknown" where a product does not fit in 64 bits (a bound
+ * just under the one-sided sentinel, as a clamp leaves it, times a tile size) instead of a
+ * wrapped interval that could prove a bounds guard true. */
+TEST(ir_range_bounds_and_overflow) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  IrVar *x = ir_var(&c, "x", TS_DTYPE_INT64, IR_VAR_LOOP, SRCLOC_NONE);
+  IrExpr *prod = ir_binary(&c, IR_MUL, ir_varref(&c, x, SRCLOC_NONE), ir_int(&c, 128, TS_DTYPE_INT64, SRCLOC_NONE),
+                           SRCLOC_NONE);
+  IrRangeEnv env = {0};
+  int64_t lo = 0, hi = 0;
+  ir_range_env_add(&env, x, -2, 10);
+  CHECK(ir_range(prod, &env, &lo, &hi) && lo == -256 && hi == 1280);
+  env.n = 0;
+  ir_range_env_add(&env, x, 0, INT64_MAX / 4 - 1);
+  CHECK(!ir_range(prod, &env, &lo, &hi));
+  /* (x * 128) mod 8 is in [0, 8) even where x * 128 is unknown */
+  IrExpr *mod = ir_binary(&c, IR_FLOORMOD, prod, ir_int(&c, 8, TS_DTYPE_INT64, SRCLOC_NONE), SRCLOC_NONE);
+  CHECK(ir_range(mod, &env, &lo, &hi) && lo == 0 && hi == 7);
   ts_compiler_fini(&c);
 }
 
