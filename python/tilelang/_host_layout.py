@@ -21,6 +21,20 @@ def _as_tuple(value):
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
+def _extents(points):
+    """The shape [max + 1 per dimension] covering index tuples `points`."""
+    points = list(points)
+    return [max(p[d] for p in points) + 1 for d in range(len(points[0]))]
+
+
+def flat_index(idx, shape):
+    """Row-major position of index tuple idx in shape (and of an output in its extents)."""
+    flat = 0
+    for d, s in zip(idx, shape):
+        flat = flat * s + d
+    return flat
+
+
 class Layout:
     """T.Layout(shape, forward_fn): each index of `shape` maps to a tuple of output indices."""
 
@@ -44,8 +58,7 @@ class Layout:
         return list(self.shape)
 
     def get_output_shape(self):
-        outs = list(self.table.values())
-        return [max(o[d] for o in outs) + 1 for d in range(len(outs[0]))]
+        return _extents(self.table.values())
 
     def is_bijective(self):
         return len(set(self.table.values())) == len(self.table)
@@ -142,8 +155,7 @@ class Fragment:
         return max(t for ts in self.threads.values() for t in ts) + 1
 
     def get_output_shape(self):
-        outs = list(self.index.values())
-        return [max(o[d] for o in outs) + 1 for d in range(len(outs[0]))]
+        return _extents(self.index.values())
 
     def __repr__(self):
         return "Fragment(%s -> threads %d, registers %s%s)" % (

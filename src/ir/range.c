@@ -48,14 +48,14 @@ bool ir_range(const IrExpr *e, const IrRangeEnv *env, int64_t *lo, int64_t *hi) 
     else *lo = a0 > b0 ? a0 : b0, *hi = a1 > b1 ? a1 : b1;
     return true;
   }
-  if (e->kind == IR_FLOORMOD && ir_range(e->u.ops[1], env, &b0, &b1) && b0 == b1 && b0 > 0 &&
-      !ir_range(e->u.ops[0], env, &a0, &a1)) {
+  bool ka = ir_range(e->u.ops[0], env, &a0, &a1), kb = ir_range(e->u.ops[1], env, &b0, &b1);
+  if (e->kind == IR_FLOORMOD && !ka && kb && b0 == b1 && b0 > 0) {
     /* x mod k (floor) lies in [0, k) whatever x is */
     *lo = 0;
     *hi = b0 - 1;
     return true;
   }
-  if (!ir_range(e->u.ops[0], env, &a0, &a1) || !ir_range(e->u.ops[1], env, &b0, &b1)) return false;
+  if (!ka || !kb) return false;
   /* arithmetic on a one-sided range could overflow: unknown */
   if (a0 <= INT64_MIN / 4 || b0 <= INT64_MIN / 4 || a1 >= INT64_MAX / 4 || b1 >= INT64_MAX / 4) return false;
   switch (e->kind) {

@@ -88,10 +88,7 @@ typedef struct Sync {
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
  * the buffer that owns the memory, so a write through one name orders reads through any. */
-static bool is_shared(const IrBuffer *b) {
-  b = ir_buffer_root(b);
-  return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN;
-}
+static bool is_shared(const IrBuffer *b) { return pass_is_shared(ir_buffer_root(b)); }
 
 static void add(TsCompiler *c, PtrVec *v, void *p) {
   if (!vec_has(v, p)) vec_push(c->arena, v, p);

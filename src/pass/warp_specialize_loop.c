@@ -69,10 +69,7 @@
 static IrExpr *i32(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
 static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return ir_binary(c, k, a, b, SRCLOC_NONE); }
 
-static bool is_shared(const IrBuffer *b) {
-  b = ir_buffer_root(b);
-  return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN;
-}
+static bool is_shared(const IrBuffer *b) { return pass_is_shared(ir_buffer_root(b)); }
 
 /* One TMA-loaded tile: a staged copy of the loop, or a copy before it. */
 typedef struct TmaTile {

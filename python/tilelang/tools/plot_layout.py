@@ -9,6 +9,7 @@ coordinate's flat position.  SVG is written here; png and pdf go through matplot
 installed (TileLang's `tilelang[vis]` extra), else the SVG is written instead with a warning,
 so a script never loses its picture.  Returns the paths written."""
 import colorsys
+import math
 import os
 import warnings
 
@@ -20,34 +21,20 @@ _CELL = 44  # SVG pixels per cell
 def _grid(layout):
     """(rows, cols, [(r, c, label_lines, colour_key)]) of a host layout."""
     shape = layout.get_input_shape()
-    cols = shape[-1]
-    rows = 1
-    for s in shape[:-1]:
-        rows *= s
+    rows, cols = math.prod(shape[:-1]), shape[-1]
     cells = []
     if isinstance(layout, hl.Fragment):
         for idx, threads in layout.threads.items():
-            flat = 0
-            for d, s in zip(idx, shape):
-                flat = flat * s + d
-            r, c = divmod(flat, cols)
+            r, c = divmod(hl.flat_index(idx, shape), cols)
             local = ",".join(str(v) for v in layout.index[idx])
             cells.append((r, c, ["T" + "/".join(str(t) for t in threads), "L" + local], threads[0]))
         keys = layout.get_thread_size()
     else:
         out_shape = layout.get_output_shape()
         for idx, out in layout.table.items():
-            flat = 0
-            for d, s in zip(idx, shape):
-                flat = flat * s + d
-            r, c = divmod(flat, cols)
-            key = 0
-            for d, s in zip(out, out_shape):
-                key = key * s + d
-            cells.append((r, c, ["(" + ",".join(str(v) for v in out) + ")"], key))
-        keys = 1
-        for s in out_shape:
-            keys *= s
+            r, c = divmod(hl.flat_index(idx, shape), cols)
+            cells.append((r, c, ["(" + ",".join(str(v) for v in out) + ")"], hl.flat_index(out, out_shape)))
+        keys = math.prod(out_shape)
     return rows, cols, cells, max(keys, 1)
 
 
