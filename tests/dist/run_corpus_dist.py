@@ -21,7 +21,8 @@ One line per script: PASS (exit 0 and no failure printed), FAIL (exit 0 but the 
 a failed check), ERROR (non-zero exit or time-out; the last lines of output follow, and a note
 when the script's own check had passed before it), MISSING
 (a third-party module such as deep_ep or tvm_ffi is not installed; not counted as failed),
-SKIP (cannot run here, with the reason).  Then "N passed, N failed".  Exits 1 unless every script
+SKIP (cannot run here, with the reason), KNOWN (a defect of the example file itself, shown by
+tests/dist/mesh_gemm_model.py passing first; not counted as failed).  Then "N passed, N failed".  Exits 1 unless every script
 that ran passed."""
 import argparse
 import math
@@ -48,6 +49,9 @@ SCRIPTS = [
     ("example_post_attn_all2all_transpose.py", "--warmup 1 --repeat 2", "ranks"),
     ("example_allgather_gemm.py", "", "ranks"),
     ("reduce_scatter.py", "", "ranks"),  # a library of gemm_rs: importing it must work
+    # Cannon and SUMMA: first their kernels against a model of each program (see KNOWN)
+    ("@tests/dist/mesh_gemm_model.py", "--example cannon --corpus {corpus}", "square"),
+    ("@tests/dist/mesh_gemm_model.py", "--example summa --corpus {corpus}", "square"),
     ("example_cannon.py", "--M 2048 --N 2048 --K 2048 --warmup 1 --iters 2", "square"),
     ("example_summa.py", "--M 2048 --N 2048 --K 2048 --warmup 1 --iters 2", "square"),
     ("example_allgather_gemm_overlapped.py", "--num-processes {n} --M 2048 --N 2048 --K 1024", "spawn"),
@@ -68,6 +72,19 @@ SCRIPTS = [
     ("deepseek_deepep/intranode/example_intranode.py",
      "--num_ranks {n} --num_tokens 256 --hidden 1024 --num_topk 4 --num_experts 8", "spawn"),
 ]
+
+# Defects of the example files themselves, on a mesh of more than one rank (tests/dist/
+# mesh_gemm_model.py says why): a failure of the unchanged script is reported as KNOWN, not
+# counted as failed, only when the model check named here passed earlier in the same run.
+KNOWN = {
+    "example_cannon.py": ("--example cannon",
+                          "its check compares a C kept in fp16 between mesh steps with allclose 1e-2, "
+                          "and its benchmark loop resets the signals with no barrier between calls "
+                          "(a peer's late signal is lost: a hang)"),
+    "example_summa.py": ("--example summa",
+                         "its kernel broadcasts B along the mesh row and computes step 0 on the local "
+                         "tiles: not A·Bᵀ on a mesh over 1×1"),
+}
 
 # a third-party package the environment lacks: a module, an installed distribution looked up by
 # name (importlib.metadata.version("cuda-python")), or cuda-python's cudart under a bare `cuda`
@@ -136,7 +153,7 @@ def _text(x):
 
 def run_one(path, extra, kind, args, env):
     nranks = ranks_for(kind, args.n)
-    script = [os.path.basename(path)] + shlex.split(extra.format(n=args.n))
+    script = [os.path.basename(path)] + shlex.split(extra.format(n=args.n, corpus=os.path.abspath(args.corpus)))
     if args.launcher == "torchrun":  # torch's own launcher (its env:// variables); coreutils' limit
         cmd = ["timeout", "-k", "10", str(args.timeout), sys.executable, "-m", "torch.distributed.run",
                "--standalone", "--nproc_per_node", str(nranks)] + script
@@ -185,7 +202,8 @@ def main():
     env = environment(args)
     print("run_corpus_dist: %d GPUs, -n %d, backend %s, launcher %s, corpus %s" % (
         gpus, args.n, args.backend or env.get("TILESCALE_DIST_BACKEND") or "default", args.launcher, base), flush=True)
-    passed = failed = skipped = missing = 0
+    passed = failed = skipped = missing = known = 0
+    models_passed = set()  # the model checks (their arguments) that passed in this run
     for rel, extra, kind in SCRIPTS:
         if args.only and not any(o in rel for o in args.only.split(",")):
             continue
@@ -200,9 +218,19 @@ def main():
             skipped += 1
             continue
         status, rc, dt, out, cmd = run_one(path, extra, kind, args, env)
+        why = KNOWN.get(rel)
+        if status in ("FAIL", "ERROR") and why and ranks_for(kind, args.n) > 1 and \
+                any(why[0] in m for m in models_passed):
+            status = "KNOWN"
         print("%-5s %-50s %6.1fs  (%s)" % (status, rel, dt, cmd), flush=True)
         if status == "PASS":
             passed += 1
+            if rel.endswith("mesh_gemm_model.py"):
+                models_passed.add(extra)
+            continue
+        if status == "KNOWN":
+            known += 1
+            print("      the example's own defect on a mesh (its kernel matched the model above): " + why[1])
             continue
         if status == "MISSING":
             missing += 1
@@ -216,8 +244,9 @@ def main():
                   "came after it, e.g. in its benchmark loop" % said)
         for ln in out.rstrip().splitlines()[-args.lines:]:
             print("      | " + ln)
-    print("%d passed, %d failed%s%s" % (passed, failed, ", %d skipped" % skipped if skipped else "",
-                                      ", %d missing a module" % missing if missing else ""))
+    print("%d passed, %d failed%s%s%s" % (passed, failed, ", %d skipped" % skipped if skipped else "",
+                                        ", %d missing a module" % missing if missing else "",
+                                        ", %d known example defects" % known if known else ""))
     sys.exit(0 if failed == 0 else 1)
 
 

@@ -440,6 +440,36 @@ class BenchOverlapTest(unittest.TestCase):
         self.assertEqual(lines[1], "2986 3006")
         self.assertEqual(lines[2], "N 1000 is not a multiple of 2 ranks x 256")
 
+    def test_wrong_checks_and_the_examples_race(self):
+        """run_checked on stand-in calls: a wrong check stays WRONG unless adding the
+        example's missing barrier (diagnose) makes every check right; the count is reported."""
+        spec = importlib.util.spec_from_file_location("bench_overlap_t", BENCH)
+        b = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(b)
+        state = {"barrier": False, "calls": 0}
+
+        def checked_call(g, ours, serial, poison, rel, tol):
+            state["calls"] += 1  # every third call races unless the barrier is in
+            racy = state["calls"] % 3 == 0 and not state["barrier"]
+            return (not racy, float("inf") if racy else 0.001)
+        b.checked_call = checked_call
+        b.measure = lambda g, o, t, w, n: ([1.0] * n, [2.0] * n)
+        args = b.parse_args(["--trials", "4", "--rechecks", "6"])
+
+        def run(diagnose):
+            state.update(barrier=False, calls=0)
+            row = b.Row("gemm_rs", "shape")
+            return b.run_checked(None, args, row, None, None, None, True, 0.01, diagnose=diagnose)
+        row = run(None)
+        self.assertFalse(row.ok)
+        self.assertEqual(row.check, "WRONG after timing in 2 of 6 checks (max err inf)")
+        row = run((lambda: state.update(barrier=True), "the race"))
+        self.assertTrue(row.ok)
+        self.assertIn("the race: WRONG in 2 of 6 checks as written, right in 10 of 10", row.check)
+        row = run((lambda: None, "no cure"))  # still wrong with the barrier: ours
+        self.assertFalse(row.ok)
+        self.assertTrue(row.check.startswith("WRONG after timing in 2 of 6"))
+
 
 def fake_torch_modules():
     """torch, torch.distributed and torch.multiprocessing as empty modules: enough for the
