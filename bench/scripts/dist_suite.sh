@@ -28,6 +28,8 @@ if [ -n "${CD:-}" ]; then
     make -s check-dist NDEV="$N" DIST_TIMEOUT="${DIST_TIMEOUT:-120}" ${DIST_BACKENDS:+DIST_BACKENDS="$DIST_BACKENDS"}
 fi
 if [ -n "${SC:-}" ]; then
+  # the model checks' own references against naive versions (needs torch: here, not in CI)
+  python3 tests/python/test_dist_models.py 2>&1 | tail -1 | sed 's/^/== test_dist_models: /'
   for be in ${SCB:-ipc}; do  # SCB="ipc nvshmem" for both, one after the other
     step "scripts_$be${SCL:+_$SCL}" "${SCTMO:-300}" '^(PASS|FAIL|ERROR|MISSING|SKIP|KNOWN)|passed|failed' \
       python3 tests/dist/run_corpus_dist.py .corpus/corpus -n "$N" --timeout "${SCPER:-120}" \

@@ -69,6 +69,9 @@ SCRIPTS = [
     ("primitives/test_get_warp.py", "", "spawn"),
     ("primitives/test_put_block.py", "", "spawn"),
     ("primitives/test_get_block.py", "", "spawn"),
+    # DeepEP intranode against an independent reference (the example's own needs deep_ep)
+    ("@tests/dist/deepep_model.py", "--num_ranks {n} --corpus {corpus}", "spawn"),
+    ("@tests/dist/deepep_model.py", "--num_ranks {n} --corpus {corpus} --cached", "spawn"),
     ("deepseek_deepep/intranode/example_intranode.py",
      "--num_ranks {n} --num_tokens 256 --hidden 1024 --num_topk 4 --num_experts 8", "spawn"),
 ]

@@ -1,0 +1,158 @@
+"""deepep_model.py — TileScale's DeepEP intranode example (its EPBuffer: dispatch layout,
+dispatch, combine; the kernels compiled by this project) checked against an independent torch
+reference of DeepEP's semantics.  The example's own reference is DeepEP itself (`deep_ep`),
+which is not installed here, so the unchanged script stops before running anything.
+
+    tilescale launch -n 1 python3 tests/dist/deepep_model.py --num_ranks 4 [--corpus DIR]
+        [--num_tokens 256 --hidden 1024 --num_topk 4 --num_experts 8 --expert_alignment 1]
+        [--cached]
+
+It spawns --num_ranks GPU processes as the example does (init_dist).  Every rank draws every
+rank's inputs with the example's gen_inputs (seed 1000 + rank), so each can build the reference
+of what it must receive:
+  - layout: is_token_in_rank[t, r] = some expert of token t lives on rank r (experts split
+    evenly, in order); tokens per rank and per expert counted from it;
+  - dispatch: rank r receives, source rank by source rank and in token order, every token that
+    has an expert on r; its top-k indices become local expert ids (-1 for experts elsewhere,
+    weight 0 there); the count per local expert is rounded up to expert_alignment;
+  - combine (sum without weights, of the tokens just received): token t comes back as x[t]
+    times the number of ranks it went to, its weights as sent.
+Everything is compared exactly (bf16 sums of up to 8 equal terms are exact in fp32).  On a
+dispatch mismatch it says whether the same rows arrived in another order.  One PASS or FAIL
+line per rank and stage."""
+import argparse
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def example_dir(corpus):
+    return os.path.join(corpus, "tilescale", "examples", "distributed", "deepseek_deepep")
+
+
+def layout_ref(topk_idx, num_experts, num_ranks):
+    """(tokens per rank [R], tokens per expert [E], is_token_in_rank [T, R] bool)."""
+    import torch
+    per_rank_experts = num_experts // num_ranks
+    valid = topk_idx >= 0
+    rank_of = torch.where(valid, topk_idx // per_rank_experts, torch.full_like(topk_idx, -1))
+    in_rank = torch.stack([(rank_of == r).any(dim=1) for r in range(num_ranks)], dim=1)
+    per_expert = torch.bincount(topk_idx[valid].flatten(), minlength=num_experts)
+    return in_rank.sum(dim=0), per_expert, in_rank
+
+
+def dispatch_ref(inputs, me, num_experts, num_ranks, alignment):
+    """What rank `me` receives: (x rows, local top-k ids, weights, count per local expert)."""
+    import torch
+    epr = num_experts // num_ranks
+    xs, ids, ws = [], [], []
+    counts = [0] * epr
+    for x, topk_idx, topk_w in inputs:
+        _, _, in_rank = layout_ref(topk_idx, num_experts, num_ranks)
+        sel = in_rank[:, me].nonzero().flatten()  # ascending token order
+        local = topk_idx[sel] - me * epr
+        mine = (topk_idx[sel] >= 0) & (local >= 0) & (local < epr)
+        xs.append(x[sel])
+        ids.append(torch.where(mine, local, torch.full_like(local, -1)))
+        ws.append(torch.where(mine, topk_w[sel], torch.zeros_like(topk_w[sel])))
+        for e in range(epr):
+            counts[e] += int((topk_idx == me * epr + e).sum().item())
+    counts = [-(-c // alignment) * alignment for c in counts]
+    return torch.cat(xs), torch.cat(ids), torch.cat(ws), counts
+
+
+def same(a, b):
+    import torch
+    return a.shape == b.shape and bool(torch.equal(a.to(b.dtype), b))
+
+
+def same_rows_any_order(a, b):
+    """Whether a and b (2-D) hold the same rows as multisets."""
+    import torch
+    if a.shape != b.shape:
+        return False
+    key = lambda t: t.float().view(t.shape[0], -1)  # noqa: E731
+    sa = sorted(map(tuple, key(a).tolist()))
+    sb = sorted(map(tuple, key(b).tolist()))
+    return sa == sb and not torch.equal(a, b)
+
+
+def report(rank, stage, checks):
+    """Print the stage's line; True when every (name, ok) check holds."""
+    bad = [name for name, ok in checks if not ok]
+    print("%s deepep_model rank %d %s%s" % ("PASS" if not bad else "FAIL", rank, stage,
+                                            ": differs in " + ", ".join(bad) if bad else ""), flush=True)
+    return not bad
+
+
+def run(local_rank, num_ranks, args):
+    import torch
+    sys.path.insert(0, example_dir(args.corpus))  # the example's own imports (buffer, intranode)
+    from tilelang.distributed.utils import init_dist
+    from buffer import EPBuffer
+    from deepep_utils import gen_inputs
+    rank, world, group = init_dist(local_rank, num_ranks)
+    E, R, align = args.num_experts, world, args.expert_alignment
+    inputs = []
+    for r in range(R):  # every rank's inputs, drawn the same way on every rank
+        torch.manual_seed(1000 + r)
+        x, topk_idx, topk_w, _ = gen_inputs(args.num_tokens, args.hidden, args.num_topk, E, R)
+        inputs.append((x, topk_idx, topk_w))
+    x, topk_idx, topk_w = inputs[rank]
+    buf = EPBuffer(group, 2**30, args.num_topk, E, args.hidden)
+
+    ok = True
+    per_rank, per_expert, in_rank = buf.get_dispatch_layout(topk_idx)
+    ref_rank, ref_expert, ref_in = layout_ref(topk_idx, E, R)
+    ok &= report(rank, "layout", [("num_tokens_per_rank", same(per_rank, ref_rank)),
+                                  ("num_tokens_per_expert", same(per_expert, ref_expert)),
+                                  ("is_token_in_rank", same(in_rank, ref_in))])
+
+    recv_x, recv_idx, recv_w, counts, handle = buf.dispatch(
+        x, None, per_rank, in_rank, per_expert, topk_idx, topk_w, align)
+    if args.cached:  # the cached path: the same tokens again from the handle
+        recv_x = buf.dispatch(x, handle, per_rank, in_rank, per_expert, None, None, align)
+    torch.cuda.synchronize()
+    want_x, want_idx, want_w, want_counts = dispatch_ref(inputs, rank, E, R, align)
+    order = " (the same rows, in another order)" if same_rows_any_order(recv_x, want_x) else ""
+    ok &= report(rank, "cached dispatch" if args.cached else "dispatch",
+                 [("recv_x" + order, same(recv_x, want_x)), ("recv_topk_idx", same(recv_idx, want_idx)),
+                  ("recv_topk_weights", same(recv_w, want_w)),
+                  ("num_recv_tokens_per_expert_list", list(counts) == want_counts)])
+
+    comb_x, comb_w = buf.combine(recv_x, handle, recv_w)
+    torch.cuda.synchronize()
+    times = ref_in.sum(dim=1).to(torch.float32).unsqueeze(1)
+    want_cx = (x.float() * times).to(x.dtype)
+    want_cw = torch.where(topk_idx >= 0, topk_w, torch.zeros_like(topk_w))
+    ok &= report(rank, "combine", [("combined_x", same(comb_x, want_cx)),
+                                   ("combined_topk_weights", same(comb_w, want_cw))])
+    group.barrier()
+    torch.distributed.destroy_process_group()
+    if not ok:
+        sys.exit(1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--num_ranks", type=int, default=2)
+    ap.add_argument("--corpus", default=os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
+    ap.add_argument("--num_tokens", type=int, default=256)
+    ap.add_argument("--hidden", type=int, default=1024)
+    ap.add_argument("--num_topk", type=int, default=4)
+    ap.add_argument("--num_experts", type=int, default=8)
+    ap.add_argument("--expert_alignment", type=int, default=1)
+    ap.add_argument("--cached", action="store_true")
+    args = ap.parse_args()
+    args.corpus = os.path.abspath(args.corpus)
+    if not os.path.isdir(example_dir(args.corpus)):
+        sys.exit("deepep_model: no %s" % example_dir(args.corpus))
+    if args.num_experts % args.num_ranks or args.num_topk > args.num_experts:
+        sys.exit("deepep_model: num_experts must be a multiple of num_ranks and at least num_topk")
+    import torch.multiprocessing
+    torch.multiprocessing.spawn(run, args=(args.num_ranks, args), nprocs=args.num_ranks)
+
+
+if __name__ == "__main__":
+    main()
