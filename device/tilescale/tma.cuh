@@ -173,6 +173,14 @@ TS_DEV void fence_proxy_async_shared() {
 template <int ID, int THREADS> TS_DEV void named_barrier_sync() {
   asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(THREADS) : "memory");
 }
+/* The same with the id in a register (one per warpgroup: the turns of ws_pingpong.c), and
+ * its arrive-only half: the calling threads count towards barrier `id` without waiting. */
+template <int THREADS> TS_DEV void named_barrier_sync_dyn(int id) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(THREADS) : "memory");
+}
+template <int THREADS> TS_DEV void named_barrier_arrive_dyn(int id) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "n"(THREADS) : "memory");
+}
 
 /* ---- thread-block clusters (sm_90): TMA multicast and remote barrier arrivals -----------
  * The multicast loads write the box to the same shared-memory offset in every block of

@@ -206,6 +206,8 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(TMA_STORE_WAIT_READ, "tma_store_wait_read", 0, 1, 0)       /* <pending groups> */     \
   X(TMA_PREFETCH_DESC, "tma_prefetch_desc", 1, 0, 0)                                      \
   X(NAMED_BARRIER_SYNC, "named_barrier_sync", 0, 2, IRD_SYNC)  /* <id, threads> */        \
+  X(NAMED_BARRIER_SYNC_DYN, "named_barrier_sync_dyn", 1, 1, 0) /* (id) <threads>: a turn */ \
+  X(NAMED_BARRIER_ARRIVE_DYN, "named_barrier_arrive_dyn", 1, 1, 0) /* (id) <threads> */     \
   X(MBAR_INIT, "mbar_init", 2, 0, 0)                           /* (bar, count) */         \
   X(MBAR_FENCE_INIT, "mbar_fence_init", 0, 0, 0)                                          \
   X(MBAR_ARRIVE, "mbar_arrive", 1, 0, 0)                                                  \

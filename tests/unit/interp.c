@@ -530,6 +530,8 @@ static bool exec_ws_device(Interp *in, IrExpr *e, const bool *mask) {
     case IRD_FENCE_PROXY_ASYNC_SHARED: case IRD_TMA_STORE_COMMIT: case IRD_TMA_STORE_WAIT: case IRD_TMA_STORE_WAIT_READ:
       return true;
     case IRD_NAMED_BARRIER_SYNC: in->epoch++; return true;
+    /* warpgroup turns (ws_pingpong.c) only order tensor-core work: nothing to do in lockstep */
+    case IRD_NAMED_BARRIER_SYNC_DYN: case IRD_NAMED_BARRIER_ARRIVE_DYN: return true;
     case IRD_MBAR_WAIT: {
       int t0 = -1;
       for (int t = 0; t < in->T && t0 < 0; t++) if (mask[t]) t0 = t;

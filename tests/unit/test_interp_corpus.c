@@ -471,6 +471,38 @@ TEST(corpus_interp_mha_fwd_varlen_extra_stage) {
   next_pass_config = "ts.ws_loop_extra_stage";
   varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", wide_tile, 1, true, 256);
 }
+/* pass_configs ts.ws_pingpong: the two consumer warpgroups take turns on QK^T (a register-id
+ * bar.sync before the issue, bar.arrive on the other's barrier after it, the wait split off;
+ * one arrive before the loop and one sync after it), with the same results */
+typedef struct DevCount {
+  IrDeviceOp op;
+  int n;
+} DevCount;
+static void count_dev(IrExpr *e, void *ctx) {
+  DevCount *d = ctx;
+  d->n += ir_is_device(e, d->op);
+}
+static int device_ops(IrStmt *s, IrDeviceOp op) {
+  DevCount d = {op, 0};
+  IrVisitor v = {NULL, count_dev, &d};
+  ir_visit(s, &v);
+  return d.n;
+}
+TEST(corpus_interp_mha_fwd_varlen_pingpong) {
+  const char *file = "tilelang/examples/flash_attention/example_mha_fwd_varlen.py";
+  Run r;
+  if (!corpus_compile(t, &r, file, "flashattn", wide_tile)) return;
+  CHECK(device_ops(r.f->body, IRD_NAMED_BARRIER_SYNC_DYN) == 0);
+  run_free(&r);
+  next_pass_config = "ts.ws_pingpong";
+  if (!corpus_compile(t, &r, file, "flashattn", wide_tile)) return;
+  CHECK(warp_specialized(r.f->body));
+  CHECK(device_ops(r.f->body, IRD_NAMED_BARRIER_SYNC_DYN) == 2 && device_ops(r.f->body, IRD_NAMED_BARRIER_ARRIVE_DYN) == 2);
+  CHECK(device_ops(r.f->body, IRD_GEMM_SS_WGMMA_ISSUE) == 1 && device_ops(r.f->body, IRD_GEMM_WGMMA_WAIT) == 1);
+  run_free(&r);
+  next_pass_config = "ts.ws_pingpong";
+  varlen_case(t, file, wide_tile, 1, true, 256);
+}
 TEST(corpus_interp_mha_fwd_varlen_keep_threads) {
   next_pass_config = "ts.keep_threads";
   varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", wide_tile, 1, true, 128);

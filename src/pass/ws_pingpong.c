@@ -1,0 +1,114 @@
+/* ws_pingpong.c — opt-in (pass_configs ts.ws_pingpong; not yet measured on a GPU): the two
+ * consumer warpgroups of a warp-specialized attention-style loop (warp_specialize_loop.c) take
+ * turns on the tensor cores, as FlashAttention-3's "ping-pong" schedule does, so that one's
+ * softmax runs while the other's GEMMs do.
+ *
+ * Each iteration of the consumers' loop becomes
+ *
+ *     wait for my turn        bar.sync   14 + wg, 256     (wg = warpgroup 0 or 1)
+ *     issue the first GEMM    wgmma ... commit            (QKᵀ)
+ *     give the other its turn bar.arrive 15 - wg, 256
+ *     wait for the GEMM       wgmma.wait_group 0
+ *     ... the rest of the body (softmax, the second GEMM) ...
+ *
+ * with warpgroup 1 arriving once on warpgroup 0's barrier before the loop (warpgroup 0 goes
+ * first) and warpgroup 0 taking that last arrival after it, so every barrier's arrivals are
+ * consumed.  A named barrier completes when 256 threads have arrived: the 128 of one warpgroup
+ * waiting and the 128 of the other arriving.  Warpgroup 1 arrives on barrier 14 for turn k+1
+ * only after its own turn k, which needed warpgroup 0's arrival after warpgroup 0's turn k: so
+ * a barrier never holds two arrivals of the same warpgroup (which would complete it without
+ * the waiter), and the turns alternate 0, 1, 0, 1, ...  No deadlock with the mbarrier ring:
+ * a warpgroup waiting for its turn has released every stage the other needs to reach its own.
+ *
+ * Taken when: the loop runs on exactly 256 consumer threads, its body holds at least two
+ * GEMM statements at its top level (something to overlap besides the turn), every GEMM in it is
+ * a synchronous wgmma split along M over the two warpgroups (each owns its rows: wm = 8 warps,
+ * wn = 1), the loop bounds do not depend on the thread, and the body has no barrier of its own.
+ * Barrier ids 14 and 15: thread_sync numbers its barriers from 1 (consumers) and 2.. (T.ws
+ * ranges, which a warp-specialized loop kernel does not have). */
+#include "../layout/layout.h"
+#include "passes.h"
+
+#define PP_BAR0 14
+#define PP_THREADS 256
+
+typedef struct PpScan {
+  int gemms;    /* GEMM statements anywhere in the body */
+  bool bad;     /* a GEMM that is not a synchronous M-split wgmma, or a barrier */
+} PpScan;
+
+static void scan_stmt(IrStmt *s, void *ctx) {
+  PpScan *p = ctx;
+  if (s->kind == IR_S_GEMM) {
+    const GemmPlan *g = s->u.gemm.plan;
+    p->gemms++;
+    if (!g || g->path != GEMM_WGMMA || g->wm != 8 || g->wn != 1 || s->u.gemm.wg_wait != 0) p->bad = true;
+  }
+}
+/* Barriers among threads (the stage waits on mbarriers and __syncwarp are fine). */
+static void scan_expr(IrExpr *e, void *ctx) {
+  if (e->kind != IR_CALL) return;
+  if (e->u.call.op == IRI_SYNCTHREADS || ir_is_device(e, IRD_NAMED_BARRIER_SYNC) ||
+      (e->u.call.op == IRI_DEVICE && (ir_device_info[e->u.call.dop].flags & IRD_GRID_SYNC)))
+    ((PpScan *)ctx)->bad = true;
+}
+
+/* The first top-level GEMM of the body; -1 when the loop does not qualify. */
+static int first_gemm(const IrStmt *loop, const IrVar *tx, int64_t T) {
+  IrStmt *body = loop->u.loop.body;
+  if (T != PP_THREADS || body->kind != IR_S_SEQ || ir_expr_uses_var(loop->u.loop.min, tx) ||
+      ir_expr_uses_var(loop->u.loop.extent, tx))
+    return -1;
+  PpScan p = {0};
+  IrVisitor v = {scan_stmt, scan_expr, &p};
+  ir_visit(body, &v);
+  int first = -1, top = 0;
+  for (int j = 0; j < body->u.seq.n; j++)
+    if (body->u.seq.items[j]->kind == IR_S_GEMM && top++ == 0) first = j;
+  return p.bad || top < 2 || p.gemms != top ? -1 : first;
+}
+
+static IrStmt *gemm_half(TsCompiler *c, const IrStmt *g, int wg_wait) {
+  IrStmt *h = ir_stmt(c, IR_S_GEMM, g->loc);
+  *h = *g;
+  h->u.gemm.wg_wait = wg_wait;
+  return h;
+}
+
+/* 14 + (tx / 128): this warpgroup's barrier (mine = true) or the other's. */
+static IrExpr *turn_id(TsCompiler *c, const IrVar *tx, bool mine, SrcLoc loc) {
+  IrExpr *wg = ir_binary(c, IR_FLOORDIV, ir_varref(c, (IrVar *)tx, loc), ir_i32(c, 128), loc);
+  if (!mine) wg = ir_binary(c, IR_SUB, ir_i32(c, 1), wg, loc);
+  return ir_binary(c, IR_ADD, ir_i32(c, PP_BAR0), wg, loc);
+}
+
+static IrStmt *bar_op(TsCompiler *c, IrDeviceOp op, IrExpr *id, SrcLoc loc) {
+  return pass_dev(c, op, PP_THREADS, 0, &id, 1, loc);
+}
+
+IrStmt *ws_pingpong(TsCompiler *c, const IrFunc *f, IrStmt *loop, const IrVar *tx, int64_t T) {
+  if (!pass_config_on(f, "ts.ws_pingpong")) return loop;
+  int g = first_gemm(loop, tx, T);
+  if (g < 0) return loop;
+  SrcLoc loc = loop->loc;
+  IrStmt *body = loop->u.loop.body, *gemm = body->u.seq.items[g];
+  PtrVec items = {0};
+  for (int j = 0; j < body->u.seq.n; j++) {
+    if (j != g) {
+      vec_push(c->arena, &items, body->u.seq.items[j]);
+      continue;
+    }
+    vec_push(c->arena, &items, bar_op(c, IRD_NAMED_BARRIER_SYNC_DYN, turn_id(c, tx, true, loc), loc));
+    vec_push(c->arena, &items, gemm_half(c, gemm, -1));
+    vec_push(c->arena, &items, bar_op(c, IRD_NAMED_BARRIER_ARRIVE_DYN, turn_id(c, tx, false, loc), loc));
+    vec_push(c->arena, &items, gemm_half(c, gemm, -2));
+  }
+  IrStmt *r = ir_stmt(c, IR_S_FOR, loop->loc);
+  *r = *loop;
+  r->u.loop.body = ir_seq_vec(c, &items, loc);
+  IrExpr *txr = ir_varref(c, (IrVar *)tx, loc);
+  IrExpr *wg1 = ir_binary(c, IR_GE, txr, ir_i32(c, 128), loc), *wg0 = ir_binary(c, IR_LT, txr, ir_i32(c, 128), loc);
+  IrStmt *before = ir_if(c, wg1, bar_op(c, IRD_NAMED_BARRIER_ARRIVE_DYN, ir_i32(c, PP_BAR0), loc), NULL, loc);
+  IrStmt *after = ir_if(c, wg0, bar_op(c, IRD_NAMED_BARRIER_SYNC_DYN, ir_i32(c, PP_BAR0), loc), NULL, loc);
+  return ir_seq(c, (IrStmt *[]){before, r, after}, 3, loc);
+}
