@@ -105,9 +105,10 @@ bool ws_tma_rows_aligned(const IrBuffer *g); /* every row stride 16-byte aligned
 /* Region r of a tile, read from stage `stage` of its staged copy [S, ...] instead. */
 IrRegion ws_stage_region(TsCompiler *c, const IrRegion *r, IrBuffer *staged, IrExpr *stage);
 /* ts.ws_pingpong: the consumers' loop of a warp-specialized loop kernel (T consumer threads,
- * thread index tx) with its two warpgroups taking turns on the tensor cores (ws_pingpong.c);
- * the loop itself when the switch is off or the loop does not qualify. */
-IrStmt *ws_pingpong(TsCompiler *c, const IrFunc *f, IrStmt *loop, const IrVar *tx, int64_t T);
+ * thread index tx, kbody the kernel's code around it) with its two warpgroups taking turns on
+ * the tensor cores (ws_pingpong.c); the loop itself when the switch is off or it does not
+ * qualify. */
+IrStmt *ws_pingpong(TsCompiler *c, const IrFunc *f, IrStmt *kbody, IrStmt *loop, const IrVar *tx, int64_t T);
 /* tma_copy.c, used by lower_tile_ops: explicit mbarriers (T.alloc_barrier) and T.tma_copy.
  * tma_hoist_barriers removes the barrier ALLOCs of a kernel body into `allocs`;
  * tma_init_barriers appends them to `out`, then their initialisation by thread `tid` == 0,

@@ -56,7 +56,8 @@ static void find_block_barrier(IrExpr *e, void *ctx) {
   const char *name = ir_device_info[op].name;
   /* the device library's *_block / *_blocks / *_barrier_gpu / sync_grid calls run
    * __syncthreads inside (device/tilescale/dist*.cuh) */
-  if (op == IRD_NAMED_BARRIER_SYNC || op == IRD_BAR_SYNC || op == IRD_CLUSTER_SYNC ||
+  if (op == IRD_NAMED_BARRIER_SYNC || op == IRD_NAMED_BARRIER_SYNC_DYN || op == IRD_NAMED_BARRIER_ARRIVE_DYN ||
+      op == IRD_BAR_SYNC || op == IRD_CLUSTER_SYNC ||
       (ir_device_info[op].flags & IRD_GRID_SYNC) || ends_with(name, "_block") || ends_with(name, "_blocks") ||
       ends_with(name, "_barrier_gpu"))
     *(bool *)ctx = true;

@@ -780,7 +780,7 @@ static IrStmt *consumer(Wsl *w) {
     if (pre_copy || j == w->ep.idx_frag) continue;
     if (j == w->ep.idx)
       s = ws_epilogue_store(c, &w->ep, w->store_map, w->tx, w->T, body->u.seq.items[w->ep.idx_frag]);
-    vec_push(c->arena, &out, j == w->li ? ws_pingpong(c, w->f, consumer_loop(w), w->tx, w->T) : s);
+    vec_push(c->arena, &out, j == w->li ? ws_pingpong(c, w->f, body, consumer_loop(w), w->tx, w->T) : s);
   }
   for (int i = 0; i < w->np; i++) /* a tile nobody reads has still landed before the block exits */
     if (w->pre[i].first < 0)

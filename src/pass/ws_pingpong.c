@@ -23,7 +23,10 @@
  * Taken when: the loop runs on exactly 256 consumer threads, its body holds at least two
  * GEMM statements at its top level (something to overlap besides the turn), every GEMM in it is
  * a synchronous wgmma split along M over the two warpgroups (each owns its rows: wm = 8 warps,
- * wn = 1), the loop bounds do not depend on the thread, and the body has no barrier of its own.
+ * wn = 1), the loop bounds do not depend on the thread, the body has no barrier of its own and
+ * no break or continue, and the consumers' code has no T.thread_return (a warpgroup that missed
+ * a turn would leave the other waiting forever; thread_return_barriers also refuses these
+ * barriers after a possible return).
  * Barrier ids 14 and 15: thread_sync numbers its barriers from 1 (consumers) and 2.. (T.ws
  * ranges, which a warp-specialized loop kernel does not have). */
 #include "../layout/layout.h"
@@ -39,6 +42,8 @@ typedef struct PpScan {
 
 static void scan_stmt(IrStmt *s, void *ctx) {
   PpScan *p = ctx;
+  /* a thread that leaves, or an iteration cut short, would miss its turns: the other waits */
+  if (s->kind == IR_S_RETURN || s->kind == IR_S_BREAK || s->kind == IR_S_CONTINUE) p->bad = true;
   if (s->kind == IR_S_GEMM) {
     const GemmPlan *g = s->u.gemm.plan;
     p->gemms++;
@@ -53,15 +58,18 @@ static void scan_expr(IrExpr *e, void *ctx) {
     ((PpScan *)ctx)->bad = true;
 }
 
-/* The first top-level GEMM of the body; -1 when the loop does not qualify. */
-static int first_gemm(const IrStmt *loop, const IrVar *tx, int64_t T) {
+/* The first top-level GEMM of the loop's body; -1 when the loop does not qualify.  kbody: the
+ * consumers' whole code (a return anywhere in it refuses). */
+static int first_gemm(const IrStmt *loop, IrStmt *kbody, const IrVar *tx, int64_t T) {
   IrStmt *body = loop->u.loop.body;
   if (T != PP_THREADS || body->kind != IR_S_SEQ || ir_expr_uses_var(loop->u.loop.min, tx) ||
       ir_expr_uses_var(loop->u.loop.extent, tx))
     return -1;
-  PpScan p = {0};
-  IrVisitor v = {scan_stmt, scan_expr, &p};
+  PpScan p = {0}, k = {0};
+  IrVisitor v = {scan_stmt, scan_expr, &p}, kv = {scan_stmt, NULL, &k};
   ir_visit(body, &v);
+  ir_visit(kbody, &kv);
+  if (k.bad) return -1;
   int first = -1, top = 0;
   for (int j = 0; j < body->u.seq.n; j++)
     if (body->u.seq.items[j]->kind == IR_S_GEMM && top++ == 0) first = j;
@@ -86,9 +94,9 @@ static IrStmt *bar_op(TsCompiler *c, IrDeviceOp op, IrExpr *id, SrcLoc loc) {
   return pass_dev(c, op, PP_THREADS, 0, &id, 1, loc);
 }
 
-IrStmt *ws_pingpong(TsCompiler *c, const IrFunc *f, IrStmt *loop, const IrVar *tx, int64_t T) {
+IrStmt *ws_pingpong(TsCompiler *c, const IrFunc *f, IrStmt *kbody, IrStmt *loop, const IrVar *tx, int64_t T) {
   if (!pass_config_on(f, "ts.ws_pingpong")) return loop;
-  int g = first_gemm(loop, tx, T);
+  int g = first_gemm(loop, kbody, tx, T);
   if (g < 0) return loop;
   SrcLoc loc = loop->loc;
   IrStmt *body = loop->u.loop.body, *gemm = body->u.seq.items[g];
