@@ -718,42 +718,182 @@ static IrStmt *on_stage(Wsl *w, IrStmt *s, IrExpr *stage) {
   return g;
 }
 
-/* The consumers' loop: the original body without the staged copies, a wait before each
- * tile's first use, the release after its last (lane 0 of each warp: the wgmma of the
- * statement has completed in the warp). */
-static IrStmt *consumer_loop(Wsl *w) {
+/* ---- opt-in ts.ws_intra_overlap (not yet run on a GPU): FlashAttention-3's intra-warpgroup
+ * overlap.  A loop whose body is [.. G1 .. G2] (G1 = QKᵀ, G2 = PV the last statement, reading a
+ * staged tile V and a P computed in the loop) runs G2 of iteration k-1 while iteration k
+ * computes its softmax:
+ *
+ *     wait K(k); .. issue G1(k);  if k > min: wait V(k-1); issue G2(k-1) on V's stage of k-1
+ *     wait for G1 (leaving G2 in flight when it was issued); release K(k)
+ *     .. the statements that touch neither P nor O (the row maxima, exp, the row sums) ..
+ *     if k > min: wait for G2; release V(k-1)
+ *     .. the rest (P written, O rescaled) ..
+ *   after the loop: wait V(last); G2(last); release it
+ *
+ * wgmma reads P from registers and O is its accumulator, so neither may change while G2 is in
+ * flight: the split point is the first statement after G1 that touches either.  Taken when the
+ * loop has exactly these two GEMMs (synchronous wgmma), G2 is its last statement and reads one
+ * staged tile that nothing else uses, no statement before G1 touches P or O, and no staged tile
+ * is read by threads.  With one stage V(k) loads only after V(k-1) is released, in iteration k:
+ * ts.ws_loop_extra_stage gives such loops a second. */
+typedef struct WslOverlap {
+  int j1, j2, js; /* G1, G2 (the last statement), the first statement after G1 touching P or O */
+  int v;          /* the staged tile G2 reads */
+} WslOverlap;
+
+static void count_gemms(IrStmt *s, void *ctx) { *(int *)ctx += s->kind == IR_S_GEMM; }
+
+static bool sync_wgmma(const IrStmt *s) {
+  return s->kind == IR_S_GEMM && s->u.gemm.plan && s->u.gemm.plan->path == GEMM_WGMMA && s->u.gemm.wg_wait == 0;
+}
+
+static bool touches(IrStmt *s, const IrBuffer *a, const IrBuffer *b) {
+  return uses(s, ir_buffer_root(a)).used || uses(s, ir_buffer_root(b)).used;
+}
+
+static bool plan_overlap(Wsl *w, WslOverlap *ov) {
+  if (!pass_config_on(w->f, "ts.ws_intra_overlap")) return false;
+  IrStmt *lb = w->loop->u.loop.body;
+  int n = lb->u.seq.n, all = 0, top = 0;
+  IrVisitor v = {count_gemms, NULL, &all};
+  ir_visit(lb, &v);
+  for (int j = 0; j < n; j++)
+    if (lb->u.seq.items[j]->kind == IR_S_GEMM) *(top++ ? &ov->j2 : &ov->j1) = j;
+  if (all != 2 || top != 2 || ov->j2 != n - 1) return false;
+  IrStmt *g1 = lb->u.seq.items[ov->j1], *g2 = lb->u.seq.items[ov->j2];
+  const IrBuffer *p = g2->u.gemm.a.buf, *o = g2->u.gemm.c.buf, *s1 = ir_buffer_root(g1->u.gemm.c.buf);
+  if (!sync_wgmma(g1) || !sync_wgmma(g2) || s1 == ir_buffer_root(p) || s1 == ir_buffer_root(o)) return false;
+  for (int j = 0; j < ov->j1; j++)
+    if (touches(lb->u.seq.items[j], p, o)) return false;
+  ov->js = ov->j2;
+  for (int j = ov->j1 + 1; j < ov->j2 && ov->js == ov->j2; j++)
+    if (touches(lb->u.seq.items[j], p, o)) ov->js = j;
+  ov->v = -1;
+  for (int i = 0; i < w->nt; i++) {
+    const TmaTile *t = &w->tile[i];
+    if (t->thread_read || t->dst == ir_buffer_root(p)) return false;
+    if (t->first != ov->j2 && t->last != ov->j2) continue;
+    if (t->first != ov->j2 || t->last != ov->j2 || t->dst != ir_buffer_root(g2->u.gemm.b.buf) || ov->v >= 0) return false;
+    ov->v = i;
+  }
+  return ov->v >= 0;
+}
+
+/* A copy of GEMM statement s on stage `stage` as its issue (-1) or wait (-2, -3) half. */
+static IrStmt *gemm_part(Wsl *w, IrStmt *s, IrExpr *stage, int wg_wait) {
+  IrStmt *g = on_stage(w, s, stage);
+  if (g == s) {
+    g = ir_stmt(w->c, IR_S_GEMM, s->loc);
+    *g = *s;
+  }
+  g->u.gemm.wg_wait = wg_wait;
+  return g;
+}
+
+/* G2 on stage `st` (parity `ph`): wait for V, then the statement (`wg_wait` 0) or its issue. */
+static IrStmt *overlap_g2(Wsl *w, const WslOverlap *ov, IrExpr *st, IrExpr *ph, int wg_wait) {
   TsCompiler *c = w->c;
-  SrcLoc loc = w->loc;
-  IrStmt *loop = w->loop, *lb = loop->u.loop.body;
+  IrStmt *g2 = w->loop->u.loop.body->u.seq.items[ov->j2];
+  IrStmt *wait = pass_dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_at(w, w->tile[ov->v].bar, st), ph}, 2, w->loc);
+  return ir_seq(c, (IrStmt *[]){wait, gemm_part(w, g2, st, wg_wait)}, 2, w->loc);
+}
+
+static IrStmt *release(Wsl *w, const TmaTile *t, IrExpr *st) {
+  TsCompiler *c = w->c;
+  IrExpr *lane0 = bin(c, IR_EQ, bin(c, IR_FLOORMOD, ir_varref(c, w->tx, w->loc), i32(c, 32)), i32(c, 0));
+  return ir_if(c, lane0, pass_dev(c, IRD_MBAR_ARRIVE, 0, 0, (IrExpr *[]){bar_at(w, t->bar + w->S, st)}, 1, w->loc), NULL, w->loc);
+}
+
+/* After the loop: the last iteration's G2, when the loop ran. */
+static IrStmt *overlap_tail(Wsl *w, const WslOverlap *ov) {
+  TsCompiler *c = w->c;
+  IrStmt *loop = w->loop;
   PtrVec out = {0};
   IrVar *st, *ph;
-  stage_lets(w, ir_varref(c, w->kv, loc), loop->u.loop.min, &st, &ph, &out);
-  IrExpr *str = ir_varref(c, st, loc), *phr = ir_varref(c, ph, loc);
-  IrExpr *lane0 = bin(c, IR_EQ, bin(c, IR_FLOORMOD, ir_varref(c, w->tx, loc), i32(c, 32)), i32(c, 0));
+  IrExpr *last = bin(c, IR_SUB, bin(c, IR_ADD, loop->u.loop.min, loop->u.loop.extent), i32(c, 1));
+  stage_lets(w, last, loop->u.loop.min, &st, &ph, &out);
+  IrExpr *str = ir_varref(c, st, w->loc);
+  IrStmt *run = ir_seq(c, (IrStmt *[]){overlap_g2(w, ov, str, ir_varref(c, ph, w->loc), 0), release(w, &w->tile[ov->v], str)}, 2, w->loc);
+  vec_push(c->arena, &out, ir_if(c, bin(c, IR_GT, loop->u.loop.extent, i32(c, 0)), run, NULL, w->loc));
+  return ir_seq_vec(c, &out, w->loc);
+}
+
+/* One iteration of the consumers' loop for loop value `kref`, its statements pushed on `out`:
+ * the original body without the staged copies, a wait before each tile's first use, the
+ * release after its last (lane 0 of each warp: the wgmma of the statement has completed in the
+ * warp).  Under ws_intra_overlap, OV_FIRST is the peeled first iteration (G2 deferred) and
+ * OV_STEADY the others (G2 of the previous iteration overlapped). */
+enum { OV_NONE, OV_FIRST, OV_STEADY };
+static void iteration(Wsl *w, const WslOverlap *ov, int mode, IrExpr *kref, PtrVec *out) {
+  TsCompiler *c = w->c;
+  SrcLoc loc = w->loc;
+  IrStmt *lb = w->loop->u.loop.body;
+  IrVar *st, *ph, *pst = NULL, *pph = NULL;
+  stage_lets(w, kref, w->loop->u.loop.min, &st, &ph, out);
+  IrExpr *str = ir_varref(c, st, loc), *phr = ir_varref(c, ph, loc), *ps = NULL;
+  if (mode == OV_STEADY) {
+    stage_lets(w, bin(c, IR_SUB, kref, i32(c, 1)), w->loop->u.loop.min, &pst, &pph, out);
+    ps = ir_varref(c, pst, loc);
+  }
   for (int j = 0; j < lb->u.seq.n; j++) {
     IrStmt *s = lb->u.seq.items[j];
+    if (mode == OV_STEADY && j == ov->js) { /* G2 of the previous iteration done: P, O and V(k-1) free */
+      vec_push(c->arena, out, gemm_part(w, lb->u.seq.items[ov->j2], ps, -2));
+      vec_push(c->arena, out, release(w, &w->tile[ov->v], ps));
+    }
+    if (mode != OV_NONE && j == ov->j2) continue; /* it runs one iteration later */
     bool staged_copy = false;
     for (int i = 0; i < w->nt; i++) {
       const TmaTile *t = &w->tile[i];
       bool wait_here = t->first == j || (t->first < 0 && t->pos == j);
       if (t->pos == j) staged_copy = true;
       if (wait_here)
-        vec_push(c->arena, &out, pass_dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_at(w, t->bar, str), phr}, 2, loc));
+        vec_push(c->arena, out, pass_dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_at(w, t->bar, str), phr}, 2, loc));
     }
-    if (!staged_copy) vec_push(c->arena, &out, on_stage(w, s, str));
+    if (mode == OV_STEADY && j == ov->j1) { /* issue G1(k), then G2(k-1); wait for G1 alone */
+      vec_push(c->arena, out, gemm_part(w, s, str, -1));
+      vec_push(c->arena, out, overlap_g2(w, ov, ps, ir_varref(c, pph, loc), -1));
+      vec_push(c->arena, out, gemm_part(w, s, str, -3));
+    } else if (!staged_copy) {
+      vec_push(c->arena, out, on_stage(w, s, str));
+    }
     for (int i = 0; i < w->nt; i++) {
       const TmaTile *t = &w->tile[i];
       if (!(t->last == j || (t->last < 0 && t->pos == j))) continue;
       /* threads read it: every lane of the warp is past its reads before lane 0 releases it */
-      if (t->thread_read) vec_push(c->arena, &out, ir_eval(c, ir_call(c, IRI_SYNCWARP, TS_DTYPE_VOID, NULL, 0, loc), loc));
-      vec_push(c->arena, &out, ir_if(c, lane0, pass_dev(c, IRD_MBAR_ARRIVE, 0, 0, (IrExpr *[]){bar_at(w, t->bar + w->S, str)}, 1, loc), NULL, loc));
+      if (t->thread_read) vec_push(c->arena, out, ir_eval(c, ir_call(c, IRI_SYNCWARP, TS_DTYPE_VOID, NULL, 0, loc), loc));
+      vec_push(c->arena, out, release(w, t, str));
     }
   }
+}
+
+/* The consumers' loop.  Under ws_intra_overlap: *head, the first iteration peeled (when the
+ * loop runs), the loop over the others, and *tail, the last G2; otherwise both NULL. */
+static IrStmt *consumer_loop(Wsl *w, IrStmt **head, IrStmt **tail) {
+  TsCompiler *c = w->c;
+  SrcLoc loc = w->loc;
+  IrStmt *loop = w->loop;
+  IrExpr *kref = ir_varref(c, w->kv, loc);
+  WslOverlap ov;
+  bool overlap = plan_overlap(w, &ov);
+  PtrVec out = {0};
+  iteration(w, &ov, overlap ? OV_STEADY : OV_NONE, kref, &out);
   IrStmt *r = ir_stmt(c, IR_S_FOR, loop->loc);
   *r = *loop;
   r->u.loop.kind = IR_FOR_SERIAL;
   r->u.loop.num_stages = 0;
   r->u.loop.body = ir_seq_vec(c, &out, loc);
+  *head = *tail = NULL;
+  if (!overlap) return r;
+  PtrVec first = {0};
+  iteration(w, &ov, OV_FIRST, loop->u.loop.min, &first);
+  IrExpr *runs = bin(c, IR_GT, loop->u.loop.extent, i32(c, 0));
+  IrVar *from[1] = {w->kv};
+  IrExpr *to[1] = {loop->u.loop.min};
+  *head = ir_if(c, runs, ir_subst_stmt(c, ir_seq_vec(c, &first, loc), from, to, 1), NULL, loc);
+  *tail = overlap_tail(w, &ov);
+  r->u.loop.min = bin(c, IR_ADD, loop->u.loop.min, i32(c, 1));
+  r->u.loop.extent = bin(c, IR_SUB, loop->u.loop.extent, i32(c, 1));
   return r;
 }
 
@@ -780,7 +920,14 @@ static IrStmt *consumer(Wsl *w) {
     if (pre_copy || j == w->ep.idx_frag) continue;
     if (j == w->ep.idx)
       s = ws_epilogue_store(c, &w->ep, w->store_map, w->tx, w->T, body->u.seq.items[w->ep.idx_frag]);
-    vec_push(c->arena, &out, j == w->li ? ws_pingpong(c, w->f, body, consumer_loop(w), w->tx, w->T) : s);
+    if (j != w->li) {
+      vec_push(c->arena, &out, s);
+      continue;
+    }
+    IrStmt *head, *tail, *loop = consumer_loop(w, &head, &tail);
+    if (head) vec_push(c->arena, &out, head);
+    vec_push(c->arena, &out, ws_pingpong(c, w->f, body, loop, w->tx, w->T));
+    if (tail) vec_push(c->arena, &out, tail);
   }
   for (int i = 0; i < w->np; i++) /* a tile nobody reads has still landed before the block exits */
     if (w->pre[i].first < 0)

@@ -20,9 +20,12 @@
  * the waiter), and the turns alternate 0, 1, 0, 1, ...  No deadlock with the mbarrier ring:
  * a warpgroup waiting for its turn has released every stage the other needs to reach its own.
  *
+ * Under ts.ws_intra_overlap the first GEMM is already an issue followed by the previous
+ * iteration's PV issue: the turn covers both issues, as in FlashAttention-3.
+ *
  * Taken when: the loop runs on exactly 256 consumer threads, its body holds at least two
- * GEMM statements at its top level (something to overlap besides the turn), every GEMM in it is
- * a synchronous wgmma split along M over the two warpgroups (each owns its rows: wm = 8 warps,
+ * GEMM statements (something to overlap besides the turn), the first at its top level, every
+ * GEMM in it a wgmma split along M over the two warpgroups (each owns its rows: wm = 8 warps,
  * wn = 1), the loop bounds do not depend on the thread, the body has no barrier of its own and
  * no break or continue, and the consumers' code has no T.thread_return (a warpgroup that missed
  * a turn would leave the other waiting forever; thread_return_barriers also refuses these
@@ -47,7 +50,7 @@ static void scan_stmt(IrStmt *s, void *ctx) {
   if (s->kind == IR_S_GEMM) {
     const GemmPlan *g = s->u.gemm.plan;
     p->gemms++;
-    if (!g || g->path != GEMM_WGMMA || g->wm != 8 || g->wn != 1 || s->u.gemm.wg_wait != 0) p->bad = true;
+    if (!g || g->path != GEMM_WGMMA || g->wm != 8 || g->wn != 1) p->bad = true;
   }
 }
 /* Barriers among threads (the stage waits on mbarriers and __syncwarp are fine). */
@@ -73,7 +76,18 @@ static int first_gemm(const IrStmt *loop, IrStmt *kbody, const IrVar *tx, int64_
   int first = -1, top = 0;
   for (int j = 0; j < body->u.seq.n; j++)
     if (body->u.seq.items[j]->kind == IR_S_GEMM && top++ == 0) first = j;
-  return p.bad || top < 2 || p.gemms != top ? -1 : first;
+  if (p.bad || p.gemms < 2 || first < 0) return -1;
+  int w = body->u.seq.items[first]->u.gemm.wg_wait;
+  return w == 0 || w == -1 ? first : -1;
+}
+
+/* Whether s is ws_intra_overlap's `if k > min: wait V; issue G2` (warp_specialize_loop.c). */
+static bool issues_gemm(IrStmt *s) {
+  if (s->kind != IR_S_IF || s->u.if_.else_s) return false;
+  IrStmt *t = s->u.if_.then_s;
+  if (t->kind != IR_S_SEQ || !t->u.seq.n) return false;
+  IrStmt *g = t->u.seq.items[t->u.seq.n - 1];
+  return g->kind == IR_S_GEMM && g->u.gemm.wg_wait == -1;
 }
 
 static IrStmt *gemm_half(TsCompiler *c, const IrStmt *g, int wg_wait) {
@@ -101,15 +115,15 @@ IrStmt *ws_pingpong(TsCompiler *c, const IrFunc *f, IrStmt *kbody, IrStmt *loop,
   SrcLoc loc = loop->loc;
   IrStmt *body = loop->u.loop.body, *gemm = body->u.seq.items[g];
   PtrVec items = {0};
+  /* the turn: the first GEMM's issue, and ws_intra_overlap's issue of the previous PV */
+  bool issued = gemm->u.gemm.wg_wait == -1;
+  int end = issued && g + 1 < body->u.seq.n && issues_gemm(body->u.seq.items[g + 1]) ? g + 1 : g;
   for (int j = 0; j < body->u.seq.n; j++) {
-    if (j != g) {
-      vec_push(c->arena, &items, body->u.seq.items[j]);
-      continue;
-    }
-    vec_push(c->arena, &items, bar_op(c, IRD_NAMED_BARRIER_SYNC_DYN, turn_id(c, tx, true, loc), loc));
-    vec_push(c->arena, &items, gemm_half(c, gemm, -1));
-    vec_push(c->arena, &items, bar_op(c, IRD_NAMED_BARRIER_ARRIVE_DYN, turn_id(c, tx, false, loc), loc));
-    vec_push(c->arena, &items, gemm_half(c, gemm, -2));
+    IrStmt *s = body->u.seq.items[j];
+    if (j == g) vec_push(c->arena, &items, bar_op(c, IRD_NAMED_BARRIER_SYNC_DYN, turn_id(c, tx, true, loc), loc));
+    vec_push(c->arena, &items, j == g && !issued ? gemm_half(c, gemm, -1) : s);
+    if (j == end) vec_push(c->arena, &items, bar_op(c, IRD_NAMED_BARRIER_ARRIVE_DYN, turn_id(c, tx, false, loc), loc));
+    if (j == g && !issued) vec_push(c->arena, &items, gemm_half(c, gemm, -2));
   }
   IrStmt *r = ir_stmt(c, IR_S_FOR, loop->loc);
   *r = *loop;

@@ -32,12 +32,18 @@ static const char *corpus_dir(void) {
 /* A pass config (KEY=next_pass_value) the next corpus_compile applies over the file's own:
  * the tests of switches. */
 static const char *next_pass_config, *next_pass_value = "True";
+/* a second switch, also True, for the same compile */
+static const char *next_pass_config2;
 
 static bool corpus_compile(TestCtx *t, Run *r, const char *rel, const char *func, const char *const *params) {
   memset(r, 0, sizeof *r);
   ts_compiler_init(&r->c, (TsTarget){90, true});
   r->c.debug = true;
-  if (next_pass_config) r->c.call_pc_keys = &next_pass_config, r->c.call_pc_values = &next_pass_value, r->c.ncall_pc = 1;
+  static const char *keys[2], *values[2];
+  if (next_pass_config) {
+    keys[0] = next_pass_config, values[0] = next_pass_value, keys[1] = next_pass_config2, values[1] = "True";
+    r->c.call_pc_keys = keys, r->c.call_pc_values = values, r->c.ncall_pc = next_pass_config2 ? 2 : 1;
+  }
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", corpus_dir(), rel);
   size_t len = 0;
@@ -49,7 +55,7 @@ static bool corpus_compile(TestCtx *t, Run *r, const char *rel, const char *func
   }
   r->file = (SourceFile){rel, r->text, len};
   r->f = interp_compile(&r->c, &r->file, func, params);
-  next_pass_config = NULL, next_pass_value = "True";
+  next_pass_config = next_pass_config2 = NULL, next_pass_value = "True";
   if (r->f) return true;
   fprintf(stderr, "  %s: %s:%s does not compile (above)\n", t->name, rel, func);
   t->failures++;
@@ -501,6 +507,29 @@ TEST(corpus_interp_mha_fwd_varlen_pingpong) {
   CHECK(device_ops(r.f->body, IRD_GEMM_SS_WGMMA_ISSUE) == 1 && device_ops(r.f->body, IRD_GEMM_WGMMA_WAIT) == 1);
   run_free(&r);
   next_pass_config = "ts.ws_pingpong";
+  varlen_case(t, file, wide_tile, 1, true, 256);
+}
+/* pass_configs ts.ws_intra_overlap: PV of iteration k-1 issued after QK^T of k and waited for
+ * only before P or O is touched (the first iteration peeled, the last PV after the loop); alone
+ * and with ts.ws_pingpong, where the turn covers both issues.  Same results. */
+TEST(corpus_interp_mha_fwd_varlen_overlap) {
+  const char *file = "tilelang/examples/flash_attention/example_mha_fwd_varlen.py";
+  Run r;
+  next_pass_config = "ts.ws_intra_overlap";
+  if (!corpus_compile(t, &r, file, "flashattn", wide_tile)) return;
+  /* the first iteration peeled (QK^T synchronous, no PV), then QK^T and the previous PV issued
+   * in the loop with a wait for each, the last PV synchronous after it */
+  CHECK(device_ops(r.f->body, IRD_GEMM_SS_WGMMA_ISSUE) == 1 && device_ops(r.f->body, IRD_GEMM_RS_WGMMA_ISSUE) == 1);
+  CHECK(device_ops(r.f->body, IRD_GEMM_SS_WGMMA) == 1 && device_ops(r.f->body, IRD_GEMM_RS_WGMMA) == 1);
+  CHECK(device_ops(r.f->body, IRD_GEMM_WGMMA_WAIT) == 2);
+  run_free(&r);
+  next_pass_config = "ts.ws_intra_overlap";
+  varlen_case(t, file, wide_tile, 1, true, 256);
+  next_pass_config = "ts.ws_intra_overlap", next_pass_config2 = "ts.ws_pingpong";
+  if (!corpus_compile(t, &r, file, "flashattn", wide_tile)) return;
+  CHECK(device_ops(r.f->body, IRD_NAMED_BARRIER_SYNC_DYN) == 2 && device_ops(r.f->body, IRD_NAMED_BARRIER_ARRIVE_DYN) == 2);
+  run_free(&r);
+  next_pass_config = "ts.ws_intra_overlap", next_pass_config2 = "ts.ws_pingpong";
   varlen_case(t, file, wide_tile, 1, true, 256);
 }
 TEST(corpus_interp_mha_fwd_varlen_keep_threads) {
