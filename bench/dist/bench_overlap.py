@@ -18,6 +18,14 @@ torchrun, srun or mpirun start them.)
               zig-zag flash-attention kernel, against the file's own TorchSequenceParallelAttn
               (all_gather_into_tensor of K/V + scaled_dot_product_attention); non-causal (the
               file's default) and causal rows.
+    cannon    example_cannon.py's kernel (its factory alone: the file runs its benchmark at
+              import) on a square mesh of ranks, M = N = K = 16384 (the file's default; 4096
+              with --small), signals reset before each call, against one cuBLAS GEMM of the
+              whole problem on one GPU divided by the number of GPUs (perfect scaling).  Checked
+              against tests/dist/mesh_gemm_model.py's model of the program (the file's own check
+              cannot pass on a mesh: C is kept in fp16 between steps).  Skipped on a number of
+              ranks that is not a square over 1.  (SUMMA's kernel does not compute A·Bᵀ on a
+              mesh, see mesh_gemm_model.py, so it is not benchmarked.)
 
 The kernels and host flows are the example files' own functions (the files are imported from
 the corpus, not copied here); shapes follow TileScale's benchmarks: M 8192 per rank,
@@ -46,7 +54,7 @@ import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join("tilescale", "examples", "distributed")
-BENCHES = ("ag_gemm", "gemm_rs", "sp_attn", "sp_attn_causal")
+BENCHES = ("ag_gemm", "gemm_rs", "sp_attn", "sp_attn_causal", "cannon")
 
 # What the bench calls in each example file (checked when the files are loaded, so a corpus
 # whose examples changed says which name it lacks instead of failing mid-run).
@@ -62,7 +70,8 @@ NEEDS = {
 FILE_OF = {"ag_gemm": "example_allgather_gemm_overlapped.py",
            "gemm_rs": "example_gemm_rs_overlapped.py",
            "sp_attn": "example_sp_ag_attention_intra_node.py",
-           "sp_attn_causal": "example_sp_ag_attention_intra_node.py"}
+           "sp_attn_causal": "example_sp_ag_attention_intra_node.py",
+           "cannon": None}  # example_cannon.py runs code at import: its factory is taken alone
 
 # The examples' tile configuration (their main()s): GEMMs of 128 x 256 x 64 tiles, 256 threads.
 BLOCK_M, BLOCK_N, BLOCK_K, THREADS = 128, 256, 64, 256
@@ -156,6 +165,9 @@ def heap_bytes_needed(args, world, benches):
             kv = sp["batch_size"] * sp["max_seqlen_k"] * sp["kv_head"] * sp["head_dim"]
             total += 2 * (2 * kv + 2 * sum(sp["seqlens_k"]) // world * sp["kv_head"] * sp["head_dim"]
                           + sum(sp["seqlens_q"]) // world * sp["q_head"] * sp["head_dim"])
+    if "cannon" in benches:  # A and B double-buffered, C: tiles of (size / mesh)^2 (2x2 mesh at most)
+        size = 4096 if args.small else 16384
+        total += 2 * 5 * (size // 2) ** 2
     need = int(total * 1.25) + (256 << 20)
     # Each benchmark's allocator (as the examples make it) takes 1 GiB of the heap; the last
     # one's blocks may still be held when the next starts (freed at the next barrier).
@@ -195,7 +207,7 @@ def load_examples(example_dir, benches):
     mods = {}
     for b in benches:
         name = FILE_OF[b]
-        if name in mods:
+        if name is None or name in mods:
             continue
         path = os.path.join(example_dir, name)
         if not os.path.exists(path):
@@ -473,6 +485,65 @@ def barrier_before_ring_reduce(g, ex):
     mod.ring_reduce = after_peers
 
 
+def bench_cannon(g, args, example_dir):
+    """Cannon's kernel on a sqrt(P) x sqrt(P) mesh against one GPU's cuBLAS GEMM / P."""
+    import math
+    import torch
+    import tilelang
+    import pynvshmem
+    sys.path.insert(0, os.path.join(ROOT, "tests", "dist"))
+    import mesh_gemm_model as mm
+    W, r = g.world, g.rank
+    mesh = math.isqrt(W)
+    size = 4096 if args.small else 16384
+    row = Row("cannon", "M=N=K %d on %dx%d" % (size, mesh, mesh), 2.0 * size ** 3)
+    if W == 1 or mesh * mesh != W or mesh % 2:
+        row.ok, row.check = True, "skipped: needs an even square mesh (4, 16 ranks)"
+        return row
+    # an even mesh: after the sqrt(P) shifts of a call each rank's tiles are back in buffer 0
+    bm, bn, bk = BLOCK_M, BLOCK_N, BLOCK_K
+    factory = mm.load_factory(os.path.join(example_dir, "example_cannon.py"), "cannon")
+    kernel = tilelang.compile(factory(mesh, size, size, size, bm, bn, bk, "float16"),
+                              pass_configs={"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
+    torch.manual_seed(1234)
+    A = torch.randn(size, size, dtype=torch.float16, device="cuda")
+    B = torch.randn(size, size, dtype=torch.float16, device="cuda")
+    loc = size // mesh
+    a0, b0 = mm.start_tiles("cannon", A, B, mesh, r // mesh, r % mesh, loc, loc, loc)
+    As = pynvshmem.nvshmem_create_tensor([2, loc, loc], torch.float16)
+    Bs = pynvshmem.nvshmem_create_tensor([2, loc, loc], torch.float16)
+    As[0].copy_(a0)
+    Bs[0].copy_(b0)
+    sig = [pynvshmem.nvshmem_create_tensor([-(-size // blk)], torch.uint64) for blk in (bm, bm, bn, bn)]
+    C = pynvshmem.nvshmem_create_tensor([loc, loc], torch.float16)
+
+    def ours():
+        for t in sig:
+            t.zero_()
+        kernel(As, Bs, *sig, C)
+
+    def serial():
+        return torch.matmul(A, B.T)
+
+    def check():
+        C.zero_()
+        g.settle()
+        ours()
+        torch.cuda.synchronize()
+        want, peak = mm.model("cannon", A, B, mesh, (r // mesh, r % mesh), loc, loc, loc)
+        bad = ((C.float() - want.float()).abs() > 2 * mm.fp16_ulp(peak) + 1e-3).float().mean().item()
+        return g.slowest([bad])[0] == 0.0
+
+    if not check():
+        row.check = "WRONG (off the program's model)"
+        return row
+    mine, theirs = measure(g, ours, serial, args.warmup, args.trials)
+    row.ours, row.theirs = quantiles(mine), quantiles([t / W for t in theirs])
+    row.ok = check()
+    row.check = "ok (the model of the program); torch = one GPU's GEMM / %d" % W if row.ok else "WRONG after timing"
+    return row
+
+
 def bench_sp_attn(g, args, ex, causal):
     """Sequence-parallel all-gather attention as example_sp_ag_attention_intra_node.main builds
     it (zig-zag on, the file's default), against the file's torch module."""
@@ -592,7 +663,7 @@ def print_table(g, rows, args, device_name):
     goal_gemm = 1.15 if g.world >= 4 else 1.1
     goals = []
     for r in rows:
-        if r.ours is not None and r.ok:
+        if r.ours is not None and r.ok and r.name != "cannon":  # the issue sets no goal for it
             want = goal_gemm if r.name in ("ag_gemm", "gemm_rs") else 1.1
             got = r.theirs[0] / r.ours[0]
             goals.append("%s %.2fx %s %.2fx" % (r.name, got, ">=" if got >= want else "<", want))
@@ -626,9 +697,11 @@ def run(args):
             world, example_dir, context().heap_size >> 20), flush=True)
     rows = []
     for b in args.only:
-        ex = mods[FILE_OF[b]]
+        ex = mods.get(FILE_OF[b])
         try:
-            if b == "ag_gemm":
+            if b == "cannon":
+                row = bench_cannon(g, args, example_dir)
+            elif b == "ag_gemm":
                 row = bench_ag_gemm(g, args, ex)
             elif b == "gemm_rs":
                 row = bench_gemm_rs(g, args, ex)
