@@ -20,7 +20,8 @@ torchrun, srun or mpirun start them.)
               file's default) and causal rows.
     cannon    example_cannon.py's kernel (its factory alone: the file runs its benchmark at
               import) on a square mesh of ranks, M = N = K = 16384 (the file's default; 4096
-              with --small), signals reset before each call, against one cuBLAS GEMM of the
+              with --small), signals reset before each call (untimed, before the ranks are
+              settled: the file's own loop resets them with no barrier and can hang), against one cuBLAS GEMM of the
               whole problem on one GPU divided by the number of GPUs (perfect scaling).  Checked
               against tests/dist/mesh_gemm_model.py's model of the program (the file's own check
               cannot pass on a mesh: C is kept in fp16 between steps).  Skipped on a number of
@@ -251,8 +252,11 @@ class Group:
         return t.tolist()
 
 
-def time_once(g, fn):
+def time_once(g, fn, prepare=None):
+    """One trial of fn; prepare() runs first, untimed, before the ranks are settled."""
     import torch
+    if prepare:
+        prepare()
     g.settle()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
@@ -262,20 +266,24 @@ def time_once(g, fn):
     return start.elapsed_time(end)
 
 
-def measure(g, ours, torch_fn, warmup, trials):
-    """(ours ms list, torch ms list), one entry per trial, each the slowest rank's."""
+def measure(g, ours, torch_fn, warmup, trials, prepare=None):
+    """(ours ms list, torch ms list), one entry per trial, each the slowest rank's; prepare():
+    untimed, before each call of ours, ahead of the settling (every rank done with it before
+    any rank starts)."""
     for _ in range(warmup):
         for fn in (ours, torch_fn):
+            if fn is ours and prepare:
+                prepare()
             g.settle()
             fn()
     mine, theirs = [], []
     for t in range(trials):
         if t % 2 == 0:
-            mine.append(time_once(g, ours))
+            mine.append(time_once(g, ours, prepare))
             theirs.append(time_once(g, torch_fn))
         else:
             theirs.append(time_once(g, torch_fn))
-            mine.append(time_once(g, ours))
+            mine.append(time_once(g, ours, prepare))
     both = g.slowest(mine + theirs)
     return both[:trials], both[trials:]
 
@@ -517,9 +525,11 @@ def bench_cannon(g, args, example_dir):
     sig = [pynvshmem.nvshmem_create_tensor([-(-size // blk)], torch.uint64) for blk in (bm, bm, bn, bn)]
     C = pynvshmem.nvshmem_create_tensor([loc, loc], torch.float16)
 
-    def ours():
+    def reset():  # every rank's signals zero before any rank's kernel can signal it
         for t in sig:
             t.zero_()
+
+    def ours():
         kernel(As, Bs, *sig, C)
 
     def serial():
@@ -527,6 +537,7 @@ def bench_cannon(g, args, example_dir):
 
     def check():
         C.zero_()
+        reset()
         g.settle()
         ours()
         torch.cuda.synchronize()
@@ -537,7 +548,7 @@ def bench_cannon(g, args, example_dir):
     if not check():
         row.check = "WRONG (off the program's model)"
         return row
-    mine, theirs = measure(g, ours, serial, args.warmup, args.trials)
+    mine, theirs = measure(g, ours, serial, args.warmup, args.trials, prepare=reset)
     row.ours, row.theirs = quantiles(mine), quantiles([t / W for t in theirs])
     row.ok = check()
     row.check = "ok (the model of the program); torch = one GPU's GEMM / %d" % W if row.ok else "WRONG after timing"
