@@ -532,6 +532,23 @@ TEST(corpus_interp_mha_fwd_varlen_overlap) {
   next_pass_config = "ts.ws_intra_overlap", next_pass_config2 = "ts.ws_pingpong";
   varlen_case(t, file, wide_tile, 1, true, 256);
 }
+/* One warpgroup of consumers (64 x 64 tiles on 128 threads): no turns to take, so
+ * ts.ws_pingpong leaves the loop alone, while ts.ws_intra_overlap still applies; the results
+ * stay right. */
+TEST(corpus_interp_mha_fwd_varlen_one_warpgroup_schedules) {
+  const char *file = "tilelang/examples/flash_attention/example_mha_fwd_varlen.py";
+  const char *p[] = {"batch_size=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=True", "block_M=64",
+                     "block_N=64", "num_stages=1", "threads=128", NULL};
+  Run r;
+  next_pass_config = "ts.ws_pingpong", next_pass_config2 = "ts.ws_intra_overlap";
+  if (!corpus_compile(t, &r, file, "flashattn", p)) return;
+  CHECK(warp_specialized(r.f->body) && kernel_threads(r.f->body) == 128);
+  CHECK(device_ops(r.f->body, IRD_NAMED_BARRIER_SYNC_DYN) == 0 && device_ops(r.f->body, IRD_NAMED_BARRIER_ARRIVE_DYN) == 0);
+  CHECK(device_ops(r.f->body, IRD_GEMM_RS_WGMMA_ISSUE) + device_ops(r.f->body, IRD_GEMM_SS_WGMMA_ISSUE) == 2);
+  run_free(&r);
+  next_pass_config = "ts.ws_pingpong", next_pass_config2 = "ts.ws_intra_overlap";
+  varlen_case(t, file, p, 1, true, 128);
+}
 TEST(corpus_interp_mha_fwd_varlen_keep_threads) {
   next_pass_config = "ts.keep_threads";
   varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", wide_tile, 1, true, 128);
