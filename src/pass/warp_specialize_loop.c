@@ -723,13 +723,17 @@ static IrStmt *on_stage(Wsl *w, IrStmt *s, IrExpr *stage) {
  * staged tile V and a P computed in the loop) runs G2 of iteration k-1 while iteration k
  * computes its softmax:
  *
- *     wait K(k); .. issue G1(k);  if k > min: wait V(k-1); issue G2(k-1) on V's stage of k-1
- *     wait for G1 (leaving G2 in flight when it was issued); release K(k)
+ *   if the loop runs: iteration min as written, without its G2
+ *   for k in min+1 ..:
+ *     wait K(k); .. issue G1(k); wait V(k-1); issue G2(k-1) on V's stage of k-1
+ *     wait for G1 alone (wait_group 1); release K(k)
  *     .. the statements that touch neither P nor O (the row maxima, exp, the row sums) ..
- *     if k > min: wait for G2; release V(k-1)
+ *     wait for G2; release V(k-1)
  *     .. the rest (P written, O rescaled) ..
- *   after the loop: wait V(last); G2(last); release it
+ *   if the loop ran: wait V(last); G2(last); release it
  *
+ * The first iteration is peeled rather than guarded: with `if k > min` around the second issue
+ * and the two kinds of wait, ptxas serialized every wgmma of the kernel (C7514).
  * wgmma reads P from registers and O is its accumulator, so neither may change while G2 is in
  * flight: the split point is the first statement after G1 that touches either.  Taken when the
  * loop has exactly these two GEMMs (synchronous wgmma), G2 is its last statement and reads one
