@@ -40,7 +40,7 @@
 
 typedef struct PpScan {
   int gemms;    /* GEMM statements anywhere in the body */
-  bool bad;     /* a GEMM that is not a synchronous M-split wgmma, or a barrier */
+  bool bad;     /* a GEMM that is not an M-split wgmma, a barrier, a return, break or continue */
 } PpScan;
 
 static void scan_stmt(IrStmt *s, void *ctx) {
