@@ -27,6 +27,13 @@ torchrun, srun or mpirun start them.)
               cannot pass on a mesh: C is kept in fp16 between steps).  Skipped on a number of
               ranks that is not a square over 1.  (SUMMA's kernel does not compute A·Bᵀ on a
               mesh, see mesh_gemm_model.py, so it is not benchmarked.)
+    deepep_dispatch, deepep_combine
+              deepseek_deepep/'s EPBuffer (intranode dispatch and combine kernels), the file's
+              default sizes (4096 tokens, hidden 7168, top-8 of 32 experts; 256 / 1024 / 4 / 8
+              with --small), against the all-to-all they replace: the tokens packed per
+              destination (index_select) + all_to_all_single, and back + the sum per token
+              (index_add_).  Checked exactly against tests/dist/deepep_model.py's reference of
+              DeepEP's semantics before and after timing (the file's own reference is deep_ep).
 
 The kernels and host flows are the example files' own functions (the files are imported from
 the corpus, not copied here); shapes follow TileScale's benchmarks: M 8192 per rank,
@@ -55,7 +62,7 @@ import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join("tilescale", "examples", "distributed")
-BENCHES = ("ag_gemm", "gemm_rs", "sp_attn", "sp_attn_causal", "cannon")
+BENCHES = ("ag_gemm", "gemm_rs", "sp_attn", "sp_attn_causal", "cannon", "deepep_dispatch", "deepep_combine")
 
 # What the bench calls in each example file (checked when the files are loaded, so a corpus
 # whose examples changed says which name it lacks instead of failing mid-run).
@@ -72,7 +79,8 @@ FILE_OF = {"ag_gemm": "example_allgather_gemm_overlapped.py",
            "gemm_rs": "example_gemm_rs_overlapped.py",
            "sp_attn": "example_sp_ag_attention_intra_node.py",
            "sp_attn_causal": "example_sp_ag_attention_intra_node.py",
-           "cannon": None}  # example_cannon.py runs code at import: its factory is taken alone
+           "cannon": None,  # example_cannon.py runs code at import: its factory is taken alone
+           "deepep_dispatch": None, "deepep_combine": None}  # deepseek_deepep/'s modules, imported by name
 
 # The examples' tile configuration (their main()s): GEMMs of 128 x 256 x 64 tiles, 256 threads.
 BLOCK_M, BLOCK_N, BLOCK_K, THREADS = 128, 256, 64, 256
@@ -555,6 +563,85 @@ def bench_cannon(g, args, example_dir):
     return row
 
 
+def bench_deepep(g, args, example_dir, which):
+    """DeepEP intranode dispatch or combine against pack + all_to_all_single (+ unpack)."""
+    import torch
+    import torch.distributed as dist
+    folder = os.path.join(example_dir, "deepseek_deepep")
+    for d in (folder, os.path.join(ROOT, "tests", "dist")):
+        if d not in sys.path:
+            sys.path.insert(0, d)
+    from buffer import EPBuffer
+    from deepep_utils import gen_inputs
+    import deepep_model as ref
+    W, r = g.world, g.rank
+    T, H, K, E = (256, 1024, 4, 8) if args.small else (4096, 7168, 8, 32)
+    row = Row("deepep_" + which, "tokens %d hidden %d top-%d of %d experts" % (T, H, K, E))
+    if E % W or W > 8:
+        row.ok, row.check = True, "skipped: %d ranks (intranode, experts divisible by ranks)" % W
+        return row
+    inputs = []
+    for q in range(W):  # every rank's inputs, drawn the same way on every rank (the reference)
+        torch.manual_seed(1000 + q)
+        inputs.append(gen_inputs(T, H, K, E, W)[:3])
+    x, topk_idx, topk_w = inputs[r]
+    buf = EPBuffer(g.pg, 2**30, K, E, H)
+    per_rank, per_expert, in_rank = buf.get_dispatch_layout(topk_idx)
+    got = {}
+
+    def dispatch():
+        got["d"] = buf.dispatch(x, None, per_rank, in_rank, per_expert, topk_idx, topk_w, 1)
+        return got["d"]
+
+    def combine():
+        recv_x, _, recv_w, _, handle = got["d"]
+        got["c"] = buf.combine(recv_x, handle, recv_w)
+        return got["c"]
+
+    # the all-to-all it replaces: rows packed by destination, split sizes exchanged once
+    send_idx = torch.cat([in_rank[:, q].nonzero().flatten() for q in range(W)])
+    send_n = in_rank.sum(dim=0).to(torch.int64)
+    recv_n = torch.empty_like(send_n)
+    dist.all_to_all_single(recv_n, send_n, group=g.pg)
+    send_l, recv_l = send_n.tolist(), recv_n.tolist()
+    recv = torch.empty(sum(recv_l), H, dtype=x.dtype, device="cuda")
+    back = torch.empty(len(send_idx), H, dtype=x.dtype, device="cuda")
+
+    def serial_dispatch():
+        dist.all_to_all_single(recv, x.index_select(0, send_idx), recv_l, send_l, group=g.pg)
+
+    def serial_combine():
+        dist.all_to_all_single(back, recv, send_l, recv_l, group=g.pg)
+        out = torch.zeros(T, H, dtype=torch.float32, device="cuda")
+        return out.index_add_(0, send_idx, back.float()).to(x.dtype)
+
+    want_x = ref.dispatch_ref(inputs, r, E, W, 1)[0]
+    _, _, want_in = ref.layout_ref(topk_idx, E, W)
+    want_c = (x.float() * want_in.sum(dim=1).to(torch.float32).unsqueeze(1)).to(x.dtype)
+
+    def check():
+        g.settle()
+        d = dispatch()
+        ok = ref.same(d[0], want_x)
+        if which == "combine":
+            ok = ok and ref.same(combine()[0], want_c)
+        torch.cuda.synchronize()
+        return g.slowest([0.0 if ok else 1.0])[0] == 0.0
+
+    if not check():
+        row.check = "WRONG (against the reference of DeepEP's semantics)"
+        return row
+    ours = dispatch if which == "dispatch" else combine
+    serial = serial_dispatch if which == "dispatch" else serial_combine
+    mine, theirs = measure(g, ours, serial, args.warmup, args.trials)
+    row.ours, row.theirs = quantiles(mine), quantiles(theirs)
+    row.ok = check()
+    row.check = "ok (exact); torch = pack + all_to_all_single%s" % ("" if which == "dispatch" else " + index_add_") \
+        if row.ok else "WRONG after timing"
+    row.shape += ", %d rows received" % want_x.shape[0]
+    return row
+
+
 def bench_sp_attn(g, args, ex, causal):
     """Sequence-parallel all-gather attention as example_sp_ag_attention_intra_node.main builds
     it (zig-zag on, the file's default), against the file's torch module."""
@@ -674,7 +761,7 @@ def print_table(g, rows, args, device_name):
     goal_gemm = 1.15 if g.world >= 4 else 1.1
     goals = []
     for r in rows:
-        if r.ours is not None and r.ok and r.name != "cannon":  # the issue sets no goal for it
+        if r.ours is not None and r.ok and r.name in ("ag_gemm", "gemm_rs", "sp_attn", "sp_attn_causal"):
             want = goal_gemm if r.name in ("ag_gemm", "gemm_rs") else 1.1
             got = r.theirs[0] / r.ours[0]
             goals.append("%s %.2fx %s %.2fx" % (r.name, got, ">=" if got >= want else "<", want))
@@ -712,6 +799,8 @@ def run(args):
         try:
             if b == "cannon":
                 row = bench_cannon(g, args, example_dir)
+            elif b.startswith("deepep_"):
+                row = bench_deepep(g, args, example_dir, b[len("deepep_"):])
             elif b == "ag_gemm":
                 row = bench_ag_gemm(g, args, ex)
             elif b == "gemm_rs":
