@@ -59,6 +59,7 @@ typedef struct WsSched {
   IrExpr *GX, *GY;  /* the tile grid */
   IrExpr *UX, *UY;  /* the unit grid */
   int64_t panel;    /* rasterization panel in unit rows (0: none) */
+  bool serpentine;  /* ts.raster_serpentine: odd panels walk their columns right to left */
   IrVar *rank;      /* cl == 2: the block's rank in its cluster */
   bool guard;       /* cl == 2 and the paired extent may be odd: guard the epilogue */
 } WsSched;
@@ -73,8 +74,8 @@ typedef struct WsSkSched {
   IrVar *nseg;  /* its stream-K segments */
 } WsSkSched;
 /* Remaps the block indices of k's body to the rasterized order (panels of `panel` block rows,
- * see warp_specialize_tiles.c). */
-IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel);
+ * serpentine: every other panel walked right to left; see warp_specialize_tiles.c). */
+IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel, bool serpentine);
 /* The tile coordinates of unit `id` (lets of <bx>_<sfx>, <by>_<sfx> on items; to[0..1] name them). */
 void ws_unit_coords(TsCompiler *c, const WsSched *sc, IrExpr *id, IrVar *bx, IrVar *by, const char *sfx, PtrVec *items,
                     IrExpr **to, IrExpr **valid);

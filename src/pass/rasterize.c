@@ -7,15 +7,16 @@
  * (IrKernel.rasterized); only an explicit T.use_swizzle rasterizes other kernels. */
 #include "passes.h"
 
-static void walk(TsCompiler *c, IrStmt *s) {
+static void walk(TsCompiler *c, const IrFunc *f, IrStmt *s) {
   if (!s) return;
   if (s->kind == IR_S_KERNEL) {
     IrKernel *k = &s->u.kernel;
-    if (k->raster_panel > 0 && !k->rasterized) k->body = ws_rasterize(c, k, k->body, k->raster_panel);
+    if (k->raster_panel > 0 && !k->rasterized)
+      k->body = ws_rasterize(c, k, k->body, k->raster_panel, pass_config_on(f, "ts.raster_serpentine"));
     return;
   }
   if (s->kind == IR_S_SEQ)
-    for (int i = 0; i < s->u.seq.n; i++) walk(c, s->u.seq.items[i]);
+    for (int i = 0; i < s->u.seq.n; i++) walk(c, f, s->u.seq.items[i]);
 }
 
-void pass_rasterize_blocks(TsCompiler *c, IrFunc *f) { walk(c, f->body); }
+void pass_rasterize_blocks(TsCompiler *c, IrFunc *f) { walk(c, f, f->body); }

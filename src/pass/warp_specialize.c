@@ -496,7 +496,8 @@ static void spec_schedule(Spec *sp) {
    * block axis that the larger operand tile does not move with, and each issues half of
    * that tile's boxes, multicast to both (half its L2 -> SM traffic). */
   IrExpr *gy = one_d ? i32(c, 1) : k->grid[1];
-  WsSched sc = {.on = persistent, .cl = 1, .GX = k->grid[0], .GY = gy, .UX = k->grid[0], .UY = gy, .panel = panel};
+  WsSched sc = {.on = persistent, .cl = 1, .GX = k->grid[0], .GY = gy, .UX = k->grid[0], .UY = gy, .panel = panel,
+                .serpentine = pass_config_on(sp->ws->f, "ts.raster_serpentine")};
   WsCopy *cps = sp->cps;
   int ncp = sp->ncp;
   if (persistent && pass_config_on(sp->ws->f, "tl.enable_tma_multicast")) {
@@ -1161,7 +1162,7 @@ static void spec_finish(Spec *sp, IrStmt *producer, IrStmt *consumers) {
     k->grid[1] = i32(c, 1);
     k->block_var[1] = NULL; /* replaced by the tile coordinates */
   } else if (sp->panel > 0) {
-    k->body = ws_rasterize(c, k, k->body, sp->panel);
+    k->body = ws_rasterize(c, k, k->body, sp->panel, pass_config_on(sp->ws->f, "ts.raster_serpentine"));
   }
   k->producer_threads = WS_PRODUCER_THREADS;
   k->rasterized = true; /* the tile order above is the schedule's */

@@ -15,22 +15,33 @@ static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return i
  *   id = by*GX + bx;  g = id / (panel*GX);  rows = min(GY - g*panel, panel)
  *   by' = g*panel + (id % (panel*GX)) % rows;   bx' = (id % (panel*GX)) / rows
  * a bijection of the grid, so any kernel may use it; by' and bx' are clamped to the grid
- * only to tell the bounds analysis their ranges. */
+ * only to tell the bounds analysis their ranges.  Serpentine (opt-in ts.raster_serpentine,
+ * not yet measured on a GPU): odd panels walk their columns from the right,
+ * bx' = GX - 1 - (id % (panel*GX)) / rows, so the first blocks of a panel take the B columns
+ * the last blocks of the previous one just read, still in L2 (TileLang's rasterization
+ * walks its panels that way). */
 /* max(min(x, n - 1), 0): a no-op on valid block indices that states their range. */
 static IrExpr *ws_clamp(TsCompiler *c, IrExpr *x, IrExpr *n) {
   return bin(c, IR_MAX, bin(c, IR_MIN, x, bin(c, IR_SUB, n, i32(c, 1))), i32(c, 0));
 }
 
-static void ws_raster_coords(TsCompiler *c, IrExpr *id, IrExpr *GX, IrExpr *GY, int64_t panel, IrExpr **vbx, IrExpr **vby) {
+static void ws_raster_coords(TsCompiler *c, IrExpr *id, IrExpr *GX, IrExpr *GY, int64_t panel, bool serpentine,
+                             IrExpr **vbx, IrExpr **vby) {
   IrExpr *gsize = bin(c, IR_MUL, i32(c, panel), GX);
-  IrExpr *first = bin(c, IR_MUL, bin(c, IR_FLOORDIV, id, gsize), i32(c, panel));
+  IrExpr *g = bin(c, IR_FLOORDIV, id, gsize);
+  IrExpr *first = bin(c, IR_MUL, g, i32(c, panel));
   IrExpr *rows = bin(c, IR_MIN, bin(c, IR_SUB, GY, first), i32(c, panel));
   IrExpr *local = bin(c, IR_FLOORMOD, id, gsize);
+  IrExpr *col = bin(c, IR_FLOORDIV, local, rows);
+  if (serpentine) { /* odd panels: col -> GX - 1 - col, i.e. col + odd * (GX - 1 - 2 col) */
+    IrExpr *odd = bin(c, IR_FLOORMOD, g, i32(c, 2));
+    col = bin(c, IR_ADD, col, bin(c, IR_MUL, odd, bin(c, IR_SUB, bin(c, IR_SUB, GX, i32(c, 1)), bin(c, IR_MUL, i32(c, 2), col))));
+  }
   *vby = ws_clamp(c, bin(c, IR_ADD, first, bin(c, IR_FLOORMOD, local, rows)), GY);
-  *vbx = ws_clamp(c, bin(c, IR_FLOORDIV, local, rows), GX);
+  *vbx = ws_clamp(c, col, GX);
 }
 
-IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel) {
+IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel, bool serpentine) {
   IrVar *bx = k->block_var[0], *by = k->block_var[1];
   if (!bx || !by || !k->grid[0] || !k->grid[1]) return body;
   int64_t gx, gy;
@@ -41,7 +52,7 @@ IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel) {
   IrExpr *GX = k->grid[0], *GY = k->grid[1];
   IrExpr *id = bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, by, loc), GX), ir_varref(c, bx, loc));
   IrExpr *vbx, *vby;
-  ws_raster_coords(c, id, GX, GY, panel, &vbx, &vby);
+  ws_raster_coords(c, id, GX, GY, panel, serpentine, &vbx, &vby);
   IrVar *nbx = ir_var(c, arena_printf(c->arena, "%s_r", bx->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
   IrVar *nby = ir_var(c, arena_printf(c->arena, "%s_r", by->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
   IrVar *from[2] = {bx, by};
@@ -60,7 +71,7 @@ void ws_unit_coords(TsCompiler *c, const WsSched *sc, IrExpr *id, IrVar *bx, IrV
   SrcLoc loc = id->loc;
   IrExpr *ux, *uy;
   if (sc->panel > 0) {
-    ws_raster_coords(c, id, sc->UX, sc->UY, sc->panel, &ux, &uy);
+    ws_raster_coords(c, id, sc->UX, sc->UY, sc->panel, sc->serpentine, &ux, &uy);
   } else {
     uy = ws_clamp(c, bin(c, IR_FLOORDIV, id, sc->UX), sc->UY);
     ux = ws_clamp(c, bin(c, IR_FLOORMOD, id, sc->UX), sc->UX);

@@ -791,18 +791,31 @@ static void find_raster_let(IrStmt *s, void *ctx) {
   if (s->kind == IR_S_LET && strstr(s->u.let.var->name, "_r")) *(bool *)ctx = true;
 }
 
-static void swizzle_case(TestCtx *t, const char *gx, const char *gy, const char *panel, int GX, int GY) {
+/* x % 2 in the remap: the serpentine's odd-panel test */
+static void find_mod2(IrExpr *e, void *ctx) {
+  int64_t v;
+  if (e->kind == IR_FLOORMOD && ir_is_const_int(e->u.ops[1], &v) && v == 2) *(bool *)ctx = true;
+}
+
+/* want_mod2: whether the remap holds an x % 2 (1, 0; -1: either, e.g. panels of 2 rows) */
+static void swizzle_case_ex(TestCtx *t, const char *gx, const char *gy, const char *panel, int GX, int GY,
+                            bool serpentine, int want_mod2) {
   TsCompiler c;
   ts_compiler_init(&c, (TsTarget){90, true});
   c.debug = true;
+  static const char *const key[] = {"ts.raster_serpentine"}, *const val[] = {"True"};
+  if (serpentine) c.call_pc_keys = key, c.call_pc_values = val, c.ncall_pc = 1;
   SourceFile file = {"tiles.py", SWIZZLED_TILES, sizeof SWIZZLED_TILES - 1};
   const char *params[] = {gx, gy, panel, NULL};
   IrFunc *f = interp_compile(&c, &file, "tiles", params);
   REQUIRE(f);
-  bool remapped = false;
+  bool remapped = false, mod2 = false;
   IrVisitor w = {find_raster_let, NULL, &remapped};
   ir_visit(f->body, &w);
   CHECK(remapped);
+  IrVisitor m = {NULL, find_mod2, &mod2};
+  ir_visit(f->body, &m);
+  CHECK(want_mod2 < 0 || mod2 == (want_mod2 == 1));
   Interp in = {0};
   double *out = interp_global(&in, param(f, "out"));
   for (int e = 0; e < GX * GY; e++) out[e] = 0;
@@ -815,5 +828,8 @@ static void swizzle_case(TestCtx *t, const char *gx, const char *gy, const char 
   ts_compiler_fini(&c);
 }
 
-TEST(interp_use_swizzle_one_panel) { swizzle_case(t, "GX=12", "GY=2", "panel=10", 12, 2); }
-TEST(interp_use_swizzle_partial_panel) { swizzle_case(t, "GX=5", "GY=7", "panel=3", 5, 7); }
+TEST(interp_use_swizzle_one_panel) { swizzle_case_ex(t, "GX=12", "GY=2", "panel=10", 12, 2, false, -1); }
+TEST(interp_use_swizzle_partial_panel) { swizzle_case_ex(t, "GX=5", "GY=7", "panel=3", 5, 7, false, 0); }
+/* pass_configs ts.raster_serpentine: odd panels walk right to left (the panel's parity, a
+ * % 2, appears in the remap); still every tile exactly once */
+TEST(interp_use_swizzle_serpentine) { swizzle_case_ex(t, "GX=5", "GY=7", "panel=3", 5, 7, true, 1); }
