@@ -125,6 +125,9 @@ struct ts_dist {
 ts_status dist_ipc_open(ts_dist *d);
 void dist_ipc_close(ts_dist *d);
 ts_status dist_nvshmem_open(ts_dist *d);
+/* Whether $NVSHMEM_BOOTSTRAP's value asks for NVSHMEM's own bootstrap (PMI, PMI-2, PMIx, MPI:
+ * set and not UID) instead of the unique id over our rendezvous. */
+bool dist_nvshmem_native_bootstrap(const char *bootstrap);
 void dist_nvshmem_close(ts_dist *d);
 /* nvshmemx_cumodule_init when the module carries NVSHMEM device state (then finalize at
  * once, so NVSHMEM never keeps the address of a module that may be unloaded), and a check

@@ -4,6 +4,8 @@
  *   rt_nvshmem_find: $NVSHMEM_HOME -> $NVSHMEM_SRC (built tree) -> pip nvidia-nvshmem-cu13 -> system paths
  *   dlopen(libnvshmem_host.so.3) -> rank 0 nvshmemx_get_uniqueid -> broadcast over our
  *   rendezvous -> nvshmemx_set_attr_uniqueid_args + nvshmemx_hostlib_init_attr(UNIQUEID)
+ *   (or, with $NVSHMEM_BOOTSTRAP set to PMI, PMI-2, PMIx or MPI, NVSHMEM's own bootstrap:
+ *   nvshmemx_hostlib_init_attr(0)), then a check that NVSHMEM's pe is this rank
  *   -> nvshmem_malloc(heap) -> peer_base[pe] = nvshmem_ptr(heap, pe) (0 off-node)
  *   modules: nvshmemx_cumodule_init + _finalize on every module that carries
  *            nvshmemi_device_state_d, then a read-back check of the state
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 typedef struct NvUniqueId {
@@ -96,6 +99,67 @@ static bool nv_load(DistNvshmem *nv, const char *path, StrBuf *why) {
   return true;
 }
 
+/* NVSHMEM's own bootstrap (its PMI, PMI-2, PMIx or MPI plugin, chosen by $NVSHMEM_BOOTSTRAP)
+ * when the job asks for it by setting that variable to anything but UID (srun / mpirun jobs
+ * whose PMI or MPI NVSHMEM should use); otherwise rank 0's unique id over our rendezvous, which
+ * works under every launcher.  Either way the caller then checks that NVSHMEM's pe and count
+ * are this rank's. */
+bool dist_nvshmem_native_bootstrap(const char *bootstrap) {
+  return bootstrap && *bootstrap && strcasecmp(bootstrap, "UID") != 0;
+}
+
+/* nvshmemx_hostlib_init_attr, by the bootstrap the environment asks for. */
+static ts_status nv_bootstrap(ts_dist *d, DistNvshmem *nv) {
+  ts_context *ctx = d->ctx;
+  NvInitAttr attr;
+  memset(&attr, 0, sizeof attr);
+  attr.version = NV_STRUCT_VERSION(NvInitAttr);
+  attr.args.version = NV_STRUCT_VERSION(NvInitArgs);
+  attr.args.uid_args.version = NV_STRUCT_VERSION(NvUniqueIdArgs);
+  const char *bootstrap = getenv("NVSHMEM_BOOTSTRAP");
+  if (dist_nvshmem_native_bootstrap(bootstrap)) {
+    int rc = nv->nvshmemx_hostlib_init_attr(0, &attr);
+    if (rc == 0) return TS_OK;
+    rt_set_error(ctx, "ts_dist_init (nvshmem): nvshmemx_hostlib_init_attr with NVSHMEM_BOOTSTRAP=%s failed with %d on "
+                      "rank %d (NVSHMEM_DEBUG=INFO shows why; unset NVSHMEM_BOOTSTRAP to bootstrap over the launcher's "
+                      "rendezvous instead)",
+                 bootstrap, rc, d->rank);
+    return TS_ERR_INTERNAL;
+  }
+  ts_status status = TS_OK;
+  StrBuf why = {0};
+  NvUniqueId id;
+  memset(&id, 0, sizeof id);
+  id.version = NV_STRUCT_VERSION(NvUniqueId);
+  if (d->rank == 0 && nv->nvshmemx_get_uniqueid(&id) != 0) {
+    rt_set_error(ctx, "ts_dist_init (nvshmem): nvshmemx_get_uniqueid failed on rank 0");
+    status = TS_ERR_INTERNAL;
+    memset(&id, 0, sizeof id);
+  }
+  /* Every rank takes part in the broadcast even when rank 0 failed, so nobody is left
+   * waiting; a zero id then tells the others why. */
+  if (!dist_boot_broadcast(&d->boot, &id, sizeof id, &why)) {
+    rt_set_error(ctx, "ts_dist_init (nvshmem): broadcasting the unique id failed: %s", sb_str(&why));
+    sb_free(&why);
+    return TS_ERR_INTERNAL;
+  }
+  sb_free(&why);
+  if (status != TS_OK) return status;
+  if (id.version == 0) {
+    rt_set_error(ctx, "ts_dist_init (nvshmem): rank 0 could not create the NVSHMEM unique id (see its error)");
+    return TS_ERR_INTERNAL;
+  }
+  int rc = nv->nvshmemx_set_attr_uniqueid_args(d->rank, d->world, &id, &attr);
+  if (rc == 0) rc = nv->nvshmemx_hostlib_init_attr(NV_INIT_WITH_UNIQUEID, &attr);
+  if (rc != 0) {
+    rt_set_error(ctx, "ts_dist_init (nvshmem): nvshmemx_hostlib_init_attr failed with %d on rank %d "
+                      "(NVSHMEM_DEBUG=INFO shows why)",
+                 rc, d->rank);
+    return TS_ERR_INTERNAL;
+  }
+  return TS_OK;
+}
+
 ts_status dist_nvshmem_open(ts_dist *d) {
   ts_context *ctx = d->ctx;
   ts_status status = TS_OK;
@@ -117,41 +181,8 @@ ts_status dist_nvshmem_open(ts_dist *d) {
     setenv("NVSHMEM_SYMMETRIC_SIZE", size, 1);
   }
 
-  NvUniqueId id;
-  memset(&id, 0, sizeof id);
-  id.version = NV_STRUCT_VERSION(NvUniqueId);
-  if (d->rank == 0 && nv->nvshmemx_get_uniqueid(&id) != 0) {
-    rt_set_error(ctx, "ts_dist_init (nvshmem): nvshmemx_get_uniqueid failed on rank 0");
-    status = TS_ERR_INTERNAL;
-    memset(&id, 0, sizeof id);
-  }
-  /* Every rank takes part in the broadcast even when rank 0 failed, so nobody is left
-   * waiting; a zero id then tells the others why. */
-  if (!dist_boot_broadcast(&d->boot, &id, sizeof id, &why)) {
-    rt_set_error(ctx, "ts_dist_init (nvshmem): broadcasting the unique id failed: %s", sb_str(&why));
-    status = TS_ERR_INTERNAL;
-    goto cleanup;
-  }
+  status = nv_bootstrap(d, nv);
   if (status != TS_OK) goto cleanup;
-  if (id.version == 0) {
-    rt_set_error(ctx, "ts_dist_init (nvshmem): rank 0 could not create the NVSHMEM unique id (see its error)");
-    status = TS_ERR_INTERNAL;
-    goto cleanup;
-  }
-  NvInitAttr attr;
-  memset(&attr, 0, sizeof attr);
-  attr.version = NV_STRUCT_VERSION(NvInitAttr);
-  attr.args.version = NV_STRUCT_VERSION(NvInitArgs);
-  attr.args.uid_args.version = NV_STRUCT_VERSION(NvUniqueIdArgs);
-  int rc = nv->nvshmemx_set_attr_uniqueid_args(d->rank, d->world, &id, &attr);
-  if (rc == 0) rc = nv->nvshmemx_hostlib_init_attr(NV_INIT_WITH_UNIQUEID, &attr);
-  if (rc != 0) {
-    rt_set_error(ctx, "ts_dist_init (nvshmem): nvshmemx_hostlib_init_attr failed with %d on rank %d "
-                      "(NVSHMEM_DEBUG=INFO shows why)",
-                 rc, d->rank);
-    status = TS_ERR_INTERNAL;
-    goto cleanup;
-  }
   if (nv->nvshmem_my_pe() != d->rank || nv->nvshmem_n_pes() != d->world) {
     rt_set_error(ctx, "ts_dist_init (nvshmem): NVSHMEM says pe %d of %d, but this is rank %d of %d", nv->nvshmem_my_pe(),
                  nv->nvshmem_n_pes(), d->rank, d->world);

@@ -187,6 +187,14 @@ static void free_result(LaunchResult *r) {
 }
 
 /* ---- symmetric allocator ------------------------------------------------------------------------ */
+/* $NVSHMEM_BOOTSTRAP: NVSHMEM's own bootstrap (PMI, MPI, ...) when set to anything but UID */
+TEST(dist_nvshmem_bootstrap_choice) {
+  CHECK(!dist_nvshmem_native_bootstrap(NULL) && !dist_nvshmem_native_bootstrap(""));
+  CHECK(!dist_nvshmem_native_bootstrap("UID") && !dist_nvshmem_native_bootstrap("uid"));
+  CHECK(dist_nvshmem_native_bootstrap("PMI") && dist_nvshmem_native_bootstrap("PMI-2"));
+  CHECK(dist_nvshmem_native_bootstrap("PMIx") && dist_nvshmem_native_bootstrap("MPI"));
+}
+
 TEST(dist_symheap_alloc_free_coalesce) {
   DistSymHeap h;
   dist_symheap_init(&h, 4096);
