@@ -88,6 +88,11 @@ typedef struct TmaTile {
   bool thread_read;     /* read by threads (T.Parallel), not only by wgmma (flat tiles) */
 } TmaTile;
 
+typedef struct WslOverlap {
+  int j1, j2, js; /* G1, G2 (the last statement), the first statement after G1 touching P or O */
+  int v;          /* the staged tile G2 reads */
+} WslOverlap;
+
 typedef struct Wsl {
   TsCompiler *c;
   IrFunc *f;
@@ -106,6 +111,8 @@ typedef struct Wsl {
   int nbars;
   IrBuffer *bars;
   WsStore ep;           /* the epilogue as a TMA store (form B of warp_specialize.c); idx < 0: none */
+  bool overlap;         /* ts.ws_intra_overlap applies (plan_overlap) */
+  WslOverlap ov;
   IrTmaMap *store_map;
   IrVar *tx;
   SrcLoc loc;
@@ -517,6 +524,69 @@ static bool smem_fits(Wsl *w) {
   return 2 * (est + WSL_BLOCK_RESERVED_SMEM) > per_sm;
 }
 
+/* ---- opt-in ts.ws_intra_overlap (not yet run on a GPU): FlashAttention-3's intra-warpgroup
+ * overlap.  A loop whose body is [.. G1 .. G2] (G1 = QKᵀ, G2 = PV the last statement, reading a
+ * staged tile V and a P computed in the loop) runs G2 of iteration k-1 while iteration k
+ * computes its softmax:
+ *
+ *   if the loop runs: iteration min as written, without its G2
+ *   for k in min+1 ..:
+ *     wait K(k); .. issue G1(k); wait V(k-1); issue G2(k-1) on V's stage of k-1
+ *     wait for G1 alone (wait_group 1); release K(k)
+ *     .. the statements that touch neither P nor O (the row maxima, exp, the row sums) ..
+ *     wait for G2; release V(k-1)
+ *     .. the rest (P written, O rescaled) ..
+ *   if the loop ran: wait V(last); G2(last); release it
+ *
+ * The first iteration is peeled rather than guarded: with `if k > min` around the second issue
+ * and the two kinds of wait, ptxas serialized every wgmma of the kernel (C7514).
+ * wgmma reads P from registers and O is its accumulator, so neither may change while G2 is in
+ * flight: the split point is the first statement after G1 that touches either.  Taken when the
+ * loop has exactly these two GEMMs (synchronous wgmma), G2 is its last statement and reads one
+ * staged tile that nothing else uses, no statement before G1 touches P or O, and no staged tile
+ * is read by threads.  With one stage V(k) would load only after V(k-1) is released, in
+ * iteration k, and K(k+1) after it: such a loop gets a second stage where shared memory allows
+ * (plan_extra_stage), as under ts.ws_loop_extra_stage. */
+
+static void count_gemms(IrStmt *s, void *ctx) { *(int *)ctx += s->kind == IR_S_GEMM; }
+
+static bool sync_wgmma(const IrStmt *s) {
+  return s->kind == IR_S_GEMM && s->u.gemm.plan && s->u.gemm.plan->path == GEMM_WGMMA && s->u.gemm.wg_wait == 0;
+}
+
+static bool touches(IrStmt *s, const IrBuffer *a, const IrBuffer *b) {
+  return uses(s, ir_buffer_root(a)).used || uses(s, ir_buffer_root(b)).used;
+}
+
+static bool plan_overlap(Wsl *w, WslOverlap *ov) {
+  if (!pass_config_on(w->f, "ts.ws_intra_overlap")) return false;
+  IrStmt *lb = w->loop->u.loop.body;
+  int n = lb->u.seq.n, all = 0, top = 0;
+  IrVisitor v = {count_gemms, NULL, &all};
+  ir_visit(lb, &v);
+  for (int j = 0; j < n; j++)
+    if (lb->u.seq.items[j]->kind == IR_S_GEMM) *(top++ ? &ov->j2 : &ov->j1) = j;
+  if (all != 2 || top != 2 || ov->j2 != n - 1) return false;
+  IrStmt *g1 = lb->u.seq.items[ov->j1], *g2 = lb->u.seq.items[ov->j2];
+  const IrBuffer *p = g2->u.gemm.a.buf, *o = g2->u.gemm.c.buf, *s1 = ir_buffer_root(g1->u.gemm.c.buf);
+  if (!sync_wgmma(g1) || !sync_wgmma(g2) || s1 == ir_buffer_root(p) || s1 == ir_buffer_root(o)) return false;
+  for (int j = 0; j < ov->j1; j++)
+    if (touches(lb->u.seq.items[j], p, o)) return false;
+  ov->js = ov->j2;
+  for (int j = ov->j1 + 1; j < ov->j2 && ov->js == ov->j2; j++)
+    if (touches(lb->u.seq.items[j], p, o)) ov->js = j;
+  ov->v = -1;
+  for (int i = 0; i < w->nt; i++) {
+    const TmaTile *t = &w->tile[i];
+    if (t->thread_read || t->dst == ir_buffer_root(p)) return false;
+    if (t->first != ov->j2 && t->last != ov->j2) continue;
+    if (t->first != ov->j2 || t->last != ov->j2 || t->dst != ir_buffer_root(g2->u.gemm.b.buf) || ov->v >= 0) return false;
+    ov->v = i;
+  }
+  return ov->v >= 0;
+}
+
+
 /* Opt-in, not yet measured on a GPU (pass_configs ts.ws_loop_extra_stage): one stage more
  * than written where shared memory allows it with WSL_DEEP_SLACK to spare.  The kernel runs
  * one block an SM, so leftover bytes cost nothing, and with one stage the producer cannot
@@ -524,7 +594,10 @@ static bool smem_fits(Wsl *w) {
  * written with num_stages=1). */
 static void plan_extra_stage(Wsl *w) {
   int64_t cap = pass_smem_cap(w->c);
-  if (!cap || !pass_config_on(w->f, "ts.ws_loop_extra_stage") || stage_bars(w, w->S + 1) > WSL_MAX_BARS) return;
+  /* the overlap releases V(k-1) only inside iteration k: with one stage, the producer could
+   * load neither V(k) nor K(k+1) before that */
+  bool wanted = pass_config_on(w->f, "ts.ws_loop_extra_stage") || (w->overlap && w->S == 1);
+  if (!cap || !wanted || stage_bars(w, w->S + 1) > WSL_MAX_BARS) return;
   w->nbars = stage_bars(w, ++w->S);
   int64_t est = smem_estimate(w, cap);
   if (est >= 0 && est + WSL_DEEP_SLACK <= cap) return;
@@ -605,6 +678,7 @@ static bool plan(Wsl *w) {
   w->nbars = stage_bars(w, w->S);
   if (w->nbars > WSL_MAX_BARS) return false;
   if (!smem_fits(w)) return false;
+  w->overlap = plan_overlap(w, &w->ov);
   plan_extra_stage(w);
   plan_epilogue(w);
   return true;
@@ -718,71 +792,6 @@ static IrStmt *on_stage(Wsl *w, IrStmt *s, IrExpr *stage) {
   return g;
 }
 
-/* ---- opt-in ts.ws_intra_overlap (not yet run on a GPU): FlashAttention-3's intra-warpgroup
- * overlap.  A loop whose body is [.. G1 .. G2] (G1 = QKᵀ, G2 = PV the last statement, reading a
- * staged tile V and a P computed in the loop) runs G2 of iteration k-1 while iteration k
- * computes its softmax:
- *
- *   if the loop runs: iteration min as written, without its G2
- *   for k in min+1 ..:
- *     wait K(k); .. issue G1(k); wait V(k-1); issue G2(k-1) on V's stage of k-1
- *     wait for G1 alone (wait_group 1); release K(k)
- *     .. the statements that touch neither P nor O (the row maxima, exp, the row sums) ..
- *     wait for G2; release V(k-1)
- *     .. the rest (P written, O rescaled) ..
- *   if the loop ran: wait V(last); G2(last); release it
- *
- * The first iteration is peeled rather than guarded: with `if k > min` around the second issue
- * and the two kinds of wait, ptxas serialized every wgmma of the kernel (C7514).
- * wgmma reads P from registers and O is its accumulator, so neither may change while G2 is in
- * flight: the split point is the first statement after G1 that touches either.  Taken when the
- * loop has exactly these two GEMMs (synchronous wgmma), G2 is its last statement and reads one
- * staged tile that nothing else uses, no statement before G1 touches P or O, and no staged tile
- * is read by threads.  With one stage V(k) loads only after V(k-1) is released, in iteration k:
- * ts.ws_loop_extra_stage gives such loops a second. */
-typedef struct WslOverlap {
-  int j1, j2, js; /* G1, G2 (the last statement), the first statement after G1 touching P or O */
-  int v;          /* the staged tile G2 reads */
-} WslOverlap;
-
-static void count_gemms(IrStmt *s, void *ctx) { *(int *)ctx += s->kind == IR_S_GEMM; }
-
-static bool sync_wgmma(const IrStmt *s) {
-  return s->kind == IR_S_GEMM && s->u.gemm.plan && s->u.gemm.plan->path == GEMM_WGMMA && s->u.gemm.wg_wait == 0;
-}
-
-static bool touches(IrStmt *s, const IrBuffer *a, const IrBuffer *b) {
-  return uses(s, ir_buffer_root(a)).used || uses(s, ir_buffer_root(b)).used;
-}
-
-static bool plan_overlap(Wsl *w, WslOverlap *ov) {
-  if (!pass_config_on(w->f, "ts.ws_intra_overlap")) return false;
-  IrStmt *lb = w->loop->u.loop.body;
-  int n = lb->u.seq.n, all = 0, top = 0;
-  IrVisitor v = {count_gemms, NULL, &all};
-  ir_visit(lb, &v);
-  for (int j = 0; j < n; j++)
-    if (lb->u.seq.items[j]->kind == IR_S_GEMM) *(top++ ? &ov->j2 : &ov->j1) = j;
-  if (all != 2 || top != 2 || ov->j2 != n - 1) return false;
-  IrStmt *g1 = lb->u.seq.items[ov->j1], *g2 = lb->u.seq.items[ov->j2];
-  const IrBuffer *p = g2->u.gemm.a.buf, *o = g2->u.gemm.c.buf, *s1 = ir_buffer_root(g1->u.gemm.c.buf);
-  if (!sync_wgmma(g1) || !sync_wgmma(g2) || s1 == ir_buffer_root(p) || s1 == ir_buffer_root(o)) return false;
-  for (int j = 0; j < ov->j1; j++)
-    if (touches(lb->u.seq.items[j], p, o)) return false;
-  ov->js = ov->j2;
-  for (int j = ov->j1 + 1; j < ov->j2 && ov->js == ov->j2; j++)
-    if (touches(lb->u.seq.items[j], p, o)) ov->js = j;
-  ov->v = -1;
-  for (int i = 0; i < w->nt; i++) {
-    const TmaTile *t = &w->tile[i];
-    if (t->thread_read || t->dst == ir_buffer_root(p)) return false;
-    if (t->first != ov->j2 && t->last != ov->j2) continue;
-    if (t->first != ov->j2 || t->last != ov->j2 || t->dst != ir_buffer_root(g2->u.gemm.b.buf) || ov->v >= 0) return false;
-    ov->v = i;
-  }
-  return ov->v >= 0;
-}
-
 /* A copy of GEMM statement s on stage `stage` as its issue (-1) or wait (-2, -3) half. */
 static IrStmt *gemm_part(Wsl *w, IrStmt *s, IrExpr *stage, int wg_wait) {
   IrStmt *g = on_stage(w, s, stage);
@@ -878,8 +887,8 @@ static IrStmt *consumer_loop(Wsl *w, IrStmt **head, IrStmt **tail) {
   SrcLoc loc = w->loc;
   IrStmt *loop = w->loop;
   IrExpr *kref = ir_varref(c, w->kv, loc);
-  WslOverlap ov;
-  bool overlap = plan_overlap(w, &ov);
+  WslOverlap ov = w->ov;
+  bool overlap = w->overlap;
   PtrVec out = {0};
   iteration(w, &ov, overlap ? OV_STEADY : OV_NONE, kref, &out);
   IrStmt *r = ir_stmt(c, IR_S_FOR, loop->loc);

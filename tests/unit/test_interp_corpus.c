@@ -522,6 +522,7 @@ TEST(corpus_interp_mha_fwd_varlen_overlap) {
   CHECK(device_ops(r.f->body, IRD_GEMM_SS_WGMMA_ISSUE) == 1 && device_ops(r.f->body, IRD_GEMM_RS_WGMMA_ISSUE) == 1);
   CHECK(device_ops(r.f->body, IRD_GEMM_SS_WGMMA) == 1 && device_ops(r.f->body, IRD_GEMM_RS_WGMMA) == 1);
   CHECK(device_ops(r.f->body, IRD_GEMM_WGMMA_WAIT) == 2);
+  CHECK(alloc_extent0(r.f->body, "K_shared") == 2); /* the one-stage ring gets a second stage */
   run_free(&r);
   next_pass_config = "ts.ws_intra_overlap";
   varlen_case(t, file, wide_tile, 1, true, 256);
