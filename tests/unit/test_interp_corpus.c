@@ -560,6 +560,20 @@ TEST(corpus_interp_gqa_fwd_varlen) {
                      "block_M=128", "block_N=128", "num_stages=2", "threads=256", NULL};
   varlen_case(t, "tilelang/examples/flash_attention/example_gqa_fwd_varlen.py", p, 2, false, 256);
 }
+/* the same with both FlashAttention-3 schedules (ts.ws_pingpong, ts.ws_intra_overlap), causal:
+ * blocks whose loop runs fewer iterations, or none */
+TEST(corpus_interp_gqa_fwd_varlen_pingpong_overlap) {
+  const char *file = "tilelang/examples/flash_attention/example_gqa_fwd_varlen.py";
+  const char *p[] = {"batch_size=2", "groups=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=True",
+                     "block_M=128", "block_N=128", "num_stages=2", "threads=256", NULL};
+  Run r;
+  next_pass_config = "ts.ws_pingpong", next_pass_config2 = "ts.ws_intra_overlap";
+  if (!corpus_compile(t, &r, file, "flashattn", p)) return;
+  CHECK(device_ops(r.f->body, IRD_NAMED_BARRIER_SYNC_DYN) == 2 && device_ops(r.f->body, IRD_GEMM_RS_WGMMA_ISSUE) == 1);
+  run_free(&r);
+  next_pass_config = "ts.ws_pingpong", next_pass_config2 = "ts.ws_intra_overlap";
+  varlen_case(t, file, p, 2, true, 256);
+}
 
 /* flash_decoding/example_gqa_decode.py (warp specialization disabled by the file): split-KV
  * attention then the combine kernel; K and V tiles both run a stage ahead as cp.async (V
