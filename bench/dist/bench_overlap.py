@@ -505,11 +505,9 @@ def bench_cannon(g, args, example_dir):
     """Cannon's kernel on a sqrt(P) x sqrt(P) mesh against one GPU's cuBLAS GEMM / P."""
     import math
     import torch
-    import tilelang
-    import pynvshmem
-    sys.path.insert(0, os.path.join(ROOT, "tests", "dist"))
+    use_tests_dist()
     import mesh_gemm_model as mm
-    W, r = g.world, g.rank
+    W = g.world
     mesh = math.isqrt(W)
     size = 4096 if args.small else 16384
     row = Row("cannon", "M=N=K %d on %dx%d" % (size, mesh, mesh), 2.0 * size ** 3)
@@ -517,50 +515,36 @@ def bench_cannon(g, args, example_dir):
         row.ok, row.check = True, "skipped: needs an even square mesh (4, 16 ranks)"
         return row
     # an even mesh: after the sqrt(P) shifts of a call each rank's tiles are back in buffer 0
-    bm, bn, bk = BLOCK_M, BLOCK_N, BLOCK_K
-    factory = mm.load_factory(os.path.join(example_dir, "example_cannon.py"), "cannon")
-    kernel = tilelang.compile(factory(mesh, size, size, size, bm, bn, bk, "float16"),
-                              pass_configs={"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
-    torch.manual_seed(1234)
-    A = torch.randn(size, size, dtype=torch.float16, device="cuda")
-    B = torch.randn(size, size, dtype=torch.float16, device="cuda")
-    loc = size // mesh
-    a0, b0 = mm.start_tiles("cannon", A, B, mesh, r // mesh, r % mesh, loc, loc, loc)
-    As = pynvshmem.nvshmem_create_tensor([2, loc, loc], torch.float16)
-    Bs = pynvshmem.nvshmem_create_tensor([2, loc, loc], torch.float16)
-    As[0].copy_(a0)
-    Bs[0].copy_(b0)
-    sig = [pynvshmem.nvshmem_create_tensor([-(-size // blk)], torch.uint64) for blk in (bm, bm, bn, bn)]
-    C = pynvshmem.nvshmem_create_tensor([loc, loc], torch.float16)
-
-    def reset():  # every rank's signals zero before any rank's kernel can signal it
-        for t in sig:
-            t.zero_()
-
-    def ours():
-        kernel(As, Bs, *sig, C)
+    run = mm.MeshGemm(os.path.join(example_dir, "example_cannon.py"), "cannon", mesh, g.rank, size, size, size)
 
     def serial():
-        return torch.matmul(A, B.T)
+        return torch.matmul(run.A, run.B.T)
 
     def check():
-        C.zero_()
-        reset()
+        run.C.zero_()
+        run.reset()
         g.settle()
-        ours()
+        run.run()
         torch.cuda.synchronize()
-        want, peak = mm.model("cannon", A, B, mesh, (r // mesh, r % mesh), loc, loc, loc)
-        bad = ((C.float() - want.float()).abs() > 2 * mm.fp16_ulp(peak) + 1e-3).float().mean().item()
-        return g.slowest([bad])[0] == 0.0
+        return g.slowest([run.off_model()[0]])[0] == 0.0
 
     if not check():
         row.check = "WRONG (off the program's model)"
         return row
-    mine, theirs = measure(g, ours, serial, args.warmup, args.trials, prepare=reset)
+    # the signals reset untimed, before the ranks settle: every rank's are zero before any
+    # rank's kernel can signal it
+    mine, theirs = measure(g, run.run, serial, args.warmup, args.trials, prepare=run.reset)
     row.ours, row.theirs = quantiles(mine), quantiles([t / W for t in theirs])
     row.ok = check()
     row.check = "ok (the model of the program); torch = one GPU's GEMM / %d" % W if row.ok else "WRONG after timing"
     return row
+
+
+def use_tests_dist():
+    """tests/dist (the model checks bench_cannon and bench_deepep share) on the import path."""
+    d = os.path.join(ROOT, "tests", "dist")
+    if d not in sys.path:
+        sys.path.insert(0, d)
 
 
 def bench_deepep(g, args, example_dir, which):
@@ -568,9 +552,9 @@ def bench_deepep(g, args, example_dir, which):
     import torch
     import torch.distributed as dist
     folder = os.path.join(example_dir, "deepseek_deepep")
-    for d in (folder, os.path.join(ROOT, "tests", "dist")):
-        if d not in sys.path:
-            sys.path.insert(0, d)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    use_tests_dist()
     if importlib.util.find_spec("tvm_ffi") is None:  # the stand-in its kernels' launch uses
         sys.path.append(os.path.join(ROOT, "python", "compat", "tvm_ffi_shim"))
     from buffer import EPBuffer
@@ -582,10 +566,7 @@ def bench_deepep(g, args, example_dir, which):
     if E % W or W > 8:
         row.ok, row.check = True, "skipped: %d ranks (intranode, experts divisible by ranks)" % W
         return row
-    inputs = []
-    for q in range(W):  # every rank's inputs, drawn the same way on every rank (the reference)
-        torch.manual_seed(1000 + q)
-        inputs.append(gen_inputs(T, H, K, E, W)[:3])
+    inputs = ref.draw_inputs(gen_inputs, T, H, K, E, W)
     x, topk_idx, topk_w = inputs[r]
     buf = EPBuffer(g.pg, 2**30, K, E, H)
     per_rank, per_expert, in_rank = buf.get_dispatch_layout(topk_idx)
@@ -618,8 +599,7 @@ def bench_deepep(g, args, example_dir, which):
         return out.index_add_(0, send_idx, back.float()).to(x.dtype)
 
     want_x = ref.dispatch_ref(inputs, r, E, W, 1)[0]
-    _, _, want_in = ref.layout_ref(topk_idx, E, W)
-    want_c = (x.float() * want_in.sum(dim=1).to(torch.float32).unsqueeze(1)).to(x.dtype)
+    want_c = ref.combine_ref(x, topk_idx, E, W)
 
     def check():
         g.settle()

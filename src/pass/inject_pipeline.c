@@ -712,17 +712,10 @@ static IrStmt *pipeline_loop(Pipe *p, IrStmt *kbody, IrStmt *s) {
        * overlapping — so the copy instructions and the next barrier overlap the wgmma. */
       IrStmt *g = restage_all(p, cons[0], k, NULL, cur_stage, bufs, staged, nb);
       g->u.gemm.wg_wait = -1;
-      IrStmt *w = ir_stmt(c, IR_S_GEMM, g->loc);
-      *w = *g;
-      w->u.gemm.wg_wait = overlap ? -3 : -2;
       vec_push(c->arena, &mb, g);
       vec_push(c->arena, &mb, issue);
-      vec_push(c->arena, &mb, w);
-      if (overlap) {
-        final_wait = ir_stmt(c, IR_S_GEMM, g->loc);
-        *final_wait = *g;
-        final_wait->u.gemm.wg_wait = -2;
-      }
+      vec_push(c->arena, &mb, pass_gemm_half(c, g, overlap ? -3 : -2));
+      if (overlap) final_wait = pass_gemm_half(c, g, -2);
     } else {
       PtrVec *cv = guard ? &inner_lets : &mb;
       if (!refill_at_end) vec_push(c->arena, &mb, issue); /* stage (k - 1) % S, after the barrier above */

@@ -380,6 +380,13 @@ IrStmt *pass_dev(TsCompiler *c, IrDeviceOp op, int64_t a0, int64_t a1, IrExpr **
   return ir_device_stmt(c, op, attrs, ir_device_info[op].nattrs, args, nargs, loc);
 }
 
+IrStmt *pass_gemm_half(TsCompiler *c, const IrStmt *g, int wg_wait) {
+  IrStmt *h = ir_stmt(c, IR_S_GEMM, g->loc);
+  *h = *g;
+  h->u.gemm.wg_wait = wg_wait;
+  return h;
+}
+
 IrExpr *pass_addr(TsCompiler *c, IrBuffer *b, IrExpr **idx, int n) {
   IrExpr *ld = ir_load(c, b, idx, n, SRCLOC_NONE);
   return ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, SRCLOC_NONE);

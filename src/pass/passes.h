@@ -229,6 +229,9 @@ bool pass_config_on(const IrFunc *f, const char *key);
 /* A device-operation statement with up to two attributes (ir.h IR_DEVICE_OPS), and &b[idx]. */
 IrStmt *pass_dev(TsCompiler *c, IrDeviceOp op, int64_t a0, int64_t a1, IrExpr **args, int nargs, SrcLoc loc);
 IrExpr *pass_addr(TsCompiler *c, IrBuffer *b, IrExpr **idx, int n);
+/* A copy of GEMM statement g as its issue (wg_wait -1) or wait (-2 all, -3 all but the latest)
+ * half: the split wgmma inject_pipeline makes, lowered by lower_gemm. */
+IrStmt *pass_gemm_half(TsCompiler *c, const IrStmt *g, int wg_wait);
 /* plan_gemm, before planning kernel k: one warpgroup -> two where its fragments overflow the
  * registers (widen_consumers.c). */
 void pass_widen_consumers(TsCompiler *c, const IrFunc *f, IrKernel *k);

@@ -1000,11 +1000,8 @@ static IrStmt *consumer_k_loop(Spec *sp, int var, ConsStep *st) {
   g->u.gemm.a = staged_region(c, &gemm->u.gemm.a, sp->cps, sp->ncp, csr);
   g->u.gemm.b = staged_region(c, &gemm->u.gemm.b, sp->cps, sp->ncp, csr);
   g->u.gemm.wg_wait = -1;
-  IrStmt *gw = ir_stmt(c, IR_S_GEMM, gemm->loc);
-  *gw = *g;
-  gw->u.gemm.wg_wait = -3; /* one group left in flight: the one just issued */
   vec_push(c->arena, &cb, g);
-  vec_push(c->arena, &cb, gw);
+  vec_push(c->arena, &cb, pass_gemm_half(c, g, -3)); /* one group left in flight: the one just issued */
   /* the previous stage of this tile is no longer read by this warp's wgmma */
   IrExpr *prev = bin(c, IR_FLOORMOD, bin(c, IR_ADD, csr, i32(c, S - 1)), i32(c, S));
   IrExpr *release = bin(c, IR_AND, bin(c, IR_GT, kr, st->klo), st->lane0);
@@ -1162,7 +1159,7 @@ static void spec_finish(Spec *sp, IrStmt *producer, IrStmt *consumers) {
     k->grid[1] = i32(c, 1);
     k->block_var[1] = NULL; /* replaced by the tile coordinates */
   } else if (sp->panel > 0) {
-    k->body = ws_rasterize(c, k, k->body, sp->panel, pass_config_on(sp->ws->f, "ts.raster_serpentine"));
+    k->body = ws_rasterize(c, k, k->body, sp->panel, sc->serpentine);
   }
   k->producer_threads = WS_PRODUCER_THREADS;
   k->rasterized = true; /* the tile order above is the schedule's */

@@ -794,13 +794,7 @@ static IrStmt *on_stage(Wsl *w, IrStmt *s, IrExpr *stage) {
 
 /* A copy of GEMM statement s on stage `stage` as its issue (-1) or wait (-2, -3) half. */
 static IrStmt *gemm_part(Wsl *w, IrStmt *s, IrExpr *stage, int wg_wait) {
-  IrStmt *g = on_stage(w, s, stage);
-  if (g == s) {
-    g = ir_stmt(w->c, IR_S_GEMM, s->loc);
-    *g = *s;
-  }
-  g->u.gemm.wg_wait = wg_wait;
-  return g;
+  return pass_gemm_half(w->c, on_stage(w, s, stage), wg_wait);
 }
 
 /* G2 on stage `st` (parity `ph`): wait for V, then the statement (`wg_wait` 0) or its issue. */

@@ -90,13 +90,6 @@ static bool issues_gemm(IrStmt *s) {
   return g->kind == IR_S_GEMM && g->u.gemm.wg_wait == -1;
 }
 
-static IrStmt *gemm_half(TsCompiler *c, const IrStmt *g, int wg_wait) {
-  IrStmt *h = ir_stmt(c, IR_S_GEMM, g->loc);
-  *h = *g;
-  h->u.gemm.wg_wait = wg_wait;
-  return h;
-}
-
 /* 14 + (tx / 128): this warpgroup's barrier (mine = true) or the other's. */
 static IrExpr *turn_id(TsCompiler *c, const IrVar *tx, bool mine, SrcLoc loc) {
   IrExpr *wg = ir_binary(c, IR_FLOORDIV, ir_varref(c, (IrVar *)tx, loc), ir_i32(c, 128), loc);
@@ -121,9 +114,9 @@ IrStmt *ws_pingpong(TsCompiler *c, const IrFunc *f, IrStmt *kbody, IrStmt *loop,
   for (int j = 0; j < body->u.seq.n; j++) {
     IrStmt *s = body->u.seq.items[j];
     if (j == g) vec_push(c->arena, &items, bar_op(c, IRD_NAMED_BARRIER_SYNC_DYN, turn_id(c, tx, true, loc), loc));
-    vec_push(c->arena, &items, j == g && !issued ? gemm_half(c, gemm, -1) : s);
+    vec_push(c->arena, &items, j == g && !issued ? pass_gemm_half(c, gemm, -1) : s);
     if (j == end) vec_push(c->arena, &items, bar_op(c, IRD_NAMED_BARRIER_ARRIVE_DYN, turn_id(c, tx, false, loc), loc));
-    if (j == g && !issued) vec_push(c->arena, &items, gemm_half(c, gemm, -2));
+    if (j == g && !issued) vec_push(c->arena, &items, pass_gemm_half(c, gemm, -2));
   }
   IrStmt *r = ir_stmt(c, IR_S_FOR, loop->loc);
   *r = *loop;

@@ -62,6 +62,25 @@ def dispatch_ref(inputs, me, num_experts, num_ranks, alignment):
     return torch.cat(xs), torch.cat(ids), torch.cat(ws), counts
 
 
+def draw_inputs(gen_inputs, T, H, K, E, R):
+    """Every rank's (x, topk_idx, topk_weights), drawn with the example's gen_inputs from seed
+    1000 + rank: the same on every rank, so each can build any rank's reference."""
+    import torch
+    out = []
+    for r in range(R):
+        torch.manual_seed(1000 + r)
+        out.append(tuple(gen_inputs(T, H, K, E, R)[:3]))
+    return out
+
+
+def combine_ref(x, topk_idx, num_experts, num_ranks):
+    """What combine returns for tokens x after a dispatch and back: each token times the number
+    of ranks it went to (equal bf16 terms summed in fp32, exact)."""
+    import torch
+    times = layout_ref(topk_idx, num_experts, num_ranks)[2].sum(dim=1).to(torch.float32).unsqueeze(1)
+    return (x.float() * times).to(x.dtype)
+
+
 def same(a, b):
     import torch
     return a.shape == b.shape and bool(torch.equal(a.to(b.dtype), b))
@@ -94,11 +113,7 @@ def run(local_rank, num_ranks, args):
     from deepep_utils import gen_inputs
     rank, world, group = init_dist(local_rank, num_ranks)
     E, R, align = args.num_experts, world, args.expert_alignment
-    inputs = []
-    for r in range(R):  # every rank's inputs, drawn the same way on every rank
-        torch.manual_seed(1000 + r)
-        x, topk_idx, topk_w, _ = gen_inputs(args.num_tokens, args.hidden, args.num_topk, E, R)
-        inputs.append((x, topk_idx, topk_w))
+    inputs = draw_inputs(gen_inputs, args.num_tokens, args.hidden, args.num_topk, E, R)
     x, topk_idx, topk_w = inputs[rank]
     buf = EPBuffer(group, 2**30, args.num_topk, E, args.hidden)
 
@@ -123,8 +138,7 @@ def run(local_rank, num_ranks, args):
 
     comb_x, comb_w = buf.combine(recv_x, handle, recv_w)
     torch.cuda.synchronize()
-    times = ref_in.sum(dim=1).to(torch.float32).unsqueeze(1)
-    want_cx = (x.float() * times).to(x.dtype)
+    want_cx = combine_ref(x, topk_idx, E, R)
     want_cw = torch.where(topk_idx >= 0, topk_w, torch.zeros_like(topk_w))
     ok &= report(rank, "combine", [("combined_x", same(comb_x, want_cx)),
                                    ("combined_topk_weights", same(comb_w, want_cw))])
