@@ -81,13 +81,16 @@ static int first_gemm(const IrStmt *loop, IrStmt *kbody, const IrVar *tx, int64_
   return w == 0 || w == -1 ? first : -1;
 }
 
-/* Whether s is ws_intra_overlap's `if k > min: wait V; issue G2` (warp_specialize_loop.c). */
-static bool issues_gemm(IrStmt *s) {
-  if (s->kind != IR_S_IF || s->u.if_.else_s) return false;
-  IrStmt *t = s->u.if_.then_s;
-  if (t->kind != IR_S_SEQ || !t->u.seq.n) return false;
-  IrStmt *g = t->u.seq.items[t->u.seq.n - 1];
-  return g->kind == IR_S_GEMM && g->u.gemm.wg_wait == -1;
+/* The end of the turn that starts with the issue at `g`: the last GEMM issue that follows it
+ * with only stage waits between (ws_intra_overlap's `wait V(k-1); issue G2(k-1)`). */
+static int turn_end(IrStmt *body, int g) {
+  int end = g;
+  for (int j = g + 1; j < body->u.seq.n; j++) {
+    IrStmt *s = body->u.seq.items[j];
+    if (s->kind == IR_S_GEMM && s->u.gemm.wg_wait == -1) end = j;
+    else if (!(s->kind == IR_S_EVAL && ir_is_device(s->u.eval.value, IRD_MBAR_WAIT))) break;
+  }
+  return end;
 }
 
 /* 14 + (tx / 128): this warpgroup's barrier (mine = true) or the other's. */
@@ -110,7 +113,7 @@ IrStmt *ws_pingpong(TsCompiler *c, const IrFunc *f, IrStmt *kbody, IrStmt *loop,
   PtrVec items = {0};
   /* the turn: the first GEMM's issue, and ws_intra_overlap's issue of the previous PV */
   bool issued = gemm->u.gemm.wg_wait == -1;
-  int end = issued && g + 1 < body->u.seq.n && issues_gemm(body->u.seq.items[g + 1]) ? g + 1 : g;
+  int end = issued ? turn_end(body, g) : g;
   for (int j = 0; j < body->u.seq.n; j++) {
     IrStmt *s = body->u.seq.items[j];
     if (j == g) vec_push(c->arena, &items, bar_op(c, IRD_NAMED_BARRIER_SYNC_DYN, turn_id(c, tx, true, loc), loc));

@@ -512,6 +512,23 @@ TEST(corpus_interp_mha_fwd_varlen_pingpong) {
 /* pass_configs ts.ws_intra_overlap: PV of iteration k-1 issued after QK^T of k and waited for
  * only before P or O is touched (the first iteration peeled, the last PV after the loop); alone
  * and with ts.ws_pingpong, where the turn covers both issues.  Same results. */
+/* The position, in program order, of the n-th (from 0) device op `op` under s; -1: none. */
+typedef struct DevAt {
+  IrDeviceOp op;
+  int n, seen, at, count;
+} DevAt;
+static void dev_at(IrExpr *e, void *ctx) {
+  DevAt *d = ctx;
+  if (e->kind != IR_CALL || e->u.call.op != IRI_DEVICE) return;
+  if (e->u.call.dop == d->op && d->seen++ == d->n) d->at = d->count;
+  d->count++;
+}
+static int device_op_at(IrStmt *s, IrDeviceOp op, int n) {
+  DevAt d = {op, n, 0, -1, 0};
+  IrVisitor v = {NULL, dev_at, &d};
+  ir_visit(s, &v);
+  return d.at;
+}
 TEST(corpus_interp_mha_fwd_varlen_overlap) {
   const char *file = "tilelang/examples/flash_attention/example_mha_fwd_varlen.py";
   Run r;
@@ -570,6 +587,10 @@ TEST(corpus_interp_gqa_fwd_varlen_pingpong_overlap) {
   next_pass_config = "ts.ws_pingpong", next_pass_config2 = "ts.ws_intra_overlap";
   if (!corpus_compile(t, &r, file, "flashattn", p)) return;
   CHECK(device_ops(r.f->body, IRD_NAMED_BARRIER_SYNC_DYN) == 2 && device_ops(r.f->body, IRD_GEMM_RS_WGMMA_ISSUE) == 1);
+  /* the turn covers both issues: the loop's arrive (the second, after the one before the
+   * loop) follows the PV issue */
+  int pv = device_op_at(r.f->body, IRD_GEMM_RS_WGMMA_ISSUE, 0), arrive = device_op_at(r.f->body, IRD_NAMED_BARRIER_ARRIVE_DYN, 1);
+  CHECK(pv >= 0 && arrive > pv);
   run_free(&r);
   next_pass_config = "ts.ws_pingpong", next_pass_config2 = "ts.ws_intra_overlap";
   varlen_case(t, file, p, 2, true, 256);
