@@ -11,6 +11,10 @@
  *      |                 pipelined loop (attention, MLA) whose loads TMA can issue: a
  *      |                 producer warpgroup filling staged tiles, each with full/empty
  *      |                 mbarriers around its uses (warp_specialize_loop.c)
+ *   rasterize_blocks     T.use_swizzle: block indices remapped to panels (rasterize.c)
+ *      |
+ *   heavy_first_blocks   an axis whose blocks loop longer as the index grows is walked
+ *      |                 backwards, longest blocks first (heavy_first.c)
  *   inject_pipeline      T.Pipelined -> staged shared buffers, cp.async prologue/waits
  *      |
  *   legalize             T.copy / T.fill / tile atomics -> T.Parallel nests; Pipelined -> serial
@@ -49,6 +53,7 @@ static const PassEntry passes[] = {
     {"plan_gemm", pass_plan_gemm},
     {"warp_specialize", pass_warp_specialize},
     {"rasterize_blocks", pass_rasterize_blocks},
+    {"heavy_first_blocks", pass_heavy_first_blocks},
     {"inject_pipeline", pass_inject_pipeline},
     {"legalize", pass_legalize},
     {"layout_inference", pass_layout_inference},

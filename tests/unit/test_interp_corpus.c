@@ -500,18 +500,20 @@ TEST(corpus_interp_mha_fwd_varlen_pingpong) {
   if (!corpus_compile(t, &r, file, "flashattn", wide_tile)) return;
   CHECK(device_ops(r.f->body, IRD_NAMED_BARRIER_SYNC_DYN) == 0);
   run_free(&r);
-  next_pass_config = "ts.ws_pingpong";
+  /* the turns alone, without the (default) intra-warpgroup overlap */
+  next_pass_config = "ts.ws_intra_overlap", next_pass_value = "False", next_pass_config2 = "ts.ws_pingpong";
   if (!corpus_compile(t, &r, file, "flashattn", wide_tile)) return;
   CHECK(warp_specialized(r.f->body));
   CHECK(device_ops(r.f->body, IRD_NAMED_BARRIER_SYNC_DYN) == 2 && device_ops(r.f->body, IRD_NAMED_BARRIER_ARRIVE_DYN) == 2);
   CHECK(device_ops(r.f->body, IRD_GEMM_SS_WGMMA_ISSUE) == 1 && device_ops(r.f->body, IRD_GEMM_WGMMA_WAIT) == 1);
   run_free(&r);
-  next_pass_config = "ts.ws_pingpong";
+  next_pass_config = "ts.ws_intra_overlap", next_pass_value = "False", next_pass_config2 = "ts.ws_pingpong";
   varlen_case(t, file, wide_tile, 1, true, 256);
 }
-/* pass_configs ts.ws_intra_overlap: PV of iteration k-1 issued after QK^T of k and waited for
+/* ts.ws_intra_overlap (the default): PV of iteration k-1 issued after QK^T of k and waited for
  * only before P or O is touched (the first iteration peeled, the last PV after the loop); alone
- * and with ts.ws_pingpong, where the turn covers both issues.  Same results. */
+ * and with ts.ws_pingpong, where the turn covers both issues.  Same results.  Set False, the
+ * loop issues each GEMM synchronously. */
 /* The position, in program order, of the n-th (from 0) device op `op` under s; -1: none. */
 typedef struct DevAt {
   IrDeviceOp op;
@@ -532,7 +534,11 @@ static int device_op_at(IrStmt *s, IrDeviceOp op, int n) {
 TEST(corpus_interp_mha_fwd_varlen_overlap) {
   const char *file = "tilelang/examples/flash_attention/example_mha_fwd_varlen.py";
   Run r;
-  next_pass_config = "ts.ws_intra_overlap";
+  next_pass_config = "ts.ws_intra_overlap", next_pass_value = "False";
+  if (!corpus_compile(t, &r, file, "flashattn", wide_tile)) return;
+  CHECK(device_ops(r.f->body, IRD_GEMM_SS_WGMMA_ISSUE) + device_ops(r.f->body, IRD_GEMM_RS_WGMMA_ISSUE) == 0);
+  CHECK(alloc_extent0(r.f->body, "K_shared") == 1);
+  run_free(&r);
   if (!corpus_compile(t, &r, file, "flashattn", wide_tile)) return;
   /* the first iteration peeled (QK^T synchronous, no PV), then QK^T and the previous PV issued
    * in the loop with a wait for each, the last PV synchronous after it */
@@ -541,7 +547,6 @@ TEST(corpus_interp_mha_fwd_varlen_overlap) {
   CHECK(device_ops(r.f->body, IRD_GEMM_WGMMA_WAIT) == 2);
   CHECK(alloc_extent0(r.f->body, "K_shared") == 2); /* the one-stage ring gets a second stage */
   run_free(&r);
-  next_pass_config = "ts.ws_intra_overlap";
   varlen_case(t, file, wide_tile, 1, true, 256);
   next_pass_config = "ts.ws_intra_overlap", next_pass_config2 = "ts.ws_pingpong";
   if (!corpus_compile(t, &r, file, "flashattn", wide_tile)) return;

@@ -833,3 +833,72 @@ TEST(interp_use_swizzle_partial_panel) { swizzle_case_ex(t, "GX=5", "GY=7", "pan
 /* pass_configs ts.raster_serpentine: odd panels walk right to left (the panel's parity, a
  * % 2, appears in the remap); still every tile exactly once */
 TEST(interp_use_swizzle_serpentine) { swizzle_case_ex(t, "GX=5", "GY=7", "panel=3", 5, 7, true, 1); }
+
+/* heavy_first.c: a kernel whose loop runs bx + 1 times (a causal triangle) walks bx backwards,
+ * longest blocks first, with the same results; a loop that shrinks as bx grows, a while loop
+ * (blocks that may wait for one another) or ts.heavy_first_blocks=False leave the order. */
+static const char TRIANGLE[] =
+    KERNEL_FILE_HEAD
+    "def triangle(GX, GY, shrink, spin):\n"
+    "    @T.prim_func\n"
+    "    def main(out: T.Tensor((GY, GX), \"float32\")):\n"
+    "        with T.Kernel(GX, GY, threads=32) as (bx, by):\n"
+    "            tx = T.get_thread_binding(0)\n"
+    "            n = T.ceildiv((GX - bx) * 64, 64) if shrink else T.min(T.ceildiv((bx + 1) * 64, 32) // 2, GX)\n"
+    "            acc = T.alloc_var(\"float32\")\n"
+    "            acc = 0.0\n"
+    "            for k in T.serial(n):\n"
+    "                acc = acc + k + 1 + by\n"
+    "            if spin:\n"
+    "                i = T.alloc_var(\"int32\")\n"
+    "                i = 0\n"
+    "                while i < 2:\n"
+    "                    i = i + 1\n"
+    "            if tx == 0:\n"
+    "                out[by, bx] = acc\n"
+    "\n"
+    "    return main\n";
+
+static void find_heavy_let(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_LET && strstr(s->u.let.var->name, "bx_h")) *(bool *)ctx = true;
+}
+
+static void triangle_case(TestCtx *t, bool shrink, bool spin, const char *config, bool want_reversed) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  static const char *const key[] = {"ts.heavy_first_blocks"};
+  const char *val[] = {config};
+  if (config) c.call_pc_keys = key, c.call_pc_values = val, c.ncall_pc = 1;
+  SourceFile file = {"triangle.py", TRIANGLE, sizeof TRIANGLE - 1};
+  const char *params[] = {"GX=6", "GY=3", shrink ? "shrink=True" : "shrink=False", spin ? "spin=True" : "spin=False", NULL};
+  IrFunc *f = interp_compile(&c, &file, "triangle", params);
+  REQUIRE(f);
+  bool reversed = false;
+  IrVisitor w = {find_heavy_let, NULL, &reversed};
+  ir_visit(f->body, &w);
+  CHECK(reversed == want_reversed);
+  if (spin) { /* the interpreter runs no while loops */
+    ts_compiler_fini(&c);
+    return;
+  }
+  Interp in = {0};
+  double *out = interp_global(&in, param(f, "out"));
+  for (int e = 0; e < 18; e++) out[e] = -1;
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  int bad = 0;
+  for (int y = 0; y < 3; y++)
+    for (int x = 0; x < 6; x++) {
+      int n = shrink ? 6 - x : x + 1;
+      bad += out[y * 6 + x] != n * (n + 1) / 2.0 + n * y;
+    }
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
+
+TEST(interp_heavy_first_blocks) { triangle_case(t, false, false, NULL, true); }
+TEST(interp_heavy_first_blocks_shrinking_loop) { triangle_case(t, true, false, NULL, false); }
+TEST(interp_heavy_first_blocks_while_loop) { triangle_case(t, false, true, NULL, false); }
+TEST(interp_heavy_first_blocks_off) { triangle_case(t, false, false, "False", false); }
