@@ -4,6 +4,8 @@
  *      |                 (and nothing else touches) is sized to them (register_bounds.c)
  *   thread_return_tiles  T.thread_return(): no tile operation after it (thread_return.c)
  *      |
+ *   uniform_selects      a T.Parallel nest storing select(x >= y, a, b): branches for
+ *      |                 "true for every element" and "false for every element" (uniform_select.c)
  *   plan_gemm            every T.gemm's plan (mma.sync / wgmma, tiling, swizzles), once
  *      |
  *   warp_specialize      sm_90a: a pipelined T.gemm loop -> TMA producer warpgroup on
@@ -50,6 +52,7 @@ typedef struct PassEntry {
 static const PassEntry passes[] = {
     {"size_registers", pass_size_register_buffers},
     {"thread_return_tiles", pass_thread_return_tiles},
+    {"uniform_selects", pass_uniform_selects},
     {"plan_gemm", pass_plan_gemm},
     {"warp_specialize", pass_warp_specialize},
     {"rasterize_blocks", pass_rasterize_blocks},

@@ -902,3 +902,66 @@ TEST(interp_heavy_first_blocks) { triangle_case(t, false, false, NULL, true); }
 TEST(interp_heavy_first_blocks_shrinking_loop) { triangle_case(t, true, false, NULL, false); }
 TEST(interp_heavy_first_blocks_while_loop) { triangle_case(t, false, true, NULL, false); }
 TEST(interp_heavy_first_blocks_off) { triangle_case(t, false, false, "False", false); }
+
+/* uniform_select.c: a tile filled with select(bx * 8 + i >= k * 8 + j, 1, 2) in a loop over k
+ * gets branches for the whole tile true (k < bx) and false (k > bx), the select itself only on
+ * the diagonal; the lower triangle comes out the same.  A term mixing the nest's variables
+ * with others (i * k) or ts.uniform_selects=False leave the nest as written. */
+static const char MASKED_TILES[] =
+    KERNEL_FILE_HEAD
+    "def masked(GX, nonlinear):\n"
+    "    @T.prim_func\n"
+    "    def main(out: T.Tensor((GX * 8, GX * 8), \"float32\")):\n"
+    "        with T.Kernel(GX, threads=32) as bx:\n"
+    "            acc = T.alloc_fragment((8, 8), \"float32\")\n"
+    "            for k in T.serial(GX):\n"
+    "                for i, j in T.Parallel(8, 8):\n"
+    "                    q = bx * 8 + i\n"
+    "                    acc[i, j] = T.if_then_else((i * k >= j) if nonlinear else (q >= k * 8 + j), 1.0, 2.0)\n"
+    "                T.copy(acc, out[bx * 8 : (bx + 1) * 8, k * 8 : (k + 1) * 8])\n"
+    "\n"
+    "    return main\n";
+
+static void count_ifs(IrStmt *s, void *ctx) { *(int *)ctx += s->kind == IR_S_IF; }
+
+static int masked_ifs(TestCtx *t, bool nonlinear, const char *config) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  static const char *const key[] = {"ts.uniform_selects"};
+  const char *val[] = {config};
+  if (config) c.call_pc_keys = key, c.call_pc_values = val, c.ncall_pc = 1;
+  SourceFile file = {"masked.py", MASKED_TILES, sizeof MASKED_TILES - 1};
+  const char *params[] = {"GX=4", nonlinear ? "nonlinear=True" : "nonlinear=False", NULL};
+  IrFunc *f = interp_compile(&c, &file, "masked", params);
+  if (!f) {
+    CHECK(f);
+    ts_compiler_fini(&c);
+    return -1;
+  }
+  int ifs = 0;
+  IrVisitor w = {count_ifs, NULL, &ifs};
+  ir_visit(f->body, &w);
+  Interp in = {0};
+  double *out = interp_global(&in, param(f, "out"));
+  for (int e = 0; e < 32 * 32; e++) out[e] = -1;
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int r = 0; r < 32; r++)
+    for (int col = 0; col < 32; col++) {
+      int i = r % 8, j = col % 8, k = col / 8;
+      bool cond = nonlinear ? i * k >= j : r >= col;
+      bad += out[r * 32 + col] != (cond ? 1.0 : 2.0);
+    }
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+  return ifs;
+}
+
+TEST(interp_uniform_selects) {
+  int off = masked_ifs(t, false, "False"), on = masked_ifs(t, false, NULL);
+  CHECK(off >= 0 && on == off + 2);
+  CHECK(masked_ifs(t, true, NULL) == masked_ifs(t, true, "False"));
+}

@@ -1,0 +1,191 @@
+/* uniform_select.c — a T.Parallel nest that stores a select decided per element, where the
+ * condition is the same for every element on most runs of the nest.  Causal attention fills
+ * its score tile with `q_idx >= k_idx ? 0 : -inf` before each QKᵀ: for every key block
+ * below the diagonal the condition holds for the whole tile, yet each thread compares and
+ * selects every element of it, on the path to the GEMM's issue.  The nest
+ *
+ *   for i, j in T.Parallel(M, N): buf[i, j] = select(x >= y, a, b)     (a, b free of i, j)
+ *
+ * becomes
+ *
+ *   if  min over the nest of (x - y) >= 0:  buf[i, j] = a       (every element true)
+ *   elif max over the nest of (x - y) < 0:  buf[i, j] = b       (every element false)
+ *   else: the nest as written
+ *
+ * The bounds come from x - y written as a sum of terms times constants: a term the nest's
+ * ranges bound (i, j, i % 8, ...) contributes its bound, any other term must not mention the
+ * nest's variables and stays symbolic (bx * 128, k * 128).  The branch is uniform over the
+ * block and each path computes what the select would, element by element. */
+#include <string.h>
+
+#include "passes.h"
+
+#define MAX_NEST 4
+#define MAX_LETS 16
+
+typedef struct Nest {
+  IrStmt *top;              /* the outermost parallel loop */
+  IrVar *var[MAX_NEST];
+  int64_t ext[MAX_NEST];
+  int n;
+  IrVar *let[MAX_LETS];     /* lets of the innermost body, in order */
+  IrExpr *let_value[MAX_LETS];
+  int nlets;
+  IrStmt *store;            /* buf[idx] = select(cond, a, b) */
+} Nest;
+
+static bool uses_nest(const Nest *n, const IrExpr *e, int nlets) {
+  for (int i = 0; i < n->n; i++)
+    if (ir_expr_uses_var(e, n->var[i])) return true;
+  for (int i = 0; i < nlets; i++)
+    if (ir_expr_uses_var(e, n->let[i])) return true;
+  return false;
+}
+
+static bool match_nest(IrStmt *s, Nest *n) {
+  memset(n, 0, sizeof *n);
+  n->top = s;
+  while (s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PARALLEL) {
+    int64_t lo;
+    if (n->n == MAX_NEST || !ir_is_const_int(s->u.loop.min, &lo) || lo != 0 ||
+        !ir_is_const_int(s->u.loop.extent, &n->ext[n->n]) || n->ext[n->n] <= 0)
+      return false;
+    n->var[n->n++] = s->u.loop.var;
+    s = s->u.loop.body;
+  }
+  if (!n->n) return false;
+  IrStmt *const *items = s->kind == IR_S_SEQ ? s->u.seq.items : &s;
+  int count = s->kind == IR_S_SEQ ? s->u.seq.n : 1;
+  for (int i = 0; i < count - 1; i++) {
+    if (items[i]->kind != IR_S_LET || n->nlets == MAX_LETS) return false;
+    n->let[n->nlets] = items[i]->u.let.var;
+    n->let_value[n->nlets++] = items[i]->u.let.value;
+  }
+  IrStmt *st = items[count - 1];
+  if (st->kind != IR_S_STORE || st->u.store.lanes > 1) return false;
+  IrExpr *v = st->u.store.value;
+  if (v->kind != IR_SELECT && v->kind != IR_IF_THEN_ELSE) return false;
+  for (int i = 0; i < st->u.store.nidx; i++) /* the uniform paths drop the lets */
+    for (int k = 0; k < n->nlets; k++)
+      if (ir_expr_uses_var(st->u.store.idx[i], n->let[k])) return false;
+  if (uses_nest(n, v->u.ops[1], n->nlets) || uses_nest(n, v->u.ops[2], n->nlets)) return false;
+  n->store = st;
+  return true;
+}
+
+/* x - y as a symbolic part (terms free of the nest's variables) plus a bounded part [lo, hi]. */
+typedef struct Lin {
+  TsCompiler *c;
+  const Nest *n;
+  const IrRangeEnv *env;
+  IrExpr *outer; /* NULL: 0 */
+  int64_t lo, hi;
+  bool ok;
+} Lin;
+
+#define LIN_LIMIT ((int64_t)1 << 40)
+
+static void add_outer(Lin *l, IrExpr *e, int64_t coef) {
+  SrcLoc loc = e->loc;
+  IrExpr *t = coef == 1 ? e : ir_binary(l->c, IR_MUL, e, ir_int(l->c, coef, e->dtype, loc), loc);
+  l->outer = l->outer ? ir_binary(l->c, IR_ADD, l->outer, t, loc) : t;
+}
+
+static void collect(Lin *l, IrExpr *e, int64_t coef) {
+  int64_t k, lo, hi;
+  if (!l->ok) return;
+  if (coef > LIN_LIMIT || coef < -LIN_LIMIT || dtype_is_float(e->dtype)) {
+    l->ok = false;
+    return;
+  }
+  switch (e->kind) {
+  case IR_ADD:
+    collect(l, e->u.ops[0], coef), collect(l, e->u.ops[1], coef);
+    return;
+  case IR_SUB:
+    collect(l, e->u.ops[0], coef), collect(l, e->u.ops[1], -coef);
+    return;
+  case IR_NEG:
+    collect(l, e->u.ops[0], -coef);
+    return;
+  case IR_MUL:
+    if (ir_is_const_int(e->u.ops[1], &k)) return collect(l, e->u.ops[0], coef * k);
+    if (ir_is_const_int(e->u.ops[0], &k)) return collect(l, e->u.ops[1], coef * k);
+    break;
+  default:
+    break;
+  }
+  if (ir_range(e, l->env, &lo, &hi) && lo > -LIN_LIMIT && hi < LIN_LIMIT) {
+    l->lo += coef > 0 ? coef * lo : coef * hi;
+    l->hi += coef > 0 ? coef * hi : coef * lo;
+    return;
+  }
+  if (uses_nest(l->n, e, 0)) {
+    l->ok = false;
+    return;
+  }
+  add_outer(l, e, coef);
+}
+
+/* The condition with the nest's lets substituted (last first, so chains resolve). */
+static IrExpr *inline_lets(TsCompiler *c, const Nest *n, IrExpr *e) {
+  for (int i = n->nlets - 1; i >= 0; i--) e = ir_subst(c, e, &n->let[i], &n->let_value[i], 1);
+  return e;
+}
+
+/* Predicates on the nest's outer variables: every element true (*all), every element false
+ * (*none).  False when the condition is not a comparison of that form. */
+static bool uniform_predicates(TsCompiler *c, const Nest *n, IrExpr *cond, IrExpr **all, IrExpr **none) {
+  cond = inline_lets(c, n, cond);
+  IrExprKind k = cond->kind;
+  if (k != IR_GE && k != IR_GT && k != IR_LE && k != IR_LT) return false;
+  bool swap = k == IR_LE || k == IR_LT, strict = k == IR_GT || k == IR_LT;
+  IrExpr *x = cond->u.ops[swap], *y = cond->u.ops[!swap];
+  if (dtype_is_float(x->dtype) || dtype_is_float(y->dtype)) return false;
+  IrRangeEnv env = {0};
+  for (int i = 0; i < n->n; i++) ir_range_env_add(&env, n->var[i], 0, n->ext[i] - 1);
+  Lin l = {c, n, &env, NULL, 0, 0, true};
+  collect(&l, x, 1), collect(&l, y, -1);
+  if (!l.ok || !l.outer || !uses_nest(n, cond, 0)) return false;
+  /* x - y >= 0 (strict: > 0) everywhere iff outer + lo >= 0 (> 0); nowhere iff outer + hi < 0 (<= 0) */
+  SrcLoc loc = cond->loc;
+  ts_dtype t = l.outer->dtype;
+  *all = ir_binary(c, strict ? IR_GT : IR_GE, l.outer, ir_int(c, -l.lo, t, loc), loc);
+  *none = ir_binary(c, strict ? IR_LE : IR_LT, l.outer, ir_int(c, -l.hi, t, loc), loc);
+  return true;
+}
+
+/* The nest storing `value` at the same indices, over fresh loop variables, without lets. */
+static IrStmt *uniform_nest(TsCompiler *c, const Nest *n, IrExpr *value) {
+  IrVar *fresh[MAX_NEST];
+  IrExpr *ref[MAX_NEST];
+  SrcLoc loc = n->store->loc;
+  for (int i = 0; i < n->n; i++) {
+    fresh[i] = ir_var(c, n->var[i]->name, n->var[i]->dtype, IR_VAR_LOOP, loc);
+    ref[i] = ir_varref(c, fresh[i], loc);
+  }
+  IrExpr **idx = arena_alloc(c->arena, sizeof *idx * (size_t)n->store->u.store.nidx);
+  for (int i = 0; i < n->store->u.store.nidx; i++) idx[i] = ir_subst(c, n->store->u.store.idx[i], n->var, ref, n->n);
+  IrStmt *body = ir_store(c, n->store->u.store.buf, idx, n->store->u.store.nidx, value, loc);
+  for (int i = n->n - 1; i >= 0; i--) body = ir_for(c, fresh[i], ir_i32(c, 0), ir_i32(c, n->ext[i]), IR_FOR_PARALLEL, body, loc);
+  return body;
+}
+
+static IrStmt *rewrite(TsCompiler *c, IrStmt *s, void *ctx) {
+  if (!s) return NULL;
+  Nest n;
+  IrExpr *all, *none;
+  if (s->kind == IR_S_FOR && s->u.loop.kind == IR_FOR_PARALLEL) {
+    if (!match_nest(s, &n)) return s;
+    IrExpr *v = n.store->u.store.value;
+    if (!uniform_predicates(c, &n, v->u.ops[0], &all, &none)) return s;
+    IrStmt *rest = ir_if(c, none, uniform_nest(c, &n, v->u.ops[2]), s, s->loc);
+    return ir_if(c, all, uniform_nest(c, &n, v->u.ops[1]), rest, s->loc);
+  }
+  return ir_map_children(c, s, rewrite, ctx);
+}
+
+void pass_uniform_selects(TsCompiler *c, IrFunc *f) {
+  if (pass_config_state(f, "ts.uniform_selects") == 0) return;
+  f->body = rewrite(c, f->body, NULL);
+}
