@@ -601,17 +601,22 @@ def bench_deepep(g, args, example_dir, which):
     want_x = ref.dispatch_ref(inputs, r, E, W, 1)[0]
     want_c = ref.combine_ref(x, topk_idx, E, W)
 
+    why = []
+
     def check():
         g.settle()
         d = dispatch()
         ok = ref.same(d[0], want_x)
-        if which == "combine":
-            ok = ok and ref.same(combine()[0], want_c)
+        if which == "combine" and ok:
+            c = combine()[0]
+            ok = ref.same(c, want_c)
+            if not ok:
+                why.append(ref.combine_diagnosis(c, x, topk_idx, E, W))
         torch.cuda.synchronize()
         return g.slowest([0.0 if ok else 1.0])[0] == 0.0
 
     if not check():
-        row.check = "WRONG (against the reference of DeepEP's semantics)"
+        row.check = "WRONG (against the reference of DeepEP's semantics)" + (" on rank %d%s" % (r, why[0]) if why else "")
         return row
     ours = dispatch if which == "dispatch" else combine
     serial = serial_dispatch if which == "dispatch" else serial_combine

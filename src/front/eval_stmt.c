@@ -172,30 +172,55 @@ static ExecStatus exec_for(Eval *ev, Env *env, const AstNode *s) {
   return res;
 }
 
-/* while: Python condition -> runs now; IR condition (in a kernel) -> a WHILE statement. */
+/* The WHILE statement of a loop on an IR condition; the condition's own statements (`pre`,
+ * NULL for none: the device calls a T.warp_any or T.ld in the test is bound through) are
+ * the loop's first statements, so they run before every test:
+ *   while true: pre; if not cond: break; body
+ * (a `continue` in the body then runs them again, as Python re-tests the condition).  The
+ * caller has pushed the block that collected `pre`; the body runs in that block. */
+static ExecStatus emit_while(Eval *ev, Env *env, const AstNode *s, IrExpr *cond, BlockSave saved, bool pre) {
+  if (pre) {
+    IrStmt *brk = ir_stmt(ev->c, IR_S_BREAK, s->test->loc);
+    ev_emit(ev, ir_if(ev->c, ir_unary(ev->c, IR_NOT, cond, s->test->loc), brk, NULL, s->test->loc));
+    cond = ir_int(ev->c, 1, TS_DTYPE_BOOL, s->test->loc);
+  }
+  LoopCtx lc = {true, ev->loop};
+  ev->loop = &lc;
+  ev_exec_block(ev, env, &s->body);
+  ev->loop = lc.outer;
+  IrStmt *body = ev_pop_block(ev, saved, env, "loop", s->loc);
+  IrStmt *w = ir_stmt(ev->c, IR_S_WHILE, s->loc);
+  w->u.while_.cond = cond;
+  w->u.while_.body = body;
+  ev_emit(ev, w);
+  return EX_NORMAL;
+}
+
+/* while: Python condition -> runs now; IR condition (in a kernel) -> a WHILE statement.  The
+ * test is evaluated in a block of its own: statements it emits belong inside the loop. */
 static ExecStatus exec_while(Eval *ev, Env *env, const AstNode *s) {
   for (;;) {
+    bool in_kernel = ev->block != NULL;
+    BlockSave saved = {0};
+    if (in_kernel) saved = ev_push_block(ev);
     Value *t = ev_eval(ev, env, s->test);
     int tv = ev_truth(ev, t, s->test->loc);
-    if (tv == -2) return EX_NORMAL;
+    bool pre = in_kernel && ev->block->len > 0;
     if (tv == -1) {
-      if (!ev->block) {
+      if (!in_kernel) {
         ts_error(ev->c, s->test->loc, "a while loop on an IR condition is only allowed inside a kernel");
         return EX_NORMAL;
       }
       IrExpr *cond = ev_to_bool_ir(ev, ev_to_ir(ev, t, NULL, s->loc), s->loc);
-      BlockSave saved = ev_push_block(ev);
-      LoopCtx lc = {true, ev->loop};
-      ev->loop = &lc;
-      ev_exec_block(ev, env, &s->body);
-      ev->loop = lc.outer;
-      IrStmt *body = ev_pop_block(ev, saved, env, "loop", s->loc);
-      IrStmt *w = ir_stmt(ev->c, IR_S_WHILE, s->loc);
-      w->u.while_.cond = cond;
-      w->u.while_.body = body;
-      ev_emit(ev, w);
+      if (cond) return emit_while(ev, env, s, cond, saved, pre);
+      ev_pop_block(ev, saved, env, "loop condition", s->loc);
       return EX_NORMAL;
     }
+    if (in_kernel) {
+      IrStmt *stmts = ev_pop_block(ev, saved, env, "loop condition", s->loc);
+      if (pre) ev_emit(ev, stmts);
+    }
+    if (tv == -2) return EX_NORMAL;
     if (!tv) return s->orelse.n ? ev_exec_block(ev, env, &s->orelse) : EX_NORMAL;
     if (!ev_step(ev, s->loc)) return EX_NORMAL;
     LoopCtx lc = {false, ev->loop};

@@ -81,6 +81,28 @@ def combine_ref(x, topk_idx, num_experts, num_ranks):
     return (x.float() * times).to(x.dtype)
 
 
+def combine_diagnosis(got, x, topk_idx, num_experts, num_ranks):
+    """Which rows of a wrong combine are off, and how: ", k of T rows wrong (a all zero, b equal
+    to m copies of the token for m = ..., c other; the token went to n ranks in them)"."""
+    import torch
+    want_times = layout_ref(topk_idx, num_experts, num_ranks)[2].sum(dim=1)
+    if got.shape != x.shape:
+        return ": shape %s, want %s" % (tuple(got.shape), tuple(x.shape))
+    g, xf = got.float(), x.float()
+    copies = [(g == xf * m).all(dim=1) for m in range(num_ranks + 1)]
+    want = torch.stack(copies)[want_times.long(), torch.arange(x.shape[0], device=x.device)]
+    wrong = (~want).nonzero().flatten()
+    if not len(wrong):
+        return ""
+    zero = int((g[wrong] == 0).all(dim=1).sum())
+    multiples = {m: int(copies[m][wrong].sum()) for m in range(1, num_ranks + 1) if int(copies[m][wrong].sum())}
+    other = len(wrong) - zero - sum(multiples.values())
+    went = sorted(set(want_times[wrong].tolist()))
+    return ", %d of %d rows wrong (%d all zero, %s, %d other; those tokens went to %s ranks; first wrong row %d)" % (
+        len(wrong), x.shape[0], zero, ", ".join("%d equal to %d copies" % (n, m) for m, n in multiples.items()) or
+        "none a multiple", other, "/".join(map(str, went)), int(wrong[0]))
+
+
 def same(a, b):
     import torch
     return a.shape == b.shape and bool(torch.equal(a.to(b.dtype), b))
@@ -136,11 +158,13 @@ def run(local_rank, num_ranks, args):
                   ("recv_topk_weights", same(recv_w, want_w)),
                   ("num_recv_tokens_per_expert_list", list(counts) == want_counts)])
 
+    print("deepep_model rank %d: combine started" % rank, flush=True)
     comb_x, comb_w = buf.combine(recv_x, handle, recv_w)
     torch.cuda.synchronize()
     want_cx = combine_ref(x, topk_idx, E, R)
     want_cw = torch.where(topk_idx >= 0, topk_w, torch.zeros_like(topk_w))
-    ok &= report(rank, "combine", [("combined_x", same(comb_x, want_cx)),
+    why = "" if same(comb_x, want_cx) else combine_diagnosis(comb_x, x, topk_idx, E, R)
+    ok &= report(rank, "combine", [("combined_x" + why, same(comb_x, want_cx)),
                                    ("combined_topk_weights", same(comb_w, want_cw))])
     group.barrier()
     torch.distributed.destroy_process_group()

@@ -912,3 +912,33 @@ TEST(eval_starred_unpacking) {
   CHECK(fx.c.diag.errors == 1);
   fini(&fx);
 }
+
+/* A while test whose evaluation emits statements (T.warp_any is bound to a let) is re-evaluated
+ * on every iteration: while true { let vote = warp_any(..); if !vote: break; body }.  It was
+ * evaluated once before the loop, so a spin on it never ended (DeepEP's combine receiver). */
+TEST(eval_while_test_with_statements_runs_every_iteration) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def spin(n):\n"
+      "    @T.prim_func\n"
+      "    def main(flag: T.Tensor((n,), 'int32')):\n"
+      "        with T.Kernel(1, threads=32) as bx:\n"
+      "            tx = T.get_thread_binding()\n"
+      "            while T.warp_any(flag[tx] == 0):\n"
+      "                continue\n"
+      "    return main\n";
+  const char *ps[] = {"n=32", NULL};
+  IrFunc *f = compile_src(&fx, src, "spin", ps);
+  if (!f) fprintf(stderr, "%s", diag_text(&fx));
+  REQUIRE(f);
+  const IrStmt *w = find_stmt(f->body, IR_S_WHILE);
+  REQUIRE(w);
+  CHECK(cint(w->u.while_.cond) == 1);
+  /* the vote's let is inside the loop, ahead of the test that breaks out */
+  CHECK(find_stmt(w->u.while_.body, IR_S_LET) != NULL && count_stmt(f->body, IR_S_LET) == count_stmt(w->u.while_.body, IR_S_LET));
+  CHECK(count_stmt(w->u.while_.body, IR_S_BREAK) == 1 && count_stmt(w->u.while_.body, IR_S_CONTINUE) == 1);
+  fini(&fx);
+}
