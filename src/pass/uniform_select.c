@@ -53,9 +53,10 @@ static bool match_nest(IrStmt *s, Nest *n) {
     n->var[n->n++] = s->u.loop.var;
     s = s->u.loop.body;
   }
-  if (!n->n) return false;
+  if (!n->n || !s) return false;
   IrStmt *const *items = s->kind == IR_S_SEQ ? s->u.seq.items : &s;
   int count = s->kind == IR_S_SEQ ? s->u.seq.n : 1;
+  if (count < 1) return false; /* an empty body */
   for (int i = 0; i < count - 1; i++) {
     if (items[i]->kind != IR_S_LET || n->nlets == MAX_LETS) return false;
     n->let[n->nlets] = items[i]->u.let.var;

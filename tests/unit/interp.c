@@ -593,12 +593,85 @@ static void exec_device(Interp *in, IrExpr *e, const bool *mask) {
   }
 }
 
+static void exec(Interp *in, IrStmt *s, const bool *mask);
+
+/* sub = the threads of mask still running the loop body (no `break` or `continue` yet);
+ * false when none is. */
+static bool still_running(const Interp *in, const bool *mask, bool *sub) {
+  bool any = false;
+  for (int t = 0; t < in->T; t++) any |= sub[t] = mask[t] && !in->brk[t] && !in->cont[t];
+  return any;
+}
+
+/* Loop bookkeeping: after an iteration its `continue`s are spent; after the loop, its
+ * `break`s. */
+static void end_iteration(Interp *in, const bool *mask) {
+  for (int t = 0; t < in->T; t++)
+    if (mask[t]) in->cont[t] = false;
+}
+static void end_loop(Interp *in, const bool *mask) {
+  for (int t = 0; t < in->T; t++)
+    if (mask[t]) in->brk[t] = in->cont[t] = false;
+}
+
+/* while cond: body, in lockstep: each round runs the threads whose condition holds; at most
+ * 2^20 rounds (a spin on what no thread of this block will write never ends here). */
+static void exec_while(Interp *in, IrStmt *s, const bool *mask) {
+  bool sub[MAXT];
+  for (long round = 0;; round++) {
+    bool any = false;
+    for (int t = 0; t < in->T; t++) {
+      sub[t] = mask[t] && !in->brk[t] && eval(in, s->u.while_.cond, t) != 0;
+      any |= sub[t];
+    }
+    if (!any) break;
+    if (round == 1 << 20) {
+      interp_fault(in, __LINE__);
+      break;
+    }
+    exec(in, s->u.while_.body, sub);
+    end_iteration(in, mask);
+  }
+  end_loop(in, mask);
+}
+
+/* let v = T.warp_any(x, mask) / T.warp_all(...): the vote of the lanes of each warp that run
+ * it (and that the mask names). */
+static bool exec_vote(Interp *in, IrStmt *s, const bool *mask) {
+  IrExpr *e = s->u.let.value;
+  if (e->kind != IR_CALL || e->u.call.op != IRI_DEVICE ||
+      (e->u.call.dop != IRD_DIST_WARP_ANY && e->u.call.dop != IRD_DIST_WARP_ALL))
+    return false;
+  bool all = e->u.call.dop == IRD_DIST_WARP_ALL;
+  Slot *sl = slot(in, s->u.let.var);
+  for (int w = 0; w < in->T; w += 32) {
+    bool vote = all;
+    for (int t = w; t < w + 32 && t < in->T; t++) {
+      uint32_t lanes = (uint32_t)(int64_t)eval(in, e->u.call.args[1], t);
+      if (!mask[t] || !(lanes >> (t - w) & 1)) continue;
+      bool x = eval(in, e->u.call.args[0], t) != 0;
+      vote = all ? vote && x : vote || x;
+    }
+    for (int t = w; t < w + 32 && t < in->T; t++)
+      if (mask[t]) sl->val[t] = vote;
+  }
+  return true;
+}
+
 static void exec(Interp *in, IrStmt *s, const bool *mask) {
   if (!s) return;
   bool sub[MAXT];
   switch (s->kind) {
     case IR_S_SEQ:
-      for (int i = 0; i < s->u.seq.n; i++) exec(in, s->u.seq.items[i], mask);
+      for (int i = 0; i < s->u.seq.n && still_running(in, mask, sub); i++) exec(in, s->u.seq.items[i], sub);
+      return;
+    case IR_S_BREAK:
+    case IR_S_CONTINUE:
+      for (int t = 0; t < in->T; t++)
+        if (mask[t]) *(s->kind == IR_S_BREAK ? &in->brk[t] : &in->cont[t]) = true;
+      return;
+    case IR_S_WHILE:
+      exec_while(in, s, mask);
       return;
     case IR_S_ALLOC: { /* T.alloc_var(..., init=v): each running thread's copy starts at v */
       IrBuffer *b = s->u.alloc.buf;
@@ -610,6 +683,7 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
       return;
     }
     case IR_S_LET: {
+      if (exec_vote(in, s, mask)) return;
       Slot *sl = slot(in, s->u.let.var);
       for (int t = 0; t < in->T; t++)
         if (mask[t]) sl->val[t] = eval(in, s->u.let.value, t);
@@ -644,15 +718,19 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
           if (mx > hi) hi = mx;
         }
       for (int64_t v = lo; v < hi; v++) {
+        bool any = false;
         for (int t = 0; t < in->T; t++) {
           sub[t] = false;
-          if (!mask[t]) continue;
+          if (!mask[t] || in->brk[t]) continue;
           int64_t mn = (int64_t)eval(in, s->u.loop.min, t), mx = mn + (int64_t)eval(in, s->u.loop.extent, t);
           sub[t] = v >= mn && v < mx;
           if (sub[t]) sl->val[t] = (double)v;
+          any |= sub[t];
         }
-        exec(in, s->u.loop.body, sub);
+        if (any) exec(in, s->u.loop.body, sub);
+        end_iteration(in, mask);
       }
+      end_loop(in, mask);
       return;
     }
     case IR_S_STORE: {

@@ -66,6 +66,7 @@ typedef struct Interp {
   int epoch;
   int races, errors;
   bool active[MAXT];
+  bool brk[MAXT], cont[MAXT]; /* a thread that ran `break` / `continue` in the innermost loop */
   Pending *pend; int npend, cap_pend;
   int committed[MAXT]; /* cp.async groups each thread has committed */
   PendingGemm gemm[INTERP_MAX_GEMMS]; int ngemm; /* wgmma groups in flight, oldest first */
