@@ -601,11 +601,12 @@ def tuned_gemm(corpus, cfg):
     return (lambda: k(a, b)), (lambda: a @ b.T), 2.0 * M * N * K, "TFLOP/s"
 
 
-def tuned_mha_bshd(corpus, cfg, causal):
-    """example_mha_fwd_bshd.py at B8 H32 S4096 D128; cfg = (block_M, block_N, num_stages, threads)."""
+def tuned_mha_bshd(corpus, cfg, causal, B=8, S=4096):
+    """example_mha_fwd_bshd.py at B H32 S D128 (B8 S4096 by default; the FA goal covers S 4k-16k);
+    cfg = (block_M, block_N, num_stages, threads)."""
     import torch
     m = load(corpus, "flash_attention/example_mha_fwd_bshd.py")
-    B, H, S, D = 8, 32, 4096, 128
+    H, D = 32, 128
     q, kk, v = (torch.randn(B, S, H, D, device="cuda", dtype=torch.float16) for _ in range(3))
     bm, bn, ns, th = cfg
     k = m.flashattn(B, H, S, D, causal, block_M=bm, block_N=bn, num_stages=ns, threads=th)
@@ -633,5 +634,7 @@ TUNED = {
     "tuned gemm 8192^3 fp16 (example_gemm_autotune factory)": (tuned_gemm, _GEMM_MENU),
     "tuned mha_fwd_bshd B8 H32 S4096 D128": (lambda c, cfg: tuned_mha_bshd(c, cfg, False), _FA_MENU),
     "tuned mha_fwd_bshd causal B8 H32 S4096 D128": (lambda c, cfg: tuned_mha_bshd(c, cfg, True), _FA_MENU),
+    "tuned mha_fwd_bshd B2 H32 S16384 D128": (lambda c, cfg: tuned_mha_bshd(c, cfg, False, 2, 16384), _FA_MENU),
+    "tuned mha_fwd_bshd causal B2 H32 S16384 D128": (lambda c, cfg: tuned_mha_bshd(c, cfg, True, 2, 16384), _FA_MENU),
     "tuned mla_decode b64 h128 kv8192": (tuned_mla_decode, _MLA_MENU),
 }
