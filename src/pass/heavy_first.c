@@ -25,19 +25,21 @@ static Trend join(Trend a, Trend b) {
   return TR_UNKNOWN;
 }
 
-static Trend trend(const IrExpr *e, const IrVar *v, int depth);
+static Trend trend(const IrExpr *e, const IrVar *v, int *budget);
 
 /* t scaled by the constant factor f (a product with anything else is unknown) */
-static Trend scaled(const IrExpr *e, const IrExpr *f, const IrVar *v, int depth) {
+static Trend scaled(const IrExpr *e, const IrExpr *f, const IrVar *v, int *budget) {
   int64_t k;
-  Trend t = trend(e, v, depth);
-  if (t == TR_FIXED) return trend(f, v, depth) == TR_FIXED ? TR_FIXED : TR_UNKNOWN;
+  Trend t = trend(e, v, budget);
+  if (t == TR_FIXED) return trend(f, v, budget) == TR_FIXED ? TR_FIXED : TR_UNKNOWN;
   if (!ir_is_const_int(f, &k)) return TR_UNKNOWN;
   return k > 0 ? t : k < 0 ? flip(t) : TR_FIXED;
 }
 
-static Trend trend(const IrExpr *e, const IrVar *v, int depth) {
-  if (!e || depth > 32) return TR_UNKNOWN;
+/* budget: expression nodes still to visit (lets shared by several terms are revisited, so a
+ * chain of them could take exponential time); unknown once spent */
+static Trend trend(const IrExpr *e, const IrVar *v, int *budget) {
+  if (!e || --*budget < 0) return TR_UNKNOWN;
   int64_t k;
   switch (e->kind) {
   case IR_INT:
@@ -45,23 +47,23 @@ static Trend trend(const IrExpr *e, const IrVar *v, int depth) {
     return TR_FIXED;
   case IR_VAR:
     if (e->u.var == v) return TR_UP;
-    return e->u.var->kind == IR_VAR_LET && e->u.var->let_value ? trend(e->u.var->let_value, v, depth + 1) : TR_FIXED;
+    return e->u.var->kind == IR_VAR_LET && e->u.var->let_value ? trend(e->u.var->let_value, v, budget) : TR_FIXED;
   case IR_ADD:
   case IR_MIN:
   case IR_MAX:
-    return join(trend(e->u.ops[0], v, depth + 1), trend(e->u.ops[1], v, depth + 1));
+    return join(trend(e->u.ops[0], v, budget), trend(e->u.ops[1], v, budget));
   case IR_SUB:
-    return join(trend(e->u.ops[0], v, depth + 1), flip(trend(e->u.ops[1], v, depth + 1)));
+    return join(trend(e->u.ops[0], v, budget), flip(trend(e->u.ops[1], v, budget)));
   case IR_NEG:
-    return flip(trend(e->u.ops[0], v, depth + 1));
+    return flip(trend(e->u.ops[0], v, budget));
   case IR_CAST:
-    return trend(e->u.ops[0], v, depth + 1);
+    return trend(e->u.ops[0], v, budget);
   case IR_MUL: {
-    Trend t = scaled(e->u.ops[0], e->u.ops[1], v, depth + 1);
-    return t != TR_UNKNOWN ? t : scaled(e->u.ops[1], e->u.ops[0], v, depth + 1);
+    Trend t = scaled(e->u.ops[0], e->u.ops[1], v, budget);
+    return t != TR_UNKNOWN ? t : scaled(e->u.ops[1], e->u.ops[0], v, budget);
   }
   case IR_FLOORDIV:
-    if (ir_is_const_int(e->u.ops[1], &k) && k > 0) return trend(e->u.ops[0], v, depth + 1);
+    if (ir_is_const_int(e->u.ops[1], &k) && k > 0) return trend(e->u.ops[0], v, budget);
     break;
   default:
     break;
@@ -79,7 +81,7 @@ static void scan_stmt(IrStmt *s, void *ctx) {
   Scan *sc = ctx;
   if (s->kind == IR_S_WHILE) sc->waits = true;
   if (s->kind == IR_S_FOR && s->u.loop.kind != IR_FOR_PARALLEL && s->u.loop.kind != IR_FOR_THREAD)
-    sc->loops = join(sc->loops, trend(s->u.loop.extent, sc->v, 0));
+    sc->loops = join(sc->loops, trend(s->u.loop.extent, sc->v, &(int){4096}));
 }
 
 static void scan_expr(IrExpr *e, void *ctx) {

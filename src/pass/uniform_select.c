@@ -86,6 +86,20 @@ typedef struct Lin {
 
 #define LIN_LIMIT ((int64_t)1 << 40)
 
+static void find_unhoistable(IrExpr *e, void *ctx) {
+  *(bool *)ctx |= e->kind == IR_CALL || (e->kind == IR_LOAD && e->u.load.buf->scope == IR_SCOPE_FRAGMENT);
+}
+
+/* A term hoisted into the branch condition must mean there what it meant in the nest: a
+ * fragment element is distributed over the threads by the nest's layout, and a call may
+ * have effects; registers (T.alloc_var), shared and global memory read the same. */
+static bool unhoistable(IrExpr *e) {
+  bool found = false;
+  IrVisitor v = {NULL, find_unhoistable, &found};
+  ir_visit_expr(e, &v);
+  return found;
+}
+
 static void add_outer(Lin *l, IrExpr *e, int64_t coef) {
   SrcLoc loc = e->loc;
   IrExpr *t = coef == 1 ? e : ir_binary(l->c, IR_MUL, e, ir_int(l->c, coef, e->dtype, loc), loc);
@@ -109,19 +123,30 @@ static void collect(Lin *l, IrExpr *e, int64_t coef) {
   case IR_NEG:
     collect(l, e->u.ops[0], -coef);
     return;
-  case IR_MUL:
-    if (ir_is_const_int(e->u.ops[1], &k)) return collect(l, e->u.ops[0], coef * k);
-    if (ir_is_const_int(e->u.ops[0], &k)) return collect(l, e->u.ops[1], coef * k);
+  case IR_MUL: {
+    int64_t scaled;
+    for (int side = 0; side < 2; side++)
+      if (ir_is_const_int(e->u.ops[1 - side], &k)) {
+        if (__builtin_mul_overflow(coef, k, &scaled)) break;
+        return collect(l, e->u.ops[side], scaled);
+      }
     break;
+  }
   default:
     break;
   }
   if (ir_range(e, l->env, &lo, &hi) && lo > -LIN_LIMIT && hi < LIN_LIMIT) {
-    l->lo += coef > 0 ? coef * lo : coef * hi;
-    l->hi += coef > 0 ? coef * hi : coef * lo;
+    /* |coef|, |lo|, |hi| < 2^40: the products fit in 128 bits; the sums must fit in 64 */
+    __int128 a = (__int128)coef * (coef > 0 ? lo : hi), b = (__int128)coef * (coef > 0 ? hi : lo);
+    __int128 nlo = l->lo + a, nhi = l->hi + b;
+    if (nlo < -((__int128)1 << 62) || nhi > ((__int128)1 << 62)) {
+      l->ok = false;
+      return;
+    }
+    l->lo = (int64_t)nlo, l->hi = (int64_t)nhi;
     return;
   }
-  if (uses_nest(l->n, e, 0)) {
+  if (uses_nest(l->n, e, 0) || unhoistable(e)) {
     l->ok = false;
     return;
   }
