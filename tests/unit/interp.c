@@ -436,7 +436,7 @@ static void exec_role_split(Interp *in, IrStmt *s, const bool *mask) {
     roles[r].id = r;
     for (int t = 0; t < MAXT; t++) {
       bool prod = t < in->T && eval(in, s->u.if_.cond, t) != 0;
-      roles[r].mask[t] = mask[t] && (r == 0 ? prod : !prod);
+      roles[r].mask[t] = t < in->T && mask[t] && (r == 0 ? prod : !prod); /* masks hold in->T threads */
     }
   }
   pthread_t th[2];
