@@ -221,8 +221,9 @@ class Worker:
 
 
 def start(corpus, name, envs):
-    """Both systems' workers for one case, building (no GPU work beyond allocation)."""
-    return {s: Worker(corpus, name, s, envs[s]) for s in ("peer", "ours")}
+    """The workers of one case, one per system of envs (TileLang, ours, and with --ab ours under
+    other pass configs), building (no GPU work beyond allocation)."""
+    return {s: Worker(corpus, name, s, env) for s, env in envs.items()}
 
 
 def measure(workers, rounds):
@@ -272,6 +273,9 @@ def main():
     ap.add_argument("--only", default="", help="run only the cases whose name contains one of these comma-separated substrings")
     ap.add_argument("--ahead", type=int, default=0, help="build this many upcoming cases while one is timed")
     ap.add_argument("--json", help="append one JSON line per row to this file (to join split runs)")
+    ap.add_argument("--ab", metavar="KEY=VALUE,...",
+                    help="also time ours built with these pass configs (TILESCALE_PASS_CONFIGS), alternating with "
+                         "the other two in the same rounds, and print its speed over ours as built (B/A)")
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SYSTEM"))
     a = ap.parse_args()
     rows = TUNED if a.tuned else CASES
@@ -284,11 +288,14 @@ def main():
     envs = {"ours": dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")),
             "peer": dict(os.environ, PYTHONPATH=a.peer, TILELANG_CACHE_DIR=os.environ.get("TILELANG_CACHE_DIR", "/tmp/tlcache"))}
     envs["ours"].setdefault("TILESCALE_LIB", os.path.join(ROOT, "build", "libtilescale.so"))
+    if a.ab:
+        envs["ours_b"] = dict(envs["ours"], TILESCALE_PASS_CONFIGS=a.ab)
+        print("B = ours with TILESCALE_PASS_CONFIGS=%s, timed in the same rounds; B/A = its speed over ours" % a.ab)
     names = [n for n in rows if not a.only or any(part and part in n for part in a.only.split(","))]
     width = max([len(n) for n in names] + [28])
     print("%-*s %9s %9s %9s %8s  %-7s  %s" % (width, "example (own configuration)", "torch", "TileLang", "ours", "ours/TL",
-                                           "unit", "copy GB/s, ours/copy"))
-    ratios = []
+                                           "unit", "copy GB/s, ours/copy" + ("; ours B, B/A" if a.ab else "")))
+    ratios, ab_ratios = [], []
     pending = {}
     for i, name in enumerate(names):
         for later in names[i:i + 1 + max(0, a.ahead)]:
@@ -313,6 +320,14 @@ def main():
             vs_copy = "%9.1f" % copy_rate
             if "ours" in best:
                 vs_copy += " %5.2f" % (rate(work, best["ours"], unit) / copy_rate)
+        if a.ab:
+            b = best.get("ours_b")
+            ab = best["ours"] / b if b and "ours" in best else None
+            if ab:
+                ab_ratios.append(ab)
+            vs_copy += "; B %s, B/A %s" % ("%.1f" % rate(work, b, unit) if b else
+                                           "WRONG" if info.get("ours_b", {}).get("wrong") else "error",
+                                           "%.3f" % ab if ab else "-")
         print("%-*s %s %8s  %-7s  %s" % (width, name, " ".join(cols), "%.2f" % ratio if ratio else "-", unit, vs_copy))
         if a.json:
             with open(a.json, "a") as f:
@@ -326,7 +341,7 @@ def main():
                 info.get("peer", {}).get("config", "-"), info.get("ours", {}).get("config", "-"),
                 "".join(", %s %d of %d right" % (s, info[s]["configs_right"], info[s]["configs"])
                         for s in ("peer", "ours") if "configs" in info.get(s, {}))))
-        for s in ("peer", "ours"):
+        for s in [x for x in ("peer", "ours", "ours_b") if x in info]:
             r = info.get(s, {})
             if "error" in r:
                 print("    %s: %s" % (s, r["error"]))
@@ -334,6 +349,9 @@ def main():
                 print("    %s: wrong, max error %.4g where |ref| max is %.4g" % (s, r["max_err"], r["ref_max"]))
     if ratios:
         print("geomean ours/TileLang over %d rows: %.2f" % (len(ratios), math.exp(sum(map(math.log, ratios)) / len(ratios))))
+    if ab_ratios:
+        print("geomean B/A (%s) over %d rows: %.3f" % (a.ab, len(ab_ratios),
+                                                   math.exp(sum(map(math.log, ab_ratios)) / len(ab_ratios))))
 
 
 if __name__ == "__main__":

@@ -110,6 +110,47 @@ class BenchDriver(unittest.TestCase):
             self.assertEqual(workers["peer"].asked, ["check", "time", "time"])
             self.assertEqual(info["ours"]["config"], "c")
 
+    def test_ab_times_a_second_build_of_ours_in_the_same_rounds(self):
+        """--ab: a third worker, ours under TILESCALE_PASS_CONFIGS, timed in the same rounds;
+        the row prints its speed over ours (B/A) and the run its geomean."""
+        ms = {"peer": 4.0, "ours": 2.0, "ours_b": 1.6}
+        asked, envs_seen = {}, {}
+
+        class Worker:
+            def __init__(self, system):
+                self.system = system
+                asked[system] = []
+
+            def read(self, timeout):
+                return {"built": True, "unit": "TFLOP/s", "work": 1e12}
+
+            def ask(self, cmd):
+                asked[self.system].append(cmd)
+                return {"ready": True} if cmd == "check" else {"ms": ms.get(self.system, 1.0)}
+
+            def close(self):
+                pass
+
+        def start(corpus, name, envs):
+            envs_seen.update(envs)
+            return {s: Worker(s) for s in envs}
+        saved_start, saved_argv = bench.start, sys.argv
+        bench.start = start
+        bench.CASES["one"] = lambda c: None
+        sys.argv = ["bench_vs_tilelang.py", "corpus", "--only", "one", "--ab", "ts.x=True", "--rounds", "3"]
+        out = io.StringIO()
+        try:
+            with redirect_stdout(out):
+                bench.main()
+        finally:
+            bench.start, sys.argv = saved_start, saved_argv
+        text = out.getvalue()
+        self.assertEqual(envs_seen["ours_b"]["TILESCALE_PASS_CONFIGS"], "ts.x=True")
+        self.assertNotIn("TILESCALE_PASS_CONFIGS", envs_seen["ours"])
+        self.assertEqual(asked["ours_b"].count("time"), 3)
+        self.assertIn("B/A 1.250", text)
+        self.assertIn("geomean B/A (ts.x=True) over 1 rows: 1.250", text)
+
 
 if __name__ == "__main__":
     unittest.main()
