@@ -153,6 +153,18 @@ static void collect(Lin *l, IrExpr *e, int64_t coef) {
   add_outer(l, e, coef);
 }
 
+static void find_unsigned(IrExpr *e, void *ctx) {
+  *(bool *)ctx |= dtype_is_int(e->dtype) && !dtype_is_signed(e->dtype);
+}
+
+/* Unsigned arithmetic wraps (i - 1 at i = 0), where the bounds below assume integers. */
+static bool has_unsigned(IrExpr *e) {
+  bool found = false;
+  IrVisitor v = {NULL, find_unsigned, &found};
+  ir_visit_expr(e, &v);
+  return found;
+}
+
 /* The condition with the nest's lets substituted (last first, so chains resolve). */
 static IrExpr *inline_lets(TsCompiler *c, const Nest *n, IrExpr *e) {
   for (int i = n->nlets - 1; i >= 0; i--) e = ir_subst(c, e, &n->let[i], &n->let_value[i], 1);
@@ -167,7 +179,7 @@ static bool uniform_predicates(TsCompiler *c, const Nest *n, IrExpr *cond, IrExp
   if (k != IR_GE && k != IR_GT && k != IR_LE && k != IR_LT) return false;
   bool swap = k == IR_LE || k == IR_LT, strict = k == IR_GT || k == IR_LT;
   IrExpr *x = cond->u.ops[swap], *y = cond->u.ops[!swap];
-  if (dtype_is_float(x->dtype) || dtype_is_float(y->dtype)) return false;
+  if (dtype_is_float(x->dtype) || dtype_is_float(y->dtype) || has_unsigned(cond)) return false;
   IrRangeEnv env = {0};
   for (int i = 0; i < n->n; i++) ir_range_env_add(&env, n->var[i], 0, n->ext[i] - 1);
   Lin l = {c, n, &env, NULL, 0, 0, true};
