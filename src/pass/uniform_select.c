@@ -86,19 +86,31 @@ typedef struct Lin {
 
 #define LIN_LIMIT ((int64_t)1 << 40)
 
-static void find_unhoistable(IrExpr *e, void *ctx) {
-  *(bool *)ctx |= e->kind == IR_CALL || (e->kind == IR_LOAD && e->u.load.buf->scope == IR_SCOPE_FRAGMENT);
+/* Whether some node of e satisfies pred. */
+typedef struct AnyNode {
+  bool (*pred)(const IrExpr *e);
+  bool found;
+} AnyNode;
+static void any_visit(IrExpr *e, void *ctx) {
+  AnyNode *a = ctx;
+  a->found = a->found || a->pred(e);
+}
+static bool any_node(IrExpr *e, bool (*pred)(const IrExpr *e)) {
+  AnyNode a = {pred, false};
+  IrVisitor v = {NULL, any_visit, &a};
+  ir_visit_expr(e, &v);
+  return a.found;
 }
 
 /* A term hoisted into the branch condition must mean there what it meant in the nest: a
  * fragment element is distributed over the threads by the nest's layout, and a call may
  * have effects; registers (T.alloc_var), shared and global memory read the same. */
-static bool unhoistable(IrExpr *e) {
-  bool found = false;
-  IrVisitor v = {NULL, find_unhoistable, &found};
-  ir_visit_expr(e, &v);
-  return found;
+static bool unhoistable(const IrExpr *e) {
+  return e->kind == IR_CALL || (e->kind == IR_LOAD && e->u.load.buf->scope == IR_SCOPE_FRAGMENT);
 }
+
+/* Unsigned arithmetic wraps (i - 1 at i = 0), where the bounds below assume integers. */
+static bool is_unsigned(const IrExpr *e) { return dtype_is_int(e->dtype) && !dtype_is_signed(e->dtype); }
 
 static void add_outer(Lin *l, IrExpr *e, int64_t coef) {
   SrcLoc loc = e->loc;
@@ -146,23 +158,11 @@ static void collect(Lin *l, IrExpr *e, int64_t coef) {
     l->lo = (int64_t)nlo, l->hi = (int64_t)nhi;
     return;
   }
-  if (uses_nest(l->n, e, 0) || unhoistable(e)) {
+  if (uses_nest(l->n, e, 0) || any_node(e, unhoistable)) {
     l->ok = false;
     return;
   }
   add_outer(l, e, coef);
-}
-
-static void find_unsigned(IrExpr *e, void *ctx) {
-  *(bool *)ctx |= dtype_is_int(e->dtype) && !dtype_is_signed(e->dtype);
-}
-
-/* Unsigned arithmetic wraps (i - 1 at i = 0), where the bounds below assume integers. */
-static bool has_unsigned(IrExpr *e) {
-  bool found = false;
-  IrVisitor v = {NULL, find_unsigned, &found};
-  ir_visit_expr(e, &v);
-  return found;
 }
 
 /* The condition with the nest's lets substituted (last first, so chains resolve). */
@@ -179,7 +179,7 @@ static bool uniform_predicates(TsCompiler *c, const Nest *n, IrExpr *cond, IrExp
   if (k != IR_GE && k != IR_GT && k != IR_LE && k != IR_LT) return false;
   bool swap = k == IR_LE || k == IR_LT, strict = k == IR_GT || k == IR_LT;
   IrExpr *x = cond->u.ops[swap], *y = cond->u.ops[!swap];
-  if (dtype_is_float(x->dtype) || dtype_is_float(y->dtype) || has_unsigned(cond)) return false;
+  if (dtype_is_float(x->dtype) || dtype_is_float(y->dtype) || any_node(cond, is_unsigned)) return false;
   IrRangeEnv env = {0};
   for (int i = 0; i < n->n; i++) ir_range_env_add(&env, n->var[i], 0, n->ext[i] - 1);
   Lin l = {c, n, &env, NULL, 0, 0, true};
