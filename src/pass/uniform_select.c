@@ -42,6 +42,16 @@ static bool uses_nest(const Nest *n, const IrExpr *e, int nlets) {
   return false;
 }
 
+/* e reads back the very element the nest stores (`x[i, j] = select(c, x[i, j], b)`): on
+ * that side the store changes nothing. */
+static bool is_identity(const Nest *n, const IrExpr *e) {
+  const IrStmt *st = n->store;
+  if (e->kind != IR_LOAD || e->u.load.buf != st->u.store.buf || e->u.load.nidx != st->u.store.nidx) return false;
+  for (int i = 0; i < e->u.load.nidx; i++)
+    if (!ir_expr_equal(e->u.load.idx[i], st->u.store.idx[i])) return false;
+  return true;
+}
+
 static bool match_nest(IrStmt *s, Nest *n) {
   memset(n, 0, sizeof *n);
   n->top = s;
@@ -69,9 +79,10 @@ static bool match_nest(IrStmt *s, Nest *n) {
   for (int i = 0; i < st->u.store.nidx; i++) /* the uniform paths drop the lets */
     for (int k = 0; k < n->nlets; k++)
       if (ir_expr_uses_var(st->u.store.idx[i], n->let[k])) return false;
-  if (uses_nest(n, v->u.ops[1], n->nlets) || uses_nest(n, v->u.ops[2], n->nlets)) return false;
   n->store = st;
-  return true;
+  for (int side = 1; side <= 2; side++)
+    if (uses_nest(n, v->u.ops[side], n->nlets) && !is_identity(n, v->u.ops[side])) return false;
+  return !(is_identity(n, v->u.ops[1]) && is_identity(n, v->u.ops[2]));
 }
 
 /* x - y as a symbolic part (terms free of the nest's variables) plus a bounded part [lo, hi]. */
@@ -171,10 +182,9 @@ static IrExpr *inline_lets(TsCompiler *c, const Nest *n, IrExpr *e) {
   return e;
 }
 
-/* Predicates on the nest's outer variables: every element true (*all), every element false
- * (*none).  False when the condition is not a comparison of that form. */
-static bool uniform_predicates(TsCompiler *c, const Nest *n, IrExpr *cond, IrExpr **all, IrExpr **none) {
-  cond = inline_lets(c, n, cond);
+/* Predicates on the nest's outer variables for one comparison x OP y: every element true
+ * (*all), every element false (*none).  False when it is not of the form the bounds handle. */
+static bool compare_predicates(TsCompiler *c, const Nest *n, IrExpr *cond, IrExpr **all, IrExpr **none) {
   IrExprKind k = cond->kind;
   if (k != IR_GE && k != IR_GT && k != IR_LE && k != IR_LT) return false;
   bool swap = k == IR_LE || k == IR_LT, strict = k == IR_GT || k == IR_LT;
@@ -184,13 +194,41 @@ static bool uniform_predicates(TsCompiler *c, const Nest *n, IrExpr *cond, IrExp
   for (int i = 0; i < n->n; i++) ir_range_env_add(&env, n->var[i], 0, n->ext[i] - 1);
   Lin l = {c, n, &env, NULL, 0, 0, true};
   collect(&l, x, 1), collect(&l, y, -1);
-  if (!l.ok || !l.outer || !uses_nest(n, cond, 0)) return false;
+  if (!l.ok || !l.outer) return false;
   /* x - y >= 0 (strict: > 0) everywhere iff outer + lo >= 0 (> 0); nowhere iff outer + hi < 0 (<= 0) */
   SrcLoc loc = cond->loc;
   ts_dtype t = l.outer->dtype;
   *all = ir_binary(c, strict ? IR_GT : IR_GE, l.outer, ir_int(c, -l.lo, t, loc), loc);
   *none = ir_binary(c, strict ? IR_LE : IR_LT, l.outer, ir_int(c, -l.hi, t, loc), loc);
   return true;
+}
+
+/* The same for a conjunction of comparisons (a sliding window: q >= k and q < k + w), where
+ * a term free of the nest's variables decides itself: all of them everywhere true when each
+ * is; the whole false everywhere when one of them is. */
+static bool predicates(TsCompiler *c, const Nest *n, IrExpr *cond, IrExpr **all, IrExpr **none) {
+  SrcLoc loc = cond->loc;
+  if (cond->kind == IR_AND || (cond->kind == IR_BITAND && cond->dtype == TS_DTYPE_BOOL)) {
+    IrExpr *a1, *n1, *a2, *n2;
+    if (!predicates(c, n, cond->u.ops[0], &a1, &n1) || !predicates(c, n, cond->u.ops[1], &a2, &n2)) return false;
+    *all = ir_binary(c, IR_AND, a1, a2, loc);
+    *none = ir_binary(c, IR_OR, n1, n2, loc);
+    return true;
+  }
+  if (!uses_nest(n, cond, 0)) {
+    if (any_node(cond, unhoistable)) return false;
+    *all = cond;
+    *none = ir_unary(c, IR_NOT, cond, loc);
+    return true;
+  }
+  return compare_predicates(c, n, cond, all, none);
+}
+
+/* The predicates of the nest's condition (its lets substituted); false when the condition
+ * does not depend on the nest's variables at all (then it is uniform as written). */
+static bool uniform_predicates(TsCompiler *c, const Nest *n, IrExpr *cond, IrExpr **all, IrExpr **none) {
+  cond = inline_lets(c, n, cond);
+  return uses_nest(n, cond, 0) && predicates(c, n, cond, all, none);
 }
 
 /* The nest storing `value` at the same indices, over fresh loop variables, without lets. */
@@ -217,8 +255,11 @@ static IrStmt *rewrite(TsCompiler *c, IrStmt *s, void *ctx) {
     if (!match_nest(s, &n)) return s;
     IrExpr *v = n.store->u.store.value;
     if (!uniform_predicates(c, &n, v->u.ops[0], &all, &none)) return s;
-    IrStmt *rest = ir_if(c, none, uniform_nest(c, &n, v->u.ops[2]), s, s->loc);
-    return ir_if(c, all, uniform_nest(c, &n, v->u.ops[1]), rest, s->loc);
+    /* a side that stores the element back does nothing: its branch is left out */
+    IrStmt *rest = is_identity(&n, v->u.ops[2]) ? ir_if(c, ir_unary(c, IR_NOT, none, s->loc), s, NULL, s->loc)
+                                                : ir_if(c, none, uniform_nest(c, &n, v->u.ops[2]), s, s->loc);
+    return is_identity(&n, v->u.ops[1]) ? ir_if(c, ir_unary(c, IR_NOT, all, s->loc), rest, NULL, s->loc)
+                                        : ir_if(c, all, uniform_nest(c, &n, v->u.ops[1]), rest, s->loc);
   }
   return ir_map_children(c, s, rewrite, ctx);
 }

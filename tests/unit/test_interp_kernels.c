@@ -901,26 +901,47 @@ TEST(interp_heavy_first_blocks_off) { triangle_case(t, false, false, "False", fa
 
 /* uniform_select.c: a tile filled with select(bx * 8 + i >= k * 8 + j, 1, 2) in a loop over k
  * gets branches for the whole tile true (k < bx) and false (k > bx), the select itself only on
- * the diagonal; the lower triangle comes out the same.  A term mixing the nest's variables
- * with others (i * k) or ts.uniform_selects=False leave the nest as written. */
+ * the diagonal; the lower triangle comes out the same.  Also for a sliding window (a
+ * conjunction of two comparisons) and for a select that keeps the element on one side
+ * (acc[i, j] = select(c, acc[i, j], 2): that branch is left out).  A term mixing the nest's
+ * variables with others (i * k) or ts.uniform_selects=False leave the nest as written. */
+enum { MASK_CAUSAL, MASK_MIXED, MASK_WINDOW, MASK_KEEP };
 static const char MASKED_TILES[] =
     KERNEL_FILE_HEAD
-    "def masked(GX, nonlinear):\n"
+    "def masked(GX, mode):\n"
     "    @T.prim_func\n"
     "    def main(out: T.Tensor((GX * 8, GX * 8), \"float32\")):\n"
     "        with T.Kernel(GX, threads=32) as bx:\n"
     "            acc = T.alloc_fragment((8, 8), \"float32\")\n"
     "            for k in T.serial(GX):\n"
     "                for i, j in T.Parallel(8, 8):\n"
+    "                    acc[i, j] = 1.0\n"
+    "                for i, j in T.Parallel(8, 8):\n"
     "                    q = bx * 8 + i\n"
-    "                    acc[i, j] = T.if_then_else((i * k >= j) if nonlinear else (q >= k * 8 + j), 1.0, 2.0)\n"
+    "                    if mode == 0:\n"
+    "                        acc[i, j] = T.if_then_else(q >= k * 8 + j, 1.0, 2.0)\n"
+    "                    elif mode == 1:\n"
+    "                        acc[i, j] = T.if_then_else(i * k >= j, 1.0, 2.0)\n"
+    "                    elif mode == 2:\n"
+    "                        acc[i, j] = T.if_then_else(q >= k * 8 + j and q < k * 8 + j + 12, 1.0, 2.0)\n"
+    "                    else:\n"
+    "                        acc[i, j] = T.if_then_else(q >= k * 8 + j, acc[i, j], 2.0)\n"
     "                T.copy(acc, out[bx * 8 : (bx + 1) * 8, k * 8 : (k + 1) * 8])\n"
     "\n"
     "    return main\n";
 
 static void count_ifs(IrStmt *s, void *ctx) { *(int *)ctx += s->kind == IR_S_IF; }
 
-static int masked_ifs(TestCtx *t, bool nonlinear, const char *config) {
+static bool mask_holds(int mode, int r, int col) {
+  int i = r % 8, j = col % 8, k = col / 8;
+  switch (mode) {
+    case MASK_MIXED: return i * k >= j;
+    case MASK_WINDOW: return r >= col && r < col + 12;
+    default: return r >= col;
+  }
+}
+
+static int masked_ifs(TestCtx *t, int mode, const char *config) {
   TsCompiler c;
   ts_compiler_init(&c, (TsTarget){90, true});
   c.debug = true;
@@ -928,7 +949,9 @@ static int masked_ifs(TestCtx *t, bool nonlinear, const char *config) {
   const char *val[] = {config};
   if (config) c.call_pc_keys = key, c.call_pc_values = val, c.ncall_pc = 1;
   SourceFile file = {"masked.py", MASKED_TILES, sizeof MASKED_TILES - 1};
-  const char *params[] = {"GX=4", nonlinear ? "nonlinear=True" : "nonlinear=False", NULL};
+  char mode_param[16];
+  snprintf(mode_param, sizeof mode_param, "mode=%d", mode);
+  const char *params[] = {"GX=4", mode_param, NULL};
   IrFunc *f = interp_compile(&c, &file, "masked", params);
   if (!f) {
     CHECK(f);
@@ -945,11 +968,7 @@ static int masked_ifs(TestCtx *t, bool nonlinear, const char *config) {
   CHECK(in.errors == 0 && in.races == 0);
   int bad = 0;
   for (int r = 0; r < 32; r++)
-    for (int col = 0; col < 32; col++) {
-      int i = r % 8, j = col % 8, k = col / 8;
-      bool cond = nonlinear ? i * k >= j : r >= col;
-      bad += out[r * 32 + col] != (cond ? 1.0 : 2.0);
-    }
+    for (int col = 0; col < 32; col++) bad += out[r * 32 + col] != (mask_holds(mode, r, col) ? 1.0 : 2.0);
   CHECK(bad == 0);
   interp_free(&in);
   ts_compiler_fini(&c);
@@ -957,9 +976,10 @@ static int masked_ifs(TestCtx *t, bool nonlinear, const char *config) {
 }
 
 TEST(interp_uniform_selects) {
-  int off = masked_ifs(t, false, "False"), on = masked_ifs(t, false, NULL);
-  CHECK(off >= 0 && on == off + 2);
-  CHECK(masked_ifs(t, true, NULL) == masked_ifs(t, true, "False"));
+  for (int mode = MASK_CAUSAL; mode <= MASK_KEEP; mode++) {
+    int off = masked_ifs(t, mode, "False"), on = masked_ifs(t, mode, NULL);
+    CHECK(off >= 0 && on == off + (mode == MASK_MIXED ? 0 : 2));
+  }
 }
 
 /* A warp spinning on a vote (`while T.warp_any(..)`, the test re-evaluated every round, with
