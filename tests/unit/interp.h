@@ -14,6 +14,10 @@
  * (gemm_ss/rs_mma, gemm_ss/rs_wgmma, issued and waited) run from the compiler's own
  * operand layouts (layout.h swizzles, the accumulator Fragment): a check that the code
  * around them writes and reads those layouts, not of the device templates themselves.
+ * Loops run in lockstep too: a thread that runs `break` or `continue` sits out the rest of
+ * its iteration (or loop), a while loop runs rounds while any thread's condition holds (at
+ * most 2^20: a spin on what no thread of the block writes is an error), and a warp vote
+ * (T.warp_any / T.warp_all) counts the lanes of each warp that run it.
  * Warp-specialized kernels run their two roles (`if tx >= T: producer else: consumers`)
  * as coroutines that hand over at each mbarrier wait not yet satisfied; TMA boxes move
  * through the descriptors' swizzles and complete their barrier's transaction bytes. */
