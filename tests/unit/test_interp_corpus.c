@@ -155,6 +155,48 @@ static void run_clean(TestCtx *t, Run *r) {
   CHECK(r->in.races == 0);
 }
 
+/* norm/layernorm.py _layernorm_bwd: each block walks blk_m rows (a serial loop copying a row
+ * of dY and X into shared memory, two row sums, dX back through shared memory) and adds its
+ * dGamma/dBeta partial sums atomically; against the formulas in double (dX is bf16). */
+TEST(corpus_interp_layernorm_bwd) {
+  enum { N = 4, D = 1024 };
+  Run r;
+  const char *p[] = {"N=4", "D=1024", "blk_m=2", "threads=256", NULL};
+  if (!corpus_compile(t, &r, "tilelang/examples/norm/layernorm.py", "_layernorm_bwd", p)) return;
+  double *dy = arg(&r, "DY"), *x = arg(&r, "X"), *g = arg(&r, "gamma"), *mean = arg(&r, "Mean"),
+         *rstd = arg(&r, "Rstd"), *dx = arg(&r, "DX"), *dg = arg(&r, "DGamma"), *db = arg(&r, "DBeta");
+  unsigned seed = 7;
+  fill(dy, N * D, &seed);
+  fill(x, N * D, &seed);
+  fill(g, D, &seed);
+  for (int i = 0; i < N; i++) {
+    double s = 0, sq = 0;
+    for (int j = 0; j < D; j++) s += x[i * D + j], sq += x[i * D + j] * x[i * D + j];
+    mean[i] = (float)(s / D), rstd[i] = (float)(1 / sqrt(sq / D - (s / D) * (s / D) + 1e-5));
+  }
+  for (int j = 0; j < D; j++) dg[j] = db[j] = 0;
+  run_clean(t, &r);
+  int bad = 0;
+  static double want_dg[D], want_db[D];
+  for (int j = 0; j < D; j++) want_dg[j] = want_db[j] = 0;
+  for (int i = 0; i < N; i++) {
+    double c1 = 0, c2 = 0;
+    for (int j = 0; j < D; j++) {
+      double xh = (x[i * D + j] - mean[i]) * rstd[i], dxh = dy[i * D + j] * g[j];
+      c1 += dxh * xh, c2 += dxh;
+      want_dg[j] += dy[i * D + j] * xh, want_db[j] += dy[i * D + j];
+    }
+    c1 /= D, c2 /= D;
+    for (int j = 0; j < D; j++) {
+      double xh = (x[i * D + j] - mean[i]) * rstd[i], dxh = dy[i * D + j] * g[j];
+      bad += !close_to(dx[i * D + j], rstd[i] * (dxh - c2 - xh * c1), 1e-2);
+    }
+  }
+  for (int j = 0; j < D; j++) bad += !close_to(dg[j], want_dg[j], 1e-4) + !close_to(db[j], want_db[j], 1e-4);
+  CHECK(bad == 0);
+  run_free(&r);
+}
+
 /* elementwise/example_elementwise_add.py: partial tiles on both edges. */
 TEST(corpus_interp_elementwise_add) {
   enum { M = 100, N = 72 };
