@@ -17,6 +17,8 @@
  *      |
  *   heavy_first_blocks   an axis whose blocks loop longer as the index grows is walked
  *      |                 backwards, longest blocks first (heavy_first.c)
+ *   pipeline_serial_loops  opt-in: a T.serial loop copying global tiles to shared memory
+ *      |                 becomes T.Pipelined(num_stages=2) (pipeline_serial.c)
  *   inject_pipeline      T.Pipelined -> staged shared buffers, cp.async prologue/waits
  *      |
  *   legalize             T.copy / T.fill / tile atomics -> T.Parallel nests; Pipelined -> serial
@@ -57,6 +59,7 @@ static const PassEntry passes[] = {
     {"warp_specialize", pass_warp_specialize},
     {"rasterize_blocks", pass_rasterize_blocks},
     {"heavy_first_blocks", pass_heavy_first_blocks},
+    {"pipeline_serial_loops", pass_pipeline_serial_loops},
     {"inject_pipeline", pass_inject_pipeline},
     {"legalize", pass_legalize},
     {"layout_inference", pass_layout_inference},

@@ -1,0 +1,98 @@
+/* pipeline_serial.c — opt-in ts.pipeline_serial_loops (not yet measured on a GPU): a
+ * T.serial loop whose body copies tiles from global to shared memory becomes
+ * T.Pipelined(num_stages=2), so that inject_pipeline loads iteration k+1's tiles while
+ * iteration k computes.  norm/layernorm.py's backward walks its rows this way, each row's
+ * dY and X copied synchronously before the arithmetic: one row's loads in flight per SM.
+ *
+ * Taken where shared memory has room for a second copy of those tiles (the kernel's shared
+ * allocations all of constant size, a margin left for the scratch later passes add), in
+ * kernels that schedule no warpgroups of their own (T.ws) and are not warp-specialized, for
+ * the outermost such loop of a nest.  Whether the loop can be pipelined at all stays
+ * inject_pipeline's decision: it leaves a loop serial when its tiles are used outside it. */
+#include "passes.h"
+
+#define PIPELINE_SERIAL_SLACK 8192 /* bytes kept free for reduction scratch and barriers */
+
+typedef struct Smem {
+  int64_t bytes;
+  bool known;
+} Smem;
+
+static int64_t buffer_bytes(const IrBuffer *b) {
+  int64_t n = dtype_bytes(b->dtype), e;
+  for (int i = 0; i < b->ndim; i++) {
+    if (!ir_is_const_int(b->shape[i], &e) || e < 0 || __builtin_mul_overflow(n, e, &n)) return -1;
+  }
+  return n;
+}
+
+static void count_shared(IrStmt *s, void *ctx) {
+  Smem *m = ctx;
+  if (s->kind != IR_S_ALLOC || !pass_is_shared(s->u.alloc.buf) || s->u.alloc.buf->alias_of) return;
+  int64_t n = buffer_bytes(s->u.alloc.buf);
+  if (n < 0) m->known = false;
+  else m->bytes += n;
+}
+
+/* The bytes a second stage of the body's global-to-shared copies would add; 0 for none. */
+static int64_t second_stage_bytes(const IrStmt *body) {
+  IrStmt *const *items = body->kind == IR_S_SEQ ? body->u.seq.items : (IrStmt *const *)&body;
+  int n = body->kind == IR_S_SEQ ? body->u.seq.n : 1;
+  int64_t extra = 0;
+  for (int i = 0; i < n; i++) {
+    const IrStmt *s = items[i];
+    if (s->kind != IR_S_COPY || s->u.copy.src.buf->scope != IR_SCOPE_GLOBAL || !pass_is_shared(s->u.copy.dst.buf)) continue;
+    int64_t b = buffer_bytes(ir_buffer_root(s->u.copy.dst.buf));
+    if (b < 0) return 0;
+    extra += b;
+  }
+  return extra;
+}
+
+typedef struct Conv {
+  int64_t cap, used;
+} Conv;
+
+static void convert(Conv *cv, IrStmt *s) {
+  if (!s) return;
+  switch (s->kind) {
+    case IR_S_SEQ:
+      for (int i = 0; i < s->u.seq.n; i++) convert(cv, s->u.seq.items[i]);
+      return;
+    case IR_S_IF:
+      convert(cv, s->u.if_.then_s), convert(cv, s->u.if_.else_s);
+      return;
+    case IR_S_FOR: {
+      if (s->u.loop.kind == IR_FOR_PIPELINED) return; /* scheduled as written */
+      int64_t extra = s->u.loop.kind == IR_FOR_SERIAL ? second_stage_bytes(s->u.loop.body) : 0;
+      if (extra > 0 && cv->used + extra + PIPELINE_SERIAL_SLACK <= cv->cap) {
+        s->u.loop.kind = IR_FOR_PIPELINED;
+        s->u.loop.num_stages = 2;
+        cv->used += extra;
+        return;
+      }
+      convert(cv, s->u.loop.body);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+static void walk(TsCompiler *c, IrStmt *s) {
+  if (!s) return;
+  if (s->kind == IR_S_SEQ)
+    for (int i = 0; i < s->u.seq.n; i++) walk(c, s->u.seq.items[i]);
+  if (s->kind != IR_S_KERNEL) return;
+  IrKernel *k = &s->u.kernel;
+  if (k->manual_ws || k->producer_threads) return;
+  Smem m = {0, true};
+  IrVisitor v = {count_shared, NULL, &m};
+  ir_visit(k->body, &v);
+  Conv cv = {pass_smem_cap(c), m.bytes};
+  if (m.known && cv.cap > 0) convert(&cv, k->body);
+}
+
+void pass_pipeline_serial_loops(TsCompiler *c, IrFunc *f) {
+  if (pass_config_on(f, "ts.pipeline_serial_loops")) walk(c, f->body);
+}
