@@ -71,25 +71,33 @@ static Trend trend(const IrExpr *e, const IrVar *v, int *budget) {
   return ir_expr_uses_var(e, v) ? TR_UNKNOWN : TR_FIXED;
 }
 
+/* the loops' trip counts' combined trend in v */
 typedef struct Scan {
   const IrVar *v;
-  Trend loops;  /* the trip counts' combined trend in v */
-  bool waits;   /* blocks may wait for one another */
+  Trend loops;
 } Scan;
 
-static void scan_stmt(IrStmt *s, void *ctx) {
+static void scan_loop(IrStmt *s, void *ctx) {
   Scan *sc = ctx;
-  if (s->kind == IR_S_WHILE) sc->waits = true;
   if (s->kind == IR_S_FOR && s->u.loop.kind != IR_FOR_PARALLEL && s->u.loop.kind != IR_FOR_THREAD)
     sc->loops = join(sc->loops, trend(s->u.loop.extent, sc->v, &(int){4096}));
 }
 
-static void scan_expr(IrExpr *e, void *ctx) {
-  Scan *sc = ctx;
+static void wait_stmt(IrStmt *s, void *ctx) { *(bool *)ctx |= s->kind == IR_S_WHILE; }
+
+static void wait_expr(IrExpr *e, void *ctx) {
   if (e->kind != IR_CALL) return;
-  if (e->u.call.op == IRI_CALL_EXTERN) sc->waits = true;
-  if (e->u.call.op == IRI_DEVICE && (ir_device_info[e->u.call.dop].flags & (IRD_DIST | IRD_SHMEM | IRD_GRID_SYNC)))
-    sc->waits = true;
+  *(bool *)ctx |= e->u.call.op == IRI_CALL_EXTERN ||
+                  (e->u.call.op == IRI_DEVICE && (ir_device_info[e->u.call.dop].flags & (IRD_DIST | IRD_SHMEM | IRD_GRID_SYNC)));
+}
+
+/* May the kernel's blocks wait for one another (a while loop, distributed or grid-wide
+ * operations, extern calls)? */
+static bool blocks_may_wait(const IrKernel *k) {
+  bool waits = false;
+  IrVisitor vis = {wait_stmt, wait_expr, &waits};
+  ir_visit(k->body, &vis);
+  return waits;
 }
 
 /* The axis to walk backwards: the one axis whose block index the loops' trip counts grow
@@ -98,10 +106,9 @@ static int heavy_axis(const IrKernel *k) {
   int axis = -1;
   for (int a = 0; a < 3; a++) {
     if (!k->block_var[a]) continue;
-    Scan sc = {k->block_var[a], TR_FIXED, false};
-    IrVisitor vis = {scan_stmt, scan_expr, &sc};
+    Scan sc = {k->block_var[a], TR_FIXED};
+    IrVisitor vis = {scan_loop, NULL, &sc};
     ir_visit(k->body, &vis);
-    if (sc.waits) return -1;
     if (sc.loops == TR_UP) {
       if (axis >= 0) return -1;
       axis = a;
@@ -122,14 +129,14 @@ static void reverse_axis(TsCompiler *c, IrKernel *k, int a) {
   k->body = ir_seq(c, (IrStmt *[]){ir_let(c, nv, value, loc), rest}, 2, loc);
 }
 
-static void walk(TsCompiler *c, const IrFunc *f, IrStmt *s) {
+static void walk(TsCompiler *c, IrStmt *s) {
   if (!s) return;
   if (s->kind == IR_S_SEQ)
-    for (int i = 0; i < s->u.seq.n; i++) walk(c, f, s->u.seq.items[i]);
+    for (int i = 0; i < s->u.seq.n; i++) walk(c, s->u.seq.items[i]);
   if (s->kind != IR_S_KERNEL) return;
   IrKernel *k = &s->u.kernel;
   int64_t n;
-  if (k->persistent || k->rasterized || k->raster_panel > 0 || k->cluster_x > 1 || k->prelude) return;
+  if (k->persistent || k->rasterized || k->raster_panel > 0 || k->cluster_x > 1 || k->prelude || blocks_may_wait(k)) return;
   int a = heavy_axis(k);
   if (a < 0 || (ir_is_const_int(k->grid[a], &n) && n <= 1)) return;
   reverse_axis(c, k, a);
@@ -137,5 +144,5 @@ static void walk(TsCompiler *c, const IrFunc *f, IrStmt *s) {
 
 void pass_heavy_first_blocks(TsCompiler *c, IrFunc *f) {
   if (pass_config_state(f, "ts.heavy_first_blocks") == 0) return;
-  walk(c, f, f->body);
+  walk(c, f->body);
 }

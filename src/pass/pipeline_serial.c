@@ -18,12 +18,10 @@ typedef struct Smem {
   bool known;
 } Smem;
 
+/* A buffer's bytes; -1 when its shape is not constant. */
 static int64_t buffer_bytes(const IrBuffer *b) {
-  int64_t n = dtype_bytes(b->dtype), e;
-  for (int i = 0; i < b->ndim; i++) {
-    if (!ir_is_const_int(b->shape[i], &e) || e < 0 || __builtin_mul_overflow(n, e, &n)) return -1;
-  }
-  return n;
+  int64_t n = ir_buffer_numel(b);
+  return n < 0 ? -1 : dtype_storage_bytes(b->dtype, n);
 }
 
 static void count_shared(IrStmt *s, void *ctx) {
