@@ -172,9 +172,9 @@ static ExecStatus exec_for(Eval *ev, Env *env, const AstNode *s) {
   return res;
 }
 
-/* The WHILE statement of a loop on an IR condition; the condition's own statements (`pre`,
- * NULL for none: the device calls a T.warp_any or T.ld in the test is bound through) are
- * the loop's first statements, so they run before every test:
+/* The WHILE statement of a loop on an IR condition.  When evaluating the test emitted
+ * statements (`pre`: the let a T.warp_any in the test is bound to), they are the loop's first
+ * statements, so they run before every test:
  *   while true: pre; if not cond: break; body
  * (a `continue` in the body then runs them again, as Python re-tests the condition).  The
  * caller has pushed the block that collected `pre`; the body runs in that block. */
