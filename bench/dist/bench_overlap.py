@@ -611,7 +611,8 @@ def bench_deepep(g, args, example_dir, which):
             c = combine()[0]
             ok = ref.same(c, want_c)
             if not ok:
-                why.append(ref.combine_diagnosis(c, x, topk_idx, E, W))
+                why.append(ref.combine_diagnosis(c, x, topk_idx, E, W, buf.num_channels))
+                print("bench-overlap: deepep_combine WRONG on rank %d%s" % (r, why[-1]), flush=True)
         torch.cuda.synchronize()
         return g.slowest([0.0 if ok else 1.0])[0] == 0.0
 

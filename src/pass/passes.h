@@ -129,7 +129,7 @@ void pass_safe_memory(TsCompiler *c, IrFunc *f);       /* guards for global acce
 void pass_vectorize_loops(TsCompiler *c, IrFunc *f);  /* T.vectorized copies as vector accesses */
 void pass_rasterize_blocks(TsCompiler *c, IrFunc *f); /* T.use_swizzle block order, any kernel */
 void pass_uniform_selects(TsCompiler *c, IrFunc *f); /* selects uniform over a T.Parallel nest (uniform_select.c) */
-void pass_pipeline_serial_loops(TsCompiler *c, IrFunc *f); /* opt-in: serial copy loops pipelined (pipeline_serial.c) */
+void pass_pipeline_serial_loops(TsCompiler *c, IrFunc *f); /* serial copy loops pipelined (pipeline_serial.c) */
 void pass_heavy_first_blocks(TsCompiler *c, IrFunc *f); /* longest blocks launched first (heavy_first.c) */
 void pass_thread_sync(TsCompiler *c, IrFunc *f);       /* __syncthreads for smem hazards */
 void pass_merge_shared_memory(TsCompiler *c, IrFunc *f); /* one dynamic smem buffer */

@@ -81,9 +81,12 @@ def combine_ref(x, topk_idx, num_experts, num_ranks):
     return (x.float() * times).to(x.dtype)
 
 
-def combine_diagnosis(got, x, topk_idx, num_experts, num_ranks):
+def combine_diagnosis(got, x, topk_idx, num_experts, num_ranks, num_channels=None):
     """Which rows of a wrong combine are off, and how: ", k of T rows wrong (a all zero, b equal
-    to m copies of the token for m = ..., c other; the token went to n ranks in them)"."""
+    to m copies of the token for m = ..., c other; the token went to n ranks in them)", then how
+    many of a wrong row's elements are off (a few cache lines: stale reads; all: a row from the
+    wrong slot) and, given the kernel's channel count, where the rows sit in their channel (past
+    the ring's length: only after the ring wrapped)."""
     import torch
     want_times = layout_ref(topk_idx, num_experts, num_ranks)[2].sum(dim=1)
     if got.shape != x.shape:
@@ -98,9 +101,19 @@ def combine_diagnosis(got, x, topk_idx, num_experts, num_ranks):
     multiples = {m: int(copies[m][wrong].sum()) for m in range(1, num_ranks + 1) if int(copies[m][wrong].sum())}
     other = len(wrong) - zero - sum(multiples.values())
     went = sorted(set(want_times[wrong].tolist()))
-    return ", %d of %d rows wrong (%d all zero, %s, %d other; those tokens went to %s ranks; first wrong row %d)" % (
-        len(wrong), x.shape[0], zero, ", ".join("%d equal to %d copies" % (n, m) for m, n in multiples.items()) or
-        "none a multiple", other, "/".join(map(str, went)), int(wrong[0]))
+    want_rows = xf[wrong] * want_times[wrong].float().unsqueeze(1)
+    off = (g[wrong] != want_rows).sum(dim=1).float()
+    where = ""
+    if num_channels:
+        per = -(-x.shape[0] // num_channels)
+        pos = (wrong % per).float()
+        where = "; position in channel (of %d tokens) min %d median %d max %d" % (
+            per, int(pos.min()), int(pos.median()), int(pos.max()))
+    return ", %d of %d rows wrong (%d all zero, %s, %d other; those tokens went to %s ranks; first wrong row %d; " \
+        "elements off per wrong row min %d median %d max %d of %d%s)" % (
+            len(wrong), x.shape[0], zero, ", ".join("%d equal to %d copies" % (n, m) for m, n in multiples.items()) or
+            "none a multiple", other, "/".join(map(str, went)), int(wrong[0]),
+            int(off.min()), int(off.median()), int(off.max()), x.shape[1], where)
 
 
 def same(a, b):
@@ -163,7 +176,7 @@ def run(local_rank, num_ranks, args):
     torch.cuda.synchronize()
     want_cx = combine_ref(x, topk_idx, E, R)
     want_cw = torch.where(topk_idx >= 0, topk_w, torch.zeros_like(topk_w))
-    why = "" if same(comb_x, want_cx) else combine_diagnosis(comb_x, x, topk_idx, E, R)
+    why = "" if same(comb_x, want_cx) else combine_diagnosis(comb_x, x, topk_idx, E, R, buf.num_channels)
     ok &= report(rank, "combine", [("combined_x" + why, same(comb_x, want_cx)),
                                    ("combined_topk_weights", same(comb_w, want_cw))])
     group.barrier()

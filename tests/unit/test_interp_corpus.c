@@ -157,14 +157,14 @@ static void run_clean(TestCtx *t, Run *r) {
 
 /* norm/layernorm.py _layernorm_bwd: each block walks blk_m rows (a serial loop copying a row
  * of dY and X into shared memory, two row sums, dX back through shared memory) and adds its
- * dGamma/dBeta partial sums atomically; against the formulas in double (dX is bf16).  Under
- * the opt-in ts.pipeline_serial_loops the row loop is pipelined (dY's tile gets two stages)
- * with the same results. */
+ * dGamma/dBeta partial sums atomically; against the formulas in double (dX is bf16).  By
+ * default (ts.pipeline_serial_loops) the row loop is pipelined (dY's tile gets two stages);
+ * with the switch off it stays serial, with the same results. */
 static void layernorm_bwd_case(TestCtx *t, bool pipelined) {
   enum { N = 4, D = 1024 };
   Run r;
   const char *p[] = {"N=4", "D=1024", "blk_m=2", "threads=256", NULL};
-  if (pipelined) next_pass_config = "ts.pipeline_serial_loops";
+  if (!pipelined) next_pass_config = "ts.pipeline_serial_loops", next_pass_value = "False";
   if (!corpus_compile(t, &r, "tilelang/examples/norm/layernorm.py", "_layernorm_bwd", p)) return;
   CHECK(alloc_extent0(r.f->body, "DY_smem") == (pipelined ? 2 : 1));
   double *dy = arg(&r, "DY"), *x = arg(&r, "X"), *g = arg(&r, "gamma"), *mean = arg(&r, "Mean"),
