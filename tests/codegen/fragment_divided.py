@@ -6,7 +6,8 @@
 # whose unrolled copy took NVRTC minutes), and the copy that fills it follows that layout.
 # unpack4 (no GEMM; the nest's free layout gets pairs so the division holds) is a GPU case
 # of tests/corpus/regress_gpu.py, as is dequant_gemm.
-# tilescale-test: -k dequant_gemm --arch sm_90a
+# (ts.pipeline_serial_loops off: the serial loop is what this test is about.)
+# tilescale-test: -k dequant_gemm --arch sm_90a --pass-config ts.pipeline_serial_loops=False
 # tilescale-dump: lower_tile_ops
 import tilelang
 import tilelang.language as T

@@ -1,7 +1,8 @@
 # A wgmma GEMM fed by ordinary shared-memory stores (no T.Pipelined, so no TMA producer):
 # on sm_90a every barrier thread_sync inserts is preceded by fence.proxy.async, which makes
 # the generic-proxy writes visible to wgmma's async-proxy operand reads.
-# tilescale-test: -k mm_plain -D M=256 -D N=256 -D K=128 --arch sm_90a
+# (ts.pipeline_serial_loops off: the serial loop is what this test is about.)
+# tilescale-test: -k mm_plain -D M=256 -D N=256 -D K=128 --arch sm_90a --pass-config ts.pipeline_serial_loops=False
 # tilescale-dump: thread_sync
 
 import tilelang

@@ -6,7 +6,8 @@
 # ldmatrix reads (an address of a shared element taken by a device call: a read of the
 # buffer) after the tile loads and before the next iteration's writes.  The shared tiles
 # carry a T.Layout built from get_swizzle_layout, which pins our 64-byte swizzle.
-# tilescale-test: -k mma_emitter_gemm -D M=128 -D N=128 -D K=64 -D a_transposed=True -D b_transposed=False
+# (ts.pipeline_serial_loops off: the serial loop is what this test is about.)
+# tilescale-test: -k mma_emitter_gemm -D M=128 -D N=128 -D K=64 -D a_transposed=True -D b_transposed=False --pass-config ts.pipeline_serial_loops=False
 # tilescale-dump: thread_sync
 import tilelang
 import tilelang.language as T

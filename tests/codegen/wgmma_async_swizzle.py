@@ -2,7 +2,8 @@
 # T.annotate_layout, after lower_tile_ops: the GEMM is ts::gemm_ss_wgmma_issue with
 # swizzle 32 for both operands, each wait is ts::gemm_wgmma_wait<regs, n>, and the plain
 # T.copy into the tiles writes through the 32-byte swizzle (16-element atoms).
-# tilescale-test: -k async_gemm -D M=128 -D N=128 -D K=128
+# (ts.pipeline_serial_loops off: the serial loop is what this test is about.)
+# tilescale-test: -k async_gemm -D M=128 -D N=128 -D K=128 --pass-config ts.pipeline_serial_loops=False
 # tilescale-dump: lower_tile_ops
 import tilelang
 import tilelang.language as T
