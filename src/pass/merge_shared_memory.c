@@ -198,6 +198,16 @@ static IrStmt **flat_items(TsCompiler *c, const IrKernel *k, int *nitems, int *s
   return items;
 }
 
+/* Blocks of `threads` threads with `bytes` of dynamic shared memory one SM holds, as far as
+ * shared memory (each block also takes 1 KB the system reserves) and the SM's 2048 threads
+ * decide; registers are not known before NVRTC. */
+static int64_t blocks_per_sm(const TsCompiler *c, int64_t bytes, int64_t threads) {
+  int64_t per_sm = pass_smem_per_sm(c);
+  if (!per_sm || threads <= 0) return 1;
+  int64_t by_smem = per_sm / (bytes + 1024), by_threads = 2048 / threads;
+  return by_smem < by_threads ? by_smem : by_threads;
+}
+
 /* Do buffers whose lifetimes do not overlap share bytes?  Yes when the stacked offsets
  * (*bytes) exceed the block's limit `cap`, or when sharing lets more blocks of the kernel run
  * on one SM (chunk_scan: the tiles of the GEMM before the loop reused by the loop's stages;
@@ -206,7 +216,7 @@ static IrStmt **flat_items(TsCompiler *c, const IrKernel *k, int *nitems, int *s
 static bool choose_packing(Merge *m, const IrKernel *k, int64_t cap, int64_t *bytes) {
   int64_t stacked = *bytes, packed = pack_offsets(m), threads = pass_kernel_threads(k);
   if (stacked > cap ||
-      (!k->producer_threads && pass_blocks_per_sm(m->c, packed, threads) > pass_blocks_per_sm(m->c, stacked, threads))) {
+      (!k->producer_threads && blocks_per_sm(m->c, packed, threads) > blocks_per_sm(m->c, stacked, threads))) {
     *bytes = packed;
     return true;
   }
@@ -270,7 +280,7 @@ static void merge_kernel(TsCompiler *c, IrStmt *ks) {
  * loads then hoisted); a kernel that needs more registers than that spills. */
 static void occupancy_hint(TsCompiler *c, const IrFunc *f, IrKernel *k) {
   if (k->producer_threads || !pass_config_on(f, "ts.occupancy_launch_bounds")) return;
-  int64_t b = pass_blocks_per_sm(c, k->smem_bytes, pass_kernel_threads(k));
+  int64_t b = blocks_per_sm(c, k->smem_bytes, pass_kernel_threads(k));
   k->min_blocks = (int)(b < 1 ? 1 : b > 32 ? 32 : b);
 }
 

@@ -2,8 +2,6 @@
  * and the index patterns of fragment accesses in them, flat register indices, a kernel's
  * thread count.  (Walkers and the interval analysis every layer shares are in src/ir/:
  * walk.c, range.c.) */
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
@@ -222,18 +220,6 @@ int64_t pass_smem_per_sm(const TsCompiler *c) {
   return d ? d->shared_memory_per_sm : 0;
 }
 
-int64_t pass_blocks_per_sm(const TsCompiler *c, int64_t bytes, int64_t threads) {
-  int64_t per_sm = pass_smem_per_sm(c);
-  if (!per_sm || threads <= 0) return 1;
-  int64_t by_smem = per_sm / (bytes + 1024), by_threads = 2048 / threads;
-  return by_smem < by_threads ? by_smem : by_threads;
-}
-
-int pass_sm_count(const TsCompiler *c) {
-  const TsDeviceProps *d = ts_target_device(c->target.sm);
-  return d ? d->multiprocessor_count : 0;
-}
-
 int64_t pass_kernel_threads(const IrKernel *k) {
   int64_t t = 1;
   for (int i = 0; i < 3; i++) t *= k->threads[i] > 0 ? k->threads[i] : 1;
@@ -249,18 +235,6 @@ int pass_config_state(const IrFunc *f, const char *key) {
 }
 
 bool pass_config_on(const IrFunc *f, const char *key) { return pass_config_state(f, key) == 1; }
-
-int64_t pass_config_int(const IrFunc *f, const char *key, int64_t dflt) {
-  for (int i = 0; i < f->npass_configs; i++) {
-    const char *v = f->pass_configs[i].value;
-    if (!f->pass_configs[i].key || strcmp(f->pass_configs[i].key, key) || !v) continue;
-    char *end;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    return end != v && !*end && !errno ? (int64_t)n : dflt;
-  }
-  return dflt;
-}
 
 bool pass_is_role_split(const IrKernel *k, const IrStmt *s) {
   if (!k->producer_threads || !s || s->kind != IR_S_IF || !s->u.if_.else_s) return false;

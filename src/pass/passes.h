@@ -249,14 +249,6 @@ bool pass_is_role_split(const IrKernel *k, const IrStmt *s);
 int64_t pass_smem_cap(const TsCompiler *c);
 /* Shared memory of one SM (all its blocks together); 0 when the target table lacks it. */
 int64_t pass_smem_per_sm(const TsCompiler *c);
-/* Blocks of `threads` threads with `bytes` of dynamic shared memory one SM holds, as far as
- * shared memory (each block also takes 1 KB the system reserves) and the SM's 2048 threads
- * decide; registers are not known before NVRTC. */
-int64_t pass_blocks_per_sm(const TsCompiler *c, int64_t bytes, int64_t threads);
-/* The SMs of the target table's device for the architecture (0: unknown). */
-int pass_sm_count(const TsCompiler *c);
-/* pass_configs {key: N}, a decimal integer; dflt when absent or not an integer. */
-int64_t pass_config_int(const IrFunc *f, const char *key, int64_t dflt);
 /* The range environment of a walk over thread-level IR (simplify, safe_memory); entries are only
  * appended, so a scope ends by restoring env->n.
  *  - pass_range_narrow: v's range where `v < c` (<=, >=, >; v a variable, or one plus or minus a constant; c a constant; with
