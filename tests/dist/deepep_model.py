@@ -42,6 +42,19 @@ def layout_ref(topk_idx, num_experts, num_ranks):
     return in_rank.sum(dim=0), per_expert, in_rank
 
 
+def send_head_ref(in_rank, num_channels):
+    """Dispatch's send_head [T, R], which combine reads: for a token sent to rank r, its place
+    among the tokens of its channel (T split into num_channels equal runs) sent to r; else -1."""
+    import torch
+    T = in_rank.shape[0]
+    per = -(-T // num_channels)
+    sent = in_rank.to(torch.int64)
+    before = torch.cumsum(sent, dim=0) - sent  # tokens sent to r before t, over all channels
+    start = torch.arange(T, device=in_rank.device) // per * per
+    place = before - before[start]
+    return torch.where(in_rank, place, torch.full_like(place, -1)).to(torch.int32)
+
+
 def dispatch_ref(inputs, me, num_experts, num_ranks, alignment):
     """What rank `me` receives: (x rows, local top-k ids, weights, count per local expert)."""
     import torch
@@ -116,6 +129,20 @@ def combine_diagnosis(got, x, topk_idx, num_experts, num_ranks, num_channels=Non
             int(off.min()), int(off.median()), int(off.max()), x.shape[1], where)
 
 
+def send_head_diagnosis(got, in_rank, num_channels):
+    """Where a wrong send_head differs: ", k of T x R entries wrong, first at token t rank r
+    (got g, want w)", or ""."""
+    want = send_head_ref(in_rank, num_channels)
+    if got.shape != want.shape:
+        return ": shape %s, want %s" % (tuple(got.shape), tuple(want.shape))
+    bad = (got != want).nonzero()
+    if not len(bad):
+        return ""
+    t, r = (int(v) for v in bad[0])
+    return ", %d of %d entries wrong, first at token %d rank %d (got %d, want %d)" % (
+        len(bad), got.numel(), t, r, int(got[t, r]), int(want[t, r]))
+
+
 def same(a, b):
     import torch
     return a.shape == b.shape and bool(torch.equal(a.to(b.dtype), b))
@@ -169,7 +196,9 @@ def run(local_rank, num_ranks, args):
     ok &= report(rank, "cached dispatch" if args.cached else "dispatch",
                  [("recv_x" + order, same(recv_x, want_x)), ("recv_topk_idx", same(recv_idx, want_idx)),
                   ("recv_topk_weights", same(recv_w, want_w)),
-                  ("num_recv_tokens_per_expert_list", list(counts) == want_counts)])
+                  ("num_recv_tokens_per_expert_list", list(counts) == want_counts),
+                  ("send_head" + send_head_diagnosis(handle[5], ref_in, buf.num_channels),
+                   same(handle[5], send_head_ref(ref_in, buf.num_channels)))])
 
     print("deepep_model rank %d: combine started" % rank, flush=True)
     comb_x, comb_w = buf.combine(recv_x, handle, recv_w)

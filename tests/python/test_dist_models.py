@@ -94,6 +94,25 @@ class DeepEPModelTest(unittest.TestCase):
             self.assertEqual(gc, counts)
             self.assertEqual(m.dispatch_ref(inputs, me, self.E, self.R, 4)[3], [-(-c // 4) * 4 for c in counts])
 
+    def test_send_head(self):
+        import deepep_model as m
+        x, idx, w = self.inputs()[0]
+        in_rank = m.layout_ref(idx, self.E, self.R)[2]
+        for channels in (1, 3, self.T):
+            per = -(-self.T // channels)
+            want = [[-1] * self.R for _ in range(self.T)]
+            for r in range(self.R):
+                for c0 in range(0, self.T, per):
+                    n = 0
+                    for t in range(c0, min(c0 + per, self.T)):
+                        if in_rank[t, r]:
+                            want[t][r], n = n, n + 1
+            self.assertEqual(m.send_head_ref(in_rank, channels).tolist(), want)
+        got = m.send_head_ref(in_rank, 3).clone()
+        self.assertEqual(m.send_head_diagnosis(got, in_rank, 3), "")
+        got[2, 1] += 7
+        self.assertIn("1 of %d entries wrong, first at token 2 rank 1" % got.numel(), m.send_head_diagnosis(got, in_rank, 3))
+
     def test_row_order_and_combine_sum(self):
         import deepep_model as m
         a = torch.arange(12.0).view(4, 3)
