@@ -83,22 +83,6 @@ static void scan_loop(IrStmt *s, void *ctx) {
     sc->loops = join(sc->loops, trend(s->u.loop.extent, sc->v, &(int){4096}));
 }
 
-static void wait_stmt(IrStmt *s, void *ctx) { *(bool *)ctx |= s->kind == IR_S_WHILE; }
-
-static void wait_expr(IrExpr *e, void *ctx) {
-  if (e->kind != IR_CALL) return;
-  *(bool *)ctx |= e->u.call.op == IRI_CALL_EXTERN ||
-                  (e->u.call.op == IRI_DEVICE && (ir_device_info[e->u.call.dop].flags & (IRD_DIST | IRD_SHMEM | IRD_GRID_SYNC)));
-}
-
-/* May the kernel's blocks wait for one another (a while loop, distributed or grid-wide
- * operations, extern calls)? */
-static bool blocks_may_wait(const IrKernel *k) {
-  bool waits = false;
-  IrVisitor vis = {wait_stmt, wait_expr, &waits};
-  ir_visit(k->body, &vis);
-  return waits;
-}
 
 /* The axis to walk backwards: the one axis whose block index the loops' trip counts grow
  * with (none shrinking or moving unknowably); -1 for none. */
@@ -136,7 +120,7 @@ static void walk(TsCompiler *c, IrStmt *s) {
   if (s->kind != IR_S_KERNEL) return;
   IrKernel *k = &s->u.kernel;
   int64_t n;
-  if (k->persistent || k->rasterized || k->raster_panel > 0 || k->cluster_x > 1 || k->prelude || blocks_may_wait(k)) return;
+  if (k->persistent || k->rasterized || k->raster_panel > 0 || k->cluster_x > 1 || k->prelude || pass_may_wait(k->body)) return;
   int a = heavy_axis(k);
   if (a < 0 || (ir_is_const_int(k->grid[a], &n) && n <= 1)) return;
   reverse_axis(c, k, a);

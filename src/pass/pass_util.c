@@ -220,6 +220,21 @@ int64_t pass_smem_per_sm(const TsCompiler *c) {
   return d ? d->shared_memory_per_sm : 0;
 }
 
+static void wait_stmt(IrStmt *s, void *ctx) { *(bool *)ctx |= s->kind == IR_S_WHILE; }
+
+static void wait_expr(IrExpr *e, void *ctx) {
+  if (e->kind != IR_CALL) return;
+  *(bool *)ctx |= e->u.call.op == IRI_CALL_EXTERN ||
+                  (e->u.call.op == IRI_DEVICE && (ir_device_info[e->u.call.dop].flags & (IRD_DIST | IRD_SHMEM | IRD_GRID_SYNC)));
+}
+
+bool pass_may_wait(IrStmt *s) {
+  bool waits = false;
+  IrVisitor vis = {wait_stmt, wait_expr, &waits};
+  ir_visit(s, &vis);
+  return waits;
+}
+
 int64_t pass_kernel_threads(const IrKernel *k) {
   int64_t t = 1;
   for (int i = 0; i < 3; i++) t *= k->threads[i] > 0 ? k->threads[i] : 1;

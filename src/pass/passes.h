@@ -227,6 +227,9 @@ void pass_size_register_buffers(TsCompiler *c, IrFunc *f);
 /* Row-major flat index of idx into buf's shape (for register arrays). */
 IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int nidx, SrcLoc loc);
 int64_t pass_kernel_threads(const IrKernel *k);
+/* May s wait for other blocks or ranks, or for what they write: a while loop (spinning on a
+ * flag), distributed, NVSHMEM or grid-wide operations, extern calls? */
+bool pass_may_wait(IrStmt *s);
 /* pass_configs {key: True} (also "true" / "1"). */
 bool pass_config_on(const IrFunc *f, const char *key);
 /* A device-operation statement with up to two attributes (ir.h IR_DEVICE_OPS), and &b[idx]. */

@@ -10,7 +10,12 @@
  * allocations all of constant size, a margin left for the scratch later passes add), in
  * kernels that schedule no warpgroups of their own (T.ws) and are not warp-specialized, for
  * the outermost such loop of a nest.  Whether the loop can be pipelined at all stays
- * inject_pipeline's decision: it leaves a loop serial when its tiles are used outside it. */
+ * inject_pipeline's decision: it leaves a loop serial when its tiles are used outside it.
+ *
+ * A serial loop whose body may wait for other blocks or ranks (a while loop, distributed or
+ * grid-wide operations, extern calls) is left alone: the wait may be for the flag that
+ * publishes the next tile, which a prefetch would overtake.  (A body that writes a tensor its
+ * copies read is inject_pipeline's to refuse: it pipelines only copies of unwritten memory.) */
 #include "passes.h"
 
 #define PIPELINE_SERIAL_SLACK 8192 /* bytes kept free for reduction scratch and barriers */
@@ -65,7 +70,7 @@ static void convert(Conv *cv, IrStmt *s) {
     case IR_S_FOR: {
       if (s->u.loop.kind == IR_FOR_PIPELINED) return; /* scheduled as written */
       int64_t extra = s->u.loop.kind == IR_FOR_SERIAL ? second_stage_bytes(s->u.loop.body) : 0;
-      if (extra > 0 && cv->used + extra + PIPELINE_SERIAL_SLACK <= cv->cap) {
+      if (extra > 0 && cv->used + extra + PIPELINE_SERIAL_SLACK <= cv->cap && !pass_may_wait(s->u.loop.body)) {
         s->u.loop.kind = IR_FOR_PIPELINED;
         s->u.loop.num_stages = 2;
         cv->used += extra;

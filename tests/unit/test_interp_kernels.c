@@ -1026,3 +1026,69 @@ TEST(interp_while_warp_vote) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* pipeline_serial.c: a serial loop copying src[k] into shared memory, adding 1 and storing
+ * row k + 1 of buf is pipelined (s gets two stages); the same loop reading buf[k], which
+ * iteration k - 1 stored, is not (inject_pipeline refuses it), nor is one whose body may wait
+ * (a while loop; pipeline_serial leaves it): loading the next row early could read it before
+ * it is written or published.  Each computes buf[k] = x[k - 1] + 1. */
+enum { CHAIN_SRC, CHAIN_RAW, CHAIN_SPIN };
+static const char CHAIN[] =
+    KERNEL_FILE_HEAD
+    "def chain(N, mode):\n"
+    "    @T.prim_func\n"
+    "    def main(buf: T.Tensor((N + 1, 32), \"float32\"), src: T.Tensor((N, 32), \"float32\")):\n"
+    "        with T.Kernel(1, threads=32) as bx:\n"
+    "            s = T.alloc_shared((1, 32), \"float32\")\n"
+    "            for k in T.serial(N):\n"
+    "                if mode == 1:\n"
+    "                    T.copy(buf[k : k + 1, 0:32], s)\n"
+    "                else:\n"
+    "                    T.copy(src[k : k + 1, 0:32], s)\n"
+    "                if mode == 2:\n"
+    "                    i = T.alloc_var(\"int32\")\n"
+    "                    i = 0\n"
+    "                    while i < 2:\n"
+    "                        i = i + 1\n"
+    "                for r, j in T.Parallel(1, 32):\n"
+    "                    buf[k + 1 + r, j] = s[r, j] + 1.0\n"
+    "\n"
+    "    return main\n";
+
+static void find_s_alloc(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_ALLOC && !strcmp(s->u.alloc.buf->name, "s")) *(int *)ctx = s->u.alloc.buf->ndim;
+}
+
+static void chain_case(TestCtx *t, int mode, int want_ndim) {
+  enum { N = 5 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"chain.py", CHAIN, sizeof CHAIN - 1};
+  char m[16];
+  snprintf(m, sizeof m, "mode=%d", mode);
+  const char *params[] = {"N=5", m, NULL};
+  IrFunc *f = interp_compile(&c, &file, "chain", params);
+  REQUIRE(f);
+  int ndim = 0;
+  IrVisitor w = {find_s_alloc, NULL, &ndim};
+  ir_visit(f->body, &w);
+  CHECK(ndim == want_ndim);
+  Interp in = {0};
+  double *buf = interp_global(&in, param(f, "buf")), *src = interp_global(&in, param(f, "src"));
+  for (int e = 0; e < (N + 1) * 32; e++) buf[e] = e < 32 ? e : -1;
+  for (int e = 0; e < N * 32; e++) src[e] = 100 + e;
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  int bad = 0;
+  for (int k = 1; k <= N; k++)
+    for (int j = 0; j < 32; j++)
+      bad += buf[k * 32 + j] != (mode == CHAIN_RAW ? j + k : 100 + (k - 1) * 32 + j + 1);
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
+
+TEST(interp_pipeline_serial_loop) { chain_case(t, CHAIN_SRC, 3); }
+TEST(interp_pipeline_serial_loop_reads_what_it_writes) { chain_case(t, CHAIN_RAW, 2); }
+TEST(interp_pipeline_serial_loop_may_wait) { chain_case(t, CHAIN_SPIN, 2); }
