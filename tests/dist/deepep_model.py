@@ -55,6 +55,30 @@ def send_head_ref(in_rank, num_channels):
     return torch.where(in_rank, place, torch.full_like(place, -1)).to(torch.int32)
 
 
+def handle_ref(inputs, me, num_experts, num_ranks, num_channels):
+    """The rest of dispatch's handle on rank `me`, which combine reads, by DeepEP's definitions:
+    rank_prefix_matrix's column `me` [R] (row i: tokens ranks 0..i send to me, inclusive; the
+    example fills no other column),
+    channel_prefix_matrix [R, C] (my tokens in channels 0..c sent to rank j, inclusive),
+    recv_channel_prefix_matrix [R, C] (rank r's tokens in channels before c sent to me) and
+    recv_src_idx (each received row's token index on its source rank)."""
+    import torch
+    in_ranks = [layout_ref(idx, num_experts, num_ranks)[2].to(torch.int64) for _, idx, _ in inputs]
+    T = in_ranks[0].shape[0]
+    per = -(-T // num_channels)
+    channel = torch.arange(T, device=in_ranks[0].device) // per
+
+    def per_channel(sent):  # [C]: tokens of each channel among `sent` [T]
+        return torch.zeros(num_channels, dtype=torch.int64, device=sent.device).index_add_(0, channel, sent)
+
+    rank_prefix = torch.cumsum(torch.stack([r[:, me].sum() for r in in_ranks]), dim=0)
+    channel_prefix = torch.stack([torch.cumsum(per_channel(in_ranks[me][:, j]), dim=0) for j in range(num_ranks)])
+    recv_channel_prefix = torch.stack([torch.cumsum(per_channel(r[:, me]), dim=0) - per_channel(r[:, me])
+                                       for r in in_ranks])
+    src_idx = torch.cat([r[:, me].nonzero().flatten() for r in in_ranks])
+    return [t.to(torch.int32) for t in (rank_prefix, channel_prefix, recv_channel_prefix, src_idx)]
+
+
 def dispatch_ref(inputs, me, num_experts, num_ranks, alignment):
     """What rank `me` receives: (x rows, local top-k ids, weights, count per local expert)."""
     import torch
@@ -198,7 +222,10 @@ def run(local_rank, num_ranks, args):
                   ("recv_topk_weights", same(recv_w, want_w)),
                   ("num_recv_tokens_per_expert_list", list(counts) == want_counts),
                   ("send_head" + send_head_diagnosis(handle[5], ref_in, buf.num_channels),
-                   same(handle[5], send_head_ref(ref_in, buf.num_channels)))])
+                   same(handle[5], send_head_ref(ref_in, buf.num_channels)))] +
+                 [(name, same(got, want)) for name, got, want in zip(
+                     ("rank_prefix_matrix", "channel_prefix_matrix", "recv_channel_prefix_matrix", "recv_src_idx"),
+                     (handle[0][:, rank],) + tuple(handle[1:4]), handle_ref(inputs, rank, E, R, buf.num_channels))])
 
     print("deepep_model rank %d: combine started" % rank, flush=True)
     comb_x, comb_w = buf.combine(recv_x, handle, recv_w)

@@ -113,6 +113,22 @@ class DeepEPModelTest(unittest.TestCase):
         got[2, 1] += 7
         self.assertIn("1 of %d entries wrong, first at token 2 rank 1" % got.numel(), m.send_head_diagnosis(got, in_rank, 3))
 
+    def test_handle(self):
+        import deepep_model as m
+        inputs, epr, C = self.inputs(), self.E // self.R, 3
+        per = -(-self.T // C)
+        sent = [[[any(int(e) >= 0 and int(e) // epr == j for e in idx[t]) for j in range(self.R)]
+                 for t in range(self.T)] for _, idx, _ in inputs]  # sent[i][t][j]
+        for me in range(self.R):
+            rp, cp, rcp, src = m.handle_ref(inputs, me, self.E, self.R, C)
+            self.assertEqual(rp.tolist(), [sum(sum(s[t][me] for t in range(self.T)) for s in sent[:i + 1])
+                                           for i in range(self.R)])
+            self.assertEqual(cp.tolist(), [[sum(sent[me][t][j] for t in range(min((c + 1) * per, self.T)))
+                                            for c in range(C)] for j in range(self.R)])
+            self.assertEqual(rcp.tolist(), [[sum(sent[r][t][me] for t in range(min(c * per, self.T)))
+                                             for c in range(C)] for r in range(self.R)])
+            self.assertEqual(src.tolist(), [t for r in range(self.R) for t in range(self.T) if sent[r][t][me]])
+
     def test_row_order_and_combine_sum(self):
         import deepep_model as m
         a = torch.arange(12.0).view(4, 3)
