@@ -83,7 +83,6 @@ static void scan_loop(IrStmt *s, void *ctx) {
     sc->loops = join(sc->loops, trend(s->u.loop.extent, sc->v, &(int){4096}));
 }
 
-
 /* The axis to walk backwards: the one axis whose block index the loops' trip counts grow
  * with (none shrinking or moving unknowably); -1 for none. */
 static int heavy_axis(const IrKernel *k) {
