@@ -72,6 +72,9 @@ SCRIPTS = [
     # DeepEP intranode against an independent reference (the example's own needs deep_ep)
     ("@tests/dist/deepep_model.py", "--num_ranks {n} --corpus {corpus}", "spawn"),
     ("@tests/dist/deepep_model.py", "--num_ranks {n} --corpus {corpus} --cached", "spawn"),
+    # the example's own main size: each channel's ring (256 slots) wraps several times
+    ("@tests/dist/deepep_model.py", "--num_ranks {n} --corpus {corpus} --num_tokens 4096 --hidden 7168 "
+     "--num_topk 8 --num_experts 32", "spawn"),
     ("deepseek_deepep/intranode/example_intranode.py",
      "--num_ranks {n} --num_tokens 256 --hidden 1024 --num_topk 4 --num_experts 8", "spawn"),
 ]
