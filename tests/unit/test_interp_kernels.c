@@ -1092,3 +1092,37 @@ static void chain_case(TestCtx *t, int mode, int want_ndim) {
 TEST(interp_pipeline_serial_loop) { chain_case(t, CHAIN_SRC, 3); }
 TEST(interp_pipeline_serial_loop_reads_what_it_writes) { chain_case(t, CHAIN_RAW, 2); }
 TEST(interp_pipeline_serial_loop_may_wait) { chain_case(t, CHAIN_SPIN, 2); }
+
+/* The distributed form of the same hazard: a serial loop that waits for row k's flag before
+ * copying row k stays serial (compiled only: the interpreter runs no flag waits).  Both
+ * pipeline_serial (a wait in the body) and inject_pipeline (a statement before the copy it
+ * cannot hoist) refuse it; the test holds the result, whichever refuses. */
+static const char CHAIN_FLAG[] =
+    KERNEL_FILE_HEAD
+    "def chainw(N):\n"
+    "    @T.prim_func\n"
+    "    def main(buf: T.Tensor((N + 1, 32), \"float32\"), src: T.Tensor((N, 32), \"float32\"),\n"
+    "             flag: T.Tensor((N,), \"int32\")):\n"
+    "        with T.Kernel(1, threads=32) as bx:\n"
+    "            s = T.alloc_shared((1, 32), \"float32\")\n"
+    "            for k in T.serial(N):\n"
+    "                T.wait_ge(flag[k], 1)\n"
+    "                T.copy(src[k : k + 1, 0:32], s)\n"
+    "                for r, j in T.Parallel(1, 32):\n"
+    "                    buf[k + 1 + r, j] = s[r, j] + 1.0\n"
+    "\n"
+    "    return main\n";
+
+TEST(pipeline_serial_loop_waiting_for_a_flag_stays_serial) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  SourceFile file = {"chainw.py", CHAIN_FLAG, sizeof CHAIN_FLAG - 1};
+  const char *params[] = {"N=5", NULL};
+  IrFunc *f = interp_compile(&c, &file, "chainw", params);
+  REQUIRE(f);
+  int ndim = 0;
+  IrVisitor w = {find_s_alloc, NULL, &ndim};
+  ir_visit(f->body, &w);
+  CHECK(ndim == 2);
+  ts_compiler_fini(&c);
+}
