@@ -1094,9 +1094,9 @@ TEST(interp_pipeline_serial_loop_reads_what_it_writes) { chain_case(t, CHAIN_RAW
 TEST(interp_pipeline_serial_loop_may_wait) { chain_case(t, CHAIN_SPIN, 2); }
 
 /* The distributed form of the same hazard: a serial loop that waits for row k's flag before
- * copying row k stays serial (compiled only: the interpreter runs no flag waits).  Both
- * pipeline_serial (a wait in the body) and inject_pipeline (a statement before the copy it
- * cannot hoist) refuse it; the test holds the result, whichever refuses. */
+ * copying row k stays serial (compiled only: the interpreter runs no flag waits).
+ * pipeline_serial leaves it (a wait in the body), and inject_pipeline, given it pipelined,
+ * also keeps it serial today; the test holds the result, whichever refuses. */
 static const char CHAIN_FLAG[] =
     KERNEL_FILE_HEAD
     "def chainw(N):\n"
