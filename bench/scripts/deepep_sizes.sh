@@ -4,13 +4,12 @@
 # and size with the model's verdicts.  SIZES="T,H,K,E ..." (tokens, hidden, top-k, experts).
 set -u
 N=${N:-2}
-py=$PWD/python
-export PYTHONPATH=$py TILESCALE_LIB=${TILESCALE_LIB:-$PWD/build/libtilescale.so}
-# the stand-ins of python/compat only where the real modules are missing (as run_corpus_dist.py)
-python3 -c "from cuda import cudart; import importlib.metadata as m; m.version('cuda-python')" 2>/dev/null ||
-  PYTHONPATH=$PYTHONPATH:$py/compat
-python3 -c "import tvm_ffi" 2>/dev/null || PYTHONPATH=$PYTHONPATH:$py/compat/tvm_ffi_shim
-export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
+# the environment run_corpus_dist.py gives the scripts (its PYTHONPATH with the python/compat
+# stand-ins only where the real modules are missing, TILESCALE_LIB, NVLS off)
+eval "$(python3 -c 'import shlex, sys, types; sys.path.insert(0, "tests/dist"); import run_corpus_dist as r
+env = r.environment(types.SimpleNamespace(cli="build/tilescale", backend=None))
+print("\n".join("export %s=%s" % (k, shlex.quote(env[k])) for k in ("PYTHONPATH", "TILESCALE_LIB",
+      "NVSHMEM_DISABLE_NVLS", "NCCL_NVLS_ENABLE", "TILELANG_USE_DISTRIBUTED", "PYTHONUNBUFFERED")))')"
 for s in ${SIZES:-4096,7168,8,32 4096,1024,4,8 1024,7168,8,32}; do
   IFS=, read -r T H K E <<<"$s"
   echo "== T=$T H=$H K=$K E=$E"

@@ -42,12 +42,17 @@ def layout_ref(topk_idx, num_experts, num_ranks):
     return in_rank.sum(dim=0), per_expert, in_rank
 
 
+def channel_tokens(num_tokens, num_channels):
+    """Tokens per channel: the kernels split a rank's tokens into num_channels equal runs."""
+    return -(-num_tokens // num_channels)
+
+
 def send_head_ref(in_rank, num_channels):
     """Dispatch's send_head [T, R], which combine reads: for a token sent to rank r, its place
     among the tokens of its channel (T split into num_channels equal runs) sent to r; else -1."""
     import torch
     T = in_rank.shape[0]
-    per = -(-T // num_channels)
+    per = channel_tokens(T, num_channels)
     sent = in_rank.to(torch.int64)
     before = torch.cumsum(sent, dim=0) - sent  # tokens sent to r before t, over all channels
     start = torch.arange(T, device=in_rank.device) // per * per
@@ -65,8 +70,7 @@ def handle_ref(inputs, me, num_experts, num_ranks, num_channels):
     import torch
     in_ranks = [layout_ref(idx, num_experts, num_ranks)[2].to(torch.int64) for _, idx, _ in inputs]
     T = in_ranks[0].shape[0]
-    per = -(-T // num_channels)
-    channel = torch.arange(T, device=in_ranks[0].device) // per
+    channel = torch.arange(T, device=in_ranks[0].device) // channel_tokens(T, num_channels)
 
     def per_channel(sent):  # [C]: tokens of each channel among `sent` [T]
         return torch.zeros(num_channels, dtype=torch.int64, device=sent.device).index_add_(0, channel, sent)
@@ -142,7 +146,7 @@ def combine_diagnosis(got, x, topk_idx, num_experts, num_ranks, num_channels=Non
     off = (g[wrong] != want_rows).sum(dim=1).float()
     where = ""
     if num_channels:
-        per = -(-x.shape[0] // num_channels)
+        per = channel_tokens(x.shape[0], num_channels)
         pos = (wrong % per).float()
         where = "; position in channel (of %d tokens) min %d median %d max %d" % (
             per, int(pos.min()), int(pos.median()), int(pos.max()))
