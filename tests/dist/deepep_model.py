@@ -4,6 +4,7 @@ reference of DeepEP's semantics.  The example's own reference is DeepEP itself (
 which is not installed here, so the unchanged script stops before running anything.
 
     tilescale launch -n 1 python3 tests/dist/deepep_model.py --num_ranks 4 [--corpus DIR]
+        (--num_ranks 1 runs on one GPU with the 2-rank configuration)
         [--num_tokens 256 --hidden 1024 --num_topk 4 --num_experts 8 --expert_alignment 1]
         [--cached]
 
@@ -200,12 +201,15 @@ def run(local_rank, num_ranks, args):
     sys.path.insert(0, example_dir(args.corpus))  # the example's own imports (buffer, intranode)
     from tilelang.distributed.utils import init_dist
     from buffer import EPBuffer
-    from deepep_utils import gen_inputs
+    from deepep_utils import Config, gen_inputs
     rank, world, group = init_dist(local_rank, num_ranks)
     E, R, align = args.num_experts, world, args.expert_alignment
     inputs = draw_inputs(gen_inputs, args.num_tokens, args.hidden, args.num_topk, E, R)
     x, topk_idx, topk_w = inputs[rank]
-    buf = EPBuffer(group, 2**30, args.num_topk, E, args.hidden)
+    # DeepEP has no configuration for one rank; the 2-rank one lets a single GPU run every
+    # kernel, its sender and receiver blocks talking to themselves (ring wrap, flow control)
+    cfgs = (Config.get_dispatch_config(2), Config.get_combine_config(2)) if world == 1 else (None, None)
+    buf = EPBuffer(group, 2**30, args.num_topk, E, args.hidden, *cfgs)
 
     ok = True
     per_rank, per_expert, in_rank = buf.get_dispatch_layout(topk_idx)

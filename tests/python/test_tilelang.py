@@ -4,6 +4,7 @@ imports, dtypes and placeholders, lazy and eager @tilelang.jit compiled by libti
 markers, argument and keyword errors, and the call path up to a launch that fails cleanly
 without a driver (torch replaced by a small stand-in module).
 Run: python3 tests/python/test_tilelang.py  (uses $TILESCALE_LIB, else build/libtilescale.so)."""
+import importlib
 import importlib.util
 import os
 import subprocess
@@ -223,6 +224,26 @@ class LazyJitTest(unittest.TestCase):
         self.assertEqual(k2.params[0].dtype, "bfloat16")
         self.assertEqual(k2.params[1].shape, (512, 256))
         self.assertIn("__global__", GEMM.matmul.get_kernel_source(128, 128, 128))
+
+    def test_lazy_call_memo(self):
+        """A factory call repeated with the same values, passed the same way, skips binding
+        and the -D texts; values that are equal but of another type (1, 1.0, True) do not
+        share an entry, and an unhashable value takes the full path."""
+        k = GEMM.matmul(256, 256, 128)
+        with unittest.mock.patch.object(type(GEMM.matmul), "compile",
+                                        side_effect=AssertionError("compiled again")):
+            self.assertIs(GEMM.matmul(256, 256, 128), k)
+        key = importlib.import_module("tilelang.jit").lazy_call_key
+        self.assertNotEqual(key((1,), {}), key((True,), {}))
+        self.assertNotEqual(key(((64, 1),), {}), key(((64, 1.0),), {}))
+        self.assertEqual(key((256,), {"dtype": "float16"}), key((256,), {"dtype": "float16"}))
+        self.assertIsNone(key(([64, 64],), {}))
+        calls = []
+        real = type(GEMM.matmul).compile
+        with unittest.mock.patch.object(type(GEMM.matmul), "compile", autospec=True,
+                                        side_effect=lambda *a, **kw: calls.append(a) or real(*a, **kw)):
+            self.assertIs(GEMM.matmul(256, 256, K=128), k)  # passed another way: full path
+        self.assertEqual(len(calls), 1)
 
     def test_par_compile_in_worker_processes(self):
         """par_compile builds the binaries in compile worker processes (a temporary cache folder

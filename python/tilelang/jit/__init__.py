@@ -59,6 +59,30 @@ def call_key(args, kwargs):
     return key
 
 
+_PLAIN = (int, float, bool, str, type(None))
+
+
+def _typed(v):
+    """v with the type of every plain value beside it, so that 1, 1.0 and True (equal, with
+    equal hashes) never share a key; a value that is neither plain nor a tuple stays as is."""
+    if type(v) in _PLAIN:
+        return (type(v), v)
+    if type(v) is tuple:
+        return (tuple, tuple(_typed(x) for x in v))
+    return v
+
+
+def lazy_call_key(args, kwargs):
+    """What decides a lazy factory call's kernel before any binding: the values as passed,
+    typed; None when one is not hashable (the call then takes the full path)."""
+    key = (tuple(_typed(a) for a in args), tuple((k, _typed(v)) for k, v in kwargs.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 class _Options:
     def __init__(self, out_idx=None, target=None, target_host=None, execution_backend=None,
                  verbose=None, pass_configs=None, debug_root_path=None, compile_flags=None):
@@ -110,6 +134,7 @@ class JITImpl(Dispatcher):
         self._info = None
         self._cache = {}
         self._calls = {}  # eager: call_key -> (kernel, where its inputs are in the call)
+        self._lazy_calls = {}  # lazy: lazy_call_key -> kernel (a factory call in a hot loop)
         self._lock = threading.Lock()
 
     @property
@@ -258,7 +283,7 @@ class JITImpl(Dispatcher):
 
     def _call_py(self, *args, **kwargs):
         if self.info.style != "eager":
-            return self.compile(*args, **kwargs)
+            return self._lazy_call(args, kwargs)
         fkey = None if self.info.nested else call_key(args, kwargs)
         hit = self._calls.get(fkey) if fkey is not None else None
         if hit is None:
@@ -272,6 +297,21 @@ class JITImpl(Dispatcher):
         if fkey is not None and not kwargs:
             self._fast_remember(args, k, tuple(where))
         return k(*[args[w] if isinstance(w, int) else kwargs[w] for w in where])
+
+    def _lazy_call(self, args, kwargs):
+        """A factory call: the kernel of the same values passed the same way comes from a memo
+        (binding and the -D texts cost tens of microseconds, which scripts that call the
+        factory on every step, as autograd backward functions do, pay each time).  A nested
+        function's closure may change between calls, so it always takes the full path."""
+        key = None if self.info.nested else lazy_call_key(args, kwargs)
+        k = self._lazy_calls.get(key) if key is not None else None
+        if k is None:
+            k = self.compile(*args, **kwargs)
+            if key is not None:
+                if len(self._lazy_calls) > 1024:
+                    self._lazy_calls.clear()
+                self._lazy_calls[key] = k
+        return k
 
     def bind_call(self, k, tensors, args, kwargs):
         """(kernel, where each input of k is in a call: an index of args or a keyword)."""
