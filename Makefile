@@ -222,6 +222,8 @@ bench: all $(BUILD)/bench $(BUILD)/bench_gemm
 # rows also print a device-to-device copy of the same bytes and ours/copy.  BENCH_AB=KEY=VALUE,...
 # also times ours built with those pass configs in the same rounds (an A/B of a compiler switch
 # without the drift between separate runs) and prints its speed over ours as built.
+# BENCH_PROFILE=1 also prints each system's kernels under torch.profiler: their summed time per
+# call and the span of the call on the GPU (the difference: gaps the host leaves).
 PEER         ?= /tmp/peer
 PEER_TAR     ?=
 BENCH_ONLY   ?=
@@ -230,13 +232,15 @@ BENCH_ROUNDS ?= 2
 BENCH_AHEAD  ?= 4
 BENCH_TUNED  ?=
 BENCH_AB     ?=
+BENCH_PROFILE ?=
 bench-tilelang: all
 	@test -d $(CORPUS)/tilelang/examples || { echo "bench-tilelang: no $(CORPUS)/tilelang/examples (set CORPUS=DIR)"; exit 2; }
 	@if [ ! -d $(PEER)/tilelang ] && [ -n "$(PEER_TAR)" ]; then mkdir -p $(PEER) && xz -dc $(PEER_TAR) | tar -xf - -C $(PEER); fi
 	@test -d $(PEER)/tilelang || { echo "bench-tilelang: no TileLang in $(PEER) (../shared/peer/README.md; set PEER=DIR, or PEER_TAR=FILE from bench/tilelang/pack_peer.sh)"; exit 2; }
 	TILESCALE_LIB=$(abspath $(LIB_SO)) PYTHONUNBUFFERED=1 $(PYTHON) bench/tilelang/bench_vs_tilelang.py \
 	    $(CORPUS)/tilelang/examples --peer $(PEER) --rounds $(BENCH_ROUNDS) --ahead $(BENCH_AHEAD) $(if $(BENCH_ONLY),--only "$(BENCH_ONLY)") $(if $(BENCH_TUNED),--tuned) \
-	    $(if $(BENCH_JSON),--json $(BENCH_JSON)) $(if $(BENCH_AB),--ab "$(BENCH_AB)")
+	    $(if $(BENCH_JSON),--json $(BENCH_JSON)) $(if $(BENCH_AB),--ab "$(BENCH_AB)") \
+	    $(if $(BENCH_PROFILE),--profile)
 
 # The whole CPU suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 # float-cast-overflow is not part of gcc's "undefined" group (clang's fuzz build has it).

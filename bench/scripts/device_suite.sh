@@ -7,7 +7,8 @@
 #   REGP=1 PCV=K=V  regress_gpu.py again with TILESCALE_PASS_CONFIGS=$PCV
 #   ONLY=rows|all   make bench-tilelang for the rows whose names contain one of the words
 #                   (ROUNDS, AHEAD, BTMO seconds, BJSON=file for JSON lines; NOBASE=1 skips it;
-#                   TUNED=1 for the best-configuration rows)
+#                   TUNED=1 for the best-configuration rows; PROF=1 adds each system's kernels
+#                   under torch.profiler: summed time per call and its span, gaps included)
 #   PCVS="K=V ..."  the same rows again under each pass configuration (separate runs)
 #   AB=K=V,...      in the same run, ours also built with these pass configs, timed in the
 #                   same rounds (B/A column and geomean: an A/B without run-to-run drift)
@@ -25,7 +26,7 @@ if [ -n "${ONLY:-}" ]; then
   mkdir -p /tmp/peer; [ -d /tmp/peer/tilelang ] || xz -dc .peer/all/peer.tar.xz | tar -xf - -C /tmp/peer
   export TILELANG_CACHE_DIR=/tmp/tlcache
   [ "$ONLY" = all ] && ONLY=
-  b() { timeout ${BTMO:-400} make -s bench-tilelang CORPUS=.corpus/corpus BENCH_ONLY="$ONLY" BENCH_ROUNDS=${ROUNDS:-2} BENCH_AHEAD=${AHEAD:-4} BENCH_JSON=${BJSON:-} BENCH_TUNED=${TUNED:-} BENCH_AB=${AB:-} 2>&1 | grep "TFLOP\|GB/s\|geomean\|rror\|WRONG\|wrong\|example (own\|best configuration\|^B = " | tail -60; }
+  b() { timeout ${BTMO:-400} make -s bench-tilelang CORPUS=.corpus/corpus BENCH_ONLY="$ONLY" BENCH_ROUNDS=${ROUNDS:-2} BENCH_AHEAD=${AHEAD:-4} BENCH_JSON=${BJSON:-} BENCH_TUNED=${TUNED:-} BENCH_AB=${AB:-} BENCH_PROFILE=${PROF:-} 2>&1 | grep "TFLOP\|GB/s\|geomean\|rror\|WRONG\|wrong\|example (own\|best configuration\|^B = \|profile:" | tail -60; }
   [ -n "${NOBASE:-}" ] || { echo "== bench base"; b; }
   for pc in ${PCVS:-}; do echo "== bench $pc"; TILESCALE_PASS_CONFIGS=$pc b; done
   echo "== bench $(( $(date +%s)-t0 )) s"

@@ -72,6 +72,52 @@ def time_call(run, reps=50, warmup=10):
     return times[len(times) // 2]
 
 
+def profile_call(run, reps=10):
+    """Where one call's time goes on the GPU, from torch.profiler (CUPTI) over `reps` calls made
+    as time_call makes them (L2 flush, call, synchronize), each call opened by a short
+    torch.cuda._sleep kernel that marks where it starts: the median over calls of the summed
+    kernel times ("busy") and of the span from the flush's end to the last kernel's end
+    ("span": busy plus the gaps the host leaves), and each kernel's median time in launch
+    order (µs), over the calls that launched the usual number of kernels."""
+    import collections
+    import statistics
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    for _ in range(3):
+        run()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            torch.cuda._sleep(100)
+            flush.zero_()
+            run()
+            torch.cuda.synchronize()
+    kernels = sorted((e.time_range.start, e.time_range.end, e.name) for e in prof.events()
+                     if e.device_type == torch.autograd.DeviceType.CUDA and e.time_range.end > e.time_range.start)
+    calls = []
+    for k in kernels:
+        if "spin_kernel" in k[2]:
+            calls.append([])
+        elif calls:
+            calls[-1].append(k)
+    calls = [(c[0][1], c[1:]) for c in calls if len(c) > 1]  # c[0] is the flush
+    if not calls:
+        return {"error": "the profiler saw no kernels"}
+    n = collections.Counter(len(c) for _, c in calls).most_common(1)[0][0]
+    calls = [(f, c) for f, c in calls if len(c) == n]
+    return {"busy_us": statistics.median(sum(e - b for b, e, _ in c) for _, c in calls),
+            "span_us": statistics.median(c[-1][1] - flushed for flushed, c in calls),
+            "kernels": [(short_name(calls[0][1][i][2]), statistics.median(c[i][1] - c[i][0] for _, c in calls))
+                        for i in range(n)]}
+
+
+def short_name(kernel):
+    """A kernel's name without return type, template arguments and parameters."""
+    name = kernel[5:] if kernel.startswith("void ") else kernel
+    return name.split("<")[0].split("(")[0][:60]
+
+
 def device_copy(nbytes):
     """A torch device-to-device copy of nbytes / 2 bytes (so nbytes cross DRAM, as a memory-bound
     row counts its reads and writes): the bandwidth a memory-bound kernel is held against."""
@@ -126,7 +172,8 @@ def worker(corpus, name, system):
     """Builds one row's kernels (one, or every configuration of a --tuned row) and prints a JSON
     line, then serves the driver's commands on stdin: `check` (one run of each compared with
     the reference), `time` (the kernel call; a tuned row times every right configuration and
-    answers the fastest with its configuration), `torch` (the reference), `copy` (a
+    answers the fastest with its configuration), `profile` (profile_call of the first right
+    configuration), `torch` (the reference), `copy` (a
     device-to-device copy moving the row's bytes: half read, half written), `quit`; each
     answer is one JSON line."""
     import torch
@@ -151,6 +198,8 @@ def worker(corpus, name, system):
                 answer, right = check_variants(variants)
             elif cmd == "copy":
                 answer = {"ms": time_call(device_copy(out["work"]))}
+            elif cmd == "profile":
+                answer = profile_call(right[0][1][0]) if right else {"error": "nothing right to profile"}
             elif cmd == "time" and not right:
                 answer = {"error": "no kernel of this row was right (check first)"}
             elif cmd == "time":
@@ -226,7 +275,7 @@ def start(corpus, name, envs):
     return {s: Worker(corpus, name, s, env) for s, env in envs.items()}
 
 
-def measure(workers, rounds):
+def measure(workers, rounds, profile=False):
     """One case's workers (from start): built, checked, then timed alternately `rounds` times
     (best median kept), the torch reference once in ours, and for a GB/s row a device copy of
     its bytes.  Returns (info per system, best ms)."""
@@ -245,6 +294,9 @@ def measure(workers, rounds):
                     best[s] = min(best.get(s, 1e30), r["ms"])
                 else:
                     info[s] = dict(info[s], ready=False, **r)
+    for s, w in workers.items():
+        if profile and info[s].get("ready"):
+            info[s]["profile"] = w.ask("profile")
     if info["ours"].get("ready"):
         r = workers["ours"].ask("torch")
         if "ms" in r:
@@ -276,6 +328,9 @@ def main():
     ap.add_argument("--ab", metavar="KEY=VALUE,...",
                     help="also time ours built with these pass configs (TILESCALE_PASS_CONFIGS), alternating with "
                          "the other two in the same rounds, and print its speed over ours as built (B/A)")
+    ap.add_argument("--profile", action="store_true",
+                    help="also print each system's kernels under torch.profiler: their summed time per call "
+                         "and the span from the first to the last (the difference: gaps the host leaves)")
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SYSTEM"))
     a = ap.parse_args()
     rows = TUNED if a.tuned else CASES
@@ -301,7 +356,7 @@ def main():
         for later in names[i:i + 1 + max(0, a.ahead)]:
             if later not in pending:
                 pending[later] = start(a.corpus, later, envs)
-        info, best = measure(pending.pop(name), a.rounds)
+        info, best = measure(pending.pop(name), a.rounds, a.profile)
         unit = next((r.get("unit") for r in info.values() if r.get("unit")), "")
         work = next((r.get("work") for r in info.values() if r.get("work")), 0)
         cols = []
@@ -343,6 +398,13 @@ def main():
                         for s in ("peer", "ours") if "configs" in info.get(s, {}))))
         for s in [x for x in ("peer", "ours", "ours_b") if x in info]:
             r = info.get(s, {})
+            p = r.get("profile")
+            if p and "error" in p:
+                print("    %s profile: %s" % (s, p["error"]))
+            elif p:
+                print("    %s profile: busy %.1f us, span %.1f us (gaps %.1f): %s" % (
+                    s, p["busy_us"], p["span_us"], p["span_us"] - p["busy_us"],
+                    ", ".join("%s %.1f" % (k, t) for k, t in p["kernels"])))
             if "error" in r:
                 print("    %s: %s" % (s, r["error"]))
             elif r.get("wrong"):
