@@ -433,10 +433,10 @@ static IrStmt *at_lane0(Lower *lw, const ParNest *nest, IrVar **uv, IrExpr **to,
   return s;
 }
 
-/* Checks one operand of a copy nest for the vector path (see lower_nest). */
-static bool vec_operand(const ParNest *nest, IrBuffer *b, IrExpr **idx, int nidx, int64_t V) {
+/* Whether one operand of a nest moves V lanes together along its last dim: a fragment laid out
+ * with vectors of V there, or memory whose last index runs through V neighbours. */
+static bool vec_operand_lanes(const ParNest *nest, IrBuffer *b, IrExpr **idx, int nidx, int64_t V) {
   int last = nest->n - 1;
-  if (V * dtype_bytes(b->dtype) > 16) return false;
   /* 4-bit tensors in memory share bytes between elements: element by element (ts::st4). */
   if (dtype_is_packed(b->dtype) && b->scope != IR_SCOPE_FRAGMENT && b->scope != IR_SCOPE_LOCAL) return false;
   if (b->scope == IR_SCOPE_FRAGMENT) {
@@ -450,6 +450,12 @@ static bool vec_operand(const ParNest *nest, IrBuffer *b, IrExpr **idx, int nidx
   if (nidx != b->ndim || nidx == 0) return false;
   if (b->remap) return false; /* T.Layout: neighbouring logical elements need not be neighbours in memory */
   return pass_lane_indices(nest, idx, nidx, V) && pass_rows_on_vectors(b, nidx, V); /* (vector_lanes.c) */
+}
+
+/* Checks one operand of a copy nest for the vector path (see lower_nest): V lanes in one
+ * access of at most 16 bytes. */
+static bool vec_operand(const ParNest *nest, IrBuffer *b, IrExpr **idx, int nidx, int64_t V) {
+  return V * dtype_bytes(b->dtype) <= 16 && vec_operand_lanes(nest, b, idx, nidx, V);
 }
 
 /* Marks the lowered nest for thread_sync (IrStmt.iter_owned = id) when each iteration runs in
@@ -746,38 +752,68 @@ static IrStmt *lower_vector_copy(Lower *lw, NestCtx *nc, const ParNest *nest, co
   return at_lane0(lw, nest, uv, to, vs);
 }
 
-/* The atomic-add nest `T.atomic_add(dst[.., x + j], src[.., j])` (src a fragment or a shared
- * tile, no conversion) whose last loop dim carries V lanes in both the destination and the source: one
- * ts::atomic_add_x<V> per vector (sm_90: a float2 / float4 atomic on global memory; half2 /
- * bfloat162 anywhere; else V scalar atomics, each still atomic), as TileLang vectorizes
- * atomic adds.  Returns NULL for any other nest. */
+/* Is st a scalar atomic add `dst[.., x + j] += src[.., j]` (src a fragment or a shared tile, no
+ * conversion, dst a float tensor in global memory) whose operands both move V lanes along
+ * the nest's last dim? */
+static bool vector_atomic_stmt(const ParNest *nest, const IrStmt *st, int64_t V) {
+  if (!st || st->kind != IR_S_ATOMIC || st->u.atomic.op != IR_ATOMIC_ADD || st->u.atomic.tile) return false;
+  const IrRegion *d = &st->u.atomic.dst;
+  const IrExpr *ld = st->u.atomic.value;
+  if (!ld || ld->kind != IR_LOAD || ld->lanes != 1 || ld->dtype != d->buf->dtype || d->buf->scope != IR_SCOPE_GLOBAL ||
+      (ld->u.load.buf->scope != IR_SCOPE_FRAGMENT && !pass_is_shared(ld->u.load.buf)) || !dtype_is_float(d->buf->dtype))
+    return false;
+  return vec_operand_lanes(nest, d->buf, d->min, d->ndim, V) &&
+         vec_operand_lanes(nest, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, V);
+}
+
+/* One ts::atomic_add_x<W> of atomic statement st at lane `first` of its vector. */
+static IrStmt *atomic_chunk(Lower *lw, NestCtx *nc, const ParNest *nest, IrExpr **to, IrVar *lane, const IrStmt *st,
+                            int64_t first, int64_t W) {
+  TsCompiler *c = lw->c;
+  const IrRegion *d = &st->u.atomic.dst;
+  IrExpr *ld = st->u.atomic.value;
+  int nd, ns;
+  IrExpr **di = access_index(lw, nc, d->buf, d->min, d->ndim, true, &nd, st->loc);
+  IrExpr **si = access_index(lw, nc, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, false, &ns, ld->loc);
+  IrExpr *dl = ir_load(c, d->buf, di, nd, st->loc), *sl = ir_load(c, ld->u.load.buf, si, ns, ld->loc);
+  IrExpr *args[3] = {ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &dl, 1, st->loc),
+                     ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &sl, 1, st->loc), i32(lw, W)};
+  IrStmt *r = ir_eval(c, ir_call(c, IRI_ATOMIC_ADD_X, TS_DTYPE_VOID, args, 3, st->loc), st->loc);
+  IrExpr *cond = bounds_cond(lw, nc, d->buf, di, nd); /* the chunk's first lane in bounds: all are */
+  if (cond) r = ir_if(c, cond, r, NULL, st->loc);
+  if (!first) return r;
+  r = ir_subst_stmt(c, r, nest->var, to, nest->n); /* the loop vars in terms of the lane var */
+  IrExpr *at[1] = {ir_binary(c, IR_ADD, ir_varref(c, lane, st->loc), i32(lw, first), st->loc)};
+  return ir_subst_stmt(c, r, &lane, at, 1);
+}
+
+/* A nest of atomic adds `T.atomic_add(dst[.., x + j], src[.., j])` (vector_atomic_stmt) whose
+ * last loop dim carries V lanes in every destination and source: per statement, V / W calls
+ * of ts::atomic_add_x<W>, W lanes the widest vector atomic of the type (sm_90: a float4 /
+ * float2 atomic on global memory; half2 / bfloat162 anywhere; else W scalar atomics),
+ * as TileLang vectorizes atomic adds.  Returns NULL for any other nest. */
 static IrStmt *lower_vector_atomic(Lower *lw, NestCtx *nc, const ParNest *nest, IrVar **uv, IrExpr **to) {
   TsCompiler *c = lw->c;
-  int n = nest->n, last = n - 1;
+  int last = nest->n - 1;
   int64_t V = nc->L->dim[last].vec;
   IrStmt *b0 = nest->body;
-  if (b0 && b0->kind == IR_S_SEQ && b0->u.seq.n == 1) b0 = b0->u.seq.items[0];
-  if ((V != 2 && V != 4) || !b0 || b0->kind != IR_S_ATOMIC || b0->u.atomic.op != IR_ATOMIC_ADD || b0->u.atomic.tile ||
-      nest->extent[last] % V != 0)
-    return NULL;
-  const IrRegion *d = &b0->u.atomic.dst;
-  IrExpr *ld = b0->u.atomic.value;
-  if (!ld || ld->kind != IR_LOAD || ld->lanes != 1 || ld->dtype != d->buf->dtype || d->buf->scope != IR_SCOPE_GLOBAL ||
-      (ld->u.load.buf->scope != IR_SCOPE_FRAGMENT && !pass_is_shared(ld->u.load.buf)))
-    return NULL;
-  if (!dtype_is_float(d->buf->dtype) || dtype_bytes(d->buf->dtype) * V > 16) return NULL;
-  if (!vec_operand(nest, d->buf, d->min, d->ndim, V) ||
-      !vec_operand(nest, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, V))
-    return NULL;
-  int nd, ns;
-  IrExpr **di = access_index(lw, nc, d->buf, d->min, d->ndim, true, &nd, b0->loc);
-  IrExpr **si = access_index(lw, nc, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, false, &ns, ld->loc);
-  IrExpr *dl = ir_load(c, d->buf, di, nd, b0->loc), *sl = ir_load(c, ld->u.load.buf, si, ns, ld->loc);
-  IrExpr *args[3] = {ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &dl, 1, b0->loc),
-                     ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &sl, 1, b0->loc), i32(lw, V)};
-  IrStmt *r = ir_eval(c, ir_call(c, IRI_ATOMIC_ADD_X, TS_DTYPE_VOID, args, 3, b0->loc), b0->loc);
-  IrExpr *cond = bounds_cond(lw, nc, d->buf, di, nd); /* lane 0 in bounds: the whole vector is */
-  if (cond) r = ir_if(c, cond, r, NULL, b0->loc);
+  IrStmt *const *items = b0 && b0->kind == IR_S_SEQ ? b0->u.seq.items : &b0;
+  int n = b0 && b0->kind == IR_S_SEQ ? b0->u.seq.n : 1;
+  if (V < 2 || !b0 || n < 1 || nest->extent[last] % V != 0) return NULL;
+  int64_t W = 0;
+  for (int i = 0; i < n; i++) {
+    if (!vector_atomic_stmt(nest, items[i], V)) return NULL;
+    int bytes = dtype_bytes(items[i]->u.atomic.dst.buf->dtype);
+    int64_t w = V, widest = bytes == 4 ? 4 : bytes == 2 ? 2 : 1; /* float4, half2 / bfloat162 */
+    while (w > widest) w /= 2;
+    if (!W || w < W) W = w;
+  }
+  if (W < 2) return NULL;
+  PtrVec out = {0};
+  for (int i = 0; i < n; i++)
+    for (int64_t first = 0; first < V; first += W)
+      vec_push(c->arena, &out, atomic_chunk(lw, nc, nest, to, uv[last], items[i], first, W));
+  IrStmt *r = ir_seq_vec(c, &out, b0->loc);
   return at_lane0(lw, nest, uv, to, r);
 }
 
