@@ -1,7 +1,7 @@
 /* pipeline_serial.c — ts.pipeline_serial_loops (on unless pass_configs set it False): a
- * T.serial loop whose body copies tiles from global to shared memory becomes
- * T.Pipelined(num_stages=2), so that inject_pipeline loads iteration k+1's tiles while
- * iteration k computes.  norm/layernorm.py's backward walks its rows this way, each row's
+ * T.serial loop (or a T.Pipelined one of num_stages=0, which TileLang runs serially) whose
+ * body copies tiles from global to shared memory becomes T.Pipelined(num_stages=2), so that
+ * inject_pipeline loads iteration k+1's tiles while iteration k computes.  norm/layernorm.py's backward walks its rows this way, each row's
  * dY and X copied synchronously before the arithmetic: one row's loads in flight per SM
  * (measured on an H200: 2052 -> 2794 GB/s, 1.36x, in the same run).  Four stages there
  * measured the same as two (2789 against 2780 GB/s), so the loop gets two.
@@ -19,6 +19,7 @@
 #include "passes.h"
 
 #define PIPELINE_SERIAL_SLACK 8192 /* bytes kept free for reduction scratch and barriers */
+
 
 typedef struct Smem {
   int64_t bytes;
@@ -54,6 +55,11 @@ static int64_t second_stage_bytes(const IrStmt *body) {
   return extra;
 }
 
+/* T.Pipelined(num_stages=0) without order/stage lists: a serial loop, as TileLang defines it. */
+static bool unstaged(const IrStmt *s) {
+  return s->u.loop.kind == IR_FOR_PIPELINED && s->u.loop.num_stages == 0 && !s->u.loop.norder;
+}
+
 typedef struct Conv {
   int64_t cap, used;
 } Conv;
@@ -68,8 +74,9 @@ static void convert(Conv *cv, IrStmt *s) {
       convert(cv, s->u.if_.then_s), convert(cv, s->u.if_.else_s);
       return;
     case IR_S_FOR: {
-      if (s->u.loop.kind == IR_FOR_PIPELINED) return; /* scheduled as written */
-      int64_t extra = s->u.loop.kind == IR_FOR_SERIAL ? second_stage_bytes(s->u.loop.body) : 0;
+      bool serial = s->u.loop.kind == IR_FOR_SERIAL || unstaged(s);
+      if (s->u.loop.kind == IR_FOR_PIPELINED && !serial) return; /* scheduled as written */
+      int64_t extra = serial ? second_stage_bytes(s->u.loop.body) : 0;
       if (extra > 0 && cv->used + extra + PIPELINE_SERIAL_SLACK <= cv->cap && !pass_may_wait(s->u.loop.body)) {
         s->u.loop.kind = IR_FOR_PIPELINED;
         s->u.loop.num_stages = 2;

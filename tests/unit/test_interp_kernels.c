@@ -1028,11 +1028,13 @@ TEST(interp_while_warp_vote) {
 }
 
 /* pipeline_serial.c: a serial loop copying src[k] into shared memory, adding 1 and storing
- * row k + 1 of buf is pipelined (s gets two stages); the same loop reading buf[k], which
- * iteration k - 1 stored, is not (inject_pipeline refuses it), nor is one whose body may wait
- * (a while loop; pipeline_serial leaves it): loading the next row early could read it before
- * it is written or published.  Each computes buf[k] = x[k - 1] + 1. */
-enum { CHAIN_SRC, CHAIN_RAW, CHAIN_SPIN };
+ * row k + 1 of buf is pipelined (s gets two stages), and so is the same loop written
+ * T.Pipelined(num_stages=0), which TileLang runs serially (num_stages=1 stays as written); the
+ * same loop reading buf[k], which iteration k - 1 stored, is not (inject_pipeline refuses
+ * it), nor is one whose body may wait (a while loop; pipeline_serial leaves it): loading the
+ * next row early could read it before it is written or published.  Each computes
+ * buf[k] = x[k - 1] + 1. */
+enum { CHAIN_SRC, CHAIN_RAW, CHAIN_SPIN, CHAIN_STAGES0, CHAIN_STAGES1 };
 static const char CHAIN[] =
     KERNEL_FILE_HEAD
     "def chain(N, mode):\n"
@@ -1040,7 +1042,7 @@ static const char CHAIN[] =
     "    def main(buf: T.Tensor((N + 1, 32), \"float32\"), src: T.Tensor((N, 32), \"float32\")):\n"
     "        with T.Kernel(1, threads=32) as bx:\n"
     "            s = T.alloc_shared((1, 32), \"float32\")\n"
-    "            for k in T.serial(N):\n"
+    "            for k in T.Pipelined(N, num_stages=mode - 3) if mode >= 3 else T.serial(N):\n"
     "                if mode == 1:\n"
     "                    T.copy(buf[k : k + 1, 0:32], s)\n"
     "                else:\n"
@@ -1092,6 +1094,8 @@ static void chain_case(TestCtx *t, int mode, int want_ndim) {
 TEST(interp_pipeline_serial_loop) { chain_case(t, CHAIN_SRC, 3); }
 TEST(interp_pipeline_serial_loop_reads_what_it_writes) { chain_case(t, CHAIN_RAW, 2); }
 TEST(interp_pipeline_serial_loop_may_wait) { chain_case(t, CHAIN_SPIN, 2); }
+TEST(interp_pipeline_serial_loop_stages0) { chain_case(t, CHAIN_STAGES0, 3); }
+TEST(interp_pipeline_serial_loop_stages1) { chain_case(t, CHAIN_STAGES1, 2); }
 
 /* The distributed form of the same hazard: a serial loop that waits for row k's flag before
  * copying row k stays serial (compiled only: the interpreter runs no flag waits).
