@@ -17,8 +17,8 @@
  *      |
  *   heavy_first_blocks   an axis whose blocks loop longer as the index grows is walked
  *      |                 backwards, longest blocks first (heavy_first.c)
- *   pipeline_serial_loops  a T.serial loop copying global tiles to shared memory
- *      |                 becomes T.Pipelined(num_stages=2) (pipeline_serial.c)
+ *   pipeline_serial_loops  a T.serial (or T.Pipelined(num_stages=0)) loop copying global
+ *      |                 tiles to shared memory becomes T.Pipelined(num_stages=2) (pipeline_serial.c)
  *   inject_pipeline      T.Pipelined -> staged shared buffers, cp.async prologue/waits
  *      |
  *   legalize             T.copy / T.fill / tile atomics -> T.Parallel nests; Pipelined -> serial
