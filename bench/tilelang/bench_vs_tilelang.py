@@ -330,7 +330,8 @@ def main():
                          "the other two in the same rounds, and print its speed over ours as built (B/A)")
     ap.add_argument("--profile", action="store_true",
                     help="also print each system's kernels under torch.profiler: their summed time per call "
-                         "and the span from the first to the last (the difference: gaps the host leaves)")
+                         "and the call's span on the GPU, from the L2 flush's end to its last kernel's end "
+                         "(the difference: gaps the host leaves)")
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SYSTEM"))
     a = ap.parse_args()
     rows = TUNED if a.tuned else CASES
