@@ -391,7 +391,9 @@ def main():
                                     **{s: rate(work, best[s], unit) for s in best},
                                     **{s + "_status": ("wrong" if r.get("wrong") else r.get("error", "ok"))
                                        for s, r in info.items()},
-                                    **{s + "_config": r["config"] for s, r in info.items() if r.get("config")}}) + "\n")
+                                    **{s + "_config": r["config"] for s, r in info.items() if r.get("config")},
+                                    **{s + "_profile": r["profile"] for s, r in info.items()
+                                       if "busy_us" in r.get("profile", {})}}) + "\n")
         if a.tuned:
             print("    best configuration: TileLang %s, ours %s%s" % (
                 info.get("peer", {}).get("config", "-"), info.get("ours", {}).get("config", "-"),
