@@ -491,6 +491,11 @@ int64_t ir_buffer_numel(const IrBuffer *b) {
   return n;
 }
 
+int64_t ir_buffer_bytes(const IrBuffer *b) {
+  int64_t n = ir_buffer_numel(b);
+  return n < 0 ? -1 : dtype_storage_bytes(b->dtype, n);
+}
+
 bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int nvars, int64_t *out) {
   int64_t a, b, cnd;
   switch (e->kind) {

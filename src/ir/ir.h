@@ -623,6 +623,7 @@ IrRegion ir_region_full(TsCompiler *c, IrBuffer *b, SrcLoc loc);
 bool ir_is_const_int(const IrExpr *e, int64_t *out);   /* after folding */
 bool ir_expr_equal(const IrExpr *a, const IrExpr *b);  /* structural */
 int64_t ir_buffer_numel(const IrBuffer *b);            /* -1 when not constant */
+int64_t ir_buffer_bytes(const IrBuffer *b);            /* its bytes in memory; -1 when not constant */
 /* Evaluate an integer expression whose only free variables are given in env (vars[i] = vals[i]).
  * Returns false when something is not known. */
 bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int nvars, int64_t *out);

@@ -71,7 +71,7 @@ static Trend trend(const IrExpr *e, const IrVar *v, int *budget) {
   return ir_expr_uses_var(e, v) ? TR_UNKNOWN : TR_FIXED;
 }
 
-/* the loops' trip counts' combined trend in v */
+/* A block index v and the combined trend, in v, of the trip counts of the loops seen so far. */
 typedef struct Scan {
   const IrVar *v;
   Trend loops;
@@ -119,7 +119,9 @@ static void walk(TsCompiler *c, IrStmt *s) {
   if (s->kind != IR_S_KERNEL) return;
   IrKernel *k = &s->u.kernel;
   int64_t n;
-  if (k->persistent || k->rasterized || k->raster_panel > 0 || k->cluster_x > 1 || k->prelude || pass_may_wait(k->body)) return;
+  if (k->persistent || k->rasterized || k->raster_panel > 0 || k->cluster_x > 1 || k->prelude ||
+      pass_may_wait(k->body))
+    return;
   int a = heavy_axis(k);
   if (a < 0 || (ir_is_const_int(k->grid[a], &n) && n <= 1)) return;
   reverse_axis(c, k, a);

@@ -799,7 +799,7 @@ static IrStmt *lower_vector_atomic(Lower *lw, NestCtx *nc, const ParNest *nest, 
   IrStmt *b0 = nest->body;
   IrStmt *const *items = b0 && b0->kind == IR_S_SEQ ? b0->u.seq.items : &b0;
   int n = b0 && b0->kind == IR_S_SEQ ? b0->u.seq.n : 1;
-  if (V < 2 || !b0 || n < 1 || nest->extent[last] % V != 0) return NULL;
+  if (V < 2 || !b0 || nest->extent[last] % V != 0) return NULL;
   int64_t W = 0;
   for (int i = 0; i < n; i++) {
     if (!vector_atomic_stmt(nest, items[i], V)) return NULL;

@@ -224,8 +224,9 @@ static void wait_stmt(IrStmt *s, void *ctx) { *(bool *)ctx |= s->kind == IR_S_WH
 
 static void wait_expr(IrExpr *e, void *ctx) {
   if (e->kind != IR_CALL) return;
+  const unsigned waits = IRD_DIST | IRD_SHMEM | IRD_GRID_SYNC;
   *(bool *)ctx |= e->u.call.op == IRI_CALL_EXTERN ||
-                  (e->u.call.op == IRI_DEVICE && (ir_device_info[e->u.call.dop].flags & (IRD_DIST | IRD_SHMEM | IRD_GRID_SYNC)));
+                  (e->u.call.op == IRI_DEVICE && (ir_device_info[e->u.call.dop].flags & waits));
 }
 
 bool pass_may_wait(IrStmt *s) {

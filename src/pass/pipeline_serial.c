@@ -27,16 +27,10 @@ typedef struct Smem {
   bool known;
 } Smem;
 
-/* A buffer's bytes; -1 when its shape is not constant. */
-static int64_t buffer_bytes(const IrBuffer *b) {
-  int64_t n = ir_buffer_numel(b);
-  return n < 0 ? -1 : dtype_storage_bytes(b->dtype, n);
-}
-
 static void count_shared(IrStmt *s, void *ctx) {
   Smem *m = ctx;
   if (s->kind != IR_S_ALLOC || !pass_is_shared(s->u.alloc.buf) || s->u.alloc.buf->alias_of) return;
-  int64_t n = buffer_bytes(s->u.alloc.buf);
+  int64_t n = ir_buffer_bytes(s->u.alloc.buf);
   if (n < 0) m->known = false;
   else m->bytes += n;
 }
@@ -48,8 +42,9 @@ static int64_t second_stage_bytes(const IrStmt *body) {
   int64_t extra = 0;
   for (int i = 0; i < n; i++) {
     const IrStmt *s = items[i];
-    if (s->kind != IR_S_COPY || s->u.copy.src.buf->scope != IR_SCOPE_GLOBAL || !pass_is_shared(s->u.copy.dst.buf)) continue;
-    int64_t b = buffer_bytes(ir_buffer_root(s->u.copy.dst.buf));
+    if (s->kind != IR_S_COPY || s->u.copy.src.buf->scope != IR_SCOPE_GLOBAL || !pass_is_shared(s->u.copy.dst.buf))
+      continue;
+    int64_t b = ir_buffer_bytes(ir_buffer_root(s->u.copy.dst.buf));
     if (b < 0) return 0;
     extra += b;
   }

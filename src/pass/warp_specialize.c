@@ -607,8 +607,8 @@ static void spec_store_map(Spec *sp) {
 /* A shared buffer's bytes rounded up to 1 KB (the largest swizzle alignment); -1 when its
  * shape is not constant. */
 static int64_t padded_bytes(const IrBuffer *b) {
-  int64_t n = ir_buffer_numel(b);
-  return n < 0 ? -1 : (dtype_storage_bytes(b->dtype, n) + 1023) / 1024 * 1024;
+  int64_t n = ir_buffer_bytes(b);
+  return n < 0 ? -1 : (n + 1023) / 1024 * 1024;
 }
 
 /* Shared bytes of the kernel's allocations other than the staged tiles, plus form A's new

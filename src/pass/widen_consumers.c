@@ -38,9 +38,9 @@ static bool gemm_splits(TsCompiler *c, const IrStmt *s) {
 static void scan_stmt(IrStmt *s, void *ctx) {
   WidenScan *w = ctx;
   if (s->kind == IR_S_ALLOC && s->u.alloc.buf->scope == IR_SCOPE_FRAGMENT) {
-    int64_t n = ir_buffer_numel(s->u.alloc.buf);
+    int64_t n = ir_buffer_bytes(s->u.alloc.buf);
     if (n < 0) w->ok = false;
-    else w->fragment_bytes += dtype_storage_bytes(s->u.alloc.buf->dtype, n);
+    else w->fragment_bytes += n;
   }
   if (s->kind == IR_S_GEMM) {
     if (s->u.gemm.wg_wait == -1) w->ok = false;
