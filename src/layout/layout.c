@@ -94,29 +94,52 @@ int64_t layout_offset_const(const Layout *l, int64_t r, int64_t col) {
 static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return ir_binary(c, k, a, b, SRCLOC_NONE); }
 static IrExpr *cst(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
 
+/* Offset of element (r, col) of one tile. */
+static IrExpr *tile_offset(TsCompiler *c, const Layout *l, IrExpr *r, IrExpr *col) {
+  if (!l->swizzle) return bin(c, IR_ADD, bin(c, IR_MUL, r, cst(c, l->cols)), col);
+  int64_t A = layout_atom_cols(l), vec = 16 / l->elem_bytes;
+  IrExpr *a = bin(c, IR_FLOORDIV, col, cst(c, A)), *cc = bin(c, IR_FLOORMOD, col, cst(c, A));
+  /* f = (r * W >> 7) & (W/16 - 1), written with division so the simplifier folds it */
+  IrExpr *f = bin(c, IR_FLOORMOD, bin(c, IR_FLOORDIV, r, cst(c, 128 / l->swizzle)), cst(c, l->swizzle / 16));
+  IrExpr *chunk = bin(c, IR_BITXOR, bin(c, IR_FLOORDIV, cc, cst(c, vec)), f);
+  return bin(c, IR_ADD, bin(c, IR_MUL, a, cst(c, l->rows * A)),
+             bin(c, IR_ADD, bin(c, IR_MUL, r, cst(c, A)),
+                 bin(c, IR_ADD, bin(c, IR_MUL, chunk, cst(c, vec)), bin(c, IR_FLOORMOD, cc, cst(c, vec)))));
+}
+
+/* The buffer's last two extents are the layout's tile (rows x cols). */
+static bool shaped_like(const Layout *l, const IrBuffer *buf) {
+  int64_t r, cc;
+  return buf->ndim >= 2 && ir_is_const_int(buf->shape[buf->ndim - 2], &r) &&
+         ir_is_const_int(buf->shape[buf->ndim - 1], &cc) && r == l->rows && cc == l->cols;
+}
+
 IrExpr *layout_offset(TsCompiler *c, const Layout *l, const IrBuffer *buf, IrExpr *const *idx, int nidx) {
-  TS_ASSERT(nidx >= 2 && nidx == buf->ndim);
-  IrExpr *r = idx[nidx - 2], *col = idx[nidx - 1];
-  IrExpr *off;
-  if (!l->swizzle) {
-    off = bin(c, IR_ADD, bin(c, IR_MUL, r, cst(c, l->cols)), col);
-  } else {
-    int64_t A = layout_atom_cols(l), vec = 16 / l->elem_bytes;
-    IrExpr *a = bin(c, IR_FLOORDIV, col, cst(c, A)), *cc = bin(c, IR_FLOORMOD, col, cst(c, A));
-    /* f = (r * W >> 7) & (W/16 - 1), written with division so the simplifier folds it */
-    IrExpr *f = bin(c, IR_FLOORMOD, bin(c, IR_FLOORDIV, r, cst(c, 128 / l->swizzle)), cst(c, l->swizzle / 16));
-    IrExpr *chunk = bin(c, IR_BITXOR, bin(c, IR_FLOORDIV, cc, cst(c, vec)), f);
-    off = bin(c, IR_ADD, bin(c, IR_MUL, a, cst(c, l->rows * A)),
-              bin(c, IR_ADD, bin(c, IR_MUL, r, cst(c, A)),
-                  bin(c, IR_ADD, bin(c, IR_MUL, chunk, cst(c, vec)), bin(c, IR_FLOORMOD, cc, cst(c, vec)))));
-  }
+  TS_ASSERT(nidx >= 1 && nidx == buf->ndim);
   /* Leading dims (pipeline stages, batches of tiles) stack whole tiles, row-major. */
-  IrExpr *lead = NULL;
-  for (int k = 0; k < nidx - 2; k++) {
-    int64_t ext = 1;
-    if (!ir_is_const_int(buf->shape[k], &ext)) ext = 1;
-    lead = lead ? bin(c, IR_ADD, bin(c, IR_MUL, lead, cst(c, ext)), idx[k]) : idx[k];
+  IrExpr *lead = NULL, *r, *col;
+  if (shaped_like(l, buf) || (nidx >= 2 && !buf->alias_of)) {
+    r = idx[nidx - 2], col = idx[nidx - 1];
+    for (int k = 0; k < nidx - 2; k++) {
+      int64_t ext = 1;
+      if (!ir_is_const_int(buf->shape[k], &ext)) ext = 1;
+      lead = lead ? bin(c, IR_ADD, bin(c, IR_MUL, lead, cst(c, ext)), idx[k]) : idx[k];
+    }
+  } else {
+    /* A view shaped otherwise (view_layouts.c: [N] over a [R x C] tile): its row-major
+     * element number, cut into the layout's rows of `cols` elements and tiles of `rows` rows. */
+    IrExpr *flat = idx[0];
+    for (int k = 1; k < nidx; k++) {
+      int64_t ext = 1;
+      ir_is_const_int(buf->shape[k], &ext);
+      flat = bin(c, IR_ADD, bin(c, IR_MUL, flat, cst(c, ext)), idx[k]);
+    }
+    IrExpr *row = bin(c, IR_FLOORDIV, flat, cst(c, l->cols));
+    col = bin(c, IR_FLOORMOD, flat, cst(c, l->cols));
+    r = bin(c, IR_FLOORMOD, row, cst(c, l->rows));
+    lead = bin(c, IR_FLOORDIV, row, cst(c, l->rows));
   }
+  IrExpr *off = tile_offset(c, l, r, col);
   if (lead) off = bin(c, IR_ADD, bin(c, IR_MUL, lead, cst(c, l->rows * l->cols)), off);
   return off;
 }

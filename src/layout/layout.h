@@ -53,7 +53,9 @@ Layout *layout_widen(TsCompiler *c, const Layout *win, int64_t rows, int64_t col
 int64_t layout_atom_cols(const Layout *l); /* W / elem_bytes (cols when not swizzled) */
 /* Element offset of a tile element (constant arithmetic; tests and the checker). */
 int64_t layout_offset_const(const Layout *l, int64_t r, int64_t col);
-/* Element offset of buf[idx] for a shared buffer with layout l (IR expression). */
+/* Element offset of buf[idx] for a shared buffer with layout l (IR expression).  A view
+ * (alias_of) whose last two extents are not l's rows x cols is addressed by its row-major
+ * element number, cut into l's rows and tiles (view_layouts.c). */
 IrExpr *layout_offset(TsCompiler *c, const Layout *l, const IrBuffer *buf, IrExpr *const *idx, int nidx);
 
 /* ---- T.gemm planning ---------------------------------------------------------------- */

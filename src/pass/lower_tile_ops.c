@@ -211,7 +211,7 @@ static IrExpr **access_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, 
       return out;
     case IR_SCOPE_SHARED:
     case IR_SCOPE_SHARED_DYN:
-      if (b->layout && b->layout->swizzle && nidx == b->ndim && nidx >= 2) {
+      if (b->layout && b->layout->swizzle && nidx == b->ndim && (nidx >= 2 || b->alias_of)) {
         /* Swizzled tiles (chosen for T.gemm operands or pinned by T.annotate_layout): one
          * element offset through the layout (layout.h); a pinned linear layout is row-major. */
         out = ARENA_ARRAY(lw->c->arena, IrExpr *, 1);

@@ -122,6 +122,7 @@ IrStmt *tma_copy_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid);
 void pass_inject_pipeline(TsCompiler *c, IrFunc *f);   /* T.Pipelined -> multi-stage cp.async */
 void pass_legalize(TsCompiler *c, IrFunc *f);          /* tile copies/fills -> parallel nests */
 void pass_layout_inference(TsCompiler *c, IrFunc *f);  /* fragment and loop layouts */
+void pass_view_layouts(TsCompiler *c, IrFunc *f);      /* shared views share their base's swizzle */
 void pass_lower_tile_ops(TsCompiler *c, IrFunc *f);    /* -> thread-level IR */
 void pass_remap_global(TsCompiler *c, IrFunc *f);      /* T.Layout maps of global tensors -> offsets */
 void pass_simplify(TsCompiler *c, IrFunc *f);          /* ir_simplify on every expression */

@@ -25,6 +25,8 @@
  *      |
  *   layout_inference     a Fragment for every fragment buffer and parallel nest
  *      |
+ *   view_layouts         a T.view of a swizzled shared buffer takes its swizzle, in its own
+ *      |                 element type (and a view's swizzle becomes its base's) (view_layouts.c)
  *   lower_tile_ops       nests -> per-thread unrolled register loops (+ guards, vectors);
  *      |                 reductions -> shuffles + smem; atomics -> calls
  *   remap_global         accesses of T.Layout-annotated global tensors -> physical offsets
@@ -63,6 +65,7 @@ static const PassEntry passes[] = {
     {"inject_pipeline", pass_inject_pipeline},
     {"legalize", pass_legalize},
     {"layout_inference", pass_layout_inference},
+    {"view_layouts", pass_view_layouts},
     {"lower_tile_ops", pass_lower_tile_ops},
     {"remap_global", pass_remap_global},
     {"simplify", pass_simplify},
