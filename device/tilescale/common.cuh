@@ -306,3 +306,5 @@ TS_DEV void assert_fail(const char *msg, const char *where) {
 }
 
 } // namespace ts
+
+#include <tilescale/ieee.cuh>

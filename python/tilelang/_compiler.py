@@ -544,15 +544,39 @@ class FuncInfo:
                 continue
         return out
 
+    def stop_after(self, name, lineno):
+        """A factory that goes on after building its @T.prim_func `name` (defined at lineno):
+        a test function that compiles, runs and checks the kernel it just defined.  The
+        compiler re-runs the factory only up to that def: the statements after it are
+        blanked in the text it reads (lines kept) and the first becomes `return <name>`."""
+        body = self.node.body
+        for i, s in enumerate(body):
+            if (isinstance(s, ast.FunctionDef) and s.name == name and _first_line(s) <= lineno <= s.lineno
+                    and i + 1 < len(body) and not isinstance(body[i + 1], ast.Return)):
+                self._cut = (s.end_lineno, body[-1].end_lineno, body[i + 1].col_offset, name)
+                return
+
+    def _lines(self):
+        lines = _source_lines(self.path)
+        cut = getattr(self, "_cut", None)
+        if cut:
+            end, last, col, name = cut
+            for ln in range(end + 1, last + 1):
+                lines[ln - 1] = "\n"
+            lines[end] = " " * col + "return %s\n" % name
+        return lines
+
     def load(self, ctx=None, closure=None):
         """The tilescale.Program to compile this function from: the file itself, or for a
         nested function the file's text with the def hoisted (see the class comment)."""
-        if not self.nested:
+        if not self.nested and not getattr(self, "_cut", None):
             return program(self.path, ctx)
+        if not self.nested:
+            return program_source(self.path, "".join(self._lines()), ctx)
         return program_source(self.path, self.hoisted_source(closure or {}), ctx)
 
     def hoisted_source(self, closure):
-        lines = _source_lines(self.path)
+        lines = self._lines()
         hoist, assigns = [self.node], []
         self._closure_text(closure, hoist, assigns, set())
         keep = {}

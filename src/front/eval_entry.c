@@ -104,7 +104,14 @@ static Env *dparam_env(Eval *ev) {
   return e;
 }
 
-/* Parses every -D value as a Python expression over builtins, T, tilelang and dtype names. */
+/* T.dynamic("m") / T.symbolic("m") passed as a factory argument (matmul(T.dynamic("m"), 256,
+ * ...)): a dimension bound from the tensors at launch, like one the body declares. */
+static bool is_dynamic_dim(const Value *v) {
+  return v->kind == V_EXPR && v->u.expr->kind == IR_VAR && v->u.expr->u.var->kind == IR_VAR_DYNAMIC;
+}
+
+/* Parses every -D value as a Python expression over builtins, T, tilelang and dtype names.  A
+ * T.* function (make_kernel(reduce_fn=T.reduce_max)) is a value too: the kernel calls it. */
 static bool parse_dparams(Eval *ev, const ts_param *params, int nparams) {
   Env *denv = dparam_env(ev);
   bool ok = true;
@@ -121,7 +128,8 @@ static bool parse_dparams(Eval *ev, const ts_param *params, int nparams) {
     AstNode *e = parse_expression(ev->c, sf);
     Value *v = e ? ev_eval(ev, denv, e) : NULL;
     if (v && v->kind != V_POISON && v->kind != V_BOOL && v->kind != V_INT && v->kind != V_FLOAT && v->kind != V_STR &&
-        v->kind != V_DTYPE && v->kind != V_TUPLE && v->kind != V_LIST && v->kind != V_NONE) {
+        v->kind != V_DTYPE && v->kind != V_TUPLE && v->kind != V_LIST && v->kind != V_NONE &&
+        !(v->kind == V_BUILTIN && e->kind == AST_ATTRIBUTE) && !is_dynamic_dim(v)) {
       ts_error(ev->c, e->loc, "-D %s: expected a constant (int, float, bool, str, dtype or tuple), got %s",
                params[i].name, ev_type_name(v));
       v = NULL;

@@ -362,6 +362,24 @@ static ExecStatus exec_thread_branch(Eval *ev, Env *env, const AstNode *s, IrExp
   return EX_NORMAL;
 }
 
+
+/* A block index is 64-bit, as in TileLang, when its grid extent is (an int64 T.symbolic size)
+ * or when a tensor parameter may hold more than 2^31 - 1 elements (a constant size past it, or
+ * an int64 dimension): bx * block + i then indexes it without wrapping. */
+static bool wide_block_index(Eval *ev, const IrExpr *extent) {
+  if (extent->dtype == TS_DTYPE_INT64) return true;
+  const IrFunc *f = ev->func;
+  for (int i = 0; f && i < f->nparams; i++) {
+    const IrBuffer *b = f->params[i].buf;
+    if (!b || b->scope != IR_SCOPE_GLOBAL) continue;
+    int64_t n = ir_buffer_numel(b);
+    if (n > INT32_MAX) return true;
+    for (int k = 0; k < b->ndim; k++)
+      if (b->shape[k]->dtype == TS_DTYPE_INT64) return true;
+  }
+  return false;
+}
+
 /* with T.Kernel(...) as (bx, by): the KERNEL statement with its block variables and body. */
 static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNode *target, KernelFrame *kf) {
   SrcLoc loc = s->loc;
@@ -396,7 +414,8 @@ static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNod
       name = target->id;
       vloc = target->loc;
     }
-    IrVar *v = ir_var(ev->c, name, TS_DTYPE_INT32, IR_VAR_BLOCK_IDX, vloc);
+    IrVar *v = ir_var(ev->c, name, wide_block_index(ev, kf->grid[i]) ? TS_DTYPE_INT64 : TS_DTYPE_INT32,
+                      IR_VAR_BLOCK_IDX, vloc);
     v->axis = i;
     k->u.kernel.block_var[i] = v;
     vl_push(ev, &vars->u.seq, ev_expr(ev, ir_varref(ev->c, v, vloc)));

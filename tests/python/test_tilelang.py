@@ -886,6 +886,16 @@ class AutotunePassConfigsTest(unittest.TestCase):
         self.assertIn("tilelang_gaps.py:110:20: error: name 'no_such_name' is not defined",
                       cm.exception.message)
 
+    def test_prim_func_defined_then_compiled_in_place(self):
+        """A function that defines a @T.prim_func and goes on to compile and use it (TileLang's
+        tests): the compiler re-runs it only up to the def; the values of its arguments apply."""
+        k, src = GAPS.compile_inline(96)
+        self.assertEqual([(p.name, p.dtype, p.shape) for p in k.params],
+                         [("A", "float16", (96,)), ("B", "float16", (96,))])
+        k2, _ = GAPS.compile_inline(128, "float32")
+        self.assertEqual(k2.params[0].shape, (128,))
+        self.assertEqual(k2.params[0].dtype, "float32")
+
     def test_corpus_pass_configs(self):
         mod = load_corpus("gemm/example_gemm_autotune_pass_configs.py")
         with _StubTiming(lambda cfg: cfg["num_stages"]):

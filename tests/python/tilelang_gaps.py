@@ -126,3 +126,17 @@ def helper_factory(M, dtype=T.float32):
                         B[bx * block + i] = A[bx * block + i]
         return main
     return kernel_func(block, 64)
+
+
+# ---- a test function that defines a @T.prim_func, then compiles and inspects it (TileLang's own
+# tests do this: the compiler re-runs the function only up to the def) ----
+def compile_inline(n, dtype="float16"):
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype)):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(n):
+                B[i] = A[i] * 2
+    kernel = tilelang.compile(main, out_idx=[1])
+    src = kernel.get_kernel_source()
+    assert "__global__" in src
+    return kernel, src

@@ -942,3 +942,108 @@ TEST(eval_while_test_with_statements_runs_every_iteration) {
   CHECK(count_stmt(w->u.while_.body, IR_S_BREAK) == 1 && count_stmt(w->u.while_.body, IR_S_CONTINUE) == 1);
   fini(&fx);
 }
+
+/* Block indices of kernels over more than 2^31 - 1 elements are 64-bit (TileLang's rule: the
+ * grid extent's type, here an int64 T.symbolic size, or a tensor past 2^31 - 1 elements), so
+ * bx * 512 + i does not wrap; a kernel over smaller tensors keeps 32-bit ones. */
+static int block_index_bits(EvalFixture *fx, const char *src, const char *func, const char *const *ps) {
+  IrFunc *f = compile_src(fx, src, func, ps);
+  if (!f) fprintf(stderr, "%s", diag_text(fx));
+  const IrStmt *k = f ? find_stmt(f->body, IR_S_KERNEL) : NULL;
+  int bits = k ? dtype_bits(k->u.kernel.block_var[0]->dtype) : 0;
+  fini(fx);
+  return bits;
+}
+
+TEST(eval_block_index_64_bit_for_large_tensors) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def fill_static(n):\n"
+      "    @T.prim_func\n"
+      "    def main(x: T.Tensor[n, T.bfloat16]):\n"
+      "        with T.Kernel(T.ceildiv(n, 512), threads=128) as bx:\n"
+      "            for i in T.Parallel(512):\n"
+      "                x[bx * 512 + i] = 1.0\n"
+      "    return main\n"
+      "@tilelang.jit\n"
+      "def fill_symbolic(width):\n"
+      "    n = T.symbolic('n', width)\n"
+      "    @T.prim_func\n"
+      "    def main(x: T.Tensor[n, T.bfloat16]):\n"
+      "        with T.Kernel(T.ceildiv(n, 512), threads=128) as bx:\n"
+      "            for i in T.Parallel(512):\n"
+      "                x[bx * 512 + i] = 1.0\n"
+      "    return main\n";
+  const char *big[] = {"n=4294967296", NULL}, *small[] = {"n=1048576", NULL};
+  const char *i64[] = {"width='int64'", NULL}, *i32[] = {"width='int32'", NULL};
+  CHECK(block_index_bits(&fx, src, "fill_static", big) == 64);
+  CHECK(block_index_bits(&fx, src, "fill_static", small) == 32);
+  CHECK(block_index_bits(&fx, src, "fill_symbolic", i64) == 64);
+  CHECK(block_index_bits(&fx, src, "fill_symbolic", i32) == 32);
+}
+
+/* T.ieee_*(x, ..., rounding_mode): a call of ts::ieee_<op>_<mode> (device/tilescale/ieee.cuh)
+ * in the operands' float type; a mode CUDA lacks for the type is an error at the call. */
+TEST(eval_ieee_rounding_intrinsics) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def k(rm, dtype):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((32,), dtype), C: T.Tensor((32,), dtype)):\n"
+      "        with T.Kernel(1, threads=32) as bx:\n"
+      "            for i in T.Parallel(32):\n"
+      "                C[i] = T.ieee_fmaf(A[i], A[i], 1.0, rm) + T.ieee_frcp(A[i], rounding_mode=rm)\n"
+      "    return main\n";
+  const char *f64[] = {"rm='rd'", "dtype=T.float64", NULL};
+  IrFunc *f = compile_src(&fx, src, "k", f64);
+  if (!f) fprintf(stderr, "%s", diag_text(&fx));
+  REQUIRE(f);
+  CHECK_HAS(ir_text(&fx), "T.call_extern(\"ts::ieee_fmaf_rd\", A[i], A[i], 1.0)->float64");
+  CHECK_HAS(ir_text(&fx), "T.call_extern(\"ts::ieee_frcp_rd\", A[i])->float64");
+  fini(&fx);
+  const char *f16[] = {"rm='rz'", "dtype=T.float16", NULL};
+  CHECK(compile_src(&fx, src, "k", f16) == NULL);
+  CHECK_HAS(diag_text(&fx), "k.py:9:24: error: T.ieee_fmaf: float16 has only round-to-nearest ('rn'), not 'rz'");
+  fini(&fx);
+  const char *bad[] = {"rm='up'", "dtype=T.float32", NULL};
+  CHECK(compile_src(&fx, src, "k", bad) == NULL);
+  CHECK_HAS(diag_text(&fx), "error: T.ieee_fmaf: rounding_mode must be one of 'rn', 'rz', 'ru', 'rd', got up");
+  fini(&fx);
+}
+
+/* A factory argument may be a T.* function (reduce_fn=T.reduce_max) or a dynamic dimension
+ * (matmul(T.dynamic("m"), 256)); a bare Python builtin is still not a constant. */
+TEST(eval_dparam_function_and_dynamic_dim) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def k(M, N, reduce_fn):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((M, N), T.float32), B: T.Tensor((M,), T.float32)):\n"
+      "        with T.Kernel(T.ceildiv(M, 4), threads=128) as bx:\n"
+      "            f = T.alloc_fragment((4, N), T.float32)\n"
+      "            o = T.alloc_fragment((4,), T.float32)\n"
+      "            T.copy(A[bx * 4, 0], f)\n"
+      "            reduce_fn(f, o, dim=1)\n"
+      "            T.copy(o, B[bx * 4])\n"
+      "    return main\n";
+  const char *ok[] = {"M=T.dynamic('m')", "N=64", "reduce_fn=T.reduce_max", NULL};
+  IrFunc *f = compile_src(&fx, src, "k", ok);
+  if (!f) fprintf(stderr, "%s", diag_text(&fx));
+  REQUIRE(f);
+  CHECK_HAS(ir_text(&fx), "func k(A: float32[m, 64], B: float32[m]) dynamic m:");
+  CHECK_HAS(ir_text(&fx), "T.reduce_max f -> o dim=1");
+  fini(&fx);
+  const char *bad[] = {"M=64", "N=64", "reduce_fn=abs", NULL};
+  CHECK(compile_src(&fx, src, "k", bad) == NULL);
+  CHECK_HAS(diag_text(&fx), "-D reduce_fn: expected a constant (int, float, bool, str, dtype or tuple), got builtin function");
+  fini(&fx);
+}

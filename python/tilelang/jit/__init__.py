@@ -395,6 +395,7 @@ def _prim_values(ref):
                 values[n] = g[n]
         return info, values, None
     info = _c.FuncInfo(_CodeFunc(ref.factory, ref.factory_frame), "factory")
+    info.stop_after(ref.func.__name__, ref.func.__code__.co_firstlineno)
     if info.style != "lazy":
         raise _c.TileLangError("tilelang: the compiler does not see '%s' as a kernel factory"
                                % info.name)
