@@ -67,8 +67,8 @@ def _placeholder_attr(module_name, name):
     for d in getattr(sys.modules.get(module_name), "__path__", None) or []:
         if os.path.isfile(os.path.join(d, name + ".py")) or os.path.isfile(os.path.join(d, name, "__init__.py")):
             return importlib.import_module("%s.%s" % (module_name, name))
-    from .language import _Placeholder
-    return _Placeholder("%s.%s" % (module_name, name))
+    from .language import _placeholder
+    return _placeholder("%s.%s" % (module_name, name))
 
 
 class _PlaceholderModule(types.ModuleType):

@@ -484,6 +484,11 @@ def _find_def(tree, code):
     return None, None
 
 
+def _defines(stmt, name):
+    """stmt is, or contains, a def of `name`."""
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name for n in ast.walk(stmt))
+
+
 class FuncInfo:
     """A function of a kernel file as the compiler knows it: path, name, style ('prim',
     'lazy' or 'eager'), its ast node, and the module-level names of the file.  A function
@@ -545,14 +550,16 @@ class FuncInfo:
         return out
 
     def stop_after(self, name, lineno):
-        """A factory that goes on after building its @T.prim_func `name` (defined at lineno):
-        a test function that compiles, runs and checks the kernel it just defined.  The
-        compiler re-runs the factory only up to that def: the statements after it are
-        blanked in the text it reads (lines kept) and the first becomes `return <name>`."""
+        """A factory that goes on after building its @T.prim_func `name` (defined at lineno,
+        maybe in one branch of an if): a test function that compiles, runs and checks the
+        kernel it just defined.  The compiler re-runs the factory only up to the statement
+        holding that def: the statements after it are blanked in the text it reads (lines
+        kept) and the first becomes `return <name>`."""
         body = self.node.body
-        for i, s in enumerate(body):
-            if (isinstance(s, ast.FunctionDef) and s.name == name and _first_line(s) <= lineno <= s.lineno
-                    and i + 1 < len(body) and not isinstance(body[i + 1], ast.Return)):
+        for i, s in enumerate(body):  # the statement holding the def (itself, or an if around it)
+            if (min([s.lineno] + [d.lineno for d in getattr(s, "decorator_list", [])]) <= lineno <= s.end_lineno
+                    and i + 1 < len(body)
+                    and not isinstance(body[i + 1], ast.Return) and _defines(s, name)):
                 self._cut = (s.end_lineno, body[-1].end_lineno, body[i + 1].col_offset, name)
                 return
 

@@ -269,6 +269,14 @@ static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     return NULL;
   }
   IrBuffer *src = arg[0]->u.buf, *dst = arg[1]->u.buf;
+  /* nan_propagate=True (a NaN in the row makes the result NaN): not lowered yet, so an error
+   * rather than fmax's NaN-dropping result */
+  int nan_prop = arg[5] && arg[5]->kind != V_NONE ? ev_truth(ev, arg[5], loc) : 0;
+  if (nan_prop == -2) return NULL;
+  if (nan_prop) {
+    ts_error(ev->c, loc, "%s(): nan_propagate=True is not supported yet (the result would drop NaNs)", fname);
+    return NULL;
+  }
   int64_t dim;
   if (!bi_opt_int(ev, arg[2], -1, &dim, loc)) return NULL;
   if (dim < 0) dim += src->ndim;

@@ -140,3 +140,21 @@ def compile_inline(n, dtype="float16"):
     src = kernel.get_kernel_source()
     assert "__global__" in src
     return kernel, src
+
+
+def compile_branch(op, n=64, dtype="float32"):
+    """The same, the @T.prim_func defined in one branch of an if (TileLang's math tests)."""
+    if op == "add":
+        @T.prim_func
+        def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype)):
+            with T.Kernel(1, threads=32) as bx:
+                for i in T.Parallel(n):
+                    B[i] = T.ieee_add(A[i], A[i], "rz")
+    else:
+        @T.prim_func
+        def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype)):
+            with T.Kernel(1, threads=32) as bx:
+                for i in T.Parallel(n):
+                    B[i] = T.ieee_fdiv(A[i], A[i], "ru")
+    kernel = tilelang.compile(main, out_idx=[1])
+    return kernel.get_kernel_source()

@@ -41,7 +41,7 @@ class _Placeholder:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        return _Placeholder("%s.%s" % (self._path, name))
+        return _placeholder("%s.%s" % (self._path, name))
 
     def __call__(self, *args, **kwargs):
         raise kernel_only_error(self._path)
@@ -285,12 +285,24 @@ def min(a, b):  # noqa: A001 (T.min)
     return a if a <= b else b
 
 
+# One placeholder per name, so that `fn is T.reduce_sum` holds as it does in TileLang (tests pick
+# their torch reference that way).
+_PLACEHOLDERS = {}
+
+
+def _placeholder(path):
+    p = _PLACEHOLDERS.get(path)
+    if p is None:
+        p = _PLACEHOLDERS.setdefault(path, _Placeholder(path))
+    return p
+
+
 def __getattr__(name):
     if name in _DTYPES:
         return _DTYPES[name]
     if name.startswith("__"):
         raise AttributeError(name)
-    return _Placeholder("T." + name)
+    return _placeholder("T." + name)
 
 
 def __dir__():
