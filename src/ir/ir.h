@@ -177,6 +177,15 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(RNG_RAND, "rng_rand", 1, 0, 0)        /* (&state) -> uint32, advances the state */       \
   X(RNG_RAND_FLOAT, "rng_rand_float", 1, 0, 0) /* (&state) -> float32 in (0, 1] */            \
   X(DP4A, "dp4a", 3, 0, 0)                /* (&a, &b, &c): c += dot(a[0:4], b[0:4]), 8-bit */ \
+  /* T.ieee_*: IEEE-754 arithmetic with a rounding mode <0 rn, 1 rz, 2 ru, 3 rd> (ieee.cuh) */ \
+  X(IEEE_ADD, "ieee_add", 2, 1, 0)                                                        \
+  X(IEEE_SUB, "ieee_sub", 2, 1, 0)                                                        \
+  X(IEEE_MUL, "ieee_mul", 2, 1, 0)                                                        \
+  X(IEEE_FMAF, "ieee_fmaf", 3, 1, 0)                                                      \
+  X(IEEE_FRCP, "ieee_frcp", 1, 1, 0)                                                      \
+  X(IEEE_FSQRT, "ieee_fsqrt", 1, 1, 0)                                                    \
+  X(IEEE_FDIV, "ieee_fdiv", 2, 1, 0)                                                      \
+  X(IEEE_FRSQRT, "ieee_frsqrt", 1, 1, 0)                                                  \
   X(PTX_LDMATRIX, "ptx_ldmatrix", 2, 2, 0) /* (&local, &shared row) <num, trans>: T.ptx_ldmatrix */ \
   X(PTX_MMA, "ptx_mma", 3, 4, 0) /* (&a, &b, &c) <A, B, C dtypes, int4 pairs>: T.ptx_mma, one m16n8kK */ \
   X(FENCE_PROXY_ASYNC, "fence_proxy_async", 0, 0, 0)                                      \

@@ -899,8 +899,8 @@ class AutotunePassConfigsTest(unittest.TestCase):
         k2, _ = GAPS.compile_inline(128, "float32")
         self.assertEqual(k2.params[0].shape, (128,))
         self.assertEqual(k2.params[0].dtype, "float32")
-        self.assertIn("ts::ieee_add_rz(", GAPS.compile_branch("add"))
-        self.assertIn("ts::ieee_fdiv_ru(", GAPS.compile_branch("div", dtype="float64"))
+        self.assertIn("ts::ieee_add<1>(", GAPS.compile_branch("add"))
+        self.assertIn("ts::ieee_fdiv<2>(", GAPS.compile_branch("div", dtype="float64"))
 
     def test_corpus_pass_configs(self):
         mod = load_corpus("gemm/example_gemm_autotune_pass_configs.py")

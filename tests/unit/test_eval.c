@@ -985,8 +985,9 @@ TEST(eval_block_index_64_bit_for_large_tensors) {
   CHECK(block_index_bits(&fx, src, "fill_symbolic", i32) == 32);
 }
 
-/* T.ieee_*(x, ..., rounding_mode): a call of ts::ieee_<op>_<mode> (device/tilescale/ieee.cuh)
- * in the operands' float type; a mode CUDA lacks for the type is an error at the call. */
+/* T.ieee_*(x, ..., rounding_mode): the device operation ieee_<op> with the mode as its attribute
+ * (0 rn, 1 rz, 2 ru, 3 rd; device/tilescale/ieee.cuh) in the operands' float type; a mode CUDA
+ * lacks for the type is an error at the call. */
 TEST(eval_ieee_rounding_intrinsics) {
   EvalFixture fx;
   const char *src =
@@ -1004,8 +1005,8 @@ TEST(eval_ieee_rounding_intrinsics) {
   IrFunc *f = compile_src(&fx, src, "k", f64);
   if (!f) fprintf(stderr, "%s", diag_text(&fx));
   REQUIRE(f);
-  CHECK_HAS(ir_text(&fx), "T.call_extern(\"ts::ieee_fmaf_rd\", A[i], A[i], 1.0)->float64");
-  CHECK_HAS(ir_text(&fx), "T.call_extern(\"ts::ieee_frcp_rd\", A[i])->float64");
+  CHECK_HAS(ir_text(&fx), "T.device.ieee_fmaf<3>(A[i], A[i], 1.0)->float64");
+  CHECK_HAS(ir_text(&fx), "T.device.ieee_frcp<3>(A[i])->float64");
   fini(&fx);
   const char *f16[] = {"rm='rz'", "dtype=T.float16", NULL};
   CHECK(compile_src(&fx, src, "k", f16) == NULL);
