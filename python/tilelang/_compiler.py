@@ -470,7 +470,8 @@ class EagerSignature:
 
 
 def _first_line(node):
-    return min([node.lineno] + [d.lineno for d in node.decorator_list])
+    """The first line of a statement, its decorators included."""
+    return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
 
 
 def _find_def(tree, code):
@@ -531,6 +532,7 @@ class FuncInfo:
         else:
             self.style = "eager"
         self._eager = None
+        self._cut = None  # stop_after: (def's last line, body's last line, indent, name)
 
     @property
     def eager(self):
@@ -557,17 +559,15 @@ class FuncInfo:
         kept) and the first becomes `return <name>`."""
         body = self.node.body
         for i, s in enumerate(body):  # the statement holding the def (itself, or an if around it)
-            if (min([s.lineno] + [d.lineno for d in getattr(s, "decorator_list", [])]) <= lineno <= s.end_lineno
-                    and i + 1 < len(body)
+            if (_first_line(s) <= lineno <= s.end_lineno and i + 1 < len(body)
                     and not isinstance(body[i + 1], ast.Return) and _defines(s, name)):
                 self._cut = (s.end_lineno, body[-1].end_lineno, body[i + 1].col_offset, name)
                 return
 
     def _lines(self):
         lines = _source_lines(self.path)
-        cut = getattr(self, "_cut", None)
-        if cut:
-            end, last, col, name = cut
+        if self._cut:
+            end, last, col, name = self._cut
             for ln in range(end + 1, last + 1):
                 lines[ln - 1] = "\n"
             lines[end] = " " * col + "return %s\n" % name
@@ -576,7 +576,7 @@ class FuncInfo:
     def load(self, ctx=None, closure=None):
         """The tilescale.Program to compile this function from: the file itself, or for a
         nested function the file's text with the def hoisted (see the class comment)."""
-        if not self.nested and not getattr(self, "_cut", None):
+        if not self.nested and not self._cut:
             return program(self.path, ctx)
         if not self.nested:
             return program_source(self.path, "".join(self._lines()), ctx)
@@ -597,8 +597,7 @@ class FuncInfo:
                          and any(s.name == n.name for n in hoist) and s not in hoist)
             if id(s) not in tops and not same_name:
                 continue
-            for ln in range(_first_line(s) if hasattr(s, "decorator_list") else s.lineno,
-                            s.end_lineno + 1):
+            for ln in range(_first_line(s), s.end_lineno + 1):
                 if ln in keep and not same_name:
                     text = out[ln - 1]
                     col = keep[ln]

@@ -17,34 +17,42 @@
 #include "../layout/layout.h"
 #include "passes.h"
 
-/* The row structure of a shared buffer: tiles (product of the leading dims), rows per tile and
- * bytes per row; false when an extent is not a constant or the buffer has fewer than 2 dims. */
-typedef struct Rows {
-  int64_t tiles, rows, row_bytes;
-} Rows;
-
-static bool rows_of(const IrBuffer *b, Rows *r) {
-  if (b->ndim < 2) return false;
-  r->tiles = 1;
-  for (int k = 0; k < b->ndim; k++) {
-    int64_t e;
-    if (!ir_is_const_int(b->shape[k], &e)) return false;
-    if (k < b->ndim - 2) r->tiles *= e;
-    else if (k == b->ndim - 2) r->rows = e;
-    else r->row_bytes = e * dtype_bits(b->dtype) / 8;
-  }
-  return dtype_bits(b->dtype) % 8 == 0;
-}
-
-static bool swizzled(const IrBuffer *b) { return b->layout && b->layout->swizzle; }
-
-/* Every extent constant and the element a whole number of bytes that divides a 16-byte chunk. */
+/* Every extent constant and the element a whole number of bytes that divides a 16-byte chunk
+ * (the unit a swizzle moves). */
 static bool plain(const IrBuffer *b) {
   int64_t e;
   for (int k = 0; k < b->ndim; k++)
     if (!ir_is_const_int(b->shape[k], &e)) return false;
   int bits = dtype_bits(b->dtype);
   return b->ndim >= 1 && bits % 8 == 0 && bits / 8 >= 1 && 16 % (bits / 8) == 0;
+}
+
+/* The row structure of a shared buffer: tiles (product of the leading dims), rows per tile and
+ * bytes per row; false unless it is plain with at least 2 dims. */
+typedef struct Rows {
+  int64_t tiles, rows, row_bytes;
+} Rows;
+
+static bool rows_of(const IrBuffer *b, Rows *r) {
+  if (b->ndim < 2 || !plain(b)) return false;
+  int64_t e;
+  r->tiles = 1;
+  for (int k = 0; k < b->ndim - 2; k++) r->tiles *= ir_is_const_int(b->shape[k], &e) ? e : 0;
+  ir_is_const_int(b->shape[b->ndim - 2], &r->rows);
+  ir_is_const_int(b->shape[b->ndim - 1], &e);
+  r->row_bytes = e * dtype_bits(b->dtype) / 8;
+  return true;
+}
+
+static bool swizzled(const IrBuffer *b) { return b->layout && b->layout->swizzle; }
+
+/* Layout l (a swizzle) for a buffer of elem_bytes-byte elements and rows of `cols` of them. */
+static Layout *retyped(TsCompiler *c, const Layout *l, int elem_bytes, int64_t cols) {
+  Layout *out = ARENA_NEW(c->arena, Layout);
+  *out = *l;
+  out->elem_bytes = elem_bytes;
+  out->cols = cols;
+  return out;
 }
 
 /* The base's layout for its view: the base's rows and tiles in the view's element type.  A
@@ -54,26 +62,18 @@ static Layout *for_view(TsCompiler *c, const IrBuffer *base, const IrBuffer *vie
   Rows a;
   if (!rows_of(base, &a) || !plain(view) || base->layout->rows != a.rows) return NULL;
   int eb = dtype_bits(view->dtype) / 8;
-  if (a.row_bytes % eb) return NULL;
-  Layout *out = ARENA_NEW(c->arena, Layout);
-  *out = *base->layout;
-  out->elem_bytes = eb;
-  out->cols = a.row_bytes / eb;
-  return out;
+  return a.row_bytes % eb ? NULL : retyped(c, base->layout, eb, a.row_bytes / eb);
 }
 
 /* A view's own layout (made for its shape) for its base: only when both have the same rows
  * and tiles, so that the base's accesses keep their shape. */
 static Layout *for_base(TsCompiler *c, const IrBuffer *view, const IrBuffer *base) {
   Rows a, b;
-  if (!rows_of(view, &a) || !rows_of(base, &b) || !plain(base) || a.tiles != b.tiles || a.rows != b.rows ||
+  if (!rows_of(view, &a) || !rows_of(base, &b) || a.tiles != b.tiles || a.rows != b.rows ||
       a.row_bytes != b.row_bytes || view->layout->rows != a.rows)
     return NULL;
-  Layout *out = ARENA_NEW(c->arena, Layout);
-  *out = *view->layout;
-  out->elem_bytes = dtype_bits(base->dtype) / 8;
-  out->cols = b.row_bytes / out->elem_bytes;
-  return out;
+  int eb = dtype_bits(base->dtype) / 8;
+  return retyped(c, view->layout, eb, b.row_bytes / eb);
 }
 
 /* The same bytes in the same places: equal swizzles and row bytes (either may be NULL). */
@@ -107,7 +107,8 @@ static void to_base(TsCompiler *c, IrBuffer *view) {
   if (!swizzled(view)) return;
   Layout *want = for_base(c, view, base);
   if (!want) {
-    report(c, view, base, "its rows differ from the base's: a layout given to a view must fit its base (annotate the base instead)");
+    report(c, view, base,
+           "its rows differ from the base's: a layout given to a view must fit its base (annotate the base instead)");
     return;
   }
   if (base->layout && !same_bytes(base->layout, want)) {
@@ -123,7 +124,8 @@ static void from_base(TsCompiler *c, IrBuffer *view) {
   if (!swizzled(base)) return;
   Layout *want = for_view(c, base, view);
   if (!want) {
-    report(c, view, base, "its extents are not constants, or its elements do not divide the base's rows and 16-byte chunks");
+    report(c, view, base,
+           "its extents are not constants, or its elements do not divide the base's rows and 16-byte chunks");
     return;
   }
   if (view->layout && !same_bytes(view->layout, want)) {
