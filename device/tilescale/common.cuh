@@ -201,6 +201,13 @@ template <class To, class From> TS_DEV To bit_cast(From x) {
   return r;
 }
 
+/* An int* argument whose value nobody reads (__match_all_sync's predicate output): the
+ * temporary lives until the end of the call's full expression. */
+struct Discard {
+  int value;
+  TS_DEV operator int *() { return &value; }
+};
+
 /* ---- integer division with Python semantics ----------------------------------- */
 /* C truncates toward zero; Python's // and % round toward negative infinity, so the
  * quotient moves down by one (and the remainder up by b) when the signs differ. */
@@ -236,6 +243,14 @@ TS_DEV __half max(__half a, __half b) { return __hmax(a, b); }
 TS_DEV __half min(__half a, __half b) { return __hmin(a, b); }
 TS_DEV __nv_bfloat16 max(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmax(a, b); }
 TS_DEV __nv_bfloat16 min(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmin(a, b); }
+/* max / min that return NaN when an operand is NaN (fmaxf and __hmax return the other one):
+ * T.reduce_max / min / absmax(nan_propagate=True). */
+template <class T> TS_DEV T max_nan(T a, T b) { return a != a ? a : b != b ? b : max(a, b); }
+template <class T> TS_DEV T min_nan(T a, T b) { return a != a ? a : b != b ? b : min(a, b); }
+TS_DEV __half max_nan(__half a, __half b) { return __hmax_nan(a, b); }
+TS_DEV __half min_nan(__half a, __half b) { return __hmin_nan(a, b); }
+TS_DEV __nv_bfloat16 max_nan(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmax_nan(a, b); }
+TS_DEV __nv_bfloat16 min_nan(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmin_nan(a, b); }
 
 template <class T> TS_DEV T abs(T x) {
   if constexpr (is_low_float<T>::value) return FromF32<T>::run(fabsf(to_f32(x)));

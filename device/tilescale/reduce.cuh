@@ -1,7 +1,8 @@
 /* reduce.cuh — warp shuffles for every element type, and warp/block all-reduce helpers.
  *
  *   Lowered T.reduce_* becomes per-thread partial results combined with butterfly
- *   shuffles (codegen prints IRI_SHFL_XOR as ts::shfl_xor or __shfl_xor_sync) and, across
+ *   shuffles (codegen prints IRI_SHFL_XOR as ts::shfl_xor or __shfl_xor_sync; T.shfl_* as
+ *   ts::shfl<Kind> or CUDA's own) and, across
  *   warps, through shared memory.  Included by generated code that shuffles.
  *
  * __shfl_xor_sync has native overloads for 32/64-bit ints, float, double, half and
@@ -12,23 +13,40 @@
 
 namespace ts {
 
-template <class T> TS_DEV T shfl_xor(T v, int lane_mask, int width = 32) {
+/* The four shuffles, in the order of ir.h's T.shfl_* rows (codegen prints ts::shfl<Kind>). */
+enum ShflKind { SHFL_IDX = 0, SHFL_UP = 1, SHFL_DOWN = 2, SHFL_XOR = 3 };
+
+template <int Kind, class W> TS_DEV W shfl_native(unsigned mask, W v, int lane, int width) {
+  if constexpr (Kind == SHFL_IDX) return __shfl_sync(mask, v, lane, width);
+  else if constexpr (Kind == SHFL_UP) return __shfl_up_sync(mask, v, (unsigned)lane, width);
+  else if constexpr (Kind == SHFL_DOWN) return __shfl_down_sync(mask, v, (unsigned)lane, width);
+  else return __shfl_xor_sync(mask, v, lane, width);
+}
+
+/* A shuffle of any element type among the lanes of mask (lane: the source lane, or the
+ * delta of up / down / xor). */
+template <int Kind, class T> TS_DEV T shfl(unsigned mask, T v, int lane, int width = 32) {
   if constexpr (is_same<T, int>::value || is_same<T, unsigned int>::value || is_same<T, float>::value ||
                 is_same<T, double>::value || is_same<T, long long>::value ||
                 is_same<T, unsigned long long>::value || is_same<T, __half>::value ||
                 is_same<T, __nv_bfloat16>::value) {
-    return __shfl_xor_sync(0xffffffffu, v, lane_mask, width);
+    return shfl_native<Kind>(mask, v, lane, width);
   } else if constexpr (sizeof(T) == 8) {
     /* int64_t is `long` on 64-bit Linux: no native overload, same bits as long long. */
-    return bit_cast<T>(__shfl_xor_sync(0xffffffffu, bit_cast<long long>(v), lane_mask, width));
+    return bit_cast<T>(shfl_native<Kind>(mask, bit_cast<long long>(v), lane, width));
   } else if constexpr (is_low_float<T>::value) {
     /* fp8: shuffle the byte. */
     unsigned char b = bit_cast<unsigned char>(v);
-    return bit_cast<T>((unsigned char)__shfl_xor_sync(0xffffffffu, (int)b, lane_mask, width));
+    return bit_cast<T>((unsigned char)shfl_native<Kind>(mask, (int)b, lane, width));
   } else {
     /* bool, 8/16-bit ints: widen, shuffle, narrow. */
-    return static_cast<T>(__shfl_xor_sync(0xffffffffu, static_cast<int>(v), lane_mask, width));
+    return static_cast<T>(shfl_native<Kind>(mask, static_cast<int>(v), lane, width));
   }
+}
+
+/* The full-warp xor shuffle of the reductions. */
+template <class T> TS_DEV T shfl_xor(T v, int lane_mask, int width = 32) {
+  return shfl<SHFL_XOR>(0xffffffffu, v, lane_mask, width);
 }
 
 struct SumOp {

@@ -38,7 +38,7 @@ static bool expr_has_load(const IrExpr *e) {
   case IR_CALL:
     for (int i = 0; i < e->u.call.nargs; i++)
       if (expr_has_load(e->u.call.args[i])) return true;
-    return e->u.call.op >= IRI_SHFL_XOR; /* thread-level intrinsics have effects */
+    return !ir_call_is_pure(e); /* thread-level intrinsics have effects */
   default:
     for (int i = 0; i < ir_expr_nops[e->kind]; i++)
       if (expr_has_load(e->u.ops[i])) return true;

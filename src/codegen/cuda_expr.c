@@ -387,12 +387,6 @@ static void print_call(Cg *g, StrBuf *sb, const IrExpr *e) {
   sb_free(&args);
 }
 
-/* __shfl_xor_sync has overloads for these; other types go through ts::shfl_xor. */
-static bool native_shfl(ts_dtype t) {
-  return t == TS_DTYPE_INT32 || t == TS_DTYPE_UINT32 || t == TS_DTYPE_FLOAT32 || t == TS_DTYPE_FLOAT64 ||
-         t == TS_DTYPE_FLOAT16 || t == TS_DTYPE_BFLOAT16;
-}
-
 static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
   IrIntrin op = e->u.call.op;
   IrExpr *const *args = e->u.call.args;
@@ -421,6 +415,7 @@ static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
     }
     return;
   }
+  if (cg_warp_call(g, sb, e)) return;
   switch (op) {
   case IRI_SIGMOID:
     if (e->dtype == TS_DTYPE_FLOAT32 || e->dtype == TS_DTYPE_FLOAT64) {
@@ -436,6 +431,10 @@ static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
     sb_append(sb, e->dtype == TS_DTYPE_FLOAT32 ? "fabsf" : e->dtype == TS_DTYPE_FLOAT64 ? "fabs" : "ts::abs");
     args_list(g, sb, args, 0, 1, e->dtype);
     return;
+  case IRI_MAX_NAN: case IRI_MIN_NAN:
+    sb_printf(sb, "ts::%s", info->name);
+    args_list(g, sb, args, 0, 2, e->dtype);
+    return;
   case IRI_ISNAN: case IRI_ISINF: case IRI_ISFINITE:
     sb_printf(sb, "ts::%s", info->name);
     args_list(g, sb, args, 0, 1, args[0]->dtype);
@@ -450,20 +449,6 @@ static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
     if (op == IRI_CLZ && tbytes(args[0]->dtype) < 4) sb_printf(sb, " - %d", 32 - 8 * tbytes(args[0]->dtype));
     return;
   }
-  case IRI_SHFL_XOR:
-    if (native_shfl(args[0]->dtype)) {
-      sb_append(sb, "__shfl_xor_sync(0xffffffffu, ");
-    } else {
-      g->use_reduce = true;
-      sb_append(sb, "ts::shfl_xor(");
-    }
-    expr(g, sb, args[0], 0);
-    sb_append(sb, ", ");
-    expr_as(g, sb, args[1], TS_DTYPE_INT32, 0);
-    sb_putc(sb, ')');
-    return;
-  case IRI_SYNCTHREADS: sb_append(sb, "__syncthreads()"); return;
-  case IRI_SYNCWARP: sb_append(sb, "__syncwarp()"); return;
   case IRI_ATOMIC_ADD: case IRI_ATOMIC_MAX: case IRI_ATOMIC_MIN: {
     const IrExpr *ld = address_load(args[0]);
     if (!ld) {

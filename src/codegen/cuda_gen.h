@@ -81,5 +81,7 @@ void flat_index(Cg *g, StrBuf *sb, const IrBuffer *b, IrExpr *const *idx, int ni
 void mem_access(Cg *g, StrBuf *sb, const IrBuffer *b, IrExpr *const *idx, int nidx, int lanes, SrcLoc loc);
 void address_of(Cg *g, StrBuf *sb, const IrExpr *ld);
 void wgmma_width_list(StrBuf *src, uint32_t widths);
+/* the thread-level intrinsics and bit searches (cuda_warp.c); false for other calls */
+bool cg_warp_call(Cg *g, StrBuf *sb, const IrExpr *e);
 
 #endif

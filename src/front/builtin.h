@@ -69,6 +69,8 @@ extern const BuiltinTable builtins_tileops[]; /* copy, fill, reduce, atomics, ge
 extern const BuiltinTable builtins_layout[];  /* tilelang.layout helpers, annotations, hints */
 extern const BuiltinTable builtins_scalar[];  /* dtypes, math, casts, min/max, device print/assert */
 extern const BuiltinTable builtins_ieee[];    /* T.ieee_*: arithmetic with a rounding mode */
+extern const BuiltinTable builtins_logical[]; /* T.any_of / T.all_of */
+extern const BuiltinTable builtins_warp[];    /* shuffles, votes, predicate barriers, lane and warp numbers */
 extern const BuiltinTable builtins_dist[];    /* distributed primitives and their enums */
 extern const BuiltinTable builtins_python[];  /* Python builtins, methods, math, itertools */
 extern const BuiltinTable builtins_allreduce[]; /* T.comm_reducer, T.attr reduce_scope, T.tvm_thread_allreduce */

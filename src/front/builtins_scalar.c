@@ -617,20 +617,14 @@ static const Builtin scalar_rows[] = {
     {"rng_rand", "", t_rng_rand, 0, 0},
     {"rng_rand_float", "bit=32, dist=\"uniform\"", t_rng_rand, 1, 0},
     {"dp4a", "A, B, C", t_dp4a, 0, 0},
-    /* warp intrinsics (T.shfl_xor is the intrinsic row below) */
-    {"shfl_down", "value, offset", bi_kernel_unsupported, 0, 0},
-    {"shfl_up", "value, offset", bi_kernel_unsupported, 0, 0},
-    {"shfl_sync", "value, src_lane", bi_kernel_unsupported, 0, 0},
-    {"get_lane_idx", "warp_size=32", bi_kernel_unsupported, 0, 0},
-    {"get_warp_idx", "warp_size=32", bi_kernel_unsupported, 0, 0},
     /* raw TIR escapes */
     {"launch_thread", "thread_tag, extent", bi_kernel_unsupported, 0, 0},
     {"block", "name=\"\"", bi_kernel_unsupported, 0, 0},
     {"Ref", "*args", bi_unsupported, 0, 0},
 };
 
-/* The math intrinsics: the rows of ir.h's intrinsic table before the thread-level ones (the
- * pure functions, and shfl_xor). */
+/* The math intrinsics: the rows of ir.h's intrinsic table before the thread-level ones
+ * (T.shfl_xor and the other warp operations are builtins_warp.c's). */
 #define INTRINSIC_ROW(n, s, f, k, fl) {s, "*args, **kwargs", t_math, IRI_##n, BI_TERSE},
 static const Builtin intrinsic_rows[] = {IR_INTRINSICS(INTRINSIC_ROW)};
 #undef INTRINSIC_ROW
@@ -641,7 +635,7 @@ static const Builtin expr_methods[] = {
 
 const BuiltinTable builtins_scalar[] = {
     {MOD_T, scalar_rows, TS_ARRAY_LEN(scalar_rows), NULL},
-    {MOD_T, intrinsic_rows, IRI_SYNCTHREADS, NULL},
+    {MOD_T, intrinsic_rows, IRI_SHFL_XOR, NULL},
     {MOD_EXPR, expr_methods, TS_ARRAY_LEN(expr_methods), NULL},
     BUILTIN_TABLE_END,
 };

@@ -258,8 +258,8 @@ static void emit_whole_copy(Eval *ev, IrBuffer *src, IrBuffer *dst, SrcLoc loc) 
 /* T.reduce_sum / _max / _min / _absmax / _abssum(buffer, out, dim=-1, clear=True): bi->arg
  * is the reduce kind. */
 static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
-  static const char *const fnames[] = {"T.reduce_sum", "T.reduce_max", "T.reduce_min", "T.reduce_absmax",
-                                       "T.reduce_abssum"};
+  static const char *const fnames[] = {"T.reduce_sum",    "T.reduce_max",   "T.reduce_min",   "T.reduce_absmax",
+                                       "T.reduce_abssum", "T.reduce_bitand", "T.reduce_bitor", "T.reduce_bitxor"};
   const char *fname = fnames[bi->arg];
   SrcLoc loc = call_loc(a);
   if (!ev_need_kernel(ev, fname, loc)) return NULL;
@@ -269,14 +269,17 @@ static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     return NULL;
   }
   IrBuffer *src = arg[0]->u.buf, *dst = arg[1]->u.buf;
-  /* nan_propagate=True (a NaN in the row makes the result NaN): not lowered yet, so an error
-   * rather than fmax's NaN-dropping result */
-  int nan_prop = arg[5] && arg[5]->kind != V_NONE ? ev_truth(ev, arg[5], loc) : 0;
-  if (nan_prop == -2) return NULL;
-  if (nan_prop) {
-    ts_error(ev->c, loc, "%s(): nan_propagate=True is not supported yet (the result would drop NaNs)", fname);
+  bool bitwise = bi->arg >= IR_RED_BITAND;
+  if (bitwise && ((!dtype_is_int(src->dtype) && src->dtype != TS_DTYPE_BOOL) ||
+                  (!dtype_is_int(dst->dtype) && dst->dtype != TS_DTYPE_BOOL))) {
+    ts_error(ev->c, loc, "%s(): bitwise reductions take integer or bool buffers, got %s -> %s", fname,
+             dtype_name(src->dtype), dtype_name(dst->dtype));
     return NULL;
   }
+  /* nan_propagate=True: a NaN in the row makes the result NaN (max / min / absmax; a sum
+   * propagates NaN anyway).  The bitwise reductions have no such argument. */
+  int nan_prop = !bitwise && arg[5] && arg[5]->kind != V_NONE ? ev_truth(ev, arg[5], loc) : 0;
+  if (nan_prop == -2) return NULL;
   int64_t dim;
   if (!bi_opt_int(ev, arg[2], -1, &dim, loc)) return NULL;
   if (dim < 0) dim += src->ndim;
@@ -326,6 +329,8 @@ static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   if (fsrc != src) emit_whole_copy(ev, src, fsrc, loc);
   IrStmt *st = ir_stmt(ev->c, IR_S_REDUCE, loc);
   st->u.reduce.op = (IrReduceKind)bi->arg;
+  st->u.reduce.nan_propagate = nan_prop == 1 && dtype_is_float(dst->dtype) &&
+                               (bi->arg == IR_RED_MAX || bi->arg == IR_RED_MIN || bi->arg == IR_RED_ABSMAX);
   st->u.reduce.src = fsrc;
   st->u.reduce.dst = fdst;
   st->u.reduce.dim = (int)dim;
@@ -861,9 +866,11 @@ static const Builtin tileop_rows[] = {
     {"warp_reduce_sum", "value", t_warp_reduce, IR_ADD, 0},
     {"warp_reduce_max", "value", t_warp_reduce, IR_MAX, 0},
     {"warp_reduce_min", "value", t_warp_reduce, IR_MIN, 0},
-    {"reduce_bitand", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
-    {"reduce_bitor", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
-    {"reduce_bitxor", "buffer, out, dim=-1, clear=True", bi_kernel_unsupported, 0, 0},
+    {"warp_reduce_bitand", "value", t_warp_reduce, IR_BITAND, 0},
+    {"warp_reduce_bitor", "value", t_warp_reduce, IR_BITOR, 0},
+    {"reduce_bitand", "buffer, out, dim=-1, clear=True, batch=None", t_reduce, IR_RED_BITAND, 0},
+    {"reduce_bitor", "buffer, out, dim=-1, clear=True, batch=None", t_reduce, IR_RED_BITOR, 0},
+    {"reduce_bitxor", "buffer, out, dim=-1, clear=True, batch=None", t_reduce, IR_RED_BITXOR, 0},
     {"atomic_addx2", "dst, value, return_prev=False", t_atomic_addx, 2, 0},
     {"atomic_addx4", "dst, value, return_prev=False", t_atomic_addx, 4, 0},
     {"atomic_load", "src, memory_order=\"seq_cst\"", bi_kernel_unsupported, 0, 0},

@@ -44,7 +44,7 @@ const char *const ir_stmt_names[IR_STMT_KIND_COUNT] = {
 #undef X
 };
 const char *const ir_for_kind_names[] = {"serial", "parallel", "pipelined", "unroll", "vectorized", "thread"};
-const char *const ir_reduce_names[] = {"sum", "max", "min", "absmax", "abssum"};
+const char *const ir_reduce_names[] = {"sum", "max", "min", "absmax", "abssum", "bitand", "bitor", "bitxor"};
 
 /* ---- leaves ------------------------------------------------------------------------ */
 static IrExpr *new_expr(TsCompiler *c, IrExprKind k, ts_dtype t, SrcLoc loc) {
@@ -337,8 +337,10 @@ bool ir_is_flag_wait(const IrExpr *e) {
   return (op >= IRD_DIST_WAIT_EQ && op <= IRD_DIST_WAIT_LT) || op == IRD_SHMEM_SIGNAL_WAIT_UNTIL;
 }
 
-bool ir_call_is_pure(const IrExpr *e) {
-  return e->kind == IR_CALL && (ir_intrin_info[e->u.call.op].flags & IRI_PURE);
+bool ir_call_is_pure(const IrExpr *e) { return ir_call_has_flag(e, IRI_PURE); }
+
+bool ir_call_has_flag(const IrExpr *e, int flag) {
+  return e->kind == IR_CALL && (ir_intrin_info[e->u.call.op].flags & flag);
 }
 
 IrExpr *ir_load(TsCompiler *c, IrBuffer *b, IrExpr **idx, int nidx, SrcLoc loc) {

@@ -107,6 +107,9 @@ extern const int ir_expr_flags[IR_EXPR_KIND_COUNT];
  * Math intrinsics are pure and element-wise; codegen picks the dtype-specific spelling. */
 #define IRI_PURE 1
 #define IRI_FLOAT 2   /* operands are converted to float */
+#define IRI_LANES 4   /* reads other threads' values (shuffles, votes): its result depends on
+                         which threads run it together */
+#define IRI_BLOCK_SYNC 8 /* a barrier of the whole block (__syncthreads and its predicate forms) */
 #define IR_INTRINSICS(X)                                                   \
   X(EXP, "exp", "expf", 1, IRI_PURE | IRI_FLOAT)                           \
   X(EXP2, "exp2", "exp2f", 1, IRI_PURE | IRI_FLOAT)                        \
@@ -135,10 +138,32 @@ extern const int ir_expr_flags[IR_EXPR_KIND_COUNT];
   X(ISFINITE, "isfinite", NULL, 1, IRI_PURE)                               \
   X(POPCOUNT, "popcount", NULL, 1, IRI_PURE)                               \
   X(CLZ, "clz", NULL, 1, IRI_PURE)                                         \
-  /* thread-level intrinsics (created by lowering, printed by codegen) */  \
-  X(SHFL_XOR, "shfl_xor", NULL, 2, 0)     /* value, lane mask */           \
-  X(SYNCTHREADS, "sync_threads", NULL, 0, 0)                               \
-  X(SYNCWARP, "sync_warp", NULL, 0, 0)                                     \
+  /* thread-level intrinsics (created by lowering or builtins_warp.c, printed by codegen) */ \
+  X(SHFL_XOR, "shfl_xor", NULL, 2, IRI_LANES) /* value, lane mask (full warp) */ \
+  /* T.shfl_*: mask, value, lane (sync) or lane delta (up, down, xor), width */ \
+  X(SHFL_SYNC, "shfl_sync", NULL, 4, IRI_LANES)                            \
+  X(SHFL_UP, "shfl_up", NULL, 4, IRI_LANES)                                \
+  X(SHFL_DOWN, "shfl_down", NULL, 4, IRI_LANES)                            \
+  X(SHFL_XOR_SYNC, "shfl_xor_sync", NULL, 4, IRI_LANES)                    \
+  /* warp votes (mask, predicate): int32 (any, all), uint64 (ballot); uint32 (match: mask, value) */ \
+  X(ANY_SYNC, "any_sync", NULL, 2, IRI_LANES)                              \
+  X(ALL_SYNC, "all_sync", NULL, 2, IRI_LANES)                              \
+  X(BALLOT_SYNC, "ballot_sync", NULL, 2, IRI_LANES)                        \
+  X(MATCH_ANY_SYNC, "match_any_sync", NULL, 2, IRI_LANES)                  \
+  X(MATCH_ALL_SYNC, "match_all_sync", NULL, 2, IRI_LANES)                  \
+  X(ACTIVEMASK, "activemask", NULL, 0, IRI_LANES) /* -> uint64 */          \
+  /* block barriers with a predicate -> int32: count of, all of, any of the block's threads */ \
+  X(SYNCTHREADS_COUNT, "syncthreads_count", NULL, 1, IRI_LANES | IRI_BLOCK_SYNC) \
+  X(SYNCTHREADS_AND, "syncthreads_and", NULL, 1, IRI_LANES | IRI_BLOCK_SYNC) \
+  X(SYNCTHREADS_OR, "syncthreads_or", NULL, 1, IRI_LANES | IRI_BLOCK_SYNC) \
+  /* bit searches: ffs(x) -> int32 (1 + lowest set bit, 0 for none); fns(mask, base, n) -> uint32 */ \
+  X(FFS, "__ffs", NULL, 1, IRI_PURE)                                       \
+  X(FNS, "__fns", NULL, 3, IRI_PURE)                                       \
+  /* max / min where a NaN operand makes the result NaN (T.reduce_max(nan_propagate=True)) */ \
+  X(MAX_NAN, "max_nan", NULL, 2, IRI_PURE)                                 \
+  X(MIN_NAN, "min_nan", NULL, 2, IRI_PURE)                                 \
+  X(SYNCTHREADS, "sync_threads", NULL, 0, IRI_BLOCK_SYNC)                  \
+  X(SYNCWARP, "sync_warp", NULL, 0, IRI_LANES)                             \
   X(ATOMIC_ADD, "atomic_add", NULL, 2, 0) /* address (LOAD), value -> prev */ \
   X(ATOMIC_MAX, "atomic_max", NULL, 2, 0)                                  \
   X(ATOMIC_MIN, "atomic_min", NULL, 2, 0)                                  \
@@ -461,7 +486,10 @@ typedef enum IrForKind {
 } IrForKind;
 extern const char *const ir_for_kind_names[];
 
-typedef enum IrReduceKind { IR_RED_SUM, IR_RED_MAX, IR_RED_MIN, IR_RED_ABSMAX, IR_RED_ABSSUM } IrReduceKind;
+typedef enum IrReduceKind {
+  IR_RED_SUM, IR_RED_MAX, IR_RED_MIN, IR_RED_ABSMAX, IR_RED_ABSSUM,
+  IR_RED_BITAND, IR_RED_BITOR, IR_RED_BITXOR /* integer and bool elements */
+} IrReduceKind;
 extern const char *const ir_reduce_names[];
 typedef enum IrAtomicOp { IR_ATOMIC_ADD, IR_ATOMIC_MAX, IR_ATOMIC_MIN } IrAtomicOp;
 
@@ -537,7 +565,8 @@ struct IrStmt {
              IrExpr *barrier; /* T.tma_copy: &mbarrier the TMA load completes on (split phase:
                                  the user waits); lowered by lower_tile_ops (tma_copy.c) */ } copy;
     struct { IrRegion dst; IrExpr *value; } fill;
-    struct { IrReduceKind op; IrBuffer *src, *dst; int dim; bool clear; } reduce;
+    struct { IrReduceKind op; IrBuffer *src, *dst; int dim; bool clear;
+             bool nan_propagate; /* max / min / absmax of floats: a NaN makes the result NaN */ } reduce;
     struct { IrAtomicOp op; IrRegion dst; IrExpr *value; /* value may be a LOAD-based region */
              IrRegion src; bool tile; } atomic;
     struct { IrRegion a, b, c;
@@ -614,6 +643,7 @@ IrStmt *ir_device_stmt(TsCompiler *c, IrDeviceOp op, const int64_t *attrs, int n
 bool ir_is_device(const IrExpr *e, IrDeviceOp op); /* e is a call of op */
 bool ir_is_flag_wait(const IrExpr *e);              /* T.wait_eq..wait_lt, T.signal_wait_until */
 bool ir_call_is_pure(const IrExpr *e);              /* a CALL of an IRI_PURE intrinsic (never IRI_DEVICE) */
+bool ir_call_has_flag(const IrExpr *e, int flag); /* an intrinsic call whose row has IRI_<flag> */
 IrDeviceOp ir_device_named(const char *name);      /* by printed (T.*) name; IRD_COUNT if none */
 IrExpr *ir_load(TsCompiler *c, IrBuffer *b, IrExpr **idx, int nidx, SrcLoc loc);
 IrStmt *ir_stmt(TsCompiler *c, IrStmtKind k, SrcLoc loc);      /* zeroed node */

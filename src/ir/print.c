@@ -294,9 +294,9 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
       sb_putc(out, '\n');
       break;
     case IR_S_REDUCE:
-      sb_printf(out, "T.reduce_%s %s -> %s dim=%d clear=%s\n", ir_reduce_names[s->u.reduce.op],
+      sb_printf(out, "T.reduce_%s %s -> %s dim=%d clear=%s%s\n", ir_reduce_names[s->u.reduce.op],
                 s->u.reduce.src->name, s->u.reduce.dst->name, s->u.reduce.dim,
-                s->u.reduce.clear ? "True" : "False");
+                s->u.reduce.clear ? "True" : "False", s->u.reduce.nan_propagate ? " nan_propagate" : "");
       break;
     case IR_S_ATOMIC:
       sb_printf(out, "T.atomic_%s ", s->u.atomic.op == IR_ATOMIC_ADD ? "add" : s->u.atomic.op == IR_ATOMIC_MAX ? "max" : "min");

@@ -919,14 +919,22 @@ static IrExpr *red_init(Lower *lw, IrReduceKind op, ts_dtype t) {
     case IR_RED_MIN:
       if (flt) return ir_float(lw->c, INFINITY, t, SRCLOC_NONE);
       return ir_int(lw->c, dtype_is_signed(t) ? (INT64_C(1) << (dtype_bits(t) - 1)) - 1 : -1, t, SRCLOC_NONE);
+    case IR_RED_BITAND: return ir_int(lw->c, t == TS_DTYPE_BOOL ? 1 : -1, t, SRCLOC_NONE); /* all bits set */
     default: return zero_of(lw, t);
   }
 }
 
-static IrExpr *red_combine(Lower *lw, IrReduceKind op, IrExpr *a, IrExpr *b) {
+/* a (op) b; nan: max / min that return NaN when either operand is NaN (one call, so a
+ * shuffle operand is still evaluated once, in every lane). */
+static IrExpr *red_combine(Lower *lw, IrReduceKind op, bool nan, IrExpr *a, IrExpr *b) {
   switch (op) {
-    case IR_RED_MAX: case IR_RED_ABSMAX: return bin(lw, IR_MAX, a, b);
-    case IR_RED_MIN: return bin(lw, IR_MIN, a, b);
+    case IR_RED_MAX: case IR_RED_ABSMAX:
+      return nan ? ir_call(lw->c, IRI_MAX_NAN, a->dtype, (IrExpr *[]){a, b}, 2, SRCLOC_NONE) : bin(lw, IR_MAX, a, b);
+    case IR_RED_MIN:
+      return nan ? ir_call(lw->c, IRI_MIN_NAN, a->dtype, (IrExpr *[]){a, b}, 2, SRCLOC_NONE) : bin(lw, IR_MIN, a, b);
+    case IR_RED_BITAND: return bin(lw, IR_BITAND, a, b);
+    case IR_RED_BITOR: return bin(lw, IR_BITOR, a, b);
+    case IR_RED_BITXOR: return bin(lw, IR_BITXOR, a, b);
     default: return bin(lw, IR_ADD, a, b);
   }
 }
@@ -944,6 +952,7 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
   }
   int r = s->u.reduce.dim, n = FS->ndim;
   IrReduceKind op = s->u.reduce.op;
+  bool nan = s->u.reduce.nan_propagate;
   ts_dtype t = dst->dtype;
   int64_t nd = fragment_local_size(FD);
   /* Per-thread partials live in a register array red[nd]. */
@@ -992,7 +1001,7 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
   const FragDim *dr = &FS->dim[r];
   IrExpr *x = ir_cast(c, t, load1(lw, src, sreg), s->loc);
   if (op == IR_RED_ABSMAX || op == IR_RED_ABSSUM) x = ir_call(c, IRI_ABS, t, &x, 1, s->loc);
-  IrStmt *fold = store1(lw, red, dreg, red_combine(lw, op, load1(lw, red, dreg), x));
+  IrStmt *fold = store1(lw, red, dreg, red_combine(lw, op, nan, load1(lw, red, dreg), x));
   if (dr->extent % fragdim_span(dr) != 0) {
     /* padding of the reduced dim: i_r = o*span + c2*V*t*M + m*V*t + c*V + u < extent
      * (padding only arises for plain block layouts, where M = t2 = 1) */
@@ -1025,7 +1034,7 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
     }
     IrExpr *args[2] = {load1(lw, red, dreg), i32(lw, mask)};
     IrExpr *other = ir_call(c, IRI_SHFL_XOR, t, args, 2, s->loc);
-    vec_push(c->arena, &sh, store1(lw, red, dreg, red_combine(lw, op, load1(lw, red, dreg), other)));
+    vec_push(c->arena, &sh, store1(lw, red, dreg, red_combine(lw, op, nan, load1(lw, red, dreg), other)));
   }
   IrStmt *step12 = ir_seq(c, (IrStmt *[]){step1, ir_seq_vec(c, &sh, s->loc)}, 2, s->loc);
   WRAP_KEPT(step12);
@@ -1050,7 +1059,7 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
                        bin(lw, IR_MUL, ir_varref(c, h, SRCLOC_NONE), i32(lw, S)));
     IrExpr *pslot = bin(lw, IR_ADD, bin(lw, IR_MUL, dreg, i32(lw, lw->T)), peer);
     IrStmt *get = ir_seq(c, (IrStmt *[]){store1(lw, red, dreg, red_init(lw, op, t)),
-                                          unrolled(lw, h, nh, store1(lw, red, dreg, red_combine(lw, op, load1(lw, red, dreg), load1(lw, scratch, pslot))))},
+                                          unrolled(lw, h, nh, store1(lw, red, dreg, red_combine(lw, op, nan, load1(lw, red, dreg), load1(lw, scratch, pslot))))},
                          2, s->loc);
     WRAP_KEPT(get);
     /* The barrier between put and get (and before the next put when this runs in a
@@ -1061,7 +1070,7 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
 
   /* 4. write dst (folding the old value when clear=False). */
   IrExpr *res = load1(lw, red, dreg);
-  if (!s->u.reduce.clear) res = red_combine(lw, op, load1(lw, dst, dreg), res);
+  if (!s->u.reduce.clear) res = red_combine(lw, op, nan, load1(lw, dst, dreg), res);
   IrStmt *wr = store1(lw, dst, dreg, res);
   WRAP_KEPT(wr);
   vec_push(c->arena, &out, wr);

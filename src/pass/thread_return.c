@@ -50,7 +50,7 @@ static bool ends_with(const char *s, const char *suffix) {
 }
 static void find_block_barrier(IrExpr *e, void *ctx) {
   if (e->kind != IR_CALL) return;
-  if (e->u.call.op == IRI_SYNCTHREADS) *(bool *)ctx = true;
+  if (ir_call_has_flag(e, IRI_BLOCK_SYNC)) *(bool *)ctx = true;
   if (e->u.call.op != IRI_DEVICE) return;
   IrDeviceOp op = e->u.call.dop;
   const char *name = ir_device_info[op].name;

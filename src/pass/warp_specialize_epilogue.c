@@ -16,7 +16,7 @@ typedef struct Touch { bool found; } Touch;
 static void touch_expr(IrExpr *e, void *ctx) {
   Touch *t = ctx;
   if (e->kind == IR_LOAD && pass_is_shared(e->u.load.buf)) t->found = true;
-  if (e->kind == IR_CALL && e->u.call.op == IRI_SYNCTHREADS) t->found = true;
+  if (ir_call_has_flag(e, IRI_BLOCK_SYNC)) t->found = true;
 }
 static void touch_stmt(IrStmt *s, void *ctx) {
   Touch *t = ctx;

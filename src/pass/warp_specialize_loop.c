@@ -630,7 +630,7 @@ static void plan_epilogue(Wsl *w) {
  * operations that wait or run block-wide collectives) cannot run in the consumers alone. */
 static void block_sync_expr(IrExpr *e, void *ctx) {
   if (e->kind != IR_CALL) return;
-  if (e->u.call.op == IRI_SYNCTHREADS || e->u.call.op == IRI_SYNCWARP) *(bool *)ctx = true;
+  if (ir_call_has_flag(e, IRI_BLOCK_SYNC) || e->u.call.op == IRI_SYNCWARP) *(bool *)ctx = true;
   if (e->u.call.op == IRI_DEVICE &&
       (ir_device_info[e->u.call.dop].flags & (IRD_SYNC | IRD_DIST | IRD_SHMEM | IRD_GRID_SYNC | IRD_WGMMA)))
     *(bool *)ctx = true;

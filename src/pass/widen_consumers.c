@@ -52,11 +52,11 @@ static void scan_stmt(IrStmt *s, void *ctx) {
 
 /* A named thread, or an operation whose meaning may hang on the thread count or on which
  * thread runs it: a named barrier over a count (T.sync_threads(id, n)), device-library and
- * user device code, warp shuffles. */
+ * user device code, warp shuffles and votes, block barriers with a predicate. */
 static void scan_expr(IrExpr *e, void *ctx) {
   if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_THREAD_IDX) ((WidenScan *)ctx)->ok = false;
-  if (e->kind == IR_CALL && (e->u.call.op == IRI_DEVICE || e->u.call.op == IRI_CALL_EXTERN ||
-                             e->u.call.op == IRI_SHFL_XOR || e->u.call.op == IRI_SYNCWARP))
+  if (ir_call_has_flag(e, IRI_LANES) ||
+      (e->kind == IR_CALL && (e->u.call.op == IRI_DEVICE || e->u.call.op == IRI_CALL_EXTERN)))
     ((WidenScan *)ctx)->ok = false;
 }
 

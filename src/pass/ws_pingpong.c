@@ -56,7 +56,7 @@ static void scan_stmt(IrStmt *s, void *ctx) {
 /* Barriers among threads (the stage waits on mbarriers and __syncwarp are fine). */
 static void scan_expr(IrExpr *e, void *ctx) {
   if (e->kind != IR_CALL) return;
-  if (e->u.call.op == IRI_SYNCTHREADS || ir_is_device(e, IRD_NAMED_BARRIER_SYNC) ||
+  if (ir_call_has_flag(e, IRI_BLOCK_SYNC) || ir_is_device(e, IRD_NAMED_BARRIER_SYNC) ||
       (e->u.call.op == IRI_DEVICE && (ir_device_info[e->u.call.dop].flags & IRD_GRID_SYNC)))
     ((PpScan *)ctx)->bad = true;
 }

@@ -36,6 +36,67 @@ static void interp_fault(Interp *in, int line) {
 
 static double eval(Interp *in, IrExpr *e, int t);
 
+/* The source lane of a T.shfl_* (CUDA's rules): within groups of `width` lanes; a lane
+ * outside the caller's group (or past the block) reads the caller's own value. */
+static int shfl_source(IrIntrin op, int lane, int delta, int width) {
+  int base = lane - lane % width, src;
+  switch (op) {
+    case IRI_SHFL_SYNC: return base + ((delta % width) + width) % width;
+    case IRI_SHFL_UP: src = lane - delta; return src >= base ? src : lane;
+    case IRI_SHFL_DOWN: src = lane + delta; return src < base + width ? src : lane;
+    default: src = lane ^ delta; return src < base + width ? src : lane; /* xor: earlier groups may be read */
+  }
+}
+
+/* Shuffles, votes, matches, block barriers with a predicate and bit searches, evaluated for
+ * thread t over the threads of its warp (or block) in lockstep. */
+static double warp_call(Interp *in, IrExpr *e, int t) {
+  IrExpr *const *a = e->u.call.args;
+  IrIntrin op = e->u.call.op;
+  int w0 = t - t % 32, w1 = w0 + 32 < in->T ? w0 + 32 : in->T;
+  bool block = op == IRI_SYNCTHREADS_COUNT || op == IRI_SYNCTHREADS_AND || op == IRI_SYNCTHREADS_OR;
+  int lo = block ? 0 : w0, hi = block ? in->T : w1;
+  uint32_t mask = op == IRI_ACTIVEMASK || block || op == IRI_FFS || op == IRI_FNS ? 0xffffffffu : (uint32_t)eval(in, a[0], t);
+  if (op >= IRI_SHFL_SYNC && op <= IRI_SHFL_XOR_SYNC) {
+    int src = w0 + shfl_source(op, t - w0, (int)eval(in, a[2], t), (int)eval(in, a[3], t));
+    return eval(in, a[1], src < in->T ? src : t);
+  }
+  if (op == IRI_FFS) {
+    uint64_t x = (uint64_t)(int64_t)eval(in, a[0], t);
+    for (int b = 0; b < 64; b++)
+      if (x >> b & 1) return b + 1;
+    return 0;
+  }
+  if (op == IRI_FNS) { /* the |offset|-th set bit from base on (backwards when negative); 0: base's */
+    uint32_t m = (uint32_t)eval(in, a[0], t);
+    int base = (int)eval(in, a[1], t), n = (int)eval(in, a[2], t), step = n < 0 ? -1 : 1;
+    if (n == 0) return m >> base & 1 ? base : 4294967295.0;
+    for (int b = base, left = n * step; b >= 0 && b < 32; b += step)
+      if (m >> b & 1 && --left == 0) return b;
+    return 4294967295.0;
+  }
+  double own = op == IRI_MATCH_ANY_SYNC || op == IRI_MATCH_ALL_SYNC ? eval(in, a[1], t) : 0;
+  uint64_t bits = 0;
+  int count = 0, n = 0;
+  bool same = true;
+  for (int u = lo; u < hi; u++) {
+    if (!block && !(mask >> (u - w0) & 1)) continue;
+    double v = op == IRI_ACTIVEMASK ? 1 : eval(in, a[block ? 0 : 1], u);
+    bool hit = op == IRI_MATCH_ANY_SYNC || op == IRI_MATCH_ALL_SYNC ? v == own : v != 0;
+    if (op == IRI_MATCH_ALL_SYNC && v != own) same = false;
+    if (hit && !block) bits |= 1ull << (u - w0);
+    count += hit;
+    n++;
+  }
+  switch (op) {
+    case IRI_ANY_SYNC: case IRI_SYNCTHREADS_OR: return count > 0;
+    case IRI_ALL_SYNC: case IRI_SYNCTHREADS_AND: return count == n;
+    case IRI_SYNCTHREADS_COUNT: return count;
+    case IRI_MATCH_ALL_SYNC: return same ? (double)mask : 0;
+    default: return (double)bits; /* ballot, match_any, activemask */
+  }
+}
+
 /* Extent k of b: a constant, or an expression of dynamic sizes set with interp_set_scalar. */
 static int64_t extent(Interp *in, const IrBuffer *b, int k) {
   int64_t v;
@@ -203,6 +264,11 @@ static double eval(Interp *in, IrExpr *e, int t) {
           if ((other >> 5) != (t >> 5) || other >= in->T) { interp_fault(in, __LINE__); return NAN; }
           return eval(in, e->u.call.args[0], other);
         }
+        case IRI_SHFL_SYNC: case IRI_SHFL_UP: case IRI_SHFL_DOWN: case IRI_SHFL_XOR_SYNC:
+        case IRI_ANY_SYNC: case IRI_ALL_SYNC: case IRI_BALLOT_SYNC: case IRI_MATCH_ANY_SYNC:
+        case IRI_MATCH_ALL_SYNC: case IRI_ACTIVEMASK: case IRI_SYNCTHREADS_COUNT: case IRI_SYNCTHREADS_AND:
+        case IRI_SYNCTHREADS_OR: case IRI_FFS: case IRI_FNS:
+          return warp_call(in, e, t);
         case IRI_ABS: return fabs(eval(in, e->u.call.args[0], t));
         case IRI_EXP: return cast_to(e->dtype, exp(eval(in, e->u.call.args[0], t)));
         case IRI_EXP2: return cast_to(e->dtype, exp2(eval(in, e->u.call.args[0], t)));
@@ -213,6 +279,11 @@ static double eval(Interp *in, IrExpr *e, int t) {
         case IRI_TANH: return cast_to(e->dtype, tanh(eval(in, e->u.call.args[0], t)));
         case IRI_FLOOR: return floor(eval(in, e->u.call.args[0], t));
         case IRI_CEIL: return ceil(eval(in, e->u.call.args[0], t));
+        case IRI_MAX_NAN: case IRI_MIN_NAN: {
+          double x = eval(in, e->u.call.args[0], t), y = eval(in, e->u.call.args[1], t);
+          if (isnan(x) || isnan(y)) return NAN;
+          return e->u.call.op == IRI_MAX_NAN ? fmax(x, y) : fmin(x, y);
+        }
         case IRI_POW:
           return cast_to(e->dtype, pow(eval(in, e->u.call.args[0], t), eval(in, e->u.call.args[1], t)));
         default: unsupported(in, "intrinsic", ir_intrin_info[e->u.call.op].name); return NAN;
@@ -229,8 +300,8 @@ static double eval(Interp *in, IrExpr *e, int t) {
     case IR_DIV: r = a / b; break;
     case IR_FLOORDIV: r = floor(a / b); break;
     case IR_FLOORMOD: r = a - floor(a / b) * b; break;
-    case IR_MIN: r = a < b ? a : b; break;
-    case IR_MAX: r = a > b ? a : b; break;
+    case IR_MIN: r = fmin(a, b); break; /* NaN-dropping, as CUDA's fminf / __hmin */
+    case IR_MAX: r = fmax(a, b); break;
     case IR_EQ: return a == b;
     case IR_NE: return a != b;
     case IR_LT: return a < b;

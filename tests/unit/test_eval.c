@@ -501,10 +501,10 @@ TEST(eval_unsupported_and_limits) {
       "@T.prim_func\n"
       "def k(A: T.Tensor((4,), 'float32')):\n"
       "    with T.Kernel(1) as bx:\n"
-      "        lane = T.get_lane_idx()\n"
+      "        lane = T.alloc_descriptor()\n"
       "        A[0] = lane + 1\n";
   CHECK(!compile_src(&fx, src2, "k", NULL));
-  CHECK_HAS(diag_text(&fx), "k.py:5:16: error: T.get_lane_idx is not supported yet");
+  CHECK_HAS(diag_text(&fx), "k.py:5:16: error: T.alloc_descriptor is not supported yet");
   CHECK(fx.c.diag.errors == 1);
   fini(&fx);
 
@@ -1046,5 +1046,35 @@ TEST(eval_dparam_function_and_dynamic_dim) {
   const char *bad[] = {"M=64", "N=64", "reduce_fn=abs", NULL};
   CHECK(compile_src(&fx, src, "k", bad) == NULL);
   CHECK_HAS(diag_text(&fx), "-D reduce_fn: expected a constant (int, float, bool, str, dtype or tuple), got builtin function");
+  fini(&fx);
+}
+
+/* T.any_of / T.all_of: an || (&&) chain of the region's elements, each tested against zero;
+ * a fragment (elements spread over threads) and an unknown extent are errors. */
+TEST(eval_any_of_all_of_regions) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def k(frag):\n"
+      "    @T.prim_func\n"
+      "    def main(M: T.Tensor((4, 3), 'bool'), W: T.Tensor((4, 2), 'int32'), O: T.Tensor((4,), 'int32')):\n"
+      "        with T.Kernel(4, threads=32) as bx:\n"
+      "            f = T.alloc_fragment((2,), 'int32')\n"
+      "            if T.any_of(M[bx, :]) and T.all_of(W[bx, 0:2]):\n"
+      "                O[bx] = 1\n"
+      "            if frag and T.any_of(f):\n"
+      "                O[bx] = 2\n"
+      "    return main\n";
+  const char *ok[] = {"frag=False", NULL};
+  IrFunc *f = compile_src(&fx, src, "k", ok);
+  if (!f) fprintf(stderr, "%s", diag_text(&fx));
+  REQUIRE(f);
+  CHECK_HAS(ir_text(&fx), "(M[bx, 0] or M[bx, 1] or M[bx, 2]) and (W[bx, 0] != 0 and W[bx, 1] != 0)");
+  fini(&fx);
+  const char *bad[] = {"frag=True", NULL};
+  CHECK(compile_src(&fx, src, "k", bad) == NULL);
+  CHECK_HAS(diag_text(&fx), "k.py:11:25: error: T.any_of of fragment 'f': its elements live in different threads");
   fini(&fx);
 }
