@@ -7,7 +7,11 @@
  * bfloat16 (sm_80+); max/min for 32/64-bit ints.  The rest are compare-and-swap loops on
  * the word that holds the value.  Each returns the value before the update.
  *
- *   T.atomic_addx2 / atomic_addx4 lower to IRI_ATOMIC_ADD_X: atomic_add_x<N>(dst, src). */
+ *   T.atomic_addx2 / atomic_addx4 lower to IRI_ATOMIC_ADD_X: atomic_add_x<N>(dst, src).
+ *
+ *   T.atomic_load / atomic_store / atomic_or(..., memory_order) are the device operations
+ *   atomic_load<Order> / atomic_store<Order> / atomic_or<Order> (Order: C++'s numbering,
+ *   MemOrder below), at GPU scope. */
 #pragma once
 
 #include <tilescale/common.cuh>
@@ -113,6 +117,50 @@ template <int N, class T> TS_DEV void atomic_add_x(T *dst, const T *src) {
 #endif
 #pragma unroll
   for (int i = 0; i < N; i++) atomic_add(dst + i, src[i]);
+}
+
+
+/* ---- memory-ordered loads, stores and or ------------------------------------------------- */
+enum MemOrder { MO_RELAXED = 0, MO_CONSUME = 1, MO_ACQUIRE = 2, MO_RELEASE = 3, MO_ACQ_REL = 4, MO_SEQ_CST = 5 };
+
+/* relaxed: ld.relaxed; consume and acquire: ld.acquire; seq_cst: fence.sc, then ld.acquire
+ * (PTX's mapping of C++'s seq_cst load). */
+template <int Order, class T> TS_DEV T atomic_load(const T *p) {
+  static_assert(Order != MO_RELEASE && Order != MO_ACQ_REL, "ts::atomic_load: a load cannot release");
+  if constexpr (Order == MO_SEQ_CST) asm volatile("fence.sc.gpu;" ::: "memory");
+  if constexpr (Order == MO_RELAXED) {
+    TS_PTX_LD_BODY("ld.relaxed.gpu", "ts::atomic_load")
+  } else {
+    TS_PTX_LD_BODY("ld.acquire.gpu", "ts::atomic_load")
+  }
+}
+
+/* relaxed: st.relaxed; release: st.release; seq_cst: fence.sc, then st.relaxed. */
+template <int Order, class T> TS_DEV void atomic_store(T *p, T v) {
+  static_assert(Order == MO_RELAXED || Order == MO_RELEASE || Order == MO_SEQ_CST,
+                "ts::atomic_store: a store is relaxed, release or seq_cst");
+  if constexpr (Order == MO_SEQ_CST) asm volatile("fence.sc.gpu;" ::: "memory");
+  if constexpr (Order == MO_RELEASE) {
+    TS_PTX_ST_BODY("st.release.gpu", "ts::atomic_store")
+  } else {
+    TS_PTX_ST_BODY("st.relaxed.gpu", "ts::atomic_store")
+  }
+}
+
+/* *p |= v on a 32/64-bit integer; the previous value.  Release orders (release, acq_rel,
+ * seq_cst) fence before, acquire orders after. */
+template <int Order, class T> TS_DEV T atomic_or(T *p, T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "ts::atomic_or: 32- or 64-bit integers");
+  if constexpr (Order == MO_RELEASE || Order == MO_ACQ_REL || Order == MO_SEQ_CST) __threadfence();
+  T prev;
+  if constexpr (sizeof(T) == 4) {
+    prev = bit_cast<T>(atomicOr(reinterpret_cast<unsigned int *>(p), bit_cast<unsigned int>(v)));
+  } else {
+    prev = bit_cast<T>(atomicOr(reinterpret_cast<unsigned long long *>(p), bit_cast<unsigned long long>(v)));
+  }
+  if constexpr (Order == MO_CONSUME || Order == MO_ACQUIRE || Order == MO_ACQ_REL || Order == MO_SEQ_CST)
+    __threadfence();
+  return prev;
 }
 
 } // namespace ts

@@ -208,6 +208,56 @@ struct Discard {
   TS_DEV operator int *() { return &value; }
 };
 
+template <class T> struct always_false { static constexpr bool value = false; };
+
+/* A load or store through inline PTX (`p` the address, `v` the value; WHO names the caller
+ * in errors): one body per PTX prefix (ld.acquire.gpu ...), dispatched on the access size
+ * (2, 4, 8 or 16 bytes; a 16-byte access is a .v4.b32).  Values move through same-size
+ * unsigned words, so half, bfloat16, float and vector types all work. */
+#define TS_PTX_ST_BODY(PFX, WHO)                                                                     \
+  if constexpr (sizeof(T) == 2) {                                                                \
+    unsigned short b = ts::bit_cast<unsigned short>(v);                                          \
+    asm volatile(PFX ".b16 [%0], %1;" ::"l"(p), "h"(b) : "memory");                              \
+  } else if constexpr (sizeof(T) == 4) {                                                         \
+    unsigned int b = ts::bit_cast<unsigned int>(v);                                              \
+    asm volatile(PFX ".b32 [%0], %1;" ::"l"(p), "r"(b) : "memory");                              \
+  } else if constexpr (sizeof(T) == 8) {                                                         \
+    unsigned long long b = ts::bit_cast<unsigned long long>(v);                                  \
+    asm volatile(PFX ".b64 [%0], %1;" ::"l"(p), "l"(b) : "memory");                              \
+  } else if constexpr (sizeof(T) == 16) {                                                        \
+    uint4 b = ts::bit_cast<uint4>(v);                                                            \
+    asm volatile(PFX ".v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(b.x), "r"(b.y), "r"(b.z),   \
+                 "r"(b.w)                                                                        \
+                 : "memory");                                                                    \
+  } else {                                                                                       \
+    static_assert(ts::always_false<T>::value, WHO " supports 2-, 4-, 8- and 16-byte values"); \
+  }
+
+#define TS_PTX_LD_BODY(PFX, WHO)                                                                     \
+  if constexpr (sizeof(T) == 2) {                                                                \
+    unsigned short b;                                                                            \
+    asm volatile(PFX ".b16 %0, [%1];" : "=h"(b) : "l"(p) : "memory");                            \
+    return ts::bit_cast<T>(b);                                                                   \
+  } else if constexpr (sizeof(T) == 4) {                                                         \
+    unsigned int b;                                                                              \
+    asm volatile(PFX ".b32 %0, [%1];" : "=r"(b) : "l"(p) : "memory");                            \
+    return ts::bit_cast<T>(b);                                                                   \
+  } else if constexpr (sizeof(T) == 8) {                                                         \
+    unsigned long long b;                                                                        \
+    asm volatile(PFX ".b64 %0, [%1];" : "=l"(b) : "l"(p) : "memory");                            \
+    return ts::bit_cast<T>(b);                                                                   \
+  } else if constexpr (sizeof(T) == 16) {                                                        \
+    uint4 b;                                                                                     \
+    asm volatile(PFX ".v4.b32 {%0, %1, %2, %3}, [%4];"                                           \
+                 : "=r"(b.x), "=r"(b.y), "=r"(b.z), "=r"(b.w)                                    \
+                 : "l"(p)                                                                        \
+                 : "memory");                                                                    \
+    return ts::bit_cast<T>(b);                                                                   \
+  } else {                                                                                       \
+    static_assert(ts::always_false<T>::value, WHO " supports 2-, 4-, 8- and 16-byte values"); \
+    return T();                                                                                  \
+  }
+
 /* ---- integer division with Python semantics ----------------------------------- */
 /* C truncates toward zero; Python's // and % round toward negative infinity, so the
  * quotient moves down by one (and the remainder up by b) when the signs differ. */

@@ -49,8 +49,6 @@ enum class Sem : int { WEAK = 0, VOLATILE = 1, ACQUIRE = 2, RELEASE = 3, RELAXED
  * (dist_shmem.cuh converts). */
 enum class Rel : int { EQ = 0, NE = 1, GE = 2, LE = 3, GT = 4, LT = 5 };
 
-template <class T> struct always_false { static constexpr bool value = false; };
-
 /* ---- the table ----------------------------------------------------------------------------- */
 TS_DEV uint64_t rank() { return ts_dist_meta[0]; }
 TS_DEV uint64_t num_ranks() { return ts_dist_meta[1]; }
@@ -93,53 +91,6 @@ TS_DEV void fence_async_global() {
 }
 
 /* ---- ld / st -------------------------------------------------------------------------------- */
-/* One body per PTX prefix, dispatched on the access size (2, 4, 8 or 16 bytes; a 16-byte
- * access is a .v4.b32).  Values move through same-size unsigned words, so half, bfloat16,
- * float and vector types all work. */
-#define TS_DIST_ST_BODY(PFX)                                                                     \
-  if constexpr (sizeof(T) == 2) {                                                                \
-    unsigned short b = ts::bit_cast<unsigned short>(v);                                          \
-    asm volatile(PFX ".b16 [%0], %1;" ::"l"(p), "h"(b) : "memory");                              \
-  } else if constexpr (sizeof(T) == 4) {                                                         \
-    unsigned int b = ts::bit_cast<unsigned int>(v);                                              \
-    asm volatile(PFX ".b32 [%0], %1;" ::"l"(p), "r"(b) : "memory");                              \
-  } else if constexpr (sizeof(T) == 8) {                                                         \
-    unsigned long long b = ts::bit_cast<unsigned long long>(v);                                  \
-    asm volatile(PFX ".b64 [%0], %1;" ::"l"(p), "l"(b) : "memory");                              \
-  } else if constexpr (sizeof(T) == 16) {                                                        \
-    uint4 b = ts::bit_cast<uint4>(v);                                                            \
-    asm volatile(PFX ".v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(b.x), "r"(b.y), "r"(b.z),   \
-                 "r"(b.w)                                                                        \
-                 : "memory");                                                                    \
-  } else {                                                                                       \
-    static_assert(always_false<T>::value, "ts::dist::st supports 2-, 4-, 8- and 16-byte values"); \
-  }
-
-#define TS_DIST_LD_BODY(PFX)                                                                     \
-  if constexpr (sizeof(T) == 2) {                                                                \
-    unsigned short b;                                                                            \
-    asm volatile(PFX ".b16 %0, [%1];" : "=h"(b) : "l"(p) : "memory");                            \
-    return ts::bit_cast<T>(b);                                                                   \
-  } else if constexpr (sizeof(T) == 4) {                                                         \
-    unsigned int b;                                                                              \
-    asm volatile(PFX ".b32 %0, [%1];" : "=r"(b) : "l"(p) : "memory");                            \
-    return ts::bit_cast<T>(b);                                                                   \
-  } else if constexpr (sizeof(T) == 8) {                                                         \
-    unsigned long long b;                                                                        \
-    asm volatile(PFX ".b64 %0, [%1];" : "=l"(b) : "l"(p) : "memory");                            \
-    return ts::bit_cast<T>(b);                                                                   \
-  } else if constexpr (sizeof(T) == 16) {                                                        \
-    uint4 b;                                                                                     \
-    asm volatile(PFX ".v4.b32 {%0, %1, %2, %3}, [%4];"                                           \
-                 : "=r"(b.x), "=r"(b.y), "=r"(b.z), "=r"(b.w)                                    \
-                 : "l"(p)                                                                        \
-                 : "memory");                                                                    \
-    return ts::bit_cast<T>(b);                                                                   \
-  } else {                                                                                       \
-    static_assert(always_false<T>::value, "ts::dist::ld supports 2-, 4-, 8- and 16-byte values"); \
-    return T();                                                                                  \
-  }
-
 /* Invalid combinations land on the primary templates and fail with a message. */
 template <Sem S, Scope C, bool NA> struct StOp {
   template <class T> static TS_DEV void run(T *, T) {
@@ -170,11 +121,11 @@ template <Sem S, Scope C, bool NC, bool NA> struct LdOp {
  * Generic addressing (no .global) so that shared-memory flags work too; nc needs .global. */
 #define TS_DIST_ST_SPEC(SEM, SCOPE, NA, PFX)                                                     \
   template <> struct StOp<Sem::SEM, Scope::SCOPE, NA> {                                          \
-    template <class T> static TS_DEV void run(T *p, T v) { TS_DIST_ST_BODY(PFX) }                \
+    template <class T> static TS_DEV void run(T *p, T v) { TS_PTX_ST_BODY(PFX, "ts::dist::st") }                \
   };
 #define TS_DIST_LD_SPEC(SEM, SCOPE, NC, NA, PFX)                                                 \
   template <> struct LdOp<Sem::SEM, Scope::SCOPE, NC, NA> {                                      \
-    template <class T> static TS_DEV T run(const T *p) { TS_DIST_LD_BODY(PFX) }                  \
+    template <class T> static TS_DEV T run(const T *p) { TS_PTX_LD_BODY(PFX, "ts::dist::ld") }                  \
   };
 #define TS_DIST_EACH_SCOPE(M, ...) M(__VA_ARGS__, CTA) M(__VA_ARGS__, GPU) M(__VA_ARGS__, SYS)
 

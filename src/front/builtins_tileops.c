@@ -579,6 +579,68 @@ static Value *t_atomic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev->none;
 }
 
+/* ---- memory-ordered atomics ------------------------------------------------------------------ */
+/* The memory order argument of T.atomic_load / atomic_store / atomic_or as C++'s number (0
+ * relaxed .. 5 seq_cst); allowed: a bit set over those numbers.  -1 after an error. */
+static int memory_order(Eval *ev, Value *v, int dflt, unsigned allowed, const char *fname, SrcLoc loc) {
+  static const char *const names[] = {"relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst"};
+  if (!v || v->kind == V_NONE) return dflt;
+  for (int m = 0; v->kind == V_STR && m < 6; m++)
+    if (!strcmp(v->u.str.s, names[m]) && (allowed >> m & 1)) return m;
+  StrBuf sb = {0};
+  for (int m = 0; m < 6; m++)
+    if (allowed >> m & 1) sb_printf(&sb, "%s'%s'", sb.len ? ", " : "", names[m]);
+  ts_error(ev->c, loc, "%s does not support memory_order %s (one of %s)", fname,
+           v->kind == V_STR ? v->u.str.s : ev_type_name(v), sb_str(&sb));
+  sb_free(&sb);
+  return -1;
+}
+
+/* T.atomic_load(src[i], memory_order="seq_cst"): the element, read atomically. */
+static Value *t_atomic_load(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  IrExpr *ld = atomic_element(ev, arg[0], "T.atomic_load", "src", true, loc);
+  int mo = ld ? memory_order(ev, arg[1], 5, 0x27, "T.atomic_load", loc) : -1;
+  if (mo < 0) return ev->poison;
+  int64_t attr = mo;
+  IrExpr *addr = ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc);
+  IrVar *v = ir_var(ev->c, "loaded", ld->dtype, IR_VAR_LET, loc);
+  ev_define_var(ev, v); /* bound where it is written, so the load runs once, there */
+  ev_emit(ev, ir_let(ev->c, v, ir_device(ev->c, IRD_ATOMIC_LOAD, ld->dtype, &attr, 1, &addr, 1, loc), loc));
+  return ev_expr(ev, ir_varref(ev->c, v, loc));
+}
+
+/* T.atomic_store(dst[i], value, memory_order="seq_cst") and T.atomic_or(dst[i], value,
+ * memory_order=None, return_prev=False) (bi->arg: the device operation). */
+static Value *t_atomic_ordered(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  bool is_or = bi->arg == IRD_ATOMIC_OR;
+  const char *fname = is_or ? "T.atomic_or" : "T.atomic_store";
+  IrExpr *ld = atomic_element(ev, arg[0], fname, "dst", true, loc);
+  int mo = ld ? memory_order(ev, arg[2], is_or ? 0 : 5, is_or ? 0x3f : 0x29, fname, loc) : -1;
+  if (mo < 0) return ev->poison;
+  if (is_or && (!dtype_is_int(ld->dtype) || dtype_bits(ld->dtype) < 32)) {
+    ts_error(ev->c, loc, "T.atomic_or takes a 32- or 64-bit integer element, got %s", dtype_name(ld->dtype));
+    return ev->poison;
+  }
+  IrExpr *v = bi_to_dtype(ev, arg[1], ld->dtype, loc);
+  if (!v) return ev->poison;
+  int64_t attr = mo;
+  IrExpr *args[2] = {ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc), v};
+  bool ret = is_or && arg[3] && bi_opt_bool(ev, arg[3], false, loc);
+  IrExpr *call = ir_device(ev->c, (IrDeviceOp)bi->arg, ret ? ld->dtype : TS_DTYPE_VOID, &attr, 1, args, 2, loc);
+  if (!ret) {
+    ev_emit(ev, ir_eval(ev->c, call, loc));
+    return ev->none;
+  }
+  IrVar *prev = ir_var(ev->c, "prev", ld->dtype, IR_VAR_LET, loc);
+  ev_define_var(ev, prev);
+  ev_emit(ev, ir_let(ev->c, prev, call, loc));
+  return ev_expr(ev, ir_varref(ev->c, prev, loc));
+}
+
 /* ---- GEMM ------------------------------------------------------------------------------------ */
 /* T.gemm(A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1):
  * C += A @ B on tiles; plan_gemm picks mma.sync or wgmma. */
@@ -873,9 +935,9 @@ static const Builtin tileop_rows[] = {
     {"reduce_bitxor", "buffer, out, dim=-1, clear=True, batch=None", t_reduce, IR_RED_BITXOR, 0},
     {"atomic_addx2", "dst, value, return_prev=False", t_atomic_addx, 2, 0},
     {"atomic_addx4", "dst, value, return_prev=False", t_atomic_addx, 4, 0},
-    {"atomic_load", "src, memory_order=\"seq_cst\"", bi_kernel_unsupported, 0, 0},
-    {"atomic_store", "dst, value, memory_order=\"seq_cst\"", bi_kernel_unsupported, 0, 0},
-    {"atomic_or", "dst, value, memory_order=None, return_prev=False", bi_kernel_unsupported, 0, 0},
+    {"atomic_load", "src, memory_order=\"seq_cst\"", t_atomic_load, 0, 0},
+    {"atomic_store", "dst, value, memory_order=\"seq_cst\"", t_atomic_ordered, IRD_ATOMIC_STORE, 0},
+    {"atomic_or", "dst, value, memory_order=None, return_prev=False", t_atomic_ordered, IRD_ATOMIC_OR, 0},
     {"region", "buffer_load, access_type, *extents", bi_kernel_unsupported, 0, 0},
 };
 

@@ -211,6 +211,11 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(IEEE_FSQRT, "ieee_fsqrt", 1, 1, 0)                                                    \
   X(IEEE_FDIV, "ieee_fdiv", 2, 1, 0)                                                      \
   X(IEEE_FRSQRT, "ieee_frsqrt", 1, 1, 0)                                                  \
+  /* T.atomic_load / atomic_store / atomic_or: (&x) / (&x, value) <memory order: 0 relaxed,  \
+   * 1 consume, 2 acquire, 3 release, 4 acq_rel, 5 seq_cst> (atomic.cuh) */                 \
+  X(ATOMIC_LOAD, "atomic_load", 1, 1, 0)                                                  \
+  X(ATOMIC_STORE, "atomic_store", 2, 1, 0)                                                \
+  X(ATOMIC_OR, "atomic_or", 2, 1, 0)                                                      \
   X(PTX_LDMATRIX, "ptx_ldmatrix", 2, 2, 0) /* (&local, &shared row) <num, trans>: T.ptx_ldmatrix */ \
   X(PTX_MMA, "ptx_mma", 3, 4, 0) /* (&a, &b, &c) <A, B, C dtypes, int4 pairs>: T.ptx_mma, one m16n8kK */ \
   X(FENCE_PROXY_ASYNC, "fence_proxy_async", 0, 0, 0)                                      \

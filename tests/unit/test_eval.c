@@ -1078,3 +1078,36 @@ TEST(eval_any_of_all_of_regions) {
   CHECK_HAS(diag_text(&fx), "k.py:11:25: error: T.any_of of fragment 'f': its elements live in different threads");
   fini(&fx);
 }
+
+/* T.atomic_load / atomic_store / atomic_or: device operations with the memory order as their
+ * attribute (C++'s numbering); the load is bound where it is written; an order the operation
+ * cannot have is an error naming the allowed ones. */
+TEST(eval_atomic_memory_orders) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def k(mo):\n"
+      "    @T.prim_func\n"
+      "    def main(S: T.Tensor((4,), 'int32'), F: T.Tensor((1,), 'int64')):\n"
+      "        with T.Kernel(4, threads=32) as bx:\n"
+      "            v = T.atomic_load(S[bx], memory_order=mo)\n"
+      "            T.atomic_store(S[bx], v + 1, memory_order='release')\n"
+      "            T.atomic_or(F[0], 4)\n"
+      "    return main\n";
+  const char *ok[] = {"mo='acquire'", NULL};
+  IrFunc *f = compile_src(&fx, src, "k", ok);
+  if (!f) fprintf(stderr, "%s", diag_text(&fx));
+  REQUIRE(f);
+  CHECK_HAS(ir_text(&fx), "T.device.atomic_load<2>(T.address_of(S[bx]))->int32");
+  CHECK_HAS(ir_text(&fx), "T.device.atomic_store<3>(T.address_of(S[bx]), loaded + 1)");
+  CHECK_HAS(ir_text(&fx), "T.device.atomic_or<0>(T.address_of(F[0]), int64(4))");
+  fini(&fx);
+  const char *bad[] = {"mo='release'", NULL};
+  CHECK(compile_src(&fx, src, "k", bad) == NULL);
+  CHECK_HAS(diag_text(&fx),
+            "k.py:8:17: error: T.atomic_load does not support memory_order release (one of 'relaxed', 'consume', "
+            "'acquire', 'seq_cst')");
+  fini(&fx);
+}
