@@ -283,8 +283,14 @@ TS_DEV float floormod(float a, float b) { return a - floorf(a / b) * b; }
 TS_DEV double floormod(double a, double b) { return a - floor(a / b) * b; }
 
 /* ---- min / max / abs ---------------------------------------------------------------- */
-template <class T> TS_DEV T max(T a, T b) { return a < b ? b : a; }
-template <class T> TS_DEV T min(T a, T b) { return b < a ? b : a; }
+template <class T> TS_DEV T max(T a, T b) {
+  if constexpr (is_low_float<T>::value) return static_cast<float>(a) < static_cast<float>(b) ? b : a; /* fp8: no < */
+  else return a < b ? b : a;
+}
+template <class T> TS_DEV T min(T a, T b) {
+  if constexpr (is_low_float<T>::value) return static_cast<float>(b) < static_cast<float>(a) ? b : a;
+  else return b < a ? b : a;
+}
 TS_DEV float max(float a, float b) { return fmaxf(a, b); }
 TS_DEV float min(float a, float b) { return fminf(a, b); }
 TS_DEV double max(double a, double b) { return fmax(a, b); }
@@ -295,8 +301,10 @@ TS_DEV __nv_bfloat16 max(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmax(a, b)
 TS_DEV __nv_bfloat16 min(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmin(a, b); }
 /* max / min that return NaN when an operand is NaN (fmaxf and __hmax return the other one):
  * T.reduce_max / min / absmax(nan_propagate=True). */
-template <class T> TS_DEV T max_nan(T a, T b) { return a != a ? a : b != b ? b : max(a, b); }
-template <class T> TS_DEV T min_nan(T a, T b) { return a != a ? a : b != b ? b : min(a, b); }
+template <class T> TS_DEV bool is_nan_value(T a) { return static_cast<float>(a) != static_cast<float>(a); }
+TS_DEV bool is_nan_value(double a) { return a != a; }
+template <class T> TS_DEV T max_nan(T a, T b) { return is_nan_value(a) ? a : is_nan_value(b) ? b : max(a, b); }
+template <class T> TS_DEV T min_nan(T a, T b) { return is_nan_value(a) ? a : is_nan_value(b) ? b : min(a, b); }
 TS_DEV __half max_nan(__half a, __half b) { return __hmax_nan(a, b); }
 TS_DEV __half min_nan(__half a, __half b) { return __hmin_nan(a, b); }
 TS_DEV __nv_bfloat16 max_nan(__nv_bfloat16 a, __nv_bfloat16 b) { return __hmax_nan(a, b); }

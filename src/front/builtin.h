@@ -69,6 +69,7 @@ extern const BuiltinTable builtins_tileops[]; /* copy, fill, reduce, atomics, ge
 extern const BuiltinTable builtins_layout[];  /* tilelang.layout helpers, annotations, hints */
 extern const BuiltinTable builtins_scalar[];  /* dtypes, math, casts, min/max, device print/assert */
 extern const BuiltinTable builtins_ieee[];    /* T.ieee_*: arithmetic with a rounding mode */
+extern const BuiltinTable builtins_reducer[]; /* T.alloc_reducer, reducer_init / update, finalize_reducer */
 extern const BuiltinTable builtins_logical[]; /* T.any_of / T.all_of */
 extern const BuiltinTable builtins_warp[];    /* shuffles, votes, predicate barriers, lane and warp numbers */
 extern const BuiltinTable builtins_dist[];    /* distributed primitives and their enums */
@@ -101,6 +102,9 @@ IrExpr *bi_to_dtype(Eval *ev, Value *v, ts_dtype t, SrcLoc loc);        /* a num
 const char *bi_take_name(Eval *ev, const char *dflt);  /* `x = T.alloc_*(...)` names the buffer x */
 /* Declares b where the evaluation is (an ALLOC statement) and binds its name; returns b. */
 IrBuffer *bi_declare_buffer(Eval *ev, IrBuffer *b, SrcLoc loc);
+/* An on-chip buffer of `scope` from T.alloc_*'s shape and dtype arguments, declared in the
+ * current block; NULL after a diagnostic naming `what`. */
+IrBuffer *bi_alloc_buffer(Eval *ev, CallArgs *a, const char *what, Value *shape, Value *dtype, IrScope scope);
 Value *bi_buffer_value(Eval *ev, IrBuffer *b);
 /* &mbarrier for a barrier operand: a T.alloc_barrier buffer (its first barrier, as TileLang's
  * _mbar_to_buffer_load) or one element of it (`bars[i]`); NULL after a diagnostic naming fname. */

@@ -109,7 +109,7 @@ static Value *t_strided_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin
 /* ---- on-chip allocations ------------------------------------------------------------------ */
 /* An on-chip buffer of `scope`: an ALLOC in the current block, every constant dim at least 1
  * (0 or more for a local). */
-static IrBuffer *alloc_buffer(Eval *ev, CallArgs *a, const char *what, Value *shape, Value *dtype, IrScope scope) {
+IrBuffer *bi_alloc_buffer(Eval *ev, CallArgs *a, const char *what, Value *shape, Value *dtype, IrScope scope) {
   SrcLoc loc = call_loc(a);
   if (!ev_need_kernel(ev, what, loc)) return NULL;
   ts_dtype t;
@@ -143,9 +143,9 @@ static Value *t_alloc(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
       }
       sc = !strcmp(arg[2]->u.str.s, "shared") ? IR_SCOPE_SHARED : IR_SCOPE_SHARED_DYN;
     }
-    b = alloc_buffer(ev, a, "T.alloc_shared", arg[0], arg[1], sc);
+    b = bi_alloc_buffer(ev, a, "T.alloc_shared", arg[0], arg[1], sc);
   } else {
-    b = alloc_buffer(ev, a, bi->arg == IR_SCOPE_FRAGMENT ? "T.alloc_fragment" : "T.alloc_local", arg[0], arg[1],
+    b = bi_alloc_buffer(ev, a, bi->arg == IR_SCOPE_FRAGMENT ? "T.alloc_fragment" : "T.alloc_local", arg[0], arg[1],
                      (IrScope)bi->arg);
   }
   return b ? bi_buffer_value(ev, b) : NULL;
@@ -166,116 +166,6 @@ static Value *t_alloc_var(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
     if (!b->init) return NULL;
   }
   return bi_buffer_value(ev, bi_declare_buffer(ev, b, loc));
-}
-
-/* ---- reducers ----------------------------------------------------------------------------------
- * T.alloc_reducer(shape, dtype, op="sum", replication=None): a buffer each thread holds whole
- * (a local array), into which T.Parallel nests accumulate their iterations (`r[i] += a[i, j]`:
- * each thread adds the iterations it runs, replicas of an iteration only once); T.finalize_reducer
- * combines the copies of every thread with op, so afterwards each thread holds the full result.
- * TileLang's replication ("all": a full copy per thread, "none": element-distributed partials) is
- * a storage choice with the same values after finalize; both are lowered as "all".  The caller
- * initialises it (T.clear for sum, T.fill with -inf / +inf for max / min), as in TileLang. */
-static Value *t_alloc_reducer(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
-  (void)bi;
-  SrcLoc loc = call_loc(a);
-  static const char *const ops[] = {"sum", "max", "min"};
-  static const int kinds[] = {IR_RED_SUM, IR_RED_MAX, IR_RED_MIN};
-  int op = arg[2] ? -1 : 0;
-  for (int i = 0; i < 3 && arg[2]; i++)
-    if (arg[2]->kind == V_STR && !strcmp(arg[2]->u.str.s, ops[i])) op = i;
-  if (op < 0) {
-    ts_error(ev->c, loc, "T.alloc_reducer: op must be \"sum\", \"max\" or \"min\"");
-    return ev->poison;
-  }
-  if (arg[3] && arg[3]->kind != V_NONE &&
-      (arg[3]->kind != V_STR || (strcmp(arg[3]->u.str.s, "all") && strcmp(arg[3]->u.str.s, "none")))) {
-    ts_error(ev->c, loc, "T.alloc_reducer: replication must be \"all\" or \"none\"");
-    return ev->poison;
-  }
-  IrBuffer *b = alloc_buffer(ev, a, "T.alloc_reducer", arg[0], arg[1], IR_SCOPE_LOCAL);
-  if (!b) return ev->poison;
-  if (ir_buffer_numel(b) < 0) {
-    ts_error(ev->c, loc, "T.alloc_reducer: the shape must be constant");
-    return ev->poison;
-  }
-  b->reducer = 1 + kinds[op];
-  return bi_buffer_value(ev, b);
-}
-
-/* Element `flat` (row-major) of b as an index list. */
-static IrExpr **flat_index(Eval *ev, IrBuffer *b, IrExpr *flat, SrcLoc loc) {
-  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, b->ndim);
-  for (int d = b->ndim - 1; d >= 0; d--) {
-    idx[d] = d ? ir_binary(ev->c, IR_FLOORMOD, flat, b->shape[d], loc) : flat;
-    if (d) flat = ir_binary(ev->c, IR_FLOORDIV, flat, b->shape[d], loc);
-  }
-  return idx;
-}
-
-/* The combine of the reducer's op. */
-static IrExpr *reducer_combine(Eval *ev, const IrBuffer *r, IrExpr *x, IrExpr *y, SrcLoc loc) {
-  IrExprKind k = r->reducer == 1 + IR_RED_MAX ? IR_MAX : r->reducer == 1 + IR_RED_MIN ? IR_MIN : IR_ADD;
-  return ir_binary(ev->c, k, x, y, loc);
-}
-
-/* T.finalize_reducer(r): every thread's copy of r becomes the op-combination of all copies.
- * Per element: a butterfly of __shfl_xor_sync over the warp, lane 0 of each warp stores its
- * warp's value into a shared [warps, numel] scratch, and after the barrier thread_sync places
- * there, each thread combines the warps' values in order (the same order in every thread, so
- * every copy ends bitwise equal). */
-static Value *t_finalize_reducer(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
-  SrcLoc loc = call_loc(a);
-  TsCompiler *c = ev->c;
-  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
-  if (arg[0]->kind != V_BUFFER || !arg[0]->u.buf->reducer) {
-    ts_error(c, loc, "T.finalize_reducer: expected a buffer made by T.alloc_reducer, got %s",
-             arg[0]->kind == V_BUFFER ? arg[0]->u.buf->name : ev_type_name(arg[0]));
-    return ev->poison;
-  }
-  IrKernel *k = &ev->kernel->u.kernel;
-  int64_t threads = (int64_t)k->threads[0] * k->threads[1] * k->threads[2];
-  if (ev->in_ws || k->threads[1] != 1 || k->threads[2] != 1 || threads % 32) {
-    ts_error(c, loc, "T.finalize_reducer needs a kernel of whole warps along threadIdx.x, outside T.ws (here %lld threads)",
-             (long long)threads);
-    return ev->poison;
-  }
-  IrBuffer *r = arg[0]->u.buf;
-  int64_t n = ir_buffer_numel(r), warps = threads / 32;
-  IrExpr *tx = ir_varref(c, ir_kernel_thread_var(c, k, 0, loc), loc);
-  IrExpr *shape[2] = {ir_i32(c, warps), ir_i32(c, n)};
-  IrBuffer *scratch = ir_buffer(c, arena_printf(ev->a, "%s_warps", r->name), r->dtype, IR_SCOPE_SHARED_DYN, 2, shape, loc);
-  IrStmt *al = ir_stmt(c, IR_S_ALLOC, loc);
-  al->u.alloc.buf = scratch;
-  ev_emit(ev, al);
-  ev_define_buffer(ev, scratch);
-  /* for e in unroll(n): v = r[e] reduced over the warp; lane 0: scratch[warp, e] = v */
-  IrVar *ve = ir_var(c, "e", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
-  IrExpr *e = ir_varref(c, ve, loc);
-  IrExpr **ri = flat_index(ev, r, e, loc);
-  IrExpr *v = ir_load(c, r, ri, r->ndim, loc);
-  PtrVec body = {0};
-  for (int off = 16; off >= 1; off /= 2) {
-    IrExpr *sh = ir_call(c, IRI_SHFL_XOR, v->dtype, (IrExpr *[]){v, ir_i32(c, off)}, 2, loc);
-    IrVar *lv = ir_var(c, "warp_red", v->dtype, IR_VAR_LET, loc);
-    vec_push(ev->a, &body, ir_let(c, lv, reducer_combine(ev, r, v, sh, loc), loc));
-    v = ir_varref(c, lv, loc);
-  }
-  IrExpr *lane0 = ir_binary(c, IR_EQ, ir_binary(c, IR_FLOORMOD, tx, ir_i32(c, 32), loc), ir_i32(c, 0), loc);
-  IrExpr *si[2] = {ir_binary(c, IR_FLOORDIV, tx, ir_i32(c, 32), loc), e};
-  vec_push(ev->a, &body, ir_if(c, lane0, ir_store(c, scratch, si, 2, v, loc), NULL, loc));
-  ev_emit(ev, ir_for(c, ve, ir_i32(c, 0), ir_i32(c, n), IR_FOR_UNROLLED, ir_seq_vec(c, &body, loc), loc));
-  /* for e in unroll(n): r[e] = scratch[0, e]; for w in 1..warps: r[e] = r[e] op scratch[w, e] */
-  IrVar *ve2 = ir_var(c, "e", TS_DTYPE_INT32, IR_VAR_LOOP, loc), *vw = ir_var(c, "w", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
-  IrExpr *e2 = ir_varref(c, ve2, loc);
-  IrExpr **ri2 = flat_index(ev, r, e2, loc);
-  IrExpr *first[2] = {ir_i32(c, 0), e2}, *wi[2] = {ir_varref(c, vw, loc), e2};
-  IrExpr *acc = reducer_combine(ev, r, ir_load(c, r, ri2, r->ndim, loc), ir_load(c, scratch, wi, 2, loc), loc);
-  IrStmt *steps[2] = {ir_store(c, r, ri2, r->ndim, ir_load(c, scratch, first, 2, loc), loc),
-                      ir_for(c, vw, ir_i32(c, 1), ir_i32(c, warps - 1), IR_FOR_SERIAL,
-                             ir_store(c, r, ri2, r->ndim, acc, loc), loc)};
-  ev_emit(ev, ir_for(c, ve2, ir_i32(c, 0), ir_i32(c, n), IR_FOR_UNROLLED, ir_seq(c, steps, 2, loc), loc));
-  return ev->none;
 }
 
 /* T.alloc_barrier(arrive_count): mbarriers (shared.barrier), one per count of an int or a list
@@ -601,8 +491,6 @@ static const Builtin alloc_rows[] = {
     {"alloc_local", "shape, dtype, scope=\"local\"", t_alloc, IR_SCOPE_LOCAL, BI_TERSE},
     {"alloc_var", "dtype, init=None, scope=\"local.var\"", t_alloc_var, 0, BI_TERSE},
     {"alloc_barrier", "arrive_count", t_alloc_barrier, 0, 0},
-    {"alloc_reducer", "shape, dtype, op=\"sum\", replication=None", t_alloc_reducer, 0, 0},
-    {"finalize_reducer", "reducer", t_finalize_reducer, 0, 0},
     {"alloc_tmem", "shape, dtype", bi_kernel_unsupported, 0, 0},
     {"alloc_cluster_barrier", "arrive_count", bi_kernel_unsupported, 0, 0},
     {"alloc_descriptor", "dtype=\"uint64\"", bi_kernel_unsupported, 0, 0},

@@ -587,7 +587,7 @@ static const Builtin scalar_rows[] = {
     /* arithmetic, selects and casts */
     {"max", "a, b", t_minmax, IR_MAX, BI_TERSE},
     {"min", "a, b", t_minmax, IR_MIN, BI_TERSE},
-    {"clamp", "x, lo, hi", t_clamp, 0, BI_TERSE},
+    {"clamp", "dst, min_val, max_val", t_clamp, 0, BI_TERSE},
     {"if_then_else", "cond, t, f", t_if_then_else, 0, BI_TERSE},
     {"cast", "value, dtype", t_cast, 0, BI_TERSE},
     {"Cast", "dtype, value", t_cast, 1, BI_TERSE},

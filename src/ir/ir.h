@@ -437,8 +437,13 @@ struct IrBuffer {
   IrBuffer *layout_like; /* FRAGMENT made by a pass: takes this fragment's layout (same shape) */
   const int64_t *arrive_counts; /* BARRIER (T.alloc_barrier): each mbarrier's arrive count */
   int reducer;        /* T.alloc_reducer (a LOCAL buffer, one copy per thread): 1 + its IrReduceKind
-                         (sum / max / min); its stores in a T.Parallel nest are made by replica 0
-                         only, so that T.finalize_reducer combines each iteration once */
+                         (sum / max / min / bitand / bitor / bitxor); its stores in a T.Parallel
+                         nest are made by replica 0 only, so that T.finalize_reducer combines each
+                         iteration once */
+  /* The front end's record of a reducer's epoch (T.reducer_init .. T.finalize_reducer(r, dst)):
+   * 0 not opened, 1 open, 2 closed; start: T.reducer_init's starting value (a local.var), or NULL. */
+  int reducer_epoch;
+  IrBuffer *reducer_start;
 };
 
 /* A rectangular region of a buffer: the operand of tile ops. */

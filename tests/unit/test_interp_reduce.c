@@ -97,3 +97,67 @@ TEST(interp_reduce_bitwise_and_nan_propagate) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* TileLang's reducer epoch (T.reducer_init / reducer_update / finalize_reducer(acc, dst)):
+ * 128 threads over T.Parallel(8) contribute each iteration once (replication must not multiply
+ * contributions: TileLang's issue 2408), across two serial tiles, with a starting value
+ * combined once; max and bitxor reducers beside it. */
+static const char REDUCER_EPOCH[] =
+    "import tilelang\n"
+    "import tilelang.language as T\n"
+    "\n"
+    "\n"
+    "@tilelang.jit\n"
+    "def epoch(n):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((2, n), \"float32\"), X: T.Tensor((n,), \"int32\"), B: T.Tensor((3,), \"float32\")):\n"
+    "        with T.Kernel(1, threads=128):\n"
+    "            acc = T.alloc_reducer((1,), T.float32, op=\"sum\")\n"
+    "            mx = T.alloc_reducer((1,), T.float32, op=\"max\")\n"
+    "            bx = T.alloc_reducer((1,), T.int32, op=\"bitxor\")\n"
+    "            T.reducer_init(acc, 100.0)\n"
+    "            T.reducer_init(mx)\n"
+    "            T.reducer_init(bx)\n"
+    "            for t in T.serial(2):\n"
+    "                for i in T.Parallel(n):\n"
+    "                    T.reducer_update(acc[0], A[t, i])\n"
+    "                    T.reducer_update(mx[0], A[t, i])\n"
+    "            for i in T.Parallel(n):\n"
+    "                T.reducer_update(bx[0], X[i])\n"
+    "            r = T.alloc_fragment((1,), T.float32)\n"
+    "            m = T.alloc_fragment((1,), T.float32)\n"
+    "            x = T.alloc_fragment((1,), T.int32)\n"
+    "            T.finalize_reducer(acc, r)\n"
+    "            T.finalize_reducer(mx, m)\n"
+    "            T.finalize_reducer(bx, x)\n"
+    "            if T.get_thread_binding() == 0:\n"
+    "                B[0] = r[0]\n"
+    "                B[1] = m[0]\n"
+    "                B[2] = x[0]\n"
+    "\n"
+    "    return main\n";
+
+TEST(interp_reducer_epoch_contributes_once) {
+  enum { N = 8 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"epoch.py", REDUCER_EPOCH, sizeof REDUCER_EPOCH - 1};
+  const char *params[] = {"n=8", NULL};
+  IrFunc *f = interp_compile(&c, &file, "epoch", params);
+  REQUIRE(f);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *x = interp_global(&in, param(f, "X"));
+  double *b = interp_global(&in, param(f, "B"));
+  double sum = 100, mx = -INFINITY;
+  int xr = 0;
+  for (int i = 0; i < 2 * N; i++) a[i] = i * 0.5 - 3, sum += a[i], mx = fmax(mx, a[i]);
+  for (int i = 0; i < N; i++) x[i] = 3 * i + 1, xr ^= 3 * i + 1;
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  CHECK(b[0] == sum);
+  CHECK(b[1] == mx);
+  CHECK((int)b[2] == xr);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
