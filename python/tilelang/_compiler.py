@@ -10,6 +10,7 @@ names of an eager body and the tensor shapes they are read from (_symbolic), and
 module-level names a @T.prim_func may override.  No kernel body is evaluated here.  Compiles
 use one tilescale.Context per thread that compiles (the library is thread-safe per context)."""
 import ast
+import functools
 import hashlib
 import logging
 import os
@@ -474,6 +475,17 @@ def _first_line(node):
     return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
 
 
+def _closure_values(fn):
+    """{name: value} of the enclosing-scope variables fn reads (unbound cells left out)."""
+    out = {}
+    for n, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            out[n] = cell.cell_contents
+        except ValueError:
+            pass
+    return out
+
+
 def _find_def(tree, code):
     """(FunctionDef, the top-level statement holding it) of the function compiled to `code`:
     same name, first line (decorators included) at code.co_firstlineno."""
@@ -629,6 +641,11 @@ class FuncInfo:
             fn = getattr(fn, "__wrapped__", fn) if fn is not None else None
             if isinstance(fn, types.FunctionType):
                 code = fn.__code__
+                lam = lambda_text(fn, allow_closure=True)
+                if lam is not None:  # a lambda (of any file): its text, after the values it reads
+                    self._closure_text(_closure_values(fn), hoist, assigns, seen)
+                    assigns.append("%s = %s\n" % (name, lam))
+                    continue
                 if os.path.abspath(code.co_filename) != self.path:
                     raise TileLangError(
                         "tilelang: '%s' reads '%s', a function of another file (%s), from an "
@@ -640,13 +657,7 @@ class FuncInfo:
                                         % (name, self.qualname))
                 if node is not top and node not in hoist:
                     hoist.append(node)
-                    inner = {}
-                    for n, cell in zip(code.co_freevars, fn.__closure__ or ()):
-                        try:
-                            inner[n] = cell.cell_contents
-                        except ValueError:
-                            pass
-                    self._closure_text(inner, hoist, assigns, seen)
+                    self._closure_text(_closure_values(fn), hoist, assigns, seen)
                 if node.name != name:
                     assigns.append("%s = %s\n" % (name, node.name))
                 continue
@@ -690,6 +701,38 @@ def assigned_params(fdef):
     return found
 
 
+# ---- lambdas -> source text ------------------------------------------------------------------
+@functools.lru_cache(maxsize=64)
+def _parsed(path):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    return text, ast.parse(text, path)
+
+
+def lambda_text(fn, allow_closure=False):
+    """The source text of a lambda (`(lambda i: i % 64)`), found in its file by line and
+    column, or None when it is no lambda, cannot be located, or reads enclosing variables
+    (unless allow_closure: the caller passes those on itself)."""
+    code = fn.__code__
+    if code.co_name != "<lambda>" or (code.co_freevars and not allow_closure):
+        return None
+    try:
+        text, tree = _parsed(os.path.abspath(code.co_filename))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    nodes = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
+    if len(nodes) > 1:  # several on the line: the one whose body holds the code's first position
+        cols = [p for p in code.co_positions()  # (the RESUME at (line, line, 0, 0) says nothing)
+                if p[0] == code.co_firstlineno and p[2] is not None and (p[2], p[3]) != (0, 0)]
+        col = cols[0][2] if cols else -1
+        nodes = [n for n in nodes if n.body.col_offset <= col <= (n.body.end_col_offset or col)]
+        nodes = [min(nodes, key=lambda n: (n.end_col_offset or 0) - n.col_offset)] if nodes else []
+    if len(nodes) != 1:
+        return None
+    seg = ast.get_source_segment(text, nodes[0])
+    return "(%s)" % seg if seg else None
+
+
 # ---- values -> -D text -----------------------------------------------------------------------
 def param_text(value, where=""):
     """The -D text of a Python value (tilescale.param_text plus TileLang's objects)."""
@@ -712,12 +755,16 @@ def param_text(value, where=""):
         return param_text(value.item(), where)  # numpy scalars
     if hasattr(value, "__index__") and not hasattr(value, "data_ptr"):
         return str(value.__index__())
+    lam = lambda_text(value) if isinstance(value, types.FunctionType) else None
+    if lam is not None:
+        return lam
     if hasattr(value, "data_ptr") and hasattr(value, "shape"):
         raise TypeError("tilelang: %sgot a tensor; a lazy @tilelang.jit factory takes compile-time "
                         "values (ints, floats, dtypes, tuples), the kernel it returns takes tensors"
                         % where)
     raise TypeError("tilelang: %scannot pass %r (%s) to the compiler: only int, float, bool, str, "
-                    "None, dtypes, T.* names, tuples and lists are kernel parameters"
+                    "None, dtypes, T.* names, tuples, lists and lambdas that read no enclosing "
+                    "variables are kernel parameters"
                     % (where, value, type(value).__name__))
 
 

@@ -16,17 +16,21 @@ static const Builtin *loop_row(const char *name);
 
 /* ---- T.Kernel -------------------------------------------------------------------------------- */
 /* T.Kernel(*grid, threads=128, prelude=None, is_cpu=False): the launch of the `with` body.
- * It checks its own arguments (the row takes *args, **kwargs): 1 to 3 grid extents, then the
- * keywords in order. */
+ * It checks its own arguments (the row takes *args, **kwargs): 0 to 3 grid extents (none: one
+ * block), then the keywords in order. */
 static Value *t_kernel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)arg, (void)bi;
   SrcLoc loc = call_loc(a);
   KernelFrame *k = ARENA_NEW(ev->a, KernelFrame);
   k->threads[0] = 128;
   k->threads[1] = k->threads[2] = 1;
-  if (a->npos < 1 || a->npos > 3) {
-    ts_error(ev->c, loc, "T.Kernel() takes 1 to 3 grid dimensions (%d given)", a->npos);
+  if (a->npos > 3) {
+    ts_error(ev->c, loc, "T.Kernel() takes 0 to 3 grid dimensions (%d given)", a->npos);
     return NULL;
+  }
+  if (a->npos == 0) { /* T.Kernel(): one block */
+    k->grid[0] = ir_i32(ev->c, 1);
+    k->ngrid = 1;
   }
   for (int i = 0; i < a->npos; i++) {
     k->grid[i] = ev_to_ir(ev, a->pos[i], NULL, loc);
@@ -38,7 +42,7 @@ static Value *t_kernel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     const AstNode *an = bi_arg_node(a, i, NULL);
     if (!bi_check_size(ev, k->grid[i], 1, an ? an->loc : loc, "T.Kernel grid dimension", i)) return NULL;
   }
-  k->ngrid = a->npos;
+  if (a->npos) k->ngrid = a->npos;
   for (int i = 0; i < a->nkw; i++) {
     Value *v = a->kwv[i];
     if (v->kind == V_POISON) return NULL;

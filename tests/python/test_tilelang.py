@@ -902,6 +902,20 @@ class AutotunePassConfigsTest(unittest.TestCase):
         self.assertIn("ts::ieee_add<1>(", GAPS.compile_branch("add"))
         self.assertIn("ts::ieee_fdiv<2>(", GAPS.compile_branch("div", dtype="float64"))
 
+    def test_lambdas_reach_the_compiler(self):
+        """A lambda read from an enclosing scope becomes a module-level assignment of its source;
+        one passed as a factory argument becomes a -D value (two on one line: the right one)."""
+        src = GAPS.make_lambda_reader(lambda x, y: x * y + 1.0).compile(n=64).get_kernel_source()
+        self.assertIn("* 3.0f + 1.0f", src)
+        fs = [lambda i: (i + 5) % 64, lambda i: 63 - i]
+        src2 = tilelang.compile(GAPS.lambda_argument(fs[1]), out_idx=[1]).get_kernel_source()
+        self.assertIn("A[63 - ", src2)
+        src1 = tilelang.compile(GAPS.lambda_argument(fs[0]), out_idx=[1]).get_kernel_source()
+        self.assertIn("+ 5) % 64]", src1)
+        with self.assertRaises(TypeError):  # a lambda reading a local variable: not passable
+            k = 7
+            tilelang.compile(GAPS.lambda_argument(lambda i: i * k), out_idx=[1])
+
     def test_corpus_pass_configs(self):
         mod = load_corpus("gemm/example_gemm_autotune_pass_configs.py")
         with _StubTiming(lambda cfg: cfg["num_stages"]):

@@ -158,3 +158,26 @@ def compile_branch(op, n=64, dtype="float32"):
                     B[i] = T.ieee_fdiv(A[i], A[i], "ru")
     kernel = tilelang.compile(main, out_idx=[1])
     return kernel.get_kernel_source()
+
+
+# ---- lambdas: read from an enclosing scope (TileLang's comm_reducer tests) and passed as a
+# factory argument (T.Layout index maps) ----
+def make_lambda_reader(combine):
+    @tilelang.jit
+    def scaled(A, n=64):
+        A: T.Tensor((n,), T.float32)
+        B = T.empty((n,), T.float32)
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(n):
+                B[i] = combine(A[i], 3.0)
+        return B
+    return scaled
+
+
+def lambda_argument(index_of, n=64):
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32)):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(n):
+                B[i] = A[index_of(i)]
+    return main

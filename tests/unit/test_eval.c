@@ -1111,3 +1111,19 @@ TEST(eval_atomic_memory_orders) {
             "'acquire', 'seq_cst')");
   fini(&fx);
 }
+
+/* T.Kernel() with no grid extents is one block (TileLang's issue 1690). */
+TEST(eval_kernel_without_grid_is_one_block) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang.language as T\n"
+      "@T.prim_func\n"
+      "def k(A: T.Tensor((16,), 'float32')):\n"
+      "    with T.Kernel(threads=32):\n"
+      "        A[0] = 1.0\n";
+  IrFunc *f = compile_src(&fx, src, "k", NULL);
+  if (!f) fprintf(stderr, "%s", diag_text(&fx));
+  REQUIRE(f);
+  CHECK_HAS(ir_text(&fx), "kernel grid=(1, 1, 1) threads=(32, 1, 1)");
+  fini(&fx);
+}
