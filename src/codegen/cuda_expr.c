@@ -227,9 +227,10 @@ static void binary(Cg *g, StrBuf *sb, const IrExpr *e, int min_prec) {
   if (ir_expr_flags[k] & IRF_LOGIC) t = TS_DTYPE_BOOL;
   if (k == IR_SHL || k == IR_SHR) t = TS_DTYPE_VOID; /* shift amount keeps its type */
   if (dtype_is_packed(t) && (ir_expr_flags[k] & IRF_CMP)) t = dtype_is_float(t) ? TS_DTYPE_FLOAT32 : TS_DTYPE_INT32;
-  if (dtype_is_packed(t)) {
-    /* 4-bit arithmetic: computed in int (float for e2m1), then brought back to the 4-bit type
-     * (integers wrap, floats round), as the IR's result type says. */
+  bool fp8 = t == TS_DTYPE_FLOAT8_E4M3 || t == TS_DTYPE_FLOAT8_E5M2; /* CUDA's fp8 types have no operators */
+  if (dtype_is_packed(t) || fp8) {
+    /* 4-bit and fp8 arithmetic: computed in int (float for e2m1 and fp8), then brought back to
+     * the narrow type (integers wrap, floats round), as the IR's result type says. */
     ts_dtype wide = dtype_is_float(t) ? TS_DTYPE_FLOAT32 : TS_DTYPE_INT32;
     IrExpr w = *e;
     w.dtype = wide;

@@ -62,6 +62,7 @@ const CgDeviceAbi cg_device_abi[IRD_COUNT] = {
     [IRD_CLUSTER_SYNC] = {"ts::cluster_sync", "", "tma.cuh"},
     [IRD_GRID_DIM_X] = {"ts::grid_dim_x", "", "common.cuh"},
     [IRD_BAR_SYNC] = {"ts::bar_sync", "", "common.cuh"},
+    [IRD_BAR_ARRIVE] = {"ts::bar_arrive", "", "common.cuh"},
     [IRD_BLOCK_IDX_X] = {"ts::block_idx_x", "", "common.cuh"},
     [IRD_SK_DP_TILES] = {"ts::sk_dp_tiles", "", "gemm.cuh"},
     [IRD_SK_BEGIN] = {"ts::sk_begin", "", "gemm.cuh"},

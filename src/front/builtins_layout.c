@@ -350,6 +350,20 @@ static Value *t_use_swizzle(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   return ev->none;
 }
 
+/* T.annotate_min_blocks_per_sm(n): __launch_bounds__(threads, n), asking ptxas to fit n blocks
+ * per SM in registers. */
+static Value *t_min_blocks(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  int64_t n;
+  if (!bi_need_kernel(ev, a, bi) || !ev_to_int(ev, arg[0], &n, loc)) return ev->poison;
+  if (n < 1 || n > 32) {
+    ts_error(ev->c, loc, "T.annotate_min_blocks_per_sm: min_blocks must be in 1..32, got %lld", (long long)n);
+    return ev->poison;
+  }
+  ev->kernel->u.kernel.min_blocks = (int)n;
+  return ev->none;
+}
+
 /* ---- rows -------------------------------------------------------------------------------------- */
 static const Builtin layout_rows[] = {
     {"annotate_layout", "layout_map", t_annotate_layout, 0, 0},
@@ -357,7 +371,7 @@ static const Builtin layout_rows[] = {
     {"annotate_l2_hit_ratio", "l2_hit_ratio_map", bi_hint, 0, 0},
     {"annotate_safe_value", "safe_value_map", bi_kernel_unsupported, 0, 0},
     {"annotate_restrict_buffers", "*buffers", bi_hint, 0, 0},
-    {"annotate_min_blocks_per_sm", "min_blocks", bi_hint, 0, 0},
+    {"annotate_min_blocks_per_sm", "min_blocks", t_min_blocks, 0, 0},
     {"annotate_padding", "padding_map", bi_kernel_unsupported, 0, 0},
     {"Fragment", "shape, forward_thread_fn=None, forward_index_fn=None, replicate=1, forward_fn=None", bi_unsupported, 0, 0},
     {"Layout", "shape, forward_fn", t_layout, 0, 0},

@@ -164,30 +164,34 @@ static Value *t_range(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
 }
 
 /* T.Parallel(*extents, coalesced_width=None, loop_layout=None, prefer_async=None,
- * annotations=None): a parallel nest from 0; it checks its own arguments. */
+ * annotations=None): a parallel nest from 0; T.grid(*extents): the serial nest (TVMScript's).
+ * bi->arg is the loop kind; it checks its own arguments. */
 static Value *t_parallel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
-  (void)arg, (void)bi;
+  (void)arg;
   SrcLoc loc = call_loc(a);
+  const char *fname = bi->arg == IR_FOR_PARALLEL ? "T.Parallel" : "T.grid";
   if (a->npos < 1) {
-    ts_error(ev->c, loc, "T.Parallel() needs at least one extent");
+    ts_error(ev->c, loc, "%s() needs at least one extent", fname);
     return NULL;
   }
   for (int i = 0; i < a->nkw; i++)
-    if (strcmp(a->kw[i], "coalesced_width") && strcmp(a->kw[i], "loop_layout") && strcmp(a->kw[i], "prefer_async") &&
-        strcmp(a->kw[i], "annotations")) {
-      ts_error(ev->c, loc, "T.Parallel() got an unexpected keyword argument '%s'", a->kw[i]);
+    if (bi->arg != IR_FOR_PARALLEL || (strcmp(a->kw[i], "coalesced_width") && strcmp(a->kw[i], "loop_layout") &&
+                                       strcmp(a->kw[i], "prefer_async") && strcmp(a->kw[i], "annotations"))) {
+      ts_error(ev->c, loc, "%s() got an unexpected keyword argument '%s'", fname, a->kw[i]);
       return NULL;
     }
-  LoopFrame *f = new_frame(ev, IR_FOR_PARALLEL, a->npos);
+  LoopFrame *f = new_frame(ev, (IrForKind)bi->arg, a->npos);
   for (int i = 0; i < a->npos; i++) {
     f->extent[i] = ev_to_ir(ev, a->pos[i], NULL, loc);
     if (!f->extent[i]) return NULL;
     if (!dtype_is_int(f->extent[i]->dtype)) {
-      ts_error(ev->c, loc, "T.Parallel extents must be integers");
+      ts_error(ev->c, loc, "%s extents must be integers", fname);
       return NULL;
     }
     const AstNode *an = bi_arg_node(a, i, NULL);
-    if (!bi_check_size(ev, f->extent[i], 1, an ? an->loc : loc, "T.Parallel extent", i)) return NULL;
+    if (!bi_check_size(ev, f->extent[i], bi->arg == IR_FOR_PARALLEL ? 1 : 0, an ? an->loc : loc,
+                       bi->arg == IR_FOR_PARALLEL ? "T.Parallel extent" : "T.grid extent", i))
+      return NULL;
     f->min[i] = ir_int(ev->c, 0, f->extent[i]->dtype, loc);
   }
   return frame_value(ev, f);
@@ -404,6 +408,33 @@ static Value *t_thread_binding(Eval *ev, CallArgs *a, Value **arg, const Builtin
 }
 
 /* ---- synchronisation --------------------------------------------------------------------------- */
+/* The (barrier_id, arrive_count) operands of a named barrier, checked: an id in [0, 16), a
+ * positive multiple of 32 threads up to the block's (absent: the whole block); false after a
+ * diagnostic naming fname. */
+static bool named_barrier_operands(Eval *ev, Value *idv, Value *nv, const char *fname, IrExpr **out, SrcLoc loc) {
+  IrKernel *k = &ev->kernel->u.kernel;
+  int64_t all = (int64_t)k->threads[0] * (k->threads[1] > 0 ? k->threads[1] : 1) * (k->threads[2] > 0 ? k->threads[2] : 1);
+  IrExpr *id = ev_to_ir(ev, idv, NULL, loc), *n = nv ? ev_to_ir(ev, nv, NULL, loc) : ir_i32(ev->c, all);
+  if (!id || !n) return false;
+  int64_t v;
+  if (!dtype_is_int(id->dtype) || !dtype_is_int(n->dtype)) {
+    ts_error(ev->c, loc, "%s: barrier_id and arrive_count must be integers", fname);
+    return false;
+  }
+  if (ir_is_const_int(id, &v) && (v < 0 || v > 15)) {
+    ts_error(ev->c, loc, "%s: barrier_id must be in [0, 16), got %lld", fname, (long long)v);
+    return false;
+  }
+  if (ir_is_const_int(n, &v) && (v <= 0 || v % 32 || v > all)) {
+    ts_error(ev->c, loc, "%s: arrive_count must be a positive multiple of 32 up to the block's %lld threads, got %lld",
+             fname, (long long)all, (long long)v);
+    return false;
+  }
+  out[0] = ir_cast(ev->c, TS_DTYPE_INT32, id, loc);
+  out[1] = ir_cast(ev->c, TS_DTYPE_INT32, n, loc);
+  return true;
+}
+
 /* T.sync_threads(): __syncthreads().  T.sync_threads(barrier_id[, arrive_count]): bar.sync on
  * hardware barrier `barrier_id` over `arrive_count` threads (default: the whole block), both
  * possibly run-time values, as TileScale lowers it (DeepEP syncs the warps serving one rank). */
@@ -412,29 +443,23 @@ static Value *t_sync_threads(Eval *ev, CallArgs *a, Value **arg, const Builtin *
   SrcLoc loc = call_loc(a);
   if (!ev_need_kernel(ev, "T.sync_threads", loc)) return NULL;
   if (arg[0]) {
-    IrKernel *k = &ev->kernel->u.kernel;
-    int64_t all = (int64_t)k->threads[0] * (k->threads[1] > 0 ? k->threads[1] : 1) * (k->threads[2] > 0 ? k->threads[2] : 1);
-    IrExpr *id = ev_to_ir(ev, arg[0], NULL, loc), *n = arg[1] ? ev_to_ir(ev, arg[1], NULL, loc) : ir_i32(ev->c, all);
-    if (!id || !n) return ev->poison;
-    int64_t v;
-    if (!dtype_is_int(id->dtype) || !dtype_is_int(n->dtype)) {
-      ts_error(ev->c, loc, "T.sync_threads: barrier_id and arrive_count must be integers");
-      return ev->poison;
-    }
-    if (ir_is_const_int(id, &v) && (v < 0 || v > 15)) {
-      ts_error(ev->c, loc, "T.sync_threads: barrier_id must be in [0, 16), got %lld", (long long)v);
-      return ev->poison;
-    }
-    if (ir_is_const_int(n, &v) && (v <= 0 || v % 32 || v > all)) {
-      ts_error(ev->c, loc, "T.sync_threads: arrive_count must be a positive multiple of 32 up to the block's %lld "
-               "threads, got %lld", (long long)all, (long long)v);
-      return ev->poison;
-    }
-    IrExpr *args[2] = {ir_cast(ev->c, TS_DTYPE_INT32, id, loc), ir_cast(ev->c, TS_DTYPE_INT32, n, loc)};
+    IrExpr *args[2];
+    if (!named_barrier_operands(ev, arg[0], arg[1], "T.sync_threads", args, loc)) return ev->poison;
     ev_emit(ev, ir_device_stmt(ev->c, IRD_BAR_SYNC, NULL, 0, args, 2, loc));
     return ev->none;
   }
   ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, call_loc(a)), call_loc(a)));
+  return ev->none;
+}
+
+/* T.named_barrier_arrive(barrier_id, thread_count): bar.arrive, the one-sided half of
+ * T.sync_threads(barrier_id, thread_count) (a producer signals without waiting). */
+static Value *t_named_barrier_arrive(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  IrExpr *args[2];
+  if (!bi_need_kernel(ev, a, bi) || !named_barrier_operands(ev, arg[0], arg[1], "T.named_barrier_arrive", args, loc))
+    return ev->poison;
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_BAR_ARRIVE, NULL, 0, args, 2, loc));
   return ev->none;
 }
 
@@ -606,7 +631,8 @@ static const Builtin loop_rows[] = {
     {"Kernel", "*args, **kwargs", t_kernel, 0, BI_TERSE},
     {"ClusterKernel", "*grid, cluster_dims=None, threads=None, prelude=None", bi_unsupported, 0, 0},
     /* loop frames */
-    {"Parallel", "*args, **kwargs", t_parallel, 0, BI_TERSE},
+    {"Parallel", "*args, **kwargs", t_parallel, IR_FOR_PARALLEL, BI_TERSE},
+    {"grid", "*args, **kwargs", t_parallel, IR_FOR_SERIAL, 0},
     {"parallel", "start, stop=None, annotations=None", t_parallel_range, 0, BI_TERSE},
     {"serial", "start, stop=None, step=None, annotations=None", t_range, IR_FOR_SERIAL, BI_TERSE},
     {"Serial", "start, stop=None, step=None, annotations=None", t_range, IR_FOR_SERIAL, BI_TERSE},
@@ -626,6 +652,7 @@ static const Builtin loop_rows[] = {
     {"thread_binding", "start, stop=None, thread=None, annotations=None", t_thread_binding, 0, 0},
     /* synchronisation and warp specialisation */
     {"sync_threads", "barrier_id=None, arrive_count=None", t_sync_threads, 0, BI_TERSE},
+    {"named_barrier_arrive", "barrier_id, thread_count", t_named_barrier_arrive, 0, 0},
     {"sync_warp", "", t_sync_warp, 0, 0},
     {"thread_return", "", t_thread_return, 0, 0},
     {"cp_async_barrier_noinc", "barrier", t_cp_async_barrier_noinc, 0, 0},

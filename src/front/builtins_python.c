@@ -266,6 +266,19 @@ static bool isinstance1(const Value *x, const Value *ty) {
   return false;
 }
 
+/* getattr(obj, name[, default]) / hasattr(obj, name) (bi->arg 1). */
+static Value *py_getattr(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (arg[1]->kind != V_STR) {
+    ts_error(ev->c, loc, "%s(): attribute name must be string, not '%s'", bi->name, ev_type_name(arg[1]));
+    return NULL;
+  }
+  if (bi->arg) return ev_bool(ev, ev_try_attr(ev, arg[0], arg[1]->u.str.s, loc) != NULL);
+  if (!arg[2]) return ev_attr(ev, arg[0], arg[1]->u.str.s, loc);
+  Value *v = ev_try_attr(ev, arg[0], arg[1]->u.str.s, loc);
+  return v ? v : arg[2];
+}
+
 static Value *py_isinstance(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)a, (void)bi;
   Value *ty = arg[1];
@@ -511,6 +524,8 @@ static const Builtin python_rows[] = {
     {"str", "x=\"\"", py_str, 0, BI_TERSE},
     {"len", "x", py_len, 0, BI_TERSE},
     {"isinstance", "obj, classinfo", py_isinstance, 0, BI_TERSE},
+    {"getattr", "obj, name, default=None", py_getattr, 0, BI_TERSE},
+    {"hasattr", "obj, name", py_getattr, 1, BI_TERSE},
     {"tuple", "iterable=()", py_seq, V_TUPLE, BI_TERSE},
     {"list", "iterable=()", py_seq, V_LIST, BI_TERSE},
     {"dict", "*args, **kwargs", py_dict, 0, BI_TERSE},

@@ -67,6 +67,27 @@ static Value *t_math(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev_expr(ev, ir_call(ev->c, (IrIntrin)bi->arg, t, args, info->nargs, loc));
 }
 
+/* T.round(x, rounding_mode="ties-to-even"): to the nearest integer, halfway cases to even
+ * (TVM's tir.round) or away from zero; integers are their own rounding. */
+static Value *t_round(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  SrcLoc loc = call_loc(a);
+  IrIntrin op = IRI_ROUND;
+  if (arg[1] && arg[1]->kind != V_NONE) {
+    const char *m = arg[1]->kind == V_STR ? arg[1]->u.str.s : "";
+    if (!strcmp(m, "ties-away-from-zero")) op = IRI_ROUND_AWAY;
+    else if (strcmp(m, "ties-to-even")) {
+      ts_error(ev->c, loc, "Unsupported T.round rounding_mode %s; expected 'ties-to-even' or 'ties-away-from-zero'",
+               arg[1]->kind == V_STR ? m : ev_type_name(arg[1]));
+      return NULL;
+    }
+  }
+  IrExpr *x = ev_to_ir(ev, arg[0], NULL, loc);
+  if (!x) return NULL;
+  if (!dtype_is_float(x->dtype)) return ev_expr(ev, x);
+  return ev_expr(ev, ir_call(ev->c, op, x->dtype, &x, 1, loc));
+}
+
 /* T.max(a, b) / T.min(a, b) */
 static Value *t_minmax(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev_minmax(ev, (IrExprKind)bi->arg, arg[0], arg[1], call_loc(a));
@@ -106,6 +127,12 @@ static Value *t_ceildiv(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   Value *bm1 = arg[1]->kind == V_INT ? ev_int(ev, arg[1]->u.i - 1) : ev_binop(ev, AOP_SUB, arg[1], ev_int(ev, 1), loc);
   Value *s = bm1 ? ev_binop(ev, AOP_ADD, arg[0], bm1, loc) : NULL;
   return s ? ev_binop(ev, AOP_FLOORDIV, s, arg[1], loc) : NULL;
+}
+
+/* T.align_up(a, b): a rounded up to a multiple of b, ceildiv(a, b) * b. */
+static Value *t_align_up(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  Value *q = t_ceildiv(ev, a, arg, bi);
+  return q ? ev_binop(ev, AOP_MUL, q, arg[1], call_loc(a)) : NULL;
 }
 
 /* T.index_to_coordinates(index, shape): the row-major coordinates of flat `index` in `shape`
@@ -588,6 +615,7 @@ static const Builtin scalar_rows[] = {
     {"max", "a, b", t_minmax, IR_MAX, BI_TERSE},
     {"min", "a, b", t_minmax, IR_MIN, BI_TERSE},
     {"clamp", "dst, min_val, max_val", t_clamp, 0, BI_TERSE},
+    {"round", "x, rounding_mode=\"ties-to-even\"", t_round, 0, BI_TERSE},
     {"if_then_else", "cond, t, f", t_if_then_else, 0, BI_TERSE},
     {"cast", "value, dtype", t_cast, 0, BI_TERSE},
     {"Cast", "dtype, value", t_cast, 1, BI_TERSE},
@@ -596,6 +624,9 @@ static const Builtin scalar_rows[] = {
     {"max_value", "dtype", t_infinity, 1, BI_TERSE},
     {"min_value", "dtype", t_infinity, 2, BI_TERSE},
     {"ceildiv", "a, b", t_ceildiv, 0, BI_TERSE},
+    {"align_up", "a, b", t_align_up, 0, BI_TERSE},
+    /* T.assume(cond): a fact the author states for the optimiser; nothing relies on it here */
+    {"assume", "cond", bi_hint, 0, 0},
     {"floordiv", "a, b", t_intop, IR_FLOORDIV, BI_TERSE},
     {"index_to_coordinates", "index, shape", t_index_to_coordinates, 0, BI_TERSE},
     {"floormod", "a, b", t_intop, IR_FLOORMOD, BI_TERSE},

@@ -428,13 +428,11 @@ static Value *shape_tuple(Eval *ev, IrExpr **shape, int ndim) {
   return t;
 }
 
-/* base.name: module attributes, buffer and dtype properties, methods. */
-static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
-  Value *base = eval_raw(ev, env, n->value);
-  const char *name = n->id;
+/* base.name: module attributes, buffer and dtype properties, methods (value.h). */
+Value *ev_attr(Eval *ev, Value *base, const char *name, SrcLoc loc) {
   if (!base || base->kind == V_POISON) return NULL;
   switch (base->kind) {
-  case V_MODULE: return ev_module_attr(ev, base, name, n->loc);
+  case V_MODULE: return ev_module_attr(ev, base, name, loc);
   case V_OPAQUE: {
     /* torch.float16 is a dtype (factories pass them around); anything else stays
      * opaque and only its use is an error. */
@@ -461,7 +459,7 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
     if (!strcmp(name, "ndim")) return ev_int(ev, b->ndim);
     if (!strcmp(name, "scope")) return ev_str(ev, ir_scope_names[b->scope]);
     if (b->scope == IR_SCOPE_VAR) {
-      Value *m = builtin_method(ev, ev_expr(ev, ev_load_var(ev, b, n->loc)), name);
+      Value *m = builtin_method(ev, ev_expr(ev, ev_load_var(ev, b, loc)), name);
       if (m) return m;
     }
     break;
@@ -483,10 +481,10 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
   case V_CLASS:
   case V_INSTANCE: {
     int errors = ev->c->diag.errors;
-    Value *v = ev_object_attr(ev, base, name, n->loc);
+    Value *v = ev_object_attr(ev, base, name, loc);
     if (v) return v;
     if (ev->c->diag.errors > errors) return NULL;
-    ts_error(ev->c, n->loc, "'%s' object has no attribute '%s'", ev_class_name(base), name);
+    ts_error(ev->c, loc, "'%s' object has no attribute '%s'", ev_class_name(base), name);
     return NULL;
   }
   case V_TENSORTYPE:
@@ -504,8 +502,30 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
   }
   Value *m = builtin_method(ev, base, name);
   if (m) return m;
-  ts_error(ev->c, n->loc, "'%s' object has no attribute '%s'", ev_type_name(base), name);
+  ts_error(ev->c, loc, "'%s' object has no attribute '%s'", ev_type_name(base), name);
   return NULL;
+}
+
+static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
+  return ev_attr(ev, eval_raw(ev, env, n->value), n->id, n->loc);
+}
+
+/* base.name if it exists, else NULL with no diagnostic left behind (getattr's default, hasattr). */
+Value *ev_try_attr(Eval *ev, Value *base, const char *name, SrcLoc loc) {
+  Diag *d = &ev->c->diag;
+  int errors = d->errors;
+  size_t len = d->out.len;
+  bool echo = d->echo;
+  d->echo = false;
+  Value *v = ev_attr(ev, base, name, loc);
+  d->echo = echo;
+  if (!v || v->kind == V_POISON || d->errors > errors) {
+    d->errors = errors;
+    d->out.len = len;
+    if (d->out.data) d->out.data[len] = 0;
+    return NULL;
+  }
+  return v;
 }
 
 /* ---- comprehensions ------------------------------------------------------------------------ */

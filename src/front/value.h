@@ -340,6 +340,8 @@ Value *ev_class_new(Eval *ev, Env *env, const AstNode *def);
 Value *ev_class_call(Eval *ev, Value *cls, CallArgs *a);
 Value *ev_method_call(Eval *ev, Value *m, CallArgs *a);
 Value *ev_object_attr(Eval *ev, Value *base, const char *name, SrcLoc loc); /* NULL: none */
+Value *ev_attr(Eval *ev, Value *base, const char *name, SrcLoc loc);     /* base.name; errors when missing */
+Value *ev_try_attr(Eval *ev, Value *base, const char *name, SrcLoc loc); /* NULL, silently, when missing */
 bool ev_object_setattr(Eval *ev, Value *base, const char *name, Value *v, SrcLoc loc);
 const char *ev_class_name(const Value *v);
 HostFrame ev_host_enter(struct Eval *ev);             /* saves and clears the staging state */

@@ -130,7 +130,8 @@ extern const int ir_expr_flags[IR_EXPR_KIND_COUNT];
   X(FMOD, "fmod", "fmodf", 2, IRI_PURE | IRI_FLOAT)                        \
   X(FLOOR, "floor", "floorf", 1, IRI_PURE | IRI_FLOAT)                     \
   X(CEIL, "ceil", "ceilf", 1, IRI_PURE | IRI_FLOAT)                        \
-  X(ROUND, "round", "roundf", 1, IRI_PURE | IRI_FLOAT)                     \
+  X(ROUND, "round", "nearbyintf", 1, IRI_PURE | IRI_FLOAT) /* ties to even (TVM's tir.round) */ \
+  X(ROUND_AWAY, "round_ties_away_from_zero", "roundf", 1, IRI_PURE | IRI_FLOAT)         \
   X(TRUNC, "trunc", "truncf", 1, IRI_PURE | IRI_FLOAT)                     \
   X(ABS, "abs", NULL, 1, IRI_PURE)                                         \
   X(ISNAN, "isnan", NULL, 1, IRI_PURE)                                     \
@@ -258,6 +259,7 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(GRID_DIM_X, "grid_dim_x", 0, 0, 0)                                                    \
   X(BAR_SYNC, "bar_sync", 2, 0, IRD_SYNC) /* (id, threads): T.sync_threads(id, n): orders \
                          the threads the author chose (not a block barrier for thread_sync) */ \
+  X(BAR_ARRIVE, "bar_arrive", 2, 0, 0) /* (id, threads): T.named_barrier_arrive, no wait */ \
   X(BLOCK_IDX_X, "block_idx_x", 0, 0, 0)                                                  \
   /* stream-K schedule (gemm.cuh sk_*); partial/fixup attrs: <registers, threads> */       \
   X(SK_DP_TILES, "sk_dp_tiles", 2, 0, 0)                                                  \

@@ -279,6 +279,8 @@ static double eval(Interp *in, IrExpr *e, int t) {
         case IRI_TANH: return cast_to(e->dtype, tanh(eval(in, e->u.call.args[0], t)));
         case IRI_FLOOR: return floor(eval(in, e->u.call.args[0], t));
         case IRI_CEIL: return ceil(eval(in, e->u.call.args[0], t));
+        case IRI_ROUND: return nearbyint(eval(in, e->u.call.args[0], t)); /* ties to even */
+        case IRI_ROUND_AWAY: return round(eval(in, e->u.call.args[0], t));
         case IRI_MAX_NAN: case IRI_MIN_NAN: {
           double x = eval(in, e->u.call.args[0], t), y = eval(in, e->u.call.args[1], t);
           if (isnan(x) || isnan(y)) return NAN;

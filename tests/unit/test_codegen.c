@@ -606,3 +606,32 @@ TEST(codegen_function_level_workspace) {
   ts_program_destroy(p);
   ts_context_destroy(ctx);
 }
+
+/* T.round rounds halfway cases to even (TVM's tir.round: nearbyint), or away from zero with
+ * rounding_mode="ties-away-from-zero" (roundf); fp8 arithmetic is computed in float. */
+TEST(codegen_round_modes_and_fp8_arithmetic) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  const char *src = "import tilelang.language as T\n"
+                    "@T.prim_func\n"
+                    "def k(A: T.Tensor((32,), 'float32'), B: T.Tensor((32,), 'float32'),\n"
+                    "      C: T.Tensor((32,), 'float8_e4m3'), D: T.Tensor((32,), 'float8_e4m3')):\n"
+                    "    with T.Kernel(1, threads=32) as bx:\n"
+                    "        for i in T.Parallel(32):\n"
+                    "            B[i] = T.round(A[i]) + T.round(A[i], 'ties-away-from-zero')\n"
+                    "            D[i] = C[i] * C[i]\n";
+  ts_program *p = NULL;
+  REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a", .no_jit = 1};
+  ts_kernel *k = NULL;
+  CHECK(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
+  const char *cu = k ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+  REQUIRE(cu != NULL);
+  CHECK(strstr(cu, "nearbyintf(A[") != NULL);
+  CHECK(strstr(cu, "roundf(A[") != NULL);
+  CHECK(strstr(cu, "ts::cast<__nv_fp8_e4m3>(ts::cast<float>(C[") != NULL);
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}

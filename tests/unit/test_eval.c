@@ -1127,3 +1127,43 @@ TEST(eval_kernel_without_grid_is_one_block) {
   CHECK_HAS(ir_text(&fx), "kernel grid=(1, 1, 1) threads=(32, 1, 1)");
   fini(&fx);
 }
+
+/* Small TileLang constructs: T.grid (a serial nest), T.align_up, T.assume (a hint),
+ * T.named_barrier_arrive (bar.arrive), T.annotate_min_blocks_per_sm, getattr / hasattr. */
+TEST(eval_grid_align_assume_arrive_getattr) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def k(op):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((4, 8), 'float32'), B: T.Tensor((8,), 'float32'), N: T.int32):\n"
+      "        with T.Kernel(1, threads=64) as bx:\n"
+      "            T.annotate_min_blocks_per_sm(3)\n"
+      "            f = T.alloc_fragment((4, 8), 'float32')\n"
+      "            r = T.alloc_fragment((8,), 'float32')\n"
+      "            T.copy(A, f)\n"
+      "            getattr(T, 'reduce_' + op)(f, r, dim=0)\n"
+      "            if hasattr(T, 'no_such_name') or getattr(T, 'nope', None) is not None:\n"
+      "                T.clear(r)\n"
+      "            T.copy(r, B)\n"
+      "            for i, j in T.grid(4, 8):\n"
+      "                T.assume(i < N)\n"
+      "                A[i, j] = T.align_up(N, 16)\n"
+      "            T.named_barrier_arrive(3, 64)\n"
+      "    return main\n";
+  const char *p[] = {"op='max'", NULL};
+  IrFunc *f = compile_src(&fx, src, "k", p);
+  if (!f) fprintf(stderr, "%s", diag_text(&fx));
+  REQUIRE(f);
+  const char *ir = ir_text(&fx);
+  CHECK_HAS(ir, "T.reduce_max f -> r dim=0");
+  CHECK(!strstr(ir, "T.fill") && !strstr(ir, "T.clear"));
+  CHECK_HAS(ir, "for i in serial(0, 4):\n      for j in serial(0, 8):");
+  CHECK_HAS(ir, "(N + 15) // 16 * 16");
+  CHECK_HAS(ir, "T.device.bar_arrive(3, 64)");
+  const IrStmt *ks = find_stmt(f->body, IR_S_KERNEL);
+  CHECK(ks && ks->u.kernel.min_blocks == 3);
+  fini(&fx);
+}

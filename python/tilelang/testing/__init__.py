@@ -59,6 +59,27 @@ def requires_cuda(func=None):
     return deco if func is None else deco(func)
 
 
+def requires_cuda_or_cdna(func=None):
+    """A CUDA GPU or an AMD CDNA one: TileScale runs on CUDA, so a CUDA GPU."""
+    return requires_cuda(func)
+
+
+def requires_rocm(func=None):
+    """TileScale compiles for CUDA only: ROCm tests are skipped."""
+    deco = _skip_unless(False, "Requires ROCm (TileScale compiles for CUDA only)")
+    return deco if func is None else deco(func)
+
+
+requires_hip = requires_rocm
+requires_metal = requires_rocm
+
+
+def requires_llvm(func=None):
+    """TileLang's CPU (LLVM) backend: TileScale has none, so these tests are skipped."""
+    deco = _skip_unless(False, "Requires TileLang's LLVM CPU backend (not in TileScale)")
+    return deco if func is None else deco(func)
+
+
 def _distributed_enabled():
     """TILELANG_USE_DISTRIBUTED=1 (tilelang/distributed/launch.sh sets it), or a process started
     by a multi-process launcher (tilescale launch, torchrun, mpirun, srun)."""
