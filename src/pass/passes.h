@@ -224,6 +224,9 @@ bool pass_check_register_bounds(TsCompiler *c, const ParNest *nest);
 /* The first pass: a fragment that only T.Parallel element accesses touch, indexed past its
  * declared shape, takes the shape its loops need (a warning says so), as in TileLang. */
 void pass_size_register_buffers(TsCompiler *c, IrFunc *f);
+/* T.Parallel loops of a run-time extent bounded by a constant: over the bound, guarded
+ * (bound_parallel.c; runs before size_registers). */
+void pass_bound_parallel_extents(TsCompiler *c, IrFunc *f);
 
 /* Row-major flat index of idx into buf's shape (for register arrays). */
 IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int nidx, SrcLoc loc);

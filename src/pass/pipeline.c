@@ -1,5 +1,7 @@
 /* pipeline.c — the passes from tile-level IR (front end) to thread-level IR (codegen):
  *
+ *   bound_parallel       T.Parallel(T.min(n, 512)): over 512, the body guarded by i < n
+ *      |                 (bound_parallel.c)
  *   size_registers       a fragment that T.Parallel loops index past its declared shape
  *      |                 (and nothing else touches) is sized to them (register_bounds.c)
  *   thread_return_tiles  T.thread_return(): no tile operation after it (thread_return.c)
@@ -54,6 +56,7 @@ typedef struct PassEntry {
 } PassEntry;
 
 static const PassEntry passes[] = {
+    {"bound_parallel", pass_bound_parallel_extents},
     {"size_registers", pass_size_register_buffers},
     {"thread_return_tiles", pass_thread_return_tiles},
     {"uniform_selects", pass_uniform_selects},

@@ -1130,3 +1130,45 @@ TEST(pipeline_serial_loop_waiting_for_a_flag_stays_serial) {
   CHECK(ndim == 2);
   ts_compiler_fini(&c);
 }
+
+/* T.Parallel over a run-time extent bounded by a constant (T.min(valid_len, 64)): the nest
+ * runs over the bound with the body guarded (bound_parallel.c); rows past valid_len keep the
+ * zeros the first nest wrote, and a valid_len past the bound stops at it. */
+static const char DYN_PARALLEL[] =
+    KERNEL_FILE_HEAD
+    "def dyn(n, threads):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((n,), \"float32\"), B: T.Tensor((n,), \"float32\"), valid_len: T.int32):\n"
+    "        with T.Kernel(1, threads=threads):\n"
+    "            for i in T.Parallel(n):\n"
+    "                B[i] = 0.0\n"
+    "            span = T.min(valid_len, n)\n"
+    "            for i in T.Parallel(span):\n"
+    "                B[i] = A[i] - 1.0\n"
+    "\n"
+    "    return main\n";
+
+TEST(interp_parallel_dynamic_extent) {
+  enum { N = 64 };
+  for (int valid = 0; valid <= 100; valid += 25) {
+    TsCompiler c;
+    ts_compiler_init(&c, (TsTarget){90, true});
+    c.debug = true;
+    SourceFile file = {"dyn.py", DYN_PARALLEL, sizeof DYN_PARALLEL - 1};
+    const char *params[] = {"n=64", "threads=32", NULL};
+    IrFunc *f = interp_compile(&c, &file, "dyn", params);
+    REQUIRE(f);
+    Interp in = {0};
+    double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+    for (int i = 0; i < N; i++) a[i] = i * 0.5, b[i] = 99;
+    for (int i = 0; i < f->nparams; i++)
+      if (f->params[i].var) interp_set_scalar(&in, f->params[i].var, valid);
+    interp_run(&in, f);
+    CHECK(in.errors == 0);
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += b[i] != (i < valid ? a[i] - 1.0 : 0.0);
+    CHECK(bad == 0);
+    interp_free(&in);
+    ts_compiler_fini(&c);
+  }
+}
