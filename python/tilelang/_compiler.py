@@ -794,6 +794,11 @@ def arch_for(target):
     """The library's arch string for a TileLang target (None: the device's, else sm_90a)."""
     if target is None:
         target = os.environ.get("TILELANG_DEFAULT_TARGET") or "auto"
+    if isinstance(target, dict):  # TileLang's {"kind": "cuda", "arch": "sm_90a"}
+        if str(target.get("kind", "cuda")) not in ("cuda", "cutedsl", "nvidia"):
+            raise ValueError("tilelang: target=%r is not supported by TileScale (CUDA only)" % (target,))
+        arch = target.get("arch")
+        return str(arch) if arch else None
     t = str(getattr(target, "arch", None) or target).strip()
     if t in ("auto", "cuda", "nvidia"):
         return None

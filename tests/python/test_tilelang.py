@@ -402,6 +402,11 @@ class DecoratorTest(unittest.TestCase):
             tilelang.jit(execution_backend=backend)(GEMM.matmul.func)
         k = tilelang.jit(out_idx=-1, target="cuda -arch=sm_80")(GEMM.matmul.func)(128, 128, 128)
         self.assertIn("__global__", k.get_kernel_source())
+        with self.assertRaises(ValueError):  # TileLang's dict targets: CUDA kinds only
+            tilelang.jit(target={"kind": "hip", "arch": "gfx942"})(GEMM.matmul.func)
+        k = tilelang.jit(out_idx=-1, target={"kind": "cuda", "arch": "sm_80"})(GEMM.matmul.func)(128, 128, 128)
+        self.assertIn("mma", k.get_kernel_source())       # sm_80: mma.sync, not wgmma
+        self.assertNotIn("wgmma", k.get_kernel_source())
 
     def test_decorator_forms(self):
         f = GEMM.matmul.func
