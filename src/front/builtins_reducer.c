@@ -21,6 +21,13 @@ static const char *const op_names[] = {"sum", "max", "min", "bitand", "bitor", "
 static const int op_kinds[] = {IR_RED_SUM, IR_RED_MAX, IR_RED_MIN, IR_RED_BITAND, IR_RED_BITOR, IR_RED_BITXOR};
 
 static bool is_bitwise(int kind) { return kind >= IR_RED_BITAND; }
+
+/* The innermost IR loop around the evaluation point (Python loops unroll: not scopes). */
+static const LoopCtx *ir_loop(const Eval *ev) {
+  const LoopCtx *l = ev->loop;
+  while (l && !l->is_ir) l = l->outer;
+  return l;
+}
 static int kind_of(const IrBuffer *r) { return r->reducer - 1; }
 
 /* T.alloc_reducer(shape, dtype, op="sum", replication=None) */
@@ -109,14 +116,14 @@ static Value *t_reducer_init(Eval *ev, CallArgs *a, Value **arg, const Builtin *
   IrBuffer *r = reducer_arg(ev, arg[0], "T.reducer_init", loc);
   if (!r) return ev->poison;
   if (r->reducer_epoch == 1) {
-    ts_error(ev->c, loc, "T.reducer_init: reducer '%s' is already initialized (its epoch is open)", r->name);
+    ts_error(ev->c, loc, "double T.reducer_init of reducer '%s' (its epoch is open: T.finalize_reducer first)", r->name);
     return ev->poison;
   }
   r->reducer_start = NULL;
   if (arg[1] && arg[1]->kind != V_NONE) {
     if (arg[1]->kind == V_EXPR && arg[1]->u.expr->dtype != r->dtype) {
-      ts_error(ev->c, loc, "T.reducer_init: the init value of reducer '%s' is %s, the reducer %s", r->name,
-               dtype_name(arg[1]->u.expr->dtype), dtype_name(r->dtype));
+      ts_error(ev->c, loc, "T.reducer_init: the init value's dtype %s does not match reducer '%s' (%s)",
+               dtype_name(arg[1]->u.expr->dtype), r->name, dtype_name(r->dtype));
       return ev->poison;
     }
     IrExpr *one = ir_i32(ev->c, 1);
@@ -129,6 +136,7 @@ static Value *t_reducer_init(Eval *ev, CallArgs *a, Value **arg, const Builtin *
   IrExpr **ri = flat_index(ev, r, ir_varref(ev->c, ve, loc), loc);
   ev_emit(ev, each_element(ev, r, ve, ir_store(ev->c, r, ri, r->ndim, reducer_identity(ev, r, loc), loc), loc));
   r->reducer_epoch = 1;
+  r->reducer_scope = ir_loop(ev) ? ir_loop(ev)->id : 0;
   return ev->none;
 }
 
@@ -146,6 +154,12 @@ static Value *t_reducer_update(Eval *ev, CallArgs *a, Value **arg, const Builtin
   IrBuffer *r = ld->u.load.buf;
   if (r->reducer_epoch != 1) {
     ts_error(ev->c, loc, "T.reducer_update before T.reducer_init of reducer '%s'", r->name);
+    return ev->poison;
+  }
+  const LoopCtx *l = ir_loop(ev);
+  while (l && l->kind != IR_FOR_PARALLEL) l = l->outer;
+  if (!l) { /* each T.Parallel iteration contributes once; elsewhere every thread would */
+    ts_error(ev->c, loc, "T.reducer_update of reducer '%s' outside any T.Parallel loop", r->name);
     return ev->poison;
   }
   IrExpr *v = bi_to_dtype(ev, arg[1], r->dtype, loc);
@@ -250,6 +264,11 @@ static Value *t_finalize_reducer(Eval *ev, CallArgs *a, Value **arg, const Built
     }
     if (r->reducer_epoch != 1) {
       ts_error(ev->c, loc, "T.finalize_reducer before T.reducer_init of reducer '%s'", r->name);
+      return ev->poison;
+    }
+    if ((ir_loop(ev) ? ir_loop(ev)->id : 0) != r->reducer_scope) {
+      ts_error(ev->c, loc, "T.finalize_reducer of reducer '%s' is not in the scope of its T.reducer_init (a loop "
+               "opens or closes between them)", r->name);
       return ev->poison;
     }
   }

@@ -536,8 +536,29 @@ static Value *t_atomic_addx(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   return ev->none;
 }
 
-/* T.atomic_add / _max / _min(dst, value): an element (AtomicAdd(&dst[i], value)) or a tile
- * (dst region op= src region). */
+/* T.atomic_add(dst_tile, 1.0): every element of the tile gets the scalar, a T.Parallel nest
+ * of element atomics. */
+static void atomic_broadcast(Eval *ev, const Operand *d, IrAtomicOp op, IrExpr *v, SrcLoc loc) {
+  TsCompiler *c = ev->c;
+  int n = d->buf->ndim;
+  IrVar **vars = ARENA_ARRAY(ev->a, IrVar *, n);
+  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, n), **one = ARENA_ARRAY(ev->a, IrExpr *, n);
+  for (int k = 0; k < n; k++) {
+    vars[k] = ir_var(c, arena_printf(ev->a, "i%d", k), TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+    idx[k] = ir_binary(c, IR_ADD, d->min[k], ir_varref(c, vars[k], loc), loc);
+    one[k] = ir_int(c, 1, TS_DTYPE_INT32, loc);
+  }
+  IrStmt *st = ir_stmt(c, IR_S_ATOMIC, loc);
+  st->u.atomic.op = op;
+  st->u.atomic.dst = (IrRegion){d->buf, n, idx, one, loc};
+  st->u.atomic.value = v;
+  IrStmt *body = st;
+  for (int k = n - 1; k >= 0; k--) body = ir_for(c, vars[k], ir_i32(c, 0), d->extent[k], IR_FOR_PARALLEL, body, loc);
+  ev_emit(ev, body);
+}
+
+/* T.atomic_add / _max / _min(dst, value): an element (AtomicAdd(&dst[i], value)), a tile
+ * (dst region op= src region), or a tile and a scalar (each element op= the scalar). */
 static Value *t_atomic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   const char *fname = bi->arg == IR_ATOMIC_ADD ? "T.atomic_add" : bi->arg == IR_ATOMIC_MAX ? "T.atomic_max" : "T.atomic_min";
   SrcLoc loc = call_loc(a);
@@ -566,6 +587,11 @@ static Value *t_atomic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     st->u.atomic.dst = to_region(&d);
     st->u.atomic.value = v;
     st->u.atomic.tile = false;
+  } else if (val->kind == V_INT || val->kind == V_FLOAT || (val->kind == V_EXPR && val->u.expr->kind != IR_LOAD)) {
+    IrExpr *v = bi_to_dtype(ev, val, d.buf->dtype, loc); /* tile op= scalar */
+    if (!v) return NULL;
+    atomic_broadcast(ev, &d, (IrAtomicOp)bi->arg, v, loc);
+    return ev->none;
   } else { /* tile: dst region += src region */
     Operand s;
     if (!operand(ev, arg[1], fname, "value", &s, loc)) return NULL;

@@ -80,7 +80,7 @@ static ExecStatus exec_persistent_for(Eval *ev, Env *env, const AstNode *s, Loop
     ev_env_set(ev, env, x->id, ev_expr(ev, ir_varref(c, v, x->loc)));
   }
   BlockSave inner = ev_push_block(ev);
-  LoopCtx lc = {true, ev->loop};
+  LoopCtx lc = {true, ev->loop, IR_FOR_SERIAL, ++ev->loop_ids};
   ev->loop = &lc;
   ExecStatus st = ev_exec_block(ev, env, &s->body);
   ev->loop = lc.outer;
@@ -119,7 +119,7 @@ static ExecStatus exec_ir_for(Eval *ev, Env *env, const AstNode *s, LoopFrame *f
       ref = ir_binary(ev->c, IR_ADD, f->min[d], ir_binary(ev->c, IR_MUL, ref, f->step, x->loc), x->loc);
     ev_env_set(ev, env, x->id, ev_expr(ev, ref));
   }
-  LoopCtx lc = {true, ev->loop};
+  LoopCtx lc = {true, ev->loop, f->kind, ++ev->loop_ids};
   ev->loop = &lc;
   ExecStatus st = ev_exec_block(ev, env, &s->body);
   ev->loop = lc.outer;
@@ -155,7 +155,7 @@ static ExecStatus exec_for(Eval *ev, Env *env, const AstNode *s) {
   }
   ValList items = {0};
   if (!ev_iter_items(ev, it, &items, s->iter->loc)) return EX_NORMAL;
-  LoopCtx lc = {false, ev->loop};
+  LoopCtx lc = {false, ev->loop, 0, 0};
   ev->loop = &lc;
   ExecStatus res = EX_NORMAL;
   bool broke = false;
@@ -184,7 +184,7 @@ static ExecStatus emit_while(Eval *ev, Env *env, const AstNode *s, IrExpr *cond,
     ev_emit(ev, ir_if(ev->c, ir_unary(ev->c, IR_NOT, cond, s->test->loc), brk, NULL, s->test->loc));
     cond = ir_int(ev->c, 1, TS_DTYPE_BOOL, s->test->loc);
   }
-  LoopCtx lc = {true, ev->loop};
+  LoopCtx lc = {true, ev->loop, IR_FOR_SERIAL, ++ev->loop_ids};
   ev->loop = &lc;
   ev_exec_block(ev, env, &s->body);
   ev->loop = lc.outer;
@@ -223,7 +223,7 @@ static ExecStatus exec_while(Eval *ev, Env *env, const AstNode *s) {
     if (tv == -2) return EX_NORMAL;
     if (!tv) return s->orelse.n ? ev_exec_block(ev, env, &s->orelse) : EX_NORMAL;
     if (!ev_step(ev, s->loc)) return EX_NORMAL;
-    LoopCtx lc = {false, ev->loop};
+    LoopCtx lc = {false, ev->loop, 0, 0};
     ev->loop = &lc;
     ExecStatus st = ev_exec_block(ev, env, &s->body);
     ev->loop = lc.outer;
@@ -381,6 +381,15 @@ static bool wide_block_index(Eval *ev, const IrExpr *extent) {
 }
 
 /* with T.Kernel(...) as (bx, by): the KERNEL statement with its block variables and body. */
+/* A reducer whose epoch T.reducer_init opened and no T.finalize_reducer(acc, dst) closed by the
+ * end of its kernel: its partial results would be lost. */
+static void reducer_left_open(IrStmt *s, void *ctx) {
+  Eval *ev = ctx;
+  if (s->kind == IR_S_ALLOC && s->u.alloc.buf->reducer && s->u.alloc.buf->reducer_epoch == 1)
+    ts_error(ev->c, s->loc, "reducer '%s' is never finalized (T.reducer_init opened its epoch; close it with "
+             "T.finalize_reducer(%s, dst))", s->u.alloc.buf->name, s->u.alloc.buf->name);
+}
+
 static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNode *target, KernelFrame *kf) {
   SrcLoc loc = s->loc;
   if (!ev->block) {
@@ -434,6 +443,8 @@ static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNod
   for (int i = 0; i < 3; i++)
     if (k->u.kernel.thread_var[i]) ev_define_var(ev, k->u.kernel.thread_var[i]);
   k->u.kernel.body = ev_pop_block(ev, saved, env, "T.Kernel block", loc);
+  IrVisitor open_reducers = {reducer_left_open, NULL, ev};
+  ir_visit(k->u.kernel.body, &open_reducers);
   if (ev->rng_state) { /* declared first: T.rng_rand may run in any block after T.rng_init */
     IrStmt *al = ir_stmt(ev->c, IR_S_ALLOC, loc);
     al->u.alloc.buf = ev->rng_state;

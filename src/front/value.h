@@ -176,6 +176,8 @@ typedef struct PyModule {
 typedef struct LoopCtx {
   bool is_ir;
   struct LoopCtx *outer;
+  int kind; /* an IR loop's IrForKind (a while loop: IR_FOR_SERIAL) */
+  int id;   /* an IR loop's number, unique in the evaluation (0: a Python loop) */
 } LoopCtx;
 
 /* What one IR block defines (IrVar* in vars, IrBuffer* in bufs). */
@@ -237,6 +239,7 @@ typedef struct Eval {
   IrFunc *func;
   bool staged;         /* the current function body is staged (prim_func/macro/eager body) */
   LoopCtx *loop;
+  int loop_ids;        /* IR loops entered so far (LoopCtx.id) */
   Value *ret;          /* value of the last `return` */
   int depth;
   int64_t steps;

@@ -443,8 +443,10 @@ struct IrBuffer {
                          nest are made by replica 0 only, so that T.finalize_reducer combines each
                          iteration once */
   /* The front end's record of a reducer's epoch (T.reducer_init .. T.finalize_reducer(r, dst)):
-   * 0 not opened, 1 open, 2 closed; start: T.reducer_init's starting value (a local.var), or NULL. */
-  int reducer_epoch;
+   * 0 not opened, 1 open, 2 closed; start: T.reducer_init's starting value (a local.var), or NULL;
+   * scope: the innermost IR loop around the init (the front end's loop number, 0: none), where
+   * the finalize must be too. */
+  int reducer_epoch, reducer_scope;
   IrBuffer *reducer_start;
 };
 

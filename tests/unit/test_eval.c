@@ -1167,3 +1167,23 @@ TEST(eval_grid_align_assume_arrive_getattr) {
   CHECK(ks && ks->u.kernel.min_blocks == 3);
   fini(&fx);
 }
+
+/* T.atomic_add(tile, scalar): every element of the tile gets the scalar (a T.Parallel nest of
+ * element atomics); a tile and a tile stay a tile atomic. */
+TEST(eval_atomic_tile_scalar_broadcast) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang.language as T\n"
+      "@T.prim_func\n"
+      "def k(A: T.Tensor((64, 64), 'float32'), B: T.Tensor((1,), 'float32')):\n"
+      "    with T.Kernel(4, 4, threads=32) as (bx, by):\n"
+      "        T.atomic_add(A[bx * 16 : (bx + 1) * 16, by * 16 : (by + 1) * 16], 1.0)\n"
+      "        T.atomic_max(B, bx * 2.0)\n";
+  IrFunc *f = compile_src(&fx, src, "k", NULL);
+  if (!f) fprintf(stderr, "%s", diag_text(&fx));
+  REQUIRE(f);
+  CHECK_HAS(ir_text(&fx), "for i0 in parallel(0, 16):\n      for i1 in parallel(0, 16):\n"
+                          "        T.atomic_add A[bx * 16 + i0:+1, by * 16 + i1:+1] <- 1.0f");
+  CHECK_HAS(ir_text(&fx), "T.atomic_max B[i0:+1] <-");
+  fini(&fx);
+}
