@@ -358,7 +358,7 @@ static void print_call(Cg *g, StrBuf *sb, const IrExpr *e) {
   StrBuf fmt = {0}, args = {0};
   for (int i = 0; i < e->u.call.nargs; i++) {
     const IrExpr *a = e->u.call.args[i];
-    if (i) sb_putc(&fmt, ' ');
+    if (i && !(fmt.len && fmt.data[fmt.len - 1] == '=')) sb_putc(&fmt, ' '); /* "index=3", not "index= 3" */
     if (a->kind == IR_STR) {
       for (const char *p = a->u.sval; *p; p++) {
         if (*p == '%') sb_putc(&fmt, '%');

@@ -100,15 +100,15 @@ static Value *t_clamp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return v ? ev_minmax(ev, IR_MIN, v, arg[2], call_loc(a)) : NULL;
 }
 
-/* T.if_then_else(cond, t, f): decided now on a Python condition, else a select. */
+/* T.if_then_else(cond, t, f): decided now on a Python condition, else a select evaluating
+ * only the side taken; T.Select(cond, t, f) (bi->arg 1, TIR's Select): both sides. */
 static Value *t_if_then_else(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
-  (void)bi;
   SrcLoc loc = call_loc(a);
   int tv = ev_truth(ev, arg[0], loc);
   if (tv == -2) return NULL;
   if (tv >= 0) return tv ? arg[1] : arg[2];
   IrExpr *c = ev_to_bool_ir(ev, ev_to_ir(ev, arg[0], NULL, loc), loc);
-  return c ? ev_select(ev, IR_IF_THEN_ELSE, c, arg[1], arg[2], loc) : NULL;
+  return c ? ev_select(ev, bi->arg ? IR_SELECT : IR_IF_THEN_ELSE, c, arg[1], arg[2], loc) : NULL;
 }
 
 /* T.ceildiv(a, b) = (a + b - 1) // b */
@@ -253,20 +253,58 @@ static Value *t_infinity(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
 }
 
 /* ---- device printf, asserts and extern calls ---------------------------------------------------- */
-/* T.print(obj, msg="", warp_group_id=0, warp_id=0): device printf of a scalar. */
+/* T.print(buffer, msg): every element, as `msg buffer=<name> index=<i> value=<v>` (i the
+ * row-major element number), printed by thread 0 of each block for shared and global memory,
+ * by every thread for its own registers (T.alloc_local).  A fragment's elements live in
+ * different threads: print them from a T.Parallel loop. */
+static Value *print_buffer(Eval *ev, IrBuffer *b, const char *msg, SrcLoc loc) {
+  TsCompiler *c = ev->c;
+  if (b->scope == IR_SCOPE_FRAGMENT) {
+    ts_error(c, loc, "T.print of fragment '%s': its elements live in different threads (print %s[i, ...] in a "
+             "T.Parallel loop)", b->name, b->name);
+    return ev->poison;
+  }
+  IrVar *ve = ir_var(c, "e", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *e = ir_varref(c, ve, loc), *flat = e, *numel = ir_i32(c, 1);
+  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, b->ndim);
+  for (int d = b->ndim - 1; d >= 0; d--) {
+    idx[d] = d ? ir_binary(c, IR_FLOORMOD, flat, b->shape[d], loc) : flat;
+    if (d) flat = ir_binary(c, IR_FLOORDIV, flat, b->shape[d], loc);
+    numel = ir_binary(c, IR_MUL, numel, b->shape[d], loc);
+  }
+  IrExpr *args[5] = {ir_str(c, arena_printf(ev->a, "%s%sbuffer=%s index=", msg, *msg ? " " : "", b->name), loc), e,
+                     ir_str(c, "value=", loc), ir_load(c, b, idx, b->ndim, loc)};
+  IrExpr **pa = ARENA_ARRAY(ev->a, IrExpr *, 4);
+  memcpy(pa, args, sizeof(IrExpr *) * 4);
+  IrStmt *body = ir_for(c, ve, ir_i32(c, 0), numel, IR_FOR_SERIAL,
+                        ir_eval(c, ir_call(c, IRI_PRINTF, TS_DTYPE_VOID, pa, 4, loc), loc), loc);
+  if (b->scope != IR_SCOPE_LOCAL) {
+    IrKernel *k = &ev->kernel->u.kernel;
+    IrExpr *first = NULL;
+    for (int d = 0; d < 3; d++) {
+      if (k->threads[d] <= 1) continue;
+      IrExpr *z = ir_binary(c, IR_EQ, ir_varref(c, ir_kernel_thread_var(c, k, d, loc), loc), ir_i32(c, 0), loc);
+      first = first ? ir_binary(c, IR_AND, first, z, loc) : z;
+    }
+    if (first) body = ir_if(c, first, body, NULL, loc);
+  }
+  ev_emit(ev, body);
+  return ev->none;
+}
+
+/* T.print(obj, msg="", warp_group_id=0, warp_id=0): device printf of a scalar or a string, or
+ * of every element of a buffer (print_buffer). */
 static Value *t_print(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
-  if (arg[0]->kind == V_BUFFER && arg[0]->u.buf->scope != IR_SCOPE_VAR) {
-    ts_error(ev->c, loc, "T.print of a whole buffer ('%s') is not supported yet: print an element", arg[0]->u.buf->name);
-    return ev->poison;
-  }
-  IrExpr *args[3];
-  int n = 0;
   if (arg[1] && arg[1]->kind != V_STR) {
     ts_error(ev->c, loc, "T.print: msg must be a string, got %s", ev_type_name(arg[1]));
     return ev->poison;
   }
+  if (arg[0]->kind == V_BUFFER && arg[0]->u.buf->scope != IR_SCOPE_VAR)
+    return print_buffer(ev, arg[0]->u.buf, arg[1] ? arg[1]->u.str.s : "", loc);
+  IrExpr *args[3];
+  int n = 0;
   if (arg[1] && arg[1]->u.str.n) args[n++] = ir_str(ev->c, arg[1]->u.str.s, loc);
   if (arg[0]->kind == V_STR) args[n++] = ir_str(ev->c, arg[0]->u.str.s, loc);
   else if (!(args[n++] = ev_to_ir(ev, arg[0], NULL, loc))) return ev->poison;
@@ -617,6 +655,7 @@ static const Builtin scalar_rows[] = {
     {"clamp", "dst, min_val, max_val", t_clamp, 0, BI_TERSE},
     {"round", "x, rounding_mode=\"ties-to-even\"", t_round, 0, BI_TERSE},
     {"if_then_else", "cond, t, f", t_if_then_else, 0, BI_TERSE},
+    {"Select", "condition, true_value, false_value", t_if_then_else, 1, BI_TERSE},
     {"cast", "value, dtype", t_cast, 0, BI_TERSE},
     {"Cast", "dtype, value", t_cast, 1, BI_TERSE},
     {"reinterpret", "value, dtype", t_reinterpret, 0, BI_TERSE},

@@ -1187,3 +1187,37 @@ TEST(eval_atomic_tile_scalar_broadcast) {
   CHECK_HAS(ir_text(&fx), "T.atomic_max B[i0:+1] <-");
   fini(&fx);
 }
+
+/* T.print(buffer): every element, by thread 0 for shared memory, by each thread for its own
+ * registers; a fragment is refused.  T.Select evaluates both sides (a SELECT). */
+TEST(eval_print_buffer_and_select) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def k(frag):\n"
+      "    @T.prim_func\n"
+      "    def main(Q: T.Tensor((4, 8), 'float32')):\n"
+      "        with T.Kernel(1, threads=32) as bx:\n"
+      "            s = T.alloc_shared((4, 8), 'float32')\n"
+      "            f = T.alloc_fragment((4, 8), 'float32')\n"
+      "            T.copy(Q, s)\n"
+      "            T.print(s, msg='smem')\n"
+      "            if frag:\n"
+      "                T.print(f)\n"
+      "            Q[0, 0] = T.Select(Q[0, 1] > 0, Q[0, 2], 1.0)\n"
+      "    return main\n";
+  const char *ok[] = {"frag=False", NULL};
+  IrFunc *f = compile_src(&fx, src, "k", ok);
+  if (!f) fprintf(stderr, "%s", diag_text(&fx));
+  REQUIRE(f);
+  CHECK_HAS(ir_text(&fx), "if tx == 0:\n      for e in serial(0, 32):\n        T.print(\"smem buffer=s index=\", e, "
+                          "\"value=\", s[e // 8, e % 8])");
+  CHECK_HAS(ir_text(&fx), "select(Q[0, 1] > 0.0f, Q[0, 2], 1.0f)");
+  fini(&fx);
+  const char *bad[] = {"frag=True", NULL};
+  CHECK(compile_src(&fx, src, "k", bad) == NULL);
+  CHECK_HAS(diag_text(&fx), "k.py:13:17: error: T.print of fragment 'f': its elements live in different threads");
+  fini(&fx);
+}

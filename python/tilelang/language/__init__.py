@@ -15,7 +15,7 @@ from .dtypes import DTYPES as _DTYPES
 from .dtypes import dtype
 
 __all__ = ["dtype", "prim_func", "macro", "Tensor", "Buffer", "StridedTensor", "const", "dynamic",
-           "symbolic", "ceildiv", "KernelOnlyError", "PrimFuncRef", "MacroRef", "Layout", "Fragment"]
+           "symbolic", "Var", "SizeVar", "ceildiv", "KernelOnlyError", "PrimFuncRef", "MacroRef", "Layout", "Fragment"]
 
 
 class KernelOnlyError(RuntimeError):
@@ -230,6 +230,10 @@ class Symbol:
 
     def tilelang_param_text(self):
         return 'T.dynamic("%s")' % self.name
+
+
+# TVM's tir.Var / SizeVar, which host code tests symbols against (isinstance(M, T.Var)).
+Var = SizeVar = Symbol
 
 
 def _names(spec):
