@@ -907,6 +907,24 @@ class AutotunePassConfigsTest(unittest.TestCase):
         self.assertIn("ts::ieee_add<1>(", GAPS.compile_branch("add"))
         self.assertIn("ts::ieee_fdiv<2>(", GAPS.compile_branch("div", dtype="float64"))
 
+    def test_profiler_dynamic_symbolic_constraints(self):
+        """profiler.do_bench(dynamic_symbolic_constraints={"m": 128}) sizes the inputs' dynamic
+        dimensions from the kernel's IR signature; a missing name is a ValueError naming it."""
+        from tilelang.profiler import Profiler
+
+        class Fake:
+            params = [ts.ArgInfo("A", "tensor", "float16", (None, 256), False),
+                      ts.ArgInfo("B", "tensor", "float16", (None, None), False),
+                      ts.ArgInfo("C", "tensor", "float16", (None, 256), True)]
+            out_idx = [2]
+            ir = "func gemm(A: float16[m, 256], B: float16[m * 2, n], C: float16[m, 256]) dynamic m n:\n"
+        p = Profiler(Fake())
+        self.assertEqual(p._bound_param(Fake.params[0], {"m": 128}).shape, (128, 256))
+        self.assertEqual(p._bound_param(Fake.params[1], {"m": 128, "n": 64}).shape, (256, 64))
+        with self.assertRaises(ValueError) as cm:
+            p._bound_param(Fake.params[1], {"m": 128})
+        self.assertIn("'n'", str(cm.exception))
+
     def test_lambdas_reach_the_compiler(self):
         """A lambda read from an enclosing scope becomes a module-level assignment of its source;
         one passed as a factory argument becomes a -D value (two on one line: the right one)."""

@@ -71,6 +71,16 @@ def _as_list(x):
     return [x]
 
 
+class _Shaped:
+    """A parameter description with a concrete shape (its other attributes from p)."""
+
+    def __init__(self, p, shape):
+        self._p, self.shape = p, shape
+
+    def __getattr__(self, name):
+        return getattr(self._p, name)
+
+
 class Profiler:
     """kernel.get_profiler(tensor_supply_type): random inputs for the kernel's input
     parameters, correctness against a reference program, timing."""
@@ -93,16 +103,35 @@ class Profiler:
         return [p for i, p in enumerate(self.params) if with_output or i not in self.result_idx]
 
     def _get_inputs(self, with_output=False, dynamic_symbolic_constraints=None):
-        if dynamic_symbolic_constraints:
-            raise NotImplementedError("tilelang: dynamic_symbolic_constraints: the library does "
-                                      "not name the dynamic dimensions of a kernel's parameters yet")
         ins = []
         for p in self._get_params(with_output):
             if p.kind == "scalar":
                 raise ValueError("tilelang: cannot make a value for scalar parameter '%s'; pass "
                                  "input_tensors" % p.name)
+            if dynamic_symbolic_constraints and any(s is None for s in p.shape):
+                p = self._bound_param(p, dynamic_symbolic_constraints)
             ins.append(self._symmetric(self.supply(p)))
         return ins
+
+    def _bound_param(self, p, values):
+        """p with its dynamic dimensions given by values ({"m": 256}): each dynamic extent is an
+        expression of the kernel's dimension symbols (the IR signature names them)."""
+        from .. import _symbolic
+        ir = getattr(getattr(self.kernel, "kernel", self.kernel), "ir", None) or ""
+        exprs = _symbolic.ir_signature(ir).get(p.name)
+        if not exprs or len(exprs) != len(p.shape):
+            raise ValueError("tilelang: cannot tell the dynamic dimensions of '%s'; pass input_tensors"
+                             % p.name)
+        shape = []
+        for s, e in zip(p.shape, exprs):
+            v = s if s is not None else _symbolic.evaluate(e, values)
+            if not isinstance(v, int):
+                missing = sorted(_symbolic.free_syms(e) - set(values))
+                raise ValueError("tilelang: dynamic_symbolic_constraints gives no value for %s (a "
+                                 "dimension of '%s'); it has %s" % (", ".join(repr(m) for m in missing),
+                                                                    p.name, sorted(values)))
+            shape.append(v)
+        return p._replace(shape=tuple(shape)) if hasattr(p, "_replace") else _Shaped(p, tuple(shape))
 
     def _symmetric(self, t):
         """A kernel that addresses peers' copies of its tensors needs them on the symmetric
