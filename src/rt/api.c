@@ -377,6 +377,28 @@ static int dyn_index(const IrFunc *f, const IrVar *v) {
   return -1;
 }
 
+/* An extent `mul * v + add` of one dynamic variable v (v, v * 4, 4 * v + 2, v - 1): *dyn its
+ * index, the coefficients; false (dyn -1) for anything else. */
+static bool affine_dim(const IrFunc *f, const IrExpr *e, int *dyn, int64_t *mul, int64_t *add) {
+  int64_t k;
+  *dyn = -1, *mul = 1, *add = 0;
+  if (e->kind == IR_VAR) {
+    *dyn = dyn_index(f, e->u.var);
+    return *dyn >= 0;
+  }
+  if (e->kind != IR_ADD && e->kind != IR_SUB && e->kind != IR_MUL) return false;
+  const IrExpr *x = e->u.ops[0], *c = e->u.ops[1];
+  if (!ir_is_const_int(c, &k) && e->kind != IR_SUB) x = e->u.ops[1], c = e->u.ops[0];
+  if (!ir_is_const_int(c, &k) || !affine_dim(f, x, dyn, mul, add)) return *dyn = -1, false;
+  if (e->kind == IR_MUL) {
+    if (k <= 0) return *dyn = -1, false;
+    *mul *= k, *add *= k;
+  } else {
+    *add += e->kind == IR_ADD ? k : -k;
+  }
+  return true;
+}
+
 /* Copies what launching needs out of the IR and the codegen output into the kernel. */
 static ts_status fill_metadata(ts_kernel *k, const IrFunc *f, const CgOutput *cg) {
   ts_context *ctx = k->ctx;
@@ -429,9 +451,10 @@ static ts_status fill_metadata(ts_kernel *k, const IrFunc *f, const CgOutput *cg
       p->shape[d] = -1;
       if (ir_is_const_int(b->shape[d], &v))
         p->shape[d] = v;
-      else if (b->shape[d]->kind == IR_VAR && dyn_index(f, b->shape[d]->u.var) >= 0)
-        p->dyn[d] = dyn_index(f, b->shape[d]->u.var);
-      else
+      else if (affine_dim(f, b->shape[d], &p->dyn[d], &p->dyn_mul[d], &p->dyn_add[d]) &&
+               (p->dyn_mul[d] != 1 || p->dyn_add[d] != 0))
+        p->shape_expr[d] = b->shape[d]; /* n * 4 binds n; checked again once all are bound */
+      else if (p->dyn[d] < 0)
         p->shape_expr[d] = b->shape[d];
       if (b->strides) p->stride_expr[d] = b->strides[d];
     }

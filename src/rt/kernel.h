@@ -38,8 +38,9 @@ typedef struct RtParam {
   ts_dtype dtype;
   int ndim;                          /* tensors */
   int64_t shape[RT_MAX_DIMS];        /* static extent, or -1 */
-  int dyn[RT_MAX_DIMS];              /* index into ts_kernel.dyn_vars when the extent is exactly
-                                        that dynamic variable, else -1 */
+  int dyn[RT_MAX_DIMS];              /* index into ts_kernel.dyn_vars when the extent is
+                                        dyn_mul * that dynamic variable + dyn_add, else -1 */
+  int64_t dyn_mul[RT_MAX_DIMS], dyn_add[RT_MAX_DIMS];
   const IrExpr *shape_expr[RT_MAX_DIMS]; /* other non-constant extents (checked after binding) */
   const IrExpr *stride_expr[RT_MAX_DIMS]; /* explicit strides (all set), or all NULL = row-major */
   IrVar *var;                        /* scalar parameter's variable (grid exprs may use it) */

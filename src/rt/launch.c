@@ -105,6 +105,11 @@ static ts_status check_tensor(ts_kernel *k, int i, const ts_tensor *t, int64_t *
                        (long long)p->shape[d]);
     int dv = p->dyn[d];
     if (dv < 0) continue;
+    int64_t mul = p->dyn_mul[d] > 1 ? p->dyn_mul[d] : 1, r = v - p->dyn_add[d];
+    if (mul > 1 || p->dyn_add[d]) { /* n * 4 + 2: n from the extent, if whole (check_layout checks it) */
+      if (dyn_from[dv] < 0 && r >= 0 && r % mul == 0) dyn_vals[dv] = r / mul, dyn_from[dv] = i;
+      continue;
+    }
     if (dyn_from[dv] < 0) {
       dyn_vals[dv] = v;
       dyn_from[dv] = i;

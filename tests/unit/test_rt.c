@@ -929,3 +929,39 @@ TEST(rt_gpu_launch_handwritten) {
   ts_compiler_fini(&c);
   ts_context_destroy(ctx);
 }
+
+/* A dynamic dimension given only through an affine extent (A: [n * 4], B: [n + 1], TileLang's
+ * T.symbolic annotations) is bound from it when whole, and every extent is then checked. */
+TEST(rt_binds_dynamic_dims_from_affine_extents) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  const char *src = "import tilelang.language as T\n"
+                    "n = T.symbolic('n')\n"
+                    "@T.prim_func\n"
+                    "def k(A: T.Tensor((n * 4,), 'int32'), B: T.Tensor((n + 1,), 'int32')):\n"
+                    "    with T.Kernel(1) as bx:\n"
+                    "        for i in T.serial(n * 4):\n"
+                    "            A[i] = B[0]\n";
+  ts_program *p = NULL;
+  REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a", .no_jit = 1};
+  ts_kernel *k = NULL;
+  REQUIRE(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
+  int64_t sa[1] = {16}, sb[1] = {5};
+  ts_arg a[2] = {{.kind = TS_ARG_TENSOR, .tensor = {(void *)(uintptr_t)0x7f0000000000, TS_DTYPE_INT32, 1, sa, NULL, 0}},
+                 {.kind = TS_ARG_TENSOR, .tensor = {(void *)(uintptr_t)0x7f0000100000, TS_DTYPE_INT32, 1, sb, NULL, 0}}};
+  RtPacked *pk = ts_malloc(sizeof *pk);
+  CHECK(rt_kernel_check_args(k, a, 2, pk) == TS_OK);
+  CHECK(pk->nptrs == 3 && pk->storage[2] == 4); /* n */
+  sb[0] = 6;
+  CHECK(rt_kernel_check_args(k, a, 2, pk) == TS_ERR_LAUNCH_ARGUMENT);
+  CHECK(strstr(ts_last_error(ctx), "argument 1 ('B'): dimension 0 is 6 but the other arguments require 5") != NULL);
+  sa[0] = 15, sb[0] = 5; /* n = 4 from B; A then needs 16 */
+  CHECK(rt_kernel_check_args(k, a, 2, pk) == TS_ERR_LAUNCH_ARGUMENT);
+  CHECK(strstr(ts_last_error(ctx), "argument 0 ('A'): dimension 0 is 15 but the other arguments require 16") != NULL);
+  ts_free(pk);
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}
