@@ -107,12 +107,18 @@ template <int N, class T> TS_DEV void atomic_add_x(T *dst, const T *src) {
   }
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (is_same<T, __half>::value && N == 2) {
-    atomicAdd(reinterpret_cast<__half2 *>(dst), __halves2half2(src[0], src[1]));
-    return;
-  } else if constexpr (is_same<T, __nv_bfloat16>::value && N == 2) {
-    atomicAdd(reinterpret_cast<__nv_bfloat162 *>(dst), __halves2bfloat162(src[0], src[1]));
-    return;
+  /* 16-bit pairs: one packed atomic per aligned pair (x4: two), else element by element */
+  if constexpr ((is_same<T, __half>::value || is_same<T, __nv_bfloat16>::value) && (N == 2 || N == 4)) {
+    if ((reinterpret_cast<unsigned long long>(dst) & 3) == 0) {
+#pragma unroll
+      for (int i = 0; i < N; i += 2) {
+        if constexpr (is_same<T, __half>::value)
+          atomicAdd(reinterpret_cast<__half2 *>(dst + i), __halves2half2(src[i], src[i + 1]));
+        else
+          atomicAdd(reinterpret_cast<__nv_bfloat162 *>(dst + i), __halves2bfloat162(src[i], src[i + 1]));
+      }
+      return;
+    }
   }
 #endif
 #pragma unroll

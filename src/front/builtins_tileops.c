@@ -523,11 +523,10 @@ static Value *t_atomic_addx(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   IrExpr *s = d ? atomic_element(ev, arg[1], fname, "value", false, loc) : NULL;
   if (!s) return NULL;
   ts_dtype t = d->u.load.buf->dtype;
-  bool ok = bi->arg == 4 ? t == TS_DTYPE_FLOAT32
-                         : t == TS_DTYPE_FLOAT32 || t == TS_DTYPE_FLOAT16 || t == TS_DTYPE_BFLOAT16;
+  bool ok = t == TS_DTYPE_FLOAT32 || t == TS_DTYPE_FLOAT16 || t == TS_DTYPE_BFLOAT16;
   if (!ok || s->u.load.buf->dtype != t) {
-    ts_error(ev->c, loc, "%s(): dst and value must both be %s (got %s and %s)", fname,
-             bi->arg == 4 ? "float32" : "float32, float16 or bfloat16", dtype_name(t), dtype_name(s->u.load.buf->dtype));
+    ts_error(ev->c, loc, "%s(): dst and value must both be float32, float16 or bfloat16 (got %s and %s)", fname,
+             dtype_name(t), dtype_name(s->u.load.buf->dtype));
     return NULL;
   }
   IrExpr *args[3] = {ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &d, 1, loc),

@@ -1,11 +1,11 @@
-# T.atomic_addx4 adds four float32 lanes: other element types, non-element operands and
+# T.atomic_addx4 adds four float32, float16 or bfloat16 lanes: other element types, non-element operands and
 # return_prev=True (a float4 result) are refused at the call.
 # tilescale-test: -k bad
 import tilelang.language as T
 
 
 @T.prim_func
-def bad(A: T.Tensor((64,), "float16"), B: T.Tensor((64,), "float32")):
+def bad(A: T.Tensor((64,), "int32"), B: T.Tensor((64,), "float32")):
     with T.Kernel(1, threads=16) as bx:
         tx = T.get_thread_binding()
         T.atomic_addx4(A[tx * 4], A[tx * 4])
