@@ -202,6 +202,11 @@ template <class To, class From> TS_DEV To bit_cast(From x) {
   return r;
 }
 
+/* A 16-bit value held in (the low half of) a 32-bit word, and back: register arrays that a
+ * thread indexes at run time (codegen/cuda_wide16.c says why). */
+template <class T> TS_DEV unsigned int to_word(T v) { return bit_cast<unsigned short>(v); }
+template <class T> TS_DEV T from_word(unsigned int w) { return bit_cast<T>(static_cast<unsigned short>(w)); }
+
 /* An int* argument whose value nobody reads (__match_all_sync's predicate output): the
  * temporary lives until the end of the call's full expression. */
 struct Discard {

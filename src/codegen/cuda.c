@@ -229,6 +229,10 @@ static void alloc(Cg *g, const IrStmt *s) {
       ts_error(g->c, s->loc, "internal error: register buffer '%s' has no per-thread size", b->name);
       return;
     }
+    if (cg_is_wide16(g, b)) { /* one element per 32-bit word: see cuda_wide16.c */
+      line(g, "__align__(%d) unsigned int %s[%lld]; /* %s elements */", array_align(n * 4), name, (long long)n, type);
+      return;
+    }
     line(g, "__align__(%d) %s %s[%lld];", array_align(n * tbytes(b->dtype)), type, name, (long long)n);
     return;
   }
@@ -356,9 +360,10 @@ static void stmt(Cg *g, const IrStmt *s) {
       return;
     }
     mem_access(g, g->out, s->u.store.buf, s->u.store.idx, s->u.store.nidx, 1, s->loc);
-    sb_append(g->out, " = ");
+    bool wide = cg_is_wide16(g, s->u.store.buf);
+    sb_append(g->out, wide ? " = ts::to_word(" : " = ");
     expr_as(g, g->out, s->u.store.value, s->u.store.buf->dtype, 0);
-    sb_append(g->out, ";\n");
+    sb_append(g->out, wide ? ");\n" : ";\n");
     return;
   }
   case IR_S_ALLOC: alloc(g, s); return;
@@ -548,6 +553,7 @@ static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const PtrV
    * recomputed on the device: they only read parameters. */
   for (int i = 0; i < host_lets->len; i++) stmt(g, host_lets->items[i]);
   function_workspaces(g, k, fn_ws);
+  cg_find_wide16(g, k->body);
   if (k->body) stmt(g, k->body);
 
   int nthreads = 1;

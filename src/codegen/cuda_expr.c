@@ -604,6 +604,12 @@ void expr(Cg *g, StrBuf *sb, const IrExpr *e, int min_prec) {
       packed_load(g, sb, e);
       return;
     }
+    if (cg_is_wide16(g, e->u.load.buf)) { /* a 16-bit element held in a 32-bit word */
+      sb_printf(sb, "ts::from_word<%s>(", tname(e->dtype));
+      mem_access(g, sb, e->u.load.buf, e->u.load.idx, e->u.load.nidx, e->lanes, e->loc);
+      sb_putc(sb, ')');
+      return;
+    }
     open_paren(sb, PREC_POSTFIX, min_prec);
     mem_access(g, sb, e->u.load.buf, e->u.load.idx, e->u.load.nidx, e->lanes, e->loc);
     close_paren(sb, PREC_POSTFIX, min_prec);

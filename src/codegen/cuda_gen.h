@@ -38,6 +38,7 @@ typedef struct Cg {
   const IrStmt *kernel_body; /* of the kernel being printed (workspace_needs_zero) */
   StrBuf *decls;        /* module-scope declarations printed before the kernel (workspaces) */
   PtrVec workspaces;    /* CgWorkspace* of the kernel being printed */
+  PtrMap wide16;        /* 16-bit register arrays held one element per 32-bit word (cuda_wide16.c) */
 } Cg;
 
 /* C operator precedence, higher binds tighter. */
@@ -81,6 +82,9 @@ void flat_index(Cg *g, StrBuf *sb, const IrBuffer *b, IrExpr *const *idx, int ni
 void mem_access(Cg *g, StrBuf *sb, const IrBuffer *b, IrExpr *const *idx, int nidx, int lanes, SrcLoc loc);
 void address_of(Cg *g, StrBuf *sb, const IrExpr *ld);
 void wgmma_width_list(StrBuf *src, uint32_t widths);
+/* 16-bit register arrays indexed at run time, stored in 32-bit words (cuda_wide16.c) */
+void cg_find_wide16(Cg *g, IrStmt *body);
+bool cg_is_wide16(const Cg *g, const IrBuffer *b);
 /* the thread-level intrinsics and bit searches (cuda_warp.c); false for other calls */
 bool cg_warp_call(Cg *g, StrBuf *sb, const IrExpr *e);
 

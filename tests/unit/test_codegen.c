@@ -635,3 +635,42 @@ TEST(codegen_round_modes_and_fp8_arithmetic) {
   ts_program_destroy(p);
   ts_context_destroy(ctx);
 }
+
+/* 16-bit register arrays a thread indexes at run time are held in 32-bit words (ptxas of
+ * CUDA 13.0 splits their 16-bit read-modify-writes into byte stores and loses the low byte:
+ * cuda_wide16.c); arrays indexed statically or copied by vectors stay 16-bit. */
+TEST(codegen_wide16_register_arrays) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  const char *src = "import tilelang.language as T\n"
+                    "@T.prim_func\n"
+                    "def k(A: T.Tensor((64, 8), 'float16'), B: T.Tensor((64,), 'float16')):\n"
+                    "    with T.Kernel(1, threads=64) as bx:\n"
+                    "        tx = T.get_thread_binding()\n"
+                    "        row = T.alloc_local((64,), 'float16')\n"
+                    "        st = T.alloc_local((8,), 'float16')\n"
+                    "        vec = T.alloc_local((8,), 'float16')\n"
+                    "        for e in T.serial(64):\n"
+                    "            row[e] = 0.0\n"
+                    "        for j in T.unroll(8):\n"
+                    "            st[j] = A[tx, j]\n"
+                    "            row[tx] = T.max(row[tx], st[j])\n"
+                    "        for v in T.vectorized(8):\n"
+                    "            vec[v] = A[tx, v]\n"
+                    "        B[tx] = row[tx] + vec[tx % 8]\n";
+  ts_program *p = NULL;
+  REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a", .no_jit = 1};
+  ts_kernel *k = NULL;
+  CHECK(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
+  const char *cu = k ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+  REQUIRE(cu != NULL);
+  CHECK(strstr(cu, "unsigned int row[64]; /* half elements */") != NULL);
+  CHECK(strstr(cu, "row[(int)threadIdx.x] = ts::to_word(ts::max(ts::from_word<half>(row[(int)threadIdx.x]),") != NULL);
+  CHECK(strstr(cu, "half st[8];") != NULL);  /* statically indexed */
+  CHECK(strstr(cu, "half vec[8];") != NULL); /* copied by a vector (and indexed by tx % 8) */
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}
