@@ -350,6 +350,29 @@ static Value *t_use_swizzle(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   return ev->none;
 }
 
+/* T.annotate_safe_value({buffer: value}): an out-of-bounds read of the (global) buffer gives
+ * value instead of 0 (the guarded loads of T.Parallel nests and T.copy, safe_memory's). */
+static Value *t_safe_value(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  if (arg[0]->kind != V_DICT) {
+    ts_error(ev->c, loc, "T.annotate_safe_value takes a dict {buffer: value}, got %s", ev_type_name(arg[0]));
+    return ev->poison;
+  }
+  for (int i = 0; i < arg[0]->u.dict.keys.n; i++) {
+    Value *key = arg[0]->u.dict.keys.items[i];
+    if (key->kind != V_BUFFER || key->u.buf->scope != IR_SCOPE_GLOBAL) {
+      ts_error(ev->c, loc, "T.annotate_safe_value: the keys must be global tensors, got %s", ev_type_name(key));
+      return ev->poison;
+    }
+    IrBuffer *b = key->u.buf;
+    IrExpr *v = bi_to_dtype(ev, arg[0]->u.dict.vals.items[i], b->dtype, loc);
+    if (!v) return ev->poison;
+    b->safe_value = v;
+  }
+  return ev->none;
+}
+
 /* T.annotate_min_blocks_per_sm(n): __launch_bounds__(threads, n), asking ptxas to fit n blocks
  * per SM in registers. */
 static Value *t_min_blocks(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
@@ -369,7 +392,7 @@ static const Builtin layout_rows[] = {
     {"annotate_layout", "layout_map", t_annotate_layout, 0, 0},
     {"use_swizzle", "panel_size, order=\"row\", enable=True", t_use_swizzle, 0, 0},
     {"annotate_l2_hit_ratio", "l2_hit_ratio_map", bi_hint, 0, 0},
-    {"annotate_safe_value", "safe_value_map", bi_kernel_unsupported, 0, 0},
+    {"annotate_safe_value", "safe_value_map", t_safe_value, 0, 0},
     {"annotate_restrict_buffers", "*buffers", bi_hint, 0, 0},
     {"annotate_min_blocks_per_sm", "min_blocks", t_min_blocks, 0, 0},
     {"annotate_padding", "padding_map", bi_kernel_unsupported, 0, 0},

@@ -434,6 +434,7 @@ struct IrBuffer {
   int64_t smem_offset;/* SHARED_DYN after pass_merge_shared_memory: byte offset, -1 before */
   int64_t local_size; /* FRAGMENT/LOCAL after lowering: registers per thread */
   IrBuffer *alias_of; /* T.view / T.reshape / T.Tensor(..., data=): the buffer whose memory this is */
+  IrExpr *safe_value; /* T.annotate_safe_value: what an out-of-bounds read of it gives (NULL: 0) */
   IrExpr *data;       /* GLOBAL made by T.make_tensor (param_index -1): the 64-bit device address of
                          element 0, evaluated once where its ALLOC stands (a T.ptr tensor's element) */
   IrBuffer *layout_like; /* FRAGMENT made by a pass: takes this fragment's layout (same shape) */

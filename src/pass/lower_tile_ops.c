@@ -53,7 +53,19 @@ typedef struct RwCtx { Lower *lw; NestCtx *nc; } RwCtx;
 
 static IrExpr *i32(Lower *lw, int64_t v) { return ir_i32(lw->c, v); }
 static IrExpr *bin(Lower *lw, IrExprKind k, IrExpr *a, IrExpr *b) { return ir_binary(lw->c, k, a, b, SRCLOC_NONE); }
-static IrExpr *and_cond(Lower *lw, IrExpr *a, IrExpr *b) { return !a ? b : !b ? a : bin(lw, IR_AND, a, b); }
+/* Is c one of the conjuncts of a (a && b && ...)? */
+static bool has_conjunct(const IrExpr *a, const IrExpr *c) {
+  if (a->kind == IR_AND) return has_conjunct(a->u.ops[0], c) || has_conjunct(a->u.ops[1], c);
+  return ir_expr_equal(a, c);
+}
+
+/* a && b, each of b's conjuncts that a already states left out (a user's guard and a bounds
+ * check often say the same thing). */
+static IrExpr *and_cond(Lower *lw, IrExpr *a, IrExpr *b) {
+  if (!a || !b) return !a ? b : a;
+  if (b->kind == IR_AND) return and_cond(lw, and_cond(lw, a, b->u.ops[0]), b->u.ops[1]);
+  return has_conjunct(a, b) ? a : bin(lw, IR_AND, a, b);
+}
 
 static IrExpr *rw_expr(Lower *lw, NestCtx *nc, IrExpr *e);
 
@@ -226,13 +238,29 @@ static IrExpr **access_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, 
 }
 
 /* idx < shape for the dims of a global access that are not provably in bounds. */
+/* An index written with a subtraction or a negative constant (`by * 128 + i - 10`): it may go
+ * below 0 by its own arithmetic.  (Offsets read from memory are trusted to be non-negative,
+ * as the kernels that load row starts and lengths rely on.) */
+static void find_minus(IrExpr *e, void *ctx) {
+  if (e->kind == IR_SUB || e->kind == IR_NEG || (e->kind == IR_INT && e->u.ival < 0)) *(bool *)ctx = true;
+}
+static bool may_go_negative(IrExpr *e) {
+  bool found = false;
+  IrVisitor v = {NULL, find_minus, &found};
+  ir_visit_expr(e, &v);
+  return found;
+}
+
 static IrExpr *bounds_cond(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int nidx) {
   if (!nc || b->scope != IR_SCOPE_GLOBAL) return NULL;
   IrExpr *cond = NULL;
   for (int k = 0; k < nidx && k < b->ndim; k++) {
     int64_t lo, hi, ext;
-    if (ir_is_const_int(b->shape[k], &ext) && ir_range(idx[k], &nc->env, &lo, &hi) && hi < ext && lo >= 0)
-      continue;
+    bool known = ir_range(idx[k], &nc->env, &lo, &hi);
+    if (ir_is_const_int(b->shape[k], &ext) && known && hi < ext && lo >= 0) continue;
+    /* an index that may be negative (`by * 128 + i - 10`) is checked from below too */
+    if (!(known && lo >= 0) && may_go_negative(idx[k]) && !ir_is_nonneg(idx[k], NULL, NULL))
+      cond = and_cond(lw, cond, bin(lw, IR_GE, idx[k], i32(lw, 0)));
     cond = and_cond(lw, cond, bin(lw, IR_LT, idx[k], b->shape[k]));
   }
   return cond;
@@ -252,7 +280,8 @@ static IrExpr *rw_expr(Lower *lw, NestCtx *nc, IrExpr *e) {
       r->dtype = e->dtype;
       r->lanes = e->lanes;
       IrExpr *cond = bounds_cond(lw, nc, b, idx, n);
-      return cond ? ir_select(lw->c, IR_IF_THEN_ELSE, cond, r, zero_of(lw, r->dtype), e->loc) : r;
+      IrExpr *oob = b->safe_value ? ir_cast(lw->c, r->dtype, b->safe_value, e->loc) : zero_of(lw, r->dtype);
+      return cond ? ir_select(lw->c, IR_IF_THEN_ELSE, cond, r, oob, e->loc) : r;
     }
     case IR_CALL: {
       /* &frag[0, ..., 0] outside a parallel loop (calls the compiler makes, e.g. the
@@ -710,7 +739,7 @@ static IrStmt *lower_vector_copy(Lower *lw, NestCtx *nc, const ParNest *nest, co
   IrExpr *gcond = NULL;
   bool converts = false;
   IrExpr *ld = pass_gather_value(c, b0->u.store.value, &gcond, &converts);
-  if (!ld) return NULL;
+  if (!ld || ld->u.load.buf->safe_value) return NULL; /* the edge fills 0; an annotated safe value: element-wise */
   if (V == 1) { /* one element: no lanes to line up; the operands index memory directly */
     if (!async_eligible(s, ld->u.load.buf, b0->u.store.buf, converts, 1) || ld->u.load.buf->remap || b0->u.store.buf->remap)
       return NULL;

@@ -137,6 +137,7 @@ static IrExpr *safe_expr(Safe *s, IrExpr *e) {
     IrExpr *cond = e->lanes == 1 ? bounds_cond(s, e->u.load.buf, idx, e->u.load.nidx, e->loc) : NULL;
     if (!cond) return r;
     IrExpr *zero = dtype_is_float(e->dtype) ? ir_float(c, 0.0, e->dtype, e->loc) : ir_int(c, 0, e->dtype, e->loc);
+    if (e->u.load.buf->safe_value) zero = ir_cast(c, e->dtype, e->u.load.buf->safe_value, e->loc); /* annotated */
     IrExpr *sel = ir_select(c, IR_IF_THEN_ELSE, cond, r, zero, e->loc);
     sel->dtype = e->dtype;
     return sel;

@@ -1172,3 +1172,49 @@ TEST(interp_parallel_dynamic_extent) {
     ts_compiler_fini(&c);
   }
 }
+
+/* A T.Parallel read whose index may go below 0 by its own arithmetic (`by * BM + i - 10`) is
+ * guarded from below as from above: those elements read 0, or the value
+ * T.annotate_safe_value gives the tensor (element-wise then, not the zero-filling vector
+ * copy). */
+static const char SHIFTED_COPY[] =
+    KERNEL_FILE_HEAD
+    "def shifted(M, N, BM, pad):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, N), \"float32\"), B: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(T.ceildiv(M, BM), threads=32) as by:\n"
+    "            s = T.alloc_shared((BM, N), \"float32\")\n"
+    "            if pad != 0:\n"
+    "                T.annotate_safe_value({A: pad})\n"
+    "            for i, j in T.Parallel(BM, N):\n"
+    "                s[i, j] = A[by * BM + i - 10, j]\n"
+    "            for i, j in T.Parallel(BM, N):\n"
+    "                B[by * BM + i, j] = s[i, j]\n"
+    "\n"
+    "    return main\n";
+
+TEST(interp_negative_index_guard_and_safe_value) {
+  enum { M = 32, N = 8 };
+  for (int pad = 0; pad <= 7; pad += 7) {
+    TsCompiler c;
+    ts_compiler_init(&c, (TsTarget){90, true});
+    c.debug = true;
+    SourceFile file = {"shifted.py", SHIFTED_COPY, sizeof SHIFTED_COPY - 1};
+    char padp[16];
+    snprintf(padp, sizeof padp, "pad=%d", pad);
+    const char *params[] = {"M=32", "N=8", "BM=16", padp, NULL};
+    IrFunc *f = interp_compile(&c, &file, "shifted", params);
+    REQUIRE(f);
+    Interp in = {0};
+    double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+    for (int i = 0; i < M * N; i++) a[i] = i + 1;
+    interp_run(&in, f);
+    CHECK(in.errors == 0); /* no read outside A */
+    int bad = 0;
+    for (int r = 0; r < M; r++)
+      for (int j = 0; j < N; j++) bad += b[r * N + j] != (r >= 10 ? a[(r - 10) * N + j] : pad);
+    CHECK(bad == 0);
+    interp_free(&in);
+    ts_compiler_fini(&c);
+  }
+}
