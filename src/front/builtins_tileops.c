@@ -415,11 +415,56 @@ static IrStmt *scan_rows(Eval *ev, IrBuffer *in, IrBuffer *out, int dim, bool re
  * TileLang does for fragments, the scan runs on shared memory: a fragment (or an in-place
  * shared operand) is copied into a shared scratch first, and a fragment result is scanned into
  * a second scratch and copied back, so each row scan reads one buffer and writes another. */
+/* T.cumsum / T.cummax of regions (`big[0:M, 0:N]`, `A_shared[r0:r1, :]`): the region is copied
+ * into a shared scratch of its extents, scanned into a second one and copied to dst's region. */
+static Value *scan_regions(Eval *ev, Value *sv, Value *dv, int64_t dim, bool reverse, IrExprKind op,
+                           const char *fname, SrcLoc loc) {
+  Operand s, d;
+  if (!operand(ev, sv, fname, "src", &s, loc) || !operand(ev, dv, fname, "dst", &d, loc)) return ev->poison;
+  if (!s.extent || !d.extent) {
+    ts_error(ev->c, loc, "%s(): src and dst must be buffers or buffer regions", fname);
+    return ev->poison;
+  }
+  if (!check_extents(ev, &s, &d, fname, loc)) return ev->poison;
+  int nd = s.buf->ndim;
+  if (dim < 0) dim += nd;
+  if (dim < 0 || dim >= nd) {
+    ts_error(ev->c, loc, "%s(): dim is out of range for buffer '%s' of rank %d", fname, s.buf->name, nd);
+    return ev->poison;
+  }
+  for (int k = 0; k < nd; k++) {
+    int64_t e;
+    if (!ir_is_const_int(s.extent[k], &e)) {
+      ts_error(ev->c, loc, "%s(): the extents of the region of '%s' must be constants", fname, s.buf->name);
+      return ev->poison;
+    }
+  }
+  IrBuffer *shape_of = ir_buffer(ev->c, s.buf->name, s.buf->dtype, IR_SCOPE_SHARED_DYN, nd, s.extent, loc);
+  IrBuffer *in = scan_scratch(ev, shape_of, "scan_in", loc), *out = scan_scratch(ev, shape_of, "scan_out", loc);
+  IrExpr **zero = ARENA_ARRAY(ev->a, IrExpr *, nd);
+  for (int k = 0; k < nd; k++) zero[k] = ir_int(ev->c, 0, TS_DTYPE_INT32, loc);
+  IrStmt *cin = ir_stmt(ev->c, IR_S_COPY, loc), *cout = ir_stmt(ev->c, IR_S_COPY, loc);
+  cin->u.copy.src = to_region(&s);
+  cin->u.copy.dst = (IrRegion){in, nd, zero, in->shape, loc};
+  ev_emit(ev, cin);
+  ev_emit(ev, scan_rows(ev, in, out, (int)dim, reverse, op, loc));
+  cout->u.copy.src = (IrRegion){out, nd, zero, out->shape, loc};
+  cout->u.copy.dst = to_region(&d);
+  ev_emit(ev, cout);
+  return ev->none;
+}
+
 static Value *t_cumulative(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   const char *fname = bi->arg == IR_ADD ? "T.cumsum" : "T.cummax";
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
   Value *dv = arg[1] && arg[1]->kind != V_NONE ? arg[1] : arg[0];
+  if ((arg[0]->kind == V_REGION || dv->kind == V_REGION) && (arg[0]->kind == V_REGION || arg[0]->kind == V_BUFFER) &&
+      (dv->kind == V_REGION || dv->kind == V_BUFFER)) {
+    int64_t dim;
+    if (!bi_opt_int(ev, arg[2], 0, &dim, loc)) return ev->poison;
+    return scan_regions(ev, arg[0], dv, dim, bi_opt_bool(ev, arg[3], false, loc), (IrExprKind)bi->arg, fname, loc);
+  }
   if (arg[0]->kind != V_BUFFER || dv->kind != V_BUFFER) {
     ts_error(ev->c, loc, "%s(): src and dst must be whole buffers (T.alloc_shared / T.alloc_fragment), got %s and %s",
              fname, ev_type_name(arg[0]), ev_type_name(dv));

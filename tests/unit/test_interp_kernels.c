@@ -1218,3 +1218,56 @@ TEST(interp_negative_index_guard_and_safe_value) {
     ts_compiler_fini(&c);
   }
 }
+
+/* T.cumsum of a region (`big[0:M, 0:N]` of a wider buffer, in place) and T.cummax of an offset
+ * sub-region (`s[r0:r1, :]`): only the region is scanned, from its own first row. */
+static const char REGION_SCAN[] =
+    KERNEL_FILE_HEAD
+    "def region_scan(M, N, NBIG, r0, r1):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, N), \"float32\"), B: T.Tensor((M, N), \"float32\"), C: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(1, threads=64):\n"
+    "            big = T.alloc_shared((M, NBIG), \"float32\")\n"
+    "            s = T.alloc_shared((M, N), \"float32\")\n"
+    "            for i, j in T.Parallel(M, NBIG):\n"
+    "                big[i, j] = A[i, j] if j < N else 0.0\n"
+    "            for i, j in T.Parallel(M, N):\n"
+    "                s[i, j] = A[i, j]\n"
+    "            T.cumsum(src=big[0:M, 0:N], dst=big[0:M, 0:N], dim=0)\n"
+    "            T.cummax(src=s[r0:r1, :], dim=0)\n"
+    "            for i, j in T.Parallel(M, N):\n"
+    "                B[i, j] = big[i, j]\n"
+    "                C[i, j] = s[i, j]\n"
+    "\n"
+    "    return main\n";
+
+TEST(interp_scan_of_regions) {
+  enum { M = 16, N = 8, R0 = 4, R1 = 12 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"region_scan.py", REGION_SCAN, sizeof REGION_SCAN - 1};
+  const char *params[] = {"M=16", "N=8", "NBIG=24", "r0=4", "r1=12", NULL};
+  IrFunc *f = interp_compile(&c, &file, "region_scan", params);
+  REQUIRE(f);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+  double *cc = interp_global(&in, param(f, "C"));
+  unsigned s = 9;
+  for (int i = 0; i < M * N; i++) a[i] = rnd(&s);
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int j = 0; j < N; j++) {
+    double sum = 0, mx = -1e30;
+    for (int i = 0; i < M; i++) {
+      sum += a[i * N + j];
+      bad += fabs(b[i * N + j] - sum) > 1e-9;
+      if (i >= R0 && i < R1) mx = fmax(mx, a[i * N + j]);
+      bad += cc[i * N + j] != (i >= R0 && i < R1 ? mx : a[i * N + j]);
+    }
+  }
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
