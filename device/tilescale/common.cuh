@@ -72,6 +72,17 @@ TS_DEV int block_idx_x() { return (int)blockIdx.x; } /* the launch's own index, 
  * multiple of 32), both run-time values, as the kernel author chose them. */
 TS_DEV void bar_sync(int id, int threads) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory"); }
 TS_DEV void bar_arrive(int id, int threads) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory"); }
+/* Programmatic dependent launch (sm_90): let the next kernel start / wait for the previous one. */
+TS_DEV void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+TS_DEV void pdl_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 /* T.dp4a(a[i], b[i], c[0]): c += a[i+0]*b[i+0] + ... + a[i+3]*b[i+3] on four packed 8-bit
  * integers (both signed or both unsigned; __dp4a, sm_61+).  a and b point at 4-byte aligned

@@ -463,6 +463,15 @@ static Value *t_named_barrier_arrive(Eval *ev, CallArgs *a, Value **arg, const B
   return ev->none;
 }
 
+/* T.pdl_trigger() / T.pdl_sync(): programmatic dependent launch's signal and wait (a kernel
+ * launched without PDL waits for its predecessor anyway: the wait returns at once). */
+static Value *t_pdl(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  ev_emit(ev, ir_device_stmt(ev->c, (IrDeviceOp)bi->arg, NULL, 0, NULL, 0, call_loc(a)));
+  return ev->none;
+}
+
 /* T.sync_warp(): __syncwarp(). */
 static Value *t_sync_warp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)arg;
@@ -674,8 +683,8 @@ static const Builtin loop_rows[] = {
     {"inc_max_nreg", "reg_count", t_set_max_nreg, 1, 0},
     {"dec_max_nreg", "reg_count", t_set_max_nreg, 2, 0},
     {"fence_proxy_async", "", t_fence_proxy_async, 0, 0},
-    {"pdl_trigger", "", bi_kernel_unsupported, 0, 0},
-    {"pdl_sync", "", bi_kernel_unsupported, 0, 0},
+    {"pdl_trigger", "", t_pdl, IRD_PDL_TRIGGER, 0},
+    {"pdl_sync", "", t_pdl, IRD_PDL_SYNC, 0},
 };
 
 /* range is the Python builtin; in a kernel it is T.serial (DESIGN.md §4). */

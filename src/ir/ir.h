@@ -260,6 +260,10 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(BAR_SYNC, "bar_sync", 2, 0, IRD_SYNC) /* (id, threads): T.sync_threads(id, n): orders \
                          the threads the author chose (not a block barrier for thread_sync) */ \
   X(BAR_ARRIVE, "bar_arrive", 2, 0, 0) /* (id, threads): T.named_barrier_arrive, no wait */ \
+  /* T.pdl_trigger / T.pdl_sync: griddepcontrol.launch_dependents / .wait (programmatic       \
+   * dependent launch; without a PDL launch the wait returns at once) */                     \
+  X(PDL_TRIGGER, "pdl_trigger", 0, 0, 0)                                                  \
+  X(PDL_SYNC, "pdl_sync", 0, 0, 0)                                                        \
   X(BLOCK_IDX_X, "block_idx_x", 0, 0, 0)                                                  \
   /* stream-K schedule (gemm.cuh sk_*); partial/fixup attrs: <registers, threads> */       \
   X(SK_DP_TILES, "sk_dp_tiles", 2, 0, 0)                                                  \

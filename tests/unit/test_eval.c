@@ -1221,3 +1221,22 @@ TEST(eval_print_buffer_and_select) {
   CHECK_HAS(diag_text(&fx), "k.py:13:17: error: T.print of fragment 'f': its elements live in different threads");
   fini(&fx);
 }
+
+/* T.pdl_sync / T.pdl_trigger: programmatic dependent launch's wait and signal, device
+ * operations (griddepcontrol in common.cuh). */
+TEST(eval_pdl_wait_and_trigger) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang.language as T\n"
+      "@T.prim_func\n"
+      "def k(A: T.Tensor((64,), 'float32')):\n"
+      "    with T.Kernel(1, threads=64) as bx:\n"
+      "        T.pdl_sync()\n"
+      "        A[0] = 1.0\n"
+      "        T.pdl_trigger()\n";
+  IrFunc *f = compile_src(&fx, src, "k", NULL);
+  if (!f) fprintf(stderr, "%s", diag_text(&fx));
+  REQUIRE(f);
+  CHECK_HAS(ir_text(&fx), "T.device.pdl_sync()\n    A[0] = 1.0f\n    T.device.pdl_trigger()");
+  fini(&fx);
+}
