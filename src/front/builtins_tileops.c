@@ -649,6 +649,32 @@ static Value *t_atomic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev->none;
 }
 
+/* T.transpose(src, dst): dst[j, i] = src[i, j] for 2-d tiles (a T.Parallel nest over src). */
+static Value *t_transpose(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  Operand s, d;
+  if (!operand(ev, arg[0], "T.transpose", "src", &s, loc) || !operand(ev, arg[1], "T.transpose", "dst", &d, loc))
+    return ev->poison;
+  if (!s.extent || !d.extent || s.buf->ndim != 2 || d.buf->ndim != 2) {
+    ts_error(ev->c, loc, "T.transpose(): src and dst must be 2-d buffers or regions");
+    return ev->poison;
+  }
+  if (!same_extent(s.extent[0], d.extent[1]) || !same_extent(s.extent[1], d.extent[0])) {
+    ts_error(ev->c, loc, "T.transpose(): dst must have src's extents swapped");
+    return ev->poison;
+  }
+  TsCompiler *c = ev->c;
+  IrVar *vi = ir_var(c, "i", TS_DTYPE_INT32, IR_VAR_LOOP, loc), *vj = ir_var(c, "j", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *i = ir_varref(c, vi, loc), *j = ir_varref(c, vj, loc);
+  IrExpr *si[2] = {ir_binary(c, IR_ADD, s.min[0], i, loc), ir_binary(c, IR_ADD, s.min[1], j, loc)};
+  IrExpr *di[2] = {ir_binary(c, IR_ADD, d.min[0], j, loc), ir_binary(c, IR_ADD, d.min[1], i, loc)};
+  IrExpr *v = ir_cast(c, d.buf->dtype, ir_load(c, s.buf, si, 2, loc), loc);
+  IrStmt *body = ir_for(c, vj, ir_i32(c, 0), s.extent[1], IR_FOR_PARALLEL, ir_store(c, d.buf, di, 2, v, loc), loc);
+  ev_emit(ev, ir_for(c, vi, ir_i32(c, 0), s.extent[0], IR_FOR_PARALLEL, body, loc));
+  return ev->none;
+}
+
 /* ---- memory-ordered atomics ------------------------------------------------------------------ */
 /* The memory order argument of T.atomic_load / atomic_store / atomic_or as C++'s number (0
  * relaxed .. 5 seq_cst); allowed: a bit set over those numbers.  -1 after an error. */
@@ -990,7 +1016,7 @@ static const Builtin tileop_rows[] = {
     /* known, not lowered yet */
     {"async_copy", "src, dst, **kwargs", bi_kernel_unsupported, 0, 0},
 
-    {"transpose", "src, dst", bi_kernel_unsupported, 0, 0},
+    {"transpose", "src, dst", t_transpose, 0, 0},
     {"tcgen05_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, mbar=None, "
                      "use_2cta=False, annotations=None", bi_kernel_unsupported, 0, 0},
     {"cumsum", "src, dst=None, dim=0, reverse=False", t_cumulative, IR_ADD, 0},

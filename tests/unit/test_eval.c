@@ -1240,3 +1240,32 @@ TEST(eval_pdl_wait_and_trigger) {
   CHECK_HAS(ir_text(&fx), "T.device.pdl_sync()\n    A[0] = 1.0f\n    T.device.pdl_trigger()");
   fini(&fx);
 }
+
+/* T.transpose(src, dst): a T.Parallel nest storing dst[j, i] = src[i, j]; dst must have the
+ * swapped extents. */
+TEST(eval_transpose_tiles) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def k(n):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((64, 32), 'float16')):\n"
+      "        with T.Kernel(1, threads=128) as bx:\n"
+      "            s = T.alloc_shared((64, 32), 'float16')\n"
+      "            t = T.alloc_shared((n, 64), 'float16')\n"
+      "            T.copy(A, s)\n"
+      "            T.transpose(s, t)\n"
+      "    return main\n";
+  const char *ok[] = {"n=32", NULL};
+  IrFunc *f = compile_src(&fx, src, "k", ok);
+  if (!f) fprintf(stderr, "%s", diag_text(&fx));
+  REQUIRE(f);
+  CHECK_HAS(ir_text(&fx), "for i in parallel(0, 64):\n      for j in parallel(0, 32):\n        t[j, i] = s[i, j]");
+  fini(&fx);
+  const char *bad[] = {"n=16", NULL};
+  CHECK(compile_src(&fx, src, "k", bad) == NULL);
+  CHECK_HAS(diag_text(&fx), "error: T.transpose(): dst must have src's extents swapped");
+  fini(&fx);
+}
