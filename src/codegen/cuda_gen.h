@@ -85,7 +85,6 @@ void wgmma_width_list(StrBuf *src, uint32_t widths);
 /* 16-bit register arrays indexed at run time, stored in 32-bit words (cuda_wide16.c) */
 void cg_find_wide16(Cg *g, IrStmt *body);
 bool cg_is_wide16(const Cg *g, const IrBuffer *b);
-/* the thread-level intrinsics and bit searches (cuda_warp.c); false for other calls */
-bool cg_warp_call(Cg *g, StrBuf *sb, const IrExpr *e);
+
 
 #endif

@@ -266,6 +266,24 @@ static bool isinstance1(const Value *x, const Value *ty) {
   return false;
 }
 
+/* base.name if it exists, else NULL with no diagnostic left behind (getattr's default, hasattr). */
+static Value *try_attr(Eval *ev, Value *base, const char *name, SrcLoc loc) {
+  Diag *d = &ev->c->diag;
+  int errors = d->errors;
+  size_t len = d->out.len;
+  bool echo = d->echo;
+  d->echo = false;
+  Value *v = ev->attr(ev, base, name, loc);
+  d->echo = echo;
+  if (!v || v->kind == V_POISON || d->errors > errors) {
+    d->errors = errors;
+    d->out.len = len;
+    if (d->out.data) d->out.data[len] = 0;
+    return NULL;
+  }
+  return v;
+}
+
 /* getattr(obj, name[, default]) / hasattr(obj, name) (bi->arg 1). */
 static Value *py_getattr(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
@@ -273,9 +291,9 @@ static Value *py_getattr(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
     ts_error(ev->c, loc, "%s(): attribute name must be string, not '%s'", bi->name, ev_type_name(arg[1]));
     return NULL;
   }
-  if (bi->arg) return ev_bool(ev, ev_try_attr(ev, arg[0], arg[1]->u.str.s, loc) != NULL);
-  if (!arg[2]) return ev_attr(ev, arg[0], arg[1]->u.str.s, loc);
-  Value *v = ev_try_attr(ev, arg[0], arg[1]->u.str.s, loc);
+  if (bi->arg) return ev_bool(ev, try_attr(ev, arg[0], arg[1]->u.str.s, loc) != NULL);
+  if (!arg[2]) return ev->attr(ev, arg[0], arg[1]->u.str.s, loc);
+  Value *v = try_attr(ev, arg[0], arg[1]->u.str.s, loc);
   return v ? v : arg[2];
 }
 

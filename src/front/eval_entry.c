@@ -31,6 +31,7 @@ static void eval_init(Eval *ev, TsCompiler *c) {
   ev->exec_stmt = ev_exec_stmt;
   ev->call = ev_call;
   ev->eval = ev_eval;
+  ev->attr = ev_attr;
   ev->builtins = ev_env_new(ev, NULL);
   builtin_install(ev, ev->builtins);
   ev->main_module = ev_module_new(ev, "__main__", false);

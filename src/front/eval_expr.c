@@ -510,23 +510,6 @@ static Value *eval_attribute(Eval *ev, Env *env, const AstNode *n) {
   return ev_attr(ev, eval_raw(ev, env, n->value), n->id, n->loc);
 }
 
-/* base.name if it exists, else NULL with no diagnostic left behind (getattr's default, hasattr). */
-Value *ev_try_attr(Eval *ev, Value *base, const char *name, SrcLoc loc) {
-  Diag *d = &ev->c->diag;
-  int errors = d->errors;
-  size_t len = d->out.len;
-  bool echo = d->echo;
-  d->echo = false;
-  Value *v = ev_attr(ev, base, name, loc);
-  d->echo = echo;
-  if (!v || v->kind == V_POISON || d->errors > errors) {
-    d->errors = errors;
-    d->out.len = len;
-    if (d->out.data) d->out.data[len] = 0;
-    return NULL;
-  }
-  return v;
-}
 
 /* ---- comprehensions ------------------------------------------------------------------------ */
 static bool comp_rec(Eval *ev, Env *env, const AstNode *n, int ci, Value *acc) {

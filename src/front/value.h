@@ -222,6 +222,8 @@ typedef struct Eval {
   /* Evaluates an expression (eval_expr.c's ev_eval, set by front_compile): how classes.c,
    * which the evaluator calls for class values, evaluates a class's base list. */
   struct Value *(*eval)(struct Eval *ev, Env *env, const AstNode *n);
+  /* base.name (eval_expr.c's ev_attr, set by front_compile): getattr / hasattr's lookup. */
+  struct Value *(*attr)(struct Eval *ev, struct Value *base, const char *name, SrcLoc loc);
   const char *pending_name; /* target of `name = T.alloc_*(...)`: names the buffer */
   TsCompiler *c;
   Arena *a;
@@ -337,14 +339,13 @@ bool ev_assign(Eval *ev, Env *env, const AstNode *target, Value *v, SrcLoc loc);
 bool ev_exec_augassign(Eval *ev, Env *env, const AstNode *s);
 Value *ev_call(Eval *ev, Value *fn, CallArgs *args);
 Value *ev_call_function(Eval *ev, Value *fn, CallArgs *args);
+Value *ev_attr(Eval *ev, Value *base, const char *name, SrcLoc loc); /* base.name; errors when missing */
 
 /* ---- classes.c: Python classes (lazy bodies, instances, bound methods) ----------------- */
 Value *ev_class_new(Eval *ev, Env *env, const AstNode *def);
 Value *ev_class_call(Eval *ev, Value *cls, CallArgs *a);
 Value *ev_method_call(Eval *ev, Value *m, CallArgs *a);
 Value *ev_object_attr(Eval *ev, Value *base, const char *name, SrcLoc loc); /* NULL: none */
-Value *ev_attr(Eval *ev, Value *base, const char *name, SrcLoc loc);     /* base.name; errors when missing */
-Value *ev_try_attr(Eval *ev, Value *base, const char *name, SrcLoc loc); /* NULL, silently, when missing */
 bool ev_object_setattr(Eval *ev, Value *base, const char *name, Value *v, SrcLoc loc);
 const char *ev_class_name(const Value *v);
 HostFrame ev_host_enter(struct Eval *ev);             /* saves and clears the staging state */
