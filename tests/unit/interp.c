@@ -1011,3 +1011,9 @@ IrFunc *interp_compile(TsCompiler *c, SourceFile *file, const char *func, const 
   if (!f) fprintf(stderr, "%s", sb_str(&c->diag.out));
   return f;
 }
+
+IrBuffer *interp_param(IrFunc *f, const char *name) {
+  for (int i = 0; i < f->nparams; i++)
+    if (f->params[i].buf && !strcmp(f->params[i].buf->name, name)) return f->params[i].buf;
+  return NULL;
+}

@@ -88,6 +88,8 @@ typedef struct Interp {
  * the front end and the whole pass pipeline, ready to run; NULL (diagnostics on stderr) when
  * it does not compile. */
 IrFunc *interp_compile(TsCompiler *c, SourceFile *file, const char *func, const char *const *params);
+/* The tensor parameter of f called `name`, or NULL. */
+IrBuffer *interp_param(IrFunc *f, const char *name);
 /* Runs every block of each kernel of f, in order. */
 void interp_run(Interp *in, IrFunc *f);
 /* The memory of buffer b (created, NaN-poisoned, on first use); shared memory and registers

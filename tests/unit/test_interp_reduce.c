@@ -45,11 +45,6 @@ static const char REDUCE_OPS[] =
     "\n"
     "    return main\n";
 
-static IrBuffer *param(IrFunc *f, const char *name) {
-  for (int i = 0; i < f->nparams; i++)
-    if (f->params[i].buf && !strcmp(f->params[i].buf->name, name)) return f->params[i].buf;
-  return NULL;
-}
 
 /* Same float, NaN equal to NaN. */
 static bool same(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
@@ -64,8 +59,8 @@ TEST(interp_reduce_bitwise_and_nan_propagate) {
   IrFunc *f = interp_compile(&c, &file, "reduce_ops", params);
   REQUIRE(f);
   Interp in = {0};
-  double *x = interp_global(&in, param(f, "X")), *fl = interp_global(&in, param(f, "F"));
-  double *o = interp_global(&in, param(f, "O")), *p = interp_global(&in, param(f, "P"));
+  double *x = interp_global(&in, interp_param(f, "X")), *fl = interp_global(&in, interp_param(f, "F"));
+  double *o = interp_global(&in, interp_param(f, "O")), *p = interp_global(&in, interp_param(f, "P"));
   unsigned s = 11;
   for (int e = 0; e < M * N; e++) {
     s = s * 1103515245u + 12345u;
@@ -147,8 +142,8 @@ TEST(interp_reducer_epoch_contributes_once) {
   IrFunc *f = interp_compile(&c, &file, "epoch", params);
   REQUIRE(f);
   Interp in = {0};
-  double *a = interp_global(&in, param(f, "A")), *x = interp_global(&in, param(f, "X"));
-  double *b = interp_global(&in, param(f, "B"));
+  double *a = interp_global(&in, interp_param(f, "A")), *x = interp_global(&in, interp_param(f, "X"));
+  double *b = interp_global(&in, interp_param(f, "B"));
   double sum = 100, mx = -INFINITY;
   int xr = 0;
   for (int i = 0; i < 2 * N; i++) a[i] = i * 0.5 - 3, sum += a[i], mx = fmax(mx, a[i]);

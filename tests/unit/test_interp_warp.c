@@ -38,11 +38,6 @@ static const char WARP_OPS[] =
     "\n"
     "    return main\n";
 
-static IrBuffer *param(IrFunc *f, const char *name) {
-  for (int i = 0; i < f->nparams; i++)
-    if (f->params[i].buf && !strcmp(f->params[i].buf->name, name)) return f->params[i].buf;
-  return NULL;
-}
 
 /* CUDA's results for thread t (lane l of the warp starting at w0) of a 64-thread block. */
 static void expected(int t, const double *a, double *f, int64_t *o) {
@@ -68,8 +63,8 @@ TEST(interp_warp_votes_shuffles_and_lane_numbers) {
   IrFunc *f = interp_compile(&c, &file, "warp_ops", params);
   REQUIRE(f);
   Interp in = {0};
-  double *a = interp_global(&in, param(f, "A")), *fo = interp_global(&in, param(f, "F"));
-  double *oo = interp_global(&in, param(f, "O"));
+  double *a = interp_global(&in, interp_param(f, "A")), *fo = interp_global(&in, interp_param(f, "F"));
+  double *oo = interp_global(&in, interp_param(f, "O"));
   for (int i = 0; i < N; i++) a[i] = i * 1.5 - 7;
   interp_run(&in, f);
   CHECK(in.errors == 0);
