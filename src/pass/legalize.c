@@ -95,7 +95,10 @@ static IrStmt *lower_copy_like(TsCompiler *c, const IrRegion *src, const IrRegio
   }
   int64_t one = 1;
   IrStmt *nest = n > 0 ? wrap_nest(c, v, se, n, body, loc) : wrap_nest(c, v, &one, 1, body, loc);
-  if (per_thread(src->buf) || per_thread(dst->buf)) serial_nest(nest);
+  /* A copy into or out of a thread's own registers runs whole in every thread; an atomic into
+   * memory must add each element once, so from registers (each thread holds the same copy)
+   * it stays a T.Parallel nest and lays out over the threads like any other. */
+  if (per_thread(dst->buf) || (per_thread(src->buf) && !atomic)) serial_nest(nest);
   return nest;
 }
 

@@ -1,4 +1,4 @@
-# T.cumsum misuse: a global or local operand, a region, a dim out of range, shapes that differ,
+# T.cumsum misuse: a global or local operand, a dim out of range (of a buffer and of a region), shapes that differ,
 # and a call outside T.Kernel.
 # tilescale-test: -k scans
 import tilelang.language as T
@@ -14,7 +14,7 @@ def scans(A: T.Tensor((8, 64), "float32")):
         l = T.alloc_local((8,), "float32")
         T.cumsum(A, s)
         T.cumsum(l)
-        T.cumsum(s[0:4, :])
+        T.cumsum(s[0:4, :], dim=5)
         T.cumsum(s, dim=2)
         T.cumsum(s, u, dim=1)
         T.cumsum(s, w)

@@ -1271,3 +1271,37 @@ TEST(interp_scan_of_regions) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* T.atomic_add(B, A_local) from a thread's registers (every thread holds the same copy) adds
+ * each element once, not once per thread (TileLang's test_tile_atomic_add_scalar). */
+static const char LOCAL_ATOMIC[] =
+    KERNEL_FILE_HEAD
+    "def local_atomic(n):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((n,), \"float32\"), B: T.Tensor((n,), \"float32\")):\n"
+    "        with T.Kernel(1, threads=64):\n"
+    "            A_local = T.alloc_local([n], \"float32\")\n"
+    "            T.copy(A, A_local)\n"
+    "            T.clear(B)\n"
+    "            T.atomic_add(B, A_local)\n"
+    "            T.atomic_add(B, 1)\n"
+    "\n"
+    "    return main\n";
+
+TEST(interp_atomic_from_registers_adds_once) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"local_atomic.py", LOCAL_ATOMIC, sizeof LOCAL_ATOMIC - 1};
+  const char *params[] = {"n=4", NULL};
+  IrFunc *f = interp_compile(&c, &file, "local_atomic", params);
+  REQUIRE(f);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+  for (int i = 0; i < 4; i++) a[i] = i + 0.5;
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  for (int i = 0; i < 4; i++) CHECK(b[i] == a[i] + 1);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
