@@ -157,10 +157,11 @@ static IrExpr *linear_thread(Eval *ev, SrcLoc loc) {
 }
 
 /* A positive size argument (warp_size, warps_per_group); absent: dflt. */
-static bool size_arg(Eval *ev, Value *v, int64_t dflt, const char *what, int64_t *out, SrcLoc loc) {
+static bool size_arg(Eval *ev, const Builtin *bi, Value *v, int64_t dflt, const char *what, int64_t *out,
+                     SrcLoc loc) {
   if (!bi_opt_int(ev, v && v->kind != V_NONE ? v : NULL, dflt, out, loc)) return false;
   if (*out <= 0) {
-    ts_error(ev->c, loc, "%s must be positive, got %lld", what, (long long)*out);
+    ts_error(ev->c, loc, "T.%s: %s must be positive, got %lld", bi->name, what, (long long)*out);
     return false;
   }
   return true;
@@ -173,8 +174,8 @@ static Value *t_lane_warp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
   int64_t ws, per = 1;
-  if (!size_arg(ev, arg[0], 32, "warp_size", &ws, loc)) return ev->poison;
-  if (bi->arg == 2 && !size_arg(ev, arg[1], 4, "warps_per_group", &per, loc)) return ev->poison;
+  if (!size_arg(ev, bi, arg[0], 32, "warp_size", &ws, loc)) return ev->poison;
+  if (bi->arg == 2 && !size_arg(ev, bi, arg[1], 4, "warps_per_group", &per, loc)) return ev->poison;
   IrExpr *n = ir_int(ev->c, ws * per, TS_DTYPE_INT32, loc);
   return ev_expr(ev, ir_binary(ev->c, bi->arg == 0 ? IR_FLOORMOD : IR_FLOORDIV, linear_thread(ev, loc), n, loc));
 }
