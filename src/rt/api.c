@@ -457,6 +457,7 @@ static ts_status fill_metadata(ts_kernel *k, const IrFunc *f, const CgOutput *cg
       else if (p->dyn[d] < 0)
         p->shape_expr[d] = b->shape[d];
       if (b->strides) p->stride_expr[d] = b->strides[d];
+      if (b->strides && b->strides[d]->kind == IR_VAR) p->dyn_stride[d] = 1 + dyn_index(f, b->strides[d]->u.var);
     }
   }
   if (f->ntma > RT_MAX_TMA) {

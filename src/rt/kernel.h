@@ -41,6 +41,8 @@ typedef struct RtParam {
   int dyn[RT_MAX_DIMS];              /* index into ts_kernel.dyn_vars when the extent is
                                         dyn_mul * that dynamic variable + dyn_add, else -1 */
   int64_t dyn_mul[RT_MAX_DIMS], dyn_add[RT_MAX_DIMS];
+  int dyn_stride[RT_MAX_DIMS];       /* 1 + index into dyn_vars when the stride (T.StridedTensor) is
+                                        exactly that dynamic variable, else 0 */
   const IrExpr *shape_expr[RT_MAX_DIMS]; /* other non-constant extents (checked after binding) */
   const IrExpr *stride_expr[RT_MAX_DIMS]; /* explicit strides (all set), or all NULL = row-major */
   IrVar *var;                        /* scalar parameter's variable (grid exprs may use it) */

@@ -103,6 +103,14 @@ static ts_status check_tensor(ts_kernel *k, int i, const ts_tensor *t, int64_t *
     if (p->shape[d] >= 0 && v != p->shape[d])
       return arg_error(k, i, "dimension %d is %lld but the kernel was compiled for %lld", d, (long long)v,
                        (long long)p->shape[d]);
+    if (p->dyn_stride[d] > 0) { /* T.StridedTensor((M, N), (NN, 1)): NN from the tensor's stride */
+      int sv = p->dyn_stride[d] - 1;
+      int64_t st = 1;
+      if (t->strides) st = t->strides[d];
+      else
+        for (int e = d + 1; e < p->ndim; e++) st *= t->shape[e];
+      if (dyn_from[sv] < 0) dyn_vals[sv] = st, dyn_from[sv] = i;
+    }
     int dv = p->dyn[d];
     if (dv < 0) continue;
     int64_t mul = p->dyn_mul[d] > 1 ? p->dyn_mul[d] : 1, r = v - p->dyn_add[d];

@@ -965,3 +965,35 @@ TEST(rt_binds_dynamic_dims_from_affine_extents) {
   ts_program_destroy(p);
   ts_context_destroy(ctx);
 }
+
+/* A T.StridedTensor whose row stride is a dynamic symbol (`(M, N), (NN, 1)`) binds it from the
+ * tensor's strides (TileLang's copy-with-stride test: a column slice of a wider tensor). */
+TEST(rt_binds_dynamic_stride) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  const char *src = "import tilelang.language as T\n"
+                    "NN = T.dynamic('NN')\n"
+                    "@T.prim_func\n"
+                    "def k(A: T.StridedTensor((64, 32), (NN, 1), 'float16'), B: T.Tensor((64, 32), 'float16')):\n"
+                    "    with T.Kernel(1, threads=128) as bx:\n"
+                    "        for i, j in T.Parallel(64, 32):\n"
+                    "            B[i, j] = A[i, j]\n";
+  ts_program *p = NULL;
+  REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a", .no_jit = 1};
+  ts_kernel *k = NULL;
+  REQUIRE(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
+  int64_t shape[2] = {64, 32}, strides[2] = {64, 1};
+  ts_arg a[2] = {{.kind = TS_ARG_TENSOR, .tensor = {(void *)(uintptr_t)0x7f0000000000, TS_DTYPE_FLOAT16, 2, shape, strides, 0}},
+                 {.kind = TS_ARG_TENSOR, .tensor = {(void *)(uintptr_t)0x7f0000100000, TS_DTYPE_FLOAT16, 2, shape, NULL, 0}}};
+  RtPacked *pk = ts_malloc(sizeof *pk);
+  ts_status st = rt_kernel_check_args(k, a, 2, pk);
+  if (st != TS_OK) fprintf(stderr, "%s\n", ts_last_error(ctx));
+  CHECK(st == TS_OK);
+  CHECK(pk->nptrs == 3 && pk->storage[2] == 64); /* NN */
+  ts_free(pk);
+  ts_kernel_destroy(k);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}
