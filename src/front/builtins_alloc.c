@@ -78,10 +78,19 @@ static Value *t_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return make_tensortype(ev, arg[0], arg[1], call_loc(a), bi_arg_node(a, 0, "shape"));
 }
 
-/* T.StridedTensor(shape, strides, dtype): a parameter annotation with explicit strides. */
+/* T.StridedTensor(shape, strides, dtype): a parameter annotation with explicit strides;
+ * T.StridedTensor[shape, strides, dtype] (arg == NULL: BI_INDEX) the same. */
 static Value *t_strided_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
-  (void)bi;
+  if (!arg) {
+    Value *ix = a->pos[0];
+    if (ix->kind != V_TUPLE || ix->u.seq.n < 2 || ix->u.seq.n > 3) {
+      ts_error(ev->c, loc, "T.StridedTensor[...] expects [shape, strides, dtype]");
+      return ev->poison;
+    }
+    Value *three[3] = {ix->u.seq.items[0], ix->u.seq.items[1], ix->u.seq.n > 2 ? ix->u.seq.items[2] : NULL};
+    return t_strided_tensor(ev, a, three, bi);
+  }
   Value *tt = builtin_call_row(ev, alloc_row("Tensor"), "T.Tensor",
                                &(CallArgs){.node = a->node, .pos = (Value *[]){arg[0], arg[2]}, .npos = arg[2] ? 2 : 1});
   if (!tt || tt->kind != V_TENSORTYPE) return ev->poison;
@@ -479,7 +488,7 @@ static const Builtin alloc_rows[] = {
      BI_TERSE | BI_INDEX},
     {"Buffer", "shape, dtype=\"float32\", data=None, strides=None, " T_COMMON_TENSOR, t_tensor, 1,
      BI_TERSE | BI_INDEX},
-    {"StridedTensor", "shape, strides, dtype=\"float32\"", t_strided_tensor, 0, 0},
+    {"StridedTensor", "shape, strides, dtype=\"float32\"", t_strided_tensor, 0, BI_INDEX},
     {"FragmentBuffer", "shape, dtype=\"float32\", **kwargs", bi_unsupported, 0, 0},
     {"SharedBuffer", "shape, dtype=\"float32\", **kwargs", bi_unsupported, 0, 0},
     {"LocalBuffer", "shape, dtype=\"float32\", **kwargs", bi_unsupported, 0, 0},

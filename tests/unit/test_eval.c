@@ -1269,3 +1269,24 @@ TEST(eval_transpose_tiles) {
   CHECK_HAS(diag_text(&fx), "error: T.transpose(): dst must have src's extents swapped");
   fini(&fx);
 }
+
+/* T.StridedTensor[shape, strides, dtype] is T.StridedTensor(shape, strides, dtype). */
+TEST(eval_strided_tensor_subscript_form) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang.language as T\n"
+      "NN = T.dynamic('NN')\n"
+      "@T.prim_func\n"
+      "def k(A: T.StridedTensor[[64, 32], [NN, 1], 'float16'], B: T.StridedTensor((64, 32), (NN, 1), 'float16')):\n"
+      "    with T.Kernel(1, threads=128) as bx:\n"
+      "        for i, j in T.Parallel(64, 32):\n"
+      "            B[i, j] = A[i, j]\n";
+  IrFunc *f = compile_src(&fx, src, "k", NULL);
+  if (!f) fprintf(stderr, "%s", diag_text(&fx));
+  REQUIRE(f);
+  REQUIRE(f->nparams >= 2 && f->params[0].buf && f->params[1].buf);
+  IrBuffer *a = f->params[0].buf, *b = f->params[1].buf;
+  CHECK(a->strides && b->strides && a->dtype == TS_DTYPE_FLOAT16);
+  CHECK(a->strides && b->strides && ir_expr_equal(a->strides[0], b->strides[0]));
+  fini(&fx);
+}
