@@ -208,6 +208,10 @@ static bool is_fp8(ts_dtype t) { return t == TS_DTYPE_FLOAT8_E4M3 || t == TS_DTY
 static bool gemm_types_ok(TsCompiler *c, const IrStmt *s, ts_dtype at, ts_dtype bt, ts_dtype ct, bool report) {
   bool ok;
   const char *why = "";
+  if (c->target.sm < 80) { /* the mma.sync shapes used here (m16n8k16, tf32, int8 k32) are sm_80's */
+    PLAN_ERROR(c, s->loc, "T.gemm: the tensor-core GEMM needs sm_80 or newer (target is sm_%d)", c->target.sm);
+    return false;
+  }
   if (dtype_16bit_float(at))
     ok = at == bt && (ct == TS_DTYPE_FLOAT32 || (at == TS_DTYPE_FLOAT16 && ct == TS_DTYPE_FLOAT16));
   else if (at == TS_DTYPE_FLOAT32)
