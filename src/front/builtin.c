@@ -322,3 +322,19 @@ Value *bi_value_int(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)a, (void)arg;
   return ev_int(ev, bi->arg);
 }
+
+IrExpr **bi_flat_index(Eval *ev, const IrBuffer *b, IrExpr *flat, SrcLoc loc) {
+  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, b->ndim);
+  for (int d = b->ndim - 1; d >= 0; d--) {
+    idx[d] = d ? ir_binary(ev->c, IR_FLOORMOD, flat, b->shape[d], loc) : flat;
+    if (d) flat = ir_binary(ev->c, IR_FLOORDIV, flat, b->shape[d], loc);
+  }
+  return idx;
+}
+
+IrExpr *bi_let_once(Eval *ev, const char *name, IrExpr *value, SrcLoc loc) {
+  IrVar *v = ir_var(ev->c, name, value->dtype, IR_VAR_LET, loc);
+  ev_define_var(ev, v);
+  ev_emit(ev, ir_let(ev->c, v, value, loc));
+  return ir_varref(ev->c, v, loc);
+}

@@ -100,6 +100,11 @@ bool bi_opt_int(Eval *ev, Value *v, int64_t dflt, int64_t *out, SrcLoc loc);
 int bi_shape_arg(Eval *ev, Value *v, IrExpr ***out, SrcLoc loc);       /* ndim, or -1 */
 IrExpr *bi_to_dtype(Eval *ev, Value *v, ts_dtype t, SrcLoc loc);        /* a number or IR as type t */
 const char *bi_take_name(Eval *ev, const char *dflt);  /* `x = T.alloc_*(...)` names the buffer x */
+/* Element `flat` (row-major) of b as an index list. */
+IrExpr **bi_flat_index(Eval *ev, const IrBuffer *b, IrExpr *flat, SrcLoc loc);
+/* `value` bound to a fresh LET named `name` where the evaluation is, so that it runs once,
+ * there (an atomic, a shuffle step); returns the LET's reference. */
+IrExpr *bi_let_once(Eval *ev, const char *name, IrExpr *value, SrcLoc loc);
 /* Declares b where the evaluation is (an ALLOC statement) and binds its name; returns b. */
 IrBuffer *bi_declare_buffer(Eval *ev, IrBuffer *b, SrcLoc loc);
 /* An on-chip buffer of `scope` from T.alloc_*'s shape and dtype arguments, declared in the

@@ -61,16 +61,6 @@ static Value *t_alloc_reducer(Eval *ev, CallArgs *a, Value **arg, const Builtin 
   return bi_buffer_value(ev, b);
 }
 
-/* Element `flat` (row-major) of b as an index list. */
-static IrExpr **flat_index(Eval *ev, IrBuffer *b, IrExpr *flat, SrcLoc loc) {
-  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, b->ndim);
-  for (int d = b->ndim - 1; d >= 0; d--) {
-    idx[d] = d ? ir_binary(ev->c, IR_FLOORMOD, flat, b->shape[d], loc) : flat;
-    if (d) flat = ir_binary(ev->c, IR_FLOORDIV, flat, b->shape[d], loc);
-  }
-  return idx;
-}
-
 /* The combine of the reducer's op. */
 static IrExpr *reducer_combine(Eval *ev, const IrBuffer *r, IrExpr *x, IrExpr *y, SrcLoc loc) {
   static const IrExprKind ops[] = {IR_ADD, IR_MAX, IR_MIN, IR_MAX, IR_ADD, IR_BITAND, IR_BITOR, IR_BITXOR};
@@ -133,7 +123,7 @@ static Value *t_reducer_init(Eval *ev, CallArgs *a, Value **arg, const Builtin *
     r->reducer_start = bi_declare_buffer(ev, s, loc);
   }
   IrVar *ve = ir_var(ev->c, "e", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
-  IrExpr **ri = flat_index(ev, r, ir_varref(ev->c, ve, loc), loc);
+  IrExpr **ri = bi_flat_index(ev, r, ir_varref(ev->c, ve, loc), loc);
   ev_emit(ev, each_element(ev, r, ve, ir_store(ev->c, r, ri, r->ndim, reducer_identity(ev, r, loc), loc), loc));
   r->reducer_epoch = 1;
   r->reducer_scope = ir_loop(ev) ? ir_loop(ev)->id : 0;
@@ -193,7 +183,7 @@ static bool combine_copies(Eval *ev, IrBuffer *r, SrcLoc loc) {
   /* for e in unroll(n): v = r[e] reduced over the warp; lane 0: scratch[warp, e] = v */
   IrVar *ve = ir_var(c, "e", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *e = ir_varref(c, ve, loc);
-  IrExpr **ri = flat_index(ev, r, e, loc);
+  IrExpr **ri = bi_flat_index(ev, r, e, loc);
   IrExpr *v = ir_load(c, r, ri, r->ndim, loc);
   PtrVec body = {0};
   for (int off = 16; off >= 1; off /= 2) {
@@ -209,7 +199,7 @@ static bool combine_copies(Eval *ev, IrBuffer *r, SrcLoc loc) {
   /* for e in unroll(n): r[e] = scratch[0, e]; for w in 1..warps: r[e] = r[e] op scratch[w, e] */
   IrVar *ve2 = ir_var(c, "e", TS_DTYPE_INT32, IR_VAR_LOOP, loc), *vw = ir_var(c, "w", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *e2 = ir_varref(c, ve2, loc);
-  IrExpr **ri2 = flat_index(ev, r, e2, loc);
+  IrExpr **ri2 = bi_flat_index(ev, r, e2, loc);
   IrExpr *first[2] = {ir_i32(c, 0), e2}, *wi[2] = {ir_varref(c, vw, loc), e2};
   IrExpr *acc = reducer_combine(ev, r, ir_load(c, r, ri2, r->ndim, loc), ir_load(c, scratch, wi, 2, loc), loc);
   IrStmt *steps[2] = {ir_store(c, r, ri2, r->ndim, ir_load(c, scratch, first, 2, loc), loc),

@@ -265,13 +265,9 @@ static Value *print_buffer(Eval *ev, IrBuffer *b, const char *msg, SrcLoc loc) {
     return ev->poison;
   }
   IrVar *ve = ir_var(c, "e", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
-  IrExpr *e = ir_varref(c, ve, loc), *flat = e, *numel = ir_i32(c, 1);
-  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, b->ndim);
-  for (int d = b->ndim - 1; d >= 0; d--) {
-    idx[d] = d ? ir_binary(c, IR_FLOORMOD, flat, b->shape[d], loc) : flat;
-    if (d) flat = ir_binary(c, IR_FLOORDIV, flat, b->shape[d], loc);
-    numel = ir_binary(c, IR_MUL, numel, b->shape[d], loc);
-  }
+  IrExpr *e = ir_varref(c, ve, loc), *numel = ir_i32(c, 1);
+  IrExpr **idx = bi_flat_index(ev, b, e, loc);
+  for (int d = b->ndim - 1; d >= 0; d--) numel = ir_binary(c, IR_MUL, numel, b->shape[d], loc);
   IrExpr *args[5] = {ir_str(c, arena_printf(ev->a, "%s%sbuffer=%s index=", msg, *msg ? " " : "", b->name), loc), e,
                      ir_str(c, "value=", loc), ir_load(c, b, idx, b->ndim, loc)};
   IrExpr **pa = ARENA_ARRAY(ev->a, IrExpr *, 4);

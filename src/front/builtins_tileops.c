@@ -517,10 +517,7 @@ static Value *t_warp_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   if (!v) return NULL;
   for (int off = 16; off >= 1; off /= 2) {
     IrExpr *sh = ir_call(ev->c, IRI_SHFL_XOR, v->dtype, (IrExpr *[]){v, ir_i32(ev->c, off)}, 2, loc);
-    IrVar *r = ir_var(ev->c, "warp_red", v->dtype, IR_VAR_LET, loc);
-    ev_define_var(ev, r);
-    ev_emit(ev, ir_let(ev->c, r, ir_binary(ev->c, (IrExprKind)bi->arg, v, sh, loc), loc));
-    v = ir_varref(ev->c, r, loc);
+    v = bi_let_once(ev, "warp_red", ir_binary(ev->c, (IrExprKind)bi->arg, v, sh, loc), loc);
   }
   return ev_expr(ev, v);
 }
@@ -548,10 +545,7 @@ static Value *atomic_return_prev(Eval *ev, Value **arg, const Builtin *bi, const
   if (!v) return NULL;
   IrIntrin op = bi->arg == IR_ATOMIC_MAX ? IRI_ATOMIC_MAX : bi->arg == IR_ATOMIC_MIN ? IRI_ATOMIC_MIN : IRI_ATOMIC_ADD;
   IrExpr *args[2] = {ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc), v};
-  IrVar *prev = ir_var(ev->c, "prev", ld->dtype, IR_VAR_LET, loc);
-  ev_define_var(ev, prev);
-  ev_emit(ev, ir_let(ev->c, prev, ir_call(ev->c, op, ld->dtype, args, 2, loc), loc));
-  return ev_expr(ev, ir_varref(ev->c, prev, loc));
+  return ev_expr(ev, bi_let_once(ev, "prev", ir_call(ev->c, op, ld->dtype, args, 2, loc), loc));
 }
 
 /* T.atomic_addx2 / atomic_addx4(dst[i, j], src[i, j]): dst[i, j:j+N] += src[i, j:j+N] as one
@@ -701,10 +695,7 @@ static Value *t_atomic_load(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   if (mo < 0) return ev->poison;
   int64_t attr = mo;
   IrExpr *addr = ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc);
-  IrVar *v = ir_var(ev->c, "loaded", ld->dtype, IR_VAR_LET, loc);
-  ev_define_var(ev, v); /* bound where it is written, so the load runs once, there */
-  ev_emit(ev, ir_let(ev->c, v, ir_device(ev->c, IRD_ATOMIC_LOAD, ld->dtype, &attr, 1, &addr, 1, loc), loc));
-  return ev_expr(ev, ir_varref(ev->c, v, loc));
+  return ev_expr(ev, bi_let_once(ev, "loaded", ir_device(ev->c, IRD_ATOMIC_LOAD, ld->dtype, &attr, 1, &addr, 1, loc), loc));
 }
 
 /* T.atomic_store(dst[i], value, memory_order="seq_cst") and T.atomic_or(dst[i], value,
@@ -731,10 +722,7 @@ static Value *t_atomic_ordered(Eval *ev, CallArgs *a, Value **arg, const Builtin
     ev_emit(ev, ir_eval(ev->c, call, loc));
     return ev->none;
   }
-  IrVar *prev = ir_var(ev->c, "prev", ld->dtype, IR_VAR_LET, loc);
-  ev_define_var(ev, prev);
-  ev_emit(ev, ir_let(ev->c, prev, call, loc));
-  return ev_expr(ev, ir_varref(ev->c, prev, loc));
+  return ev_expr(ev, bi_let_once(ev, "prev", call, loc));
 }
 
 /* ---- GEMM ------------------------------------------------------------------------------------ */

@@ -71,16 +71,6 @@ def _as_list(x):
     return [x]
 
 
-class _Shaped:
-    """A parameter description with a concrete shape (its other attributes from p)."""
-
-    def __init__(self, p, shape):
-        self._p, self.shape = p, shape
-
-    def __getattr__(self, name):
-        return getattr(self._p, name)
-
-
 class Profiler:
     """kernel.get_profiler(tensor_supply_type): random inputs for the kernel's input
     parameters, correctness against a reference program, timing."""
@@ -131,7 +121,7 @@ class Profiler:
                                  "dimension of '%s'); it has %s" % (", ".join(repr(m) for m in missing),
                                                                     p.name, sorted(values)))
             shape.append(v)
-        return p._replace(shape=tuple(shape)) if hasattr(p, "_replace") else _Shaped(p, tuple(shape))
+        return p._replace(shape=tuple(shape))  # a tilescale.ArgInfo
 
     def _symmetric(self, t):
         """A kernel that addresses peers' copies of its tensors needs them on the symmetric
