@@ -37,7 +37,7 @@
  *      |
  *   safe_memory          scalar global accesses not proven in bounds: loads read 0, stores
  *      |                 and atomics are skipped there (TileLang's semantics)
- *   thread_sync          __syncthreads for shared-memory RAW/WAR hazards
+ *   thread_sync          __syncthreads for shared-memory RAW/WAR/WAW hazards
  *      |
  *   merge_shared_memory  shared.dyn buffers -> offsets in one dynamic allocation
  *      |

@@ -1,7 +1,7 @@
 /* thread_sync.c — inserts __syncthreads (EVAL of CALL sync_threads) where shared memory
- * is written by some threads and then read by others (RAW) or read and then written
- * (WAR), after
- * lowering, when every access is explicit.
+ * is written by some threads and then read by others (RAW), read and then written (WAR), or
+ * written twice by different threads (WAW: the first store could land last; thread_owners.c
+ * says which thread writes which element), after lowering, when every access is explicit.
  *
  * Walks each statement list in order with the set of shared buffers read and written
  * since the last barrier; a statement that conflicts with that set gets a barrier in
@@ -19,8 +19,8 @@
  * dimension provably differs in every pair of threads (index_disjoint: different constants,
  * or x ^ c1 / x + c1 against x ^ c2 / x + c2 with x block-uniform and load-free, its LETs
  * too, e.g. the two halves s[r ^ 1, ...] and s[r, ...] of a double buffer).  An index naming a variable bound
- * inside a loop or branch is unknown outside it, and in the loop's next iteration
- * (strip_bound).  Inside a lowered T.Parallel nest (IrStmt.iter_owned), the T.Parallel
+ * inside a loop or branch is unknown outside it, and in the loop's next iteration, where the
+ * loop's own variable has moved on too (strip_bound, summarize_iterations).  Inside a lowered T.Parallel nest (IrStmt.iter_owned), the T.Parallel
  * contract (an iteration's accesses do not conflict with the other iterations') lets code
  * that only some threads run go without a barrier; the nest's uniform code is synchronised as
  * usual and barriers go between the nest and the code around it.
@@ -43,15 +43,27 @@
  * tracked as a write when issued (WAR) and when a wait lands it (RAW): see summ_user_groups.
  * Barriers after a T.thread_return are checked by thread_return.c. */
 #include "passes.h"
+#include "thread_owners.h"
 
 /* One access to shared memory: buf[idx] (lanes elements from the last index when > 1), or
  * any element of buf when idx is NULL (an address taken, a view, a swizzled buffer).  An
  * index that names variables which no longer hold the value they had is NULL (any value:
- * see strip_bound). */
+ * see strip_bound).  For the write-after-write test (thread_owners.h): orig, the indices as
+ * written (also through a swizzle or strides: a bijection either way), NULL for any element,
+ * indices of buffer `space` (buf itself, or a view of it: only indices of one space compare);
+ * local, the variables they name that were bound since; guards, the conditions inside its
+ * statement it is written under, guarded, also under others not known (OwnerSite); atomic,
+ * an atomic update (two of those need no order). */
 typedef struct Access {
   const IrBuffer *buf;
   IrExpr **idx;
   int nidx, lanes;
+  IrExpr **orig;
+  const IrBuffer *space;
+  PtrVec local;
+  const OwnerGuard *guards;
+  int nguards;
+  bool guarded, atomic;
 } Access;
 
 /* The accesses since the last barrier: the buffers read and written, and each access. */
@@ -81,9 +93,11 @@ typedef struct Sync {
   bool in_nest;     /* inside a lowered T.Parallel nest (IrStmt.iter_owned): see check_divergent */
   PtrVec let_vars, let_vals; /* each LET's variable and value (block_uniform_value) */
   bool user_groups; /* the function waits with T.ptx_wait_group: see summ_user_groups */
+  bool returns;     /* the function has a T.thread_return: any store may be skipped by some threads */
   PtrVec landed;    /* const IrBuffer*: the shared destinations of its T.ptx_cp_async copies */
   int divergent;    /* > 0: check_divergent's dry run of code only some threads run */
   int loops;        /* uniform loops around the list being synchronised */
+  OwnerEnv owners;  /* the write-after-write test's view of the kernel */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -103,7 +117,7 @@ static bool any_element(const PtrVec *acc, const IrBuffer *b, int *count) {
   for (int i = 0; i < acc->len; i++) {
     const Access *a = acc->items[i];
     if (a->buf != b) continue;
-    if (!a->idx) return true;
+    if (!a->idx && !a->orig) return true;
     ++*count;
   }
   return false;
@@ -111,17 +125,27 @@ static bool any_element(const PtrVec *acc, const IrBuffer *b, int *count) {
 static void add_access(TsCompiler *c, PtrVec *set, PtrVec *acc, const Access *a) {
   add(c, set, (void *)a->buf);
   int count;
-  if (any_element(acc, a->buf, &count)) return;
-  if (a->idx && count < ACCESS_CAP) {
+  if (any_element(acc, a->buf, &count)) {
+    if (!a->atomic)
+      for (int i = 0; i < acc->len; i++) /* no longer atomic updates only */
+        if (((Access *)acc->items[i])->buf == a->buf) ((Access *)acc->items[i])->atomic = false;
+    return;
+  }
+  if ((a->idx || a->orig) && count < ACCESS_CAP) {
     vec_push(c->arena, acc, (void *)a);
     return;
   }
+  bool atomic = a->atomic; /* the one access standing for atomic updates only is one too */
   int keep = 0; /* drop b's indexed accesses, add one of any element */
-  for (int i = 0; i < acc->len; i++)
-    if (((const Access *)acc->items[i])->buf != a->buf) acc->items[keep++] = acc->items[i];
+  for (int i = 0; i < acc->len; i++) {
+    Access *o = acc->items[i];
+    if (o->buf != a->buf) acc->items[keep++] = o;
+    else atomic &= o->atomic;
+  }
   acc->len = keep;
   Access *any = ARENA_NEW(c->arena, Access);
   any->buf = a->buf;
+  any->atomic = atomic;
   vec_push(c->arena, acc, any);
 }
 
@@ -132,23 +156,27 @@ typedef struct Summ {
   PtrVec opaque; /* LOAD nodes whose address a call takes: it may touch more than that element */
   const PtrVec *landed; /* user cp.async groups (Sync.landed): their copies' destinations, else NULL */
   PtrVec copied;        /* the &dst LOADs of those copies: written (summ_user_groups), not read */
+  PtrVec stores;        /* OwnerStore*: the STOREs visited, with their guards (find_stores) */
 } Summ;
 enum { ACC_READ, ACC_WRITE, ACC_ISSUE, ACC_LAND };
-static void summ_add(Summ *s, int how, const IrBuffer *b, IrExpr **idx, int nidx, int lanes) {
+static Access *summ_add(Summ *s, int how, const IrBuffer *b, IrExpr **idx, int nidx, int lanes) {
   const IrBuffer *m = ir_buffer_root(b);
-  if (vec_has(s->ignore, m)) return;
   Access *a = ARENA_NEW(s->c->arena, Access);
+  if (vec_has(s->ignore, m)) return a;
   a->buf = m;
-  if (m == b && !b->layout && !b->strides && idx && nidx == b->ndim) {
-    a->idx = idx;
+  if (idx && (nidx == b->ndim || nidx == 1)) { /* one index: the element offset (lowered layouts) */
+    a->orig = idx;
+    a->space = b;
     a->nidx = nidx;
     a->lanes = lanes;
+    if (m == b && !b->layout && !b->strides && nidx == b->ndim) a->idx = idx;
   }
   SyncState *st = s->st;
   if (how == ACC_WRITE) add_access(s->c, &st->writes, &st->wacc, a);
   else if (how == ACC_READ) add_access(s->c, &st->reads, &st->racc, a);
   else if (how == ACC_ISSUE) add_access(s->c, &st->issues, &st->iacc, a);
   else add_access(s->c, &st->lands, &st->lacc, a);
+  return a;
 }
 /* The LOADs under a call's arguments (not inside their indices) are pointers it may use. */
 static void mark_opaque(Summ *s, IrExpr *e) {
@@ -179,7 +207,7 @@ static void summ_expr(IrExpr *e, void *ctx) {
       e->u.call.nargs > 0) {
     IrExpr *a = e->u.call.args[0];
     if (a->kind == IR_CALL && a->u.call.nargs == 1) a = a->u.call.args[0];
-    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) summ_add(s, ACC_WRITE, a->u.load.buf, NULL, 0, 1);
+    if (a->kind == IR_LOAD && is_shared(a->u.load.buf)) summ_add(s, ACC_WRITE, a->u.load.buf, NULL, 0, 1)->atomic = true;
   }
 }
 /* The shared buffer a T.ptx_cp_async copy writes (its &dst operand; *load: that LOAD), or NULL. */
@@ -212,8 +240,18 @@ static void summ_stmt(IrStmt *st, void *ctx) {
   if (st->kind == IR_S_EVAL) summ_user_groups(s, st->u.eval.value);
   /* cp.async stores (inject_pipeline) complete later; the pipeline places its own
    * wait + barrier before their stage is read, so they are not tracked here. */
-  if (st->kind == IR_S_STORE && is_shared(st->u.store.buf) && !st->u.store.async_)
-    summ_add(s, ACC_WRITE, st->u.store.buf, st->u.store.idx, st->u.store.nidx, st->u.store.lanes);
+  if (st->kind == IR_S_STORE && is_shared(st->u.store.buf) && !st->u.store.async_) {
+    Access *a = summ_add(s, ACC_WRITE, st->u.store.buf, st->u.store.idx, st->u.store.nidx, st->u.store.lanes);
+    a->guarded = true; /* until its guards are found */
+    for (int i = 0; i < s->stores.len; i++) {
+      const OwnerStore *o = s->stores.items[i];
+      if (o->store != st) continue;
+      a->guards = o->guards;
+      a->nguards = o->nguards;
+      a->guarded = o->unknown;
+      break;
+    }
+  }
 }
 
 /* The variables bound (FOR, LET) inside s: outside s, or in another iteration of a loop s, an
@@ -229,44 +267,90 @@ static bool uses_any(const IrExpr *e, const PtrVec *vars) {
     if (ir_expr_uses_var(e, vars->items[k])) return true;
   return false;
 }
-static void strip_list(TsCompiler *c, PtrVec *acc, const PtrVec *vars) {
+/* The variables of vars that a's indices name, directly or through a LET already among them. */
+static void add_local(const Sync *sy, Access *a, const PtrVec *vars) {
+  TsCompiler *c = sy->c;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int k = 0; k < vars->len; k++) {
+      IrVar *v = vars->items[k];
+      if (vec_has(&a->local, v)) continue;
+      bool used = false;
+      for (int d = 0; d < a->nidx && !used; d++) used = ir_expr_uses_var(a->orig[d], v);
+      for (int i = 0; i < sy->let_vars.len && !used; i++)
+        used = vec_has(&a->local, sy->let_vars.items[i]) && ir_expr_uses_var(sy->let_vals.items[i], v);
+      if (used) {
+        vec_push(c->arena, &a->local, v);
+        grew = true;
+      }
+    }
+  }
+}
+static void strip_list(const Sync *sy, PtrVec *acc, const PtrVec *vars) {
+  TsCompiler *c = sy->c;
   for (int i = 0; i < acc->len; i++) {
     Access *a = acc->items[i];
     int d = 0;
-    while (a->idx && d < a->nidx && !uses_any(a->idx[d], vars)) d++;
-    if (!a->idx || d == a->nidx) continue;
+    while (a->orig && d < a->nidx && !uses_any(a->orig[d], vars)) d++;
+    if (!a->orig || d == a->nidx) continue;
     Access *r = ARENA_NEW(c->arena, Access);
     *r = *a;
-    r->idx = ARENA_ARRAY(c->arena, IrExpr *, a->nidx);
-    for (d = 0; d < a->nidx; d++) r->idx[d] = uses_any(a->idx[d], vars) ? NULL : a->idx[d];
+    r->local = (PtrVec){0};
+    for (int k = 0; k < a->local.len; k++) vec_push(c->arena, &r->local, a->local.items[k]);
+    add_local(sy, r, vars);
+    if (a->idx) {
+      r->idx = ARENA_ARRAY(c->arena, IrExpr *, a->nidx);
+      for (d = 0; d < a->nidx; d++) r->idx[d] = uses_any(a->idx[d], vars) ? NULL : a->idx[d];
+    }
     acc->items[i] = r;
   }
 }
 /* Makes the indices of st that name a variable bound inside s unknown (NULL: any value). */
-static void strip_bound(TsCompiler *c, SyncState *st, IrStmt *s) {
+static void strip_bound(const Sync *sy, SyncState *st, IrStmt *s) {
   if (!st->racc.len && !st->wacc.len && !st->iacc.len && !st->lacc.len) return;
-  Bound b = {c, {0}};
+  Bound b = {sy->c, {0}};
   IrVisitor v = {bound_stmt, NULL, &b};
   ir_visit(s, &v);
   if (!b.vars.len) return;
-  strip_list(c, &st->racc, &b.vars);
-  strip_list(c, &st->wacc, &b.vars);
-  strip_list(c, &st->iacc, &b.vars);
-  strip_list(c, &st->lacc, &b.vars);
+  strip_list(sy, &st->racc, &b.vars);
+  strip_list(sy, &st->wacc, &b.vars);
+  strip_list(sy, &st->iacc, &b.vars);
+  strip_list(sy, &st->lacc, &b.vars);
+}
+
+/* The STOREs of s with the conditions inside s they are under (Summ.stores); all of them under
+ * unknown ones when s has a break or continue, or the function a T.thread_return. */
+static void find_break(IrStmt *st, void *ctx) {
+  if (st->kind == IR_S_BREAK || st->kind == IR_S_CONTINUE) *(bool *)ctx = true;
+}
+static void find_stores(const Sync *sy, Summ *sm, IrStmt *s) {
+  bool all = sy->returns;
+  IrVisitor v = {find_break, NULL, &all};
+  if (!all) ir_visit(s, &v);
+  owner_collect_stores(&sy->owners, s, all, &sm->stores);
 }
 
 static SyncState summarize(const Sync *sy, IrStmt *s) {
   SyncState st = {0};
-  Summ sm = {sy->c, &st, &sy->private_, {0}, sy->user_groups ? &sy->landed : NULL, {0}};
+  Summ sm = {sy->c, &st, &sy->private_, {0}, sy->user_groups ? &sy->landed : NULL, {0}, {0}};
+  find_stores(sy, &sm, s);
   IrVisitor v = {summ_stmt, summ_expr, &sm};
   ir_visit(s, &v);
-  strip_bound(sy->c, &st, s);
+  strip_bound(sy, &st, s);
+  return st;
+}
+/* The accesses of a loop's body as a previous iteration left them: its variable too has moved
+ * on since (s[k + 1] read then is s[k] now). */
+static SyncState summarize_iterations(const Sync *sy, IrStmt *loop) {
+  IrStmt *body = loop->kind == IR_S_FOR ? loop->u.loop.body : loop->u.while_.body;
+  SyncState st = summarize(sy, body);
+  strip_bound(sy, &st, loop);
   return st;
 }
 /* The shared-memory reads of a loop's bounds (evaluated once, before the loop). */
 static SyncState summarize_bounds(const Sync *sy, IrStmt *loop) {
   SyncState st = {0};
-  Summ sm = {sy->c, &st, &sy->private_, {0}, NULL, {0}};
+  Summ sm = {sy->c, &st, &sy->private_, {0}, NULL, {0}, {0}};
   IrVisitor v = {summ_stmt, summ_expr, &sm};
   ir_visit_expr(loop->u.loop.min, &v);
   ir_visit_expr(loop->u.loop.extent, &v);
@@ -578,10 +662,33 @@ static bool conflict(const Sync *sy, const PtrVec *mine, const PtrVec *macc, con
   return false;
 }
 
-/* RAW: s reads what others wrote; WAR: s writes what others read.  Write-after-write
- * of the same buffer is not ordered: threads of a tile op write disjoint elements. */
+/* WAW: a write of buffer b in `later` may be overtaken by one in `earlier` (thread_owners.h):
+ * two atomic updates need no order, disjoint elements none. */
+static bool writes_race(const Sync *sy, const IrBuffer *b, const PtrVec *later, const PtrVec *earlier) {
+  for (int i = 0; i < earlier->len; i++) {
+    const Access *a = earlier->items[i];
+    for (int k = 0; a->buf == b && k < later->len; k++) {
+      const Access *o = later->items[k];
+      if (o->buf != b || (a->atomic && o->atomic) || access_disjoint(sy, a, o)) continue;
+      if (a->space != o->space) return true;
+      OwnerSite x = {a->orig, a->nidx, a->lanes, &a->local, a->guards, a->nguards, a->guarded};
+      OwnerSite y = {o->orig, o->nidx, o->lanes, &o->local, o->guards, o->nguards, o->guarded};
+      if (!owner_writes_ordered(&sy->owners, &x, &y)) return true;
+    }
+  }
+  return false;
+}
+static bool write_after_write(const Sync *sy, const SyncState *st, const SyncState *me) {
+  for (int i = 0; i < me->writes.len; i++)
+    if (vec_has(&st->writes, me->writes.items[i]) && writes_race(sy, me->writes.items[i], &me->wacc, &st->wacc))
+      return true;
+  return false;
+}
+
+/* RAW: s reads what others wrote; WAR: s writes what others read; WAW: s writes what other
+ * threads wrote (the earlier store could land last). */
 static bool hazard(const Sync *sy, const SyncState *st, const SyncState *me) {
-  return conflict(sy, &me->reads, &me->racc, &st->writes, &st->wacc) ||
+  return conflict(sy, &me->reads, &me->racc, &st->writes, &st->wacc) || write_after_write(sy, st, me) ||
          conflict(sy, &me->writes, &me->wacc, &st->reads, &st->racc) ||
          conflict(sy, &me->reads, &me->racc, &st->lands, &st->lacc) ||   /* copies landed at a wait */
          conflict(sy, &me->issues, &me->iacc, &st->reads, &st->racc);    /* a copy issued over read data */
@@ -693,10 +800,10 @@ static void check_divergent(Sync *sy, IrStmt *s) {
   SyncState carried = {0};
   if (s->kind == IR_S_FOR) {
     parts[0] = s->u.loop.body;
-    carried = summarize(sy, s->u.loop.body); /* the previous iteration */
+    carried = summarize_iterations(sy, s); /* the previous iteration */
   } else if (s->kind == IR_S_WHILE) {
     parts[0] = s->u.while_.body;
-    carried = summarize(sy, s->u.while_.body);
+    carried = summarize_iterations(sy, s);
   } else {
     parts[0] = s->u.if_.then_s;
     parts[1] = s->u.if_.else_s;
@@ -785,7 +892,12 @@ static IrStmt *sync_ws_chain(Sync *sy, IrStmt *s) {
   *r = *s;
   sy->group = s->u.if_.ws_hi - s->u.if_.ws_lo;
   sy->bar_id = id;
+  int64_t lo = sy->owners.tx_lo, hi = sy->owners.tx_hi;
+  sy->owners.tx_lo = s->u.if_.ws_lo;
+  sy->owners.tx_hi = s->u.if_.ws_hi;
   r->u.if_.then_s = sync_stmt(sy, s->u.if_.then_s, &inner);
+  sy->owners.tx_lo = lo;
+  sy->owners.tx_hi = hi;
   sy->group = 0;
   r->u.if_.else_s = sync_ws_chain(sy, s->u.if_.else_s);
   return r;
@@ -835,7 +947,7 @@ static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st) {
       break;
     case IR_S_FOR:
       if (!thread_dependent(sy, s->u.loop.min) && !thread_dependent(sy, s->u.loop.extent)) {
-        SyncState body = summarize(sy, s->u.loop.body), bounds = summarize_bounds(sy, s);
+        SyncState body = summarize_iterations(sy, s), bounds = summarize_bounds(sy, s);
         if (!body.reads.len && !body.writes.len && !body.issues.len && !body.lands.len && !bounds.reads.len &&
             !waits_on_flag(s->u.loop.body))
           return s;
@@ -862,7 +974,7 @@ static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st) {
         /* The loop may run zero times: keep what was pending before it too. */
         merge_into(c, &in, &entry);
         *st = in;
-        strip_bound(c, st, s);
+        strip_bound(sy, st, s);
         return pre ? ir_seq(c, (IrStmt *[]){pre, r}, 2, s->loc) : r;
       }
       break;
@@ -875,7 +987,10 @@ static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st) {
         *r = *s;
         sy->group = sy->kernel->threads[0];
         sy->bar_id = 1;
+        int64_t hi = sy->owners.tx_hi;
+        sy->owners.tx_hi = sy->kernel->threads[0]; /* the consumers: threadIdx.x below it */
         r->u.if_.else_s = sync_stmt(sy, s->u.if_.else_s, &cons);
+        sy->owners.tx_hi = hi;
         sy->group = 0;
         clear_state(st);
         return r;
@@ -890,7 +1005,7 @@ static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st) {
         r->u.if_.else_s = sync_stmt(sy, s->u.if_.else_s, &b);
         merge_into(c, &a, &b);
         *st = a;
-        strip_bound(c, st, s);
+        strip_bound(sy, st, s);
         return r;
       }
       break;
@@ -899,9 +1014,15 @@ static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st) {
       IrStmt *r = ir_stmt(c, IR_S_KERNEL, s->loc);
       *r = *s;
       const IrKernel *outer = sy->kernel;
+      OwnerEnv outer_owners = sy->owners;
       sy->kernel = &s->u.kernel;
+      for (int a = 0; a < 3; a++) sy->owners.threads[a] = s->u.kernel.threads[a];
+      sy->owners.threads[0] += s->u.kernel.producer_threads;
+      sy->owners.tx_lo = 0;
+      sy->owners.tx_hi = sy->owners.threads[0];
       r->u.kernel.body = sync_stmt(sy, s->u.kernel.body, &k);
       sy->kernel = outer;
+      sy->owners = outer_owners;
       return r;
     }
     default: break;
@@ -927,9 +1048,10 @@ static IrStmt *sync_leaf(Sync *sy, IrStmt *s, SyncState *st) {
 }
 
 /* Variables bound by more than one statement (Sync.redefined), and each LET's value. */
-typedef struct Defs { TsCompiler *c; PtrVec seen, twice, lets, vals; } Defs;
+typedef struct Defs { TsCompiler *c; PtrVec seen, twice, lets, vals; bool returns; } Defs;
 static void def_stmt(IrStmt *s, void *ctx) {
   Defs *d = ctx;
+  if (s->kind == IR_S_RETURN) d->returns = true;
   IrVar *v = s->kind == IR_S_FOR ? s->u.loop.var : s->kind == IR_S_LET ? s->u.let.var : NULL;
   if (!v) return;
   if (vec_has(&d->seen, v)) add(d->c, &d->twice, v);
@@ -949,15 +1071,18 @@ static void find_user_groups(IrExpr *e, void *ctx) {
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}, false, {0}, 0, 0};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}, false, false, {0}, 0, 0, {0}};
   IrVisitor gv = {NULL, find_user_groups, &sy};
   ir_visit(f->body, &gv);
-  Defs defs = {c, {0}, {0}, {0}, {0}};
+  Defs defs = {c, {0}, {0}, {0}, {0}, false};
   IrVisitor dv = {def_stmt, NULL, &defs};
   ir_visit(f->body, &dv);
   sy.redefined = defs.twice;
   sy.let_vars = defs.lets;
   sy.let_vals = defs.vals;
+  sy.returns = defs.returns;
+  sy.owners = (OwnerEnv){c, {1, 1, 1}, 0, 1, {0}, &sy.let_vars, &sy.let_vals, &sy.redefined, &sy.tdep};
+  owner_collect_loops(&sy.owners, f->body);
   if (c->target.sm >= 90 && c->target.arch_a) {
     IrVisitor v = {NULL, find_wgmma, &sy.fence};
     ir_visit(f->body, &v);
