@@ -498,34 +498,28 @@ int64_t ir_buffer_bytes(const IrBuffer *b) {
   return n < 0 ? -1 : dtype_storage_bytes(b->dtype, n);
 }
 
-bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int nvars, int64_t *out) {
+bool ir_eval_int_with(const IrExpr *e, IrVarValue value, void *ctx, int64_t *out) {
   int64_t a, b, cnd;
   switch (e->kind) {
     case IR_INT: *out = e->u.ival; return true;
-    case IR_VAR:
-      for (int i = 0; i < nvars; i++)
-        if (vars[i] == e->u.var) {
-          *out = vals[i];
-          return true;
-        }
-      return false;
-    case IR_CAST: return dtype_is_float(e->dtype) ? false : ir_eval_int(e->u.ops[0], vars, vals, nvars, out);
+    case IR_VAR: return value(e->u.var, ctx, out);
+    case IR_CAST: return dtype_is_float(e->dtype) ? false : ir_eval_int_with(e->u.ops[0], value, ctx, out);
     case IR_NEG:
-      if (!ir_eval_int(e->u.ops[0], vars, vals, nvars, &a)) return false;
+      if (!ir_eval_int_with(e->u.ops[0], value, ctx, &a)) return false;
       *out = -a;
       return true;
     case IR_NOT:
-      if (!ir_eval_int(e->u.ops[0], vars, vals, nvars, &a)) return false;
+      if (!ir_eval_int_with(e->u.ops[0], value, ctx, &a)) return false;
       *out = !a;
       return true;
     case IR_SELECT:
     case IR_IF_THEN_ELSE:
-      if (!ir_eval_int(e->u.ops[0], vars, vals, nvars, &cnd)) return false;
-      return ir_eval_int(e->u.ops[cnd ? 1 : 2], vars, vals, nvars, out);
+      if (!ir_eval_int_with(e->u.ops[0], value, ctx, &cnd)) return false;
+      return ir_eval_int_with(e->u.ops[cnd ? 1 : 2], value, ctx, out);
     default: break;
   }
   if (!(ir_expr_nops[e->kind] == 2) || dtype_is_float(e->dtype)) return false;
-  if (!ir_eval_int(e->u.ops[0], vars, vals, nvars, &a) || !ir_eval_int(e->u.ops[1], vars, vals, nvars, &b))
+  if (!ir_eval_int_with(e->u.ops[0], value, ctx, &a) || !ir_eval_int_with(e->u.ops[1], value, ctx, &b))
     return false;
   switch (e->kind) {
     case IR_ADD: *out = a + b; return true;
@@ -552,6 +546,21 @@ bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int n
     case IR_SHR: if (b < 0 || b > 63) return false; *out = a >> b; return true;
     default: return false;
   }
+}
+
+typedef struct VarTable { IrVar *const *vars; const int64_t *vals; int n; } VarTable;
+static bool table_value(const IrVar *v, void *ctx, int64_t *out) {
+  const VarTable *t = ctx;
+  for (int i = 0; i < t->n; i++)
+    if (t->vars[i] == v) {
+      *out = t->vals[i];
+      return true;
+    }
+  return false;
+}
+bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int nvars, int64_t *out) {
+  VarTable t = {vars, vals, nvars};
+  return ir_eval_int_with(e, table_value, &t, out);
 }
 
 /* ---- substitution ----------------------------------------------------------------------- */

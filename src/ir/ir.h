@@ -685,6 +685,9 @@ int64_t ir_buffer_bytes(const IrBuffer *b);            /* its bytes in memory; -
 /* Evaluate an integer expression whose only free variables are given in env (vars[i] = vals[i]).
  * Returns false when something is not known. */
 bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int nvars, int64_t *out);
+/* The same with each variable's value asked of value(v, ctx, &out) (false: not known). */
+typedef bool (*IrVarValue)(const IrVar *v, void *ctx, int64_t *out);
+bool ir_eval_int_with(const IrExpr *e, IrVarValue value, void *ctx, int64_t *out);
 
 /* ---- rewriting helpers (ir.c) ----------------------------------------------------- */
 /* A CALL or LOAD like e (same op/buffer, dtype and lanes) with operand list xs. */

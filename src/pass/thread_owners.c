@@ -98,12 +98,13 @@ typedef struct Point {
   int64_t val[MAX_VARS];
   int nvars;
   int64_t tid[3];
+  int depth; /* LETs being evaluated */
 } Point;
 
-static int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-static bool eval(const Point *p, const IrExpr *e, int64_t *out, int depth);
-static bool eval_var(const Point *p, const IrVar *v, int64_t *out, int depth) {
+/* The value of v at point p (IrVarValue): a thread index, an enumerated loop, a LET through its
+ * value. */
+static bool point_value(const IrVar *v, void *ctx, int64_t *out) {
+  Point *p = ctx;
   if (v->kind == IR_VAR_THREAD_IDX) {
     *out = p->tid[v->axis];
     return true;
@@ -113,52 +114,14 @@ static bool eval_var(const Point *p, const IrVar *v, int64_t *out, int depth) {
       *out = p->val[i];
       return true;
     }
-  const IrExpr *val = depth < LET_DEPTH ? let_value(p->env, v) : NULL;
-  return val && eval(p, val, out, depth + 1);
+  const IrExpr *val = p->depth < LET_DEPTH ? let_value(p->env, v) : NULL;
+  if (!val) return false;
+  p->depth++;
+  bool ok = ir_eval_int_with(val, point_value, p, out);
+  p->depth--;
+  return ok;
 }
-static bool eval(const Point *p, const IrExpr *e, int64_t *out, int depth) {
-  if (e->kind == IR_INT) {
-    *out = e->u.ival;
-    return true;
-  }
-  if (e->kind == IR_VAR) return eval_var(p, e->u.var, out, depth);
-  int n = ir_expr_nops[e->kind];
-  if (e->kind == IR_CALL || e->kind == IR_LOAD || n < 1 || n > 3) return false;
-  int64_t x[3] = {0, 0, 0};
-  for (int i = 0; i < n; i++)
-    if (!eval(p, e->u.ops[i], &x[i], depth)) return false;
-  int64_t a = x[0], b = x[1];
-  switch (e->kind) {
-    case IR_ADD: *out = a + b; return true;
-    case IR_SUB: *out = a - b; return true;
-    case IR_MUL: *out = a * b; return true;
-    case IR_FLOORDIV: if (!b) return false; *out = floordiv(a, b); return true;
-    case IR_FLOORMOD: if (!b) return false; *out = a - floordiv(a, b) * b; return true;
-    case IR_TRUNCDIV: if (!b) return false; *out = a / b; return true;
-    case IR_TRUNCMOD: if (!b) return false; *out = a % b; return true;
-    case IR_MIN: *out = a < b ? a : b; return true;
-    case IR_MAX: *out = a > b ? a : b; return true;
-    case IR_EQ: *out = a == b; return true;
-    case IR_NE: *out = a != b; return true;
-    case IR_LT: *out = a < b; return true;
-    case IR_LE: *out = a <= b; return true;
-    case IR_GT: *out = a > b; return true;
-    case IR_GE: *out = a >= b; return true;
-    case IR_AND: *out = a && b; return true;
-    case IR_OR: *out = a || b; return true;
-    case IR_BITAND: *out = a & b; return true;
-    case IR_BITOR: *out = a | b; return true;
-    case IR_BITXOR: *out = a ^ b; return true;
-    case IR_SHL: if (b < 0 || b > 62) return false; *out = a << b; return true;
-    case IR_SHR: if (b < 0 || b > 62) return false; *out = a >> b; return true;
-    case IR_NEG: *out = -a; return true;
-    case IR_NOT: *out = !a; return true;
-    case IR_BITNOT: *out = ~a; return true;
-    case IR_SELECT: case IR_IF_THEN_ELSE: *out = a ? b : x[2]; return true;
-    case IR_CAST: *out = a; return !dtype_is_float(e->dtype);
-    default: return false;
-  }
-}
+static bool eval(Point *p, const IrExpr *e, int64_t *out) { return ir_eval_int_with(e, point_value, p, out); }
 
 /* One index as a signed sum of terms: the enumerated ones, the symbolic ones, a constant. */
 typedef struct Sum {
@@ -256,11 +219,11 @@ static int cmp_rows(const void *x, const void *y) {
 }
 
 /* Writes one point's row (a vector's lanes each) into sd->rows, none when a guard excludes it. */
-static bool emit_rows(Side *sd, const Point *p, const bool *keep, int ndims, int nkeys, int64_t lanes, int64_t t) {
+static bool emit_rows(Side *sd, Point *p, const bool *keep, int ndims, int nkeys, int64_t lanes, int64_t t) {
   for (int g = 0; g < sd->site->nguards; g++) {
     int64_t c;
     if (!sd->known[g]) continue;
-    if (!eval(p, sd->site->guards[g].cond, &c, 0)) return false;
+    if (!eval(p, sd->site->guards[g].cond, &c)) return false;
     if ((c != 0) == sd->site->guards[g].neg) return true;
   }
   int64_t key[MAX_DIMS + MAX_VARS];
@@ -269,7 +232,7 @@ static bool emit_rows(Side *sd, const Point *p, const bool *keep, int ndims, int
     if (!keep[d]) continue;
     int64_t v = sd->sum[d].k, x;
     for (int i = 0; i < sd->sum[d].nen; i++) {
-      if (!eval(p, sd->sum[d].en[i], &x, 0)) return false;
+      if (!eval(p, sd->sum[d].en[i], &x)) return false;
       v += sd->sum[d].en_sign[i] * x;
     }
     key[nk++] = v;
@@ -301,7 +264,7 @@ static bool enumerate(Side *sd, const OwnerEnv *env, const bool *keep, int ndims
   if (count * nthreads * lanes > MAX_ROWS) return false;
   sd->rows = malloc(sizeof(int64_t) * (size_t)(count * nthreads * lanes * sd->w));
   if (!sd->rows) return false;
-  Point p = {env, {0}, {0}, sd->nvars, {0}};
+  Point p = {env, {0}, {0}, sd->nvars, {0}, 0};
   for (int i = 0; i < sd->nvars; i++) p.var[i] = sd->vars[i];
   for (int64_t point = 0; point < count * nthreads; point++) {
     int64_t r = point;
@@ -421,9 +384,7 @@ static bool side_guards(const OwnerEnv *env, Side *sd) {
   return true;
 }
 
-bool owner_writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b) {
-  if (!a->idx || !b->idx || a->nidx != b->nidx || a->nidx > MAX_DIMS || a->nidx < 1) return false;
-  if ((env->tx_hi - env->tx_lo) * env->threads[1] * env->threads[2] <= 1) return true;
+static bool writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b) {
   Side sa, sb;
   memset(&sa, 0, sizeof sa);
   memset(&sb, 0, sizeof sb);
@@ -451,6 +412,46 @@ bool owner_writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerSi
   free(sa.rows);
   free(sb.rows);
   return ok;
+}
+
+/* thread_sync asks about one pair of writes many times (its dry runs, each enclosing loop):
+ * answers are kept per kernel, keyed by what they depend on.  A site's `local` set grows along
+ * one path of enclosing statements, so its size and the sum of its members tell it. */
+typedef struct Memo {
+  const void *ptr[4]; /* a's and b's indices, a hash of each one's guards */
+  int64_t num[8];
+  bool ordered;
+} Memo;
+static void memo_key(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b, Memo *m) {
+  const OwnerSite *s[2] = {a, b};
+  m->ptr[0] = a->idx;
+  m->ptr[1] = b->idx;
+  for (int i = 0; i < 2; i++) {
+    uintptr_t sum = 0, g = 0;
+    for (int k = 0; s[i]->local && k < s[i]->local->len; k++) sum += (uintptr_t)s[i]->local->items[k];
+    for (int k = 0; k < s[i]->nguards; k++) g = g * 31 + (uintptr_t)s[i]->guards[k].cond * 2 + s[i]->guards[k].neg;
+    m->ptr[2 + i] = (const void *)g;
+    m->num[i * 3] = sum;
+    m->num[i * 3 + 1] = (s[i]->local ? s[i]->local->len : 0) * 4 + s[i]->guarded * 2 + (s[i]->lanes > 1);
+    m->num[i * 3 + 2] = (int64_t)s[i]->lanes << 32 | (uint32_t)s[i]->nguards;
+  }
+  m->num[6] = env->tx_lo;
+  m->num[7] = env->tx_hi;
+}
+bool owner_writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b) {
+  if (!a->idx || !b->idx || a->nidx != b->nidx || a->nidx > MAX_DIMS || a->nidx < 1) return false;
+  if ((env->tx_hi - env->tx_lo) * env->threads[1] * env->threads[2] <= 1) return true;
+  Memo key;
+  memo_key(env, a, b, &key);
+  for (int i = 0; i < env->memo->len; i++) {
+    const Memo *m = env->memo->items[i];
+    if (!memcmp(m->ptr, key.ptr, sizeof key.ptr) && !memcmp(m->num, key.num, sizeof key.num)) return m->ordered;
+  }
+  Memo *m = ARENA_NEW(env->c->arena, Memo);
+  *m = key;
+  m->ordered = writes_ordered(env, a, b);
+  vec_push(env->c->arena, env->memo, m);
+  return m->ordered;
 }
 
 /* A variable bound by several loops (lowering reuses one) ranges over the union of their ranges:
