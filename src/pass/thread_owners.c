@@ -414,44 +414,10 @@ static bool writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerS
   return ok;
 }
 
-/* thread_sync asks about one pair of writes many times (its dry runs, each enclosing loop):
- * answers are kept per kernel, keyed by what they depend on.  A site's `local` set grows along
- * one path of enclosing statements, so its size and the sum of its members tell it. */
-typedef struct Memo {
-  const void *ptr[4]; /* a's and b's indices, a hash of each one's guards */
-  int64_t num[8];
-  bool ordered;
-} Memo;
-static void memo_key(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b, Memo *m) {
-  const OwnerSite *s[2] = {a, b};
-  m->ptr[0] = a->idx;
-  m->ptr[1] = b->idx;
-  for (int i = 0; i < 2; i++) {
-    uintptr_t sum = 0, g = 0;
-    for (int k = 0; s[i]->local && k < s[i]->local->len; k++) sum += (uintptr_t)s[i]->local->items[k];
-    for (int k = 0; k < s[i]->nguards; k++) g = g * 31 + (uintptr_t)s[i]->guards[k].cond * 2 + s[i]->guards[k].neg;
-    m->ptr[2 + i] = (const void *)g;
-    m->num[i * 3] = sum;
-    m->num[i * 3 + 1] = (s[i]->local ? s[i]->local->len : 0) * 4 + s[i]->guarded * 2 + (s[i]->lanes > 1);
-    m->num[i * 3 + 2] = (int64_t)s[i]->lanes << 32 | (uint32_t)s[i]->nguards;
-  }
-  m->num[6] = env->tx_lo;
-  m->num[7] = env->tx_hi;
-}
 bool owner_writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b) {
   if (!a->idx || !b->idx || a->nidx != b->nidx || a->nidx > MAX_DIMS || a->nidx < 1) return false;
   if ((env->tx_hi - env->tx_lo) * env->threads[1] * env->threads[2] <= 1) return true;
-  Memo key;
-  memo_key(env, a, b, &key);
-  for (int i = 0; i < env->memo->len; i++) {
-    const Memo *m = env->memo->items[i];
-    if (!memcmp(m->ptr, key.ptr, sizeof key.ptr) && !memcmp(m->num, key.num, sizeof key.num)) return m->ordered;
-  }
-  Memo *m = ARENA_NEW(env->c->arena, Memo);
-  *m = key;
-  m->ordered = writes_ordered(env, a, b);
-  vec_push(env->c->arena, env->memo, m);
-  return m->ordered;
+  return writes_ordered(env, a, b);
 }
 
 /* A variable bound by several loops (lowering reuses one) ranges over the union of their ranges:

@@ -23,7 +23,6 @@ typedef struct OwnerEnv {
   const PtrVec *let_vals;    /* ... and its value */
   const PtrVec *redefined;   /* IrVar* bound by more than one statement */
   const PtrVec *tdep;        /* IrVar* whose value may differ between threads */
-  PtrVec *memo;              /* answers of owner_writes_ordered for this kernel (thread_owners.c) */
 } OwnerEnv;
 
 /* A condition a store is under inside its statement: cond, or with neg its negation (else). */

@@ -98,7 +98,6 @@ typedef struct Sync {
   int divergent;    /* > 0: check_divergent's dry run of code only some threads run */
   int loops;        /* uniform loops around the list being synchronised */
   OwnerEnv owners;  /* the write-after-write test's view of the kernel */
-  PtrVec owner_memo; /* its answers so far in the kernel (OwnerEnv.memo) */
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -1021,7 +1020,6 @@ static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st) {
       sy->owners.threads[0] += s->u.kernel.producer_threads;
       sy->owners.tx_lo = 0;
       sy->owners.tx_hi = sy->owners.threads[0];
-      sy->owner_memo.len = 0;
       r->u.kernel.body = sync_stmt(sy, s->u.kernel.body, &k);
       sy->kernel = outer;
       sy->owners = outer_owners;
@@ -1073,7 +1071,7 @@ static void find_user_groups(IrExpr *e, void *ctx) {
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}, false, false, {0}, 0, 0, {0}, {0}};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}, false, false, {0}, 0, 0, {0}};
   IrVisitor gv = {NULL, find_user_groups, &sy};
   ir_visit(f->body, &gv);
   Defs defs = {c, {0}, {0}, {0}, {0}, false};
@@ -1083,7 +1081,7 @@ void pass_thread_sync(TsCompiler *c, IrFunc *f) {
   sy.let_vars = defs.lets;
   sy.let_vals = defs.vals;
   sy.returns = defs.returns;
-  sy.owners = (OwnerEnv){c, {1, 1, 1}, 0, 1, {0}, &sy.let_vars, &sy.let_vals, &sy.redefined, &sy.tdep, &sy.owner_memo};
+  sy.owners = (OwnerEnv){c, {1, 1, 1}, 0, 1, {0}, &sy.let_vars, &sy.let_vals, &sy.redefined, &sy.tdep};
   owner_collect_loops(&sy.owners, f->body);
   if (c->target.sm >= 90 && c->target.arch_a) {
     IrVisitor v = {NULL, find_wgmma, &sy.fence};
