@@ -384,7 +384,7 @@ static bool side_guards(const OwnerEnv *env, Side *sd) {
   return true;
 }
 
-static bool writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b) {
+static bool writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b, bool single) {
   Side sa, sb;
   memset(&sa, 0, sizeof sa);
   memset(&sb, 0, sizeof sb);
@@ -408,16 +408,21 @@ static bool writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerS
     memset(&sb.sum[n - 1], 0, sizeof(Sum));
   }
   bool ok = enumerate(&sa, env, keep, n, nkeys) && enumerate(&sb, env, keep, n, nkeys) &&
-            writers_contained(&sa, &sb, nkeys, exact);
+            writers_contained(&sa, &sb, nkeys, exact && !single);
   free(sa.rows);
   free(sb.rows);
   return ok;
 }
 
+static bool sites_known(const OwnerSite *a, const OwnerSite *b) {
+  return a->idx && b->idx && a->nidx == b->nidx && a->nidx <= MAX_DIMS && a->nidx >= 1;
+}
+static bool one_thread(const OwnerEnv *env) { return (env->tx_hi - env->tx_lo) * env->threads[1] * env->threads[2] <= 1; }
 bool owner_writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b) {
-  if (!a->idx || !b->idx || a->nidx != b->nidx || a->nidx > MAX_DIMS || a->nidx < 1) return false;
-  if ((env->tx_hi - env->tx_lo) * env->threads[1] * env->threads[2] <= 1) return true;
-  return writes_ordered(env, a, b);
+  return sites_known(a, b) && (one_thread(env) || writes_ordered(env, a, b, false));
+}
+bool owner_same_thread(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b) {
+  return sites_known(a, b) && (one_thread(env) || writes_ordered(env, a, b, true));
 }
 
 /* A variable bound by several loops (lowering reuses one) ranges over the union of their ranges:

@@ -68,4 +68,10 @@ void owner_collect_loops(OwnerEnv *env, IrStmt *s);
  * False when that cannot be shown. */
 bool owner_writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b);
 
+/* True when every element both accesses touch (reads or writes, in either order) is touched by
+ * one and the same thread in both: that thread's program order orders them, no barrier is
+ * needed between them (a read of one's own earlier store, a store over one's own earlier
+ * read).  Guards only shrink the sets, so any site may be guarded.  False when not shown. */
+bool owner_same_thread(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b);
+
 #endif

@@ -643,14 +643,22 @@ static bool access_disjoint(const Sync *sy, const Access *a, const Access *b) {
   }
   return false;
 }
-/* Some access of buffer b in x may touch an element that an access of b in y touches. */
+/* Every element both touch is touched by one thread in both (thread_owners.h). */
+static bool same_thread(const Sync *sy, const Access *a, const Access *o) {
+  if (!a->orig || a->space != o->space) return false;
+  OwnerSite x = {a->orig, a->nidx, a->lanes, &a->local, a->guards, a->nguards, true};
+  OwnerSite y = {o->orig, o->nidx, o->lanes, &o->local, o->guards, o->nguards, true};
+  return owner_same_thread(&sy->owners, &x, &y);
+}
+/* Some access of buffer b in x may touch an element that an access of b in y touches through
+ * another thread. */
 static bool overlap(const Sync *sy, const IrBuffer *b, const PtrVec *x, const PtrVec *y) {
   for (int i = 0; i < x->len; i++) {
     const Access *a = x->items[i];
     if (a->buf != b) continue;
     for (int k = 0; k < y->len; k++) {
       const Access *o = y->items[k];
-      if (o->buf == b && !access_disjoint(sy, a, o)) return true;
+      if (o->buf == b && !access_disjoint(sy, a, o) && !same_thread(sy, a, o)) return true;
     }
   }
   return false;
