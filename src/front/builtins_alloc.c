@@ -78,6 +78,20 @@ static Value *t_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return make_tensortype(ev, arg[0], arg[1], call_loc(a), bi_arg_node(a, 0, "shape"));
 }
 
+IrBuffer *ev_tensor_param(Eval *ev, const char *name, Value *tt, SrcLoc loc) {
+  int nd = tt->u.tt.shape->u.seq.n;
+  IrExpr **shape = ARENA_ARRAY(ev->a, IrExpr *, nd ? nd : 1);
+  for (int d = 0; d < nd; d++)
+    if (!(shape[d] = ev_to_ir(ev, tt->u.tt.shape->u.seq.items[d], NULL, loc))) return NULL;
+  IrBuffer *b = ir_buffer(ev->c, name, tt->u.tt.dtype, IR_SCOPE_GLOBAL, nd, shape, loc);
+  if (tt->u.tt.strides) { /* T.StridedTensor */
+    b->strides = ARENA_ARRAY(ev->a, IrExpr *, nd ? nd : 1);
+    for (int d = 0; d < nd; d++)
+      if (!(b->strides[d] = ev_to_ir(ev, tt->u.tt.strides->u.seq.items[d], NULL, loc))) return NULL;
+  }
+  return b;
+}
+
 /* T.StridedTensor(shape, strides, dtype): a parameter annotation with explicit strides;
  * T.StridedTensor[shape, strides, dtype] (arg == NULL: BI_INDEX) the same. */
 static Value *t_strided_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {

@@ -232,18 +232,11 @@ static IrFunc *trace_prim_func(Eval *ev, Value *fn) {
       continue;
     }
     if (ann->kind == V_TENSORTYPE) {
-      int nd = ann->u.tt.shape->u.seq.n;
-      IrExpr **shape = ARENA_ARRAY(ev->a, IrExpr *, nd);
-      bool ok = true;
-      for (int d = 0; d < nd; d++) ok &= (shape[d] = ev_to_ir(ev, ann->u.tt.shape->u.seq.items[d], NULL, p->loc)) != NULL;
-      if (!ok) { ev_env_set(ev, env, p->name, ev->poison); continue; }
-      ip->buf = ir_buffer(ev->c, p->name, ann->u.tt.dtype, IR_SCOPE_GLOBAL, nd, shape, p->loc);
-      ip->buf->param_index = i;
-      if (ann->u.tt.strides) { /* T.StridedTensor */
-        ip->buf->strides = ARENA_ARRAY(ev->a, IrExpr *, nd);
-        for (int d = 0; d < nd; d++)
-          ok &= (ip->buf->strides[d] = ev_to_ir(ev, ann->u.tt.strides->u.seq.items[d], NULL, p->loc)) != NULL;
+      if (!(ip->buf = ev_tensor_param(ev, p->name, ann, p->loc))) {
+        ev_env_set(ev, env, p->name, ev->poison);
+        continue;
       }
+      ip->buf->param_index = i;
       Value *bv = ev_new(ev, V_BUFFER);
       bv->u.buf = ip->buf;
       ev_env_set(ev, env, p->name, bv);

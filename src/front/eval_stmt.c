@@ -609,10 +609,8 @@ ExecStatus ev_exec_stmt(Eval *ev, Env *env, const AstNode *s) {
             ev_env_set(ev, env, t->id, ev->poison);
             return EX_NORMAL;
           }
-          IrExpr **shape = ARENA_ARRAY(ev->a, IrExpr *, ann->u.tt.shape->u.seq.n);
-          for (int d = 0; d < ann->u.tt.shape->u.seq.n; d++)
-            if (!(shape[d] = ev_to_ir(ev, ann->u.tt.shape->u.seq.items[d], NULL, s->loc))) return EX_NORMAL;
-          IrBuffer *b = ir_buffer(ev->c, t->id, ann->u.tt.dtype, IR_SCOPE_GLOBAL, ann->u.tt.shape->u.seq.n, shape, t->loc);
+          IrBuffer *b = ev_tensor_param(ev, t->id, ann, t->loc);
+          if (!b) return EX_NORMAL;
           IrParam *p = ARENA_NEW(ev->a, IrParam);
           p->name = t->id;
           p->buf = b;

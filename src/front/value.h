@@ -294,6 +294,9 @@ Value *ev_use_opaque(Eval *ev, Value *v, SrcLoc loc); /* reports the opaque valu
 IrExpr *ev_load_var(Eval *ev, IrBuffer *b, SrcLoc loc); /* the value of a T.alloc_var */
 /* Converts to IR; `like` (may be NULL) gives the dtype for Python literals. */
 IrExpr *ev_to_ir(Eval *ev, Value *v, const IrExpr *like, SrcLoc loc);
+/* The global buffer a T.Tensor / T.StridedTensor annotation `tt` declares for parameter `name`
+ * (shape and strides converted to IR); NULL after an error. */
+IrBuffer *ev_tensor_param(Eval *ev, const char *name, Value *tt, SrcLoc loc);
 IrExpr *ev_to_bool_ir(Eval *ev, IrExpr *e, SrcLoc loc);
 bool ev_to_dtype(Eval *ev, Value *v, ts_dtype *out, SrcLoc loc);  /* dtype or string */
 bool ev_to_int(Eval *ev, Value *v, int64_t *out, SrcLoc loc);     /* Python int or constant IR */

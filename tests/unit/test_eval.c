@@ -1289,4 +1289,24 @@ TEST(eval_strided_tensor_subscript_form) {
   CHECK(a->strides && b->strides && a->dtype == TS_DTYPE_FLOAT16);
   CHECK(a->strides && b->strides && ir_expr_equal(a->strides[0], b->strides[0]));
   fini(&fx);
+
+  /* the eager style's body annotation keeps the strides too (they bind `s` at launch) */
+  EvalFixture fe;
+  const char *eager =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def k(x):\n"
+      "    m = T.dynamic('m')\n"
+      "    s = T.dynamic('s')\n"
+      "    x: T.StridedTensor[[m, 16], [s, 1], T.float4_e2m1fn]\n"
+      "    with T.Kernel(1, threads=32):\n"
+      "        pass\n";
+  f = compile_src(&fe, eager, "k", NULL);
+  if (!f) fprintf(stderr, "%s", diag_text(&fe));
+  REQUIRE(f);
+  REQUIRE(f->nparams == 1 && f->params[0].buf);
+  a = f->params[0].buf;
+  CHECK(a->strides && a->strides[0]->kind == IR_VAR && !strcmp(a->strides[0]->u.var->name, "s"));
+  fini(&fe);
 }
