@@ -309,20 +309,31 @@ static Value *py_isinstance(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   return ev_bool(ev, isinstance1(arg[0], ty));
 }
 
-/* itertools.product(*iterables): the cartesian product as a list of tuples (autotune
- * config spaces); the size is bounded by the evaluation step limit through ev_memory_ok. */
+/* itertools.product(*iterables, repeat=1): the cartesian product as a list of tuples (autotune
+ * config spaces; product(sizes, repeat=2) is product(sizes, sizes)); the size is bounded by
+ * the evaluation step limit through ev_memory_ok. */
 static Value *py_product(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)arg, (void)bi;
   SrcLoc loc = call_loc(a);
-  if (a->nkw) {
-    ts_error(ev->c, loc, "itertools.product() keyword arguments are not supported");
-    return NULL;
+  int64_t repeat = 1;
+  for (int k = 0; k < a->nkw; k++) {
+    if (strcmp(a->kw[k], "repeat")) {
+      ts_error(ev->c, loc, "itertools.product() got an unexpected keyword argument '%s'", a->kw[k]);
+      return NULL;
+    }
+    if (!ev_to_int(ev, a->kwv[k], &repeat, loc)) return NULL;
+    if (repeat < 0 || repeat > 64) {
+      ts_error(ev->c, loc, "itertools.product(): repeat must be between 0 and 64, got %lld", (long long)repeat);
+      return NULL;
+    }
   }
+  ValList *pools = ARENA_ARRAY(ev->a, ValList, a->npos ? a->npos : 1); /* each iterable read once */
+  for (int i = 0; i < a->npos; i++)
+    if (!ev_iter_items(ev, a->pos[i], &pools[i], loc)) return NULL;
   Value *out = ev_new(ev, V_LIST);
   vl_push(ev, &out->u.seq, ev_new(ev, V_TUPLE));
-  for (int i = 0; i < a->npos; i++) {
-    ValList items = {0};
-    if (!ev_iter_items(ev, a->pos[i], &items, loc)) return NULL;
+  for (int i = 0; i < a->npos * repeat; i++) {
+    ValList items = pools[i % a->npos];
     Value *next = ev_new(ev, V_LIST);
     for (int p = 0; p < out->u.seq.n; p++)
       for (int k = 0; k < items.n; k++) {

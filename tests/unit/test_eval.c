@@ -777,6 +777,8 @@ TEST(eval_autotune_configs_recorded) {
       "from tilelang.autotuner import autotune\n"
       "def get_configs():\n"
       "    space = dict(block=[64, 128], threads=[128, 256])\n"
+      "    pairs = list(itertools.product((b for b in [1, 2]), repeat=2))\n"
+      "    assert pairs == [(1, 1), (1, 2), (2, 1), (2, 2)], pairs\n"
       "    return [dict(zip(space, v)) for v in itertools.product(*space.values())]\n"
       "@autotune(configs=get_configs(), warmup=10)\n"
       "@tilelang.jit(out_idx=[0, -1])\n"

@@ -1,0 +1,77 @@
+"""config_sweep.py — configurations beyond each example's own, drawn at random (fixed seed)
+from the tuning spaces TileLang's examples and tuners use, on the GPU against torch: a
+configuration the autotuner may pick must compile and compute the right thing.
+
+    python3 tests/corpus/config_sweep.py CORPUS_DIR [N]   (CORPUS_DIR = .../corpus/tilelang/examples;
+                                                          N cases per family, default 24)
+
+Families: the GEMM of gemm/example_gemm_autotune.py (its 288-point space: block_M/N 64-256,
+block_K 32/64, 0-3 stages, 128/256 threads, rasterization; sizes that are not multiples of
+the tiles), flash_attention/example_mha_fwd_bhsd.py and example_gqa_fwd_bshd.py (tiles,
+stages, threads, causal, head dim, sequence lengths off the tile; at least 16 rows of the
+tile per warp, the rule of gqa_fwd_bshd's own get_configs: 64-row tiles over 8 warps are
+refused with a layout-conflict error, as outside that space).  One PASS / FAIL / ERROR
+line per case (ERROR: it did not compile or launch), then "N passed, N failed"."""
+import os
+import random
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import regress_gpu as rg  # noqa: E402
+from regress_gpu import tilescale  # noqa: E402
+
+
+def gemm(ctx, M, N, K, bm, bn, bk, stages, threads, raster):
+    k = ctx.load(os.path.join(HERE, "sweep_gemm.py")).compile(
+        "matmul", M=M, N=N, K=K, block_M=bm, block_N=bn, block_K=bk, num_stages=stages, thread_num=threads,
+        enable_rasteration=raster)
+    a = torch.randn(M, K, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn(N, K, dtype=torch.bfloat16, device="cuda")
+    c = k(a, b)
+    rg.check("gemm %dx%dx%d tile %dx%dx%d st=%d thr=%d raster=%s" % (M, N, K, bm, bn, bk, stages, threads, raster),
+             c, a.float() @ b.float().T, 5e-2, 2e-2)
+
+
+def cases(ctx, corpus, n, rnd):
+    out = []
+    for _ in range(n):
+        cfg = (rnd.choice([64, 128, 256]), rnd.choice([64, 128, 256]), rnd.choice([32, 64]), rnd.choice([0, 1, 2, 3]),
+               rnd.choice([128, 256]), rnd.choice([True, False]))
+        M, N, K = rnd.choice([(1000, 768, 520), (512, 512, 512), (257, 1000, 192)])
+        out.append(("gemm %s %s" % ((M, N, K), cfg), lambda M=M, N=N, K=K, cfg=cfg: gemm(ctx, M, N, K, *cfg)))
+    for _ in range(n):  # the examples' own rule (gqa_fwd_bshd's get_configs): 16 rows or more per warp
+        bm, bn, st = rnd.choice([64, 128]), rnd.choice([32, 64, 128]), rnd.choice([1, 2, 3])
+        th = rnd.choice([128, 256]) if bm == 128 else 128
+        causal, D, S = rnd.choice([False, True]), rnd.choice([64, 128]), rnd.choice([1000, 1024, 333])
+        a = (2, 3, S, D, causal, bm, bn, st, th)
+        out.append(("mha_fwd_bhsd %s" % (a,), lambda a=a: rg.mha_fwd_bhsd(ctx, corpus, *a)))
+    for _ in range(n // 2):
+        bm, bn, st = rnd.choice([64, 128]), rnd.choice([64, 128]), rnd.choice([1, 2])
+        th = rnd.choice([128, 256]) if bm == 128 else 128
+        causal, groups = rnd.choice([False, True]), rnd.choice([4, 8])
+        a = (1, 16, 1024, 128, causal, groups, bm, bn, st, th)
+        out.append(("gqa_fwd_bshd %s" % (a,), lambda a=a: rg.gqa_fwd_bshd(ctx, corpus, *a)))
+    return out
+
+
+def main():
+    if len(sys.argv) not in (2, 3) or not os.path.isdir(sys.argv[1]):
+        sys.exit("usage: config_sweep.py CORPUS_DIR [N]")
+    n = int(sys.argv[2]) if len(sys.argv) == 3 else 24
+    torch.manual_seed(0)
+    ctx = tilescale.Context()
+    errors = 0
+    for name, run in cases(ctx, sys.argv[1], n, random.Random(19)):
+        try:
+            run()
+        except Exception as e:  # a configuration that does not compile or launch
+            errors += 1
+            print("ERROR %s: %s" % (name, str(e).strip().splitlines()[0][:300]))
+    print("%d passed, %d failed, %d errors" % (sum(rg.RESULTS), len(rg.RESULTS) - sum(rg.RESULTS), errors))
+
+
+if __name__ == "__main__":
+    main()
