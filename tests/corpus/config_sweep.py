@@ -10,7 +10,9 @@ block_K 32/64, 0-3 stages, 128/256 threads, rasterization; sizes that are not mu
 the tiles), flash_attention/example_mha_fwd_bhsd.py and example_gqa_fwd_bshd.py (tiles,
 stages, threads, causal, head dim, sequence lengths off the tile; at least 16 rows of the
 tile per warp, the rule of gqa_fwd_bshd's own get_configs: 64-row tiles over 8 warps are
-refused with a layout-conflict error, as outside that space).  One PASS / FAIL / ERROR
+refused with a layout-conflict error, as outside that space), deepseek_mla/example_mla_decode.py
+(block_N, splits, heads, batch) and gemm_fp8/example_tilelang_gemm_fp8.py (tiles, e4m3/e5m2,
+sizes off the tile).  One PASS / FAIL / ERROR
 line per case (ERROR: it did not compile or launch), then "N passed, N failed"."""
 import os
 import random
@@ -35,6 +37,37 @@ def gemm(ctx, M, N, K, bm, bn, bk, stages, threads, raster):
              c, a.float() @ b.float().T, 5e-2, 2e-2)
 
 
+def mla_decode(ctx, corpus, batch, heads, seqlen, block_N, num_split, dim=512, pe_dim=64):
+    prog = ctx.load(os.path.join(corpus, "deepseek_mla/example_mla_decode.py"))
+    scale = (dim + pe_dim) ** -0.5
+    kern = prog.compile("flashattn", batch=batch, heads=heads, kv_head_num=1, seqlen_kv=seqlen, dim=dim,
+                        pe_dim=pe_dim, block_N=block_N, block_H=64, num_split=num_split, softmax_scale=scale)
+    q = torch.randn(batch, heads, dim, dtype=torch.float16, device="cuda")
+    q_pe = torch.randn(batch, heads, pe_dim, dtype=torch.float16, device="cuda")
+    kv = torch.randn(batch, seqlen, 1, dim, dtype=torch.float16, device="cuda")
+    k_pe = torch.randn(batch, seqlen, 1, pe_dim, dtype=torch.float16, device="cuda")
+    out = kern(q, q_pe, kv, k_pe)
+    query = torch.cat([q, q_pe], -1).float()
+    key = torch.cat([kv, k_pe], -1)[:, :, 0].float()
+    p = torch.softmax(query @ key.transpose(1, 2) * scale, -1)
+    rg.check("mla_decode b=%d heads=%d kv=%d block_N=%d split=%d" % (batch, heads, seqlen, block_N, num_split), out,
+             p @ kv[:, :, 0].float(), 1e-2, 1e-2)
+
+
+def gemm_fp8(ctx, corpus, M, N, K, bm, bn, bk, dtype):
+    """gemm_fp8/example_tilelang_gemm_fp8.py: the output is fp8 too, so the reference is rounded
+    to it and one step of its rounding (1/8 relative for e4m3, 1/4 for e5m2) is allowed."""
+    prog = ctx.load(os.path.join(corpus, "gemm_fp8/example_tilelang_gemm_fp8.py"))
+    k = prog.compile("matmul", M=M, N=N, K=K, block_M=bm, block_N=bn, block_K=bk, dtype=dtype)
+    tdt = getattr(torch, dtype)
+    a = (torch.randn(M, K, device="cuda") * 0.5).to(tdt)
+    b = (torch.randn(N, K, device="cuda") * 0.5).to(tdt)
+    c = k(a, b)
+    ref = a.float() @ b.float().T
+    rg.check("gemm_fp8 %s %dx%dx%d tile %dx%dx%d" % (dtype, M, N, K, bm, bn, bk), c.float(), ref, 0.1,
+             0.13 if dtype == "float8_e4m3fn" else 0.26)
+
+
 def cases(ctx, corpus, n, rnd):
     out = []
     for _ in range(n):
@@ -54,6 +87,14 @@ def cases(ctx, corpus, n, rnd):
         causal, groups = rnd.choice([False, True]), rnd.choice([4, 8])
         a = (1, 16, 1024, 128, causal, groups, bm, bn, st, th)
         out.append(("gqa_fwd_bshd %s" % (a,), lambda a=a: rg.gqa_fwd_bshd(ctx, corpus, *a)))
+    for _ in range(n // 2):
+        a = (rnd.choice([1, 4]), rnd.choice([64, 128]), rnd.choice([1024, 2048]), rnd.choice([32, 64]),
+             rnd.choice([1, 2, 4]))
+        out.append(("mla_decode %s" % (a,), lambda a=a: mla_decode(ctx, corpus, *a)))
+    for _ in range(n // 2):
+        a = (rnd.choice([512, 1000]), rnd.choice([512, 768]), rnd.choice([512, 1024]), rnd.choice([64, 128]),
+             rnd.choice([64, 128, 256]), rnd.choice([64, 128]), rnd.choice(["float8_e4m3fn", "float8_e5m2"]))
+        out.append(("gemm_fp8 %s" % (a,), lambda a=a: gemm_fp8(ctx, corpus, *a)))
     return out
 
 
