@@ -33,7 +33,7 @@
  * A T.ws body (IrStmt if_.ws_hi) runs on its warpgroups only, so a __syncthreads inside it
  * would wait forever for the others: it is synchronised on its own with a named barrier over
  * its threads (one barrier id per thread range of the kernel, from 2), entered with the
- * accesses of its own body as pending (a previous iteration of an enclosing loop), and seen
+ * accesses of its own body as pending when an enclosing loop runs it again, and seen
  * from outside as one access, with __syncthreads around it as needed.  A hand-written branch on
  * thread ranges (`if tx < 128: ... else: ...`, front/thread_branch.c) is a chain of such bodies,
  * each the else of the one before: they run at once on disjoint threads, ordered only by the
@@ -64,6 +64,7 @@ typedef struct Access {
   const OwnerGuard *guards;
   int nguards;
   bool guarded, atomic;
+  bool no_waw; /* a write a T.ws body outside any loop is entered with (sync_ws_chain) */
 } Access;
 
 /* The accesses since the last barrier: the buffers read and written, and each access. */
@@ -97,6 +98,7 @@ typedef struct Sync {
   PtrVec landed;    /* const IrBuffer*: the shared destinations of its T.ptx_cp_async copies */
   int divergent;    /* > 0: check_divergent's dry run of code only some threads run */
   int loops;        /* uniform loops around the list being synchronised */
+  IrStmt *loop;     /* the innermost of them, or NULL */
   OwnerEnv owners;  /* the write-after-write test's view of the kernel */
 } Sync;
 
@@ -677,7 +679,7 @@ static bool writes_race(const Sync *sy, const IrBuffer *b, const PtrVec *later, 
     const Access *a = earlier->items[i];
     for (int k = 0; a->buf == b && k < later->len; k++) {
       const Access *o = later->items[k];
-      if (o->buf != b || (a->atomic && o->atomic) || access_disjoint(sy, a, o)) continue;
+      if (o->buf != b || a->no_waw || (a->atomic && o->atomic) || access_disjoint(sy, a, o)) continue;
       if (a->space != o->space) return true;
       OwnerSite x = {a->orig, a->nidx, a->lanes, &a->local, a->guards, a->nguards, a->guarded};
       OwnerSite y = {o->orig, o->nidx, o->lanes, &o->local, o->guards, o->nguards, o->guarded};
@@ -881,6 +883,18 @@ static int range_barrier(Sync *sy, const IrStmt *s) {
   return 2 + sy->nranges++;
 }
 
+/* Copies of the writes in acc that write_after_write does not compare (Access.no_waw). */
+static PtrVec first_run_writes(const Sync *sy, const PtrVec *acc) {
+  PtrVec out = {0};
+  for (int i = 0; i < acc->len; i++) {
+    Access *a = ARENA_NEW(sy->c->arena, Access);
+    *a = *(const Access *)acc->items[i];
+    a->no_waw = true;
+    vec_push(sy->c->arena, &out, a);
+  }
+  return out;
+}
+
 /* The inside of a T.ws body and of the bodies chained as its else (a hand-written `if tx < 128:
  * ... elif ...` on thread ranges, whose branches run at once on different threads: no barrier
  * between them, the user's mbarriers order them): each synchronised with its range's named
@@ -895,7 +909,14 @@ static IrStmt *sync_ws_chain(Sync *sy, IrStmt *s) {
   }
   int id = range_barrier(sy, s);
   if (!id) return s;
+  /* Entered with the body's own accesses pending: in a loop, its previous iteration (the loop's
+   * variables moved on).  Outside one they stand for nothing that ran, but are kept for RAW and
+   * WAR (as before write-after-write was ordered: the barriers of those kernels are the ones run
+   * on the GPU) and not for WAW, where they put a barrier after DeepEP combine's
+   * thread-dependent receive loop, before warps retire one by one. */
   SyncState inner = summarize(sy, s->u.if_.then_s);
+  if (sy->loop) strip_bound(sy, &inner, sy->loop);
+  else inner.wacc = first_run_writes(sy, &inner.wacc);
   IrStmt *r = ir_stmt(c, IR_S_IF, s->loc);
   *r = *s;
   sy->group = s->u.if_.ws_hi - s->u.if_.ws_lo;
@@ -976,8 +997,11 @@ static IrStmt *sync_compound(Sync *sy, IrStmt *s, SyncState *st) {
         merge_into(c, &entry, st);
         IrStmt *r = ir_stmt(c, IR_S_FOR, s->loc);
         *r = *s;
+        IrStmt *outer_loop = sy->loop;
         sy->loops++;
+        sy->loop = s;
         r->u.loop.body = sync_stmt(sy, s->u.loop.body, &in);
+        sy->loop = outer_loop;
         sy->loops--;
         /* The loop may run zero times: keep what was pending before it too. */
         merge_into(c, &in, &entry);
@@ -1079,7 +1103,7 @@ static void find_user_groups(IrExpr *e, void *ctx) {
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}, false, false, {0}, 0, 0, {0}};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}, false, false, {0}, 0, 0, NULL, {0}};
   IrVisitor gv = {NULL, find_user_groups, &sy};
   ir_visit(f->body, &gv);
   Defs defs = {c, {0}, {0}, {0}, {0}, false};

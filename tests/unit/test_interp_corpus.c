@@ -1382,3 +1382,30 @@ TEST(corpus_interp_block_sparse_attn) {
   CHECK(bad == 0);
   run_free(&r);
 }
+
+/* Barriers thread_sync placed over the threads it synchronises: __syncthreads and named
+ * barriers (not the user's T.sync_threads(id, n)). */
+static void count_barrier(IrExpr *e, void *ctx) {
+  if ((e->kind == IR_CALL && e->u.call.op == IRI_SYNCTHREADS) || ir_is_device(e, IRD_NAMED_BARRIER_SYNC)) ++*(int *)ctx;
+}
+
+/* TileScale's DeepEP combine: after its receive loop (trip count by warp) each warp marks itself
+ * retired from one elected lane, so that the coordinator warp stops waiting for its head.  The
+ * receiver range is a T.ws body outside any loop: the write-after-write test must not compare
+ * that store with the body's own accesses as if a previous iteration had made them (a barrier
+ * there makes early warps wait for the slowest before retiring, which the head protocol does not
+ * expect).  One barrier, after the receivers' set-up, as before write-after-write was ordered
+ * (the CUDA's other one is the senders' own T.sync_threads(id, 96)). */
+TEST(corpus_deepep_combine_retire_has_no_barrier) {
+  Run r;
+  const char *p[] = {"num_ranks=8", "num_max_send_tokens=4", "num_recv_buffer_tokens=256", "hidden=7168",
+                     "num_topk=8", "num_sms=20", NULL};
+  if (!corpus_compile(t, &r, "tilescale/examples/distributed/deepseek_deepep/intranode/combine.py", "combine_kernel", p))
+    return;
+  int n = 0;
+  IrVisitor v = {NULL, count_barrier, &n};
+  ir_visit(r.f->body, &v);
+  CHECK(n == 1);
+  if (n != 1) fprintf(stderr, "  %d barriers\n", n);
+  run_free(&r);
+}
