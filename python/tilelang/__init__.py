@@ -103,7 +103,7 @@ if not any(isinstance(f, _PlaceholderFinder) for f in sys.meta_path):
 # ---- the API -------------------------------------------------------------------------------------
 from . import language  # noqa: E402
 from .env import env  # noqa: E402
-from .jit import JITImpl, JITKernel, compile, jit, par_compile  # noqa: E402,A004
+from .jit import JITImpl, JITKernel, compile, jit, lower, par_compile  # noqa: E402,A004
 from .math import cdiv, next_power_of_2  # noqa: E402
 from .transform import PassConfigKey  # noqa: E402
 from .utils.tensor import TensorSupplyType  # noqa: E402
@@ -151,7 +151,7 @@ class DataType:
         return hash(str(self))
 
 
-__all__ = ["jit", "compile", "par_compile", "JITKernel", "JITImpl", "autotune", "language",
+__all__ = ["jit", "compile", "lower", "par_compile", "JITKernel", "JITImpl", "autotune", "language",
            "profiler", "PassConfigKey", "TensorSupplyType", "cdiv", "ceildiv", "next_power_of_2",
            "disable_cache", "enable_cache", "is_cache_enabled", "set_log_level", "env", "DataType",
            "TileLangError", "KernelOnlyError", "__version__", "get_allocator", "tensor",

@@ -523,6 +523,19 @@ class CompileTest(unittest.TestCase):
         self.assertEqual(k3.out_idx, [])
         self.assertIn("__global__", k3.get_kernel_source())
 
+    def test_lower_gives_the_source(self):
+        """tilelang.lower(prim_func, target=...) (TileLang's way to look at the generated code):
+        kernel_source is the CUDA of the same kernel tilelang.compile makes; the TVM modules
+        are None; an unknown keyword is an error."""
+        art = tilelang.lower(self.mod.make_add(64), target="cuda")
+        self.assertIn("__global__", art.kernel_source)
+        self.assertEqual(art.kernel_source, tilelang.compile(self.mod.make_add(64)).get_kernel_source())
+        self.assertIsNone(art.device_mod)
+        self.assertEqual([a.name for a in art.params], ["A", "B", "C"])
+        self.assertEqual(tilelang.lower(self.mod.scale, target="auto").kernel_source.count("__global__"), 1)
+        with self.assertRaises(TypeError):
+            tilelang.lower(self.mod.scale, targte="cuda")
+
     def test_call_pass_configs_applied(self):
         """tilelang.compile(func, pass_configs=...) (TileScale's examples) reaches the passes:
         no warp specialization when it is disabled there, a separate kernel per config, and no

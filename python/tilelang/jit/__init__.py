@@ -25,7 +25,7 @@ from .. import _symbolic
 from ..language import PrimFuncRef
 from .kernel import JITKernel, normalize_out_idx
 
-__all__ = ["jit", "compile", "par_compile", "JITImpl", "JITKernel"]
+__all__ = ["jit", "compile", "lower", "par_compile", "JITImpl", "JITKernel", "CompiledArtifact"]
 
 _OPTIONS = ("out_idx", "target", "target_host", "execution_backend", "verbose", "pass_configs",
             "debug_root_path", "compile_flags")
@@ -438,6 +438,32 @@ def compile(func=None, out_idx=None, execution_backend=None, target=None, target
         with _compiled_lock:
             k = _compiled.setdefault(key, k)
     return k
+
+
+class CompiledArtifact:
+    """What tilelang.lower returns: the kernel's CUDA source (kernel_source) and parameters.
+    TileLang's TVM modules (host_mod, device_mod, rt_mod) have no counterpart here: None.  The
+    kernel is compiled as tilelang.compile would (artifact.kernel is that JITKernel)."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.kernel_source = kernel.get_kernel_source()
+        self.params = kernel.params
+        self.host_mod = self.device_mod = self.rt_mod = None
+
+    def __repr__(self):
+        return "CompiledArtifact(%s)" % self.kernel.name
+
+
+def lower(func, target="auto", target_host=None, runtime_only=False, enable_host_codegen=False,
+          enable_device_compile=False, pass_configs=None, **unknown):
+    """tilelang.lower(prim_func, target=...): the kernel's generated CUDA without a launch (its
+    kernel_source); TileLang's lowering switches (runtime_only, enable_*_codegen) change nothing
+    here."""
+    _check_unknown("lower", unknown)
+    del runtime_only, enable_host_codegen, enable_device_compile
+    return CompiledArtifact(compile(func, target=None if target == "auto" else target, target_host=target_host,
+                                    pass_configs=pass_configs))
 
 
 def par_compile(funcs, out_idx=None, execution_backend=None, target=None, target_host=None,
