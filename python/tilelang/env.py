@@ -30,11 +30,14 @@ def _flag(name):
 
 
 class Environment:
-    """Reads the variables when asked (a script may set them after importing tilelang)."""
+    """Reads the variables when asked (a script may set them after importing tilelang).  A
+    script may also assign them (env.TILELANG_CACHE_DIR = path): that value wins over the
+    environment's from then on, in this process only; None goes back to the environment."""
 
     def __init__(self):
         self._cache_disabled = None  # set by tilelang.disable_cache() / enable_cache()
         self._switches = {}          # USE_DISTRIBUTED / USE_NVSHMEM assigned by a script
+        self._forced = {}            # TILELANG_* values assigned by a script (env.X = value)
 
     def _switch(self, name, var):
         return self._switches[name] if name in self._switches else _flag(var)
@@ -72,26 +75,68 @@ class Environment:
     def is_light_import(self):
         return True
 
+    def _forced_flag(self, name):
+        v = self._forced.get(name)
+        if v is None:
+            return _flag(name)
+        return v if isinstance(v, bool) else str(v).strip().lower() in ("1", "true", "yes", "on")
+
     @property
     def TILELANG_VERBOSE(self):
-        return _flag("TILELANG_VERBOSE")
+        return self._forced_flag("TILELANG_VERBOSE")
+
+    @TILELANG_VERBOSE.setter
+    def TILELANG_VERBOSE(self, value):
+        self._forced["TILELANG_VERBOSE"] = value
 
     @property
     def TILELANG_PRINT_ON_COMPILATION(self):
-        return _flag("TILELANG_PRINT_ON_COMPILATION")
+        return self._forced_flag("TILELANG_PRINT_ON_COMPILATION")
+
+    @TILELANG_PRINT_ON_COMPILATION.setter
+    def TILELANG_PRINT_ON_COMPILATION(self, value):
+        self._forced["TILELANG_PRINT_ON_COMPILATION"] = value
 
     @property
     def TILELANG_CACHE_DIR(self):
+        if self._forced.get("TILELANG_CACHE_DIR") is not None:
+            return self._forced["TILELANG_CACHE_DIR"]
         return (os.environ.get("TILESCALE_CACHE_DIR") or os.environ.get("TILELANG_CACHE_DIR")
                 or os.path.expanduser("~/.cache/tilescale"))
+
+    @TILELANG_CACHE_DIR.setter
+    def TILELANG_CACHE_DIR(self, value):
+        """env.TILELANG_CACHE_DIR = path: kernels compiled from now on are cached there (None:
+        back to the environment's folder)."""
+        self._forced["TILELANG_CACHE_DIR"] = None if value is None else os.fspath(value)
+        from . import _compiler
+        _compiler.reset_context()
+
+    @property
+    def TILELANG_TMP_DIR(self):
+        """Scratch files: $TILELANG_TMP_DIR, else the cache folder's tmp/."""
+        if self._forced.get("TILELANG_TMP_DIR") is not None:
+            return self._forced["TILELANG_TMP_DIR"]
+        return os.environ.get("TILELANG_TMP_DIR") or os.path.join(self.TILELANG_CACHE_DIR, "tmp")
+
+    @TILELANG_TMP_DIR.setter
+    def TILELANG_TMP_DIR(self, value):
+        self._forced["TILELANG_TMP_DIR"] = None if value is None else os.fspath(value)
 
     def is_autotune_cache_disabled(self):
         return _flag("TILELANG_AUTO_TUNING_DISABLE_CACHE")
 
     def __getattr__(self, name):  # other TILELANG_* / TL_* settings: their raw value
         if name.startswith(("TILELANG_", "TL_")):
-            return os.environ.get(name)
+            forced = self.__dict__.get("_forced", {}).get(name)
+            return forced if forced is not None else os.environ.get(name)
         raise AttributeError(name)
+
+    def __setattr__(self, name, value):  # env.TILELANG_X = v: that value from now on (None: unset)
+        if name.startswith(("TILELANG_", "TL_")) and not isinstance(getattr(type(self), name, None), property):
+            self._forced[name] = value
+            return
+        object.__setattr__(self, name, value)
 
 
 env = Environment()

@@ -120,6 +120,33 @@ class ImportTest(unittest.TestCase):
         self.assertEqual(r.stdout.strip(), "ok")
 
 
+class EnvTest(unittest.TestCase):
+    def test_assigned_settings(self):
+        """env.TILELANG_CACHE_DIR = path takes effect for the next compile (the kernel is cached
+        there); TILELANG_TMP_DIR follows it; flags and other TILELANG_* names take assigned
+        values; None goes back to the environment."""
+        env = tilelang.env
+        with tempfile.TemporaryDirectory() as d:
+            env.TILELANG_CACHE_DIR = d
+            try:
+                self.assertEqual(env.TILELANG_CACHE_DIR, d)
+                self.assertEqual(env.TILELANG_TMP_DIR, os.path.join(d, "tmp"))
+                tilelang.enable_cache()
+                GEMM.matmul(128, 128, 96)
+                self.assertTrue(any(files for _, _, files in os.walk(d)))
+            finally:
+                tilelang.disable_cache()
+                env.TILELANG_CACHE_DIR = None
+        self.assertNotEqual(env.TILELANG_CACHE_DIR, d)
+        env.TILELANG_VERBOSE = "1"
+        self.assertIs(env.TILELANG_VERBOSE, True)
+        env.TILELANG_VERBOSE = None
+        env.TILELANG_SOME_SETTING = "x"
+        self.assertEqual(env.TILELANG_SOME_SETTING, "x")
+        env.TILELANG_SOME_SETTING = None
+        self.assertEqual(env.TILELANG_SOME_SETTING, os.environ.get("TILELANG_SOME_SETTING"))
+
+
 class LanguageTest(unittest.TestCase):
     def test_dtypes(self):
         self.assertEqual(T.float16, "float16")
