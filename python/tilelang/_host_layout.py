@@ -51,6 +51,52 @@ class Layout:
         if len(ranks) != 1:
             raise ValueError("T.Layout: forward_fn returns tuples of different lengths %s" % sorted(ranks))
 
+    @classmethod
+    def _from_table(cls, shape, table):
+        lay = cls.__new__(cls)
+        lay.shape, lay.table = list(shape), table
+        return lay
+
+    def is_equal(self, other):
+        """The same shape and every index mapped to the same output (however it was written)."""
+        return isinstance(other, Layout) and self.shape == other.shape and self.table == other.table
+
+    def repeat(self, dim, factor):
+        """The layout tiled `factor` times along input dimension `dim`: index i there maps to
+        (i // extent,) + this layout at i % extent."""
+        (dim, factor) = _ints([dim, factor], "Layout.repeat")
+        n = len(self.shape)
+        if factor < 1:
+            raise ValueError("Layout.repeat: factor must be at least 1, got %d" % factor)
+        if not -n <= dim < n:
+            raise ValueError("Layout.repeat: dim %d is outside the %d input dimensions" % (dim, n))
+        if factor == 1:
+            return self
+        dim %= n
+        ext = self.shape[dim]
+        shape = self.shape[:dim] + [ext * factor] + self.shape[dim + 1:]
+        table = {}
+        for idx in itertools.product(*(range(s) for s in shape)):
+            base = idx[:dim] + (idx[dim] % ext,) + idx[dim + 1:]
+            table[idx] = (idx[dim] // ext,) + self.table[base]
+        return Layout._from_table(shape, table)
+
+    def expand(self, leading):
+        """New leading input dimensions of extents `leading` (an int or a sequence), each passed
+        through as a leading output index."""
+        if isinstance(leading, (str, bytes)):
+            raise TypeError("Layout.expand: expected an int or a sequence of ints, got %r" % (leading,))
+        leading = _ints(_as_tuple(leading), "Layout.expand")
+        if any(e < 1 for e in leading):
+            raise ValueError("Layout.expand: extents must be positive, got %s" % (leading,))
+        if not leading:
+            return self
+        table = {}
+        for lead in itertools.product(*(range(e) for e in leading)):
+            for idx, out in self.table.items():
+                table[lead + idx] = lead + out
+        return Layout._from_table(list(leading) + self.shape, table)
+
     def map_indices(self, indices):
         return list(self.table[tuple(_ints(indices, "map_indices"))])
 
@@ -80,8 +126,9 @@ class Fragment:
         (self.replicas,) = _ints([replicate], "T.Fragment replicate")
         if self.replicas < 1:
             raise ValueError("T.Fragment: replicate must be at least 1, got %d" % self.replicas)
-        if forward_fn is None and (forward_thread_fn is None or forward_index_fn is None):
-            raise TypeError("T.Fragment needs forward_fn, or both forward_thread_fn and forward_index_fn")
+        if forward_fn is None and forward_thread_fn is None:
+            raise TypeError("T.Fragment needs forward_fn or forward_thread_fn (with forward_index_fn, or no "
+                            "register index)")
         self.threads, self.index = {}, {}
         for idx in itertools.product(*(range(s) for s in self.shape)):
             reps = []
@@ -93,7 +140,8 @@ class Fragment:
                         raise ValueError("T.Fragment: forward_fn%s must return (thread, index...)" % (args,))
                     thread, local = got[0], got[1:]
                 else:
-                    thread, local = forward_thread_fn(*args), _as_tuple(forward_index_fn(*idx))
+                    thread = forward_thread_fn(*args)
+                    local = _as_tuple(forward_index_fn(*idx)) if forward_index_fn is not None else ()
                 reps.append(_ints([thread], "T.Fragment thread of %s" % (idx,))[0])
                 self.index[idx] = tuple(_ints(local, "T.Fragment index of %s" % (idx,)))
             self.threads[idx] = tuple(reps)
@@ -144,6 +192,11 @@ class Fragment:
                    for idx, ts in self.threads.items()}
         return Fragment._from_tables(self.shape, threads, dict(self.index), self.replicas * copies)
 
+    def is_equal(self, other):
+        """The same shape and replication, every element on the same threads and registers."""
+        return (isinstance(other, Fragment) and self.shape == other.shape and self.replicas == other.replicas
+                and self.threads == other.threads and self.index == other.index)
+
     def map_indices(self, indices):
         idx = tuple(_ints(indices, "map_indices"))
         return [self.threads[idx][0]] + list(self.index[idx])
@@ -155,7 +208,7 @@ class Fragment:
         return max(t for ts in self.threads.values() for t in ts) + 1
 
     def get_output_shape(self):
-        return _extents(self.index.values())
+        return _extents(self.index.values()) if any(self.index.values()) else []
 
     def __repr__(self):
         return "Fragment(%s -> threads %d, registers %s%s)" % (

@@ -56,6 +56,46 @@ class HostLayouts(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "different lengths"):
             T.Layout([2, 2], lambda i, j: (i,) if j else (i, j))
 
+    def test_layout_equal_repeat_expand(self):
+        """is_equal compares the tables (however the functions were written); repeat tiles one
+        input dim with the tile number as a new leading output; expand adds leading input dims
+        passed through; bad arguments are ValueError / TypeError."""
+        atom = T.Layout([8, 64], lambda i, j: i * 64 + j)
+        self.assertTrue(atom.is_equal(T.Layout([8, 64], lambda a, b: b + a * 64)))
+        self.assertFalse(atom.is_equal(T.Layout([8, 64], lambda i, j: j * 8 + i)))
+        self.assertFalse(atom.is_equal(T.Layout([16, 32], lambda i, j: i * 32 + j)))
+        r = atom.repeat(dim=0, factor=2)
+        self.assertTrue(r.is_equal(T.Layout([16, 64], lambda i, j: [i // 8, (i % 8) * 64 + j])))
+        self.assertEqual((r.get_input_shape(), r.get_output_shape()), ([16, 64], [2, 512]))
+        self.assertTrue(atom.repeat(dim=-1, factor=3).is_equal(
+            T.Layout([8, 192], lambda i, j: [j // 64, i * 64 + j % 64])))
+        self.assertIs(atom.repeat(dim=0, factor=1), atom)
+        for dim, factor in ((0, 0), (0, -1), (2, 2), (-3, 2)):
+            with self.assertRaises(ValueError):
+                atom.repeat(dim=dim, factor=factor)
+        e = atom.expand([4])
+        self.assertTrue(e.is_equal(T.Layout([4, 8, 64], lambda h, i, j: [h, i * 64 + j])))
+        self.assertEqual(e.get_output_shape(), [4, 512])
+        self.assertTrue(atom.expand(2).is_equal(atom.expand([2])))
+        self.assertIs(atom.expand(()), atom)
+        for bad in (0, [-1]):
+            with self.assertRaises(ValueError):
+                atom.expand(bad)
+        with self.assertRaises(TypeError):
+            atom.expand("4")
+
+    def test_fragment_equal(self):
+        f = T.Fragment([32, 4], forward_thread_fn=lambda i, j: i * 4 + j)   # no register index
+        self.assertTrue(f.is_equal(T.Fragment([32, 4], forward_thread_fn=lambda x, y: y + x * 4)))
+        self.assertFalse(f.is_equal(T.Fragment([32, 4], forward_thread_fn=lambda i, j: j * 32 + i)))
+        g = T.Fragment([32, 4], forward_thread_fn=lambda i, j, r: i * 4 + r, replicate=4)
+        self.assertFalse(g.is_equal(T.Fragment([32, 4], forward_thread_fn=lambda i, j, r: i * 4 + r, replicate=2)))
+        self.assertTrue(T.Fragment([32, 4], forward_fn=lambda i, j: (i * 4 + j, i)).is_equal(
+            T.Fragment([32, 4], forward_thread_fn=lambda i, j: i * 4 + j, forward_index_fn=lambda i, j: i)))
+        self.assertFalse(f.is_equal(T.Layout([32, 4], lambda i, j: i * 4 + j)))
+        from tilelang.layout.fragment import Fragment
+        self.assertTrue(isinstance(f, Fragment))
+
     def test_fragment_threads_replicas_and_registers(self):
         f = T.Fragment([4, 4], forward_thread_fn=lambda i, j, r: (i * 4 + j) // 2 + 8 * r,
                        forward_index_fn=lambda i, j: j % 2, replicate=2)
@@ -64,8 +104,8 @@ class HostLayouts(unittest.TestCase):
         self.assertEqual((f.get_thread_size(), f.get_output_shape()), (16, [2]))
         g = T.Fragment([2, 2], forward_fn=lambda i, j: (i, j))
         self.assertEqual(g.map_indices([1, 0]), [1, 0])
-        with self.assertRaisesRegex(TypeError, "forward_fn, or both"):
-            T.Fragment([2, 2], forward_thread_fn=lambda i, j: i)
+        with self.assertRaisesRegex(TypeError, "needs forward_fn or forward_thread_fn"):
+            T.Fragment([2, 2], forward_index_fn=lambda i, j: i)
 
     def test_fragment_repeat_and_replicate(self):
         base = T.Fragment([2, 2], forward_thread_fn=lambda i, j: i * 2 + j, forward_index_fn=lambda i, j: 0)
