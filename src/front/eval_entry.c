@@ -482,8 +482,33 @@ static IrFunc *compile_prim(Eval *ev, const AstNode *def, Value *fn) {
   return f;
 }
 
+/* An eager parameter annotated in the signature (`def k(A: T.Tensor((64,), T.float16), n: T.int32)`,
+ * the prim_func-like form): declared there as a tensor or scalar kernel parameter.  False for
+ * any other annotation (then the body may declare it). */
+static bool eager_signature_param(Eval *ev, Env *env, Value *fn, const AstParam *p) {
+  Value *ann = ev_eval(ev, fn->u.fn.env, p->annotation);
+  IrParam *ip = ARENA_NEW(ev->a, IrParam);
+  ip->name = p->name;
+  if (ann && ann->kind == V_TENSORTYPE) {
+    if (!(ip->buf = ev_tensor_param(ev, p->name, ann, p->loc))) return false;
+    Value *bv = ev_new(ev, V_BUFFER);
+    bv->u.buf = ip->buf;
+    ev_env_set(ev, env, p->name, bv);
+  } else if (ann && ann->kind == V_DTYPE) {
+    ts_dtype t;
+    if (!ev_to_dtype(ev, ann, &t, p->annotation->loc)) return false;
+    ip->var = ir_var(ev->c, p->name, t, IR_VAR_PARAM, p->loc);
+    ev_env_set(ev, env, p->name, ev_expr(ev, ir_varref(ev->c, ip->var, p->loc)));
+  } else {
+    return false;
+  }
+  vec_push(ev->a, &ev->eager_params, ip);
+  return true;
+}
+
 /* Eager @tilelang.jit: the body is the kernel; parameters without a value are tensors
- * declared by annotation; T.empty results become trailing output parameters. */
+ * declared by annotation (in the body, or in the signature); T.empty results become trailing
+ * output parameters. */
 static IrFunc *compile_eager(Eval *ev, const AstNode *def, Value *fn) {
   PtrVec consts = {0};
   collect_tconst_list(&def->body, ev, &consts);
@@ -511,7 +536,7 @@ static IrFunc *compile_eager(Eval *ev, const AstNode *def, Value *fn) {
       if (!strcmp(ev->dnames[k], p->name)) j = k;
     if (j >= 0) ev_env_set(ev, env, p->name, ev->dvals[j]);
     else if (p->default_value) ev_env_set(ev, env, p->name, ev_eval(ev, fn->u.fn.env, p->default_value));
-    else vec_push(ev->a, &ev->eager_pending, (void *)p->name);
+    else if (!p->annotation || !eager_signature_param(ev, env, fn, p)) vec_push(ev->a, &ev->eager_pending, (void *)p->name);
   }
   PtrVec top = {0};
   ev->block = &top;
@@ -536,7 +561,7 @@ static IrFunc *compile_eager(Eval *ev, const AstNode *def, Value *fn) {
     for (int k = 0; k < ev->eager_params.len; k++) {
       IrParam *p = ev->eager_params.items[k];
       if (!strcmp(p->name, def->params.items[i].name)) {
-        p->buf->param_index = f->nparams;
+        if (p->buf) p->buf->param_index = f->nparams;
         f->params[f->nparams++] = *p;
       }
     }

@@ -1292,6 +1292,26 @@ TEST(eval_strided_tensor_subscript_form) {
   CHECK(a->strides && b->strides && ir_expr_equal(a->strides[0], b->strides[0]));
   fini(&fx);
 
+  /* an eager function may declare its tensors and scalars in the signature (TileLang's
+   * prim_func-like form), in signature order */
+  EvalFixture fs;
+  const char *sig =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "@tilelang.jit\n"
+      "def k(A: T.Tensor((64,), T.float16), n: T.int32, B: T.Tensor((64,), T.float16)):\n"
+      "    with T.Kernel(1, threads=32):\n"
+      "        for i in T.Parallel(64):\n"
+      "            B[i] = A[i] + n\n";
+  f = compile_src(&fs, sig, "k", NULL);
+  if (!f) fprintf(stderr, "%s", diag_text(&fs));
+  REQUIRE(f);
+  REQUIRE(f->nparams == 3);
+  CHECK(f->params[0].buf && !strcmp(f->params[0].name, "A") && f->params[0].buf->param_index == 0);
+  CHECK(f->params[1].var && f->params[1].var->dtype == TS_DTYPE_INT32 && !strcmp(f->params[1].name, "n"));
+  CHECK(f->params[2].buf && f->params[2].buf->param_index == 2 && f->params[2].buf->dtype == TS_DTYPE_FLOAT16);
+  fini(&fs);
+
   /* the eager style's body annotation keeps the strides too (they bind `s` at launch) */
   EvalFixture fe;
   const char *eager =
