@@ -158,7 +158,9 @@ static Value *t_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
 /* T.tma_copy(src, dst, barrier=b): the producer half of a TMA load (TileLang's split-phase
  * copy): one thread of the scope that runs it adds the tile's bytes to b's current phase
  * (expect_tx, no arrival) and issues the boxes; nobody waits here: the user arrives on b with
- * T.barrier_arrive and waits with T.barrier_wait.  Lowered by lower_tile_ops (tma_copy.c). */
+ * T.barrier_arrive and waits with T.barrier_wait.  T.tma_copy(shared, global) is a TMA store:
+ * issued by one thread once every thread's writes to the tile are in, waited for by
+ * T.tma_store_wait().  Lowered by lower_tile_ops (tma_copy.c). */
 static Value *t_tma_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
@@ -173,8 +175,19 @@ static Value *t_tma_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
   if (store) ts_error(ev->c, loc, "T.tma_copy needs a tile (a region or a buffer), not a single element");
   if (!st) return ev->poison;
   IrScope ss = st->u.copy.src.buf->scope, ds = st->u.copy.dst.buf->scope;
-  if (ss != IR_SCOPE_GLOBAL || (ds != IR_SCOPE_SHARED && ds != IR_SCOPE_SHARED_DYN)) {
-    ts_error(ev->c, loc, "T.tma_copy: only loads from global to shared memory are supported (got %s -> %s)",
+  bool s_shared = ss == IR_SCOPE_SHARED || ss == IR_SCOPE_SHARED_DYN, d_shared = ds == IR_SCOPE_SHARED || ds == IR_SCOPE_SHARED_DYN;
+  if (s_shared && ds == IR_SCOPE_GLOBAL) { /* a store: one thread issues it, T.tma_store_wait() waits */
+    if (arg[2] && arg[2]->kind != V_NONE) {
+      ts_error(ev->c, loc, "T.tma_copy: a store (shared -> global) takes no barrier; wait for it with "
+                           "T.tma_store_wait()");
+      return ev->poison;
+    }
+    st->u.copy.tma_store = true;
+    ev_emit(ev, st);
+    return ev->none;
+  }
+  if (ss != IR_SCOPE_GLOBAL || !d_shared) {
+    ts_error(ev->c, loc, "T.tma_copy copies global -> shared (a load) or shared -> global (a store), not %s -> %s",
              ir_scope_names[ss], ir_scope_names[ds]);
     return ev->poison;
   }
@@ -186,6 +199,17 @@ static Value *t_tma_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
   st->u.copy.barrier = bi_barrier_addr(ev, arg[2], "T.tma_copy", loc);
   if (!st->u.copy.barrier) return ev->poison;
   ev_emit(ev, st);
+  return ev->none;
+}
+
+/* T.tma_store_wait(read=False): the calling thread waits until its TMA stores (T.tma_copy
+ * shared -> global) are done: with read=True only until they have read the tile, so it may be
+ * rewritten.  The thread that issued them must call it (threads without stores return at once). */
+static Value *t_tma_store_wait(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  int64_t zero = 0;
+  bool read = bi_opt_bool(ev, arg[0], false, call_loc(a));
+  ev_emit(ev, ir_device_stmt(ev->c, read ? IRD_TMA_STORE_WAIT_READ : IRD_TMA_STORE_WAIT, &zero, 1, NULL, 0, call_loc(a)));
   return ev->none;
 }
 
@@ -999,6 +1023,7 @@ static const Builtin tileop_rows[] = {
     {"wait_wgmma", "id", t_wait_wgmma, 0, 0},
     {"tma_copy", "src, dst, barrier=None, cluster_mask=None, leader_scope_threads=None, eviction_policy=None, "
                  "annotations=None", t_tma_copy, 0, 0},
+    {"tma_store_wait", "read=False", t_tma_store_wait, 0, 0},
     {"im2col", "img, col, nhw_step, c_step, kernel, stride=1, dilation=1, pad=0", t_im2col, 0, 0},
     {"GemmWarpPolicy", NULL, bi_value_namespace, MOD_WARPPOLICY, BI_VALUE},
     /* known, not lowered yet */

@@ -582,7 +582,9 @@ struct IrStmt {
     struct { IrRegion src, dst; bool disable_tma; int coalesced_width;
              bool async_; /* set by inject_pipeline: may complete asynchronously (cp.async) */
              IrExpr *barrier; /* T.tma_copy: &mbarrier the TMA load completes on (split phase:
-                                 the user waits); lowered by lower_tile_ops (tma_copy.c) */ } copy;
+                                 the user waits); lowered by lower_tile_ops (tma_copy.c) */
+             bool tma_store;  /* T.tma_copy(shared, global): a TMA store the user waits for with
+                                 T.tma_store_wait (tma_copy.c) */ } copy;
     struct { IrRegion dst; IrExpr *value; } fill;
     struct { IrReduceKind op; IrBuffer *src, *dst; int dim; bool clear;
              bool nan_propagate; /* max / min / absmax of floats: a NaN makes the result NaN */ } reduce;

@@ -181,7 +181,7 @@ static IrStmt *legalize_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   if (!s) return NULL;
   switch (s->kind) {
     case IR_S_COPY:
-      if (s->u.copy.barrier) return s; /* T.tma_copy: lower_tile_ops (tma_copy.c) */
+      if (s->u.copy.barrier || s->u.copy.tma_store) return s; /* T.tma_copy: lower_tile_ops (tma_copy.c) */
       return lower_copy(c, s);
     case IR_S_FILL: return lower_fill(c, s);
     case IR_S_ATOMIC:

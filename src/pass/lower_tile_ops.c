@@ -1311,7 +1311,7 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     }
     case IR_S_GEMM: return lower_gemm(lw, s);
     case IR_S_COPY:
-      if (s->u.copy.barrier) return rw_stmt(c, tma_copy_lower(c, lw->f, s, lw->tid), &rc);
+      if (s->u.copy.barrier || s->u.copy.tma_store) return rw_stmt(c, tma_copy_lower(c, lw->f, s, lw->tid), &rc);
       ts_unreachable(); /* removed by legalize */
       return NULL;
     case IR_S_FILL: case IR_S_UNSUPPORTED:

@@ -79,7 +79,7 @@ typedef struct TmaDst {
   int swizzle;
 } TmaDst;
 
-static bool tma_dst(TsCompiler *c, const IrRegion *r, TmaDst *t, SrcLoc loc) {
+static bool tma_dst(TsCompiler *c, const IrRegion *r, TmaDst *t, bool store, SrcLoc loc) {
   IrBuffer *b = r->buf;
   int n = b->ndim;
   int64_t rows, cols, m, e, eb = dtype_bytes(b->dtype);
@@ -114,13 +114,16 @@ static bool tma_dst(TsCompiler *c, const IrRegion *r, TmaDst *t, SrcLoc loc) {
     else if (n > 2 && (rows * cols * eb) % 128) why = "each tile of the buffer must be a multiple of 128 bytes";
   }
   if (!why && (rows > 256 || t->atom > 256)) why = "a TMA box has at most 256 rows and 256 columns";
-  if (why) ts_error(c, loc, "T.tma_copy: the destination '%s' cannot be written by TMA: %s", b->name, why);
+  if (why)
+    ts_error(c, loc, "T.tma_copy: the %s '%s' cannot be %s by TMA: %s", store ? "source" : "destination", b->name,
+             store ? "read" : "written", why);
   return !why;
 }
 
 /* The global side: a box of a tensor parameter, `w` columns innermost and `rows` along one dim,
  * extent 1 elsewhere; *rdim is that dim. */
-static bool tma_src(TsCompiler *c, const IrRegion *r, const IrBuffer *sb, const TmaDst *t, int *rdim, SrcLoc loc) {
+static bool tma_src(TsCompiler *c, const IrRegion *r, const IrBuffer *sb, const TmaDst *t, int *rdim, bool store,
+                    SrcLoc loc) {
   IrBuffer *g = r->buf;
   int n = g->ndim;
   int64_t e;
@@ -139,7 +142,9 @@ static bool tma_src(TsCompiler *c, const IrRegion *r, const IrBuffer *sb, const 
     else if (e != 1) why = "it must be one box: the tile's rows along one dim, extent 1 elsewhere";
   }
   if (!why && *rdim < 0) why = "it must hold the tile's rows along one dim";
-  if (why) ts_error(c, loc, "T.tma_copy: the source '%s' cannot be read by TMA: %s", g->name, why);
+  if (why)
+    ts_error(c, loc, "T.tma_copy: the %s '%s' cannot be %s by TMA: %s", store ? "destination" : "source", g->name,
+             store ? "written" : "read", why);
   return !why;
 }
 
@@ -167,39 +172,77 @@ static IrTmaMap *tma_map(TsCompiler *c, IrFunc *f, IrBuffer *g, int rdim, const 
   return &f->tma_maps[f->ntma++];
 }
 
+/* &tile[lead..., 0, c0 + a * atom]: where the box of column atom `a` sits in the tile
+ * (lower_tile_ops maps it through the tile's layout). */
+static IrExpr *tma_box_addr(TsCompiler *c, const IrRegion *tile, const TmaDst *t, int64_t a, SrcLoc loc) {
+  int nd = tile->ndim;
+  IrExpr **di = ARENA_ARRAY(c->arena, IrExpr *, nd);
+  for (int d = 0; d < nd - 2; d++) di[d] = tile->min[d];
+  di[nd - 2] = i32(c, 0);
+  di[nd - 1] = t->c0 >= 0 ? i32(c, t->c0 + a * t->atom) : a ? ir_binary(c, IR_ADD, t->c0e, i32(c, a * t->atom), loc) : t->c0e;
+  IrExpr *ld = ir_load(c, tile->buf, di, nd, loc);
+  return ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc);
+}
+
+/* The global coordinates of atom `a`'s box, innermost first, appended to args. */
+static int tma_coords(TsCompiler *c, const IrRegion *g, const TmaDst *t, int64_t a, IrExpr **args, int na, SrcLoc loc) {
+  for (int d = g->ndim - 1; d >= 0; d--) {
+    IrExpr *co = g->min[d];
+    if (d == g->ndim - 1 && a) co = ir_binary(c, IR_ADD, co, i32(c, a * t->atom), loc);
+    args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
+  }
+  return na;
+}
+
+/* T.tma_copy(shared, global): every thread's writes to the tile made visible to the async proxy
+ * (fence.proxy.async.shared::cta; thread_sync puts the block barrier after it, the store reading
+ * the tile), then one thread issues the boxes and commits them as one bulk group. */
+static IrStmt *tma_store_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid) {
+  const IrRegion *tile = &s->u.copy.src, *g = &s->u.copy.dst;
+  SrcLoc loc = s->loc;
+  TmaDst t;
+  int rdim;
+  if (!tma_dst(c, tile, &t, true, loc) || !tma_src(c, g, tile->buf, &t, &rdim, true, loc)) return NULL;
+  IrTmaMap *map = tma_map(c, f, g->buf, rdim, &t, loc);
+  PtrVec p = {0};
+  for (int64_t a = 0; a < t.w / t.atom; a++) {
+    IrExpr *args[7];
+    int na = 0;
+    args[na++] = ir_varref(c, map->var, loc);
+    args[na++] = tma_box_addr(c, tile, &t, a, loc);
+    na = tma_coords(c, g, &t, a, args, na, loc);
+    int64_t rank = g->ndim;
+    vec_push(c->arena, &p, ir_device_stmt(c, IRD_TMA_STORE, &rank, 1, args, na, loc));
+  }
+  vec_push(c->arena, &p, ir_device_stmt(c, IRD_TMA_STORE_COMMIT, NULL, 0, NULL, 0, loc));
+  IrStmt *fence = ir_device_stmt(c, IRD_FENCE_PROXY_ASYNC_SHARED, NULL, 0, NULL, 0, loc);
+  IrStmt *issue = ir_if(c, ir_binary(c, IR_EQ, tid, i32(c, 0), loc), ir_seq_vec(c, &p, loc), NULL, loc);
+  return ir_seq(c, (IrStmt *[]){fence, issue}, 2, loc);
+}
+
 IrStmt *tma_copy_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid) {
+  if (c->target.sm < 90) {
+    ts_error(c, s->loc, "T.tma_copy needs TMA (sm_90 or newer)");
+    return NULL;
+  }
+  if (s->u.copy.tma_store) return tma_store_lower(c, f, s, tid);
   const IrRegion *src = &s->u.copy.src, *dst = &s->u.copy.dst;
   SrcLoc loc = s->loc;
   TmaDst t;
   int rdim;
-  if (c->target.sm < 90) {
-    ts_error(c, loc, "T.tma_copy needs TMA (sm_90 or newer)");
-    return NULL;
-  }
-  if (!tma_dst(c, dst, &t, loc) || !tma_src(c, src, dst->buf, &t, &rdim, loc)) return NULL;
+  if (!tma_dst(c, dst, &t, false, loc) || !tma_src(c, src, dst->buf, &t, &rdim, false, loc)) return NULL;
   IrTmaMap *map = tma_map(c, f, src->buf, rdim, &t, loc);
-  int n = src->ndim, nd = dst->ndim;
   int64_t bytes = t.rows * t.w * dtype_bytes(dst->buf->dtype);
   PtrVec p = {0};
   vec_push(c->arena, &p, ir_device_stmt(c, IRD_MBAR_EXPECT_TX_NOARRIVE, NULL, 0, (IrExpr *[]){s->u.copy.barrier, i32(c, bytes)}, 2, loc));
   for (int64_t a = 0; a < t.w / t.atom; a++) {
-    /* &dst[lead..., 0, c0 + a * atom]: lower_tile_ops maps it through the tile's layout */
-    IrExpr **di = ARENA_ARRAY(c->arena, IrExpr *, nd);
-    for (int d = 0; d < nd - 2; d++) di[d] = dst->min[d];
-    di[nd - 2] = i32(c, 0);
-    di[nd - 1] = t.c0 >= 0 ? i32(c, t.c0 + a * t.atom) : a ? ir_binary(c, IR_ADD, t.c0e, i32(c, a * t.atom), loc) : t.c0e;
-    IrExpr *ld = ir_load(c, dst->buf, di, nd, loc);
     IrExpr *args[7];
     int na = 0;
     args[na++] = ir_varref(c, map->var, loc);
-    args[na++] = ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc);
+    args[na++] = tma_box_addr(c, dst, &t, a, loc);
     args[na++] = s->u.copy.barrier;
-    for (int d = n - 1; d >= 0; d--) { /* coordinates, innermost first */
-      IrExpr *co = src->min[d];
-      if (d == n - 1 && a) co = ir_binary(c, IR_ADD, co, i32(c, a * t.atom), loc);
-      args[na++] = ir_cast(c, TS_DTYPE_INT32, co, loc);
-    }
-    int64_t rank = n;
+    na = tma_coords(c, src, &t, a, args, na, loc);
+    int64_t rank = src->ndim;
     vec_push(c->arena, &p, ir_device_stmt(c, IRD_TMA_LOAD, &rank, 1, args, na, loc));
   }
   return ir_if(c, ir_binary(c, IR_EQ, tid, i32(c, 0), loc), ir_seq_vec(c, &p, loc), NULL, loc);
