@@ -181,7 +181,17 @@ static Value *seq_concat(Eval *ev, Value *l, Value *r) {
   return v;
 }
 
-/* An operator with an IR operand: the Python side takes the IR side's dtype. */
+/* TVM's arithmetic (TileLang's): a Python float is float32, and a narrower float operand is
+ * promoted to it (`h + 1.0` on a float16 h computes in float32; a Python int takes h's type);
+ * comparisons keep the IR side's type (TileLang's _auto_broadcast). */
+static bool promote_float_literal(const Value *l, const Value *r, const IrExpr *a, const IrExpr *b, IrExprKind k) {
+  if ((l->kind == V_FLOAT) == (r->kind == V_FLOAT) || (ir_expr_flags[k] & IRF_CMP)) return false;
+  const IrExpr *ir = l->kind == V_FLOAT ? b : a;
+  return dtype_is_float(ir->dtype) && dtype_bits(ir->dtype) < 32;
+}
+
+/* An operator with an IR operand: the Python side takes the IR side's dtype (but see
+ * promote_float_literal). */
 static Value *ir_arith(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc) {
   const IrExpr *le = l->kind == V_EXPR ? l->u.expr : NULL, *re = r->kind == V_EXPR ? r->u.expr : NULL;
   IrExpr *a = ev_to_ir(ev, l, re, loc);
@@ -223,6 +233,10 @@ static Value *ir_arith(Eval *ev, AstOp op, Value *l, Value *r, SrcLoc loc) {
   default:
     ts_error(ev->c, loc, "operator '%s' is not supported on IR values", ast_op_names[op]);
     return NULL;
+  }
+  if (promote_float_literal(l, r, a, b, k)) { /* the literal as float32, the other side cast up */
+    a = l->kind == V_FLOAT ? ir_float(ev->c, l->u.f, TS_DTYPE_FLOAT32, loc) : ir_cast(ev->c, TS_DTYPE_FLOAT32, a, loc);
+    b = r->kind == V_FLOAT ? ir_float(ev->c, r->u.f, TS_DTYPE_FLOAT32, loc) : ir_cast(ev->c, TS_DTYPE_FLOAT32, b, loc);
   }
   return ev_expr(ev, ir_binary(ev->c, k, a, b, loc));
 }

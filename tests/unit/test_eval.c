@@ -1332,3 +1332,28 @@ TEST(eval_strided_tensor_subscript_form) {
   CHECK(a->strides && a->strides[0]->kind == IR_VAR && !strcmp(a->strides[0]->u.var->name, "s"));
   fini(&fe);
 }
+
+/* TVM's (TileLang's) arithmetic with Python floats: the literal is float32 and a float16 /
+ * bfloat16 operand is promoted (h * 0.5 computes in float32, as TileLang's test_bind_kernel
+ * expects `float x` for `x = A_shared[i] + 1.0`); a Python int takes the IR side's type;
+ * comparisons keep the IR side's type. */
+TEST(eval_python_float_promotes_half_arithmetic) {
+  EvalFixture fx;
+  const char *src =
+      "import tilelang.language as T\n"
+      "@T.prim_func\n"
+      "def k(A: T.Tensor((4,), 'float16'), B: T.Tensor((4,), 'float16'), C: T.Tensor((4,), 'bool')):\n"
+      "    with T.Kernel(1, threads=4) as bx:\n"
+      "        tx = T.get_thread_binding()\n"
+      "        x = A[tx] * 0.5\n"
+      "        y = A[tx] + 2\n"
+      "        B[tx] = x + y\n"
+      "        C[tx] = A[tx] < 0.5\n";
+  IrFunc *f = compile_src(&fx, src, "k", NULL);
+  if (!f) fprintf(stderr, "%s", diag_text(&fx));
+  REQUIRE(f);
+  CHECK_HAS(ir_text(&fx), "let x: float32 = float32(A[tx]) * 0.5");
+  CHECK_HAS(ir_text(&fx), "let y: float16 = A[tx] + float16(2.0)");
+  CHECK_HAS(ir_text(&fx), "C[tx] = A[tx] < float16(0.5)");
+  fini(&fx);
+}
