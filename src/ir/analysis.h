@@ -1,5 +1,6 @@
 /* analysis.h — analyses and walkers over the IR that every layer shares (passes, codegen):
- * walk.c (visit, rebuild, uses) and range.c (intervals, divisibility, non-negativity). */
+ * walk.c (visit, rebuild, uses), range.c (intervals, divisibility, non-negativity) and
+ * int_eval.c (compiled integer expressions). */
 #ifndef TS_IR_ANALYSIS_H
 #define TS_IR_ANALYSIS_H
 
@@ -41,5 +42,19 @@ bool ir_is_multiple(const IrExpr *e, int64_t m);
 /* True when integer e is provably >= 0: thread/block indices and dynamic sizes are, other
  * variables when var_nonneg says so (may be NULL). */
 bool ir_is_nonneg(const IrExpr *e, bool (*var_nonneg)(const IrVar *v, void *ctx), void *ctx);
+
+/* An integer expression compiled for evaluation at many points (int_eval.c): its variables
+ * read slots (slot_of >= 0) or are expanded through their values (value_of, for LETs); NULL
+ * when it has anything ir_eval_int_with would not evaluate, or a variable neither places.
+ * ir_int_prog_run gives what ir_eval_int_with would with those slot values. */
+typedef struct IrIntProg IrIntProg;
+typedef struct IrIntSlots {
+  int (*slot_of)(const IrVar *v, void *ctx);
+  const IrExpr *(*value_of)(const IrVar *v, void *ctx); /* may be NULL */
+  void *ctx;
+} IrIntSlots;
+IrIntProg *ir_int_prog(const IrExpr *e, const IrIntSlots *slots);
+bool ir_int_prog_run(const IrIntProg *p, const int64_t *slots, int64_t *out);
+void ir_int_prog_free(IrIntProg *p);
 
 #endif

@@ -154,48 +154,13 @@ static ts_dtype arith_type(const IrExpr *a, const IrExpr *b) {
   return dtype_bits(ta) >= dtype_bits(tb) ? ta : tb;
 }
 
-static int64_t floordiv64(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
-  return q;
-}
-static int64_t floormod64(int64_t a, int64_t b) {
-  int64_t m = a % b;
-  if (m != 0 && ((m < 0) != (b < 0))) m += b;
-  return m;
-}
-
 /* Folds a binary op on two constants; returns NULL when it cannot (division by zero). */
 static IrExpr *fold_binary(TsCompiler *c, IrExprKind k, const IrExpr *a, const IrExpr *b, ts_dtype t,
                            SrcLoc loc) {
   int fl = ir_expr_flags[k];
   if (a->kind == IR_INT && b->kind == IR_INT && !dtype_is_float(t)) {
-    int64_t x = a->u.ival, y = b->u.ival, r;
-    switch (k) {
-      case IR_ADD: r = (int64_t)((uint64_t)x + (uint64_t)y); break;
-      case IR_SUB: r = (int64_t)((uint64_t)x - (uint64_t)y); break;
-      case IR_MUL: r = (int64_t)((uint64_t)x * (uint64_t)y); break;
-      case IR_FLOORDIV: if (!y) return NULL; r = floordiv64(x, y); break;
-      case IR_FLOORMOD: if (!y) return NULL; r = floormod64(x, y); break;
-      case IR_TRUNCDIV: if (!y) return NULL; r = x / y; break;
-      case IR_TRUNCMOD: if (!y) return NULL; r = x % y; break;
-      case IR_MIN: r = x < y ? x : y; break;
-      case IR_MAX: r = x > y ? x : y; break;
-      case IR_EQ: r = x == y; break;
-      case IR_NE: r = x != y; break;
-      case IR_LT: r = x < y; break;
-      case IR_LE: r = x <= y; break;
-      case IR_GT: r = x > y; break;
-      case IR_GE: r = x >= y; break;
-      case IR_AND: r = x && y; break;
-      case IR_OR: r = x || y; break;
-      case IR_BITAND: r = x & y; break;
-      case IR_BITOR: r = x | y; break;
-      case IR_BITXOR: r = x ^ y; break;
-      case IR_SHL: if (y < 0 || y > 63) return NULL; r = (int64_t)((uint64_t)x << y); break;
-      case IR_SHR: if (y < 0 || y > 63) return NULL; r = x >> y; break;
-      default: return NULL;
-    }
+    int64_t r;
+    if (!ir_int_binop(k, a->u.ival, b->u.ival, &r)) return NULL;
     return ir_int(c, r, (fl & IRF_CMP) || (fl & IRF_LOGIC) ? TS_DTYPE_BOOL : t, loc);
   }
   double x = const_val(a), y = const_val(b), r;
@@ -496,71 +461,6 @@ int64_t ir_buffer_numel(const IrBuffer *b) {
 int64_t ir_buffer_bytes(const IrBuffer *b) {
   int64_t n = ir_buffer_numel(b);
   return n < 0 ? -1 : dtype_storage_bytes(b->dtype, n);
-}
-
-bool ir_eval_int_with(const IrExpr *e, IrVarValue value, void *ctx, int64_t *out) {
-  int64_t a, b, cnd;
-  switch (e->kind) {
-    case IR_INT: *out = e->u.ival; return true;
-    case IR_VAR: return value(e->u.var, ctx, out);
-    case IR_CAST: return dtype_is_float(e->dtype) ? false : ir_eval_int_with(e->u.ops[0], value, ctx, out);
-    case IR_NEG:
-      if (!ir_eval_int_with(e->u.ops[0], value, ctx, &a)) return false;
-      *out = -a;
-      return true;
-    case IR_NOT:
-      if (!ir_eval_int_with(e->u.ops[0], value, ctx, &a)) return false;
-      *out = !a;
-      return true;
-    case IR_SELECT:
-    case IR_IF_THEN_ELSE:
-      if (!ir_eval_int_with(e->u.ops[0], value, ctx, &cnd)) return false;
-      return ir_eval_int_with(e->u.ops[cnd ? 1 : 2], value, ctx, out);
-    default: break;
-  }
-  if (!(ir_expr_nops[e->kind] == 2) || dtype_is_float(e->dtype)) return false;
-  if (!ir_eval_int_with(e->u.ops[0], value, ctx, &a) || !ir_eval_int_with(e->u.ops[1], value, ctx, &b))
-    return false;
-  switch (e->kind) {
-    case IR_ADD: *out = a + b; return true;
-    case IR_SUB: *out = a - b; return true;
-    case IR_MUL: *out = a * b; return true;
-    case IR_FLOORDIV: if (!b) return false; *out = floordiv64(a, b); return true;
-    case IR_FLOORMOD: if (!b) return false; *out = floormod64(a, b); return true;
-    case IR_TRUNCDIV: if (!b) return false; *out = a / b; return true;
-    case IR_TRUNCMOD: if (!b) return false; *out = a % b; return true;
-    case IR_MIN: *out = a < b ? a : b; return true;
-    case IR_MAX: *out = a > b ? a : b; return true;
-    case IR_EQ: *out = a == b; return true;
-    case IR_NE: *out = a != b; return true;
-    case IR_LT: *out = a < b; return true;
-    case IR_LE: *out = a <= b; return true;
-    case IR_GT: *out = a > b; return true;
-    case IR_GE: *out = a >= b; return true;
-    case IR_AND: *out = a && b; return true;
-    case IR_OR: *out = a || b; return true;
-    case IR_BITAND: *out = a & b; return true;
-    case IR_BITOR: *out = a | b; return true;
-    case IR_BITXOR: *out = a ^ b; return true;
-    case IR_SHL: if (b < 0 || b > 63) return false; *out = (int64_t)((uint64_t)a << b); return true;
-    case IR_SHR: if (b < 0 || b > 63) return false; *out = a >> b; return true;
-    default: return false;
-  }
-}
-
-typedef struct VarTable { IrVar *const *vars; const int64_t *vals; int n; } VarTable;
-static bool table_value(const IrVar *v, void *ctx, int64_t *out) {
-  const VarTable *t = ctx;
-  for (int i = 0; i < t->n; i++)
-    if (t->vars[i] == v) {
-      *out = t->vals[i];
-      return true;
-    }
-  return false;
-}
-bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int nvars, int64_t *out) {
-  VarTable t = {vars, vals, nvars};
-  return ir_eval_int_with(e, table_value, &t, out);
 }
 
 /* ---- substitution ----------------------------------------------------------------------- */

@@ -23,6 +23,7 @@
  * store is under inside its statement are evaluated when they name enumerated values only
  * (`if tx == 0`, `if tx % 4 == 0`); any other makes the site `guarded` (its sets are
  * supersets), which the rule above accounts for. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,6 +180,7 @@ typedef struct Side {
   int64_t *rows; /* w values per row: the compared indices, the promoted loops' values, the thread */
   int nrows, w;
   bool known[MAX_GUARDS]; /* the site's guards that are evaluated */
+  const OwnerEnv *env;    /* set by enumerate (the LETs its programs expand) */
   bool guarded;           /* the site's writes depend on conditions not evaluated */
 } Side;
 
@@ -218,12 +220,105 @@ static int cmp_rows(const void *x, const void *y) {
   return 0;
 }
 
+/* The site's guards and enumerated terms compiled over the point's slots (thread indices 0-2,
+ * then sd->vars): NULL where one does not compile (then it is evaluated as a tree). */
+typedef struct Progs {
+  IrIntProg *guard[MAX_GUARDS], *term[MAX_DIMS][MAX_TERMS];
+  int64_t slots[3 + MAX_VARS];
+} Progs;
+static int point_slot(const IrVar *v, void *ctx) {
+  const Side *sd = ctx;
+  if (v->kind == IR_VAR_THREAD_IDX) return v->axis;
+  for (int i = 0; i < sd->nvars; i++)
+    if (sd->vars[i] == v) return 3 + i;
+  return -1;
+}
+static const IrExpr *let_of(const IrVar *v, void *ctx) { return let_value(((const Side *)ctx)->env, v); }
+static void compile_progs(Side *sd, const bool *keep, int ndims, Progs *pg) {
+  IrIntSlots slots = {point_slot, let_of, sd};
+  memset(pg, 0, sizeof *pg);
+  for (int g = 0; g < sd->site->nguards && g < MAX_GUARDS; g++)
+    if (sd->known[g]) pg->guard[g] = ir_int_prog(sd->site->guards[g].cond, &slots);
+  for (int d = 0; d < ndims; d++)
+    for (int i = 0; keep[d] && i < sd->sum[d].nen; i++) pg->term[d][i] = ir_int_prog(sd->sum[d].en[i], &slots);
+}
+static void free_progs(Progs *pg) {
+  for (int g = 0; g < MAX_GUARDS; g++) ir_int_prog_free(pg->guard[g]);
+  for (int d = 0; d < MAX_DIMS; d++)
+    for (int i = 0; i < MAX_TERMS; i++) ir_int_prog_free(pg->term[d][i]);
+}
+static bool eval_at(Point *p, const Progs *pg, const IrIntProg *prog, const IrExpr *e, int64_t *out) {
+  return prog ? ir_int_prog_run(prog, pg->slots, out) : eval(p, e, out);
+}
+
+/* Sorts sd->rows lexicographically.  When every column's range fits, together, in 64 bits the
+ * rows are packed into one number each (first column most significant) and radix-sorted,
+ * RADIX_BITS a pass; otherwise qsort compares them column by column. */
+enum { RADIX_BITS = 11 };
+static bool sort_packed(Side *sd) {
+  int w = sd->w, n = sd->nrows, bits[MAX_DIMS + MAX_VARS + 1], total = 0;
+  int64_t lo[MAX_DIMS + MAX_VARS + 1], hi[MAX_DIMS + MAX_VARS + 1];
+  for (int c = 0; c < w; c++) lo[c] = INT64_MAX, hi[c] = INT64_MIN;
+  for (int i = 0; i < n; i++)
+    for (int c = 0; c < w; c++) {
+      int64_t v = sd->rows[(size_t)i * w + c];
+      if (v < lo[c]) lo[c] = v;
+      if (v > hi[c]) hi[c] = v;
+    }
+  for (int c = 0; c < w; c++) {
+    uint64_t span = (uint64_t)hi[c] - (uint64_t)lo[c];
+    bits[c] = 0;
+    while (bits[c] < 64 && (span >> bits[c])) bits[c]++;
+    total += bits[c];
+  }
+  if (total > 64 || n < 2) return total <= 64;
+  uint64_t *key = malloc(sizeof(uint64_t) * (size_t)n * 2), *tmp = key ? key + n : NULL;
+  if (!key) return false;
+  for (int i = 0; i < n; i++) {
+    uint64_t k = 0;
+    for (int c = 0; c < w; c++)
+      k = (bits[c] >= 64 ? 0 : k << bits[c]) | ((uint64_t)sd->rows[(size_t)i * w + c] - (uint64_t)lo[c]);
+    key[i] = k;
+  }
+  const uint64_t digit = (1u << RADIX_BITS) - 1;
+  for (int shift = 0; shift < total; shift += RADIX_BITS) { /* LSD radix sort, stable */
+    int count[1 << RADIX_BITS] = {0};
+    for (int i = 0; i < n; i++) count[(key[i] >> shift) & digit]++;
+    for (int d = 0, sum = 0; d < (1 << RADIX_BITS); d++) {
+      int k = count[d];
+      count[d] = sum;
+      sum += k;
+    }
+    for (int i = 0; i < n; i++) tmp[count[(key[i] >> shift) & digit]++] = key[i];
+    uint64_t *t = key;
+    key = tmp;
+    tmp = t;
+  }
+  for (int i = 0; i < n; i++) { /* back to columns, last first */
+    uint64_t k = key[i];
+    for (int c = w - 1; c >= 0; c--) {
+      uint64_t m = bits[c] == 64 ? ~0ull : (1ull << bits[c]) - 1;
+      sd->rows[(size_t)i * w + c] = (int64_t)((k & m) + (uint64_t)lo[c]);
+      k = bits[c] == 64 ? 0 : k >> bits[c];
+    }
+  }
+  free(key < tmp ? key : tmp);
+  return true;
+}
+static void sort_rows(Side *sd) {
+  if (sort_packed(sd)) return;
+  cmp_rows_n = sd->w;
+  qsort(sd->rows, sd->nrows, sizeof(int64_t) * sd->w, cmp_rows);
+}
+
 /* Writes one point's row (a vector's lanes each) into sd->rows, none when a guard excludes it. */
-static bool emit_rows(Side *sd, Point *p, const bool *keep, int ndims, int nkeys, int64_t lanes, int64_t t) {
+static bool emit_rows(Side *sd, Point *p, Progs *pg, const bool *keep, int ndims, int nkeys, int64_t lanes, int64_t t) {
+  for (int a = 0; a < 3; a++) pg->slots[a] = p->tid[a];
+  for (int i = 0; i < sd->nvars; i++) pg->slots[3 + i] = p->val[i];
   for (int g = 0; g < sd->site->nguards; g++) {
     int64_t c;
     if (!sd->known[g]) continue;
-    if (!eval(p, sd->site->guards[g].cond, &c)) return false;
+    if (!eval_at(p, pg, pg->guard[g], sd->site->guards[g].cond, &c)) return false;
     if ((c != 0) == sd->site->guards[g].neg) return true;
   }
   int64_t key[MAX_DIMS + MAX_VARS];
@@ -232,7 +327,7 @@ static bool emit_rows(Side *sd, Point *p, const bool *keep, int ndims, int nkeys
     if (!keep[d]) continue;
     int64_t v = sd->sum[d].k, x;
     for (int i = 0; i < sd->sum[d].nen; i++) {
-      if (!eval(p, sd->sum[d].en[i], &x)) return false;
+      if (!eval_at(p, pg, pg->term[d][i], sd->sum[d].en[i], &x)) return false;
       v += sd->sum[d].en_sign[i] * x;
     }
     key[nk++] = v;
@@ -266,7 +361,12 @@ static bool enumerate(Side *sd, const OwnerEnv *env, const bool *keep, int ndims
   if (!sd->rows) return false;
   Point p = {env, {0}, {0}, sd->nvars, {0}, 0};
   for (int i = 0; i < sd->nvars; i++) p.var[i] = sd->vars[i];
-  for (int64_t point = 0; point < count * nthreads; point++) {
+  Progs *pg = malloc(sizeof *pg);
+  if (!pg) return false;
+  sd->env = env;
+  compile_progs(sd, keep, ndims, pg);
+  bool ok = true;
+  for (int64_t point = 0; point < count * nthreads && ok; point++) {
     int64_t r = point;
     for (int i = 0; i < sd->nvars; i++) {
       int64_t ext = loops[i]->hi - loops[i]->lo;
@@ -276,10 +376,12 @@ static bool enumerate(Side *sd, const OwnerEnv *env, const bool *keep, int ndims
     p.tid[0] = env->tx_lo + r % nx;
     p.tid[1] = r / nx % env->threads[1];
     p.tid[2] = r / nx / env->threads[1];
-    if (!emit_rows(sd, &p, keep, ndims, nkeys, lanes, r)) return false;
+    ok = emit_rows(sd, &p, pg, keep, ndims, nkeys, lanes, r);
   }
-  cmp_rows_n = sd->w;
-  qsort(sd->rows, sd->nrows, sizeof(int64_t) * sd->w, cmp_rows);
+  free_progs(pg);
+  free(pg);
+  if (!ok) return false;
+  sort_rows(sd);
   return true;
 }
 
