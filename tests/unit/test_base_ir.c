@@ -156,3 +156,54 @@ TEST(ir_print_precedence) {
   sb_free(&sb);
   ts_compiler_fini(&c);
 }
+
+/* IrIntProg (int_eval.c) gives what ir_eval_int gives, at every point: floor division and
+ * modulo by powers of two (shifts, masks) and by other numbers over negative values too, XOR,
+ * shifts, a LET expanded through its value; a division by zero fails in both; a SELECT is not
+ * compiled (only one side of it is evaluated by the tree walk). */
+static int slot_of_xy(const IrVar *v, void *ctx) {
+  IrVar *const *xy = ctx;
+  return v == xy[0] ? 0 : v == xy[1] ? 1 : -1;
+}
+static const IrExpr *value_of_let(const IrVar *v, void *ctx) {
+  IrVar *const *xy = ctx;
+  return v == xy[2] ? xy[2]->let_value : NULL;
+}
+TEST(ir_int_prog_matches_tree_evaluation) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  SrcLoc L = SRCLOC_NONE;
+  IrVar *x = ir_var(&c, "x", TS_DTYPE_INT32, IR_VAR_LOOP, L), *y = ir_var(&c, "y", TS_DTYPE_INT32, IR_VAR_LOOP, L);
+  IrExpr *X = ir_varref(&c, x, L), *Y = ir_varref(&c, y, L);
+  IrVar *tv = ir_var(&c, "t", TS_DTYPE_INT32, IR_VAR_LET, L);
+  tv->let_value = ir_binary(&c, IR_FLOORMOD, ir_binary(&c, IR_SUB, X, Y, L), ir_i32(&c, 6), L);
+  IrExpr *T = ir_varref(&c, tv, L);
+  IrExpr *es[] = {
+      ir_binary(&c, IR_FLOORDIV, ir_binary(&c, IR_SUB, X, ir_i32(&c, 40), L), ir_i32(&c, 8), L),
+      ir_binary(&c, IR_FLOORMOD, ir_binary(&c, IR_SUB, X, ir_i32(&c, 40), L), ir_i32(&c, 16), L),
+      ir_binary(&c, IR_FLOORDIV, ir_binary(&c, IR_MUL, X, ir_i32(&c, -3), L), ir_i32(&c, 7), L),
+      ir_binary(&c, IR_BITXOR, ir_binary(&c, IR_FLOORMOD, X, ir_i32(&c, 8), L), ir_binary(&c, IR_SHR, Y, ir_i32(&c, 2), L), L),
+      ir_binary(&c, IR_ADD, ir_binary(&c, IR_MUL, T, ir_i32(&c, 64), L), ir_binary(&c, IR_TRUNCMOD, X, Y, L), L),
+      ir_binary(&c, IR_LT, ir_binary(&c, IR_MIN, X, Y, L), ir_binary(&c, IR_SHL, Y, ir_i32(&c, 1), L), L),
+  };
+  IrVar *ctx[3] = {x, y, tv};
+  IrIntSlots slots = {slot_of_xy, value_of_let, ctx};
+  int bad = 0;
+  for (size_t k = 0; k < sizeof es / sizeof es[0]; k++) {
+    IrIntProg *p = ir_int_prog(es[k], &slots);
+    REQUIRE(p);
+    for (int64_t vx = -70; vx <= 70; vx += 3)
+      for (int64_t vy = -9; vy <= 9; vy++) {
+        int64_t vals[3] = {vx, vy, 0}, a = 0, b = 0;
+        vals[2] = ((vx - vy) % 6 + 6) % 6;
+        IrVar *vars[3] = {x, y, tv};
+        bool ta = ir_eval_int(es[k], vars, vals, 3, &a), pa = ir_int_prog_run(p, vals, &b);
+        bad += ta != pa || (ta && a != b);
+      }
+    ir_int_prog_free(p);
+  }
+  CHECK(bad == 0);
+  IrExpr *sel = ir_select(&c, IR_SELECT, ir_binary(&c, IR_LT, X, Y, L), X, Y, L);
+  CHECK(ir_int_prog(sel, &slots) == NULL);
+  ts_compiler_fini(&c);
+}
