@@ -7,37 +7,6 @@
 
 #include "analysis.h"
 
-static int64_t floordiv64(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-static int64_t floormod64(int64_t a, int64_t b) { return a - floordiv64(a, b) * b; }
-
-bool ir_int_binop(IrExprKind k, int64_t a, int64_t b, int64_t *out) {
-  switch (k) { /* + - * wrap as 64-bit two's complement (no overflow trap) */
-    case IR_ADD: *out = (int64_t)((uint64_t)a + (uint64_t)b); return true;
-    case IR_SUB: *out = (int64_t)((uint64_t)a - (uint64_t)b); return true;
-    case IR_MUL: *out = (int64_t)((uint64_t)a * (uint64_t)b); return true;
-    case IR_FLOORDIV: if (!b) return false; *out = floordiv64(a, b); return true;
-    case IR_FLOORMOD: if (!b) return false; *out = floormod64(a, b); return true;
-    case IR_TRUNCDIV: if (!b) return false; *out = a / b; return true;
-    case IR_TRUNCMOD: if (!b) return false; *out = a % b; return true;
-    case IR_MIN: *out = a < b ? a : b; return true;
-    case IR_MAX: *out = a > b ? a : b; return true;
-    case IR_EQ: *out = a == b; return true;
-    case IR_NE: *out = a != b; return true;
-    case IR_LT: *out = a < b; return true;
-    case IR_LE: *out = a <= b; return true;
-    case IR_GT: *out = a > b; return true;
-    case IR_GE: *out = a >= b; return true;
-    case IR_AND: *out = a && b; return true;
-    case IR_OR: *out = a || b; return true;
-    case IR_BITAND: *out = a & b; return true;
-    case IR_BITOR: *out = a | b; return true;
-    case IR_BITXOR: *out = a ^ b; return true;
-    case IR_SHL: if (b < 0 || b > 63) return false; *out = (int64_t)((uint64_t)a << b); return true;
-    case IR_SHR: if (b < 0 || b > 63) return false; *out = a >> b; return true;
-    default: return false;
-  }
-}
-
 /* A node the evaluators take as an integer operation of two operands. */
 static bool int_binary(const IrExpr *e) { return ir_expr_nops[e->kind] == 2 && !dtype_is_float(e->dtype); }
 

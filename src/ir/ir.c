@@ -154,6 +154,37 @@ static ts_dtype arith_type(const IrExpr *a, const IrExpr *b) {
   return dtype_bits(ta) >= dtype_bits(tb) ? ta : tb;
 }
 
+static int64_t floordiv64(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+static int64_t floormod64(int64_t a, int64_t b) { return a - floordiv64(a, b) * b; }
+
+bool ir_int_binop(IrExprKind k, int64_t a, int64_t b, int64_t *out) {
+  switch (k) { /* + - * wrap as 64-bit two's complement (no overflow trap) */
+    case IR_ADD: *out = (int64_t)((uint64_t)a + (uint64_t)b); return true;
+    case IR_SUB: *out = (int64_t)((uint64_t)a - (uint64_t)b); return true;
+    case IR_MUL: *out = (int64_t)((uint64_t)a * (uint64_t)b); return true;
+    case IR_FLOORDIV: if (!b) return false; *out = floordiv64(a, b); return true;
+    case IR_FLOORMOD: if (!b) return false; *out = floormod64(a, b); return true;
+    case IR_TRUNCDIV: if (!b) return false; *out = a / b; return true;
+    case IR_TRUNCMOD: if (!b) return false; *out = a % b; return true;
+    case IR_MIN: *out = a < b ? a : b; return true;
+    case IR_MAX: *out = a > b ? a : b; return true;
+    case IR_EQ: *out = a == b; return true;
+    case IR_NE: *out = a != b; return true;
+    case IR_LT: *out = a < b; return true;
+    case IR_LE: *out = a <= b; return true;
+    case IR_GT: *out = a > b; return true;
+    case IR_GE: *out = a >= b; return true;
+    case IR_AND: *out = a && b; return true;
+    case IR_OR: *out = a || b; return true;
+    case IR_BITAND: *out = a & b; return true;
+    case IR_BITOR: *out = a | b; return true;
+    case IR_BITXOR: *out = a ^ b; return true;
+    case IR_SHL: if (b < 0 || b > 63) return false; *out = (int64_t)((uint64_t)a << b); return true;
+    case IR_SHR: if (b < 0 || b > 63) return false; *out = a >> b; return true;
+    default: return false;
+  }
+}
+
 /* Folds a binary op on two constants; returns NULL when it cannot (division by zero). */
 static IrExpr *fold_binary(TsCompiler *c, IrExprKind k, const IrExpr *a, const IrExpr *b, ts_dtype t,
                            SrcLoc loc) {

@@ -690,8 +690,8 @@ bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int n
 /* The same with each variable's value asked of value(v, ctx, &out) (false: not known). */
 typedef bool (*IrVarValue)(const IrVar *v, void *ctx, int64_t *out);
 bool ir_eval_int_with(const IrExpr *e, IrVarValue value, void *ctx, int64_t *out);
-/* a `k` b for an integer binary kind (int_eval.c); false when undefined (division by zero, a
- * shift past 63 bits) or not such a kind. */
+/* a `k` b for an integer binary kind (constant folding and int_eval.c); false when undefined
+ * (division by zero, a shift past 63 bits) or not such a kind. */
 bool ir_int_binop(IrExprKind k, int64_t a, int64_t b, int64_t *out);
 
 /* ---- rewriting helpers (ir.c) ----------------------------------------------------- */
