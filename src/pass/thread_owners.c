@@ -60,7 +60,8 @@ static IrExpr *let_value(const OwnerEnv *env, const IrVar *v) {
  * (compare_index; then it stands for more writes than it made). */
 typedef struct Scope {
   const PtrVec *local, *promote;
-  bool all; /* every constant-bound loop's too */
+  bool all;    /* every constant-bound loop's too */
+  bool shared; /* with all: but terms that are symbols on both sides stay symbols (split_sum) */
 } Scope;
 
 static int expr_class(const OwnerEnv *env, const Scope *sc, const IrExpr *e, int depth);
@@ -132,6 +133,12 @@ typedef struct Sum {
   int64_t k;
   bool ok;
 } Sum;
+/* e names one of vars (the loops one side enumerates and the other does not). */
+static bool uses_one_sided(const IrExpr *e, const PtrVec *vars) {
+  for (int i = 0; vars && i < vars->len; i++)
+    if (ir_expr_uses_var(e, vars->items[i])) return true;
+  return false;
+}
 static void split_sum(const OwnerEnv *env, const Scope *sc, const IrExpr *e, int sign, Sum *s) {
   if (!s->ok) return;
   if (e->kind == IR_ADD || e->kind == IR_SUB) {
@@ -148,6 +155,10 @@ static void split_sum(const OwnerEnv *env, const Scope *sc, const IrExpr *e, int
     return;
   }
   int f = expr_class(env, sc, e, 0);
+  if (sc->shared && !uses_one_sided(e, sc->promote)) { /* `k % 2 * 4096` of a loop around both: one value */
+    Scope plain = {sc->local, NULL, false, false};
+    if (expr_class(env, &plain, e, 0) == HAS_SYMBOL) f = HAS_SYMBOL;
+  }
   if (f == HAS_ENUM && s->nen < MAX_TERMS) {
     s->en[s->nen] = e;
     s->en_sign[s->nen++] = sign;
@@ -437,10 +448,10 @@ static bool writers_contained(const Side *a, const Side *b, int nkeys, bool exac
  * earlier ones, where tk is enumerated), the constant-bound loops enumerated on one side only
  * (`promote`) are enumerated on both, else (`all`) every constant-bound loop: a's rows then
  * stand for more writes (stricter), b's are kept apart by the loops' values. */
-static bool split_both(const OwnerEnv *env, Side *sa, Side *sb, int d, const PtrVec *promote, bool all) {
+static bool split_both(const OwnerEnv *env, Side *sa, Side *sb, int d, const PtrVec *promote, bool all, bool shared) {
   static const PtrVec none = {0};
-  Scope ca = {sa->site->local ? sa->site->local : &none, promote, all};
-  Scope cb = {sb->site->local ? sb->site->local : &none, promote, all};
+  Scope ca = {sa->site->local ? sa->site->local : &none, promote, all, shared};
+  Scope cb = {sb->site->local ? sb->site->local : &none, promote, all, shared};
   Sum *x = &sa->sum[d], *y = &sb->sum[d];
   memset(x, 0, sizeof *x);
   memset(y, 0, sizeof *y);
@@ -449,12 +460,13 @@ static bool split_both(const OwnerEnv *env, Side *sa, Side *sb, int d, const Ptr
   split_sum(env, &cb, sb->site->idx[d], 1, y);
   return x->ok && y->ok && symbols_cancel(x, y);
 }
-static bool compare_index(const OwnerEnv *env, Side *sa, Side *sb, int d, const PtrVec *promote, bool *keep,
-                          bool *exact, bool *apart) {
+static bool compare_index(const OwnerEnv *env, Side *sa, Side *sb, int d, const PtrVec *promote, bool shared,
+                          bool *used_shared, bool *keep, bool *exact, bool *apart) {
   Sum *x = &sa->sum[d], *y = &sb->sum[d];
-  bool same_symbols = split_both(env, sa, sb, d, NULL, false) ||
-                      (promote->len && split_both(env, sa, sb, d, promote, false)) ||
-                      split_both(env, sa, sb, d, NULL, true);
+  bool same_symbols = split_both(env, sa, sb, d, NULL, false, false) ||
+                      (promote->len && split_both(env, sa, sb, d, promote, false, false));
+  if (!same_symbols && shared && split_both(env, sa, sb, d, promote, true, true)) same_symbols = *used_shared = true;
+  if (!same_symbols) same_symbols = split_both(env, sa, sb, d, NULL, true, false);
   *keep = same_symbols && (x->nen || y->nen);
   if (!same_symbols) *exact = false; /* left out: any value matches */
   if (same_symbols && !x->nen && !y->nen && x->k != y->k) *apart = true;
@@ -475,7 +487,7 @@ static void one_sided_loops(const OwnerEnv *env, const PtrVec *x, const PtrVec *
  * guarded.  Their loops join the enumeration. */
 static bool side_guards(const OwnerEnv *env, Side *sd) {
   static const PtrVec none = {0};
-  Scope sc = {sd->site->local ? sd->site->local : &none, NULL, false};
+  Scope sc = {sd->site->local ? sd->site->local : &none, NULL, false, false};
   sd->guarded = sd->site->guarded || sd->site->nguards > MAX_GUARDS;
   for (int g = 0; g < sd->site->nguards && g < MAX_GUARDS; g++) {
     const IrExpr *c = sd->site->guards[g].cond;
@@ -486,7 +498,10 @@ static bool side_guards(const OwnerEnv *env, Side *sd) {
   return true;
 }
 
-static bool writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b, bool single) {
+/* shared: may keep loops around both writes as symbols in the last resort (split_sum); when
+ * that shows nothing, the caller tries again without (the loops enumerated instead). */
+static bool writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b, bool single, bool shared,
+                           bool *used_shared) {
   Side sa, sb;
   memset(&sa, 0, sizeof sa);
   memset(&sb, 0, sizeof sb);
@@ -498,7 +513,7 @@ static bool writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerS
   one_sided_loops(env, a->local, b->local, &promote);
   one_sided_loops(env, b->local, a->local, &promote);
   for (int d = 0; d < n; d++) {
-    if (!compare_index(env, &sa, &sb, d, &promote, &keep[d], &exact, &apart)) return false;
+    if (!compare_index(env, &sa, &sb, d, &promote, shared, used_shared, &keep[d], &exact, &apart)) return false;
     if (apart) return true;
     nkeys += keep[d];
   }
@@ -516,15 +531,19 @@ static bool writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerS
   return ok;
 }
 
+static bool ordered_either_way(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b, bool single) {
+  bool used = false;
+  return writes_ordered(env, a, b, single, true, &used) || (used && writes_ordered(env, a, b, single, false, &used));
+}
 static bool sites_known(const OwnerSite *a, const OwnerSite *b) {
   return a->idx && b->idx && a->nidx == b->nidx && a->nidx <= MAX_DIMS && a->nidx >= 1;
 }
 static bool one_thread(const OwnerEnv *env) { return (env->tx_hi - env->tx_lo) * env->threads[1] * env->threads[2] <= 1; }
 bool owner_writes_ordered(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b) {
-  return sites_known(a, b) && (one_thread(env) || writes_ordered(env, a, b, false));
+  return sites_known(a, b) && (one_thread(env) || ordered_either_way(env, a, b, false));
 }
 bool owner_same_thread(const OwnerEnv *env, const OwnerSite *a, const OwnerSite *b) {
-  return sites_known(a, b) && (one_thread(env) || writes_ordered(env, a, b, true));
+  return sites_known(a, b) && (one_thread(env) || ordered_either_way(env, a, b, true));
 }
 
 /* A variable bound by several loops (lowering reuses one) ranges over the union of their ranges:
@@ -572,7 +591,7 @@ static void walk_guarded(StoreWalk *w, IrStmt *s, IrExpr *cond, bool neg, bool u
 }
 static void walk_stores(StoreWalk *w, IrStmt *s, bool unknown) {
   static const PtrVec none = {0};
-  Scope sc = {&none, NULL, false};
+  Scope sc = {&none, NULL, false, false};
   if (!s) return;
   switch (s->kind) {
     case IR_S_SEQ:
