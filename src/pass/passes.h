@@ -113,9 +113,10 @@ IrStmt *ws_pingpong(TsCompiler *c, const IrFunc *f, IrStmt *kbody, IrStmt *loop,
 /* tma_copy.c, used by lower_tile_ops: explicit mbarriers (T.alloc_barrier) and T.tma_copy.
  * tma_hoist_barriers removes the barrier ALLOCs of a kernel body into `allocs`;
  * tma_init_barriers appends them to `out`, then their initialisation by thread `tid` == 0,
- * the init fence and a __syncthreads.  tma_copy_lower: a T.tma_copy as `if tid == 0:
- * expect_tx(bytes); TMA boxes` (tid: the index within the thread range running it; shared
- * addresses still logical), adding its tensor map to f. */
+ * the init fence and a __syncthreads.  tma_copy_lower: a T.tma_copy load as `if tid == 0:
+ * expect_tx(bytes); TMA boxes`, a store as `fence.proxy.async; if tid == 0: TMA boxes; commit`
+ * (tid: the index within the thread range running it; shared addresses still logical), adding
+ * its tensor map to f. */
 IrStmt *tma_hoist_barriers(TsCompiler *c, IrStmt *body, PtrVec *allocs);
 void tma_init_barriers(TsCompiler *c, const PtrVec *allocs, IrExpr *tid, PtrVec *out, SrcLoc loc);
 IrStmt *tma_copy_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid);

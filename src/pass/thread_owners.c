@@ -93,13 +93,13 @@ static int expr_class(const OwnerEnv *env, const Scope *sc, const IrExpr *e, int
   return f;
 }
 
-/* Values of the enumerated variables for one point of the enumeration. */
+/* One point of the enumeration: slots 0-2 the thread indices, 3 + i the value of enumerated
+ * variable vars[i] (Side.vars). */
 typedef struct Point {
   const OwnerEnv *env;
-  const IrVar *var[MAX_VARS];
-  int64_t val[MAX_VARS];
+  const IrVar *const *vars;
   int nvars;
-  int64_t tid[3];
+  int64_t slots[3 + MAX_VARS];
   int depth; /* LETs being evaluated */
 } Point;
 
@@ -108,12 +108,12 @@ typedef struct Point {
 static bool point_value(const IrVar *v, void *ctx, int64_t *out) {
   Point *p = ctx;
   if (v->kind == IR_VAR_THREAD_IDX) {
-    *out = p->tid[v->axis];
+    *out = p->slots[v->axis];
     return true;
   }
   for (int i = 0; i < p->nvars; i++)
-    if (p->var[i] == v) {
-      *out = p->val[i];
+    if (p->vars[i] == v) {
+      *out = p->slots[3 + i];
       return true;
     }
   const IrExpr *val = p->depth < LET_DEPTH ? let_value(p->env, v) : NULL;
@@ -223,19 +223,18 @@ static bool promoted(const Side *sd, int i) {
   return !sd->site->local || !vec_has(sd->site->local, sd->vars[i]);
 }
 
-static int cmp_rows_n; /* qsort has no context: the width compared, set before each use */
-static int cmp_rows(const void *x, const void *y) {
-  const int64_t *a = x, *b = y;
-  for (int i = 0; i < cmp_rows_n; i++)
+/* Rows a and b compared on their first n values (lexicographic). */
+static int rows_cmp(const int64_t *a, const int64_t *b, int n) {
+  for (int i = 0; i < n; i++)
     if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
   return 0;
 }
+static int qsort_rows(const void *x, const void *y, void *width) { return rows_cmp(x, y, *(const int *)width); }
 
 /* The site's guards and enumerated terms compiled over the point's slots (thread indices 0-2,
  * then sd->vars): NULL where one does not compile (then it is evaluated as a tree). */
 typedef struct Progs {
   IrIntProg *guard[MAX_GUARDS], *term[MAX_DIMS][MAX_TERMS];
-  int64_t slots[3 + MAX_VARS];
 } Progs;
 static int point_slot(const IrVar *v, void *ctx) {
   const Side *sd = ctx;
@@ -258,8 +257,8 @@ static void free_progs(Progs *pg) {
   for (int d = 0; d < MAX_DIMS; d++)
     for (int i = 0; i < MAX_TERMS; i++) ir_int_prog_free(pg->term[d][i]);
 }
-static bool eval_at(Point *p, const Progs *pg, const IrIntProg *prog, const IrExpr *e, int64_t *out) {
-  return prog ? ir_int_prog_run(prog, pg->slots, out) : eval(p, e, out);
+static bool eval_at(Point *p, const IrIntProg *prog, const IrExpr *e, int64_t *out) {
+  return prog ? ir_int_prog_run(prog, p->slots, out) : eval(p, e, out);
 }
 
 /* Sorts sd->rows lexicographically.  When every column's range fits, together, in 64 bits the
@@ -317,19 +316,16 @@ static bool sort_packed(Side *sd) {
   return true;
 }
 static void sort_rows(Side *sd) {
-  if (sort_packed(sd)) return;
-  cmp_rows_n = sd->w;
-  qsort(sd->rows, sd->nrows, sizeof(int64_t) * sd->w, cmp_rows);
+  if (!sort_packed(sd)) qsort_r(sd->rows, sd->nrows, sizeof(int64_t) * sd->w, qsort_rows, &sd->w);
 }
 
 /* Writes one point's row (a vector's lanes each) into sd->rows, none when a guard excludes it. */
-static bool emit_rows(Side *sd, Point *p, Progs *pg, const bool *keep, int ndims, int nkeys, int64_t lanes, int64_t t) {
-  for (int a = 0; a < 3; a++) pg->slots[a] = p->tid[a];
-  for (int i = 0; i < sd->nvars; i++) pg->slots[3 + i] = p->val[i];
+static bool emit_rows(Side *sd, Point *p, const Progs *pg, const bool *keep, int ndims, int nkeys, int64_t lanes,
+                      int64_t t) {
   for (int g = 0; g < sd->site->nguards; g++) {
     int64_t c;
     if (!sd->known[g]) continue;
-    if (!eval_at(p, pg, pg->guard[g], sd->site->guards[g].cond, &c)) return false;
+    if (!eval_at(p, pg->guard[g], sd->site->guards[g].cond, &c)) return false;
     if ((c != 0) == sd->site->guards[g].neg) return true;
   }
   int64_t key[MAX_DIMS + MAX_VARS];
@@ -338,13 +334,13 @@ static bool emit_rows(Side *sd, Point *p, Progs *pg, const bool *keep, int ndims
     if (!keep[d]) continue;
     int64_t v = sd->sum[d].k, x;
     for (int i = 0; i < sd->sum[d].nen; i++) {
-      if (!eval_at(p, pg, pg->term[d][i], sd->sum[d].en[i], &x)) return false;
+      if (!eval_at(p, pg->term[d][i], sd->sum[d].en[i], &x)) return false;
       v += sd->sum[d].en_sign[i] * x;
     }
     key[nk++] = v;
   }
   for (int i = 0; i < sd->nvars; i++)
-    if (promoted(sd, i)) key[nk++] = p->val[i];
+    if (promoted(sd, i)) key[nk++] = p->slots[3 + i];
   for (int64_t l = 0; l < lanes; l++) {
     int64_t *row = sd->rows + (size_t)sd->nrows++ * sd->w;
     memcpy(row, key, sizeof(int64_t) * nk);
@@ -370,8 +366,7 @@ static bool enumerate(Side *sd, const OwnerEnv *env, const bool *keep, int ndims
   if (count * nthreads * lanes > MAX_ROWS) return false;
   sd->rows = malloc(sizeof(int64_t) * (size_t)(count * nthreads * lanes * sd->w));
   if (!sd->rows) return false;
-  Point p = {env, {0}, {0}, sd->nvars, {0}, 0};
-  for (int i = 0; i < sd->nvars; i++) p.var[i] = sd->vars[i];
+  Point p = {env, sd->vars, sd->nvars, {0}, 0};
   Progs *pg = malloc(sizeof *pg);
   if (!pg) return false;
   sd->env = env;
@@ -381,12 +376,12 @@ static bool enumerate(Side *sd, const OwnerEnv *env, const bool *keep, int ndims
     int64_t r = point;
     for (int i = 0; i < sd->nvars; i++) {
       int64_t ext = loops[i]->hi - loops[i]->lo;
-      p.val[i] = loops[i]->lo + r % ext;
+      p.slots[3 + i] = loops[i]->lo + r % ext;
       r /= ext;
     }
-    p.tid[0] = env->tx_lo + r % nx;
-    p.tid[1] = r / nx % env->threads[1];
-    p.tid[2] = r / nx / env->threads[1];
+    p.slots[0] = env->tx_lo + r % nx;
+    p.slots[1] = r / nx % env->threads[1];
+    p.slots[2] = r / nx / env->threads[1];
     ok = emit_rows(sd, &p, pg, keep, ndims, nkeys, lanes, r);
   }
   free_progs(pg);
@@ -398,9 +393,8 @@ static bool enumerate(Side *sd, const OwnerEnv *env, const bool *keep, int ndims
 
 /* End of the run of rows from `from` that agree on their first n values. */
 static int run_end(const Side *sd, int from, int n) {
-  cmp_rows_n = n;
   int e = from;
-  while (e < sd->nrows && !cmp_rows(sd->rows + (size_t)e * sd->w, sd->rows + (size_t)from * sd->w)) e++;
+  while (e < sd->nrows && !rows_cmp(sd->rows + (size_t)e * sd->w, sd->rows + (size_t)from * sd->w, n)) e++;
   return e;
 }
 static int64_t thread_of(const Side *sd, int row) { return sd->rows[(size_t)row * sd->w + sd->w - 1]; }
@@ -409,7 +403,7 @@ static int64_t thread_of(const Side *sd, int row) { return sd->rows[(size_t)row 
  * by the values of its promoted loops (each a possible b).  exact: the keys are the elements;
  * otherwise a key stands for several elements and only one thread writing them all in both
  * shows anything. */
-static bool element_ordered(const Side *a, int i, int ie, const Side *b, int j, int je, int nkeys, bool exact) {
+static bool element_ordered(const Side *a, int i, int ie, const Side *b, int j, int je, bool exact) {
   while (j < je) {
     int ve = run_end(b, j, b->w - 1); /* one value of b's promoted loops */
     int nb = 0;
@@ -420,7 +414,6 @@ static bool element_ordered(const Side *a, int i, int ie, const Side *b, int j, 
       while (z < ve && thread_of(b, z) != thread_of(a, q)) z++;
       if (z == ve) return false;
     }
-    (void)nkeys;
     j = ve;
   }
   return true;
@@ -428,14 +421,13 @@ static bool element_ordered(const Side *a, int i, int ie, const Side *b, int j, 
 static bool writers_contained(const Side *a, const Side *b, int nkeys, bool exact) {
   int i = 0, j = 0;
   while (i < a->nrows && j < b->nrows) {
-    cmp_rows_n = nkeys;
-    int c = cmp_rows(a->rows + (size_t)i * a->w, b->rows + (size_t)j * b->w);
+    int c = rows_cmp(a->rows + (size_t)i * a->w, b->rows + (size_t)j * b->w, nkeys);
     if (c) {
       c < 0 ? i++ : j++;
       continue;
     }
     int ie = run_end(a, i, nkeys), je = run_end(b, j, nkeys);
-    if (!element_ordered(a, i, ie, b, j, je, nkeys, exact)) return false;
+    if (!element_ordered(a, i, ie, b, j, je, exact)) return false;
     i = ie;
     j = je;
   }

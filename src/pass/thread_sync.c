@@ -646,10 +646,12 @@ static bool access_disjoint(const Sync *sy, const Access *a, const Access *b) {
   return false;
 }
 /* Every element both touch is touched by one thread in both (thread_owners.h). */
+static OwnerSite owner_site(const Access *a, bool guarded) {
+  return (OwnerSite){a->orig, a->nidx, a->lanes, &a->local, a->guards, a->nguards, guarded};
+}
 static bool same_thread(const Sync *sy, const Access *a, const Access *o) {
   if (!a->orig || a->space != o->space) return false;
-  OwnerSite x = {a->orig, a->nidx, a->lanes, &a->local, a->guards, a->nguards, true};
-  OwnerSite y = {o->orig, o->nidx, o->lanes, &o->local, o->guards, o->nguards, true};
+  OwnerSite x = owner_site(a, true), y = owner_site(o, true); /* reads have no guards recorded */
   return owner_same_thread(&sy->owners, &x, &y);
 }
 /* Some access of buffer b in x may touch an element that an access of b in y touches through
@@ -681,8 +683,7 @@ static bool writes_race(const Sync *sy, const IrBuffer *b, const PtrVec *later, 
       const Access *o = later->items[k];
       if (o->buf != b || a->no_waw || (a->atomic && o->atomic) || access_disjoint(sy, a, o)) continue;
       if (a->space != o->space) return true;
-      OwnerSite x = {a->orig, a->nidx, a->lanes, &a->local, a->guards, a->nguards, a->guarded};
-      OwnerSite y = {o->orig, o->nidx, o->lanes, &o->local, o->guards, o->nguards, o->guarded};
+      OwnerSite x = owner_site(a, a->guarded), y = owner_site(o, o->guarded);
       if (!owner_writes_ordered(&sy->owners, &x, &y)) return true;
     }
   }

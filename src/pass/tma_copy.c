@@ -1,5 +1,6 @@
 /* tma_copy.c — the explicit mbarriers and split-phase TMA loads of TileLang's manual
- * warp-specialization style (T.alloc_barrier, T.tma_copy), lowered by lower_tile_ops once
+ * warp-specialization style (T.alloc_barrier, T.tma_copy), and T.tma_copy's TMA stores (shared
+ * to global, waited for by T.tma_store_wait), lowered by lower_tile_ops once
  * layout_inference has fixed the shared tiles' swizzles.
  *
  * Hardware facts and TileLang semantics it relies on:
