@@ -64,7 +64,6 @@ typedef struct Access {
   const OwnerGuard *guards;
   int nguards;
   bool guarded, atomic;
-  bool no_waw; /* a write a T.ws body outside any loop is entered with (sync_ws_chain) */
 } Access;
 
 /* The accesses since the last barrier: the buffers read and written, and each access. */
@@ -681,7 +680,7 @@ static bool writes_race(const Sync *sy, const IrBuffer *b, const PtrVec *later, 
     const Access *a = earlier->items[i];
     for (int k = 0; a->buf == b && k < later->len; k++) {
       const Access *o = later->items[k];
-      if (o->buf != b || a->no_waw || (a->atomic && o->atomic) || access_disjoint(sy, a, o)) continue;
+      if (o->buf != b || (a->atomic && o->atomic) || access_disjoint(sy, a, o)) continue;
       if (a->space != o->space) return true;
       OwnerSite x = owner_site(a, a->guarded), y = owner_site(o, o->guarded);
       if (!owner_writes_ordered(&sy->owners, &x, &y)) return true;
@@ -884,18 +883,6 @@ static int range_barrier(Sync *sy, const IrStmt *s) {
   return 2 + sy->nranges++;
 }
 
-/* Copies of the writes in acc that write_after_write does not compare (Access.no_waw). */
-static PtrVec first_run_writes(const Sync *sy, const PtrVec *acc) {
-  PtrVec out = {0};
-  for (int i = 0; i < acc->len; i++) {
-    Access *a = ARENA_NEW(sy->c->arena, Access);
-    *a = *(const Access *)acc->items[i];
-    a->no_waw = true;
-    vec_push(sy->c->arena, &out, a);
-  }
-  return out;
-}
-
 /* The inside of a T.ws body and of the bodies chained as its else (a hand-written `if tx < 128:
  * ... elif ...` on thread ranges, whose branches run at once on different threads: no barrier
  * between them, the user's mbarriers order them): each synchronised with its range's named
@@ -910,14 +897,16 @@ static IrStmt *sync_ws_chain(Sync *sy, IrStmt *s) {
   }
   int id = range_barrier(sy, s);
   if (!id) return s;
-  /* Entered with the body's own accesses pending: in a loop, its previous iteration (the loop's
-   * variables moved on).  Outside one they stand for nothing that ran, but are kept for RAW and
-   * WAR (as before write-after-write was ordered: the barriers of those kernels are the ones run
-   * on the GPU) and not for WAW, where they put a barrier after DeepEP combine's
-   * thread-dependent receive loop, before warps retire one by one. */
-  SyncState inner = summarize(sy, s->u.if_.then_s);
-  if (sy->loop) strip_bound(sy, &inner, sy->loop);
-  else inner.wacc = first_run_writes(sy, &inner.wacc);
+  /* In a loop, entered with the body's own accesses pending from its previous iteration (the
+   * loop's variables moved on).  Outside one nothing of it ran before: what ran before the
+   * statement is ordered from outside (sync_ws), and a phantom previous run would put barriers
+   * where none is needed (one after DeepEP combine's thread-dependent receive loop, before
+   * warps retire one by one, could stall them). */
+  SyncState inner = {0};
+  if (sy->loop) {
+    inner = summarize(sy, s->u.if_.then_s);
+    strip_bound(sy, &inner, sy->loop);
+  }
   IrStmt *r = ir_stmt(c, IR_S_IF, s->loc);
   *r = *s;
   sy->group = s->u.if_.ws_hi - s->u.if_.ws_lo;
