@@ -57,7 +57,9 @@ def _context_device():
     torch = sys.modules.get("torch")
     try:
         if torch is not None and torch.cuda.is_initialized():
-            return torch.cuda.current_device()
+            dev = torch.cuda.current_device()
+            if isinstance(dev, int):
+                return dev
     except Exception:  # noqa: BLE001 (a stand-in or broken torch: the default device)
         pass
     return 0

@@ -9,7 +9,8 @@
  * the statements the project's other reductions use (T.warp_reduce_*, T.finalize_reducer):
  *
  *  - one reduced axis whose threads are adjacent lanes of whole warps (the axis and those
- *    below it are powers of two spanning at most 32 lanes, the block whole warps): a
+ *    below it are powers of two spanning at most 32 lanes, the block whole warps or one
+ *    partial warp, whose shuffles then name only its lanes): a
  *    butterfly of __shfl_xor_sync over that axis's lane bits.  XOR by stride * 2^i flips only
  *    the reduced index's bits, so each step stays inside the group, and after log2(extent)
  *    steps every lane holds the same combination;
@@ -117,18 +118,27 @@ static bool shuffle_stride(const AllReduce *r, int64_t *stride) {
   int64_t below = 1;
   for (int d = 0; d < axis; d++) below *= r->ext[d];
   int64_t all = r->ext[0] * r->ext[1] * r->ext[2];
-  if (!is_pow2(below) || !is_pow2(r->ext[axis]) || below * r->ext[axis] > 32 || all % 32) return false;
+  if (!is_pow2(below) || !is_pow2(r->ext[axis]) || below * r->ext[axis] > 32 || (all % 32 && all > 32)) return false;
   *stride = below;
   return true;
 }
 
+/* A block of fewer than 32 threads is one partial warp: its shuffles name only its lanes. */
 static IrExpr *lower_shuffle(Eval *ev, const AllReduce *r, int64_t stride, int64_t extent, SrcLoc loc) {
+  TsCompiler *c = ev->c;
+  int64_t all = r->ext[0] * r->ext[1] * r->ext[2];
   IrExpr *v = bind_let(ev, NULL, r->value, "red_in", loc);
   for (int64_t off = extent / 2; off >= 1; off /= 2) {
-    IrExpr *sh = ir_call(ev->c, IRI_SHFL_XOR, v->dtype, (IrExpr *[]){v, ir_i32(ev->c, (int32_t)(off * stride))}, 2, loc);
-    IrExpr *c = combine(ev, r->red, v, bind_let(ev, NULL, sh, "red_peer", loc), r->node, loc);
-    if (!c) return NULL;
-    v = bind_let(ev, NULL, c, "red", loc);
+    IrExpr *lane = ir_i32(c, (int32_t)(off * stride)), *sh;
+    if (all < 32) {
+      IrExpr *mask = ir_int(c, (int64_t)((1u << all) - 1), TS_DTYPE_UINT32, loc);
+      sh = ir_call(c, IRI_SHFL_XOR_SYNC, v->dtype, (IrExpr *[]){mask, v, lane, ir_i32(c, 32)}, 4, loc);
+    } else {
+      sh = ir_call(c, IRI_SHFL_XOR, v->dtype, (IrExpr *[]){v, lane}, 2, loc);
+    }
+    IrExpr *comb = combine(ev, r->red, v, bind_let(ev, NULL, sh, "red_peer", loc), r->node, loc);
+    if (!comb) return NULL;
+    v = bind_let(ev, NULL, comb, "red", loc);
   }
   return v;
 }

@@ -306,7 +306,7 @@ static bool gemm_sp_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmP
   out->k = K;
   out->k_inst = 32;
   if (nthreads % 32 || !mma_grid(M, N, nthreads / 32, s->u.gemm.policy, &out->wm, &out->wn)) {
-    PLAN_ERROR(c, s->loc, "T.gemm_sp: a %lldx%lld tile cannot be split over %lld threads (warp tiles must be multiples "
+    PLAN_ERROR(c, s->loc, "T.gemm_sp: No valid warp partition: a %lldx%lld tile cannot be split over %lld threads (warp tiles must be multiples "
                "of 16x8)", (long long)M, (long long)N, (long long)nthreads);
     return false;
   }
@@ -458,7 +458,7 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
         break;
       }
     if (!out->wm) {
-      PLAN_ERROR(c, s->loc, "T.gemm: A in registers: a %lldx%lld tile cannot be split over %lld warps (M must be a "
+      PLAN_ERROR(c, s->loc, "T.gemm: No valid warp partition: A in registers, a %lldx%lld tile cannot be split over %lld warps (M must be a "
                             "multiple of 16 per warp along M, N of 8 per warp along N)",
                  (long long)M, (long long)N, (long long)(nthreads / 32));
       return false;
@@ -474,7 +474,9 @@ bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *ou
   if (!out->wm) {
     out->path = GEMM_MMA_SYNC;
     if (nthreads % 32 || !mma_grid(M, N, nthreads / 32, policy, &out->wm, &out->wn)) {
-      PLAN_ERROR(c, s->loc, "T.gemm: a %lldx%lld tile cannot be split over %lld threads (warp tiles must be multiples of 16x8)",
+      PLAN_ERROR(c, s->loc,
+                 "T.gemm: No valid warp partition: a %lldx%lld tile cannot be split over %lld threads (warp tiles must be "
+                 "multiples of 16x8)",
                (long long)M, (long long)N, (long long)nthreads);
       return false;
     }

@@ -12,7 +12,8 @@ stages, threads, causal, head dim, sequence lengths off the tile; at least 16 ro
 tile per warp, the rule of gqa_fwd_bshd's own get_configs: 64-row tiles over 8 warps are
 refused with a layout-conflict error, as outside that space), deepseek_mla/example_mla_decode.py
 (block_N, splits, heads, batch) and gemm_fp8/example_tilelang_gemm_fp8.py (tiles, e4m3/e5m2,
-sizes off the tile).  One PASS / FAIL / ERROR
+sizes off the tile), and those of more_cases (convolution, dequant w4a8, grouped GEMM backward,
+MLA paged decode, FlashAttention backward, layernorm, register-operand GEMMs).  One PASS / FAIL / ERROR
 line per case (ERROR: it did not compile or launch), then "N passed, N failed"."""
 import os
 import random
@@ -95,6 +96,50 @@ def cases(ctx, corpus, n, rnd):
         a = (rnd.choice([512, 1000]), rnd.choice([512, 768]), rnd.choice([512, 1024]), rnd.choice([64, 128]),
              rnd.choice([64, 128, 256]), rnd.choice([64, 128]), rnd.choice(["float8_e4m3fn", "float8_e5m2"]))
         out.append(("gemm_fp8 %s" % (a,), lambda a=a: gemm_fp8(ctx, corpus, *a)))
+    out += more_cases(ctx, corpus, n, rnd)
+    return out
+
+
+def more_cases(ctx, corpus, n, rnd):
+    """The convolution's autotune space (both files), dequantize_gemm w4a8's, grouped GEMM
+    backward tiles, MLA paged decode (block_N, page size, splits, ragged lengths), the
+    FlashAttention backward, layernorm rows per block and register-operand GEMMs."""
+    out = []
+    for _ in range(n // 2):
+        shape = rnd.choice([(2, 64, 17, 19, 96, 3, 2, 1, 1), (4, 128, 32, 32, 128, 3, 1, 1, 1), (2, 24, 9, 9, 64, 3, 1, 2, 2),
+                            (3, 64, 14, 14, 64, 1, 1, 1, 0)])
+        tiles = (rnd.choice([64, 128, 256]), rnd.choice([64, 128, 256]), rnd.choice([32, 64]), rnd.choice([0, 1, 2, 3]),
+                 rnd.choice([128, 256]), rnd.choice([False, True]))
+        a = shape + tiles
+        out.append(("convolution %s" % (a,), lambda a=a: rg.convolution(ctx, corpus, *a)))
+    for _ in range(n // 4):
+        a = (rnd.choice([256, 512]), rnd.choice([256, 384]), rnd.choice([256, 512]), rnd.choice([64, 128]),
+             rnd.choice([64, 128]), rnd.choice([128, 256]), rnd.choice([1, 2]), rnd.choice([128, 256, 512]))
+        out.append(("dequant_w4a8 %s" % (a,), lambda a=a: rg.dequant_w4a8(ctx, corpus, *a)))
+    for _ in range(n // 4):
+        bk = rnd.choice([32, 64])
+        sizes = [bk * rnd.choice([1, 2, 3, 4]) for _ in range(rnd.choice([1, 2, 3]))]
+        a = (sizes, rnd.choice([256, 512]), rnd.choice([256, 384]), rnd.choice([64, 128]), rnd.choice([64, 128]), bk,
+             rnd.choice([1, 2, 3]), rnd.choice([128, 256]))
+        out.append(("grouped_gemm_bwd %s" % (a,), lambda a=a: rg.grouped_gemm_bwd(ctx, corpus, *a)))
+    for _ in range(n // 4):
+        b = rnd.choice([2, 4])
+        lens = [rnd.randint(1, 2048) for _ in range(b)]
+        a = (b, 128, lens, rnd.choice([32, 64]), 64, rnd.choice([32, 64, 128]), rnd.choice([1, 2, 4]))
+        out.append(("mla_decode_paged %s" % (a,), lambda a=a: rg.mla_decode_paged(ctx, corpus, *a)))
+    for _ in range(n // 4):
+        fname, bhsd = rnd.choice([("example_mha_bwd_bshd.py", False), ("example_mha_bwd_bhsd.py", True)])
+        a = (fname, bhsd, rnd.choice([1, 2]), rnd.choice([1, 3]), rnd.choice([128, 192, 256, 320]), rnd.choice([64, 128]),
+             rnd.choice([False, True]))
+        out.append(("mha_bwd %s" % (a,), lambda a=a: rg.mha_bwd(ctx, corpus, *a)))
+    for _ in range(n // 4):
+        a = (rnd.choice([16, 64, 256, 1000]), rnd.choice([512, 1024, 4096]), rnd.choice([1, 2, 4]))
+        out.append(("layernorm %s" % (a,), lambda a=a: rg.layernorm(ctx, corpus, *a)))
+    for _ in range(n // 4):
+        dt = rnd.choice(["float16", "bfloat16", "float32"])
+        a = (rnd.choice([16, 32, 64]), rnd.choice([32, 64, 128]), rnd.choice([32, 64]), rnd.choice([128, 256]), dt,
+             rnd.choice([False, True]), rnd.choice([False, True]))
+        out.append(("gemm_rs_warps_n %s" % (a,), lambda a=a: rg.gemm_rs_warps_n(ctx, *a)))
     return out
 
 

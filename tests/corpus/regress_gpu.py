@@ -442,6 +442,12 @@ def thread_allreduce(ctx):
     d = a.double()
     want = d.sum(1, keepdim=True) + d.max(0, keepdim=True).values + d[:, :16].prod() + d.min(1, keepdim=True).values
     check("thread_allreduce sum/max/prod/min", s, want, 1e-4, 1e-5)
+    k8 = ctx.load(os.path.join(ROOT, "tests/codegen/thread_allreduce_partial_warp.py")).compile("allreduce_partial_warp")
+    a8 = 1 + 0.01 * torch.randn(8, dtype=torch.float32, device="cuda")
+    s8 = torch.full((8,), float("nan"), device="cuda")
+    k8(a8, s8)
+    d8 = a8.double()
+    check("thread_allreduce 8-thread block (partial-warp shuffles)", s8, (d8.sum() + d8.prod()).expand(8), 1e-4, 1e-5)
 
 
 def philox_outputs(seed, first, n):
