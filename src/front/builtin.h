@@ -70,6 +70,7 @@ extern const BuiltinTable builtins_layout[];  /* tilelang.layout helpers, annota
 extern const BuiltinTable builtins_scalar[];  /* dtypes, math, casts, min/max, device print/assert */
 extern const BuiltinTable builtins_ieee[];    /* T.ieee_*: arithmetic with a rounding mode */
 extern const BuiltinTable builtins_reducer[]; /* T.alloc_reducer, reducer_init / update, finalize_reducer */
+extern const BuiltinTable builtins_ldst[];    /* T.ldg / lds / stg / sts of raw bits, vector reinterprets */
 extern const BuiltinTable builtins_logical[]; /* T.any_of / T.all_of */
 extern const BuiltinTable builtins_warp[];    /* shuffles, votes, predicate barriers, lane and warp numbers */
 extern const BuiltinTable builtins_dist[];    /* distributed primitives and their enums */
@@ -114,7 +115,10 @@ Value *bi_buffer_value(Eval *ev, IrBuffer *b);
 /* &mbarrier for a barrier operand: a T.alloc_barrier buffer (its first barrier, as TileLang's
  * _mbar_to_buffer_load) or one element of it (`bars[i]`); NULL after a diagnostic naming fname. */
 IrExpr *bi_barrier_addr(Eval *ev, Value *v, const char *fname, SrcLoc loc);
-bool bi_need_kernel(Eval *ev, CallArgs *a, const Builtin *bi);          /* "T.<name>" inside T.Kernel */
+bool bi_need_kernel(Eval *ev, CallArgs *a, const Builtin *bi);
+/* T.reinterpret(registers, dtype): a view of a local buffer as dtype, or as the element type
+ * and count of a vector dtype name ("float32x4"), of the same bits (builtins_ldst.c). */
+Value *bi_reinterpret_tile(Eval *ev, Value *x, Value *dt, SrcLoc loc);          /* "T.<name>" inside T.Kernel */
 
 /* Handlers several tables use: known but not lowered (bi_unsupported_stmt: an UNSUPPORTED
  * statement and an opaque result; bi_unsupported: an error at the call; bi_kernel_unsupported:

@@ -213,6 +213,7 @@ static Value *t_reinterpret(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   if (dt && dt->kind == V_STR && !strcmp(dt->u.str.s, "handle"))
     return ev_opaque(ev, "T.reinterpret(..., dtype=\"handle\") is only supported as the value of "
                          "T.attr(..., \"reduce_scope\", ...)");
+  if (x->kind == V_BUFFER) return bi_reinterpret_tile(ev, x, dt, call_loc(a));
   ts_dtype t;
   if (!ev_to_dtype(ev, dt, &t, call_loc(a))) return NULL;
   IrExpr *e = ev_to_ir(ev, x, NULL, call_loc(a));

@@ -574,16 +574,39 @@ static Value *atomic_return_prev(Eval *ev, Value **arg, const Builtin *bi, const
 
 /* T.atomic_addx2 / atomic_addx4(dst[i, j], src[i, j]): dst[i, j:j+N] += src[i, j:j+N] as one
  * vector atomic (bi->arg = N); TileLang's AtomicAddx2/x4. */
+/* The first element of a vector atomic's operand: buf[i, j] or the slice buf[i, j:j+N]. */
+static Value *vector_first(Eval *ev, Value *v, SrcLoc loc) {
+  if (v->kind != V_REGION) return v;
+  return ev_expr(ev, ir_load(ev->c, v->u.region.buf, v->u.region.min, v->u.region.buf->ndim, loc));
+}
+
+/* return_prev=True: the N updates as element atomics, each returning the value it replaced,
+ * into a register array (the vector atomic is atomic per element too). */
+static Value *atomic_addx_prev(Eval *ev, IrExpr *d, IrExpr *s, int n, SrcLoc loc) {
+  IrExpr *ext = ir_i32(ev->c, n);
+  IrBuffer *prev = bi_declare_buffer(
+      ev, ir_buffer(ev->c, bi_take_name(ev, "prev"), d->dtype, IR_SCOPE_LOCAL, 1, &ext, loc), loc);
+  int nd = d->u.load.nidx, ns = s->u.load.nidx;
+  for (int k = 0; k < n; k++) {
+    IrExpr **di = ARENA_ARRAY(ev->a, IrExpr *, nd), **si = ARENA_ARRAY(ev->a, IrExpr *, ns);
+    for (int j = 0; j < nd; j++) di[j] = d->u.load.idx[j];
+    for (int j = 0; j < ns; j++) si[j] = s->u.load.idx[j];
+    di[nd - 1] = ir_simplify(ev->c, ir_binary(ev->c, IR_ADD, di[nd - 1], ir_i32(ev->c, k), loc));
+    si[ns - 1] = ir_simplify(ev->c, ir_binary(ev->c, IR_ADD, si[ns - 1], ir_i32(ev->c, k), loc));
+    IrExpr *dk = ir_load(ev->c, d->u.load.buf, di, nd, loc);
+    IrExpr *args[2] = {ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &dk, 1, loc), ir_load(ev->c, s->u.load.buf, si, ns, loc)};
+    IrExpr *kk = ir_i32(ev->c, k);
+    ev_emit(ev, ir_store(ev->c, prev, &kk, 1, ir_call(ev->c, IRI_ATOMIC_ADD, d->dtype, args, 2, loc), loc));
+  }
+  return bi_buffer_value(ev, prev);
+}
+
 static Value *t_atomic_addx(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   const char *fname = bi->arg == 2 ? "T.atomic_addx2" : "T.atomic_addx4";
   SrcLoc loc = call_loc(a);
   if (!ev_need_kernel(ev, fname, loc)) return NULL;
-  if (arg[2] && bi_opt_bool(ev, arg[2], false, loc)) {
-    ts_error(ev->c, loc, "%s(): return_prev=True (the previous vector) is not supported yet", fname);
-    return NULL;
-  }
-  IrExpr *d = atomic_element(ev, arg[0], fname, "dst", true, loc);
-  IrExpr *s = d ? atomic_element(ev, arg[1], fname, "value", false, loc) : NULL;
+  IrExpr *d = atomic_element(ev, vector_first(ev, arg[0], loc), fname, "dst", true, loc);
+  IrExpr *s = d ? atomic_element(ev, vector_first(ev, arg[1], loc), fname, "value", false, loc) : NULL;
   if (!s) return NULL;
   ts_dtype t = d->u.load.buf->dtype;
   bool ok = t == TS_DTYPE_FLOAT32 || t == TS_DTYPE_FLOAT16 || t == TS_DTYPE_BFLOAT16;
@@ -592,6 +615,7 @@ static Value *t_atomic_addx(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
              dtype_name(t), dtype_name(s->u.load.buf->dtype));
     return NULL;
   }
+  if (arg[2] && bi_opt_bool(ev, arg[2], false, loc)) return atomic_addx_prev(ev, d, s, (int)bi->arg, loc);
   IrExpr *args[3] = {ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &d, 1, loc),
                      ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &s, 1, loc), ir_i32(ev->c, bi->arg)};
   ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_ATOMIC_ADD_X, TS_DTYPE_VOID, args, 3, loc), loc));

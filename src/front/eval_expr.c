@@ -805,16 +805,63 @@ static bool assign_name(Eval *ev, Env *env, const char *name, Value *v, SrcLoc l
   return true;
 }
 
-/* A[i, j] = v: a STORE of v cast to the buffer's dtype (slices are refused). */
+/* A tile's element count and its index at flat position f (row-major over its extents). */
+static int64_t tile_count(IrBuffer *b, IrExpr **extent, int n) {
+  int64_t total = 1, e;
+  for (int d = 0; d < n; d++) {
+    if (!ir_is_const_int(extent ? extent[d] : b->shape[d], &e)) return -1;
+    total *= e;
+  }
+  return total;
+}
+
+static IrExpr **tile_index(Eval *ev, IrBuffer *b, IrExpr **min, IrExpr **extent, int n, IrExpr *f, SrcLoc loc) {
+  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, n ? n : 1);
+  IrExpr *rest = f;
+  for (int d = n - 1; d >= 0; d--) {
+    IrExpr *ext = extent ? extent[d] : b->shape[d];
+    IrExpr *i = d ? ir_binary(ev->c, IR_FLOORMOD, rest, ext, loc) : rest;
+    if (d) rest = ir_binary(ev->c, IR_FLOORDIV, rest, ext, loc);
+    idx[d] = min ? ir_binary(ev->c, IR_ADD, min[d], i, loc) : i;
+  }
+  return idx;
+}
+
+/* A[a:b] = tile (a buffer or a region, e.g. the registers T.ldg128 returns): TIR's vector
+ * store, run whole by every thread that reaches it: an unrolled loop over the elements,
+ * each converted to A's dtype.  Both sides hold the same constant number of elements. */
+static bool store_slice(Eval *ev, IrBuffer *b, BufIndex *bi, Value *v, SrcLoc loc) {
+  if (v->kind != V_BUFFER && v->kind != V_REGION) {
+    ts_error(ev->c, loc, "assigning %s to a buffer slice is not supported: assign a tile (a buffer or a slice of "
+             "one), or use T.fill or T.copy", ev_type_name(v));
+    return false;
+  }
+  for (int d = 0; d < bi->n; d++)
+    if (!bi->extent[d]) bi->extent[d] = ir_int(ev->c, 1, TS_DTYPE_INT32, loc);
+  IrBuffer *sb = v->kind == V_BUFFER ? v->u.buf : v->u.region.buf;
+  IrExpr **smin = v->kind == V_REGION ? v->u.region.min : NULL, **sext = v->kind == V_REGION ? v->u.region.extent : NULL;
+  int64_t nd = tile_count(b, bi->extent, bi->n), ns = tile_count(sb, sext, sb->ndim);
+  if (nd < 0 || ns < 0 || nd != ns) {
+    ts_error(ev->c, loc, "assigning a tile to a buffer slice: both need the same constant number of elements (the "
+             "slice of '%s' has %lld, '%s' %lld)", b->name, (long long)nd, sb->name, (long long)ns);
+    return false;
+  }
+  IrVar *f = ir_var(ev->c, "v", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *fr = ir_varref(ev->c, f, loc);
+  IrExpr *val = ir_load(ev->c, sb, tile_index(ev, sb, smin, sext, sb->ndim, fr, loc), sb->ndim, loc);
+  IrStmt *st = ir_store(ev->c, b, tile_index(ev, b, bi->idx, bi->extent, bi->n, fr, loc), bi->n,
+                        ir_cast(ev->c, b->dtype, val, loc), loc);
+  ev_emit(ev, ir_for(ev->c, f, ir_i32(ev->c, 0), ir_i32(ev->c, nd), IR_FOR_UNROLLED, st, loc));
+  return true;
+}
+
+/* A[i, j] = v: a STORE of v cast to the buffer's dtype (a slice: store_slice). */
 static bool store_buffer(Eval *ev, IrBuffer *b, BufIndex *bi, Value *v, SrcLoc loc) {
   if (!ev->block) {
     ts_error(ev->c, loc, "buffer stores are only allowed inside a @T.prim_func kernel");
     return false;
   }
-  if (bi->any_slice) {
-    ts_error(ev->c, loc, "assigning to a buffer slice is not supported: use T.fill or T.copy");
-    return false;
-  }
+  if (bi->any_slice) return store_slice(ev, b, bi, v, loc);
   IrExpr *e = ev_to_ir(ev, v, NULL, loc);
   if (!e) return false;
   ev_emit(ev, ir_store(ev->c, b, bi->idx, bi->n, ir_cast(ev->c, b->dtype, e, loc), loc));

@@ -15,7 +15,7 @@
 /* Every topic file's tables, in lookup order. */
 static const BuiltinTable *const topics[] = {
     builtins_alloc, builtins_loops,  builtins_tileops, builtins_layout, builtins_scalar,
-    builtins_ieee,  builtins_warp,   builtins_logical, builtins_dist,   builtins_python,
+    builtins_ieee,  builtins_warp,   builtins_logical, builtins_ldst, builtins_dist,   builtins_python,
     builtins_host,  builtins_allreduce, builtins_tensor, builtins_mma, builtins_reducer,
 };
 

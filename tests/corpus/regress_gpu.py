@@ -450,6 +450,42 @@ def thread_allreduce(ctx):
     check("thread_allreduce 8-thread block (partial-warp shuffles)", s8, (d8.sum() + d8.prod()).expand(8), 1e-4, 1e-5)
 
 
+def ldst_bits(ctx):
+    """tests/codegen/ldst_bits.py: T.ldg/lds/stg/sts of 32 to 128 bits with predicates, vector
+    reinterprets and a slice assigned the registers, against the same moves done by torch."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/ldst_bits.py")).compile("ldst_bits")
+    x = torch.randn(128, dtype=torch.float32, device="cuda")
+    z = torch.randn(256, dtype=torch.float16, device="cuda")
+    y = torch.full((128,), 7.0, device="cuda")
+    w = torch.full((256,), 7.0, dtype=torch.float16, device="cuda")
+    v = torch.full((64,), 7.0, device="cuda")
+    k(x, z, y, w, v)
+    want_v = torch.cat([torch.where(torch.arange(32, device="cuda") < 16, x[:32], torch.zeros_like(x[:32])),
+                        z.view(torch.float32)[3::4]])
+    want_y = torch.cat([x[:96], torch.full((32,), 7.0, device="cuda")])
+    sw = z.view(torch.float32).view(32, 4)
+    want_w = w.clone().view(32, 8)
+    want_w[:, :4] = sw.roll(-1, 0)[:, :2].contiguous().view(torch.float16)
+    check("T.ldg32 pred / T.lds32 via reinterpret", v, want_v, 0, 0)
+    check("T.ldg128 / T.stg128 pred", y, want_y, 0, 0)
+    check("T.ldg128 fp16 -> T.sts128 -> T.lds64 -> float16x4 slice", w.float(), want_w.view(-1).float(), 0, 0)
+
+
+def atomic_vec_slices(ctx):
+    """tests/codegen/atomic_vec_slices.py: T.atomic_addx4 / addx2 on slices with return_prev:
+    the old values come back, the sums land."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/atomic_vec_slices.py")).compile("atomic_vec_slices")
+    a, b0 = torch.randn(256, device="cuda"), torch.randn(256, device="cuda")
+    h, g0 = torch.randn(128, device="cuda").half(), torch.randn(128, device="cuda").half()
+    b, g = b0.clone(), g0.clone()
+    prev, hprev = torch.full_like(b, float("nan")), torch.full_like(g, float("nan"))
+    k(a, b, prev, h, g, hprev)
+    check("atomic_addx4 slices return_prev", prev, b0, 0, 0)
+    check("atomic_addx4 slices sum", b, b0 + a, 1e-6, 1e-6)
+    check("atomic_addx2 float16 slices return_prev", hprev.float(), g0.float(), 0, 0)
+    check("atomic_addx2 float16 slices sum", g.float(), (g0 + h).float(), 1e-3, 1e-3)
+
+
 def philox_outputs(seed, first, n):
     """Outputs first .. first+n-1 of the Philox-4x32-10 stream of `seed` (subsequence 0), as
     cuRAND and Triton's randint4x number them: 4 words per counter value, counter = index // 4.
@@ -1609,6 +1645,8 @@ def main():
         lambda: gemv_tvm_allreduce(ctx, corpus, 768, 4096, 4, 16),
         lambda: gemv_tvm_allreduce(ctx, corpus, 768, 4096, 2, 16),  # strided lanes: a shuffle butterfly
         lambda: thread_allreduce(ctx),
+        lambda: ldst_bits(ctx),
+        lambda: atomic_vec_slices(ctx),
         lambda: rand_uint(ctx, corpus, 1024, 42),  # the manifest's row and the file's own tests
         lambda: rand_uint(ctx, corpus, 512, 123),
         lambda: rng_dp4a(ctx, 256),

@@ -1,5 +1,5 @@
-# T.atomic_addx4 adds four float32, float16 or bfloat16 lanes: other element types, non-element operands and
-# return_prev=True (a float4 result) are refused at the call.
+# T.atomic_addx4 adds four float32, float16 or bfloat16 lanes: other element types and non-element
+# operands are refused at the call (return_prev=True, here accepted, returns the old lanes).
 # tilescale-test: -k bad
 import tilelang.language as T
 
