@@ -80,21 +80,27 @@ static IrExpr *opt_pred(Eval *ev, Value *v, SrcLoc loc) {
   return ev_to_bool_ir(ev, ev_to_ir(ev, v, NULL, loc), loc);
 }
 
-/* T.ldgN / T.ldsN(src, pred=None): bi->arg is N; the scope the name promises is checked. */
-static Value *t_load_bits(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+/* The memory operand of T.<ld|st><g|s>N (arg), checked against the space its name promises,
+ * and the number of its elements the N bits are; 0 after a diagnostic. */
+static int64_t bits_operand(Eval *ev, CallArgs *a, Value *arg, const Builtin *bi, IrBuffer **b, IrExpr ***min) {
   SrcLoc loc = call_loc(a);
   const char *fname = arena_printf(ev->a, "T.%s", bi->name);
-  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  if (!bi_need_kernel(ev, a, bi) || !mem_operand(ev, arg, fname, b, min, loc)) return 0;
+  bool shared = bi->name[2] == 's', is_shared = (*b)->scope == IR_SCOPE_SHARED || (*b)->scope == IR_SCOPE_SHARED_DYN;
+  if (shared ? !is_shared : (*b)->scope != IR_SCOPE_GLOBAL) {
+    ts_error(ev->c, loc, "%s %s %s memory, but '%s' is %s", fname, bi->name[0] == 'l' ? "reads" : "writes",
+             shared ? "shared" : "global", (*b)->name, ir_scope_names[(*b)->scope]);
+    return 0;
+  }
+  return elem_count(ev, *b, bi->arg, fname, loc);
+}
+
+/* T.ldgN / T.ldsN(src, pred=None): bi->arg is N. */
+static Value *t_load_bits(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
   IrBuffer *b;
   IrExpr **min;
-  if (!mem_operand(ev, arg[0], fname, &b, &min, loc)) return ev->poison;
-  bool shared = bi->name[2] == 's';
-  if (shared != (b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN) || (!shared && b->scope != IR_SCOPE_GLOBAL)) {
-    ts_error(ev->c, loc, "%s reads %s memory, but '%s' is %s", fname, shared ? "shared" : "global", b->name,
-             ir_scope_names[b->scope]);
-    return ev->poison;
-  }
-  int64_t n = elem_count(ev, b, bi->arg, fname, loc);
+  int64_t n = bits_operand(ev, a, arg[0], bi, &b, &min);
   IrExpr *pred = n ? opt_pred(ev, arg[1], loc) : NULL;
   if (!n) return ev->poison;
   IrBuffer *w = new_words(ev, bi->arg, loc);
@@ -150,17 +156,9 @@ static IrBuffer *value_words(Eval *ev, Value *v, int bits, const char *fname, Sr
 static Value *t_store_bits(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   const char *fname = arena_printf(ev->a, "T.%s", bi->name);
-  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
   IrBuffer *b;
   IrExpr **min;
-  if (!mem_operand(ev, arg[0], fname, &b, &min, loc)) return ev->poison;
-  bool shared = bi->name[2] == 's';
-  if (shared != (b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN) || (!shared && b->scope != IR_SCOPE_GLOBAL)) {
-    ts_error(ev->c, loc, "%s writes %s memory, but '%s' is %s", fname, shared ? "shared" : "global", b->name,
-             ir_scope_names[b->scope]);
-    return ev->poison;
-  }
-  int64_t n = elem_count(ev, b, bi->arg, fname, loc);
+  int64_t n = bits_operand(ev, a, arg[0], bi, &b, &min);
   IrBuffer *w = n ? value_words(ev, arg[1], bi->arg, fname, loc) : NULL;
   if (!w) return ev->poison;
   IrExpr *pred = opt_pred(ev, arg[2], loc);
