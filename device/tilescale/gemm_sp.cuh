@@ -1,5 +1,6 @@
 /* gemm_sp.cuh — T.gemm_sp: C += A * B with A 2:4 sparse along K, on the sparse tensor cores
- * (mma.sp m16n8k32, sm_80+, also what this path uses on sm_90a).
+ * (mma.sp m16n8k32, sm_80+, also what this path uses on sm_90a; 8-bit operands:
+ * gemm_sp_ss_mma8, mma.sp m16n8k64 for int8 and float8, sm_89+).
  *
  *   lower_tile_ops prints `ts::gemm_sp_ss_mma<M, N, K, ...>(&A_s[..], &E_s[..], &B_s[..],
  *   &C_local[0], tid)`; codegen includes this file when a kernel calls it.
@@ -59,14 +60,81 @@ template <int K> TS_DEV uint32_t sparse_meta(const uint8_t *E, int m0, int kk, i
   return lo | (hi << 16);
 }
 
+/* 8-bit operands: row0/row1 += A * B with metadata e, mma.sp m16n8k64 (A the compressed
+ * 16x32 bytes in 4 registers, B 64x8 bytes in 4): int8 with int32 accumulators, float8
+ * e4m3 / e5m2 with float32. */
+template <class T, class TC> TS_DEV void mma_sp8(TC *row0, TC *row1, const uint32_t *a, const uint32_t *b, uint32_t e) {
+  if constexpr (is_same<T, int8_t>::value) {
+    int *d0 = reinterpret_cast<int *>(row0), *d1 = reinterpret_cast<int *>(row1);
+    asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, "
+                 "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+                 : "+r"(d0[0]), "+r"(d0[1]), "+r"(d1[0]), "+r"(d1[1])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
+  } else if constexpr (is_same<T, __nv_fp8_e4m3>::value) {
+    asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, "
+                 "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+                 : "+f"(row0[0]), "+f"(row0[1]), "+f"(row1[0]), "+f"(row1[1])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
+  } else {
+    static_assert(is_same<T, __nv_fp8_e5m2>::value, "8-bit mma.sp takes int8, float8_e4m3 or float8_e5m2");
+    asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, "
+                 "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+                 : "+f"(row0[0]), "+f"(row0[1]), "+f"(row1[0]), "+f"(row1[1])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
+  }
+}
+
+/* The 8-bit T.gemm_sp: A compressed [M][K/2] bytes, B [N][K] (K-major, as the 8-bit tensor
+ * cores read it), E as for 16 bits; one m16n8k64 step takes 32 compressed bytes of A's rows
+ * (registers: rows g / g + 8 of bytes 0-15, then of bytes 16-31: ldmatrix x4), 64 bytes of
+ * B's rows (registers of its 16-byte column chunks, the dense 8-bit B fragment) and a
+ * metadata word per lane covering 32 dense columns of one row: lane 4g + t holds row
+ * g + 8 (t & 1), columns 32 (t >> 1) .. + 31 (its 8 groups in order, the first 16 columns in
+ * bits 15:0), all four lanes of a quad (sparsity selector 0). */
+template <int M, int N, int K, int WM, int WN, int SWA, int SWB, bool CLEAR, class T, class TC>
+TS_DEV void gemm_sp_ss_mma8(const T *A, const void *E, const T *B, TC *acc, int tid) {
+  constexpr int KA = K / 2, MI = M / (16 * WM), NJ = N / (8 * WN), ROW_BYTES = K / 8;
+  static_assert(M % (16 * WM) == 0 && N % (8 * WN) == 0 && K % 64 == 0, "tile does not fit mma.sp m16n8k64");
+  const int lane = tid & 31, warp = (tid >> 5) % (WM * WN), wm = warp % WM, wn = warp / WM;
+  const int g = lane_group(tid), t = lane_quad(tid);
+  const uint32_t a_base = smem_u32(A), b_base = smem_u32(B);
+  const uint8_t *e_bytes = reinterpret_cast<const uint8_t *>(E);
+  if constexpr (CLEAR) {
+#pragma unroll
+    for (int i = 0; i < 4 * MI * NJ; ++i) acc[i] = TC(0);
+  }
+#pragma unroll
+  for (int kk = 0; kk < K / 64; ++kk) {
+    uint32_t af[MI][4], ef[MI];
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      const int m0 = 16 * (wm + WM * mi);
+      ldsm_x4(af[mi], a_base + tile_offset<M, KA, SWA, 1>(m0 + (lane & 15), kk * 32 + (lane >> 4) * 16));
+      const int row = m0 + g + 8 * (t & 1), byte = kk * 8 + (t >> 1) * 4;
+      ef[mi] = *reinterpret_cast<const uint32_t *>(e_bytes + row * ROW_BYTES + byte);
+    }
+#pragma unroll
+    for (int nj = 0; nj < NJ; ++nj) {
+      const int n0 = wn * (N / WN) + 8 * nj;
+      uint32_t bf[4]; /* chunk j of the step (k 16 j .. 16 j + 15) from lanes 8 j .. 8 j + 7 */
+      ldsm_x4(bf, b_base + tile_offset<N, K, SWB, 1>(n0 + (lane & 7), kk * 64 + 16 * (lane >> 3)));
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+        TC *row0 = acc + (2 * mi) * (2 * NJ) + 2 * nj, *row1 = row0 + 2 * NJ;
+        mma_sp8<T, TC>(row0, row1, af[mi], bf, ef[mi]);
+      }
+    }
+  }
+}
+
 /* C[M x N] (+)= A * B for one block with WM x WN warps (warps along M first, as
  * gemm_ss_mma); K is the dense reduction extent (A holds K/2 columns).  A is swizzled by
  * SWA bytes, B by SWB, E row-major. */
-template <int M, int N, int K, int WM, int WN, bool TB, int SWA, int SWB, bool CLEAR, class T, class TC = float>
-TS_DEV void gemm_sp_ss_mma(const T *A, const void *E, const T *B, TC *acc, int tid) {
+template <int M, int N, int K, int WM, int WN, bool TB, int SWA, int SWB, bool CLEAR, class T, class TC>
+TS_DEV void gemm_sp_ss_mma16(const T *A, const void *E, const T *B, TC *acc, int tid) {
   constexpr int KA = K / 2, MI = M / (16 * WM), NJ = N / (8 * WN);
   constexpr int BR = TB ? N : K, BC = TB ? K : N;
-  static_assert(sizeof(T) == 2, "T.gemm_sp takes float16 or bfloat16 operands");
+  static_assert(sizeof(T) == 2, "the 16-bit T.gemm_sp takes float16 or bfloat16 operands");
   static_assert(M % (16 * WM) == 0 && N % (8 * WN) == 0 && K % 32 == 0, "tile does not fit mma.sp m16n8k32");
   const int lane = tid & 31, warp = (tid >> 5) % (WM * WN), wm = warp % WM, wn = warp / WM;
   const int g = lane_group(tid), t = lane_quad(tid);
@@ -118,6 +186,17 @@ TS_DEV void gemm_sp_ss_mma(const T *A, const void *E, const T *B, TC *acc, int t
             mma_sp_16832<T, TC>(row0, row1, af[mi], bf[x], ef[mi]);
           }
     }
+  }
+}
+
+/* The entry point lower_tile_ops prints: the 16- or 8-bit path by the operand type. */
+template <int M, int N, int K, int WM, int WN, bool TB, int SWA, int SWB, bool CLEAR, class T, class TC = float>
+TS_DEV void gemm_sp_ss_mma(const T *A, const void *E, const T *B, TC *acc, int tid) {
+  if constexpr (sizeof(T) == 1) {
+    static_assert(TB, "8-bit T.gemm_sp reads B stored [N, K]");
+    gemm_sp_ss_mma8<M, N, K, WM, WN, SWA, SWB, CLEAR, T, TC>(A, E, B, acc, tid);
+  } else {
+    gemm_sp_ss_mma16<M, N, K, WM, WN, TB, SWA, SWB, CLEAR, T, TC>(A, E, B, acc, tid);
   }
 }
 

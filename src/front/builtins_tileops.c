@@ -825,12 +825,43 @@ static Value *t_gemm(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev->none;
 }
 
+/* o (2-D, constant extents) copied into a fresh shared tile, transposed when asked: a
+ * T.Parallel nest of the tile's shape (st[i, j] = o[j, i] or o[i, j]) before the GEMM, whose
+ * operand becomes the whole tile (thread_sync orders the copy and the GEMM's reads). */
+static bool stage_sparse_operand(Eval *ev, Operand *o, bool transpose, const char *role, SrcLoc loc) {
+  TsCompiler *c = ev->c;
+  int64_t ext[2];
+  if (o->buf->ndim != 2 || !ir_is_const_int(o->extent[0], &ext[0]) || !ir_is_const_int(o->extent[1], &ext[1])) {
+    ts_error(c, loc, "T.gemm_sp: %s must be a 2-D tile with constant extents", role);
+    return false;
+  }
+  int64_t r = transpose ? ext[1] : ext[0], w = transpose ? ext[0] : ext[1];
+  IrExpr *shape[2] = {ir_i32(c, r), ir_i32(c, w)};
+  IrBuffer *st = bi_declare_buffer(
+      ev, ir_buffer(c, arena_printf(ev->a, "%s_staged", o->buf->name), o->buf->dtype, IR_SCOPE_SHARED_DYN, 2, shape, loc),
+      loc);
+  IrVar *i = ir_var(c, "i", TS_DTYPE_INT32, IR_VAR_LOOP, loc), *j = ir_var(c, "j", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *iv = ir_varref(c, i, loc), *jv = ir_varref(c, j, loc);
+  IrExpr **src = ARENA_ARRAY(ev->a, IrExpr *, 2), **dst = ARENA_ARRAY(ev->a, IrExpr *, 2),
+         **zero = ARENA_ARRAY(ev->a, IrExpr *, 2);
+  src[0] = ir_binary(c, IR_ADD, o->min[0], transpose ? jv : iv, loc);
+  src[1] = ir_binary(c, IR_ADD, o->min[1], transpose ? iv : jv, loc);
+  dst[0] = iv, dst[1] = jv, zero[0] = zero[1] = ir_i32(c, 0);
+  IrStmt *copy = ir_store(c, st, dst, 2, ir_load(c, o->buf, src, 2, loc), loc);
+  copy = ir_for(c, j, ir_i32(c, 0), shape[1], IR_FOR_PARALLEL, copy, loc);
+  ev_emit(ev, ir_for(c, i, ir_i32(c, 0), shape[0], IR_FOR_PARALLEL, copy, loc));
+  IrExpr **full = ARENA_ARRAY(ev->a, IrExpr *, 2);
+  full[0] = shape[0], full[1] = shape[1];
+  *o = (Operand){st, zero, full, o->loc};
+  return true;
+}
+
 /* T.gemm_sp(A_sparse, E, B, C, transpose_A, transpose_E, transpose_B, policy, clear_accum,
  * k_pack, wg_wait): C += A @ B where A is 2:4 sparse along K, given compressed ([M, K/2]: the
  * kept values of each group of 4) with its metadata E ([M, K/e_factor]: two 2-bit indices a
  * group, sparse_layout.py).  A GEMM statement with an E region; plan_gemm checks the shapes
- * and types (layout.c gemm_sp_plan).  A and E are read [M, ...] only: TileLang's transposed
- * forms are refused here. */
+ * and types (layout.c gemm_sp_plan).  The tensor-core path reads A and E [M, ...] from shared
+ * memory: TileLang's transposed forms and an A in registers are staged (stage_sparse_operand). */
 static Value *t_gemm_sp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   SrcLoc loc = call_loc(a);
@@ -844,11 +875,13 @@ static Value *t_gemm_sp(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
       return NULL;
     }
   }
-  if (bi_opt_bool(ev, arg[4], false, loc) || bi_opt_bool(ev, arg[5], false, loc)) {
-    ts_error(ev->c, loc, "T.gemm_sp: transpose_A=True / transpose_E=True is not supported: A_sparse must be [M, K/2] "
-                         "and E [M, K/e_factor]");
+  /* the sparse tensor-core path reads A and E row-major [M, ...] from shared memory:
+   * transposed ones and an A in registers go through a staged shared copy */
+  bool ta = bi_opt_bool(ev, arg[4], false, loc), te = bi_opt_bool(ev, arg[5], false, loc);
+  if ((ta || o[0].buf->scope == IR_SCOPE_FRAGMENT || o[0].buf->scope == IR_SCOPE_LOCAL) &&
+      !stage_sparse_operand(ev, &o[0], ta, "A_sparse", loc))
     return NULL;
-  }
+  if (te && !stage_sparse_operand(ev, &o[1], true, "E", loc)) return NULL;
   int64_t pol, kp, wait;
   if (!bi_opt_int(ev, arg[7], 0, &pol, loc) || !bi_opt_int(ev, arg[9], 1, &kp, loc) ||
       !bi_opt_int(ev, arg[10], 0, &wait, loc))

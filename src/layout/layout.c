@@ -253,8 +253,9 @@ static bool gemm_types_ok(TsCompiler *c, const IrStmt *s, ts_dtype at, ts_dtype 
 static bool row_major(const IrBuffer *b) { return !b->layout || !b->layout->swizzle; }
 
 /* T.gemm_sp: A [M, K/2] (2:4 compressed) and E [M, K/e_factor] in shared memory, B [K, N]
- * (transpose_B: [N, K]) shared, C an [M, N] fragment; mma.sp m16n8k32 over the warp grid of
- * mma.sync, so C gets the same fragment as a T.gemm of its shape.  e_factor is the number of
+ * (transpose_B: [N, K]; 8-bit operands only so) shared, C an [M, N] fragment; mma.sp
+ * m16n8k32 (m16n8k64 for 8-bit operands) over the warp grid of mma.sync, so C gets the same fragment
+ * as a T.gemm of its shape.  e_factor is the number of
  * K columns one metadata element covers: 4 bits per group of 4 (sparse_layout.py). */
 static bool gemm_sp_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out, bool report) {
   const IrRegion *A = &s->u.gemm.a, *E = &s->u.gemm.e, *B = &s->u.gemm.b, *C = &s->u.gemm.c;
@@ -273,12 +274,20 @@ static bool gemm_sp_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmP
     return false;
   }
   ts_dtype at = A->buf->dtype, bt = B->buf->dtype, ct = C->buf->dtype, et = E->buf->dtype;
-  if (!dtype_16bit_float(at) || bt != at || !(ct == TS_DTYPE_FLOAT32 || (at == TS_DTYPE_FLOAT16 && ct == at))) {
+  bool f16 = dtype_16bit_float(at) && (ct == TS_DTYPE_FLOAT32 || (at == TS_DTYPE_FLOAT16 && ct == at));
+  bool i8 = at == TS_DTYPE_INT8 && ct == TS_DTYPE_INT32, f8 = is_fp8(at) && ct == TS_DTYPE_FLOAT32;
+  if (bt != at || !(f16 || i8 || f8)) {
     PLAN_ERROR(c, s->loc, "T.gemm_sp: unsupported types %s x %s -> %s; supported: float16 x float16 -> float32/float16, "
-               "bfloat16 x bfloat16 -> float32 (sparse int8, float8 and float32 are not supported yet)",
-               dtype_name(at), dtype_name(bt), dtype_name(ct));
+               "bfloat16 x bfloat16 -> float32, int8 x int8 -> int32, float8 x float8 -> float32 (sparse float32 is "
+               "not supported yet)", dtype_name(at), dtype_name(bt), dtype_name(ct));
     return false;
   }
+  if ((i8 || f8) && !tb) {
+    PLAN_ERROR(c, s->loc, "T.gemm_sp: 8-bit operands need B stored [N, K] (transpose_B=True), as the 8-bit tensor "
+                          "cores read it K-major");
+    return false;
+  }
+  int64_t kstep = f8 || i8 ? 64 : 32, eb = dtype_bytes(at); /* dense K of one mma.sp: m16n8k32, m16n8k64 for 8 bits */
   int ebits = dtype_bytes(et) * 8;
   if (!dtype_is_int(et) || (ebits != 8 && ebits != 16 && ebits != 32)) {
     PLAN_ERROR(c, s->loc, "T.gemm_sp: the metadata E must be an 8-, 16- or 32-bit integer tile, got %s", dtype_name(et));
@@ -292,8 +301,9 @@ static bool gemm_sp_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmP
                (long long)N, (long long)efactor, dtype_name(et), tb ? "N, K" : "K, N");
     return false;
   }
-  if (K % 32) {
-    PLAN_ERROR(c, s->loc, "T.gemm_sp: K (%lld) must be a multiple of 32 (one mma.sp m16n8k32 step)", (long long)K);
+  if (K % kstep) {
+    PLAN_ERROR(c, s->loc, "T.gemm_sp: K (%lld) must be a multiple of %lld (one mma.sp m16n8k%lld step)", (long long)K,
+               (long long)kstep, (long long)kstep);
     return false;
   }
   if (!row_major(E->buf)) {
@@ -304,21 +314,21 @@ static bool gemm_sp_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmP
   out->m = M;
   out->n = N;
   out->k = K;
-  out->k_inst = 32;
+  out->k_inst = (int)kstep;
   if (nthreads % 32 || !mma_grid(M, N, nthreads / 32, s->u.gemm.policy, &out->wm, &out->wn)) {
     PLAN_ERROR(c, s->loc, "T.gemm_sp: No valid warp partition: a %lldx%lld tile cannot be split over %lld threads (warp tiles must be multiples "
                "of 16x8)", (long long)M, (long long)N, (long long)nthreads);
     return false;
   }
-  out->a_layout = layout_swizzled(c, ar, ac, 2);
-  out->b_layout = layout_swizzled(c, br, bc, 2);
+  out->a_layout = layout_swizzled(c, ar, ac, (int)eb);
+  out->b_layout = layout_swizzled(c, br, bc, (int)eb);
   /* layouts pinned by T.annotate_layout: gemm_sp.cuh reads any swizzle, for this tile */
   IrBuffer *ops[2] = {A->buf, B->buf};
   int64_t trows[2] = {ar, br}, tcols[2] = {ac, bc};
   for (int i = 0; i < 2; i++) {
     Layout *l = ops[i]->layout;
     if (!l || !l->pinned) continue;
-    if (l->rows != trows[i] || l->cols != tcols[i] || l->elem_bytes != 2) {
+    if (l->rows != trows[i] || l->cols != tcols[i] || l->elem_bytes != eb) {
       PLAN_ERROR(c, s->loc, "layout conflict for shared buffer '%s': its layout (T.annotate_layout at line %d) is not "
                  "for the %lldx%lld tile T.gemm_sp reads", ops[i]->name, l->loc.line, (long long)trows[i],
                  (long long)tcols[i]);

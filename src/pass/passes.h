@@ -128,6 +128,7 @@ void pass_lower_tile_ops(TsCompiler *c, IrFunc *f);    /* -> thread-level IR */
 void pass_remap_global(TsCompiler *c, IrFunc *f);      /* T.Layout maps of global tensors -> offsets */
 void pass_simplify(TsCompiler *c, IrFunc *f);          /* ir_simplify on every expression */
 void pass_safe_memory(TsCompiler *c, IrFunc *f);       /* guards for global accesses not proven in bounds */
+void pass_prefetch_loads(TsCompiler *c, IrFunc *f);    /* prefetch_loads.c */
 void pass_vectorize_loops(TsCompiler *c, IrFunc *f);  /* T.vectorized copies as vector accesses */
 void pass_rasterize_blocks(TsCompiler *c, IrFunc *f); /* T.use_swizzle block order, any kernel */
 void pass_uniform_selects(TsCompiler *c, IrFunc *f); /* selects uniform over a T.Parallel nest (uniform_select.c) */

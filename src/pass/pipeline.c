@@ -37,6 +37,8 @@
  *      |
  *   safe_memory          scalar global accesses not proven in bounds: loads read 0, stores
  *      |                 and atomics are skipped there (TileLang's semantics)
+ *   prefetch_loads       opt-in: global loads of the nests after a synchronous wgmma issued
+ *      |                 before it and its mbarrier waits, into registers (prefetch_loads.c)
  *   thread_sync          __syncthreads for shared-memory RAW/WAR/WAW hazards
  *      |
  *   merge_shared_memory  shared.dyn buffers -> offsets in one dynamic allocation
@@ -73,6 +75,7 @@ static const PassEntry passes[] = {
     {"remap_global", pass_remap_global},
     {"simplify", pass_simplify},
     {"safe_memory", pass_safe_memory},
+    {"prefetch_loads", pass_prefetch_loads},
     {"vectorize_loops", pass_vectorize_loops},
     {"thread_sync", pass_thread_sync},
     {"merge_shared_memory", pass_merge_shared_memory},

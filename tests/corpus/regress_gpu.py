@@ -486,6 +486,22 @@ def atomic_vec_slices(ctx):
     check("atomic_addx2 float16 slices sum", g.float(), (g0 + h).float(), 1e-3, 1e-3)
 
 
+def prefetch_loads_gemm(ctx, M, N, K):
+    """tests/codegen/prefetch_loads.py: per-row scales and a bias read after each wgmma, the
+    scales prefetched into registers before the GEMM's mbarrier waits (pass prefetch_loads)."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/prefetch_loads.py")).compile(
+        "scaled_gemm", M=M, N=N, K=K, write_bias=False, pass_configs={"ts.prefetch_loads": True})
+    a = torch.randn(M, K, dtype=torch.float16, device="cuda")
+    b = torch.randn(N, K, dtype=torch.float16, device="cuda")
+    s = torch.rand(M, K // 64, device="cuda")
+    bias = torch.randn(M, device="cuda")
+    c = torch.full((M, N), float("nan"), device="cuda")
+    k(a, b, s, bias, c)
+    ref = sum((a[:, i * 64:(i + 1) * 64].double() @ b[:, i * 64:(i + 1) * 64].double().T) * s[:, i:i + 1].double()
+              + bias.double()[:, None] for i in range(K // 64))
+    check("prefetched scales after wgmma %dx%dx%d" % (M, N, K), c, ref, 5e-2, 1e-3)
+
+
 def philox_outputs(seed, first, n):
     """Outputs first .. first+n-1 of the Philox-4x32-10 stream of `seed` (subsequence 0), as
     cuRAND and Triton's randint4x number them: 4 words per counter value, counter = index // 4.
@@ -1578,6 +1594,46 @@ def gemm_sp_codegen(ctx, corpus, M, N, K, dtype, trans_b, bn):
     check("gemm_sp codegen test %dx%dx%d %s trans_B=%s" % (M, N, K, dtype, trans_b), c, want, 3e-2, 1e-2)
 
 
+def gemm_sp_staged(ctx, corpus, M, N, K, trans_a, a_frag, dtype):
+    """tests/codegen/gemm_sp_staged.py: T.gemm_sp with A and E stored transposed (transpose_A /
+    transpose_E) or A in registers, staged into row-major shared tiles by the front end."""
+    a = semi_sparse(M, K, False).to(dtype)
+    a_sp, e = compress_2to4(ctx, corpus, a, torch.int16)
+    if trans_a:
+        a_sp, e = a_sp.T.contiguous(), e.T.contiguous()
+    kern = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_sp_staged.py")).compile(
+        "gemm_sp_staged", M=M, N=N, K=K, trans_A=trans_a, a_frag=a_frag, dtype=dtype)
+    b = torch.randn(K, N, dtype=dtype, device="cuda")
+    c = kern(a_sp, e, b)
+    check("gemm_sp staged %dx%dx%d %s trans_A=%s A in registers=%s" % (M, N, K, dtype, trans_a, a_frag), c,
+          a.double() @ b.double(), 3e-2, 1e-2)
+
+
+def gemm_sp8(ctx, corpus, M, N, K, dtype, e_dtype):
+    """tests/codegen/gemm_sp8.py: T.gemm_sp on int8 (small integers: exact) and float8 (values
+    rounded to the type first), A compressed by the corpus compressor, B [N, K]."""
+    pattern = semi_sparse(M, K, False).ne(0)
+    if dtype == torch.int8:
+        a = (torch.randint(-3, 4, (M, K), device="cuda") * pattern).to(torch.int8)
+        b = torch.randint(-3, 4, (N, K), device="cuda").to(torch.int8)
+    else:
+        a = (torch.randn(M, K, device="cuda") * pattern).to(dtype)
+        b = torch.randn(N, K, device="cuda").to(dtype)
+    comp = ctx.load(os.path.join(corpus, "gemm_sp/sparse_utils.py")).compile(
+        "_compress_fn", D=K, dtype=dtype, meta_dtype=e_dtype, block_M=16, block_K=min(1024, K), elem_per_thread=32)
+    bits = torch.empty((), dtype=e_dtype).element_size() * 8
+    a_sp = torch.zeros((M, K // 2), dtype=dtype, device="cuda")
+    e = torch.full((M, K // bits), -1, dtype=e_dtype, device="cuda")
+    comp(a, a_sp, e)
+    accum = "int32" if dtype == torch.int8 else "float32"
+    kern = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_sp8.py")).compile(
+        "gemm_sp8", M=M, N=N, K=K, dtype=dtype, accum=accum, e_dtype=e_dtype, pass_configs={"ts.gemm_sp_8bit": True})
+    c = kern(a_sp, e, b)
+    want = a.double() @ b.double().T
+    tol = (0, 0) if dtype == torch.int8 else (1e-2, 1e-3)
+    check("gemm_sp %s %dx%dx%d meta %s" % (dtype, M, N, K, e_dtype), c.double(), want, *tol)
+
+
 def selected(cases, only):
     """The cases whose line in main() names one of the comma-separated words of `only`
     (a function name such as convolution, or any other text of the line)."""
@@ -1647,6 +1703,8 @@ def main():
         lambda: thread_allreduce(ctx),
         lambda: ldst_bits(ctx),
         lambda: atomic_vec_slices(ctx),
+        lambda: prefetch_loads_gemm(ctx, 256, 256, 512),
+        lambda: prefetch_loads_gemm(ctx, 192, 384, 1024),
         lambda: rand_uint(ctx, corpus, 1024, 42),  # the manifest's row and the file's own tests
         lambda: rand_uint(ctx, corpus, 512, 123),
         lambda: rng_dp4a(ctx, 256),
@@ -1773,6 +1831,13 @@ def main():
         lambda: gemm_sp(ctx, corpus, 192, 120, 512, torch.int8, torch.float32, 64, 40, 64, 128, 3),  # odd n8 blocks
         lambda: gemm_sp(ctx, corpus, 128, 256, 256, torch.int32, torch.float16, 64, 128, 128, 128),
         lambda: gemm_sp_codegen(ctx, corpus, 256, 192, 512, torch.bfloat16, True, 96),
+        lambda: gemm_sp_staged(ctx, corpus, 128, 128, 256, True, False, torch.float16),
+        lambda: gemm_sp_staged(ctx, corpus, 128, 192, 512, False, True, torch.float16),
+        lambda: gemm_sp_staged(ctx, corpus, 192, 128, 256, True, True, torch.bfloat16),
+        lambda: gemm_sp8(ctx, corpus, 128, 128, 256, torch.int8, torch.int32),
+        lambda: gemm_sp8(ctx, corpus, 192, 128, 512, torch.int8, torch.int16),
+        lambda: gemm_sp8(ctx, corpus, 128, 192, 256, torch.float8_e4m3fn, torch.int32),
+        lambda: gemm_sp8(ctx, corpus, 128, 128, 512, torch.float8_e5m2, torch.int16),
         lambda: gemm_sp_codegen(ctx, corpus, 128, 128, 256, torch.float16, True, 64),
         lambda: gemm_sp_codegen(ctx, corpus, 128, 128, 256, torch.bfloat16, False, 64),
         lambda: bitnet_int8xint8(ctx, corpus, 256, 256, 256),

@@ -1,4 +1,5 @@
-# T.gemm_sp with transpose_A: only A_sparse [M, K/2] with E [M, K/e_factor] is lowered.
+# T.gemm_sp with transpose_A and transpose_E: the staged (transposed) copies must then have the
+# shapes of A_sparse [M, K/2] and E [M, K/e_factor]; an E stored [M, K/16] is not [K/16, M].
 # tilescale-test: -k gemm_sp_trans --arch sm_90a
 import tilelang.language as T
 
@@ -13,7 +14,7 @@ def gemm_sp_trans(M=64, N=64, K=128):
             B_s = T.alloc_shared((K, N), T.float16)
             C_l = T.alloc_fragment((M, N), T.float32)
             T.copy(A, A_s)
-            T.gemm_sp(A_s, E_s, B_s, C_l, transpose_A=True)
+            T.gemm_sp(A_s, E_s, B_s, C_l, transpose_A=True, transpose_E=True)
             T.copy(C_l, C)
 
     return main
