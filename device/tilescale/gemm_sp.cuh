@@ -24,6 +24,14 @@
 
 namespace ts {
 
+/* One mma.sp with float32 accumulators (row0[0..1], row1[0..1]), four A and four B registers
+ * a[], b[] and metadata e in scope; `types` is the instruction's shape and type suffix. */
+#define TS_MMA_SP_F32(types)                                                                                   \
+  asm volatile("mma.sp::ordered_metadata.sync.aligned." types " {%0, %1, %2, %3}, {%4, %5, %6, %7}, "            \
+               "{%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"                                             \
+               : "+f"(row0[0]), "+f"(row0[1]), "+f"(row1[0]), "+f"(row1[1])                                    \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e))
+
 /* row0/row1 (rows g and g+8, two adjacent columns each) += A (compressed 16x16, 4 regs) *
  * B (32x8, 4 regs) with metadata e; ordered metadata: each group's indices ascend. */
 template <class T, class TC>
@@ -36,16 +44,10 @@ TS_DEV void mma_sp_16832(TC *row0, TC *row1, const uint32_t *a, const uint32_t *
                  : "+r"(*d0), "+r"(*d1)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
   } else if constexpr (is_same<T, half>::value) {
-    asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-                 "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
-                 : "+f"(row0[0]), "+f"(row0[1]), "+f"(row1[0]), "+f"(row1[1])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
+    TS_MMA_SP_F32("m16n8k32.row.col.f32.f16.f16.f32");
   } else {
     static_assert(is_same<T, __nv_bfloat16>::value, "mma.sp m16n8k32 takes float16 or bfloat16 operands");
-    asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-                 "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
-                 : "+f"(row0[0]), "+f"(row0[1]), "+f"(row1[0]), "+f"(row1[1])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
+    TS_MMA_SP_F32("m16n8k32.row.col.f32.bf16.bf16.f32");
   }
 }
 
@@ -60,6 +62,11 @@ template <int K> TS_DEV uint32_t sparse_meta(const uint8_t *E, int m0, int kk, i
   return lo | (hi << 16);
 }
 
+template <int N, class TC> TS_DEV void zero_acc(TC *acc) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) acc[i] = TC(0);
+}
+
 /* 8-bit operands: row0/row1 += A * B with metadata e, mma.sp m16n8k64 (A the compressed
  * 16x32 bytes in 4 registers, B 64x8 bytes in 4): int8 with int32 accumulators, float8
  * e4m3 / e5m2 with float32. */
@@ -71,16 +78,10 @@ template <class T, class TC> TS_DEV void mma_sp8(TC *row0, TC *row1, const uint3
                  : "+r"(d0[0]), "+r"(d0[1]), "+r"(d1[0]), "+r"(d1[1])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
   } else if constexpr (is_same<T, __nv_fp8_e4m3>::value) {
-    asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, "
-                 "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
-                 : "+f"(row0[0]), "+f"(row0[1]), "+f"(row1[0]), "+f"(row1[1])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
+    TS_MMA_SP_F32("m16n8k64.row.col.f32.e4m3.e4m3.f32");
   } else {
     static_assert(is_same<T, __nv_fp8_e5m2>::value, "8-bit mma.sp takes int8, float8_e4m3 or float8_e5m2");
-    asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, "
-                 "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
-                 : "+f"(row0[0]), "+f"(row0[1]), "+f"(row1[0]), "+f"(row1[1])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
+    TS_MMA_SP_F32("m16n8k64.row.col.f32.e5m2.e5m2.f32");
   }
 }
 
@@ -91,18 +92,21 @@ template <class T, class TC> TS_DEV void mma_sp8(TC *row0, TC *row1, const uint3
  * metadata word per lane covering 32 dense columns of one row: lane 4g + t holds row
  * g + 8 (t & 1), columns 32 (t >> 1) .. + 31 (its 8 groups in order, the first 16 columns in
  * bits 15:0), all four lanes of a quad (sparsity selector 0). */
+/* The metadata word of lane 4g + t for the k64 step kk of the 16-row strip at m0 (above). */
+template <int K> TS_DEV uint32_t sparse_meta8(const void *E, int m0, int kk, int g, int t) {
+  constexpr int ROW_BYTES = K / 8; /* 4 bits per group of 4 columns */
+  const uint8_t *row = reinterpret_cast<const uint8_t *>(E) + (m0 + g + 8 * (t & 1)) * ROW_BYTES;
+  return *reinterpret_cast<const uint32_t *>(row + kk * 8 + (t >> 1) * 4);
+}
+
 template <int M, int N, int K, int WM, int WN, int SWA, int SWB, bool CLEAR, class T, class TC>
 TS_DEV void gemm_sp_ss_mma8(const T *A, const void *E, const T *B, TC *acc, int tid) {
-  constexpr int KA = K / 2, MI = M / (16 * WM), NJ = N / (8 * WN), ROW_BYTES = K / 8;
+  constexpr int KA = K / 2, MI = M / (16 * WM), NJ = N / (8 * WN);
   static_assert(M % (16 * WM) == 0 && N % (8 * WN) == 0 && K % 64 == 0, "tile does not fit mma.sp m16n8k64");
   const int lane = tid & 31, warp = (tid >> 5) % (WM * WN), wm = warp % WM, wn = warp / WM;
   const int g = lane_group(tid), t = lane_quad(tid);
   const uint32_t a_base = smem_u32(A), b_base = smem_u32(B);
-  const uint8_t *e_bytes = reinterpret_cast<const uint8_t *>(E);
-  if constexpr (CLEAR) {
-#pragma unroll
-    for (int i = 0; i < 4 * MI * NJ; ++i) acc[i] = TC(0);
-  }
+  if constexpr (CLEAR) zero_acc<4 * MI * NJ>(acc);
 #pragma unroll
   for (int kk = 0; kk < K / 64; ++kk) {
     uint32_t af[MI][4], ef[MI];
@@ -110,8 +114,7 @@ TS_DEV void gemm_sp_ss_mma8(const T *A, const void *E, const T *B, TC *acc, int 
     for (int mi = 0; mi < MI; ++mi) {
       const int m0 = 16 * (wm + WM * mi);
       ldsm_x4(af[mi], a_base + tile_offset<M, KA, SWA, 1>(m0 + (lane & 15), kk * 32 + (lane >> 4) * 16));
-      const int row = m0 + g + 8 * (t & 1), byte = kk * 8 + (t >> 1) * 4;
-      ef[mi] = *reinterpret_cast<const uint32_t *>(e_bytes + row * ROW_BYTES + byte);
+      ef[mi] = sparse_meta8<K>(E, m0, kk, g, t);
     }
 #pragma unroll
     for (int nj = 0; nj < NJ; ++nj) {
@@ -140,10 +143,7 @@ TS_DEV void gemm_sp_ss_mma16(const T *A, const void *E, const T *B, TC *acc, int
   const int g = lane_group(tid), t = lane_quad(tid);
   const uint32_t a_base = smem_u32(A), b_base = smem_u32(B);
   const uint8_t *e_bytes = reinterpret_cast<const uint8_t *>(E);
-  if constexpr (CLEAR) {
-#pragma unroll
-    for (int i = 0; i < 4 * MI * NJ; ++i) acc[i] = TC(0);
-  }
+  if constexpr (CLEAR) zero_acc<4 * MI * NJ>(acc);
 #pragma unroll
   for (int kk = 0; kk < K / 32; ++kk) {
     uint32_t af[MI][4], ef[MI];
