@@ -120,6 +120,11 @@ IrStmt *ws_pingpong(TsCompiler *c, const IrFunc *f, IrStmt *kbody, IrStmt *loop,
 IrStmt *tma_hoist_barriers(TsCompiler *c, IrStmt *body, PtrVec *allocs);
 void tma_init_barriers(TsCompiler *c, const PtrVec *allocs, IrExpr *tid, PtrVec *out, SrcLoc loc);
 IrStmt *tma_copy_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid);
+/* lower_gemm.c, used by lower_tile_ops: a planned T.gemm / T.gemm_sp statement as its device
+ * call (NULL: nothing to run, e.g. the wait half of an mma.sync GEMM, or after a diagnostic);
+ * addr(ctx, r, loc) gives &first element of a shared operand region, tid the thread index. */
+typedef IrExpr *(*GemmRegionAddr)(void *ctx, const IrRegion *r, SrcLoc loc);
+IrStmt *gemm_lower(TsCompiler *c, IrStmt *s, IrExpr *tid, GemmRegionAddr addr, void *ctx);
 void pass_inject_pipeline(TsCompiler *c, IrFunc *f);   /* T.Pipelined -> multi-stage cp.async */
 void pass_legalize(TsCompiler *c, IrFunc *f);          /* tile copies/fills -> parallel nests */
 void pass_layout_inference(TsCompiler *c, IrFunc *f);  /* fragment and loop layouts */
