@@ -279,6 +279,38 @@ static void emit_whole_copy(Eval *ev, IrBuffer *src, IrBuffer *dst, SrcLoc loc) 
   ev_emit(ev, st);
 }
 
+/* A reduction of a thread's own registers (T.alloc_local source, local or T.alloc_var
+ * destination): every thread folds its whole array, serially along `dim`, for each element
+ * of dst (whose shape the caller checked: src's without dim, with a 1 there, or [1]). */
+static void reduce_registers(Eval *ev, IrBuffer *src, IrBuffer *dst, int dim, IrReduceKind op, bool nan, bool clear,
+                             SrcLoc loc) {
+  TsCompiler *c = ev->c;
+  IrExpr **sidx = ARENA_ARRAY(ev->a, IrExpr *, src->ndim), **didx = ARENA_ARRAY(ev->a, IrExpr *, dst->ndim + 1);
+  IrVar **vars = ARENA_ARRAY(ev->a, IrVar *, src->ndim);
+  int nd = 0;
+  for (int i = 0; i < src->ndim; i++) {
+    vars[i] = ir_var(c, i == dim ? "r" : "i", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+    sidx[i] = ir_varref(c, vars[i], loc);
+    if (i != dim) didx[nd++] = sidx[i];
+    else if (dst->ndim == src->ndim) didx[nd++] = ir_i32(c, 0);
+  }
+  if (dst->scope == IR_SCOPE_VAR || nd == 0) { /* a scalar: element 0 */
+    didx[0] = ir_i32(c, 0);
+    nd = 1;
+  }
+  IrExpr *x = ir_load(c, src, sidx, src->ndim, loc);
+  if (op == IR_RED_ABSMAX || op == IR_RED_ABSSUM) x = ir_call(c, IRI_ABS, x->dtype, &x, 1, loc);
+  IrExpr *acc = ir_load(c, dst, didx, nd, loc);
+  IrStmt *fold = ir_store(c, dst, didx, nd, ir_reduce_combine(c, op, nan, acc, ir_cast(c, dst->dtype, x, loc)), loc);
+  fold = ir_for(c, vars[dim], ir_i32(c, 0), src->shape[dim], IR_FOR_SERIAL, fold, loc);
+  IrStmt *body = clear ? ir_seq(c, (IrStmt *[]){ir_store(c, dst, didx, nd, ir_reduce_identity(c, op, dst->dtype), loc),
+                                               fold}, 2, loc)
+                       : fold;
+  for (int i = src->ndim - 1; i >= 0; i--)
+    if (i != dim) body = ir_for(c, vars[i], ir_i32(c, 0), src->shape[i], IR_FOR_SERIAL, body, loc);
+  ev_emit(ev, body);
+}
+
 /* T.reduce_sum / _max / _min / _absmax / _abssum(buffer, out, dim=-1, clear=True): bi->arg
  * is the reduce kind. */
 static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
@@ -287,12 +319,15 @@ static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   const char *fname = fnames[bi->arg];
   SrcLoc loc = call_loc(a);
   if (!ev_need_kernel(ev, fname, loc)) return NULL;
-  if (arg[0]->kind != V_BUFFER || arg[1]->kind != V_BUFFER) {
+  Value *out = arg[1];
+  if (out->kind == V_EXPR && out->u.expr->kind == IR_LOAD && out->u.expr->u.load.buf->scope == IR_SCOPE_VAR)
+    out = bi_buffer_value(ev, out->u.expr->u.load.buf); /* a T.alloc_var reads as its value */
+  if (arg[0]->kind != V_BUFFER || out->kind != V_BUFFER) {
     ts_error(ev->c, loc, "%s(): source and destination must be buffers, got %s and %s", fname, ev_type_name(arg[0]),
-             ev_type_name(arg[1]));
+             ev_type_name(out));
     return NULL;
   }
-  IrBuffer *src = arg[0]->u.buf, *dst = arg[1]->u.buf;
+  IrBuffer *src = arg[0]->u.buf, *dst = out->u.buf;
   bool bitwise = bi->arg >= IR_RED_BITAND;
   if (bitwise && ((!dtype_is_int(src->dtype) && src->dtype != TS_DTYPE_BOOL) ||
                   (!dtype_is_int(dst->dtype) && dst->dtype != TS_DTYPE_BOOL))) {
@@ -343,6 +378,12 @@ static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     return NULL;
   }
   bool clear = bi_opt_bool(ev, arg[3], true, loc);
+  bool nan = nan_prop == 1 && dtype_is_float(dst->dtype) &&
+             (bi->arg == IR_RED_MAX || bi->arg == IR_RED_MIN || bi->arg == IR_RED_ABSMAX);
+  if (src->scope == IR_SCOPE_LOCAL && (dst->scope == IR_SCOPE_LOCAL || dst->scope == IR_SCOPE_VAR)) {
+    reduce_registers(ev, src, dst, (int)dim, (IrReduceKind)bi->arg, nan, clear, loc);
+    return ev->none;
+  }
   if (!reduce_scope_ok(ev, src, fname, loc) || !reduce_scope_ok(ev, dst, fname, loc)) return NULL;
   /* TileLang's semantics for shared operands: the reduction itself runs on fragments, so a
    * shared source is first copied into a temporary fragment, and a shared destination is
@@ -353,8 +394,7 @@ static Value *t_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   if (fsrc != src) emit_whole_copy(ev, src, fsrc, loc);
   IrStmt *st = ir_stmt(ev->c, IR_S_REDUCE, loc);
   st->u.reduce.op = (IrReduceKind)bi->arg;
-  st->u.reduce.nan_propagate = nan_prop == 1 && dtype_is_float(dst->dtype) &&
-                               (bi->arg == IR_RED_MAX || bi->arg == IR_RED_MIN || bi->arg == IR_RED_ABSMAX);
+  st->u.reduce.nan_propagate = nan;
   st->u.reduce.src = fsrc;
   st->u.reduce.dst = fdst;
   st->u.reduce.dim = (int)dim;

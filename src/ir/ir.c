@@ -663,3 +663,32 @@ IrStmt *ir_subst_loads_stmt(TsCompiler *c, IrStmt *st, const IrBuffer *from, IrB
   Subst s = {NULL, NULL, 0, from, to};
   return subst_stmt(c, st, &s);
 }
+
+/* ---- reductions: what T.reduce_* start from and how they combine (lower_tile_ops for
+ * fragments, the front end for a thread's own registers) ---------------------------------- */
+IrExpr *ir_reduce_identity(TsCompiler *c, IrReduceKind op, ts_dtype t) {
+  bool flt = dtype_is_float(t);
+  switch (op) {
+    case IR_RED_MAX:
+      if (flt) return ir_float(c, -INFINITY, t, SRCLOC_NONE);
+      return ir_int(c, dtype_is_signed(t) ? -(INT64_C(1) << (dtype_bits(t) - 1)) : 0, t, SRCLOC_NONE);
+    case IR_RED_MIN:
+      if (flt) return ir_float(c, INFINITY, t, SRCLOC_NONE);
+      return ir_int(c, dtype_is_signed(t) ? (INT64_C(1) << (dtype_bits(t) - 1)) - 1 : -1, t, SRCLOC_NONE);
+    case IR_RED_BITAND: return ir_int(c, t == TS_DTYPE_BOOL ? 1 : -1, t, SRCLOC_NONE); /* all bits set */
+    default: return ir_int(c, 0, t, SRCLOC_NONE);
+  }
+}
+
+IrExpr *ir_reduce_combine(TsCompiler *c, IrReduceKind op, bool nan, IrExpr *a, IrExpr *b) {
+  switch (op) {
+    case IR_RED_MAX: case IR_RED_ABSMAX:
+      return nan ? ir_call(c, IRI_MAX_NAN, a->dtype, (IrExpr *[]){a, b}, 2, SRCLOC_NONE) : ir_binary(c, IR_MAX, a, b, SRCLOC_NONE);
+    case IR_RED_MIN:
+      return nan ? ir_call(c, IRI_MIN_NAN, a->dtype, (IrExpr *[]){a, b}, 2, SRCLOC_NONE) : ir_binary(c, IR_MIN, a, b, SRCLOC_NONE);
+    case IR_RED_BITAND: return ir_binary(c, IR_BITAND, a, b, SRCLOC_NONE);
+    case IR_RED_BITOR: return ir_binary(c, IR_BITOR, a, b, SRCLOC_NONE);
+    case IR_RED_BITXOR: return ir_binary(c, IR_BITXOR, a, b, SRCLOC_NONE);
+    default: return ir_binary(c, IR_ADD, a, b, SRCLOC_NONE);
+  }
+}

@@ -694,6 +694,12 @@ bool ir_eval_int_with(const IrExpr *e, IrVarValue value, void *ctx, int64_t *out
  * (division by zero, a shift past 63 bits) or not such a kind. */
 bool ir_int_binop(IrExprKind k, int64_t a, int64_t b, int64_t *out);
 
+/* ---- reductions (ir.c) ---------------------------------------------------------------- */
+/* The value T.reduce_<op> starts from in type t, and a (op) b; nan: max / min returning NaN
+ * when either operand is NaN (one call: a shuffle operand is still evaluated once). */
+IrExpr *ir_reduce_identity(TsCompiler *c, IrReduceKind op, ts_dtype t);
+IrExpr *ir_reduce_combine(TsCompiler *c, IrReduceKind op, bool nan, IrExpr *a, IrExpr *b);
+
 /* ---- rewriting helpers (ir.c) ----------------------------------------------------- */
 /* A CALL or LOAD like e (same op/buffer, dtype and lanes) with operand list xs. */
 IrExpr *ir_with_operands(TsCompiler *c, const IrExpr *e, IrExpr **xs);

@@ -939,33 +939,9 @@ static IrStmt *lower_nest(Lower *lw, IrStmt *s) {
 }
 
 /* ---- reductions ---- */
-static IrExpr *red_init(Lower *lw, IrReduceKind op, ts_dtype t) {
-  bool flt = dtype_is_float(t);
-  switch (op) {
-    case IR_RED_MAX:
-      if (flt) return ir_float(lw->c, -INFINITY, t, SRCLOC_NONE);
-      return ir_int(lw->c, dtype_is_signed(t) ? -(INT64_C(1) << (dtype_bits(t) - 1)) : 0, t, SRCLOC_NONE);
-    case IR_RED_MIN:
-      if (flt) return ir_float(lw->c, INFINITY, t, SRCLOC_NONE);
-      return ir_int(lw->c, dtype_is_signed(t) ? (INT64_C(1) << (dtype_bits(t) - 1)) - 1 : -1, t, SRCLOC_NONE);
-    case IR_RED_BITAND: return ir_int(lw->c, t == TS_DTYPE_BOOL ? 1 : -1, t, SRCLOC_NONE); /* all bits set */
-    default: return zero_of(lw, t);
-  }
-}
-
-/* a (op) b; nan: max / min that return NaN when either operand is NaN (one call, so a
- * shuffle operand is still evaluated once, in every lane). */
+static IrExpr *red_init(Lower *lw, IrReduceKind op, ts_dtype t) { return ir_reduce_identity(lw->c, op, t); }
 static IrExpr *red_combine(Lower *lw, IrReduceKind op, bool nan, IrExpr *a, IrExpr *b) {
-  switch (op) {
-    case IR_RED_MAX: case IR_RED_ABSMAX:
-      return nan ? ir_call(lw->c, IRI_MAX_NAN, a->dtype, (IrExpr *[]){a, b}, 2, SRCLOC_NONE) : bin(lw, IR_MAX, a, b);
-    case IR_RED_MIN:
-      return nan ? ir_call(lw->c, IRI_MIN_NAN, a->dtype, (IrExpr *[]){a, b}, 2, SRCLOC_NONE) : bin(lw, IR_MIN, a, b);
-    case IR_RED_BITAND: return bin(lw, IR_BITAND, a, b);
-    case IR_RED_BITOR: return bin(lw, IR_BITOR, a, b);
-    case IR_RED_BITXOR: return bin(lw, IR_BITXOR, a, b);
-    default: return bin(lw, IR_ADD, a, b);
-  }
+  return ir_reduce_combine(lw->c, op, nan, a, b);
 }
 
 static IrExpr *load1(Lower *lw, IrBuffer *b, IrExpr *i) { return ir_load(lw->c, b, &i, 1, SRCLOC_NONE); }

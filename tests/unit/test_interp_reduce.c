@@ -156,3 +156,70 @@ TEST(interp_reducer_epoch_contributes_once) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* T.reduce_* of a thread's own registers (T.alloc_local source; local or T.alloc_var
+ * destination, TileLang's "reduce local" form): each of 32 threads folds its row, along the
+ * last dimension and along the first, with clear=False continuing from the value held. */
+static const char REDUCE_REGS[] =
+    "import tilelang.language as T\n"
+    "\n"
+    "\n"
+    "@T.prim_func\n"
+    "def reduce_regs(X: T.Tensor((32, 4, 6), \"float32\"), O: T.Tensor((32, 4), \"float32\"),\n"
+    "                P: T.Tensor((32, 6), \"float32\"), S: T.Tensor((32, 3), \"float32\")):\n"
+    "    with T.Kernel(1, threads=32):\n"
+    "        tx = T.get_thread_binding()\n"
+    "        m = T.alloc_local((4, 6), \"float32\")\n"
+    "        rows = T.alloc_local((4,), \"float32\")\n"
+    "        cols = T.alloc_local((1, 6), \"float32\")\n"
+    "        v = T.alloc_var(\"float32\")\n"
+    "        for i, j in T.grid(4, 6):\n"
+    "            m[i, j] = X[tx, i, j]\n"
+    "        T.reduce_max(m, rows, dim=1)\n"
+    "        T.reduce_abssum(m, cols, dim=0)\n"
+    "        v = 1.0\n"
+    "        T.reduce_sum(rows, v, dim=0, clear=False)\n"
+    "        for i in T.serial(4):\n"
+    "            O[tx, i] = rows[i]\n"
+    "        for j in T.serial(6):\n"
+    "            P[tx, j] = cols[0, j]\n"
+    "        S[tx, 0] = v\n";
+
+TEST(interp_reduce_registers_per_thread) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"reduce_regs.py", REDUCE_REGS, sizeof REDUCE_REGS - 1};
+  const char *params[] = {NULL};
+  IrFunc *f = interp_compile(&c, &file, "reduce_regs", params);
+  REQUIRE(f);
+  Interp in = {0};
+  double *x = interp_global(&in, interp_param(f, "X")), *o = interp_global(&in, interp_param(f, "O"));
+  double *p = interp_global(&in, interp_param(f, "P")), *sv = interp_global(&in, interp_param(f, "S"));
+  unsigned s = 7;
+  for (int e = 0; e < 32 * 24; e++) {
+    s = s * 1103515245u + 12345u;
+    x[e] = (double)(int)(s >> 22) - 512;
+  }
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  int bad = 0;
+  for (int th = 0; th < 32; th++) {
+    double total = 1.0;
+    for (int i = 0; i < 4; i++) {
+      double mx = -INFINITY;
+      for (int j = 0; j < 6; j++) mx = fmax(mx, x[th * 24 + i * 6 + j]);
+      bad += o[th * 4 + i] != mx;
+      total += mx;
+    }
+    for (int j = 0; j < 6; j++) {
+      double a = 0;
+      for (int i = 0; i < 4; i++) a += fabs(x[th * 24 + i * 6 + j]);
+      bad += p[th * 6 + j] != a;
+    }
+    bad += sv[th * 3] != total;
+  }
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
