@@ -354,6 +354,48 @@ static Value *t_extent(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev_expr(ev, k->grid[dim]);
 }
 
+/* T.launch_thread("threadIdx.x", n) / ("blockIdx.y", n) inside a T.Kernel: the index of
+ * that axis (TVM's form of binding one), whose extent must be the kernel's. */
+static Value *t_launch_thread(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  const char *tag = arg[0]->kind == V_STR ? arg[0]->u.str.s : "";
+  bool thread = !strncmp(tag, "threadIdx.", 10), block = !strncmp(tag, "blockIdx.", 9);
+  const char *axis = thread ? tag + 10 : block ? tag + 9 : "";
+  int d = axis[0] >= 'x' && axis[0] <= 'z' && !axis[1] ? axis[0] - 'x' : -1;
+  int64_t ext;
+  if (d < 0 || !ev_to_int(ev, arg[1], &ext, loc)) {
+    if (d < 0)
+      ts_error(ev->c, loc, "T.launch_thread: the tag must be threadIdx.x/y/z or blockIdx.x/y/z, got %s%s%s",
+               arg[0]->kind == V_STR ? "\"" : "", arg[0]->kind == V_STR ? tag : ev_type_name(arg[0]),
+               arg[0]->kind == V_STR ? "\"" : "");
+    return ev->poison;
+  }
+  IrKernel *k = &ev->kernel->u.kernel;
+  int64_t have;
+  bool same = thread ? k->threads[d] == ext : ir_is_const_int(k->grid[d], &have) && have == ext;
+  if (!same) {
+    ts_error(ev->c, loc, "T.launch_thread(\"%s\", %lld): inside a T.Kernel the extent must be the kernel's own for "
+             "that axis", tag, (long long)ext);
+    return ev->poison;
+  }
+  if (thread) return ev_expr(ev, ir_varref(ev->c, ir_kernel_thread_var(ev->c, k, d, loc), loc));
+  return k->block_var[d] ? ev_expr(ev, ir_varref(ev->c, k->block_var[d], loc)) : ev_int(ev, 0);
+}
+
+/* T.tvm_storage_sync("shared"): TVM's block barrier, T.sync_threads(). */
+static Value *t_storage_sync(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  const char *scope = arg[0]->kind == V_STR ? arg[0]->u.str.s : "";
+  if (strcmp(scope, "shared") && strcmp(scope, "shared.dyn")) {
+    ts_error(ev->c, loc, "T.tvm_storage_sync: only \"shared\" (a block barrier) is supported");
+    return ev->poison;
+  }
+  ev_emit(ev, ir_eval(ev->c, ir_call(ev->c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc));
+  return ev->none;
+}
+
 /* T.get_thread_bindings() / T.get_block_bindings(): all three axes as a list. */
 static Value *t_bindings(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)arg;
@@ -661,6 +703,8 @@ static const Builtin loop_rows[] = {
     {"thread_binding", "start, stop=None, thread=None, annotations=None", t_thread_binding, 0, 0},
     /* synchronisation and warp specialisation */
     {"sync_threads", "barrier_id=None, arrive_count=None", t_sync_threads, 0, BI_TERSE},
+    {"tvm_storage_sync", "scope", t_storage_sync, 0, 0},
+    {"launch_thread", "thread_tag, extent", t_launch_thread, 0, 0},
     {"named_barrier_arrive", "barrier_id, thread_count", t_named_barrier_arrive, 0, 0},
     {"sync_warp", "", t_sync_warp, 0, 0},
     {"thread_return", "", t_thread_return, 0, 0},

@@ -685,7 +685,6 @@ static const Builtin scalar_rows[] = {
     {"rng_rand_float", "bit=32, dist=\"uniform\"", t_rng_rand, 1, 0},
     {"dp4a", "A, B, C", t_dp4a, 0, 0},
     /* raw TIR escapes */
-    {"launch_thread", "thread_tag, extent", bi_kernel_unsupported, 0, 0},
     {"block", "name=\"\"", bi_kernel_unsupported, 0, 0},
     {"Ref", "*args", bi_unsupported, 0, 0},
 };

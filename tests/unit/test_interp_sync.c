@@ -256,3 +256,41 @@ TEST(interp_same_thread_read_modify_write_no_barrier) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* TVM's spellings in a T.Kernel: T.launch_thread("threadIdx.x", 128) / ("blockIdx.x", 2) are
+ * the kernel's own indices, T.tvm_storage_sync("shared") its block barrier: a block reverses
+ * its 128 elements through shared memory, with no race and no second barrier. */
+static const char TVM_SPELLINGS[] =
+    "import tilelang.language as T\n"
+    "\n"
+    "\n"
+    "@T.prim_func\n"
+    "def tvm_spellings(A: T.Tensor((256,), \"float32\"), C: T.Tensor((256,), \"float32\")):\n"
+    "    with T.Kernel(2, threads=128) as bx:\n"
+    "        tx = T.launch_thread(\"threadIdx.x\", 128)\n"
+    "        b = T.launch_thread(\"blockIdx.x\", 2)\n"
+    "        S = T.alloc_shared((128,), \"float32\")\n"
+    "        S[tx] = A[b * 128 + tx]\n"
+    "        T.tvm_storage_sync(\"shared\")\n"
+    "        C[b * 128 + tx] = S[127 - tx]\n";
+
+TEST(interp_launch_thread_and_storage_sync) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"tvm_spellings.py", TVM_SPELLINGS, sizeof TVM_SPELLINGS - 1};
+  const char *params[] = {NULL};
+  IrFunc *f = interp_compile(&c, &file, "tvm_spellings", params);
+  REQUIRE(f);
+  Interp in = {0};
+  double *a = interp_global(&in, interp_param(f, "A")), *o = interp_global(&in, interp_param(f, "C"));
+  for (int e = 0; e < 256; e++) a[e] = e * 3 + 1;
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  CHECK(in.races == 0);
+  int bad = 0;
+  for (int e = 0; e < 256; e++) bad += o[e] != a[e / 128 * 128 + 127 - e % 128];
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
