@@ -177,13 +177,132 @@ static IrStmt *lower_copy(TsCompiler *c, IrStmt *s) {
   return ir_seq(c, (IrStmt *[]){allocs[0], allocs[1], r}, 3, s->loc);
 }
 
+/* ---- tiles whose extents are known only at run time ----------------------------------------
+ * T.fill / T.copy of global or shared regions with run-time extents (`x[a:b]`, a and b
+ * variables): no layout can split them, so the block's threads stride over the flattened
+ * region (element e = i * threads + tid for i < ceil(n / threads), guarded by e < n), as a
+ * T.Parallel nest's elements would be shared; a shared destination is written only inside
+ * its shape (safe_memory guards global accesses).  Inside a T.ws branch, whose threads are a
+ * subrange, this is refused (an unreached thread would leave its elements undone). */
+typedef struct LegalCtx {
+  IrKernel *k;
+  bool in_ws;
+} LegalCtx;
+
+static bool has_runtime_extent(const IrRegion *r) {
+  for (int k = 0; k < r->ndim; k++)
+    if (!ir_is_const_int(r->extent[k], NULL)) return true;
+  return false;
+}
+
+static bool strided_ok(const IrBuffer *b) {
+  return b->scope == IR_SCOPE_GLOBAL || b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN;
+}
+
+/* Element `flat` (row-major over the extents) of region r. */
+static IrExpr **region_element(TsCompiler *c, const IrRegion *r, IrExpr *flat) {
+  IrExpr **idx = ARENA_ARRAY(c->arena, IrExpr *, r->ndim);
+  for (int k = r->ndim - 1; k >= 0; k--) {
+    IrExpr *i = k ? ir_binary(c, IR_FLOORMOD, flat, r->extent[k], r->loc) : flat;
+    if (k) flat = ir_binary(c, IR_FLOORDIV, flat, r->extent[k], r->loc);
+    idx[k] = ir_binary(c, IR_ADD, r->min[k], i, r->loc);
+  }
+  return idx;
+}
+
+/* for i in serial(ceil(n / T)): e = i * T + tid; if e < n: body(e) (body built on a LET e). */
+static IrStmt *thread_strided(TsCompiler *c, IrKernel *k, IrExpr *n, IrVar *e, IrStmt *body, SrcLoc loc) {
+  IrExpr *tid = NULL;
+  int64_t T = 1;
+  for (int d = 2; d >= 0; d--) {
+    if (k->threads[d] <= 1) continue;
+    IrExpr *v = ir_varref(c, ir_kernel_thread_var(c, k, d, loc), loc);
+    tid = tid ? ir_binary(c, IR_ADD, v, ir_binary(c, IR_MUL, tid, ir_i32(c, k->threads[d]), loc), loc) : v;
+    T *= k->threads[d];
+  }
+  if (!tid) tid = ir_i32(c, 0);
+  IrVar *i = ir_var(c, "i", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *ev = ir_binary(c, IR_ADD, ir_binary(c, IR_MUL, ir_varref(c, i, loc), ir_i32(c, T), loc), tid, loc);
+  IrStmt *guarded = ir_if(c, ir_binary(c, IR_LT, ir_varref(c, e, loc), n, loc), body, NULL, loc);
+  IrStmt *inner = ir_seq(c, (IrStmt *[]){ir_let(c, e, ev, loc), guarded}, 2, loc);
+  IrExpr *trips = ir_binary(c, IR_FLOORDIV, ir_binary(c, IR_ADD, n, ir_i32(c, T - 1), loc), ir_i32(c, T), loc);
+  return ir_for(c, i, ir_i32(c, 0), trips, IR_FOR_SERIAL, inner, loc);
+}
+
+static IrExpr *region_count(TsCompiler *c, const IrRegion *r) {
+  IrExpr *n = ir_i32(c, 1);
+  for (int k = 0; k < r->ndim; k++) n = ir_binary(c, IR_MUL, n, r->extent[k], r->loc);
+  return ir_simplify(c, n);
+}
+
+/* A run-time-extent T.fill / T.copy (see above); NULL after a diagnostic. */
+static IrStmt *lower_runtime_tile(TsCompiler *c, IrStmt *s, const LegalCtx *lc) {
+  bool fill = s->kind == IR_S_FILL;
+  const IrRegion *dst = fill ? &s->u.fill.dst : &s->u.copy.dst, *src = fill ? NULL : &s->u.copy.src;
+  const char *what = fill ? "T.fill" : "T.copy";
+  if (!lc->k || lc->in_ws || !strided_ok(dst->buf) || (src && !strided_ok(src->buf))) {
+    ts_error(c, s->loc, "%s with extents known only at run time: supported for global and shared buffers outside "
+             "T.ws branches ('%s')", what, (src && !strided_ok(src->buf)) ? src->buf->name : dst->buf->name);
+    return NULL;
+  }
+  IrExpr *n = region_count(c, dst);
+  IrStmt *check = NULL; /* a copy whose sides the compiler cannot show equal checks it when run */
+  if (src) {
+    IrExpr *ns = region_count(c, src);
+    int64_t d;
+    IrExpr *diff = ir_simplify(c, ir_binary(c, IR_SUB, ns, n, s->loc));
+    if (!ir_is_const_int(diff, &d) || d != 0) {
+      if (ir_is_const_int(diff, &d)) {
+        ts_error(c, s->loc, "T.copy: '%s' and '%s' hold different numbers of elements", src->buf->name, dst->buf->name);
+        return NULL;
+      }
+      check = ir_stmt(c, IR_S_ASSERT, s->loc);
+      check->u.assert_.cond = ir_binary(c, IR_EQ, ns, n, s->loc);
+      check->u.assert_.msg = "T.copy: the source and destination regions hold different numbers of elements";
+    }
+  }
+  IrVar *e = ir_var(c, "e", TS_DTYPE_INT32, IR_VAR_LET, s->loc);
+  IrExpr *er = ir_varref(c, e, s->loc);
+  IrExpr *val = fill ? s->u.fill.value : ir_load(c, src->buf, region_element(c, src, er), src->ndim, s->loc);
+  IrExpr **di = region_element(c, dst, er);
+  IrStmt *st = ir_store(c, dst->buf, di, dst->ndim, ir_cast(c, dst->buf->dtype, val, s->loc), s->loc);
+  if (dst->buf->scope != IR_SCOPE_GLOBAL) { /* (safe_memory guards global memory) */
+    IrExpr *in = NULL;
+    for (int k = 0; k < dst->ndim; k++) {
+      IrExpr *ok = ir_binary(c, IR_AND, ir_binary(c, IR_GE, di[k], ir_i32(c, 0), s->loc),
+                             ir_binary(c, IR_LT, di[k], dst->buf->shape[k], s->loc), s->loc);
+      in = in ? ir_binary(c, IR_AND, in, ok, s->loc) : ok;
+    }
+    st = ir_if(c, in, st, NULL, s->loc);
+  }
+  IrStmt *loop = thread_strided(c, lc->k, n, e, st, s->loc);
+  return check ? ir_seq(c, (IrStmt *[]){check, loop}, 2, s->loc) : loop;
+}
+
 static IrStmt *legalize_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
+  LegalCtx *lc = ctx;
   if (!s) return NULL;
   switch (s->kind) {
+    case IR_S_KERNEL: { /* the copy's kernel: a thread variable made for the body is bound there */
+      IrStmt *r = ir_stmt(c, IR_S_KERNEL, s->loc);
+      *r = *s;
+      LegalCtx inner = {&r->u.kernel, false};
+      r->u.kernel.body = legalize_stmt(c, s->u.kernel.body, &inner);
+      return r;
+    }
+    case IR_S_IF:
+      if (s->u.if_.ws_hi) {
+        LegalCtx inner = {lc->k, true};
+        return ir_map_children(c, s, legalize_stmt, &inner);
+      }
+      return ir_map_children(c, s, legalize_stmt, ctx);
     case IR_S_COPY:
       if (s->u.copy.barrier || s->u.copy.tma_store) return s; /* T.tma_copy: lower_tile_ops (tma_copy.c) */
+      if (has_runtime_extent(&s->u.copy.dst) || has_runtime_extent(&s->u.copy.src)) return lower_runtime_tile(c, s, lc);
       return lower_copy(c, s);
-    case IR_S_FILL: return lower_fill(c, s);
+    case IR_S_FILL:
+      if (has_runtime_extent(&s->u.fill.dst)) return lower_runtime_tile(c, s, lc);
+      return lower_fill(c, s);
     case IR_S_ATOMIC:
       if (s->u.atomic.tile) return lower_copy_like(c, &s->u.atomic.src, &s->u.atomic.dst, true, s->u.atomic.op, s->loc);
       return s;
@@ -206,4 +325,7 @@ static IrStmt *legalize_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   }
 }
 
-void pass_legalize(TsCompiler *c, IrFunc *f) { f->body = legalize_stmt(c, f->body, NULL); }
+void pass_legalize(TsCompiler *c, IrFunc *f) {
+  LegalCtx lc = {NULL, false};
+  f->body = legalize_stmt(c, f->body, &lc);
+}

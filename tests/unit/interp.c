@@ -847,6 +847,10 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
       }
       return;
     }
+    case IR_S_ASSERT: /* T.device_assert and the compiler's checks: a failure is an error */
+      for (int t = 0; t < in->T; t++)
+        if (mask[t] && eval(in, s->u.assert_.cond, t) == 0) interp_fault(in, __LINE__);
+      return;
     case IR_S_EVAL: {
       IrExpr *e = s->u.eval.value;
       if (e->kind == IR_CALL && e->u.call.op == IRI_DEVICE) {
