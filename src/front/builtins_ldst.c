@@ -10,7 +10,7 @@
  * writes out.  The bits move as the elements of the memory operand's own type, through
  * views of the words, so every access is an ordinary load or store the passes see (barriers
  * for shared memory, bounds); a false predicate loads zeros and skips a store.  T.__ldg(x[i])
- * is x[i]. */
+ * is x[i]; T.Broadcast / T.Ramp build such register arrays from a value. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,6 +184,34 @@ static Value *t_ldg_elem(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
   return ev->poison;
 }
 
+/* T.Broadcast(value, lanes) (bi->arg 0) / T.Ramp(base, stride, lanes) (1): TIR's vector
+ * constructors, as a register array of `lanes` elements of the value's type (lanes copies of
+ * value; base + i * stride), which a slice assignment stores (`buf[0:8] = T.Broadcast(x, 8)`). */
+static Value *t_vector_make(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  bool ramp = bi->arg == 1;
+  int64_t lanes;
+  if (!ev_to_int(ev, arg[ramp ? 2 : 1], &lanes, loc)) return ev->poison;
+  if (lanes < 1 || lanes > 1024) {
+    ts_error(ev->c, loc, "T.%s: lanes must be 1 to 1024, got %lld", bi->name, (long long)lanes);
+    return ev->poison;
+  }
+  IrExpr *base = ev_to_ir(ev, arg[0], NULL, loc), *stride = ramp ? ev_to_ir(ev, arg[1], NULL, loc) : NULL;
+  if (!base || (ramp && !stride)) return ev->poison;
+  IrExpr *n = ir_i32(ev->c, lanes);
+  IrBuffer *v = bi_declare_buffer(ev, ir_buffer(ev->c, bi_take_name(ev, ramp ? "ramp" : "bcast"), base->dtype,
+                                                IR_SCOPE_LOCAL, 1, &n, loc), loc);
+  IrVar *i = ir_var(ev->c, "i", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *iv = ir_varref(ev->c, i, loc);
+  IrExpr *x = ramp ? ir_binary(ev->c, IR_ADD, base, ir_binary(ev->c, IR_MUL, ir_cast(ev->c, stride->dtype, iv, loc),
+                                                                stride, loc), loc)
+                   : base;
+  ev_emit(ev, ir_for(ev->c, i, ir_i32(ev->c, 0), n, IR_FOR_UNROLLED,
+                     ir_store(ev->c, v, &iv, 1, ir_cast(ev->c, base->dtype, x, loc), loc), loc));
+  return bi_buffer_value(ev, v);
+}
+
 /* "float32x4": a vector dtype's element type and lane count; false when s names none. */
 static bool vector_dtype(const char *s, ts_dtype *t, int64_t *lanes) {
   const char *x = strrchr(s, 'x');
@@ -236,6 +264,8 @@ static Value *vector_dtype_name(Eval *ev, const char *name) {
 
 static const Builtin ldst_rows[] = {
     {"__ldg", "src, index=None", t_ldg_elem, 0, 0},
+    {"Broadcast", "value, lanes", t_vector_make, 0, 0},
+    {"Ramp", "base, stride, lanes", t_vector_make, 1, 0},
     {"ldg32", "src, pred=None", t_load_bits, 32, 0},   {"ldg64", "src, pred=None", t_load_bits, 64, 0},
     {"ldg128", "src, pred=None", t_load_bits, 128, 0}, {"ldg256", "src, pred=None", t_load_bits, 256, 0},
     {"lds32", "src, pred=None", t_load_bits, 32, 0},   {"lds64", "src, pred=None", t_load_bits, 64, 0},

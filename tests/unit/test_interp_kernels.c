@@ -1344,3 +1344,40 @@ TEST(interp_tma_store) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* T.Broadcast / T.Ramp (TIR's vector constructors) as register arrays a slice stores: an int8
+ * value broadcast over 32 lanes (TileLang's issue 2480) and a float ramp. */
+static const char VECTOR_MAKE[] =
+    "import tilelang.language as T\n"
+    "\n"
+    "\n"
+    "@T.prim_func\n"
+    "def vector_make(S: T.Tensor((1,), \"int8\"), O: T.Tensor((32,), \"int8\"), R: T.Tensor((8,), \"float32\")):\n"
+    "    with T.Kernel(1, threads=1):\n"
+    "        packed = T.alloc_local((32,), \"int8\")\n"
+    "        packed[0:32] = T.Broadcast(S[0], 32)\n"
+    "        for i in T.serial(32):\n"
+    "            O[i] = packed[i]\n"
+    "        R[0:8] = T.Ramp(T.float32(1.5), T.float32(0.25), 8)\n";
+
+TEST(interp_broadcast_and_ramp) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"vector_make.py", VECTOR_MAKE, sizeof VECTOR_MAKE - 1};
+  const char *params[] = {NULL};
+  IrFunc *f = interp_compile(&c, &file, "vector_make", params);
+  REQUIRE(f);
+  Interp in = {0};
+  double *s = interp_global(&in, interp_param(f, "S")), *o = interp_global(&in, interp_param(f, "O"));
+  double *r = interp_global(&in, interp_param(f, "R"));
+  s[0] = -37;
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  int bad = 0;
+  for (int i = 0; i < 32; i++) bad += o[i] != -37;
+  for (int i = 0; i < 8; i++) bad += r[i] != 1.5 + 0.25 * i;
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
