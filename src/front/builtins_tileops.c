@@ -136,7 +136,10 @@ static IrStmt *copy_stmt(Eval *ev, Value *src, Value *dst, const char *fname, Sr
   return st;
 }
 
-/* T.copy(src, dst, ...): a tile copy (two elements: a plain store). */
+/* T.copy(src, dst, ...): a tile copy (two elements: a plain store).  T.async_copy(src, dst)
+ * is the same row: issued as a plain tile copy, complete when the call returns, so the
+ * T.ptx_wait_group that follows it has nothing left to wait for (a correct, not an
+ * overlapped, form of TileLang's explicit cp.async copy). */
 static Value *t_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   SrcLoc loc = call_loc(a);
@@ -1124,7 +1127,8 @@ static const Builtin tileop_rows[] = {
     {"im2col", "img, col, nhw_step, c_step, kernel, stride=1, dilation=1, pad=0", t_im2col, 0, 0},
     {"GemmWarpPolicy", NULL, bi_value_namespace, MOD_WARPPOLICY, BI_VALUE},
     /* known, not lowered yet */
-    {"async_copy", "src, dst, **kwargs", bi_kernel_unsupported, 0, 0},
+    {"async_copy", "src, dst, coalesced_width=None, disable_tma=False, eviction_policy=None, prefer_instruction=None, "
+             "annotations=None, loop_layout=None", t_copy, 0, BI_TERSE},
 
     {"transpose", "src, dst", t_transpose, 0, 0},
     {"tcgen05_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, mbar=None, "

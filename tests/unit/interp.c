@@ -660,6 +660,7 @@ static void exec_device(Interp *in, IrExpr *e, const bool *mask) {
     switch (e->u.call.dop) {
       case IRD_CP_ASYNC_COMMIT: in->committed[t]++; break;
       case IRD_CP_ASYNC_WAIT: pend_retire(in, t, (int)e->u.call.attrs[0]); break;
+      case IRD_CP_ASYNC_WAIT_GROUP: pend_retire(in, t, (int)e->u.call.attrs[0]); break; /* T.ptx_wait_group */
       case IRD_FENCE_PROXY_ASYNC: break;
       default: unsupported(in, "device operation", ir_device_info[e->u.call.dop].name); return;
     }
