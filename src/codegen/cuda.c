@@ -567,6 +567,7 @@ static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const PtrV
   info->cluster_x = k->cluster_x;
   info->persistent = k->persistent;
   info->smem_bytes = k->smem_bytes > g->smem_end ? k->smem_bytes : g->smem_end;
+  info->smem_dyn = k->smem_dyn;
   info->nworkspaces = g->workspaces.len;
   info->workspaces = ARENA_ARRAY(a, CgWorkspace, g->workspaces.len > 0 ? g->workspaces.len : 1);
   for (int i = 0; i < g->workspaces.len; i++) info->workspaces[i] = *(CgWorkspace *)g->workspaces.items[i];

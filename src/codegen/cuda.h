@@ -26,6 +26,7 @@ typedef struct CgKernelInfo {
   IrExpr *grid[3];      /* evaluate with the dynamic vars bound (ir_eval_int) */
   int block[3];
   int64_t smem_bytes;   /* dynamic shared memory; > 48 KB needs the attribute raised */
+  IrExpr *smem_dyn;     /* plus these bytes, evaluated with the dynamic vars bound; or NULL */
   int cluster_x;        /* __cluster_dims__(cluster_x, 1, 1); 0 or 1: none */
   bool persistent;      /* grid[0] is the work; launch at most what is co-resident (IrKernel) */
   CgWorkspace *workspaces;

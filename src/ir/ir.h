@@ -523,6 +523,7 @@ typedef struct IrKernel {
                            no automatic warp specialization or pipelining is applied over it */
   /* Filled by passes. */
   int64_t smem_bytes;   /* merged dynamic shared memory */
+  IrExpr *smem_dyn;     /* + these bytes of a buffer sized at run time (merge_shared_memory), or NULL */
   int min_blocks;       /* __launch_bounds__'s minimum blocks per SM (0: none; merge_shared_memory) */
   const char *name;     /* CUDA function name (set by codegen) */
   int producer_threads; /* warp_specialize: a producer warpgroup launched after the threads[]

@@ -23,7 +23,11 @@
  * statements: the kernel's statements before the split, then the consumers', then the rest.
  * Whatever the producer branch touches (its TMA loads may run ahead of the consumers at any
  * point) is live from the consumers' first statement; a barrier for reused bytes inside the
- * consumers is a named barrier over the consumer threads (the producer never joins). */
+ * consumers is a named barrier over the consumer threads (the producer never joins).
+ *
+ * One buffer whose shape is known only at run time (`T.alloc_shared((n,), ...)`, n a dynamic
+ * dimension) goes after all the others; its bytes (IrKernel.smem_dyn) are added to the
+ * launch's shared memory from the arguments, as grid dimensions are. */
 #include "../layout/layout.h"
 #include "passes.h"
 
@@ -37,6 +41,7 @@ typedef struct Merge {
   TsCompiler *c;
   PtrVec lives;    /* Life*, in allocation order */
   int item;        /* the top-level statement being scanned */
+  IrBuffer *dynamic; /* the one buffer whose size is known only at run time, placed last */
 } Merge;
 
 static Life *life_of(Merge *m, const IrBuffer *b) {
@@ -60,8 +65,11 @@ static void scan_stmt(IrStmt *s, void *ctx) {
   if (s->kind == IR_S_ALLOC && s->u.alloc.buf->scope == IR_SCOPE_SHARED_DYN && !s->u.alloc.buf->alias_of) {
     IrBuffer *b = s->u.alloc.buf;
     int64_t n = ir_buffer_numel(b);
-    if (n < 0) {
-      ts_error(m->c, b->loc, "shared buffer '%s' needs a compile-time constant shape", b->name);
+    if (n < 0) { /* sized at run time: after every other buffer, launched with its bytes added */
+      if (m->dynamic || dtype_is_packed(b->dtype))
+        ts_error(m->c, b->loc, "shared buffer '%s' is sized at run time, and %s; give it a compile-time constant "
+                 "shape", b->name, m->dynamic ? "a kernel may have only one such buffer" : "its type is packed");
+      m->dynamic = b;
       return;
     }
     Life *l = ARENA_NEW(m->c->arena, Life);
@@ -226,7 +234,7 @@ static bool choose_packing(Merge *m, const IrKernel *k, int64_t cap, int64_t *by
 
 static void merge_kernel(TsCompiler *c, IrStmt *ks) {
   IrKernel *k = &ks->u.kernel;
-  Merge m = {c, {0}, 0};
+  Merge m = {c, {0}, 0, NULL};
   IrStmt *body = k->body;
   int nitems, split, ncons;
   IrStmt **items = flat_items(c, k, &nitems, &split, &ncons);
@@ -266,6 +274,13 @@ static void merge_kernel(TsCompiler *c, IrStmt *ks) {
   for (int i = 0; i < m.lives.len; i++) {
     Life *l = m.lives.items[i];
     l->buf->smem_offset = l->offset;
+  }
+  if (m.dynamic) { /* its bytes: dtype size times the product of its extents, known at launch */
+    bytes = align_up(bytes, m.dynamic->layout && m.dynamic->layout->swizzle ? 1024 : 128);
+    m.dynamic->smem_offset = bytes;
+    IrExpr *n = ir_i32(c, dtype_bytes(m.dynamic->dtype));
+    for (int d = 0; d < m.dynamic->ndim; d++) n = ir_binary(c, IR_MUL, n, m.dynamic->shape[d], m.dynamic->loc);
+    k->smem_dyn = ir_simplify(c, n);
   }
   k->smem_bytes = bytes;
   if (cap && bytes > cap)

@@ -489,6 +489,7 @@ static ts_status fill_metadata(ts_kernel *k, const IrFunc *f, const CgOutput *cg
         l->grid[d] = ki->grid[d];
     }
     l->smem_bytes = ki->smem_bytes;
+    l->smem_dyn = ki->smem_dyn;
     l->cluster_x = ki->cluster_x > 1 ? ki->cluster_x : 1;
     l->persistent = ki->persistent;
     l->nworkspaces = ki->nworkspaces;

@@ -64,6 +64,8 @@ typedef struct RtLaunch {
   int64_t grid_static[3];
   int block[3];
   int64_t smem_bytes;
+  const IrExpr *smem_dyn;            /* + bytes sized at run time (evaluated like grid), or NULL */
+  int64_t smem_attr;                 /* the dynamic shared memory fn is opted in to */
   int cluster_x;                     /* compiled cluster size along x (0/1: none) */
   bool persistent;                   /* grid[0] is clamped to max_resident at launch */
   int64_t max_resident;              /* blocks co-resident on the device (0: not computed yet) */

@@ -388,6 +388,7 @@ ts_status rt_kernel_load_module(ts_kernel *k) {
      * kernel's static __shared__ arrays (mbarriers, T.alloc_shared of non-dynamic scope) too:
      * opt in for any dynamic amount, so 48 KB dynamic + 1 KB static still launches. */
     if (l->smem_bytes > 0) {
+      l->smem_attr = l->smem_bytes;
       r = ctx->drv.cuFuncSetAttribute(l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)l->smem_bytes);
       if (r != CUDA_SUCCESS) {
         status = rt_cuda_fail(ctx, "cuFuncSetAttribute", r);
@@ -457,6 +458,33 @@ cleanup:
   return status;
 }
 
+/* The dynamic shared memory of launch l for these arguments: its compiled bytes plus those of
+ * a buffer sized at run time (IrKernel.smem_dyn), the function opted in to that much first. */
+static ts_status launch_smem(ts_context *ctx, ts_kernel *k, RtLaunch *l, const RtPacked *pk, int64_t *out) {
+  ts_status status = TS_OK;
+  int64_t extra = 0;
+  *out = l->smem_bytes;
+  if (!l->smem_dyn) return TS_OK;
+  if (!ir_eval_int(l->smem_dyn, pk->env_vars, pk->env_vals, pk->nenv, &extra) || extra < 0) {
+    rt_set_error(ctx, "%s: the shared memory of kernel '%s' cannot be computed from the arguments", k->func_name,
+                 l->name);
+    TS_CHECK(TS_ERR_LAUNCH_ARGUMENT);
+  }
+  *out = l->smem_bytes + extra;
+  if (*out > l->smem_attr) {
+    CUresult r = ctx->drv.cuFuncSetAttribute(l->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)*out);
+    if (r != CUDA_SUCCESS) {
+      rt_set_error(ctx, "%s: kernel '%s' needs %lld bytes of shared memory for these arguments (%lld sized by them): "
+                   "more than one block may have on this GPU", k->func_name, l->name, (long long)*out,
+                   (long long)extra);
+      TS_CHECK(TS_ERR_LAUNCH_ARGUMENT);
+    }
+    l->smem_attr = *out;
+  }
+cleanup:
+  return status;
+}
+
 /* Everything after the checks: device, module, grids, cuLaunchKernel of each kernel. */
 static ts_status submit(ts_kernel *k, RtPacked *pk, CUstream stream) {
   ts_context *ctx = k->ctx;
@@ -484,6 +512,8 @@ static ts_status submit(ts_kernel *k, RtPacked *pk, CUstream stream) {
       }
       grid[d] = (unsigned)v;
     }
+    int64_t smem;
+    TS_CHECK(launch_smem(ctx, k, l, pk, &smem));
     if (l->persistent) {
       /* The blocks stride over the work by gridDim.x: launch only what runs at once. */
       int64_t cap = 0;
@@ -501,7 +531,7 @@ static ts_status submit(ts_kernel *k, RtPacked *pk, CUstream stream) {
       /* T.sync_grid spins until every block arrives: a grid larger than what fits on the GPU
        * at once would hang, so it is refused with the numbers instead. */
       int per_sm = 0, sms = 0, threads = l->block[0] * l->block[1] * l->block[2];
-      CU_CHECK(ctx, cuOccupancyMaxActiveBlocksPerMultiprocessor, (&per_sm, l->fn, threads, (size_t)l->smem_bytes));
+      CU_CHECK(ctx, cuOccupancyMaxActiveBlocksPerMultiprocessor, (&per_sm, l->fn, threads, (size_t)smem));
       CU_CHECK(ctx, cuDeviceGetAttribute, (&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, ctx->cu_device));
       uint64_t blocks = (uint64_t)grid[0] * grid[1] * grid[2];
       if (blocks > (uint64_t)per_sm * (uint64_t)sms) {
@@ -509,16 +539,16 @@ static ts_status submit(ts_kernel *k, RtPacked *pk, CUstream stream) {
                      "%s: kernel '%s' calls T.sync_grid, which needs all %llu blocks resident at once, but only "
                      "%d per SM x %d SMs fit (%d threads, %lld bytes of shared memory per block): use a smaller "
                      "or persistent grid",
-                     k->func_name, l->name, (unsigned long long)blocks, per_sm, sms, threads, (long long)l->smem_bytes);
+                     k->func_name, l->name, (unsigned long long)blocks, per_sm, sms, threads, (long long)smem);
         TS_CHECK(TS_ERR_LAUNCH_ARGUMENT);
       }
       CU_CHECK(ctx, cuLaunchCooperativeKernel,
                (l->fn, grid[0], grid[1], grid[2], (unsigned)l->block[0], (unsigned)l->block[1],
-                (unsigned)l->block[2], (unsigned)l->smem_bytes, stream, pk->ptrs));
+                (unsigned)l->block[2], (unsigned)smem, stream, pk->ptrs));
     } else {
       CU_CHECK(ctx, cuLaunchKernel,
                (l->fn, grid[0], grid[1], grid[2], (unsigned)l->block[0], (unsigned)l->block[1],
-                (unsigned)l->block[2], (unsigned)l->smem_bytes, stream, pk->ptrs, NULL));
+                (unsigned)l->block[2], (unsigned)smem, stream, pk->ptrs, NULL));
     }
   next_kernel:;
   }

@@ -4,6 +4,7 @@
  * two writes that give every element to the same thread must not. */
 #include <string.h>
 
+#include "../../src/codegen/cuda.h"
 #include "../../src/ir/analysis.h"
 #include <stdio.h>
 
@@ -377,6 +378,58 @@ TEST(interp_async_copy_then_wait) {
   CHECK(in.races == 0);
   int bad = 0;
   for (int e = 0; e < 32 * 64; e++) bad += o[e] != a[32 * 64 - 1 - e];
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
+
+/* A shared buffer sized by a dynamic dimension (T.alloc_shared((len,), ...), TileLang's
+ * dynamic shared memory test) goes after the constant ones, and the launch adds its bytes:
+ * the kernel's metadata holds them as an expression of `len` (4 len for int32 after a 1024-
+ * byte constant buffer here), and the interpreter runs the kernel on len = 100. */
+static const char DYN_SMEM[] =
+    "import tilelang.language as T\n"
+    "\n"
+    "length = T.symbolic(\"len\", dtype=T.int32)\n"
+    "\n"
+    "\n"
+    "@T.prim_func\n"
+    "def dyn_smem(G: T.Tensor[(length,), T.int32], H: T.Tensor((256,), T.int32)):\n"
+    "    with T.Kernel(1, threads=32):\n"
+    "        fixed = T.alloc_shared((256,), T.int32)\n"
+    "        buf = T.alloc_shared((length,), T.int32)\n"
+    "        T.copy(G[0:length], buf[0:length])\n"
+    "        T.copy(H, fixed)\n"
+    "        for i in T.serial(8):\n"
+    "            H[i * 32 + T.get_thread_binding()] = fixed[i * 32 + T.get_thread_binding()] + 1\n"
+    "        T.copy(buf[0:length], G[0:length])\n";
+
+TEST(dynamic_shared_buffer_sized_at_launch) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"dyn_smem.py", DYN_SMEM, sizeof DYN_SMEM - 1};
+  const char *params[] = {NULL};
+  IrFunc *f = interp_compile(&c, &file, "dyn_smem", params);
+  REQUIRE(f);
+  CgOutput out;
+  REQUIRE(cg_cuda(&c, f, &out));
+  REQUIRE(out.nkernels == 1 && f->ndyn == 1);
+  int64_t extra = -1, len = 100;
+  CHECK(out.kernels[0].smem_bytes == 1024);
+  CHECK(out.kernels[0].smem_dyn && ir_eval_int(out.kernels[0].smem_dyn, f->dyn_vars, &len, 1, &extra) && extra == 400);
+  CHECK(strstr(out.source, "ts_smem + 1024") != NULL);
+  Interp in = {0};
+  interp_set_scalar(&in, f->dyn_vars[0], (double)len);
+  double *g = interp_global(&in, interp_param(f, "G")), *h = interp_global(&in, interp_param(f, "H"));
+  for (int e = 0; e < len; e++) g[e] = 3 * e;
+  for (int e = 0; e < 256; e++) h[e] = e;
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  CHECK(in.races == 0);
+  int bad = 0;
+  for (int e = 0; e < len; e++) bad += g[e] != 3 * e;
+  for (int e = 0; e < 256; e++) bad += h[e] != e + 1;
   CHECK(bad == 0);
   interp_free(&in);
   ts_compiler_fini(&c);
