@@ -249,6 +249,31 @@ TS_DEV void cluster_sync() {
 #endif
 }
 
+/* T.cluster_arrive / T.cluster_wait: the two halves of cluster_sync (work may go between),
+ * and this block's rank in its cluster (T.block_rank_in_cluster); without clusters (before
+ * sm_90) a block is its own cluster of one. */
+TS_DEV void cluster_arrive() {
+#ifdef TS_HAS_TMA
+  asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+#endif
+}
+
+TS_DEV void cluster_wait() {
+#ifdef TS_HAS_TMA
+  asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+#endif
+}
+
+TS_DEV int block_rank_in_cluster() {
+#ifdef TS_HAS_TMA
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return (int)r;
+#else
+  return 0;
+#endif
+}
+
 /* Pulls the descriptor into the TMA unit's cache before the first load. */
 TS_DEV void tma_prefetch_desc(const TmaDesc &d) {
 #ifdef TS_HAS_TMA

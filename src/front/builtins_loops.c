@@ -18,8 +18,31 @@ static const Builtin *loop_row(const char *name);
 /* T.Kernel(*grid, threads=128, prelude=None, is_cpu=False): the launch of the `with` body.
  * It checks its own arguments (the row takes *args, **kwargs): 0 to 3 grid extents (none: one
  * block), then the keywords in order. */
+/* T.ClusterKernel's cluster_dims: (n, 1, 1) or n, n blocks along x (2 to 16); 1 is no cluster. */
+static bool cluster_dims(Eval *ev, Value *v, int *out, SrcLoc loc) {
+  ValList items = {0};
+  if (v->kind == V_TUPLE || v->kind == V_LIST) items = v->u.seq;
+  else vl_push(ev, &items, v);
+  int64_t d[3] = {1, 1, 1};
+  if (items.n < 1 || items.n > 3) {
+    ts_error(ev->c, loc, "T.ClusterKernel cluster_dims= takes 1 to 3 values");
+    return false;
+  }
+  for (int i = 0; i < items.n; i++)
+    if (!ev_to_int(ev, items.items[i], &d[i], loc)) return false;
+  if (d[1] != 1 || d[2] != 1 || d[0] < 1 || d[0] > 16) {
+    ts_error(ev->c, loc, "T.ClusterKernel cluster_dims=(%lld, %lld, %lld): clusters of 1 to 16 blocks along x only "
+             "are supported", (long long)d[0], (long long)d[1], (long long)d[2]);
+    return false;
+  }
+  *out = d[0] > 1 ? (int)d[0] : 0;
+  return true;
+}
+
+/* T.Kernel(*grid, threads=...) (bi->arg 0) / T.ClusterKernel(*grid, cluster_dims=..., threads=...)
+ * (1): a kernel frame; a cluster's blocks are consecutive along x (grid x a multiple of it). */
 static Value *t_kernel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
-  (void)arg, (void)bi;
+  (void)arg;
   SrcLoc loc = call_loc(a);
   KernelFrame *k = ARENA_NEW(ev->a, KernelFrame);
   k->threads[0] = 128;
@@ -73,10 +96,18 @@ static Value *t_kernel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
       k->prelude = v->u.str.s;
     } else if (!strcmp(a->kw[i], "is_cpu")) {
       continue;
+    } else if (bi->arg == 1 && !strcmp(a->kw[i], "cluster_dims")) {
+      if (v->kind != V_NONE && !cluster_dims(ev, v, &k->cluster_x, loc)) return NULL;
     } else {
       ts_error(ev->c, loc, "T.Kernel() got an unexpected keyword argument '%s'", a->kw[i]);
       return NULL;
     }
+  }
+  int64_t gx;
+  if (k->cluster_x > 1 && ir_is_const_int(k->grid[0], &gx) && gx % k->cluster_x) {
+    ts_error(ev->c, loc, "T.ClusterKernel: grid x (%lld) must be a multiple of the cluster's %d blocks", (long long)gx,
+             k->cluster_x);
+    return NULL;
   }
   Value *v = ev_new(ev, V_KERNEL);
   v->u.kernel = k;
@@ -383,6 +414,23 @@ static Value *t_launch_thread(Eval *ev, CallArgs *a, Value **arg, const Builtin 
   return k->block_var[d] ? ev_expr(ev, ir_varref(ev->c, k->block_var[d], loc)) : ev_int(ev, 0);
 }
 
+/* T.cluster_sync() / T.cluster_arrive() / T.cluster_wait() (bi->arg: the device operation):
+ * barriers over every block of the thread-block cluster (T.ClusterKernel); a kernel without
+ * one is a cluster of one block. */
+static Value *t_cluster_op(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  ev_emit(ev, ir_device_stmt(ev->c, (IrDeviceOp)bi->arg, NULL, 0, NULL, 0, call_loc(a)));
+  return ev->none;
+}
+
+/* T.block_rank_in_cluster(): this block's rank in its cluster (0 .. cluster size - 1). */
+static Value *t_cluster_rank(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg;
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  return ev_expr(ev, ir_device(ev->c, IRD_CLUSTER_RANK, TS_DTYPE_INT32, NULL, 0, NULL, 0, call_loc(a)));
+}
+
 /* T.tvm_storage_sync("shared"): TVM's block barrier, T.sync_threads(). */
 static Value *t_storage_sync(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
@@ -680,7 +728,7 @@ static Value *t_ws(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
 static const Builtin loop_rows[] = {
     /* kernels */
     {"Kernel", "*args, **kwargs", t_kernel, 0, BI_TERSE},
-    {"ClusterKernel", "*grid, cluster_dims=None, threads=None, prelude=None", bi_unsupported, 0, 0},
+    {"ClusterKernel", "*args, **kwargs", t_kernel, 1, 0},
     /* loop frames */
     {"Parallel", "*args, **kwargs", t_parallel, IR_FOR_PARALLEL, BI_TERSE},
     {"grid", "*args, **kwargs", t_parallel, IR_FOR_SERIAL, 0},
@@ -704,6 +752,10 @@ static const Builtin loop_rows[] = {
     /* synchronisation and warp specialisation */
     {"sync_threads", "barrier_id=None, arrive_count=None", t_sync_threads, 0, BI_TERSE},
     {"tvm_storage_sync", "scope", t_storage_sync, 0, 0},
+    {"cluster_sync", "", t_cluster_op, IRD_CLUSTER_SYNC, 0},
+    {"cluster_arrive", "", t_cluster_op, IRD_CLUSTER_ARRIVE, 0},
+    {"cluster_wait", "", t_cluster_op, IRD_CLUSTER_WAIT, 0},
+    {"block_rank_in_cluster", "", t_cluster_rank, 0, 0},
     {"launch_thread", "thread_tag, extent", t_launch_thread, 0, 0},
     {"named_barrier_arrive", "barrier_id, thread_count", t_named_barrier_arrive, 0, 0},
     {"sync_warp", "", t_sync_warp, 0, 0},

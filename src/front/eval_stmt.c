@@ -430,6 +430,7 @@ static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNod
     vl_push(ev, &vars->u.seq, ev_expr(ev, ir_varref(ev->c, v, vloc)));
   }
   k->u.kernel.prelude = kf->prelude;
+  k->u.kernel.cluster_x = kf->cluster_x;
   if (target) {
     if (!tuple_target && kf->ngrid == 1) ev_assign(ev, env, target, vars->u.seq.items[0], loc);
     else ev_assign(ev, env, target, vars, loc);

@@ -117,6 +117,7 @@ typedef struct KernelFrame {
   int ngrid;
   int threads[3];
   const char *prelude;
+  int cluster_x; /* T.ClusterKernel(cluster_dims=(n, 1, 1)): blocks a cluster; 0: none */
 } KernelFrame;
 
 struct Value {

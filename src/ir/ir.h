@@ -256,6 +256,9 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(MBAR_EXPECT_TX, "mbar_expect_tx", 2, 0, 0)                 /* (bar, bytes) */         \
   X(MBAR_EXPECT_TX_NOARRIVE, "mbar_expect_tx_noarrive", 2, 0, 0) /* (bar, bytes): no arrival */ \
   X(CLUSTER_SYNC, "cluster_sync", 0, 0, IRD_SYNC)                                         \
+  X(CLUSTER_ARRIVE, "cluster_arrive", 0, 0, 0)   /* T.cluster_arrive: the split barrier's half */ \
+  X(CLUSTER_WAIT, "cluster_wait", 0, 0, IRD_SYNC) /* T.cluster_wait: every block of the cluster arrived */ \
+  X(CLUSTER_RANK, "block_rank_in_cluster", 0, 0, 0) /* value: this block's rank in its cluster */ \
   X(GRID_DIM_X, "grid_dim_x", 0, 0, 0)                                                    \
   X(BAR_SYNC, "bar_sync", 2, 0, IRD_SYNC) /* (id, threads): T.sync_threads(id, n): orders \
                          the threads the author chose (not a block barrier for thread_sync) */ \

@@ -486,7 +486,8 @@ static void spec_schedule(Spec *sp) {
    * walks its tiles as rows of one: a block y that nothing names, no rasterization. */
   bool one_d = bxv && !byv && (!k->grid[1] || (ir_is_const_int(k->grid[1], &g1) && g1 == 1));
   if (one_d) byv = sp->byv = ir_var(c, "by_unused", TS_DTYPE_INT32, IR_VAR_LET, loop->loc);
-  bool persistent = !sp->nested && bxv && byv && k->grid[0] && (k->grid[1] || one_d) && !k->block_var[2] &&
+  /* (not for the user's own clusters, T.ClusterKernel: their grid is the blocks it names) */
+  bool persistent = !sp->nested && k->cluster_x <= 1 && bxv && byv && k->grid[0] && (k->grid[1] || one_d) && !k->block_var[2] &&
                     (!k->grid[2] || (ir_is_const_int(k->grid[2], &g2) && g2 == 1)) &&
                     !ir_expr_uses_var(m0, bxv) && !ir_expr_uses_var(m0, byv) &&
                     !ir_expr_uses_var(ext, bxv) && !ir_expr_uses_var(ext, byv) && !uses_let(m0) && !uses_let(ext) &&

@@ -257,6 +257,8 @@ static double eval(Interp *in, IrExpr *e, int t) {
         case IRI_DEVICE:
           if (e->u.call.dop == IRD_GRID_DIM_X) return (double)in->grid[0];
           if (e->u.call.dop == IRD_BLOCK_IDX_X) return (double)in->block[0];
+          if (e->u.call.dop == IRD_CLUSTER_RANK) /* clusters of cluster_x blocks along x */
+            return in->kernel && in->kernel->cluster_x > 1 ? (double)(in->block[0] % in->kernel->cluster_x) : 0;
           unsupported(in, "device value", ir_device_info[e->u.call.dop].name);
           return NAN;
         case IRI_SHFL_XOR: {
@@ -603,6 +605,8 @@ static bool exec_ws_device(Interp *in, IrExpr *e, const bool *mask) {
     case IRD_FENCE_PROXY_ASYNC_SHARED: case IRD_TMA_STORE_COMMIT: case IRD_TMA_STORE_WAIT: case IRD_TMA_STORE_WAIT_READ:
       return true;
     case IRD_NAMED_BARRIER_SYNC: in->epoch++; return true;
+    /* cluster barriers: blocks run one after another here, so they order the block's threads */
+    case IRD_CLUSTER_SYNC: case IRD_CLUSTER_WAIT: in->epoch++; return true;
     /* warpgroup turns (ws_pingpong.c) only order tensor-core work: nothing to do in lockstep */
     case IRD_NAMED_BARRIER_SYNC_DYN: case IRD_NAMED_BARRIER_ARRIVE_DYN: return true;
     case IRD_MBAR_WAIT: {
@@ -661,6 +665,8 @@ static void exec_device(Interp *in, IrExpr *e, const bool *mask) {
       case IRD_CP_ASYNC_COMMIT: in->committed[t]++; break;
       case IRD_CP_ASYNC_WAIT: pend_retire(in, t, (int)e->u.call.attrs[0]); break;
       case IRD_CP_ASYNC_WAIT_GROUP: pend_retire(in, t, (int)e->u.call.attrs[0]); break; /* T.ptx_wait_group */
+      /* blocks run one after another here: a cluster barrier orders the block's own threads */
+      case IRD_CLUSTER_ARRIVE: break;
       case IRD_FENCE_PROXY_ASYNC: break;
       default: unsupported(in, "device operation", ir_device_info[e->u.call.dop].name); return;
     }

@@ -434,3 +434,52 @@ TEST(dynamic_shared_buffer_sized_at_launch) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* T.ClusterKernel(cluster_dims=(4, 1, 1)) (TileLang's cluster test): __cluster_dims__(4, 1, 1)
+ * on the kernel, T.block_rank_in_cluster() the block's rank (blockIdx.x % 4 for a cluster
+ * along x), the split cluster barrier (T.cluster_arrive / T.cluster_wait) and T.cluster_sync
+ * ordering shared memory like a block barrier. */
+static const char CLUSTER_RANK[] =
+    "import tilelang.language as T\n"
+    "\n"
+    "\n"
+    "@T.prim_func\n"
+    "def cluster_rank(A: T.Tensor((128,), \"int32\"), B: T.Tensor((128, 32), \"int32\")):\n"
+    "    with T.ClusterKernel(128, threads=32, cluster_dims=(4, 1, 1)) as bx:\n"
+    "        S = T.alloc_shared((32,), \"int32\")\n"
+    "        T.cluster_arrive()\n"
+    "        T.cluster_wait()\n"
+    "        r = T.block_rank_in_cluster()\n"
+    "        tx = T.get_thread_binding()\n"
+    "        S[tx] = r * 100 + tx\n"
+    "        T.cluster_sync()\n"
+    "        B[bx, tx] = S[31 - tx]\n"
+    "        if tx == 0:\n"
+    "            A[bx] = r\n";
+
+TEST(interp_cluster_kernel_rank_and_barriers) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"cluster_rank.py", CLUSTER_RANK, sizeof CLUSTER_RANK - 1};
+  const char *params[] = {NULL};
+  IrFunc *f = interp_compile(&c, &file, "cluster_rank", params);
+  REQUIRE(f);
+  CgOutput out;
+  REQUIRE(cg_cuda(&c, f, &out));
+  CHECK(out.kernels[0].cluster_x == 4);
+  CHECK(strstr(out.source, "__cluster_dims__(4, 1, 1)") != NULL);
+  Interp in = {0};
+  double *a = interp_global(&in, interp_param(f, "A")), *b = interp_global(&in, interp_param(f, "B"));
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  CHECK(in.races == 0);
+  int bad = 0;
+  for (int blk = 0; blk < 128; blk++) {
+    bad += a[blk] != blk % 4;
+    for (int x = 0; x < 32; x++) bad += b[blk * 32 + x] != (blk % 4) * 100 + 31 - x;
+  }
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
