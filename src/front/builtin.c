@@ -323,13 +323,20 @@ Value *bi_value_int(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev_int(ev, bi->arg);
 }
 
-IrExpr **bi_flat_index(Eval *ev, const IrBuffer *b, IrExpr *flat, SrcLoc loc) {
-  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, b->ndim);
+IrExpr **bi_region_flat_index(Eval *ev, const IrBuffer *b, IrExpr *const *min, IrExpr *const *extent, IrExpr *flat,
+                               SrcLoc loc) {
+  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, b->ndim ? b->ndim : 1);
   for (int d = b->ndim - 1; d >= 0; d--) {
-    idx[d] = d ? ir_binary(ev->c, IR_FLOORMOD, flat, b->shape[d], loc) : flat;
-    if (d) flat = ir_binary(ev->c, IR_FLOORDIV, flat, b->shape[d], loc);
+    IrExpr *ext = extent ? extent[d] : b->shape[d];
+    IrExpr *i = d ? ir_binary(ev->c, IR_FLOORMOD, flat, ext, loc) : flat;
+    if (d) flat = ir_binary(ev->c, IR_FLOORDIV, flat, ext, loc);
+    idx[d] = min ? ir_binary(ev->c, IR_ADD, min[d], i, loc) : i;
   }
   return idx;
+}
+
+IrExpr **bi_flat_index(Eval *ev, const IrBuffer *b, IrExpr *flat, SrcLoc loc) {
+  return bi_region_flat_index(ev, b, NULL, NULL, flat, loc);
 }
 
 IrExpr *bi_let_once(Eval *ev, const char *name, IrExpr *value, SrcLoc loc) {

@@ -103,6 +103,9 @@ IrExpr *bi_to_dtype(Eval *ev, Value *v, ts_dtype t, SrcLoc loc);        /* a num
 const char *bi_take_name(Eval *ev, const char *dflt);  /* `x = T.alloc_*(...)` names the buffer x */
 /* Element `flat` (row-major) of b as an index list. */
 IrExpr **bi_flat_index(Eval *ev, const IrBuffer *b, IrExpr *flat, SrcLoc loc);
+/* The same over the region (min, extent) of b (NULL: the whole buffer). */
+IrExpr **bi_region_flat_index(Eval *ev, const IrBuffer *b, IrExpr *const *min, IrExpr *const *extent, IrExpr *flat,
+                               SrcLoc loc);
 /* `value` bound to a fresh LET named `name` where the evaluation is, so that it runs once,
  * there (an atomic, a shuffle step); returns the LET's reference. */
 IrExpr *bi_let_once(Eval *ev, const char *name, IrExpr *value, SrcLoc loc);

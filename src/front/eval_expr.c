@@ -805,7 +805,7 @@ static bool assign_name(Eval *ev, Env *env, const char *name, Value *v, SrcLoc l
   return true;
 }
 
-/* A tile's element count and its index at flat position f (row-major over its extents). */
+/* A tile's constant element count (-1: not constant). */
 static int64_t tile_count(IrBuffer *b, IrExpr **extent, int n) {
   int64_t total = 1, e;
   for (int d = 0; d < n; d++) {
@@ -813,18 +813,6 @@ static int64_t tile_count(IrBuffer *b, IrExpr **extent, int n) {
     total *= e;
   }
   return total;
-}
-
-static IrExpr **tile_index(Eval *ev, IrBuffer *b, IrExpr **min, IrExpr **extent, int n, IrExpr *f, SrcLoc loc) {
-  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, n ? n : 1);
-  IrExpr *rest = f;
-  for (int d = n - 1; d >= 0; d--) {
-    IrExpr *ext = extent ? extent[d] : b->shape[d];
-    IrExpr *i = d ? ir_binary(ev->c, IR_FLOORMOD, rest, ext, loc) : rest;
-    if (d) rest = ir_binary(ev->c, IR_FLOORDIV, rest, ext, loc);
-    idx[d] = min ? ir_binary(ev->c, IR_ADD, min[d], i, loc) : i;
-  }
-  return idx;
 }
 
 /* A[a:b] = tile (a buffer or a region, e.g. the registers T.ldg128 returns): TIR's vector
@@ -848,8 +836,8 @@ static bool store_slice(Eval *ev, IrBuffer *b, BufIndex *bi, Value *v, SrcLoc lo
   }
   IrVar *f = ir_var(ev->c, "v", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *fr = ir_varref(ev->c, f, loc);
-  IrExpr *val = ir_load(ev->c, sb, tile_index(ev, sb, smin, sext, sb->ndim, fr, loc), sb->ndim, loc);
-  IrStmt *st = ir_store(ev->c, b, tile_index(ev, b, bi->idx, bi->extent, bi->n, fr, loc), bi->n,
+  IrExpr *val = ir_load(ev->c, sb, bi_region_flat_index(ev, sb, smin, sext, fr, loc), sb->ndim, loc);
+  IrStmt *st = ir_store(ev->c, b, bi_region_flat_index(ev, b, bi->idx, bi->extent, fr, loc), bi->n,
                         ir_cast(ev->c, b->dtype, val, loc), loc);
   ev_emit(ev, ir_for(ev->c, f, ir_i32(ev->c, 0), ir_i32(ev->c, nd), IR_FOR_UNROLLED, st, loc));
   return true;

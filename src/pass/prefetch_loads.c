@@ -286,13 +286,8 @@ static void prefetch_after(Pf *pf, IrStmt **items, int n, int g, PtrVec *out, in
   pf->bound.len = 0;
   for (int i = p; i <= g; i++) note_bound(pf, items[i]);
   for (int j = g + 1; j < end; j++) {
-    if (items[j]->kind == IR_S_FOR) {
-      PtrVec keep = pf->bound;
-      note_bound(pf, items[j]); /* loops inside the nest bind too; nest_loads allows its chain */
-      nest_loads(pf, items[j]);
-      pf->bound = keep;
-    }
-    note_bound(pf, items[j]);
+    note_bound(pf, items[j]); /* its own loops too: var_use allows the chain above a load first */
+    if (items[j]->kind == IR_S_FOR) nest_loads(pf, items[j]);
   }
   for (int i = 0; i < pf->npf; i++) vec_push(pf->c->arena, out, fill_regs(pf, &pf->pf[i], items[g]->loc));
   for (int i = p; i <= g; i++) vec_push(pf->c->arena, out, items[i]);
