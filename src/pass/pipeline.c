@@ -37,8 +37,9 @@
  *      |
  *   safe_memory          scalar global accesses not proven in bounds: loads read 0, stores
  *      |                 and atomics are skipped there (TileLang's semantics)
- *   prefetch_loads       opt-in: global loads of the nests after a synchronous wgmma issued
- *      |                 before it and its mbarrier waits, into registers (prefetch_loads.c)
+ *   prefetch_loads       opt-in: global loads a wgmma loop makes every iteration, loaded one
+ *      |                 iteration ahead into registers; or those after a synchronous wgmma
+ *      |                 issued before it and its mbarrier waits (prefetch_loads.c)
  *   thread_sync          __syncthreads for shared-memory RAW/WAR/WAW hazards
  *      |
  *   merge_shared_memory  shared.dyn buffers -> offsets in one dynamic allocation

@@ -82,20 +82,7 @@ static void widen_kernel(IrStmt *s, void *ctx) {
   if (s->kind == IR_S_KERNEL) pass_widen_consumers(w->c, w->f, &s->u.kernel);
 }
 
-/* T.gemm_sp on 8-bit operands (gemm_sp_ss_mma8) is written from the PTX ISA's fragment
- * tables but has not run on a GPU yet: it is refused unless the kernel opts in. */
-static void refuse_sparse8(IrStmt *s, void *ctx) {
-  TsCompiler *c = ctx;
-  if (s->kind == IR_S_GEMM && s->u.gemm.e.buf && dtype_bytes(s->u.gemm.a.buf->dtype) == 1)
-    ts_error(c, s->loc, "T.gemm_sp on %s operands: the mma.sp m16n8k64 path is not yet checked on a GPU; "
-             "pass_configs={\"ts.gemm_sp_8bit\": True} uses it", dtype_name(s->u.gemm.a.buf->dtype));
-}
-
 void pass_plan_gemm(TsCompiler *c, IrFunc *f) {
-  if (pass_config_state(f, "ts.gemm_sp_8bit") != 1) {
-    IrVisitor r = {refuse_sparse8, NULL, c};
-    ir_visit(f->body, &r);
-  }
   f->body = pass_stage_gemm_b(c, f->body); /* B in registers: through a shared copy */
   WidenCtx w = {c, f};
   IrVisitor v = {widen_kernel, NULL, &w};

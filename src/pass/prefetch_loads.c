@@ -18,6 +18,9 @@
  *    PREFETCH_PER_LOAD, and all of one wgmma's loads fit PREFETCH_PER_GEMM.
  * Equal loads share their registers.
  *
+ * A second mode, opt-in as well (ts.prefetch_next_loads=True), loads one iteration ahead instead:
+ * see "one iteration ahead" below.
+ *
  * Opt-in (ts.prefetch_loads=True): on an H200 it made deepgemm's row no faster (with it off,
  * 1.016x and 1.019x in two A/B runs of 10 and 3 rounds; 33.8 against 33.5 us under ncu), so
  * the latency of those loads was not what held it there. */
@@ -26,6 +29,8 @@
 #include "../ir/analysis.h"
 
 enum { PREFETCH_PER_LOAD = 8, PREFETCH_PER_GEMM = 16, PREFETCH_MAX_DIMS = 8 };
+/* registers left for addresses and temporaries beside the register buffers and prefetches */
+enum { PREFETCH_REG_SLACK = 32 };
 
 typedef struct Prefetch {
   IrExpr *load;    /* the original load */
@@ -44,6 +49,9 @@ typedef struct Pf {
   int nloops;
   Prefetch pf[PREFETCH_PER_GEMM]; /* each holds one register at least */
   int npf, used_regs;
+  bool no_loaded_index; /* a load whose index reads memory does not qualify */
+  IrVar *need;          /* a load whose index does not use this variable does not qualify */
+  int64_t kernel_regs, reg_cap; /* the kernel's register buffers per thread, and its limit */
 } Pf;
 
 static bool has_ptr(const PtrVec *v, const void *p) {
@@ -108,6 +116,17 @@ static Prefetch *find_prefetch(Pf *pf, const IrExpr *ld) {
   return NULL;
 }
 
+/* An index of variables, constants and arithmetic: no load, no call. */
+static void impure_expr(IrExpr *e, void *ctx) {
+  if (e->kind == IR_LOAD || e->kind == IR_CALL) *(bool *)ctx = true;
+}
+static bool pure_index(IrExpr *e) {
+  bool bad = false;
+  IrVisitor v = {NULL, impure_expr, &bad};
+  ir_visit_expr(e, &v);
+  return !bad;
+}
+
 /* Records ld as a prefetch when it qualifies (see the top). */
 static void consider_load(Pf *pf, IrExpr *ld) {
   const IrBuffer *b = ld->u.load.buf;
@@ -115,6 +134,14 @@ static void consider_load(Pf *pf, IrExpr *ld) {
     return;
   VarUse u = {pf, true, {false}};
   IrVisitor v = {NULL, var_use, &u};
+  if (pf->no_loaded_index)
+    for (int i = 0; i < ld->u.load.nidx; i++)
+      if (!pure_index(ld->u.load.idx[i])) return;
+  if (pf->need) {
+    bool uses_need = false;
+    for (int i = 0; i < ld->u.load.nidx; i++) uses_need |= ir_expr_uses_var(ld->u.load.idx[i], pf->need);
+    if (!uses_need) return; /* the same in every iteration: nothing to load ahead */
+  }
   for (int i = 0; i < ld->u.load.nidx; i++) ir_visit_expr(ld->u.load.idx[i], &v);
   if (!u.ok) return;
   Prefetch p = {.load = ld};
@@ -242,28 +269,54 @@ static IrStmt *replace_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   return r;
 }
 
-/* The statements that fill the registers of p: a loop nest over fresh copies of its loops. */
-static IrStmt *fill_regs(Pf *pf, Prefetch *p, SrcLoc loc) {
-  TsCompiler *c = pf->c;
+/* A register array for prefetch p (one register per value of its loops). */
+static IrBuffer *regs_for(Pf *pf, const Prefetch *p, const char *prefix, SrcLoc loc) {
   int64_t n = 1;
   for (int i = 0; i < p->ndims; i++) n *= p->ext[i];
-  IrExpr *ext = ir_i32(c, n);
-  p->regs = ir_buffer(c, arena_printf(c->arena, "pre_%s", p->load->u.load.buf->name), p->load->dtype, IR_SCOPE_LOCAL,
-                      1, &ext, loc);
+  IrExpr *ext = ir_i32(pf->c, n);
+  IrBuffer *r = ir_buffer(pf->c, arena_printf(pf->c->arena, "%s_%s", prefix, p->load->u.load.buf->name), p->load->dtype,
+                          IR_SCOPE_LOCAL, 1, &ext, loc);
+  r->local_size = n; /* registers per thread, as lower_tile_ops sets them */
+  return r;
+}
+
+static IrStmt *alloc_of(TsCompiler *c, IrBuffer *b, SrcLoc loc) {
+  IrStmt *al = ir_stmt(c, IR_S_ALLOC, loc);
+  al->u.alloc.buf = b;
+  return al;
+}
+
+/* A loop nest over fresh copies of p's loops storing into `to` (p's register order) the load,
+ * or with `from`, the registers of `from`; with `kv`, the load's kv replaced by `kval`. */
+static IrStmt *fill_nest(Pf *pf, Prefetch *p, IrBuffer *to, IrBuffer *from, IrVar *kv, IrExpr *kval, SrcLoc loc) {
+  TsCompiler *c = pf->c;
   IrVar *fresh[PREFETCH_MAX_DIMS];
   IrExpr *vals[PREFETCH_MAX_DIMS];
   for (int i = 0; i < p->ndims; i++) {
     fresh[i] = ir_var(c, p->dims[i]->name, TS_DTYPE_INT32, IR_VAR_LOOP, loc);
     vals[i] = ir_varref(c, fresh[i], loc);
   }
-  IrExpr *val = ir_subst(c, p->load, p->dims, vals, p->ndims);
-  IrExpr *reg = reg_load(pf, p, vals, loc);
-  IrStmt *body = ir_store(c, p->regs, reg->u.load.idx, 1, val, loc);
+  IrBuffer *keep = p->regs;
+  p->regs = to;
+  IrExpr *reg = reg_load(pf, p, vals, loc), *val;
+  if (from) {
+    p->regs = from;
+    val = reg_load(pf, p, vals, loc);
+  } else {
+    val = ir_subst(c, p->load, p->dims, vals, p->ndims);
+    if (kv) val = ir_subst(c, val, &kv, &kval, 1);
+  }
+  p->regs = keep;
+  IrStmt *body = ir_store(c, to, reg->u.load.idx, 1, val, loc);
   for (int i = p->ndims - 1; i >= 0; i--)
     body = ir_for(c, fresh[i], ir_i32(c, 0), ir_i32(c, p->ext[i]), IR_FOR_UNROLLED, body, loc);
-  IrStmt *al = ir_stmt(c, IR_S_ALLOC, loc);
-  al->u.alloc.buf = p->regs;
-  return ir_seq(c, (IrStmt *[]){al, body}, 2, loc);
+  return body;
+}
+
+/* The statements that fill the registers of p (allocated here) with its loads. */
+static IrStmt *fill_regs(Pf *pf, Prefetch *p, SrcLoc loc) {
+  p->regs = regs_for(pf, p, "pre", loc);
+  return ir_seq(pf->c, (IrStmt *[]){alloc_of(pf->c, p->regs, loc), fill_nest(pf, p, p->regs, NULL, NULL, NULL, loc)}, 2, loc);
 }
 
 /* ---- the sequences ------------------------------------------------------------------------ */
@@ -320,10 +373,129 @@ static IrStmt *prefetch_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
   return ir_seq_vec(c, &out, s->loc);
 }
 
+/* ---- one iteration ahead (opt-in, ts.prefetch_next_loads=True; on an H200 deepgemm's row
+ * was 1.04x faster with it while each tile had barriers of its own, 0.92x once A and B shared
+ * theirs, which made it 1.05x TileLang) ----------------------------------------------------
+ * A serial loop whose body issues a wgmma at its top level: the global loads that the
+ * statements running in every iteration make (its top-level nests, lets and stores; loads
+ * qualifying as above, whose index may also use the loop variable k but no loaded value)
+ * are made for k+1 at the top of iteration k, into registers that iteration k+1 reads:
+ *
+ *   for k in m0 ..:                         nxt = L(m0)                   (when the loop runs)
+ *     .. a wgmma ..                  ->     for k in m0 ..:
+ *     .. x = L(k) ..                          cur = nxt; if k + 1 < end: nxt = L(k + 1)
+ *                                             .. a wgmma ..
+ *                                             .. x = cur ..
+ *
+ * so each load has a whole iteration to land instead of the time between the wgmma's issue
+ * and the first use (DeepGEMM's per-row scales: their latency, not the tensor cores, set the
+ * iteration's length under ncu).  Not for loops with break, continue or return. */
+static bool top_wgmma(IrStmt *s) {
+  if (s->kind == IR_S_SEQ) {
+    for (int i = 0; i < s->u.seq.n; i++)
+      if (top_wgmma(s->u.seq.items[i])) return true;
+    return false;
+  }
+  if (s->kind != IR_S_EVAL) return false;
+  const IrExpr *e = s->u.eval.value;
+  return ir_is_device(e, IRD_GEMM_SS_WGMMA) || ir_is_device(e, IRD_GEMM_RS_WGMMA) ||
+         ir_is_device(e, IRD_GEMM_SS_WGMMA_ISSUE) || ir_is_device(e, IRD_GEMM_RS_WGMMA_ISSUE);
+}
+
+static void exits_stmt(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_BREAK || s->kind == IR_S_CONTINUE || s->kind == IR_S_RETURN) *(bool *)ctx = true;
+}
+
+/* The loads of the statements that run in every iteration of a loop body. */
+static void iteration_loads(Pf *pf, IrStmt *s) {
+  switch (s->kind) {
+  case IR_S_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++) iteration_loads(pf, s->u.seq.items[i]);
+    return;
+  case IR_S_FOR: case IR_S_LET: case IR_S_STORE:
+    pf->nloops = 0;
+    nest_loads(pf, s);
+    return;
+  default: return;
+  }
+}
+
+static IrStmt *prefetch_next_loop(Pf *pf, IrStmt *loop) {
+  TsCompiler *c = pf->c;
+  SrcLoc loc = loop->loc;
+  IrStmt *body = loop->u.loop.body;
+  bool exits = false;
+  IrVisitor ev = {exits_stmt, NULL, &exits};
+  ir_visit(body, &ev);
+  if (exits || !top_wgmma(body)) return loop;
+  pf->npf = pf->used_regs = 0;
+  pf->bound.len = 0;
+  pf->no_loaded_index = true;
+  pf->need = loop->u.loop.var;
+  note_bound(pf, body);
+  iteration_loads(pf, body);
+  pf->no_loaded_index = false;
+  pf->need = NULL;
+  if (!pf->npf || pf->kernel_regs + 2 * pf->used_regs + PREFETCH_REG_SLACK > pf->reg_cap) return loop;
+  IrVar *kv = loop->u.loop.var;
+  IrExpr *m0 = loop->u.loop.min, *ext = loop->u.loop.extent;
+  IrExpr *k1 = ir_binary(c, IR_ADD, ir_varref(c, kv, loc), ir_i32(c, 1), loc);
+  PtrVec before = {0}, first = {0}, top = {0}, next = {0};
+  for (int i = 0; i < pf->npf; i++) {
+    Prefetch *p = &pf->pf[i];
+    IrBuffer *nxt = regs_for(pf, p, "nxt", loc), *cur = regs_for(pf, p, "cur", loc);
+    vec_push(c->arena, &before, alloc_of(c, nxt, loc));
+    vec_push(c->arena, &first, fill_nest(pf, p, nxt, NULL, kv, m0, loc));
+    vec_push(c->arena, &top, alloc_of(c, cur, loc));
+    vec_push(c->arena, &top, fill_nest(pf, p, cur, nxt, NULL, NULL, loc));
+    vec_push(c->arena, &next, fill_nest(pf, p, nxt, NULL, kv, k1, loc));
+    p->regs = cur;
+  }
+  IrExpr *more = ir_binary(c, IR_LT, k1, ir_binary(c, IR_ADD, m0, ext, loc), loc);
+  vec_push(c->arena, &top, ir_if(c, more, ir_seq_vec(c, &next, loc), NULL, loc));
+  vec_push(c->arena, &top, replace_stmt(c, body, pf));
+  IrStmt *r = ir_stmt(c, IR_S_FOR, loc);
+  *r = *loop;
+  r->u.loop.body = ir_seq_vec(c, &top, loc);
+  vec_push(c->arena, &before, ir_if(c, ir_binary(c, IR_GT, ext, ir_i32(c, 0), loc), ir_seq_vec(c, &first, loc), NULL, loc));
+  vec_push(c->arena, &before, r);
+  return ir_seq_vec(c, &before, loc);
+}
+
+/* The registers a thread of kernel k keeps in its register buffers (fragments at their
+ * per-thread size), and what it may use: 255, or the consumers' share under setmaxnreg. */
+static void reg_sum(IrStmt *s, void *ctx) {
+  if (s->kind != IR_S_ALLOC) return;
+  const IrBuffer *b = s->u.alloc.buf;
+  int64_t n = b->scope == IR_SCOPE_FRAGMENT ? b->local_size
+              : b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR ? ir_buffer_numel(b) : 0;
+  if (n > 0) *(int64_t *)ctx += (n * dtype_bytes(b->dtype) + 3) / 4;
+}
+static void kernel_regs(Pf *pf, IrStmt *k) {
+  pf->kernel_regs = 0;
+  IrVisitor v = {reg_sum, NULL, &pf->kernel_regs};
+  ir_visit(k->u.kernel.body, &v);
+  int64_t T = k->u.kernel.threads[0] * k->u.kernel.threads[1] * k->u.kernel.threads[2];
+  pf->reg_cap = 255;
+  if (k->u.kernel.producer_threads && T > 0 && (65536 - 128 * 24) / T / 8 * 8 < 240) pf->reg_cap = (65536 - 128 * 24) / T / 8 * 8;
+  else if (k->u.kernel.producer_threads) pf->reg_cap = 240;
+}
+
+static IrStmt *prefetch_next_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
+  if (!s) return NULL;
+  if (s->kind == IR_S_KERNEL) kernel_regs(ctx, s);
+  s = ir_map_children(c, s, prefetch_next_stmt, ctx);
+  if (s->kind != IR_S_FOR || s->u.loop.kind != IR_FOR_SERIAL) return s;
+  return prefetch_next_loop(ctx, s);
+}
+
 void pass_prefetch_loads(TsCompiler *c, IrFunc *f) {
-  if (pass_config_state(f, "ts.prefetch_loads") != 1) return; /* opt-in: see the note at the top */
+  bool same = pass_config_state(f, "ts.prefetch_loads") == 1; /* opt-in: see the note at the top */
+  bool next = pass_config_state(f, "ts.prefetch_next_loads") == 1; /* opt-in: see its section */
+  if (!same && !next) return;
   Pf pf = {.c = c};
   IrVisitor v = {written_stmt, written_expr, &pf};
   ir_visit(f->body, &v);
-  f->body = prefetch_stmt(c, f->body, &pf);
+  if (next) f->body = prefetch_next_stmt(c, f->body, &pf);
+  if (same) f->body = prefetch_stmt(c, f->body, &pf);
 }

@@ -83,6 +83,8 @@ typedef struct TmaTile {
   IrExpr **src_min;     /* the box origin as the producer computes it (lets inlined) */
   IrTmaMap *map;
   int bar;              /* staged: full[s] = bars[bar + s], empty[s] = bars[bar + S + s]; else bars[bar] */
+  int lead;             /* staged: the first tile of its group (tiles first and last used by the same
+                           statements share one full/empty pair: one wait, one release) */
   int first, last;      /* statements (loop body / kernel body) that use the tile; -1: none */
   bool flat;            /* a 1-D tile (an lse row): one unswizzled box, staged [S, cols] */
   bool thread_read;     /* read by threads (T.Parallel), not only by wgmma (flat tiles) */
@@ -92,6 +94,15 @@ typedef struct WslOverlap {
   int j1, j2, js; /* G1, G2 (the last statement), the first statement after G1 touching P or O */
   int v;          /* the staged tile G2 reads */
 } WslOverlap;
+
+/* ts.ws_acc_overlap (plan_acc_overlap) */
+typedef struct WslAccOverlap {
+  int jg;          /* the loop's one GEMM */
+  IrBuffer *acc;   /* its accumulator, fresh each iteration */
+  IrBuffer *done;  /* iteration k's result while the GEMM of k+1 runs (acc's layout) */
+  int jclear;      /* the statement clearing acc after its last read (dropped), or -1 */
+  IrStmt **post;   /* the statements after the GEMM reading `done` for acc (NULL: dropped) */
+} WslAccOverlap;
 
 typedef struct Wsl {
   TsCompiler *c;
@@ -113,6 +124,8 @@ typedef struct Wsl {
   WsStore ep;           /* the epilogue as a TMA store (form B of warp_specialize.c); idx < 0: none */
   bool overlap;         /* ts.ws_intra_overlap applies (plan_overlap) */
   WslOverlap ov;
+  bool acc_overlap;     /* ts.ws_acc_overlap applies (plan_acc_overlap) */
+  WslAccOverlap ao;
   IrTmaMap *store_map;
   IrVar *tx;
   SrcLoc loc;
@@ -588,6 +601,118 @@ static bool plan_overlap(Wsl *w, WslOverlap *ov) {
 }
 
 
+/* ---- ts.ws_acc_overlap (opt-in, pass_configs True; on an H200 deepgemm's row ran 4-9% slower
+ * with it in three same-run A/Bs, the iteration's length being the per-row scale loads' latency
+ * rather than the tensor cores): a loop whose one GEMM writes an
+ * accumulator that the statements after it read and then clear (DeepGEMM's promotion of each
+ * K block: C = A_k B_kᵀ; acc += C * scale(k); C = 0) issues the GEMM of iteration k+1 before
+ * those statements of iteration k run, after copying k's result into a second accumulator:
+ *
+ *   if the loop runs: wait A, B (min); issue G(min), clearing
+ *   for k in min .. last-1:
+ *     .. the statements before G (k) ..
+ *     wait for G(k); release A, B (k); done = acc
+ *     wait A, B (k+1); issue G(k+1), clearing
+ *     .. the statements after G (k), reading `done` for acc, without the clear ..
+ *   if the loop ran: the same for k = last, without the issue
+ *
+ * so the promotion's loads and FMAs of k run while the tensor cores compute k+1.  Taken when
+ * the body holds one GEMM, a synchronous SS wgmma at its top level whose A and B are staged
+ * tiles read by nothing else; nothing before it touches acc; acc is zero when each iteration's
+ * GEMM starts (the GEMM clears it, or the last statement touching it in the body and the last
+ * one before the loop are whole zero fills); the statements after it read acc only by loads;
+ * nothing after the loop uses acc; and a second accumulator fits the consumers' registers.
+ * The last iteration is peeled: a guarded issue in the loop would serialize every wgmma (see
+ * ts.ws_intra_overlap). */
+static bool zero_fill(const IrStmt *s, const IrBuffer *b) {
+  if (s->kind != IR_S_FILL || s->u.fill.dst.buf != b || s->u.fill.dst.ndim != b->ndim) return false;
+  const IrExpr *v = s->u.fill.value;
+  if (!(v->kind == IR_INT && v->u.ival == 0) && !(v->kind == IR_FLOAT && v->u.fval == 0.0)) return false;
+  for (int d = 0; d < b->ndim; d++) {
+    int64_t m, e, n;
+    if (!ir_is_const_int(s->u.fill.dst.min[d], &m) || m || !ir_is_const_int(s->u.fill.dst.extent[d], &e) ||
+        !ir_is_const_int(b->shape[d], &n) || e != n)
+      return false;
+  }
+  return true;
+}
+
+/* The last statement of items[from, to) touching b, or -1. */
+static int last_touch(IrStmt **items, int from, int to, const IrBuffer *b) {
+  for (int j = to - 1; j >= from; j--)
+    if (uses(items[j], b).used) return j;
+  return -1;
+}
+
+/* Registers per consumer thread of the kernel's fragments (constant shapes), or -1. */
+static int64_t fragment_regs(const IrStmt *body, int64_t T) {
+  int64_t n = 0;
+  for (int j = 0; j < body->u.seq.n; j++) {
+    const IrStmt *s = body->u.seq.items[j];
+    if (s->kind != IR_S_ALLOC || s->u.alloc.buf->scope != IR_SCOPE_FRAGMENT) continue;
+    int64_t e = ir_buffer_numel(s->u.alloc.buf);
+    if (e < 0) return -1;
+    n += (e * dtype_bytes(s->u.alloc.buf->dtype) + 3) / 4 / T;
+  }
+  return n;
+}
+
+static bool acc_fresh(Wsl *w, WslAccOverlap *ao, IrStmt *g) {
+  IrStmt **items = w->loop->u.loop.body->u.seq.items;
+  int n = w->loop->u.loop.body->u.seq.n;
+  ao->jclear = -1;
+  if (g->u.gemm.clear_accum) return true;
+  int jc = last_touch(items, ao->jg + 1, n, ao->acc), jb = last_touch(w->body->u.seq.items, 0, w->li, ao->acc);
+  if (jc < 0 || jb < 0 || !zero_fill(items[jc], ao->acc) || !zero_fill(w->body->u.seq.items[jb], ao->acc)) return false;
+  ao->jclear = jc;
+  return true;
+}
+
+static bool plan_acc_overlap(Wsl *w, WslAccOverlap *ao) {
+  TsCompiler *c = w->c;
+  if (w->overlap || pass_config_state(w->f, "ts.ws_acc_overlap") != 1) return false;
+  IrStmt *lb = w->loop->u.loop.body;
+  int n = lb->u.seq.n, all = 0;
+  IrVisitor v = {count_gemms, NULL, &all};
+  ir_visit(lb, &v);
+  ao->jg = -1;
+  for (int j = 0; j < n; j++)
+    if (lb->u.seq.items[j]->kind == IR_S_GEMM) ao->jg = j;
+  if (all != 1 || ao->jg < 0) return false;
+  IrStmt *g = lb->u.seq.items[ao->jg];
+  ao->acc = g->u.gemm.c.buf;
+  if (!sync_wgmma(g) || g->u.gemm.plan->a_in_regs || ao->acc->alias_of || ao->acc->scope != IR_SCOPE_FRAGMENT) return false;
+  /* A and B: staged tiles that the GEMM alone reads */
+  int staged = 0;
+  for (int i = 0; i < w->nt; i++) {
+    const TmaTile *t = &w->tile[i];
+    if (t->thread_read || t->first != ao->jg || t->last != ao->jg || t->pos > ao->jg) return false;
+    staged += t->dst == g->u.gemm.a.buf || t->dst == g->u.gemm.b.buf;
+  }
+  if (staged != 2 || g->u.gemm.a.buf == g->u.gemm.b.buf) return false;
+  for (int j = 0; j < ao->jg; j++)
+    if (uses(lb->u.seq.items[j], ao->acc).used) return false;
+  for (int j = w->li + 1; j < w->body->u.seq.n; j++)
+    if (uses(w->body->u.seq.items[j], ao->acc).used) return false;
+  if (!acc_fresh(w, ao, g)) return false;
+  int64_t nacc = ir_buffer_numel(ao->acc), regs = fragment_regs(w->body, w->T);
+  if (nacc < 0 || regs < 0 || regs + nacc / w->T + 40 > 240) return false;
+  ao->done = ir_buffer(c, arena_printf(c->arena, "%s_done", ao->acc->name), ao->acc->dtype, IR_SCOPE_FRAGMENT,
+                       ao->acc->ndim, ao->acc->shape, w->loc);
+  ao->done->layout_like = ao->acc;
+  ao->post = ARENA_ARRAY(c->arena, IrStmt *, n);
+  bool reads = false;
+  for (int j = ao->jg + 1; j < n; j++) {
+    ao->post[j] = NULL;
+    if (j == ao->jclear) continue;
+    IrStmt *s = lb->u.seq.items[j];
+    reads |= uses(s, ao->acc).used;
+    ao->post[j] = ir_subst_loads_stmt(c, s, ao->acc, ao->done);
+    if (uses(ao->post[j], ao->acc).used) return false; /* acc read by a tile statement, or written */
+  }
+  return reads;
+}
+
 /* Opt-in, not yet measured on a GPU (pass_configs ts.ws_loop_extra_stage): one stage more
  * than written where shared memory allows it with WSL_DEEP_SLACK to spare.  The kernel runs
  * one block an SM, so leftover bytes cost nothing, and with one stage the producer cannot
@@ -680,6 +805,7 @@ static bool plan(Wsl *w) {
   if (w->nbars > WSL_MAX_BARS) return false;
   if (!smem_fits(w)) return false;
   w->overlap = plan_overlap(w, &w->ov);
+  w->acc_overlap = plan_acc_overlap(w, &w->ao);
   plan_extra_stage(w);
   plan_epilogue(w);
   return true;
@@ -764,9 +890,13 @@ static IrStmt *producer(Wsl *w) {
   IrExpr *str = ir_varref(c, st, loc), *phr = ir_varref(c, ph, loc);
   for (int i = 0; i < w->nt; i++) {
     const TmaTile *t = &w->tile[i];
+    if (t->lead != i) continue;
+    int64_t bytes = 0;
+    for (int j = i; j < w->nt; j++) bytes += w->tile[j].lead == i ? w->tile[j].bytes : 0;
     vec_push(c->arena, &lb, pass_dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_at(w, t->bar + w->S, str), bin(c, IR_BITXOR, phr, i32(c, 1))}, 2, loc));
-    vec_push(c->arena, &lb, pass_dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){bar_at(w, t->bar, str), i32(c, t->bytes)}, 2, loc));
-    push_boxes(w, t, str, bar_at(w, t->bar, str), pkr, &lb);
+    vec_push(c->arena, &lb, pass_dev(c, IRD_MBAR_EXPECT_TX, 0, 0, (IrExpr *[]){bar_at(w, t->bar, str), i32(c, bytes)}, 2, loc));
+    for (int j = i; j < w->nt; j++)
+      if (w->tile[j].lead == i) push_boxes(w, &w->tile[j], str, bar_at(w, t->bar, str), pkr, &lb);
   }
   vec_push(c->arena, &p, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &lb, loc), loc));
   int64_t prod_regs = w->T >= 256 ? 24 : 40;
@@ -855,7 +985,7 @@ static void iteration(Wsl *w, const WslOverlap *ov, int mode, IrExpr *kref, PtrV
       const TmaTile *t = &w->tile[i];
       bool wait_here = t->first == j || (t->first < 0 && t->pos == j);
       if (t->pos == j) staged_copy = true;
-      if (wait_here)
+      if (wait_here && t->lead == i)
         vec_push(c->arena, out, pass_dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_at(w, t->bar, str), phr}, 2, loc));
     }
     if (mode == OV_STEADY && j == ov->j1) { /* issue G1(k), then G2(k-1); wait for G1 alone */
@@ -867,12 +997,81 @@ static void iteration(Wsl *w, const WslOverlap *ov, int mode, IrExpr *kref, PtrV
     }
     for (int i = 0; i < w->nt; i++) {
       const TmaTile *t = &w->tile[i];
-      if (!(t->last == j || (t->last < 0 && t->pos == j))) continue;
+      if (!(t->last == j || (t->last < 0 && t->pos == j)) || t->lead != i) continue;
       /* threads read it: every lane of the warp is past its reads before lane 0 releases it */
       if (t->thread_read) vec_push(c->arena, out, ir_eval(c, ir_call(c, IRI_SYNCWARP, TS_DTYPE_VOID, NULL, 0, loc), loc));
       vec_push(c->arena, out, release(w, t, str));
     }
   }
+}
+
+/* ---- ts.ws_acc_overlap's consumer loop (plan_acc_overlap) -------------------------------
+ * The wait for each GEMM stays in the iteration that issued it: with the issue in one
+ * iteration and the wait in the next, ptxas serialized every wgmma (C7514). */
+/* The GEMM of iteration kref: its tiles waited for, issued clearing the accumulator, then,
+ * after the statements `between`, waited for and its tiles released. */
+static void acc_gemm(Wsl *w, IrExpr *kref, PtrVec *between, PtrVec *out) {
+  TsCompiler *c = w->c;
+  IrVar *st, *ph;
+  stage_lets(w, kref, w->loop->u.loop.min, &st, &ph, out);
+  IrExpr *str = ir_varref(c, st, w->loc);
+  for (int i = 0; i < w->nt; i++)
+    if (w->tile[i].lead == i)
+      vec_push(c->arena, out, pass_dev(c, IRD_MBAR_WAIT, 0, 0, (IrExpr *[]){bar_at(w, w->tile[i].bar, str), ir_varref(c, ph, w->loc)}, 2, w->loc));
+  IrStmt *g = w->loop->u.loop.body->u.seq.items[w->ao.jg];
+  IrStmt *issue = gemm_part(w, g, str, -1);
+  issue->u.gemm.clear_accum = true;
+  vec_push(c->arena, out, issue);
+  for (int i = 0; between && i < between->len; i++) vec_push(c->arena, out, between->items[i]);
+  vec_push(c->arena, out, gemm_part(w, g, str, -2));
+  for (int i = 0; i < w->nt; i++)
+    if (w->tile[i].lead == i) vec_push(c->arena, out, release(w, &w->tile[i], str));
+}
+
+/* Iteration kref, its GEMM done: the statements before the GEMM, its result copied to
+ * `done`, the next iteration's GEMM (when `next`) around the statements after it. */
+static void acc_iteration(Wsl *w, IrExpr *kref, bool next, PtrVec *out) {
+  TsCompiler *c = w->c;
+  const WslAccOverlap *ao = &w->ao;
+  IrStmt *lb = w->loop->u.loop.body;
+  for (int j = 0; j < ao->jg; j++) {
+    bool staged_copy = false;
+    for (int i = 0; i < w->nt; i++) staged_copy |= w->tile[i].pos == j;
+    if (!staged_copy) vec_push(c->arena, out, lb->u.seq.items[j]);
+  }
+  IrStmt *cp = ir_stmt(c, IR_S_COPY, w->loc);
+  cp->u.copy.src = ir_region_full(c, ao->acc, w->loc);
+  cp->u.copy.dst = ir_region_full(c, ao->done, w->loc);
+  vec_push(c->arena, out, cp);
+  PtrVec post = {0};
+  for (int j = ao->jg + 1; j < lb->u.seq.n; j++)
+    if (ao->post[j]) vec_push(c->arena, &post, ao->post[j]);
+  if (next) acc_gemm(w, bin(c, IR_ADD, kref, i32(c, 1)), &post, out);
+  else
+    for (int i = 0; i < post.len; i++) vec_push(c->arena, out, post.items[i]);
+}
+
+/* *head: the first GEMM (when the loop runs); the loop over all iterations but the last;
+ * *tail: the last one (when the loop runs). */
+static IrStmt *acc_loop(Wsl *w, IrStmt **head, IrStmt **tail) {
+  TsCompiler *c = w->c;
+  SrcLoc loc = w->loc;
+  IrStmt *loop = w->loop;
+  IrExpr *m0 = loop->u.loop.min, *ext = loop->u.loop.extent, *runs = bin(c, IR_GT, ext, i32(c, 0));
+  PtrVec first = {0}, steady = {0}, last = {0};
+  acc_gemm(w, m0, NULL, &first);
+  *head = ir_if(c, runs, ir_seq_vec(c, &first, loc), NULL, loc);
+  acc_iteration(w, ir_varref(c, w->kv, loc), true, &steady);
+  IrStmt *r = ir_stmt(c, IR_S_FOR, loop->loc);
+  *r = *loop;
+  r->u.loop.kind = IR_FOR_SERIAL;
+  r->u.loop.num_stages = 0;
+  r->u.loop.body = ir_seq_vec(c, &steady, loc);
+  r->u.loop.extent = bin(c, IR_SUB, ext, i32(c, 1));
+  acc_iteration(w, ir_varref(c, w->kv, loc), false, &last);
+  IrExpr *lastk = bin(c, IR_SUB, bin(c, IR_ADD, m0, ext), i32(c, 1));
+  *tail = ir_if(c, runs, ir_subst_stmt(c, ir_seq_vec(c, &last, loc), &w->kv, &lastk, 1), NULL, loc);
+  return r;
 }
 
 /* The consumers' loop.  Under ws_intra_overlap: *head, the first iteration peeled (when the
@@ -881,6 +1080,7 @@ static IrStmt *consumer_loop(Wsl *w, IrStmt **head, IrStmt **tail) {
   TsCompiler *c = w->c;
   SrcLoc loc = w->loc;
   IrStmt *loop = w->loop;
+  if (w->acc_overlap) return acc_loop(w, head, tail);
   IrExpr *kref = ir_varref(c, w->kv, loc);
   WslOverlap ov = w->ov;
   bool overlap = w->overlap;
@@ -945,6 +1145,23 @@ static IrStmt *consumer(Wsl *w) {
   return ir_seq_vec(c, &out, loc);
 }
 
+/* Tiles first and last used by the same statements (a GEMM's A and B) share their barriers:
+ * the producer expects all their bytes on one full barrier, the consumers wait once and
+ * release once. */
+static void group_tiles(Wsl *w) {
+  for (int i = 0; i < w->nt; i++) {
+    TmaTile *t = &w->tile[i];
+    t->lead = i;
+    for (int j = 0; j < i && t->first >= 0; j++) {
+      const TmaTile *u = &w->tile[j];
+      if (u->lead == j && u->first == t->first && u->last == t->last && u->thread_read == t->thread_read) {
+        t->lead = j;
+        break;
+      }
+    }
+  }
+}
+
 /* Rewrites one kernel; false leaves it to inject_pipeline. */
 static bool specialize(Wsl *w) {
   TsCompiler *c = w->c;
@@ -955,7 +1172,12 @@ static bool specialize(Wsl *w) {
   SrcLoc loc = w->loc;
   /* barriers: per staged tile full[S] then empty[S]; then one per pre-loop tile */
   int nb = 0;
-  for (int i = 0; i < w->nt; i++) w->tile[i].bar = nb, nb += 2 * w->S;
+  group_tiles(w);
+  for (int i = 0; i < w->nt; i++) {
+    TmaTile *t = &w->tile[i];
+    if (t->lead == i) t->bar = nb, nb += 2 * w->S;
+    else t->bar = w->tile[t->lead].bar;
+  }
   for (int i = 0; i < w->np; i++) w->pre[i].bar = nb++;
   w->bars = ir_buffer(c, "load_bar", TS_DTYPE_UINT64, IR_SCOPE_SHARED_DYN, 1, (IrExpr *[]){i32(c, nb)}, loc);
   for (int i = 0; i < w->np; i++) make_map(w, &w->pre[i]);
@@ -999,12 +1221,17 @@ static bool specialize(Wsl *w) {
       }
     vec_push(c->arena, &top, s);
   }
+  if (w->acc_overlap) {
+    IrStmt *da = ir_stmt(c, IR_S_ALLOC, loc);
+    da->u.alloc.buf = w->ao.done;
+    vec_push(c->arena, &top, da);
+  }
   IrStmt *ba = ir_stmt(c, IR_S_ALLOC, loc);
   ba->u.alloc.buf = w->bars;
   vec_push(c->arena, &top, ba);
   PtrVec init = {0};
   for (int i = 0; i < w->nt; i++) /* full[s]: the producer's one arrival; empty[s]: one per consumer warp */
-    for (int s = 0; s < 2 * w->S; s++)
+    for (int s = 0; s < 2 * w->S && w->tile[i].lead == i; s++)
       vec_push(c->arena, &init, pass_dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->tile[i].bar + s)), i32(c, s < w->S ? 1 : w->T / 32)}, 2, loc));
   for (int i = 0; i < w->np; i++)
     vec_push(c->arena, &init, pass_dev(c, IRD_MBAR_INIT, 0, 0, (IrExpr *[]){bar(w, i32(c, w->pre[i].bar)), i32(c, 1)}, 2, loc));

@@ -1,8 +1,8 @@
 # T.gemm_sp on 8-bit operands: int8 (mma.sp m16n8k64 .s8, int32 accumulators) and float8
 # e4m3 / e5m2 (float32), B stored [N, K] as the 8-bit tensor cores read it;
 # A's and B's tiles get byte swizzles, E stays row-major.  tests/corpus/regress_gpu.py runs the
-# three types against the float64 product.  Opt-in (ts.gemm_sp_8bit=True) until that has passed.
-# tilescale-test: -k gemm_sp8 -D M=128 -D N=128 -D K=256 --arch sm_90a --pass-config ts.gemm_sp_8bit=True
+# three types against the float64 product.  (GPU: right for all three, and TileLang's gemm_sp tests.)
+# tilescale-test: -k gemm_sp8 -D M=128 -D N=128 -D K=256 --arch sm_90a
 # tilescale-dump: lower_tile_ops
 
 import tilelang

@@ -1,7 +1,7 @@
 # Per-row scales read after a synchronous wgmma (deepgemm's promotion): pass prefetch_loads
 # (opt-in, ts.prefetch_loads=True) loads them into registers before the GEMM and the mbarrier waits in front of it, so their
 # latency overlaps the wait.  The row bias is not moved: the kernel also writes Bias.
-# tilescale-test: -k scaled_gemm -D M=256 -D N=256 -D K=512 --arch sm_90a --pass-config ts.prefetch_loads=True
+# tilescale-test: -k scaled_gemm -D M=256 -D N=256 -D K=512 --arch sm_90a --pass-config ts.prefetch_loads=True --pass-config ts.prefetch_next_loads=False
 # tilescale-dump: prefetch_loads
 import tilelang
 import tilelang.language as T

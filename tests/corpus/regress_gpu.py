@@ -486,11 +486,13 @@ def atomic_vec_slices(ctx):
     check("atomic_addx2 float16 slices sum", g.float(), (g0 + h).float(), 1e-3, 1e-3)
 
 
-def prefetch_loads_gemm(ctx, M, N, K):
-    """tests/codegen/prefetch_loads.py: per-row scales and a bias read after each wgmma, the
-    scales prefetched into registers before the GEMM's mbarrier waits (pass prefetch_loads)."""
+def prefetch_loads_gemm(ctx, M, N, K, config="ts.prefetch_loads"):
+    """tests/codegen/prefetch_loads.py: per-row scales and a bias read after each wgmma, under
+    one opt-in schedule: the scales prefetched into registers before the GEMM's mbarrier waits
+    (ts.prefetch_loads) or one iteration ahead (ts.prefetch_next_loads), or the GEMM of k+1
+    issued before k's promotion (ts.ws_acc_overlap)."""
     k = ctx.load(os.path.join(ROOT, "tests/codegen/prefetch_loads.py")).compile(
-        "scaled_gemm", M=M, N=N, K=K, write_bias=False, pass_configs={"ts.prefetch_loads": True})
+        "scaled_gemm", M=M, N=N, K=K, write_bias=False, pass_configs={config: True})
     a = torch.randn(M, K, dtype=torch.float16, device="cuda")
     b = torch.randn(N, K, dtype=torch.float16, device="cuda")
     s = torch.rand(M, K // 64, device="cuda")
@@ -499,7 +501,7 @@ def prefetch_loads_gemm(ctx, M, N, K):
     k(a, b, s, bias, c)
     ref = sum((a[:, i * 64:(i + 1) * 64].double() @ b[:, i * 64:(i + 1) * 64].double().T) * s[:, i:i + 1].double()
               + bias.double()[:, None] for i in range(K // 64))
-    check("prefetched scales after wgmma %dx%dx%d" % (M, N, K), c, ref, 5e-2, 1e-3)
+    check("scaled wgmma loop %dx%dx%d %s" % (M, N, K, config), c, ref, 5e-2, 1e-3)
 
 
 def philox_outputs(seed, first, n):
@@ -1627,7 +1629,7 @@ def gemm_sp8(ctx, corpus, M, N, K, dtype, e_dtype):
     comp(a, a_sp, e)
     accum = "int32" if dtype == torch.int8 else "float32"
     kern = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_sp8.py")).compile(
-        "gemm_sp8", M=M, N=N, K=K, dtype=dtype, accum=accum, e_dtype=e_dtype, pass_configs={"ts.gemm_sp_8bit": True})
+        "gemm_sp8", M=M, N=N, K=K, dtype=dtype, accum=accum, e_dtype=e_dtype)
     c = kern(a_sp, e, b)
     want = a.double() @ b.double().T
     tol = (0, 0) if dtype == torch.int8 else (1e-2, 1e-3)
@@ -1705,6 +1707,10 @@ def main():
         lambda: atomic_vec_slices(ctx),
         lambda: prefetch_loads_gemm(ctx, 256, 256, 512),
         lambda: prefetch_loads_gemm(ctx, 192, 384, 1024),
+        lambda: prefetch_loads_gemm(ctx, 256, 256, 512, "ts.prefetch_next_loads"),
+        lambda: prefetch_loads_gemm(ctx, 192, 384, 1024, "ts.prefetch_next_loads"),
+        lambda: prefetch_loads_gemm(ctx, 256, 256, 512, "ts.ws_acc_overlap"),
+        lambda: prefetch_loads_gemm(ctx, 192, 384, 64, "ts.ws_acc_overlap"),
         lambda: rand_uint(ctx, corpus, 1024, 42),  # the manifest's row and the file's own tests
         lambda: rand_uint(ctx, corpus, 512, 123),
         lambda: rng_dp4a(ctx, 256),

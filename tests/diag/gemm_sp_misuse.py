@@ -1,4 +1,4 @@
-# T.gemm_sp misuse, each reported at its call: an int8 sparse GEMM without the opt-in and with
+# T.gemm_sp misuse, each reported at its call: an int8 sparse GEMM with
 # B stored [K, N] (8-bit operands need [N, K]), a metadata tile of the wrong width (E must be [M, K/e_factor]: 16 int16
 # columns for K = 256), a float metadata tile, and a swizzled one (gemm_sp.cuh reads E
 # row-major); gemm_sp_transpose.py: transposed tiles of the wrong shape.

@@ -234,6 +234,12 @@ static void unsupported(Interp *in, const char *what, const char *name) {
   interp_fault(in, __LINE__);
 }
 
+/* Registers an async wgmma in flight reads or writes (see PendingGemm): a race. */
+static void gemm_regs_busy(Interp *in, const Mem *m) {
+  for (int i = 0; i < in->ngemm; i++)
+    if (in->gemm[i].acc == m || in->gemm[i].areg == m) in->races++;
+}
+
 static double eval(Interp *in, IrExpr *e, int t) {
   double a, b;
   switch (e->kind) {
@@ -245,6 +251,7 @@ static double eval(Interp *in, IrExpr *e, int t) {
       int64_t ad = addr(in, m, e->u.load.idx, e->u.load.nidx, t);
       if (ad < 0) return NAN;
       track(in, m, ad, t, false, 0);
+      if (in->ngemm) gemm_regs_busy(in, m);
       return m->data[ad];
     }
     case IR_CAST: return cast_to(e->dtype, eval(in, e->u.ops[0], t));
@@ -446,8 +453,13 @@ static void gemm_issue(Interp *in, IrExpr *e, const bool *mask, bool async) {
   }
   if (g->reader[0] < 0) { in->ngemm--; return; }
   if (g->reader[1] < 0) g->reader[1] = g->reader[0];
-  operand(in, e->u.call.args[0], g->reader[0], &g->base_a);
+  bool rs, as;
+  gemm_op(e->u.call.dop, &rs, &as);
+  int64_t off;
+  Mem *ma = operand(in, e->u.call.args[0], g->reader[0], &g->base_a);
   operand(in, e->u.call.args[1], g->reader[0], &g->base_b);
+  g->acc = operand(in, e->u.call.args[2], g->reader[0], &off);
+  g->areg = rs ? ma : NULL;
   if (!async) gemm_wait(in, 0);
 }
 
@@ -816,6 +828,7 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
     case IR_S_STORE: {
       /* SIMT: all values are computed before any lane writes. */
       Mem *m = interp_mem(in, s->u.store.buf);
+      if (in->ngemm) gemm_regs_busy(in, m);
       static double vals[MAXT][16];
       static int64_t ads[MAXT];
       int lanes = s->u.store.lanes;
@@ -828,6 +841,7 @@ static void exec(Interp *in, IrStmt *s, const bool *mask) {
         } else if (lanes > 1) {
           if (ld->kind != IR_LOAD || ld->lanes != lanes) { interp_fault(in, __LINE__); continue; }
           Mem *sm = interp_mem(in, ld->u.load.buf);
+          if (in->ngemm) gemm_regs_busy(in, sm);
           int64_t sa = addr(in, sm, ld->u.load.idx, ld->u.load.nidx, t);
           if (sa < 0) continue;
           for (int l = 0; l < lanes; l++) {

@@ -50,6 +50,9 @@ typedef struct PendingGemm {
   int64_t base_a, base_b; /* element offsets of the A and B tiles (A: registers for RS) */
   int thread_of[MAXT];  /* the interpreter thread running each fragment thread (-1: none) */
   int reader[2];        /* two participating threads: every thread reads the tiles (races) */
+  struct Mem *acc, *areg; /* its accumulator and RS A registers: touching them before the
+                             wait that retires it is a race (the hardware writes and reads
+                             them meanwhile) */
 } PendingGemm;
 #define INTERP_MAX_GEMMS 8
 /* An mbarrier (a uint64 of shared memory): arrivals still expected in the current phase,

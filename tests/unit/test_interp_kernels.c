@@ -353,6 +353,95 @@ TEST(interp_gemm_warp_specialized) {
   gemm_case(t, GEMM_WS, sizeof GEMM_WS - 1, p, 128, 128, 320, 64, false, warp_specialized, false);
 }
 
+/* ts.ws_acc_overlap (opt-in): a per-K-block promotion (DeepGEMM's 2xAcc: acc = A_k B_kᵀ; tot += acc *
+ * S[i, k]; acc = 0) issues the GEMM of k+1 before promoting k, from a second accumulator
+ * (acc_done).  The same sums as the synchronous loop (the default), no races; with
+ * the GEMM's own clear_accum instead of T.clear too.  A kernel reading acc after the loop keeps
+ * the synchronous schedule. */
+static const char PROMOTE_SRC[] =
+    KERNEL_FILE_HEAD
+    "def promote(M, N, K, BM, BN, BK, stages, own_clear, read_after):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((N, K), \"float16\"), S: T.Tensor((M, K // BK), \"float32\"),\n"
+    "             C: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(N // BN, M // BM, threads=128) as (bx, by):\n"
+    "            A_s = T.alloc_shared((BM, BK), \"float16\")\n"
+    "            B_s = T.alloc_shared((BN, BK), \"float16\")\n"
+    "            acc = T.alloc_fragment((BM, BN), \"float32\")\n"
+    "            tot = T.alloc_fragment((BM, BN), \"float32\")\n"
+    "            T.clear(acc)\n"
+    "            T.clear(tot)\n"
+    "            for k in T.Pipelined(K // BK, num_stages=stages):\n"
+    "                T.copy(A[by * BM, k * BK], A_s)\n"
+    "                T.copy(B[bx * BN, k * BK], B_s)\n"
+    "                T.gemm(A_s, B_s, acc, transpose_B=True, clear_accum=own_clear)\n"
+    "                for i, j in T.Parallel(BM, BN):\n"
+    "                    tot[i, j] += acc[i, j] * S[by * BM + i, k]\n"
+    "                if not own_clear:\n"
+    "                    T.clear(acc)\n"
+    "            if read_after:\n"
+    "                for i, j in T.Parallel(BM, BN):\n"
+    "                    tot[i, j] += acc[i, j]\n"
+    "            T.copy(tot, C[by * BM, bx * BN])\n"
+    "\n"
+    "    return main\n";
+
+static void find_done(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_ALLOC && strstr(s->u.alloc.buf->name, "_done")) *(bool *)ctx = true;
+}
+static void find_next_regs(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_ALLOC && !strcmp(s->u.alloc.buf->name, "nxt_S")) *(bool *)ctx = true;
+}
+static void promote_case(TestCtx *t, const char *own_clear, const char *read_after, const char *config, bool want_done) {
+  enum { M = 128, N = 128, K = 320, BK = 64 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"promote.py", PROMOTE_SRC, sizeof PROMOTE_SRC - 1};
+  static const char *const key[] = {"ts.prefetch_next_loads", "ts.ws_acc_overlap"};
+  const char *val[] = {"True", config};
+  c.call_pc_keys = key, c.call_pc_values = val, c.ncall_pc = config ? 2 : 1;
+  const char *p[] = {"M=128", "N=128", "K=320", "BM=64", "BN=128", "BK=64", "stages=3", own_clear, read_after, NULL};
+  IrFunc *f = interp_compile(&c, &file, "promote", p);
+  REQUIRE(f);
+  bool done = false;
+  IrVisitor v = {find_done, NULL, &done};
+  ir_visit(f->body, &v);
+  CHECK(warp_specialized(f) && done == want_done);
+  bool ahead = false; /* ts.prefetch_next_loads (set here): S[.., k + 1] loaded during iteration k */
+  IrVisitor nv = {find_next_regs, NULL, &ahead};
+  ir_visit(f->body, &nv);
+  CHECK(ahead);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+  double *s = interp_global(&in, param(f, "S")), *out = interp_global(&in, param(f, "C"));
+  unsigned seed = 5;
+  for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
+  for (int e = 0; e < N * K; e++) b[e] = rnd(&seed);
+  for (int e = 0; e < M * (K / BK); e++) s[e] = rnd(&seed);
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double ref = 0, mag = 0;
+      for (int kb = 0; kb < K / BK; kb++) {
+        double blk = 0;
+        for (int k = kb * BK; k < (kb + 1) * BK; k++) blk += a[i * K + k] * b[j * K + k], mag += fabs(a[i * K + k] * b[j * K + k]);
+        ref += blk * s[i * (K / BK) + kb];
+      }
+      bad += !(fabs(out[i * N + j] - ref) <= 1e-3 * (1 + mag));
+    }
+  if (bad) fprintf(stderr, "  promote %s %s %s: %d of %d wrong\n", own_clear, read_after, config ? config : "-", bad, M * N);
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
+TEST(interp_acc_overlap_promote) { promote_case(t, "own_clear=False", "read_after=False", "True", true); }
+TEST(interp_acc_overlap_gemm_clears) { promote_case(t, "own_clear=True", "read_after=False", "True", true); }
+TEST(interp_acc_overlap_off) { promote_case(t, "own_clear=False", "read_after=False", NULL, false); }
+TEST(interp_acc_overlap_read_after_loop) { promote_case(t, "own_clear=False", "read_after=True", "True", false); }
+
 /* The (opt-in: ts.enable_epilogue_overlap) overlapped epilogue of a persistent GEMM (16-bit C
  * through a shared tile), run by
  * fewer blocks than tiles (3 resident, as the runtime clamps the grid): each block stores its
