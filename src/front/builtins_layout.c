@@ -14,9 +14,11 @@
  * called once with placeholder variables and its outputs kept as expressions.  Annotated on
  * a global tensor it becomes IrBuffer.remap, which pass/remap_global.c applies to every
  * access; on a shared tile it pins our own swizzle (annotate_shared_index_map); on
- * fragments it is refused for now. */
+ * fragments it is refused.  T.Fragment(shape, forward_fn) (the thread holding each element)
+ * annotated on a fragment becomes its pinned IrBuffer.fragment (layout/fragment_fit.c). */
 #include <string.h>
 
+#include "../layout/fragment.h"
 #include "../layout/index_map.h"
 #include "../layout/layout.h"
 #include "builtin.h"
@@ -107,61 +109,110 @@ static Value *t_make_layout(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   return builtin_value(ev, layout_object_row((LayoutKind)bi->arg), arena_printf(ev->a, "%s(%s)", name, b->name), bv);
 }
 
-/* ---- T.Layout ------------------------------------------------------------------------------ */
+/* ---- T.Layout and T.Fragment ------------------------------------------------------------------ */
+/* A map over `shape` (nin dims, plus `extra` trailing inputs such as a replica index): its
+ * placeholder variables and their values as call arguments in *args.  `what` names the call. */
+static IndexMap *map_inputs(Eval *ev, Value *shapev, int extra, const char *what, Value ***args, SrcLoc loc) {
+  ValList shape = {0};
+  if (!ev_iter_items(ev, shapev, &shape, loc)) return NULL;
+  if (shape.n < 1 || shape.n + extra > INDEX_MAP_MAX_DIMS) {
+    ts_error(ev->c, loc, "%s: the shape must have 1 to %d dims, got %d", what, INDEX_MAP_MAX_DIMS - extra, shape.n);
+    return NULL;
+  }
+  IndexMap *m = ARENA_NEW(ev->a, IndexMap);
+  m->nin = shape.n + extra;
+  m->loc = loc;
+  m->in = ARENA_ARRAY(ev->a, IrVar *, m->nin);
+  m->in_shape = ARENA_ARRAY(ev->a, IrExpr *, m->nin);
+  *args = ARENA_ARRAY(ev->a, Value *, m->nin);
+  for (int k = 0; k < m->nin; k++) {
+    m->in_shape[k] = k < shape.n ? ev_to_ir(ev, shape.items[k], NULL, loc) : ir_i32(ev->c, 1);
+    if (!m->in_shape[k]) return NULL;
+    if (!dtype_is_int(m->in_shape[k]->dtype)) {
+      ts_error(ev->c, loc, "%s: shape dim %d is not an integer", what, k);
+      return NULL;
+    }
+    m->in[k] = ir_var(ev->c, arena_printf(ev->a, "i%d", k), TS_DTYPE_INT32, IR_VAR_PLACEHOLDER, loc);
+    (*args)[k] = ev_expr(ev, ir_varref(ev->c, m->in[k], loc));
+  }
+  return m;
+}
+
+/* fn(*args[0..n)) as a host function of placeholders: its local names bind expressions (no
+ * LET statements in the kernel being traced, which would name the placeholders).  Its
+ * outputs (a tuple or list, or one value) as integer expressions in *out, or NULL. */
+static IrExpr **map_call(Eval *ev, CallArgs *a, Value *fn, Value **args, int n, const char *what, int *nout) {
+  SrcLoc loc = call_loc(a);
+  CallArgs ca = {.node = a->node, .pos = args, .npos = n};
+  PtrVec *block = ev->block;
+  ev->block = NULL;
+  Value *r = ev->call(ev, fn, &ca);
+  ev->block = block;
+  if (!r || r->kind == V_POISON) return NULL;
+  ValList outs = {0};
+  if (r->kind == V_TUPLE || r->kind == V_LIST) outs = r->u.seq;
+  else vl_push(ev, &outs, r); /* one output */
+  if (outs.n < 1 || outs.n > INDEX_MAP_MAX_DIMS) {
+    ts_error(ev->c, loc, "%s must return 1 to %d indices, got %d", what, INDEX_MAP_MAX_DIMS, outs.n);
+    return NULL;
+  }
+  IrExpr **out = ARENA_ARRAY(ev->a, IrExpr *, outs.n);
+  for (int j = 0; j < outs.n; j++) {
+    Value *o = outs.items[j];
+    out[j] = o && (o->kind == V_INT || o->kind == V_BOOL || o->kind == V_EXPR) ? ev_to_ir(ev, o, NULL, loc) : NULL;
+    if (!out[j] || !dtype_is_int(out[j]->dtype)) {
+      const char *type = out[j] ? arena_printf(ev->a, "a %s expression", dtype_name(out[j]->dtype))
+                                : o ? ev_type_name(o) : "missing";
+      ts_error(ev->c, loc, "%s: output %d is %s, not an integer index", what, j, type);
+      return NULL;
+    }
+  }
+  *nout = outs.n;
+  return out;
+}
+
 /* T.Layout(shape, forward_fn): forward_fn(*placeholders) -> [exprs...] maps a logical index
  * of `shape` to a physical output tuple (index_map.h).  The outputs are kept symbolic; their
  * box is computed when the layout is annotated on a buffer. */
 static Value *t_layout(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
+  Value **args;
+  IndexMap *m = map_inputs(ev, arg[0], 0, "T.Layout", &args, call_loc(a));
+  if (!m || !(m->out = map_call(ev, a, arg[1], args, m->nin, "T.Layout: forward_fn", &m->nout))) return ev->poison;
+  Value *v = ev_new(ev, V_LAYOUT);
+  v->u.imap = m;
+  return v;
+}
+
+/* T.Fragment(shape, forward_fn=None, forward_thread_fn=None, replicate=1,
+ * forward_index_fn=None): a register layout given by the thread that holds each element,
+ * forward_fn(*idx[, rep]) -> (thread, local) or forward_thread_fn(*idx[, rep]) -> thread, with
+ * rep < replicate naming a copy when replicate > 1.  Kept as an IndexMap with `fragment` set
+ * (out[0] the thread; the replica a last input of extent replicate); T.annotate_layout on a
+ * fragment buffer turns it into that buffer's Fragment (annotate_fragment).  Which register
+ * holds an element (forward_index_fn, the local index) is the compiler's: see fragment_fit.c. */
+static Value *t_fragment(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
   SrcLoc loc = call_loc(a);
-  ValList shape = {0};
-  if (!ev_iter_items(ev, arg[0], &shape, loc)) return ev->poison;
-  if (shape.n < 1 || shape.n > INDEX_MAP_MAX_DIMS) {
-    ts_error(ev->c, loc, "T.Layout: the shape must have 1 to %d dims, got %d", INDEX_MAP_MAX_DIMS, shape.n);
+  bool fwd = arg[1] && arg[1]->kind != V_NONE; /* arguments left out are NULL */
+  Value *thread_fn = fwd ? arg[1] : arg[2];
+  if (!thread_fn || thread_fn->kind == V_NONE) {
+    ts_error(ev->c, loc, "T.Fragment needs forward_fn or forward_thread_fn (the thread that holds each element)");
     return ev->poison;
   }
-  IndexMap *m = ARENA_NEW(ev->a, IndexMap);
-  m->nin = shape.n;
-  m->loc = loc;
-  m->in = ARENA_ARRAY(ev->a, IrVar *, m->nin);
-  m->in_shape = ARENA_ARRAY(ev->a, IrExpr *, m->nin);
-  Value **args = ARENA_ARRAY(ev->a, Value *, m->nin);
-  for (int k = 0; k < m->nin; k++) {
-    if (!(m->in_shape[k] = ev_to_ir(ev, shape.items[k], NULL, loc))) return ev->poison;
-    if (!dtype_is_int(m->in_shape[k]->dtype)) {
-      ts_error(ev->c, loc, "T.Layout: shape dim %d is not an integer", k);
-      return ev->poison;
-    }
-    m->in[k] = ir_var(ev->c, arena_printf(ev->a, "i%d", k), TS_DTYPE_INT32, IR_VAR_PLACEHOLDER, loc);
-    args[k] = ev_expr(ev, ir_varref(ev->c, m->in[k], loc));
-  }
-  CallArgs ca = {.node = a->node, .pos = args, .npos = m->nin};
-  /* forward_fn is a host function of placeholders: its local names bind expressions (no LET
-   * statements in the kernel being traced, which would name the placeholders) */
-  PtrVec *block = ev->block;
-  ev->block = NULL;
-  Value *r = ev->call(ev, arg[1], &ca);
-  ev->block = block;
-  if (!r || r->kind == V_POISON) return ev->poison;
-  ValList outs = {0};
-  if (r->kind == V_TUPLE || r->kind == V_LIST) outs = r->u.seq;
-  else vl_push(ev, &outs, r); /* one output */
-  if (outs.n < 1 || outs.n > INDEX_MAP_MAX_DIMS) {
-    ts_error(ev->c, loc, "T.Layout: forward_fn must return 1 to %d indices, got %d", INDEX_MAP_MAX_DIMS, outs.n);
+  int64_t rep = 1;
+  if (arg[3] && (arg[3]->kind != V_INT || (rep = arg[3]->u.i) < 1)) {
+    ts_error(ev->c, loc, "T.Fragment: replicate must be a positive int, got %s", ev_type_name(arg[3]));
     return ev->poison;
   }
-  m->nout = outs.n;
-  m->out = ARENA_ARRAY(ev->a, IrExpr *, m->nout);
-  for (int j = 0; j < m->nout; j++) {
-    Value *o = outs.items[j];
-    m->out[j] = o && (o->kind == V_INT || o->kind == V_BOOL || o->kind == V_EXPR) ? ev_to_ir(ev, o, NULL, loc) : NULL;
-    if (!m->out[j] || !dtype_is_int(m->out[j]->dtype)) {
-      const char *what = m->out[j] ? arena_printf(ev->a, "a %s expression", dtype_name(m->out[j]->dtype))
-                                   : o ? ev_type_name(o) : "missing";
-      ts_error(ev->c, loc, "T.Layout: output %d of forward_fn is %s, not an integer index", j, what);
-      return ev->poison;
-    }
-  }
+  Value **args;
+  IndexMap *m = map_inputs(ev, arg[0], rep > 1, "T.Fragment", &args, loc);
+  if (!m) return ev->poison;
+  if (rep > 1) m->in_shape[m->nin - 1] = ir_i32(ev->c, rep);
+  const char *what = fwd ? "T.Fragment: forward_fn" : "T.Fragment: forward_thread_fn";
+  if (!(m->out = map_call(ev, a, thread_fn, args, m->nin, what, &m->nout))) return ev->poison;
+  m->fragment = true;
+  m->replicate = rep;
   Value *v = ev_new(ev, V_LAYOUT);
   v->u.imap = m;
   return v;
@@ -259,6 +310,61 @@ static bool annotate_index_map(Eval *ev, IrBuffer *b, IndexMap *m, SrcLoc loc) {
   return true;
 }
 
+/* ---- T.Fragment annotated on a fragment buffer --------------------------------------------- */
+typedef struct FragEval { Eval *ev; const IndexMap *m; int ndim; SrcLoc loc; } FragEval;
+
+/* The thread of element idx, replica rep, under the T.Fragment (FragmentMapFn). */
+static bool fragment_thread(void *ctx, const int64_t *idx, int64_t rep, int64_t *thread) {
+  FragEval *fe = ctx;
+  int64_t vals[INDEX_MAP_MAX_DIMS];
+  for (int k = 0; k < fe->ndim; k++) vals[k] = idx[k];
+  if (fe->m->nin > fe->ndim) vals[fe->ndim] = rep;
+  if (ir_eval_int(fe->m->out[0], fe->m->in, vals, fe->m->nin, thread)) return true;
+  ts_error(fe->ev->c, fe->loc, "T.Fragment: the thread of an element is not an integer the compiler can compute from "
+                               "the element's indices");
+  return false;
+}
+
+/* T.annotate_layout({frag: T.Fragment(...)}): the fragment's layout, pinned before layout
+ * inference (which keeps an annotated Fragment and propagates from it). */
+static bool annotate_fragment(Eval *ev, IrBuffer *b, const IndexMap *m, SrcLoc loc) {
+  if (b->scope != IR_SCOPE_FRAGMENT) {
+    ts_error(ev->c, loc, "T.annotate_layout: a T.Fragment lays out a fragment (T.alloc_fragment), but '%s' is a %s buffer",
+             b->name, ir_scope_names[b->scope]);
+    return false;
+  }
+  int ndim = m->nin - (m->replicate > 1);
+  int64_t shape[INDEX_MAP_MAX_DIMS];
+  bool same = ndim == b->ndim;
+  for (int k = 0; same && k < ndim; k++) {
+    int64_t x;
+    same = ir_is_const_int(b->shape[k], &shape[k]) && ir_is_const_int(m->in_shape[k], &x) && x == shape[k];
+  }
+  if (!same) {
+    ts_error(ev->c, loc, "T.annotate_layout: the T.Fragment was made for shape %s but '%s' has shape %s (both must be "
+                         "constant and equal)", shape_text(ev, m->in_shape, ndim), b->name, shape_text(ev, b->shape, b->ndim));
+    return false;
+  }
+  const IrKernel *k = &ev->kernel->u.kernel;
+  int64_t nthreads = k->threads[0] * k->threads[1] * k->threads[2];
+  FragEval fe = {ev, m, ndim, loc};
+  const char *why = NULL;
+  int errors = ev->c->diag.errors;
+  Fragment *f = fragment_fit(ev->c, ndim, shape, nthreads, m->replicate, fragment_thread, &fe, &why);
+  if (!f) {
+    if (ev->c->diag.errors == errors)
+      ts_error(ev->c, loc, "T.annotate_layout: the T.Fragment of '%s' is not a layout this compiler can hold: %s", b->name,
+               why ? why : "(no reason)");
+    return false;
+  }
+  if (b->fragment && !fragment_equal(b->fragment, f)) {
+    ts_error(ev->c, loc, "layout conflict for fragment '%s': already annotated with another T.Fragment", b->name);
+    return false;
+  }
+  b->fragment = f;
+  return true;
+}
+
 /* ---- T.annotate_layout ---------------------------------------------------------------------- */
 /* T.annotate_layout({buffer: layout}): pins each shared buffer's layout before layout
  * inference (reference tilelang-core.md §4.4 level 0).  A T.gemm on the buffer adapts to
@@ -281,13 +387,15 @@ static Value *t_annotate_layout(Eval *ev, CallArgs *a, Value **arg, const Builti
     if (val->kind == V_POISON) return ev->poison;
     IrBuffer *b = key->u.buf;
     if (val->kind == V_LAYOUT) {
-      if (!annotate_index_map(ev, b, val->u.imap, loc)) return ev->poison;
+      bool ok = val->u.imap->fragment ? annotate_fragment(ev, b, val->u.imap, loc) : annotate_index_map(ev, b, val->u.imap, loc);
+      if (!ok) return ev->poison;
       continue;
     }
     if (!is_layout_value(val)) {
       if (val->kind == V_FUNC || (val->kind == V_BUILTIN && val->u.bi.row->fn != t_make_layout))
-        ts_error(ev->c, loc, "T.annotate_layout: custom layouts (T.Fragment, functions) are not supported yet; "
-                             "use tilelang.layout.make_swizzled_layout(%s) or another make_*_layout helper", b->name);
+        ts_error(ev->c, loc, "T.annotate_layout: a function is not a layout; use T.Fragment(shape, forward_fn=...) for "
+                             "a fragment, T.Layout(shape, fn) for a tensor, or tilelang.layout.make_swizzled_layout(%s)",
+                 b->name);
       else
         ts_error(ev->c, loc, "T.annotate_layout: the layout of '%s' must be a tilelang.layout.make_*_layout(...) "
                              "value, got %s", b->name, ev_type_name(val));
@@ -396,7 +504,7 @@ static const Builtin layout_rows[] = {
     {"annotate_restrict_buffers", "*buffers", bi_hint, 0, 0},
     {"annotate_min_blocks_per_sm", "min_blocks", t_min_blocks, 0, 0},
     {"annotate_padding", "padding_map", bi_kernel_unsupported, 0, 0},
-    {"Fragment", "shape, forward_thread_fn=None, forward_index_fn=None, replicate=1, forward_fn=None", bi_unsupported, 0, 0},
+    {"Fragment", "shape, forward_fn=None, forward_thread_fn=None, replicate=1, forward_index_fn=None", t_fragment, 0, 0},
     {"Layout", "shape, forward_fn", t_layout, 0, 0},
 };
 

@@ -42,6 +42,8 @@ static void add_rep(Fragment *f, int64_t count, int64_t stride) {
   }
 }
 
+void fragment_add_replicate(Fragment *f, int64_t count, int64_t stride) { add_rep(f, count, stride); }
+
 Fragment *fragment_block(TsCompiler *c, int ndim, const int64_t *shape, int64_t nthreads, int64_t vec) {
   Fragment *f = frag_new(c, ndim, nthreads);
   int64_t left = nthreads, stride = 1;

@@ -54,6 +54,18 @@ struct Fragment {
  * many as fit each dim), `vec` elements per thread on the last dim; leftover threads
  * replicate.  vec must divide shape[ndim-1] (callers pick it). */
 Fragment *fragment_block(TsCompiler *c, int ndim, const int64_t *shape, int64_t nthreads, int64_t vec);
+/* Adds a replicate field (count threads at `stride` hold copies), merged and sorted. */
+void fragment_add_replicate(Fragment *f, int64_t count, int64_t stride);
+
+/* A user's map (T.Fragment): element idx, replica rep -> *thread; false stops (an error
+ * already reported). */
+typedef bool (*FragmentMapFn)(void *ctx, const int64_t *idx, int64_t rep, int64_t *thread);
+/* The block fragment whose owning threads are the map's (fragment_fit.c: its registers are
+ * this model's), for `replicate` replicas of each element; threads of the block the map
+ * leaves out hold copies.  NULL with *why (or NULL when fn failed) when the map is not one. */
+Fragment *fragment_fit(TsCompiler *c, int ndim, const int64_t *shape, int64_t nthreads, int64_t replicate,
+                       FragmentMapFn fn, void *ctx, const char **why);
+
 /* Every thread holds every element: register = row-major flat index. */
 Fragment *fragment_replicated(TsCompiler *c, int ndim, const int64_t *shape, int64_t nthreads);
 /* The layout of a buffer whose dim p is the loop dim map[p] of the loop layout `loop`

@@ -34,6 +34,10 @@ struct IndexMap {
    * kernel, so an access from a kernel that did not annotate it is refused rather than
    * remapped or not. */
   PtrVec kernels; /* SrcLoc * */
+  /* T.Fragment (front/builtins_layout.c): out[0] is the thread holding the element; with
+   * replicate > 1 the last input is the replica index, of extent replicate */
+  bool fragment;
+  int64_t replicate;
 };
 
 /* Fills m->box.  An extent is the constant bound of its expression when the input extents

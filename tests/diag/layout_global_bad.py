@@ -4,8 +4,7 @@
 # a layout made for another shape, a non-integer output, a second different layout for the
 # same tensor, and a T.Layout made for another shape than the shared tile it annotates (a
 # shared tile takes any T.Layout of its shape: it only picks banks) are refused at the
-# annotation; custom
-# fragment layouts (T.Fragment) are refused where they are made.
+# annotation; a T.Fragment on a fragment is taken (fragment_bad.py has its misuse).
 # tilescale-test: -k bad
 import tilelang.language as T
 

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "../../src/ir/analysis.h"
+#include "../../src/layout/fragment.h"
 #include "interp.h"
 #include "test.h"
 
@@ -223,3 +225,77 @@ TEST(interp_reduce_registers_per_thread) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* T.Fragment annotations (TileLang's reduce tests): x laid out by a user map over 64 of the
+ * block's 128 threads (rows in registers, 8 columns a thread), the row sums replicated on
+ * those 64 threads (replicate=64; threads 64..127 hold copies, as the fitted layout adds);
+ * and two row groups of 64 threads each summing their row.  Both divide by / store the sums. */
+static const char FRAGMENT_MAPS[] =
+    "import tilelang\n"
+    "import tilelang.language as T\n"
+    "\n"
+    "\n"
+    "@tilelang.jit\n"
+    "def maps(two_groups):\n"
+    "    rows = 2 if two_groups else 4\n"
+    "\n"
+    "    def x_layout(i, j):\n"
+    "        if two_groups:\n"
+    "            return i * 64 + j // 8, j % 8\n"
+    "        return j // 8, i * 8 + j % 8\n"
+    "\n"
+    "    def sum_layout(i, rep):\n"
+    "        return (i * 64 + rep, 0) if two_groups else (rep, i)\n"
+    "\n"
+    "    @T.prim_func\n"
+    "    def main(x: T.Tensor((rows, 512), \"float32\"), out: T.Tensor((rows, 512), \"float32\")):\n"
+    "        with T.Kernel(1, threads=128):\n"
+    "            x_frag = T.alloc_fragment((rows, 512), \"float32\")\n"
+    "            s = T.alloc_fragment((rows,), \"float32\")\n"
+    "            T.annotate_layout({x_frag: T.Fragment(x_frag.shape, forward_fn=x_layout),\n"
+    "                               s: T.Fragment(s.shape, forward_fn=sum_layout, replicate=64)})\n"
+    "            for i, j in T.Parallel(rows, 512):\n"
+    "                x_frag[i, j] = x[i, j]\n"
+    "            T.reduce_sum(x_frag, s, dim=1)\n"
+    "            for i, j in T.Parallel(rows, 512):\n"
+    "                out[i, j] = x_frag[i, j] / s[i]\n"
+    "\n"
+    "    return main\n";
+
+static void find_x_frag(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_ALLOC && !strcmp(s->u.alloc.buf->name, "x_frag")) *(IrBuffer **)ctx = s->u.alloc.buf;
+}
+
+static void fragment_case(TestCtx *t, bool two_groups) {
+  int M = two_groups ? 2 : 4, N = 512;
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"maps.py", FRAGMENT_MAPS, sizeof FRAGMENT_MAPS - 1};
+  const char *params[] = {two_groups ? "two_groups=True" : "two_groups=False", NULL};
+  IrFunc *f = interp_compile(&c, &file, "maps", params);
+  REQUIRE(f);
+  IrBuffer *xf = NULL; /* the map's owners: element (1, 8) on thread 65 or 1, (0, 9) beside (0, 8) */
+  IrVisitor v = {find_x_frag, NULL, &xf};
+  ir_visit(f->body, &v);
+  REQUIRE(xf && xf->fragment);
+  CHECK(fragment_thread_of(xf->fragment, (int64_t[]){1, 8}) == (two_groups ? 65 : 1));
+  CHECK(fragment_thread_of(xf->fragment, (int64_t[]){0, 9}) == fragment_thread_of(xf->fragment, (int64_t[]){0, 8}));
+  CHECK(fragment_replicas(xf->fragment) == (two_groups ? 1 : 2));
+  Interp in = {0};
+  double *x = interp_global(&in, interp_param(f, "x")), *o = interp_global(&in, interp_param(f, "out"));
+  for (int e = 0; e < M * N; e++) x[e] = 1 + (e * 7919 % 101) / 16.0;
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int i = 0; i < M; i++) {
+    double sum = 0;
+    for (int j = 0; j < N; j++) sum += x[i * N + j];
+    for (int j = 0; j < N; j++) bad += fabs(o[i * N + j] - x[i * N + j] / sum) > 1e-6;
+  }
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
+TEST(interp_fragment_annotation_rows_in_registers) { fragment_case(t, false); }
+TEST(interp_fragment_annotation_two_thread_groups) { fragment_case(t, true); }

@@ -913,7 +913,7 @@ TEST(layout_wgmma_and_annotate_diagnostics) {
       {"            T.annotate_layout({A_s: make_swizzled_layout(B_s)})\n", "sm_90a", "64", "128",
        "kern.py:12:13: error: T.annotate_layout: the layout made for 'B_s' (64x128 float16) does not fit 'A_s'"},
       {"            T.annotate_layout({A_s: lambda i, j: i * 64 + j})\n", "sm_90a", "64", "128",
-       "custom layouts (T.Fragment, functions) are not supported yet"},
+       "T.annotate_layout: a function is not a layout; use T.Fragment"},
       {"            T.annotate_layout({A_s: make_swizzled_layout(A_s)})\n"
        "            T.annotate_layout({A_s: make_linear_layout(A_s)})\n", "sm_90a", "64", "128",
        "kern.py:13:13: error: layout conflict for shared buffer 'A_s': already annotated with another layout at line 12"},
