@@ -38,6 +38,7 @@ typedef struct Lower {
   int counter;
   int nests; /* lowered T.Parallel nests: their IrStmt.iter_owned numbers */
   PtrVec unroll_vars; /* IrVar*: serial loop vars in register indices (shifted_index) */
+  bool batch_reductions; /* lower_seq: consecutive reductions share their barrier */
 } Lower;
 
 typedef struct NestCtx {
@@ -947,13 +948,17 @@ static IrExpr *red_combine(Lower *lw, IrReduceKind op, bool nan, IrExpr *a, IrEx
 static IrExpr *load1(Lower *lw, IrBuffer *b, IrExpr *i) { return ir_load(lw->c, b, &i, 1, SRCLOC_NONE); }
 static IrStmt *store1(Lower *lw, IrBuffer *b, IrExpr *i, IrExpr *v) { return ir_store(lw->c, b, &i, 1, v, SRCLOC_NONE); }
 
-static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
+/* A reduction lowered in two parts: *pre (each thread's fold, the in-warp shuffles and the
+ * partials' stores to shared memory) and *post (after the barrier thread_sync puts there: the
+ * partials folded, dst written).  Consecutive reductions run all their pre parts before their
+ * post parts (lower_seq), so one barrier serves them all. */
+static bool lower_reduce_parts(Lower *lw, IrStmt *s, PtrVec *pre, PtrVec *post) {
   TsCompiler *c = lw->c;
   IrBuffer *src = s->u.reduce.src, *dst = s->u.reduce.dst;
   const Fragment *FS = src->fragment, *FD = dst->fragment;
   if (!FS || !FD) {
     ts_error(c, s->loc, "T.reduce: fragments without layout");
-    return NULL;
+    return false;
   }
   int r = s->u.reduce.dim, n = FS->ndim;
   IrReduceKind op = s->u.reduce.op;
@@ -964,10 +969,9 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
   IrBuffer *red = ir_buffer(c, arena_printf(c->arena, "%s_red%d", dst->name, lw->counter++), t, IR_SCOPE_LOCAL, 1,
                             (IrExpr *[]){i32(lw, nd)}, s->loc);
   red->local_size = nd;
-  PtrVec out = {0};
   IrStmt *al = ir_stmt(c, IR_S_ALLOC, s->loc);
   al->u.alloc.buf = red;
-  vec_push(c->arena, &out, al);
+  vec_push(c->arena, pre, al);
 
   /* Loops over the kept dims k != r: o_k (outer), m_k (mid) and u_k (lanes);
    * l_k = (o_k*M_k + m_k)*V_k + u_k. */
@@ -1043,7 +1047,7 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
   }
   IrStmt *step12 = ir_seq(c, (IrStmt *[]){step1, ir_seq_vec(c, &sh, s->loc)}, 2, s->loc);
   WRAP_KEPT(step12);
-  vec_push(c->arena, &out, step12);
+  vec_push(c->arena, pre, step12);
 
   /* 3. across warps: partials through shared memory, then each thread folds the nh
    *    partials of its group (thread tid - c_hi*S + h*S for h < nh). */
@@ -1069,8 +1073,8 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
     WRAP_KEPT(get);
     /* The barrier between put and get (and before the next put when this runs in a
      * loop) comes from thread_sync, which sees the scratch accesses like any others. */
-    vec_push(c->arena, &out, put);
-    vec_push(c->arena, &out, get);
+    vec_push(c->arena, pre, put);
+    vec_push(c->arena, post, get);
   }
 
   /* 4. write dst (folding the old value when clear=False). */
@@ -1078,9 +1082,52 @@ static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
   if (!s->u.reduce.clear) res = red_combine(lw, op, nan, load1(lw, dst, dreg), res);
   IrStmt *wr = store1(lw, dst, dreg, res);
   WRAP_KEPT(wr);
-  vec_push(c->arena, &out, wr);
+  vec_push(c->arena, post, wr);
 #undef WRAP_KEPT
-  return ir_seq_vec(c, &out, s->loc);
+  return true;
+}
+
+static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
+  PtrVec pre = {0}, post = {0};
+  if (!lower_reduce_parts(lw, s, &pre, &post)) return NULL;
+  for (int i = 0; i < post.len; i++) vec_push(lw->c->arena, &pre, post.items[i]);
+  return ir_seq_vec(lw->c, &pre, s->loc);
+}
+
+/* A sequence lowered statement by statement, except that a run of consecutive reductions,
+ * none reading a fragment an earlier one of the run writes, runs the pre parts of all of
+ * them before their post parts (lower_reduce_parts): a layernorm backward's two row sums
+ * then cost one barrier, not two.  pass_configs {"ts.batch_reductions": False} turns it off. */
+static IrStmt *lower_seq(Lower *lw, IrStmt *s) {
+  TsCompiler *c = lw->c;
+  PtrVec out = {0};
+  for (int i = 0; i < s->u.seq.n;) {
+    IrStmt *x = s->u.seq.items[i];
+    if (x->kind != IR_S_REDUCE) {
+      IrStmt *y = lower_stmt(c, x, lw);
+      if (y) vec_push(c->arena, &out, y);
+      i++;
+      continue;
+    }
+    int j = i + 1;
+    while (lw->batch_reductions && j < s->u.seq.n && s->u.seq.items[j]->kind == IR_S_REDUCE) {
+      const IrBuffer *src = ir_buffer_root(s->u.seq.items[j]->u.reduce.src);
+      bool reads_earlier = false;
+      for (int k = i; k < j; k++) reads_earlier |= ir_buffer_root(s->u.seq.items[k]->u.reduce.dst) == src;
+      if (reads_earlier) break;
+      j++;
+    }
+    PtrVec pre = {0}, post = {0};
+    for (int k = i; k < j; k++) lower_reduce_parts(lw, s->u.seq.items[k], &pre, &post);
+    for (int k = 0; k < post.len; k++) vec_push(c->arena, &pre, post.items[k]);
+    vec_push(c->arena, &out, ir_seq_vec(c, &pre, x->loc));
+    i = j;
+  }
+  IrStmt *r = ir_stmt(c, IR_S_SEQ, s->loc);
+  *r = *s;
+  r->u.seq.items = (IrStmt **)out.items;
+  r->u.seq.n = out.len;
+  return r;
 }
 
 /* ---- T.gemm (lower_gemm.c) ---- */
@@ -1183,7 +1230,7 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     case IR_S_FILL: case IR_S_UNSUPPORTED:
       ts_unreachable(); /* removed by legalize */
       return NULL;
-    case IR_S_SEQ: return ir_map_children(c, s, lower_stmt, ctx);
+    case IR_S_SEQ: return lower_seq(lw, s);
     case IR_S_IF:
       if (s->u.if_.ws_hi) return lower_ws(lw, s);
       if (!pass_is_role_split(lw->k, s) && thread_branch_with_tile_ops(lw, s)) {
@@ -1238,6 +1285,7 @@ static void lower_kernel(TsCompiler *c, IrFunc *f, IrStmt *ks) {
   Lower lw = {0};
   lw.c = c;
   lw.f = f;
+  lw.batch_reductions = pass_config_state(f, "ts.batch_reductions") != 0;
   lw.k = k;
   lw.T = pass_kernel_threads(k);
   int naxes = 1;

@@ -30,7 +30,8 @@
  *   view_layouts         a T.view of a swizzled shared buffer takes its swizzle, in its own
  *      |                 element type (and a view's swizzle becomes its base's) (view_layouts.c)
  *   lower_tile_ops       nests -> per-thread unrolled register loops (+ guards, vectors);
- *      |                 reductions -> shuffles + smem; atomics -> calls
+ *      |                 reductions -> shuffles + smem (consecutive ones sharing a barrier);
+ *      |                 atomics -> calls
  *   remap_global         accesses of T.Layout-annotated global tensors -> physical offsets
  *      |
  *   simplify             index arithmetic cleanup (ir_simplify)

@@ -159,14 +159,27 @@ static void run_clean(TestCtx *t, Run *r) {
  * of dY and X into shared memory, two row sums, dX back through shared memory) and adds its
  * dGamma/dBeta partial sums atomically; against the formulas in double (dX is bf16).  By
  * default (ts.pipeline_serial_loops) the row loop is pipelined (dY's tile gets two stages);
- * with the switch off it stays serial, with the same results. */
-static void layernorm_bwd_case(TestCtx *t, bool pipelined) {
+ * with the switch off it stays serial, with the same results.  The two row sums share one
+ * barrier (ts.batch_reductions, on by default; off, each has its own). */
+static void count_syncthreads(IrExpr *e, void *ctx) {
+  *(int *)ctx += e->kind == IR_CALL && e->u.call.op == IRI_SYNCTHREADS;
+}
+static int syncthreads_in(IrStmt *s) {
+  int n = 0;
+  IrVisitor v = {NULL, count_syncthreads, &n};
+  ir_visit(s, &v);
+  return n;
+}
+static void layernorm_bwd_case(TestCtx *t, bool pipelined, bool batched) {
   enum { N = 4, D = 1024 };
   Run r;
   const char *p[] = {"N=4", "D=1024", "blk_m=2", "threads=256", NULL};
   if (!pipelined) next_pass_config = "ts.pipeline_serial_loops", next_pass_value = "False";
+  if (!batched) next_pass_config = "ts.batch_reductions", next_pass_value = "False";
   if (!corpus_compile(t, &r, "tilelang/examples/norm/layernorm.py", "_layernorm_bwd", p)) return;
   CHECK(alloc_extent0(r.f->body, "DY_smem") == (pipelined ? 2 : 1));
+  /* the two row sums: one barrier between their partials' stores and loads, or one each */
+  CHECK(syncthreads_in(r.f->body) == (batched ? 5 : 6));
   double *dy = arg(&r, "DY"), *x = arg(&r, "X"), *g = arg(&r, "gamma"), *mean = arg(&r, "Mean"),
          *rstd = arg(&r, "Rstd"), *dx = arg(&r, "DX"), *dg = arg(&r, "DGamma"), *db = arg(&r, "DBeta");
   unsigned seed = 7;
@@ -200,8 +213,9 @@ static void layernorm_bwd_case(TestCtx *t, bool pipelined) {
   CHECK(bad == 0);
   run_free(&r);
 }
-TEST(corpus_interp_layernorm_bwd) { layernorm_bwd_case(t, false); }
-TEST(corpus_interp_layernorm_bwd_pipelined) { layernorm_bwd_case(t, true); }
+TEST(corpus_interp_layernorm_bwd) { layernorm_bwd_case(t, false, true); }
+TEST(corpus_interp_layernorm_bwd_pipelined) { layernorm_bwd_case(t, true, true); }
+TEST(corpus_interp_layernorm_bwd_reductions_apart) { layernorm_bwd_case(t, true, false); }
 
 /* elementwise/example_elementwise_add.py: partial tiles on both edges. */
 TEST(corpus_interp_elementwise_add) {

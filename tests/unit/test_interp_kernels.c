@@ -386,11 +386,17 @@ static const char PROMOTE_SRC[] =
     "\n"
     "    return main\n";
 
-static void find_done(IrStmt *s, void *ctx) {
-  if (s->kind == IR_S_ALLOC && strstr(s->u.alloc.buf->name, "_done")) *(bool *)ctx = true;
+/* Does f allocate a buffer whose name contains `part`? */
+typedef struct NamedAlloc { const char *part; bool found; } NamedAlloc;
+static void named_alloc(IrStmt *s, void *ctx) {
+  NamedAlloc *n = ctx;
+  if (s->kind == IR_S_ALLOC && strstr(s->u.alloc.buf->name, n->part)) n->found = true;
 }
-static void find_next_regs(IrStmt *s, void *ctx) {
-  if (s->kind == IR_S_ALLOC && !strcmp(s->u.alloc.buf->name, "nxt_S")) *(bool *)ctx = true;
+static bool allocates(IrFunc *f, const char *part) {
+  NamedAlloc n = {part, false};
+  IrVisitor v = {named_alloc, NULL, &n};
+  ir_visit(f->body, &v);
+  return n.found;
 }
 static void promote_case(TestCtx *t, const char *own_clear, const char *read_after, const char *config, bool want_done) {
   enum { M = 128, N = 128, K = 320, BK = 64 };
@@ -404,14 +410,8 @@ static void promote_case(TestCtx *t, const char *own_clear, const char *read_aft
   const char *p[] = {"M=128", "N=128", "K=320", "BM=64", "BN=128", "BK=64", "stages=3", own_clear, read_after, NULL};
   IrFunc *f = interp_compile(&c, &file, "promote", p);
   REQUIRE(f);
-  bool done = false;
-  IrVisitor v = {find_done, NULL, &done};
-  ir_visit(f->body, &v);
-  CHECK(warp_specialized(f) && done == want_done);
-  bool ahead = false; /* ts.prefetch_next_loads (set here): S[.., k + 1] loaded during iteration k */
-  IrVisitor nv = {find_next_regs, NULL, &ahead};
-  ir_visit(f->body, &nv);
-  CHECK(ahead);
+  CHECK(warp_specialized(f) && allocates(f, "_done") == want_done);
+  CHECK(allocates(f, "nxt_S")); /* ts.prefetch_next_loads (set here): S[.., k + 1] loaded during iteration k */
   Interp in = {0};
   double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
   double *s = interp_global(&in, param(f, "S")), *out = interp_global(&in, param(f, "C"));
