@@ -325,6 +325,55 @@ static bool fragment_thread(void *ctx, const int64_t *idx, int64_t rep, int64_t 
   return false;
 }
 
+/* The T.Fragment map m over `ndim` constant extents `shape` as a Fragment over the kernel's
+ * threads, or NULL after an error naming `what` (the place) and `name` (the quoted buffer, or
+ * the loop nest). */
+static Fragment *fit_map(Eval *ev, const IndexMap *m, int ndim, const int64_t *shape, const char *what, const char *name,
+                         SrcLoc loc) {
+  bool same = m->nin - (m->replicate > 1) == ndim;
+  for (int k = 0; same && k < ndim; k++) {
+    int64_t x;
+    same = ir_is_const_int(m->in_shape[k], &x) && x == shape[k];
+  }
+  if (!same) {
+    IrExpr **want = ARENA_ARRAY(ev->a, IrExpr *, ndim ? ndim : 1);
+    for (int k = 0; k < ndim; k++) want[k] = ir_i32(ev->c, shape[k]);
+    ts_error(ev->c, loc, "%s: the T.Fragment was made for shape %s but %s has shape %s (both must be constant and "
+                         "equal)", what, shape_text(ev, m->in_shape, m->nin - (m->replicate > 1)), name,
+             shape_text(ev, want, ndim));
+    return NULL;
+  }
+  const IrKernel *k = &ev->kernel->u.kernel;
+  int64_t nthreads = k->threads[0] * k->threads[1] * k->threads[2];
+  FragEval fe = {ev, m, ndim, loc};
+  const char *why = NULL;
+  int errors = ev->c->diag.errors;
+  Fragment *f = fragment_fit(ev->c, ndim, shape, nthreads, m->replicate, fragment_thread, &fe, &why);
+  if (!f && ev->c->diag.errors == errors)
+    ts_error(ev->c, loc, "%s: the T.Fragment of %s is not a layout this compiler can hold: %s", what, name,
+             why ? why : "(no reason)");
+  return f;
+}
+
+Fragment *bi_loop_layout(Eval *ev, Value *v, int ndim, IrExpr *const *extent, SrcLoc loc) {
+  if (!v || v->kind == V_NONE) return NULL;
+  if (!ev->kernel) {
+    ts_error(ev->c, loc, "T.Parallel with a loop_layout must be inside a 'with T.Kernel(...)' block");
+    return NULL;
+  }
+  if (v->kind != V_LAYOUT || !v->u.imap->fragment) {
+    ts_error(ev->c, loc, "T.Parallel: loop_layout must be a T.Fragment(shape, forward_fn=...), got %s", ev_type_name(v));
+    return NULL;
+  }
+  int64_t shape[INDEX_MAP_MAX_DIMS];
+  for (int k = 0; k < ndim; k++)
+    if (k >= INDEX_MAP_MAX_DIMS || !ir_is_const_int(extent[k], &shape[k])) {
+      ts_error(ev->c, loc, "T.Parallel: a loop_layout needs constant extents");
+      return NULL;
+    }
+  return fit_map(ev, v->u.imap, ndim, shape, "T.Parallel", "the loop nest", loc);
+}
+
 /* T.annotate_layout({frag: T.Fragment(...)}): the fragment's layout, pinned before layout
  * inference (which keeps an annotated Fragment and propagates from it). */
 static bool annotate_fragment(Eval *ev, IrBuffer *b, const IndexMap *m, SrcLoc loc) {
@@ -333,30 +382,14 @@ static bool annotate_fragment(Eval *ev, IrBuffer *b, const IndexMap *m, SrcLoc l
              b->name, ir_scope_names[b->scope]);
     return false;
   }
-  int ndim = m->nin - (m->replicate > 1);
   int64_t shape[INDEX_MAP_MAX_DIMS];
-  bool same = ndim == b->ndim;
-  for (int k = 0; same && k < ndim; k++) {
-    int64_t x;
-    same = ir_is_const_int(b->shape[k], &shape[k]) && ir_is_const_int(m->in_shape[k], &x) && x == shape[k];
-  }
-  if (!same) {
-    ts_error(ev->c, loc, "T.annotate_layout: the T.Fragment was made for shape %s but '%s' has shape %s (both must be "
-                         "constant and equal)", shape_text(ev, m->in_shape, ndim), b->name, shape_text(ev, b->shape, b->ndim));
-    return false;
-  }
-  const IrKernel *k = &ev->kernel->u.kernel;
-  int64_t nthreads = k->threads[0] * k->threads[1] * k->threads[2];
-  FragEval fe = {ev, m, ndim, loc};
-  const char *why = NULL;
-  int errors = ev->c->diag.errors;
-  Fragment *f = fragment_fit(ev->c, ndim, shape, nthreads, m->replicate, fragment_thread, &fe, &why);
-  if (!f) {
-    if (ev->c->diag.errors == errors)
-      ts_error(ev->c, loc, "T.annotate_layout: the T.Fragment of '%s' is not a layout this compiler can hold: %s", b->name,
-               why ? why : "(no reason)");
-    return false;
-  }
+  for (int k = 0; k < b->ndim; k++)
+    if (k >= INDEX_MAP_MAX_DIMS || !ir_is_const_int(b->shape[k], &shape[k])) {
+      ts_error(ev->c, loc, "T.annotate_layout: a T.Fragment needs '%s' to have a constant shape", b->name);
+      return false;
+    }
+  Fragment *f = fit_map(ev, m, b->ndim, shape, "T.annotate_layout", arena_printf(ev->a, "'%s'", b->name), loc);
+  if (!f) return false;
   if (b->fragment && !fragment_equal(b->fragment, f)) {
     ts_error(ev->c, loc, "layout conflict for fragment '%s': already annotated with another T.Fragment", b->name);
     return false;

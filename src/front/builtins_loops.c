@@ -225,6 +225,10 @@ static Value *t_parallel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
       return NULL;
     f->min[i] = ir_int(ev->c, 0, f->extent[i]->dtype, loc);
   }
+  for (int i = 0; i < a->nkw; i++)
+    if (!strcmp(a->kw[i], "loop_layout") && a->kwv[i]->kind != V_NONE &&
+        !(f->loop_layout = bi_loop_layout(ev, a->kwv[i], a->npos, f->extent, loc)))
+      return NULL;
   return frame_value(ev, f);
 }
 

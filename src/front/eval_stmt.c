@@ -134,6 +134,7 @@ static ExecStatus exec_ir_for(Eval *ev, Env *env, const AstNode *s, LoopFrame *f
     body->u.loop.stage = f->stage;
     body->u.loop.norder = f->norder;
   }
+  body->u.loop.pinned_layout = f->loop_layout; /* the nest's outermost loop */
   ev_emit(ev, body);
   return EX_NORMAL;
 }

@@ -104,6 +104,7 @@ typedef struct LoopFrame {
   int64_t py_start, py_stop, py_step;
   int num_stages, unroll_factor;
   int *order, *stage, norder;
+  struct Fragment *loop_layout; /* T.Parallel(..., loop_layout=T.Fragment(...)), fitted */
   /* T.Persistent(domain, wave_size, index, group_size): the tiles of `extent` (min 0),
    * tile = index + w * wave for w = 0, 1, ... while tile < prod(extent), 2-D domains
    * visited in panels of `group` rows (exec_persistent_for). */

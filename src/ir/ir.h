@@ -563,6 +563,8 @@ struct IrStmt {
       int *order, *stage, norder; /* PIPELINED order=/stage= lists */
       int unroll_factor;    /* UNROLLED (0 = full) */
       Fragment *loop_layout;/* PARALLEL: set by layout inference */
+      Fragment *pinned_layout; /* PARALLEL, outermost loop of a nest: T.Parallel(..., loop_layout=
+                                  T.Fragment(...)), which layout inference takes as the nest's */
       bool async_copy;      /* PARALLEL nest of a copy made asynchronous by inject_pipeline (cp.async) */
     } loop;
     struct { IrExpr *cond; IrStmt *then_s, *else_s;

@@ -119,6 +119,21 @@ static void scan_stmt(IrStmt *s, void *ctx) {
 
 static void set_layout(Infer *in, IrBuffer *b, Fragment *f, SrcLoc loc);
 
+/* T.Parallel(..., loop_layout=T.Fragment(...)): the nest's layout is the user's (the front end
+ * fitted it to the nest's extents and the kernel's threads); its fragments follow from it. */
+static void pin_nest_layout(Infer *in, Node *n) {
+  Fragment *L = n->stmt->u.loop.pinned_layout;
+  if (!L) return;
+  bool fits = L->ndim == n->nest.n && L->nthreads == n->nthreads;
+  for (int q = 0; fits && q < n->nest.n; q++) fits = L->dim[q].extent == n->nest.extent[q];
+  if (!fits) {
+    ts_error(in->c, n->stmt->loc, "T.Parallel: its loop_layout does not fit this nest of %d loops over %lld threads",
+             n->nest.n, (long long)n->nthreads);
+    return;
+  }
+  n->layout = L;
+}
+
 /* Strict level: a GEMM fixes its accumulator fragment (the tensor-core register layout)
  * and the swizzled shared layouts of A and B before anything propagates. */
 static void gemm_layouts(Infer *in, IrStmt *s) {
@@ -162,6 +177,7 @@ static void collect(Infer *in, IrStmt *s) {
         if (!pass_parallel_nest(in->c, s, &n->nest) || !pass_check_register_bounds(in->c, &n->nest)) return;
         n->size = 1;
         for (int q = 0; q < n->nest.n; q++) n->size *= n->nest.extent[q];
+        pin_nest_layout(in, n);
         in->cur = n;
         ir_visit(n->nest.body, &vis);
         in->cur = NULL;

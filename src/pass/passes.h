@@ -134,6 +134,19 @@ void pass_remap_global(TsCompiler *c, IrFunc *f);      /* T.Layout maps of globa
 void pass_simplify(TsCompiler *c, IrFunc *f);          /* ir_simplify on every expression */
 void pass_safe_memory(TsCompiler *c, IrFunc *f);       /* guards for global accesses not proven in bounds */
 void pass_prefetch_loads(TsCompiler *c, IrFunc *f);    /* prefetch_loads.c */
+
+/* lower_reduce.c: a T.reduce statement at thread level, for lower_tile_ops.  *pre: each
+ * thread's fold, the in-warp shuffles and the cross-warp partials' stores; *post (after the
+ * barrier thread_sync places): the partials folded and dst written.  False after an error. */
+typedef struct ReduceLowering {
+  TsCompiler *c;
+  IrExpr *tid;      /* the linear thread index of the scope */
+  int64_t T;        /* its threads */
+  int *counter;     /* fresh-name counter */
+  PtrVec *kallocs;  /* ALLOCs hoisted to the top of the kernel (the scratch buffers) */
+  PtrVec *scratch;  /* IrBuffer*: the reductions' cross-warp workspaces */
+} ReduceLowering;
+bool reduce_lower_parts(const ReduceLowering *lw, IrStmt *s, PtrVec *pre, PtrVec *post);
 void pass_vectorize_loops(TsCompiler *c, IrFunc *f);  /* T.vectorized copies as vector accesses */
 void pass_rasterize_blocks(TsCompiler *c, IrFunc *f); /* T.use_swizzle block order, any kernel */
 void pass_uniform_selects(TsCompiler *c, IrFunc *f); /* selects uniform over a T.Parallel nest (uniform_select.c) */

@@ -1,6 +1,7 @@
 # T.Fragment misuse, each reported at its T.annotate_layout: on a shared buffer, made for
 # another shape, on threads from an offset (TileLang's tx in [32, 96) reduce test), naming
-# threads past the block, with gaps between its threads; and T.Fragment without a map.
+# threads past the block, with gaps between its threads; T.Fragment without a map; and a
+# T.Parallel loop_layout that is no T.Fragment or made for another shape.
 # tilescale-test: -k fragment_bad --arch sm_90a
 import tilelang.language as T
 
@@ -19,6 +20,10 @@ def fragment_bad():
             T.annotate_layout({g: T.Fragment((64,), forward_thread_fn=lambda j: j * 2)})
             T.annotate_layout({g: T.Fragment((64,), forward_thread_fn=lambda j: j // 2 * 2)})
             T.Fragment((64,))
+            for j in T.Parallel(64, loop_layout="rows"):
+                g[j] = 0.0
+            for j in T.Parallel(64, loop_layout=T.Fragment((32,), forward_thread_fn=lambda j: j)):
+                g[j] = 1.0
             T.copy(x, f)
 
     return main

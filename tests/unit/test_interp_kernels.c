@@ -1470,3 +1470,57 @@ TEST(interp_broadcast_and_ramp) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* T.Parallel(M, N, loop_layout=T.Fragment(...)): TileLang's identity loop layout (row i on
+ * thread i) is the nest's layout, and the fragment it writes takes it: element (1, 0) on
+ * thread 1, (0, 4) on thread 0.  The same nest without it gets a layout of its own (4 columns
+ * a thread).  B = 2A either way, no races. */
+static const char LOOP_LAYOUT_SRC[] =
+    KERNEL_FILE_HEAD
+    "def loop_layout_copy(M, N, pinned):\n"
+    "    def loop_layout_fn(i, j):\n"
+    "        return i, j\n"
+    "\n"
+    "    layout = T.Fragment((M, N), forward_fn=loop_layout_fn) if pinned else None\n"
+    "\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, N), \"float32\"), B: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(1, threads=128):\n"
+    "            x = T.alloc_fragment((M, N), \"float32\")\n"
+    "            for i, j in T.Parallel(M, N, loop_layout=layout):\n"
+    "                x[i, j] = A[i, j] * 2\n"
+    "            T.copy(x, B)\n"
+    "\n"
+    "    return main\n";
+
+static void find_x(IrStmt *s, void *ctx) {
+  if (s->kind == IR_S_ALLOC && !strcmp(s->u.alloc.buf->name, "x")) *(IrBuffer **)ctx = s->u.alloc.buf;
+}
+static void loop_layout_case(TestCtx *t, bool pinned) {
+  enum { M = 128, N = 32 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"loop_layout.py", LOOP_LAYOUT_SRC, sizeof LOOP_LAYOUT_SRC - 1};
+  const char *p[] = {"M=128", "N=32", pinned ? "pinned=True" : "pinned=False", NULL};
+  IrFunc *f = interp_compile(&c, &file, "loop_layout_copy", p);
+  REQUIRE(f);
+  IrBuffer *x = NULL;
+  IrVisitor v = {find_x, NULL, &x};
+  ir_visit(f->body, &v);
+  REQUIRE(x && x->fragment);
+  int64_t t10 = fragment_thread_of(x->fragment, (int64_t[]){1, 0}), t04 = fragment_thread_of(x->fragment, (int64_t[]){0, 4});
+  CHECK(pinned ? t10 == 1 && t04 == 0 : t04 != 0);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+  for (int e = 0; e < M * N; e++) a[e] = e * 0.5 - 7;
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int e = 0; e < M * N; e++) bad += b[e] != 2 * a[e];
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
+TEST(interp_loop_layout_pinned) { loop_layout_case(t, true); }
+TEST(interp_loop_layout_free) { loop_layout_case(t, false); }
