@@ -119,9 +119,9 @@ Value *bi_buffer_value(Eval *ev, IrBuffer *b);
  * _mbar_to_buffer_load) or one element of it (`bars[i]`); NULL after a diagnostic naming fname. */
 IrExpr *bi_barrier_addr(Eval *ev, Value *v, const char *fname, SrcLoc loc);
 bool bi_need_kernel(Eval *ev, CallArgs *a, const Builtin *bi);
-/* T.Parallel(..., loop_layout=v): the T.Fragment v fitted to the nest's constant extents and
- * the kernel's threads (builtins_layout.c), or NULL after an error. */
-struct Fragment *bi_loop_layout(Eval *ev, Value *v, int ndim, IrExpr *const *extent, SrcLoc loc);
+/* T.Parallel / T.copy(..., loop_layout=v): the T.Fragment v fitted to the nest's constant
+ * extents and the kernel's threads (builtins_layout.c), or NULL after an error naming `what`. */
+struct Fragment *bi_loop_layout(Eval *ev, Value *v, int ndim, IrExpr *const *extent, const char *what, SrcLoc loc);
 /* T.reinterpret(registers, dtype): a view of a local buffer as dtype, or as the element type
  * and count of a vector dtype name ("float32x4"), of the same bits (builtins_ldst.c). */
 Value *bi_reinterpret_tile(Eval *ev, Value *x, Value *dt, SrcLoc loc);          /* "T.<name>" inside T.Kernel */

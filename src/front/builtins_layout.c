@@ -355,23 +355,23 @@ static Fragment *fit_map(Eval *ev, const IndexMap *m, int ndim, const int64_t *s
   return f;
 }
 
-Fragment *bi_loop_layout(Eval *ev, Value *v, int ndim, IrExpr *const *extent, SrcLoc loc) {
+Fragment *bi_loop_layout(Eval *ev, Value *v, int ndim, IrExpr *const *extent, const char *what, SrcLoc loc) {
   if (!v || v->kind == V_NONE) return NULL;
   if (!ev->kernel) {
-    ts_error(ev->c, loc, "T.Parallel with a loop_layout must be inside a 'with T.Kernel(...)' block");
+    ts_error(ev->c, loc, "%s with a loop_layout must be inside a 'with T.Kernel(...)' block", what);
     return NULL;
   }
   if (v->kind != V_LAYOUT || !v->u.imap->fragment) {
-    ts_error(ev->c, loc, "T.Parallel: loop_layout must be a T.Fragment(shape, forward_fn=...), got %s", ev_type_name(v));
+    ts_error(ev->c, loc, "%s: loop_layout must be a T.Fragment(shape, forward_fn=...), got %s", what, ev_type_name(v));
     return NULL;
   }
   int64_t shape[INDEX_MAP_MAX_DIMS];
   for (int k = 0; k < ndim; k++)
     if (k >= INDEX_MAP_MAX_DIMS || !ir_is_const_int(extent[k], &shape[k])) {
-      ts_error(ev->c, loc, "T.Parallel: a loop_layout needs constant extents");
+      ts_error(ev->c, loc, "%s: a loop_layout needs constant extents", what);
       return NULL;
     }
-  return fit_map(ev, v->u.imap, ndim, shape, "T.Parallel", "the loop nest", loc);
+  return fit_map(ev, v->u.imap, ndim, shape, what, "the loop nest", loc);
 }
 
 /* T.annotate_layout({frag: T.Fragment(...)}): the fragment's layout, pinned before layout

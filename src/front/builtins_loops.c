@@ -227,7 +227,7 @@ static Value *t_parallel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
   }
   for (int i = 0; i < a->nkw; i++)
     if (!strcmp(a->kw[i], "loop_layout") && a->kwv[i]->kind != V_NONE &&
-        !(f->loop_layout = bi_loop_layout(ev, a->kwv[i], a->npos, f->extent, loc)))
+        !(f->loop_layout = bi_loop_layout(ev, a->kwv[i], a->npos, f->extent, "T.Parallel", loc)))
       return NULL;
   return frame_value(ev, f);
 }

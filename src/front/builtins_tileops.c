@@ -154,6 +154,17 @@ static Value *t_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   int64_t cw = 0;
   if (!bi_opt_int(ev, arg[2], 0, &cw, loc)) return NULL;
   st->u.copy.coalesced_width = (int)cw;
+  if (arg[7] && arg[7]->kind != V_NONE) {
+    /* the nest legalize makes runs over dst's non-unit extents */
+    const IrRegion *d = &st->u.copy.dst;
+    IrExpr *ext[8];
+    int n = 0;
+    for (int k = 0; k < d->ndim && n < 8; k++) {
+      int64_t e;
+      if (!ir_is_const_int(d->extent[k], &e) || e != 1) ext[n++] = d->extent[k];
+    }
+    if (!(st->u.copy.loop_layout = bi_loop_layout(ev, arg[7], n, ext, "T.copy", loc))) return NULL;
+  }
   ev_emit(ev, st);
   return ev->none;
 }

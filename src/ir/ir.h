@@ -590,7 +590,9 @@ struct IrStmt {
              IrExpr *barrier; /* T.tma_copy: &mbarrier the TMA load completes on (split phase:
                                  the user waits); lowered by lower_tile_ops (tma_copy.c) */
              bool tma_store;  /* T.tma_copy(shared, global): a TMA store the user waits for with
-                                 T.tma_store_wait (tma_copy.c) */ } copy;
+                                 T.tma_store_wait (tma_copy.c) */
+             Fragment *loop_layout; /* T.copy(..., loop_layout=T.Fragment): the pinned layout of
+                                       the nest legalize makes (over dst's non-unit extents) */ } copy;
     struct { IrRegion dst; IrExpr *value; } fill;
     struct { IrReduceKind op; IrBuffer *src, *dst; int dim; bool clear;
              bool nan_propagate; /* max / min / absmax of floats: a NaN makes the result NaN */ } reduce;

@@ -165,7 +165,8 @@ static IrStmt *lower_copy(TsCompiler *c, IrStmt *s) {
   const IrRegion *src = &s->u.copy.src, *dst = &s->u.copy.dst;
   IrStmt *allocs[2] = {NULL, NULL};
   IrRegion sb, db;
-  if (src->buf->dtype == dst->buf->dtype && whole_bytes(src) && whole_bytes(dst)) {
+  /* bytes of a plain copy move as wider elements, unless the user pinned the nest's layout */
+  if (!s->u.copy.loop_layout && src->buf->dtype == dst->buf->dtype && whole_bytes(src) && whole_bytes(dst)) {
     sb = byte_region(c, src, &allocs[0], s->loc);
     db = byte_region(c, dst, &allocs[1], s->loc);
     src = &sb;
@@ -173,6 +174,7 @@ static IrStmt *lower_copy(TsCompiler *c, IrStmt *s) {
   }
   IrStmt *r = lower_copy_like(c, src, dst, false, IR_ATOMIC_ADD, s->loc);
   if (r && s->u.copy.async_ && r->kind == IR_S_FOR) r->u.loop.async_copy = true;
+  if (r && r->kind == IR_S_FOR && r->u.loop.kind == IR_FOR_PARALLEL) r->u.loop.pinned_layout = s->u.copy.loop_layout;
   if (!r || !allocs[0]) return r;
   return ir_seq(c, (IrStmt *[]){allocs[0], allocs[1], r}, 3, s->loc);
 }

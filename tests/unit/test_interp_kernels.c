@@ -1473,11 +1473,11 @@ TEST(interp_broadcast_and_ramp) {
 
 /* T.Parallel(M, N, loop_layout=T.Fragment(...)): TileLang's identity loop layout (row i on
  * thread i) is the nest's layout, and the fragment it writes takes it: element (1, 0) on
- * thread 1, (0, 4) on thread 0.  The same nest without it gets a layout of its own (4 columns
- * a thread).  B = 2A either way, no races. */
+ * thread 1, (0, 4) on thread 0; the same through T.copy(A, x, loop_layout=...).  The nest
+ * without it gets a layout of its own (4 columns a thread).  B = 2A every way, no races. */
 static const char LOOP_LAYOUT_SRC[] =
     KERNEL_FILE_HEAD
-    "def loop_layout_copy(M, N, pinned):\n"
+    "def loop_layout_copy(M, N, pinned, via_copy):\n"
     "    def loop_layout_fn(i, j):\n"
     "        return i, j\n"
     "\n"
@@ -1487,8 +1487,13 @@ static const char LOOP_LAYOUT_SRC[] =
     "    def main(A: T.Tensor((M, N), \"float32\"), B: T.Tensor((M, N), \"float32\")):\n"
     "        with T.Kernel(1, threads=128):\n"
     "            x = T.alloc_fragment((M, N), \"float32\")\n"
-    "            for i, j in T.Parallel(M, N, loop_layout=layout):\n"
-    "                x[i, j] = A[i, j] * 2\n"
+    "            if via_copy:\n"
+    "                T.copy(A, x, loop_layout=layout)\n"
+    "                for i, j in T.Parallel(M, N):\n"
+    "                    x[i, j] = x[i, j] * 2\n"
+    "            else:\n"
+    "                for i, j in T.Parallel(M, N, loop_layout=layout):\n"
+    "                    x[i, j] = A[i, j] * 2\n"
     "            T.copy(x, B)\n"
     "\n"
     "    return main\n";
@@ -1496,13 +1501,14 @@ static const char LOOP_LAYOUT_SRC[] =
 static void find_x(IrStmt *s, void *ctx) {
   if (s->kind == IR_S_ALLOC && !strcmp(s->u.alloc.buf->name, "x")) *(IrBuffer **)ctx = s->u.alloc.buf;
 }
-static void loop_layout_case(TestCtx *t, bool pinned) {
+static void loop_layout_case(TestCtx *t, bool pinned, bool via_copy) {
   enum { M = 128, N = 32 };
   TsCompiler c;
   ts_compiler_init(&c, (TsTarget){90, true});
   c.debug = true;
   SourceFile file = {"loop_layout.py", LOOP_LAYOUT_SRC, sizeof LOOP_LAYOUT_SRC - 1};
-  const char *p[] = {"M=128", "N=32", pinned ? "pinned=True" : "pinned=False", NULL};
+  const char *p[] = {"M=128", "N=32", pinned ? "pinned=True" : "pinned=False",
+                     via_copy ? "via_copy=True" : "via_copy=False", NULL};
   IrFunc *f = interp_compile(&c, &file, "loop_layout_copy", p);
   REQUIRE(f);
   IrBuffer *x = NULL;
@@ -1522,5 +1528,6 @@ static void loop_layout_case(TestCtx *t, bool pinned) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
-TEST(interp_loop_layout_pinned) { loop_layout_case(t, true); }
-TEST(interp_loop_layout_free) { loop_layout_case(t, false); }
+TEST(interp_loop_layout_pinned) { loop_layout_case(t, true, false); }
+TEST(interp_loop_layout_free) { loop_layout_case(t, false, false); }
+TEST(interp_loop_layout_of_copy) { loop_layout_case(t, true, true); }
