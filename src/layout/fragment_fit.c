@@ -118,6 +118,13 @@ Fragment *fragment_fit(TsCompiler *c, int ndim, const int64_t *shape, int64_t nt
     for (int64_t x = 0; x < shape[k]; x++) hi = g[k][x] > hi ? g[k][x] : hi;
     used += hi;
   }
+  /* a last dim held whole by each thread: its registers in runs of up to 4 (the same
+   * registers; lowering may then move each run as one vector access) */
+  FragDim *last = &f->dim[ndim - 1];
+  if (ndim >= 2 && last->threads == 1 && fragdim_t2(last) == 1) {
+    last->vec = 4;
+    while (shape[ndim - 1] % last->vec) last->vec /= 2;
+  }
   int64_t r1 = 0, zero[FRAG_MAX_DIMS] = {0};
   if (replicate > 1 && !fn(ctx, zero, 1, &r1)) return NULL;
   if (replicate > 1) {

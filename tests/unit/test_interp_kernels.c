@@ -1473,7 +1473,8 @@ TEST(interp_broadcast_and_ramp) {
 
 /* T.Parallel(M, N, loop_layout=T.Fragment(...)): TileLang's identity loop layout (row i on
  * thread i) is the nest's layout, and the fragment it writes takes it: element (1, 0) on
- * thread 1, (0, 4) on thread 0; the same through T.copy(A, x, loop_layout=...).  The nest
+ * thread 1, (0, 4) on thread 0; the same through T.copy(A, x, loop_layout=...).  A row held
+ * whole by one thread has its registers in runs of 4, so x is stored to B as float4.  The nest
  * without it gets a layout of its own (4 columns a thread).  B = 2A every way, no races. */
 static const char LOOP_LAYOUT_SRC[] =
     KERNEL_FILE_HEAD
@@ -1501,6 +1502,9 @@ static const char LOOP_LAYOUT_SRC[] =
 static void find_x(IrStmt *s, void *ctx) {
   if (s->kind == IR_S_ALLOC && !strcmp(s->u.alloc.buf->name, "x")) *(IrBuffer **)ctx = s->u.alloc.buf;
 }
+static void count_vec4_stores(IrStmt *s, void *ctx) {
+  *(int *)ctx += s->kind == IR_S_STORE && s->u.store.lanes == 4;
+}
 static void loop_layout_case(TestCtx *t, bool pinned, bool via_copy) {
   enum { M = 128, N = 32 };
   TsCompiler c;
@@ -1517,6 +1521,10 @@ static void loop_layout_case(TestCtx *t, bool pinned, bool via_copy) {
   REQUIRE(x && x->fragment);
   int64_t t10 = fragment_thread_of(x->fragment, (int64_t[]){1, 0}), t04 = fragment_thread_of(x->fragment, (int64_t[]){0, 4});
   CHECK(pinned ? t10 == 1 && t04 == 0 : t04 != 0);
+  int vec4 = 0; /* a row held whole by its thread moves in runs of 4 registers: float4 stores to B */
+  IrVisitor sv = {count_vec4_stores, NULL, &vec4};
+  ir_visit(f->body, &sv);
+  if (pinned) CHECK(vec4 >= 1);
   Interp in = {0};
   double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
   for (int e = 0; e < M * N; e++) a[e] = e * 0.5 - 7;
