@@ -10,7 +10,9 @@
  * writes out.  The bits move as the elements of the memory operand's own type, through
  * views of the words, so every access is an ordinary load or store the passes see (barriers
  * for shared memory, bounds); a false predicate loads zeros and skips a store.  T.__ldg(x[i])
- * is x[i]; T.Broadcast / T.Ramp build such register arrays from a value. */
+ * is x[i]; T.Broadcast / T.Ramp build such register arrays from a value; indexing a 1-D buffer
+ * with a T.Ramp (TIR's vector index) gathers or scatters its lanes (eval_expr.c), and TileLang's
+ * packed x2 arithmetic (T.add2 ... T.fma2, T.abs2) works lane by lane on such arrays. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,6 +214,67 @@ static Value *t_vector_make(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   return bi_buffer_value(ev, v);
 }
 
+/* ---- TileLang's packed x2 arithmetic -------------------------------------------------------- */
+enum { PK_ADD, PK_SUB, PK_MUL, PK_MAX, PK_MIN, PK_FMA, PK_ABS };
+
+/* Operand x of a packed op: its dtype and, for a register array, its lane count (else 0). */
+static bool packed_operand(Eval *ev, Value *x, ts_dtype *t, int64_t *lanes, SrcLoc loc) {
+  *lanes = 0;
+  if (x->kind == V_BUFFER && x->u.buf->scope == IR_SCOPE_LOCAL && x->u.buf->ndim == 1 &&
+      ir_is_const_int(x->u.buf->shape[0], lanes)) {
+    *t = x->u.buf->dtype;
+    return true;
+  }
+  IrExpr *e = ev_to_ir(ev, x, NULL, loc);
+  if (!e) return false;
+  *t = e->dtype;
+  return true;
+}
+
+/* One lane of the op on scalar operands o[0..n). */
+static IrExpr *packed_lane(Eval *ev, int op, IrExpr **o, SrcLoc loc) {
+  static const IrExprKind bin[] = {IR_ADD, IR_SUB, IR_MUL, IR_MAX, IR_MIN};
+  if (op == PK_ABS) return ir_call(ev->c, IRI_ABS, o[0]->dtype, o, 1, loc);
+  if (op == PK_FMA) return ir_binary(ev->c, IR_ADD, ir_binary(ev->c, IR_MUL, o[0], o[1], loc), o[2], loc);
+  return ir_binary(ev->c, bin[op], o[0], o[1], loc);
+}
+
+/* T.add2 / sub2 / mul2 / max2 / min2 (a, b), T.fma2(a, b, c) (a * b + c), T.abs2(a)
+ * (bi->arg: the op): TileLang's packed arithmetic on two lanes (float32x2, bfloat16x2,
+ * float16x2), lane by lane: on register arrays (`A[T.Ramp(2 * tid, 1, 2)]`, or another packed
+ * result) it makes a register array of the same lanes, on scalars a scalar.  The operands must
+ * share one dtype, as TileLang requires. */
+static Value *t_packed(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  int n = bi->arg == PK_ABS ? 1 : bi->arg == PK_FMA ? 3 : 2;
+  ts_dtype t[3];
+  int64_t lanes[3], L = 0;
+  for (int i = 0; i < n; i++) {
+    if (!packed_operand(ev, arg[i], &t[i], &lanes[i], loc)) return ev->poison;
+    if (t[i] != t[0]) {
+      ts_error(ev->c, loc, "T.%s: the operands must have the same dtype, got %s and %s", bi->name, dtype_name(t[0]),
+               dtype_name(t[i]));
+      return ev->poison;
+    }
+    if (lanes[i] && L && lanes[i] != L) {
+      ts_error(ev->c, loc, "T.%s: operands of %lld and %lld lanes", bi->name, (long long)L, (long long)lanes[i]);
+      return ev->poison;
+    }
+    if (lanes[i]) L = lanes[i];
+  }
+  IrVar *l = ir_var(ev->c, "l", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *lr = ir_varref(ev->c, l, loc), *o[3];
+  for (int i = 0; i < n; i++)
+    o[i] = lanes[i] ? ir_load(ev->c, arg[i]->u.buf, &lr, 1, loc) : ev_to_ir(ev, arg[i], NULL, loc);
+  IrExpr *x = packed_lane(ev, bi->arg, o, loc);
+  if (!L) return ev_expr(ev, x);
+  IrExpr *ne = ir_i32(ev->c, L);
+  IrBuffer *r = bi_declare_buffer(ev, ir_buffer(ev->c, bi_take_name(ev, bi->name), t[0], IR_SCOPE_LOCAL, 1, &ne, loc), loc);
+  ev_emit(ev, ir_for(ev->c, l, ir_i32(ev->c, 0), ne, IR_FOR_UNROLLED, ir_store(ev->c, r, &lr, 1, x, loc), loc));
+  return bi_buffer_value(ev, r);
+}
+
 /* "float32x4": a vector dtype's element type and lane count; false when s names none. */
 static bool vector_dtype(const char *s, ts_dtype *t, int64_t *lanes) {
   const char *x = strrchr(s, 'x');
@@ -266,6 +329,13 @@ static const Builtin ldst_rows[] = {
     {"__ldg", "src, index=None", t_ldg_elem, 0, 0},
     {"Broadcast", "value, lanes", t_vector_make, 0, 0},
     {"Ramp", "base, stride, lanes", t_vector_make, 1, 0},
+    {"add2", "a, b", t_packed, PK_ADD, 0},
+    {"sub2", "a, b", t_packed, PK_SUB, 0},
+    {"mul2", "a, b", t_packed, PK_MUL, 0},
+    {"max2", "a, b", t_packed, PK_MAX, 0},
+    {"min2", "a, b", t_packed, PK_MIN, 0},
+    {"fma2", "a, b, c", t_packed, PK_FMA, 0},
+    {"abs2", "a", t_packed, PK_ABS, 0},
     {"ldg32", "src, pred=None", t_load_bits, 32, 0},   {"ldg64", "src, pred=None", t_load_bits, 64, 0},
     {"ldg128", "src, pred=None", t_load_bits, 128, 0}, {"ldg256", "src, pred=None", t_load_bits, 256, 0},
     {"lds32", "src, pred=None", t_load_bits, 32, 0},   {"lds64", "src, pred=None", t_load_bits, 64, 0},

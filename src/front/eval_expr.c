@@ -286,6 +286,7 @@ typedef struct BufIndex {
   IrExpr **idx;      /* scalar index or slice start */
   IrExpr **extent;   /* slice extent, NULL for a scalar index */
   bool any_slice;
+  IrBuffer *lanes;   /* A[idx] with idx a register array of indices (T.Ramp): a gather/scatter */
 } BufIndex;
 
 /* An index known at compile time into a dimension of known size of an on-chip buffer
@@ -304,6 +305,46 @@ static bool check_const_index(Eval *ev, const IrBuffer *b, int d, const IrExpr *
   ts_error(ev->c, loc, "%s %lld is out of range for dimension %d of %s '%s' (size %lld%s)", is_end ? "slice end" : "index",
            (long long)i, d, what, b->name, (long long)n, i < 0 ? "; buffer indices do not wrap around" : "");
   return false;
+}
+
+/* A register array of integers with a constant length (T.Ramp's value) used as an index. */
+static bool lane_indices(const Value *v) {
+  int64_t n;
+  return v->kind == V_BUFFER && v->u.buf->scope == IR_SCOPE_LOCAL && v->u.buf->ndim == 1 &&
+         dtype_is_int(v->u.buf->dtype) && ir_is_const_int(v->u.buf->shape[0], &n);
+}
+
+/* A[idx] for a register array idx: a register array with A[idx[l]] in lane l. */
+static Value *gather_lanes(Eval *ev, IrBuffer *b, IrBuffer *idx, SrcLoc loc) {
+  IrExpr *n = idx->shape[0];
+  IrBuffer *r = bi_declare_buffer(ev, ir_buffer(ev->c, bi_take_name(ev, "lanes"), b->dtype, IR_SCOPE_LOCAL, 1, &n, loc),
+                                  loc);
+  IrVar *l = ir_var(ev->c, "l", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *lr = ir_varref(ev->c, l, loc), *at = ir_load(ev->c, idx, &lr, 1, loc);
+  ev_emit(ev, ir_for(ev->c, l, ir_i32(ev->c, 0), n, IR_FOR_UNROLLED,
+                     ir_store(ev->c, r, &lr, 1, ir_load(ev->c, b, &at, 1, loc), loc), loc));
+  return bi_buffer_value(ev, r);
+}
+
+/* A[idx] = v for a register array idx: lane l of v (a register array as long, or one value
+ * for every lane) to A[idx[l]]. */
+static bool scatter_lanes(Eval *ev, IrBuffer *b, IrBuffer *idx, Value *v, SrcLoc loc) {
+  IrExpr *n = idx->shape[0];
+  int64_t lanes, vl;
+  ir_is_const_int(n, &lanes);
+  bool vec = v->kind == V_BUFFER && v->u.buf->ndim == 1 && ir_is_const_int(v->u.buf->shape[0], &vl);
+  if (vec && vl != lanes) {
+    ts_error(ev->c, loc, "storing %lld lanes through an index of %lld lanes into '%s'", (long long)vl, (long long)lanes,
+             b->name);
+    return false;
+  }
+  IrVar *l = ir_var(ev->c, "l", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr *lr = ir_varref(ev->c, l, loc), *at = ir_load(ev->c, idx, &lr, 1, loc);
+  IrExpr *val = vec ? ir_load(ev->c, v->u.buf, &lr, 1, loc) : ev_to_ir(ev, v, NULL, loc);
+  if (!val) return false;
+  ev_emit(ev, ir_for(ev->c, l, ir_i32(ev->c, 0), n, IR_FOR_UNROLLED,
+                     ir_store(ev->c, b, &at, 1, ir_cast(ev->c, b->dtype, val, loc), loc), loc));
+  return true;
 }
 
 /* The indices of A[i, a:b, ...]: scalars and slices, constants checked against on-chip
@@ -349,6 +390,11 @@ static bool eval_buf_index(Eval *ev, Env *env, IrBuffer *b, const AstNode *index
   out->idx = ARENA_ARRAY(ev->a, IrExpr *, n);
   out->extent = ARENA_ARRAY(ev->a, IrExpr *, n);
   out->any_slice = false;
+  out->lanes = NULL;
+  if (n == 1 && vals.items[0] && lane_indices(vals.items[0])) { /* TIR's vector index A[T.Ramp(base, 1, n)] */
+    out->lanes = ((Value *)vals.items[0])->u.buf;
+    return true;
+  }
   for (int d = 0; d < n; d++) {
     Value *v = vals.items[d];
     const AstNode *sl = slices.items[d];
@@ -388,6 +434,7 @@ static Value *eval_subscript(Eval *ev, Env *env, const AstNode *n) {
   case V_BUFFER: {
     BufIndex bi;
     if (!eval_buf_index(ev, env, base->u.buf, n->index, &bi, n->loc)) return NULL;
+    if (bi.lanes) return gather_lanes(ev, base->u.buf, bi.lanes, n->loc);
     if (bi.any_slice) {
       Value *v = ev_new(ev, V_REGION);
       v->u.region.buf = base->u.buf;
@@ -849,6 +896,7 @@ static bool store_buffer(Eval *ev, IrBuffer *b, BufIndex *bi, Value *v, SrcLoc l
     ts_error(ev->c, loc, "buffer stores are only allowed inside a @T.prim_func kernel");
     return false;
   }
+  if (bi->lanes) return scatter_lanes(ev, b, bi->lanes, v, loc);
   if (bi->any_slice) return store_slice(ev, b, bi, v, loc);
   IrExpr *e = ev_to_ir(ev, v, NULL, loc);
   if (!e) return false;
@@ -1016,7 +1064,7 @@ bool ev_exec_augassign(Eval *ev, Env *env, const AstNode *s) {
     if (base->kind == V_BUFFER) {
       BufIndex bi;
       if (!eval_buf_index(ev, env, base->u.buf, t->index, &bi, t->loc)) return false;
-      if (bi.any_slice) {
+      if (bi.any_slice || bi.lanes) {
         ts_error(ev->c, t->loc, "augmented assignment to a buffer slice is not supported");
         return false;
       }

@@ -1539,3 +1539,45 @@ static void loop_layout_case(TestCtx *t, bool pinned, bool via_copy) {
 TEST(interp_loop_layout_pinned) { loop_layout_case(t, true, false); }
 TEST(interp_loop_layout_free) { loop_layout_case(t, false, false); }
 TEST(interp_loop_layout_of_copy) { loop_layout_case(t, true, true); }
+
+/* TileLang's packed x2 arithmetic over TIR vector indices: idx = T.Ramp(2 tid, 1, 2) makes
+ * A[idx] a gather of two lanes and C[idx] = ... a scatter; T.add2 / T.fma2 / T.abs2 work lane
+ * by lane.  C = |A + B|, D = A * B + C lane for lane. */
+static const char PACKED_SRC[] =
+    KERNEL_FILE_HEAD
+    "def packed(M):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M * 2,), \"float32\"), B: T.Tensor((M * 2,), \"float32\"),\n"
+    "             C: T.Tensor((M * 2,), \"float32\"), D: T.Tensor((M * 2,), \"float32\")):\n"
+    "        with T.Kernel(1, threads=M):\n"
+    "            tid = T.get_thread_binding()\n"
+    "            idx = T.Ramp(tid * 2, 1, 2)\n"
+    "            C[idx] = T.abs2(T.add2(A[idx], B[idx]))\n"
+    "            D[idx] = T.fma2(A[idx], B[idx], C[idx])\n"
+    "\n"
+    "    return main\n";
+
+TEST(interp_packed_x2_ramp_lanes) {
+  enum { M = 64 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"packed.py", PACKED_SRC, sizeof PACKED_SRC - 1};
+  const char *p[] = {"M=64", NULL};
+  IrFunc *f = interp_compile(&c, &file, "packed", p);
+  REQUIRE(f);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+  double *cc = interp_global(&in, param(f, "C")), *d = interp_global(&in, param(f, "D"));
+  for (int e = 0; e < 2 * M; e++) a[e] = e * 0.25 - 9, b[e] = 3 - e * 0.5;
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int e = 0; e < 2 * M; e++) {
+    double s = fabs(a[e] + b[e]);
+    bad += cc[e] != s || fabs(d[e] - (a[e] * b[e] + s)) > 1e-4;
+  }
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
