@@ -122,6 +122,12 @@ bool bi_need_kernel(Eval *ev, CallArgs *a, const Builtin *bi);
 /* T.Parallel / T.copy(..., loop_layout=v): the T.Fragment v fitted to the nest's constant
  * extents and the kernel's threads (builtins_layout.c), or NULL after an error naming `what`. */
 struct Fragment *bi_loop_layout(Eval *ev, Value *v, int ndim, IrExpr *const *extent, const char *what, SrcLoc loc);
+/* A register array: a 1-D local buffer of constant length (*lanes), as T.Ramp / T.Broadcast,
+ * T.ldg* and the packed x2 ops make (builtins_ldst.c). */
+bool bi_register_array(const Value *v, int64_t *lanes);
+/* A fresh register array `name` of `lanes` elements of t, lane l (the loop variable `l`) set to
+ * `value` by an unrolled loop emitted here. */
+Value *bi_lane_array(Eval *ev, const char *name, ts_dtype t, int64_t lanes, IrVar *l, IrExpr *value, SrcLoc loc);
 /* T.reinterpret(registers, dtype): a view of a local buffer as dtype, or as the element type
  * and count of a vector dtype name ("float32x4"), of the same bits (builtins_ldst.c). */
 Value *bi_reinterpret_tile(Eval *ev, Value *x, Value *dt, SrcLoc loc);          /* "T.<name>" inside T.Kernel */

@@ -201,17 +201,25 @@ static Value *t_vector_make(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   }
   IrExpr *base = ev_to_ir(ev, arg[0], NULL, loc), *stride = ramp ? ev_to_ir(ev, arg[1], NULL, loc) : NULL;
   if (!base || (ramp && !stride)) return ev->poison;
-  IrExpr *n = ir_i32(ev->c, lanes);
-  IrBuffer *v = bi_declare_buffer(ev, ir_buffer(ev->c, bi_take_name(ev, ramp ? "ramp" : "bcast"), base->dtype,
-                                                IR_SCOPE_LOCAL, 1, &n, loc), loc);
   IrVar *i = ir_var(ev->c, "i", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *iv = ir_varref(ev->c, i, loc);
   IrExpr *x = ramp ? ir_binary(ev->c, IR_ADD, base, ir_binary(ev->c, IR_MUL, ir_cast(ev->c, stride->dtype, iv, loc),
                                                                 stride, loc), loc)
                    : base;
-  ev_emit(ev, ir_for(ev->c, i, ir_i32(ev->c, 0), n, IR_FOR_UNROLLED,
-                     ir_store(ev->c, v, &iv, 1, ir_cast(ev->c, base->dtype, x, loc), loc), loc));
-  return bi_buffer_value(ev, v);
+  return bi_lane_array(ev, bi_take_name(ev, ramp ? "ramp" : "bcast"), base->dtype, lanes, i,
+                       ir_cast(ev->c, base->dtype, x, loc), loc);
+}
+
+bool bi_register_array(const Value *v, int64_t *lanes) {
+  return v->kind == V_BUFFER && v->u.buf->scope == IR_SCOPE_LOCAL && v->u.buf->ndim == 1 &&
+         ir_is_const_int(v->u.buf->shape[0], lanes);
+}
+
+Value *bi_lane_array(Eval *ev, const char *name, ts_dtype t, int64_t lanes, IrVar *l, IrExpr *value, SrcLoc loc) {
+  IrExpr *n = ir_i32(ev->c, lanes), *lr = ir_varref(ev->c, l, loc);
+  IrBuffer *r = bi_declare_buffer(ev, ir_buffer(ev->c, name, t, IR_SCOPE_LOCAL, 1, &n, loc), loc);
+  ev_emit(ev, ir_for(ev->c, l, ir_i32(ev->c, 0), n, IR_FOR_UNROLLED, ir_store(ev->c, r, &lr, 1, value, loc), loc));
+  return bi_buffer_value(ev, r);
 }
 
 /* ---- TileLang's packed x2 arithmetic -------------------------------------------------------- */
@@ -219,12 +227,11 @@ enum { PK_ADD, PK_SUB, PK_MUL, PK_MAX, PK_MIN, PK_FMA, PK_ABS };
 
 /* Operand x of a packed op: its dtype and, for a register array, its lane count (else 0). */
 static bool packed_operand(Eval *ev, Value *x, ts_dtype *t, int64_t *lanes, SrcLoc loc) {
-  *lanes = 0;
-  if (x->kind == V_BUFFER && x->u.buf->scope == IR_SCOPE_LOCAL && x->u.buf->ndim == 1 &&
-      ir_is_const_int(x->u.buf->shape[0], lanes)) {
+  if (bi_register_array(x, lanes)) {
     *t = x->u.buf->dtype;
     return true;
   }
+  *lanes = 0;
   IrExpr *e = ev_to_ir(ev, x, NULL, loc);
   if (!e) return false;
   *t = e->dtype;
@@ -268,11 +275,7 @@ static Value *t_packed(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   for (int i = 0; i < n; i++)
     o[i] = lanes[i] ? ir_load(ev->c, arg[i]->u.buf, &lr, 1, loc) : ev_to_ir(ev, arg[i], NULL, loc);
   IrExpr *x = packed_lane(ev, bi->arg, o, loc);
-  if (!L) return ev_expr(ev, x);
-  IrExpr *ne = ir_i32(ev->c, L);
-  IrBuffer *r = bi_declare_buffer(ev, ir_buffer(ev->c, bi_take_name(ev, bi->name), t[0], IR_SCOPE_LOCAL, 1, &ne, loc), loc);
-  ev_emit(ev, ir_for(ev->c, l, ir_i32(ev->c, 0), ne, IR_FOR_UNROLLED, ir_store(ev->c, r, &lr, 1, x, loc), loc));
-  return bi_buffer_value(ev, r);
+  return L ? bi_lane_array(ev, bi_take_name(ev, bi->name), t[0], L, l, x, loc) : ev_expr(ev, x);
 }
 
 /* "float32x4": a vector dtype's element type and lane count; false when s names none. */

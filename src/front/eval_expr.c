@@ -310,20 +310,16 @@ static bool check_const_index(Eval *ev, const IrBuffer *b, int d, const IrExpr *
 /* A register array of integers with a constant length (T.Ramp's value) used as an index. */
 static bool lane_indices(const Value *v) {
   int64_t n;
-  return v->kind == V_BUFFER && v->u.buf->scope == IR_SCOPE_LOCAL && v->u.buf->ndim == 1 &&
-         dtype_is_int(v->u.buf->dtype) && ir_is_const_int(v->u.buf->shape[0], &n);
+  return bi_register_array(v, &n) && dtype_is_int(v->u.buf->dtype);
 }
 
 /* A[idx] for a register array idx: a register array with A[idx[l]] in lane l. */
 static Value *gather_lanes(Eval *ev, IrBuffer *b, IrBuffer *idx, SrcLoc loc) {
-  IrExpr *n = idx->shape[0];
-  IrBuffer *r = bi_declare_buffer(ev, ir_buffer(ev->c, bi_take_name(ev, "lanes"), b->dtype, IR_SCOPE_LOCAL, 1, &n, loc),
-                                  loc);
+  int64_t n;
+  ir_is_const_int(idx->shape[0], &n);
   IrVar *l = ir_var(ev->c, "l", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *lr = ir_varref(ev->c, l, loc), *at = ir_load(ev->c, idx, &lr, 1, loc);
-  ev_emit(ev, ir_for(ev->c, l, ir_i32(ev->c, 0), n, IR_FOR_UNROLLED,
-                     ir_store(ev->c, r, &lr, 1, ir_load(ev->c, b, &at, 1, loc), loc), loc));
-  return bi_buffer_value(ev, r);
+  return bi_lane_array(ev, bi_take_name(ev, "lanes"), b->dtype, n, l, ir_load(ev->c, b, &at, 1, loc), loc);
 }
 
 /* A[idx] = v for a register array idx: lane l of v (a register array as long, or one value

@@ -125,12 +125,12 @@ Fragment *fragment_fit(TsCompiler *c, int ndim, const int64_t *shape, int64_t nt
     last->vec = 4;
     while (shape[ndim - 1] % last->vec) last->vec /= 2;
   }
-  int64_t r1 = 0, zero[FRAG_MAX_DIMS] = {0};
-  if (replicate > 1 && !fn(ctx, zero, 1, &r1)) return NULL;
+  int64_t r1 = 0; /* the thread of replica 1 of the first element: the replicas' stride */
   if (replicate > 1) {
+    if (!fn(ctx, origin, 1, &r1)) return NULL;
     for (int64_t r = 0; r < replicate; r++) {
       int64_t t;
-      if (!fn(ctx, zero, r, &t)) return NULL;
+      if (!fn(ctx, origin, r, &t)) return NULL;
       if (t != r * r1 || r1 <= 0) {
         *why = "replica r must sit at r times the thread of replica 1";
         return NULL;

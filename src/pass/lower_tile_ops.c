@@ -944,12 +944,14 @@ static ReduceLowering reduce_lowering(Lower *lw) {
   return (ReduceLowering){lw->c, lw->tid, lw->T, &lw->counter, &lw->kallocs, &lw->scratch};
 }
 
-static IrStmt *lower_reduce(Lower *lw, IrStmt *s) {
+/* Reductions items[0..n): the pre parts of all, then their post parts; NULL after an error. */
+static IrStmt *lower_reductions(Lower *lw, IrStmt **items, int n) {
   PtrVec pre = {0}, post = {0};
   ReduceLowering rl = reduce_lowering(lw);
-  if (!reduce_lower_parts(&rl, s, &pre, &post)) return NULL;
-  for (int i = 0; i < post.len; i++) vec_push(lw->c->arena, &pre, post.items[i]);
-  return ir_seq_vec(lw->c, &pre, s->loc);
+  for (int k = 0; k < n; k++)
+    if (!reduce_lower_parts(&rl, items[k], &pre, &post)) return NULL;
+  for (int k = 0; k < post.len; k++) vec_push(lw->c->arena, &pre, post.items[k]);
+  return ir_seq_vec(lw->c, &pre, items[0]->loc);
 }
 
 /* A sequence lowered statement by statement, except that a run of consecutive reductions,
@@ -975,11 +977,8 @@ static IrStmt *lower_seq(Lower *lw, IrStmt *s) {
       if (reads_earlier) break;
       j++;
     }
-    PtrVec pre = {0}, post = {0};
-    ReduceLowering rl = reduce_lowering(lw);
-    for (int k = i; k < j; k++) reduce_lower_parts(&rl, s->u.seq.items[k], &pre, &post);
-    for (int k = 0; k < post.len; k++) vec_push(c->arena, &pre, post.items[k]);
-    vec_push(c->arena, &out, ir_seq_vec(c, &pre, x->loc));
+    IrStmt *y = lower_reductions(lw, s->u.seq.items + i, j - i);
+    if (y) vec_push(c->arena, &out, y);
     i = j;
   }
   IrStmt *r = ir_stmt(c, IR_S_SEQ, s->loc);
@@ -1070,7 +1069,7 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
         r->u.loop.extent = rw_expr(lw, NULL, s->u.loop.extent);
         return r;
       }
-    case IR_S_REDUCE: return lower_reduce(lw, s);
+    case IR_S_REDUCE: return lower_reductions(lw, &s, 1);
     case IR_S_ALLOC: {
       IrBuffer *b = s->u.alloc.buf;
       if (b->scope == IR_SCOPE_FRAGMENT && b->fragment) b->local_size = fragment_local_size(b->fragment);

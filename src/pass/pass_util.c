@@ -4,6 +4,8 @@
  * walk.c, range.c.) */
 #include <string.h>
 
+#include <math.h>
+
 #include "passes.h"
 #include "../base/target.h"
 
@@ -394,6 +396,11 @@ IrExpr *pass_inline_lets(TsCompiler *c, IrExpr *e) {
 IrStmt *pass_dev(TsCompiler *c, IrDeviceOp op, int64_t a0, int64_t a1, IrExpr **args, int nargs, SrcLoc loc) {
   int64_t attrs[2] = {a0, a1};
   return ir_device_stmt(c, op, attrs, ir_device_info[op].nattrs, args, nargs, loc);
+}
+
+bool pass_is_zero(const IrExpr *e) {
+  if (e->kind == IR_CAST) e = e->u.ops[0];
+  return (e->kind == IR_INT && e->u.ival == 0) || (e->kind == IR_FLOAT && e->u.fval == 0.0 && !signbit(e->u.fval));
 }
 
 IrStmt *pass_gemm_half(TsCompiler *c, const IrStmt *g, int wg_wait) {

@@ -266,6 +266,7 @@ IrStmt *pass_gemm_half(TsCompiler *c, const IrStmt *g, int wg_wait);
  * registers (widen_consumers.c). */
 void pass_widen_consumers(TsCompiler *c, const IrFunc *f, IrKernel *k);
 bool pass_is_shared(const IrBuffer *b); /* scope shared or shared.dyn (the buffer itself, not its root) */
+bool pass_is_zero(const IrExpr *e);     /* a constant +0 (integer or float), possibly cast */
 /* A switch whose default is decided per kernel: 1 (True), 0 (present, not true), -1 (absent). */
 int pass_config_state(const IrFunc *f, const char *key);
 /* Is s the role split of a warp-specialized kernel k (warp_specialize, warp_specialize_loop):

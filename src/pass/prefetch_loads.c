@@ -463,22 +463,23 @@ static IrStmt *prefetch_next_loop(Pf *pf, IrStmt *loop) {
 }
 
 /* The registers a thread of kernel k keeps in its register buffers (fragments at their
- * per-thread size), and what it may use: 255, or the consumers' share under setmaxnreg. */
+ * per-thread size), and what it may use: 255, or what warp_specialize's setmaxnreg.inc gives
+ * the consumers. */
 static void reg_sum(IrStmt *s, void *ctx) {
   if (s->kind != IR_S_ALLOC) return;
   const IrBuffer *b = s->u.alloc.buf;
   int64_t n = b->scope == IR_SCOPE_FRAGMENT ? b->local_size
               : b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR ? ir_buffer_numel(b) : 0;
-  if (n > 0) *(int64_t *)ctx += (n * dtype_bytes(b->dtype) + 3) / 4;
+  if (n > 0) ((Pf *)ctx)->kernel_regs += (n * dtype_bytes(b->dtype) + 3) / 4;
+}
+static void reg_cap(IrExpr *e, void *ctx) {
+  if (ir_is_device(e, IRD_SETMAXNREG_INC)) ((Pf *)ctx)->reg_cap = e->u.call.attrs[0];
 }
 static void kernel_regs(Pf *pf, IrStmt *k) {
   pf->kernel_regs = 0;
-  IrVisitor v = {reg_sum, NULL, &pf->kernel_regs};
-  ir_visit(k->u.kernel.body, &v);
-  int64_t T = k->u.kernel.threads[0] * k->u.kernel.threads[1] * k->u.kernel.threads[2];
   pf->reg_cap = 255;
-  if (k->u.kernel.producer_threads && T > 0 && (65536 - 128 * 24) / T / 8 * 8 < 240) pf->reg_cap = (65536 - 128 * 24) / T / 8 * 8;
-  else if (k->u.kernel.producer_threads) pf->reg_cap = 240;
+  IrVisitor v = {reg_sum, reg_cap, pf};
+  ir_visit(k->u.kernel.body, &v);
 }
 
 static IrStmt *prefetch_next_stmt(TsCompiler *c, IrStmt *s, void *ctx) {

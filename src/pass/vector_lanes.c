@@ -8,8 +8,6 @@
  * `(k*bk + lv) % C` and its row and filter indices are `(k*bk + lv) // C ...`, the same for
  * the whole group when V divides C; its zero padding is a select whose condition is then
  * the same over the group too. */
-#include <math.h>
-
 #include "passes.h"
 
 static bool is_var(const IrExpr *e, const IrVar *v) { return e->kind == IR_VAR && e->u.var == v; }
@@ -67,11 +65,6 @@ bool pass_lane_uniform(const IrExpr *e, const IrVar *lv, int64_t V) {
   }
 }
 
-static bool is_zero(const IrExpr *e) {
-  if (e->kind == IR_CAST) e = e->u.ops[0];
-  /* (not -0.0: the zero-fill stores +0) */
-  return (e->kind == IR_INT && e->u.ival == 0) || (e->kind == IR_FLOAT && e->u.fval == 0.0 && !signbit(e->u.fval));
-}
 
 IrExpr *pass_gather_value(TsCompiler *c, IrExpr *value, IrExpr **cond, bool *converts) {
   *cond = NULL;
@@ -81,7 +74,7 @@ IrExpr *pass_gather_value(TsCompiler *c, IrExpr *value, IrExpr **cond, bool *con
     *converts = true;
     e = e->u.ops[0];
   }
-  while ((e->kind == IR_SELECT || e->kind == IR_IF_THEN_ELSE) && is_zero(e->u.ops[2])) {
+  while ((e->kind == IR_SELECT || e->kind == IR_IF_THEN_ELSE) && pass_is_zero(e->u.ops[2])) {
     IrExpr *k = e->u.ops[0];
     *cond = *cond ? ir_binary(c, IR_AND, *cond, k, k->loc) : k;
     e = e->u.ops[1];

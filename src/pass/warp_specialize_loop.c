@@ -626,8 +626,7 @@ static bool plan_overlap(Wsl *w, WslOverlap *ov) {
  * ts.ws_intra_overlap). */
 static bool zero_fill(const IrStmt *s, const IrBuffer *b) {
   if (s->kind != IR_S_FILL || s->u.fill.dst.buf != b || s->u.fill.dst.ndim != b->ndim) return false;
-  const IrExpr *v = s->u.fill.value;
-  if (!(v->kind == IR_INT && v->u.ival == 0) && !(v->kind == IR_FLOAT && v->u.fval == 0.0)) return false;
+  if (!pass_is_zero(s->u.fill.value)) return false;
   for (int d = 0; d < b->ndim; d++) {
     int64_t m, e, n;
     if (!ir_is_const_int(s->u.fill.dst.min[d], &m) || m || !ir_is_const_int(s->u.fill.dst.extent[d], &e) ||
@@ -642,6 +641,14 @@ static int last_touch(IrStmt **items, int from, int to, const IrBuffer *b) {
   for (int j = to - 1; j >= from; j--)
     if (uses(items[j], b).used) return j;
   return -1;
+}
+
+/* The producer warpgroup's registers (setmaxnreg.dec) and the consumers' share of the rest
+ * (setmaxnreg.inc, at most 240). */
+static int64_t producer_regs(const Wsl *w) { return w->T >= 256 ? 24 : 40; }
+static int64_t consumer_regs(const Wsl *w) {
+  int64_t r = (65536 - WSL_PRODUCER_THREADS * producer_regs(w)) / w->T / 8 * 8;
+  return r > 240 ? 240 : r;
 }
 
 /* Registers per consumer thread of the kernel's fragments (constant shapes), or -1. */
@@ -696,7 +703,7 @@ static bool plan_acc_overlap(Wsl *w, WslAccOverlap *ao) {
     if (uses(w->body->u.seq.items[j], ao->acc).used) return false;
   if (!acc_fresh(w, ao, g)) return false;
   int64_t nacc = ir_buffer_numel(ao->acc), regs = fragment_regs(w->body, w->T);
-  if (nacc < 0 || regs < 0 || regs + nacc / w->T + 40 > 240) return false;
+  if (nacc < 0 || regs < 0 || regs + nacc / w->T + 40 > consumer_regs(w)) return false;
   ao->done = ir_buffer(c, arena_printf(c->arena, "%s_done", ao->acc->name), ao->acc->dtype, IR_SCOPE_FRAGMENT,
                        ao->acc->ndim, ao->acc->shape, w->loc);
   ao->done->layout_like = ao->acc;
@@ -899,7 +906,7 @@ static IrStmt *producer(Wsl *w) {
       if (w->tile[j].lead == i) push_boxes(w, &w->tile[j], str, bar_at(w, t->bar, str), pkr, &lb);
   }
   vec_push(c->arena, &p, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &lb, loc), loc));
-  int64_t prod_regs = w->T >= 256 ? 24 : 40;
+  int64_t prod_regs = producer_regs(w);
   IrExpr *elected = bin(c, IR_EQ, ir_varref(c, w->tx, loc), i32(c, w->T));
   return ir_seq(c, (IrStmt *[]){pass_dev(c, IRD_SETMAXNREG_DEC, prod_regs, 0, NULL, 0, loc), ir_if(c, elected, ir_seq_vec(c, &p, loc), NULL, loc)},
                 2, loc);
@@ -1005,6 +1012,13 @@ static void iteration(Wsl *w, const WslOverlap *ov, int mode, IrExpr *kref, PtrV
   }
 }
 
+/* Is statement j of the loop body one of the staged copies (the producer issues them)? */
+static bool staged_copy_at(const Wsl *w, int j) {
+  for (int i = 0; i < w->nt; i++)
+    if (w->tile[i].pos == j) return true;
+  return false;
+}
+
 /* ---- ts.ws_acc_overlap's consumer loop (plan_acc_overlap) -------------------------------
  * The wait for each GEMM stays in the iteration that issued it: with the issue in one
  * iteration and the wait in the next, ptxas serialized every wgmma (C7514). */
@@ -1034,11 +1048,8 @@ static void acc_iteration(Wsl *w, IrExpr *kref, bool next, PtrVec *out) {
   TsCompiler *c = w->c;
   const WslAccOverlap *ao = &w->ao;
   IrStmt *lb = w->loop->u.loop.body;
-  for (int j = 0; j < ao->jg; j++) {
-    bool staged_copy = false;
-    for (int i = 0; i < w->nt; i++) staged_copy |= w->tile[i].pos == j;
-    if (!staged_copy) vec_push(c->arena, out, lb->u.seq.items[j]);
-  }
+  for (int j = 0; j < ao->jg; j++)
+    if (!staged_copy_at(w, j)) vec_push(c->arena, out, lb->u.seq.items[j]);
   IrStmt *cp = ir_stmt(c, IR_S_COPY, w->loc);
   cp->u.copy.src = ir_region_full(c, ao->acc, w->loc);
   cp->u.copy.dst = ir_region_full(c, ao->done, w->loc);
@@ -1110,11 +1121,8 @@ static IrStmt *consumer_loop(Wsl *w, IrStmt **head, IrStmt **tail) {
 static IrStmt *consumer(Wsl *w) {
   TsCompiler *c = w->c;
   SrcLoc loc = w->loc;
-  int64_t prod_regs = w->T >= 256 ? 24 : 40;
-  int64_t cons_regs = (65536 - WSL_PRODUCER_THREADS * prod_regs) / w->T / 8 * 8;
-  if (cons_regs > 240) cons_regs = 240;
   PtrVec out = {0};
-  vec_push(c->arena, &out, pass_dev(c, IRD_SETMAXNREG_INC, cons_regs, 0, NULL, 0, loc));
+  vec_push(c->arena, &out, pass_dev(c, IRD_SETMAXNREG_INC, consumer_regs(w), 0, NULL, 0, loc));
   IrStmt *body = w->body;
   for (int j = 0; j < body->u.seq.n; j++) {
     IrStmt *s = body->u.seq.items[j];
