@@ -153,6 +153,15 @@ template <int Order, class T> TS_DEV void atomic_store(T *p, T v) {
   }
 }
 
+/* The fence before (After = 0) or after (After = 1) an atomic add / max / min that gives it
+ * memory order Order at GPU scope: releasing orders fence before, acquiring ones after, as
+ * atomic_or does (T.atomic_add(..., memory_order=...)). */
+template <int Order, int After> TS_DEV void atomic_fence() {
+  if constexpr (After ? (Order == MO_CONSUME || Order == MO_ACQUIRE || Order == MO_ACQ_REL || Order == MO_SEQ_CST)
+                      : (Order == MO_RELEASE || Order == MO_ACQ_REL || Order == MO_SEQ_CST))
+    __threadfence();
+}
+
 /* *p |= v on a 32/64-bit integer; the previous value.  Release orders (release, acq_rel,
  * seq_cst) fence before, acquire orders after. */
 template <int Order, class T> TS_DEV T atomic_or(T *p, T v) {

@@ -29,6 +29,7 @@ const CgDeviceAbi cg_device_abi[IRD_COUNT] = {
     [IRD_ATOMIC_LOAD] = {"ts::atomic_load", "i", "atomic.cuh"},
     [IRD_ATOMIC_STORE] = {"ts::atomic_store", "i", "atomic.cuh"},
     [IRD_ATOMIC_OR] = {"ts::atomic_or", "i", "atomic.cuh"},
+    [IRD_ATOMIC_FENCE] = {"ts::atomic_fence", "ii", "atomic.cuh"},
     [IRD_PTX_LDMATRIX] = {"ts::ptx_ldmatrix", "ib", "gemm.cuh"},
     [IRD_PTX_MMA] = {"ts::ptx_mma", "tttb", "gemm.cuh"},
     [IRD_FENCE_PROXY_ASYNC] = {"ts::fence_proxy_async", "", "gemm.cuh"},

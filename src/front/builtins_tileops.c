@@ -600,6 +600,16 @@ static Value *t_warp_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   return ev_expr(ev, v);
 }
 
+static int memory_order(Eval *ev, Value *v, int dflt, unsigned allowed, const char *fname, SrcLoc loc);
+
+/* A fence that gives an element atomic emitted by the front end memory order mo (0 relaxed ..
+ * 5 seq_cst): before it (after = false) for releasing orders, after it for acquiring ones. */
+static void atomic_order_fence(Eval *ev, int mo, bool after, SrcLoc loc) {
+  if (!mo || (after ? mo == 3 : mo < 3)) return;
+  int64_t attrs[2] = {mo, after};
+  ev_emit(ev, ir_device_stmt(ev->c, IRD_ATOMIC_FENCE, attrs, 2, NULL, 0, loc));
+}
+
 /* The element operand of an element-wise atomic: dst must be global or shared memory. */
 static IrExpr *atomic_element(Eval *ev, Value *v, const char *fname, const char *role, bool memory, SrcLoc loc) {
   if (v->kind != V_EXPR || v->u.expr->kind != IR_LOAD) {
@@ -616,14 +626,17 @@ static IrExpr *atomic_element(Eval *ev, Value *v, const char *fname, const char 
 
 /* T.atomic_add / _max / _min(dst[i], value, return_prev=True): the value dst held before the
  * update, bound to a fresh LET so that the atomic runs once, where it is written. */
-static Value *atomic_return_prev(Eval *ev, Value **arg, const Builtin *bi, const char *fname, SrcLoc loc) {
+static Value *atomic_return_prev(Eval *ev, Value **arg, const Builtin *bi, int mo, const char *fname, SrcLoc loc) {
   IrExpr *ld = atomic_element(ev, arg[0], fname, "dst (with return_prev=True)", true, loc);
   if (!ld) return NULL;
   IrExpr *v = bi_to_dtype(ev, arg[1], ld->dtype, loc);
   if (!v) return NULL;
   IrIntrin op = bi->arg == IR_ATOMIC_MAX ? IRI_ATOMIC_MAX : bi->arg == IR_ATOMIC_MIN ? IRI_ATOMIC_MIN : IRI_ATOMIC_ADD;
   IrExpr *args[2] = {ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc), v};
-  return ev_expr(ev, bi_let_once(ev, "prev", ir_call(ev->c, op, ld->dtype, args, 2, loc), loc));
+  atomic_order_fence(ev, mo, false, loc);
+  IrExpr *prev = bi_let_once(ev, "prev", ir_call(ev->c, op, ld->dtype, args, 2, loc), loc);
+  atomic_order_fence(ev, mo, true, loc);
+  return ev_expr(ev, prev);
 }
 
 /* T.atomic_addx2 / atomic_addx4(dst[i, j], src[i, j]): dst[i, j:j+N] += src[i, j:j+N] as one
@@ -678,7 +691,7 @@ static Value *t_atomic_addx(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
 
 /* T.atomic_add(dst_tile, 1.0): every element of the tile gets the scalar, a T.Parallel nest
  * of element atomics. */
-static void atomic_broadcast(Eval *ev, const Operand *d, IrAtomicOp op, IrExpr *v, SrcLoc loc) {
+static void atomic_broadcast(Eval *ev, const Operand *d, IrAtomicOp op, int mo, IrExpr *v, SrcLoc loc) {
   TsCompiler *c = ev->c;
   int n = d->buf->ndim;
   IrVar **vars = ARENA_ARRAY(ev->a, IrVar *, n);
@@ -690,6 +703,7 @@ static void atomic_broadcast(Eval *ev, const Operand *d, IrAtomicOp op, IrExpr *
   }
   IrStmt *st = ir_stmt(c, IR_S_ATOMIC, loc);
   st->u.atomic.op = op;
+  st->u.atomic.order = mo;
   st->u.atomic.dst = (IrRegion){d->buf, n, idx, one, loc};
   st->u.atomic.value = v;
   IrStmt *body = st;
@@ -703,8 +717,10 @@ static Value *t_atomic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   const char *fname = bi->arg == IR_ATOMIC_ADD ? "T.atomic_add" : bi->arg == IR_ATOMIC_MAX ? "T.atomic_max" : "T.atomic_min";
   SrcLoc loc = call_loc(a);
   if (!ev_need_kernel(ev, fname, loc)) return NULL;
+  int mo = memory_order(ev, arg[2], 0, 0x3f, fname, loc);
+  if (mo < 0) return NULL;
   bool ret = arg[3] && bi_opt_bool(ev, arg[3], false, loc);
-  if (ret) return atomic_return_prev(ev, arg, bi, fname, loc);
+  if (ret) return atomic_return_prev(ev, arg, bi, mo, fname, loc);
   Operand d;
   if (!operand(ev, arg[0], fname, "dst", &d, loc)) return NULL;
   if (dtype_is_packed(d.buf->dtype)) { /* no atomic instruction works on half a byte */
@@ -714,6 +730,7 @@ static Value *t_atomic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   }
   IrStmt *st = ir_stmt(ev->c, IR_S_ATOMIC, loc);
   st->u.atomic.op = (IrAtomicOp)bi->arg;
+  st->u.atomic.order = mo;
   Value *val = arg[1];
   if (!d.extent && (val->kind == V_BUFFER || val->kind == V_REGION)) { /* dst[i, j] is the corner of a tile */
     Operand s;
@@ -730,7 +747,7 @@ static Value *t_atomic(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   } else if (val->kind == V_INT || val->kind == V_FLOAT || (val->kind == V_EXPR && val->u.expr->kind != IR_LOAD)) {
     IrExpr *v = bi_to_dtype(ev, val, d.buf->dtype, loc); /* tile op= scalar */
     if (!v) return NULL;
-    atomic_broadcast(ev, &d, (IrAtomicOp)bi->arg, v, loc);
+    atomic_broadcast(ev, &d, (IrAtomicOp)bi->arg, mo, v, loc);
     return ev->none;
   } else { /* tile: dst region += src region */
     Operand s;

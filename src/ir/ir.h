@@ -217,6 +217,8 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(ATOMIC_LOAD, "atomic_load", 1, 1, 0)                                                  \
   X(ATOMIC_STORE, "atomic_store", 2, 1, 0)                                                \
   X(ATOMIC_OR, "atomic_or", 2, 1, 0)                                                      \
+  /* the fence that gives an atomic add / max / min its memory order: <order, after> */     \
+  X(ATOMIC_FENCE, "atomic_fence", 0, 2, 0)                                                \
   X(PTX_LDMATRIX, "ptx_ldmatrix", 2, 2, 0) /* (&local, &shared row) <num, trans>: T.ptx_ldmatrix */ \
   X(PTX_MMA, "ptx_mma", 3, 4, 0) /* (&a, &b, &c) <A, B, C dtypes, int4 pairs>: T.ptx_mma, one m16n8kK */ \
   X(FENCE_PROXY_ASYNC, "fence_proxy_async", 0, 0, 0)                                      \
@@ -597,7 +599,9 @@ struct IrStmt {
     struct { IrReduceKind op; IrBuffer *src, *dst; int dim; bool clear;
              bool nan_propagate; /* max / min / absmax of floats: a NaN makes the result NaN */ } reduce;
     struct { IrAtomicOp op; IrRegion dst; IrExpr *value; /* value may be a LOAD-based region */
-             IrRegion src; bool tile; } atomic;
+             IrRegion src; bool tile;
+             int order; /* memory_order= as C++ numbers it (0 relaxed .. 5 seq_cst): every element
+                           atomic gets it, through fences (lower_tile_ops) */ } atomic;
     struct { IrRegion a, b, c;
              IrRegion e; /* T.gemm_sp: the 2:4 metadata tile (e.buf NULL for T.gemm); a is compressed */
              bool trans_a, trans_b, clear_accum; int policy; int k_pack;

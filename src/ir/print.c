@@ -306,6 +306,7 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
         print_region(out, &s->u.atomic.src);
       else
         print_sub(out, s->u.atomic.value, 0);
+      if (s->u.atomic.order) sb_printf(out, " memory_order=%d", s->u.atomic.order);
       sb_putc(out, '\n');
       break;
     case IR_S_GEMM:

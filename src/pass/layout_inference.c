@@ -260,14 +260,15 @@ static int64_t atomic_vector_lanes(const TsCompiler *c, ts_dtype t) {
   return 1;
 }
 
-/* A tile T.atomic_add from a shared tile onto a global tensor (the attention backward's
- * dK and dV): vectors of the atomic_vector_lanes whose lanes both sides move together. */
+/* A tile T.atomic_add from a shared tile or a global tensor onto a global tensor (the
+ * attention backward's dK and dV): vectors of the atomic_vector_lanes whose lanes both sides move together. */
 static int64_t atomic_vector_width(TsCompiler *c, const Node *n, const IrStmt *b) {
   const IrRegion *d = &b->u.atomic.dst;
   const IrExpr *v = b->u.atomic.value;
   if (b->u.atomic.op != IR_ATOMIC_ADD || b->u.atomic.tile || !v || v->kind != IR_LOAD || v->lanes != 1 ||
       v->dtype != d->buf->dtype || d->buf->scope != IR_SCOPE_GLOBAL || d->buf->remap ||
-      !pass_is_shared(v->u.load.buf) || !v->u.load.nidx)
+      (!pass_is_shared(v->u.load.buf) && v->u.load.buf->scope != IR_SCOPE_GLOBAL) || v->u.load.buf->remap ||
+      !v->u.load.nidx)
     return 1;
   IrExpr **idxs[2] = {d->min, v->u.load.idx};
   int nidx[2] = {d->ndim, v->u.load.nidx};

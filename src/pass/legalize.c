@@ -61,9 +61,10 @@ static void make_vars(TsCompiler *c, IrVar **v, int n, SrcLoc loc) {
   for (int j = 0; j < n; j++) v[j] = ir_var(c, names[j], TS_DTYPE_INT32, IR_VAR_LOOP, loc);
 }
 
-/* dst[...] = cast(src[...]) (or an atomic add of it) for two equally shaped regions. */
-static IrStmt *lower_copy_like(TsCompiler *c, const IrRegion *src, const IrRegion *dst, bool atomic,
-                               IrAtomicOp op, SrcLoc loc) {
+/* dst[...] = cast(src[...]) (or, for a tile atomic, the element atomic of it with the same
+ * operation and memory order) for two equally shaped regions. */
+static IrStmt *lower_copy_like(TsCompiler *c, const IrRegion *src, const IrRegion *dst, const IrStmt *atomic,
+                               SrcLoc loc) {
   int sd[FRAG_MAX_DIMS], dd[FRAG_MAX_DIMS];
   int64_t se[FRAG_MAX_DIMS], de[FRAG_MAX_DIMS];
   bool ok = true;
@@ -83,7 +84,8 @@ static IrStmt *lower_copy_like(TsCompiler *c, const IrRegion *src, const IrRegio
   IrStmt *body;
   if (atomic) {
     body = ir_stmt(c, IR_S_ATOMIC, loc);
-    body->u.atomic.op = op;
+    body->u.atomic.op = atomic->u.atomic.op;
+    body->u.atomic.order = atomic->u.atomic.order;
     body->u.atomic.dst = *dst;
     body->u.atomic.dst.min = di;
     body->u.atomic.dst.extent = ARENA_ARRAY(c->arena, IrExpr *, dst->ndim);
@@ -172,7 +174,7 @@ static IrStmt *lower_copy(TsCompiler *c, IrStmt *s) {
     src = &sb;
     dst = &db;
   }
-  IrStmt *r = lower_copy_like(c, src, dst, false, IR_ATOMIC_ADD, s->loc);
+  IrStmt *r = lower_copy_like(c, src, dst, NULL, s->loc);
   if (r && s->u.copy.async_ && r->kind == IR_S_FOR) r->u.loop.async_copy = true;
   if (r && r->kind == IR_S_FOR && r->u.loop.kind == IR_FOR_PARALLEL) r->u.loop.pinned_layout = s->u.copy.loop_layout;
   if (!r || !allocs[0]) return r;
@@ -306,7 +308,7 @@ static IrStmt *legalize_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       if (has_runtime_extent(&s->u.fill.dst)) return lower_runtime_tile(c, s, lc);
       return lower_fill(c, s);
     case IR_S_ATOMIC:
-      if (s->u.atomic.tile) return lower_copy_like(c, &s->u.atomic.src, &s->u.atomic.dst, true, s->u.atomic.op, s->loc);
+      if (s->u.atomic.tile) return lower_copy_like(c, &s->u.atomic.src, &s->u.atomic.dst, s, s->loc);
       return s;
     case IR_S_GEMM: return s; /* planned by layout_inference, lowered by lower_tile_ops */
     case IR_S_UNSUPPORTED:

@@ -338,6 +338,21 @@ static IrStmt *unrolled(Lower *lw, IrVar *v, int64_t ext, IrStmt *body) {
   return ir_for(lw->c, v, i32(lw, 0), i32(lw, ext), IR_FOR_UNROLLED, body, SRCLOC_NONE);
 }
 
+/* r, one element atomic of statement s, between the fences that give it s's memory order
+ * (ts::atomic_fence: releasing orders fence before it, acquiring ones after); r itself when
+ * the order is relaxed. */
+static IrStmt *ordered_atomic(TsCompiler *c, const IrStmt *s, IrStmt *r) {
+  int mo = s->u.atomic.order;
+  if (!mo) return r;
+  IrStmt *items[3];
+  int n = 0;
+  int64_t before[2] = {mo, 0}, after[2] = {mo, 1};
+  if (mo >= 3) items[n++] = ir_device_stmt(c, IRD_ATOMIC_FENCE, before, 2, NULL, 0, s->loc);
+  items[n++] = r;
+  if (mo != 3) items[n++] = ir_device_stmt(c, IRD_ATOMIC_FENCE, after, 2, NULL, 0, s->loc);
+  return ir_seq(c, items, n, s->loc);
+}
+
 static IrStmt *lower_atomic(Lower *lw, NestCtx *nc, IrStmt *s) {
   const IrRegion *d = &s->u.atomic.dst;
   if (d->buf->scope != IR_SCOPE_GLOBAL && d->buf->scope != IR_SCOPE_SHARED && d->buf->scope != IR_SCOPE_SHARED_DYN) {
@@ -351,7 +366,7 @@ static IrStmt *lower_atomic(Lower *lw, NestCtx *nc, IrStmt *s) {
   IrExpr *addr = ir_call(lw->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &addr_arg, 1, s->loc);
   IrIntrin op = s->u.atomic.op == IR_ATOMIC_MAX ? IRI_ATOMIC_MAX : s->u.atomic.op == IR_ATOMIC_MIN ? IRI_ATOMIC_MIN : IRI_ATOMIC_ADD;
   IrExpr *args[2] = {addr, val};
-  IrStmt *r = ir_eval(lw->c, ir_call(lw->c, op, d->buf->dtype, args, 2, s->loc), s->loc);
+  IrStmt *r = ordered_atomic(lw->c, s, ir_eval(lw->c, ir_call(lw->c, op, d->buf->dtype, args, 2, s->loc), s->loc));
   IrExpr *cond = bounds_cond(lw, nc, d->buf, idx, n);
   return cond ? ir_if(lw->c, cond, r, NULL, s->loc) : r;
 }
@@ -782,15 +797,16 @@ static IrStmt *lower_vector_copy(Lower *lw, NestCtx *nc, const ParNest *nest, co
   return at_lane0(lw, nest, uv, to, vs);
 }
 
-/* Is st a scalar atomic add `dst[.., x + j] += src[.., j]` (src a fragment or a shared tile, no
- * conversion, dst a float tensor in global memory) whose operands both move V lanes along
- * the nest's last dim? */
+/* Is st a scalar atomic add `dst[.., x + j] += src[.., j]` (src a fragment, a shared tile or a
+ * global tensor, no conversion, dst a float tensor in global memory) whose operands both move
+ * V lanes along the nest's last dim? */
 static bool vector_atomic_stmt(const ParNest *nest, const IrStmt *st, int64_t V) {
   if (!st || st->kind != IR_S_ATOMIC || st->u.atomic.op != IR_ATOMIC_ADD || st->u.atomic.tile) return false;
   const IrRegion *d = &st->u.atomic.dst;
   const IrExpr *ld = st->u.atomic.value;
   if (!ld || ld->kind != IR_LOAD || ld->lanes != 1 || ld->dtype != d->buf->dtype || d->buf->scope != IR_SCOPE_GLOBAL ||
-      (ld->u.load.buf->scope != IR_SCOPE_FRAGMENT && !pass_is_shared(ld->u.load.buf)) || !dtype_is_float(d->buf->dtype))
+      (ld->u.load.buf->scope != IR_SCOPE_FRAGMENT && ld->u.load.buf->scope != IR_SCOPE_GLOBAL &&
+       !pass_is_shared(ld->u.load.buf)) || ld->u.load.buf->remap || !dtype_is_float(d->buf->dtype))
     return false;
   return vec_operand_lanes(nest, d->buf, d->min, d->ndim, V) &&
          vec_operand_lanes(nest, ld->u.load.buf, ld->u.load.idx, ld->u.load.nidx, V);
@@ -808,7 +824,7 @@ static IrStmt *atomic_chunk(Lower *lw, NestCtx *nc, const ParNest *nest, IrExpr 
   IrExpr *dl = ir_load(c, d->buf, di, nd, st->loc), *sl = ir_load(c, ld->u.load.buf, si, ns, ld->loc);
   IrExpr *args[3] = {ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &dl, 1, st->loc),
                      ir_call(c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &sl, 1, st->loc), i32(lw, W)};
-  IrStmt *r = ir_eval(c, ir_call(c, IRI_ATOMIC_ADD_X, TS_DTYPE_VOID, args, 3, st->loc), st->loc);
+  IrStmt *r = ordered_atomic(c, st, ir_eval(c, ir_call(c, IRI_ATOMIC_ADD_X, TS_DTYPE_VOID, args, 3, st->loc), st->loc));
   IrExpr *cond = bounds_cond(lw, nc, d->buf, di, nd); /* the chunk's first lane in bounds: all are */
   if (cond) r = ir_if(c, cond, r, NULL, st->loc);
   if (!first) return r;

@@ -1636,6 +1636,71 @@ def gemm_sp8(ctx, corpus, M, N, K, dtype, e_dtype):
     check("gemm_sp %s %dx%dx%d meta %s" % (dtype, M, N, K, e_dtype), c.double(), want, *tol)
 
 
+def atomic_order(ctx, N, dtype):
+    """tests/codegen/atomic_order.py: T.atomic_add with memory_order= on a tile (vector atomics
+    from a global tensor), an element and return_prev: the sums, the count, and the previous
+    values of the return_prev counter, which must be 0, 2, 4, ... in some order."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/atomic_order.py")).compile("atomic_order", N=N, dtype=dtype)
+    t = getattr(torch, dtype)
+    x = torch.randn(N, device="cuda").to(t)
+    out0 = torch.randn(N, device="cuda").to(t)
+    out = out0.clone()
+    count = torch.zeros(2, dtype=torch.int32, device="cuda")
+    prev = torch.full((N // 64,), -1, dtype=torch.int32, device="cuda")
+    k(x, out, count, prev)
+    check("atomic_add memory_order tile %d %s" % (N, dtype), out, (out0.float() + x.float()).to(t), 0, 0)
+    blocks = N // 64
+    ok = count.tolist() == [blocks, 2 * blocks] and sorted(prev.tolist()) == list(range(0, 2 * blocks, 2))
+    RESULTS.append(ok)
+    print("%s atomic_add memory_order element and return_prev over %d blocks: count %s, previous %s" % (
+        "PASS" if ok else "FAIL", blocks, count.tolist(), sorted(prev.tolist())))
+
+
+def cast_reference(x, dst):
+    """x (any float tensor) converted as ts::cast does: widened exactly to float32, then rounded
+    to nearest even; into fp8 out-of-range magnitudes and infinities saturate to the largest
+    finite value (CUDA's __NV_SATFINITE), NaN stays NaN."""
+    f = x.float()
+    if dst in (torch.float8_e4m3fn, torch.float8_e5m2):
+        big = torch.finfo(dst).max
+        f = torch.where(torch.isnan(f), f, f.clamp(-big, big))
+    return f.to(dst)
+
+
+def same_values(got, want):
+    """Element-wise identity of two float tensors: equal values with the same sign (so -0 and +0
+    differ), or both NaN."""
+    g, w = got.double(), want.double()
+    return ((g == w) & (torch.signbit(g) == torch.signbit(w))) | (torch.isnan(g) & torch.isnan(w))
+
+
+def vector_casts(ctx, M, through_fragments):
+    """tests/codegen/vector_cast.py: every pair of float32 / float16 / bfloat16 / float8_e4m3 /
+    float8_e5m2, converted two elements at a time (PairConv in common.cuh), on random values at
+    several scales and on NaN, infinities, signed zeros and magnitudes past fp8's range."""
+    prog = ctx.load(os.path.join(ROOT, "tests/codegen/vector_cast.py"))
+    types = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+             "float8_e4m3": torch.float8_e4m3fn, "float8_e5m2": torch.float8_e5m2}
+    special = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1e-9, -3e-5,
+                            448.0, 449.0, 500.0, -6e4, 57344.0, 1e5, 65504.0, 70000.0, 0.5], device="cuda")
+    for sname, st in types.items():
+        base = torch.randn(M, device="cuda") * torch.tensor([1e-3, 1.0, 30.0, 3e3], device="cuda").repeat(M // 4)
+        base[:special.numel()] = special
+        x = cast_reference(base, st)
+        for dname, dt in types.items():
+            if dname == sname:
+                continue
+            k = prog.compile("vector_cast", M=M, src=sname, dst=dname, through_fragments=through_fragments)
+            y = torch.empty(M, dtype=dt, device="cuda")
+            k(x, y)
+            same = same_values(y, cast_reference(x, dt))
+            ok = bool(same.all())
+            RESULTS.append(ok)
+            print("%s vector cast %s -> %s, %d elements%s: %d of %d differ" % (
+                "PASS" if ok else "FAIL", sname, dname, M, " through fragments" if through_fragments else "",
+                int((~same).sum()), M))
+
+
 def selected(cases, only):
     """The cases whose line in main() names one of the comma-separated words of `only`
     (a function name such as convolution, or any other text of the line)."""
@@ -1848,6 +1913,12 @@ def main():
         lambda: gemm_sp_codegen(ctx, corpus, 128, 128, 256, torch.bfloat16, False, 64),
         lambda: bitnet_int8xint8(ctx, corpus, 256, 256, 256),
         lambda: bitnet_int8xint8(ctx, corpus, 512, 256, 1024),
+        lambda: vector_casts(ctx, 1024, False),
+        lambda: atomic_order(ctx, 256, "float16"),
+        lambda: atomic_order(ctx, 1024, "float32"),
+        lambda: atomic_order(ctx, 512, "bfloat16"),
+        lambda: vector_casts(ctx, 256, True),
+        lambda: vector_casts(ctx, 384, False),  # 3 per thread: the element-wise path
     ]
     cases = selected(cases, only)
     if not cases:

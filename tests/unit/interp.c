@@ -680,6 +680,7 @@ static void exec_device(Interp *in, IrExpr *e, const bool *mask) {
       /* blocks run one after another here: a cluster barrier orders the block's own threads */
       case IRD_CLUSTER_ARRIVE: break;
       case IRD_FENCE_PROXY_ASYNC: break;
+      case IRD_ATOMIC_FENCE: break; /* one thread at a time: memory is always ordered */
       default: unsupported(in, "device operation", ir_device_info[e->u.call.dop].name); return;
     }
   }
