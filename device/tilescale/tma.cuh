@@ -240,6 +240,79 @@ template <int N> TS_DEV void mbar_arrive_cluster(uint64_t *bar) {
 #endif
 }
 
+/* ---- distributed shared memory (T.copy_cluster, T.alloc_cluster_barrier) --------------------
+ * The same shared-memory location in block `rank` of this block's cluster, as a generic
+ * pointer (mapa); a block outside a cluster launch is its own cluster of one (rank 0). */
+template <class T> TS_DEV T *cluster_map(T *p, int rank) {
+#ifdef TS_HAS_TMA
+  uint64_t r;
+  asm volatile("mapa.u64 %0, %1, %2;\n" : "=l"(r) : "l"(p), "r"(rank));
+  return reinterpret_cast<T *>(r);
+#else
+  (void)rank; __trap(); return p;
+#endif
+}
+
+/* One element stored into block `rank`'s copy of a shared tile (T.copy_cluster's per-thread
+ * path). */
+template <class T> TS_DEV void dsmem_store(T *dst, T v, int rank) { *cluster_map(dst, rank) = v; }
+
+TS_DEV uint32_t cluster_smem_addr(const void *p, int rank) {
+  uint32_t r = 0;
+#ifdef TS_HAS_TMA
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(smem_addr(p)), "r"(rank));
+#else
+  (void)p; (void)rank; __trap();
+#endif
+  return r;
+}
+
+/* One arrival on block `rank`'s copy of barrier `bar`, releasing at cluster scope: this
+ * block's writes into that block's shared memory (dsmem_store, after a block barrier) are
+ * visible to the threads that wait for the phase with mbar_wait_cluster. */
+TS_DEV void mbar_arrive_remote(uint64_t *bar, int rank) {
+#ifdef TS_HAS_TMA
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_smem_addr(bar, rank))
+               : "memory");
+#else
+  (void)bar; (void)rank; __trap();
+#endif
+}
+
+/* mbar_wait acquiring at cluster scope: the phase was completed by another block's
+ * arrivals (mbar_arrive_remote) and its writes must be seen. */
+TS_DEV void mbar_wait_cluster(uint64_t *bar, int parity) {
+#ifdef TS_HAS_TMA
+  uint32_t done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
+  } while (!done);
+#else
+  (void)bar; (void)parity; __trap();
+#endif
+}
+
+/* `bytes` (a multiple of 16, both addresses 16-byte aligned) of this block's shared memory at
+ * src copied to the same place as dst in block `rank`, by the calling thread alone: one
+ * arrival on that block's barrier `bar` announcing the bytes, then a bulk copy that completes
+ * them (the receiver waits for the phase).  The tile's writes must be visible to the async
+ * proxy first (fence_proxy_async_shared by every writer, then a block barrier). */
+TS_DEV void dsmem_bulk_copy(void *dst, const void *src, int bytes, uint64_t *bar, int rank) {
+#ifdef TS_HAS_TMA
+  uint32_t rbar = cluster_smem_addr(bar, rank);
+  asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;\n" ::"r"(rbar), "r"(bytes)
+               : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   cluster_smem_addr(dst, rank)),
+               "r"(smem_addr(src)), "r"(bytes), "r"(rbar)
+               : "memory");
+#else
+  (void)dst; (void)src; (void)bytes; (void)bar; (void)rank; __trap();
+#endif
+}
+
 /* Every thread of the cluster: barrier initialisation visible to the other blocks before
  * their first multicast or remote arrival; and no block leaves while another may still
  * arrive on its barriers. */

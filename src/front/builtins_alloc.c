@@ -195,18 +195,20 @@ static Value *t_alloc_var(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
  * (TileLang: `T.alloc_barrier([128] * n)` is n barriers).  Each count is the arrivals that
  * complete a phase; lower_tile_ops initialises them once at the kernel's start (thread 0,
  * fence, __syncthreads: tma_copy.c).  A kernel with explicit mbarriers schedules its threads
- * itself, so it gets no automatic warp specialization or pipelining (as with T.ws). */
+ * itself, so it gets no automatic warp specialization or pipelining (as with T.ws).
+ * T.alloc_cluster_barrier (bi->arg 1): the same, for arrivals from other blocks of the cluster
+ * (T.mbarrier_arrive(b, cta_id=r), T.copy_cluster's remote_barrier). */
 static Value *t_alloc_barrier(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
   if (ev->c->target.sm < 90) {
-    ts_error(ev->c, loc, "T.alloc_barrier needs sm_90 or newer (mbarrier waits), the target is sm_%d", ev->c->target.sm);
+    ts_error(ev->c, loc, "T.%s needs sm_90 or newer (mbarrier waits), the target is sm_%d", bi->name, ev->c->target.sm);
     return ev->poison;
   }
   bool list = arg[0]->kind == V_LIST || arg[0]->kind == V_TUPLE;
   int n = list ? arg[0]->u.seq.n : 1;
   if (n < 1) {
-    ts_error(ev->c, loc, "T.alloc_barrier: the list of arrive counts is empty");
+    ts_error(ev->c, loc, "T.%s: the list of arrive counts is empty", bi->name);
     return ev->poison;
   }
   int64_t *counts = ARENA_ARRAY(ev->a, int64_t, n);
@@ -215,13 +217,14 @@ static Value *t_alloc_barrier(Eval *ev, CallArgs *a, Value **arg, const Builtin 
     if (!ev_to_int(ev, c, &counts[i], loc)) return ev->poison;
     /* the mbarrier's pending count is 20 bits wide */
     if (counts[i] <= 0 || counts[i] >= (1 << 20)) {
-      ts_error(ev->c, loc, "T.alloc_barrier: arrive counts must be in [1, 2^20), got %lld", (long long)counts[i]);
+      ts_error(ev->c, loc, "T.%s: arrive counts must be in [1, 2^20), got %lld", bi->name, (long long)counts[i]);
       return ev->poison;
     }
   }
   IrExpr *ext = ir_int(ev->c, n, TS_DTYPE_INT32, loc);
   IrBuffer *b = ir_buffer(ev->c, bi_take_name(ev, "barrier"), TS_DTYPE_UINT64, IR_SCOPE_BARRIER, 1, &ext, loc);
   b->arrive_counts = counts;
+  b->cluster_barrier = bi->arg == 1;
   ev->kernel->u.kernel.manual_ws = true;
   return bi_buffer_value(ev, bi_declare_buffer(ev, b, loc));
 }
@@ -515,7 +518,7 @@ static const Builtin alloc_rows[] = {
     {"alloc_var", "dtype, init=None, scope=\"local.var\"", t_alloc_var, 0, BI_TERSE},
     {"alloc_barrier", "arrive_count", t_alloc_barrier, 0, 0},
     {"alloc_tmem", "shape, dtype", bi_kernel_unsupported, 0, 0},
-    {"alloc_cluster_barrier", "arrive_count", bi_kernel_unsupported, 0, 0},
+    {"alloc_cluster_barrier", "arrive_count", t_alloc_barrier, 1, 0},
     {"alloc_descriptor", "dtype=\"uint64\"", bi_kernel_unsupported, 0, 0},
     /* eager outputs and names */
     {"empty", "shape, dtype=\"float32\"", t_empty, 0, BI_TERSE},

@@ -603,16 +603,30 @@ static Value *t_cp_async_barrier_noinc(Eval *ev, CallArgs *a, Value **arg, const
   return ev->none;
 }
 
+/* T.barrier_arrive(b) / T.mbarrier_arrive(b, cta_id=None) / T.ptx_arrive_cluster_barrier(b,
+ * cta_id) (bi->arg 0 / 1 / 2): one arrival on b, or with cta_id on block cta_id's copy of b
+ * (a T.alloc_cluster_barrier), releasing this thread's writes at cluster scope. */
 static Value *t_barrier_arrive(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
   const char *fname = arena_printf(ev->a, "T.%s", bi->name);
-  if (bi->arg && arg[1] && arg[1]->kind != V_NONE) {
-    ts_error(ev->c, loc, "%s with cta_id (an arrival on another block's barrier of a cluster) is not supported yet", fname);
-    return ev->poison;
-  }
   IrExpr *b = bi_barrier_addr(ev, arg[0], fname, loc);
   if (!b) return ev->poison;
+  if (bi->arg && arg[1] && arg[1]->kind != V_NONE) { /* cta_id: block cta_id's copy of the barrier */
+    IrExpr *args[2] = {b, ev_to_ir(ev, arg[1], NULL, loc)};
+    if (!args[1]) return ev->poison;
+    if (!dtype_is_int(args[1]->dtype)) {
+      ts_error(ev->c, loc, "%s: cta_id must be an integer (a block's rank in the cluster)", fname);
+      return ev->poison;
+    }
+    args[1] = ir_cast(ev->c, TS_DTYPE_INT32, args[1], loc);
+    ev_emit(ev, ir_device_stmt(ev->c, IRD_MBAR_ARRIVE_REMOTE, NULL, 0, args, 2, loc));
+    return ev->none;
+  }
+  if (bi->arg == 2) {
+    ts_error(ev->c, loc, "%s needs cta_id (the rank of the block whose barrier it arrives on)", fname);
+    return ev->poison;
+  }
   ev_emit(ev, ir_device_stmt(ev->c, IRD_MBAR_ARRIVE, NULL, 0, &b, 1, loc));
   return ev->none;
 }
@@ -634,7 +648,9 @@ static Value *t_barrier_wait(Eval *ev, CallArgs *a, Value **arg, const Builtin *
     return ev->poison;
   }
   IrExpr *args[2] = {b, ir_cast(ev->c, TS_DTYPE_INT32, p, loc)};
-  ev_emit(ev, ir_device_stmt(ev->c, IRD_MBAR_WAIT, NULL, 0, args, 2, loc));
+  /* a cluster barrier's phase is completed by other blocks: their writes are acquired */
+  bool cluster = b->u.call.args[0]->u.load.buf->cluster_barrier;
+  ev_emit(ev, ir_device_stmt(ev->c, cluster ? IRD_MBAR_WAIT_CLUSTER : IRD_MBAR_WAIT, NULL, 0, args, 2, loc));
   return ev->none;
 }
 
@@ -768,6 +784,7 @@ static const Builtin loop_rows[] = {
     {"barrier_arrive", "mbarrier", t_barrier_arrive, 0, 0},
     {"barrier_wait", "mbarrier, parity", t_barrier_wait, 0, 0},
     {"mbarrier_arrive", "mbarrier, cta_id=None", t_barrier_arrive, 1, 0},
+    {"ptx_arrive_cluster_barrier", "mbarrier, cta_id", t_barrier_arrive, 2, 0},
     {"mbarrier_wait_parity", "mbarrier, parity", t_barrier_wait, 0, 0},
     {"mbarrier_expect_tx", "mbarrier, tx", t_mbarrier_expect_tx, 0, 0},
     {"ws", "*warp_group_ids", t_ws, 0, 0},

@@ -174,13 +174,14 @@ static Value *t_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
  * (expect_tx, no arrival) and issues the boxes; nobody waits here: the user arrives on b with
  * T.barrier_arrive and waits with T.barrier_wait.  T.tma_copy(shared, global) is a TMA store:
  * issued by one thread once every thread's writes to the tile are in, waited for by
- * T.tma_store_wait().  Lowered by lower_tile_ops (tma_copy.c). */
+ * T.tma_store_wait().  cluster_mask=m multicasts a load to the ranks of m (each still
+ * announces the bytes on its own copy of b).  Lowered by lower_tile_ops (tma_copy.c). */
 static Value *t_tma_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
-  static const char *const unsupported[] = {NULL, NULL, NULL, "cluster_mask (a multicast load)",
-                                            "leader_scope_threads", "eviction_policy", "annotations"};
-  for (int i = 3; i < 7; i++)
+  static const char *const unsupported[] = {NULL, NULL, NULL, NULL, "leader_scope_threads", "eviction_policy",
+                                            "annotations"};
+  for (int i = 4; i < 7; i++)
     if (arg[i] && arg[i]->kind != V_NONE) {
       ts_error(ev->c, loc, "T.tma_copy with %s is not supported yet", unsupported[i]);
       return ev->poison;
@@ -212,6 +213,71 @@ static Value *t_tma_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
   }
   st->u.copy.barrier = bi_barrier_addr(ev, arg[2], "T.tma_copy", loc);
   if (!st->u.copy.barrier) return ev->poison;
+  if (arg[3] && arg[3]->kind != V_NONE) { /* a multicast: the mask's ranks of the cluster all receive it */
+    if (!ev_to_int(ev, arg[3], &st->u.copy.cluster_mask, loc)) return ev->poison;
+    int cl = ev->kernel->u.kernel.cluster_x > 1 ? ev->kernel->u.kernel.cluster_x : 1;
+    if (st->u.copy.cluster_mask <= 0 || st->u.copy.cluster_mask >= (1 << cl)) {
+      ts_error(ev->c, loc, "T.tma_copy: cluster_mask must be a positive bitmask of the cluster's %d rank%s (below "
+                           "%d), got %lld", cl, cl > 1 ? "s" : "", 1 << cl, (long long)st->u.copy.cluster_mask);
+      return ev->poison;
+    }
+    /* another block completes the barrier's bytes: initialised cluster-wide before any block goes on */
+    st->u.copy.barrier->u.call.args[0]->u.load.buf->cluster_barrier = true;
+  }
+  ev_emit(ev, st);
+  return ev->none;
+}
+
+/* T.copy_cluster(src, dst, dst_block=r, remote_barrier=b): the shared tile src copied into
+ * block r's dst (distributed shared memory, lowered by cluster_copy.c); with remote_barrier the
+ * copy arrives once on block r's b (a T.alloc_cluster_barrier element) when it is in, else the
+ * user orders it (T.cluster_sync).  Without dst_block it is a T.copy.  The multicast form
+ * (cluster_mask, a global tile loaded into several blocks) is T.tma_copy's here. */
+static Value *t_copy_cluster(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  if (arg[3] && arg[3]->kind != V_NONE) {
+    ts_error(ev->c, loc, "T.copy_cluster with cluster_mask (a multicast load that also waits) is not supported "
+                         "yet: T.tma_copy(src, dst, barrier=b, cluster_mask=m) multicasts, and the caller waits on b");
+    return ev->poison;
+  }
+  for (int i = 7; i < 9; i++)
+    if (arg[i] && arg[i]->kind != V_NONE) {
+      ts_error(ev->c, loc, "T.copy_cluster with %s is not supported yet", i == 7 ? "annotations" : "loop_layout");
+      return ev->poison;
+    }
+  IrStmt *store = NULL, *st = copy_stmt(ev, arg[0], arg[1], "T.copy_cluster", loc, &store);
+  bool to_block = arg[2] && arg[2]->kind != V_NONE;
+  if (store && to_block) ts_error(ev->c, loc, "T.copy_cluster needs tiles (regions or buffers), not single elements");
+  if (store && !to_block) ev_emit(ev, store);
+  if (!st) return store && !to_block ? ev->none : ev->poison;
+  if (!to_block) { /* a plain copy */
+    if (arg[4] && arg[4]->kind != V_NONE) {
+      ts_error(ev->c, loc, "T.copy_cluster: remote_barrier needs dst_block (the block the copy goes to)");
+      return ev->poison;
+    }
+    ev_emit(ev, st);
+    return ev->none;
+  }
+  IrScope ss = st->u.copy.src.buf->scope, ds = st->u.copy.dst.buf->scope;
+  if ((ss != IR_SCOPE_SHARED && ss != IR_SCOPE_SHARED_DYN) || (ds != IR_SCOPE_SHARED && ds != IR_SCOPE_SHARED_DYN)) {
+    ts_error(ev->c, loc, "T.copy_cluster with dst_block copies a shared tile into another block's shared tile, not "
+                         "%s -> %s", ir_scope_names[ss], ir_scope_names[ds]);
+    return ev->poison;
+  }
+  IrExpr *r = ev_to_ir(ev, arg[2], NULL, loc);
+  if (!r) return ev->poison;
+  int64_t rank;
+  int cl = ev->kernel->u.kernel.cluster_x > 1 ? ev->kernel->u.kernel.cluster_x : 1;
+  if (!dtype_is_int(r->dtype) || (ir_is_const_int(r, &rank) && (rank < 0 || rank >= cl))) {
+    ts_error(ev->c, loc, "T.copy_cluster: dst_block must be an integer rank of the cluster's %d block%s", cl,
+             cl > 1 ? "s" : "");
+    return ev->poison;
+  }
+  st->u.copy.dst_block = ir_cast(ev->c, TS_DTYPE_INT32, r, loc);
+  if (arg[4] && arg[4]->kind != V_NONE && !(st->u.copy.barrier = bi_barrier_addr(ev, arg[4], "T.copy_cluster", loc)))
+    return ev->poison;
+  ev->kernel->u.kernel.manual_ws = true; /* the blocks' copies order themselves */
   ev_emit(ev, st);
   return ev->none;
 }
@@ -1149,6 +1215,8 @@ static const Builtin tileop_rows[] = {
     {"wgmma_gemm", "A, B, C, transpose_A=False, transpose_B=False, policy=0, clear_accum=False, k_pack=1, "
                    "annotations=None", t_wgmma_gemm, 0, 0},
     {"wait_wgmma", "id", t_wait_wgmma, 0, 0},
+    {"copy_cluster", "src, dst, dst_block=None, cluster_mask=None, remote_barrier=None, eviction_policy=None, "
+                     "coalesced_width=None, annotations=None, loop_layout=None", t_copy_cluster, 0, 0},
     {"tma_copy", "src, dst, barrier=None, cluster_mask=None, leader_scope_threads=None, eviction_policy=None, "
                  "annotations=None", t_tma_copy, 0, 0},
     {"tma_store_wait", "read=False", t_tma_store_wait, 0, 0},

@@ -633,6 +633,7 @@ static IrStmt *subst_stmt(TsCompiler *c, IrStmt *st, const Subst *s) {
       r->u.copy.src = subst_region(c, st->u.copy.src, s);
       r->u.copy.dst = subst_region(c, st->u.copy.dst, s);
       r->u.copy.barrier = subst_expr(c, st->u.copy.barrier, s);
+      r->u.copy.dst_block = subst_expr(c, st->u.copy.dst_block, s);
       break;
     case IR_S_FILL:
       r->u.fill.dst = subst_region(c, st->u.fill.dst, s);

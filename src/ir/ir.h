@@ -255,6 +255,14 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(MBAR_ARRIVE, "mbar_arrive", 1, 0, 0)                                                  \
   X(MBAR_ARRIVE_CLUSTER, "mbar_arrive_cluster", 1, 1, 0)       /* <cluster blocks> */     \
   X(MBAR_WAIT, "mbar_wait", 2, 0, IRD_SYNC)                    /* (bar, parity) */        \
+  /* distributed shared memory (tma.cuh): a wait acquiring at cluster scope (a barrier of       \
+   * T.alloc_cluster_barrier), an arrival on another block's barrier (bar, rank), T.copy_cluster's \
+   * element store into another block (&dst, value, rank) and its bulk copy                     \
+   * (&dst, &src, bytes, &bar, rank) */                                                         \
+  X(MBAR_WAIT_CLUSTER, "mbar_wait_cluster", 2, 0, IRD_SYNC)                               \
+  X(MBAR_ARRIVE_REMOTE, "mbar_arrive_remote", 2, 0, 0)                                    \
+  X(DSMEM_STORE, "dsmem_store", 3, 0, 0)                                                  \
+  X(DSMEM_BULK_COPY, "dsmem_bulk_copy", 5, 0, 0)                                          \
   X(MBAR_EXPECT_TX, "mbar_expect_tx", 2, 0, 0)                 /* (bar, bytes) */         \
   X(MBAR_EXPECT_TX_NOARRIVE, "mbar_expect_tx_noarrive", 2, 0, 0) /* (bar, bytes): no arrival */ \
   X(CLUSTER_SYNC, "cluster_sync", 0, 0, IRD_SYNC)                                         \
@@ -448,6 +456,8 @@ struct IrBuffer {
                          element 0, evaluated once where its ALLOC stands (a T.ptr tensor's element) */
   IrBuffer *layout_like; /* FRAGMENT made by a pass: takes this fragment's layout (same shape) */
   const int64_t *arrive_counts; /* BARRIER (T.alloc_barrier): each mbarrier's arrive count */
+  bool cluster_barrier; /* BARRIER of T.alloc_cluster_barrier: other blocks of the cluster arrive on
+                           it (initialised before a cluster barrier; waits acquire at cluster scope) */
   int reducer;        /* T.alloc_reducer (a LOCAL buffer, one copy per thread): 1 + its IrReduceKind
                          (sum / max / min / bitand / bitor / bitxor); its stores in a T.Parallel
                          nest are made by replica 0 only, so that T.finalize_reducer combines each
@@ -590,7 +600,12 @@ struct IrStmt {
     struct { IrRegion src, dst; bool disable_tma; int coalesced_width;
              bool async_; /* set by inject_pipeline: may complete asynchronously (cp.async) */
              IrExpr *barrier; /* T.tma_copy: &mbarrier the TMA load completes on (split phase:
-                                 the user waits); lowered by lower_tile_ops (tma_copy.c) */
+                                 the user waits); lowered by lower_tile_ops (tma_copy.c).  With
+                                 dst_block: T.copy_cluster's remote_barrier (or NULL) */
+             IrExpr *dst_block; /* T.copy_cluster: shared -> shared of block dst_block of the
+                                   cluster (cluster_copy.c) */
+             int64_t cluster_mask; /* T.tma_copy load with cluster_mask=: multicast to these
+                                      ranks of the cluster (0: unicast; tma_copy.c) */
              bool tma_store;  /* T.tma_copy(shared, global): a TMA store the user waits for with
                                  T.tma_store_wait (tma_copy.c) */
              Fragment *loop_layout; /* T.copy(..., loop_layout=T.Fragment): the pinned layout of

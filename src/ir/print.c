@@ -280,8 +280,12 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
       sb_append(out, " -> ");
       print_region(out, &s->u.copy.dst);
       if (s->u.copy.disable_tma) sb_append(out, " disable_tma");
+      if (s->u.copy.dst_block) {
+        sb_append(out, " to block ");
+        print_sub(out, s->u.copy.dst_block, 0);
+      }
       if (s->u.copy.barrier) {
-        sb_append(out, " tma barrier=");
+        sb_append(out, s->u.copy.dst_block ? " remote_barrier=" : " tma barrier=");
         print_sub(out, s->u.copy.barrier, 0);
       }
       sb_putc(out, '\n');

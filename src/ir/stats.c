@@ -319,6 +319,7 @@ static Tally tile_stmt(const Walk *w, const IrStmt *s) {
       region_access(w, &s->u.copy.src, false, &t, s->loc);
       region_access(w, &s->u.copy.dst, true, &t, s->loc);
       expr_bytes(s->u.copy.barrier, false, &t);
+      expr_bytes(s->u.copy.dst_block, false, &t);
       break;
     case IR_S_FILL:
       region_access(w, &s->u.fill.dst, true, &t, s->loc);

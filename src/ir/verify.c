@@ -120,6 +120,7 @@ static void stmt(Verifier *v, const IrStmt *s) {
       region(v, &s->u.copy.src);
       region(v, &s->u.copy.dst);
       if (s->u.copy.barrier) expr(v, s->u.copy.barrier);
+      if (s->u.copy.dst_block) expr(v, s->u.copy.dst_block);
       break;
     case IR_S_FILL: region(v, &s->u.fill.dst); expr(v, s->u.fill.value); break;
     case IR_S_ATOMIC:

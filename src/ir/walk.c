@@ -83,6 +83,7 @@ void ir_visit(IrStmt *s, const IrVisitor *v) {
       visit_region(&s->u.copy.src, v);
       visit_region(&s->u.copy.dst, v);
       ir_visit_expr(s->u.copy.barrier, v);
+      ir_visit_expr(s->u.copy.dst_block, v);
       break;
     case IR_S_FILL:
       visit_region(&s->u.fill.dst, v);

@@ -301,7 +301,8 @@ static IrStmt *legalize_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
       }
       return ir_map_children(c, s, legalize_stmt, ctx);
     case IR_S_COPY:
-      if (s->u.copy.barrier || s->u.copy.tma_store) return s; /* T.tma_copy: lower_tile_ops (tma_copy.c) */
+      /* T.tma_copy and T.copy_cluster: lower_tile_ops (tma_copy.c, cluster_copy.c) */
+      if (s->u.copy.barrier || s->u.copy.tma_store || s->u.copy.dst_block) return s;
       if (has_runtime_extent(&s->u.copy.dst) || has_runtime_extent(&s->u.copy.src)) return lower_runtime_tile(c, s, lc);
       return lower_copy(c, s);
     case IR_S_FILL:

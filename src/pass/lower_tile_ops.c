@@ -39,6 +39,8 @@ typedef struct Lower {
   int nests; /* lowered T.Parallel nests: their IrStmt.iter_owned numbers */
   PtrVec unroll_vars; /* IrVar*: serial loop vars in register indices (shifted_index) */
   bool batch_reductions; /* lower_seq: consecutive reductions share their barrier */
+  bool cluster_bulk; /* a T.copy_cluster bulk copy or a multicast T.tma_copy works on after it is
+                        issued, in other blocks: the kernel ends with a cluster barrier */
 } Lower;
 
 typedef struct NestCtx {
@@ -1098,6 +1100,13 @@ static IrStmt *lower_stmt(TsCompiler *c, IrStmt *s, void *ctx) {
     }
     case IR_S_GEMM: return gemm_lower(c, s, lw->tid, region_ptr, lw);
     case IR_S_COPY:
+      if (s->u.copy.dst_block) {
+        bool bulk = false;
+        IrStmt *r = cluster_copy_lower(c, s, lw->tid, lw->T, &bulk);
+        lw->cluster_bulk |= bulk;
+        return r ? rw_stmt(c, r, &rc) : NULL;
+      }
+      lw->cluster_bulk |= s->u.copy.cluster_mask != 0; /* a multicast reaches other blocks too */
       if (s->u.copy.barrier || s->u.copy.tma_store) return rw_stmt(c, tma_copy_lower(c, lw->f, s, lw->tid), &rc);
       ts_unreachable(); /* removed by legalize */
       return NULL;
@@ -1195,6 +1204,11 @@ static void lower_kernel(TsCompiler *c, IrFunc *f, IrStmt *ks) {
   for (int i = 0; i < lw.kallocs.len; i++) vec_push(c->arena, &items, lw.kallocs.items[i]);
   tma_init_barriers(c, &barriers, lw.tid, &items, ks->loc);
   vec_push(c->arena, &items, body);
+  /* a bulk T.copy_cluster reads this block's shared memory after it is issued, a multicast writes
+   * other blocks': no block of the cluster leaves before every block is done (a kernel whose
+   * threads return early keeps that to the user: the barrier would wait for them forever) */
+  if (lw.cluster_bulk && !pass_has_return(body, NULL))
+    vec_push(c->arena, &items, ir_device_stmt(c, IRD_CLUSTER_SYNC, NULL, 0, NULL, 0, ks->loc));
   k->body = ir_seq_vec(c, &items, ks->loc);
 }
 

@@ -398,6 +398,20 @@ IrStmt *pass_dev(TsCompiler *c, IrDeviceOp op, int64_t a0, int64_t a1, IrExpr **
   return ir_device_stmt(c, op, attrs, ir_device_info[op].nattrs, args, nargs, loc);
 }
 
+typedef struct FoundReturn { bool found; SrcLoc loc; } FoundReturn;
+static void find_return(IrStmt *s, void *ctx) {
+  FoundReturn *r = ctx;
+  if (s->kind == IR_S_RETURN && !r->found) *r = (FoundReturn){true, s->loc};
+}
+
+bool pass_has_return(IrStmt *s, SrcLoc *loc) {
+  FoundReturn r = {false, SRCLOC_NONE};
+  IrVisitor v = {find_return, NULL, &r};
+  if (s) ir_visit(s, &v);
+  if (r.found && loc) *loc = r.loc;
+  return r.found;
+}
+
 bool pass_is_zero(const IrExpr *e) {
   if (e->kind == IR_CAST) e = e->u.ops[0];
   return (e->kind == IR_INT && e->u.ival == 0) || (e->kind == IR_FLOAT && e->u.fval == 0.0 && !signbit(e->u.fval));

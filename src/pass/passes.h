@@ -120,6 +120,10 @@ IrStmt *ws_pingpong(TsCompiler *c, const IrFunc *f, IrStmt *kbody, IrStmt *loop,
 IrStmt *tma_hoist_barriers(TsCompiler *c, IrStmt *body, PtrVec *allocs);
 void tma_init_barriers(TsCompiler *c, const PtrVec *allocs, IrExpr *tid, PtrVec *out, SrcLoc loc);
 IrStmt *tma_copy_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid);
+/* cluster_copy.c, used by lower_tile_ops: T.copy_cluster over the block's T threads (tid: the
+ * linear thread index); *bulk: lowered as one bulk copy, whose kernel must end with a cluster
+ * barrier. */
+IrStmt *cluster_copy_lower(TsCompiler *c, const IrStmt *s, IrExpr *tid, int64_t T, bool *bulk);
 /* lower_gemm.c, used by lower_tile_ops: a planned T.gemm / T.gemm_sp statement as its device
  * call (NULL: nothing to run, e.g. the wait half of an mma.sync GEMM, or after a diagnostic);
  * addr(ctx, r, loc) gives &first element of a shared operand region, tid the thread index. */
@@ -267,6 +271,8 @@ IrStmt *pass_gemm_half(TsCompiler *c, const IrStmt *g, int wg_wait);
 void pass_widen_consumers(TsCompiler *c, const IrFunc *f, IrKernel *k);
 bool pass_is_shared(const IrBuffer *b); /* scope shared or shared.dyn (the buffer itself, not its root) */
 bool pass_is_zero(const IrExpr *e);     /* a constant +0 (integer or float), possibly cast */
+/* Whether s holds a T.thread_return (IR_S_RETURN); *loc: the first one's place (loc may be NULL). */
+bool pass_has_return(IrStmt *s, SrcLoc *loc);
 /* A switch whose default is decided per kernel: 1 (True), 0 (present, not true), -1 (absent). */
 int pass_config_state(const IrFunc *f, const char *key);
 /* Is s the role split of a warp-specialized kernel k (warp_specialize, warp_specialize_loop):

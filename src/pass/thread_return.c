@@ -29,19 +29,6 @@ typedef struct RetWalk {
   bool reported;   /* one diagnostic per kernel */
 } RetWalk;
 
-typedef struct FoundReturn { bool found; SrcLoc loc; } FoundReturn;
-static void find_return(IrStmt *s, void *ctx) {
-  FoundReturn *r = ctx;
-  if (s->kind == IR_S_RETURN && !r->found) *r = (FoundReturn){true, s->loc};
-}
-/* Whether s holds a return; *loc: the first one's place (when loc is not NULL). */
-static bool contains_return(IrStmt *s, SrcLoc *loc) {
-  FoundReturn r = {false, SRCLOC_NONE};
-  IrVisitor v = {find_return, NULL, &r};
-  if (s) ir_visit(s, &v);
-  if (r.found && loc) *loc = r.loc;
-  return r.found;
-}
 
 /* A call every thread of the block (or of a named-barrier group) must reach. */
 static bool ends_with(const char *s, const char *suffix) {
@@ -116,14 +103,14 @@ static bool walk(RetWalk *w, IrStmt *s, bool after) {
     }
     case IR_S_WHILE: {
       SrcLoc first = SRCLOC_NONE;
-      bool loops = contains_return(s->u.while_.body, &first);
+      bool loops = pass_has_return(s->u.while_.body, &first);
       if (loops && !after) w->ret = first;
       walk(w, s->u.while_.body, after || loops);
       return after || loops;
     }
     case IR_S_FOR: {
       SrcLoc first = SRCLOC_NONE;
-      bool inner = contains_return(s->u.loop.body, &first);
+      bool inner = pass_has_return(s->u.loop.body, &first);
       if (inner && !after) w->ret = first;
       if (w->tiles && s->u.loop.kind == IR_FOR_PARALLEL) {
         if (inner && !w->reported) {
@@ -154,7 +141,7 @@ static bool walk(RetWalk *w, IrStmt *s, bool after) {
 }
 
 static void check(TsCompiler *c, IrFunc *f, bool tiles) {
-  if (!contains_return(f->body, NULL)) return;
+  if (!pass_has_return(f->body, NULL)) return;
   RetWalk w = {c, tiles, SRCLOC_NONE, false};
   walk(&w, f->body, false);
 }

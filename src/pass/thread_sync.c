@@ -527,7 +527,8 @@ static IrStmt *fenced_barrier(const Sync *sy, SrcLoc loc) {
  * order.  A __syncthreads between two such bodies would then deadlock (the waiting range never
  * reaches it), so where one would be needed there, the kernel is refused instead. */
 static void find_mbar_wait(IrExpr *e, void *ctx) {
-  if (e->kind == IR_CALL && ir_is_device(e, IRD_MBAR_WAIT)) *(bool *)ctx = true;
+  if (e->kind == IR_CALL && (ir_is_device(e, IRD_MBAR_WAIT) || ir_is_device(e, IRD_MBAR_WAIT_CLUSTER)))
+    *(bool *)ctx = true;
 }
 static bool waits_on_mbarrier(IrStmt *s) {
   bool found = false;

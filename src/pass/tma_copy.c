@@ -32,6 +32,7 @@
 static IrExpr *i32(TsCompiler *c, int64_t v) { return ir_i32(c, v); }
 
 /* ---- barrier initialisation ------------------------------------------------------------------ */
+/* (T.alloc_cluster_barrier's barriers are initialised the same way, then a cluster barrier.) */
 typedef struct Hoist { PtrVec *allocs; } Hoist;
 
 static IrStmt *drop_barrier_allocs(TsCompiler *c, IrStmt *s, void *ctx) {
@@ -69,6 +70,11 @@ void tma_init_barriers(TsCompiler *c, const PtrVec *allocs, IrExpr *tid, PtrVec 
   IrExpr *first = ir_binary(c, IR_EQ, tid, i32(c, 0), loc);
   vec_push(c->arena, out, ir_if(c, first, ir_seq_vec(c, &init, loc), NULL, loc));
   vec_push(c->arena, out, ir_eval(c, ir_call(c, IRI_SYNCTHREADS, TS_DTYPE_VOID, NULL, 0, loc), loc));
+  /* T.alloc_cluster_barrier: other blocks arrive on these, so every block's are initialised
+   * before any block goes on (fence.mbarrier_init releases at cluster scope) */
+  bool cluster = false;
+  for (int i = 0; i < allocs->len; i++) cluster |= ((IrStmt *)allocs->items[i])->u.alloc.buf->cluster_barrier;
+  if (cluster) vec_push(c->arena, out, ir_device_stmt(c, IRD_CLUSTER_SYNC, NULL, 0, NULL, 0, loc));
 }
 
 /* ---- T.tma_copy ------------------------------------------------------------------------------ */
@@ -221,6 +227,26 @@ static IrStmt *tma_store_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid)
   return ir_seq(c, (IrStmt *[]){fence, issue}, 2, loc);
 }
 
+/* The boxes of T.tma_copy load s, each completing on its barrier: plain TMA loads, or with a
+ * nonzero `mask` multicast into the same place of every block of the mask (and their barriers). */
+static IrStmt *tma_load_boxes(TsCompiler *c, const IrTmaMap *map, const IrStmt *s, const TmaDst *t, int64_t mask,
+                              SrcLoc loc) {
+  const IrRegion *src = &s->u.copy.src, *dst = &s->u.copy.dst;
+  PtrVec p = {0};
+  for (int64_t a = 0; a < t->w / t->atom; a++) {
+    IrExpr *args[8];
+    int na = 0;
+    args[na++] = ir_varref(c, map->var, loc);
+    args[na++] = tma_box_addr(c, dst, t, a, loc);
+    args[na++] = s->u.copy.barrier;
+    if (mask) args[na++] = i32(c, mask);
+    na = tma_coords(c, src, t, a, args, na, loc);
+    int64_t rank = src->ndim;
+    vec_push(c->arena, &p, ir_device_stmt(c, mask ? IRD_TMA_LOAD_MC : IRD_TMA_LOAD, &rank, 1, args, na, loc));
+  }
+  return ir_seq_vec(c, &p, loc);
+}
+
 IrStmt *tma_copy_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid) {
   if (c->target.sm < 90) {
     ts_error(c, s->loc, "T.tma_copy needs TMA (sm_90 or newer)");
@@ -236,15 +262,18 @@ IrStmt *tma_copy_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid) {
   int64_t bytes = t.rows * t.w * dtype_bytes(dst->buf->dtype);
   PtrVec p = {0};
   vec_push(c->arena, &p, ir_device_stmt(c, IRD_MBAR_EXPECT_TX_NOARRIVE, NULL, 0, (IrExpr *[]){s->u.copy.barrier, i32(c, bytes)}, 2, loc));
-  for (int64_t a = 0; a < t.w / t.atom; a++) {
-    IrExpr *args[7];
-    int na = 0;
-    args[na++] = ir_varref(c, map->var, loc);
-    args[na++] = tma_box_addr(c, dst, &t, a, loc);
-    args[na++] = s->u.copy.barrier;
-    na = tma_coords(c, src, &t, a, args, na, loc);
-    int64_t rank = src->ndim;
-    vec_push(c->arena, &p, ir_device_stmt(c, IRD_TMA_LOAD, &rank, 1, args, na, loc));
+  IrStmt *load = tma_load_boxes(c, map, s, &t, 0, loc);
+  int64_t mask = s->u.copy.cluster_mask;
+  if (mask) { /* the mask's lowest rank multicasts, its other ranks receive, the rest load alone */
+    IrExpr *rank = ir_device(c, IRD_CLUSTER_RANK, TS_DTYPE_INT32, NULL, 0, NULL, 0, loc);
+    IrExpr *in_mask = ir_binary(c, IR_NE, ir_binary(c, IR_BITAND, i32(c, mask), ir_binary(c, IR_SHL, i32(c, 1), rank, loc), loc),
+                                i32(c, 0), loc);
+    int lowest = 0;
+    while (!(mask >> lowest & 1)) lowest++;
+    IrStmt *multicast = ir_if(c, ir_binary(c, IR_EQ, rank, i32(c, lowest), loc), tma_load_boxes(c, map, s, &t, mask, loc),
+                              NULL, loc);
+    load = ir_if(c, in_mask, multicast, load, loc);
   }
+  vec_push(c->arena, &p, load);
   return ir_if(c, ir_binary(c, IR_EQ, tid, i32(c, 0), loc), ir_seq_vec(c, &p, loc), NULL, loc);
 }

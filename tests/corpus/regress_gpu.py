@@ -1636,6 +1636,29 @@ def gemm_sp8(ctx, corpus, M, N, K, dtype, e_dtype):
     check("gemm_sp %s %dx%dx%d meta %s" % (dtype, M, N, K, e_dtype), c.double(), want, *tol)
 
 
+def cluster_copy(ctx, M, N_full, N_tile, barrier=True, dtype="float32"):
+    """tests/codegen/cluster_copy.py: block 0's shared tile copied into block 1's (T.copy_cluster:
+    one bulk copy, or element stores through mapa'd addresses), block 1 writes it out."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/cluster_copy.py")).compile(
+        "cluster_copy", M=M, N_full=N_full, N_tile=N_tile, barrier=barrier, dtype=dtype)
+    t = getattr(torch, dtype)
+    a = torch.randn(M, N_tile, device="cuda").to(t)
+    b = torch.full((M, N_tile), float("nan"), device="cuda").to(t)
+    k(a, b)
+    check("copy_cluster %dx%d of %dx%d %s%s" % (M, N_tile, M, N_full, dtype, "" if barrier else " (T.cluster_sync)"),
+          b, a, 0, 0)
+
+
+def cluster_multicast(ctx, iters, slots):
+    """tests/codegen/cluster_copy.py: T.tma_copy(..., cluster_mask=0b11) multicasts every tile
+    into both blocks of the cluster; each writes what it received."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/cluster_copy.py")).compile("multicast", iters=iters, slots=slots)
+    a = torch.randn(iters, 64, 64, device="cuda")
+    b = torch.full((2, iters, 64, 64), float("nan"), device="cuda")
+    k(a, b)
+    check("tma_copy multicast to 2 blocks, %d tiles over %d slots" % (iters, slots), b, torch.stack([a, a]), 0, 0)
+
+
 def atomic_order(ctx, N, dtype):
     """tests/codegen/atomic_order.py: T.atomic_add with memory_order= on a tile (vector atomics
     from a global tensor), an element and return_prev: the sums, the count, and the previous
@@ -1914,6 +1937,12 @@ def main():
         lambda: bitnet_int8xint8(ctx, corpus, 256, 256, 256),
         lambda: bitnet_int8xint8(ctx, corpus, 512, 256, 1024),
         lambda: vector_casts(ctx, 1024, False),
+        lambda: cluster_copy(ctx, 8, 64, 64),  # one bulk copy
+        lambda: cluster_copy(ctx, 8, 64, 32),  # element stores, then a remote arrival
+        lambda: cluster_copy(ctx, 8, 64, 32, False),  # element stores ordered by T.cluster_sync
+        lambda: cluster_copy(ctx, 1, 127, 127),  # 508 bytes: not a bulk copy
+        lambda: cluster_copy(ctx, 16, 128, 128, True, "float16"),
+        lambda: cluster_multicast(ctx, 8, 4),
         lambda: atomic_order(ctx, 256, "float16"),
         lambda: atomic_order(ctx, 1024, "float32"),
         lambda: atomic_order(ctx, 512, "bfloat16"),

@@ -621,7 +621,7 @@ static bool exec_ws_device(Interp *in, IrExpr *e, const bool *mask) {
     case IRD_CLUSTER_SYNC: case IRD_CLUSTER_WAIT: in->epoch++; return true;
     /* warpgroup turns (ws_pingpong.c) only order tensor-core work: nothing to do in lockstep */
     case IRD_NAMED_BARRIER_SYNC_DYN: case IRD_NAMED_BARRIER_ARRIVE_DYN: return true;
-    case IRD_MBAR_WAIT: {
+    case IRD_MBAR_WAIT: case IRD_MBAR_WAIT_CLUSTER: {
       int t0 = -1;
       for (int t = 0; t < in->T && t0 < 0; t++) if (mask[t]) t0 = t;
       if (t0 < 0) return true;
