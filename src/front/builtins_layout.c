@@ -258,11 +258,18 @@ static bool index_map_fits(Eval *ev, const IrBuffer *b, const IndexMap *m, SrcLo
  * make_swizzled_layout), which keeps each 16-byte row segment of ldmatrix contiguous and its
  * eight rows on distinct banks, as the user's swizzle meant to; the map's rank and shape are
  * checked. */
-static bool annotate_shared_index_map(Eval *ev, IrBuffer *b, const IndexMap *m, SrcLoc loc) {
+static bool annotate_shared_index_map(Eval *ev, IrBuffer *b, IndexMap *m, SrcLoc loc) {
   int64_t rows, cols;
-  if (!shared_tile(ev, b, "T.annotate_layout", loc, &rows, &cols)) return false;
-  if (!index_map_fits(ev, b, m, loc)) return false;
   const char *why;
+  if (!index_map_fits(ev, b, m, loc)) return false;
+  /* two logical elements in one physical place would alias: TileLang refuses such maps too */
+  if (!index_map_box(ev->c, m, &why) || !index_map_injective(ev->c, m, &why)) {
+    ts_error(ev->c, loc, "T.annotate_layout: the T.Layout of shared buffer `%s` %s%s", b->name,
+             strncmp(why, "must", 4) ? "cannot be used: " : "", why);
+    return false;
+  }
+  if (b->ndim < 2) return true; /* a 1-D tile stays row-major: one row has no banks to spread */
+  if (!shared_tile(ev, b, "T.annotate_layout", loc, &rows, &cols)) return false;
   Layout *l = layout_pinned(ev->c, LAYOUT_AUTO, rows, cols, dtype_bytes(b->dtype), loc, &why);
   TS_ASSERT(l); /* AUTO falls back to row-major */
   if (b->layout && !layout_equal(b->layout, l)) {
@@ -549,6 +556,9 @@ static const Builtin make_layout_rows[] = {
     {"make_half_bank_swizzled_layout", "*args, **kwargs", t_make_layout, LAYOUT_HALF, BI_TERSE},
     {"make_quarter_bank_swizzled_layout", "*args, **kwargs", t_make_layout, LAYOUT_QUARTER, BI_TERSE},
     {"make_linear_layout", "*args, **kwargs", t_make_layout, LAYOUT_LINEAR, BI_TERSE},
+    /* tilelang.layout.Layout / Fragment are T.Layout / T.Fragment */
+    {"Fragment", "shape, forward_fn=None, forward_thread_fn=None, replicate=1, forward_index_fn=None", t_fragment, 0, 0},
+    {"Layout", "shape, forward_fn", t_layout, 0, 0},
 };
 
 /* Another tilelang.layout name: known to exist, not lowered (an UNSUPPORTED statement). */

@@ -35,6 +35,25 @@ static IrExpr *symbolic_extent(TsCompiler *c, const IndexMap *m, const IrExpr *e
   return NULL;
 }
 
+/* The range of output e over every input of a constant shape of at most 2^20 elements,
+ * evaluated one by one: forms the interval analysis cannot bound (i ^ 1). */
+static bool enumerated_range(const IndexMap *m, const IrExpr *e, int64_t *lo, int64_t *hi) {
+  int64_t ext[INDEX_MAP_MAX_DIMS], val[INDEX_MAP_MAX_DIMS], size = 1, o;
+  for (int k = 0; k < m->nin; k++)
+    if (!ir_is_const_int(m->in_shape[k], &ext[k]) || (size *= ext[k]) > ENUMERATE_MAX / 4) return false;
+  for (int64_t n = 0; n < size; n++) {
+    int64_t rest = n;
+    for (int k = m->nin - 1; k >= 0; k--) {
+      val[k] = rest % ext[k];
+      rest /= ext[k];
+    }
+    if (!ir_eval_int(e, m->in, val, m->nin, &o)) return false;
+    if (!n || o < *lo) *lo = o;
+    if (!n || o > *hi) *hi = o;
+  }
+  return size > 0;
+}
+
 bool index_map_box(TsCompiler *c, IndexMap *m, const char **why) {
   IrRangeEnv exact = {0}, loose = {0};
   *why = NULL;
@@ -55,7 +74,7 @@ bool index_map_box(TsCompiler *c, IndexMap *m, const char **why) {
   for (int j = 0; j < m->nout; j++) {
     int64_t lo, hi;
     if (ir_range(m->out[j], &exact, &lo, &hi) ||
-        (ir_range(m->out[j], &loose, &lo, &hi) && hi < BOUNDED_OUTPUT)) {
+        (ir_range(m->out[j], &loose, &lo, &hi) && hi < BOUNDED_OUTPUT) || enumerated_range(m, m->out[j], &lo, &hi)) {
       if (lo < 0) {
         *why = arena_printf(c->arena, "output %d can be negative (down to %lld)", j, (long long)lo);
         return false;
@@ -181,6 +200,60 @@ bool index_map_check(TsCompiler *c, const IndexMap *m, const char **why) {
   }
   for (int x = 0; x < m->nin + m->nout; x++)
     if (find(parent, x) == x && !check_group(c, m, parent, x, why)) return false;
+  return true;
+}
+
+/* "(i0=1, i1=2)": input tuple number n of the shape, last input fastest, into val. */
+static const char *input_tuple(TsCompiler *c, const IndexMap *m, const int64_t *ext, int64_t n, int64_t *val) {
+  StrBuf sb = {0};
+  for (int k = m->nin - 1; k >= 0; k--) {
+    val[k] = n % ext[k];
+    n /= ext[k];
+  }
+  for (int k = 0; k < m->nin; k++) sb_printf(&sb, "%s%s=%lld", k ? ", " : "(", m->in[k]->name, (long long)val[k]);
+  sb_putc(&sb, ')');
+  const char *r = arena_strdup(c->arena, sb_str(&sb));
+  sb_free(&sb);
+  return r;
+}
+
+bool index_map_injective(TsCompiler *c, const IndexMap *m, const char **why) {
+  int64_t ext[INDEX_MAP_MAX_DIMS], box[INDEX_MAP_MAX_DIMS], size = 1, bsize = 1, val[INDEX_MAP_MAX_DIMS];
+  for (int k = 0; k < m->nin; k++)
+    if (!ir_is_const_int(m->in_shape[k], &ext[k]) || (size *= ext[k]) > ENUMERATE_MAX) {
+      *why = "its shape must be constant and at most 2^22 elements to be checked";
+      return false;
+    }
+  for (int j = 0; j < m->nout; j++)
+    if (!ir_is_const_int(m->box[j], &box[j]) || (bsize *= box[j]) > ENUMERATE_MAX * 16) {
+      *why = "its outputs must have constant bounds (at most 2^26 positions) to be checked";
+      return false;
+    }
+  int32_t *owner = arena_alloc(c->arena, sizeof *owner * (size_t)bsize);
+  for (int64_t p = 0; p < bsize; p++) owner[p] = -1;
+  for (int64_t n = 0; n < size; n++) {
+    const char *here = input_tuple(c, m, ext, n, val);
+    int64_t pos = 0, o;
+    StrBuf at = {0};
+    for (int j = 0; j < m->nout; j++) {
+      if (!ir_eval_int(m->out[j], m->in, val, m->nin, &o) || o < 0 || o >= box[j]) {
+        sb_free(&at);
+        *why = arena_printf(c->arena, "output %d cannot be evaluated at %s", j, here);
+        return false;
+      }
+      pos = pos * box[j] + o;
+      sb_printf(&at, "%s%lld", j ? ", " : "(", (long long)o);
+    }
+    if (owner[pos] >= 0) {
+      const char *first = input_tuple(c, m, ext, owner[pos], val);
+      *why = arena_printf(c->arena, "must be injective: logical indices %s and %s both map to physical coordinates %s)",
+                          first, here, sb_str(&at));
+      sb_free(&at);
+      return false;
+    }
+    sb_free(&at);
+    owner[pos] = (int32_t)n;
+  }
   return true;
 }
 

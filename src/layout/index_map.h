@@ -54,6 +54,11 @@ bool index_map_box(TsCompiler *c, IndexMap *m, const char **why);
  * index_map_box.  False with *why (arena text) otherwise. */
 bool index_map_check(TsCompiler *c, const IndexMap *m, const char **why);
 
+/* Checks that no two indices of the (constant, at most 2^22 elements) input shape map to the
+ * same output tuple: what a T.Layout on a shared tile must be, whose box may be larger than the
+ * shape.  Call after index_map_box.  False with *why (arena text naming two such indices). */
+bool index_map_injective(TsCompiler *c, const IndexMap *m, const char **why);
+
 /* The element offset of logical index idx[0..nin) (row-major over the box); wide: in 64
  * bits (tensors past 2^31 elements or of unknown size). */
 IrExpr *index_map_offset(TsCompiler *c, const IndexMap *m, IrExpr *const *idx, bool wide, SrcLoc loc);
