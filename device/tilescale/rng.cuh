@@ -10,14 +10,22 @@
  *   prints ts::rng_init(&state[0], seed, subsequence, offset) and ts::rng_rand(&state[0]).
  *
  * State words: counter (128 bits: the low 64 count blocks of 4 outputs, the high 64 are the
- * subsequence), key (the 64-bit seed), the current block's 4 outputs, the next output's index. */
+ * subsequence), key (the 64-bit seed), the current block's 4 outputs, the next output's index,
+ * then the Box-Muller spares of the normal distributions (a flag and the float; a flag and
+ * the double's two words).
+ *
+ * Distributions, as cuRAND computes them for this generator (so a kernel gets the numbers
+ * TileLang's curand-based T.rng_* give): uniform float x * 2^-32 + 2^-33; uniform double
+ * x * 2^-32 + 2^-32 (one output); normal float: Box-Muller of two outputs, the second result
+ * kept for the next call; normal double: Box-Muller of four outputs (two 53-bit uniforms),
+ * the second kept likewise. */
 #pragma once
 
 #include <tilescale/common.cuh>
 
 namespace ts {
 
-constexpr int RNG_WORDS = 12;
+constexpr int RNG_WORDS = 16;
 
 /* One Philox-4x32 round: two 32x32 -> 64-bit products mix the four counter words. */
 TS_DEV void philox_round(uint32_t c[4], const uint32_t k[2]) {
@@ -67,6 +75,7 @@ TS_DEV void rng_init(uint32_t *st, uint64_t seed, uint64_t subsequence, uint64_t
   rng_advance(st, offset / 4);
   philox4x32_10(st, st + 4, st + 6);
   st[10] = (uint32_t)(offset % 4);
+  st[11] = st[13] = 0; /* no Box-Muller spare yet */
 }
 
 /* T.rng_rand(): the next 32-bit output of the thread's stream. */
@@ -84,6 +93,57 @@ TS_DEV uint32_t rng_rand(uint32_t *st) {
 TS_DEV float rng_rand_float(uint32_t *st) {
   const float step = 2.3283064365386963e-10f; /* 2^-32 */
   return (float)rng_rand(st) * step + step * 0.5f;
+}
+
+/* T.rng_rand_float(bit=64): a double in (0, 1] from one output (curand_uniform_double). */
+TS_DEV double rng_rand_double(uint32_t *st) {
+  const double step = 2.3283064365386963e-10; /* 2^-32 */
+  return (double)rng_rand(st) * step + step;
+}
+
+/* T.rng_rand_float(dist="normal"): N(0, 1) floats, two per Box-Muller of two outputs
+ * (curand_normal: u in (0, 1] from the first, an angle in (0, 2 pi] from the second). */
+TS_DEV float rng_normal(uint32_t *st) {
+  if (st[11]) {
+    st[11] = 0;
+    return __uint_as_float(st[12]);
+  }
+  const uint32_t x = rng_rand(st), y = rng_rand(st);
+  const float step = 2.3283064e-10f, angle_step = 2.3283064e-10f * 6.2831855f;
+  const float u = x * step + step / 2, v = y * angle_step + angle_step / 2;
+  const float s = sqrtf(-2.0f * logf(u));
+  float sn, cs;
+  __sincosf(v, &sn, &cs);
+  st[11] = 1;
+  st[12] = __float_as_uint(cs * s);
+  return sn * s;
+}
+
+/* A 53-bit uniform in (0, 1] from two outputs: lo ^ (hi << 21), scaled by 2^-53. */
+TS_DEV unsigned long long rng_bits53(uint32_t lo, uint32_t hi) {
+  return (unsigned long long)lo ^ ((unsigned long long)hi << 21);
+}
+
+/* T.rng_rand_float(bit=64, dist="normal"): N(0, 1) doubles, two per Box-Muller of four outputs
+ * (curand_normal_double). */
+TS_DEV double rng_normal_double(uint32_t *st) {
+  if (st[13]) {
+    st[13] = 0;
+    return __hiloint2double((int)st[15], (int)st[14]);
+  }
+  uint32_t x[4];
+  for (int i = 0; i < 4; i++) x[i] = rng_rand(st);
+  const double step = 1.1102230246251565e-16; /* 2^-53 */
+  const double u = rng_bits53(x[0], x[1]) * step + step / 2.0;
+  const double v = rng_bits53(x[2], x[3]) * (step * 2.0) + step; /* in units of pi */
+  const double s = sqrt(-2.0 * log(u));
+  double sn, cs;
+  sincospi(v, &sn, &cs);
+  const double spare = cs * s;
+  st[13] = 1;
+  st[14] = (uint32_t)__double2loint(spare);
+  st[15] = (uint32_t)__double2hiint(spare);
+  return sn * s;
 }
 
 } // namespace ts

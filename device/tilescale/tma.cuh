@@ -313,6 +313,29 @@ TS_DEV void dsmem_bulk_copy(void *dst, const void *src, int bytes, uint64_t *bar
 #endif
 }
 
+/* One arrival on bar (announcing `bytes` of transactions when nonzero), then a wait for the
+ * phase it arrived in (the arrival's state token: no parity to track).  A synchronous
+ * multicast T.copy_cluster: every thread of the block arrives, the leader with the bytes; the
+ * wait acquires at cluster scope, as another block's multicast completes the bytes. */
+TS_DEV void mbar_arrive_wait(uint64_t *bar, int bytes) {
+#ifdef TS_HAS_TMA
+  uint64_t state;
+  if (bytes)
+    asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 %0, [%1], %2;\n"
+                 : "=l"(state) : "r"(smem_addr(bar)), "r"(bytes) : "memory");
+  else
+    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 %0, [%1];\n" : "=l"(state) : "r"(smem_addr(bar)) : "memory");
+  uint32_t done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(smem_addr(bar)), "l"(state) : "memory");
+  } while (!done);
+#else
+  (void)bar; (void)bytes; __trap();
+#endif
+}
+
 /* Every thread of the cluster: barrier initialisation visible to the other blocks before
  * their first multicast or remote arrival; and no block leaves while another may still
  * arrive on its barriers. */

@@ -27,7 +27,7 @@ from collections import namedtuple
 from . import _callpath, _lib
 from ._lib import lib as _c
 
-__all__ = ["Context", "Program", "Kernel", "Tensor", "ArgInfo", "TileScaleError", "DType",
+__all__ = ["Context", "Program", "Kernel", "Tensor", "ArgInfo", "TileScaleError", "CompileError", "DType",
            "HostCallError", "compile", "version"]
 
 version = "0.1.0"
@@ -44,6 +44,12 @@ class TileScaleError(Exception):
 
     def __str__(self):
         return "%s: %s" % (self.status, self.message.rstrip())
+
+
+class CompileError(TileScaleError, ValueError):
+    """TS_ERR_COMPILE: the kernel source was refused (its file:line:col diagnostics are the
+    message).  Also a ValueError, which is what TileLang raises for a kernel it refuses, so
+    `except ValueError` written for TileLang catches it."""
 
 
 _callpath.init(TileScaleError)
@@ -64,7 +70,8 @@ def _check(st, ctx_handle):
         msg = msg.decode("utf-8", "replace") if msg else ""
         if not msg:
             msg = (_c.ts_status_string(st) or b"").decode()
-        raise TileScaleError(_status_name(st), msg)
+        name = _status_name(st)
+        raise (CompileError if name == "TS_ERR_COMPILE" else TileScaleError)(name, msg)
 
 
 def _text(b):

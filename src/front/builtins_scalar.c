@@ -298,12 +298,18 @@ static Value *t_print(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
     ts_error(ev->c, loc, "T.print: msg must be a string, got %s", ev_type_name(arg[1]));
     return ev->poison;
   }
-  if (arg[0]->kind == V_BUFFER && arg[0]->u.buf->scope != IR_SCOPE_VAR)
+  bool msg_only = !arg[0] || arg[0]->kind == V_NONE; /* T.print(msg="...") */
+  if (msg_only && !(arg[1] && arg[1]->u.str.n)) {
+    ts_error(ev->c, loc, "T.print needs a value to print or a msg");
+    return ev->poison;
+  }
+  if (!msg_only && arg[0]->kind == V_BUFFER && arg[0]->u.buf->scope != IR_SCOPE_VAR)
     return print_buffer(ev, arg[0]->u.buf, arg[1] ? arg[1]->u.str.s : "", loc);
   IrExpr *args[3];
   int n = 0;
   if (arg[1] && arg[1]->u.str.n) args[n++] = ir_str(ev->c, arg[1]->u.str.s, loc);
-  if (arg[0]->kind == V_STR) args[n++] = ir_str(ev->c, arg[0]->u.str.s, loc);
+  if (msg_only) {
+  } else if (arg[0]->kind == V_STR) args[n++] = ir_str(ev->c, arg[0]->u.str.s, loc);
   else if (!(args[n++] = ev_to_ir(ev, arg[0], NULL, loc))) return ev->poison;
   IrExpr **pa = ARENA_ARRAY(ev->a, IrExpr *, n);
   memcpy(pa, args, sizeof(IrExpr *) * (size_t)n);
@@ -531,7 +537,7 @@ static IrExpr *rng_state_addr(Eval *ev, SrcLoc loc) {
 /* T.rng_init(seed, seq=None, off=0, generator="curandStatePhilox4_32_10_t"): each thread
  * that runs it starts a Philox-4x32-10 stream (device/tilescale/rng.cuh: cuRAND's and
  * Triton's generator) at 32-bit output `off` of subsequence `seq` for `seed`.  The state is a
- * uint32[12] local per thread, declared at the kernel's start. */
+ * uint32[16] local per thread, declared at the kernel's start. */
 static Value *t_rng_init(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
@@ -552,7 +558,7 @@ static Value *t_rng_init(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
     ops[i] = ir_cast(ev->c, TS_DTYPE_UINT64, v, loc);
   }
   if (!ev->rng_state) {
-    IrExpr *n = ir_i32(ev->c, 12); /* ts::RNG_WORDS */
+    IrExpr *n = ir_i32(ev->c, 16); /* ts::RNG_WORDS */
     ev->rng_state = ir_buffer(ev->c, "rng_state", TS_DTYPE_UINT32, IR_SCOPE_LOCAL, 1, &n, loc);
   }
   IrExpr *args[4] = {rng_state_addr(ev, loc), ops[0], ops[1], ops[2]};
@@ -560,8 +566,9 @@ static Value *t_rng_init(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
   return ev->none;
 }
 
-/* T.rng_rand() -> uint32 / T.rng_rand_float() -> float32 in (0, 1]: the thread's next output,
- * bound to a LET where it is written so that the state advances once per call. */
+/* T.rng_rand() -> uint32 / T.rng_rand_float(bit=32, dist="uniform") -> float32 in (0, 1]
+ * (bit=64: float64; dist="normal": N(0, 1), rng.cuh): the thread's next output, bound to a LET
+ * where it is written so that the state advances once per call. */
 static Value *t_rng_rand(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
@@ -570,17 +577,21 @@ static Value *t_rng_rand(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
     ts_error(ev->c, loc, "%s needs T.rng_init earlier in this kernel (each thread's stream starts there)", fname);
     return ev->poison;
   }
+  ts_dtype t = TS_DTYPE_UINT32;
+  IrDeviceOp op = IRD_RNG_RAND;
   if (bi->arg) {
     int64_t bits = 32;
     if (!bi_opt_int(ev, arg[0], 32, &bits, loc)) return ev->poison;
-    if (bits != 32 || (arg[1] && (arg[1]->kind != V_STR || strcmp(arg[1]->u.str.s, "uniform")))) {
-      ts_error(ev->c, loc, "T.rng_rand_float: only bit=32, dist=\"uniform\" is supported");
+    bool normal = arg[1] && arg[1]->kind == V_STR && !strcmp(arg[1]->u.str.s, "normal");
+    if ((bits != 32 && bits != 64) || (arg[1] && !normal && (arg[1]->kind != V_STR || strcmp(arg[1]->u.str.s, "uniform")))) {
+      ts_error(ev->c, loc, "T.rng_rand_float: bit is 32 or 64 and dist \"uniform\" or \"normal\"");
       return ev->poison;
     }
+    t = bits == 64 ? TS_DTYPE_FLOAT64 : TS_DTYPE_FLOAT32;
+    op = bits == 64 ? (normal ? IRD_RNG_NORMAL_DOUBLE : IRD_RNG_RAND_DOUBLE) : (normal ? IRD_RNG_NORMAL : IRD_RNG_RAND_FLOAT);
   }
-  ts_dtype t = bi->arg ? TS_DTYPE_FLOAT32 : TS_DTYPE_UINT32;
   IrExpr *st = rng_state_addr(ev, loc);
-  IrExpr *call = ir_device(ev->c, bi->arg ? IRD_RNG_RAND_FLOAT : IRD_RNG_RAND, t, NULL, 0, &st, 1, loc);
+  IrExpr *call = ir_device(ev->c, op, t, NULL, 0, &st, 1, loc);
   IrVar *r = ir_var(ev->c, "rand", t, IR_VAR_LET, loc);
   ev_define_var(ev, r);
   ev_emit(ev, ir_let(ev->c, r, call, loc));
@@ -671,7 +682,7 @@ static const Builtin scalar_rows[] = {
     {"shift_left", "x, y", t_shift, 0, 0},
     {"shift_right", "x, y", t_shift, 1, 0},
     /* debugging and escapes */
-    {"print", "obj, msg=\"\", warp_group_id=0, warp_id=0", t_print, 0, 0},
+    {"print", "obj=None, msg=\"\", warp_group_id=0, warp_id=0", t_print, 0, 0},
     {"device_assert", "cond, msg=\"\"", t_device_assert, 0, 0},
     {"call_extern", "name, *args, dtype=None", t_call_extern, 0, 0},
     {"import_source", "source=None", t_import_source, 0, 0},

@@ -169,6 +169,18 @@ static Value *t_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev->none;
 }
 
+/* A multicast load's cluster_mask: a nonzero bitmask of the kernel's cluster ranks. */
+static bool set_cluster_mask(Eval *ev, IrStmt *st, Value *mask, const char *fname, SrcLoc loc) {
+  if (!ev_to_int(ev, mask, &st->u.copy.cluster_mask, loc)) return false;
+  int cl = ev->kernel->u.kernel.cluster_x > 1 ? ev->kernel->u.kernel.cluster_x : 1;
+  if (st->u.copy.cluster_mask <= 0 || st->u.copy.cluster_mask >= (1 << cl)) {
+    ts_error(ev->c, loc, "%s: cluster_mask must be a positive bitmask of the cluster's %d rank%s (below %d), got %lld",
+             fname, cl, cl > 1 ? "s" : "", 1 << cl, (long long)st->u.copy.cluster_mask);
+    return false;
+  }
+  return true;
+}
+
 /* T.tma_copy(src, dst, barrier=b): the producer half of a TMA load (TileLang's split-phase
  * copy): one thread of the scope that runs it adds the tile's bytes to b's current phase
  * (expect_tx, no arrival) and issues the boxes; nobody waits here: the user arrives on b with
@@ -214,16 +226,47 @@ static Value *t_tma_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
   st->u.copy.barrier = bi_barrier_addr(ev, arg[2], "T.tma_copy", loc);
   if (!st->u.copy.barrier) return ev->poison;
   if (arg[3] && arg[3]->kind != V_NONE) { /* a multicast: the mask's ranks of the cluster all receive it */
-    if (!ev_to_int(ev, arg[3], &st->u.copy.cluster_mask, loc)) return ev->poison;
-    int cl = ev->kernel->u.kernel.cluster_x > 1 ? ev->kernel->u.kernel.cluster_x : 1;
-    if (st->u.copy.cluster_mask <= 0 || st->u.copy.cluster_mask >= (1 << cl)) {
-      ts_error(ev->c, loc, "T.tma_copy: cluster_mask must be a positive bitmask of the cluster's %d rank%s (below "
-                           "%d), got %lld", cl, cl > 1 ? "s" : "", 1 << cl, (long long)st->u.copy.cluster_mask);
-      return ev->poison;
-    }
+    if (!set_cluster_mask(ev, st, arg[3], "T.tma_copy", loc)) return ev->poison;
     /* another block completes the barrier's bytes: initialised cluster-wide before any block goes on */
     st->u.copy.barrier->u.call.args[0]->u.load.buf->cluster_barrier = true;
   }
+  ev_emit(ev, st);
+  return ev->none;
+}
+
+/* T.copy_cluster(src_global, dst_shared, cluster_mask=m): TMA loads of the tile, multicast into
+ * the mask's ranks (the lowest issues it; ranks outside it load their own), on a barrier of
+ * its own that every thread of the block arrives on and waits for: complete when it returns. */
+static Value *copy_cluster_multicast(Eval *ev, CallArgs *a, Value **arg, SrcLoc loc) {
+  if (arg[2] && arg[2]->kind != V_NONE) {
+    ts_error(ev->c, loc, "T.copy_cluster takes cluster_mask (a multicast load) or dst_block (a copy into another "
+                         "block), not both");
+    return ev->poison;
+  }
+  IrStmt *store = NULL, *st = copy_stmt(ev, arg[0], arg[1], "T.copy_cluster", loc, &store);
+  if (store) ts_error(ev->c, loc, "T.copy_cluster needs tiles (regions or buffers), not single elements");
+  if (!st) return ev->poison;
+  IrScope ss = st->u.copy.src.buf->scope, ds = st->u.copy.dst.buf->scope;
+  if (ss != IR_SCOPE_GLOBAL || (ds != IR_SCOPE_SHARED && ds != IR_SCOPE_SHARED_DYN)) {
+    ts_error(ev->c, loc, "T.copy_cluster with cluster_mask loads a global tile into shared memory, not %s -> %s",
+             ir_scope_names[ss], ir_scope_names[ds]);
+    return ev->poison;
+  }
+  if (!set_cluster_mask(ev, st, arg[3], "T.copy_cluster", loc)) return ev->poison;
+  /* the copy's own barrier: one arrival per thread of the block */
+  int64_t *count = ARENA_NEW(ev->a, int64_t);
+  *count = 1;
+  for (int d = 0; d < 3; d++) *count *= ev->kernel->u.kernel.threads[d] > 0 ? ev->kernel->u.kernel.threads[d] : 1;
+  IrExpr *one = ir_i32(ev->c, 1), *zero = ir_i32(ev->c, 0);
+  IrBuffer *b = ir_buffer(ev->c, bi_take_name(ev, "copy_barrier"), TS_DTYPE_UINT64, IR_SCOPE_BARRIER, 1, &one, loc);
+  b->arrive_counts = count;
+  b->cluster_barrier = true;
+  bi_declare_buffer(ev, b, loc);
+  IrExpr *ld = ir_load(ev->c, b, &zero, 1, loc);
+  st->u.copy.barrier = ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc);
+  st->u.copy.wait = true;
+  ev->kernel->u.kernel.manual_ws = true;
+  (void)a;
   ev_emit(ev, st);
   return ev->none;
 }
@@ -236,11 +279,7 @@ static Value *t_tma_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
 static Value *t_copy_cluster(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
-  if (arg[3] && arg[3]->kind != V_NONE) {
-    ts_error(ev->c, loc, "T.copy_cluster with cluster_mask (a multicast load that also waits) is not supported "
-                         "yet: T.tma_copy(src, dst, barrier=b, cluster_mask=m) multicasts, and the caller waits on b");
-    return ev->poison;
-  }
+  if (arg[3] && arg[3]->kind != V_NONE) return copy_cluster_multicast(ev, a, arg, loc);
   for (int i = 7; i < 9; i++)
     if (arg[i] && arg[i]->kind != V_NONE) {
       ts_error(ev->c, loc, "T.copy_cluster with %s is not supported yet", i == 7 ? "annotations" : "loop_layout");

@@ -202,6 +202,9 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(RNG_INIT, "rng_init", 4, 0, 0)        /* (&state, seed, subsequence, offset): Philox */  \
   X(RNG_RAND, "rng_rand", 1, 0, 0)        /* (&state) -> uint32, advances the state */       \
   X(RNG_RAND_FLOAT, "rng_rand_float", 1, 0, 0) /* (&state) -> float32 in (0, 1] */            \
+  X(RNG_RAND_DOUBLE, "rng_rand_double", 1, 0, 0) /* (&state) -> float64 in (0, 1] */          \
+  X(RNG_NORMAL, "rng_normal", 1, 0, 0) /* (&state) -> float32 N(0, 1) */                        \
+  X(RNG_NORMAL_DOUBLE, "rng_normal_double", 1, 0, 0) /* (&state) -> float64 N(0, 1) */          \
   X(DP4A, "dp4a", 3, 0, 0)                /* (&a, &b, &c): c += dot(a[0:4], b[0:4]), 8-bit */ \
   /* T.ieee_*: IEEE-754 arithmetic with a rounding mode <0 rn, 1 rz, 2 ru, 3 rd> (ieee.cuh) */ \
   X(IEEE_ADD, "ieee_add", 2, 1, 0)                                                        \
@@ -263,6 +266,8 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(MBAR_ARRIVE_REMOTE, "mbar_arrive_remote", 2, 0, 0)                                    \
   X(DSMEM_STORE, "dsmem_store", 3, 0, 0)                                                  \
   X(DSMEM_BULK_COPY, "dsmem_bulk_copy", 5, 0, 0)                                          \
+  /* (bar, bytes): an arrival announcing `bytes` (0: none), then a wait for that phase */     \
+  X(MBAR_ARRIVE_WAIT, "mbar_arrive_wait", 2, 0, IRD_SYNC)                                 \
   X(MBAR_EXPECT_TX, "mbar_expect_tx", 2, 0, 0)                 /* (bar, bytes) */         \
   X(MBAR_EXPECT_TX_NOARRIVE, "mbar_expect_tx_noarrive", 2, 0, 0) /* (bar, bytes): no arrival */ \
   X(CLUSTER_SYNC, "cluster_sync", 0, 0, IRD_SYNC)                                         \
@@ -606,6 +611,8 @@ struct IrStmt {
                                    cluster (cluster_copy.c) */
              int64_t cluster_mask; /* T.tma_copy load with cluster_mask=: multicast to these
                                       ranks of the cluster (0: unicast; tma_copy.c) */
+             bool wait; /* T.copy_cluster(global, shared, cluster_mask=): a synchronous load on
+                           its own barrier, which every thread arrives on and waits for */
              bool tma_store;  /* T.tma_copy(shared, global): a TMA store the user waits for with
                                  T.tma_store_wait (tma_copy.c) */
              Fragment *loop_layout; /* T.copy(..., loop_layout=T.Fragment): the pinned layout of

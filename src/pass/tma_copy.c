@@ -261,7 +261,8 @@ IrStmt *tma_copy_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid) {
   IrTmaMap *map = tma_map(c, f, src->buf, rdim, &t, loc);
   int64_t bytes = t.rows * t.w * dtype_bytes(dst->buf->dtype);
   PtrVec p = {0};
-  vec_push(c->arena, &p, ir_device_stmt(c, IRD_MBAR_EXPECT_TX_NOARRIVE, NULL, 0, (IrExpr *[]){s->u.copy.barrier, i32(c, bytes)}, 2, loc));
+  if (!s->u.copy.wait) /* a synchronous copy announces its bytes with the leader's arrival */
+    vec_push(c->arena, &p, ir_device_stmt(c, IRD_MBAR_EXPECT_TX_NOARRIVE, NULL, 0, (IrExpr *[]){s->u.copy.barrier, i32(c, bytes)}, 2, loc));
   IrStmt *load = tma_load_boxes(c, map, s, &t, 0, loc);
   int64_t mask = s->u.copy.cluster_mask;
   if (mask) { /* the mask's lowest rank multicasts, its other ranks receive, the rest load alone */
@@ -275,5 +276,11 @@ IrStmt *tma_copy_lower(TsCompiler *c, IrFunc *f, IrStmt *s, IrExpr *tid) {
     load = ir_if(c, in_mask, multicast, load, loc);
   }
   vec_push(c->arena, &p, load);
-  return ir_if(c, ir_binary(c, IR_EQ, tid, i32(c, 0), loc), ir_seq_vec(c, &p, loc), NULL, loc);
+  IrExpr *leader = ir_binary(c, IR_EQ, tid, i32(c, 0), loc);
+  IrStmt *issue = ir_if(c, leader, ir_seq_vec(c, &p, loc), NULL, loc);
+  if (!s->u.copy.wait) return issue;
+  /* every thread arrives (the leader announcing the bytes) and waits for the tile */
+  IrExpr *tx = ir_select(c, IR_SELECT, leader, i32(c, bytes), i32(c, 0), loc);
+  IrStmt *wait = ir_device_stmt(c, IRD_MBAR_ARRIVE_WAIT, NULL, 0, (IrExpr *[]){s->u.copy.barrier, tx}, 2, loc);
+  return ir_seq(c, (IrStmt *[]){issue, wait}, 2, loc);
 }

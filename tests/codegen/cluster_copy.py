@@ -65,3 +65,18 @@ def multicast(iters, slots, tile=64):
                 T.cluster_sync()
 
     return main
+
+
+@tilelang.jit
+def multicast_sync(M, N, block_M, block_N, cluster_mask):
+    """T.copy_cluster(global, shared, cluster_mask=m): the mask's lowest rank multicasts its own
+    tile to the mask's ranks (complete when the call returns); ranks outside load their own."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((M, N), "float16")):
+        with T.ClusterKernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128, cluster_dims=(4, 1, 1)) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_N), "float16")
+            T.copy_cluster(A[by * block_M, bx * block_N], A_shared, cluster_mask=cluster_mask)
+            T.copy(A_shared, B[by * block_M, bx * block_N])
+
+    return main

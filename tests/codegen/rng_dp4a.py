@@ -1,5 +1,5 @@
 # T.rng_init / T.rng_rand / T.rng_rand_float: each thread's Philox-4x32-10 stream starts at
-# output row * 5 (the state is a per-thread uint32[12] declared at the kernel's start; each
+# output row * 5 (the state is a per-thread uint32[16] declared at the kernel's start; each
 # draw is a LET so the state advances once per call, in program order).  T.dp4a accumulates
 # two groups of four int8 products into an int32 local.
 # tilescale-test: -k rng_dp4a -D N=256

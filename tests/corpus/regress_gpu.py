@@ -552,6 +552,31 @@ def rng_dp4a(ctx, N):
     check("dp4a N=%d" % N, d, (a.int() * b.int()).sum(1), 0, 0)
 
 
+def rng_dists(ctx, N):
+    """tests/codegen/rng_dists.py: T.rng_rand_float(bit=64), two dist="normal" floats (one
+    Box-Muller pair) and two bit=64 normal doubles per thread from output row*8 of seed 77,
+    against the formulas of cuRAND's Philox distributions evaluated on philox_outputs."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/rng_dists.py")).compile("rng_dists", N=N)
+    d = torch.full((N,), float("nan"), dtype=torch.float64, device="cuda")
+    f = torch.full((N, 2), float("nan"), device="cuda")
+    g = torch.full((N, 2), float("nan"), dtype=torch.float64, device="cuda")
+    k(d, f, g)
+    x = philox_outputs(77, 0, 8 * N).view(N, 8).double()
+    check("rng_rand_float bit=64 N=%d" % N, d.cpu(), x[:, 0] * 2.0 ** -32 + 2.0 ** -32, 0, 1e-15)
+    u = (x[:, 1].float() * 2.3283064e-10 + 2.3283064e-10 / 2).double()
+    step = 2.3283064e-10 * 6.2831855
+    v = (x[:, 2].float() * step + step / 2).double()
+    s = torch.sqrt(-2.0 * torch.log(u))
+    check("rng_rand_float normal N=%d" % N, f.cpu().double(), torch.stack([s * torch.sin(v), s * torch.cos(v)], 1),
+          2e-5, 1e-4)
+    b53 = lambda lo, hi: (lo.long() ^ (hi.long() << 21)).double()
+    u = b53(x[:, 3], x[:, 4]) * 2.0 ** -53 + 2.0 ** -54
+    v = b53(x[:, 5], x[:, 6]) * 2.0 ** -52 + 2.0 ** -53
+    s = torch.sqrt(-2.0 * torch.log(u))
+    ref = torch.stack([s * torch.sin(math.pi * v), s * torch.cos(math.pi * v)], 1)
+    check("rng_rand_float bit=64 normal N=%d" % N, g.cpu(), ref, 1e-12, 1e-12)
+
+
 def mhc_post(ctx, corpus, n, hidden):
     """deepseek_mhc/example_mhc_post.py: b_local[k, j] is read in a T.Parallel(i, j) nest
     under a serial k, so layout_inference keeps k in every thread's registers (held layout)
@@ -1659,6 +1684,24 @@ def cluster_multicast(ctx, iters, slots):
     check("tma_copy multicast to 2 blocks, %d tiles over %d slots" % (iters, slots), b, torch.stack([a, a]), 0, 0)
 
 
+def cluster_multicast_sync(ctx, M, N, bm, bn, mask):
+    """tests/codegen/cluster_copy.py multicast_sync: in every cluster of 4 blocks along x, the
+    ranks of `mask` hold the tile of its lowest rank, the others their own."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/cluster_copy.py")).compile(
+        "multicast_sync", M=M, N=N, block_M=bm, block_N=bn, cluster_mask=mask)
+    a = torch.randn(M, N, device="cuda").half()
+    b = torch.full((M, N), float("nan"), device="cuda").half()
+    k(a, b)
+    want = a.clone()
+    lowest = (mask & -mask).bit_length() - 1
+    for x in range(N // bn):
+        r = x % 4
+        if mask >> r & 1:
+            src = x - r + lowest
+            want[:, x * bn:(x + 1) * bn] = a[:, src * bn:(src + 1) * bn]
+    check("copy_cluster multicast mask %s over %dx%d tiles of %dx%d" % (bin(mask), bm, bn, M, N), b, want, 0, 0)
+
+
 def atomic_order(ctx, N, dtype):
     """tests/codegen/atomic_order.py: T.atomic_add with memory_order= on a tile (vector atomics
     from a global tensor), an element and return_prev: the sums, the count, and the previous
@@ -1802,6 +1845,7 @@ def main():
         lambda: rand_uint(ctx, corpus, 1024, 42),  # the manifest's row and the file's own tests
         lambda: rand_uint(ctx, corpus, 512, 123),
         lambda: rng_dp4a(ctx, 256),
+        lambda: rng_dists(ctx, 256),
         lambda: gemm_window_atoms(ctx),
         lambda: fragment_prefix_window(ctx, 4),
         lambda: fragment_prefix_window(ctx, 24),
@@ -1943,6 +1987,8 @@ def main():
         lambda: cluster_copy(ctx, 1, 127, 127),  # 508 bytes: not a bulk copy
         lambda: cluster_copy(ctx, 16, 128, 128, True, "float16"),
         lambda: cluster_multicast(ctx, 8, 4),
+        lambda: cluster_multicast_sync(ctx, 1024, 1024, 128, 64, 0b0011),  # TileLang's demo
+        lambda: cluster_multicast_sync(ctx, 512, 1024, 64, 64, 0b1110),
         lambda: atomic_order(ctx, 256, "float16"),
         lambda: atomic_order(ctx, 1024, "float32"),
         lambda: atomic_order(ctx, 512, "bfloat16"),

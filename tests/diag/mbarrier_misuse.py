@@ -3,7 +3,7 @@
 # T.tma_copy without barrier= (a load needs one: its bytes complete a phase of it), a
 # T.tma_copy into a fragment, a cta_id that is not an integer, a zero arrive count, a multicast
 # mask of no rank, and T.copy_cluster from global memory, with remote_barrier but no dst_block,
-# with cluster_mask (T.tma_copy's), on single elements, and to a block past the cluster.
+# with a cluster_mask past the cluster, on single elements, and to a block past the cluster.
 # tilescale-test: -k misuse -D M=256 -D N=256 -D K=256 --arch sm_90a
 import tilelang
 import tilelang.language as T

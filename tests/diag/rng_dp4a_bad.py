@@ -12,7 +12,7 @@ def bad(A: T.Tensor((64,), "int8"), F: T.Tensor((64,), "float32"), D: T.Tensor((
         T.rng_init(1, 0, tx, generator="curandStateXORWOW_t")
         T.rng_init(1.5, 0, tx)
         T.rng_init(7, 0, tx)
-        y = T.rng_rand_float(bit=64)
+        y = T.rng_rand_float(bit=16, dist="gamma")
         a = T.alloc_local((4,), "int8")
         f = T.alloc_local((4,), "float32")
         c = T.alloc_local((1,), "int32")
