@@ -750,6 +750,8 @@ def param_text(value, where=""):
         return text()
     if isinstance(value, (bool, int, float, str)) or value is None:
         return _tilescale().param_text(value)
+    if isinstance(value, os.PathLike):  # a path (T.CUDASourceCodeKernel's source file): its text
+        return _tilescale().param_text(os.fspath(value))
     tname = type(value).__module__ + "." + type(value).__name__
     if tname.startswith("torch.") and type(value).__name__ == "dtype":
         return dtype_param_text(torch_dtype_name(value))

@@ -528,9 +528,25 @@ static void function_workspaces(Cg *g, const IrKernel *k, const PtrVec *fn_ws) {
   }
 }
 
+/* T.CUDASourceCodeKernel: the user's source as it is, launched by its entry's name with the
+ * kernel's grid and block (front/source_kernel.c checked the entry). */
+static void source_kernel(const IrKernel *k, StrBuf *src, CgKernelInfo *info) {
+  memset(info, 0, sizeof *info);
+  for (int d = 0; d < 3; d++) {
+    info->grid[d] = k->grid[d];
+    info->block[d] = k->threads[d] > 0 ? k->threads[d] : 1;
+  }
+  info->name = k->entry;
+  sb_printf(src, "\n// T.CUDASourceCodeKernel: %s\n%s\n", k->entry, k->source);
+}
+
 static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const PtrVec *fn_ws, const char *name,
                    StrBuf *src, CgKernelInfo *info) {
   Arena *a = g->c->arena;
+  if (k->source) {
+    source_kernel(k, src, info);
+    return;
+  }
   g->names = (PtrMap){0};
   g->used = (StrMap){0};
   g->nonneg = (PtrMap){0};

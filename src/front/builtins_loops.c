@@ -40,7 +40,9 @@ static bool cluster_dims(Eval *ev, Value *v, int *out, SrcLoc loc) {
 }
 
 /* T.Kernel(*grid, threads=...) (bi->arg 0) / T.ClusterKernel(*grid, cluster_dims=..., threads=...)
- * (1): a kernel frame; a cluster's blocks are consecutive along x (grid x a multiple of it). */
+ * (1): a kernel frame; a cluster's blocks are consecutive along x (grid x a multiple of it).
+ * T.CUDASourceCodeKernel(*grid, threads=..., source_code_or_path=, entry_name=) (2): a kernel
+ * statement at once (source_kernel.c). */
 static Value *t_kernel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)arg;
   SrcLoc loc = call_loc(a);
@@ -98,6 +100,13 @@ static Value *t_kernel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
       continue;
     } else if (bi->arg == 1 && !strcmp(a->kw[i], "cluster_dims")) {
       if (v->kind != V_NONE && !cluster_dims(ev, v, &k->cluster_x, loc)) return NULL;
+    } else if (bi->arg == 2 && (!strcmp(a->kw[i], "source_code_or_path") || !strcmp(a->kw[i], "entry_name"))) {
+      if (v->kind == V_NONE) continue;
+      if (v->kind != V_STR) {
+        ts_error(ev->c, loc, "T.CUDASourceCodeKernel %s= must be a string (or a path)", a->kw[i]);
+        return NULL;
+      }
+      *(a->kw[i][0] == 's' ? &k->source : &k->entry) = v->u.str.s;
     } else {
       ts_error(ev->c, loc, "T.Kernel() got an unexpected keyword argument '%s'", a->kw[i]);
       return NULL;
@@ -109,6 +118,7 @@ static Value *t_kernel(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
              k->cluster_x);
     return NULL;
   }
+  if (bi->arg == 2) return ev_source_kernel(ev, k, loc);
   Value *v = ev_new(ev, V_KERNEL);
   v->u.kernel = k;
   return v;
@@ -749,6 +759,7 @@ static const Builtin loop_rows[] = {
     /* kernels */
     {"Kernel", "*args, **kwargs", t_kernel, 0, BI_TERSE},
     {"ClusterKernel", "*args, **kwargs", t_kernel, 1, 0},
+    {"CUDASourceCodeKernel", "*args, **kwargs", t_kernel, 2, 0},
     /* loop frames */
     {"Parallel", "*args, **kwargs", t_parallel, IR_FOR_PARALLEL, BI_TERSE},
     {"grid", "*args, **kwargs", t_parallel, IR_FOR_SERIAL, 0},

@@ -286,14 +286,22 @@ typedef struct BufIndex {
   IrExpr **idx;      /* scalar index or slice start */
   IrExpr **extent;   /* slice extent, NULL for a scalar index */
   bool any_slice;
-  IrBuffer *lanes;   /* A[idx] with idx a register array of indices (T.Ramp): a gather/scatter */
+  IrBuffer *lanes;   /* A[..., idx] with idx a register array of indices (T.Ramp) in the last
+                        dim, the others scalars in idx[]: a gather/scatter */
 } BufIndex;
 
+/* A constant negative index -n <= i < 0 into a dimension of constant size n counts from its
+ * end, as in Python (TileLang's LegalizeNegativeIndex): *idx becomes i + n. */
+static void wrap_const_index(Eval *ev, const IrBuffer *b, int d, IrExpr **idx) {
+  int64_t i, n;
+  if (*idx && ir_is_const_int(*idx, &i) && i < 0 && ir_is_const_int(b->shape[d], &n) && i >= -n)
+    *idx = ir_int(ev->c, i + n, (*idx)->dtype, (*idx)->loc);
+}
+
 /* An index known at compile time into a dimension of known size of an on-chip buffer
- * (fragment, shared, local) must be inside it: nothing guards these accesses, and a
- * register array indexed out of bounds is not even memory.  Negative indices do not wrap
- * around as in Python (TileLang indexes buffers as C does).  `is_end`: the bound of a
- * slice, which may equal the size. */
+ * (fragment, shared, local) must be inside it (after wrap_const_index): nothing guards these
+ * accesses, and a register array indexed out of bounds is not even memory.  `is_end`: the
+ * bound of a slice, which may equal the size. */
 static bool check_const_index(Eval *ev, const IrBuffer *b, int d, const IrExpr *idx, bool is_end, SrcLoc loc) {
   int64_t i, n;
   if (b->scope != IR_SCOPE_FRAGMENT && b->scope != IR_SCOPE_SHARED_DYN && b->scope != IR_SCOPE_SHARED &&
@@ -303,7 +311,7 @@ static bool check_const_index(Eval *ev, const IrBuffer *b, int d, const IrExpr *
   if (i >= 0 && (i < n || (is_end && i == n))) return true;
   const char *what = b->scope == IR_SCOPE_FRAGMENT ? "fragment" : b->scope == IR_SCOPE_LOCAL ? "local buffer" : "shared buffer";
   ts_error(ev->c, loc, "%s %lld is out of range for dimension %d of %s '%s' (size %lld%s)", is_end ? "slice end" : "index",
-           (long long)i, d, what, b->name, (long long)n, i < 0 ? "; buffer indices do not wrap around" : "");
+           (long long)i, d, what, b->name, (long long)n, i < 0 ? "; a negative index counts from the end down to -size" : "");
   return false;
 }
 
@@ -313,19 +321,32 @@ static bool lane_indices(const Value *v) {
   return bi_register_array(v, &n) && dtype_is_int(v->u.buf->dtype);
 }
 
-/* A[idx] for a register array idx: a register array with A[idx[l]] in lane l. */
-static Value *gather_lanes(Eval *ev, IrBuffer *b, IrBuffer *idx, SrcLoc loc) {
-  int64_t n;
-  ir_is_const_int(idx->shape[0], &n);
-  IrVar *l = ir_var(ev->c, "l", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
-  IrExpr *lr = ir_varref(ev->c, l, loc), *at = ir_load(ev->c, idx, &lr, 1, loc);
-  return bi_lane_array(ev, bi_take_name(ev, "lanes"), b->dtype, n, l, ir_load(ev->c, b, &at, 1, loc), loc);
+/* The indices of lane l (loop var lr) of a gather/scatter through bi: bi's scalars, then lane
+ * l's index in the last dim.  A lane index whose sign is unknown counts from the end when it
+ * is negative at run time (TileLang's vector indices do; A[T.Ramp(t - 2, 1, 4)] at t = 0 reads
+ * A[n - 2], A[n - 1], A[0], A[1]). */
+static IrExpr **lane_index(Eval *ev, const IrBuffer *b, const BufIndex *bi, IrExpr *lr, SrcLoc loc) {
+  IrExpr **at = ARENA_ARRAY(ev->a, IrExpr *, bi->n);
+  for (int d = 0; d < bi->n - 1; d++) at[d] = bi->idx[d];
+  IrExpr *x = ir_load(ev->c, bi->lanes, &lr, 1, loc), *n = b->shape[bi->n - 1];
+  IrExpr *neg = ir_binary(ev->c, IR_LT, x, ir_int(ev->c, 0, x->dtype, loc), loc);
+  at[bi->n - 1] = ir_select(ev->c, IR_SELECT, neg, ir_binary(ev->c, IR_ADD, x, ir_cast(ev->c, x->dtype, n, loc), loc), x, loc);
+  return at;
 }
 
-/* A[idx] = v for a register array idx: lane l of v (a register array as long, or one value
- * for every lane) to A[idx[l]]. */
-static bool scatter_lanes(Eval *ev, IrBuffer *b, IrBuffer *idx, Value *v, SrcLoc loc) {
-  IrExpr *n = idx->shape[0];
+/* A[..., idx] for a register array idx: a register array with A[..., idx[l]] in lane l. */
+static Value *gather_lanes(Eval *ev, IrBuffer *b, const BufIndex *bi, SrcLoc loc) {
+  int64_t n;
+  ir_is_const_int(bi->lanes->shape[0], &n);
+  IrVar *l = ir_var(ev->c, "l", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
+  IrExpr **at = lane_index(ev, b, bi, ir_varref(ev->c, l, loc), loc);
+  return bi_lane_array(ev, bi_take_name(ev, "lanes"), b->dtype, n, l, ir_load(ev->c, b, at, bi->n, loc), loc);
+}
+
+/* A[..., idx] = v for a register array idx: lane l of v (a register array as long, or one
+ * value for every lane) to A[..., idx[l]]. */
+static bool scatter_lanes(Eval *ev, IrBuffer *b, const BufIndex *bi, Value *v, SrcLoc loc) {
+  IrExpr *n = bi->lanes->shape[0];
   int64_t lanes, vl;
   ir_is_const_int(n, &lanes);
   bool vec = v->kind == V_BUFFER && v->u.buf->ndim == 1 && ir_is_const_int(v->u.buf->shape[0], &vl);
@@ -335,11 +356,11 @@ static bool scatter_lanes(Eval *ev, IrBuffer *b, IrBuffer *idx, Value *v, SrcLoc
     return false;
   }
   IrVar *l = ir_var(ev->c, "l", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
-  IrExpr *lr = ir_varref(ev->c, l, loc), *at = ir_load(ev->c, idx, &lr, 1, loc);
+  IrExpr *lr = ir_varref(ev->c, l, loc), **at = lane_index(ev, b, bi, lr, loc);
   IrExpr *val = vec ? ir_load(ev->c, v->u.buf, &lr, 1, loc) : ev_to_ir(ev, v, NULL, loc);
   if (!val) return false;
   ev_emit(ev, ir_for(ev->c, l, ir_i32(ev->c, 0), n, IR_FOR_UNROLLED,
-                     ir_store(ev->c, b, &at, 1, ir_cast(ev->c, b->dtype, val, loc), loc), loc));
+                     ir_store(ev->c, b, at, bi->n, ir_cast(ev->c, b->dtype, val, loc), loc), loc));
   return true;
 }
 
@@ -387,13 +408,18 @@ static bool eval_buf_index(Eval *ev, Env *env, IrBuffer *b, const AstNode *index
   out->extent = ARENA_ARRAY(ev->a, IrExpr *, n);
   out->any_slice = false;
   out->lanes = NULL;
-  if (n == 1 && vals.items[0] && lane_indices(vals.items[0])) { /* TIR's vector index A[T.Ramp(base, 1, n)] */
-    out->lanes = ((Value *)vals.items[0])->u.buf;
-    return true;
+  /* TIR's vector index A[..., T.Ramp(base, 1, n)], the last dim's */
+  if (n >= 1 && vals.items[n - 1] && lane_indices(vals.items[n - 1])) {
+    out->lanes = ((Value *)vals.items[n - 1])->u.buf;
+    n--;
   }
   for (int d = 0; d < n; d++) {
     Value *v = vals.items[d];
     const AstNode *sl = slices.items[d];
+    if (out->lanes && (sl || lane_indices(v))) {
+      ts_error(ev->c, loc, "a vector index (T.Ramp) of '%s' goes in its last dim, the others scalars", b->name);
+      return false;
+    }
     if (!sl) {
       out->idx[d] = ev_to_ir(ev, v, NULL, loc);
       if (!out->idx[d]) return false;
@@ -402,6 +428,7 @@ static bool eval_buf_index(Eval *ev, Env *env, IrBuffer *b, const AstNode *index
                  dtype_name(out->idx[d]->dtype));
         return false;
       }
+      wrap_const_index(ev, b, d, &out->idx[d]);
       if (!check_const_index(ev, b, d, out->idx[d], false, ((const AstNode *)where.items[d])->loc)) return false;
       continue;
     }
@@ -430,7 +457,7 @@ static Value *eval_subscript(Eval *ev, Env *env, const AstNode *n) {
   case V_BUFFER: {
     BufIndex bi;
     if (!eval_buf_index(ev, env, base->u.buf, n->index, &bi, n->loc)) return NULL;
-    if (bi.lanes) return gather_lanes(ev, base->u.buf, bi.lanes, n->loc);
+    if (bi.lanes) return gather_lanes(ev, base->u.buf, &bi, n->loc);
     if (bi.any_slice) {
       Value *v = ev_new(ev, V_REGION);
       v->u.region.buf = base->u.buf;
@@ -892,7 +919,7 @@ static bool store_buffer(Eval *ev, IrBuffer *b, BufIndex *bi, Value *v, SrcLoc l
     ts_error(ev->c, loc, "buffer stores are only allowed inside a @T.prim_func kernel");
     return false;
   }
-  if (bi->lanes) return scatter_lanes(ev, b, bi->lanes, v, loc);
+  if (bi->lanes) return scatter_lanes(ev, b, bi, v, loc);
   if (bi->any_slice) return store_slice(ev, b, bi, v, loc);
   IrExpr *e = ev_to_ir(ev, v, NULL, loc);
   if (!e) return false;

@@ -119,6 +119,7 @@ typedef struct KernelFrame {
   int threads[3];
   const char *prelude;
   int cluster_x; /* T.ClusterKernel(cluster_dims=(n, 1, 1)): blocks a cluster; 0: none */
+  const char *source, *entry; /* T.CUDASourceCodeKernel(source_code_or_path=, entry_name=) */
 } KernelFrame;
 
 struct Value {
@@ -332,6 +333,9 @@ typedef struct BlockSave {
 } BlockSave;
 void ev_emit(Eval *ev, IrStmt *s);
 bool ev_need_kernel(Eval *ev, const char *what, SrcLoc loc);
+/* T.CUDASourceCodeKernel(*grid, threads=, source_code_or_path=, entry_name=): a KERNEL statement
+ * launching the user's CUDA function (source_kernel.c); none after a diagnostic. */
+Value *ev_source_kernel(Eval *ev, KernelFrame *kf, SrcLoc loc);
 void ev_define_var(Eval *ev, IrVar *v);        /* scoped to the current IR block */
 void ev_define_buffer(Eval *ev, IrBuffer *b);
 BlockSave ev_push_block(Eval *ev);

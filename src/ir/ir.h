@@ -539,6 +539,9 @@ typedef struct IrKernel {
   IrVar *thread_var[3]; /* threadIdx vars (created on demand by get_thread_binding / lowering) */
   IrStmt *body;
   const char *prelude;  /* T.Kernel(prelude=...) C source, or NULL */
+  const char *source;   /* T.CUDASourceCodeKernel: the user's CUDA source, launched as it is (body
+                           empty; its kernel takes the prim_func's parameters, cuda.h's ABI) */
+  const char *entry;    /* ... and the extern "C" __global__ function of it that is launched */
   bool manual_ws;       /* T.ws in the body: the kernel schedules its warpgroups itself, so
                            no automatic warp specialization or pipelining is applied over it */
   /* Filled by passes. */

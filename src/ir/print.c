@@ -261,6 +261,7 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
       if (k->raster_panel) sb_printf(out, " raster_panel=%d", k->raster_panel);
       if (k->cluster_x > 1) sb_printf(out, " cluster=%d", k->cluster_x);
       if (k->persistent) sb_printf(out, " persistent");
+      if (k->source) sb_printf(out, " source=%s (%zu bytes of CUDA)", k->entry, strlen(k->source));
       sb_append(out, ":\n");
       print_block(out, k->body, indent + 1);
       break;

@@ -1702,6 +1702,16 @@ def cluster_multicast_sync(ctx, M, N, bm, bn, mask):
     check("copy_cluster multicast mask %s over %dx%d tiles of %dx%d" % (bin(mask), bm, bn, M, N), b, want, 0, 0)
 
 
+def source_kernel(ctx, N):
+    """tests/codegen/source_kernel.py: the user's CUDA kernel (T.CUDASourceCodeKernel) launched
+    over the prim_func's tensors and its dynamic N."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/source_kernel.py")).compile("source_kernel")
+    a = torch.randn(N, device="cuda")
+    b = torch.full((N,), float("nan"), device="cuda")
+    k(a, b)
+    check("CUDASourceCodeKernel N=%d" % N, b, 3 * a, 0, 0)
+
+
 def atomic_order(ctx, N, dtype):
     """tests/codegen/atomic_order.py: T.atomic_add with memory_order= on a tile (vector atomics
     from a global tensor), an element and return_prev: the sums, the count, and the previous
@@ -1981,6 +1991,8 @@ def main():
         lambda: bitnet_int8xint8(ctx, corpus, 256, 256, 256),
         lambda: bitnet_int8xint8(ctx, corpus, 512, 256, 1024),
         lambda: vector_casts(ctx, 1024, False),
+        lambda: source_kernel(ctx, 1000),
+        lambda: source_kernel(ctx, 4096),
         lambda: cluster_copy(ctx, 8, 64, 64),  # one bulk copy
         lambda: cluster_copy(ctx, 8, 64, 32),  # element stores, then a remote arrival
         lambda: cluster_copy(ctx, 8, 64, 32, False),  # element stores ordered by T.cluster_sync

@@ -1,4 +1,5 @@
-# A negative constant index into a shared tile: buffer indices do not wrap around as Python lists do.
+# A negative constant index past the start of a shared tile: -1 .. -size count from the end, as in
+# Python (TileLang's LegalizeNegativeIndex), -5 into 4 elements is out of range.
 # tilescale-test: -k tile_scale -D M=256 -D N=4
 import tilelang
 import tilelang.language as T
@@ -12,6 +13,6 @@ def tile_scale(M, N):
         with T.Kernel(T.ceildiv(M, 4), threads=128) as bx:
             s = T.alloc_shared((4, 4), "float32")
             T.copy(A[bx * 4, 0], s)
-            B[bx * 4, 0] = s[0, -1]
+            B[bx * 4, 0] = s[0, -1] + s[0, -5]
 
     return main

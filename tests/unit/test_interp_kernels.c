@@ -1581,3 +1581,54 @@ TEST(interp_packed_x2_ramp_lanes) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* Negative indices (TileLang's issue 2554 and LegalizeNegativeIndex): a T.Ramp index in the
+ * last dim of a 2-D tensor, and lanes of a Ramp that are negative at run time counting from the
+ * end (A[T.Ramp(t - 2, 1, 4)] at t = 0 reads A[n - 2], A[n - 1], A[0], A[1]); a constant
+ * negative scalar index counts from the end too (A[-1] is A[n - 1]). */
+static const char NEGATIVE_SRC[] =
+    KERNEL_FILE_HEAD
+    "def negative(N):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((N,), \"float32\"), B: T.Tensor((4, 4), \"float32\"), C: T.Tensor((N,), \"float32\")):\n"
+    "        with T.Kernel(1, threads=1):\n"
+    "            for t in T.serial(4):\n"
+    "                B[t, T.Ramp(0, 1, 4)] = A[T.Ramp(t - 2, 1, 4)]\n"
+    "            for t in T.serial(2):\n"
+    "                C[T.Ramp(t * 4 - 3, 1, 4)] = B[t, T.Ramp(0, 1, 4)]\n"
+    "            C[4] = A[-1]\n"
+    "            C[-3] = A[T.int32(-2)]\n"
+    "\n"
+    "    return main\n";
+
+TEST(interp_negative_indices) {
+  enum { N = 64 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"negative.py", NEGATIVE_SRC, sizeof NEGATIVE_SRC - 1};
+  const char *p[] = {"N=64", NULL};
+  IrFunc *f = interp_compile(&c, &file, "negative", p);
+  REQUIRE(f);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+  double *cc = interp_global(&in, param(f, "C"));
+  for (int e = 0; e < N; e++) a[e] = 100 + e, cc[e] = -1;
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int r = 0; r < 4; r++)
+    for (int l = 0; l < 4; l++) bad += b[r * 4 + l] != a[(r - 2 + l + N) % N];
+  CHECK(bad == 0);
+  /* rows 0 and 1 of B land at C[-3 .. 0] and C[1 .. 4], then C[4] = A[-1], C[-3] = A[-2] */
+  double want[N];
+  for (int e = 0; e < N; e++) want[e] = -1;
+  for (int r = 0; r < 2; r++)
+    for (int l = 0; l < 4; l++) want[(r * 4 - 3 + l + N) % N] = b[r * 4 + l];
+  want[4] = a[N - 1];
+  want[N - 3] = a[N - 2];
+  for (int e = 0; e < N; e++) bad += cc[e] != want[e];
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
