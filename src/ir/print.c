@@ -162,6 +162,27 @@ static void print_block(StrBuf *out, const IrStmt *s, int indent) {
 
 static const char *const axis_names = "xyz";
 
+/* "kernel grid=(...) threads=(...) bx=blockIdx.x ...:" (the body follows, indented). */
+static void print_kernel_header(StrBuf *out, const IrKernel *k) {
+  sb_append(out, "kernel grid=(");
+  for (int i = 0; i < 3; i++) {
+    if (i) sb_append(out, ", ");
+    print_sub(out, k->grid[i], 0);
+  }
+  sb_printf(out, ") threads=(%d, %d, %d)", k->threads[0], k->threads[1], k->threads[2]);
+  for (int i = 0; i < 3; i++)
+    if (k->block_var[i]) sb_printf(out, " %s=blockIdx.%c", k->block_var[i]->name, axis_names[i]);
+  for (int i = 0; i < 3; i++)
+    if (k->thread_var[i]) sb_printf(out, " %s=threadIdx.%c", k->thread_var[i]->name, axis_names[i]);
+  if (k->smem_bytes) sb_printf(out, " smem=%lld", (long long)k->smem_bytes);
+  if (k->producer_threads) sb_printf(out, " producer_threads=%d", k->producer_threads);
+  if (k->raster_panel) sb_printf(out, " raster_panel=%d", k->raster_panel);
+  if (k->cluster_x > 1) sb_printf(out, " cluster=%d", k->cluster_x);
+  if (k->persistent) sb_printf(out, " persistent");
+  if (k->source) sb_printf(out, " source=%s (%zu bytes of CUDA)", k->entry, strlen(k->source));
+  sb_append(out, ":\n");
+}
+
 void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
   if (!s) return;
   if (s->kind == IR_S_SEQ) {
@@ -246,23 +267,7 @@ void ir_print_stmt(StrBuf *out, const IrStmt *s, int indent) {
       break;
     case IR_S_KERNEL: {
       const IrKernel *k = &s->u.kernel;
-      sb_append(out, "kernel grid=(");
-      for (int i = 0; i < 3; i++) {
-        if (i) sb_append(out, ", ");
-        print_sub(out, k->grid[i], 0);
-      }
-      sb_printf(out, ") threads=(%d, %d, %d)", k->threads[0], k->threads[1], k->threads[2]);
-      for (int i = 0; i < 3; i++)
-        if (k->block_var[i]) sb_printf(out, " %s=blockIdx.%c", k->block_var[i]->name, axis_names[i]);
-      for (int i = 0; i < 3; i++)
-        if (k->thread_var[i]) sb_printf(out, " %s=threadIdx.%c", k->thread_var[i]->name, axis_names[i]);
-      if (k->smem_bytes) sb_printf(out, " smem=%lld", (long long)k->smem_bytes);
-      if (k->producer_threads) sb_printf(out, " producer_threads=%d", k->producer_threads);
-      if (k->raster_panel) sb_printf(out, " raster_panel=%d", k->raster_panel);
-      if (k->cluster_x > 1) sb_printf(out, " cluster=%d", k->cluster_x);
-      if (k->persistent) sb_printf(out, " persistent");
-      if (k->source) sb_printf(out, " source=%s (%zu bytes of CUDA)", k->entry, strlen(k->source));
-      sb_append(out, ":\n");
+      print_kernel_header(out, k);
       print_block(out, k->body, indent + 1);
       break;
     }
