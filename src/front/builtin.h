@@ -118,6 +118,10 @@ Value *bi_buffer_value(Eval *ev, IrBuffer *b);
 /* &mbarrier for a barrier operand: a T.alloc_barrier buffer (its first barrier, as TileLang's
  * _mbar_to_buffer_load) or one element of it (`bars[i]`); NULL after a diagnostic naming fname. */
 IrExpr *bi_barrier_addr(Eval *ev, Value *v, const char *fname, SrcLoc loc);
+/* T.gemm without tensor-core instructions for its types (gemm_fma.c): whether GEMM statement
+ * g takes that path, and its FMA loop nest emitted (clear_if: a run-time clear_accum). */
+bool bi_gemm_needs_fma(TsCompiler *c, const IrStmt *g);
+bool bi_gemm_fma(Eval *ev, const IrStmt *g, IrExpr *clear_if);
 bool bi_need_kernel(Eval *ev, CallArgs *a, const Builtin *bi);
 /* T.Parallel / T.copy(..., loop_layout=v): the T.Fragment v fitted to the nest's constant
  * extents and the kernel's threads (builtins_layout.c), or NULL after an error naming `what`. */

@@ -985,6 +985,7 @@ static Value *t_gemm(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   if (!bi_opt_int(ev, arg[5], 0, &pol, loc) || !bi_opt_int(ev, arg[7], 1, &kp, loc)) return NULL;
   st->u.gemm.policy = (int)pol;
   st->u.gemm.k_pack = (int)kp;
+  if (bi_gemm_needs_fma(ev->c, st)) return bi_gemm_fma(ev, st, clear_if) ? ev->none : NULL;
   if (clear_if) {
     /* The accumulator's clearing is a template argument of the device GEMM (the wgmma scale-d
      * / a zeroed mma.sync C): a runtime condition picks one of two instances, the clearing one

@@ -249,6 +249,10 @@ static bool gemm_types_ok(TsCompiler *c, const IrStmt *s, ts_dtype at, ts_dtype 
   return true;
 }
 
+bool gemm_tensor_core_types(TsCompiler *c, const IrStmt *s) {
+  return gemm_types_ok(c, s, s->u.gemm.a.buf->dtype, s->u.gemm.b.buf->dtype, s->u.gemm.c.buf->dtype, false);
+}
+
 /* Is a metadata tile E of T.gemm_sp row-major (the layout gemm_sp.cuh reads)? */
 static bool row_major(const IrBuffer *b) { return !b->layout || !b->layout->swizzle; }
 

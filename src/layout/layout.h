@@ -82,5 +82,9 @@ bool gemm_plan(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out);
 /* The same; report = false only asks (no diagnostic), for passes that try a plan and
  * leave the statement to the ones that report. */
 bool gemm_plan_ex(TsCompiler *c, const IrStmt *s, int64_t nthreads, GemmPlan *out, bool report);
+/* Whether the target has tensor-core instructions for GEMM statement s's operand and
+ * accumulator types and transposes (no diagnostic); the front end computes the others with
+ * FMA (front/gemm_fma.c). */
+bool gemm_tensor_core_types(TsCompiler *c, const IrStmt *s);
 
 #endif

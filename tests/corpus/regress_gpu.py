@@ -1712,6 +1712,26 @@ def source_kernel(ctx, N):
     check("CUDASourceCodeKernel N=%d" % N, b, 3 * a, 0, 0)
 
 
+def gemm_fma(ctx, M, N, K, dtype, accum, trans_a=False, trans_b=False, arch=None):
+    """tests/codegen/gemm_fma.py: T.gemm on types without tensor-core instructions (float64,
+    8-bit operands not K-major) computed with FMA in a pipelined K loop, against torch."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_fma.py")).compile(
+        "gemm_fma", M=M, N=N, K=K, dtype=dtype, accum=accum, trans_A=trans_a, trans_B=trans_b)
+    t, ta = getattr(torch, dtype), getattr(torch, accum)
+    if t.is_floating_point:
+        a, b = torch.randn(K, M, device="cuda").to(t), torch.randn(K, N, device="cuda").to(t)
+    else:
+        a, b = torch.randint(-8, 8, (K, M), device="cuda").to(t), torch.randint(-8, 8, (K, N), device="cuda").to(t)
+    a = a if trans_a else a.T.contiguous()  # A stored [K, M] when transposed, else [M, K]
+    b = b.T.contiguous() if trans_b else b
+    c = torch.zeros(M, N, dtype=ta, device="cuda")
+    k(a, b, c)
+    ad = a.double().T if trans_a else a.double()
+    bd = b.double().T if trans_b else b.double()
+    check("gemm FMA fallback %dx%dx%d %s -> %s%s%s" % (M, N, K, dtype, accum, " A^T" if trans_a else "",
+          " B^T" if trans_b else ""), c.double(), ad @ bd, 1e-9, 1e-9)
+
+
 def atomic_order(ctx, N, dtype):
     """tests/codegen/atomic_order.py: T.atomic_add with memory_order= on a tile (vector atomics
     from a global tensor), an element and return_prev: the sums, the count, and the previous
@@ -1992,6 +2012,9 @@ def main():
         lambda: bitnet_int8xint8(ctx, corpus, 512, 256, 1024),
         lambda: vector_casts(ctx, 1024, False),
         lambda: source_kernel(ctx, 1000),
+        lambda: gemm_fma(ctx, 128, 96, 80, "float64", "float64"),
+        lambda: gemm_fma(ctx, 64, 64, 64, "float64", "float64", True, True),
+        lambda: gemm_fma(ctx, 96, 64, 128, "int8", "int32", True, False),
         lambda: source_kernel(ctx, 4096),
         lambda: cluster_copy(ctx, 8, 64, 64),  # one bulk copy
         lambda: cluster_copy(ctx, 8, 64, 32),  # element stores, then a remote arrival

@@ -1,6 +1,6 @@
-# T.gemm on 4-bit operands that no tensor-core instruction takes: B not K-major (the 4-bit
-# fragments exist K-major only), int4 with int8, float4_e2m1fn operands, and K not a multiple
-# of the 64 elements of one m16n8k64 instruction.
+# T.gemm on 4-bit operands with K not a multiple of the 64 elements of one m16n8k64
+# instruction.  (B not K-major, int4 with int8 and float4_e2m1fn operands, which no tensor-core
+# instruction takes, are computed with FMA instead: front/gemm_fma.c.)
 # tilescale-test: -k bad
 import tilelang.language as T
 
@@ -16,8 +16,8 @@ def bad(A: T.Tensor((128, 128), "int4"), C: T.Tensor((128, 128), "int32")):
         C_l = T.alloc_fragment((128, 128), "int32")
         F_l = T.alloc_fragment((128, 128), "float32")
         T.copy(A, A_s)
-        T.gemm(A_s, Bt_s, C_l)
-        T.gemm(A_s, B8_s, C_l, transpose_B=True)
-        T.gemm(F_s, F_s, F_l, transpose_B=True)
+        T.gemm(A_s, Bt_s, C_l)  # FMA
+        T.gemm(A_s, B8_s, C_l, transpose_B=True)  # FMA
+        T.gemm(F_s, F_s, F_l, transpose_B=True)  # FMA
         T.gemm(K32_s, K32_s, C_l, transpose_B=True)
         T.copy(C_l, C)

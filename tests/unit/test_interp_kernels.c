@@ -1632,3 +1632,15 @@ TEST(interp_negative_indices) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* tests/codegen/gemm_fma.py: a float64 T.gemm in a pipelined K loop, which the tensor cores
+ * do not take, computed with FMA (front/gemm_fma.c): C = A @ B. */
+TEST(interp_gemm_fma) {
+  CodegenRun r;
+  if (!codegen_run(t, &r, "tests/codegen/gemm_fma.py", "gemm_fma")) return;
+  double *cc = interp_global(&r.in, param(r.f, "C"));
+  int bad = 0;
+  for (int e = 0; e < 64 * 64; e++) bad += !(fabs(cc[e] - r.ab[e]) <= 1e-9);
+  CHECK(bad == 0);
+  codegen_free(&r);
+}
