@@ -1098,6 +1098,11 @@ static Value *t_wgmma_gemm(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi
   Value *r = builtin_call_row(ev, tileop_row("gemm"), "T.gemm", a); /* checks and emits the GEMM */
   if (!r || r->kind == V_POISON || ev->block->len != before + 1) return ev->poison;
   IrStmt *st = ev->block->items[before];
+  if (st->kind == IR_S_FOR) { /* gemm_fma.c's loop nest: no tensor-core instruction takes the types */
+    ts_error(ev->c, call_loc(a), "T.wgmma_gemm: wgmma has no instruction for these operand and accumulator types on "
+                                 "this target (T.gemm computes them with FMA)");
+    return ev->poison;
+  }
   /* issued, not waited for: pass plan_gemm checks that it can run as wgmma (sm_90a, a
    * wgmma plan) and says why not.  A runtime clear_accum made an IF of two GEMMs. */
   if (st->kind == IR_S_IF) {
