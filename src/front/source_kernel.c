@@ -17,7 +17,12 @@
 /* The source: the file `s` names when it is one line naming a regular file, else s itself. */
 static const char *source_text(Eval *ev, const char *s, SrcLoc loc) {
   struct stat st;
-  if (strchr(s, '\n') || stat(s, &st) != 0 || !S_ISREG(st.st_mode)) return s;
+  if (strchr(s, '\n') || strstr(s, "__global__")) return s;
+  if (stat(s, &st) != 0 || !S_ISREG(st.st_mode)) { /* one line: a path, or nothing to launch */
+    ts_error(ev->c, loc, "T.CUDASourceCodeKernel: source_code_or_path '%s' is not a readable file, and as CUDA text it "
+             "has no __global__ function", s);
+    return NULL;
+  }
   StrBuf why = {0};
   size_t len = 0;
   char *text = ts_read_file_max(s, TS_READ_DEFAULT_MAX, 0, &len, &why);

@@ -21,6 +21,7 @@ def bad():
         T.CUDASourceCodeKernel(T.ceildiv(N, 128), threads=128, source_code_or_path=SRC, entry_name="copy_b")
         T.CUDASourceCodeKernel(T.ceildiv(N, 128), threads=128, source_code_or_path=SRC)
         T.CUDASourceCodeKernel(T.ceildiv(N, 128), threads=128, entry_name="copy_a")
+        T.CUDASourceCodeKernel(T.ceildiv(N, 128), threads=128, source_code_or_path="no_such_kernel.cu")
         with T.Kernel(1, threads=32):
             T.CUDASourceCodeKernel(1, threads=32, source_code_or_path=SRC, entry_name="copy_a")
 
