@@ -1,7 +1,7 @@
 # T.CUDASourceCodeKernel misuse, each reported at its call: an entry_name the source does not
 # define (the diagnostic lists the entries), an entry that is not extern "C" (the runtime finds
-# kernels by unmangled name), no entry_name with two __global__ functions, no source, and a
-# source kernel inside a T.Kernel block.
+# kernels by unmangled name), no entry_name with two __global__ functions, no source, a path
+# to no file, and a source kernel inside a T.Kernel block.
 # tilescale-test: -k bad
 import tilelang
 import tilelang.language as T
