@@ -7,14 +7,15 @@
  *       for k in T.serial(K):
  *           C[i, j] += C(A[i, k]) * C(B[k, j])     # A[k, i] / B[j, k] when transposed
  *
- * The operands must be shared tiles (each thread reads its rows and columns there) and C a
- * fragment or a shared tile; a GEMM with A in registers keeps the tensor-core path's diagnostic.
- * Correct, not fast: every product is one FMA in C's type. */
+ * The operands are shared tiles or fragments (layout inference then keeps in each thread the
+ * rows of A and the columns of B its elements of C need, as for any such nest), C a fragment or
+ * a shared tile.  Correct, not fast: every product is one FMA in C's type. */
 #include "builtin.h"
 
 #include "../layout/layout.h"
 
 static bool shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
+static bool on_chip(const IrBuffer *b) { return shared(b) || b->scope == IR_SCOPE_FRAGMENT; }
 
 /* The element of 2-D-or-more region r at row `row`, column `col` of its last two dims. */
 static IrExpr *tile_elem(TsCompiler *c, const IrRegion *r, IrExpr *row, IrExpr *col, SrcLoc loc) {
@@ -31,8 +32,7 @@ static IrExpr *tile_elem(TsCompiler *c, const IrRegion *r, IrExpr *row, IrExpr *
 bool bi_gemm_needs_fma(TsCompiler *c, const IrStmt *g) {
   const IrRegion *A = &g->u.gemm.a, *B = &g->u.gemm.b, *C = &g->u.gemm.c;
   if (gemm_tensor_core_types(c, g)) return false;
-  bool c_ok = C->buf->scope == IR_SCOPE_FRAGMENT || shared(C->buf);
-  return shared(A->buf) && shared(B->buf) && c_ok && A->ndim >= 2 && B->ndim >= 2 && C->ndim >= 2;
+  return on_chip(A->buf) && on_chip(B->buf) && on_chip(C->buf) && A->ndim >= 2 && B->ndim >= 2 && C->ndim >= 2;
 }
 
 /* Emits the FMA loop nest of GEMM g; clear_if: a run-time clear_accum condition, or NULL. */

@@ -1644,3 +1644,36 @@ TEST(interp_gemm_fma) {
   CHECK(bad == 0);
   codegen_free(&r);
 }
+
+/* tests/codegen/gemm_fma_sm75.py on an sm_75 target: two float32 T.gemm computed with FMA, the
+ * second with A in registers (layout inference keeps each thread's rows of A): C = 2 A @ B. */
+TEST(interp_gemm_fma_registers) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){75, false});
+  c.debug = true;
+  size_t len = 0;
+  char *text = ts_read_file("tests/codegen/gemm_fma_sm75.py", &len);
+  REQUIRE(text);
+  SourceFile file = {"tests/codegen/gemm_fma_sm75.py", text, len};
+  const char *params[] = {NULL};
+  IrFunc *f = interp_compile(&c, &file, "mm", params);
+  REQUIRE(f);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+  double *cc = interp_global(&in, param(f, "C"));
+  unsigned seed = 7;
+  for (int e = 0; e < 64 * 32; e++) a[e] = rnd(&seed), b[e] = rnd(&seed);
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int m = 0; m < 64; m++)
+    for (int n = 0; n < 64; n++) {
+      double s = 0;
+      for (int k = 0; k < 32; k++) s += a[m * 32 + k] * b[k * 64 + n];
+      bad += !(fabs(cc[m * 64 + n] - 2 * s) <= 1e-3);
+    }
+  CHECK(bad == 0);
+  interp_free(&in);
+  free(text);
+  ts_compiler_fini(&c);
+}

@@ -1,7 +1,9 @@
-# T.gemm's tensor-core path uses sm_80's mma.sync shapes: on an sm_75 target a GEMM with A in
-# registers is refused at the T.gemm line (it was a ptxas failure: ".tf32 requires .target sm_80
-# or higher"); with A and B in shared memory it is computed with FMA (front/gemm_fma.c).
+# T.gemm on an sm_75 target: the tensor-core path uses sm_80's mma.sync shapes (ptxas refused
+# them before: ".tf32 requires .target sm_80 or higher"), so a float32 GEMM there is computed
+# with FMA (front/gemm_fma.c), with A in shared memory and with A in registers, where layout
+# inference keeps each thread's rows of A for the elements of C it computes.
 # tilescale-test: -k mm --arch sm_75
+# tilescale-dump: lower_tile_ops
 import tilelang
 import tilelang.language as T
 
@@ -14,10 +16,10 @@ def mm():
             a = T.alloc_shared((64, 32), "float32")
             b = T.alloc_shared((32, 64), "float32")
             c = T.alloc_fragment((64, 64), "float32")
+            a_r = T.alloc_fragment((64, 32), "float32")
             T.copy(A, a)
             T.copy(B, b)
-            T.gemm(a, b, c, clear_accum=True)  # FMA
-            a_r = T.alloc_fragment((64, 32), "float32")
+            T.gemm(a, b, c, clear_accum=True)
             T.copy(a, a_r)
             T.gemm(a_r, b, c)
             T.copy(c, C)
