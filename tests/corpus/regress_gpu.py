@@ -1712,11 +1712,11 @@ def source_kernel(ctx, N):
     check("CUDASourceCodeKernel N=%d" % N, b, 3 * a, 0, 0)
 
 
-def gemm_fma(ctx, M, N, K, dtype, accum, trans_a=False, trans_b=False, arch=None):
+def gemm_fma(ctx, M, N, K, dtype, accum, trans_a=False, trans_b=False, a_in_regs=False):
     """tests/codegen/gemm_fma.py: T.gemm on types without tensor-core instructions (float64,
     8-bit operands not K-major) computed with FMA in a pipelined K loop, against torch."""
     k = ctx.load(os.path.join(ROOT, "tests/codegen/gemm_fma.py")).compile(
-        "gemm_fma", M=M, N=N, K=K, dtype=dtype, accum=accum, trans_A=trans_a, trans_B=trans_b)
+        "gemm_fma", M=M, N=N, K=K, dtype=dtype, accum=accum, trans_A=trans_a, trans_B=trans_b, a_in_regs=a_in_regs)
     t, ta = getattr(torch, dtype), getattr(torch, accum)
     if t.is_floating_point:
         a, b = torch.randn(K, M, device="cuda").to(t), torch.randn(K, N, device="cuda").to(t)
@@ -1728,8 +1728,8 @@ def gemm_fma(ctx, M, N, K, dtype, accum, trans_a=False, trans_b=False, arch=None
     k(a, b, c)
     ad = a.double().T if trans_a else a.double()
     bd = b.double().T if trans_b else b.double()
-    check("gemm FMA fallback %dx%dx%d %s -> %s%s%s" % (M, N, K, dtype, accum, " A^T" if trans_a else "",
-          " B^T" if trans_b else ""), c.double(), ad @ bd, 1e-9, 1e-9)
+    check("gemm FMA fallback %dx%dx%d %s -> %s%s%s%s" % (M, N, K, dtype, accum, " A^T" if trans_a else "",
+          " B^T" if trans_b else "", " A in registers" if a_in_regs else ""), c.double(), ad @ bd, 1e-9, 1e-9)
 
 
 def atomic_order(ctx, N, dtype):
@@ -2015,6 +2015,7 @@ def main():
         lambda: gemm_fma(ctx, 128, 96, 80, "float64", "float64"),
         lambda: gemm_fma(ctx, 64, 64, 64, "float64", "float64", True, True),
         lambda: gemm_fma(ctx, 96, 64, 128, "int8", "int32", True, False),
+        lambda: gemm_fma(ctx, 64, 96, 64, "float64", "float64", False, True, True),
         lambda: source_kernel(ctx, 4096),
         lambda: cluster_copy(ctx, 8, 64, 64),  # one bulk copy
         lambda: cluster_copy(ctx, 8, 64, 32),  # element stores, then a remote arrival

@@ -1677,3 +1677,36 @@ TEST(interp_gemm_fma_registers) {
   free(text);
   ts_compiler_fini(&c);
 }
+
+/* tests/codegen/gemm_fma.py with a_in_regs: the float64 FMA GEMM of a pipelined K loop taking A
+ * through a fragment copied from its shared stage each iteration: C = A @ B. */
+TEST(interp_gemm_fma_pipelined_registers) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  size_t len = 0;
+  char *text = ts_read_file("tests/codegen/gemm_fma.py", &len);
+  REQUIRE(text);
+  SourceFile file = {"tests/codegen/gemm_fma.py", text, len};
+  const char *params[] = {"a_in_regs=True", NULL};
+  IrFunc *f = interp_compile(&c, &file, "gemm_fma", params);
+  REQUIRE(f);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+  double *cc = interp_global(&in, param(f, "C"));
+  unsigned seed = 11;
+  for (int e = 0; e < 64 * 64; e++) a[e] = rnd(&seed), b[e] = rnd(&seed);
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int m = 0; m < 64; m++)
+    for (int n = 0; n < 64; n++) {
+      double s = 0;
+      for (int k = 0; k < 64; k++) s += a[m * 64 + k] * b[k * 64 + n];
+      bad += !(fabs(cc[m * 64 + n] - s) <= 1e-9);
+    }
+  CHECK(bad == 0);
+  interp_free(&in);
+  free(text);
+  ts_compiler_fini(&c);
+}
