@@ -139,10 +139,27 @@ static ExecStatus exec_ir_for(Eval *ev, Env *env, const AstNode *s, LoopFrame *f
   return EX_NORMAL;
 }
 
+/* `for tx in T.thread_binding(n, thread="threadIdx.x"):` inside a T.Kernel, by syntax (TVM's
+ * thread-bound loop): every thread runs the body once with tx its index along that axis, which
+ * the call checks covers the axis; the loop is the kernel's threads, not IR. */
+static bool is_thread_binding_call(const AstNode *e) {
+  if (!e || e->kind != AST_CALL || !e->func) return false;
+  const AstNode *f = e->func;
+  return (f->kind == AST_ATTRIBUTE || f->kind == AST_NAME) && f->id && !strcmp(f->id, "thread_binding");
+}
+
 /* for: a loop frame in a kernel becomes IR; anything else runs as Python, once per item. */
 static ExecStatus exec_for(Eval *ev, Env *env, const AstNode *s) {
   Value *it = ev_eval(ev, env, s->iter);
   if (!it) return EX_NORMAL;
+  if (is_thread_binding_call(s->iter) && it->kind == V_EXPR && ev->kernel) {
+    if (!ev_assign(ev, env, s->target, it, s->loc)) return EX_NORMAL;
+    ExecStatus st = ev_exec_block(ev, env, &s->body);
+    if (st == EX_BREAK || st == EX_CONTINUE)
+      ts_error(ev->c, s->loc, "'break' and 'continue' are not supported in a T.thread_binding loop (every thread runs "
+                              "its body once)");
+    return st == EX_RETURN ? EX_RETURN : EX_NORMAL;
+  }
   if (it->kind == V_FRAME && ev->block) return exec_ir_for(ev, env, s, it->u.frame);
   if (ev->staged && (it->kind == V_TUPLE || it->kind == V_LIST || it->kind == V_DICT || it->kind == V_STR)) {
     ts_error(ev->c, s->iter->loc,

@@ -1710,3 +1710,37 @@ TEST(interp_gemm_fma_pipelined_registers) {
   free(text);
   ts_compiler_fini(&c);
 }
+
+/* `for tx in T.thread_binding(n, thread="threadIdx.x"):` inside a T.Kernel (TVM's thread-bound
+ * loop): every thread runs the body once with its index; two axes nested. */
+static const char THREAD_LOOP_SRC[] =
+    KERNEL_FILE_HEAD
+    "def bound():\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((4, 32), \"float32\")):\n"
+    "        with T.Kernel(1, threads=(32, 4)):\n"
+    "            for ty in T.thread_binding(4, thread=\"threadIdx.y\"):\n"
+    "                for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "                    A[ty, tx] = ty * 100 + tx\n"
+    "\n"
+    "    return main\n";
+
+TEST(interp_thread_binding_loop) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"bound.py", THREAD_LOOP_SRC, sizeof THREAD_LOOP_SRC - 1};
+  const char *p[] = {NULL};
+  IrFunc *f = interp_compile(&c, &file, "bound", p);
+  REQUIRE(f);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A"));
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int y = 0; y < 4; y++)
+    for (int x = 0; x < 32; x++) bad += a[y * 32 + x] != y * 100 + x;
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
