@@ -1645,70 +1645,58 @@ TEST(interp_gemm_fma) {
   codegen_free(&r);
 }
 
+/* Runs the FMA GEMM of a tests/codegen file (compiled for `target` with `params`) on random A
+ * and B of [M, K] and [K, N] row-major, and counts the elements of C off `scale` * A @ B. */
+static int fma_gemm_errors(TestCtx *t, const char *path, const char *func, const char *const *params, TsTarget target,
+                           int M, int N, int K, double scale, double tol) {
+  TsCompiler c;
+  ts_compiler_init(&c, target);
+  c.debug = true;
+  size_t len = 0;
+  char *text = ts_read_file(path, &len);
+  IrFunc *f = NULL;
+  if (text) {
+    SourceFile file = {path, text, len};
+    f = interp_compile(&c, &file, func, params);
+  }
+  int bad = -1;
+  if (f) {
+    Interp in = {0};
+    double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+    double *cc = interp_global(&in, param(f, "C"));
+    unsigned seed = 7;
+    for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
+    for (int e = 0; e < K * N; e++) b[e] = rnd(&seed);
+    interp_run(&in, f);
+    CHECK(in.errors == 0 && in.races == 0);
+    bad = 0;
+    for (int m = 0; m < M; m++)
+      for (int n = 0; n < N; n++) {
+        double sum = 0;
+        for (int k = 0; k < K; k++) sum += a[m * K + k] * b[k * N + n];
+        bad += !(fabs(cc[m * N + n] - scale * sum) <= tol);
+      }
+    interp_free(&in);
+  }
+  free(text);
+  ts_compiler_fini(&c);
+  return bad;
+}
+
 /* tests/codegen/gemm_fma_sm75.py on an sm_75 target: two float32 T.gemm computed with FMA, the
  * second with A in registers (layout inference keeps each thread's rows of A): C = 2 A @ B. */
 TEST(interp_gemm_fma_registers) {
-  TsCompiler c;
-  ts_compiler_init(&c, (TsTarget){75, false});
-  c.debug = true;
-  size_t len = 0;
-  char *text = ts_read_file("tests/codegen/gemm_fma_sm75.py", &len);
-  REQUIRE(text);
-  SourceFile file = {"tests/codegen/gemm_fma_sm75.py", text, len};
   const char *params[] = {NULL};
-  IrFunc *f = interp_compile(&c, &file, "mm", params);
-  REQUIRE(f);
-  Interp in = {0};
-  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
-  double *cc = interp_global(&in, param(f, "C"));
-  unsigned seed = 7;
-  for (int e = 0; e < 64 * 32; e++) a[e] = rnd(&seed), b[e] = rnd(&seed);
-  interp_run(&in, f);
-  CHECK(in.errors == 0 && in.races == 0);
-  int bad = 0;
-  for (int m = 0; m < 64; m++)
-    for (int n = 0; n < 64; n++) {
-      double s = 0;
-      for (int k = 0; k < 32; k++) s += a[m * 32 + k] * b[k * 64 + n];
-      bad += !(fabs(cc[m * 64 + n] - 2 * s) <= 1e-3);
-    }
-  CHECK(bad == 0);
-  interp_free(&in);
-  free(text);
-  ts_compiler_fini(&c);
+  CHECK(fma_gemm_errors(t, "tests/codegen/gemm_fma_sm75.py", "mm", params, (TsTarget){75, false}, 64, 64, 32, 2, 1e-3) ==
+        0);
 }
 
 /* tests/codegen/gemm_fma.py with a_in_regs: the float64 FMA GEMM of a pipelined K loop taking A
  * through a fragment copied from its shared stage each iteration: C = A @ B. */
 TEST(interp_gemm_fma_pipelined_registers) {
-  TsCompiler c;
-  ts_compiler_init(&c, (TsTarget){90, true});
-  c.debug = true;
-  size_t len = 0;
-  char *text = ts_read_file("tests/codegen/gemm_fma.py", &len);
-  REQUIRE(text);
-  SourceFile file = {"tests/codegen/gemm_fma.py", text, len};
   const char *params[] = {"a_in_regs=True", NULL};
-  IrFunc *f = interp_compile(&c, &file, "gemm_fma", params);
-  REQUIRE(f);
-  Interp in = {0};
-  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
-  double *cc = interp_global(&in, param(f, "C"));
-  unsigned seed = 11;
-  for (int e = 0; e < 64 * 64; e++) a[e] = rnd(&seed), b[e] = rnd(&seed);
-  interp_run(&in, f);
-  CHECK(in.errors == 0 && in.races == 0);
-  int bad = 0;
-  for (int m = 0; m < 64; m++)
-    for (int n = 0; n < 64; n++) {
-      double s = 0;
-      for (int k = 0; k < 64; k++) s += a[m * 64 + k] * b[k * 64 + n];
-      bad += !(fabs(cc[m * 64 + n] - s) <= 1e-9);
-    }
-  CHECK(bad == 0);
-  interp_free(&in);
-  free(text);
-  ts_compiler_fini(&c);
+  CHECK(fma_gemm_errors(t, "tests/codegen/gemm_fma.py", "gemm_fma", params, (TsTarget){90, true}, 64, 64, 64, 1, 1e-9) ==
+        0);
 }
 
 /* `for tx in T.thread_binding(n, thread="threadIdx.x"):` inside a T.Kernel (TVM's thread-bound
