@@ -121,6 +121,8 @@ IrExpr *bi_barrier_addr(Eval *ev, Value *v, const char *fname, SrcLoc loc);
 /* T.gemm without tensor-core instructions for its types (gemm_fma.c): whether GEMM statement
  * g takes that path, and its FMA loop nest emitted (clear_if: a run-time clear_accum). */
 bool bi_gemm_needs_fma(TsCompiler *c, const IrStmt *g);
+/* Whether annotation value v is T.handle (a TIR-style parameter bound later by T.match_buffer). */
+bool bi_is_handle_annotation(const Value *v);
 bool bi_gemm_fma(Eval *ev, const IrStmt *g, IrExpr *clear_if);
 bool bi_need_kernel(Eval *ev, CallArgs *a, const Builtin *bi);
 /* T.Parallel / T.copy(..., loop_layout=v): the T.Fragment v fitted to the nest's constant

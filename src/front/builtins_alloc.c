@@ -496,6 +496,51 @@ static Value *t_make_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   return bi_buffer_value(ev, bi_declare_buffer(ev, b, loc));
 }
 
+/* ---- TIR-style parameters: `A_ptr: T.handle` and A = T.match_buffer(A_ptr, shape, dtype) ---- */
+/* T.handle is an annotation only: a parameter so annotated (eval_entry.c) is a handle variable
+ * until T.match_buffer makes it the tensor parameter at its position. */
+static Value *t_handle(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg, (void)bi;
+  ts_error(ev->c, call_loc(a), "T.handle is a parameter annotation (A_ptr: T.handle, then A = T.match_buffer(A_ptr, "
+                               "shape, dtype)), not a call");
+  return ev->poison;
+}
+
+bool bi_is_handle_annotation(const Value *v) {
+  return v && v->kind == V_BUILTIN && v->u.bi.row->fn == t_handle;
+}
+
+/* T.match_buffer(handle, shape, dtype="float32", ...): the tensor parameter at the handle
+ * parameter's position, with that shape and dtype (strides and offsets are not supported). */
+static Value *t_match_buffer(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  SrcLoc loc = call_loc(a);
+  IrFunc *f = ev->func;
+  int at = -1;
+  const IrExpr *h = arg[0]->kind == V_EXPR ? arg[0]->u.expr : NULL;
+  for (int i = 0; f && h && h->kind == IR_VAR && i < f->nparams; i++)
+    if (f->params[i].var && f->params[i].var == h->u.var && h->u.var->dtype == TS_DTYPE_HANDLE) at = i;
+  if (at < 0 || ev->kernel) {
+    ts_error(ev->c, loc, "T.match_buffer takes a T.handle parameter of the prim_func, outside T.Kernel%s",
+             at >= 0 ? "" : arg[0]->kind == V_BUFFER ? " (this one is already a buffer)" : "");
+    return ev->poison;
+  }
+  if ((arg[3] && arg[3]->kind != V_NONE) || (arg[4] && arg[4]->kind != V_NONE)) {
+    ts_error(ev->c, loc, "T.match_buffer with data= or strides= is not supported (a compact tensor is)");
+    return ev->poison;
+  }
+  Value *tt = builtin_call_row(ev, alloc_row("Tensor"), "T.Tensor",
+                               &(CallArgs){.node = a->node, .pos = (Value *[]){arg[1], arg[2]}, .npos = arg[2] ? 2 : 1});
+  if (!tt || tt->kind != V_TENSORTYPE) return ev->poison;
+  IrParam *p = &f->params[at];
+  IrBuffer *b = ev_tensor_param(ev, p->name, tt, loc);
+  if (!b) return ev->poison;
+  b->param_index = at;
+  p->buf = b;
+  p->var = NULL;
+  return bi_buffer_value(ev, b);
+}
+
 /* ---- rows -------------------------------------------------------------------------------------- */
 #define T_COMMON_TENSOR \
   "elem_offset=None, scope=\"global\", align=0, offset_factor=0, buffer_type=\"\", axis_separators=None"
@@ -506,6 +551,9 @@ static const Builtin alloc_rows[] = {
     {"Buffer", "shape, dtype=\"float32\", data=None, strides=None, " T_COMMON_TENSOR, t_tensor, 1,
      BI_TERSE | BI_INDEX},
     {"StridedTensor", "shape, strides, dtype=\"float32\"", t_strided_tensor, 0, BI_INDEX},
+    {"handle", "*args, **kwargs", t_handle, 0, BI_TERSE},
+    {"match_buffer", "param, shape, dtype=\"float32\", data=None, strides=None, " T_COMMON_TENSOR, t_match_buffer, 0,
+     BI_TERSE},
     {"FragmentBuffer", "shape, dtype=\"float32\", **kwargs", bi_unsupported, 0, 0},
     {"SharedBuffer", "shape, dtype=\"float32\", **kwargs", bi_unsupported, 0, 0},
     {"LocalBuffer", "shape, dtype=\"float32\", **kwargs", bi_unsupported, 0, 0},

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "builtin.h"
 #include "registry.h"
 
 #define DEFAULT_LIMIT_DEPTH 200
@@ -231,7 +232,10 @@ static IrFunc *trace_prim_func(Eval *ev, Value *fn) {
       ev_env_set(ev, env, p->name, ev->poison);
       continue;
     }
-    if (ann->kind == V_TENSORTYPE) {
+    if (bi_is_handle_annotation(ann)) { /* bound by T.match_buffer in the body */
+      ip->var = ir_var(ev->c, p->name, TS_DTYPE_HANDLE, IR_VAR_PARAM, p->loc);
+      ev_env_set(ev, env, p->name, ev_expr(ev, ir_varref(ev->c, ip->var, p->loc)));
+    } else if (ann->kind == V_TENSORTYPE) {
       if (!(ip->buf = ev_tensor_param(ev, p->name, ann, p->loc))) {
         ev_env_set(ev, env, p->name, ev->poison);
         continue;
@@ -260,6 +264,10 @@ static IrFunc *trace_prim_func(Eval *ev, Value *fn) {
   ev_exec_block(ev, env, &def->body);
   ev->block = NULL;
   ev->staged = false;
+  for (int i = 0; i < f->nparams; i++)
+    if (f->params[i].var && f->params[i].var->dtype == TS_DTYPE_HANDLE)
+      ts_error(ev->c, def->params.items[i].loc, "parameter '%s' is a T.handle that no T.match_buffer(%s, shape, dtype) "
+               "binds", f->params[i].name, f->params[i].name);
   f->body = ir_seq_vec(ev->c, &top, def->loc);
   finish_func(ev, f);
   return f;

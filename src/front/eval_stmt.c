@@ -139,6 +139,16 @@ static ExecStatus exec_ir_for(Eval *ev, Env *env, const AstNode *s, LoopFrame *f
   return EX_NORMAL;
 }
 
+/* How a kernel's Python names get its indices: `with T.Kernel(...) as target` binds the block
+ * indices (a name or a tuple); a TVM thread-bound loop nest binds each loop's name. */
+typedef struct KernelNames {
+  const AstNode *target;            /* the `as` target, or NULL */
+  const AstNode *axis_name[2][3];   /* [0]: blockIdx loop names, [1]: threadIdx loop names */
+} KernelNames;
+
+static ExecStatus run_kernel(Eval *ev, Env *env, const AstList *body_ast, const KernelNames *kn, KernelFrame *kf,
+                             SrcLoc loc);
+
 /* `for tx in T.thread_binding(n, thread="threadIdx.x"):` inside a T.Kernel, by syntax (TVM's
  * thread-bound loop): every thread runs the body once with tx its index along that axis, which
  * the call checks covers the axis; the loop is the kernel's threads, not IR. */
@@ -148,8 +158,86 @@ static bool is_thread_binding_call(const AstNode *e) {
   return (f->kind == AST_ATTRIBUTE || f->kind == AST_NAME) && f->id && !strcmp(f->id, "thread_binding");
 }
 
+/* One loop `for x in T.thread_binding(extent | start, stop, thread="blockIdx.x")` of a bound
+ * nest: *kind 0 for blockIdx, 1 for threadIdx, its axis and its extent (start must be 0). */
+static bool bound_loop(Eval *ev, Env *env, const AstNode *s, int *kind, int *axis, IrExpr **ext) {
+  const AstNode *call = s->iter;
+  const char *tag = NULL;
+  for (int i = 0; i < call->nkwargs; i++)
+    if (call->kwargs[i].name && !strcmp(call->kwargs[i].name, "thread") && call->kwargs[i].value->kind == AST_CONST_STR)
+      tag = call->kwargs[i].value->sval;
+  static const char *const tags[2][3] = {{"blockIdx.x", "blockIdx.y", "blockIdx.z"},
+                                         {"threadIdx.x", "threadIdx.y", "threadIdx.z"}};
+  *kind = *axis = -1;
+  for (int k = 0; k < 2 && tag; k++)
+    for (int a = 0; a < 3; a++)
+      if (!strcmp(tag, tags[k][a])) *kind = k, *axis = a;
+  int n = call->items.n;
+  if (*kind < 0 || n < 1 || n > 2) {
+    ts_error(ev->c, call->loc, "T.thread_binding outside a T.Kernel takes (extent) or (0, extent) and a literal "
+                               "thread=\"blockIdx.x\" ... \"threadIdx.z\": the loops are the kernel's launch");
+    return false;
+  }
+  Value *lo = n == 2 ? ev_eval(ev, env, call->items.items[0]) : NULL;
+  Value *hi = ev_eval(ev, env, call->items.items[n - 1]);
+  int64_t l = 0;
+  if (!hi || (lo && !ev_to_int(ev, lo, &l, call->loc))) return false;
+  if (l != 0) {
+    ts_error(ev->c, call->loc, "T.thread_binding: the %s loop must start at 0", tag);
+    return false;
+  }
+  *ext = ev_to_ir(ev, hi, NULL, call->loc);
+  return *ext != NULL;
+}
+
+/* A TVM thread-bound loop nest outside a T.Kernel,
+ *   for bx in T.thread_binding(G, thread="blockIdx.x"):
+ *       for tx in T.thread_binding(T, thread="threadIdx.x"):
+ *           body
+ * (each loop the only statement of the one around it) is the kernel of that grid and those
+ * threads, its names bound to the block and thread indices. */
+static ExecStatus exec_bound_kernel(Eval *ev, Env *env, const AstNode *s) {
+  KernelFrame *kf = ARENA_NEW(ev->a, KernelFrame);
+  KernelNames kn = {NULL, {{NULL}}};
+  kf->threads[0] = kf->threads[1] = kf->threads[2] = 1;
+  const AstList *body = NULL;
+  for (const AstNode *n = s;;) {
+    int kind, axis;
+    IrExpr *ext;
+    if (!bound_loop(ev, env, n, &kind, &axis, &ext)) return EX_NORMAL;
+    if (kn.axis_name[kind][axis]) {
+      ts_error(ev->c, n->iter->loc, "T.thread_binding: this axis is already bound by an enclosing loop");
+      return EX_NORMAL;
+    }
+    kn.axis_name[kind][axis] = n->target;
+    int64_t t = 0;
+    if (kind == 0) {
+      kf->grid[axis] = ext;
+    } else if (!ir_is_const_int(ext, &t) || t < 1 || t > 1024) {
+      ts_error(ev->c, n->iter->loc, "T.thread_binding: a threadIdx extent must be a constant in 1..1024");
+      return EX_NORMAL;
+    } else {
+      kf->threads[axis] = (int)t;
+    }
+    body = &n->body;
+    if (body->n != 1 || body->items[0]->kind != AST_FOR || !is_thread_binding_call(body->items[0]->iter)) break;
+    n = body->items[0];
+  }
+  for (int a = 0; a < 3; a++)
+    if (kn.axis_name[0][a]) kf->ngrid = a + 1;
+  if (!kf->ngrid) {
+    ts_error(ev->c, s->iter->loc, "T.thread_binding over threadIdx outside a T.Kernel needs an enclosing blockIdx "
+                                  "loop (or use it inside `with T.Kernel(...)`)");
+    return EX_NORMAL;
+  }
+  for (int a = 0; a < kf->ngrid; a++)
+    if (!kf->grid[a]) kf->grid[a] = ir_i32(ev->c, 1);
+  return run_kernel(ev, env, body, &kn, kf, s->loc);
+}
+
 /* for: a loop frame in a kernel becomes IR; anything else runs as Python, once per item. */
 static ExecStatus exec_for(Eval *ev, Env *env, const AstNode *s) {
+  if (is_thread_binding_call(s->iter) && !ev->kernel && ev->block) return exec_bound_kernel(ev, env, s);
   Value *it = ev_eval(ev, env, s->iter);
   if (!it) return EX_NORMAL;
   if (is_thread_binding_call(s->iter) && it->kind == V_EXPR && ev->kernel) {
@@ -408,8 +496,25 @@ static void reducer_left_open(IrStmt *s, void *ctx) {
              "T.finalize_reducer(%s, dst))", s->u.alloc.buf->name, s->u.alloc.buf->name);
 }
 
-static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNode *target, KernelFrame *kf) {
-  SrcLoc loc = s->loc;
+static void bind_kernel_names(Eval *ev, Env *env, IrStmt *k, const KernelNames *kn, Value *vars, int ngrid, SrcLoc loc) {
+  const AstNode *target = kn->target;
+  bool tuple_target = target && (target->kind == AST_TUPLE || target->kind == AST_LIST);
+  if (target) {
+    if (!tuple_target && ngrid == 1) ev_assign(ev, env, target, vars->u.seq.items[0], loc);
+    else ev_assign(ev, env, target, vars, loc);
+  }
+  for (int i = 0; i < 3; i++) {
+    if (kn->axis_name[0][i] && k->u.kernel.block_var[i])
+      ev_assign(ev, env, kn->axis_name[0][i], ev_expr(ev, ir_varref(ev->c, k->u.kernel.block_var[i], loc)), loc);
+    if (kn->axis_name[1][i])
+      ev_assign(ev, env, kn->axis_name[1][i],
+                ev_expr(ev, ir_varref(ev->c, ir_kernel_thread_var(ev->c, &k->u.kernel, i, loc), loc)), loc);
+  }
+}
+
+/* The KERNEL statement of frame kf: block variables named by kn, then the body. */
+static ExecStatus run_kernel(Eval *ev, Env *env, const AstList *body_ast, const KernelNames *kn, KernelFrame *kf,
+                             SrcLoc loc) {
   if (!ev->block) {
     ts_error(ev->c, loc, "T.Kernel can only be used inside a @T.prim_func");
     return EX_NORMAL;
@@ -420,6 +525,7 @@ static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNod
   }
   IrStmt *k = ir_stmt(ev->c, IR_S_KERNEL, loc);
   static const char *const dflt[3] = {"bx", "by", "bz"};
+  const AstNode *target = kn->target;
   int nt = !target ? 0 : (target->kind == AST_TUPLE || target->kind == AST_LIST) ? target->items.n : 1;
   bool tuple_target = target && (target->kind == AST_TUPLE || target->kind == AST_LIST);
   if (tuple_target && nt != kf->ngrid) {
@@ -440,6 +546,9 @@ static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNod
     } else if (target && !tuple_target && target->kind == AST_NAME && kf->ngrid == 1) {
       name = target->id;
       vloc = target->loc;
+    } else if (kn->axis_name[0][i] && kn->axis_name[0][i]->kind == AST_NAME) {
+      name = kn->axis_name[0][i]->id;
+      vloc = kn->axis_name[0][i]->loc;
     }
     IrVar *v = ir_var(ev->c, name, wide_block_index(ev, kf->grid[i]) ? TS_DTYPE_INT64 : TS_DTYPE_INT32,
                       IR_VAR_BLOCK_IDX, vloc);
@@ -449,16 +558,13 @@ static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNod
   }
   k->u.kernel.prelude = kf->prelude;
   k->u.kernel.cluster_x = kf->cluster_x;
-  if (target) {
-    if (!tuple_target && kf->ngrid == 1) ev_assign(ev, env, target, vars->u.seq.items[0], loc);
-    else ev_assign(ev, env, target, vars, loc);
-  }
+  bind_kernel_names(ev, env, k, kn, vars, kf->ngrid, loc);
   ev->kernel = k;
   ev->rng_state = NULL;
   BlockSave saved = ev_push_block(ev);
   for (int i = 0; i < 3; i++)
     if (k->u.kernel.block_var[i]) ev_define_var(ev, k->u.kernel.block_var[i]);
-  ExecStatus st = ev_exec_block(ev, env, &s->body);
+  ExecStatus st = ev_exec_block(ev, env, body_ast);
   for (int i = 0; i < 3; i++)
     if (k->u.kernel.thread_var[i]) ev_define_var(ev, k->u.kernel.thread_var[i]);
   k->u.kernel.body = ev_pop_block(ev, saved, env, "T.Kernel block", loc);
@@ -474,6 +580,11 @@ static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNod
   ev_emit(ev, k);
   if (st == EX_RETURN) ts_error(ev->c, loc, "'return' inside T.Kernel is not supported");
   return EX_NORMAL;
+}
+
+static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNode *target, KernelFrame *kf) {
+  KernelNames kn = {target, {{NULL}}};
+  return run_kernel(ev, env, &s->body, &kn, kf, s->loc);
 }
 
 /* `with T.Kernel(...)` (or `with Kernel(...)` imported from tilelang.language), by syntax:

@@ -1732,3 +1732,43 @@ TEST(interp_thread_binding_loop) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* A TIR-style kernel (TVMScript as TileLang's older tests write it): `A_ptr: T.handle` bound by
+ * T.match_buffer, and thread-bound loops over blockIdx and threadIdx outside any T.Kernel as
+ * the kernel's launch: B = A * 2 + ty over a 4 x 64 grid of 32 x 2 threads. */
+static const char TIR_STYLE_SRC[] =
+    KERNEL_FILE_HEAD
+    "def tir():\n"
+    "    @T.prim_func\n"
+    "    def main(A_ptr: T.handle, B_ptr: T.handle):\n"
+    "        A = T.match_buffer(A_ptr, (256, 64), dtype=T.float32, align=16)\n"
+    "        B = T.match_buffer(B_ptr, (256, 64), \"float32\")\n"
+    "        for bx in T.thread_binding(4, thread=\"blockIdx.x\"):\n"
+    "            for ty in T.thread_binding(2, thread=\"threadIdx.y\"):\n"
+    "                for tx in T.thread_binding(0, 32, thread=\"threadIdx.x\"):\n"
+    "                    for r in T.serial(32):\n"
+    "                        B[bx * 64 + r * 2 + ty, tx * 2] = A[bx * 64 + r * 2 + ty, tx * 2] * 2 + ty\n"
+    "                        B[bx * 64 + r * 2 + ty, tx * 2 + 1] = A[bx * 64 + r * 2 + ty, tx * 2 + 1] * 2 + ty\n"
+    "\n"
+    "    return main\n";
+
+TEST(interp_tir_style_kernel) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"tir.py", TIR_STYLE_SRC, sizeof TIR_STYLE_SRC - 1};
+  const char *p[] = {NULL};
+  IrFunc *f = interp_compile(&c, &file, "tir", p);
+  REQUIRE(f);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A_ptr")), *b = interp_global(&in, param(f, "B_ptr"));
+  for (int e = 0; e < 256 * 64; e++) a[e] = e % 97 - 40;
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int row = 0; row < 256; row++)
+    for (int col = 0; col < 64; col++) bad += b[row * 64 + col] != a[row * 64 + col] * 2 + row % 2;
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
