@@ -169,10 +169,15 @@ static Value *t_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   return ev->none;
 }
 
+/* The blocks of the kernel's thread-block cluster (1 without one). */
+static int cluster_blocks(const Eval *ev) {
+  return ev->kernel->u.kernel.cluster_x > 1 ? ev->kernel->u.kernel.cluster_x : 1;
+}
+
 /* A multicast load's cluster_mask: a nonzero bitmask of the kernel's cluster ranks. */
 static bool set_cluster_mask(Eval *ev, IrStmt *st, Value *mask, const char *fname, SrcLoc loc) {
   if (!ev_to_int(ev, mask, &st->u.copy.cluster_mask, loc)) return false;
-  int cl = ev->kernel->u.kernel.cluster_x > 1 ? ev->kernel->u.kernel.cluster_x : 1;
+  int cl = cluster_blocks(ev);
   if (st->u.copy.cluster_mask <= 0 || st->u.copy.cluster_mask >= (1 << cl)) {
     ts_error(ev->c, loc, "%s: cluster_mask must be a positive bitmask of the cluster's %d rank%s (below %d), got %lld",
              fname, cl, cl > 1 ? "s" : "", 1 << cl, (long long)st->u.copy.cluster_mask);
@@ -237,7 +242,7 @@ static Value *t_tma_copy(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
 /* T.copy_cluster(src_global, dst_shared, cluster_mask=m): TMA loads of the tile, multicast into
  * the mask's ranks (the lowest issues it; ranks outside it load their own), on a barrier of
  * its own that every thread of the block arrives on and waits for: complete when it returns. */
-static Value *copy_cluster_multicast(Eval *ev, CallArgs *a, Value **arg, SrcLoc loc) {
+static Value *copy_cluster_multicast(Eval *ev, Value **arg, SrcLoc loc) {
   if (arg[2] && arg[2]->kind != V_NONE) {
     ts_error(ev->c, loc, "T.copy_cluster takes cluster_mask (a multicast load) or dst_block (a copy into another "
                          "block), not both");
@@ -266,7 +271,6 @@ static Value *copy_cluster_multicast(Eval *ev, CallArgs *a, Value **arg, SrcLoc 
   st->u.copy.barrier = ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc);
   st->u.copy.wait = true;
   ev->kernel->u.kernel.manual_ws = true;
-  (void)a;
   ev_emit(ev, st);
   return ev->none;
 }
@@ -279,7 +283,7 @@ static Value *copy_cluster_multicast(Eval *ev, CallArgs *a, Value **arg, SrcLoc 
 static Value *t_copy_cluster(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
-  if (arg[3] && arg[3]->kind != V_NONE) return copy_cluster_multicast(ev, a, arg, loc);
+  if (arg[3] && arg[3]->kind != V_NONE) return copy_cluster_multicast(ev, arg, loc);
   for (int i = 7; i < 9; i++)
     if (arg[i] && arg[i]->kind != V_NONE) {
       ts_error(ev->c, loc, "T.copy_cluster with %s is not supported yet", i == 7 ? "annotations" : "loop_layout");
@@ -307,7 +311,7 @@ static Value *t_copy_cluster(Eval *ev, CallArgs *a, Value **arg, const Builtin *
   IrExpr *r = ev_to_ir(ev, arg[2], NULL, loc);
   if (!r) return ev->poison;
   int64_t rank;
-  int cl = ev->kernel->u.kernel.cluster_x > 1 ? ev->kernel->u.kernel.cluster_x : 1;
+  int cl = cluster_blocks(ev);
   if (!dtype_is_int(r->dtype) || (ir_is_const_int(r, &rank) && (rank < 0 || rank >= cl))) {
     ts_error(ev->c, loc, "T.copy_cluster: dst_block must be an integer rank of the cluster's %d block%s", cl,
              cl > 1 ? "s" : "");
@@ -707,12 +711,10 @@ static Value *t_warp_reduce(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
 
 static int memory_order(Eval *ev, Value *v, int dflt, unsigned allowed, const char *fname, SrcLoc loc);
 
-/* A fence that gives an element atomic emitted by the front end memory order mo (0 relaxed ..
- * 5 seq_cst): before it (after = false) for releasing orders, after it for acquiring ones. */
+/* The fence (ir_atomic_fence) on one side of an element atomic the front end emits. */
 static void atomic_order_fence(Eval *ev, int mo, bool after, SrcLoc loc) {
-  if (!mo || (after ? mo == 3 : mo < 3)) return;
-  int64_t attrs[2] = {mo, after};
-  ev_emit(ev, ir_device_stmt(ev->c, IRD_ATOMIC_FENCE, attrs, 2, NULL, 0, loc));
+  IrStmt *f = ir_atomic_fence(ev->c, mo, after, loc);
+  if (f) ev_emit(ev, f);
 }
 
 /* The element operand of an element-wise atomic: dst must be global or shared memory. */

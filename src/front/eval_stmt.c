@@ -149,14 +149,17 @@ typedef struct KernelNames {
 static ExecStatus run_kernel(Eval *ev, Env *env, const AstList *body_ast, const KernelNames *kn, KernelFrame *kf,
                              SrcLoc loc);
 
+/* A call of `name` or `x.name` (T.Kernel, T.thread_binding), recognised by syntax. */
+static bool is_call_named(const AstNode *e, const char *name) {
+  if (!e || e->kind != AST_CALL || !e->func) return false;
+  const AstNode *f = e->func;
+  return (f->kind == AST_ATTRIBUTE || f->kind == AST_NAME) && f->id && !strcmp(f->id, name);
+}
+
 /* `for tx in T.thread_binding(n, thread="threadIdx.x"):` inside a T.Kernel, by syntax (TVM's
  * thread-bound loop): every thread runs the body once with tx its index along that axis, which
  * the call checks covers the axis; the loop is the kernel's threads, not IR. */
-static bool is_thread_binding_call(const AstNode *e) {
-  if (!e || e->kind != AST_CALL || !e->func) return false;
-  const AstNode *f = e->func;
-  return (f->kind == AST_ATTRIBUTE || f->kind == AST_NAME) && f->id && !strcmp(f->id, "thread_binding");
-}
+static bool is_thread_binding_call(const AstNode *e) { return is_call_named(e, "thread_binding"); }
 
 /* One loop `for x in T.thread_binding(extent | start, stop, thread="blockIdx.x")` of a bound
  * nest: *kind 0 for blockIdx, 1 for threadIdx, its axis and its extent (start must be 0). */
@@ -589,11 +592,7 @@ static ExecStatus exec_kernel(Eval *ev, Env *env, const AstNode *s, const AstNod
 
 /* `with T.Kernel(...)` (or `with Kernel(...)` imported from tilelang.language), by syntax:
  * its value is unknown when its arguments were wrong. */
-static bool is_kernel_call(const AstNode *e) {
-  if (!e || e->kind != AST_CALL || !e->func) return false;
-  const AstNode *f = e->func;
-  return (f->kind == AST_ATTRIBUTE || f->kind == AST_NAME) && f->id && !strcmp(f->id, "Kernel");
-}
+static bool is_kernel_call(const AstNode *e) { return is_call_named(e, "Kernel"); }
 
 /* A T.Kernel whose arguments were wrong (reported): its body still runs, inside a stand-in
  * kernel whose IR is dropped, so that the body's own errors are found but nothing in it is

@@ -313,6 +313,13 @@ IrStmt *ir_device_stmt(TsCompiler *c, IrDeviceOp op, const int64_t *attrs, int n
   return ir_eval(c, ir_device(c, op, TS_DTYPE_VOID, attrs, nattrs, args, nargs, loc), loc);
 }
 
+IrStmt *ir_atomic_fence(TsCompiler *c, int order, bool after, SrcLoc loc) {
+  enum { RELEASE = 3 };
+  if (!order || (after ? order == RELEASE : order < RELEASE)) return NULL;
+  int64_t attrs[2] = {order, after};
+  return ir_device_stmt(c, IRD_ATOMIC_FENCE, attrs, 2, NULL, 0, loc);
+}
+
 IrDeviceOp ir_device_named(const char *name) {
   for (int i = 0; i < IRD_COUNT; i++)
     if (!strcmp(ir_device_info[i].name, name)) return (IrDeviceOp)i;

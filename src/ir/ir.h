@@ -698,6 +698,10 @@ IrExpr *ir_device(TsCompiler *c, IrDeviceOp op, ts_dtype t, const int64_t *attrs
                   SrcLoc loc);
 IrStmt *ir_device_stmt(TsCompiler *c, IrDeviceOp op, const int64_t *attrs, int nattrs, IrExpr **args, int nargs,
                        SrcLoc loc);
+/* The fence that gives an element atomic memory order `order` (C++'s numbering, 0 relaxed ..
+ * 5 seq_cst) on one side of it: before it (after = false) for releasing orders, after it for
+ * acquiring ones; NULL when that side needs none. */
+IrStmt *ir_atomic_fence(TsCompiler *c, int order, bool after, SrcLoc loc);
 bool ir_is_device(const IrExpr *e, IrDeviceOp op); /* e is a call of op */
 bool ir_is_flag_wait(const IrExpr *e);              /* T.wait_eq..wait_lt, T.signal_wait_until */
 bool ir_call_is_pure(const IrExpr *e);              /* a CALL of an IRI_PURE intrinsic (never IRI_DEVICE) */

@@ -35,6 +35,14 @@ static IrExpr *symbolic_extent(TsCompiler *c, const IndexMap *m, const IrExpr *e
   return NULL;
 }
 
+/* val[0..nin) = input tuple number n of a shape of extents ext, the last input fastest. */
+static void input_tuple(const int64_t *ext, int nin, int64_t n, int64_t *val) {
+  for (int k = nin - 1; k >= 0; k--) {
+    val[k] = n % ext[k];
+    n /= ext[k];
+  }
+}
+
 /* The range of output e over every input of a constant shape of at most 2^20 elements,
  * evaluated one by one: forms the interval analysis cannot bound (i ^ 1). */
 static bool enumerated_range(const IndexMap *m, const IrExpr *e, int64_t *lo, int64_t *hi) {
@@ -42,11 +50,7 @@ static bool enumerated_range(const IndexMap *m, const IrExpr *e, int64_t *lo, in
   for (int k = 0; k < m->nin; k++)
     if (!ir_is_const_int(m->in_shape[k], &ext[k]) || (size *= ext[k]) > ENUMERATE_MAX / 4) return false;
   for (int64_t n = 0; n < size; n++) {
-    int64_t rest = n;
-    for (int k = m->nin - 1; k >= 0; k--) {
-      val[k] = rest % ext[k];
-      rest /= ext[k];
-    }
+    input_tuple(ext, m->nin, n, val);
     if (!ir_eval_int(e, m->in, val, m->nin, &o)) return false;
     if (!n || o < *lo) *lo = o;
     if (!n || o > *hi) *hi = o;
@@ -203,13 +207,9 @@ bool index_map_check(TsCompiler *c, const IndexMap *m, const char **why) {
   return true;
 }
 
-/* "(i0=1, i1=2)": input tuple number n of the shape, last input fastest, into val. */
-static const char *input_tuple(TsCompiler *c, const IndexMap *m, const int64_t *ext, int64_t n, int64_t *val) {
+/* "(i0=1, i1=2)": the values of the map's inputs, for a diagnostic. */
+static const char *input_text(TsCompiler *c, const IndexMap *m, const int64_t *val) {
   StrBuf sb = {0};
-  for (int k = m->nin - 1; k >= 0; k--) {
-    val[k] = n % ext[k];
-    n /= ext[k];
-  }
   for (int k = 0; k < m->nin; k++) sb_printf(&sb, "%s%s=%lld", k ? ", " : "(", m->in[k]->name, (long long)val[k]);
   sb_putc(&sb, ')');
   const char *r = arena_strdup(c->arena, sb_str(&sb));
@@ -219,6 +219,7 @@ static const char *input_tuple(TsCompiler *c, const IndexMap *m, const int64_t *
 
 bool index_map_injective(TsCompiler *c, const IndexMap *m, const char **why) {
   int64_t ext[INDEX_MAP_MAX_DIMS], box[INDEX_MAP_MAX_DIMS], size = 1, bsize = 1, val[INDEX_MAP_MAX_DIMS];
+  int64_t out[INDEX_MAP_MAX_DIMS];
   for (int k = 0; k < m->nin; k++)
     if (!ir_is_const_int(m->in_shape[k], &ext[k]) || (size *= ext[k]) > ENUMERATE_MAX) {
       *why = "its shape must be constant and at most 2^22 elements to be checked";
@@ -232,26 +233,25 @@ bool index_map_injective(TsCompiler *c, const IndexMap *m, const char **why) {
   int32_t *owner = arena_alloc(c->arena, sizeof *owner * (size_t)bsize);
   for (int64_t p = 0; p < bsize; p++) owner[p] = -1;
   for (int64_t n = 0; n < size; n++) {
-    const char *here = input_tuple(c, m, ext, n, val);
-    int64_t pos = 0, o;
-    StrBuf at = {0};
+    input_tuple(ext, m->nin, n, val);
+    int64_t pos = 0;
     for (int j = 0; j < m->nout; j++) {
-      if (!ir_eval_int(m->out[j], m->in, val, m->nin, &o) || o < 0 || o >= box[j]) {
-        sb_free(&at);
-        *why = arena_printf(c->arena, "output %d cannot be evaluated at %s", j, here);
+      if (!ir_eval_int(m->out[j], m->in, val, m->nin, &out[j]) || out[j] < 0 || out[j] >= box[j]) {
+        *why = arena_printf(c->arena, "output %d cannot be evaluated at %s", j, input_text(c, m, val));
         return false;
       }
-      pos = pos * box[j] + o;
-      sb_printf(&at, "%s%lld", j ? ", " : "(", (long long)o);
+      pos = pos * box[j] + out[j];
     }
-    if (owner[pos] >= 0) {
-      const char *first = input_tuple(c, m, ext, owner[pos], val);
+    if (owner[pos] >= 0) { /* the diagnostic's text, only now */
+      StrBuf at = {0};
+      for (int j = 0; j < m->nout; j++) sb_printf(&at, "%s%lld", j ? ", " : "(", (long long)out[j]);
+      const char *here = input_text(c, m, val);
+      input_tuple(ext, m->nin, owner[pos], val);
       *why = arena_printf(c->arena, "must be injective: logical indices %s and %s both map to physical coordinates %s)",
-                          first, here, sb_str(&at));
+                          input_text(c, m, val), here, sb_str(&at));
       sb_free(&at);
       return false;
     }
-    sb_free(&at);
     owner[pos] = (int32_t)n;
   }
   return true;

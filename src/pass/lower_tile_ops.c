@@ -344,15 +344,13 @@ static IrStmt *unrolled(Lower *lw, IrVar *v, int64_t ext, IrStmt *body) {
  * (ts::atomic_fence: releasing orders fence before it, acquiring ones after); r itself when
  * the order is relaxed. */
 static IrStmt *ordered_atomic(TsCompiler *c, const IrStmt *s, IrStmt *r) {
-  int mo = s->u.atomic.order;
-  if (!mo) return r;
-  IrStmt *items[3];
-  int n = 0;
-  int64_t before[2] = {mo, 0}, after[2] = {mo, 1};
-  if (mo >= 3) items[n++] = ir_device_stmt(c, IRD_ATOMIC_FENCE, before, 2, NULL, 0, s->loc);
-  items[n++] = r;
-  if (mo != 3) items[n++] = ir_device_stmt(c, IRD_ATOMIC_FENCE, after, 2, NULL, 0, s->loc);
-  return ir_seq(c, items, n, s->loc);
+  if (!s->u.atomic.order) return r;
+  IrStmt *items[3] = {ir_atomic_fence(c, s->u.atomic.order, false, s->loc), r,
+                      ir_atomic_fence(c, s->u.atomic.order, true, s->loc)};
+  PtrVec v = {0};
+  for (int i = 0; i < 3; i++)
+    if (items[i]) vec_push(c->arena, &v, items[i]);
+  return ir_seq_vec(c, &v, s->loc);
 }
 
 static IrStmt *lower_atomic(Lower *lw, NestCtx *nc, IrStmt *s) {
