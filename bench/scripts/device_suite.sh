@@ -26,7 +26,7 @@ if [ -n "${ONLY:-}" ]; then
   mkdir -p /tmp/peer; [ -d /tmp/peer/tilelang ] || xz -dc .peer/all/peer.tar.xz | tar -xf - -C /tmp/peer
   export TILELANG_CACHE_DIR=/tmp/tlcache
   [ "$ONLY" = all ] && ONLY=
-  b() { timeout ${BTMO:-400} make -s bench-tilelang CORPUS=.corpus/corpus BENCH_ONLY="$ONLY" BENCH_ROUNDS=${ROUNDS:-2} BENCH_AHEAD=${AHEAD:-4} BENCH_JSON=${BJSON:-} BENCH_TUNED=${TUNED:-} BENCH_AB=${AB:-} BENCH_PROFILE=${PROF:-} 2>&1 | grep "TFLOP\|GB/s\|geomean\|rror\|WRONG\|wrong\|example (own\|best configuration\|^B = \|profile:" | tail -60; }
+  b() { PYTHONUNBUFFERED=1 timeout ${BTMO:-400} make -s bench-tilelang CORPUS=.corpus/corpus BENCH_ONLY="$ONLY" BENCH_ROUNDS=${ROUNDS:-2} BENCH_AHEAD=${AHEAD:-4} BENCH_JSON=${BJSON:-} BENCH_TUNED=${TUNED:-} BENCH_AB=${AB:-} BENCH_PROFILE=${PROF:-} 2>&1 | grep "TFLOP\|GB/s\|geomean\|rror\|WRONG\|wrong\|example (own\|best configuration\|^B = \|profile:" | tail -60; }
   [ -n "${NOBASE:-}" ] || { echo "== bench base"; b; }
   for pc in ${PCVS:-}; do echo "== bench $pc"; TILESCALE_PASS_CONFIGS=$pc b; done
   echo "== bench $(( $(date +%s)-t0 )) s"

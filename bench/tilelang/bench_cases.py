@@ -535,6 +535,84 @@ def case_topk(corpus):
     return (lambda: m.tl_topk(logits, K, blk_m=64, threads=128)), ref, M * N * 4 + M * K * 8, "GB/s"
 
 
+# ---- block-sparse kernels (a pipelined loop whose body is guarded by the sparsity) --------------
+def case_blocksparse_gemm(corpus):
+    """blocksparse_gemm/example_blocksparse_gemm.py, its default configuration at 4096^3, half the
+    blocks kept (the file's sparsity 0.5); work counts the kept blocks' flops."""
+    import torch
+    m = load(corpus, "blocksparse_gemm/example_blocksparse_gemm.py")
+    M = N = K = 4096
+    bm, bn, bk = m.DEFAULT_BLOCK_M, m.DEFAULT_BLOCK_N, m.DEFAULT_BLOCK_K
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    mask = torch.rand(M // bm, N // bn, K // bk, device="cuda") > 0.5
+    k = m.blocksparse_matmul.compile(M=M, N=N, K=K, block_M=bm, block_N=bn, block_K=bk, num_stages=m.DEFAULT_NUM_STAGES,
+                                     thread_num=m.DEFAULT_THREAD_NUM, enable_rasteration=m.DEFAULT_ENABLE_RASTERIZATION)
+    work = 2.0 * bm * bn * bk * float(mask.sum())
+
+    def ref():  # the file's ref_program loops over every block in Python (seconds a call)
+        c = torch.zeros(M, N, device="cuda", dtype=torch.float32)
+        for kb in range(K // bk):
+            keep = mask[:, :, kb].repeat_interleave(bm, 0).repeat_interleave(bn, 1)
+            c += keep * (a[:, kb * bk:(kb + 1) * bk].float() @ b[kb * bk:(kb + 1) * bk].float())
+        return c.half()
+    return (lambda: k(a, b, mask)), ref, work, "TFLOP/s"
+
+
+def case_blocksparse_attn(corpus):
+    """blocksparse_attention/example_tilelang_block_sparse_attn.py (64 x 64 blocks, 1 stage, 128
+    threads as the file fixes them), causal, B4 H32 S4096 D64 with the file's top-k mask keeping
+    16 of the 64 key blocks of each query block; work counts the kept blocks whole."""
+    import torch
+    m = load(corpus, "blocksparse_attention/example_tilelang_block_sparse_attn.py")
+    B, H, S, D, BLK, TOPK = 4, 32, 4096, 64, 64, 16
+    q, kk, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    ds = S // BLK
+    x = torch.randn(B, H, ds, ds, device="cuda", dtype=torch.bfloat16)
+    x[:, :, :, 0] = 100
+    mask = m.get_sparse_attn_mask_from_topk(x, topk=TOPK)
+    k = m.blocksparse_flashattn(B, H, S, D, ds, is_causal=True)
+
+    def ref():
+        full = torch.kron(mask.float(), torch.ones(BLK, BLK, device="cuda")).bool()
+        full = full & torch.tril(torch.ones_like(full))
+        s = torch.einsum("bhsd,bhtd->bhst", q.float(), kk.float()) / D ** 0.5
+        p = torch.softmax(s.masked_fill(~full, float("-inf")), dim=-1)
+        return torch.einsum("bhst,bhtd->bhsd", p, v.float()).half()
+    return (lambda: k(q, kk, v, mask)), ref, 4.0 * BLK * BLK * D * float(mask.sum()), "TFLOP/s"
+
+
+def case_sparse_gqa_decode(corpus):
+    """blocksparse_attention/example_tilelang_sparse_gqa_decode_varlen_indice.py: main()'s sizes
+    (b8 h32 hkv8 kv8192 d128, 80% of the blocks of 32 skipped, random lengths), through the file's
+    SparseFlashAttn; GB/s of the K and V blocks read."""
+    import torch
+    m = load(corpus, "blocksparse_attention/example_tilelang_sparse_gqa_decode_varlen_indice.py")
+    B, H, HK, S, D, BS = 8, 32, 8, 8192, 128, 32
+    nsel = int(math.ceil(S * 0.2 / BS))
+    q = torch.randn(B, H, D, device="cuda", dtype=torch.float16)
+    kk, v = (torch.randn(B, S, HK, D, device="cuda", dtype=torch.float16) for _ in range(2))
+    lens = torch.randint(1, S, (B,), dtype=torch.int32, device="cuda")
+    idx = torch.full((B, HK, nsel), -1, dtype=torch.int32, device="cuda")
+    for b in range(B):
+        nb = int(math.ceil(int(lens[b]) / BS))
+        for h in range(HK):
+            sel = torch.randperm(nb, device="cuda", dtype=torch.int32)[:nsel]
+            idx[b, h, : len(sel)] = sel
+    idx, _ = idx.sort(dim=-1, descending=True)
+    mod = m.SparseFlashAttn(B, H, HK, D, D, BS)
+
+    def ref():  # the file's ref_program_torch, with the block mask scattered instead of looped
+        keep = torch.zeros(B, HK, S // BS + 1, device="cuda")
+        keep.scatter_(2, torch.where(idx >= 0, idx, S // BS).long(), 1.0)
+        keep = (keep[:, :, :-1] > 0).repeat_interleave(BS, 2) & (torch.arange(S, device="cuda") < lens[:, None, None])
+        qg = q.float().view(B, HK, H // HK, D)
+        s = torch.einsum("bhgd,bshd->bhgs", qg, kk.float()) / D ** 0.5
+        p = torch.softmax(s.masked_fill(~keep[:, :, None, :], float("-inf")), dim=-1)
+        return torch.einsum("bhgs,bshd->bhgd", p, v.float()).reshape(B, H, D).half()
+    return (lambda: mod(q, kk, v, idx, lens)), ref, float((idx >= 0).sum()) * BS * 2 * D * 2, "GB/s"
+
+
 CASES = {
     "gemm 8192^3 fp16 (128x128x32, 3 st, 128 thr)": case_gemm,
     "gemm_persistent non-persistent 8192^3 (128x256x64, 3, 256)": lambda c: case_gemm_persistent(c, False),
@@ -566,6 +644,9 @@ CASES = {
     "mla_decode_persistent b128 h128 kv8192 (64x64, 2 splits)": lambda c: case_mla_decode_split(
         c, "deepseek_mla/example_mla_decode_persistent.py", 128, 2, False),
     "mla_decode_paged b128 h128 kv8192+2i (page 64, 64x64)": case_mla_decode_paged,
+    "blocksparse_gemm 4096^3 half the blocks (128x128x32, 2, 128)": case_blocksparse_gemm,
+    "blocksparse_attn causal B4 H32 S4096 D64 top-16 blocks (64x64, 1, 128)": case_blocksparse_attn,
+    "sparse_gqa_decode b8 h32 hkv8 kv8192 d128, 20% of blocks": case_sparse_gqa_decode,
     "mamba chunk_state b8 L4096 h80 p64 n128 (64x128x64, 4, 128)": case_mamba_chunk_state,
     "mamba chunk_scan b8 L4096 h80 p64 n128 (64x64x64, 2, 128)": case_mamba_chunk_scan,
     "elementwise add 8192^2 fp32 (32x32, 128 thr)": case_elementwise_add,

@@ -599,7 +599,7 @@ static void kernel(Cg *g, const IrKernel *k, const PtrVec *host_lets, const PtrV
   g->decls = NULL;
   char cluster[48] = "";
   if (k->cluster_x > 1) snprintf(cluster, sizeof cluster, "__cluster_dims__(%d, 1, 1) ", k->cluster_x);
-  int min_blocks = k->producer_threads ? 1 : k->min_blocks;
+  int min_blocks = k->producer_threads ? (k->ws_blocks > 1 ? k->ws_blocks : 1) : k->min_blocks;
   if (min_blocks > 0)
     sb_printf(src, "\nextern \"C\" __global__ void %s__launch_bounds__(%d, %d) %s(%s) {\n", cluster, nthreads, min_blocks,
               name, sb_str(&sig));

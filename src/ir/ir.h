@@ -548,6 +548,8 @@ typedef struct IrKernel {
   int64_t smem_bytes;   /* merged dynamic shared memory */
   IrExpr *smem_dyn;     /* + these bytes of a buffer sized at run time (merge_shared_memory), or NULL */
   int min_blocks;       /* __launch_bounds__'s minimum blocks per SM (0: none; merge_shared_memory) */
+  int ws_blocks;        /* a warp-specialized kernel's blocks per SM, its registers split for them
+                           (warp_specialize_loop.c; 0: one) */
   const char *name;     /* CUDA function name (set by codegen) */
   int producer_threads; /* warp_specialize: a producer warpgroup launched after the threads[]
                            consumers (blockDim.x = threads[0] + producer_threads); passes

@@ -103,6 +103,35 @@ IrStmt *ws_nest_wrap(TsCompiler *c, const WsNest *n, IrStmt *repl);
 void ws_loop_specialize(TsCompiler *c, IrFunc *f);
 void ws_gemm_specialize(TsCompiler *c, IrFunc *f); /* warp_specialize.c: the GEMM loops */
 bool ws_tma_rows_aligned(const IrBuffer *g); /* every row stride 16-byte aligned (when known; _epilogue.c) */
+/* ws_guard.c: what the producer warpgroup of a warp-specialized loop can compute, and guarded
+ * loops.  ws_producer_ok: e depends only on block indices, parameters, dynamic sizes, kv (when
+ * given), tensors nothing in kbody writes, variables of the prelude (below) and lets of those.  ws_producer_form: e as the
+ * producer computes it (lets inlined; a register tile mirroring such a tensor, filled by a
+ * copy among the first li statements of kbody, read from the tensor), or NULL. */
+bool ws_producer_ok(TsCompiler *c, IrExpr *e, const IrVar *kv, IrStmt *kbody, int depth);
+IrExpr *ws_producer_form(TsCompiler *c, IrStmt *kbody, int li, IrExpr *e, const IrVar *kv);
+typedef struct WsGuard {
+  IrStmt *loop;   /* the loop over the guarded statements (the loop itself when not guarded) */
+  IrStmt **lets;  /* the LET statements before the condition */
+  int nlets;
+  IrExpr *cond;   /* the consumers' condition */
+  IrExpr *pcond;  /* the producer's */
+} WsGuard;
+/* Loop li of kbody as `for k: lets; if cond: body` (no else): 1 and g filled (g->loop iterating
+ * body alone); 0 for any other loop (g->loop the loop); -1 for a guard the producer cannot
+ * evaluate, or pass_configs ts.ws_guarded_loops False. */
+int ws_guard_split(TsCompiler *c, const IrFunc *f, IrStmt *kbody, int li, WsGuard *g);
+/* An int32 register counter starting at 0 (one per thread), its value, and one iteration of a
+ * guarded loop: lets; if cond: body; ctr += 1 (`body` gets the increment). */
+IrBuffer *ws_guard_counter(TsCompiler *c, SrcLoc loc);
+IrExpr *ws_guard_count(TsCompiler *c, IrBuffer *ctr, SrcLoc loc);
+IrStmt *ws_guarded_iteration(TsCompiler *c, IrExpr *cond, IrStmt **lets, int nlets, IrBuffer *ctr, PtrVec *body,
+                             SrcLoc loc);
+/* ws_prelude.c: the scalar statements before a kernel body's pipelined loop that compute
+ * T.alloc_var variables from what a producer warpgroup can read; ws_prelude_var: is variable
+ * b one of theirs; ws_prelude_stmts: the statements, in order, for the producer to repeat. */
+bool ws_prelude_var(TsCompiler *c, IrStmt *kbody, const IrBuffer *b);
+void ws_prelude_stmts(TsCompiler *c, IrStmt *kbody, PtrVec *out);
 /* Region r of a tile, read from stage `stage` of its staged copy [S, ...] instead. */
 IrRegion ws_stage_region(TsCompiler *c, const IrRegion *r, IrBuffer *staged, IrExpr *stage);
 /* ts.ws_pingpong: the consumers' loop of a warp-specialized loop kernel (T consumer threads,

@@ -17,7 +17,8 @@
  *    the consumers' accumulators and softmax state fit without spills.
  *
  * A kernel qualifies when its body is allocations, statements, exactly one T.Pipelined loop
- * (no order=/stage= lists) and statements after it, with 128..384 threads, and the loop body
+ * (no order=/stage= lists) and statements after it, with 128..384 threads (512 under
+ * pass_configs ts.ws_wide_consumers), and the loop body
  * holds at least one copy
  *
  *   T.copy(G[.., f(k) .., :], X_s)      # a box of a tensor parameter onto the whole tile X_s
@@ -129,6 +130,11 @@ typedef struct Wsl {
   IrTmaMap *store_map;
   IrVar *tx;
   SrcLoc loc;
+  bool guarded;         /* the loop body is `lets; if cond: ...` (ws_guard.c): w->loop iterates the
+                           guarded statements, and stages count the iterations let through */
+  WsGuard guard;
+  IrBuffer *taken;      /* guarded: the counter of iterations let through (each thread its own) */
+  int blocks;           /* blocks per SM the registers are split for (plan_blocks) */
 } Wsl;
 
 /* ---- which statements use a buffer --------------------------------------------------------
@@ -192,42 +198,6 @@ static UseCtx uses(IrStmt *s, const IrBuffer *b) {
   return u;
 }
 
-/* ---- what the producer thread can compute ---------------------------------------------
- * Block indices, parameters, dynamic sizes, the loop variable, reads of constant memory
- * (pass_constant_buffer: a paged cache's block table, sequence lengths) and lets of those
- * (inlined from IrVar.let_value); not the thread index, other loaded data, other loop
- * variables or impure calls. */
-typedef struct ProdCtx { const IrVar *kv; IrStmt *kbody; int depth; bool bad; } ProdCtx;
-static bool producer_ok(IrExpr *e, const IrVar *kv, IrStmt *kbody, int depth);
-static void prod_expr(IrExpr *e, void *ctx) {
-  ProdCtx *p = ctx;
-  switch (e->kind) {
-    case IR_LOAD:
-      if (!pass_constant_buffer(p->kbody, e->u.load.buf)) p->bad = true;
-      return;
-    case IR_CALL:
-      if (!ir_call_is_pure(e)) p->bad = true;
-      return;
-    case IR_VAR: {
-      const IrVar *v = e->u.var;
-      if (v->kind == IR_VAR_BLOCK_IDX || v->kind == IR_VAR_PARAM || v->kind == IR_VAR_DYNAMIC || (p->kv && v == p->kv)) return;
-      if (v->kind == IR_VAR_LET && v->let_value && p->depth < 16 &&
-          producer_ok((IrExpr *)v->let_value, p->kv, p->kbody, p->depth + 1))
-        return;
-      p->bad = true;
-      return;
-    }
-    default: return;
-  }
-}
-static bool producer_ok(IrExpr *e, const IrVar *kv, IrStmt *kbody, int depth) {
-  ProdCtx p = {kv, kbody, depth, false};
-  IrVisitor v = {NULL, prod_expr, &p};
-  ir_visit_expr(e, &v);
-  return !p.bad;
-}
-
-
 /* ---- TMA boxes ---------------------------------------------------------------------------- */
 /* The shared layout the T.gemm statements of `s` want for tile b (their plans), NULL when
  * none reads it from shared memory or two disagree. */
@@ -270,10 +240,8 @@ static bool tma_copy_ok(IrStmt *cp, int ndim) {
  * coordinate is not one the producer can compute. */
 static bool box_origin(Wsl *w, const IrRegion *src, const IrVar *kv, TmaTile *t) {
   t->src_min = ARENA_ARRAY(w->c->arena, IrExpr *, src->ndim);
-  for (int d = 0; d < src->ndim; d++) {
-    if (!producer_ok(src->min[d], kv, w->body, 0)) return false;
-    t->src_min[d] = pass_inline_lets(w->c, src->min[d]);
-  }
+  for (int d = 0; d < src->ndim; d++)
+    if (!(t->src_min[d] = ws_producer_form(w->c, w->body, w->li, src->min[d], kv))) return false;
   return true;
 }
 
@@ -647,7 +615,7 @@ static int last_touch(IrStmt **items, int from, int to, const IrBuffer *b) {
  * (setmaxnreg.inc, at most 240). */
 static int64_t producer_regs(const Wsl *w) { return w->T >= 256 ? 24 : 40; }
 static int64_t consumer_regs(const Wsl *w) {
-  int64_t r = (65536 - WSL_PRODUCER_THREADS * producer_regs(w)) / w->T / 8 * 8;
+  int64_t r = (65536 / (w->blocks > 1 ? w->blocks : 1) - WSL_PRODUCER_THREADS * producer_regs(w)) / w->T / 8 * 8;
   return r > 240 ? 240 : r;
 }
 
@@ -656,7 +624,7 @@ static int64_t fragment_regs(const IrStmt *body, int64_t T) {
   int64_t n = 0;
   for (int j = 0; j < body->u.seq.n; j++) {
     const IrStmt *s = body->u.seq.items[j];
-    if (s->kind != IR_S_ALLOC || s->u.alloc.buf->scope != IR_SCOPE_FRAGMENT) continue;
+    if (s->kind != IR_S_ALLOC || s->u.alloc.buf->scope != IR_SCOPE_FRAGMENT || s->u.alloc.buf->alias_of) continue; /* a view: its root's */
     int64_t e = ir_buffer_numel(s->u.alloc.buf);
     if (e < 0) return -1;
     n += (e * dtype_bytes(s->u.alloc.buf->dtype) + 3) / 4 / T;
@@ -741,6 +709,25 @@ static void plan_extra_stage(Wsl *w) {
  * layout (warp_specialize.c's form B): thread 0 issues them once the consumers have written
  * S, instead of every consumer thread reading S back for 16-byte global stores.  Only when
  * S is used by these two statements alone. */
+/* Blocks an SM (pass_configs ts.ws_two_blocks): a producer warpgroup keeps its SM to one
+ * block, which a kernel of small tiles pays for in occupancy.  Where shared memory holds B
+ * blocks (up to 4) and the consumers' fragments leave room in their share of a block's
+ * registers (64 a thread besides), the registers are split for B blocks: __launch_bounds__
+ * (threads, B), the producer's share released to the consumers of its own block. */
+static void plan_blocks(Wsl *w) {
+  w->blocks = 1;
+  int64_t cap = pass_smem_cap(w->c), per_sm = pass_smem_per_sm(w->c);
+  if (pass_config_state(w->f, "ts.ws_two_blocks") == 0 || !cap || !per_sm) return;
+  int64_t est = smem_estimate(w, cap), frag = fragment_regs(w->body, w->T);
+  if (est < 0 || frag < 0) return;
+  for (int b = 4; b > 1 && w->blocks == 1; b--) {
+    w->blocks = b;
+    if (b * (est + WSL_BLOCK_RESERVED_SMEM) > per_sm || b * (w->T + WSL_PRODUCER_THREADS) > 2048 ||
+        frag + 64 > consumer_regs(w))
+      w->blocks = 1;
+  }
+}
+
 static void plan_epilogue(Wsl *w) {
   WsStore *ep = &w->ep;
   if (!ws_find_epilogue(w->c, w->body, w->li, ep) || ep->idx < 0 || ep->idx_frag < 0) {
@@ -775,7 +762,7 @@ static bool plan(Wsl *w) {
   IrKernel *k = w->k;
   if (k->producer_threads || k->manual_ws || k->threads[1] > 1 || k->threads[2] > 1) return false;
   w->T = k->threads[0];
-  if (w->T % 128 || w->T < 128 || w->T > 384) return false;
+  if (w->T % 128 || w->T < 128 || w->T > 512) return false;
   IrStmt *body = w->body = k->body;
   if (!body || body->kind != IR_S_SEQ) return false;
   PipeCount pc = {0};
@@ -796,7 +783,13 @@ static bool plan(Wsl *w) {
   w->S = loop->u.loop.num_stages;
   if (w->S < 1 || loop->u.loop.norder || !loop->u.loop.var) return false;
   w->kv = loop->u.loop.var;
-  if (!producer_ok(loop->u.loop.min, NULL, body, 0) || !producer_ok(loop->u.loop.extent, NULL, body, 0)) return false;
+  if (!ws_producer_ok(w->c, loop->u.loop.min, NULL, body, 0) || !ws_producer_ok(w->c, loop->u.loop.extent, NULL, body, 0))
+    return false;
+  /* a guarded body: the pipeline runs over the iterations let through (ws_guard.c) */
+  int guarded = ws_guard_split(w->c, w->f, body, w->li, &w->guard);
+  if (guarded < 0) return false;
+  w->guarded = guarded;
+  loop = w->loop = w->guard.loop;
   /* every GEMM of the loop is a synchronous wgmma: the producer targets sm_90a kernels */
   IrStmt *lb = loop->u.loop.body;
   bool any_wgmma = false;
@@ -807,13 +800,21 @@ static bool plan(Wsl *w) {
         any_wgmma = true;
     }
   if (!any_wgmma || !plan_staged(w)) return false;
+  /* opt-in (pass_configs ts.ws_wide_consumers; not yet run on a GPU): four consumer
+   * warpgroups (an indexer's 512 threads) share 120 registers a thread; their fragments must
+   * leave 48 of them (the same kernel without a producer took 120, unspilled) */
+  int64_t frag = fragment_regs(w->body, w->T);
+  if (w->T > 384 && (!pass_config_on(w->f, "ts.ws_wide_consumers") || frag < 0 || frag + 48 > consumer_regs(w)))
+    return false;
   plan_pre(w);
   w->nbars = stage_bars(w, w->S);
   if (w->nbars > WSL_MAX_BARS) return false;
   if (!smem_fits(w)) return false;
-  w->overlap = plan_overlap(w, &w->ov);
-  w->acc_overlap = plan_acc_overlap(w, &w->ao);
+  /* both peel iterations by k, which a guard would have to count instead */
+  w->overlap = !w->guarded && plan_overlap(w, &w->ov);
+  w->acc_overlap = !w->guarded && plan_acc_overlap(w, &w->ao);
   plan_extra_stage(w);
+  plan_blocks(w);
   plan_epilogue(w);
   return true;
 }
@@ -863,10 +864,11 @@ static void push_boxes(Wsl *w, const TmaTile *t, IrExpr *stage, IrExpr *b, IrExp
   }
 }
 
-/* it = k - min; stage = it % S; phase = (it / S) % 2, as lets pushed on `out`. */
+/* it = k - min (a guarded loop: the count of iterations let through, passed as kref);
+ * stage = it % S; phase = (it / S) % 2, as lets pushed on `out`. */
 static void stage_lets(Wsl *w, IrExpr *kref, IrExpr *m0, IrVar **stage, IrVar **phase, PtrVec *out) {
   TsCompiler *c = w->c;
-  IrExpr *it = bin(c, IR_SUB, kref, m0);
+  IrExpr *it = w->guarded ? kref : bin(c, IR_SUB, kref, m0);
   *stage = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LET, w->loc);
   *phase = ir_var(c, "phase", TS_DTYPE_INT32, IR_VAR_LET, w->loc);
   vec_push(c->arena, out, ir_let(c, *stage, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, it, i32(c, w->S)), w->loc), w->loc));
@@ -879,6 +881,7 @@ static IrStmt *producer(Wsl *w) {
   TsCompiler *c = w->c;
   SrcLoc loc = w->loc;
   PtrVec p = {0};
+  ws_prelude_stmts(c, w->body, &p); /* the variables its boxes and bounds read */
   for (int i = 0; i < w->np; i++)
     vec_push(c->arena, &p, pass_dev(c, IRD_TMA_PREFETCH_DESC, 0, 0, (IrExpr *[]){ir_varref(c, w->pre[i].map->var, loc)}, 1, loc));
   for (int i = 0; i < w->nt; i++)
@@ -893,7 +896,7 @@ static IrStmt *producer(Wsl *w) {
   IrExpr *m0 = pass_inline_lets(c, w->loop->u.loop.min), *ext = pass_inline_lets(c, w->loop->u.loop.extent);
   PtrVec lb = {0};
   IrVar *st, *ph;
-  stage_lets(w, pkr, m0, &st, &ph, &lb);
+  stage_lets(w, w->guarded ? ws_guard_count(c, w->taken, loc) : pkr, m0, &st, &ph, &lb);
   IrExpr *str = ir_varref(c, st, loc), *phr = ir_varref(c, ph, loc);
   for (int i = 0; i < w->nt; i++) {
     const TmaTile *t = &w->tile[i];
@@ -905,7 +908,10 @@ static IrStmt *producer(Wsl *w) {
     for (int j = i; j < w->nt; j++)
       if (w->tile[j].lead == i) push_boxes(w, &w->tile[j], str, bar_at(w, t->bar, str), pkr, &lb);
   }
-  vec_push(c->arena, &p, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, ir_seq_vec(c, &lb, loc), loc));
+  IrStmt *it = ir_seq_vec(c, &lb, loc);
+  if (w->guarded)
+    it = ws_guarded_iteration(c, ir_subst(c, w->guard.pcond, &w->kv, &pkr, 1), NULL, 0, w->taken, &lb, loc);
+  vec_push(c->arena, &p, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, it, loc));
   int64_t prod_regs = producer_regs(w);
   IrExpr *elected = bin(c, IR_EQ, ir_varref(c, w->tx, loc), i32(c, w->T));
   return ir_seq(c, (IrStmt *[]){pass_dev(c, IRD_SETMAXNREG_DEC, prod_regs, 0, NULL, 0, loc), ir_if(c, elected, ir_seq_vec(c, &p, loc), NULL, loc)},
@@ -1096,12 +1102,13 @@ static IrStmt *consumer_loop(Wsl *w, IrStmt **head, IrStmt **tail) {
   WslOverlap ov = w->ov;
   bool overlap = w->overlap;
   PtrVec out = {0};
-  iteration(w, &ov, overlap ? OV_STEADY : OV_NONE, kref, &out);
+  iteration(w, &ov, overlap ? OV_STEADY : OV_NONE, w->guarded ? ws_guard_count(c, w->taken, loc) : kref, &out);
   IrStmt *r = ir_stmt(c, IR_S_FOR, loop->loc);
   *r = *loop;
   r->u.loop.kind = IR_FOR_SERIAL;
   r->u.loop.num_stages = 0;
-  r->u.loop.body = ir_seq_vec(c, &out, loc);
+  r->u.loop.body = w->guarded ? ws_guarded_iteration(c, w->guard.cond, w->guard.lets, w->guard.nlets, w->taken, &out, loc)
+                              : ir_seq_vec(c, &out, loc);
   *head = *tail = NULL;
   if (!overlap) return r;
   PtrVec first = {0};
@@ -1237,6 +1244,11 @@ static bool specialize(Wsl *w) {
   IrStmt *ba = ir_stmt(c, IR_S_ALLOC, loc);
   ba->u.alloc.buf = w->bars;
   vec_push(c->arena, &top, ba);
+  if (w->guarded) {
+    IrStmt *ta = ir_stmt(c, IR_S_ALLOC, loc);
+    ta->u.alloc.buf = w->taken = ws_guard_counter(c, loc);
+    vec_push(c->arena, &top, ta);
+  }
   PtrVec init = {0};
   for (int i = 0; i < w->nt; i++) /* full[s]: the producer's one arrival; empty[s]: one per consumer warp */
     for (int s = 0; s < 2 * w->S && w->tile[i].lead == i; s++)
@@ -1253,6 +1265,7 @@ static bool specialize(Wsl *w) {
   vec_push(c->arena, &top, ir_if(c, bin(c, IR_GE, txr, i32(c, w->T)), prod, cons, loc));
   k->body = ir_seq_vec(c, &top, body->loc);
   k->producer_threads = WSL_PRODUCER_THREADS;
+  k->ws_blocks = w->blocks;
   return true;
 }
 

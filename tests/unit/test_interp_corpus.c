@@ -638,6 +638,61 @@ TEST(corpus_interp_mha_fwd_varlen_keep_threads) {
   next_pass_config = "ts.keep_threads";
   varlen_case(t, "tilelang/examples/flash_attention/example_mha_fwd_varlen.py", wide_tile, 1, true, 128);
 }
+/* Block-sparse attention (blocksparse_attention/example_tilelang_block_sparse_attn.py): the
+ * pipelined loop's whole body is `if block_mask[k] != 0:`, block_mask a fragment copied from
+ * the mask tensor before the loop.  Warp-specialized over the blocks the mask lets through
+ * (ws_guard.c: the producer reads the mask tensor, both roles count taken blocks for the
+ * stage and parity); under ts.ws_guarded_loops False, synchronous as before.  Same results,
+ * against softmax(QK^T / sqrt(d)) V over the taken blocks, causal. */
+#define BS_H 2
+#define BS_S 256
+#define BS_D 64
+#define BS_N (BS_S / 64)
+static void blocksparse_case(TestCtx *t, bool guarded) {
+  const char *p[] = {"batch=1", "heads=2", "seq_len=256", "dim=64", "downsample_len=4", "is_causal=True", NULL};
+  Run r;
+  if (!guarded) next_pass_config = "ts.ws_guarded_loops", next_pass_value = "False";
+  if (!corpus_compile(t, &r, "tilelang/examples/blocksparse_attention/example_tilelang_block_sparse_attn.py",
+                      "blocksparse_flashattn", p))
+    return;
+  CHECK(warp_specialized(r.f->body) == guarded);
+  double *q = arg(&r, "Q"), *k = arg(&r, "K"), *v = arg(&r, "V"), *mask = arg(&r, "BlockSparseMask"), *o = arg(&r, "Output");
+  unsigned seed = 23;
+  fill(q, BS_H * BS_S * BS_D, &seed);
+  fill(k, BS_H * BS_S * BS_D, &seed);
+  fill(v, BS_H * BS_S * BS_D, &seed);
+  for (int h = 0; h < BS_H; h++) /* block 0 always, then a pattern skipping some blocks */
+    for (int i = 0; i < BS_N; i++)
+      for (int j = 0; j < BS_N; j++) mask[(h * BS_N + i) * BS_N + j] = j == 0 || (i + j + h) % 3 != 1;
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0 && r.in.races == 0);
+  int bad = 0;
+  static double w[BS_S];
+  for (int h = 0; h < BS_H; h++)
+    for (int i = 0; i < BS_S; i++) {
+      const double *mrow = &mask[(h * BS_N + i / 64) * BS_N];
+      double mx = -INFINITY, sum = 0;
+      for (int j = 0; j <= i; j++) {
+        if (!mrow[j / 64]) continue;
+        double s = 0;
+        for (int d = 0; d < BS_D; d++) s += q[(h * BS_S + i) * BS_D + d] * k[(h * BS_S + j) * BS_D + d];
+        mx = fmax(mx, w[j] = s / sqrt((double)BS_D));
+      }
+      for (int j = 0; j <= i; j++)
+        if (mrow[j / 64]) sum += (w[j] = exp(w[j] - mx));
+      for (int d = 0; d < BS_D; d++) {
+        double out = 0;
+        for (int j = 0; j <= i; j++)
+          if (mrow[j / 64]) out += w[j] / sum * v[(h * BS_S + j) * BS_D + d];
+        bad += !close_to(o[(h * BS_S + i) * BS_D + d], out, 1e-3);
+      }
+    }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, BS_H * BS_S * BS_D);
+  CHECK(bad == 0);
+  run_free(&r);
+}
+TEST(corpus_interp_blocksparse_attn_guarded_ws) { blocksparse_case(t, true); }
+TEST(corpus_interp_blocksparse_attn_sync) { blocksparse_case(t, false); }
 /* the manifest's tile: 128 x 128, 2 stages, two consumer warpgroups */
 TEST(corpus_interp_gqa_fwd_varlen) {
   const char *p[] = {"batch_size=2", "groups=2", "UQ=200", "UKV=150", "heads=4", "dim=64", "is_causal=False",

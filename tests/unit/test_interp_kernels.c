@@ -353,6 +353,72 @@ TEST(interp_gemm_warp_specialized) {
   gemm_case(t, GEMM_WS, sizeof GEMM_WS - 1, p, 128, 128, 320, 64, false, warp_specialized, false);
 }
 
+/* A pipelined loop (a GEMM per step, summed by threads: not the GEMM schedule's shape) whose
+ * K range starts at a T.alloc_var computed before the loop (the minimum of a tensor of
+ * starts, as DeepSeek's indexer computes its key range): the producer warpgroup repeats that
+ * scalar prelude on its own registers (ws_prelude.c), so the loop is warp-specialized and
+ * sums A[:, lo:K] B[:, lo:K]^T. */
+static const char PRELUDE_SRC[] =
+    "import tilelang\n"
+    "import tilelang.language as T\n"
+    "\n"
+    "@tilelang.jit\n"
+    "def prelude(M, N, K, BM, BN, BK):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), T.float16), B: T.Tensor((N, K), T.float16), Starts: T.Tensor((4,), T.int32),\n"
+    "             C: T.Tensor((M, N), T.float32)):\n"
+    "        with T.Kernel(N // BN, M // BM, threads=128) as (bx, by):\n"
+    "            A_s = T.alloc_shared((BM, BK), T.float16)\n"
+    "            B_s = T.alloc_shared((BN, BK), T.float16)\n"
+    "            acc = T.alloc_fragment((BM, BN), T.float32)\n"
+    "            tot = T.alloc_fragment((BM, BN), T.float32)\n"
+    "            lo = T.alloc_var(T.int32)\n"
+    "            lo = K\n"
+    "            for i in T.serial(4):\n"
+    "                lo = T.min(lo, Starts[i])\n"
+    "            T.clear(tot)\n"
+    "            for k in T.Pipelined((K - lo) // BK, num_stages=2):\n"
+    "                T.copy(A[by * BM, lo + k * BK], A_s)\n"
+    "                T.copy(B[bx * BN, lo + k * BK], B_s)\n"
+    "                T.gemm(A_s, B_s, acc, transpose_B=True, clear_accum=True)\n"
+    "                for i, j in T.Parallel(BM, BN):\n"
+    "                    tot[i, j] += acc[i, j]\n"
+    "            T.copy(tot, C[by * BM, bx * BN])\n"
+    "\n"
+    "    return main\n";
+TEST(interp_ws_prelude_var) {
+  enum { M = 64, N = 64, K = 256 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"prelude.py", PRELUDE_SRC, sizeof PRELUDE_SRC - 1};
+  const char *p[] = {"M=64", "N=64", "K=256", "BM=64", "BN=64", "BK=64", NULL};
+  IrFunc *f = interp_compile(&c, &file, "prelude", p);
+  REQUIRE(f);
+  CHECK(warp_specialized(f));
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+  double *st = interp_global(&in, param(f, "Starts")), *out = interp_global(&in, param(f, "C"));
+  unsigned seed = 9;
+  for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
+  for (int e = 0; e < N * K; e++) b[e] = rnd(&seed);
+  const int starts[4] = {128, 64, 192, 100}; /* lo = 64: three K steps */
+  for (int i = 0; i < 4; i++) st[i] = starts[i];
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double ref = 0;
+      for (int k = 64; k < K; k++) ref += a[i * K + k] * b[j * K + k];
+      bad += !(fabs(out[i * N + j] - ref) <= 1e-3 * (1 + fabs(ref)));
+    }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, M * N);
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
+
 /* ts.ws_acc_overlap (opt-in): a per-K-block promotion (DeepGEMM's 2xAcc: acc = A_k B_kᵀ; tot += acc *
  * S[i, k]; acc = 0) issues the GEMM of k+1 before promoting k, from a second accumulator
  * (acc_done).  The same sums as the synchronous loop (the default), no races; with
@@ -404,9 +470,10 @@ static void promote_case(TestCtx *t, const char *own_clear, const char *read_aft
   ts_compiler_init(&c, (TsTarget){90, true});
   c.debug = true;
   SourceFile file = {"promote.py", PROMOTE_SRC, sizeof PROMOTE_SRC - 1};
-  static const char *const key[] = {"ts.prefetch_next_loads", "ts.ws_acc_overlap"};
-  const char *val[] = {"True", config};
-  c.call_pc_keys = key, c.call_pc_values = val, c.ncall_pc = config ? 2 : 1;
+  /* one block an SM: the registers prefetch_next_loads counts on (its cap is setmaxnreg's) */
+  static const char *const key[] = {"ts.prefetch_next_loads", "ts.ws_two_blocks", "ts.ws_acc_overlap"};
+  const char *val[] = {"True", "False", config};
+  c.call_pc_keys = key, c.call_pc_values = val, c.ncall_pc = config ? 3 : 2;
   const char *p[] = {"M=128", "N=128", "K=320", "BM=64", "BN=128", "BK=64", "stages=3", own_clear, read_after, NULL};
   IrFunc *f = interp_compile(&c, &file, "promote", p);
   REQUIRE(f);

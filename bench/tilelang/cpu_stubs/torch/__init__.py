@@ -15,12 +15,15 @@ class Stream: pass
 for _n, _b in [("float16",16),("bfloat16",16),("float32",32),("float64",64),("int8",8),("uint8",8),("int16",16),("int32",32),("int64",64),("bool",8),
                ("float8_e4m3fn",8),("float8_e5m2",8),("float8_e4m3fnuz",8),("float8_e5m2fnuz",8),("float8_e8m0fnu",8),("uint16",16),("uint32",32),("uint64",64),("complex64",64),("half",16),("float",32)]:
     globals()[_n] = dtype(_n, _b)
+class _AnyMeta(type):
+    def __getattr__(cls, k): return _Any(cls.__name__ + "." + k)
+class _AnyBase(metaclass=_AnyMeta): pass  # base of classes derived from a placeholder (autograd.Function)
 class _Any:
     def __init__(self, name="torch"): self._n = name
     def __getattr__(self, k): return _Any(self._n + "." + k)
     def __call__(self, *a, **k): return _Any(self._n + "()")
     def __iter__(self): return iter(())
-    def __mro_entries__(self, bases): return (object,)
+    def __mro_entries__(self, bases): return (_AnyBase,)
     def __getitem__(self, k): return _Any()
     def __bool__(self): return False
     def __or__(self, o): return self
