@@ -103,12 +103,10 @@ IrStmt *ws_nest_wrap(TsCompiler *c, const WsNest *n, IrStmt *repl);
 void ws_loop_specialize(TsCompiler *c, IrFunc *f);
 void ws_gemm_specialize(TsCompiler *c, IrFunc *f); /* warp_specialize.c: the GEMM loops */
 bool ws_tma_rows_aligned(const IrBuffer *g); /* every row stride 16-byte aligned (when known; _epilogue.c) */
-/* ws_guard.c: what the producer warpgroup of a warp-specialized loop can compute, and guarded
- * loops.  ws_producer_ok: e depends only on block indices, parameters, dynamic sizes, kv (when
- * given), tensors nothing in kbody writes, variables of the prelude (below) and lets of those.  ws_producer_form: e as the
- * producer computes it (lets inlined; a register tile mirroring such a tensor, filled by a
- * copy among the first li statements of kbody, read from the tensor), or NULL. */
-bool ws_producer_ok(TsCompiler *c, IrExpr *e, const IrVar *kv, IrStmt *kbody, int depth);
+/* ws_guard.c: guarded loops, and ws_producer_form: e as the producer warpgroup of a
+ * warp-specialized loop computes it (lets inlined; a register tile mirroring a tensor nothing
+ * writes, filled by a copy among the first li statements of kbody, read from the tensor), or
+ * NULL when it cannot (ws_producer_ok, below). */
 IrExpr *ws_producer_form(TsCompiler *c, IrStmt *kbody, int li, IrExpr *e, const IrVar *kv);
 typedef struct WsGuard {
   IrStmt *loop;   /* the loop over the guarded statements (the loop itself when not guarded) */
@@ -129,7 +127,12 @@ IrStmt *ws_guarded_iteration(TsCompiler *c, IrExpr *cond, IrStmt **lets, int nle
                              SrcLoc loc);
 /* ws_prelude.c: the scalar statements before a kernel body's pipelined loop that compute
  * T.alloc_var variables from what a producer warpgroup can read; ws_prelude_var: is variable
- * b one of theirs; ws_prelude_stmts: the statements, in order, for the producer to repeat. */
+ * b one of theirs; ws_prelude_stmts: the statements, in order, for the producer to repeat.
+ * ws_scalar_ok: e reads only tensors nothing in kbody writes, the variables in `vars`, block
+ * indices, parameters, dynamic sizes, kv (or any loop variable: any_loop), pure calls and
+ * lets of those; ws_producer_ok: the same with the prelude's variables and kv alone. */
+bool ws_scalar_ok(IrExpr *e, IrStmt *kbody, const PtrVec *vars, const IrVar *kv, bool any_loop, int depth);
+bool ws_producer_ok(TsCompiler *c, IrExpr *e, const IrVar *kv, IrStmt *kbody, int depth);
 bool ws_prelude_var(TsCompiler *c, IrStmt *kbody, const IrBuffer *b);
 void ws_prelude_stmts(TsCompiler *c, IrStmt *kbody, PtrVec *out);
 /* Region r of a tile, read from stage `stage` of its staged copy [S, ...] instead. */

@@ -22,36 +22,6 @@
 
 #include "passes.h"
 
-/* ---- producer-computable expressions ---------------------------------------------------- */
-typedef struct ProdCtx { TsCompiler *c; const IrVar *kv; IrStmt *kbody; int depth; bool bad; } ProdCtx;
-static void prod_expr(IrExpr *e, void *ctx) {
-  ProdCtx *p = ctx;
-  switch (e->kind) {
-    case IR_LOAD: /* a tensor nothing writes, or a variable the producer computes too (ws_prelude.c) */
-      if (!pass_constant_buffer(p->kbody, e->u.load.buf) && !ws_prelude_var(p->c, p->kbody, e->u.load.buf)) p->bad = true;
-      return;
-    case IR_CALL:
-      if (!ir_call_is_pure(e)) p->bad = true;
-      return;
-    case IR_VAR: {
-      const IrVar *v = e->u.var;
-      if (v->kind == IR_VAR_BLOCK_IDX || v->kind == IR_VAR_PARAM || v->kind == IR_VAR_DYNAMIC || (p->kv && v == p->kv)) return;
-      if (v->kind == IR_VAR_LET && v->let_value && p->depth < 16 &&
-          ws_producer_ok(p->c, (IrExpr *)v->let_value, p->kv, p->kbody, p->depth + 1))
-        return;
-      p->bad = true;
-      return;
-    }
-    default: return;
-  }
-}
-bool ws_producer_ok(TsCompiler *c, IrExpr *e, const IrVar *kv, IrStmt *kbody, int depth) {
-  ProdCtx p = {c, kv, kbody, depth, false};
-  IrVisitor v = {NULL, prod_expr, &p};
-  ir_visit_expr(e, &v);
-  return !p.bad;
-}
-
 /* ---- register tiles mirroring a tensor ---------------------------------------------------- */
 /* The copy among the first `li` statements of kbody that fills register tile b from a tensor
  * nothing writes, whole, when nothing else writes b; NULL otherwise. */

@@ -57,23 +57,26 @@ static bool in_set(const PtrVec *set, const void *x) {
   return false;
 }
 
-/* ---- reads the producer can repeat ---- */
-typedef struct Reads { IrStmt *kbody; const PtrVec *vars; int depth; bool ok; } Reads;
-static bool reads_ok(IrExpr *e, IrStmt *kbody, const PtrVec *vars, int depth);
+/* ---- what the producer can evaluate (ws_scalar_ok) ---- */
+/* kv: the one loop variable allowed (NULL and any_loop: every loop variable, those of the
+ * prelude's own loops) */
+typedef struct Reads { IrStmt *kbody; const PtrVec *vars; const IrVar *kv; bool any_loop; int depth; bool ok; } Reads;
 static void read_expr(IrExpr *e, void *ctx) {
   Reads *r = ctx;
   switch (e->kind) {
     case IR_LOAD:
-      if (!pass_constant_buffer(r->kbody, e->u.load.buf) && !in_set(r->vars, e->u.load.buf)) r->ok = false;
+      if (!pass_constant_buffer(r->kbody, e->u.load.buf) && !(r->vars && in_set(r->vars, e->u.load.buf))) r->ok = false;
       return;
     case IR_CALL:
       if (!ir_call_is_pure(e)) r->ok = false;
       return;
     case IR_VAR: {
       const IrVar *v = e->u.var;
-      if (v->kind == IR_VAR_BLOCK_IDX || v->kind == IR_VAR_PARAM || v->kind == IR_VAR_DYNAMIC || v->kind == IR_VAR_LOOP) return;
+      if (v->kind == IR_VAR_BLOCK_IDX || v->kind == IR_VAR_PARAM || v->kind == IR_VAR_DYNAMIC || (r->kv && v == r->kv) ||
+          (r->any_loop && v->kind == IR_VAR_LOOP))
+        return;
       if (v->kind == IR_VAR_LET && v->let_value && r->depth < 16 &&
-          reads_ok((IrExpr *)v->let_value, r->kbody, r->vars, r->depth + 1))
+          ws_scalar_ok((IrExpr *)v->let_value, r->kbody, r->vars, r->kv, r->any_loop, r->depth + 1))
         return;
       r->ok = false;
       return;
@@ -81,14 +84,17 @@ static void read_expr(IrExpr *e, void *ctx) {
     default: return;
   }
 }
-static bool reads_ok(IrExpr *e, IrStmt *kbody, const PtrVec *vars, int depth) {
-  Reads r = {kbody, vars, depth, true};
+bool ws_scalar_ok(IrExpr *e, IrStmt *kbody, const PtrVec *vars, const IrVar *kv, bool any_loop, int depth) {
+  Reads r = {kbody, vars, kv, any_loop, depth, true};
   IrVisitor v = {NULL, read_expr, &r};
   ir_visit_expr(e, &v);
   return r.ok;
 }
+static bool reads_ok(IrExpr *e, IrStmt *kbody, const PtrVec *vars, int depth) {
+  return ws_scalar_ok(e, kbody, vars, NULL, true, depth);
+}
 static bool stmt_reads_ok(IrStmt *s, IrStmt *kbody, const PtrVec *vars) {
-  Reads r = {kbody, vars, 0, true};
+  Reads r = {kbody, vars, NULL, true, 0, true};
   IrVisitor v = {NULL, read_expr, &r};
   ir_visit(s, &v);
   return r.ok;
@@ -170,6 +176,12 @@ bool ws_prelude_var(TsCompiler *c, IrStmt *kbody, const IrBuffer *b) {
   PtrVec vars = {0};
   prelude(c, kbody, &vars, NULL);
   return in_set(&vars, b);
+}
+
+bool ws_producer_ok(TsCompiler *c, IrExpr *e, const IrVar *kv, IrStmt *kbody, int depth) {
+  PtrVec vars = {0};
+  prelude(c, kbody, &vars, NULL);
+  return ws_scalar_ok(e, kbody, &vars, kv, false, depth);
 }
 
 /* The prelude's statements with the kernel's top-level lets written out: the producer's
