@@ -412,6 +412,23 @@ bool pass_has_return(IrStmt *s, SrcLoc *loc) {
   return r.found;
 }
 
+/* Does s hold a T.thread_return, or a break / continue of the loop whose body s is (not one
+ * inside a loop of its own)? */
+bool pass_leaves_loop(const IrStmt *s) {
+  if (!s) return false;
+  switch (s->kind) {
+    case IR_S_BREAK: case IR_S_CONTINUE: case IR_S_RETURN: return true;
+    case IR_S_SEQ:
+      for (int i = 0; i < s->u.seq.n; i++)
+        if (pass_leaves_loop(s->u.seq.items[i])) return true;
+      return false;
+    case IR_S_IF: return pass_leaves_loop(s->u.if_.then_s) || pass_leaves_loop(s->u.if_.else_s);
+    case IR_S_FOR: return pass_has_return(s->u.loop.body, NULL);
+    case IR_S_WHILE: return pass_has_return(s->u.while_.body, NULL);
+    default: return false;
+  }
+}
+
 bool pass_is_zero(const IrExpr *e) {
   if (e->kind == IR_CAST) e = e->u.ops[0];
   return (e->kind == IR_INT && e->u.ival == 0) || (e->kind == IR_FLOAT && e->u.fval == 0.0 && !signbit(e->u.fval));

@@ -305,6 +305,9 @@ bool pass_is_shared(const IrBuffer *b); /* scope shared or shared.dyn (the buffe
 bool pass_is_zero(const IrExpr *e);     /* a constant +0 (integer or float), possibly cast */
 /* Whether s holds a T.thread_return (IR_S_RETURN); *loc: the first one's place (loc may be NULL). */
 bool pass_has_return(IrStmt *s, SrcLoc *loc);
+/* A T.thread_return in s, or a break / continue of the loop s is the body of: a warp-specialized
+ * schedule does not take such a loop (the producer would go on loading for consumers that left). */
+bool pass_leaves_loop(const IrStmt *s);
 /* A switch whose default is decided per kernel: 1 (True), 0 (present, not true), -1 (absent). */
 int pass_config_state(const IrFunc *f, const char *key);
 /* Is s the role split of a warp-specialized kernel k (warp_specialize, warp_specialize_loop):

@@ -427,7 +427,8 @@ static bool spec_plan(Spec *sp) {
     return false;
   sp->T = k->threads[0];
   IrStmt *body = sp->body = k->body;
-  if (!body || body->kind != IR_S_SEQ) return false;
+  /* consumers that leave early would leave the producer waiting for their releases */
+  if (!body || body->kind != IR_S_SEQ || pass_has_return(body, NULL)) return false;
   int li = find_loop(body);
   if (li < 0 && ws_nest_find(c, body, &sp->nest)) { /* the loop inside a persistent tile loop */
     body = sp->body = sp->nest.inner;

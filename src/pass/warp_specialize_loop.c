@@ -782,6 +782,8 @@ static bool plan(Wsl *w) {
   IrStmt *loop = w->loop = body->u.seq.items[w->li];
   w->S = loop->u.loop.num_stages;
   if (w->S < 1 || loop->u.loop.norder || !loop->u.loop.var) return false;
+  /* consumers that leave the loop (or the kernel) early would leave the producer waiting */
+  if (pass_leaves_loop(loop->u.loop.body) || pass_has_return(body, NULL)) return false;
   w->kv = loop->u.loop.var;
   if (!ws_producer_ok(w->c, loop->u.loop.min, NULL, body, 0) || !ws_producer_ok(w->c, loop->u.loop.extent, NULL, body, 0))
     return false;

@@ -419,6 +419,63 @@ TEST(interp_ws_prelude_var) {
   ts_compiler_fini(&c);
 }
 
+/* The same loop leaving by `break` after two steps: consumers that leave the loop would leave
+ * a producer warpgroup loading (and, with more steps than stages, waiting for releases that
+ * never come), so it keeps the cp.async pipeline; the sums stop at the break. */
+static const char BREAK_SRC[] =
+    "import tilelang\n"
+    "import tilelang.language as T\n"
+    "\n"
+    "@tilelang.jit\n"
+    "def brk(M, N, K, BM, BN, BK):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), T.float16), B: T.Tensor((N, K), T.float16), C: T.Tensor((M, N), T.float32)):\n"
+    "        with T.Kernel(N // BN, M // BM, threads=128) as (bx, by):\n"
+    "            A_s = T.alloc_shared((BM, BK), T.float16)\n"
+    "            B_s = T.alloc_shared((BN, BK), T.float16)\n"
+    "            acc = T.alloc_fragment((BM, BN), T.float32)\n"
+    "            tot = T.alloc_fragment((BM, BN), T.float32)\n"
+    "            T.clear(tot)\n"
+    "            for k in T.Pipelined(K // BK, num_stages=2):\n"
+    "                T.copy(A[by * BM, k * BK], A_s)\n"
+    "                T.copy(B[bx * BN, k * BK], B_s)\n"
+    "                T.gemm(A_s, B_s, acc, transpose_B=True, clear_accum=True)\n"
+    "                for i, j in T.Parallel(BM, BN):\n"
+    "                    tot[i, j] += acc[i, j]\n"
+    "                if k == 1:\n"
+    "                    break\n"
+    "            T.copy(tot, C[by * BM, bx * BN])\n"
+    "\n"
+    "    return main\n";
+TEST(interp_ws_not_with_break) {
+  enum { M = 64, N = 64, K = 512 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"brk.py", BREAK_SRC, sizeof BREAK_SRC - 1};
+  const char *p[] = {"M=64", "N=64", "K=512", "BM=64", "BN=64", "BK=64", NULL};
+  IrFunc *f = interp_compile(&c, &file, "brk", p);
+  REQUIRE(f);
+  CHECK(!warp_specialized(f));
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B")), *out = interp_global(&in, param(f, "C"));
+  unsigned seed = 3;
+  for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
+  for (int e = 0; e < N * K; e++) b[e] = rnd(&seed);
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double ref = 0;
+      for (int k = 0; k < 128; k++) ref += a[i * K + k] * b[j * K + k];
+      bad += !(fabs(out[i * N + j] - ref) <= 1e-3 * (1 + fabs(ref)));
+    }
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
+
 /* ts.ws_acc_overlap (opt-in): a per-K-block promotion (DeepGEMM's 2xAcc: acc = A_k B_kᵀ; tot += acc *
  * S[i, k]; acc = 0) issues the GEMM of k+1 before promoting k, from a second accumulator
  * (acc_done).  The same sums as the synchronous loop (the default), no races; with
