@@ -615,7 +615,15 @@ static int last_touch(IrStmt **items, int from, int to, const IrBuffer *b) {
  * (setmaxnreg.inc, at most 240). */
 static int64_t producer_regs(const Wsl *w) { return w->T >= 256 ? 24 : 40; }
 static int64_t consumer_regs(const Wsl *w) {
-  int64_t r = (65536 / (w->blocks > 1 ? w->blocks : 1) - WSL_PRODUCER_THREADS * producer_regs(w)) / w->T / 8 * 8;
+  int64_t r;
+  if (w->blocks > 1) {
+    /* the block's pool: each thread launches with the registers __launch_bounds__(threads, B)
+     * allows (a multiple of 8); setmaxnreg.inc waits for the producer's release */
+    int64_t threads = w->T + WSL_PRODUCER_THREADS, launch = 65536 / (w->blocks * threads) / 8 * 8;
+    r = (launch * threads - WSL_PRODUCER_THREADS * producer_regs(w)) / w->T / 8 * 8;
+  } else {
+    r = (65536 - WSL_PRODUCER_THREADS * producer_regs(w)) / w->T / 8 * 8;
+  }
   return r > 240 ? 240 : r;
 }
 

@@ -691,6 +691,46 @@ static void blocksparse_case(TestCtx *t, bool guarded) {
   CHECK(bad == 0);
   run_free(&r);
 }
+/* A warp-specialized kernel split for B blocks an SM: each thread launches with the registers
+ * __launch_bounds__(threads, B) allows (a multiple of 8), and the consumers' setmaxnreg.inc
+ * must fit in what that block's pool holds once the producer's dec has released its share
+ * (an inc the pool cannot cover waits for ever).  kda's dV kernel takes 3 blocks, gqa_fwd 2. */
+typedef struct RegOps { int64_t inc, dec; } RegOps;
+static void reg_ops(IrExpr *e, void *ctx) {
+  RegOps *r = ctx;
+  if (ir_is_device(e, IRD_SETMAXNREG_INC)) r->inc = e->u.call.attrs[0];
+  if (ir_is_device(e, IRD_SETMAXNREG_DEC)) r->dec = e->u.call.attrs[0];
+}
+static const IrKernel *first_kernel(const IrStmt *s) {
+  if (!s) return NULL;
+  if (s->kind == IR_S_KERNEL) return &s->u.kernel;
+  for (int i = 0; s->kind == IR_S_SEQ && i < s->u.seq.n; i++)
+    if (first_kernel(s->u.seq.items[i])) return first_kernel(s->u.seq.items[i]);
+  return NULL;
+}
+static void pool_case(TestCtx *t, const char *file, const char *func, const char *const *p, int blocks) {
+  Run r;
+  if (!corpus_compile(t, &r, file, func, p)) return;
+  const IrKernel *k = first_kernel(r.f->body);
+  RegOps ro = {0, 0};
+  IrVisitor v = {NULL, reg_ops, &ro};
+  ir_visit(r.f->body, &v);
+  REQUIRE(k && k->producer_threads == 128);
+  CHECK(k->ws_blocks == blocks);
+  int64_t threads = k->threads[0] + k->producer_threads, launch = 65536 / (blocks * threads) / 8 * 8;
+  CHECK(ro.dec > 0 && ro.inc > launch);
+  CHECK(ro.inc * k->threads[0] + ro.dec * k->producer_threads <= launch * threads);
+  run_free(&r);
+}
+TEST(corpus_ws_blocks_register_pool) {
+  const char *kda[] = {"B=1", "S=8192", "H=64", "DV=128", "scale=1.0", "input_dtype=\"bfloat16\"", "da_dtype=\"float32\"",
+                       "do_dtype=\"bfloat16\"", "chunk_size=64", NULL};
+  pool_case(t, "tilelang/examples/kda/chunk_bwd_gla_dA.py", "tilelang_chunk_bwd_kernel_dv_local", kda, 3);
+  const char *gqa[] = {"batch=1", "heads=64", "seq_len=4096", "dim=128", "is_causal=False", "groups=16", "block_M=64",
+                       "block_N=64", "num_stages=2", "threads=128", NULL};
+  pool_case(t, "tilelang/examples/flash_attention/example_gqa_fwd_bshd.py", "flashattn", gqa, 2);
+}
+
 TEST(corpus_interp_blocksparse_attn_guarded_ws) { blocksparse_case(t, true); }
 TEST(corpus_interp_blocksparse_attn_sync) { blocksparse_case(t, false); }
 /* the manifest's tile: 128 x 128, 2 stages, two consumer warpgroups */
