@@ -101,6 +101,20 @@ IrExpr *ws_producer_form(TsCompiler *c, IrStmt *kbody, int li, IrExpr *e, const 
 }
 
 /* ---- guarded loops ------------------------------------------------------------------------ */
+/* Does e compute with floating-point values (beyond loading, converting and comparing them)?
+ * Both roles must decide alike on every iteration, or the producer waits for a release that
+ * never comes: float arithmetic compiled twice (contracted to an FMA in one branch, say) might
+ * not give the same bits. */
+static void float_math(IrExpr *e, void *ctx) {
+  if (dtype_is_float(e->dtype) && e->kind != IR_LOAD && e->kind != IR_CAST && e->kind != IR_FLOAT) *(bool *)ctx = true;
+}
+static bool computes_floats(IrExpr *e) {
+  bool found = false;
+  IrVisitor v = {NULL, float_math, &found};
+  ir_visit_expr(e, &v);
+  return found;
+}
+
 int ws_guard_split(TsCompiler *c, const IrFunc *f, IrStmt *kbody, int li, WsGuard *g) {
   IrStmt *loop = kbody->u.seq.items[li], *lb = loop->u.loop.body;
   memset(g, 0, sizeof *g);
@@ -116,7 +130,7 @@ int ws_guard_split(TsCompiler *c, const IrFunc *f, IrStmt *kbody, int li, WsGuar
     if (items[i]->kind != IR_S_LET) return 0;
   if (pass_config_state(f, "ts.ws_guarded_loops") == 0) return -1;
   g->pcond = ws_producer_form(c, kbody, li, last->u.if_.cond, loop->u.loop.var);
-  if (!g->pcond) return -1;
+  if (!g->pcond || computes_floats(g->pcond)) return -1;
   g->cond = last->u.if_.cond;
   g->lets = items;
   g->nlets = n - 1;

@@ -476,6 +476,70 @@ TEST(interp_ws_not_with_break) {
   ts_compiler_fini(&c);
 }
 
+/* A guarded loop (`if cond: ...`, ws_guard.c) whose condition computes with floats stays off
+ * the producer warpgroup (the two roles' compiled arithmetic could decide differently); one
+ * that only loads and compares them takes it, and sums the steps it lets through. */
+#define GUARD_SRC(COND)                                                                                     \
+  "import tilelang\n"                                                                                       \
+  "import tilelang.language as T\n"                                                                         \
+  "\n"                                                                                                      \
+  "@tilelang.jit\n"                                                                                         \
+  "def guard(M, N, K, BM, BN, BK):\n"                                                                       \
+  "    @T.prim_func\n"                                                                                      \
+  "    def main(A: T.Tensor((M, K), T.float16), B: T.Tensor((N, K), T.float16), W: T.Tensor((K // BK,), T.float32),\n" \
+  "             C: T.Tensor((M, N), T.float32)):\n"                                                        \
+  "        with T.Kernel(N // BN, M // BM, threads=128) as (bx, by):\n"                                     \
+  "            A_s = T.alloc_shared((BM, BK), T.float16)\n"                                                 \
+  "            B_s = T.alloc_shared((BN, BK), T.float16)\n"                                                 \
+  "            acc = T.alloc_fragment((BM, BN), T.float32)\n"                                               \
+  "            tot = T.alloc_fragment((BM, BN), T.float32)\n"                                               \
+  "            T.clear(tot)\n"                                                                              \
+  "            for k in T.Pipelined(K // BK, num_stages=2):\n"                                              \
+  "                if " COND ":\n"                                                                          \
+  "                    T.copy(A[by * BM, k * BK], A_s)\n"                                                   \
+  "                    T.copy(B[bx * BN, k * BK], B_s)\n"                                                   \
+  "                    T.gemm(A_s, B_s, acc, transpose_B=True, clear_accum=True)\n"                         \
+  "                    for i, j in T.Parallel(BM, BN):\n"                                                   \
+  "                        tot[i, j] += acc[i, j]\n"                                                        \
+  "            T.copy(tot, C[by * BM, bx * BN])\n"                                                          \
+  "\n"                                                                                                      \
+  "    return main\n"
+static const char GUARD_EXACT[] = GUARD_SRC("W[k] > 0.5"), GUARD_MATH[] = GUARD_SRC("W[k] * 3.0 + 1.0 > 2.5");
+TEST(interp_ws_guard_float_math) {
+  enum { M = 64, N = 64, K = 384 };
+  const char *p[] = {"M=64", "N=64", "K=384", "BM=64", "BN=64", "BK=64", NULL};
+  for (int math = 0; math < 2; math++) {
+    TsCompiler c;
+    ts_compiler_init(&c, (TsTarget){90, true});
+    c.debug = true;
+    SourceFile file = {"guard.py", math ? GUARD_MATH : GUARD_EXACT, (math ? sizeof GUARD_MATH : sizeof GUARD_EXACT) - 1};
+    IrFunc *f = interp_compile(&c, &file, "guard", p);
+    REQUIRE(f);
+    CHECK(warp_specialized(f) == !math);
+    Interp in = {0};
+    double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B")), *w = interp_global(&in, param(f, "W"));
+    double *out = interp_global(&in, param(f, "C"));
+    unsigned seed = 4;
+    for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
+    for (int e = 0; e < N * K; e++) b[e] = rnd(&seed);
+    const double ws[6] = {1, 0, 0.75, 0.25, 0, 1}; /* steps 0, 2 and 5 taken either way */
+    for (int i = 0; i < 6; i++) w[i] = ws[i];
+    interp_run(&in, f);
+    CHECK(in.errors == 0 && in.races == 0);
+    int bad = 0;
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) {
+        double ref = 0;
+        for (int k = 0; k < K; k++)
+          if (ws[k / 64] > 0.5) ref += a[i * K + k] * b[j * K + k];
+        bad += !(fabs(out[i * N + j] - ref) <= 1e-3 * (1 + fabs(ref)));
+      }
+    CHECK(bad == 0);
+    interp_free(&in);
+    ts_compiler_fini(&c);
+  }
+}
+
 /* ts.ws_acc_overlap (opt-in): a per-K-block promotion (DeepGEMM's 2xAcc: acc = A_k B_kᵀ; tot += acc *
  * S[i, k]; acc = 0) issues the GEMM of k+1 before promoting k, from a second accumulator
  * (acc_done).  The same sums as the synchronous loop (the default), no races; with
