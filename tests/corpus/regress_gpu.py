@@ -1188,6 +1188,34 @@ def indexer_bwd(ctx, corpus, H, D, topk, S, seed):
     check("indexer_bwd dW heads=%d dim=%d topk=%d S=%d" % (H, D, topk, S), dw, ref_dw.float(), 5e-2, 2e-2)
 
 
+def fp8_indexer(ctx, corpus, S, SKV, seed):
+    """deepseek_v32/fp8_lighting_indexer.py mqa_attn_return_logits (heads 32, dim 64): 512
+    threads, each block's key range a T.alloc_var min / max over its 4 queries' ranges computed
+    before the loop, scores read through a T.reshape view of the fp8 wgmma accumulator.  The
+    file's own check only prints a difference, so this is the kernel's first independent one:
+    every logit of the key blocks a query block covers against sum_h relu(q.k) w scale in
+    double (entries beyond are not written: Logits is uninitialised there).  Under
+    TILESCALE_PASS_CONFIGS=ts.ws_wide_consumers=True (REGP) the same with a producer warpgroup."""
+    k = ctx.load(os.path.join(corpus, "deepseek_v32/fp8_lighting_indexer.py")).mqa_attn_return_logits
+    H, D, BQ, BN = 32, 64, 4, 256
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q = torch.randn(S, H, D, device="cuda", generator=g).to(torch.float8_e4m3fn)
+    kv = torch.randn(SKV, D, device="cuda", generator=g).to(torch.float8_e4m3fn)
+    scale = torch.rand(SKV, device="cuda", generator=g) + 0.5
+    w = torch.randn(S, H, device="cuda", generator=g)
+    ks = torch.randint(0, SKV // 2, (S,), device="cuda", generator=g, dtype=torch.int32)
+    ke = torch.minimum(ks + torch.randint(1, SKV // 2, (S,), device="cuda", generator=g, dtype=torch.int32),
+                       torch.tensor(SKV, device="cuda", dtype=torch.int32))
+    logits = k(q.view(S * H, D), kv, scale, w, ks, ke)
+    score = torch.einsum("shd,nd->shn", q.double(), kv.double()).relu()
+    ref = torch.einsum("shn,sh->sn", score, w.double()) * scale.double()
+    written = torch.zeros(S, SKV, dtype=torch.bool, device="cuda")
+    for b in range(0, S, BQ):
+        lo, hi = int(ks[b:b + BQ].min()), int(ke[b:b + BQ].max())
+        written[b:b + BQ, lo:min(SKV, lo + (hi - lo + BN - 1) // BN * BN)] = True
+    check("fp8_lighting_indexer S=%d SKV=%d" % (S, SKV), logits[written], ref[written].float(), 1e-2, 1e-3)
+
+
 def layout_follow_reads(ctx):
     """tests/codegen/fragment_read_rows.py, fragment_view_units.py, fragment_shift_window.py and
     fragment_shift_strips.py: loops that follow a reduction's row layout (fragment_from_read), a
@@ -1944,6 +1972,8 @@ def main():
         lambda: gemm_rs_trans_a(ctx),
         lambda: indexer_bwd(ctx, corpus, 16, 128, 64, 256, 1),  # the manifest's row
         lambda: indexer_bwd(ctx, corpus, 64, 64, 128, 300, 2),
+        lambda: fp8_indexer(ctx, corpus, 64, 1000, 3),
+        lambda: fp8_indexer(ctx, corpus, 30, 700, 4),  # a partial last query block
         lambda: gemm_rs_wgmma_n(ctx, 64, 256, 256),
         lambda: gemm_rs_wgmma_n(ctx, 96, 192, 384),
         lambda: mla_decode(ctx, corpus, 4, 128, 1024, num_split=2),

@@ -124,6 +124,19 @@ Mem *interp_mem(Interp *in, IrBuffer *b) {
     if (b->dtype != root->dtype || m->n > r->n) interp_fault(in, __LINE__);
     return m;
   }
+  if (b->alias_of && b->alias_of->scope == b->scope) {
+    /* a register view (T.reshape / T.view of a fragment): codegen points it at the root's
+     * registers, so register i of a thread is the root's register i */
+    IrBuffer *root = b->alias_of;
+    while (root->alias_of) root = root->alias_of;
+    Mem *r = interp_mem(in, root);
+    Mem *m = &in->mem[in->nmem++];
+    *m = *r;
+    m->buf = b;
+    m->borrowed = true;
+    if (b->dtype != root->dtype || (b->local_size > 0 && b->local_size != r->n)) interp_fault(in, __LINE__);
+    return m;
+  }
   Mem *m = &in->mem[in->nmem++];
   memset(m, 0, sizeof *m);
   m->buf = b;

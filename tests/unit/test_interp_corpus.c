@@ -731,6 +731,59 @@ TEST(corpus_ws_blocks_register_pool) {
   pool_case(t, "tilelang/examples/flash_attention/example_gqa_fwd_bshd.py", "flashattn", gqa, 2);
 }
 
+/* DeepSeek V3.2's fp8 lightning indexer (deepseek_v32/fp8_lighting_indexer.py): 512 threads,
+ * a loop whose bounds and box origins read T.alloc_var minima / maxima over the block's key
+ * ranges, computed before it, and its scores read through a T.reshape view of the GEMM's
+ * accumulator.  As compiled by default (no producer: 512 consumer threads are opt-in) and
+ * under ts.ws_wide_consumers (a producer warpgroup that repeats the scalar prelude,
+ * ws_prelude.c).  The logits written are checked against the sum over heads of
+ * relu(q.k) * weight * scale, and the entries outside the block's key blocks stay untouched.
+ * Values are small integers and halves: exact in the interpreter's doubles. */
+static void fp8_indexer_case(TestCtx *t, bool wide) {
+  enum { S = 8, SKV = 600, H = 32, D = 64, BQ = 4, BN = 256 };
+  const char *p[] = {"heads=32", "index_dim=64", NULL};
+  Run r;
+  if (wide) next_pass_config = "ts.ws_wide_consumers";
+  if (!corpus_compile(t, &r, "tilelang/examples/deepseek_v32/fp8_lighting_indexer.py", "mqa_attn_return_logits", p)) return;
+  CHECK(warp_specialized(r.f->body) == wide && kernel_threads(r.f->body) == 512);
+  scalar(&r, "seq_len", S);
+  scalar(&r, "seq_len_kv", SKV);
+  double *q = arg(&r, "IndexQ"), *k = arg(&r, "IndexK"), *sc = arg(&r, "IndexKScale"), *w = arg(&r, "Weights");
+  double *ks = arg(&r, "CuSeqLenKS"), *ke = arg(&r, "CuSeqLenKE"), *lg = arg(&r, "Logits");
+  for (int e = 0; e < S * H * D; e++) q[e] = (e * 7 % 5) - 2;
+  for (int e = 0; e < SKV * D; e++) k[e] = (e * 3 % 3) - 1 + (e % 11 == 0 ? 0.5 : 0);
+  for (int j = 0; j < SKV; j++) sc[j] = j % 2 ? 0.5 : 0.25;
+  for (int e = 0; e < S * H; e++) w[e] = e % 3 ? 1 : -0.5;
+  const int lo[S] = {0, 10, 5, 40, 300, 310, 320, 250}, hi[S] = {100, 120, 90, 60, 600, 500, 590, 400};
+  for (int i = 0; i < S; i++) ks[i] = lo[i], ke[i] = hi[i];
+  for (int e = 0; e < S * SKV; e++) lg[e] = -7777;
+  interp_run(&r.in, r.f);
+  CHECK(r.in.errors == 0 && r.in.races == 0);
+  int bad = 0;
+  for (int b = 0; b < S / BQ; b++) {
+    int smin = SKV, emax = 0;
+    for (int i = b * BQ; i < (b + 1) * BQ; i++) smin = lo[i] < smin ? lo[i] : smin, emax = hi[i] > emax ? hi[i] : emax;
+    int end = smin + (emax - smin + BN - 1) / BN * BN;
+    for (int i = b * BQ; i < (b + 1) * BQ; i++)
+      for (int j = 0; j < SKV; j++) {
+        double want = -7777;
+        if (j >= smin && j < end) {
+          want = 0;
+          for (int h = 0; h < H; h++) {
+            double dot = 0;
+            for (int d = 0; d < D; d++) dot += q[(i * H + h) * D + d] * k[j * D + d];
+            want += (dot > 0 ? dot : 0) * w[i * H + h] * sc[j];
+          }
+        }
+        bad += !close_to(lg[i * SKV + j], want, 1e-9);
+      }
+  }
+  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, S * SKV);
+  CHECK(bad == 0);
+  run_free(&r);
+}
+TEST(corpus_interp_fp8_indexer) { fp8_indexer_case(t, false); }
+TEST(corpus_interp_fp8_indexer_wide_consumers) { fp8_indexer_case(t, true); }
 TEST(corpus_interp_blocksparse_attn_guarded_ws) { blocksparse_case(t, true); }
 TEST(corpus_interp_blocksparse_attn_sync) { blocksparse_case(t, false); }
 /* the manifest's tile: 128 x 128, 2 stages, two consumer warpgroups */
