@@ -353,6 +353,45 @@ TEST(interp_gemm_warp_specialized) {
   gemm_case(t, GEMM_WS, sizeof GEMM_WS - 1, p, 128, 128, 320, 64, false, warp_specialized, false);
 }
 
+/* The loops below (M = N = 64, a K step of 64): compiled, checked for a producer warpgroup
+ * (ws), run with random A and B and the values `extra` (NULL: none) in tensor `extra_name`,
+ * and C compared with the sum over the K steps `kept` marks of A_k B_k^T. */
+static void steps_case(TestCtx *t, const char *src, size_t len, const char *func, int K, bool ws, const char *extra_name,
+                       const double *extra, int nextra, const bool *kept) {
+  enum { M = 64, N = 64 };
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"steps.py", src, len};
+  char kp[32];
+  snprintf(kp, sizeof kp, "K=%d", K);
+  const char *p[] = {"M=64", "N=64", kp, "BM=64", "BN=64", "BK=64", NULL};
+  IrFunc *f = interp_compile(&c, &file, func, p);
+  REQUIRE(f);
+  CHECK(warp_specialized(f) == ws);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B")), *out = interp_global(&in, param(f, "C"));
+  double *x = extra_name ? interp_global(&in, param(f, extra_name)) : NULL;
+  unsigned seed = 9;
+  for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
+  for (int e = 0; e < N * K; e++) b[e] = rnd(&seed);
+  for (int i = 0; x && i < nextra; i++) x[i] = extra[i];
+  interp_run(&in, f);
+  CHECK(in.errors == 0 && in.races == 0);
+  int bad = 0;
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double ref = 0;
+      for (int k = 0; k < K; k++)
+        if (kept[k / 64]) ref += a[i * K + k] * b[j * K + k];
+      bad += !(fabs(out[i * N + j] - ref) <= 1e-3 * (1 + fabs(ref)));
+    }
+  if (bad) fprintf(stderr, "  %s: %d of %d wrong\n", func, bad, M * N);
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
+
 /* A pipelined loop (a GEMM per step, summed by threads: not the GEMM schedule's shape) whose
  * K range starts at a T.alloc_var computed before the loop (the minimum of a tensor of
  * starts, as DeepSeek's indexer computes its key range): the producer warpgroup repeats that
@@ -387,36 +426,9 @@ static const char PRELUDE_SRC[] =
     "\n"
     "    return main\n";
 TEST(interp_ws_prelude_var) {
-  enum { M = 64, N = 64, K = 256 };
-  TsCompiler c;
-  ts_compiler_init(&c, (TsTarget){90, true});
-  c.debug = true;
-  SourceFile file = {"prelude.py", PRELUDE_SRC, sizeof PRELUDE_SRC - 1};
-  const char *p[] = {"M=64", "N=64", "K=256", "BM=64", "BN=64", "BK=64", NULL};
-  IrFunc *f = interp_compile(&c, &file, "prelude", p);
-  REQUIRE(f);
-  CHECK(warp_specialized(f));
-  Interp in = {0};
-  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
-  double *st = interp_global(&in, param(f, "Starts")), *out = interp_global(&in, param(f, "C"));
-  unsigned seed = 9;
-  for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
-  for (int e = 0; e < N * K; e++) b[e] = rnd(&seed);
-  const int starts[4] = {128, 64, 192, 100}; /* lo = 64: three K steps */
-  for (int i = 0; i < 4; i++) st[i] = starts[i];
-  interp_run(&in, f);
-  CHECK(in.errors == 0 && in.races == 0);
-  int bad = 0;
-  for (int i = 0; i < M; i++)
-    for (int j = 0; j < N; j++) {
-      double ref = 0;
-      for (int k = 64; k < K; k++) ref += a[i * K + k] * b[j * K + k];
-      bad += !(fabs(out[i * N + j] - ref) <= 1e-3 * (1 + fabs(ref)));
-    }
-  if (bad) fprintf(stderr, "  %d of %d wrong\n", bad, M * N);
-  CHECK(bad == 0);
-  interp_free(&in);
-  ts_compiler_fini(&c);
+  const double starts[4] = {128, 64, 192, 100}; /* lo = 64: the last three K steps */
+  const bool kept[4] = {false, true, true, true};
+  steps_case(t, PRELUDE_SRC, sizeof PRELUDE_SRC - 1, "prelude", 256, true, "Starts", starts, 4, kept);
 }
 
 /* The same loop leaving by `break` after two steps: consumers that leave the loop would leave
@@ -448,32 +460,8 @@ static const char BREAK_SRC[] =
     "\n"
     "    return main\n";
 TEST(interp_ws_not_with_break) {
-  enum { M = 64, N = 64, K = 512 };
-  TsCompiler c;
-  ts_compiler_init(&c, (TsTarget){90, true});
-  c.debug = true;
-  SourceFile file = {"brk.py", BREAK_SRC, sizeof BREAK_SRC - 1};
-  const char *p[] = {"M=64", "N=64", "K=512", "BM=64", "BN=64", "BK=64", NULL};
-  IrFunc *f = interp_compile(&c, &file, "brk", p);
-  REQUIRE(f);
-  CHECK(!warp_specialized(f));
-  Interp in = {0};
-  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B")), *out = interp_global(&in, param(f, "C"));
-  unsigned seed = 3;
-  for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
-  for (int e = 0; e < N * K; e++) b[e] = rnd(&seed);
-  interp_run(&in, f);
-  CHECK(in.errors == 0 && in.races == 0);
-  int bad = 0;
-  for (int i = 0; i < M; i++)
-    for (int j = 0; j < N; j++) {
-      double ref = 0;
-      for (int k = 0; k < 128; k++) ref += a[i * K + k] * b[j * K + k];
-      bad += !(fabs(out[i * N + j] - ref) <= 1e-3 * (1 + fabs(ref)));
-    }
-  CHECK(bad == 0);
-  interp_free(&in);
-  ts_compiler_fini(&c);
+  const bool kept[8] = {true, true};
+  steps_case(t, BREAK_SRC, sizeof BREAK_SRC - 1, "brk", 512, false, NULL, NULL, 0, kept);
 }
 
 /* A guarded loop (`if cond: ...`, ws_guard.c) whose condition computes with floats stays off
@@ -506,38 +494,10 @@ TEST(interp_ws_not_with_break) {
   "    return main\n"
 static const char GUARD_EXACT[] = GUARD_SRC("W[k] > 0.5"), GUARD_MATH[] = GUARD_SRC("W[k] * 3.0 + 1.0 > 2.5");
 TEST(interp_ws_guard_float_math) {
-  enum { M = 64, N = 64, K = 384 };
-  const char *p[] = {"M=64", "N=64", "K=384", "BM=64", "BN=64", "BK=64", NULL};
-  for (int math = 0; math < 2; math++) {
-    TsCompiler c;
-    ts_compiler_init(&c, (TsTarget){90, true});
-    c.debug = true;
-    SourceFile file = {"guard.py", math ? GUARD_MATH : GUARD_EXACT, (math ? sizeof GUARD_MATH : sizeof GUARD_EXACT) - 1};
-    IrFunc *f = interp_compile(&c, &file, "guard", p);
-    REQUIRE(f);
-    CHECK(warp_specialized(f) == !math);
-    Interp in = {0};
-    double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B")), *w = interp_global(&in, param(f, "W"));
-    double *out = interp_global(&in, param(f, "C"));
-    unsigned seed = 4;
-    for (int e = 0; e < M * K; e++) a[e] = rnd(&seed);
-    for (int e = 0; e < N * K; e++) b[e] = rnd(&seed);
-    const double ws[6] = {1, 0, 0.75, 0.25, 0, 1}; /* steps 0, 2 and 5 taken either way */
-    for (int i = 0; i < 6; i++) w[i] = ws[i];
-    interp_run(&in, f);
-    CHECK(in.errors == 0 && in.races == 0);
-    int bad = 0;
-    for (int i = 0; i < M; i++)
-      for (int j = 0; j < N; j++) {
-        double ref = 0;
-        for (int k = 0; k < K; k++)
-          if (ws[k / 64] > 0.5) ref += a[i * K + k] * b[j * K + k];
-        bad += !(fabs(out[i * N + j] - ref) <= 1e-3 * (1 + fabs(ref)));
-      }
-    CHECK(bad == 0);
-    interp_free(&in);
-    ts_compiler_fini(&c);
-  }
+  const double w[6] = {1, 0, 0.75, 0.25, 0, 1}; /* steps 0, 2 and 5 taken either way */
+  const bool kept[6] = {true, false, true, false, false, true};
+  steps_case(t, GUARD_EXACT, sizeof GUARD_EXACT - 1, "guard", 384, true, "W", w, 6, kept);
+  steps_case(t, GUARD_MATH, sizeof GUARD_MATH - 1, "guard", 384, false, "W", w, 6, kept);
 }
 
 /* ts.ws_acc_overlap (opt-in): a per-K-block promotion (DeepGEMM's 2xAcc: acc = A_k B_kᵀ; tot += acc *
