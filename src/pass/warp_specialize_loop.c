@@ -725,7 +725,8 @@ static void plan_extra_stage(Wsl *w) {
 static void plan_blocks(Wsl *w) {
   w->blocks = 1;
   int64_t cap = pass_smem_cap(w->c), per_sm = pass_smem_per_sm(w->c);
-  if (pass_config_state(w->f, "ts.ws_two_blocks") == 0 || !cap || !per_sm) return;
+  /* ts.ws_acc_overlap sized its second accumulator for one block's registers */
+  if (pass_config_state(w->f, "ts.ws_two_blocks") == 0 || w->acc_overlap || !cap || !per_sm) return;
   int64_t est = smem_estimate(w, cap), frag = fragment_regs(w->body, w->T);
   if (est < 0 || frag < 0) return;
   for (int b = 4; b > 1 && w->blocks == 1; b--) {
