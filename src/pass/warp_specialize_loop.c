@@ -713,10 +713,6 @@ static void plan_extra_stage(Wsl *w) {
   w->nbars = stage_bars(w, --w->S);
 }
 
-/* The epilogue T.copy(fragment, S); T.copy(S, G[box]) as TMA stores of S in a swizzled
- * layout (warp_specialize.c's form B): thread 0 issues them once the consumers have written
- * S, instead of every consumer thread reading S back for 16-byte global stores.  Only when
- * S is used by these two statements alone. */
 /* Blocks an SM (pass_configs ts.ws_two_blocks): a producer warpgroup keeps its SM to one
  * block, which a kernel of small tiles pays for in occupancy.  Where shared memory holds B
  * blocks (up to 4) and the consumers' fragments leave room in their share of a block's
@@ -737,6 +733,10 @@ static void plan_blocks(Wsl *w) {
   }
 }
 
+/* The epilogue T.copy(fragment, S); T.copy(S, G[box]) as TMA stores of S in a swizzled
+ * layout (warp_specialize.c's form B): thread 0 issues them once the consumers have written
+ * S, instead of every consumer thread reading S back for 16-byte global stores.  Only when
+ * S is used by these two statements alone. */
 static void plan_epilogue(Wsl *w) {
   WsStore *ep = &w->ep;
   if (!ws_find_epilogue(w->c, w->body, w->li, ep) || ep->idx < 0 || ep->idx_frag < 0) {
