@@ -53,6 +53,13 @@
  * the stage, so every lane is past its reads.  Such a loop is taken only where its shared
  * memory already holds it to one block an SM (smem_fits), or always with
  * ts.ws_thread_read_tiles True; False never stages such tiles.
+ * A loop whose body is `lets; if cond: ...` (block-sparse attention) is taken over the
+ * guarded statements, the producer evaluating its own form of cond and both roles counting
+ * the iterations let through for stage and parity (ws_guard.c); what the producer reads may
+ * include T.alloc_var scalars computed before the loop, whose statements it repeats
+ * (ws_prelude.c).  Where shared memory and the consumers' fragments allow, the registers are
+ * split for up to 4 blocks an SM instead of one (plan_blocks).
+ * A kernel with T.thread_return, or a loop that break / continue leaves, is not taken.
  * Everything else (loads TMA cannot do, shared memory over the limit, other loop shapes,
  * pass_configs tl.disable_warp_specialized / tl.disable_tma_lower) stays on inject_pipeline's
  * cp.async path. */
