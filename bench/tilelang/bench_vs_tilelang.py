@@ -148,6 +148,14 @@ def build_variants(corpus, name):
     return variants
 
 
+REF_UNTIMED_S = 0.5  # a torch reference slower than this a call (a Python loop over blocks) is not timed
+
+
+def torch_sync():
+    import torch
+    torch.cuda.synchronize()
+
+
 def check_variants(variants):
     """`check` over every built kernel of a row: the answer for the row (the worst error of a
     one-kernel row; for a menu, ready when any configuration is right) and the right ones."""
@@ -157,15 +165,22 @@ def check_variants(variants):
             continue
         run, ref, _work, _unit, *tol = case
         try:
-            ok, err, scale = compare(run(), ref(), tol[0] if tol else 5e-2)
+            got = run()
+            t0 = time.time()
+            want = ref()
+            torch_sync()
+            ref_s = time.time() - t0
+            ok, err, scale = compare(got, want, tol[0] if tol else 5e-2)
         except Exception as e:  # noqa: BLE001
             if len(variants) == 1:
                 raise
-            ok, err, scale = False, math.inf, 0.0
+            ok, err, scale, ref_s = False, math.inf, 0.0, 0.0
         if ok:
             right.append((cfg, case))
         if answer is None or (ok and not answer["ready"]) or (not ok and not right and err > answer["max_err"]):
             answer = {"max_err": err, "ref_max": scale, "ready": ok, "wrong": not ok}
+        if answer is not None and case is variants[0][1]:
+            answer["ref_s"] = ref_s
     if answer and len(variants) > 1:
         answer.update(ready=bool(right), wrong=not right, configs_right=len(right), configs=len(variants))
     return answer or {"error": "nothing built"}, right
@@ -191,7 +206,7 @@ def worker(corpus, name, system):
     print(json.dumps(out), flush=True)
     if not built:
         return
-    right = []
+    right, ref_s = [], 0.0
     while True:
         cmd = sys.stdin.readline().strip()
         if cmd in ("quit", ""):
@@ -199,6 +214,7 @@ def worker(corpus, name, system):
         try:
             if cmd == "check":
                 answer, right = check_variants(variants)
+                ref_s = answer.get("ref_s", 0.0)
             elif cmd == "copy":
                 answer = {"ms": time_call(device_copy(out["work"]))}
             elif cmd == "profile":
@@ -210,6 +226,8 @@ def worker(corpus, name, system):
                 answer = {"ms": timed[0][0]}
                 if right[timed[0][1]][0] is not None:
                     answer["config"] = str(right[timed[0][1]][0])
+            elif ref_s > REF_UNTIMED_S:  # `torch`: a reference too slow to time 60 times
+                answer = {"error": "the reference takes %.1f s a call: not timed" % ref_s}
             else:
                 answer = {"ms": time_call((right[0][1] if right else built[0])[1])}
         except Exception as e:  # noqa: BLE001
