@@ -42,12 +42,13 @@ class BenchDriver(unittest.TestCase):
     def setUp(self):
         fake_torch = types.ModuleType("torch")
         fake_torch.manual_seed = lambda seed: None
-        self.saved = {k: getattr(bench, k) for k in ("compare", "time_call", "device_copy")}
+        self.saved = {k: getattr(bench, k) for k in ("compare", "time_call", "device_copy", "torch_sync", "REF_UNTIMED_S")}
         self.saved_torch = sys.modules.get("torch")
         sys.modules["torch"] = fake_torch
         bench.compare = lambda got, want, tol: (got == want, 0.0 if got == want else 1.0, 1.0)
         bench.time_call = lambda run: TIMES[run()]
         bench.device_copy = lambda nbytes: kernel("copy")
+        bench.torch_sync = lambda: None
         TIMES.clear()
 
     def tearDown(self):
@@ -87,6 +88,16 @@ class BenchDriver(unittest.TestCase):
         self.assertEqual((built["unit"], check["ready"]), ("GB/s", True))
         self.assertEqual(timed, {"ms": 1.5})
         self.assertEqual(copy, {"ms": 1.0})
+
+    def test_slow_reference_is_not_timed(self):
+        bench.CASES["one"] = lambda c: (kernel(7), kernel(7), 1e9, "TFLOP/s")
+        TIMES.update({7: 1.5})
+        _, check, torch_fast = serve("one", ["check", "torch"])
+        self.assertEqual(torch_fast, {"ms": 1.5})
+        bench.REF_UNTIMED_S = -1.0  # every reference counts as slower than the limit
+        _, check, torch_slow = serve("one", ["check", "torch"])
+        self.assertTrue(check["ready"])
+        self.assertIn("not timed", torch_slow["error"])
 
     def test_measure_asks_memory_bound_rows_for_a_copy(self):
         class Worker:
