@@ -1196,8 +1196,9 @@ def fp8_indexer(ctx, corpus, S, SKV, seed):
     every logit of the key blocks a query block covers against sum_h relu(q.k) w scale in
     double (entries beyond are not written: Logits is uninitialised there).  Under
     TILESCALE_PASS_CONFIGS=ts.ws_wide_consumers=True (REGP) the same with a producer warpgroup."""
-    k = ctx.load(os.path.join(corpus, "deepseek_v32/fp8_lighting_indexer.py")).mqa_attn_return_logits
     H, D, BQ, BN = 32, 64, 4, 256
+    k = ctx.load(os.path.join(corpus, "deepseek_v32/fp8_lighting_indexer.py")).compile(
+        "mqa_attn_return_logits", heads=H, index_dim=D)
     g = torch.Generator(device="cuda").manual_seed(seed)
     q = torch.randn(S, H, D, device="cuda", generator=g).to(torch.float8_e4m3fn)
     kv = torch.randn(SKV, D, device="cuda", generator=g).to(torch.float8_e4m3fn)
@@ -1214,6 +1215,78 @@ def fp8_indexer(ctx, corpus, S, SKV, seed):
         lo, hi = int(ks[b:b + BQ].min()), int(ke[b:b + BQ].max())
         written[b:b + BQ, lo:min(SKV, lo + (hi - lo + BN - 1) // BN * BN)] = True
     check("fp8_lighting_indexer S=%d SKV=%d" % (S, SKV), logits[written], ref[written].float(), 1e-2, 1e-3)
+
+
+def blocksparse_attn(ctx, corpus, B, H, S, topk):
+    """blocksparse_attention/example_tilelang_block_sparse_attn.py (64 x 64 blocks, 1 stage,
+    128 threads, causal): the pipelined loop's body is `if block_mask[k] != 0:`, a guarded loop
+    (ws_guard.c) on a producer warpgroup that reads the mask tensor, two blocks an SM.  Against
+    softmax over the kept blocks' keys (causal) in float32."""
+    D, BLK = 64, 64
+    ds = S // BLK
+    k = ctx.load(os.path.join(corpus, "blocksparse_attention/example_tilelang_block_sparse_attn.py")).compile(
+        "blocksparse_flashattn", batch=B, heads=H, seq_len=S, dim=D, downsample_len=ds, is_causal=True)
+    q, kk, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    x = torch.randn(B, H, ds, ds, device="cuda")
+    x[:, :, :, 0] = 100  # block 0 always kept: every row has a key
+    mask = torch.zeros(B, H, ds, ds, dtype=torch.bool, device="cuda")
+    mask.scatter_(-1, torch.topk(x, topk, dim=-1).indices, True)
+    mask.tril_()
+    out = k(q, kk, v, mask)
+    full = torch.kron(mask.float(), torch.ones(BLK, BLK, device="cuda")).bool()
+    full = full & torch.tril(torch.ones_like(full))
+    sc = torch.einsum("bhsd,bhtd->bhst", q.float(), kk.float()) / D ** 0.5
+    ref = torch.einsum("bhst,bhtd->bhsd", torch.softmax(sc.masked_fill(~full, float("-inf")), dim=-1), v.float())
+    check("blocksparse_attn B=%d H=%d S=%d top-%d" % (B, H, S, topk), out, ref, 1e-2, 1e-2)
+
+
+def sparse_gqa_decode(ctx, corpus, B, S, num_split):
+    """blocksparse_attention/example_tilelang_sparse_gqa_decode_varlen_indice.py (h32 hkv8 d128,
+    blocks of 32, 20% kept, random lengths, indices sorted descending with -1 padding): the
+    loop's body is `i_s = block_indices[..]; if i_s >= 0:`, a guarded loop whose producer reads
+    the indices itself.  Against softmax over the kept blocks within each length."""
+    H, HK, D, BS = 32, 8, 128, 32
+    k = ctx.load(os.path.join(corpus, "blocksparse_attention/example_tilelang_sparse_gqa_decode_varlen_indice.py")).compile(
+        "flashattn", batch=B, heads=H, heads_kv=HK, dim=D, dim_v=D, block_N=BS, block_H=64, num_stages=2, threads=128)
+    nsel = int(math.ceil(S * 0.2 / BS))
+    q = torch.randn(B, H, D, device="cuda", dtype=torch.float16)
+    kk, v = (torch.randn(B, S, HK, D, device="cuda", dtype=torch.float16) for _ in range(2))
+    lens = torch.randint(1, S, (B,), dtype=torch.int32, device="cuda")
+    idx = torch.full((B, HK, nsel), -1, dtype=torch.int32, device="cuda")
+    for b in range(B):
+        nb = int(math.ceil(int(lens[b]) / BS))
+        for h in range(HK):
+            sel = torch.randperm(nb, device="cuda", dtype=torch.int32)[:nsel]
+            idx[b, h, : len(sel)] = sel
+    idx, _ = idx.sort(dim=-1, descending=True)
+    glse = torch.empty(B, H, num_split, dtype=torch.float32, device="cuda")
+    part = torch.empty(B, H, num_split, D, dtype=torch.float32, device="cuda")
+    out = k(q, kk, v, idx, lens, glse, part)
+    keep = torch.zeros(B, HK, S // BS + 1, device="cuda")
+    keep.scatter_(2, torch.where(idx >= 0, idx, S // BS).long(), 1.0)
+    keep = (keep[:, :, :-1] > 0).repeat_interleave(BS, 2) & (torch.arange(S, device="cuda") < lens[:, None, None])
+    sc = torch.einsum("bhgd,bshd->bhgs", q.float().view(B, HK, H // HK, D), kk.float()) / D ** 0.5
+    p = torch.softmax(sc.masked_fill(~keep[:, :, None, :], float("-inf")), dim=-1)
+    ref = torch.einsum("bhgs,bshd->bhgd", p, v.float()).reshape(B, H, D)
+    check("sparse_gqa_decode B=%d S=%d splits=%d" % (B, S, num_split), out, ref, 1e-2, 1e-2)
+
+
+def blocksparse_gemm(ctx, corpus, M, N, K):
+    """blocksparse_gemm/example_blocksparse_gemm.py (its defaults: 128 x 128 x 32, 2 stages, 128
+    threads), half the blocks kept: `if BlockMask[by, bx, k]:` around the copies and the GEMM,
+    a guarded loop on a producer warpgroup at two blocks an SM."""
+    m = ctx.load(os.path.join(corpus, "blocksparse_gemm/example_blocksparse_gemm.py"))
+    k = m.compile("blocksparse_matmul", M=M, N=N, K=K, block_M=128, block_N=128, block_K=32, num_stages=2,
+                  thread_num=128, enable_rasteration=True)
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    mask = torch.rand(M // 128, N // 128, K // 32, device="cuda") > 0.5
+    c = k(a, b, mask)
+    ref = torch.zeros(M, N, device="cuda", dtype=torch.float64)
+    for kb in range(K // 32):
+        keep = mask[:, :, kb].repeat_interleave(128, 0).repeat_interleave(128, 1)
+        ref += keep * (a[:, kb * 32:(kb + 1) * 32].double() @ b[kb * 32:(kb + 1) * 32].double())
+    check("blocksparse_gemm %dx%dx%d" % (M, N, K), c, ref.float(), 5e-2, 1e-2)
 
 
 def layout_follow_reads(ctx):
@@ -1974,6 +2047,9 @@ def main():
         lambda: indexer_bwd(ctx, corpus, 64, 64, 128, 300, 2),
         lambda: fp8_indexer(ctx, corpus, 64, 1000, 3),
         lambda: fp8_indexer(ctx, corpus, 30, 700, 4),  # a partial last query block
+        lambda: blocksparse_attn(ctx, corpus, 1, 4, 1024, 6),
+        lambda: sparse_gqa_decode(ctx, corpus, 2, 2048, 4),
+        lambda: blocksparse_gemm(ctx, corpus, 1024, 1024, 1024),
         lambda: gemm_rs_wgmma_n(ctx, 64, 256, 256),
         lambda: gemm_rs_wgmma_n(ctx, 96, 192, 384),
         lambda: mla_decode(ctx, corpus, 4, 128, 1024, num_split=2),
