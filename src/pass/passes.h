@@ -106,8 +106,8 @@ bool ws_tma_rows_aligned(const IrBuffer *g); /* every row stride 16-byte aligned
 /* ws_guard.c: guarded loops, and ws_producer_form: e as the producer warpgroup of a
  * warp-specialized loop computes it (lets inlined; a register tile mirroring a tensor nothing
  * writes, filled by a copy among the first li statements of kbody, read from the tensor), or
- * NULL when it cannot (ws_producer_ok, below). */
-IrExpr *ws_producer_form(TsCompiler *c, IrStmt *kbody, int li, IrExpr *e, const IrVar *kv);
+ * NULL when it cannot (ws_scalar_ok over the prelude's variables pvars, below). */
+IrExpr *ws_producer_form(TsCompiler *c, IrStmt *kbody, int li, const PtrVec *pvars, IrExpr *e, const IrVar *kv);
 typedef struct WsGuard {
   IrStmt *loop;   /* the loop over the guarded statements (the loop itself when not guarded) */
   IrStmt **lets;  /* the LET statements before the condition */
@@ -118,7 +118,7 @@ typedef struct WsGuard {
 /* Loop li of kbody as `for k: lets; if cond: body` (no else): 1 and g filled (g->loop iterating
  * body alone); 0 for any other loop (g->loop the loop); -1 for a guard the producer cannot
  * evaluate, or pass_configs ts.ws_guarded_loops False. */
-int ws_guard_split(TsCompiler *c, const IrFunc *f, IrStmt *kbody, int li, WsGuard *g);
+int ws_guard_split(TsCompiler *c, const IrFunc *f, IrStmt *kbody, int li, const PtrVec *pvars, WsGuard *g);
 /* An int32 register counter starting at 0 (one per thread), its value, and one iteration of a
  * guarded loop: lets; if cond: body; ctr += 1 (`body` gets the increment). */
 IrBuffer *ws_guard_counter(TsCompiler *c, SrcLoc loc);
@@ -126,14 +126,13 @@ IrExpr *ws_guard_count(TsCompiler *c, IrBuffer *ctr, SrcLoc loc);
 IrStmt *ws_guarded_iteration(TsCompiler *c, IrExpr *cond, IrStmt **lets, int nlets, IrBuffer *ctr, PtrVec *body,
                              SrcLoc loc);
 /* ws_prelude.c: the scalar statements before a kernel body's pipelined loop that compute
- * T.alloc_var variables from what a producer warpgroup can read; ws_prelude_var: is variable
- * b one of theirs; ws_prelude_stmts: the statements, in order, for the producer to repeat.
+ * T.alloc_var variables from what a producer warpgroup can read; ws_prelude_vars: those
+ * variables; ws_prelude_stmts: the statements, in order, for the producer to repeat.
  * ws_scalar_ok: e reads only tensors nothing in kbody writes, the variables in `vars`, block
  * indices, parameters, dynamic sizes, kv (or any loop variable: any_loop), pure calls and
- * lets of those; ws_producer_ok: the same with the prelude's variables and kv alone. */
+ * lets of those. */
 bool ws_scalar_ok(IrExpr *e, IrStmt *kbody, const PtrVec *vars, const IrVar *kv, bool any_loop, int depth);
-bool ws_producer_ok(TsCompiler *c, IrExpr *e, const IrVar *kv, IrStmt *kbody, int depth);
-bool ws_prelude_var(TsCompiler *c, IrStmt *kbody, const IrBuffer *b);
+void ws_prelude_vars(TsCompiler *c, IrStmt *kbody, PtrVec *out);
 void ws_prelude_stmts(TsCompiler *c, IrStmt *kbody, PtrVec *out);
 /* Region r of a tile, read from stage `stage` of its staged copy [S, ...] instead. */
 IrRegion ws_stage_region(TsCompiler *c, const IrRegion *r, IrBuffer *staged, IrExpr *stage);

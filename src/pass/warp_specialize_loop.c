@@ -141,6 +141,7 @@ typedef struct Wsl {
                            guarded statements, and stages count the iterations let through */
   WsGuard guard;
   IrBuffer *taken;      /* guarded: the counter of iterations let through (each thread its own) */
+  PtrVec pvars;         /* the variables the producer computes too (ws_prelude.c) */
   int blocks;           /* blocks per SM the registers are split for (plan_blocks) */
 } Wsl;
 
@@ -248,7 +249,7 @@ static bool tma_copy_ok(IrStmt *cp, int ndim) {
 static bool box_origin(Wsl *w, const IrRegion *src, const IrVar *kv, TmaTile *t) {
   t->src_min = ARENA_ARRAY(w->c->arena, IrExpr *, src->ndim);
   for (int d = 0; d < src->ndim; d++)
-    if (!(t->src_min[d] = ws_producer_form(w->c, w->body, w->li, src->min[d], kv))) return false;
+    if (!(t->src_min[d] = ws_producer_form(w->c, w->body, w->li, &w->pvars, src->min[d], kv))) return false;
   return true;
 }
 
@@ -801,10 +802,12 @@ static bool plan(Wsl *w) {
   /* consumers that leave the loop (or the kernel) early would leave the producer waiting */
   if (pass_leaves_loop(loop->u.loop.body) || pass_has_return(body, NULL)) return false;
   w->kv = loop->u.loop.var;
-  if (!ws_producer_ok(w->c, loop->u.loop.min, NULL, body, 0) || !ws_producer_ok(w->c, loop->u.loop.extent, NULL, body, 0))
+  ws_prelude_vars(w->c, body, &w->pvars);
+  if (!ws_scalar_ok(loop->u.loop.min, body, &w->pvars, NULL, false, 0) ||
+      !ws_scalar_ok(loop->u.loop.extent, body, &w->pvars, NULL, false, 0))
     return false;
   /* a guarded body: the pipeline runs over the iterations let through (ws_guard.c) */
-  int guarded = ws_guard_split(w->c, w->f, body, w->li, &w->guard);
+  int guarded = ws_guard_split(w->c, w->f, body, w->li, &w->pvars, &w->guard);
   if (guarded < 0) return false;
   w->guarded = guarded;
   loop = w->loop = w->guard.loop;

@@ -55,7 +55,7 @@ static IrStmt *mirror_copy(IrStmt *kbody, int li, const IrBuffer *b) {
   return cp;
 }
 
-typedef struct Mirror { TsCompiler *c; IrStmt *kbody; int li; bool bad; } Mirror;
+typedef struct Mirror { TsCompiler *c; IrStmt *kbody; int li; const PtrVec *pvars; bool bad; } Mirror;
 static IrExpr *mirror_expr(Mirror *m, IrExpr *e);
 /* b[idx] for the tensor G that b mirrors: G[min + idx along its non-unit dims], converted. */
 static IrExpr *mirror_load(Mirror *m, IrExpr *e, IrExpr **idx) {
@@ -82,7 +82,7 @@ static IrExpr *mirror_expr(Mirror *m, IrExpr *e) {
     int n = call ? e->u.call.nargs : e->u.load.nidx;
     IrExpr **xs = ARENA_ARRAY(m->c->arena, IrExpr *, n > 0 ? n : 1);
     for (int i = 0; i < n; i++) xs[i] = mirror_expr(m, call ? e->u.call.args[i] : e->u.load.idx[i]);
-    if (!call && !pass_constant_buffer(m->kbody, e->u.load.buf) && !ws_prelude_var(m->c, m->kbody, e->u.load.buf))
+    if (!call && !pass_constant_buffer(m->kbody, e->u.load.buf) && !vec_has(m->pvars, e->u.load.buf))
       return mirror_load(m, e, xs);
     return n ? ir_with_operands(m->c, e, xs) : e;
   }
@@ -94,10 +94,10 @@ static IrExpr *mirror_expr(Mirror *m, IrExpr *e) {
   return r;
 }
 
-IrExpr *ws_producer_form(TsCompiler *c, IrStmt *kbody, int li, IrExpr *e, const IrVar *kv) {
-  Mirror m = {c, kbody, li, false};
+IrExpr *ws_producer_form(TsCompiler *c, IrStmt *kbody, int li, const PtrVec *pvars, IrExpr *e, const IrVar *kv) {
+  Mirror m = {c, kbody, li, pvars, false};
   IrExpr *r = mirror_expr(&m, pass_inline_lets(c, e));
-  return !m.bad && ws_producer_ok(c, r, kv, kbody, 0) ? r : NULL;
+  return !m.bad && ws_scalar_ok(r, kbody, pvars, kv, false, 0) ? r : NULL;
 }
 
 /* ---- guarded loops ------------------------------------------------------------------------ */
@@ -115,7 +115,7 @@ static bool computes_floats(IrExpr *e) {
   return found;
 }
 
-int ws_guard_split(TsCompiler *c, const IrFunc *f, IrStmt *kbody, int li, WsGuard *g) {
+int ws_guard_split(TsCompiler *c, const IrFunc *f, IrStmt *kbody, int li, const PtrVec *pvars, WsGuard *g) {
   IrStmt *loop = kbody->u.seq.items[li], *lb = loop->u.loop.body;
   memset(g, 0, sizeof *g);
   g->loop = loop;
@@ -129,7 +129,7 @@ int ws_guard_split(TsCompiler *c, const IrFunc *f, IrStmt *kbody, int li, WsGuar
   for (int i = 0; i < n - 1; i++)
     if (items[i]->kind != IR_S_LET) return 0;
   if (pass_config_state(f, "ts.ws_guarded_loops") == 0) return -1;
-  g->pcond = ws_producer_form(c, kbody, li, last->u.if_.cond, loop->u.loop.var);
+  g->pcond = ws_producer_form(c, kbody, li, pvars, last->u.if_.cond, loop->u.loop.var);
   if (!g->pcond || computes_floats(g->pcond)) return -1;
   g->cond = last->u.if_.cond;
   g->lets = items;

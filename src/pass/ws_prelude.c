@@ -34,11 +34,8 @@ static void shape_stmt(IrStmt *s, void *ctx) {
       return;
     case IR_S_STORE:
       if (s->u.store.buf->scope != IR_SCOPE_VAR || s->u.store.buf->alias_of) sh->ok = false;
-      else if (sh->vars) {
-        for (int i = 0; i < sh->vars->len; i++)
-          if (sh->vars->items[i] == s->u.store.buf) return;
+      else if (sh->vars && !vec_has(sh->vars, s->u.store.buf))
         vec_push(sh->c->arena, sh->vars, s->u.store.buf);
-      }
       return;
     default: sh->ok = false; return;
   }
@@ -51,12 +48,6 @@ static bool scalar_shape(TsCompiler *c, IrStmt *s, PtrVec *vars) {
   return sh.ok;
 }
 
-static bool in_set(const PtrVec *set, const void *x) {
-  for (int i = 0; i < set->len; i++)
-    if (set->items[i] == x) return true;
-  return false;
-}
-
 /* ---- what the producer can evaluate (ws_scalar_ok) ---- */
 /* kv: the one loop variable allowed (NULL and any_loop: every loop variable, those of the
  * prelude's own loops) */
@@ -65,7 +56,7 @@ static void read_expr(IrExpr *e, void *ctx) {
   Reads *r = ctx;
   switch (e->kind) {
     case IR_LOAD:
-      if (!pass_constant_buffer(r->kbody, e->u.load.buf) && !(r->vars && in_set(r->vars, e->u.load.buf))) r->ok = false;
+      if (!pass_constant_buffer(r->kbody, e->u.load.buf) && !(r->vars && vec_has(r->vars, e->u.load.buf))) r->ok = false;
       return;
     case IR_CALL:
       if (!ir_call_is_pure(e)) r->ok = false;
@@ -100,22 +91,16 @@ static bool stmt_reads_ok(IrStmt *s, IrStmt *kbody, const PtrVec *vars) {
   return r.ok;
 }
 
-/* Does e (lets followed) load buffer b? */
-typedef struct LoadsOf { const IrBuffer *b; int depth; bool found; } LoadsOf;
+/* Does e, its lets written out, load buffer b? */
+typedef struct LoadsOf { const IrBuffer *b; bool found; } LoadsOf;
 static void loads_of(IrExpr *e, void *ctx) {
   LoadsOf *l = ctx;
-  if (e->kind == IR_LOAD && e->u.load.buf == l->b) l->found = true;
-  if (e->kind == IR_VAR && e->u.var->kind == IR_VAR_LET && e->u.var->let_value && l->depth < 16) {
-    l->depth++;
-    IrVisitor v = {NULL, loads_of, l};
-    ir_visit_expr((IrExpr *)e->u.var->let_value, &v);
-    l->depth--;
-  }
+  l->found |= e->kind == IR_LOAD && e->u.load.buf == l->b;
 }
-static bool lets_read(const IrExpr *e, const IrBuffer *b) {
-  LoadsOf l = {b, 0, false};
+static bool lets_read(TsCompiler *c, IrExpr *e, const IrBuffer *b) {
+  LoadsOf l = {b, false};
   IrVisitor v = {NULL, loads_of, &l};
-  ir_visit_expr((IrExpr *)e, &v);
+  ir_visit_expr(pass_inline_lets(c, e), &v);
   return l.found;
 }
 
@@ -147,7 +132,7 @@ static void prelude(TsCompiler *c, IrStmt *kbody, PtrVec *vars, PtrVec *stmts) {
     for (int i = 0; i < own.len; i++) {
       bool later = false;
       for (int j = p + 1; j < li; j++) later |= pass_may_write(kbody->u.seq.items[j], own.items[i]);
-      if (later && lets_read(l->u.let.value, own.items[i])) own.items[i--] = own.items[--own.len];
+      if (later && lets_read(c, l->u.let.value, own.items[i])) own.items[i--] = own.items[--own.len];
     }
   }
   for (bool changed = true; changed;) {
@@ -157,7 +142,7 @@ static void prelude(TsCompiler *c, IrStmt *kbody, PtrVec *vars, PtrVec *stmts) {
       PtrVec w = {0};
       if (s->kind == IR_S_ALLOC || s->kind == IR_S_LET || !scalar_shape(c, s, &w) || stmt_reads_ok(s, kbody, &own)) continue;
       for (int i = 0; i < own.len; i++)
-        if (in_set(&w, own.items[i])) own.items[i--] = own.items[--own.len], changed = true;
+        if (vec_has(&w, own.items[i])) own.items[i--] = own.items[--own.len], changed = true;
     }
   }
   for (int j = 0; stmts && j < li; j++) {
@@ -165,24 +150,13 @@ static void prelude(TsCompiler *c, IrStmt *kbody, PtrVec *vars, PtrVec *stmts) {
     PtrVec w = {0};
     if (s->kind == IR_S_ALLOC || s->kind == IR_S_LET || !scalar_shape(c, s, &w)) continue;
     bool mine = false;
-    for (int i = 0; i < w.len; i++) mine |= in_set(&own, w.items[i]);
+    for (int i = 0; i < w.len; i++) mine |= vec_has(&own, w.items[i]);
     if (mine) vec_push(c->arena, stmts, s);
   }
   if (vars) *vars = own;
 }
 
-bool ws_prelude_var(TsCompiler *c, IrStmt *kbody, const IrBuffer *b) {
-  if (b->scope != IR_SCOPE_VAR) return false;
-  PtrVec vars = {0};
-  prelude(c, kbody, &vars, NULL);
-  return in_set(&vars, b);
-}
-
-bool ws_producer_ok(TsCompiler *c, IrExpr *e, const IrVar *kv, IrStmt *kbody, int depth) {
-  PtrVec vars = {0};
-  prelude(c, kbody, &vars, NULL);
-  return ws_scalar_ok(e, kbody, &vars, kv, false, depth);
-}
+void ws_prelude_vars(TsCompiler *c, IrStmt *kbody, PtrVec *out) { prelude(c, kbody, out, NULL); }
 
 /* The prelude's statements with the kernel's top-level lets written out: the producer's
  * branch does not see the consumers' lets. */
