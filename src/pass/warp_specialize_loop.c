@@ -623,15 +623,11 @@ static int last_touch(IrStmt **items, int from, int to, const IrBuffer *b) {
  * (setmaxnreg.inc, at most 240). */
 static int64_t producer_regs(const Wsl *w) { return w->T >= 256 ? 24 : 40; }
 static int64_t consumer_regs(const Wsl *w) {
-  int64_t r;
-  if (w->blocks > 1) {
-    /* the block's pool: each thread launches with the registers __launch_bounds__(threads, B)
-     * allows (a multiple of 8); setmaxnreg.inc waits for the producer's release */
-    int64_t threads = w->T + WSL_PRODUCER_THREADS, launch = 65536 / (w->blocks * threads) / 8 * 8;
-    r = (launch * threads - WSL_PRODUCER_THREADS * producer_regs(w)) / w->T / 8 * 8;
-  } else {
-    r = (65536 - WSL_PRODUCER_THREADS * producer_regs(w)) / w->T / 8 * 8;
-  }
+  /* the block's pool: each thread launches with the registers __launch_bounds__(threads, B)
+   * allows (a multiple of 8: 96 for 640 threads); setmaxnreg.inc waits for the producer's release */
+  int64_t blocks = w->blocks > 1 ? w->blocks : 1, threads = w->T + WSL_PRODUCER_THREADS;
+  int64_t launch = 65536 / (blocks * threads) / 8 * 8;
+  int64_t r = (launch * threads - WSL_PRODUCER_THREADS * producer_regs(w)) / w->T / 8 * 8;
   return r > 240 ? 240 : r;
 }
 
@@ -822,10 +818,10 @@ static bool plan(Wsl *w) {
     }
   if (!any_wgmma || !plan_staged(w)) return false;
   /* opt-in (pass_configs ts.ws_wide_consumers; not yet run on a GPU): four consumer
-   * warpgroups (an indexer's 512 threads) share 120 registers a thread; their fragments must
-   * leave 48 of them (the same kernel without a producer took 120, unspilled) */
+   * warpgroups (an indexer's 512 threads) share 112 registers a thread; their fragments must
+   * leave 40 of them (TileLang runs the indexer's 640 threads without setmaxnreg: 96 a thread) */
   int64_t frag = fragment_regs(w->body, w->T);
-  if (w->T > 384 && (!pass_config_on(w->f, "ts.ws_wide_consumers") || frag < 0 || frag + 48 > consumer_regs(w)))
+  if (w->T > 384 && (!pass_config_on(w->f, "ts.ws_wide_consumers") || frag < 0 || frag + 40 > consumer_regs(w)))
     return false;
   plan_pre(w);
   w->nbars = stage_bars(w, w->S);

@@ -694,7 +694,8 @@ static void blocksparse_case(TestCtx *t, bool guarded) {
 /* A warp-specialized kernel split for B blocks an SM: each thread launches with the registers
  * __launch_bounds__(threads, B) allows (a multiple of 8), and the consumers' setmaxnreg.inc
  * must fit in what that block's pool holds once the producer's dec has released its share
- * (an inc the pool cannot cover waits for ever).  kda's dV kernel takes 3 blocks, gqa_fwd 2. */
+ * (an inc the pool cannot cover waits for ever).  kda's dV kernel takes 3 blocks, gqa_fwd 2,
+ * the fp8 indexer's 512 consumers (ts.ws_wide_consumers) one. */
 typedef struct RegOps { int64_t inc, dec; } RegOps;
 static void reg_ops(IrExpr *e, void *ctx) {
   RegOps *r = ctx;
@@ -729,6 +730,10 @@ TEST(corpus_ws_blocks_register_pool) {
   const char *gqa[] = {"batch=1", "heads=64", "seq_len=4096", "dim=128", "is_causal=False", "groups=16", "block_M=64",
                        "block_N=64", "num_stages=2", "threads=128", NULL};
   pool_case(t, "tilelang/examples/flash_attention/example_gqa_fwd_bshd.py", "flashattn", gqa, 2);
+  /* one block of 640 threads launches with 96 registers a thread, not 65536 / 640 */
+  const char *ix[] = {"heads=32", "index_dim=64", NULL};
+  next_pass_config = "ts.ws_wide_consumers";
+  pool_case(t, "tilelang/examples/deepseek_v32/fp8_lighting_indexer.py", "mqa_attn_return_logits", ix, 1);
 }
 
 /* DeepSeek V3.2's fp8 lightning indexer (deepseek_v32/fp8_lighting_indexer.py): 512 threads,
