@@ -143,6 +143,7 @@ typedef struct Wsl {
   IrBuffer *taken;      /* guarded: the counter of iterations let through (each thread its own) */
   PtrVec pvars;         /* the variables the producer computes too (ws_prelude.c) */
   int blocks;           /* blocks per SM the registers are split for (plan_blocks) */
+  int64_t frag;         /* registers a consumer thread's fragments take (fragment_regs; -1: unknown) */
 } Wsl;
 
 /* ---- which statements use a buffer --------------------------------------------------------
@@ -727,7 +728,7 @@ static void plan_blocks(Wsl *w) {
   int64_t cap = pass_smem_cap(w->c), per_sm = pass_smem_per_sm(w->c);
   /* ts.ws_acc_overlap sized its second accumulator for one block's registers */
   if (pass_config_state(w->f, "ts.ws_two_blocks") == 0 || w->acc_overlap || !cap || !per_sm) return;
-  int64_t est = smem_estimate(w, cap), frag = fragment_regs(w->body, w->T);
+  int64_t est = smem_estimate(w, cap), frag = w->frag;
   if (est < 0 || frag < 0) return;
   for (int b = 4; b > 1 && w->blocks == 1; b--) {
     w->blocks = b;
@@ -820,7 +821,7 @@ static bool plan(Wsl *w) {
   /* opt-in (pass_configs ts.ws_wide_consumers; not yet run on a GPU): four consumer
    * warpgroups (an indexer's 512 threads) share 112 registers a thread; their fragments must
    * leave 40 of them (TileLang runs the indexer's 640 threads without setmaxnreg: 96 a thread) */
-  int64_t frag = fragment_regs(w->body, w->T);
+  int64_t frag = w->frag = fragment_regs(w->body, w->T);
   if (w->T > 384 && (!pass_config_on(w->f, "ts.ws_wide_consumers") || frag < 0 || frag + 40 > consumer_regs(w)))
     return false;
   plan_pre(w);
@@ -881,11 +882,11 @@ static void push_boxes(Wsl *w, const TmaTile *t, IrExpr *stage, IrExpr *b, IrExp
   }
 }
 
-/* it = k - min (a guarded loop: the count of iterations let through, passed as kref);
+/* it = k - min (a guarded loop: the count of iterations let through so far, w->taken);
  * stage = it % S; phase = (it / S) % 2, as lets pushed on `out`. */
 static void stage_lets(Wsl *w, IrExpr *kref, IrExpr *m0, IrVar **stage, IrVar **phase, PtrVec *out) {
   TsCompiler *c = w->c;
-  IrExpr *it = w->guarded ? kref : bin(c, IR_SUB, kref, m0);
+  IrExpr *it = w->guarded ? ws_guard_count(c, w->taken, w->loc) : bin(c, IR_SUB, kref, m0);
   *stage = ir_var(c, "stage", TS_DTYPE_INT32, IR_VAR_LET, w->loc);
   *phase = ir_var(c, "phase", TS_DTYPE_INT32, IR_VAR_LET, w->loc);
   vec_push(c->arena, out, ir_let(c, *stage, ir_cast(c, TS_DTYPE_INT32, bin(c, IR_FLOORMOD, it, i32(c, w->S)), w->loc), w->loc));
@@ -913,7 +914,7 @@ static IrStmt *producer(Wsl *w) {
   IrExpr *m0 = pass_inline_lets(c, w->loop->u.loop.min), *ext = pass_inline_lets(c, w->loop->u.loop.extent);
   PtrVec lb = {0};
   IrVar *st, *ph;
-  stage_lets(w, w->guarded ? ws_guard_count(c, w->taken, loc) : pkr, m0, &st, &ph, &lb);
+  stage_lets(w, pkr, m0, &st, &ph, &lb);
   IrExpr *str = ir_varref(c, st, loc), *phr = ir_varref(c, ph, loc);
   for (int i = 0; i < w->nt; i++) {
     const TmaTile *t = &w->tile[i];
@@ -925,9 +926,8 @@ static IrStmt *producer(Wsl *w) {
     for (int j = i; j < w->nt; j++)
       if (w->tile[j].lead == i) push_boxes(w, &w->tile[j], str, bar_at(w, t->bar, str), pkr, &lb);
   }
-  IrStmt *it = ir_seq_vec(c, &lb, loc);
-  if (w->guarded)
-    it = ws_guarded_iteration(c, ir_subst(c, w->guard.pcond, &w->kv, &pkr, 1), NULL, 0, w->taken, &lb, loc);
+  IrStmt *it = w->guarded ? ws_guarded_iteration(c, ir_subst(c, w->guard.pcond, &w->kv, &pkr, 1), NULL, 0, w->taken, &lb, loc)
+                          : ir_seq_vec(c, &lb, loc);
   vec_push(c->arena, &p, ir_for(c, pk, m0, ext, IR_FOR_SERIAL, it, loc));
   int64_t prod_regs = producer_regs(w);
   IrExpr *elected = bin(c, IR_EQ, ir_varref(c, w->tx, loc), i32(c, w->T));
@@ -1119,7 +1119,7 @@ static IrStmt *consumer_loop(Wsl *w, IrStmt **head, IrStmt **tail) {
   WslOverlap ov = w->ov;
   bool overlap = w->overlap;
   PtrVec out = {0};
-  iteration(w, &ov, overlap ? OV_STEADY : OV_NONE, w->guarded ? ws_guard_count(c, w->taken, loc) : kref, &out);
+  iteration(w, &ov, overlap ? OV_STEADY : OV_NONE, kref, &out);
   IrStmt *r = ir_stmt(c, IR_S_FOR, loop->loc);
   *r = *loop;
   r->u.loop.kind = IR_FOR_SERIAL;
