@@ -111,22 +111,10 @@ static int64_t numel(Interp *in, const IrBuffer *b) {
 Mem *interp_mem(Interp *in, IrBuffer *b) {
   for (int i = 0; i < in->nmem; i++)
     if (in->mem[i].buf == b) return &in->mem[i];
-  if (b->alias_of && !is_reg(b)) {
-    /* a view (T.Tensor(shape, dtype, x.data), T.view): the root's elements, row-major */
-    IrBuffer *root = b->alias_of;
-    while (root->alias_of) root = root->alias_of;
-    Mem *r = interp_mem(in, root);
-    Mem *m = &in->mem[in->nmem++];
-    *m = *r;
-    m->buf = b;
-    m->n = numel(in, b);
-    m->borrowed = true;
-    if (b->dtype != root->dtype || m->n > r->n) interp_fault(in, __LINE__);
-    return m;
-  }
-  if (b->alias_of && b->alias_of->scope == b->scope) {
-    /* a register view (T.reshape / T.view of a fragment): codegen points it at the root's
-     * registers, so register i of a thread is the root's register i */
+  if (b->alias_of && (!is_reg(b) || b->alias_of->scope == b->scope)) {
+    /* a view: the root's elements (T.Tensor(shape, dtype, x.data), T.view: row-major); a
+     * register view (T.reshape / T.view of a fragment): register i of a thread is the root's
+     * register i, as the generated code's pointer makes it */
     IrBuffer *root = b->alias_of;
     while (root->alias_of) root = root->alias_of;
     Mem *r = interp_mem(in, root);
@@ -134,7 +122,9 @@ Mem *interp_mem(Interp *in, IrBuffer *b) {
     *m = *r;
     m->buf = b;
     m->borrowed = true;
-    if (b->dtype != root->dtype || (b->local_size > 0 && b->local_size != r->n)) interp_fault(in, __LINE__);
+    if (!is_reg(b)) m->n = numel(in, b);
+    if (b->dtype != root->dtype || m->n > r->n || (is_reg(b) && b->local_size > 0 && b->local_size != r->n))
+      interp_fault(in, __LINE__);
     return m;
   }
   Mem *m = &in->mem[in->nmem++];

@@ -74,14 +74,19 @@ static bool warp_specialized(const IrStmt *s) {
   return false;
 }
 
+/* The first kernel under s (in a sequence), or NULL. */
+static const IrKernel *first_kernel(const IrStmt *s) {
+  if (!s) return NULL;
+  if (s->kind == IR_S_KERNEL) return &s->u.kernel;
+  for (int i = 0; s->kind == IR_S_SEQ && i < s->u.seq.n; i++)
+    if (first_kernel(s->u.seq.items[i])) return first_kernel(s->u.seq.items[i]);
+  return NULL;
+}
+
 /* The consumer threads (threads[0]) of the first kernel under s; 0 when there is none. */
 static int kernel_threads(const IrStmt *s) {
-  if (!s) return 0;
-  if (s->kind == IR_S_KERNEL) return s->u.kernel.threads[0];
-  if (s->kind != IR_S_SEQ) return 0;
-  for (int i = 0; i < s->u.seq.n; i++)
-    if (kernel_threads(s->u.seq.items[i])) return kernel_threads(s->u.seq.items[i]);
-  return 0;
+  const IrKernel *k = first_kernel(s);
+  return k ? k->threads[0] : 0;
 }
 
 /* The leading extent of the allocation named `name` under s (its stages once staged); 0 when
@@ -701,13 +706,6 @@ static void reg_ops(IrExpr *e, void *ctx) {
   RegOps *r = ctx;
   if (ir_is_device(e, IRD_SETMAXNREG_INC)) r->inc = e->u.call.attrs[0];
   if (ir_is_device(e, IRD_SETMAXNREG_DEC)) r->dec = e->u.call.attrs[0];
-}
-static const IrKernel *first_kernel(const IrStmt *s) {
-  if (!s) return NULL;
-  if (s->kind == IR_S_KERNEL) return &s->u.kernel;
-  for (int i = 0; s->kind == IR_S_SEQ && i < s->u.seq.n; i++)
-    if (first_kernel(s->u.seq.items[i])) return first_kernel(s->u.seq.items[i]);
-  return NULL;
 }
 static void pool_case(TestCtx *t, const char *file, const char *func, const char *const *p, int blocks) {
   Run r;
