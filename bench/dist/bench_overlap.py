@@ -109,6 +109,10 @@ def parse_args(argv=None):
                     help="AG-GEMM: the example's persistent kernel (one block per SM)")
     ap.add_argument("--warmup", type=int, default=5, help="untimed calls of each side (5)")
     ap.add_argument("--trials", type=int, default=30, help="timed calls of each side (30)")
+    ap.add_argument("--calls", type=int, default=1,
+                    help="back-to-back calls per timed trial, time per call reported (1: each "
+                         "call alone after the GPUs idle; more: the host enqueues ahead, as in "
+                         "a model's layers; Cannon/SUMMA stay at 1)")
     ap.add_argument("--breakdown", action="store_true",
                     help="ag_gemm: also time its parts alone (the GEMM kernel on signals already "
                          "set, the copy-engine gather, torch's matmul and all_gather) and print them")
@@ -134,8 +138,8 @@ def parse_args(argv=None):
                    max_seqlen_q=1024 if small else 8192, max_seqlen_k=1024 if small else 12288,
                    head_dim=128, seqlens_q=[512, 1024] if small else [4096, 8192],
                    seqlens_k=[1024, 1024] if small else [6144, 12288])
-    if args.trials < 1 or args.warmup < 0:
-        ap.error("--trials must be >= 1 and --warmup >= 0")
+    if args.trials < 1 or args.warmup < 0 or args.calls < 1:
+        ap.error("--trials and --calls must be >= 1 and --warmup >= 0")
     return args
 
 
@@ -260,24 +264,27 @@ class Group:
         return t.tolist()
 
 
-def time_once(g, fn, prepare=None):
-    """One trial of fn; prepare() runs first, untimed, before the ranks are settled."""
+def time_once(g, fn, prepare=None, calls=1):
+    """One trial of fn (ms per call of `calls` back-to-back calls); prepare() runs first,
+    untimed, before the ranks are settled."""
     import torch
     if prepare:
         prepare()
     g.settle()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
-    fn()
+    for _ in range(calls):
+        fn()
     end.record()
     end.synchronize()
-    return start.elapsed_time(end)
+    return start.elapsed_time(end) / calls
 
 
-def measure(g, ours, torch_fn, warmup, trials, prepare=None):
+def measure(g, ours, torch_fn, warmup, trials, prepare=None, calls=1):
     """(ours ms list, torch ms list), one entry per trial, each the slowest rank's; prepare():
     untimed, before each call of ours, ahead of the settling (every rank done with it before
-    any rank starts)."""
+    any rank starts).  calls > 1: each trial times that many back-to-back calls (the host
+    enqueues ahead of the GPU, as in a model's layers) and gives the time per call."""
     for _ in range(warmup):
         for fn in (ours, torch_fn):
             if fn is ours and prepare:
@@ -287,11 +294,11 @@ def measure(g, ours, torch_fn, warmup, trials, prepare=None):
     mine, theirs = [], []
     for t in range(trials):
         if t % 2 == 0:
-            mine.append(time_once(g, ours, prepare))
-            theirs.append(time_once(g, torch_fn))
+            mine.append(time_once(g, ours, prepare, calls))
+            theirs.append(time_once(g, torch_fn, None, calls))
         else:
-            theirs.append(time_once(g, torch_fn))
-            mine.append(time_once(g, ours, prepare))
+            theirs.append(time_once(g, torch_fn, None, calls))
+            mine.append(time_once(g, ours, prepare, calls))
     both = g.slowest(mine + theirs)
     return both[:trials], both[trials:]
 
@@ -353,8 +360,8 @@ def bench_ag_gemm(g, args, ex):
     ag_stream = torch.cuda.Stream(priority=-1)
     torch_ag = torch.empty((M, K), dtype=dtype, device="cuda")
 
-    def ours(kernel=gemm):
-        return ex.ag_gemm_op(A, B, C, ag_buffer, signal, m, K, 1, lr, W, set_signal, kernel,
+    def ours(kernel=gemm, setter=set_signal):
+        return ex.ag_gemm_op(A, B, C, ag_buffer, signal, m, K, 1, lr, W, setter, kernel,
                              gemm_stream, ag_stream)
 
     def serial():
@@ -375,11 +382,52 @@ def bench_ag_gemm(g, args, ex):
                  "torch matmul alone": lambda: torch.matmul(torch_ag, B),
                  "torch all_gather alone": lambda: torch.distributed.all_gather_into_tensor(
                      torch_ag, A, g.pg)}
-        row.breakdown = breakdown(g, parts, args.trials) + overlap_spans(g, ex, ours, gemm, args.trials)
+        dst, src = ag_buffer[lr][:m], ag_buffer[(lr + 1) % W][:m]
+        # (in this order: the GEMM waits on the signals set_signal clears; the whole call sets them)
+        host = {"host: gemm call": lambda: gemm(ag_buffer[lr], B, signal[lr], C),
+                "host: torch copy_ of a slice": lambda: dst.copy_(src),
+                "host: cuStreamWriteValue32": lambda: ex.cuda.cuStreamWriteValue32(
+                    ag_stream.cuda_stream, signal[lr][0].data_ptr(), 1,
+                    ex.cuda.CUstreamWriteValue_flags.CU_STREAM_WRITE_VALUE_DEFAULT),
+                "host: the example's gather": lambda: ex.cp_engine_producer_all_gather_full_mesh_pull(
+                    ag_buffer, signal, m, 1, lr, W, ag_stream),
+                "host: copy_ on ag_stream": lambda: on_stream(ag_stream, lambda: dst.copy_(src)),
+                "host: wait_stream": lambda: ag_stream.wait_stream(gemm_stream),
+                "host: wait_stream + copy_": lambda: (ag_stream.wait_stream(gemm_stream),
+                                                      on_stream(ag_stream, lambda: dst.copy_(src))),
+                "host: set_signal call": lambda: set_signal(signal[lr]),
+                "host: the whole overlapped call": ours}
+        row.breakdown = (breakdown(g, parts, args.trials) + overlap_spans(g, ex, ours, gemm, set_signal, args.trials)
+                         + host_costs(g, host))
     return row
 
 
-def overlap_spans(g, ex, ours, gemm, trials):
+def on_stream(stream, fn):
+    import torch
+    with torch.cuda.stream(stream):
+        return fn()
+
+
+def host_costs(g, parts, calls=20):
+    """[(name, median ms of host time per call, slowest rank)]: each callable called `calls`
+    times back to back after the GPU is idle (the host cost of enqueueing, not the GPU's)."""
+    import torch
+    out = []
+    for name, fn in parts.items():
+        fn()
+        per = []
+        for _ in range(5):
+            g.settle()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            per.append(1e3 * (time.perf_counter() - t0) / calls)
+            torch.cuda.synchronize()
+        out.append((name, statistics.median(g.slowest(per))))
+    return out
+
+
+def overlap_spans(g, ex, ours, gemm, set_signal, trials):
     """Inside the overlapped call: when the GEMM kernel starts after the call's start, how long
     it runs, and how long the copy-engine gather runs beside it (medians, slowest rank), from
     events around the example's own steps (its gather function and GEMM kernel, wrapped)."""
@@ -397,6 +445,11 @@ def overlap_spans(g, ex, ours, gemm, trials):
         marks["hg1"] = time.perf_counter()
         marks["g1"].record(stream)
 
+    def timed_set_signal(*a):
+        marks["hs0"] = time.perf_counter()
+        set_signal(*a)
+        marks["hs1"] = time.perf_counter()
+
     class TimedGemm:
         def __call__(self, *a):
             marks["k0"], marks["k1"] = ev(), ev()
@@ -413,16 +466,20 @@ def overlap_spans(g, ex, ours, gemm, trials):
             start = ev()
             start.record()
             h0 = time.perf_counter()
-            ours(TimedGemm())
+            ours(TimedGemm(), timed_set_signal)
             torch.cuda.synchronize()
             spans.append([start.elapsed_time(marks["k0"]), marks["k0"].elapsed_time(marks["k1"]),
                           marks["g0"].elapsed_time(marks["g1"]), 1e3 * (marks["hk0"] - h0),
-                          1e3 * (marks["hg1"] - marks["hg0"])])
+                          1e3 * (marks["hg1"] - marks["hg0"]), 1e3 * (marks["hs0"] - h0),
+                          1e3 * (marks["hs1"] - marks["hs0"]), 1e3 * (marks["hg0"] - marks["hs1"]),
+                          1e3 * (marks["hk0"] - marks["hg1"])])
     finally:
         ex.cp_engine_producer_all_gather_full_mesh_pull = gather
     cols = list(zip(*spans))
     names = ("overlapped: GEMM starts after", "overlapped: GEMM runs", "overlapped: gather runs",
-             "overlapped: host until GEMM launch", "overlapped: host in the gather")
+             "overlapped: host until GEMM launch", "overlapped: host in the gather",
+             "overlapped: host before set_signal", "overlapped: host in set_signal",
+             "overlapped: host set_signal to gather", "overlapped: host gather to GEMM")
     return [(n, statistics.median(g.slowest(list(c)))) for n, c in zip(names, cols)]
 
 
@@ -574,6 +631,11 @@ def bench_deepep(g, args, example_dir, which):
 
     def dispatch():
         got["d"] = buf.dispatch(x, None, per_rank, in_rank, per_expert, topk_idx, topk_w, 1)
+        # EPBuffer.dispatch returns with its last kernel still queued on buf.comm_stream (its
+        # combine waits for that stream itself): order the caller's stream after it, as a user
+        # must before reading recv_x, so the checks read finished rows and the timing events on
+        # this stream cover the whole dispatch
+        torch.cuda.current_stream().wait_stream(buf.comm_stream)
         return got["d"]
 
     def combine():
@@ -607,6 +669,10 @@ def bench_deepep(g, args, example_dir, which):
         g.settle()
         d = dispatch()
         ok = ref.same(d[0], want_x)
+        if not ok:
+            order = " (the same rows, in another order)" if ref.same_rows_any_order(d[0], want_x) else ""
+            why.append(": its dispatch differs%s" % order)
+            print("bench-overlap: deepep_%s WRONG on rank %d%s" % (which, r, why[-1]), flush=True)
         if which == "combine" and ok:
             c = combine()[0]
             ok = ref.same(c, want_c)
@@ -621,7 +687,7 @@ def bench_deepep(g, args, example_dir, which):
         return row
     ours = dispatch if which == "dispatch" else combine
     serial = serial_dispatch if which == "dispatch" else serial_combine
-    mine, theirs = measure(g, ours, serial, args.warmup, args.trials)
+    mine, theirs = measure(g, ours, serial, args.warmup, args.trials, calls=args.calls)
     row.ours, row.theirs = quantiles(mine), quantiles(theirs)
     row.ok = check()
     row.check = "ok (exact); torch = pack + all_to_all_single%s" % ("" if which == "dispatch" else " + index_add_") \
@@ -700,7 +766,7 @@ def run_checked(g, args, row, ours, serial, poison, rel, tol, diagnose=None):
     if not ok:
         row.check = "WRONG (max err %.3g)" % err
         return diagnosed(g, row, ours, serial, poison, rel, tol, diagnose, 1, args.rechecks)
-    mine, theirs = measure(g, ours, serial, args.warmup, args.trials)
+    mine, theirs = measure(g, ours, serial, args.warmup, args.trials, calls=args.calls)
     row.ours, row.theirs = quantiles(mine), quantiles(theirs)
     n = max(args.rechecks, 1)
     after = [checked_call(g, ours, serial, poison, rel, tol) for _ in range(n)]
@@ -730,9 +796,10 @@ def diagnosed(g, row, ours, serial, poison, rel, tol, diagnose, wrong, n):
 
 # ---- the table ----------------------------------------------------------------------------
 def print_table(g, rows, args, device_name):
-    print("\nbench-overlap: %d GPUs (%s), fp16; medians of %d trials [p25 p75], ours and torch "
+    print("\nbench-overlap: %d GPUs (%s), fp16; medians of %d trials [p25 p75]%s, ours and torch "
           "alternating, slowest rank per trial; ratio = torch / ours" % (
-              g.world, device_name, args.trials))
+              g.world, device_name, args.trials,
+              ", each %d back-to-back calls, ms per call" % args.calls if args.calls > 1 else ""))
     print("%-15s %-46s %22s %22s %7s %9s  %s" % ("benchmark", "shape", "ours ms", "torch ms",
                                                  "ratio", "TFLOP/s", "check"))
     for r in rows:

@@ -6,7 +6,7 @@ which is not installed here, so the unchanged script stops before running anythi
     tilescale launch -n 1 python3 tests/dist/deepep_model.py --num_ranks 4 [--corpus DIR]
         (--num_ranks 1 runs on one GPU with the 2-rank configuration)
         [--num_tokens 256 --hidden 1024 --num_topk 4 --num_experts 8 --expert_alignment 1]
-        [--cached]
+        [--cached] [--buffers N] [--rounds N]
 
 It spawns --num_ranks GPU processes as the example does (init_dist).  Every rank draws every
 rank's inputs with the example's gen_inputs (seed 1000 + rank), so each can build the reference
@@ -196,21 +196,10 @@ def report(rank, stage, checks):
     return not bad
 
 
-def run(local_rank, num_ranks, args):
+def check_buffer(buf, inputs, rank, E, R, align, args):
+    """Layout, dispatch and combine through `buf` against the references; True when all agree."""
     import torch
-    sys.path.insert(0, example_dir(args.corpus))  # the example's own imports (buffer, intranode)
-    from tilelang.distributed.utils import init_dist
-    from buffer import EPBuffer
-    from deepep_utils import Config, gen_inputs
-    rank, world, group = init_dist(local_rank, num_ranks)
-    E, R, align = args.num_experts, world, args.expert_alignment
-    inputs = draw_inputs(gen_inputs, args.num_tokens, args.hidden, args.num_topk, E, R)
     x, topk_idx, topk_w = inputs[rank]
-    # DeepEP has no configuration for one rank; the 2-rank one lets a single GPU run every
-    # kernel, its sender and receiver blocks talking to themselves (ring wrap, flow control)
-    cfgs = (Config.get_dispatch_config(2), Config.get_combine_config(2)) if world == 1 else (None, None)
-    buf = EPBuffer(group, 2**30, args.num_topk, E, args.hidden, *cfgs)
-
     ok = True
     per_rank, per_expert, in_rank = buf.get_dispatch_layout(topk_idx)
     ref_rank, ref_expert, ref_in = layout_ref(topk_idx, E, R)
@@ -243,6 +232,30 @@ def run(local_rank, num_ranks, args):
     why = "" if same(comb_x, want_cx) else combine_diagnosis(comb_x, x, topk_idx, E, R, buf.num_channels)
     ok &= report(rank, "combine", [("combined_x" + why, same(comb_x, want_cx)),
                                    ("combined_topk_weights", same(comb_w, want_cw))])
+    return ok
+
+
+def run(local_rank, num_ranks, args):
+    import torch
+    sys.path.insert(0, example_dir(args.corpus))  # the example's own imports (buffer, intranode)
+    from tilelang.distributed.utils import init_dist
+    from buffer import EPBuffer
+    from deepep_utils import Config, gen_inputs
+    rank, world, group = init_dist(local_rank, num_ranks)
+    E, R, align = args.num_experts, world, args.expert_alignment
+    inputs = draw_inputs(gen_inputs, args.num_tokens, args.hidden, args.num_topk, E, R)
+    # DeepEP has no configuration for one rank; the 2-rank one lets a single GPU run every
+    # kernel, its sender and receiver blocks talking to themselves (ring wrap, flow control)
+    cfgs = (Config.get_dispatch_config(2), Config.get_combine_config(2)) if world == 1 else (None, None)
+    ok = True
+    for i in range(args.buffers):  # a fresh EPBuffer each time, the previous one dropped first
+        buf = None
+        buf = EPBuffer(group, 2**30, args.num_topk, E, args.hidden, *cfgs)
+        for j in range(args.rounds):  # dispatch again after a combine through the same buffer
+            if args.buffers > 1 or args.rounds > 1:
+                print("deepep_model rank %d: buffer %d of %d, round %d of %d"
+                      % (rank, i + 1, args.buffers, j + 1, args.rounds), flush=True)
+            ok &= check_buffer(buf, inputs, rank, E, R, align, args)
     group.barrier()
     torch.distributed.destroy_process_group()
     if not ok:
@@ -259,6 +272,10 @@ def main():
     ap.add_argument("--num_experts", type=int, default=8)
     ap.add_argument("--expert_alignment", type=int, default=1)
     ap.add_argument("--cached", action="store_true")
+    ap.add_argument("--buffers", type=int, default=1,
+                    help="run everything N times, each time through a new EPBuffer")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="per buffer, layout + dispatch + combine N times over")
     args = ap.parse_args()
     args.corpus = os.path.abspath(args.corpus)
     if not os.path.isdir(example_dir(args.corpus)):

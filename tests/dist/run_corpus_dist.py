@@ -72,6 +72,7 @@ SCRIPTS = [
     # DeepEP intranode against an independent reference (the example's own needs deep_ep)
     ("@tests/dist/deepep_model.py", "--num_ranks {n} --corpus {corpus}", "spawn"),
     ("@tests/dist/deepep_model.py", "--num_ranks {n} --corpus {corpus} --cached", "spawn"),
+    ("@tests/dist/deepep_model.py", "--num_ranks {n} --corpus {corpus} --buffers 2 --rounds 2", "spawn"),
     # the example's own main size: each channel's ring (256 slots) wraps several times
     ("@tests/dist/deepep_model.py", "--num_ranks {n} --corpus {corpus} --num_tokens 4096 --hidden 7168 "
      "--num_topk 8 --num_experts 32", "spawn"),

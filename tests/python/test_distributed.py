@@ -453,7 +453,7 @@ class BenchOverlapTest(unittest.TestCase):
             racy = state["calls"] % 3 == 0 and not state["barrier"]
             return (not racy, float("inf") if racy else 0.001)
         b.checked_call = checked_call
-        b.measure = lambda g, o, t, w, n: ([1.0] * n, [2.0] * n)
+        b.measure = lambda g, o, t, w, n, calls=1: ([1.0] * n, [2.0] * n)
         args = b.parse_args(["--trials", "4", "--rechecks", "6"])
 
         def run(diagnose):
