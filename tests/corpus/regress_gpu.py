@@ -1207,7 +1207,10 @@ def fp8_indexer(ctx, corpus, S, SKV, seed):
     ks = torch.randint(0, SKV // 2, (S,), device="cuda", generator=g, dtype=torch.int32)
     ke = torch.minimum(ks + torch.randint(1, SKV // 2, (S,), device="cuda", generator=g, dtype=torch.int32),
                        torch.tensor(SKV, device="cuda", dtype=torch.int32))
-    logits = k(q.view(S * H, D), kv, scale, w, ks, ke)
+    logits = torch.empty(S, SKV, device="cuda")  # T.empty of dynamic shape: passed, by name
+    by_name = dict(IndexQ=q.view(S * H, D), IndexK=kv, IndexKScale=scale, Logits=logits, Weights=w,
+                   CuSeqLenKS=ks, CuSeqLenKE=ke)
+    k(*[by_name[a.name] for a in k.args])
     score = torch.einsum("shd,nd->shn", q.double(), kv.double()).relu()
     ref = torch.einsum("shn,sh->sn", score, w.double()) * scale.double()
     written = torch.zeros(S, SKV, dtype=torch.bool, device="cuda")
