@@ -11,6 +11,7 @@
 #include "dist.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,8 +151,10 @@ static ts_status dist_api_init(ts_context *ctx, const ts_dist_options *opt, ts_d
   const ts_dist_options *o = opt ? opt : &defaults;
   ts_status status = TS_OK;
   StrBuf err = {0};
+  static _Atomic uint64_t groups; /* the serial of the last group formed in this process */
   ts_dist *d = ts_calloc(1, sizeof *d);
   d->ctx = ctx;
+  d->serial = ++groups;
   d->boot.listen_fd = d->boot.root_fd = -1;
   d->host_only = o->host_only != 0;
   const char *addr;
@@ -419,6 +422,10 @@ ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k) {
     rt_set_error(d->ctx, "ts_dist_kernel_attach: the kernel has no binary");
     return TS_ERR_INVALID_ARGUMENT;
   }
+  /* The table never changes during a group's life, so a module that holds this group's is
+   * left alone: TileScale's scripts call kernel.initialize() before every launch, and the
+   * upload is a synchronous copy that would wait for the legacy default stream each time. */
+  if (k->module && k->dist_attached == d->serial) return TS_OK;
   /* A kernel that calls the device library reads the table; an image without it would be
    * skipped below as "needs none": refuse it here, where source and image can be read. */
   bool uses = k->uses_dist;
@@ -431,9 +438,11 @@ ts_status ts_dist_kernel_attach(ts_dist *d, ts_kernel *k) {
   }
   if (k->module || k->ctx->module_hook_user != d) {
     if (!k->module) TS_CHECK(rt_kernel_load_module(k));
-    return ts_dist_module_attach(d, k->module);
+    TS_CHECK(ts_dist_module_attach(d, k->module));
+  } else {
+    TS_CHECK(rt_kernel_load_module(k)); /* the module hook attaches */
   }
-  TS_CHECK(rt_kernel_load_module(k)); /* the module hook attaches */
+  k->dist_attached = d->serial;
 cleanup:
   return status;
 }

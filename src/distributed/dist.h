@@ -119,6 +119,8 @@ struct ts_dist {
   uint64_t *peer_base;    /* [world]: heap base of every rank as mapped here (0: not mapped) */
   CUstream copy_stream;   /* created on first use */
   DistNvshmem *nv;        /* nvshmem backend */
+  uint64_t serial;        /* this group's number in the process (1, 2, ...): kernels remember the
+                           * group whose table their module holds (ts_kernel.dist_attached) */
 };
 
 /* Backends: create the heap and fill peer_base; destroy undoes it (after a barrier). */

@@ -99,6 +99,8 @@ struct ts_kernel {
   const IrKV *pass_configs;          /* from @tilelang.jit(pass_configs=...) */
   int npass_configs;
   bool uses_dist, uses_shmem;        /* CgOutput: the distributed device library / the NVSHMEM family */
+  uint64_t dist_attached;            /* ts_dist.serial of the group whose heap table the module
+                                      * holds (0: none): attaching again is then free */
   bool cooperative;                  /* calls T.sync_grid: every block must be resident (cooperative launch) */
   RtTma *tma;                        /* tensor maps, kernel arguments after the dynamic dims */
   int ntma;

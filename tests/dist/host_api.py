@@ -9,10 +9,11 @@ same offset everywhere, peer views readable and writable from this GPU), frees r
 allocations (more bytes than the heap holds), tilelang.get_allocator/tilelang.tensor with
 return_peers, create_mapped_tensor (the GPU writes, the host reads), set_signal/wait_eq stream
 operations, and a kernel compiled with tilelang.compile that stores into its peer's copy of a
-symmetric tensor (attached to the heap at compile time, no initialize call) and one that gets
-its output allocated on the heap.  Every rank prints "host_api: rank R ok" at the end."""
+symmetric tensor (attached to the heap at compile time, no initialize call; initialize() later
+neither uploads again nor waits for the GPU) and one that gets its output allocated on the heap.  Every rank prints "host_api: rank R ok" at the end."""
 import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -131,6 +132,22 @@ def main():
     check(base <= out.data_ptr() < base + size, "a distributed kernel's output is symmetric")
     check(torch.equal(out, torch.arange(n, dtype=torch.float32, device="cuda")),
           "the previous rank stored into my output")
+    # initialize() again (TileScale's scripts call it before every launch) leaves an attached
+    # module alone: it neither uploads the heap table again nor waits for the GPU (a
+    # synchronous upload would wait for the sleep on the default stream)
+    torch.cuda.synchronize()
+    torch.cuda._sleep(400_000_000)  # about 0.2 s of GPU time
+    t0 = time.perf_counter()
+    k.initialize(allocator=alloc)
+    waited = time.perf_counter() - t0
+    torch.cuda.synchronize()
+    check(waited < 0.05, "kernel.initialize() on an attached kernel took %.0f ms "
+          "(it waited for the GPU)" % (1e3 * waited))
+    dst.zero_()
+    pynvshmem.nvshmem_barrier_all()
+    k(src, dst)
+    pynvshmem.nvshmem_barrier_all()
+    check(torch.equal(dst, want), "T.st(dst_pe=next) after initialize() again")
     ms = perf_fn(lambda: k(src, dst), 2, 5)
     check(ms > 0, "perf_fn times")
     print("host_api: rank %d ok" % rank, flush=True)
