@@ -687,19 +687,31 @@ def referenced_names(code):
 
 
 def assigned_params(fdef):
-    """Parameters the function body itself assigns to (nested defs excluded)."""
+    """Parameters the function body itself assigns to (nested defs excluded), except the
+    default-filling idiom `if P is None: P = ...` (no else): re-run with the value P had when
+    the prim_func was built (not None), that branch is skipped, so the value stands."""
     params = {a.arg for a in fdef.args.args + fdef.args.kwonlyargs}
     found = set()
 
-    def visit(node):
+    def none_guard(node):  # the P of `if P is None:` without else, or None
+        t = node.test if isinstance(node, ast.If) and not node.orelse else None
+        if (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and len(t.ops) == 1
+                and isinstance(t.ops[0], ast.Is) and isinstance(t.comparators[0], ast.Constant)
+                and t.comparators[0].value is None):
+            return t.left.id
+        return None
+
+    def visit(node, guarded):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 continue
-            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store) and child.id in params:
+            if (isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store)
+                    and child.id in params and child.id not in guarded):
                 found.add(child.id)
-            visit(child)
+            g = none_guard(child)
+            visit(child, guarded | {g} if g else guarded)
     for s in fdef.body:
-        visit(ast.Module(body=[s], type_ignores=[]))
+        visit(ast.Module(body=[s], type_ignores=[]), frozenset())
     return found
 
 

@@ -510,6 +510,17 @@ def make_gemm(M):
                 T.gemm(As, Bs, Cl)
             T.copy(Cl, C[by * 128, bx * 128])
     return main
+
+
+def defaulted_factory(N, threads=None, block=None):
+    if threads is None:  # the default-filling idiom: re-run with 64, the branch is skipped
+        threads = N // 2
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=threads) as bx:
+            A[0] = 1.0
+    return main
 '''
 
 
@@ -586,6 +597,9 @@ class CompileTest(unittest.TestCase):
         with self.assertRaises(tilelang.TileLangError) as cm:
             tilelang.compile(self.mod.bad_factory(16))
         self.assertIn("assigns to its parameter M", str(cm.exception))
+        for threads, want in ((None, 64), (32, 32)):  # `if P is None: P = ...` is no reassignment
+            src = tilelang.compile(self.mod.defaulted_factory(128, threads)).get_kernel_source()
+            self.assertIn("__launch_bounds__(%d)" % want, src)
         k = self.mod.outer()(64)   # a @tilelang.jit defined inside a function compiles too
         self.assertEqual(k.params[0].shape, (64,))
         with self.assertRaises(ts.TileScaleError) as cm:
