@@ -115,6 +115,8 @@ IrBuffer *bi_declare_buffer(Eval *ev, IrBuffer *b, SrcLoc loc);
  * current block; NULL after a diagnostic naming `what`. */
 IrBuffer *bi_alloc_buffer(Eval *ev, CallArgs *a, const char *what, Value *shape, Value *dtype, IrScope scope);
 Value *bi_buffer_value(Eval *ev, IrBuffer *b);
+/* A T.alloc_var of dtype t (init may be NULL), named like `x = ...` names buffers. */
+Value *bi_declare_var(Eval *ev, ts_dtype t, IrExpr *init, SrcLoc loc);
 /* &mbarrier for a barrier operand: a T.alloc_barrier buffer (its first barrier, as TileLang's
  * _mbar_to_buffer_load) or one element of it (`bars[i]`); NULL after a diagnostic naming fname. */
 IrExpr *bi_barrier_addr(Eval *ev, Value *v, const char *fname, SrcLoc loc);

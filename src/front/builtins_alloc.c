@@ -182,13 +182,36 @@ static Value *t_alloc_var(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
   if (!ev_need_kernel(ev, "T.alloc_var", loc)) return NULL;
   ts_dtype t;
   if (!ev_to_dtype(ev, arg[0], &t, loc)) return NULL;
+  IrExpr *init = NULL;
+  if (arg[1] && arg[1]->kind != V_NONE) {
+    init = bi_to_dtype(ev, arg[1], t, loc);
+    if (!init) return NULL;
+  }
+  return bi_declare_var(ev, t, init, loc);
+}
+
+Value *bi_declare_var(Eval *ev, ts_dtype t, IrExpr *init, SrcLoc loc) {
   IrExpr *one = ir_int(ev->c, 1, TS_DTYPE_INT32, loc);
   IrBuffer *b = ir_buffer(ev->c, bi_take_name(ev, "var"), t, IR_SCOPE_VAR, 1, &one, loc);
-  if (arg[1] && arg[1]->kind != V_NONE) {
-    b->init = bi_to_dtype(ev, arg[1], t, loc);
-    if (!b->init) return NULL;
-  }
+  b->init = init;
   return bi_buffer_value(ev, bi_declare_buffer(ev, b, loc));
+}
+
+/* T.let(var, value): gives a variable declared by a dtype call without arguments
+ * (`off = T.int32()`) its value, a store like `off = value`. */
+static Value *t_let(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  SrcLoc loc = call_loc(a);
+  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  if (arg[0]->kind == V_POISON || arg[1]->kind == V_POISON) return ev->poison;
+  /* the name of a variable reads it: its load names the variable */
+  const IrExpr *e = arg[0]->kind == V_EXPR ? arg[0]->u.expr : NULL;
+  IrBuffer *var = arg[0]->kind == V_BUFFER ? arg[0]->u.buf : e && e->kind == IR_LOAD ? e->u.load.buf : NULL;
+  if (!var || var->scope != IR_SCOPE_VAR) {
+    ts_error(ev->c, loc, "T.let(var, value): var must be a scalar variable (`x = T.int32()` or T.alloc_var), got %s",
+             ev_type_name(arg[0]));
+    return ev->poison;
+  }
+  return ev_store_var(ev, var, arg[1], loc) ? ev->none : ev->poison;
 }
 
 /* T.alloc_barrier(arrive_count): mbarriers (shared.barrier), one per count of an int or a list
@@ -564,6 +587,7 @@ static const Builtin alloc_rows[] = {
     {"alloc_fragment", "shape, dtype, scope=\"local.fragment\"", t_alloc, IR_SCOPE_FRAGMENT, BI_TERSE},
     {"alloc_local", "shape, dtype, scope=\"local\"", t_alloc, IR_SCOPE_LOCAL, BI_TERSE},
     {"alloc_var", "dtype, init=None, scope=\"local.var\"", t_alloc_var, 0, BI_TERSE},
+    {"let", "var, value", t_let, 0, 0},
     {"alloc_barrier", "arrive_count", t_alloc_barrier, 0, 0},
     {"alloc_tmem", "shape, dtype", bi_kernel_unsupported, 0, 0},
     {"alloc_cluster_barrier", "arrive_count", t_alloc_barrier, 1, 0},

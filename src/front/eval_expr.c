@@ -136,9 +136,11 @@ Value *ev_call_function(Eval *ev, Value *fn, CallArgs *a) {
   return r;
 }
 
-/* T.float16(x): a typed constant of a Python number, else a cast. */
+/* T.float16(x): a typed constant of a Python number, else a cast.  In a kernel, T.int32() without
+ * an argument (TVMScript's variable, bound later by T.let) is a T.alloc_var of that dtype. */
 static Value *call_dtype(Eval *ev, ts_dtype t, CallArgs *a) {
   SrcLoc loc = a->node->loc;
+  if (a->npos == 0 && !a->nkw && ev->block) return bi_declare_var(ev, t, NULL, loc);
   if (a->npos != 1 || a->nkw) {
     ts_error(ev->c, loc, "%s() takes exactly one argument", dtype_name(t));
     return NULL;
@@ -845,22 +847,24 @@ Value *ev_eval(Eval *ev, Env *env, const AstNode *n) {
 }
 
 /* ---- assignment ------------------------------------------------------------------------------ */
+bool ev_store_var(Eval *ev, IrBuffer *b, Value *v, SrcLoc loc) {
+  if (!ev->block) {
+    ts_error(ev->c, loc, "cannot assign to T.alloc_var '%s' outside a kernel", b->name);
+    return false;
+  }
+  IrExpr *e = ev_to_ir(ev, v, NULL, loc);
+  if (!e) return false;
+  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, 1);
+  idx[0] = ir_int(ev->c, 0, TS_DTYPE_INT32, loc);
+  ev_emit(ev, ir_store(ev->c, b, idx, 1, ir_cast(ev->c, b->dtype, e, loc), loc));
+  return true;
+}
+
 /* `x = v`: Python values bind; IR values become a LET; an alloc_var is stored to. */
 static bool assign_name(Eval *ev, Env *env, const char *name, Value *v, SrcLoc loc) {
   Value *cur = strmap_get(&env->vars, name);
-  if (cur && cur->kind == V_BUFFER && cur->u.buf->scope == IR_SCOPE_VAR && v->kind != V_BUFFER) {
-    if (!ev->block) {
-      ts_error(ev->c, loc, "cannot assign to T.alloc_var '%s' outside a kernel", name);
-      return false;
-    }
-    IrBuffer *b = cur->u.buf;
-    IrExpr *e = ev_to_ir(ev, v, NULL, loc);
-    if (!e) return false;
-    IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, 1);
-    idx[0] = ir_int(ev->c, 0, TS_DTYPE_INT32, loc);
-    ev_emit(ev, ir_store(ev->c, b, idx, 1, ir_cast(ev->c, b->dtype, e, loc), loc));
-    return true;
-  }
+  if (cur && cur->kind == V_BUFFER && cur->u.buf->scope == IR_SCOPE_VAR && v->kind != V_BUFFER)
+    return ev_store_var(ev, cur->u.buf, v, loc);
   if (v->kind == V_EXPR && ev->block) {
     IrExpr *e = v->u.expr;
     if (e->kind != IR_INT && e->kind != IR_FLOAT && e->kind != IR_VAR && e->kind != IR_STR) {

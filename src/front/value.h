@@ -295,6 +295,7 @@ int64_t ev_num_i(const Value *v);
 int64_t ev_f2i(double x);              /* C cast without UB (saturating, NaN -> 0) */
 Value *ev_use_opaque(Eval *ev, Value *v, SrcLoc loc); /* reports the opaque value's message; NULL */
 IrExpr *ev_load_var(Eval *ev, IrBuffer *b, SrcLoc loc); /* the value of a T.alloc_var */
+bool ev_store_var(Eval *ev, IrBuffer *b, Value *v, SrcLoc loc); /* `x = v` into a T.alloc_var */
 /* Converts to IR; `like` (may be NULL) gives the dtype for Python literals. */
 IrExpr *ev_to_ir(Eval *ev, Value *v, const IrExpr *like, SrcLoc loc);
 /* The global buffer a T.Tensor / T.StridedTensor annotation `tt` declares for parameter `name`

@@ -1920,3 +1920,38 @@ TEST(interp_tir_style_kernel) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* TVMScript's variable: `off = T.int32()` declares an int32 scalar and T.let(off, value) gives
+ * it its value (TileLang's language/test_tilelang_language_alias.py), read afterwards like any
+ * T.alloc_var. */
+static const char LET_VAR[] =
+    KERNEL_FILE_HEAD
+    "def shifted(N):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((N,), \"float32\"), B: T.Tensor((N,), \"float32\")):\n"
+    "        with T.Kernel(N // 32, threads=32) as bx:\n"
+    "            off = T.int32()\n"
+    "            T.let(off, bx * 32)\n"
+    "            tx = T.get_thread_binding(0)\n"
+    "            B[off + tx] = A[off + tx] + off\n"
+    "\n"
+    "    return main\n";
+
+TEST(interp_let_declared_var) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  SourceFile file = {"let_var.py", LET_VAR, sizeof LET_VAR - 1};
+  const char *params[] = {"N=96", NULL};
+  IrFunc *f = interp_compile(&c, &file, "shifted", params);
+  REQUIRE(f);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+  for (int i = 0; i < 96; i++) a[i] = i * 0.5, b[i] = -1;
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  int bad = 0;
+  for (int i = 0; i < 96; i++) bad += b[i] != i * 0.5 + i / 32 * 32;
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
