@@ -569,6 +569,8 @@ class Kernel(_callpath.Launcher):
                 try:
                     if a.dtype.startswith(("float", "bfloat")):
                         c.f = float(x)
+                    elif a.dtype == "handle":  # `p: T.ptr`: a tensor's data pointer, or an int
+                        c.i = x.data_ptr() if hasattr(x, "data_ptr") else int(x)
                     else:
                         c.i = int(x)
                         if not -2**63 <= int(x) < 2**63:  # ctypes would wrap it silently

@@ -446,7 +446,7 @@ static void params(Cg *g, StrBuf *sig) {
       sb_printf(sig, "%s* __restrict__ %s", type ? type : "void",
                 bind_name(g, p->buf, p->name ? p->name : p->buf->name));
     } else if (p->var) {
-      const char *type = cg_ctype(p->var->dtype);
+      const char *type = p->pointer ? "void*" : cg_ctype(p->var->dtype); /* `p: T.ptr` */
       if (!type || p->var->dtype == TS_DTYPE_VOID) {
         ts_error(g->c, p->var->loc, "parameter '%s' has a type CUDA cannot pass", p->var->name);
         type = "int";

@@ -465,7 +465,8 @@ static Value *t_alloc_global(Eval *ev, CallArgs *a, Value **arg, const Builtin *
 }
 
 /* T.make_tensor(ptr, shape, dtype): a global tensor over the device address `ptr`, in TileLang an
- * element of a `T.Tensor([n], T.ptr)` parameter (torch passes data_ptr()s in an int64 tensor).
+ * element of a `T.Tensor([n], T.ptr)` parameter (torch passes data_ptr()s in an int64 tensor),
+ * or a `p: T.ptr` parameter, which may be made a tensor before T.Kernel.
  * The address is read once, at this line: the ALLOC declares a typed pointer cast from it, and
  * every access of the view then prints like one of a tensor parameter (row-major, bounds from
  * `shape`).  Nothing at launch can check such an address: like TileLang, the kernel trusts it
@@ -473,7 +474,10 @@ static Value *t_alloc_global(Eval *ev, CallArgs *a, Value **arg, const Builtin *
  * TMA, which needs a descriptor encoded on the host, never reads it (param_index -1). */
 static Value *t_make_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
-  if (!bi_need_kernel(ev, a, bi)) return ev->poison;
+  /* a `p: T.ptr` parameter may be made a tensor before T.Kernel, as T.match_buffer makes one */
+  const IrExpr *pe = arg[0]->kind == V_EXPR ? arg[0]->u.expr : NULL;
+  bool param_ptr = pe && pe->kind == IR_VAR && pe->u.var->kind == IR_VAR_PARAM && pe->dtype == TS_DTYPE_HANDLE;
+  if (!param_ptr && !bi_need_kernel(ev, a, bi)) return ev->poison;
   if (arg[3] && arg[3]->kind != V_NONE) {
     ts_error(ev->c, loc, "T.make_tensor: strides are not supported yet (the view is row-major)");
     return ev->poison;
@@ -516,7 +520,12 @@ static Value *t_make_tensor(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   ev->pending_name = NULL;
   IrBuffer *b = ir_buffer(ev->c, name, t, IR_SCOPE_GLOBAL, items.n, shape, loc);
   b->data = ptr;
-  return bi_buffer_value(ev, bi_declare_buffer(ev, b, loc));
+  if (ev->kernel) return bi_buffer_value(ev, bi_declare_buffer(ev, b, loc));
+  IrStmt *s = ir_stmt(ev->c, IR_S_ALLOC, loc); /* before T.Kernel: declared in each kernel */
+  s->u.alloc.buf = b;
+  vec_push(ev->a, &ev->outer_views, s);
+  ev_define_buffer(ev, b);
+  return bi_buffer_value(ev, b);
 }
 
 /* ---- TIR-style parameters: `A_ptr: T.handle` and A = T.match_buffer(A_ptr, shape, dtype) ---- */
@@ -532,6 +541,7 @@ static Value *t_handle(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
 bool bi_is_handle_annotation(const Value *v) {
   return v && v->kind == V_BUILTIN && v->u.bi.row->fn == t_handle;
 }
+
 
 /* T.match_buffer(handle, shape, dtype="float32", ...): the tensor parameter at the handle
  * parameter's position, with that shape and dtype (strides and offsets are not supported). */

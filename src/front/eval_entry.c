@@ -215,6 +215,7 @@ static IrFunc *trace_prim_func(Eval *ev, Value *fn) {
   const AstNode *def = fn->u.fn.def;
   IrFunc *f = new_func(ev, def);
   Env *env = ev_env_new(ev, fn->u.fn.env);
+  ev->outer_views = (PtrVec){0};
   f->nparams = def->params.n;
   f->params = ARENA_ARRAY(ev->a, IrParam, f->nparams);
   for (int i = 0; i < def->params.n; i++) {
@@ -232,8 +233,9 @@ static IrFunc *trace_prim_func(Eval *ev, Value *fn) {
       ev_env_set(ev, env, p->name, ev->poison);
       continue;
     }
-    if (bi_is_handle_annotation(ann)) { /* bound by T.match_buffer in the body */
+    if (bi_is_handle_annotation(ann) || ev_is_ptr_dtype(ann)) { /* T.handle: bound by T.match_buffer */
       ip->var = ir_var(ev->c, p->name, TS_DTYPE_HANDLE, IR_VAR_PARAM, p->loc);
+      ip->pointer = ev_is_ptr_dtype(ann);
       ev_env_set(ev, env, p->name, ev_expr(ev, ir_varref(ev->c, ip->var, p->loc)));
     } else if (ann->kind == V_TENSORTYPE) {
       if (!(ip->buf = ev_tensor_param(ev, p->name, ann, p->loc))) {
@@ -265,7 +267,7 @@ static IrFunc *trace_prim_func(Eval *ev, Value *fn) {
   ev->block = NULL;
   ev->staged = false;
   for (int i = 0; i < f->nparams; i++)
-    if (f->params[i].var && f->params[i].var->dtype == TS_DTYPE_HANDLE)
+    if (f->params[i].var && f->params[i].var->dtype == TS_DTYPE_HANDLE && !f->params[i].pointer)
       ts_error(ev->c, def->params.items[i].loc, "parameter '%s' is a T.handle that no T.match_buffer(%s, shape, dtype) "
                "binds", f->params[i].name, f->params[i].name);
   f->body = ir_seq_vec(ev->c, &top, def->loc);

@@ -573,6 +573,12 @@ static ExecStatus run_kernel(Eval *ev, Env *env, const AstList *body_ast, const 
   k->u.kernel.body = ev_pop_block(ev, saved, env, "T.Kernel block", loc);
   IrVisitor open_reducers = {reducer_left_open, NULL, ev};
   ir_visit(k->u.kernel.body, &open_reducers);
+  if (ev->outer_views.len) { /* T.make_tensor over T.ptr parameters before T.Kernel */
+    PtrVec items = {0};
+    for (int i = 0; i < ev->outer_views.len; i++) vec_push(ev->a, &items, ev->outer_views.items[i]);
+    vec_push(ev->a, &items, k->u.kernel.body);
+    k->u.kernel.body = ir_seq_vec(ev->c, &items, loc);
+  }
   if (ev->rng_state) { /* declared first: T.rng_rand may run in any block after T.rng_init */
     IrStmt *al = ir_stmt(ev->c, IR_S_ALLOC, loc);
     al->u.alloc.buf = ev->rng_state;

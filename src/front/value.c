@@ -282,7 +282,7 @@ bool ev_to_dtype(Eval *ev, Value *v, ts_dtype *out, SrcLoc loc) {
     ev_use_opaque(ev, v, loc);
     return false;
   }
-  if (v->kind == V_BUILTIN && v->u.bi.name && !v->u.bi.self && !strcmp(v->u.bi.name, "T.ptr")) {
+  if (ev_is_ptr_dtype(v)) {
     /* T.Tensor([n], T.ptr): a tensor of device addresses, which torch passes as int64
      * (data_ptr()s); T.make_tensor turns an element back into a typed tensor. */
     *out = TS_DTYPE_INT64;
@@ -290,6 +290,12 @@ bool ev_to_dtype(Eval *ev, Value *v, ts_dtype *out, SrcLoc loc) {
   }
   ts_error(ev->c, loc, "expected a dtype, got %s", ev_type_name(v));
   return false;
+}
+
+/* T.ptr, a device address: the dtype of a `p: T.ptr` parameter (a scalar the caller passes as
+ * a tensor, whose data pointer goes, or as an int) and of T.Tensor([n], T.ptr) elements. */
+bool ev_is_ptr_dtype(const Value *v) {
+  return v && v->kind == V_BUILTIN && v->u.bi.name && !v->u.bi.self && !strcmp(v->u.bi.name, "T.ptr");
 }
 
 /* A Python int or bool, or a constant integer IR expression. */

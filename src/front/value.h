@@ -268,6 +268,8 @@ typedef struct Eval {
   PtrVec dyn_vars;       /* IrVar* from T.dynamic */
   int ir_if_depth;     /* IR 'if' statements being traced around this point (their branches may diverge) */
   const Value *reduce_scope; /* the T.comm_reducer of the innermost `with T.attr(..., "reduce_scope", ...)` */
+  PtrVec outer_views;    /* IrStmt* ALLOCs of T.make_tensor over a `p: T.ptr` parameter made before
+                            T.Kernel: eval_stmt.c puts them at the start of every kernel body */
   IrBuffer *rng_state;   /* T.rng_init's per-thread Philox state in the current kernel (NULL before
                             one): eval_stmt.c puts its ALLOC at the start of the kernel body */
 } Eval;
@@ -296,6 +298,7 @@ int64_t ev_f2i(double x);              /* C cast without UB (saturating, NaN -> 
 Value *ev_use_opaque(Eval *ev, Value *v, SrcLoc loc); /* reports the opaque value's message; NULL */
 IrExpr *ev_load_var(Eval *ev, IrBuffer *b, SrcLoc loc); /* the value of a T.alloc_var */
 bool ev_store_var(Eval *ev, IrBuffer *b, Value *v, SrcLoc loc); /* `x = v` into a T.alloc_var */
+bool ev_is_ptr_dtype(const Value *v); /* T.ptr */
 /* Converts to IR; `like` (may be NULL) gives the dtype for Python literals. */
 IrExpr *ev_to_ir(Eval *ev, Value *v, const IrExpr *like, SrcLoc loc);
 /* The global buffer a T.Tensor / T.StridedTensor annotation `tt` declares for parameter `name`

@@ -643,6 +643,7 @@ typedef struct IrParam {
   const char *name;
   IrBuffer *buf; /* tensor parameter, or NULL */
   IrVar *var;    /* scalar parameter, or NULL */
+  bool pointer;  /* var is a `p: T.ptr` device address (dtype handle), not a T.handle */
 } IrParam;
 
 typedef struct IrKV { const char *key, *value; } IrKV;

@@ -58,6 +58,10 @@ static ts_status pack_scalar(ts_kernel *k, int i, const ts_arg *a, uint64_t *slo
     return TS_OK;
   }
   switch (t) {
+  case TS_DTYPE_HANDLE: /* a `p: T.ptr` parameter: the device address, as given */
+    memcpy(slot, &a->i, 8);
+    *as_int = a->i;
+    return TS_OK;
   case TS_DTYPE_FLOAT64: memcpy(slot, &a->f, 8); return TS_OK;
   case TS_DTYPE_FLOAT32: {
     float v = (float)a->f;

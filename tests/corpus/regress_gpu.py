@@ -1292,6 +1292,22 @@ def blocksparse_gemm(ctx, corpus, M, N, K):
     check("blocksparse_gemm %dx%dx%d" % (M, N, K), c, ref.float(), 5e-2, 1e-2)
 
 
+def ptr_params(ctx, M, N, K):
+    """tests/front/ptr_param.py: `p: T.ptr` parameters made tensors by T.make_tensor before
+    T.Kernel, called with tensors (their data pointers go) and with data_ptr() ints, against
+    a double matmul; m, n, k not multiples of the 64 block (partial tiles)."""
+    k = ctx.load(os.path.join(ROOT, "tests/front/ptr_param.py")).compile("ptr_matmul", block=64)
+    a = torch.randn(M, K, dtype=torch.float16, device="cuda")
+    b = torch.randn(K, N, dtype=torch.float16, device="cuda")
+    want = (a.double() @ b.double()).float()
+    c = torch.full((M, N), float("nan"), dtype=torch.float32, device="cuda")
+    k(a, b, c, M, N, K)
+    check("T.ptr parameters given tensors %dx%dx%d" % (M, N, K), c, want, 1e-2, 1e-3)
+    c2 = torch.full((M, N), float("nan"), dtype=torch.float32, device="cuda")
+    k(a.data_ptr(), b.data_ptr(), c2.data_ptr(), M, N, K)
+    check("T.ptr parameters given data_ptr() ints %dx%dx%d" % (M, N, K), c2, want, 1e-2, 1e-3)
+
+
 def layout_follow_reads(ctx):
     """tests/codegen/fragment_read_rows.py, fragment_view_units.py, fragment_shift_window.py and
     fragment_shift_strips.py: loops that follow a reduction's row layout (fragment_from_read), a
@@ -2059,6 +2075,8 @@ def main():
         lambda: mla_decode_persistent(ctx, corpus, 4, 128, 1024),
         lambda: mla_decode_persistent(ctx, corpus, 128, 128, 8192),  # the manifest's row
         lambda: layout_follow_reads(ctx),
+        lambda: ptr_params(ctx, 200, 136, 72),
+        lambda: ptr_params(ctx, 256, 256, 256),
         lambda: gqa_decode_varlen(ctx, corpus, [1000, 257, 4096], 32, 8, 128, True),
         lambda: gqa_decode_varlen(ctx, corpus, [8192], 32, 8, 128, False),  # the manifest's row
         lambda: mha_inference(ctx, corpus, 32, 128, 8192, 128),  # main()'s sizes

@@ -997,3 +997,27 @@ TEST(rt_binds_dynamic_stride) {
   ts_program_destroy(p);
   ts_context_destroy(ctx);
 }
+
+/* A `p: T.ptr` parameter (a scalar of dtype handle) takes the device address it is given,
+ * all 64 bits of it, into its 8-byte slot; a tensor there is a clear error. */
+TEST(rt_launch_pointer_parameter) {
+  ts_context *ctx = NULL;
+  ts_context_options opt = {.size = sizeof opt, .disable_cache = 1};
+  REQUIRE(ts_context_create(&opt, &ctx) == TS_OK);
+  RtParam p[1];
+  memset(p, 0, sizeof p);
+  p[0] = (RtParam){.name = "a_ptr", .kind = TS_ARG_SCALAR, .dtype = TS_DTYPE_HANDLE};
+  RtLaunch l = {.name = "ptr_kernel", .grid_static = {1, 1, 1}, .block = {32, 1, 1}};
+  ts_kernel *k = rt_kernel_new_for_test(ctx, p, 1, NULL, 0, &l, 1);
+  RtPacked *pk = ts_malloc(sizeof *pk);
+  ts_arg a = {.kind = TS_ARG_SCALAR, .i = INT64_C(0x7f12345678a0)};
+  CHECK(rt_kernel_check_args(k, &a, 1, pk) == TS_OK);
+  CHECK(pk->storage[0] == UINT64_C(0x7f12345678a0));
+  int64_t shape[1] = {4};
+  ts_arg tens = {.kind = TS_ARG_TENSOR, .tensor = {(void *)(uintptr_t)0x7f0000000000, TS_DTYPE_FLOAT32, 1, shape, NULL, 0}};
+  CHECK(rt_kernel_check_args(k, &tens, 1, pk) == TS_ERR_LAUNCH_ARGUMENT);
+  CHECK(strstr(ts_last_error(ctx), "a_ptr") != NULL);
+  ts_free(pk);
+  ts_kernel_destroy(k);
+  ts_context_destroy(ctx);
+}
