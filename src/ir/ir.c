@@ -487,11 +487,16 @@ bool ir_expr_equal(const IrExpr *a, const IrExpr *b) {
   }
 }
 
+/* Saturates at IR_NUMEL_MAX (a tensor parameter's constant dims may multiply past int64): a
+ * size that large is refused wherever sizes are checked, and times any element's bytes it
+ * still fits in int64. */
+#define IR_NUMEL_MAX (INT64_MAX >> 4)
 int64_t ir_buffer_numel(const IrBuffer *b) {
   int64_t n = 1, v;
   for (int i = 0; i < b->ndim; i++) {
     if (!ir_is_const_int(b->shape[i], &v)) return -1;
-    n *= v;
+    if (v < 0) return -1;
+    n = v && n > IR_NUMEL_MAX / v ? IR_NUMEL_MAX : n * v;
   }
   return n;
 }
