@@ -293,6 +293,52 @@ static bool split_dim(const FragDim *d, const int64_t *ext, int n, FragDim *out)
   return true;
 }
 
+/* Merges dims d[0..n) (outermost first, none padded) into one dim `out`.  The merged dim's
+ * levels, fastest first, are the innermost dim's, then the next one's, and so on; that is also
+ * the order of the registers' row-major index (l_A L_B + l_B), so every register keeps its
+ * index.  The sequence must fit one dim's V t M t2 O: at most two thread levels, registers
+ * before the first one only as the innermost dim's vector, registers between the two as mid
+ * registers, the rest outer registers. */
+static bool merge_dims(const FragDim *d, int n, FragDim *out) {
+  int64_t size[LV_N * FRAG_MAX_DIMS], stride[LV_N * FRAG_MAX_DIMS];
+  int kind[LV_N * FRAG_MAX_DIMS], nl = 0, nthr = 0;
+  for (int j = n - 1; j >= 0; j--) {
+    const FragDim *x = &d[j];
+    if (x->extent == 1) continue;
+    if (x->extent % fragdim_span(x)) return false;
+    const int64_t sz[LV_N] = {x->vec, x->threads, fragdim_mid(x), fragdim_t2(x), x->extent / fragdim_span(x)};
+    const int64_t st[LV_N] = {0, x->tstride, 0, x->tstride2, 0};
+    for (int l = 0; l < LV_N; l++) {
+      if (sz[l] == 1) continue;
+      int k = l == LV_THR || l == LV_THR2 ? LV_THR : l == LV_VEC && j == n - 1 ? LV_VEC : LV_OUT;
+      if (k == LV_THR && nl && kind[nl - 1] == LV_THR && st[l] == stride[nl - 1] * size[nl - 1]) {
+        size[nl - 1] *= sz[l]; /* the next threads right after the previous level's: one level */
+        continue;
+      }
+      size[nl] = sz[l], stride[nl] = st[l], kind[nl++] = k;
+      nthr += k == LV_THR;
+    }
+  }
+  if (nthr > 2) return false;
+  *out = (FragDim){1, 1, 1, 0, 1, 1, 0};
+  int seen = 0; /* thread levels passed */
+  for (int i = 0; i < nl; i++) {
+    out->extent *= size[i];
+    if (kind[i] == LV_THR) {
+      if (seen++ == 0) out->threads = size[i], out->tstride = stride[i];
+      else out->threads2 = size[i], out->tstride2 = stride[i];
+    } else if (seen == 0 && nthr > 0) {
+      if (kind[i] != LV_VEC) return false; /* registers ahead of the threads other than a vector */
+      out->vec = size[i];
+    } else if (seen == 0 && kind[i] == LV_VEC) {
+      out->vec = size[i]; /* no threads at all: the vector stays, the rest are outer registers */
+    } else if (seen == 1 && nthr == 2) {
+      out->mid = fragdim_mid(out) * size[i];
+    }
+  }
+  return true;
+}
+
 Fragment *fragment_reshape(TsCompiler *c, const Fragment *f, int ndim, const int64_t *shape) {
   if (ndim > FRAG_MAX_DIMS) return NULL;
   int64_t n_old = 1, n_new = 1;
@@ -306,6 +352,14 @@ Fragment *fragment_reshape(TsCompiler *c, const Fragment *f, int ndim, const int
     const FragDim *d = &f->dim[j];
     if (d->extent == 1) continue;
     for (; k < ndim && shape[k] == 1; k++) r->dim[k] = (FragDim){1, 1, 1, 0, 1, 1, 0};
+    if (k < ndim && shape[k] > d->extent) { /* old dims j.. whose product is this new dim: a merge */
+      int j0 = j;
+      int64_t prod = 1;
+      while (j < f->ndim && prod < shape[k]) prod *= f->dim[j++].extent;
+      if (prod != shape[k] || !merge_dims(f->dim + j0, j - j0, &r->dim[k])) return NULL;
+      k++, j--;
+      continue;
+    }
     /* the new dims whose product is this dim's extent: one (kept) or several (a split) */
     int k0 = k;
     int64_t prod = 1;

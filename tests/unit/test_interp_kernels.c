@@ -1955,3 +1955,50 @@ TEST(interp_let_declared_var) {
   interp_free(&in);
   ts_compiler_fini(&c);
 }
+
+/* T.reshape of a fragment that merges dims spread over threads (TileLang's
+ * language/test_tilelang_language_reshape.py test_reshape_fragment): the 1-D view shares the
+ * 2-D fragment's registers (fragment_reshape's merge), and copying it out gives the rows in
+ * order. */
+static const char RESHAPE_MERGE[] =
+    KERNEL_FILE_HEAD
+    "def merged(N, M, threads):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((N // M, M), \"float32\"), B: T.Tensor((N,), \"float32\")):\n"
+    "        with T.Kernel(1, threads=threads) as _:\n"
+    "            A_shared = T.alloc_shared((N // M, M), \"float32\")\n"
+    "            A_local = T.alloc_fragment((N // M, M), \"float32\")\n"
+    "            B_shared = T.alloc_shared((N,), \"float32\")\n"
+    "            T.copy(A, A_shared)\n"
+    "            T.copy(A_shared, A_local)\n"
+    "            A_flat = T.reshape(A_local, [N])\n"
+    "            T.copy(A_flat, B_shared)\n"
+    "            T.copy(B_shared, B)\n"
+    "\n"
+    "    return main\n";
+
+static void reshape_merge_case(TestCtx *t, int n, int m, int threads) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  SourceFile file = {"reshape_merge.py", RESHAPE_MERGE, sizeof RESHAPE_MERGE - 1};
+  char pn[32], pm[32], pt[32];
+  snprintf(pn, sizeof pn, "N=%d", n);
+  snprintf(pm, sizeof pm, "M=%d", m);
+  snprintf(pt, sizeof pt, "threads=%d", threads);
+  const char *params[] = {pn, pm, pt, NULL};
+  IrFunc *f = interp_compile(&c, &file, "merged", params);
+  REQUIRE(f);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+  for (int i = 0; i < n; i++) a[i] = i * 0.25 - 7, b[i] = -1;
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  int bad = 0;
+  for (int i = 0; i < n; i++) bad += b[i] != i * 0.25 - 7;
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
+
+TEST(interp_reshape_fragment_merge) { reshape_merge_case(t, 1024, 32, 32); }
+TEST(interp_reshape_fragment_merge_wide) { reshape_merge_case(t, 2048, 64, 128); }

@@ -1049,7 +1049,20 @@ TEST(layout_fragment_reshape) {
   check_reshape(t, acc, 4, (int64_t[]){2, 32, 4, 16}, true);
   check_reshape(t, acc2, 3, (int64_t[]){256, 4, 32}, true);
   check_reshape(t, acc2, 3, (int64_t[]){256, 2, 64}, true);
-  check_reshape(t, acc, 1, (int64_t[]){4096}, false); /* merging spread dims */
+  check_reshape(t, acc, 1, (int64_t[]){4096}, false); /* three thread levels in one dim */
+  /* merges: the inner dim's levels then the outer's, at most two thread levels (adjacent
+   * thread levels with following strides are one), registers between them as mid registers */
+  Fragment *b32 = fragment_block(&c, 2, (int64_t[]){32, 32}, 32, 4); /* t(4@8,8@1)/v(1,4) */
+  check_reshape(t, b32, 1, (int64_t[]){1024}, true);
+  check_reshape(t, b32, 2, (int64_t[]){8, 128}, false); /* a split and a merge across it */
+  Fragment *b3 = fragment_block(&c, 3, (int64_t[]){4, 8, 32}, 128, 4);
+  check_reshape(t, b3, 2, (int64_t[]){4, 256}, true);
+  check_reshape(t, b3, 1, (int64_t[]){1024}, true);
+  check_reshape(t, b3, 2, (int64_t[]){32, 32}, true);
+  check_reshape(t, fragment_block(&c, 2, (int64_t[]){64, 16}, 32, 2), 1, (int64_t[]){1024}, true);
+  check_reshape(t, fragment_block(&c, 2, (int64_t[]){4, 48}, 16, 4), 1, (int64_t[]){192}, true); /* mid regs */
+  check_reshape(t, fragment_block(&c, 2, (int64_t[]){4, 40}, 16, 4), 1, (int64_t[]){160}, false); /* padding */
+  check_reshape(t, fragment_block(&c, 2, (int64_t[]){6, 4}, 8, 1), 2, (int64_t[]){4, 6}, false); /* no merge, no split */
   check_reshape(t, fragment_block(&c, 2, (int64_t[]){4, 48}, 16, 4), 3, (int64_t[]){4, 4, 12}, false); /* padding */
   Fragment *v = fragment_reshape(&c, acc, 3, (int64_t[]){64, 1, 64});
   CHECK(v && fragment_equal(fragment_reshape(&c, v, 2, (int64_t[]){64, 64}), acc));
