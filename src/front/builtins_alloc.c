@@ -542,7 +542,6 @@ bool bi_is_handle_annotation(const Value *v) {
   return v && v->kind == V_BUILTIN && v->u.bi.row->fn == t_handle;
 }
 
-
 /* T.match_buffer(handle, shape, dtype="float32", ...): the tensor parameter at the handle
  * parameter's position, with that shape and dtype (strides and offsets are not supported). */
 static Value *t_match_buffer(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {

@@ -140,7 +140,12 @@ Value *ev_call_function(Eval *ev, Value *fn, CallArgs *a) {
  * an argument (TVMScript's variable, bound later by T.let) is a T.alloc_var of that dtype. */
 static Value *call_dtype(Eval *ev, ts_dtype t, CallArgs *a) {
   SrcLoc loc = a->node->loc;
-  if (a->npos == 0 && !a->nkw && ev->block) return bi_declare_var(ev, t, NULL, loc);
+  if (a->npos == 0 && !a->nkw && ev->kernel) return bi_declare_var(ev, t, NULL, loc);
+  if (a->npos == 0 && !a->nkw && ev->block) {
+    ts_error(ev->c, loc, "%s() without an argument declares a variable (given its value by T.let), which only a "
+             "T.Kernel body may do", dtype_name(t));
+    return NULL;
+  }
   if (a->npos != 1 || a->nkw) {
     ts_error(ev->c, loc, "%s() takes exactly one argument", dtype_name(t));
     return NULL;
