@@ -282,6 +282,8 @@ void pass_size_register_buffers(TsCompiler *c, IrFunc *f);
 /* T.Parallel loops of a run-time extent bounded by a constant: over the bound, guarded
  * (bound_parallel.c; runs before size_registers). */
 void pass_bound_parallel_extents(TsCompiler *c, IrFunc *f);
+/* parallel_locals.c: a T.alloc_local buffer indexed by a T.Parallel variable is refused. */
+void pass_check_parallel_locals(TsCompiler *c, IrFunc *f);
 
 /* Row-major flat index of idx into buf's shape (for register arrays). */
 IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int nidx, SrcLoc loc);

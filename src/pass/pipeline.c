@@ -1,5 +1,7 @@
 /* pipeline.c — the passes from tile-level IR (front end) to thread-level IR (codegen):
  *
+ *   parallel_locals      a T.alloc_local buffer indexed by a T.Parallel variable: refused
+ *      |                 (parallel_locals.c)
  *   bound_parallel       T.Parallel(T.min(n, 512)): over 512, the body guarded by i < n
  *      |                 (bound_parallel.c)
  *   size_registers       a fragment that T.Parallel loops index past its declared shape
@@ -60,6 +62,7 @@ typedef struct PassEntry {
 } PassEntry;
 
 static const PassEntry passes[] = {
+    {"parallel_locals", pass_check_parallel_locals},
     {"bound_parallel", pass_bound_parallel_extents},
     {"size_registers", pass_size_register_buffers},
     {"thread_return_tiles", pass_thread_return_tiles},

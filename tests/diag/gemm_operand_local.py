@@ -14,8 +14,7 @@ def gemm_operand_local(M=16, N=16, K=16):
             B_l = T.alloc_local((K, N), T.float16)
             C_l = T.alloc_fragment((M, N), T.float32)
             T.copy(A, A_s)
-            for i, j in T.Parallel(K, N):
-                B_l[i, j] = B[i, j]
+            T.copy(B, B_l)
             T.gemm(A_s, B_l, C_l, clear_accum=True)
             T.copy(C_l, C)
 

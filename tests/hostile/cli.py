@@ -116,7 +116,7 @@ try:
          env=ENV)
     for spelling in (["--dump-after", "bogus"], ["--dump-after=bogus"]):
         case("compile %s" % " ".join(spelling), [TS, "compile", src] + ARGS + spelling, rc=2,
-             expect=[r"no pass named 'bogus'.*passes: bound_parallel, size_registers, thread_return_tiles, .*plan_gemm, warp_specialize, .*merge_shared_memory, "
+             expect=[r"no pass named 'bogus'.*passes: parallel_locals, bound_parallel, size_registers, thread_return_tiles, .*plan_gemm, warp_specialize, .*merge_shared_memory, "
                      r"thread_return_barriers; or 'all'"],
              env=ENV)
     gemm = [TS, "compile", os.path.join(ROOT, "examples", "gemm_shared_epilogue.py"), "-k", "matmul", "-D", "M=512",

@@ -88,9 +88,9 @@ static FnBuilder fn_begin(TsCompiler *c, const char *name, int threads, IrExpr *
 }
 static void fn_param_buf(FnBuilder *fb, IrBuffer *b) {
   b->param_index = fb->f->nparams;
-  fb->f->params[fb->f->nparams++] = (IrParam){b->name, b, NULL};
+  fb->f->params[fb->f->nparams++] = (IrParam){b->name, b, NULL, false};
 }
-static void fn_param_var(FnBuilder *fb, IrVar *v) { fb->f->params[fb->f->nparams++] = (IrParam){v->name, NULL, v}; }
+static void fn_param_var(FnBuilder *fb, IrVar *v) { fb->f->params[fb->f->nparams++] = (IrParam){v->name, NULL, v, false}; }
 static IrFunc *fn_end(TsCompiler *c, FnBuilder *fb, IrStmt **items, int n) {
   fb->kernel->u.kernel.body = ir_seq(c, items, n, NOLOC);
   fb->f->body = ir_seq(c, &fb->kernel, 1, NOLOC);

@@ -106,7 +106,7 @@ static bool b_finish(B *b) {
   b->f->params = ARENA_ARRAY(b->c.arena, IrParam, b->params.len);
   for (int i = 0; i < b->params.len; i++) {
     IrBuffer *p = b->params.items[i];
-    b->f->params[i] = (IrParam){p->name, p, NULL};
+    b->f->params[i] = (IrParam){p->name, p, NULL, false};
   }
   b->f->body = ir_seq(&b->c, &b->ks, 1, SRCLOC_NONE);
   bool ok = pass_pipeline(&b->c, b->f);
