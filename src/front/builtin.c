@@ -253,6 +253,13 @@ Value *bi_buffer_value(Eval *ev, IrBuffer *b) {
   return v;
 }
 
+Value *bi_declare_var(Eval *ev, ts_dtype t, IrExpr *init, SrcLoc loc) {
+  IrExpr *one = ir_int(ev->c, 1, TS_DTYPE_INT32, loc);
+  IrBuffer *b = ir_buffer(ev->c, bi_take_name(ev, "var"), t, IR_SCOPE_VAR, 1, &one, loc);
+  b->init = init;
+  return bi_buffer_value(ev, bi_declare_buffer(ev, b, loc));
+}
+
 IrExpr *bi_barrier_addr(Eval *ev, Value *v, const char *fname, SrcLoc loc) {
   IrExpr *ld = NULL;
   if (v && v->kind == V_BUFFER && v->u.buf->scope == IR_SCOPE_BARRIER) {

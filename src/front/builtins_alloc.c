@@ -190,13 +190,6 @@ static Value *t_alloc_var(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
   return bi_declare_var(ev, t, init, loc);
 }
 
-Value *bi_declare_var(Eval *ev, ts_dtype t, IrExpr *init, SrcLoc loc) {
-  IrExpr *one = ir_int(ev->c, 1, TS_DTYPE_INT32, loc);
-  IrBuffer *b = ir_buffer(ev->c, bi_take_name(ev, "var"), t, IR_SCOPE_VAR, 1, &one, loc);
-  b->init = init;
-  return bi_buffer_value(ev, bi_declare_buffer(ev, b, loc));
-}
-
 /* T.let(var, value): gives a variable declared by a dtype call without arguments
  * (`off = T.int32()`) its value, a store like `off = value`. */
 static Value *t_let(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {

@@ -852,19 +852,6 @@ Value *ev_eval(Eval *ev, Env *env, const AstNode *n) {
 }
 
 /* ---- assignment ------------------------------------------------------------------------------ */
-bool ev_store_var(Eval *ev, IrBuffer *b, Value *v, SrcLoc loc) {
-  if (!ev->block) {
-    ts_error(ev->c, loc, "cannot assign to T.alloc_var '%s' outside a kernel", b->name);
-    return false;
-  }
-  IrExpr *e = ev_to_ir(ev, v, NULL, loc);
-  if (!e) return false;
-  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, 1);
-  idx[0] = ir_int(ev->c, 0, TS_DTYPE_INT32, loc);
-  ev_emit(ev, ir_store(ev->c, b, idx, 1, ir_cast(ev->c, b->dtype, e, loc), loc));
-  return true;
-}
-
 /* `x = v`: Python values bind; IR values become a LET; an alloc_var is stored to. */
 static bool assign_name(Eval *ev, Env *env, const char *name, Value *v, SrcLoc loc) {
   Value *cur = strmap_get(&env->vars, name);

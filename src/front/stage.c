@@ -66,6 +66,20 @@ static bool stmt_exprs_ok(Eval *ev, const IrStmt *s) {
 }
 
 /* Appends s to the block being traced. */
+/* `x = v` into a T.alloc_var b: one store of v, converted to b's dtype. */
+bool ev_store_var(Eval *ev, IrBuffer *b, Value *v, SrcLoc loc) {
+  if (!ev->block) {
+    ts_error(ev->c, loc, "cannot assign to T.alloc_var '%s' outside a kernel", b->name);
+    return false;
+  }
+  IrExpr *e = ev_to_ir(ev, v, NULL, loc);
+  if (!e) return false;
+  IrExpr **idx = ARENA_ARRAY(ev->a, IrExpr *, 1);
+  idx[0] = ir_int(ev->c, 0, TS_DTYPE_INT32, loc);
+  ev_emit(ev, ir_store(ev->c, b, idx, 1, ir_cast(ev->c, b->dtype, e, loc), loc));
+  return true;
+}
+
 void ev_emit(Eval *ev, IrStmt *s) {
   if (!s) return;
   TS_ASSERT(ev->block);
