@@ -142,6 +142,8 @@ static Value *t_reducer_update(Eval *ev, CallArgs *a, Value **arg, const Builtin
   }
   IrExpr *ld = t->u.expr;
   IrBuffer *r = ld->u.load.buf;
+  for (int i = 0; i < ev->reducer_reads.len; i++) /* its target, not a read of a partial value */
+    if (ev->reducer_reads.items[i] == ld) ev->reducer_reads.items[i--] = ev->reducer_reads.items[--ev->reducer_reads.len];
   if (r->reducer_epoch != 1) {
     ts_error(ev->c, loc, "T.reducer_update before T.reducer_init of reducer '%s'", r->name);
     return ev->poison;

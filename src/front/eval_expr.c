@@ -474,7 +474,9 @@ static Value *eval_subscript(Eval *ev, Env *env, const AstNode *n) {
       v->u.region.extent = bi.extent;
       return v;
     }
-    return ev_expr(ev, ir_load(ev->c, base->u.buf, bi.idx, bi.n, n->loc));
+    IrExpr *ld = ir_load(ev->c, base->u.buf, bi.idx, bi.n, n->loc);
+    if (base->u.buf->reducer && base->u.buf->reducer_epoch == 1) vec_push(ev->a, &ev->reducer_reads, ld);
+    return ev_expr(ev, ld);
   }
   case V_TUPLE:
   case V_LIST:
@@ -913,6 +915,11 @@ static bool store_slice(Eval *ev, IrBuffer *b, BufIndex *bi, Value *v, SrcLoc lo
 static bool store_buffer(Eval *ev, IrBuffer *b, BufIndex *bi, Value *v, SrcLoc loc) {
   if (!ev->block) {
     ts_error(ev->c, loc, "buffer stores are only allowed inside a @T.prim_func kernel");
+    return false;
+  }
+  if (b->reducer && b->reducer_epoch == 1) {
+    ts_error(ev->c, loc, "illegal store to reducer '%s' between T.reducer_init and T.finalize_reducer: update it with "
+             "T.reducer_update(%s[...], value)", b->name, b->name);
     return false;
   }
   if (bi->lanes) return scatter_lanes(ev, b, bi, v, loc);

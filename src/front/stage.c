@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "value.h"
+#include "../ir/analysis.h"
 
 /* Python code can stage expressions no pass could handle: sum() over 10**5 loads nests
  * 10**5 deep (the recursive passes overflow the C stack), and a helper that doubles
@@ -65,7 +66,6 @@ static bool stmt_exprs_ok(Eval *ev, const IrStmt *s) {
   return true;
 }
 
-/* Appends s to the block being traced. */
 /* `x = v` into a T.alloc_var b: one store of v, converted to b's dtype. */
 bool ev_store_var(Eval *ev, IrBuffer *b, Value *v, SrcLoc loc) {
   if (!ev->block) {
@@ -80,10 +80,31 @@ bool ev_store_var(Eval *ev, IrBuffer *b, Value *v, SrcLoc loc) {
   return true;
 }
 
+/* A read of a reducer's element between T.reducer_init and T.finalize_reducer (Eval.reducer_reads)
+ * that s uses: each thread's partial value, not the reduction.  Reported once. */
+typedef struct ReducerRead { const PtrVec *reads; const IrExpr *found; } ReducerRead;
+static void find_reducer_read(IrExpr *e, void *ctx) {
+  ReducerRead *r = ctx;
+  if (!r->found && e->kind == IR_LOAD && vec_has(r->reads, e)) r->found = e;
+}
+static bool reducer_reads_ok(Eval *ev, IrStmt *s) {
+  if (!ev->reducer_reads.len) return true;
+  ReducerRead r = {&ev->reducer_reads, NULL};
+  IrVisitor v = {NULL, find_reducer_read, &r};
+  ir_visit(s, &v);
+  if (!r.found) return true;
+  const IrBuffer *b = r.found->u.load.buf;
+  ts_error(ev->c, r.found->loc, "illegal read of reducer '%s' before T.finalize_reducer: between T.reducer_init and "
+           "the finalize each thread holds only its partial value; read the finalized result", b->name);
+  ev->reducer_reads.len = 0;
+  return false;
+}
+
+/* Appends s to the block being traced. */
 void ev_emit(Eval *ev, IrStmt *s) {
   if (!s) return;
   TS_ASSERT(ev->block);
-  if (!stmt_exprs_ok(ev, s)) return;
+  if (!stmt_exprs_ok(ev, s) || !reducer_reads_ok(ev, s)) return;
   vec_push(ev->a, ev->block, s);
 }
 

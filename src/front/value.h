@@ -268,6 +268,9 @@ typedef struct Eval {
   PtrVec dyn_vars;       /* IrVar* from T.dynamic */
   int ir_if_depth;     /* IR 'if' statements being traced around this point (their branches may diverge) */
   const Value *reduce_scope; /* the T.comm_reducer of the innermost `with T.attr(..., "reduce_scope", ...)` */
+  PtrVec reducer_reads;  /* IrExpr* loads of a reducer between T.reducer_init and T.finalize_reducer
+                            that the kernel's code made: a statement using one is an error (a
+                            thread's partial value), except T.reducer_update's own target */
   PtrVec outer_views;    /* IrStmt* ALLOCs of T.make_tensor over a `p: T.ptr` parameter made before
                             T.Kernel: eval_stmt.c puts them at the start of every kernel body */
   IrBuffer *rng_state;   /* T.rng_init's per-thread Philox state in the current kernel (NULL before
