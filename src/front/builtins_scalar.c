@@ -599,16 +599,23 @@ static Value *t_rng_rand(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
 }
 
 /* T.dp4a(a[i], b[i], c[j]): c[j] += the dot product of a[i:i+4] and b[i:i+4], 8-bit integers
- * (both int8 or both uint8) into int32, with one __dp4a. */
+ * (both int8 or both uint8) into int32, with one __dp4a.  A whole buffer stands for its first
+ * element (TileLang passes its data pointer: T.dp4a(A, B, C)). */
 static Value *t_dp4a(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
   IrExpr *ops[3];
   static const char *const what[] = {"A", "B", "C"};
   for (int i = 0; i < 3; i++) {
+    if (arg[i]->kind == V_BUFFER) {
+      IrBuffer *b = arg[i]->u.buf;
+      IrExpr **zero = ARENA_ARRAY(ev->a, IrExpr *, b->ndim ? b->ndim : 1);
+      for (int d = 0; d < b->ndim; d++) zero[d] = ir_i32(ev->c, 0);
+      arg[i] = ev_expr(ev, ir_load(ev->c, b, zero, b->ndim, loc));
+    }
     IrExpr *e = arg[i]->kind == V_EXPR ? arg[i]->u.expr : NULL;
     if (!e || e->kind != IR_LOAD || e->lanes != 1) {
-      ts_error(ev->c, loc, "T.dp4a: %s must be a buffer element such as buf[i], got %s", what[i], ev_type_name(arg[i]));
+      ts_error(ev->c, loc, "T.dp4a: %s must be a buffer element such as buf[i] (or a buffer: its first), got %s", what[i], ev_type_name(arg[i]));
       return ev->poison;
     }
     ops[i] = ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &e, 1, loc);

@@ -17,5 +17,5 @@ def bad(A: T.Tensor((64,), "int8"), F: T.Tensor((64,), "float32"), D: T.Tensor((
         f = T.alloc_local((4,), "float32")
         c = T.alloc_local((1,), "int32")
         T.dp4a(a[0], f[0], c[0])
-        T.dp4a(a, a, c)
+        T.dp4a(1, a[0], c[0])
         T.dp4a(a[0], a[0], f[0])
