@@ -549,7 +549,8 @@ class Kernel(_callpath.Launcher):
                     continue
                 if a.kind != "tensor" or any(s is None for s in a.shape):
                     raise TypeError("tilescale: cannot allocate output '%s' (dynamic shape); "
-                                    "pass it explicitly" % a.name)
+                                    "pass every argument, outputs too, in the order %s(%s)"
+                                    % (a.name, self.name, ", ".join(p.name for p in infos)))
                 if a.dtype in _PACKED_STORAGE:
                     shape, tdt = packed_output(torch, a.shape, a.dtype)
                 else:
