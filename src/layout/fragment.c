@@ -327,11 +327,9 @@ static bool merge_dims(const FragDim *d, int n, FragDim *out) {
     if (kind[i] == LV_THR) {
       if (seen++ == 0) out->threads = size[i], out->tstride = stride[i];
       else out->threads2 = size[i], out->tstride2 = stride[i];
-    } else if (seen == 0 && nthr > 0) {
-      if (kind[i] != LV_VEC) return false; /* registers ahead of the threads other than a vector */
-      out->vec = size[i];
-    } else if (seen == 0 && kind[i] == LV_VEC) {
-      out->vec = size[i]; /* no threads at all: the vector stays, the rest are outer registers */
+    } else if (seen == 0) { /* ahead of any thread level: the vector; other registers only with no threads */
+      if (kind[i] == LV_VEC) out->vec = size[i];
+      else if (nthr > 0) return false;
     } else if (seen == 1 && nthr == 2) {
       out->mid = fragdim_mid(out) * size[i];
     }

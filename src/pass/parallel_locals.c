@@ -18,18 +18,11 @@ typedef struct Locals {
   PtrVec named;   /* IrBuffer*: refused already (one diagnostic a buffer) */
 } Locals;
 
-typedef struct Uses { const PtrVec *vars; int found; } Uses;
-static void find_var(IrExpr *e, void *ctx) {
-  Uses *u = ctx;
-  for (int i = 0; u->found < 0 && e->kind == IR_VAR && i < u->vars->len; i++)
-    if (u->vars->items[i] == e->u.var) u->found = i;
-}
 /* Which tainted variable e reads first (its position in Locals.tainted), or -1. */
-static int tainted_in(const Locals *x, IrExpr *e) {
-  Uses u = {&x->tainted, -1};
-  IrVisitor v = {NULL, find_var, &u};
-  ir_visit_expr(e, &v);
-  return u.found;
+static int tainted_in(const Locals *x, const IrExpr *e) {
+  for (int i = 0; i < x->tainted.len; i++)
+    if (ir_expr_uses_var(e, x->tainted.items[i])) return i;
+  return -1;
 }
 static void taint(Locals *x, IrVar *v, IrVar *loop_var) {
   vec_push(x->c->arena, &x->tainted, v);
