@@ -19,8 +19,9 @@ torchrun, srun or mpirun start them.)
               (all_gather_into_tensor of K/V + scaled_dot_product_attention); non-causal (the
               file's default) and causal rows.
     cannon    example_cannon.py's kernel (its factory alone: the file runs its benchmark at
-              import) on a square mesh of ranks, M = N = K = 16384 (the file's default; 4096
-              with --small), signals reset before each call (untimed, before the ranks are
+              import) on a square mesh of ranks, M = N = K = 16896 on 2x2 (the nearest size to
+              the file's default 16384 at which its puts stay inside their buffers: at 16384 the
+              last put overruns by 1 MB; 4096 with --small), signals reset before each call (untimed, before the ranks are
               settled: the file's own loop resets them with no barrier and can hang), against one cuBLAS GEMM of the
               whole problem on one GPU divided by the number of GPUs (perfect scaling).  Checked
               against tests/dist/mesh_gemm_model.py's model of the program (the file's own check
@@ -179,7 +180,7 @@ def heap_bytes_needed(args, world, benches):
             total += 2 * (2 * kv + 2 * sum(sp["seqlens_k"]) // world * sp["kv_head"] * sp["head_dim"]
                           + sum(sp["seqlens_q"]) // world * sp["q_head"] * sp["head_dim"])
     if "cannon" in benches:  # A and B double-buffered, C: tiles of (size / mesh)^2 (2x2 mesh at most)
-        size = 4096 if args.small else 16384
+        size = cannon_size(args, 2)
         total += 2 * 5 * (size // 2) ** 2
     need = int(total * 1.25) + (256 << 20)
     # Each benchmark's allocator (as the examples make it) takes 1 GiB of the heap; the last
@@ -566,7 +567,7 @@ def bench_cannon(g, args, example_dir):
     import mesh_gemm_model as mm
     W = g.world
     mesh = math.isqrt(W)
-    size = 4096 if args.small else 16384
+    size = cannon_size(args, max(mesh, 1))
     row = Row("cannon", "M=N=K %d on %dx%d" % (size, mesh, mesh), 2.0 * size ** 3)
     if W == 1 or mesh * mesh != W or mesh % 2:
         row.ok, row.check = True, "skipped: needs an even square mesh (4, 16 ranks)"
@@ -595,6 +596,14 @@ def bench_cannon(g, args, example_dir):
     row.ok = check()
     row.check = "ok (the model of the program); torch = one GPU's GEMM / %d" % W if row.ok else "WRONG after timing"
     return row
+
+
+def cannon_size(args, mesh):
+    """M = N = K near 4096 (--small) or 16384 on which the example's kernel stays inside its
+    buffers (mesh_gemm_model.put_overrun: at 16384 on 2x2 its last put overruns by 1 MB)."""
+    use_tests_dist()
+    import mesh_gemm_model as mm
+    return mm.in_bounds_size(4096 if args.small else 16384, mesh, mm.MeshGemm.BLOCKS)
 
 
 def use_tests_dist():

@@ -85,6 +85,41 @@ def fp16_ulp(x):
     return torch.pow(2.0, e - 10)
 
 
+EXAMPLE_SM_NUM = 132  # both files' `sm_num` ("132 SMs for H100"), whatever the GPU
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def put_overrun(M, N, K, mesh, blocks):
+    """None when both examples' kernels copy only inside their buffers at this size, else why
+    not.  Each kernel splits the local rows of A (and of B) into slices of ceildiv(rows, grid)
+    rows, grid = min(132, output tiles), and every slice's put copies a whole slice: unless the
+    slice size divides the rows, the last put runs past the end of the peer's double buffer
+    into whatever the heap holds next (the other buffer, the signals): corrupt data or a hang."""
+    bm, bn, _ = blocks
+    ml, nl, kl = cdiv(M, mesh), cdiv(N, mesh), cdiv(K, mesh)
+    grid = min(EXAMPLE_SM_NUM, cdiv(ml, bm) * cdiv(nl, bn))
+    for what, rows in (("A", ml), ("B", nl)):
+        per = cdiv(rows, grid)
+        if rows % per:
+            return ("M=%d N=%d K=%d on %dx%d: the example's last %s put copies %d rows from row %d of %d "
+                    "(%d bytes past the buffer)" % (M, N, K, mesh, mesh, what, per, per * (cdiv(rows, per) - 1),
+                                                     rows, (per * cdiv(rows, per) - rows) * kl * 2))
+    return None
+
+
+def in_bounds_size(size, mesh, blocks):
+    """The smallest M = N = K >= size on which put_overrun finds nothing (a step of mesh * the
+    largest block keeps every local size a whole number of tiles)."""
+    step = mesh * max(blocks)
+    n = cdiv(size, step) * step
+    while put_overrun(n, n, n, mesh, blocks):
+        n += step
+    return n
+
+
 class MeshGemm:
     """One rank's run of a mesh example's kernel (shared by this check and bench_overlap's
     cannon row): the kernel compiled from the file's factory with the examples' own blocks and
@@ -100,6 +135,10 @@ class MeshGemm:
         self.r, self.c = divmod(rank, mesh)
         self.ml, self.nl, self.kl = -(-M // mesh), -(-N // mesh), -(-K // mesh)
         bm, bn, bk = self.BLOCKS
+        why = put_overrun(M, N, K, mesh, self.BLOCKS)
+        if why:
+            raise ValueError("mesh_gemm_model: %s; pick another size (e.g. %d)" % (
+                why, in_bounds_size(max(M, N, K), mesh, self.BLOCKS)))
         func = load_factory(path, example)(mesh, M, N, K, bm, bn, bk, "float16")
         self.kernel = tilelang.compile(func, pass_configs={"tl.disable_tma_lower": True,
                                                            "tl.disable_warp_specialized": True})
@@ -147,7 +186,10 @@ def main():
     mesh = int(round(world ** 0.5))
     if mesh * mesh != world:
         sys.exit("mesh_gemm_model: %d ranks is not a square mesh" % world)
-    g = MeshGemm(path, args.example, mesh, rank, args.M, args.N, args.K)
+    try:
+        g = MeshGemm(path, args.example, mesh, rank, args.M, args.N, args.K)
+    except ValueError as e:
+        sys.exit(str(e))
     torch.cuda.synchronize()
     dist.barrier()
     g.run()

@@ -45,6 +45,20 @@ class MeshModelTest(unittest.TestCase):
         got = m.fp16_ulp(torch.tensor([1.0, 3.0, 100.0])).tolist()
         self.assertEqual(got, [2.0 ** -10, 2.0 ** -9, 2.0 ** -4])
 
+    def test_put_overrun_matches_the_slices_the_kernel_copies(self):
+        import mesh_gemm_model as m
+        blocks = (128, 256, 64)
+        for size in (2048, 4096, 8192, 12288, 16384, 16896, 20480):
+            ml = size // 2
+            grid = min(132, (ml // 128) * (ml // 256))
+            per = -(-ml // grid)
+            # the last row any block's put touches (blocks with block_id < ceildiv(rows, per))
+            last = max(per * b + per for b in range(grid) if b < -(-ml // per))
+            self.assertEqual(m.put_overrun(size, size, size, 2, blocks) is None, last <= ml, size)
+        self.assertIsNotNone(m.put_overrun(16384, 16384, 16384, 2, blocks))
+        n = m.in_bounds_size(16384, 2, blocks)
+        self.assertTrue(n >= 16384 and m.put_overrun(n, n, n, 2, blocks) is None)
+
 
 @unittest.skipIf(torch is None, "torch is not installed")
 class DeepEPModelTest(unittest.TestCase):
