@@ -185,8 +185,13 @@ static ts_status dist_api_init(ts_context *ctx, const ts_dist_options *opt, ts_d
   {
     uint64_t off = 1;
     TS_ASSERT(dist_symheap_alloc(&d->alloc, DIST_RUNTIME_BYTES, DIST_ALIGN, &off) && off == 0);
+    /* then the slots of the barriers' release round (release.c), on every rank alike */
+    uint64_t slots = 0, slot_bytes = 4u * (uint64_t)d->world;
+    TS_ASSERT(dist_symheap_alloc(&d->alloc, slot_bytes, DIST_ALIGN, &slots));
     CU_CHECK(ctx, cuMemsetD8, (d->heap, 0, DIST_RUNTIME_BYTES));
+    CU_CHECK(ctx, cuMemsetD8, (d->heap + slots, 0, slot_bytes));
     CU_CHECK(ctx, cuCtxSynchronize, ());
+    TS_CHECK(dist_release_open(d, slots));
   }
   /* Every module loaded from now on gets the heap-base table before its first launch. */
   ctx->module_hook = dist_module_hook;
@@ -196,6 +201,7 @@ cleanup:
   sb_free(&err);
   if (status != TS_OK) {
     /* Not ts_dist_finalize: its barrier would wait for ranks that are not coming. */
+    dist_release_close(d);
     if (d->backend == TS_DIST_BACKEND_NVSHMEM) dist_nvshmem_close(d);
     else dist_ipc_close(d);
     dist_boot_close(&d->boot);
@@ -218,6 +224,7 @@ static void dist_api_finalize(ts_dist *d) {
   if (!dist_boot_barrier(&d->boot, &err))
     rt_set_error(d->ctx, "ts_dist_finalize: final barrier failed (%s); freeing the heap anyway", sb_str(&err));
   if (d->copy_stream) d->x.cuStreamDestroy(d->copy_stream);
+  dist_release_close(d);
   if (d->ctx->module_hook_user == d) {
     d->ctx->module_hook = NULL;
     d->ctx->module_hook_user = NULL;
@@ -303,6 +310,10 @@ static ts_status dist_api_malloc(ts_dist *d, size_t bytes, void **ptr) {
     CU_CHECK(d->ctx, cuCtxSynchronize, ());
   }
   status = agree(d, "ts_dist_malloc", (SymRecord){0, bytes, ok ? off : 0, ok});
+  if (status != TS_OK) goto cleanup;
+  /* Callers zero or fill the new block and then launch kernels that write to peers: leave
+   * together, or a fast rank's writes can precede a slow rank's fill. */
+  status = dist_release_together(d, "ts_dist_malloc");
   if (status != TS_OK) goto cleanup;
   *ptr = (void *)(uintptr_t)(d->heap + off);
   return TS_OK;
@@ -469,7 +480,9 @@ ts_status ts_dist_barrier(ts_dist *d, void *stream) {
   if (!dist_boot_barrier(&d->boot, &err)) {
     rt_set_error(d->ctx, "ts_dist_barrier: %s", sb_str(&err));
     status = TS_ERR_IO;
+    goto cleanup;
   }
+  if (!d->host_only) status = dist_release_together(d, "ts_dist_barrier");
 cleanup:
   sb_free(&err);
   return status;

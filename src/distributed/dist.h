@@ -7,6 +7,7 @@
  *   ipc.c        the `ipc` backend: cuMemAlloc heap + CUDA IPC handles, peers mapped
  *   nvshmem.c    the `nvshmem` backend: libnvshmem_host.so.3 by dlopen
  *   env.c        the launcher's environment (torchrun, tilescale launch, MPI, SLURM)
+ *   release.c    the GPU round that lets the ranks out of a host barrier together
  *   dist.c       the public API of include/tilescale_dist.h on top of them
  *
  * Nothing here is used by lower layers; rt/ knows nothing of dist/.  The launcher that
@@ -87,6 +88,7 @@ uint64_t dist_symheap_used_bytes(const DistSymHeap *h);
   X(cuStreamCreate)                 \
   X(cuStreamDestroy)                \
   X(cuStreamWaitEvent)              \
+  X(cuStreamQuery)                  \
   X(cuDeviceGetPCIBusId)
 
 typedef struct DistDriver {
@@ -121,6 +123,11 @@ struct ts_dist {
   DistNvshmem *nv;        /* nvshmem backend */
   uint64_t serial;        /* this group's number in the process (1, 2, ...): kernels remember the
                            * group whose table their module holds (ts_kernel.dist_attached) */
+  /* release.c: the GPU round after host barriers (off: the host barrier alone) */
+  bool release_on;
+  uint32_t release_epoch; /* barriers released so far */
+  uint64_t release_off;   /* heap offset of the uint32[world] slots */
+  CUstream release_stream;
 };
 
 /* Backends: create the heap and fill peer_base; destroy undoes it (after a barrier). */
@@ -139,6 +146,17 @@ ts_status dist_nvshmem_module_init(ts_dist *d, CUmodule mod);
  * this rank (why says what is wrong otherwise).  Pure: unit-tested on the CPU. */
 bool dist_nvshmem_state_ok(const void *head, size_t n, int rank, int world, StrBuf *why);
 
+/* ---- releasing the ranks of a host barrier together (release.c) -------------------------------- */
+/* Whether this rank can take part in the round: more than one rank, a GPU heap, every rank's
+ * heap mapped here, and `env` (TILESCALE_DIST_RELEASE_ROUND) not "0".  Pure. */
+bool dist_release_possible(int world, bool host_only, const uint64_t *peer_base, const char *env);
+/* At init (collective): the slots are at heap offset slots_off (zeroed); the round is on when
+ * every rank can take part. */
+ts_status dist_release_open(ts_dist *d, uint64_t slots_off);
+void dist_release_close(ts_dist *d);
+/* After a host barrier every rank passed: the GPU round (a no-op when off).  fn names the
+ * caller in errors. */
+ts_status dist_release_together(ts_dist *d, const char *fn);
 /* Checking macro for the extra driver functions (same contract as rt.h's CU_CHECK). */
 #define DIST_CU_CHECK(d, fn, args)                             \
   do {                                                         \

@@ -195,6 +195,18 @@ TEST(dist_nvshmem_bootstrap_choice) {
   CHECK(dist_nvshmem_native_bootstrap("PMIx") && dist_nvshmem_native_bootstrap("MPI"));
 }
 
+/* the barriers' GPU release round: only with every rank's heap mapped here, and not off */
+TEST(dist_release_round_possible) {
+  uint64_t mapped[3] = {0x1000, 0x2000, 0x3000}, off_node[3] = {0x1000, 0, 0x3000};
+  CHECK(dist_release_possible(3, false, mapped, NULL));
+  CHECK(dist_release_possible(3, false, mapped, "1"));
+  CHECK(!dist_release_possible(3, false, mapped, "0"));     /* TILESCALE_DIST_RELEASE_ROUND=0 */
+  CHECK(!dist_release_possible(3, false, off_node, NULL));  /* rank 1's heap is not mapped */
+  CHECK(!dist_release_possible(3, true, mapped, NULL));     /* host_only: no heap */
+  CHECK(!dist_release_possible(1, false, mapped, NULL));    /* nobody to wait for */
+  CHECK(!dist_release_possible(3, false, NULL, NULL));
+}
+
 TEST(dist_symheap_alloc_free_coalesce) {
   DistSymHeap h;
   dist_symheap_init(&h, 4096);
