@@ -437,7 +437,9 @@ class BenchOverlapTest(unittest.TestCase):
         lines = r.stdout.strip().splitlines()
         self.assertEqual(lines[0], "example_allgather_gemm_overlapped.py example_gemm_rs_overlapped.py "
                                    "example_sp_ag_attention_intra_node.py")
-        self.assertEqual(lines[1], "3786 3006")  # cannon: 5 tiles of 8192^2 fp16, x1.25
+        # cannon: 5 tiles of 8448^2 fp16, x1.25 (16896 on 2x2: at 16384 the example's last put
+        # overruns its buffer, mesh_gemm_model.put_overrun)
+        self.assertEqual(lines[1], "3836 3006")
         self.assertEqual(lines[2], "N 1000 is not a multiple of 2 ranks x 256")
 
     def test_wrong_checks_and_the_examples_race(self):
