@@ -1410,6 +1410,85 @@ TEST(interp_parallel_dynamic_extent) {
   }
 }
 
+/* T.Parallel over a run-time extent with no constant bound (bound_parallel.c): over global
+ * memory, chunks of the thread count with each iteration guarded; around a nest over a
+ * fragment its variable does not index, a serial loop every thread runs (a column sum here). */
+static const char DYN_UNBOUNDED[] =
+    KERNEL_FILE_HEAD
+    "def dyn(n, threads):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((n,), \"float32\"), B: T.Tensor((n,), \"float32\"),\n"
+    "             C: T.Tensor((16,), \"float32\"), m: T.int32):\n"
+    "        with T.Kernel(1, threads=threads):\n"
+    "            acc = T.alloc_fragment((16,), \"float32\")\n"
+    "            for i in T.Parallel(m):\n"
+    "                B[i] = A[i] * 2.0\n"
+    "            for j in T.Parallel(16):\n"
+    "                acc[j] = 0.0\n"
+    "            for r in T.Parallel(m // 16):\n"
+    "                for j in T.Parallel(16):\n"
+    "                    acc[j] += A[r * 16 + j]\n"
+    "            for j in T.Parallel(16):\n"
+    "                C[j] = acc[j]\n"
+    "\n"
+    "    return main\n";
+
+TEST(interp_parallel_unbounded_dynamic_extent) {
+  enum { N = 128 };
+  for (int m = 0; m <= N; m += 48) {
+    TsCompiler c;
+    ts_compiler_init(&c, (TsTarget){90, true});
+    c.debug = true;
+    SourceFile file = {"dyn.py", DYN_UNBOUNDED, sizeof DYN_UNBOUNDED - 1};
+    const char *params[] = {"n=128", "threads=32", NULL};
+    IrFunc *f = interp_compile(&c, &file, "dyn", params);
+    REQUIRE(f);
+    Interp in = {0};
+    double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+    double *cc = interp_global(&in, param(f, "C"));
+    for (int i = 0; i < N; i++) a[i] = i * 0.5 + 1, b[i] = 99;
+    for (int i = 0; i < f->nparams; i++)
+      if (f->params[i].var) interp_set_scalar(&in, f->params[i].var, m);
+    interp_run(&in, f);
+    CHECK(in.errors == 0);
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += b[i] != (i < m ? a[i] * 2.0 : 99.0);
+    for (int j = 0; j < 16; j++) {
+      double want = 0;
+      for (int r = 0; r < m / 16; r++) want += a[r * 16 + j];
+      bad += cc[j] != want;
+    }
+    CHECK(bad == 0);
+    interp_free(&in);
+    ts_compiler_fini(&c);
+  }
+}
+
+/* ... but a fragment indexed by such a loop's variable has no layout: refused, naming it. */
+TEST(parallel_unbounded_extent_indexing_a_fragment_is_refused) {
+  static const char src[] =
+      KERNEL_FILE_HEAD
+      "def dyn(n):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((n,), \"float32\"), m: T.int32):\n"
+      "        with T.Kernel(1, threads=32):\n"
+      "            acc = T.alloc_fragment((64,), \"float32\")\n"
+      "            for i in T.Parallel(m):\n"
+      "                acc[i % 64] = 0.0\n"
+      "            for i in T.Parallel(64):\n"
+      "                A[i] = acc[i]\n"
+      "\n"
+      "    return main\n";
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  SourceFile file = {"dyn.py", src, sizeof src - 1};
+  const char *params[] = {"n=64", NULL};
+  CHECK(interp_compile(&c, &file, "dyn", params) == NULL);
+  const char *d = sb_str(&c.diag.out);
+  CHECK(strstr(d, "dyn.py:11:13: error: ") && strstr(d, "fragment 'acc' is indexed by T.Parallel variable 'i'"));
+  ts_compiler_fini(&c);
+}
+
 /* A T.Parallel read whose index may go below 0 by its own arithmetic (`by * BM + i - 10`) is
  * guarded from below as from above: those elements read 0, or the value
  * T.annotate_safe_value gives the tensor (element-wise then, not the zero-filling vector
