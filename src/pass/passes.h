@@ -164,6 +164,9 @@ void pass_inject_pipeline(TsCompiler *c, IrFunc *f);   /* T.Pipelined -> multi-s
 void pass_legalize(TsCompiler *c, IrFunc *f);          /* tile copies/fills -> parallel nests */
 void pass_layout_inference(TsCompiler *c, IrFunc *f);  /* fragment and loop layouts */
 void pass_view_layouts(TsCompiler *c, IrFunc *f);      /* shared views share their base's swizzle */
+/* flat_fragment_index.c: fragments a nest indexes by flattened nest variables (`B[i * n + j]`)
+ * accessed there through a reshape view (`B_flat[i, j]`). */
+void pass_split_flat_fragment_indices(TsCompiler *c, IrFunc *f);
 void pass_lower_tile_ops(TsCompiler *c, IrFunc *f);    /* -> thread-level IR */
 void pass_remap_global(TsCompiler *c, IrFunc *f);      /* T.Layout maps of global tensors -> offsets */
 void pass_simplify(TsCompiler *c, IrFunc *f);          /* ir_simplify on every expression */

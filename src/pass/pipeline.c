@@ -27,6 +27,8 @@
  *      |
  *   legalize             T.copy / T.fill / tile atomics -> T.Parallel nests; Pipelined -> serial
  *      |
+ *   split_flat_indices   `frag[i * n + j]` in T.Parallel(m, n) -> a reshape view `[i, j]`
+ *      |
  *   layout_inference     a Fragment for every fragment buffer and parallel nest
  *      |
  *   view_layouts         a T.view of a swizzled shared buffer takes its swizzle, in its own
@@ -74,6 +76,7 @@ static const PassEntry passes[] = {
     {"pipeline_serial_loops", pass_pipeline_serial_loops},
     {"inject_pipeline", pass_inject_pipeline},
     {"legalize", pass_legalize},
+    {"split_flat_indices", pass_split_flat_fragment_indices},
     {"layout_inference", pass_layout_inference},
     {"view_layouts", pass_view_layouts},
     {"lower_tile_ops", pass_lower_tile_ops},

@@ -1489,6 +1489,49 @@ TEST(parallel_unbounded_extent_indexing_a_fragment_is_refused) {
   ts_compiler_fini(&c);
 }
 
+/* A fragment written at flattened indices (`B_local[i * N + j]` in T.Parallel(M, N)) and read
+ * plainly over T.Parallel(M * N), TileLang's composable indices (flat_fragment_index.c): the
+ * fragment takes the shape (M, N), the plain nest is split, and every element reaches B.  N = 24
+ * pads its rows over the threads (a layout no 1-D view could merge). */
+static const char COMPOSABLE[] =
+    KERNEL_FILE_HEAD
+    "def comp(M, N):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, N), \"float32\"), B: T.Tensor((M * N,), \"float32\")):\n"
+    "        with T.Kernel(1, threads=32):\n"
+    "            A_local = T.alloc_fragment((M, N), \"float32\")\n"
+    "            B_local = T.alloc_fragment((M * N,), \"float32\")\n"
+    "            T.copy(A, A_local)\n"
+    "            for i, j in T.Parallel(M, N):\n"
+    "                B_local[i * N + j] = A_local[i, j] + 1.0\n"
+    "            for k in T.Parallel(M * N):\n"
+    "                B[k] = B_local[k] * 2.0\n"
+    "\n"
+    "    return main\n";
+
+static void composable_case(TestCtx *t, const char *n_param, int M, int N) {
+  TsCompiler c;
+  ts_compiler_init(&c, (TsTarget){90, true});
+  c.debug = true;
+  SourceFile file = {"comp.py", COMPOSABLE, sizeof COMPOSABLE - 1};
+  const char *params[] = {"M=8", n_param, NULL};
+  IrFunc *f = interp_compile(&c, &file, "comp", params);
+  REQUIRE(f);
+  Interp in = {0};
+  double *a = interp_global(&in, param(f, "A")), *b = interp_global(&in, param(f, "B"));
+  for (int i = 0; i < M * N; i++) a[i] = i * 0.25, b[i] = -7;
+  interp_run(&in, f);
+  CHECK(in.errors == 0);
+  int bad = 0;
+  for (int i = 0; i < M * N; i++) bad += b[i] != (a[i] + 1.0) * 2.0;
+  CHECK(bad == 0);
+  interp_free(&in);
+  ts_compiler_fini(&c);
+}
+
+TEST(interp_composable_fragment_index) { composable_case(t, "N=32", 8, 32); }
+TEST(interp_composable_fragment_index_padded_rows) { composable_case(t, "N=24", 8, 24); }
+
 /* A T.Parallel read whose index may go below 0 by its own arithmetic (`by * BM + i - 10`) is
  * guarded from below as from above: those elements read 0, or the value
  * T.annotate_safe_value gives the tensor (element-wise then, not the zero-filling vector
