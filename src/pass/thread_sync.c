@@ -99,6 +99,10 @@ typedef struct Sync {
   int loops;        /* uniform loops around the list being synchronised */
   IrStmt *loop;     /* the innermost of them, or NULL */
   OwnerEnv owners;  /* the write-after-write test's view of the kernel */
+  /* check_divergent's dry run of a branch: the conditions every thread running it met (the
+   * branch's, negated for an else), which same_thread adds to both accesses' guards */
+  OwnerGuard encl[8];
+  int nencl;
 } Sync;
 
 /* A T.view / T.reshape alias names the memory of another buffer: hazards are tracked on
@@ -649,9 +653,20 @@ static bool access_disjoint(const Sync *sy, const Access *a, const Access *b) {
 static OwnerSite owner_site(const Access *a, bool guarded) {
   return (OwnerSite){a->orig, a->nidx, a->lanes, &a->local, a->guards, a->nguards, guarded};
 }
+/* a's guards and the enclosing branches' (only the threads that met those run a). */
+static void with_enclosing(const Sync *sy, const Access *a, OwnerSite *site) {
+  if (!sy->nencl) return;
+  OwnerGuard *g = ARENA_ARRAY(sy->c->arena, OwnerGuard, a->nguards + sy->nencl);
+  for (int i = 0; i < a->nguards; i++) g[i] = a->guards[i];
+  for (int i = 0; i < sy->nencl; i++) g[a->nguards + i] = sy->encl[i];
+  site->guards = g;
+  site->nguards = a->nguards + sy->nencl;
+}
 static bool same_thread(const Sync *sy, const Access *a, const Access *o) {
   if (!a->orig || a->space != o->space) return false;
   OwnerSite x = owner_site(a, true), y = owner_site(o, true); /* reads have no guards recorded */
+  with_enclosing(sy, a, &x);
+  with_enclosing(sy, o, &y);
   return owner_same_thread(&sy->owners, &x, &y);
 }
 /* Some access of buffer b in x may touch an element that an access of b in y touches through
@@ -820,9 +835,13 @@ static void check_divergent(Sync *sy, IrStmt *s) {
     parts[1] = s->u.if_.else_s;
   }
   for (int i = 0; i < 2; i++) {
+    /* a branch's threads met its condition (or, in the else, failed it) */
+    bool guard = s->kind == IR_S_IF && sy->nencl < TS_ARRAY_LEN(sy->encl);
+    if (guard) sy->encl[sy->nencl++] = (OwnerGuard){s->u.if_.cond, i == 1};
     sy->divergent++;
     int inner = parts[i] ? inner_barriers(sy, parts[i], carried) : 0;
     sy->divergent--;
+    if (guard) sy->nencl--;
     if (!inner) continue;
     sy->private_ = outer;
     ts_error(sy->c, s->loc,
@@ -1094,7 +1113,7 @@ static void find_user_groups(IrExpr *e, void *ctx) {
 }
 
 void pass_thread_sync(TsCompiler *c, IrFunc *f) {
-  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}, false, false, {0}, 0, 0, NULL, {0}};
+  Sync sy = {c, {0}, {0}, false, NULL, 0, 0, {{0}}, 0, false, {0}, {0}, false, {0}, {0}, false, false, {0}, 0, 0, NULL, {0}, {{0}}, 0};
   IrVisitor gv = {NULL, find_user_groups, &sy};
   ir_visit(f->body, &gv);
   Defs defs = {c, {0}, {0}, {0}, {0}, false};
