@@ -686,12 +686,29 @@ def referenced_names(code):
     return names
 
 
+_IDEMPOTENT_CONVERSIONS = frozenset(("tuple", "list", "int", "float", "bool", "str", "sorted", "set",
+                                     "frozenset"))
+
+
 def assigned_params(fdef):
     """Parameters the function body itself assigns to (nested defs excluded), except the
     default-filling idiom `if P is None: P = ...` (no else): re-run with the value P had when
-    the prim_func was built (not None), that branch is skipped, so the value stands."""
+    the prim_func was built (not None), that branch is skipped, so the value stands; and the
+    normalising idiom `P = tuple(P)` (list, int, float, bool, str, sorted, set, frozenset):
+    applied again to the value it made, it gives that value back."""
     params = {a.arg for a in fdef.args.args + fdef.args.kwonlyargs}
     found = set()
+
+    def normalised(node):  # the P of `P = conv(P)`, or None
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)):
+            return None
+        v, p = node.value, node.targets[0].id
+        if (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in _IDEMPOTENT_CONVERSIONS
+                and len(v.args) == 1 and not v.keywords and isinstance(v.args[0], ast.Name)
+                and v.args[0].id == p):
+            return p
+        return None
 
     def none_guard(node):  # the P of `if P is None:` without else, or None
         t = node.test if isinstance(node, ast.If) and not node.orelse else None
@@ -708,7 +725,7 @@ def assigned_params(fdef):
             if (isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store)
                     and child.id in params and child.id not in guarded):
                 found.add(child.id)
-            g = none_guard(child)
+            g = none_guard(child) or normalised(child)
             visit(child, guarded | {g} if g else guarded)
     for s in fdef.body:
         visit(ast.Module(body=[s], type_ignores=[]), frozenset())

@@ -512,6 +512,17 @@ def make_gemm(M):
     return main
 
 
+def normalised_factory(sizes, N):
+    sizes = tuple(sizes)  # the normalising idiom: tuple(tuple) is the same tuple
+    total = sum(sizes)
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            A[0] = total
+    return main
+
+
 def defaulted_factory(N, threads=None, block=None):
     if threads is None:  # the default-filling idiom: re-run with 64, the branch is skipped
         threads = N // 2
@@ -600,6 +611,9 @@ class CompileTest(unittest.TestCase):
         for threads, want in ((None, 64), (32, 32)):  # `if P is None: P = ...` is no reassignment
             src = tilelang.compile(self.mod.defaulted_factory(128, threads)).get_kernel_source()
             self.assertIn("__launch_bounds__(%d)" % want, src)
+        # `P = tuple(P)` is no reassignment either: re-run, it gives the same value
+        src = tilelang.compile(self.mod.normalised_factory([3, 4], 64)).get_kernel_source()
+        self.assertRegex(src, r"A\[0\] = 7(\.0+)?f?;")
         k = self.mod.outer()(64)   # a @tilelang.jit defined inside a function compiles too
         self.assertEqual(k.params[0].shape, (64,))
         with self.assertRaises(ts.TileScaleError) as cm:
