@@ -764,6 +764,40 @@ def lambda_text(fn, allow_closure=False):
     return "(%s)" % seg if seg else None
 
 
+def function_text(fn):
+    """A plain straight-line function as lambda text: `def f(i, j): e = i * 32 + j; return
+    e // 4, e % 4` gives `(lambda i, j: (lambda e: (e // 4, e % 4))(i * 32 + j))`.  None when
+    it is not located, has defaults or *args, reads enclosing variables, or has a statement
+    other than single-name assignments and a final return (lambdas: lambda_text)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_freevars:
+        return None
+    if code.co_name == "<lambda>":
+        return lambda_text(fn)
+    try:
+        text, tree = _parsed(os.path.abspath(code.co_filename))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == code.co_name
+            and n.lineno <= code.co_firstlineno <= (n.body[0].lineno if n.body else n.lineno)]
+    if len(defs) != 1:
+        return None
+    a = defs[0].args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
+        return None
+    body = list(defs[0].body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # a docstring
+    if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
+        return None
+    expr = ast.unparse(body[-1].value)
+    for st in reversed(body[:-1]):
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+            return None
+        expr = "(lambda %s: %s)(%s)" % (st.targets[0].id, expr, ast.unparse(st.value))
+    return "(lambda %s: %s)" % (", ".join(x.arg for x in a.args), expr)
+
+
 # ---- values -> -D text -----------------------------------------------------------------------
 def param_text(value, where=""):
     """The -D text of a Python value (tilescale.param_text plus TileLang's objects)."""

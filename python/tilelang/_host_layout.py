@@ -129,6 +129,7 @@ class Fragment:
         if forward_fn is None and forward_thread_fn is None:
             raise TypeError("T.Fragment needs forward_fn or forward_thread_fn (with forward_index_fn, or no "
                             "register index)")
+        self._fns = (forward_fn, forward_thread_fn, forward_index_fn)  # for tilelang_param_text
         self.threads, self.index = {}, {}
         for idx in itertools.product(*(range(s) for s in self.shape)):
             reps = []
@@ -150,7 +151,29 @@ class Fragment:
     def _from_tables(cls, shape, threads, index, replicate):
         f = cls.__new__(cls)
         f.shape, f.threads, f.index, f.replicas = list(shape), threads, index, replicate
+        f._fns = None
         return f
+
+    def tilelang_param_text(self):
+        """This fragment as a kernel parameter (`loop_layout=` of T.Parallel / T.copy): the
+        T.Fragment call that makes it, its functions as lambda text (straight-line functions:
+        tilelang._compiler.function_text), which the compiler evaluates itself."""
+        from ._compiler import function_text
+        if self._fns is None:
+            raise TypeError("tilelang: a fragment made by repeat() or replicate() on the host cannot be "
+                            "passed to the compiler; build it with T.Fragment(shape, forward_fn=...)")
+        texts = []
+        for name, fn in zip(("forward_fn", "forward_thread_fn", "forward_index_fn"), self._fns):
+            if fn is None:
+                continue
+            t = function_text(fn)
+            if t is None:
+                raise TypeError("tilelang: T.Fragment's %s %r cannot be passed to the compiler: it must be a "
+                                "lambda or a function of assignments and a return, reading no enclosing "
+                                "variables" % (name, fn))
+            texts.append("%s=%s" % (name, t))
+        shape = "(%s,)" % self.shape[0] if len(self.shape) == 1 else "(%s)" % ", ".join(map(str, self.shape))
+        return "T.Fragment(%s, %s, replicate=%d)" % (shape, ", ".join(texts), self.replicas)
 
     def repeat(self, repeats, repeat_on_thread=False, lower_dim_first=True):
         """The fragment tiled `repeats` times along each input dimension.  Copy number

@@ -523,6 +523,27 @@ def normalised_factory(sizes, N):
     return main
 
 
+def vec4_fn(i, j):
+    elems = i * 32 + j
+    return (elems // 4) % 128, elems % 4 + (elems // 512) * 4
+
+
+def looped_fn(i, j):
+    for k in range(2):
+        i += k
+    return i, j
+
+
+@tilelang.jit
+def laid_copy(M, N, loop_layout):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128):
+            for i, j in T.Parallel(M, N, loop_layout=loop_layout):
+                B[i, j] = A[i, j]
+    return main
+
+
 def defaulted_factory(N, threads=None, block=None):
     if threads is None:  # the default-filling idiom: re-run with 64, the branch is skipped
         threads = N // 2
@@ -621,6 +642,26 @@ class CompileTest(unittest.TestCase):
         self.assertIn("kernels.py:50:20: error: name 'undefined_name' is not defined",
                       cm.exception.message)
         self.assertRaises(TypeError, tilelang.compile, "not a kernel")
+
+    def test_host_fragment_as_loop_layout(self):
+        """A T.Fragment built on the host (a straight-line forward_fn) passed as a factory's
+        loop_layout: the compiler gets its T.Fragment call with the function as a lambda, and
+        the nest follows it (thread t holds elements 4t..4t+3 of every 512: float4 copies).
+        Functions it cannot take say why."""
+        from tilelang._compiler import function_text
+        self.assertEqual(function_text(self.mod.vec4_fn),
+                         "(lambda i, j: (lambda elems: (elems // 4 % 128, elems % 4 + elems // 512 * 4))"
+                         "(i * 32 + j))")
+        self.assertIsNone(function_text(self.mod.looped_fn))
+        lay = T.Fragment((128, 32), forward_fn=self.mod.vec4_fn)
+        src = self.mod.laid_copy(128, 32, lay).get_kernel_source()
+        self.assertIn("copy_vec<4>(&B[(o0 * 16 + (int)threadIdx.x / 8) * 32 + (int)threadIdx.x % 8 * 4]", src)
+        with self.assertRaises(TypeError) as cm:
+            self.mod.laid_copy(128, 32, T.Fragment((128, 32), forward_fn=self.mod.looped_fn))
+        self.assertIn("a function of assignments and a return", str(cm.exception))
+        with self.assertRaises(TypeError) as cm:
+            self.mod.laid_copy(128, 32, lay.replicate(1))
+        self.assertIn("made by repeat() or replicate()", str(cm.exception))
 
     def test_compile_flags_warn(self):
         """compile_flags (nvcc options) do not reach NVRTC: said once, not dropped silently."""
