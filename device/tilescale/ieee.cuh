@@ -51,8 +51,11 @@ template <int M, class T> TS_DEV T ieee_fdiv(T a, T b) {
 }
 #undef TS_IEEE_PICK
 
-/* 1/sqrt(x) rounded to nearest: float32 only. */
-template <int M> TS_DEV float ieee_frsqrt(float a) { return __frsqrt_rn(a); }
+/* 1/sqrt(x) rounded to nearest: float32 (__frsqrt_rn), half and bfloat16 (hrsqrt). */
+template <int M, class T> TS_DEV T ieee_frsqrt(T a) {
+  if constexpr (is_same<T, float>::value) return __frsqrt_rn(a);
+  else return hrsqrt(a);
+}
 
 } // namespace ts
 

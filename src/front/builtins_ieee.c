@@ -3,8 +3,10 @@
  * explicit rounding mode (rn: to nearest even, rz: toward zero, ru: up, rd: down), never
  * contracted into an FMA or approximated under fast math.  Each becomes the device operation
  * IRD_IEEE_<OP> (ir.h; codegen spells it from device/tilescale/ieee.cuh over CUDA's __fadd_rz,
- * __dmul_ru, ...), the mode its attribute, its operands converted to one float type.  float32 and float64 take every mode; float16 and
- * bfloat16 only rn (CUDA has no other); ieee_frsqrt is float32 only, and rounds to nearest. */
+ * __dmul_ru, ...), the mode its attribute, its operands converted to one float type.  float32
+ * and float64 take every mode; float16 and bfloat16 only rn (CUDA has no other); ieee_frsqrt
+ * takes float32, float16 and bfloat16 (no float64: CUDA has no such intrinsic) and rounds to
+ * nearest. */
 #include <string.h>
 
 #include "builtin.h"
@@ -52,12 +54,13 @@ static Value *t_ieee(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
              dtype_name(t));
     return ev->poison;
   }
-  if ((narrow || !op->has_mode) && mode) {
-    ts_error(ev->c, loc, "T.%s: %s has only round-to-nearest ('rn'), not '%s'", op->name, dtype_name(t), modes[mode]);
+  if (narrow && mode) { /* TileLang's words, which its users' tests match */
+    ts_error(ev->c, loc, "T.%s: Only rounding mode 'rn' is available for half precision (%s), not '%s'", op->name,
+             dtype_name(t), modes[mode]);
     return ev->poison;
   }
-  if (!op->has_mode && t != TS_DTYPE_FLOAT32) {
-    ts_error(ev->c, loc, "T.%s is float32 only, got %s", op->name, dtype_name(t));
+  if (!op->has_mode && t == TS_DTYPE_FLOAT64) {
+    ts_error(ev->c, loc, "T.%s: frsqrt is not supported for float64 (CUDA has no double-precision rsqrt)", op->name);
     return ev->poison;
   }
   IrExpr **args = ARENA_ARRAY(ev->a, IrExpr *, op->nargs);

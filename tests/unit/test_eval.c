@@ -1012,7 +1012,29 @@ TEST(eval_ieee_rounding_intrinsics) {
   fini(&fx);
   const char *f16[] = {"rm='rz'", "dtype=T.float16", NULL};
   CHECK(compile_src(&fx, src, "k", f16) == NULL);
-  CHECK_HAS(diag_text(&fx), "k.py:9:24: error: T.ieee_fmaf: float16 has only round-to-nearest ('rn'), not 'rz'");
+  CHECK_HAS(diag_text(&fx),
+            "k.py:9:24: error: T.ieee_fmaf: Only rounding mode 'rn' is available for half precision (float16), not 'rz'");
+  fini(&fx);
+  /* T.ieee_frsqrt: float32 and the half types (hrsqrt), not float64 */
+  static const char rsqrt[] =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "\n"
+      "@tilelang.jit\n"
+      "def k(dtype):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((32,), dtype), C: T.Tensor((32,), dtype)):\n"
+      "        with T.Kernel(1, threads=32) as bx:\n"
+      "            for i in T.Parallel(32):\n"
+      "                C[i] = T.ieee_frsqrt(A[i])\n"
+      "    return main\n";
+  const char *bf16[] = {"dtype=T.bfloat16", NULL};
+  REQUIRE(compile_src(&fx, rsqrt, "k", bf16));
+  CHECK_HAS(ir_text(&fx), "T.device.ieee_frsqrt<0>(A[i])->bfloat16");
+  fini(&fx);
+  const char *f64rs[] = {"dtype=T.float64", NULL};
+  CHECK(compile_src(&fx, rsqrt, "k", f64rs) == NULL);
+  CHECK_HAS(diag_text(&fx), "k.py:10:24: error: T.ieee_frsqrt: frsqrt is not supported for float64");
   fini(&fx);
   const char *bad[] = {"rm='up'", "dtype=T.float32", NULL};
   CHECK(compile_src(&fx, src, "k", bad) == NULL);
