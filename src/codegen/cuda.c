@@ -665,6 +665,7 @@ bool cg_cuda(TsCompiler *c, const IrFunc *f, CgOutput *out) {
   sb_append(&src, "#include <tilescale/common.cuh>\n");
   if (g.use_reduce) sb_append(&src, "#include <tilescale/reduce.cuh>\n");
   if (g.use_atomic) sb_append(&src, "#include <tilescale/atomic.cuh>\n");
+  if (g.use_curand) sb_append(&src, "#include <tilescale/rng_curand.cuh>\n");
   if (g.use_gemm || f->ntma) {
     if (!g.wgmma_any_width && !f->nimports) wgmma_width_list(&src, g.wgmma_widths);
     sb_append(&src, "#include <tilescale/gemm.cuh>\n");

@@ -609,6 +609,7 @@ static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
     g->device_flags |= ir_device_info[e->u.call.dop].flags;
     if (e->u.call.dop == IRD_GEMM_SP_SS_MMA) g->use_gemm_sp = true;
     if (!strcmp(cg_device_abi[e->u.call.dop].header, "atomic.cuh")) g->use_atomic = true;
+    if (!strcmp(cg_device_abi[e->u.call.dop].header, "rng_curand.cuh")) g->use_curand = true;
     note_wgmma_width(g, e);
     cg_device_callee(sb, e);
     args_list(g, sb, args, 0, nargs, TS_DTYPE_HANDLE);

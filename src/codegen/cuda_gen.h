@@ -29,6 +29,7 @@ typedef struct Cg {
   const char *lane;     /* lane variable while a vector expression is printed element-wise */
   int64_t smem_end;     /* highest byte used by shared.dyn buffers of the kernel */
   bool use_reduce, use_atomic;
+  bool use_curand; /* a cuRAND generator (rng_curand.cuh: curand_kernel.h) */
   bool use_gemm;        /* tensor-core / async-copy helpers (tilescale/gemm.cuh) */
   bool use_gemm_sp;     /* T.gemm_sp's sparse tensor-core loop (tilescale/gemm_sp.cuh) */
   uint32_t wgmma_widths; /* bit w/8-1 for every wgmma width w issued (TS_WGMMA_N_LIST) */

@@ -534,15 +534,31 @@ static IrExpr *rng_state_addr(Eval *ev, SrcLoc loc) {
   return ir_call(ev->c, IRI_ADDRESS_OF, TS_DTYPE_HANDLE, &ld, 1, loc);
 }
 
+/* The generators T.rng_init takes (index: Eval.rng_generator; 0 is our own Philox). */
+static const char *const rng_generators[] = {"curandStatePhilox4_32_10_t", "curandStateXORWOW_t",
+                                             "curandStateMRG32k3a_t"};
+
 /* T.rng_init(seed, seq=None, off=0, generator="curandStatePhilox4_32_10_t"): each thread
- * that runs it starts a Philox-4x32-10 stream (device/tilescale/rng.cuh: cuRAND's and
- * Triton's generator) at 32-bit output `off` of subsequence `seq` for `seed`.  The state is a
- * uint32[16] local per thread, declared at the kernel's start. */
+ * that runs it starts a stream at output `off` of subsequence `seq` for `seed`: Philox-4x32-10
+ * (device/tilescale/rng.cuh: cuRAND's and Triton's generator, our own code), or cuRAND's
+ * XORWOW or MRG32k3a (rng_curand.cuh over curand_kernel.h).  The state is a uint32[16] local
+ * per thread, declared at the kernel's start; one generator per kernel. */
 static Value *t_rng_init(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
-  if (arg[3] && (arg[3]->kind != V_STR || strcmp(arg[3]->u.str.s, "curandStatePhilox4_32_10_t"))) {
-    ts_error(ev->c, loc, "T.rng_init: only generator=\"curandStatePhilox4_32_10_t\" (Philox-4x32-10) is supported");
+  int gen = arg[3] ? -1 : 0;
+  for (int g = 0; arg[3] && arg[3]->kind == V_STR && g < TS_ARRAY_LEN(rng_generators); g++)
+    if (!strcmp(arg[3]->u.str.s, rng_generators[g])) gen = g;
+  if (gen < 0) {
+    ts_error(ev->c, loc,
+             "T.rng_init: generator must be \"curandStatePhilox4_32_10_t\", \"curandStateXORWOW_t\" or "
+             "\"curandStateMRG32k3a_t\", got %s",
+             arg[3]->kind == V_STR ? arg[3]->u.str.s : ev_type_name(arg[3]));
+    return ev->poison;
+  }
+  if (ev->rng_state && ev->rng_generator != gen) {
+    ts_error(ev->c, loc, "T.rng_init: generator %s, but this kernel started %s earlier: one generator per kernel",
+             rng_generators[gen], rng_generators[ev->rng_generator]);
     return ev->poison;
   }
   IrExpr *ops[3];
@@ -560,9 +576,12 @@ static Value *t_rng_init(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
   if (!ev->rng_state) {
     IrExpr *n = ir_i32(ev->c, 16); /* ts::RNG_WORDS */
     ev->rng_state = ir_buffer(ev->c, "rng_state", TS_DTYPE_UINT32, IR_SCOPE_LOCAL, 1, &n, loc);
+    ev->rng_generator = gen;
   }
   IrExpr *args[4] = {rng_state_addr(ev, loc), ops[0], ops[1], ops[2]};
-  ev_emit(ev, ir_device_stmt(ev->c, IRD_RNG_INIT, NULL, 0, args, 4, loc));
+  int64_t g = gen;
+  if (gen) ev_emit(ev, ir_device_stmt(ev->c, IRD_RNG_CURAND_INIT, &g, 1, args, 4, loc));
+  else ev_emit(ev, ir_device_stmt(ev->c, IRD_RNG_INIT, NULL, 0, args, 4, loc));
   return ev->none;
 }
 
@@ -591,7 +610,12 @@ static Value *t_rng_rand(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
     op = bits == 64 ? (normal ? IRD_RNG_NORMAL_DOUBLE : IRD_RNG_RAND_DOUBLE) : (normal ? IRD_RNG_NORMAL : IRD_RNG_RAND_FLOAT);
   }
   IrExpr *st = rng_state_addr(ev, loc);
-  IrExpr *call = ir_device(ev->c, op, t, NULL, 0, &st, 1, loc);
+  /* a cuRAND generator: rng_curand.cuh's draw <generator, what> (0 uint32, 1 float, 2 double,
+   * 3 normal float, 4 normal double) */
+  int64_t what[2] = {ev->rng_generator, op == IRD_RNG_RAND ? 0 : op == IRD_RNG_RAND_FLOAT ? 1
+                                          : op == IRD_RNG_RAND_DOUBLE ? 2 : op == IRD_RNG_NORMAL ? 3 : 4};
+  IrExpr *call = ev->rng_generator ? ir_device(ev->c, IRD_RNG_CURAND_DRAW, t, what, 2, &st, 1, loc)
+                                   : ir_device(ev->c, op, t, NULL, 0, &st, 1, loc);
   IrVar *r = ir_var(ev->c, "rand", t, IR_VAR_LET, loc);
   ev_define_var(ev, r);
   ev_emit(ev, ir_let(ev->c, r, call, loc));

@@ -273,8 +273,9 @@ typedef struct Eval {
                             thread's partial value), except T.reducer_update's own target */
   PtrVec outer_views;    /* IrStmt* ALLOCs of T.make_tensor over a `p: T.ptr` parameter made before
                             T.Kernel: eval_stmt.c puts them at the start of every kernel body */
-  IrBuffer *rng_state;   /* T.rng_init's per-thread Philox state in the current kernel (NULL before
+  IrBuffer *rng_state;   /* T.rng_init's per-thread generator state in the current kernel (NULL before
                             one): eval_stmt.c puts its ALLOC at the start of the kernel body */
+  int rng_generator;     /* ... and its generator (builtins_scalar.c: 0 Philox, 1 XORWOW, 2 MRG32k3a) */
 } Eval;
 
 /* ---- value.c: values, conversions, environments ------------------------------------- */

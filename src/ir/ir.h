@@ -205,6 +205,8 @@ typedef enum IrMemScope { IR_MSCOPE_CTA, IR_MSCOPE_GPU, IR_MSCOPE_SYS } IrMemSco
   X(RNG_RAND_DOUBLE, "rng_rand_double", 1, 0, 0) /* (&state) -> float64 in (0, 1] */          \
   X(RNG_NORMAL, "rng_normal", 1, 0, 0) /* (&state) -> float32 N(0, 1) */                        \
   X(RNG_NORMAL_DOUBLE, "rng_normal_double", 1, 0, 0) /* (&state) -> float64 N(0, 1) */          \
+  X(RNG_CURAND_INIT, "rng_curand_init", 4, 1, 0) /* <gen>(&state, seed, subsequence, offset): cuRAND */ \
+  X(RNG_CURAND_DRAW, "rng_curand_draw", 1, 2, 0) /* <gen, what>(&state): the next draw (rng_curand.cuh) */ \
   X(DP4A, "dp4a", 3, 0, 0)                /* (&a, &b, &c): c += dot(a[0:4], b[0:4]), 8-bit */ \
   /* T.ieee_*: IEEE-754 arithmetic with a rounding mode <0 rn, 1 rz, 2 ru, 3 rd> (ieee.cuh) */ \
   X(IEEE_ADD, "ieee_add", 2, 1, 0)                                                        \

@@ -132,12 +132,18 @@ static int nvrtc_options(const RtJitInput *in, const DistJit *dj, char store[6][
   opts[n++] = "-std=c++17";
   opts[n++] = "-DNDEBUG";
   /* NVRTC ships cuda_fp16.h and friends built in, but the toolkit's copies are offered
-   * too so headers it does not carry (cuda/std, mma helpers) resolve when installed. */
+   * too so headers it does not carry (curand_kernel.h, mma helpers) resolve when installed,
+   * and the <cuda/std/...> they include, which CUDA 13 keeps under include/cccl. */
   snprintf(store[1], sizeof store[1], "%s/include", cuda_home());
   struct stat st;
   if (stat(store[1], &st) == 0 && S_ISDIR(st.st_mode)) {
     snprintf(store[2], sizeof store[2], "-I%s/include", cuda_home());
     opts[n++] = store[2];
+    snprintf(store[5], sizeof store[5], "%s/include/cccl", cuda_home());
+    if (stat(store[5], &st) == 0 && S_ISDIR(st.st_mode)) {
+      snprintf(store[5], sizeof store[5], "-I%s/include/cccl", cuda_home());
+      opts[n++] = store[5];
+    }
   }
   if (in->fast_math) opts[n++] = "--use_fast_math";
   if (dj->timeout_ms > 0) {
@@ -146,10 +152,7 @@ static int nvrtc_options(const RtJitInput *in, const DistJit *dj, char store[6][
   }
   if (dj->nvshmem) {
     snprintf(store[4], sizeof store[4], "%s", dj->inc);
-    opts[n++] = store[4];
-    /* NVSHMEM's headers include <cuda/std/...>, which CUDA 13 keeps under include/cccl. */
-    snprintf(store[5], sizeof store[5], "-I%s/include/cccl", cuda_home());
-    opts[n++] = store[5];
+    opts[n++] = store[4]; /* (NVSHMEM's <cuda/std/...> come from include/cccl above) */
     opts[n++] = "-DTILESCALE_NVSHMEM";
     opts[n++] = "-rdc=true";
     opts[n++] = "-dlto";

@@ -220,6 +220,56 @@ static const char *gemm_ptx(TestCtx *t, ts_context *ctx, ts_program *p, const ch
   return s == TS_OK ? ts_kernel_text(*k, TS_EMIT_PTX) : NULL;
 }
 
+/* T.rng_init's generators: Philox is our own code (rng.cuh); XORWOW and MRG32k3a are cuRAND's
+ * (rng_curand.cuh over curand_kernel.h, whose libcu++ integer names must not clash with
+ * common.cuh's): each builds to PTX with NVRTC, cuRAND's only when asked for. */
+TEST(rng_generators_ptx) {
+  static const char src[] =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "\n"
+      "@tilelang.jit\n"
+      "def k(generator):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((256,), \"uint32\"), B: T.Tensor((256,), \"float32\"),\n"
+      "             C: T.Tensor((256,), \"float64\")):\n"
+      "        with T.Kernel(2, threads=128) as bx:\n"
+      "            i = bx * 128 + T.get_thread_binding()\n"
+      "            T.rng_init(42, 0, i, generator=generator)\n"
+      "            A[i] = T.rng_rand()\n"
+      "            B[i] = T.rng_rand_float(dist=\"normal\")\n"
+      "            C[i] = T.rng_rand_float(bit=64)\n"
+      "    return main\n";
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *p = NULL;
+  REQUIRE(ts_program_load_source(ctx, "rng.py", src, &p) == TS_OK);
+  static const char *const gens[] = {"'curandStatePhilox4_32_10_t'", "'curandStateXORWOW_t'", "'curandStateMRG32k3a_t'"};
+  static const char *const draws[] = {"ts::rng_normal(&rng_state[0])", "ts::rng_curand_draw<1, 3>(&rng_state[0])",
+                                      "ts::rng_curand_draw<2, 3>(&rng_state[0])"};
+  for (int g = 0; g < 3; g++) {
+    ts_param ps[] = {{"generator", gens[g]}};
+    ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+    ts_kernel *k = NULL;
+    ts_status s = ts_kernel_compile(p, "k", ps, 1, &o, &k);
+    if (s != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
+    CHECK(s == TS_OK);
+    const char *cu = s == TS_OK ? ts_kernel_text(k, TS_EMIT_CUDA) : NULL;
+    const char *ptx = s == TS_OK ? ts_kernel_text(k, TS_EMIT_PTX) : NULL;
+    CHECK(cu && strstr(cu, draws[g]) && (strstr(cu, "rng_curand.cuh") != NULL) == (g > 0));
+    CHECK(ptx && strstr(ptx, ".entry") != NULL);
+    ts_kernel_destroy(k);
+  }
+  ts_param bad[] = {{"generator", "'curandStateSobol32_t'"}};
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a"};
+  ts_kernel *k = NULL;
+  CHECK(ts_kernel_compile(p, "k", bad, 1, &o, &k) != TS_OK && !k);
+  CHECK(strstr(ts_last_error(ctx), "rng.py:11:13: error: T.rng_init: generator must be") != NULL);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+}
+
 TEST(layout_gemm_ptx) {
   ts_context *ctx = NULL;
   ts_context_options co = {.size = sizeof co, .disable_cache = 1};
