@@ -21,6 +21,8 @@
 
 #include "dist.h"
 
+enum { RELEASE_MAX_MS = 60000 }; /* the round's limit when the group has no operation timeout */
+
 /* Whether this rank can take part: every heap mapped, more than one rank, not switched off. */
 bool dist_release_possible(int world, bool host_only, const uint64_t *peer_base, const char *env) {
   if (world < 2 || host_only || !peer_base) return false;
@@ -70,7 +72,7 @@ static int64_t now_us(void) {
 }
 
 /* After a timeout: which ranks never wrote this round's number into our slots. */
-static void name_missing(ts_dist *d, const char *fn, uint32_t epoch) {
+static void name_missing(ts_dist *d, const char *fn, uint32_t epoch, int limit_ms) {
   uint32_t *slots = ts_calloc((size_t)d->world, sizeof *slots);
   StrBuf who = {0};
   if (d->ctx->drv.cuMemcpyDtoH(slots, d->heap + d->release_off, sizeof *slots * (size_t)d->world) == CUDA_SUCCESS)
@@ -79,7 +81,7 @@ static void name_missing(ts_dist *d, const char *fn, uint32_t epoch) {
   rt_set_error(d->ctx,
                "%s: the ranks met, but rank(s) %s never joined the GPU round that releases them together "
                "within %d ms (exited or stuck right after the barrier?)",
-               fn, who.len ? sb_str(&who) : "?", d->boot.op_timeout_ms);
+               fn, who.len ? sb_str(&who) : "?", limit_ms);
   sb_free(&who);
   ts_free(slots);
 }
@@ -96,8 +98,12 @@ ts_status dist_release_together(ts_dist *d, const char *fn) {
     if (r != d->rank)
       DIST_CU_CHECK(d, cuStreamWaitValue32,
                     (s, (CUdeviceptr)(d->heap + d->release_off + 4u * (uint64_t)r), epoch, CU_STREAM_WAIT_VALUE_GEQ));
-  /* Spin, not a blocking synchronize: waking from a sleep is the skew this round removes. */
-  int64_t deadline = d->boot.op_timeout_ms > 0 ? now_us() + 1000ll * d->boot.op_timeout_ms : 0;
+  /* Spin, not a blocking synchronize: waking from a sleep is the skew this round removes.
+   * Every rank passed the host barrier, so the round takes microseconds; without an
+   * operation timeout it still gives up after RELEASE_MAX_MS (a rank that died right after
+   * the barrier is an error, never a hang). */
+  int limit_ms = d->boot.op_timeout_ms > 0 ? d->boot.op_timeout_ms : RELEASE_MAX_MS;
+  int64_t deadline = now_us() + 1000ll * limit_ms;
   for (;;) {
     CUresult q = d->x.cuStreamQuery(s);
     if (q == CUDA_SUCCESS) break;
@@ -105,8 +111,8 @@ ts_status dist_release_together(ts_dist *d, const char *fn) {
       status = rt_cuda_fail(d->ctx, "cuStreamQuery (barrier release round)", q);
       goto cleanup;
     }
-    if (deadline && now_us() > deadline) {
-      name_missing(d, fn, epoch);
+    if (now_us() > deadline) {
+      name_missing(d, fn, epoch, limit_ms);
       status = TS_ERR_IO;
       goto cleanup;
     }
