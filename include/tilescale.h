@@ -156,6 +156,10 @@ typedef struct ts_compile_options {
    * "True"}; merged over the decorator's (a name given here wins).  NULL/0: none. */
   const ts_param *pass_configs;
   int npass_configs;
+  /* Folders an `import` of the kernel file looks in after the file's own folder, separated
+   * by ':' as $PYTHONPATH's are (the Python package passes its sys.path folders, leaving out
+   * the standard library and site-packages).  NULL: $PYTHONPATH. */
+  const char *module_path;
 } ts_compile_options;
 
 /* Checks the options alone, with no file: TS_OK, or TS_ERR_INVALID_ARGUMENT with

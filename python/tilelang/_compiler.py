@@ -893,7 +893,8 @@ def compile_function(info, params, *, closure=None, target=None, execution_backe
     if requests is not None:  # _WorkerPool.start: what to compile, not a compile
         requests.append({"path": info.path, "func": info.name, "arch": arch, "compiler": compiler,
                          "source": info.hoisted_source(closure or {}) if info.nested else None,
-                         "params": {k: str(v) for k, v in dparams.items()}, "pass_configs": pcs})
+                         "params": {k: str(v) for k, v in dparams.items()}, "pass_configs": pcs,
+                         "module_path": _tilescale().user_module_path()})
         raise _Recorded()
     prog = info.load(context(), closure)
     t0 = time.time()

@@ -329,10 +329,12 @@ class Program:
         return [names[i].decode() for i in range(n)]
 
     def compile(self, func, arch=None, *, params=None, compiler="nvrtc", no_jit=False,
-                dump_after=None, debug=False, pass_configs=None, **kwparams):
+                dump_after=None, debug=False, pass_configs=None, module_path=None, **kwparams):
         """Compiles `func` with parameters given as keywords (or a `params` dict for names that
         clash with the options), each converted to -D text by param_text.  pass_configs: a dict
-        like @tilelang.jit's (keys as text or PassConfigKey), merged over the decorator's."""
+        like @tilelang.jit's (keys as text or PassConfigKey), merged over the decorator's.
+        module_path: folders the kernel file's imports are looked for in after its own (a list,
+        or text separated by os.pathsep); None: this interpreter's sys.path (user_module_path)."""
         func_b = _c_str(func, "func")
         if params is not None and not isinstance(params, dict):
             raise TypeError("tilescale: params must be a dict, not %s" % type(params).__name__)
@@ -350,15 +352,39 @@ class Program:
         if compiler not in ("nvrtc", "nvcc"):
             raise ValueError("tilescale: compiler must be 'nvrtc' or 'nvcc', not %r" % compiler)
         pcs = pass_config_array(pass_configs, keep)
+        if module_path is None:
+            module_path = user_module_path()
+        if not isinstance(module_path, str):
+            module_path = os.pathsep.join(module_path)
         opt = _lib.ts_compile_options(
             ctypes.sizeof(_lib.ts_compile_options), _c_str(arch, "arch", allow_none=True),
             _lib.TS_COMPILER_NVCC if compiler == "nvcc" else _lib.TS_COMPILER_NVRTC,
             int(bool(no_jit)), _c_str(dump_after, "dump_after", allow_none=True), int(bool(debug)),
-            pcs, len(pass_configs or {}))
+            pcs, len(pass_configs or {}), _c_str(module_path, "module_path"))
         h = ctypes.c_void_p()
         _check(_c.ts_kernel_compile(self._h, func_b, parr, n, ctypes.byref(opt),
                                     ctypes.byref(h)), self.ctx._h)
         return Kernel(self, func, h)
+
+
+def user_module_path():
+    """The folders of sys.path a kernel file's imports may come from: the user's own (the
+    script's folder, the current directory, $PYTHONPATH and sys.path.insert's), not the standard
+    library nor installed packages (site-packages, dist-packages), which hold host code only."""
+    import sysconfig
+    skip = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            skip.add(os.path.realpath(p))
+    out = []
+    for d in sys.path:
+        d = os.path.realpath(d or os.getcwd())
+        if (d in skip or "site-packages" in d or "dist-packages" in d or d.endswith(".zip")
+                or not os.path.isdir(d) or d in out):
+            continue
+        out.append(d)
+    return os.pathsep.join(out)
 
 
 def pass_config_text(v):

@@ -8,7 +8,8 @@ tilelang's parallel compiles (the autotuner) hand requests to several of these w
 caller then compiles each kernel again in-process and finds its binary in the cache.  Nothing
 here touches the GPU.  Request keys: path, source (the file's text to compile instead of the
 file itself, or null), func, arch (null: the device's), compiler, params ({name: -D text}),
-cache_dir, private (the folder is a temporary one: used even when the cache is off)."""
+cache_dir, private (the folder is a temporary one: used even when the cache is off),
+module_path (the caller's import folders; null: this process's)."""
 import json
 import sys
 
@@ -24,7 +25,8 @@ def _compile(ts, contexts, req):
         prog = ctx.load(req["path"])
     params = {k: ts.DType(v) for k, v in req["params"].items()}
     prog.compile(req["func"], req.get("arch"), params=params,
-                 compiler=req.get("compiler") or "nvrtc", pass_configs=req.get("pass_configs") or None)
+                 compiler=req.get("compiler") or "nvrtc", pass_configs=req.get("pass_configs") or None,
+                 module_path=req.get("module_path"))
 
 
 def main():

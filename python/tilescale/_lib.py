@@ -50,7 +50,7 @@ class ts_param(Structure):
 class ts_compile_options(Structure):
     _fields_ = [("size", c_size_t), ("arch", c_char_p), ("compiler", c_int), ("no_jit", c_int),
                 ("dump_after", c_char_p), ("debug", c_int), ("pass_configs", POINTER(ts_param)),
-                ("npass_configs", c_int)]
+                ("npass_configs", c_int), ("module_path", c_char_p)]
 
 
 class ts_arg_info(Structure):

@@ -30,6 +30,9 @@ typedef struct TsCompiler {
   /* pass_configs of the caller (ts_compile_options), merged over @tilelang.jit's */
   const char *const *call_pc_keys, *const *call_pc_values;
   int ncall_pc;
+  /* ts_compile_options.module_path (or $PYTHONPATH): folders searched for imported modules
+   * after the kernel file's, ':'-separated; NULL: none */
+  const char *module_path;
 } TsCompiler;
 
 void ts_compiler_init(TsCompiler *c, TsTarget target);

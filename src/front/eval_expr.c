@@ -166,6 +166,9 @@ Value *ev_call(Eval *ev, Value *fn, CallArgs *a) {
   if (!fn || fn->kind == V_POISON) return NULL;
   switch (fn->kind) {
   case V_FUNC: {
+    bool handled;
+    Value *host = ev_host_first(ev, fn, a, &handled); /* host code calling a module-path helper */
+    if (handled) return host;
     HostRetry mark = ev_host_retry_arm(ev, fn); /* a sibling helper the interpreter fails on */
     Value *r = ev_call_function(ev, fn, a);
     return mark.armed ? ev_host_retry(ev, fn, a, &mark, r) : r;

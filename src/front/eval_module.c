@@ -236,6 +236,39 @@ static Value *load_sibling(Eval *ev, const char *dir, const char *name, SrcLoc l
   return NULL;
 }
 
+/* A module in a folder of the compile's module path (TsCompiler.module_path), or NULL.  Those
+ * folders hold whatever the user's Python can import, much of it host code the kernel never
+ * calls: a module that does not parse is left to be a stub (an error only where a kernel
+ * uses it), its diagnostics withdrawn; one that does is interpreted where a kernel body calls
+ * it, and called in the host first from host code (PyModule.from_path, ev_host_first). */
+static Value *load_from_path(Eval *ev, const char *name, SrcLoc loc) {
+  const char *p = ev->c->module_path;
+  while (p && *p) {
+    const char *end = strchr(p, ':');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n) {
+      const char *dir = arena_strndup(ev->a, p, n);
+      Diag *d = &ev->c->diag;
+      size_t len = d->out.len;
+      int errors = d->errors;
+      Value *v = load_sibling(ev, dir, name, loc);
+      if (v && d->errors > errors) { /* withdrawn: the module is a stub after all */
+        d->errors = errors;
+        d->out.len = len;
+        if (d->out.data) d->out.data[len] = 0;
+        strmap_put(ev->a, &ev->modules, name, NULL);
+        return NULL;
+      }
+      if (v) {
+        if (v->kind == V_MODULE && v->u.mod.mod == MOD_PY) v->u.mod.py->from_path = true;
+        return v;
+      }
+    }
+    p = end ? end + 1 : NULL;
+  }
+  return NULL;
+}
+
 /* A prelude module, or NULL.  Cached under "prelude:NAME" so that a native namespace's
  * fallback and an import of the same name share one module. */
 static Value *load_prelude(Eval *ev, const char *name) {
@@ -303,6 +336,7 @@ Value *ev_import_module(Eval *ev, const char *name, const char *from_dir, SrcLoc
   if (!v && from_dir) v = load_sibling(ev, from_dir, name, loc);
   if (!v && ev->main_dir && (!from_dir || strcmp(from_dir, ev->main_dir))) v = load_sibling(ev, ev->main_dir, name, loc);
   if (!v) v = load_prelude(ev, name);
+  if (!v) v = load_from_path(ev, name, loc);
   if (!v) v = stub_module(ev, name);
   strmap_put(ev->a, &ev->modules, name, v);
   return v;

@@ -7,6 +7,7 @@
  * called again there, and the interpreter's errors are dropped when that works.
  *
  *   eval_expr.c: ev_call of an opaque stub -> ev_host_call (here)
+ *                ev_call of a module-path module's def from host code -> ev_host_first
  *                ev_call of a sibling's def -> ev_host_retry_arm, interpret, ev_host_retry
  *       arguments -> Python literal text (ev_literal_text) -> host_call(module, qualname, args)
  *       result text -> parse_expression -> ev_literal_value -> Value
@@ -265,6 +266,34 @@ Value *ev_host_call(Eval *ev, Value *fn, CallArgs *a) {
   const char *failure = NULL;
   Value *v = ask_host(ev, module, qualname, &args, loc, &failure);
   if (failure) ts_error(c, loc, "calling %s in Python failed: %s", full, failure);
+  return v;
+}
+
+/* ---- a module-path module's function, from host code ------------------------------------------ */
+/* A top-level def of a module found through the module path (PyModule.from_path), called from
+ * host code with a host registered and plain arguments, runs in the host, which is where the
+ * user's Python runs it (such modules were stubs before the module path, always called there);
+ * NULL when that does not apply (*handled false: interpret it), else its value or NULL after
+ * the host's error. */
+Value *ev_host_first(Eval *ev, const Value *fn, CallArgs *a, bool *handled) {
+  *handled = false;
+  const Env *env = fn->u.fn.env;
+  const PyModule *m = env ? env->module : NULL;
+  TsCompiler *c = ev->c;
+  if (!m || !m->from_path || !c->host_call || ev->block || fn->u.fn.def->kind != AST_FUNCTIONDEF ||
+      fn->u.fn.flavor != FN_PLAIN)
+    return NULL;
+  StrBuf args = {0};
+  const char *why = NULL;
+  if (!args_text(ev, &args, a, &why)) { /* a kernel value: the interpreter's to run */
+    sb_free(&args);
+    return NULL;
+  }
+  *handled = true;
+  SrcLoc loc = a->node ? a->node->loc : fn->u.fn.def->loc;
+  const char *failure = NULL;
+  Value *v = ask_host(ev, m->name, fn->u.fn.def->id, &args, loc, &failure);
+  if (failure) ts_error(c, loc, "calling %s.%s in Python failed: %s", m->name, fn->u.fn.def->id, failure);
   return v;
 }
 

@@ -173,6 +173,8 @@ typedef struct PyModule {
   StrMap main_only;   /* lazy names assigned only under `if __name__ == "__main__":` */
   bool stub_missing;  /* stands for a library it covers in part (torch, tvm): a name it lacks
                          is a stub (an error only when used), not an AttributeError */
+  bool from_path;     /* found through the compile's module path (not beside the kernel file):
+                         host code calls its functions in the host first (ev_host_first) */
 } PyModule;
 
 /* Innermost loop being executed, to route break/continue (IR loop -> IR stmt). */
@@ -374,6 +376,9 @@ FuncFlavor ev_decorator_flavor(const AstNode *def);
 
 /* ---- host_call.c: calls handed to the embedding interpreter (TsCompiler.host_call) ------- */
 Value *ev_host_call(Eval *ev, Value *fn, CallArgs *a); /* fn: an opaque value; else its diagnostic */
+/* A module-path module's def called from host code with plain arguments: run in the host
+ * (*handled true: its value, or NULL after the host's error); else *handled false. */
+Value *ev_host_first(Eval *ev, const Value *fn, CallArgs *a, bool *handled);
 /* A sibling module's function that the interpreter fails on is retried in the host:
  * mark = ev_host_retry_arm(ev, fn); r = interpret; r = ev_host_retry(ev, fn, a, &mark, r). */
 typedef struct HostRetry {

@@ -703,6 +703,8 @@ static ts_status kernel_compile(ts_program *prog, const char *func, const ts_par
   c->debug = o.debug != 0 || ts_env_flag("TILESCALE_VERIFY", 0);
   c->dump_after = o.dump_after ? arena_strdup(c->arena, o.dump_after) : NULL;
   c->dump_out = &k->dump_text;
+  const char *mp = o.module_path ? o.module_path : getenv("PYTHONPATH");
+  c->module_path = mp && *mp ? arena_strdup(c->arena, mp) : NULL;
   c->host_call = ctx->host_call;
   c->host_call_user = ctx->host_call_user;
   TS_CHECK(call_pass_configs(ctx, c, &o));

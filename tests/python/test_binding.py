@@ -223,5 +223,44 @@ class BindingTest(unittest.TestCase):
                          ((256, 1024), "torch.float16", 0))
 
 
+class ModulePathTest(unittest.TestCase):
+    def test_user_module_path_keeps_user_folders_only(self):
+        """The folders passed as the compile's module path: a folder put on sys.path is there,
+        the standard library and site-packages are not (host code only)."""
+        import sysconfig
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            sys.path.insert(0, d)
+            try:
+                dirs = ts.user_module_path().split(os.pathsep)
+            finally:
+                sys.path.remove(d)
+            self.assertIn(os.path.realpath(d), dirs)
+            self.assertNotIn(os.path.realpath(sysconfig.get_paths()["stdlib"]), dirs)
+            self.assertFalse([x for x in dirs if "site-packages" in x])
+
+    def test_module_path_reaches_the_compiler(self):
+        """A kernel file importing a helper from a folder only sys.path names compiles."""
+        import tempfile
+        with tempfile.TemporaryDirectory() as lib, tempfile.TemporaryDirectory() as kd:
+            with open(os.path.join(lib, "mp_helper_mod.py"), "w") as f:
+                f.write("def plus_one(x):\n    return x + 1\n")
+            kf = os.path.join(kd, "k.py")
+            with open(kf, "w") as f:
+                f.write("import tilelang.language as T\nfrom mp_helper_mod import plus_one\n\n"
+                        "@T.prim_func\ndef k(A: T.Tensor((64,), 'float32')):\n"
+                        "    with T.Kernel(1, threads=64) as bx:\n        for i in T.Parallel(64):\n"
+                        "            A[i] = plus_one(A[i])\n")
+            prog = ts.Context().load(kf)
+            with self.assertRaises(ts.TileScaleError):
+                prog.compile("k", "sm_90a", no_jit=True, module_path=[])
+            sys.path.insert(0, lib)
+            try:
+                src = prog.compile("k", "sm_90a", no_jit=True).source
+            finally:
+                sys.path.remove(lib)
+            self.assertIn("+ 1.0", src)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

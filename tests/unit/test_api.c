@@ -14,7 +14,7 @@ static ts_kernel *compile_file(TestCtx *t, ts_context *ctx, ts_program **prog, c
     t->failures++;
     return NULL;
   }
-  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 1, NULL, 0};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 1, NULL, 0, NULL};
   if (ts_kernel_compile(*prog, func, params, nparams, &o, &k) != TS_OK) {
     fprintf(stderr, "  cannot compile %s: %s\n", path, ts_last_error(ctx));
     t->failures++;
@@ -78,7 +78,7 @@ TEST(api_call_pass_configs_applied) {
   ts_param p[] = {{"M", "512"}, {"N", "512"}, {"K", "512"}};
   for (int off = 0; off < 2; off++) {
     ts_param pc[] = {{"tl.disable_warp_specialized", off ? "True" : "False"}, {"tl.my_note", "1"}};
-    ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, pc, 2};
+    ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, pc, 2, NULL};
     ts_kernel *k = NULL;
     REQUIRE(ts_kernel_compile(prog, "matmul", p, 3, &o, &k) == TS_OK);
     CHECK((strstr(ts_kernel_text(k, TS_EMIT_CUDA), "setmaxnreg") == NULL) == (off == 1));
@@ -94,7 +94,7 @@ TEST(api_call_pass_configs_applied) {
   REQUIRE(ts_program_load_file(ctx, "tests/front/lazy_pass_configs.py", &prog) == TS_OK);
   ts_param n[] = {{"N", "2048"}};
   ts_param pc[] = {{"tl.disable_tma_lower", "False"}};
-  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, pc, 1};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, pc, 1, NULL};
   ts_kernel *k = NULL;
   REQUIRE(ts_kernel_compile(prog, "scaled", n, 1, &o, &k) == TS_OK);
   CHECK(ts_kernel_num_pass_configs(k) == 3);
@@ -126,7 +126,7 @@ TEST(api_env_pass_configs) {
   REQUIRE(ts_program_load_file(ctx, "examples/gemm_shared_epilogue.py", &prog) == TS_OK);
   ts_param p[] = {{"M", "512"}, {"N", "512"}, {"K", "512"}};
   ts_param pc[] = {{"tl.disable_warp_specialized", "False"}};
-  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, pc, 1};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, pc, 1, NULL};
   ts_kernel *k = NULL;
   setenv("TILESCALE_PASS_CONFIGS", "tl.disable_warp_specialized=True, ts.note=1", 1);
   CHECK(ts_kernel_compile(prog, "matmul", p, 3, &o, &k) == TS_OK);
@@ -168,7 +168,7 @@ TEST(api_occupancy_launch_bounds) {
   };
   for (int i = 0; i < 3; i++) {
     ts_param pc[] = {{"ts.occupancy_launch_bounds", cases[i].occ}, {"tl.disable_warp_specialized", cases[i].no_ws}};
-    ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, pc, 2};
+    ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, pc, 2, NULL};
     ts_kernel *k = NULL;
     CHECK(ts_kernel_compile(prog, "matmul", p, 3, &o, &k) == TS_OK);
     CHECK(k && strstr(ts_kernel_text(k, TS_EMIT_CUDA), cases[i].want) != NULL);
@@ -193,7 +193,7 @@ TEST(api_context_destroyed_before_its_objects) {
                     "        for i in T.Parallel(64):\n"
                     "            A[i] = A[i] + 1\n";
   REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
-  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, NULL, 0};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, NULL, 0, NULL};
   ts_kernel *k = NULL;
   REQUIRE(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
   ts_context_destroy(ctx);     /* first: the program and kernel still work */
@@ -211,7 +211,7 @@ TEST(api_compile_options_check) {
   ts_context *ctx = NULL;
   ts_context_options co = {.size = sizeof co, .disable_cache = 1};
   REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
-  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, "layout_inference", 0, NULL, 0};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, "layout_inference", 0, NULL, 0, NULL};
   CHECK(ts_compile_options_check(ctx, &o) == TS_OK);
   o.dump_after = "all";
   CHECK(ts_compile_options_check(ctx, &o) == TS_OK);
@@ -279,7 +279,7 @@ TEST(api_emit_stats) {
                     "        T.copy(c, C[by * 64, 0])\n";
   ts_program *p = NULL;
   REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
-  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, NULL, 0};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, NULL, 0, NULL};
   ts_kernel *k = NULL;
   REQUIRE(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
   const char *stats = ts_kernel_text(k, TS_EMIT_STATS);
@@ -319,7 +319,7 @@ TEST(api_cuda_lists_wgmma_widths) {
                     "        T.copy(c, C[by * 128, bx * 128])\n";
   ts_program *p = NULL;
   REQUIRE(ts_program_load_source(ctx, "k.py", src, &p) == TS_OK);
-  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, NULL, 0};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, NULL, 0, NULL};
   ts_kernel *k = NULL;
   REQUIRE(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_OK);
   const char *cuda = ts_kernel_text(k, TS_EMIT_CUDA);
@@ -339,4 +339,68 @@ TEST(api_cuda_lists_wgmma_widths) {
   ts_kernel_destroy(k);
   ts_program_destroy(p);
   ts_context_destroy(ctx);
+}
+
+/* ---- imports from the module path (ts_compile_options.module_path) ------------------------- */
+static void put_file(const char *dir, const char *name, const char *text) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+}
+
+/* A kernel file imports a helper from a package outside its folder: found through the module
+ * path (TileLang's tests import `examples.dequantize_gemm.quantize...` from the repository root),
+ * not without it; a module there that does not parse stays a stub (the kernel does not use it)
+ * and its diagnostics are withdrawn. */
+TEST(api_imports_from_the_module_path) {
+  char root[] = "/tmp/ts_modpath_XXXXXX";
+  REQUIRE(mkdtemp(root) != NULL);
+  char pkg[600], kdir[600], bad[600];
+  snprintf(pkg, sizeof pkg, "%s/lib/helpers", root);
+  snprintf(kdir, sizeof kdir, "%s/kernels", root);
+  snprintf(bad, sizeof bad, "%s/lib", root);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "mkdir -p %s %s", pkg, kdir);
+  REQUIRE(system(cmd) == 0);
+  put_file(pkg, "__init__.py", "");
+  put_file(pkg, "scale.py", "def twice(x):\n    return x * 2\n");
+  put_file(bad, "hostonly.py", "def f(:\n    pass\n");
+  put_file(kdir, "k.py",
+           "import tilelang.language as T\n"
+           "import hostonly\n"
+           "from helpers.scale import twice\n"
+           "\n"
+           "@T.prim_func\n"
+           "def k(A: T.Tensor((64,), 'float32')):\n"
+           "    with T.Kernel(1, threads=64) as bx:\n"
+           "        for i in T.Parallel(64):\n"
+           "            A[i] = twice(A[i])\n");
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  char kfile[700];
+  snprintf(kfile, sizeof kfile, "%s/k.py", kdir);
+  ts_program *p = NULL;
+  REQUIRE(ts_program_load_file(ctx, kfile, &p) == TS_OK);
+  char path[1300];
+  snprintf(path, sizeof path, "/nonexistent:%s", bad);
+  ts_compile_options o = {.size = sizeof o, .arch = "sm_90a", .no_jit = 1, .module_path = path};
+  ts_kernel *k = NULL;
+  ts_status s = ts_kernel_compile(p, "k", NULL, 0, &o, &k);
+  if (s != TS_OK) fprintf(stderr, "  %s\n", ts_last_error(ctx));
+  CHECK(s == TS_OK);
+  CHECK(k && strstr(ts_kernel_text(k, TS_EMIT_CUDA), "* 2.0") != NULL);
+  ts_kernel_destroy(k);
+  k = NULL;
+  o.module_path = "";  /* none: the helper is not found, and calling it says so */
+  CHECK(ts_kernel_compile(p, "k", NULL, 0, &o, &k) == TS_ERR_COMPILE && !k);
+  CHECK(strstr(ts_last_error(ctx), "k.py:9:20: error: 'twice' (from module 'helpers.scale') is not available") != NULL);
+  ts_program_destroy(p);
+  ts_context_destroy(ctx);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+  CHECK(system(cmd) == 0);
 }

@@ -80,7 +80,7 @@ static ts_status run_with_failure(TestCtx *t, long fail_at, Tracker *tr, bool *c
   st = ts_program_load_source(ctx, "add.py", kernel_src, &p);
   if (st == TS_OK) {
     ts_param prm = {"N", "1024"};
-    ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1 /* no JIT */, NULL, 0, NULL, 0};
+    ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1 /* no JIT */, NULL, 0, NULL, 0, NULL};
     ts_kernel *k = NULL;
     st = ts_kernel_compile(p, "add", &prm, 1, &o, &k);
     if (st == TS_OK) {
