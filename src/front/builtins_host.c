@@ -27,6 +27,20 @@ static Value *identity_decorator(Eval *ev, CallArgs *a, Value **arg, const Built
   return builtin_value(ev, &decorator_row, "decorator", NULL);
 }
 
+/* tilelang.compile(func, ...) in a factory the compiler re-runs (`return tilelang.compile(main,
+ * out_idx=-1)`): the Python package made that call, with those options, and asked for this
+ * build; here it stands for its @T.prim_func. */
+static Value *compile_in_factory(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)arg, (void)bi;
+  Value *f = a->npos ? a->pos[0] : NULL;
+  for (int i = 0; !f && i < a->nkw; i++)
+    if (!strcmp(a->kw[i], "func")) f = a->kwv[i];
+  if (f && f->kind == V_FUNC) return f;
+  ts_error(ev->c, a->node ? a->node->loc : SRCLOC_NONE,
+           "tilelang.compile in a kernel factory takes its @T.prim_func first, got %s", f ? ev_type_name(f) : "nothing");
+  return ev->poison;
+}
+
 /* ---- names computed from tables ------------------------------------------------------------------- */
 /* tilelang.PassConfigKey.TL_ENABLE_FAST_MATH -> "tl.enable_fast_math" (TIR_* -> "tir.*") */
 static Value *passconfig_key(Eval *ev, const char *name) {
@@ -125,6 +139,7 @@ static const Builtin tilelang_rows[] = {
     {"jit", "*args, **kwargs", identity_decorator, 0, BI_TERSE},
     {"autotune", "*args, **kwargs", identity_decorator, 0, BI_TERSE},
     {"lazy_jit", "*args, **kwargs", identity_decorator, 0, BI_TERSE},
+    {"compile", "*args, **kwargs", compile_in_factory, 0, BI_TERSE},
 };
 
 static const Builtin autotuner_rows[] = {

@@ -512,6 +512,23 @@ def make_gemm(M):
     return main
 
 
+def compiling_factory(M, ws):
+    @T.prim_func
+    def main(A: T.Tensor((M, M), "float16"), B: T.Tensor((M, M), "float16"), C: T.Tensor((M, M), "float16")):
+        with T.Kernel(M // 128, M // 128, threads=256) as (bx, by):
+            As = T.alloc_shared((128, 64), "float16")
+            Bs = T.alloc_shared((64, 128), "float16")
+            Cl = T.alloc_fragment((128, 128), "float")
+            T.clear(Cl)
+            for k in T.Pipelined(M // 64, num_stages=3):
+                T.copy(A[by * 128, k * 64], As)
+                T.copy(B[k * 64, bx * 128], Bs)
+                T.gemm(As, Bs, Cl)
+            T.copy(Cl, C[by * 128, bx * 128])
+    return tilelang.compile(main, out_idx=-1, target="sm_90a",
+                            pass_configs={"tl.disable_warp_specialized": not ws})
+
+
 def normalised_factory(sizes, N):
     sizes = tuple(sizes)  # the normalising idiom: tuple(tuple) is the same tuple
     total = sum(sizes)
@@ -662,6 +679,15 @@ class CompileTest(unittest.TestCase):
         with self.assertRaises(TypeError) as cm:
             self.mod.laid_copy(128, 32, lay.replicate(1))
         self.assertIn("made by repeat() or replicate()", str(cm.exception))
+
+    def test_factory_that_compiles(self):
+        """A factory returning tilelang.compile(main, out_idx=..., pass_configs=...) (TileLang's
+        issue 2522 test): the compiler re-runs it with that call standing for `main`, and the
+        call's options apply (out_idx -1: C is returned; warp specialization off when asked)."""
+        on, off = self.mod.compiling_factory(256, True), self.mod.compiling_factory(256, False)
+        self.assertEqual(on.out_idx, [2])
+        self.assertIn("setmaxnreg", on.get_kernel_source())
+        self.assertNotIn("setmaxnreg", off.get_kernel_source())
 
     def test_compile_flags_warn(self):
         """compile_flags (nvcc options) do not reach NVRTC: said once, not dropped silently."""
