@@ -169,6 +169,8 @@ typedef struct Unflat {
   PtrVec cands;   /* Cand* */
   PtrVec split_var; /* IrVar*: nest variables to split ... */
   PtrVec split_by;  /* Cand*: ... into that candidate's extents */
+  PtrVec in_flat;   /* IrVar*: variables that are terms of some flattening (never split: the
+                       flattening's terms would change under it) */
 } Unflat;
 
 static Cand *cand_of(Unflat *u, const IrBuffer *b) {
@@ -227,7 +229,11 @@ static void verify(void *ctx, const ParNest *nest, IrBuffer *b, IrExpr **idx, in
   int64_t ext = 0;
   ir_is_const_int(b->shape[k->dim], &ext);
   const IrExpr *e = idx[k->dim];
-  if (flattening(nest, e, ext, t, &n)) return; /* the same split: propose checked */
+  if (flattening(nest, e, ext, t, &n)) { /* the same split: propose checked */
+    for (int q = 0; q < n; q++)
+      if (!vec_has(&u->in_flat, t[q].var)) vec_push(u->c->arena, &u->in_flat, t[q].var);
+    return;
+  }
   int q = nest && e->kind == IR_VAR ? nest_dim(nest, e->u.var) : -1;
   if (q < 0 || nest->extent[q] != ext) {
     k->bad = true;
@@ -293,7 +299,11 @@ static void reindex(void *ctx, const ParNest *nest, IrBuffer *b, IrExpr **idx, i
   int n;
   int64_t ext = 1;
   for (int q = 0; q < k->n; q++) ext *= k->ext[q];
-  TS_ASSERT(flattening(nest, idx[k->dim], ext, t, &n) && n == k->n);
+  /* verify ruled out splits that could change a flattening's terms; should one still not
+   * match, the access stays as it is (layout inference then says what it cannot lay out) */
+  if (!flattening(nest, idx[k->dim], ext, t, &n) || n != k->n) return;
+  for (int q = 0; q < n; q++)
+    if (t[q].extent != k->ext[q]) return;
   IrExpr **out = ARENA_ARRAY(u->c->arena, IrExpr *, nidx - 1 + n);
   int m = 0;
   for (int d = 0; d < nidx; d++)
@@ -326,6 +336,13 @@ static bool any_good(const Unflat *u) {
   return false;
 }
 
+/* A candidate whose plain-index variable is also a term of a flattening is left for a later
+ * round (or the views): splitting it would change that flattening. */
+static void keep_flattenings(Unflat *u) {
+  for (int i = 0; i < u->split_var.len; i++)
+    if (vec_has(&u->in_flat, u->split_var.items[i])) ((Cand *)u->split_by.items[i])->bad = true;
+}
+
 /* One round; whether it reshaped a fragment. */
 static bool unflatten_round(TsCompiler *c, IrFunc *f) {
   Unflat u = {.c = c};
@@ -334,6 +351,7 @@ static bool unflatten_round(TsCompiler *c, IrFunc *f) {
   if (!any_good(&u)) return false;
   w.fn = verify;
   walk_stmt(&w, f->body);
+  keep_flattenings(&u);
   if (!any_good(&u)) return false;
   f->body = split_loops(c, f->body, &u);
   w.fn = reindex;
