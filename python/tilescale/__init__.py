@@ -142,6 +142,64 @@ _TORCH_DTYPES = {"float8_e4m3fn": "float8_e4m3", "float8_e5m2": "float8_e5m2", "
 _PACKED_STORAGE = {"int4": "int8", "uint4": "uint8", "float4_e2m1fn": "float4_e2m1fn_x2"}
 
 
+def signature_dims(ir_text):
+    """{parameter: [dim text]} from the first line of a kernel's IR text (`func f(A:
+    float16[M, 1024], n: int32) dynamic M:`); {} when it is not there."""
+    if not ir_text or not ir_text.startswith("func "):
+        return {}
+    line = ir_text.split("\n", 1)[0]
+    start = line.find("(")
+    params, cur, depth = [], [], 0
+    for ch in line[start + 1:] if start >= 0 else "":
+        if depth == 0 and ch in ",)":  # a parameter ends; `)` closes the list
+            params.append("".join(cur))
+            cur = []
+            if ch == ")":
+                break
+            continue
+        depth += ch in "(["
+        depth -= ch in ")]"
+        cur.append(ch)
+    out = {}
+    for p in params:
+        name, _, ty = p.partition(":")
+        lb, rb = ty.find("["), ty.rfind("]")
+        if lb >= 0 and rb > lb:
+            out[name.strip()] = [d.strip() for d in ty[lb + 1:rb].split(",")]
+    return out
+
+
+def dynamic_output_shape(kernel, out, infos, args):
+    """The shape of output `out` (an ArgInfo with None dims) when each dynamic dim is a
+    variable that an input gives: a dim of an input tensor of the same name in the kernel's
+    signature (`C: [M, N]` with `A: [M, K]`), or an int scalar parameter of that name; else
+    None.  args: the inputs, in the order of the parameters that are not outputs."""
+    sig = signature_dims(kernel.ir)
+    dims = sig.get(out.name)
+    if not dims or len(dims) != len(out.shape):
+        return None
+    known, it = {}, iter(args)
+    for a in infos:
+        if a.is_output:
+            continue
+        x = next(it)
+        if a.kind == "scalar":
+            if isinstance(x, int) and not isinstance(x, bool):
+                known.setdefault(a.name, x)
+            continue
+        shape = tuple(getattr(x, "shape", ()))
+        for d, name in enumerate(sig.get(a.name) or ()):
+            if d < len(shape) and name.isidentifier():
+                known.setdefault(name, int(shape[d]))
+    shape = []
+    for s, name in zip(out.shape, dims):
+        v = s if s is not None else known.get(name)
+        if v is None:
+            return None
+        shape.append(v)
+    return tuple(shape)
+
+
 def packed_output(torch, shape, dtype):
     """torch.empty's (shape, dtype) for a 4-bit output of logical `shape`: its bytes."""
     if not shape or shape[-1] % 2:
@@ -573,14 +631,17 @@ class Kernel(_callpath.Launcher):
                 if not a.is_output:
                     full.append(next(it))
                     continue
-                if a.kind != "tensor" or any(s is None for s in a.shape):
-                    raise TypeError("tilescale: cannot allocate output '%s' (dynamic shape); "
-                                    "pass every argument, outputs too, in the order %s(%s)"
+                oshape = a.shape
+                if a.kind == "tensor" and any(s is None for s in a.shape):
+                    oshape = dynamic_output_shape(self, a, infos, args)
+                if a.kind != "tensor" or oshape is None:
+                    raise TypeError("tilescale: cannot allocate output '%s' (dynamic shape no input "
+                                    "gives); pass every argument, outputs too, in the order %s(%s)"
                                     % (a.name, self.name, ", ".join(p.name for p in infos)))
                 if a.dtype in _PACKED_STORAGE:
-                    shape, tdt = packed_output(torch, a.shape, a.dtype)
+                    shape, tdt = packed_output(torch, oshape, a.dtype)
                 else:
-                    shape, tdt = a.shape, getattr(torch, {"float8_e4m3": "float8_e4m3fn"}.get(a.dtype, a.dtype))
+                    shape, tdt = oshape, getattr(torch, {"float8_e4m3": "float8_e4m3fn"}.get(a.dtype, a.dtype))
                 outs.append(torch.empty(shape, dtype=tdt, device=dev))
                 full.append(outs[-1])
         else:

@@ -223,6 +223,30 @@ class BindingTest(unittest.TestCase):
                          ((256, 1024), "torch.float16", 0))
 
 
+class DynamicOutputTest(unittest.TestCase):
+    def test_output_shape_from_the_inputs(self):
+        """An output of dynamic shape is allocated when its dims are variables the inputs give
+        (a tensor dim of that name in the signature, or an int scalar): C[M, N] from A[M, K] and
+        n; one no input gives (D[P]) is not (None: the call asks for every argument)."""
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            kf = os.path.join(d, "k.py")
+            with open(kf, "w") as f:
+                f.write("import tilelang.language as T\n\n"
+                        "@T.prim_func\n"
+                        "def k(A: T.Tensor((T.dynamic('M'), 64), 'float32'), N: T.int32,\n"
+                        "      C: T.Tensor((T.dynamic('M'), T.dynamic('N')), 'float32'),\n"
+                        "      D: T.Tensor((T.dynamic('P'),), 'float32')):\n"
+                        "    with T.Kernel(1, threads=64) as bx:\n"
+                        "        C[0, 0] = A[0, 0] + D[0]\n")
+            k = ts.Context().load(kf).compile("k", "sm_90a", no_jit=True)
+        infos = [a._replace(is_output=a.name in ("C", "D")) for a in k.args]  # as out_idx marks them
+        a_in = types.SimpleNamespace(shape=(300, 64))
+        c, dd = [a for a in infos if a.name in ("C", "D")]
+        self.assertEqual(ts.dynamic_output_shape(k, c, infos, [a_in, 7]), (300, 7))
+        self.assertIsNone(ts.dynamic_output_shape(k, dd, infos, [a_in, 7]))
+
+
 class ModulePathTest(unittest.TestCase):
     def test_user_module_path_keeps_user_folders_only(self):
         """The folders passed as the compile's module path: a folder put on sys.path is there,
