@@ -116,6 +116,38 @@ static bool check_extents(Eval *ev, const Operand *x, const Operand *y, const ch
   return !bad;
 }
 
+/* TileLang's copy over regions of different extents: the loop runs over the region of the
+ * lower-level memory (registers > shared > global; src when they tie), which must not be
+ * smaller than src's.  So a dst region larger than src's, where src is that base, takes src's
+ * extents (the copy fills the start of dst's region: T.copy(A[:, :2], B[:, :3]) writes B[:, :2]).
+ * Non-1 extents are matched in order, all constants; false (nothing changed) otherwise. */
+static int scope_level(const IrBuffer *b) {
+  while (b->alias_of) b = b->alias_of; /* a view: its memory's */
+  IrScope s = b->scope;
+  return s == IR_SCOPE_FRAGMENT || s == IR_SCOPE_LOCAL ? 2 : s == IR_SCOPE_SHARED || s == IR_SCOPE_SHARED_DYN ? 1 : 0;
+}
+static bool shrink_dst_to_src(Eval *ev, const Operand *s, Operand *d) {
+  if (scope_level(s->buf) < scope_level(d->buf)) return false;
+  int si[16], di[16], ns = 0, nd = 0;
+  for (int i = 0; i < s->buf->ndim && ns < 16; i++)
+    if (!is_one(s->extent[i])) si[ns++] = i;
+  for (int i = 0; i < d->buf->ndim && nd < 16; i++)
+    if (!is_one(d->extent[i])) di[nd++] = i;
+  if (ns != nd) return false;
+  bool smaller = false;
+  for (int k = 0; k < ns; k++) {
+    int64_t a, b;
+    if (!ir_is_const_int(s->extent[si[k]], &a) || !ir_is_const_int(d->extent[di[k]], &b) || a > b) return false;
+    smaller = smaller || a < b;
+  }
+  if (!smaller) return false;
+  IrExpr **ext = ARENA_ARRAY(ev->a, IrExpr *, d->buf->ndim);
+  for (int i = 0; i < d->buf->ndim; i++) ext[i] = d->extent[i];
+  for (int k = 0; k < ns; k++) ext[di[k]] = s->extent[si[k]];
+  d->extent = ext;
+  return true;
+}
+
 /* ---- copies, fills, reductions, atomics ---------------------------------------------------------- */
 /* The COPY statement of src -> dst (a missing extent taken from the other side); NULL after a
  * diagnostic.  Two single elements are a plain store: *store is set and NULL returned. */
@@ -129,6 +161,7 @@ static IrStmt *copy_stmt(Eval *ev, Value *src, Value *dst, const char *fname, Sr
   }
   if (!s.extent && !fill_corner(ev, &s, &d, fname)) return NULL;
   if (!d.extent && !fill_corner(ev, &d, &s, fname)) return NULL;
+  shrink_dst_to_src(ev, &s, &d);
   if (!check_extents(ev, &s, &d, fname, loc)) return NULL;
   IrStmt *st = ir_stmt(ev->c, IR_S_COPY, loc);
   st->u.copy.src = to_region(&s);

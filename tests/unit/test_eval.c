@@ -1042,6 +1042,35 @@ TEST(eval_ieee_rounding_intrinsics) {
   fini(&fx);
 }
 
+/* T.copy between regions of different extents, as TileLang takes them: the loop runs over the
+ * region of the lower-level memory (src when the levels tie), which may not be smaller than
+ * src's; so a larger dst region is filled from its start, and a larger register region than
+ * its global source (a loop past the source's region) is refused. */
+TEST(eval_copy_regions_of_different_extents) {
+  EvalFixture fx;
+  static const char src[] =
+      "import tilelang\n"
+      "import tilelang.language as T\n"
+      "\n"
+      "@tilelang.jit\n"
+      "def k(w):\n"
+      "    @T.prim_func\n"
+      "    def main(A: T.Tensor((128, 128), 'float16'), B: T.Tensor((128, 128), 'float16')):\n"
+      "        with T.Kernel(1, threads=128):\n"
+      "            f = T.alloc_fragment((128, w), 'float16')\n"
+      "            T.copy(A[:, :2], B[:, :3])\n"
+      "            T.copy(A[:, :2], f)\n"
+      "    return main\n";
+  const char *two[] = {"w=2", NULL};
+  REQUIRE(compile_src(&fx, src, "k", two));
+  CHECK_HAS(ir_text(&fx), "T.copy A[0:+128, 0:+2] -> B[0:+128, 0:+2]");
+  fini(&fx);
+  const char *four[] = {"w=4", NULL};
+  CHECK(compile_src(&fx, src, "k", four) == NULL);
+  CHECK_HAS(diag_text(&fx), "k.py:11:13: error: T.copy(): extents do not match: A [128, 2] vs f [128, 4]");
+  fini(&fx);
+}
+
 /* A factory argument may be a T.* function (reduce_fn=T.reduce_max) or a dynamic dimension
  * (matmul(T.dynamic("m"), 256)); a bare Python builtin is still not a constant. */
 TEST(eval_dparam_function_and_dynamic_dim) {
