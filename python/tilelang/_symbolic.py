@@ -666,66 +666,9 @@ def _ir_expr(n):
     return UNKNOWN
 
 
-def split_top(text, sep=","):
-    """Splits text at `sep` outside brackets and quotes."""
-    out, depth, cur, quote = [], 0, [], None
-    for ch in text:
-        if quote:
-            cur.append(ch)
-            if ch == quote:
-                quote = None
-            continue
-        if ch in "\"'":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == sep and depth == 0:
-            out.append("".join(cur))
-            cur = []
-            continue
-        cur.append(ch)
-    if cur or out:
-        out.append("".join(cur))
-    return out
-
-
 def ir_signature(ir_text):
     """{param: [dim expr]} from the first line of the library's IR text
-    (`func f(A: float16[M, 1024], n: int32) dynamic M:`); {} when it is not there."""
-    if not ir_text or not ir_text.startswith("func "):
-        return {}
-    line = ir_text.split("\n", 1)[0]
-    start = line.find("(")
-    depth, end = 0, -1
-    for i in range(start, len(line)):
-        if line[i] in "([{":
-            depth += 1
-        elif line[i] in ")]}":
-            depth -= 1
-            if depth == 0:
-                end = i
-                break
-    if start < 0 or end < 0:
-        return {}
-    out = {}
-    for p in split_top(line[start + 1:end]):
-        name, _, ty = p.partition(":")
-        ty = ty.strip()
-        lb = ty.find("[")
-        if lb < 0:
-            continue
-        depth, rb = 0, -1
-        for i in range(lb, len(ty)):
-            if ty[i] == "[":
-                depth += 1
-            elif ty[i] == "]":
-                depth -= 1
-                if depth == 0:
-                    rb = i
-                    break
-        if rb < 0:
-            continue
-        out[name.strip()] = [parse_expr(d) for d in split_top(ty[lb + 1:rb])]
-    return out
+    (`func f(A: float16[M, 1024], n: int32) dynamic M:`; tilescale.signature_dims reads it);
+    {} when it is not there."""
+    import tilescale
+    return {name: [parse_expr(d) for d in dims] for name, dims in tilescale.signature_dims(ir_text).items()}

@@ -18,6 +18,7 @@ Python one (Kernel._call_py) otherwise; both launch through ts_kernel_launch, wh
 every argument."""
 import ast
 import ctypes
+import functools
 import json
 import operator
 import os
@@ -142,6 +143,44 @@ _TORCH_DTYPES = {"float8_e4m3fn": "float8_e4m3", "float8_e5m2": "float8_e5m2", "
 _PACKED_STORAGE = {"int4": "int8", "uint4": "uint8", "float4_e2m1fn": "float4_e2m1fn_x2"}
 
 
+def split_top(text, sep=","):
+    """Splits text at `sep` outside brackets and quotes."""
+    out, depth, cur, quote = [], 0, [], None
+    for ch in text:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            out.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    if cur or out:
+        out.append("".join(cur))
+    return out
+
+
+def _bracketed(text, start):
+    """The index of the bracket closing the one at text[start], or -1."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] in "([{":
+            depth += 1
+        elif text[i] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
 def signature_dims(ir_text):
     """{parameter: [dim text]} from the first line of a kernel's IR text (`func f(A:
     float16[M, 1024], n: int32) dynamic M:`); {} when it is not there."""
@@ -149,23 +188,17 @@ def signature_dims(ir_text):
         return {}
     line = ir_text.split("\n", 1)[0]
     start = line.find("(")
-    params, cur, depth = [], [], 0
-    for ch in line[start + 1:] if start >= 0 else "":
-        if depth == 0 and ch in ",)":  # a parameter ends; `)` closes the list
-            params.append("".join(cur))
-            cur = []
-            if ch == ")":
-                break
-            continue
-        depth += ch in "(["
-        depth -= ch in ")]"
-        cur.append(ch)
+    end = _bracketed(line, start) if start >= 0 else -1
+    if end < 0:
+        return {}
     out = {}
-    for p in params:
+    for p in split_top(line[start + 1:end]):
         name, _, ty = p.partition(":")
-        lb, rb = ty.find("["), ty.rfind("]")
-        if lb >= 0 and rb > lb:
-            out[name.strip()] = [d.strip() for d in ty[lb + 1:rb].split(",")]
+        ty = ty.strip()
+        lb = ty.find("[")
+        rb = _bracketed(ty, lb) if lb >= 0 else -1
+        if rb >= 0:
+            out[name.strip()] = [d.strip() for d in split_top(ty[lb + 1:rb])]
     return out
 
 
@@ -429,6 +462,12 @@ def user_module_path():
     """The folders of sys.path a kernel file's imports may come from: the user's own (the
     script's folder, the current directory, $PYTHONPATH and sys.path.insert's), not the standard
     library nor installed packages (site-packages, dist-packages), which hold host code only."""
+    return _user_module_path(tuple(sys.path), os.getcwd())
+
+
+@functools.lru_cache(maxsize=8)
+def _user_module_path(path, cwd):
+    """user_module_path for sys.path `path` and working folder `cwd` (every compile asks)."""
     import sysconfig
     skip = set()
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
@@ -436,8 +475,8 @@ def user_module_path():
         if p:
             skip.add(os.path.realpath(p))
     out = []
-    for d in sys.path:
-        d = os.path.realpath(d or os.getcwd())
+    for d in path:
+        d = os.path.realpath(d or cwd)
         if (d in skip or "site-packages" in d or "dist-packages" in d or d.endswith(".zip")
                 or not os.path.isdir(d) or d in out):
             continue

@@ -176,6 +176,14 @@ void diag_warning(Diag *d, SrcLoc loc, const char *fmt, ...) TS_PRINTF(3, 4);
 void diag_note(Diag *d, SrcLoc loc, const char *fmt, ...) TS_PRINTF(3, 4);
 void diag_verror(Diag *d, SrcLoc loc, const char *kind, const char *fmt, va_list ap);
 void diag_free(Diag *d);
+/* Where the diagnostics stand, and going back there: what was said since is withdrawn (a
+ * probe that may fail quietly: getattr's default, a module that may not parse). */
+typedef struct DiagMark {
+  size_t out_len;
+  int errors, warnings;
+} DiagMark;
+DiagMark diag_mark(const Diag *d);
+void diag_rewind(Diag *d, DiagMark m);
 
 /* ---- files (file.c) ------------------------------------------------------------------ */
 /* Every file the library reads goes through ts_open_regular: a kernel file named

@@ -139,6 +139,15 @@ DIAG_FN(diag_note, "note")
 
 void diag_free(Diag *d) { sb_free(&d->out); }
 
+DiagMark diag_mark(const Diag *d) { return (DiagMark){d->out.len, d->errors, d->warnings}; }
+
+void diag_rewind(Diag *d, DiagMark m) {
+  d->out.len = m.out_len;
+  if (d->out.data) d->out.data[m.out_len] = 0;
+  d->errors = m.errors;
+  d->warnings = m.warnings;
+}
+
 void ts_compiler_init(TsCompiler *c, TsTarget target) {
   memset(c, 0, sizeof *c);
   c->arena = arena_new();

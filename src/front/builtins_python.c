@@ -269,16 +269,13 @@ static bool isinstance1(const Value *x, const Value *ty) {
 /* base.name if it exists, else NULL with no diagnostic left behind (getattr's default, hasattr). */
 static Value *try_attr(Eval *ev, Value *base, const char *name, SrcLoc loc) {
   Diag *d = &ev->c->diag;
-  int errors = d->errors;
-  size_t len = d->out.len;
+  DiagMark mark = diag_mark(d);
   bool echo = d->echo;
   d->echo = false;
   Value *v = ev->attr(ev, base, name, loc);
   d->echo = echo;
-  if (!v || v->kind == V_POISON || d->errors > errors) {
-    d->errors = errors;
-    d->out.len = len;
-    if (d->out.data) d->out.data[len] = 0;
+  if (!v || v->kind == V_POISON || d->errors > mark.errors) {
+    diag_rewind(d, mark);
     return NULL;
   }
   return v;

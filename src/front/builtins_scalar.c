@@ -596,8 +596,13 @@ static Value *t_rng_rand(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
     ts_error(ev->c, loc, "%s needs T.rng_init earlier in this kernel (each thread's stream starts there)", fname);
     return ev->poison;
   }
-  ts_dtype t = TS_DTYPE_UINT32;
-  IrDeviceOp op = IRD_RNG_RAND;
+  /* the draw: 0 uint32, 1 float, 2 double, 3 normal float, 4 normal double (the index of
+   * Philox's device operation here, and rng_curand.cuh's draw for a cuRAND generator) */
+  static const IrDeviceOp ops[5] = {IRD_RNG_RAND, IRD_RNG_RAND_FLOAT, IRD_RNG_RAND_DOUBLE, IRD_RNG_NORMAL,
+                                    IRD_RNG_NORMAL_DOUBLE};
+  static const ts_dtype types[5] = {TS_DTYPE_UINT32, TS_DTYPE_FLOAT32, TS_DTYPE_FLOAT64, TS_DTYPE_FLOAT32,
+                                    TS_DTYPE_FLOAT64};
+  int64_t draw[2] = {ev->rng_generator, 0};
   if (bi->arg) {
     int64_t bits = 32;
     if (!bi_opt_int(ev, arg[0], 32, &bits, loc)) return ev->poison;
@@ -606,16 +611,12 @@ static Value *t_rng_rand(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) 
       ts_error(ev->c, loc, "T.rng_rand_float: bit is 32 or 64 and dist \"uniform\" or \"normal\"");
       return ev->poison;
     }
-    t = bits == 64 ? TS_DTYPE_FLOAT64 : TS_DTYPE_FLOAT32;
-    op = bits == 64 ? (normal ? IRD_RNG_NORMAL_DOUBLE : IRD_RNG_RAND_DOUBLE) : (normal ? IRD_RNG_NORMAL : IRD_RNG_RAND_FLOAT);
+    draw[1] = (bits == 64 ? 2 : 1) + (normal ? 2 : 0);
   }
+  ts_dtype t = types[draw[1]];
   IrExpr *st = rng_state_addr(ev, loc);
-  /* a cuRAND generator: rng_curand.cuh's draw <generator, what> (0 uint32, 1 float, 2 double,
-   * 3 normal float, 4 normal double) */
-  int64_t what[2] = {ev->rng_generator, op == IRD_RNG_RAND ? 0 : op == IRD_RNG_RAND_FLOAT ? 1
-                                          : op == IRD_RNG_RAND_DOUBLE ? 2 : op == IRD_RNG_NORMAL ? 3 : 4};
-  IrExpr *call = ev->rng_generator ? ir_device(ev->c, IRD_RNG_CURAND_DRAW, t, what, 2, &st, 1, loc)
-                                   : ir_device(ev->c, op, t, NULL, 0, &st, 1, loc);
+  IrExpr *call = ev->rng_generator ? ir_device(ev->c, IRD_RNG_CURAND_DRAW, t, draw, 2, &st, 1, loc)
+                                   : ir_device(ev->c, ops[draw[1]], t, NULL, 0, &st, 1, loc);
   IrVar *r = ir_var(ev->c, "rand", t, IR_VAR_LET, loc);
   ev_define_var(ev, r);
   ev_emit(ev, ir_let(ev->c, r, call, loc));

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "../ir/analysis.h"
 
 static const Builtin *tileop_row(const char *name);
 
@@ -122,8 +123,7 @@ static bool check_extents(Eval *ev, const Operand *x, const Operand *y, const ch
  * extents (the copy fills the start of dst's region: T.copy(A[:, :2], B[:, :3]) writes B[:, :2]).
  * Non-1 extents are matched in order, all constants; false (nothing changed) otherwise. */
 static int scope_level(const IrBuffer *b) {
-  while (b->alias_of) b = b->alias_of; /* a view: its memory's */
-  IrScope s = b->scope;
+  IrScope s = ir_buffer_root(b)->scope; /* a view: its memory's */
   return s == IR_SCOPE_FRAGMENT || s == IR_SCOPE_LOCAL ? 2 : s == IR_SCOPE_SHARED || s == IR_SCOPE_SHARED_DYN ? 1 : 0;
 }
 static bool shrink_dst_to_src(Eval *ev, const Operand *s, Operand *d) {

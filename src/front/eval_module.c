@@ -249,13 +249,10 @@ static Value *load_from_path(Eval *ev, const char *name, SrcLoc loc) {
     if (n) {
       const char *dir = arena_strndup(ev->a, p, n);
       Diag *d = &ev->c->diag;
-      size_t len = d->out.len;
-      int errors = d->errors;
+      DiagMark mark = diag_mark(d);
       Value *v = load_sibling(ev, dir, name, loc);
-      if (v && d->errors > errors) { /* withdrawn: the module is a stub after all */
-        d->errors = errors;
-        d->out.len = len;
-        if (d->out.data) d->out.data[len] = 0;
+      if (v && d->errors > mark.errors) { /* withdrawn: the module is a stub after all */
+        diag_rewind(d, mark);
         strmap_put(ev->a, &ev->modules, name, NULL);
         return NULL;
       }

@@ -236,6 +236,14 @@ static Value *ask_host(Eval *ev, const char *module, const char *qualname, StrBu
   return read_result(ev, arena_printf(ev->a, "%s.%s", module, qualname), text, loc);
 }
 
+/* ask_host, its failure reported at loc as the error of the call. */
+static Value *call_in_host(Eval *ev, const char *module, const char *qualname, StrBuf *args, SrcLoc loc) {
+  const char *failure = NULL;
+  Value *v = ask_host(ev, module, qualname, args, loc, &failure);
+  if (failure) ts_error(ev->c, loc, "calling %s.%s in Python failed: %s", module, qualname, failure);
+  return v;
+}
+
 /* Calls opaque value fn: through the host when it stands for a function of a module, a host
  * is registered, no kernel is being traced and every argument is plain; else the stub's own
  * diagnostic (saying why the host was not asked, when there is one). */
@@ -263,43 +271,12 @@ Value *ev_host_call(Eval *ev, Value *fn, CallArgs *a) {
              fn->u.opaque.what, full, why);
     return NULL;
   }
-  const char *failure = NULL;
-  Value *v = ask_host(ev, module, qualname, &args, loc, &failure);
-  if (failure) ts_error(c, loc, "calling %s in Python failed: %s", full, failure);
-  return v;
-}
-
-/* ---- a module-path module's function, from host code ------------------------------------------ */
-/* A top-level def of a module found through the module path (PyModule.from_path), called from
- * host code with a host registered and plain arguments, runs in the host, which is where the
- * user's Python runs it (such modules were stubs before the module path, always called there);
- * NULL when that does not apply (*handled false: interpret it), else its value or NULL after
- * the host's error. */
-Value *ev_host_first(Eval *ev, const Value *fn, CallArgs *a, bool *handled) {
-  *handled = false;
-  const Env *env = fn->u.fn.env;
-  const PyModule *m = env ? env->module : NULL;
-  TsCompiler *c = ev->c;
-  if (!m || !m->from_path || !c->host_call || ev->block || fn->u.fn.def->kind != AST_FUNCTIONDEF ||
-      fn->u.fn.flavor != FN_PLAIN)
-    return NULL;
-  StrBuf args = {0};
-  const char *why = NULL;
-  if (!args_text(ev, &args, a, &why)) { /* a kernel value: the interpreter's to run */
-    sb_free(&args);
-    return NULL;
-  }
-  *handled = true;
-  SrcLoc loc = a->node ? a->node->loc : fn->u.fn.def->loc;
-  const char *failure = NULL;
-  Value *v = ask_host(ev, m->name, fn->u.fn.def->id, &args, loc, &failure);
-  if (failure) ts_error(c, loc, "calling %s.%s in Python failed: %s", m->name, fn->u.fn.def->id, failure);
-  return v;
+  return call_in_host(ev, module, qualname, &args, loc);
 }
 
 /* ---- a sibling module's function the interpreter could not run ------------------------------ */
-/* The module of a top-level def of a sibling helper module (not the kernel file, not the
- * prelude), or NULL. */
+/* The module of a top-level def of a helper module beside the kernel file or on the module
+ * path (not the kernel file, not the prelude), or NULL. */
 static const PyModule *sibling_of(const Value *fn) {
   const Env *env = fn->u.fn.env;
   const PyModule *m = env ? env->module : NULL;
@@ -309,6 +286,25 @@ static const PyModule *sibling_of(const Value *fn) {
   return m;
 }
 
+/* A top-level def of a module found through the module path (PyModule.from_path), called from
+ * host code with a host registered and plain arguments, runs in the host, which is where the
+ * user's Python runs it (such modules were stubs before the module path, always called there);
+ * NULL when that does not apply (*handled false: interpret it), else its value or NULL after
+ * the host's error. */
+Value *ev_host_first(Eval *ev, const Value *fn, CallArgs *a, bool *handled) {
+  *handled = false;
+  const PyModule *m = sibling_of(fn);
+  if (!m || !m->from_path || !ev->c->host_call || ev->block) return NULL;
+  StrBuf args = {0};
+  const char *why = NULL;
+  if (!args_text(ev, &args, a, &why)) { /* a kernel value: the interpreter's to run */
+    sb_free(&args);
+    return NULL;
+  }
+  *handled = true;
+  return call_in_host(ev, m->name, fn->u.fn.def->id, &args, a->node ? a->node->loc : fn->u.fn.def->loc);
+}
+
 /* Before a def is interpreted: whether a failure may be retried in the host (a sibling
  * module's top-level function called from host code, with a host registered), and where the
  * diagnostics stand. */
@@ -316,9 +312,7 @@ HostRetry ev_host_retry_arm(Eval *ev, const Value *fn) {
   HostRetry r = {0};
   TsCompiler *c = ev->c;
   r.armed = c->host_call && !ev->block && !c->diag.echo && !ev->out_of_memory && sibling_of(fn);
-  r.out_len = c->diag.out.len;
-  r.errors = c->diag.errors;
-  r.warnings = c->diag.warnings;
+  r.diag = diag_mark(&c->diag);
   return r;
 }
 
@@ -329,7 +323,7 @@ HostRetry ev_host_retry_arm(Eval *ev, const Value *fn) {
  * note saying what the host answered. */
 Value *ev_host_retry(Eval *ev, const Value *fn, CallArgs *a, const HostRetry *mark, Value *interpreted) {
   Diag *d = &ev->c->diag;
-  if (!mark->armed || d->errors == mark->errors || ev->out_of_memory) return interpreted;
+  if (!mark->armed || d->errors == mark->diag.errors || ev->out_of_memory) return interpreted;
   const PyModule *m = sibling_of(fn);
   const char *qualname = fn->u.fn.def->id;
   SrcLoc loc = a->node ? a->node->loc : fn->u.fn.def->loc;
@@ -340,11 +334,9 @@ Value *ev_host_retry(Eval *ev, const Value *fn, CallArgs *a, const HostRetry *ma
     return interpreted;
   }
   /* the interpreter's diagnostics, set aside while the host runs */
-  const char *said = arena_strdup(ev->a, d->out.data + mark->out_len);
+  const char *said = arena_strdup(ev->a, d->out.data + mark->diag.out_len);
   int errors = d->errors, warnings = d->warnings;
-  d->out.len = mark->out_len;
-  d->out.data[d->out.len] = 0;
-  d->errors = mark->errors, d->warnings = mark->warnings;
+  diag_rewind(d, mark->diag);
   const char *failure = NULL;
   int before = d->errors;
   Value *v = ask_host(ev, m->name, qualname, &args, loc, &failure);

@@ -383,8 +383,7 @@ Value *ev_host_first(Eval *ev, const Value *fn, CallArgs *a, bool *handled);
  * mark = ev_host_retry_arm(ev, fn); r = interpret; r = ev_host_retry(ev, fn, a, &mark, r). */
 typedef struct HostRetry {
   bool armed;
-  size_t out_len;
-  int errors, warnings;
+  DiagMark diag; /* where the diagnostics stood before the interpreter ran it */
 } HostRetry;
 HostRetry ev_host_retry_arm(Eval *ev, const Value *fn);
 Value *ev_host_retry(Eval *ev, const Value *fn, CallArgs *a, const HostRetry *mark, Value *interpreted);

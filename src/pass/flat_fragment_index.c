@@ -63,25 +63,10 @@ static bool flattening(const ParNest *nest, const IrExpr *idx, int64_t extent, T
   return t[0].stride * t[0].extent == extent;
 }
 
-/* Whether every loop of the nest at s has constant bounds (else pass_parallel_nest would
- * report what layout inference reports later). */
-static bool const_nest(const IrStmt *s) {
-  for (int depth = 0; depth < FRAG_MAX_DIMS; depth++) {
-    int64_t v;
-    if (!ir_is_const_int(s->u.loop.min, &v) || !ir_is_const_int(s->u.loop.extent, &v)) return false;
-    const IrStmt *b = s->u.loop.body;
-    if (b && b->kind == IR_S_SEQ && b->u.seq.n == 1) b = b->u.seq.items[0];
-    if (!b || b->kind != IR_S_FOR || b->u.loop.kind != IR_FOR_PARALLEL) return true;
-    s = b;
-  }
-  return false;
-}
-
 /* ---- a walk over every fragment access, with the nest it is in (or none) ------------------ */
 typedef void (*AccessFn)(void *ctx, const ParNest *nest, IrBuffer *b, IrExpr **idx, int nidx, IrStmt *store,
                          IrExpr *load);
 typedef struct Walk {
-  TsCompiler *c;
   const ParNest *nest;
   AccessFn fn;
   void (*other)(void *ctx, IrBuffer *b); /* a fragment used another way (tile op, view, vector) */
@@ -103,9 +88,13 @@ static void walk_exprs(Walk *w, IrExpr *const *e, int n) {
     if (e[i]) ir_visit_expr(e[i], &v);
 }
 
+/* A nest layout inference will refuse (run-time bounds, too deep) is walked as plain loops. */
 static void walk_nest(Walk *w, IrStmt *s) {
   ParNest nest;
-  if (!pass_parallel_nest(w->c, s, &nest)) return;
+  if (!pass_parallel_nest_quiet(s, &nest)) {
+    walk_stmt(w, s->u.loop.body);
+    return;
+  }
   const ParNest *outer = w->nest;
   w->nest = &nest;
   walk_stmt(w, nest.body);
@@ -114,7 +103,7 @@ static void walk_nest(Walk *w, IrStmt *s) {
 
 static void walk_stmt(Walk *w, IrStmt *s) {
   if (!s) return;
-  IrOperand ops[8];
+  IrOperand ops[IR_TILE_MAX_OPERANDS];
   switch (s->kind) {
     case IR_S_SEQ:
       for (int i = 0; i < s->u.seq.n; i++) walk_stmt(w, s->u.seq.items[i]);
@@ -122,7 +111,7 @@ static void walk_stmt(Walk *w, IrStmt *s) {
     case IR_S_KERNEL: walk_stmt(w, s->u.kernel.body); return;
     case IR_S_FOR:
       walk_exprs(w, (IrExpr *[]){s->u.loop.min, s->u.loop.extent}, 2);
-      if (s->u.loop.kind == IR_FOR_PARALLEL && !w->nest && const_nest(s)) walk_nest(w, s);
+      if (s->u.loop.kind == IR_FOR_PARALLEL && !w->nest) walk_nest(w, s);
       else walk_stmt(w, s->u.loop.body);
       return;
     case IR_S_IF:
@@ -149,11 +138,17 @@ static void walk_stmt(Walk *w, IrStmt *s) {
       return;
     default: {
       int n = ir_tile_operands(s, ops);
-      for (int i = 0; i < n && i < 8; i++)
+      for (int i = 0; i < n; i++)
         if (ops[i].buf) w->other(w->ctx, (IrBuffer *)ir_buffer_root(ops[i].buf));
       return;
     }
   }
+}
+
+/* Points the access (a STORE or a LOAD, as the walk hands it) at buffer b with indices idx[n]. */
+static void set_access(IrStmt *store, IrExpr *load, IrBuffer *b, IrExpr **idx, int n) {
+  if (store) store->u.store.buf = b, store->u.store.idx = idx, store->u.store.nidx = n;
+  else load->u.load.buf = b, load->u.load.idx = idx, load->u.load.nidx = n;
 }
 
 /* ---- unflatten: a fragment every access of which agrees on one split ---------------------- */
@@ -310,8 +305,7 @@ static void reindex(void *ctx, const ParNest *nest, IrBuffer *b, IrExpr **idx, i
     if (d != k->dim) out[m++] = idx[d];
     else
       for (int q = 0; q < n; q++) out[m++] = ir_varref(u->c, t[q].var, idx[d]->loc);
-  if (store) store->u.store.idx = out, store->u.store.nidx = m;
-  else load->u.load.idx = out, load->u.load.nidx = m;
+  set_access(store, load, b, out, m);
 }
 
 static void reshape_cands(Unflat *u) {
@@ -346,7 +340,7 @@ static void keep_flattenings(Unflat *u) {
 /* One round; whether it reshaped a fragment. */
 static bool unflatten_round(TsCompiler *c, IrFunc *f) {
   Unflat u = {.c = c};
-  Walk w = {c, NULL, propose, mark_other, &u};
+  Walk w = {NULL, propose, mark_other, &u};
   walk_stmt(&w, f->body);
   if (!any_good(&u)) return false;
   w.fn = verify;
@@ -412,20 +406,18 @@ static void to_view(void *ctx, const ParNest *nest, IrBuffer *b, IrExpr **idx, i
   }
   if (!split) return;
   IrBuffer *v = view_of(f, b, shape, n);
-  if (store) store->u.store.buf = v, store->u.store.idx = out, store->u.store.nidx = n;
-  else load->u.load.buf = v, load->u.load.idx = out, load->u.load.nidx = n;
+  set_access(store, load, v, out, n);
 }
 
 static void ignore(void *ctx, IrBuffer *b) { (void)ctx, (void)b; }
 
 static IrStmt *views_in_nests(TsCompiler *c, IrStmt *s, void *ctx) {
   if (!s) return NULL;
-  if (s->kind != IR_S_FOR || s->u.loop.kind != IR_FOR_PARALLEL || !const_nest(s))
-    return ir_map_children(c, s, views_in_nests, ctx);
   ParNest nest;
-  if (!pass_parallel_nest(c, s, &nest)) return s;
+  if (s->kind != IR_S_FOR || s->u.loop.kind != IR_FOR_PARALLEL || !pass_parallel_nest_quiet(s, &nest))
+    return ir_map_children(c, s, views_in_nests, ctx);
   Views f = {c, &nest, {0}, {0}};
-  Walk w = {c, &nest, to_view, ignore, &f};
+  Walk w = {&nest, to_view, ignore, &f};
   walk_stmt(&w, nest.body);
   if (!f.allocs.len) return s;
   vec_push(c->arena, &f.allocs, s);

@@ -9,20 +9,20 @@
 #include "passes.h"
 #include "../base/target.h"
 
-bool pass_parallel_nest(TsCompiler *c, IrStmt *root, ParNest *out) {
+/* pass_parallel_nest without the diagnostic: NULL when `out` is filled, else the loop at
+ * fault (root itself when the nest is too deep, with *deep set). */
+static const IrStmt *fill_nest(IrStmt *root, ParNest *out, bool *deep) {
   memset(out, 0, sizeof *out);
   out->root = root;
   IrStmt *s = root;
+  *deep = false;
   for (;;) {
     if (out->n == FRAG_MAX_DIMS) {
-      ts_error(c, root->loc, "T.Parallel nest deeper than %d loops", FRAG_MAX_DIMS);
-      return false;
+      *deep = true;
+      return root;
     }
     int64_t mn, ext;
-    if (!ir_is_const_int(s->u.loop.min, &mn) || !ir_is_const_int(s->u.loop.extent, &ext)) {
-      ts_error(c, s->loc, "T.Parallel extent must be a compile-time constant");
-      return false;
-    }
+    if (!ir_is_const_int(s->u.loop.min, &mn) || !ir_is_const_int(s->u.loop.extent, &ext)) return s;
     out->var[out->n] = s->u.loop.var;
     out->min[out->n] = mn;
     out->extent[out->n] = ext;
@@ -34,8 +34,21 @@ bool pass_parallel_nest(TsCompiler *c, IrStmt *root, ParNest *out) {
       continue;
     }
     out->body = s->u.loop.body;
-    return true;
+    return NULL;
   }
+}
+
+bool pass_parallel_nest(TsCompiler *c, IrStmt *root, ParNest *out) {
+  bool deep;
+  const IrStmt *bad = fill_nest(root, out, &deep);
+  if (bad && deep) ts_error(c, root->loc, "T.Parallel nest deeper than %d loops", FRAG_MAX_DIMS);
+  else if (bad) ts_error(c, bad->loc, "T.Parallel extent must be a compile-time constant");
+  return !bad;
+}
+
+bool pass_parallel_nest_quiet(IrStmt *root, ParNest *out) {
+  bool deep;
+  return !fill_nest(root, out, &deep);
 }
 
 static bool uses_nest_var(const ParNest *nest, const IrExpr *e) {

@@ -210,6 +210,8 @@ typedef struct ParNest {
 /* Fills `out` for a PARALLEL for; false (with a diagnostic) when the bounds are not
  * compile-time constants or the nest is too deep. */
 bool pass_parallel_nest(TsCompiler *c, IrStmt *root, ParNest *out);
+/* The same, false with no diagnostic (a pass that leaves such nests to the one reporting them). */
+bool pass_parallel_nest_quiet(IrStmt *root, ParNest *out);
 
 /* How a fragment access indexes a nest: map[p] = nest dim whose var is index p exactly,
  * or -1 for a constant 0 index into an extent-1 dim.  False when the index pattern is

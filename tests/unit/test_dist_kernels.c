@@ -23,7 +23,7 @@ static ts_kernel *compile_file_p(TestCtx *t, ts_context *ctx, const char *path, 
     t->failures++;
     return NULL;
   }
-  ts_compile_options o = {sizeof o, arch, TS_COMPILER_NVRTC, 0, NULL, 0, NULL, 0};
+  ts_compile_options o = {sizeof o, arch, TS_COMPILER_NVRTC, 0, NULL, 0, NULL, 0, NULL};
   ts_kernel *k = NULL;
   if (ts_kernel_compile(p, func, params, nparams, &o, &k) != TS_OK) {
     fprintf(stderr, "  %s:%s (%s): %s\n", path, func, arch, ts_last_error(ctx));
@@ -204,7 +204,7 @@ TEST(workspace_codegen_and_metadata) {
                     "        A[tx] = T.float32(ws[0, tx % 8])\n";
   ts_program *p = NULL;
   REQUIRE(ts_program_load_source(ctx, "two.py", src, &p) == TS_OK);
-  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 0, NULL, 0, NULL, 0};
+  ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 0, NULL, 0, NULL, 0, NULL};
   ts_kernel *k2 = NULL;
   if (ts_kernel_compile(p, "two", NULL, 0, &o, &k2) != TS_OK) {
     fprintf(stderr, "  two: %s\n", ts_last_error(ctx));
@@ -257,7 +257,7 @@ TEST(dist_primitive_misuse_is_diagnosed) {
               cases[i].stmt);
     ts_program *p = NULL;
     REQUIRE(ts_program_load_source(ctx, "k.py", sb_str(&src), &p) == TS_OK);
-    ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, NULL, 0};
+    ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, NULL, 0, NULL};
     ts_kernel *k = NULL;
     ts_status s = ts_kernel_compile(p, "k", NULL, 0, &o, &k);
     CHECK(s == TS_ERR_COMPILE);
