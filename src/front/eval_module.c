@@ -117,6 +117,49 @@ void ev_scan_module(Eval *ev, PyModule *m, const AstNode *module) {
     if (is_main_guard(module->body.items[i])) scan_main_block(ev, m, module->body.items[i]);
 }
 
+/* A module-path module's top-level assignment the interpreter could not run (a value only
+ * Python has: `ep_ext = load_inline(...)`, an object of a library): its diagnostics are
+ * withdrawn and every name it assigns becomes a stub of the module's attribute, as the whole
+ * module was before the module path; using one in a kernel is the error, and host code calls
+ * through it in the host (which imported the module itself).  Only for the module path: a
+ * helper beside the kernel file is the user's kernel code and its errors stand. */
+static Value *stub_name(Eval *ev, const char *name, const char *module);
+static void stub_targets(Eval *ev, PyModule *m, const AstNode *t) {
+  if (t->kind == AST_NAME) {
+    strmap_put(ev->a, &m->lazy, t->id, NULL);
+    strmap_put(ev->a, &m->globals->vars, t->id, stub_name(ev, t->id, m->name));
+  } else if (t->kind == AST_TUPLE || t->kind == AST_LIST) {
+    for (int i = 0; i < t->items.n; i++) stub_targets(ev, m, t->items.items[i]);
+  }
+}
+static void path_global_stub(Eval *ev, PyModule *m, const AstNode *s, DiagMark mark) {
+  diag_rewind(&ev->c->diag, mark);
+  if (s->kind == AST_ANNASSIGN) {
+    stub_targets(ev, m, s->target);
+  } else {
+    for (int k = 0; k < s->items.n; k++) stub_targets(ev, m, s->items.items[k]);
+  }
+}
+
+/* Runs top-level statement s of module m; true when it failed in a module-path module and its
+ * names became stubs (its diagnostics, held back from echo until then, withdrawn). */
+static bool run_toplevel(Eval *ev, PyModule *m, const AstNode *s) {
+  Diag *d = &ev->c->diag;
+  DiagMark mark = diag_mark(d);
+  bool echo = d->echo;
+  d->echo = echo && !m->from_path;
+  ev->path_toplevel += m->from_path;
+  ev->exec_stmt(ev, m->globals, s);
+  ev->path_toplevel -= m->from_path;
+  d->echo = echo;
+  if (m->from_path && d->errors > mark.errors && !ev->out_of_memory) {
+    path_global_stub(ev, m, s, mark);
+    return true;
+  }
+  if (m->from_path && echo && d->out.len > mark.out_len) fputs(d->out.data + mark.out_len, stderr);
+  return false;
+}
+
 /* Evaluates the top-level assignment of module m that defines `name`. */
 void ev_force_global(Eval *ev, PyModule *m, const char *name) {
   const AstNode *s = strmap_get(&m->lazy, name);
@@ -132,10 +175,10 @@ void ev_force_global(Eval *ev, PyModule *m, const char *name) {
                  name);
   /* Top-level code is plain Python: no staging, no statement block. */
   HostFrame host = ev_host_enter(ev);
-  ev->exec_stmt(ev, m->globals, s);
+  bool stubbed = run_toplevel(ev, m, s);
   ev_host_leave(ev, host);
   strmap_put(ev->a, &m->lazy_busy, name, NULL);
-  if (strmap_get(&m->lazy, name)) { /* the statement did not bind it (error) */
+  if (!stubbed && strmap_get(&m->lazy, name)) { /* the statement did not bind it (error) */
     strmap_put(ev->a, &m->lazy, name, NULL);
     strmap_put(ev->a, &m->globals->vars, name, ev->poison);
   }

@@ -257,6 +257,10 @@ Value *ev_host_call(Eval *ev, Value *fn, CallArgs *a) {
     ts_error(c, loc, "%s (a host function is called in Python only outside kernel bodies)", fn->u.opaque.what);
     return NULL;
   }
+  if (ev->path_toplevel) { /* withdrawn by ev_force_global: the name becomes a stub */
+    ts_error(c, loc, "%s (not called again at the top level of a module Python imported itself)", fn->u.opaque.what);
+    return NULL;
+  }
   for (int i = 0; i < a->npos; i++)
     if (a->pos[i]->kind == V_POISON) return NULL; /* already reported */
   for (int i = 0; i < a->nkw; i++)
@@ -294,7 +298,7 @@ static const PyModule *sibling_of(const Value *fn) {
 Value *ev_host_first(Eval *ev, const Value *fn, CallArgs *a, bool *handled) {
   *handled = false;
   const PyModule *m = sibling_of(fn);
-  if (!m || !m->from_path || !ev->c->host_call || ev->block) return NULL;
+  if (!m || !m->from_path || !ev->c->host_call || ev->block || ev->path_toplevel) return NULL;
   StrBuf args = {0};
   const char *why = NULL;
   if (!args_text(ev, &args, a, &why)) { /* a kernel value: the interpreter's to run */
@@ -311,7 +315,7 @@ Value *ev_host_first(Eval *ev, const Value *fn, CallArgs *a, bool *handled) {
 HostRetry ev_host_retry_arm(Eval *ev, const Value *fn) {
   HostRetry r = {0};
   TsCompiler *c = ev->c;
-  r.armed = c->host_call && !ev->block && !c->diag.echo && !ev->out_of_memory && sibling_of(fn);
+  r.armed = c->host_call && !ev->block && !ev->path_toplevel && !c->diag.echo && !ev->out_of_memory && sibling_of(fn);
   r.diag = diag_mark(&c->diag);
   return r;
 }

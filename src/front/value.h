@@ -278,6 +278,8 @@ typedef struct Eval {
   IrBuffer *rng_state;   /* T.rng_init's per-thread generator state in the current kernel (NULL before
                             one): eval_stmt.c puts its ALLOC at the start of the kernel body */
   int rng_generator;     /* ... and its generator (builtins_scalar.c: 0 Philox, 1 XORWOW, 2 MRG32k3a) */
+  int path_toplevel;     /* > 0 while a module-path module's top-level assignment runs: the host,
+                            which imported that module itself, is not called again (host_call.c) */
 } Eval;
 
 /* ---- value.c: values, conversions, environments ------------------------------------- */

@@ -285,6 +285,34 @@ class ModulePathTest(unittest.TestCase):
                 sys.path.remove(lib)
             self.assertIn("+ 1.0", src)
 
+    def test_module_path_object_globals_are_stubs(self):
+        """A module on sys.path whose top level builds a value only Python has (DeepEP's
+        `ep_ext = load_inline(...)`): importing it still works, its plain globals are values,
+        the object is a stub (an error naming it only where a kernel uses it), and the
+        host is not asked to build it again."""
+        import tempfile
+        with tempfile.TemporaryDirectory() as lib, tempfile.TemporaryDirectory() as kd:
+            with open(os.path.join(lib, "mp_ext_mod.py"), "w") as f:
+                f.write("import json\nN = 64\next = json.JSONDecoder()\n")
+            kf = os.path.join(kd, "k.py")
+            body = ("import tilelang.language as T\nfrom mp_ext_mod import N, ext\n\n"
+                    "@T.prim_func\ndef k(A: T.Tensor((N,), 'float32')):\n"
+                    "    with T.Kernel(1, threads=N) as bx:\n        for i in T.Parallel(N):\n"
+                    "            A[i] = A[i] + %s\n")
+            sys.path.insert(0, lib)
+            try:
+                with open(kf, "w") as f:
+                    f.write(body % "1.0")
+                src = ts.Context().load(kf).compile("k", "sm_90a", no_jit=True).source
+                self.assertIn("64", src)
+                with open(kf, "w") as f:
+                    f.write(body % "ext")
+                with self.assertRaises(ts.TileScaleError) as cm:
+                    ts.Context().load(kf).compile("k", "sm_90a", no_jit=True)
+                self.assertIn("ext", str(cm.exception))
+            finally:
+                sys.path.remove(lib)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=1)
