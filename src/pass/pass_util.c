@@ -257,6 +257,14 @@ int64_t pass_kernel_threads(const IrKernel *k) {
   return t;
 }
 
+int64_t pass_ws_consumer_regs(int64_t consumers, int64_t producers, int64_t producer_regs, int64_t blocks) {
+  int64_t threads = consumers + producers;
+  int64_t launch = 65536 / ((blocks > 1 ? blocks : 1) * threads) / 8 * 8;
+  if (launch > 256) launch = 256;
+  int64_t r = (launch * threads - producers * producer_regs) / consumers / 8 * 8;
+  return r > 240 ? 240 : r;
+}
+
 bool pass_is_shared(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN; }
 
 int pass_config_state(const IrFunc *f, const char *key) {

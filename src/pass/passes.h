@@ -293,6 +293,11 @@ void pass_check_parallel_locals(TsCompiler *c, IrFunc *f);
 /* Row-major flat index of idx into buf's shape (for register arrays). */
 IrExpr *pass_flat_index(TsCompiler *c, IrBuffer *buf, IrExpr *const *idx, int nidx, SrcLoc loc);
 int64_t pass_kernel_threads(const IrKernel *k);
+/* setmaxnreg.inc's registers per consumer thread of a warp-specialized kernel (at most 240):
+ * the block's pool is what its threads launch with (the registers __launch_bounds__(threads,
+ * blocks) allows, a multiple of 8: 96 each for 640 threads), and the consumers can only take
+ * what the producers release with setmaxnreg.dec, or their inc waits forever. */
+int64_t pass_ws_consumer_regs(int64_t consumers, int64_t producers, int64_t producer_regs, int64_t blocks);
 /* May s wait for other blocks or ranks, or for what they write: a while loop (spinning on a
  * flag), distributed, NVSHMEM or grid-wide operations, extern calls? */
 bool pass_may_wait(IrStmt *s);

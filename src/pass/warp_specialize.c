@@ -836,10 +836,9 @@ static void spec_overlap(Spec *sp) {
   WsStore *ep = &sp->ep;
   IrBuffer *acc = sp->acc;
   int64_t T = sp->T;
-  /* Registers: the producer keeps few; consumers take what the block's 64K leave (<= 240). */
+  /* Registers: the producer keeps few; consumers take what it releases (<= 240). */
   sp->prod_regs = T >= 256 ? 24 : 40;
-  sp->cons_regs = (65536 - WS_PRODUCER_THREADS * sp->prod_regs) / T / 8 * 8;
-  if (sp->cons_regs > 240) sp->cons_regs = 240;
+  sp->cons_regs = pass_ws_consumer_regs(T, WS_PRODUCER_THREADS, sp->prod_regs, 1);
   if (!(sp->sc.on && !sp->sk_on && ep->idx >= 0 && sp->store_map && sp->post.len == 1 &&
         (ep->slots > 0 || pass_config_on(sp->ws->f, "ts.enable_epilogue_overlap")) &&
         !pass_config_on(sp->ws->f, "tl.disable_epilogue_overlap") && acc->scope == IR_SCOPE_FRAGMENT &&

@@ -624,12 +624,7 @@ static int last_touch(IrStmt **items, int from, int to, const IrBuffer *b) {
  * (setmaxnreg.inc, at most 240). */
 static int64_t producer_regs(const Wsl *w) { return w->T >= 256 ? 24 : 40; }
 static int64_t consumer_regs(const Wsl *w) {
-  /* the block's pool: each thread launches with the registers __launch_bounds__(threads, B)
-   * allows (a multiple of 8: 96 for 640 threads); setmaxnreg.inc waits for the producer's release */
-  int64_t blocks = w->blocks > 1 ? w->blocks : 1, threads = w->T + WSL_PRODUCER_THREADS;
-  int64_t launch = 65536 / (blocks * threads) / 8 * 8;
-  int64_t r = (launch * threads - WSL_PRODUCER_THREADS * producer_regs(w)) / w->T / 8 * 8;
-  return r > 240 ? 240 : r;
+  return pass_ws_consumer_regs(w->T, WSL_PRODUCER_THREADS, producer_regs(w), w->blocks);
 }
 
 /* Registers per consumer thread of the kernel's fragments (constant shapes), or -1. */

@@ -115,6 +115,51 @@ TEST(api_call_pass_configs_applied) {
   ts_context_destroy(ctx);
 }
 
+/* The integer after `key` in text, or -1. */
+static long number_after(const char *text, const char *key) {
+  const char *p = strstr(text, key);
+  return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+/* Warp-specialized kernels of 1 to 4 consumer warpgroups (tests/front/ws_register_pool.py):
+ * what the consumers' setmaxnreg.inc takes fits in what the producer's setmaxnreg.dec gives
+ * back from the block's launch registers (65536 / (threads * blocks), a multiple of 8), else
+ * the inc waits forever (TileLang issue 2522's GEMM of 512 threads hung on an H200). */
+TEST(api_ws_register_pool) {
+  ts_context *ctx = NULL;
+  ts_context_options co = {.size = sizeof co, .disable_cache = 1};
+  REQUIRE(ts_context_create(&co, &ctx) == TS_OK);
+  ts_program *prog = NULL;
+  REQUIRE(ts_program_load_file(ctx, "tests/front/ws_register_pool.py", &prog) == TS_OK);
+  const char *cases[][4] = {{"gemm", "128", "256", "256"}, {"gemm", "128", "256", "512"}, {"gemm", "256", "128", "256"},
+                            {"gemm", "256", "256", "512"}, {"scaled_rows", "128", NULL, NULL},
+                            {"scaled_rows", "256", NULL, NULL}};
+  int specialized = 0, wide = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ts_param gp[] = {{"block_M", cases[i][1]}, {"block_N", cases[i][2]}, {"threads", cases[i][3]}};
+    ts_param sp[] = {{"threads", cases[i][1]}};
+    int g = !strcmp(cases[i][0], "gemm");
+    ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, NULL, 0, NULL};
+    ts_kernel *k = NULL;
+    CHECK(ts_kernel_compile(prog, cases[i][0], g ? gp : sp, g ? 3 : 1, &o, &k) == TS_OK);
+    const char *cu = k ? ts_kernel_text(k, TS_EMIT_CUDA) : "";
+    long threads = number_after(cu, "__launch_bounds__("), dec = number_after(cu, "setmaxnreg_dec<"),
+         inc = number_after(cu, "setmaxnreg_inc<");
+    const char *comma = strstr(cu, "__launch_bounds__(") ? strchr(strstr(cu, "__launch_bounds__("), ',') : NULL;
+    long blocks = comma ? strtol(comma + 1, NULL, 10) : 1;
+    if (dec > 0 && inc > 0 && threads > 128 && blocks > 0) {
+      long launch = 65536 / (threads * blocks) / 8 * 8;
+      CHECK(inc * (threads - 128) + dec * 128 <= launch * threads);
+      specialized++;
+      wide += threads == 640;
+    }
+    ts_kernel_destroy(k);
+  }
+  CHECK(specialized >= 4 && wide >= 2);
+  ts_program_destroy(prog);
+  ts_context_destroy(ctx);
+}
+
 /* $TILESCALE_PASS_CONFIGS: KEY=VALUE pairs applied over every compile's pass_configs, the
  * call's included (here it turns warp specialization off over the call's False); a pair
  * without '=' is refused, naming it. */
