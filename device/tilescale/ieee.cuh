@@ -32,6 +32,12 @@ template <int M, class T> TS_DEV T ieee_mul(T a, T b) {
 template <int M, class T> TS_DEV T ieee_fmaf(T a, T b, T c) {
   if constexpr (is_same<T, float>::value) return TS_IEEE_PICK(M, __fmaf, (a, b, c));
   else if constexpr (is_same<T, double>::value) return TS_IEEE_PICK(M, __fma, (a, b, c));
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  /* no bfloat16 __hfma before sm_80: the fp32 fma of the exact product, rounded to fp32 and
+   * then to bfloat16 (a double rounding __hfma avoids) */
+  else if constexpr (is_same<T, __nv_bfloat16>::value)
+    return __float2bfloat16_rn(__fmaf_rn(__bfloat162float(a), __bfloat162float(b), __bfloat162float(c)));
+#endif
   else return __hfma(a, b, c);
 }
 template <int M, class T> TS_DEV T ieee_frcp(T a) {

@@ -808,6 +808,9 @@ def param_text(value, where=""):
         if isinstance(value, list):
             return "[%s]" % ", ".join(items)
         return "(%s,)" % items[0] if len(items) == 1 else "(%s)" % ", ".join(items)
+    if type(value) is dict:  # a factory's options (target={"kind": "cuda", "arch": "sm_75"})
+        return "{%s}" % ", ".join("%s: %s" % (param_text(k, where), param_text(v, where))
+                                  for k, v in value.items())
     text = getattr(value, "tilelang_param_text", None)
     if text is not None and not isinstance(value, type):
         return text()
@@ -830,7 +833,7 @@ def param_text(value, where=""):
                         "values (ints, floats, dtypes, tuples), the kernel it returns takes tensors"
                         % where)
     raise TypeError("tilelang: %scannot pass %r (%s) to the compiler: only int, float, bool, str, "
-                    "None, dtypes, T.* names, tuples, lists and lambdas that read no enclosing "
+                    "None, dtypes, T.* names, tuples, lists, dicts and lambdas that read no enclosing "
                     "variables are kernel parameters"
                     % (where, value, type(value).__name__))
 

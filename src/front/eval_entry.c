@@ -112,7 +112,8 @@ static bool is_dynamic_dim(const Value *v) {
   return v->kind == V_EXPR && v->u.expr->kind == IR_VAR && v->u.expr->u.var->kind == IR_VAR_DYNAMIC;
 }
 
-/* Parses every -D value as a Python expression over builtins, T, tilelang and dtype names.  A
+/* Parses every -D value as a Python expression over builtins, T, tilelang and dtype names
+ * (constants, and tuples, lists and dicts of them: a factory's target={"kind": "cuda"}).  A
  * T.* function (make_kernel(reduce_fn=T.reduce_max)) and a lambda (T.Layout(shape, lambda i:
  * i % 64) in the factory) are values too: the kernel calls them; so is a layout made by a
  * T.Fragment / T.Layout call (a host-built fragment passed as loop_layout=). */
@@ -133,9 +134,10 @@ static bool parse_dparams(Eval *ev, const ts_param *params, int nparams) {
     Value *v = e ? ev_eval(ev, denv, e) : NULL;
     if (v && v->kind != V_POISON && v->kind != V_BOOL && v->kind != V_INT && v->kind != V_FLOAT && v->kind != V_STR &&
         v->kind != V_DTYPE && v->kind != V_TUPLE && v->kind != V_LIST && v->kind != V_NONE &&
+        !(v->kind == V_DICT && e->kind == AST_DICT) &&
         !(v->kind == V_BUILTIN && e->kind == AST_ATTRIBUTE) && !(v->kind == V_FUNC && e->kind == AST_LAMBDA) &&
         !(v->kind == V_LAYOUT && e->kind == AST_CALL) && !is_dynamic_dim(v)) {
-      ts_error(ev->c, e->loc, "-D %s: expected a constant (int, float, bool, str, dtype or tuple), got %s",
+      ts_error(ev->c, e->loc, "-D %s: expected a constant (int, float, bool, str, dtype, tuple, list or dict), got %s",
                params[i].name, ev_type_name(v));
       v = NULL;
     }

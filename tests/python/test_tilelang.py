@@ -1042,6 +1042,19 @@ class AutotunePassConfigsTest(unittest.TestCase):
         self.assertIn("ts::ieee_add<1>(", GAPS.compile_branch("add"))
         self.assertIn("ts::ieee_fdiv<2>(", GAPS.compile_branch("div", dtype="float64"))
 
+    def test_dict_argument_and_ieee_checks(self):
+        """A factory argument that is a dict reaches the compiler (as a -D dict); bfloat16
+        T.ieee_fmaf builds for sm_75 (no bfloat16 __hfma there: NVRTC compiles the fallback);
+        a bad rounding mode is a ValueError even outside a kernel, as in TileLang."""
+        k = GAPS.compile_fmaf_for({"kind": "cuda", "arch": "sm_75"}, options={"fast": False})
+        self.assertIn("ts::ieee_fmaf<0>(", k.get_kernel_source())
+        with self.assertRaisesRegex(ValueError, "Invalid rounding mode"):
+            T.ieee_add(1.0, 2.0, "invalid_mode")
+        with self.assertRaisesRegex(ValueError, "Invalid rounding mode"):
+            T.ieee_fsqrt(4.0, rounding_mode="xy")
+        with self.assertRaises(T.KernelOnlyError):
+            T.ieee_fmaf(1.0, 2.0, 3.0, "rz")
+
     def test_profiler_dynamic_symbolic_constraints(self):
         """profiler.do_bench(dynamic_symbolic_constraints={"m": 128}) sizes the inputs' dynamic
         dimensions from the kernel's IR signature; a missing name is a ValueError naming it."""

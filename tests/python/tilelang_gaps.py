@@ -160,6 +160,17 @@ def compile_branch(op, n=64, dtype="float32"):
     return kernel.get_kernel_source()
 
 
+def compile_fmaf_for(target, n=64, dtype="bfloat16", options=None):
+    """A factory taking a dict (TileLang's ieee tests pass target={"kind": "cuda", "arch":
+    "sm_75"} through their helper); bfloat16 fmaf compiled for that target."""
+    @T.prim_func
+    def main(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype)):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(n):
+                B[i] = T.ieee_fmaf(A[i], A[i], A[i], "rn")
+    return tilelang.compile(main, out_idx=[1], target=target)
+
+
 # ---- lambdas: read from an enclosing scope (TileLang's comm_reducer tests) and passed as a
 # factory argument (T.Layout index maps) ----
 def make_lambda_reader(combine):

@@ -294,10 +294,32 @@ def min(a, b):  # noqa: A001 (T.min)
 _PLACEHOLDERS = {}
 
 
+# T.ieee_* operand counts: the argument after them is the rounding mode.
+_IEEE_ARITY = {"T.ieee_add": 2, "T.ieee_sub": 2, "T.ieee_mul": 2, "T.ieee_fdiv": 2, "T.ieee_fmaf": 3,
+               "T.ieee_frcp": 1, "T.ieee_fsqrt": 1}
+_IEEE_MODES = ("rn", "rz", "ru", "rd")
+
+
+class _IeeePlaceholder(_Placeholder):
+    """T.ieee_add and the other rounding-mode operations: a bad mode is a ValueError even
+    outside a kernel, as TileLang checks it when the call is made; a good one is kernel-only."""
+
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        n = _IEEE_ARITY[self._path]
+        mode = kwargs.get("rounding_mode", args[n] if len(args) > n else "rn")
+        if mode not in _IEEE_MODES:
+            raise ValueError("Invalid rounding mode %r for %s: expected one of %s"
+                             % (mode, self._path, ", ".join(_IEEE_MODES)))
+        raise kernel_only_error(self._path)
+
+
 def _placeholder(path):
     p = _PLACEHOLDERS.get(path)
     if p is None:
-        p = _PLACEHOLDERS.setdefault(path, _Placeholder(path))
+        kind = _IeeePlaceholder if path in _IEEE_ARITY else _Placeholder
+        p = _PLACEHOLDERS.setdefault(path, kind(path))
     return p
 
 
