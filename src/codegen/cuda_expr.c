@@ -43,6 +43,10 @@ static void float_digits(char *buf, size_t n, double v, bool single) {
 
 static void float_const(StrBuf *sb, double v, ts_dtype t) {
   bool single = t != TS_DTYPE_FLOAT64;
+  if (t == TS_DTYPE_FLOAT8_E5M2 && isinf(v)) { /* ts::cast saturates (to 57344): the bits of e5m2's inf */
+    sb_printf(sb, "ts::bit_cast<%s>((uint8_t)0x%s)", tname(t), v > 0 ? "7c" : "fc");
+    return;
+  }
   char digits[64];
   if (isnan(v)) {
     snprintf(digits, sizeof digits, "%s", single ? "__int_as_float(0x7fffffff)"

@@ -1055,6 +1055,13 @@ class AutotunePassConfigsTest(unittest.TestCase):
         with self.assertRaises(T.KernelOnlyError):
             T.ieee_fmaf(1.0, 2.0, 3.0, "rz")
 
+    def test_fp8_e5m2_infinity(self):
+        """T.infinity(float8_e5m2) is e5m2's infinity (0x7c), not the value a saturating
+        float -> fp8 conversion gives (57344); the kernel builds with NVRTC."""
+        src = GAPS.infinity_fill(T.float8_e5m2).get_kernel_source()
+        self.assertIn("ts::bit_cast<__nv_fp8_e5m2>((uint8_t)0x7c)", src)
+        self.assertNotIn("ts::cast<__nv_fp8_e5m2>(__int_as_float", src)
+
     def test_profiler_dynamic_symbolic_constraints(self):
         """profiler.do_bench(dynamic_symbolic_constraints={"m": 128}) sizes the inputs' dynamic
         dimensions from the kernel's IR signature; a missing name is a ValueError naming it."""

@@ -171,6 +171,15 @@ def compile_fmaf_for(target, n=64, dtype="bfloat16", options=None):
     return tilelang.compile(main, out_idx=[1], target=target)
 
 
+def infinity_fill(dtype):
+    """T.infinity of a dtype filled into a tensor (TileLang's infinity test)."""
+    @T.prim_func
+    def main(A: T.Tensor((32,), dtype)):
+        with T.Kernel(1, threads=32):
+            T.fill(A, T.infinity(dtype))
+    return tilelang.compile(main, out_idx=-1)
+
+
 # ---- lambdas: read from an enclosing scope (TileLang's comm_reducer tests) and passed as a
 # factory argument (T.Layout index maps) ----
 def make_lambda_reader(combine):
