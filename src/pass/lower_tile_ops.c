@@ -196,8 +196,10 @@ static IrExpr *frag_index(Lower *lw, NestCtx *nc, IrBuffer *b, IrExpr **idx, int
   }
   if (!fragment_is_replicated(F)) {
     ts_error(lw->c, loc,
-             "layout conflict for fragment '%s': it is spread over threads but indexed here with indices that "
-             "are not the loop variables of its T.Parallel loop",
+             "layout conflict for fragment '%s': it is a thread-distributed fragment (spread over threads) but "
+             "indexed here with indices that are not the loop variables of its T.Parallel loop; a serial loop over "
+             "one of its dims inside T.Parallel reads other threads' elements: reduce it with T.reduce_sum / "
+             "T.reduce_max, or copy it to shared memory first",
              b->name);
     return i32(lw, 0);
   }
