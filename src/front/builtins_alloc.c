@@ -257,8 +257,15 @@ static Value *t_empty(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   }
   ts_dtype t = TS_DTYPE_FLOAT32;
   IrExpr **sh;
-  if (arg[1] && !ev_to_dtype(ev, arg[1], &t, loc)) return NULL;
-  int nd = bi_shape_arg(ev, arg[0], &sh, loc);
+  Value *shape = arg[0], *dtype = arg[1];
+  int npos = a->npos;
+  /* T.empty((M, N), dtype) and T.empty(M, N, dtype=...): the dims one by one, a last
+   * positional dtype when the keyword is not given */
+  if (npos >= 2 && !dtype && (a->pos[npos - 1]->kind == V_DTYPE || a->pos[npos - 1]->kind == V_STR))
+    dtype = a->pos[--npos];
+  if (npos >= 2) shape = ev_tuple(ev, a->pos, npos);
+  if (dtype && !ev_to_dtype(ev, dtype, &t, loc)) return NULL;
+  int nd = bi_shape_arg(ev, shape, &sh, loc);
   if (nd < 0) return NULL;
   IrBuffer *b = ir_buffer(ev->c, bi_take_name(ev, arena_printf(ev->a, "out%d", ev->outputs.len)), t, IR_SCOPE_GLOBAL, nd, sh, loc);
   vec_push(ev->a, &ev->outputs, b);
@@ -595,7 +602,7 @@ static const Builtin alloc_rows[] = {
     {"alloc_cluster_barrier", "arrive_count", t_alloc_barrier, 1, 0},
     {"alloc_descriptor", "dtype=\"uint64\"", bi_kernel_unsupported, 0, 0},
     /* eager outputs and names */
-    {"empty", "shape, dtype=\"float32\"", t_empty, 0, BI_TERSE},
+    {"empty", "shape, *dims, dtype=\"float32\"", t_empty, 0, BI_TERSE},
     {"const", "names, dtype=\"int32\"", t_const, 0, BI_TERSE},
     {"dynamic", "names, dtype=\"int32\"", t_dynamic, 0, BI_TERSE},
     {"symbolic", "names, dtype=\"int32\"", t_dynamic, 0, BI_TERSE},

@@ -1062,6 +1062,13 @@ class AutotunePassConfigsTest(unittest.TestCase):
         self.assertIn("ts::bit_cast<__nv_fp8_e5m2>((uint8_t)0x7c)", src)
         self.assertNotIn("ts::cast<__nv_fp8_e5m2>(__int_as_float", src)
 
+    def test_empty_dims_one_by_one(self):
+        """T.empty(M, N, dtype=...) and T.empty(M, N, dtype) as TileLang's eager tests write
+        them: outputs of shape (M, N) and the dtype given."""
+        k = GAPS.empty_dims.compile(M=128, N=64)
+        outs = [(p.name, p.dtype, p.shape) for p in k.params][1:]
+        self.assertEqual(sorted(o[1:] for o in outs), [("float16", (128, 64)), ("float32", (128, 64))])
+
     def test_profiler_dynamic_symbolic_constraints(self):
         """profiler.do_bench(dynamic_symbolic_constraints={"m": 128}) sizes the inputs' dynamic
         dimensions from the kernel's IR signature; a missing name is a ValueError naming it."""

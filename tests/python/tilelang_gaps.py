@@ -180,6 +180,25 @@ def infinity_fill(dtype):
     return tilelang.compile(main, out_idx=-1)
 
 
+@T.macro
+def _empty_like_dims(A):
+    M, N = A.shape
+    B = T.empty(M, N, dtype=A.dtype)  # the dims one by one (TileLang's eager tests)
+    with T.Kernel(T.ceildiv(M, 64), threads=128) as bx:
+        T.copy(A[bx * 64, 0], B[bx * 64, 0])
+    return B
+
+
+@tilelang.jit
+def empty_dims(A):
+    M, N = T.const("M, N")
+    A: T.Tensor[[M, N], T.float16]
+    C = T.empty(M, N, T.float32)  # and a last positional dtype
+    with T.Kernel(1, threads=128) as bx:
+        T.copy(A[0, 0], C[0, 0])
+    return _empty_like_dims(A), C
+
+
 # ---- lambdas: read from an enclosing scope (TileLang's comm_reducer tests) and passed as a
 # factory argument (T.Layout index maps) ----
 def make_lambda_reader(combine):
