@@ -949,7 +949,7 @@ class EagerAutotuneTest(unittest.TestCase):
             with open(os.path.join(cache, "autotuner", files[0])) as f:
                 rec = __import__("json").load(f)
             self.assertEqual((rec["config_index"], rec["latency"]), (4, 1.0))
-            GAPS.rows_copy._cache.clear()
+            GAPS.rows_copy._tuner_cache.clear()
             autotuner._memory.clear()
             again = GAPS.rows_copy.compile(M=100, N=64)                    # disk: no timing
             self.assertEqual((again.config, again.latency), (k.config, 1.0))

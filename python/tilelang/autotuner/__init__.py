@@ -333,7 +333,7 @@ class AutoTuneImpl:
     def __init__(self, jit_impl, configs, prof, do_not_specialize=None):
         self.jit_impl, self.configs, self.prof = jit_impl, configs, prof
         self.do_not_specialize = set(do_not_specialize or ())
-        self._cache = {}
+        self._tuner_cache = {}  # TileLang's name (its tests clear it)
         self._calls = {}  # eager calls: call_key -> (best kernel, where its inputs are)
         self._lock = threading.Lock()
         functools.update_wrapper(self, jit_impl.func)
@@ -378,14 +378,14 @@ class AutoTuneImpl:
             return None
         values, mkey = self._key(args, kwargs)
         with self._lock:
-            k = self._cache.get(mkey)
+            k = self._tuner_cache.get(mkey)
         if k is None:
             opts = jit.options
             key = _make_key(jit.info, values, configs, (opts.key(),))
             result = _tune(jit.info.name, configs, _split, compile_one, self.prof, key=key,
                            call_inputs=call_inputs, verbose=opts.verbose)
             with self._lock:
-                k = self._cache.setdefault(mkey, result.kernel)
+                k = self._tuner_cache.setdefault(mkey, result.kernel)
         return k
 
     def compile(self, *args, **kwargs):
