@@ -217,6 +217,7 @@ typedef struct Spec {
   IrBuffer *pack;        /* the overlapped epilogue's packed tile, or NULL */
   IrStmt *pack_src;      /* the copy of the whole accumulator into shared memory / global */
   PtrVec pscalars;       /* statements before the loop the producer repeats (spec_scalars) */
+  PtrVec pwaits;         /* flag waits before the loop the producer makes (producer_wait) */
   bool nested;           /* the loop sits in a nest of outer loops (warp_specialize_nest.c) */
   WsNest nest;
   IrBuffer *run;         /* nested: the stage counter running on across the nest (local var) */
@@ -352,6 +353,7 @@ static bool spec_scalars(Spec *sp) {
     IrStmt *wait = producer_wait(&sc, sp, s);
     if (wait) {
       vec_push(sp->c->arena, &sp->pscalars, wait);
+      vec_push(sp->c->arena, &sp->pwaits, s);
       continue;
     }
     IrVisitor v = {var_writes, dist_expr, &sc};
@@ -674,6 +676,36 @@ static IrStmt *store_landed(Spec *sp) {
                                 pass_dev(c, IRD_NAMED_BARRIER_SYNC, 1, sp->T, NULL, 0, loc)}, 2, loc);
 }
 
+/* Do the consumers read global memory themselves (a load, or a copy from global memory other
+ * than the loop's TMA-staged tiles) anywhere after the statements before the loop? */
+typedef struct GlobalReads { const Spec *sp; bool found; } GlobalReads;
+static void global_read_expr(IrExpr *e, void *ctx) {
+  GlobalReads *g = ctx;
+  if (e->kind == IR_LOAD && ir_buffer_root(e->u.load.buf)->scope == IR_SCOPE_GLOBAL) g->found = true;
+}
+static void global_read_stmt(IrStmt *s, void *ctx) {
+  GlobalReads *g = ctx;
+  if (s->kind != IR_S_COPY || ir_buffer_root(s->u.copy.src.buf)->scope != IR_SCOPE_GLOBAL) return;
+  for (int j = 0; j < g->sp->ncp; j++)
+    if (s == g->sp->cps[j].copy) return;
+  g->found = true;
+}
+static bool consumers_read_global(const Spec *sp) {
+  GlobalReads g = {sp, false};
+  IrVisitor v = {global_read_stmt, global_read_expr, &g};
+  for (int i = sp->li; i < sp->body->u.seq.n && !g.found; i++) ir_visit(sp->body->u.seq.items[i], &v);
+  return g.found;
+}
+
+/* A wait before the loop that the producer makes before its loads (producer_wait) is left
+ * out of the consumers when they read no global memory themselves: everything they read
+ * arrives through the stages the producer fills after that wait, so theirs orders nothing,
+ * and a wait in one consumer thread costs the whole K loop its uniform registers (the
+ * compiler can no longer tell the stage index is the same in every thread). */
+static bool consumer_skips(const Spec *sp, const IrStmt *s) {
+  return vec_has(&sp->pwaits, s) && !consumers_read_global(sp);
+}
+
 /* The new body's head: allocations (staged tiles in place of the tiles), the statements
  * before and after the loop sorted out, the barriers initialised by thread 0. */
 static void spec_top(Spec *sp) {
@@ -702,7 +734,7 @@ static void spec_top(Spec *sp) {
     if (s->kind == IR_S_ALLOC) {
       continue;
     } else if (i < sp->li) {
-      vec_push(c->arena, &sp->pre, s);
+      if (!consumer_skips(sp, s)) vec_push(c->arena, &sp->pre, s);
     } else if (i > sp->li && i == ep->idx) {
       vec_push(c->arena, &sp->post, ws_epilogue_store(c, ep, sp->store_map, sp->tx, sp->T,
                                                    ep->idx_frag >= 0 ? body->u.seq.items[ep->idx_frag] : NULL));

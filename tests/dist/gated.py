@@ -32,6 +32,32 @@ def gated_gemm(M=1024, N=1024, K=1024, block_M=128, block_N=128, block_K=64):
 
 
 @tilelang.jit
+def gated_gemm_bias(M=1024, N=1024, K=1024, block_M=128, block_N=128, block_K=64):
+    """gated_gemm whose consumers read global memory after the loop (a bias): their own
+    wait stays (tests/unit/test_dist_kernels.c)."""
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), sig: T.Tensor((M // block_M,), "uint32"),
+             Bias: T.Tensor((N,), "float"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(N // block_N, M // block_M, threads=256) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), "float16")
+            B_s = T.alloc_shared((block_K, block_N), "float16")
+            C_l = T.alloc_fragment((block_M, block_N), "float")
+            tid = T.get_thread_binding(0)
+            T.clear(C_l)
+            if tid == 0:
+                T.wait_eq(sig[by], 1)
+            for k in T.Pipelined(K // block_K, num_stages=3):
+                T.copy(A[by * block_M, k * block_K], A_s)
+                T.copy(B[k * block_K, bx * block_N], B_s)
+                T.gemm(A_s, B_s, C_l)
+            for i, j in T.Parallel(block_M, block_N):
+                C_l[i, j] = C_l[i, j] + Bias[bx * block_N + j]
+            T.copy(C_l, C[by * block_M, bx * block_N])
+
+    return main
+
+
+@tilelang.jit
 def gated_copy(N=4096, block=256):
     @T.prim_func
     def main(In: T.Tensor((N,), "float32"), sig: T.Tensor((N // block,), "int32"), Out: T.Tensor((N,), "float32")):

@@ -484,6 +484,15 @@ TEST(dist_gpu_test_kernels_nvrtc_sm90a) {
     const char *f = w ? strstr(w, "ts::dist::fence_async_global();") : NULL, *ld = f ? strstr(f, "tma_load_2d(A_") : NULL;
     const char *cons = strstr(cu, "setmaxnreg_inc");
     CHECK(prod && w && f && ld && cons && ld < cons);
+    /* the consumers read only what the producer loads after its wait: no wait of their own */
+    CHECK(cons && !strstr(cons, "wait_eq("));
+    ts_kernel_destroy(k);
+  }
+  k = compile_file(t, ctx, "tests/dist/gated.py", "gated_gemm_bias", "sm_90a");
+  if (k) { /* consumers that read global memory themselves (a bias) keep their wait */
+    const char *cons = strstr(k->cuda_source, "setmaxnreg_inc");
+    const char *pw = strstr(k->cuda_source, "setmaxnreg_dec");
+    CHECK(pw && strstr(pw, "wait_eq(") && cons && strstr(cons, "wait_eq("));
     ts_kernel_destroy(k);
   }
   k = compile_file(t, ctx, "tests/dist/gated.py", "counted_gemm", "sm_90a");
