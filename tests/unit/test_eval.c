@@ -1098,7 +1098,7 @@ TEST(eval_dparam_function_and_dynamic_dim) {
   fini(&fx);
   const char *bad[] = {"M=64", "N=64", "reduce_fn=abs", NULL};
   CHECK(compile_src(&fx, src, "k", bad) == NULL);
-  CHECK_HAS(diag_text(&fx), "-D reduce_fn: expected a constant (int, float, bool, str, dtype or tuple), got builtin function");
+  CHECK_HAS(diag_text(&fx), "-D reduce_fn: expected a constant (int, float, bool, str, dtype, tuple, list or dict), got builtin function");
   fini(&fx);
 }
 
