@@ -93,14 +93,17 @@ static ts_status check_tensor(ts_kernel *k, int i, const ts_tensor *t, int64_t *
     return arg_error(k, i, "expected dtype %s, got %s", ts_dtype_name(p->dtype), ts_dtype_name(t->dtype));
   if (t->ndim != p->ndim)
     return arg_error(k, i, "expected %d dimensions, got %d", p->ndim, t->ndim);
-  if (!t->data) return arg_error(k, i, "data pointer is NULL");
+  if (p->ndim > 0 && !t->shape) return arg_error(k, i, "shape is NULL");
+  /* an empty tensor (torch's of a 0 dimension) may have no memory: the kernel reads none of it */
+  bool empty = false;
+  for (int d = 0; d < p->ndim; d++) empty |= t->shape[d] == 0;
+  if (!t->data && !empty) return arg_error(k, i, "data pointer is NULL");
   if (t->device < 0) return arg_error(k, i, "tensor is in host memory; a device pointer is required");
   if (t->device != k->ctx->device)
     return arg_error(k, i, "tensor is on device %d but the context uses device %d", t->device, k->ctx->device);
   /* The generated code may use 16-byte vector loads and stores (and TMA needs 16). */
   if ((uintptr_t)t->data % 16 != 0)
     return arg_error(k, i, "data pointer %p is not 16-byte aligned", t->data);
-  if (p->ndim > 0 && !t->shape) return arg_error(k, i, "shape is NULL");
   for (int d = 0; d < p->ndim; d++) {
     int64_t v = t->shape[d];
     if (v < 0) return arg_error(k, i, "dimension %d is negative (%lld)", d, (long long)v);

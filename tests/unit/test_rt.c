@@ -708,6 +708,33 @@ TEST(rt_launch_packed4_arguments) {
   ts_context_destroy(ctx);
 }
 
+/* An empty tensor (a dimension of 0: torch gives it no memory, data_ptr() 0) is a valid
+ * argument (TileLang's issue 1697: a GEMM with K = 0 gives zeros); a NULL pointer to elements
+ * is still refused, naming the parameter. */
+TEST(rt_launch_empty_tensor_null_data) {
+  ts_context *ctx = NULL;
+  ts_context_options opt = {.size = sizeof opt, .disable_cache = 1};
+  REQUIRE(ts_context_create(&opt, &ctx) == TS_OK);
+  RtParam p[1];
+  memset(p, 0, sizeof p);
+  p[0] = (RtParam){.name = "A", .kind = TS_ARG_TENSOR, .dtype = TS_DTYPE_FLOAT16, .ndim = 2, .shape = {512, -1},
+                   .dyn = {-1, 0}};
+  const char *dyn[] = {"K"};
+  RtLaunch l = {.name = "k_kernel", .grid_static = {1, 1, 1}, .block = {128, 1, 1}};
+  ts_kernel *k = rt_kernel_new_for_test(ctx, p, 1, dyn, 1, &l, 1);
+  RtPacked *pk = ts_malloc(sizeof *pk);
+  int64_t empty[2] = {512, 0}, full[2] = {512, 64};
+  ts_arg a = {.kind = TS_ARG_TENSOR, .tensor = {NULL, TS_DTYPE_FLOAT16, 2, empty, NULL, 0}};
+  CHECK(rt_kernel_check_args(k, &a, 1, pk) == TS_OK);
+  CHECK(pk->storage[1] == 0); /* K, bound from the empty dimension */
+  a.tensor.shape = full;
+  CHECK(rt_kernel_check_args(k, &a, 1, pk) == TS_ERR_LAUNCH_ARGUMENT);
+  CHECK(strstr(ts_last_error(ctx), "argument 0 ('A'): data pointer is NULL") != NULL);
+  ts_free(pk);
+  ts_kernel_destroy(k);
+  ts_context_destroy(ctx);
+}
+
 TEST(rt_launch_argument_errors) {
   ts_context *ctx = NULL;
   ts_context_options opt = {.size = sizeof opt, .disable_cache = 1};
