@@ -33,7 +33,33 @@ FuncFlavor ev_decorator_flavor(const AstNode *def) {
  *         (first = tile / (group*D1) * group, rows = min(D0 - first, group): panels of
  *          `group` rows walked column by column, so blocks running together share tiles)
  *     if tile < D0*D1: body
- * A 1-D domain has i = tile. */
+ * A 1-D domain has i = tile; a domain of more dimensions walks its last two so, inside the
+ * outer ones taken row-major (tile / (Dn-2*Dn-1)). */
+static void persistent_coords(TsCompiler *c, const LoopFrame *f, IrExpr *tile, IrExpr **coord, SrcLoc loc) {
+  int nd = f->ndim;
+  if (nd == 1) {
+    coord[0] = tile;
+    return;
+  }
+  IrExpr *r = f->extent[nd - 2], *cols = f->extent[nd - 1];
+  IrExpr *inner = tile, *outer = NULL;
+  if (nd > 2) {
+    IrExpr *plane = ir_binary(c, IR_MUL, r, cols, loc);
+    inner = ir_binary(c, IR_FLOORMOD, tile, plane, loc);
+    outer = ir_binary(c, IR_FLOORDIV, tile, plane, loc);
+    for (int d = nd - 3; d >= 0; d--) {
+      coord[d] = d ? ir_binary(c, IR_FLOORMOD, outer, f->extent[d], loc) : outer;
+      if (d) outer = ir_binary(c, IR_FLOORDIV, outer, f->extent[d], loc);
+    }
+  }
+  IrExpr *g = ir_i32(c, f->group), *gsize = ir_binary(c, IR_MUL, g, cols, loc);
+  IrExpr *first = ir_binary(c, IR_MUL, ir_binary(c, IR_FLOORDIV, inner, gsize, loc), g, loc);
+  IrExpr *rows = ir_binary(c, IR_MIN, ir_binary(c, IR_SUB, r, first, loc), g, loc);
+  IrExpr *local = ir_binary(c, IR_FLOORMOD, inner, gsize, loc);
+  coord[nd - 2] = ir_binary(c, IR_ADD, first, ir_binary(c, IR_FLOORMOD, local, rows, loc), loc);
+  coord[nd - 1] = ir_binary(c, IR_FLOORDIV, local, rows, loc);
+}
+
 static ExecStatus exec_persistent_for(Eval *ev, Env *env, const AstNode *s, LoopFrame *f) {
   TsCompiler *c = ev->c;
   SrcLoc loc = s->loc;
@@ -52,7 +78,7 @@ static ExecStatus exec_persistent_for(Eval *ev, Env *env, const AstNode *s, Loop
     }
   }
   IrExpr *total = f->extent[0];
-  if (f->ndim == 2) total = ir_binary(c, IR_MUL, total, f->extent[1], loc);
+  for (int d = 1; d < f->ndim; d++) total = ir_binary(c, IR_MUL, total, f->extent[d], loc);
   IrVar *w = ir_var(c, "wave", TS_DTYPE_INT32, IR_VAR_LOOP, loc);
   IrExpr *nw = ir_binary(c, IR_FLOORDIV, ir_binary(c, IR_ADD, total, ir_binary(c, IR_SUB, f->wave, ir_i32(c, 1), loc), loc),
                          f->wave, loc);
@@ -61,17 +87,8 @@ static ExecStatus exec_persistent_for(Eval *ev, Env *env, const AstNode *s, Loop
   IrVar *tv = ir_var(c, "tile", TS_DTYPE_INT32, IR_VAR_LET, loc);
   ev_define_var(ev, tv);
   ev_emit(ev, ir_let(c, tv, ir_binary(c, IR_ADD, f->index, ir_binary(c, IR_MUL, ir_varref(c, w, loc), f->wave, loc), loc), loc));
-  IrExpr *tile = ir_varref(c, tv, loc), *coord[2];
-  if (f->ndim == 1) {
-    coord[0] = tile;
-  } else {
-    IrExpr *g = ir_i32(c, f->group), *gsize = ir_binary(c, IR_MUL, g, f->extent[1], loc);
-    IrExpr *first = ir_binary(c, IR_MUL, ir_binary(c, IR_FLOORDIV, tile, gsize, loc), g, loc);
-    IrExpr *rows = ir_binary(c, IR_MIN, ir_binary(c, IR_SUB, f->extent[0], first, loc), g, loc);
-    IrExpr *local = ir_binary(c, IR_FLOORMOD, tile, gsize, loc);
-    coord[0] = ir_binary(c, IR_ADD, first, ir_binary(c, IR_FLOORMOD, local, rows, loc), loc);
-    coord[1] = ir_binary(c, IR_FLOORDIV, local, rows, loc);
-  }
+  IrExpr *tile = ir_varref(c, tv, loc), *coord[8];
+  persistent_coords(c, f, tile, coord, loc);
   for (int d = 0; d < f->ndim; d++) {
     const AstNode *x = nt == 1 && t->kind != AST_TUPLE && t->kind != AST_LIST ? t : t->items.items[d];
     IrVar *v = ir_var(c, x->id, TS_DTYPE_INT32, IR_VAR_LET, x->loc);

@@ -2167,3 +2167,48 @@ static void reshape_merge_case(TestCtx *t, int n, int m, int threads) {
 
 TEST(interp_reshape_fragment_merge) { reshape_merge_case(t, 1024, 32, 32); }
 TEST(interp_reshape_fragment_merge_wide) { reshape_merge_case(t, 2048, 64, 128); }
+
+/* T.Persistent over a domain of three dimensions (TileLang issue 2433): every element is
+ * visited exactly once, with uneven extents, a wave that does not divide the tiles and a
+ * middle extent below and above the group of 8 rows. */
+static const char PERSISTENT_3D[] =
+    "import tilelang\n"
+    "import tilelang.language as T\n"
+    "\n"
+    "def visit(D0, D1, D2, sm_num):\n"
+    "    @T.prim_func\n"
+    "    def main(Visited: T.Tensor((D0, D1, D2), T.int32)):\n"
+    "        with T.Kernel(sm_num, threads=1) as block_id:\n"
+    "            for i, j, k in T.Persistent([D0, D1, D2], sm_num, block_id):\n"
+    "                Visited[i, j, k] += 1\n"
+    "    return main\n";
+
+TEST(interp_persistent_3d_domain) {
+  const int dims[][4] = {{3, 5, 7, 4}, {2, 11, 3, 5}, {4, 9, 2, 132}};
+  for (int c0 = 0; c0 < 3; c0++) {
+    TsCompiler c;
+    ts_compiler_init(&c, (TsTarget){90, true});
+    SourceFile file = {"persistent3d.py", PERSISTENT_3D, sizeof PERSISTENT_3D - 1};
+    char p0[32], p1[32], p2[32], p3[32];
+    snprintf(p0, sizeof p0, "D0=%d", dims[c0][0]);
+    snprintf(p1, sizeof p1, "D1=%d", dims[c0][1]);
+    snprintf(p2, sizeof p2, "D2=%d", dims[c0][2]);
+    snprintf(p3, sizeof p3, "sm_num=%d", dims[c0][3]);
+    const char *params[] = {p0, p1, p2, p3, NULL};
+    IrFunc *f = interp_compile(&c, &file, "visit", params);
+    CHECK(f != NULL);
+    if (f) {
+      IrBuffer *V = interp_param(f, "Visited");
+      Interp in = {0};
+      double *v = interp_global(&in, V);
+      int n = dims[c0][0] * dims[c0][1] * dims[c0][2], bad = 0;
+      for (int e = 0; e < n; e++) v[e] = 0;
+      interp_run(&in, f);
+      CHECK(in.errors == 0);
+      for (int e = 0; e < n; e++) bad += v[e] != 1;
+      CHECK(bad == 0);
+      interp_free(&in);
+    }
+    ts_compiler_fini(&c);
+  }
+}
