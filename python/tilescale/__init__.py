@@ -556,8 +556,8 @@ def _as_tensor(x, param):
             raise TypeError("tilescale: tensor parameter '%s': %s" % (param, e)) from None
         return Tensor(x.data_ptr(), dtype, tuple(x.shape), tuple(x.stride()),
                       0 if dev is None else dev)
-    raise TypeError("tilescale: tensor parameter '%s' needs a torch tensor or tilescale.Tensor, "
-                    "got %s" % (param, type(x).__name__))
+    raise TypeError("tilescale: tensor parameter '%s' needs a torch tensor or tilescale.Tensor "
+                    "(or None where the kernel never touches it), got %s" % (param, type(x).__name__))
 
 
 class Kernel(_callpath.Launcher):
@@ -707,12 +707,15 @@ class Kernel(_callpath.Launcher):
                     raise TypeError("tilescale: scalar parameter '%s' (%s) needs a number, not %r"
                                     % (a.name, a.dtype, x)) from e
                 continue
+            c.kind = _lib.TS_ARG_TENSOR
+            if x is None:  # no tensor (TileLang's nullptr): only for a parameter the kernel never touches
+                c.tensor = _lib.ts_tensor(0, _lib.DTYPE_IDS[a.dtype], len(a.shape), None, None, 0)
+                continue
             t = _as_tensor(x, a.name)
             shape = (ctypes.c_int64 * max(len(t.shape), 1))(*t.shape)
             strides = None if t.strides is None else (ctypes.c_int64 * max(len(t.strides), 1))(
                 *t.strides)
             keep += [shape, strides]
-            c.kind = _lib.TS_ARG_TENSOR
             c.tensor = _lib.ts_tensor(t.ptr, _lib.DTYPE_IDS[t.dtype], len(t.shape), shape,
                                       strides, t.device)
         if stream is None and torch is not None and any(_is_torch(x, "Tensor") for x in full):

@@ -28,6 +28,9 @@ const IrBuffer *ir_buffer_root(const IrBuffer *b);
 #define IR_TILE_MAX_OPERANDS 4
 typedef struct IrOperand { IrBuffer *buf; bool write; } IrOperand;
 int ir_tile_operands(const IrStmt *s, IrOperand *out);
+/* Does f read, write, view or map (TMA) buffer b anywhere (a tensor parameter it never
+ * touches may be passed as no tensor: ts_tensor with data and shape NULL)? */
+bool ir_func_touches_buffer(const IrFunc *f, const IrBuffer *b);
 
 /* Interval analysis over integer expressions: ranges of vars are given in env. */
 typedef struct IrRangeEnv {

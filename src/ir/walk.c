@@ -1,7 +1,7 @@
 /* walk.c — generic traversal of the IR for every layer: visiting every statement and
  * expression under a statement (pre-order), rebuilding a statement with its children
- * mapped, whether an expression uses a variable, the buffers a tile statement names and the
- * buffer a view's memory belongs to.
+ * mapped, whether an expression uses a variable, the buffers a tile statement names, the
+ * buffer a view's memory belongs to, and whether a function touches a buffer at all.
  * (analysis.h) */
 #include "analysis.h"
 
@@ -136,4 +136,30 @@ int ir_tile_operands(const IrStmt *s, IrOperand *out) {
   }
 #undef OPERAND
   return n;
+}
+
+/* ---- does a function touch a buffer? ------------------------------------------------------ */
+typedef struct TouchCtx { const IrBuffer *b; bool found; } TouchCtx;
+static void touch_expr(IrExpr *e, void *ctx) {
+  TouchCtx *t = ctx;
+  if (e->kind == IR_LOAD && ir_buffer_root(e->u.load.buf) == t->b) t->found = true;
+}
+static void touch_stmt(IrStmt *s, void *ctx) {
+  TouchCtx *t = ctx;
+  IrOperand ops[IR_TILE_MAX_OPERANDS];
+  int n = ir_tile_operands(s, ops);
+  for (int i = 0; i < n; i++)
+    if (ir_buffer_root(ops[i].buf) == t->b) t->found = true;
+  if (s->kind == IR_S_STORE && ir_buffer_root(s->u.store.buf) == t->b) t->found = true;
+  if (s->kind == IR_S_ALLOC && s->u.alloc.buf != t->b && ir_buffer_root(s->u.alloc.buf) == t->b) t->found = true;
+}
+bool ir_func_touches_buffer(const IrFunc *f, const IrBuffer *b) {
+  for (int i = 0; i < f->ntma; i++)
+    if (f->tma_maps[i].param_index >= 0 && f->tma_maps[i].param_index < f->nparams &&
+        f->params[f->tma_maps[i].param_index].buf == b)
+      return true;
+  TouchCtx t = {b, false};
+  IrVisitor v = {touch_stmt, touch_expr, &t};
+  ir_visit(f->body, &v);
+  return t.found;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../driver/driver.h"
+#include "../ir/analysis.h"
 #include "kernel.h"
 
 /* ---- small helpers ------------------------------------------------------------------ */
@@ -441,6 +442,7 @@ static ts_status fill_metadata(ts_kernel *k, const IrFunc *f, const CgOutput *cg
     p->kind = TS_ARG_TENSOR;
     p->dtype = b->dtype;
     p->ndim = b->ndim;
+    p->untouched = !ir_func_touches_buffer(f, b);
     if (b->ndim > RT_MAX_DIMS) {
       rt_set_error(ctx, "parameter '%s' has %d dimensions; at most %d are supported", p->name, b->ndim,
                    RT_MAX_DIMS);

@@ -47,6 +47,8 @@ typedef struct RtParam {
   const IrExpr *stride_expr[RT_MAX_DIMS]; /* explicit strides (all set), or all NULL = row-major */
   IrVar *var;                        /* scalar parameter's variable (grid exprs may use it) */
   int is_output;
+  int untouched;                     /* a tensor the kernel never reads, writes, views or maps:
+                                        it may be passed as no tensor (data and shape NULL) */
 } RtParam;
 
 /* A T.alloc_global workspace of one kernel (CgWorkspace): found in the module at load,

@@ -83,9 +83,16 @@ static ts_status pack_scalar(ts_kernel *k, int i, const ts_arg *a, uint64_t *slo
   }
 }
 
+/* No tensor (Python's None): data and shape NULL, for a parameter of some dimensions. */
+static bool is_no_tensor(const RtParam *p, const ts_tensor *t) { return !t->data && !t->shape && p->ndim > 0; }
+
 /* Checks one tensor's kind-independent facts and binds plain dynamic dimensions. */
 static ts_status check_tensor(ts_kernel *k, int i, const ts_tensor *t, int64_t *dyn_vals, int *dyn_from) {
   const RtParam *p = &k->params[i];
+  if (is_no_tensor(p, t)) { /* nothing to check or bind */
+    if (p->untouched) return TS_OK;
+    return arg_error(k, i, "no tensor was given (None), but the kernel reads or writes it");
+  }
   if (t->dtype != p->dtype && dtype_is_packed(p->dtype))
     return arg_error(k, i, "expected dtype %s (or its bytes: an int8 or uint8 tensor with the last dimension halved), "
                      "got %s", ts_dtype_name(p->dtype), ts_dtype_name(t->dtype));
@@ -289,7 +296,8 @@ static ts_status check_args(ts_kernel *k, const ts_arg *args, int nargs, RtPacke
   pk->nptrs = nargs + k->ndyn;
   /* Pass 2: everything that depends on bound variables. */
   for (int i = 0; i < nargs; i++)
-    if (k->params[i].kind == TS_ARG_TENSOR) TS_CHECK(check_layout(k, i, &args[i].tensor, pk));
+    if (k->params[i].kind == TS_ARG_TENSOR && !is_no_tensor(&k->params[i], &args[i].tensor))
+      TS_CHECK(check_layout(k, i, &args[i].tensor, pk));
   /* Tensors read through TMA: every row (each stride in bytes) must be a multiple of 16. */
   for (int j = 0; j < k->ntma; j++) {
     int i = k->tma[j].param;

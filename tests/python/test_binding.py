@@ -169,6 +169,22 @@ class BindingTest(unittest.TestCase):
         self.assertRaises(TypeError, self.k, y, y, y)
         self.assertRaises(TypeError, self.k, 123, y)
 
+    def test_none_for_an_untouched_tensor(self):
+        """None for a tensor parameter the kernel never touches passes the argument checks (the
+        launch then needs a driver); for one it reads, the error names it."""
+        prog = self.ctx.load(os.path.join(ROOT, "tests/front/optional_bias.py"))
+        a, b = (ts.Tensor(p, "float16", (256, 128)) for p in (0x10000, 0x20000))
+        c = ts.Tensor(0x30000, "float32", (256, 256))
+        for with_bias in (False, True):
+            k = prog.compile("gemm_bias", arch="sm_90a", with_bias=with_bias)
+            with self.assertRaises(ts.TileScaleError) as cm:
+                k(a, b, c, None)
+            if with_bias:
+                self.assertEqual(cm.exception.status, "TS_ERR_LAUNCH_ARGUMENT")
+                self.assertIn("'Bias'): no tensor was given (None)", cm.exception.message)
+            elif not self.ctx.device_sm:
+                self.assertEqual(cm.exception.status, "TS_ERR_NO_DRIVER")
+
     def test_scalar_params(self):
         k = self.ctx.load(os.path.join(ROOT, "tests/front/scalar_params.py")).compile(
             "saxpy", arch="sm_90a", N=1024)

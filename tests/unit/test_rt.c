@@ -735,6 +735,37 @@ TEST(rt_launch_empty_tensor_null_data) {
   ts_context_destroy(ctx);
 }
 
+/* A tensor parameter the kernel never touches (Bias of tests/front/optional_bias.py without
+ * with_bias) may be passed as no tensor (data and shape NULL: Python's None); one it reads may
+ * not, and the error names it. */
+TEST(rt_launch_untouched_tensor_as_none) {
+  ts_context *ctx = NULL;
+  ts_context_options opt = {.size = sizeof opt, .disable_cache = 1};
+  REQUIRE(ts_context_create(&opt, &ctx) == TS_OK);
+  ts_program *prog = NULL;
+  REQUIRE(ts_program_load_file(ctx, "tests/front/optional_bias.py", &prog) == TS_OK);
+  for (int with = 0; with < 2; with++) {
+    ts_param p[] = {{"with_bias", with ? "True" : "False"}};
+    ts_compile_options o = {sizeof o, "sm_90a", TS_COMPILER_NVRTC, 1, NULL, 0, NULL, 0, NULL};
+    ts_kernel *k = NULL;
+    CHECK(ts_kernel_compile(prog, "gemm_bias", p, 1, &o, &k) == TS_OK);
+    if (!k) continue;
+    CHECK(k->params[3].untouched == !with && !k->params[0].untouched && !k->params[2].untouched);
+    int64_t sa[2] = {256, 128}, sb[2] = {256, 128}, sc[2] = {256, 256};
+    ts_arg a[4] = {{.kind = TS_ARG_TENSOR, .tensor = {(void *)(uintptr_t)0x7f0000000000, TS_DTYPE_FLOAT16, 2, sa, NULL, 0}},
+                   {.kind = TS_ARG_TENSOR, .tensor = {(void *)(uintptr_t)0x7f0000100000, TS_DTYPE_FLOAT16, 2, sb, NULL, 0}},
+                   {.kind = TS_ARG_TENSOR, .tensor = {(void *)(uintptr_t)0x7f0000200000, TS_DTYPE_FLOAT32, 2, sc, NULL, 0}},
+                   {.kind = TS_ARG_TENSOR, .tensor = {NULL, TS_DTYPE_FLOAT32, 1, NULL, NULL, 0}}};
+    RtPacked *pk = ts_malloc(sizeof *pk);
+    CHECK(rt_kernel_check_args(k, a, 4, pk) == (with ? TS_ERR_LAUNCH_ARGUMENT : TS_OK));
+    if (with) CHECK(strstr(ts_last_error(ctx), "argument 3 ('Bias'): no tensor was given (None)") != NULL);
+    ts_free(pk);
+    ts_kernel_destroy(k);
+  }
+  ts_program_destroy(prog);
+  ts_context_destroy(ctx);
+}
+
 TEST(rt_launch_argument_errors) {
   ts_context *ctx = NULL;
   ts_context_options opt = {.size = sizeof opt, .disable_cache = 1};
