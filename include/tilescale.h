@@ -222,7 +222,10 @@ TS_API ts_status ts_cache_get_info(ts_context *ctx, ts_cache_info *out);
 TS_API ts_status ts_cache_clear(ts_context *ctx, uint64_t *removed);
 
 /* ---- launch ---------------------------------------------------------------------------- */
-typedef struct ts_tensor { /* DLPack-like view of device memory */
+/* A DLPack-like view of device memory.  data NULL is accepted for a tensor with a 0
+ * dimension (no elements), and data and shape both NULL stand for no tensor (Python's None),
+ * accepted for a parameter the kernel never touches. */
+typedef struct ts_tensor {
   void *data;              /* device pointer */
   ts_dtype dtype;
   int ndim;
