@@ -475,6 +475,27 @@ def tensor_annotation(node):
     return shape, strides
 
 
+_PACKED4 = ("int4", "uint4", "float4_e2m1fn")
+
+
+def packed4_annotation(node):
+    """Whether tensor annotation `node` declares a 4-bit element type (T.float4_e2m1fn,
+    "int4", ...): torch holds such a tensor as its bytes, the last dimension halved."""
+    if isinstance(node, ast.Call):
+        args, kw = list(node.args), {k.arg: k.value for k in node.keywords}
+        kind = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+    elif isinstance(node, ast.Subscript):
+        sl = _slice(node)
+        args, kw = (list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]), {}
+        kind = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", None)
+    else:
+        return False
+    pos = 2 if kind == "StridedTensor" else 1
+    dt = args[pos] if len(args) > pos else kw.get("dtype")
+    name = dt.attr if isinstance(dt, ast.Attribute) else dt.value if isinstance(dt, ast.Constant) else None
+    return name in _PACKED4
+
+
 def _is_call_to(node, attr):
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
             and node.func.attr == attr)
@@ -498,6 +519,13 @@ def _dims(v):
     return None
 
 
+def packed_sizes(shape, strides):
+    """The logical shape and strides (in elements) of a 4-bit tensor given as its bytes: two
+    elements a byte along the last dimension."""
+    return (tuple(shape[:-1]) + (2 * shape[-1],),
+            tuple(2 * s for s in strides[:-1]) + tuple(strides[-1:]))
+
+
 class EagerPlan:
     """What an eager body declares, evaluated for one set of known values: the symbols
     (T.const and T.dynamic names), the shape (and stride) of every tensor parameter, and the
@@ -506,6 +534,7 @@ class EagerPlan:
     def __init__(self, fdef, known, globals_):
         self.consts, self.dynamic = [], []
         self.tensors = {}   # param -> (dims, strides or None)
+        self.packed = set()  # params of a 4-bit element type (packed_sizes)
         self.outputs = {}   # local name -> dims
         params = [a.arg for a in fdef.args.args + fdef.args.kwonlyargs]
         env = {p: UNKNOWN for p in params}
@@ -530,6 +559,8 @@ class EagerPlan:
         shape = _dims(self._ev.eval(t[0])) if t[0] is not None else None
         strides = _dims(self._ev.eval(t[1])) if t[1] is not None else None
         self.tensors[name] = (shape, strides)
+        if packed4_annotation(ann):
+            self.packed.add(name)
 
     def _note_syms(self, value):
         for s in (value if isinstance(value, tuple) else (value,)):
@@ -604,11 +635,12 @@ class EagerPlan:
             t = tensors.get(name)
             if t is None:
                 continue
-            actual = tuple(int(s) for s in t.shape)
+            actual, st = tuple(int(s) for s in t.shape), tuple(int(s) for s in t.stride())
+            if name in self.packed and actual and getattr(t, "element_size", lambda: 0)() == 1:
+                actual, st = packed_sizes(actual, st)
             if shape is not None and len(shape) == len(actual):
                 out += [(d, a, (name, "shape", i)) for i, (d, a) in enumerate(zip(shape, actual))]
             if strides is not None and len(strides) == len(actual):
-                st = tuple(int(s) for s in t.stride())
                 out += [(d, a, (name, "stride", i)) for i, (d, a) in enumerate(zip(strides, st))]
         return out
 

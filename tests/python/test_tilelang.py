@@ -53,6 +53,9 @@ class FakeTensor:
     def data_ptr(self):
         return self.ptr
 
+    def element_size(self):
+        return {"int8": 1, "uint8": 1, "float16": 2, "bfloat16": 2, "float64": 8}.get(str(self.dtype), 4)
+
     def stride(self):
         out, acc = [], 1
         for s in reversed(self.shape):
@@ -848,6 +851,13 @@ class EagerConstTest(unittest.TestCase):
             GAPS.packed_scale._eager_values((a, b), {}, need_tensors=False)
         self.assertIn("no value for T.const 'H'", str(cm.exception))
         self.assertIn("or pass the tensor 'S'", str(cm.exception))
+
+    def test_packed_fp4_sizes(self):
+        """A 4-bit tensor passed as its bytes binds the logical sizes: (256, 256) int8 or
+        uint8 is a (256, 512) float4_e2m1fn (TileLang's issue 2292)."""
+        for dt in ("int8", "uint8"):
+            values, _ = GAPS.fp4_rows._eager_values((FakeTensor((256, 256), dt),), {}, need_tensors=True)
+            self.assertEqual((values["M"], values["K"]), (256, 512))
 
     def test_corpus_scripts(self):
         """The six corpus kernels whose sizes the package could not bind."""

@@ -220,3 +220,13 @@ def lambda_argument(index_of, n=64):
             for i in T.Parallel(n):
                 B[i] = A[index_of(i)]
     return main
+
+
+# A 4-bit tensor given as its bytes (TileLang's issue 2292): K is the logical width, twice
+# the torch tensor's last dimension.
+@tilelang.jit
+def fp4_rows(A):
+    M, K = T.const("M K")
+    A: T.Tensor((M, K), T.float4_e2m1fn)
+    with T.Kernel(1, threads=32):
+        T.evaluate(A[0, 0])
