@@ -517,7 +517,8 @@ static ts_status submit(ts_kernel *k, RtPacked *pk, CUstream stream) {
         TS_CHECK(TS_ERR_LAUNCH_ARGUMENT);
       }
       if (v <= 0) {
-        /* An empty problem (a zero extent) launches nothing, like an empty loop. */
+        /* An empty problem (a zero extent) launches nothing, like an empty loop.  (TileLang
+         * raises here; a MoE layer whose expert got no tokens should not fail.) */
         goto next_kernel;
       }
       if (v > (d == 0 ? INT64_C(0x7fffffff) : INT64_C(65535))) {
