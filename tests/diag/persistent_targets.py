@@ -1,4 +1,4 @@
-# T.Persistent: a 2-D tile domain iterated with one loop target, and a 3-D domain.
+# T.Persistent: a 2-D tile domain iterated with one loop target, and a 9-D domain (at most 8).
 # tilescale-test: -k copy2d -D M=256 -D N=256
 import tilelang
 import tilelang.language as T
@@ -12,7 +12,7 @@ def copy2d(M, N, block=64, sm_num=8):
         with T.Kernel(sm_num, threads=128) as (block_id):
             for t in T.Persistent([T.ceildiv(M, block), T.ceildiv(N, block)], sm_num, block_id):
                 T.copy(A[t * block, 0], B[t * block, 0])
-            for i, j, k in T.Persistent([2, 2, 2], sm_num, block_id):
-                T.copy(A[i, j], B[i, k])
+            for a, b, c, d, e, f, g, h, i in T.Persistent([2, 2, 2, 2, 2, 2, 2, 2, 2], sm_num, block_id):
+                T.copy(A[a, b], B[c, i])
 
     return main
