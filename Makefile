@@ -44,11 +44,18 @@ $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O1 $(WARN) $< -o $@
 
-$(BUILD)/gen/device_headers.c: $(BUILD)/tools/embed $(DEV_HDRS)
+# The embedded file lists, rewritten only when they change: a header or prelude module
+# removed (or renamed) regenerates the embedding too, not only one added or edited.
+$(shell mkdir -p $(BUILD)/gen)
+embed_list = $(if $(filter-out $(strip $(file < $(1))),$(2))$(filter-out $(2),$(strip $(file < $(1)))),$(file > $(1),$(2)))
+$(call embed_list,$(BUILD)/gen/device.list,$(DEV_HDRS))
+$(call embed_list,$(BUILD)/gen/prelude.list,$(PRELUDE))
+
+$(BUILD)/gen/device_headers.c: $(BUILD)/tools/embed $(DEV_HDRS) $(BUILD)/gen/device.list
 	@mkdir -p $(dir $@)
 	$(BUILD)/tools/embed $@ ts_device_headers device $(DEV_HDRS)
 
-$(BUILD)/gen/prelude_files.c: $(BUILD)/tools/embed $(PRELUDE)
+$(BUILD)/gen/prelude_files.c: $(BUILD)/tools/embed $(PRELUDE) $(BUILD)/gen/prelude.list
 	@mkdir -p $(dir $@)
 	$(BUILD)/tools/embed $@ ts_prelude_files src/front/prelude $(PRELUDE)
 
