@@ -3,6 +3,8 @@
 # variables, for a checkout carrying the corpus in .corpus/corpus and the peer's wheels packed
 # in .peer/all/peer.tar.xz (bench/tilelang/pack_peer.sh; carry [".corpus", ".peer/all"]):
 #   TG=1            build/test_gpu (the C GPU tests)
+#   GS=1            bench/scripts/gemm_shapes.py: the AG-GEMM example's GEMM and gemm_persistent's
+#                   kernels against cuBLAS (GSA="--shapes ... --kernels ..." for its arguments)
 #   REG=1           tests/corpus/regress_gpu.py (RONLY=word,... for some cases; RTMO seconds)
 #   REGP=1 PCV=K=V  regress_gpu.py again with TILESCALE_PASS_CONFIGS=$PCV
 #   ONLY=rows|all   make bench-tilelang for the rows whose names contain one of the words
@@ -19,6 +21,10 @@ make -s -j16 all build/test_gpu build/test_gemm 2>&1 | grep -v "^ar\|^$" | tail 
 echo "== build $(( $(date +%s)-t0 )) s"
 export TILESCALE_LIB=$PWD/build/libtilescale.so
 if [ -n "${TG:-}" ]; then ./build/test_gpu 2>&1 | grep -v "^PASS\|^ok" | tail -8; echo "== tg $(( $(date +%s)-t0 )) s"; fi
+if [ -n "${GS:-}" ]; then
+  PYTHONPATH=python:python/compat timeout 200 python3 bench/scripts/gemm_shapes.py .corpus/corpus ${GSA:-} 2>&1 | grep -v Warn | tail -12
+  echo "== gs $(( $(date +%s)-t0 )) s"
+fi
 reg() { PYTHONPATH=python timeout ${RTMO:-150} python3 tests/corpus/regress_gpu.py .corpus/corpus/tilelang/examples ${RONLY:+--only $RONLY} 2>&1 | grep -v '^PASS' | tail -15; }
 if [ -n "${REG:-}" ]; then reg; echo "== reg $(( $(date +%s)-t0 )) s"; fi
 if [ -n "${REGP:-}" ]; then TILESCALE_PASS_CONFIGS=$PCV reg; echo "== regp $(( $(date +%s)-t0 )) s"; fi
