@@ -22,7 +22,10 @@ echo "== build $(( $(date +%s)-t0 )) s"
 export TILESCALE_LIB=$PWD/build/libtilescale.so
 if [ -n "${TG:-}" ]; then ./build/test_gpu 2>&1 | grep -v "^PASS\|^ok" | tail -8; echo "== tg $(( $(date +%s)-t0 )) s"; fi
 if [ -n "${GS:-}" ]; then
-  PYTHONPATH=python:python/compat timeout 200 python3 bench/scripts/gemm_shapes.py .corpus/corpus ${GSA:-} 2>&1 | grep -v Warn | tail -12
+  gp=python  # python/compat only where cuda-python is missing (the AG-GEMM example imports it)
+  PYTHONPATH=$gp python3 -c "from cuda import cudart; import importlib.metadata as m; m.version('cuda-python')" \
+    >/dev/null 2>&1 || gp=$gp:python/compat
+  PYTHONPATH=$gp timeout 200 python3 bench/scripts/gemm_shapes.py .corpus/corpus ${GSA:-} 2>&1 | grep -v Warn | tail -12
   echo "== gs $(( $(date +%s)-t0 )) s"
 fi
 reg() { PYTHONPATH=python timeout ${RTMO:-150} python3 tests/corpus/regress_gpu.py .corpus/corpus/tilelang/examples ${RONLY:+--only $RONLY} 2>&1 | grep -v '^PASS' | tail -15; }
