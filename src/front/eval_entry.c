@@ -502,7 +502,11 @@ static bool eager_signature_param(Eval *ev, Env *env, Value *fn, const AstParam 
   Value *ann = ev_eval(ev, fn->u.fn.env, p->annotation);
   IrParam *ip = ARENA_NEW(ev->a, IrParam);
   ip->name = p->name;
-  if (ann && ann->kind == V_TENSORTYPE) {
+  if (ann && (bi_is_handle_annotation(ann) || ev_is_ptr_dtype(ann))) { /* `A: T.ptr`: T.make_tensor's address */
+    ip->var = ir_var(ev->c, p->name, TS_DTYPE_HANDLE, IR_VAR_PARAM, p->loc);
+    ip->pointer = ev_is_ptr_dtype(ann);
+    ev_env_set(ev, env, p->name, ev_expr(ev, ir_varref(ev->c, ip->var, p->loc)));
+  } else if (ann && ann->kind == V_TENSORTYPE) {
     if (!(ip->buf = ev_tensor_param(ev, p->name, ann, p->loc))) return false;
     Value *bv = ev_new(ev, V_BUFFER);
     bv->u.buf = ip->buf;

@@ -859,6 +859,22 @@ class EagerConstTest(unittest.TestCase):
             values, _ = GAPS.fp4_rows._eager_values((FakeTensor((256, 256), dt),), {}, need_tensors=True)
             self.assertEqual((values["M"], values["K"]), (256, 512))
 
+    def test_pointer_parameters(self):
+        """`A: T.ptr` parameters of an eager kernel are launch parameters: par_compile with
+        T.ptr() stand-ins builds one kernel per config, and a call with tensors binds them
+        (up to the launch, which needs a driver)."""
+        ks = GAPS.ptr_copy.par_compile([{"A": T.ptr(), "B": T.ptr(), "M": 1024, "dtype": d}
+                                        for d in (T.float16, T.float32)])
+        self.assertEqual([[p.dtype for p in k.params] for k in ks], [["handle", "handle"]] * 2)
+        self.assertIn("half", ks[0].get_kernel_source())
+        if has_gpu():
+            return
+        with WithFakeTorch() as torch:
+            a, b = FakeTensor((1024,), torch.float32), FakeTensor((1024,), torch.float32, 0x20000)
+            with self.assertRaises(ts.TileScaleError) as cm:
+                GAPS.ptr_copy(a, b, 1024, T.float32)
+            self.assertEqual(cm.exception.status, "TS_ERR_NO_DRIVER")
+
     def test_corpus_scripts(self):
         """The six corpus kernels whose sizes the package could not bind."""
         cases = [  # (file, function, tensor shapes, other positional values, keywords, sizes)

@@ -230,3 +230,14 @@ def fp4_rows(A):
     A: T.Tensor((M, K), T.float4_e2m1fn)
     with T.Kernel(1, threads=32):
         T.evaluate(A[0, 0])
+
+
+# Pointer parameters of an eager kernel (TileLang's eager jit tests): `A: T.ptr` made a tensor
+# with T.make_tensor; compiled with T.ptr() stand-ins, called with tensors.
+@tilelang.jit
+def ptr_copy(A: T.ptr, B: T.ptr, M: int, dtype: T.dtype):
+    A = T.make_tensor(A, (M,), dtype)
+    B = T.make_tensor(B, (M,), dtype)
+    with T.Kernel(T.ceildiv(M, 128), threads=128) as bx:
+        for i in T.Parallel(128):
+            B[bx * 128 + i] = A[bx * 128 + i]

@@ -22,7 +22,7 @@ from .._callbase import Dispatcher
 
 from .. import _compiler as _c
 from .. import _symbolic
-from ..language import PrimFuncRef
+from ..language import PrimFuncRef, PtrSpec
 from .kernel import JITKernel, normalize_out_idx
 
 __all__ = ["jit", "compile", "lower", "par_compile", "JITImpl", "JITKernel", "CompiledArtifact"]
@@ -189,6 +189,8 @@ class JITImpl(Dispatcher):
         bound = self._bind(args, kwargs, partial=True)
         tensors, values = {}, {}
         for name, v in bound.arguments.items():
+            if isinstance(v, PtrSpec):  # `A: T.ptr` given T.ptr() to compile: a launch parameter
+                continue
             if _is_tensor(v):
                 tensors[name] = v
             elif name in sig.tensors:

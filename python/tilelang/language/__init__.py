@@ -92,6 +92,19 @@ def _host_layout(kind):
     return make
 
 
+class PtrSpec:
+    """What `T.ptr()` gives host code: a stand-in for a pointer parameter's value in a compile
+    call (`kernel.par_compile([{"A": T.ptr(), "M": 1024, ...}])`): the pointer is a kernel
+    parameter, passed at launch, so the compile leaves it out."""
+
+    def __init__(self, dtype=None, storage_scope="global"):
+        self.dtype, self.storage_scope = dtype, storage_scope
+
+    def __repr__(self):
+        return "T.ptr()"
+
+
+ptr = _HostCallable("T.ptr", PtrSpec)
 Layout = _HostCallable("T.Layout", _host_layout("Layout"))
 Fragment = _HostCallable("T.Fragment", _host_layout("Fragment"))
 
