@@ -838,10 +838,31 @@ def param_text(value, where=""):
                     % (where, value, type(value).__name__))
 
 
-def params_text(values, fname):
+def factory_param_text(name, value, fname, unreferenced=()):
+    """The -D text of factory parameter `name`: param_text's, or, for an object Python keeps (a
+    pytest fixture a test function takes) in a parameter the function's body never names, a
+    stand-in (_tilescale.host_object: any use would be the compiler's error naming it).  A
+    parameter the body uses gets param_text's refusal and its reason."""
+    where = "parameter '%s' of '%s': " % (name, fname)
+    try:
+        return param_text(value, where)
+    except TypeError:
+        if name not in unreferenced or (hasattr(value, "data_ptr") and hasattr(value, "shape")):
+            raise
+        t = type(value)
+        return "_tilescale.host_object(%r, %r)" % (name, t.__module__ + "." + t.__qualname__)
+
+
+def unreferenced_params(fdef):
+    """The parameters of function `fdef` (an ast.FunctionDef) its body never names."""
+    named = {n.id for st in fdef.body for n in ast.walk(st) if isinstance(n, ast.Name)}
+    return {a.arg for a in fdef.args.args + fdef.args.kwonlyargs} - named
+
+
+def params_text(values, fname, fdef=None):
     DType = _tilescale().DType
-    return {k: DType(param_text(v, "parameter '%s' of '%s': " % (k, fname)))
-            for k, v in values.items()}
+    unreferenced = unreferenced_params(fdef) if fdef is not None else ()
+    return {k: DType(factory_param_text(k, v, fname, unreferenced)) for k, v in values.items()}
 
 
 # ---- options ---------------------------------------------------------------------------------
@@ -891,7 +912,7 @@ def compile_function(info, params, *, closure=None, target=None, execution_backe
     pcs = {str(getattr(k, "value", k)): str(getattr(v, "value", v)) for k, v in (pass_configs or {}).items()}
     arch = arch_for(target)
     compiler = compiler_for(execution_backend)
-    dparams = params_text(params, info.name)
+    dparams = params_text(params, info.name, getattr(info, "node", None))
     requests = getattr(_recording, "requests", None)
     if requests is not None:  # _WorkerPool.start: what to compile, not a compile
         requests.append({"path": info.path, "func": info.name, "arch": arch, "compiler": compiler,

@@ -130,6 +130,20 @@ static Value *ts_nullcontext(Eval *ev, CallArgs *a, Value **arg, const Builtin *
   return v;
 }
 
+/* _tilescale.host_object(param, type): a factory argument Python holds that cannot cross to the
+ * compiler (a pytest fixture, a config object): the factory runs while nothing uses it, and
+ * any use is the error naming it. */
+static Value *ts_host_object(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
+  (void)bi;
+  if (arg[0]->kind != V_STR || arg[1]->kind != V_STR) {
+    ts_error(ev->c, a->node->loc, "host_object(param, type) takes two strings");
+    return ev->poison;
+  }
+  return ev_opaque(ev, arena_printf(ev->a, "parameter '%s' (a %s held by Python) cannot be used by the compiler: "
+                                           "pass an int, float, bool, str, dtype, tuple, list or dict",
+                                    arg[0]->u.str.s, arg[1]->u.str.s));
+}
+
 /* ---- rows -------------------------------------------------------------------------------------- */
 static const Builtin tilelang_rows[] = {
     {"language", NULL, bi_value_namespace, MOD_T, BI_VALUE},
@@ -156,6 +170,7 @@ static const Builtin tilescale_rows[] = {
     {"device_attribute", "*args, **kwargs", ts_device_attribute, 0, BI_TERSE},
     {"device_properties", "*args, **kwargs", ts_device_properties, 0, BI_TERSE},
     {"nullcontext", "enter_result=None", ts_nullcontext, 0, 0},
+    {"host_object", "param, type", ts_host_object, 0, 0},
 };
 
 const BuiltinTable builtins_host[] = {

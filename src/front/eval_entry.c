@@ -99,6 +99,7 @@ static Env *dparam_env(Eval *ev) {
   Env *e = ev_env_new(ev, ev->builtins);
   ev_env_set(ev, e, "T", ev_namespace(ev, MOD_T));
   ev_env_set(ev, e, "tilelang", ev_namespace(ev, MOD_TILELANG));
+  ev_env_set(ev, e, "_tilescale", ev_namespace(ev, MOD_TILESCALE)); /* host_object: a value Python keeps */
   for (int i = 0; i < TS_ARRAY_LEN(dtypes); i++) {
     Value *v = builtin_lookup_or_error(ev, MOD_T, dtypes[i], SRCLOC_NONE);
     if (v && v->kind == V_DTYPE) ev_env_set(ev, e, dtypes[i], v);
@@ -136,7 +137,8 @@ static bool parse_dparams(Eval *ev, const ts_param *params, int nparams) {
         v->kind != V_DTYPE && v->kind != V_TUPLE && v->kind != V_LIST && v->kind != V_NONE &&
         !(v->kind == V_DICT && e->kind == AST_DICT) &&
         !(v->kind == V_BUILTIN && e->kind == AST_ATTRIBUTE) && !(v->kind == V_FUNC && e->kind == AST_LAMBDA) &&
-        !(v->kind == V_LAYOUT && e->kind == AST_CALL) && !is_dynamic_dim(v)) {
+        !(v->kind == V_LAYOUT && e->kind == AST_CALL) && !is_dynamic_dim(v) &&
+        !(v->kind == V_OPAQUE && e->kind == AST_CALL)) {
       ts_error(ev->c, e->loc, "-D %s: expected a constant (int, float, bool, str, dtype, tuple, list or dict), got %s",
                params[i].name, ev_type_name(v));
       v = NULL;

@@ -1095,6 +1095,16 @@ class AutotunePassConfigsTest(unittest.TestCase):
         outs = [(p.name, p.dtype, p.shape) for p in k.params][1:]
         self.assertEqual(sorted(o[1:] for o in outs), [("float16", (128, 64)), ("float32", (128, 64))])
 
+    def test_object_arguments_held_by_python(self):
+        """An enclosing function's argument the compiler cannot take (a pytest fixture) that
+        its body never names is carried as a stand-in, and the kernel compiles; one it uses is
+        refused naming the parameter."""
+        k = GAPS.compile_with_fixture(GAPS.Fixture())
+        self.assertIn("* 2.0f", k.get_kernel_source())
+        with self.assertRaises(TypeError) as cm:
+            GAPS.compile_using_fixture(GAPS.Fixture())
+        self.assertIn("parameter 'fixture' of 'compile_using_fixture'", str(cm.exception))
+
     def test_profiler_dynamic_symbolic_constraints(self):
         """profiler.do_bench(dynamic_symbolic_constraints={"m": 128}) sizes the inputs' dynamic
         dimensions from the kernel's IR signature; a missing name is a ValueError naming it."""

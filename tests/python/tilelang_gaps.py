@@ -241,3 +241,31 @@ def ptr_copy(A: T.ptr, B: T.ptr, M: int, dtype: T.dtype):
     with T.Kernel(T.ceildiv(M, 128), threads=128) as bx:
         for i in T.Parallel(128):
             B[bx * 128 + i] = A[bx * 128 + i]
+
+
+class Fixture:
+    """Stands for a pytest fixture a test function passes along (TileLang's tests)."""
+    size = 3
+
+
+def compile_with_fixture(fixture, n=64):
+    """A test function taking a fixture it does not use that defines and compiles a
+    @T.prim_func."""
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(n):
+                A[i] = A[i] * 2.0
+    return tilelang.compile(main)
+
+
+def compile_using_fixture(fixture, n=64):
+    """The same, its kernel reading the object: refused, naming the parameter."""
+    scale = fixture.size
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(n):
+                A[i] = A[i] * scale
+    return tilelang.compile(main)

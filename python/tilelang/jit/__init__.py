@@ -431,7 +431,7 @@ def compile(func=None, out_idx=None, execution_backend=None, target=None, target
                     pass_configs=pass_configs, compile_flags=compile_flags)
     info, values, closure = _prim_values(func)
     key = (info.path, info.qualname, info.node.lineno,
-           tuple(sorted((k, str(v)) for k, v in _c.params_text(values, info.name).items())),
+           tuple(sorted((k, str(v)) for k, v in _c.params_text(values, info.name, info.node).items())),
            _c._freeze(closure), opts.key())
     with _compiled_lock:
         k = _compiled.get(key)
