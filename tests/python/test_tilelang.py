@@ -237,6 +237,9 @@ class LanguageTest(unittest.TestCase):
                 self.fail("not skipped")
             except unittest.SkipTest as e:
                 self.assertIn("Requires CUDA compute ge 9.0", str(e))
+        for amd in (tt.requires_cdna, tt.requires_gfx950):  # AMD-only tests: always skipped here
+            with self.assertRaises(unittest.SkipTest):
+                amd(lambda: None)()
 
 
 class LazyJitTest(unittest.TestCase):

@@ -72,6 +72,8 @@ def requires_rocm(func=None):
 
 requires_hip = requires_rocm
 requires_metal = requires_rocm
+requires_cdna = requires_rocm      # AMD CDNA / gfx950 GPUs: ROCm, skipped like it
+requires_gfx950 = requires_rocm
 
 
 def requires_llvm(func=None):
