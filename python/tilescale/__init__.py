@@ -202,11 +202,44 @@ def signature_dims(ir_text):
     return out
 
 
+def _dim_value(text, known):
+    """The value of a dim as the IR prints it (`M`, `M * 2`, `(M + 127) // 128`) over the
+    known variables: integer arithmetic only (+ - * // %, min / max), else None."""
+    def ev(n):
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            return n.value
+        if isinstance(n, ast.Name):
+            return known.get(n.id)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            v = ev(n.operand)
+            return None if v is None else -v
+        if isinstance(n, ast.BinOp) and type(n.op) in _DIM_OPS:
+            a, b = ev(n.left), ev(n.right)
+            if a is None or b is None or (isinstance(n.op, (ast.FloorDiv, ast.Mod)) and b == 0):
+                return None
+            return _DIM_OPS[type(n.op)](a, b)
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("min", "max")
+                and len(n.args) == 2 and not n.keywords):
+            a, b = ev(n.args[0]), ev(n.args[1])
+            return None if a is None or b is None else (min if n.func.id == "min" else max)(a, b)
+        return None
+
+    try:
+        return ev(ast.parse(text, mode="eval").body)
+    except SyntaxError:
+        return None
+
+
+_DIM_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+
+
 def dynamic_output_shape(kernel, out, infos, args):
-    """The shape of output `out` (an ArgInfo with None dims) when each dynamic dim is a
-    variable that an input gives: a dim of an input tensor of the same name in the kernel's
-    signature (`C: [M, N]` with `A: [M, K]`), or an int scalar parameter of that name; else
-    None.  args: the inputs, in the order of the parameters that are not outputs."""
+    """The shape of output `out` (an ArgInfo with None dims) when each dynamic dim is given by
+    the inputs: a variable that is a dim of an input tensor of the same name in the kernel's
+    signature (`C: [M, N]` with `A: [M, K]`) or an int scalar parameter of that name, or
+    integer arithmetic over such variables (`C: [M * 2, (M + 127) // 128]`); else None.
+    args: the inputs, in the order of the parameters that are not outputs."""
     sig = signature_dims(kernel.ir)
     dims = sig.get(out.name)
     if not dims or len(dims) != len(out.shape):
@@ -225,9 +258,9 @@ def dynamic_output_shape(kernel, out, infos, args):
             if d < len(shape) and name.isidentifier():
                 known.setdefault(name, int(shape[d]))
     shape = []
-    for s, name in zip(out.shape, dims):
-        v = s if s is not None else known.get(name)
-        if v is None:
+    for s, text in zip(out.shape, dims):
+        v = s if s is not None else _dim_value(text, known)
+        if v is None or v < 0:
             return None
         shape.append(v)
     return tuple(shape)

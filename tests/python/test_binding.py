@@ -262,6 +262,25 @@ class DynamicOutputTest(unittest.TestCase):
         self.assertEqual(ts.dynamic_output_shape(k, c, infos, [a_in, 7]), (300, 7))
         self.assertIsNone(ts.dynamic_output_shape(k, dd, infos, [a_in, 7]))
 
+    def test_output_shape_by_arithmetic(self):
+        """An output whose dynamic dims are arithmetic over what the inputs give (`M * 2`,
+        `(M + 127) // 128`, as the IR prints them) is allocated at that shape."""
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            kf = os.path.join(d, "k.py")
+            with open(kf, "w") as f:
+                f.write("import tilelang.language as T\n\nM = T.dynamic('M')\n\n"
+                        "@T.prim_func\n"
+                        "def k(A: T.Tensor((M, 64), 'float32'),\n"
+                        "      C: T.Tensor((M * 2, (M + 127) // 128), 'float32')):\n"
+                        "    with T.Kernel(1, threads=64) as bx:\n"
+                        "        C[0, 0] = A[0, 0]\n")
+            k = ts.Context().load(kf).compile("k", "sm_90a", no_jit=True)
+        infos = [a._replace(is_output=a.name == "C") for a in k.args]
+        c = [a for a in infos if a.name == "C"][0]
+        self.assertEqual(ts.dynamic_output_shape(k, c, infos, [types.SimpleNamespace(shape=(300, 64))]),
+                         (600, 3))
+
 
 class ModulePathTest(unittest.TestCase):
     def test_user_module_path_keeps_user_folders_only(self):
