@@ -838,16 +838,17 @@ def param_text(value, where=""):
                     % (where, value, type(value).__name__))
 
 
-def factory_param_text(name, value, fname, unreferenced=()):
+def factory_param_text(name, value, fname, fdef=None):
     """The -D text of factory parameter `name`: param_text's, or, for an object Python keeps (a
-    pytest fixture a test function takes) in a parameter the function's body never names, a
-    stand-in (_tilescale.host_object: any use would be the compiler's error naming it).  A
-    parameter the body uses gets param_text's refusal and its reason."""
+    pytest fixture a test function takes) in a parameter the body of `fdef` (the factory's
+    ast.FunctionDef) never names, a stand-in (_tilescale.host_object: any use would be the
+    compiler's error naming it).  A parameter the body uses gets param_text's refusal."""
     where = "parameter '%s' of '%s': " % (name, fname)
     try:
         return param_text(value, where)
     except TypeError:
-        if name not in unreferenced or (hasattr(value, "data_ptr") and hasattr(value, "shape")):
+        if (fdef is None or name not in unreferenced_params(fdef)
+                or (hasattr(value, "data_ptr") and hasattr(value, "shape"))):
             raise
         t = type(value)
         return "_tilescale.host_object(%r, %r)" % (name, t.__module__ + "." + t.__qualname__)
@@ -861,8 +862,7 @@ def unreferenced_params(fdef):
 
 def params_text(values, fname, fdef=None):
     DType = _tilescale().DType
-    unreferenced = unreferenced_params(fdef) if fdef is not None else ()
-    return {k: DType(factory_param_text(k, v, fname, unreferenced)) for k, v in values.items()}
+    return {k: DType(factory_param_text(k, v, fname, fdef)) for k, v in values.items()}
 
 
 # ---- options ---------------------------------------------------------------------------------

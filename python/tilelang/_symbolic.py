@@ -455,9 +455,9 @@ _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
             ast.NotIn: lambda a, b: a not in b}
 
 
-def tensor_annotation(node):
-    """(shape node, strides node or None) of `T.Tensor((M, K), dt)`, `T.Tensor[(M, K), dt]`
-    or `T.StridedTensor((M, K), (sM, 1), dt)`, else None."""
+def _tensor_parts(node):
+    """(kind, positional nodes, keyword nodes) of a tensor annotation `T.Tensor((M, K), dt)`,
+    `T.Tensor[(M, K), dt]` or `T.StridedTensor((M, K), (sM, 1), dt)`, else None."""
     if isinstance(node, ast.Call):
         f, args = node.func, list(node.args)
         kw = {k.arg: k.value for k in node.keywords}
@@ -468,8 +468,15 @@ def tensor_annotation(node):
     else:
         return None
     kind = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-    if kind not in _TENSOR_KINDS:
+    return (kind, args, kw) if kind in _TENSOR_KINDS else None
+
+
+def tensor_annotation(node):
+    """(shape node, strides node or None) of a tensor annotation (_tensor_parts), else None."""
+    parts = _tensor_parts(node)
+    if parts is None:
         return None
+    kind, args, kw = parts
     shape = args[0] if args else kw.get("shape")
     strides = (args[1] if len(args) > 1 else kw.get("strides")) if kind == "StridedTensor" else None
     return shape, strides
@@ -481,15 +488,10 @@ _PACKED4 = ("int4", "uint4", "float4_e2m1fn")
 def packed4_annotation(node):
     """Whether tensor annotation `node` declares a 4-bit element type (T.float4_e2m1fn,
     "int4", ...): torch holds such a tensor as its bytes, the last dimension halved."""
-    if isinstance(node, ast.Call):
-        args, kw = list(node.args), {k.arg: k.value for k in node.keywords}
-        kind = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-    elif isinstance(node, ast.Subscript):
-        sl = _slice(node)
-        args, kw = (list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]), {}
-        kind = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", None)
-    else:
+    parts = _tensor_parts(node)
+    if parts is None:
         return False
+    kind, args, kw = parts
     pos = 2 if kind == "StridedTensor" else 1
     dt = args[pos] if len(args) > pos else kw.get("dtype")
     name = dt.attr if isinstance(dt, ast.Attribute) else dt.value if isinstance(dt, ast.Constant) else None

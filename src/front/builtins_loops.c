@@ -298,15 +298,15 @@ static Value *t_pipelined(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi)
 }
 
 /* T.Persistent(domain, wave_size, index, group_size=8): a loop frame over the tiles of a
- * domain of 1 to 8 dimensions, block `index` taking every wave_size-th tile
+ * domain of 1 to PERSISTENT_MAX_DIMS dimensions, block `index` taking every wave_size-th tile
  * (exec_persistent_for). */
 static Value *t_persistent(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
   Value *dom = arg[0];
   int nd = dom->kind == V_LIST || dom->kind == V_TUPLE ? dom->u.seq.n : 1;
-  if (nd < 1 || nd > 8) {
-    ts_error(ev->c, loc, "T.Persistent: the domain must have 1 to 8 dimensions, got %d", nd);
+  if (nd < 1 || nd > PERSISTENT_MAX_DIMS) {
+    ts_error(ev->c, loc, "T.Persistent: the domain must have 1 to %d dimensions, got %d", PERSISTENT_MAX_DIMS, nd);
     return ev->poison;
   }
   LoopFrame *f = ARENA_NEW(ev->a, LoopFrame);

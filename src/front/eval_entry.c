@@ -215,6 +215,17 @@ static void finish_func(Eval *ev, IrFunc *f) {
   for (int i = 0; i < f->ndyn; i++) f->dyn_vars[i] = ev->dyn_vars.items[i];
 }
 
+/* `p: T.handle` or `p: T.ptr`: a pointer parameter (its tensor made by T.match_buffer or
+ * T.make_tensor), in a @T.prim_func's signature or an eager kernel's. */
+static bool is_pointer_annotation(const Value *ann) {
+  return ann && (bi_is_handle_annotation(ann) || ev_is_ptr_dtype(ann));
+}
+static void bind_pointer_param(Eval *ev, Env *env, IrParam *ip, const AstParam *p, const Value *ann) {
+  ip->var = ir_var(ev->c, p->name, TS_DTYPE_HANDLE, IR_VAR_PARAM, p->loc);
+  ip->pointer = ev_is_ptr_dtype(ann);
+  ev_env_set(ev, env, p->name, ev_expr(ev, ir_varref(ev->c, ip->var, p->loc)));
+}
+
 /* Traces a @T.prim_func: parameter annotations become buffers/scalars, the body IR. */
 static IrFunc *trace_prim_func(Eval *ev, Value *fn) {
   const AstNode *def = fn->u.fn.def;
@@ -238,10 +249,8 @@ static IrFunc *trace_prim_func(Eval *ev, Value *fn) {
       ev_env_set(ev, env, p->name, ev->poison);
       continue;
     }
-    if (bi_is_handle_annotation(ann) || ev_is_ptr_dtype(ann)) { /* T.handle: bound by T.match_buffer */
-      ip->var = ir_var(ev->c, p->name, TS_DTYPE_HANDLE, IR_VAR_PARAM, p->loc);
-      ip->pointer = ev_is_ptr_dtype(ann);
-      ev_env_set(ev, env, p->name, ev_expr(ev, ir_varref(ev->c, ip->var, p->loc)));
+    if (is_pointer_annotation(ann)) { /* T.handle: bound by T.match_buffer */
+      bind_pointer_param(ev, env, ip, p, ann);
     } else if (ann->kind == V_TENSORTYPE) {
       if (!(ip->buf = ev_tensor_param(ev, p->name, ann, p->loc))) {
         ev_env_set(ev, env, p->name, ev->poison);
@@ -504,10 +513,8 @@ static bool eager_signature_param(Eval *ev, Env *env, Value *fn, const AstParam 
   Value *ann = ev_eval(ev, fn->u.fn.env, p->annotation);
   IrParam *ip = ARENA_NEW(ev->a, IrParam);
   ip->name = p->name;
-  if (ann && (bi_is_handle_annotation(ann) || ev_is_ptr_dtype(ann))) { /* `A: T.ptr`: T.make_tensor's address */
-    ip->var = ir_var(ev->c, p->name, TS_DTYPE_HANDLE, IR_VAR_PARAM, p->loc);
-    ip->pointer = ev_is_ptr_dtype(ann);
-    ev_env_set(ev, env, p->name, ev_expr(ev, ir_varref(ev->c, ip->var, p->loc)));
+  if (is_pointer_annotation(ann)) { /* `A: T.ptr`: T.make_tensor's address */
+    bind_pointer_param(ev, env, ip, p, ann);
   } else if (ann && ann->kind == V_TENSORTYPE) {
     if (!(ip->buf = ev_tensor_param(ev, p->name, ann, p->loc))) return false;
     Value *bv = ev_new(ev, V_BUFFER);

@@ -87,7 +87,7 @@ static ExecStatus exec_persistent_for(Eval *ev, Env *env, const AstNode *s, Loop
   IrVar *tv = ir_var(c, "tile", TS_DTYPE_INT32, IR_VAR_LET, loc);
   ev_define_var(ev, tv);
   ev_emit(ev, ir_let(c, tv, ir_binary(c, IR_ADD, f->index, ir_binary(c, IR_MUL, ir_varref(c, w, loc), f->wave, loc), loc), loc));
-  IrExpr *tile = ir_varref(c, tv, loc), *coord[8];
+  IrExpr *tile = ir_varref(c, tv, loc), *coord[PERSISTENT_MAX_DIMS];
   persistent_coords(c, f, tile, coord, loc);
   for (int d = 0; d < f->ndim; d++) {
     const AstNode *x = nt == 1 && t->kind != AST_TUPLE && t->kind != AST_LIST ? t : t->items.items[d];

@@ -95,6 +95,8 @@ struct PyClass {
   bool ready, busy, failed;
 };
 
+enum { PERSISTENT_MAX_DIMS = 8 }; /* T.Persistent's domain */
+
 typedef struct LoopFrame {
   IrForKind kind;
   int ndim;
@@ -105,9 +107,10 @@ typedef struct LoopFrame {
   int num_stages, unroll_factor;
   int *order, *stage, norder;
   struct Fragment *loop_layout; /* T.Parallel(..., loop_layout=T.Fragment(...)), fitted */
-  /* T.Persistent(domain, wave_size, index, group_size): the tiles of `extent` (min 0),
-   * tile = index + w * wave for w = 0, 1, ... while tile < prod(extent), 2-D domains
-   * visited in panels of `group` rows (exec_persistent_for). */
+  /* T.Persistent(domain, wave_size, index, group_size): the tiles of `extent` (min 0, at
+   * most PERSISTENT_MAX_DIMS dimensions), tile = index + w * wave for w = 0, 1, ... while
+   * tile < prod(extent), the last two dimensions visited in panels of `group` rows
+   * (exec_persistent_for). */
   bool persistent;
   IrExpr *wave, *index;
   int64_t group;
