@@ -12,7 +12,9 @@ Run on the GPU machine (carry [".corpus"]):
 TILESCALE_PASS_CONFIGS=key=value picks a variant of ours.
 
 Measured on an H200 (2026-11-29, at 2da2daa..): ours / cuBLAS at 16384 x 6144 x 4096 is 0.92 for
-the AG-GEMM kernel, 0.95 non-persistent, 1.00 persistent; at 8192^3 0.94 / 0.98 / 1.03."""
+the AG-GEMM kernel, 0.95 non-persistent, 1.00 persistent; at 8192^3 0.94 / 0.98 / 1.03.  After the
+consumers' flag wait went (d5d0952) and the release's stage became a let of its own (2026-11-30):
+0.99 / 1.01 / 1.00 and 1.04 / 1.04 / 1.03."""
 import argparse
 import importlib.util
 import os

@@ -472,8 +472,9 @@ static Value *t_annotate_layout(Eval *ev, CallArgs *a, Value **arg, const Builti
 /* ---- hints ------------------------------------------------------------------------------------ */
 /* T.use_swizzle(panel_size, order="row", enable=True): block rasterization only changes
  * the order in which tiles are scheduled.  Recorded as IrKernel.raster_panel for the
- * schedules that rasterize (warp_specialize.c): row order in panels of panel_size block
- * rows; enable=False turns rasterization off; the other orders leave it to the compiler. */
+ * schedules that rasterize (warp_specialize.c): "row" walks panels of panel_size block
+ * rows (by), "column" panels of panel_size block columns (bx, IrKernel.raster_column);
+ * enable=False turns rasterization off; "mlx" leaves it to the compiler. */
 static Value *t_use_swizzle(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   SrcLoc loc = call_loc(a);
   if (!bi_need_kernel(ev, a, bi)) return ev->poison;
@@ -493,8 +494,9 @@ static Value *t_use_swizzle(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
     if (enable == -1) ts_error(ev->c, loc, "T.use_swizzle: enable must be a Python value, got %s", ev_repr(ev, arg[2]));
     return ev->poison;
   }
-  bool row = !arg[1] || !strcmp(arg[1]->u.str.s, "row");
-  ev->kernel->u.kernel.raster_panel = !enable ? -1 : row ? (int)(panel < 1 << 20 ? panel : 1 << 20) : 0;
+  bool row = !arg[1] || !strcmp(arg[1]->u.str.s, "row"), column = arg[1] && !strcmp(arg[1]->u.str.s, "column");
+  ev->kernel->u.kernel.raster_panel = !enable ? -1 : row || column ? (int)(panel < 1 << 20 ? panel : 1 << 20) : 0;
+  ev->kernel->u.kernel.raster_column = enable && column;
   return ev->none;
 }
 

@@ -558,6 +558,8 @@ typedef struct IrKernel {
                            lower for threads[] only */
   int raster_panel;     /* T.use_swizzle(panel_size): > 0 asks for block rasterization in panels
                            of that many block rows; 0 = the compiler decides; < 0 = off */
+  bool raster_column;   /* T.use_swizzle(order="column"): the panels are of block columns (bx)
+                           and walk by instead */
   int cluster_x;        /* warp_specialize: thread-block cluster of this many blocks along x
                            (__cluster_dims__; 0 or 1 = none); gridDim.x is a multiple of it */
   bool rasterized;      /* the block order is already the one T.use_swizzle asks for (warp_specialize

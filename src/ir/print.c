@@ -176,7 +176,7 @@ static void print_kernel_header(StrBuf *out, const IrKernel *k) {
     if (k->thread_var[i]) sb_printf(out, " %s=threadIdx.%c", k->thread_var[i]->name, axis_names[i]);
   if (k->smem_bytes) sb_printf(out, " smem=%lld", (long long)k->smem_bytes);
   if (k->producer_threads) sb_printf(out, " producer_threads=%d", k->producer_threads);
-  if (k->raster_panel) sb_printf(out, " raster_panel=%d", k->raster_panel);
+  if (k->raster_panel) sb_printf(out, " raster_panel=%d%s", k->raster_panel, k->raster_column ? " column" : "");
   if (k->cluster_x > 1) sb_printf(out, " cluster=%d", k->cluster_x);
   if (k->persistent) sb_printf(out, " persistent");
   if (k->source) sb_printf(out, " source=%s (%zu bytes of CUDA)", k->entry, strlen(k->source));

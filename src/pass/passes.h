@@ -60,6 +60,7 @@ typedef struct WsSched {
   IrExpr *UX, *UY;  /* the unit grid */
   int64_t panel;    /* rasterization panel in unit rows (0: none) */
   bool serpentine;  /* ts.raster_serpentine: odd panels walk their columns right to left */
+  bool column;      /* the panels are of unit columns (bx) and walk by (T.use_swizzle "column") */
   IrVar *rank;      /* cl == 2: the block's rank in its cluster */
   bool guard;       /* cl == 2 and the paired extent may be odd: guard the epilogue */
 } WsSched;
@@ -75,7 +76,7 @@ typedef struct WsSkSched {
 } WsSkSched;
 /* Remaps the block indices of k's body to the rasterized order (panels of `panel` block rows,
  * serpentine: every other panel walked right to left; see warp_specialize_tiles.c). */
-IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel, bool serpentine);
+IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel, bool serpentine, bool column);
 /* The tile coordinates of unit `id` (lets of <bx>_<sfx>, <by>_<sfx> on items; to[0..1] name them). */
 void ws_unit_coords(TsCompiler *c, const WsSched *sc, IrExpr *id, IrVar *bx, IrVar *by, const char *sfx, PtrVec *items,
                     IrExpr **to, IrExpr **valid);

@@ -12,7 +12,8 @@ static void walk(TsCompiler *c, const IrFunc *f, IrStmt *s) {
   if (s->kind == IR_S_KERNEL) {
     IrKernel *k = &s->u.kernel;
     if (k->raster_panel > 0 && !k->rasterized)
-      k->body = ws_rasterize(c, k, k->body, k->raster_panel, pass_config_on(f, "ts.raster_serpentine"));
+      k->body = ws_rasterize(c, k, k->body, k->raster_panel, pass_config_on(f, "ts.raster_serpentine"),
+                             k->raster_column);
     return;
   }
   if (s->kind == IR_S_SEQ)

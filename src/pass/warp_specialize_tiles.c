@@ -19,7 +19,8 @@ static IrExpr *bin(TsCompiler *c, IrExprKind k, IrExpr *a, IrExpr *b) { return i
  * not yet measured on a GPU): odd panels walk their columns from the right,
  * bx' = GX - 1 - (id % (panel*GX)) / rows, so the first blocks of a panel take the B columns
  * the last blocks of the previous one just read, still in L2 (TileLang's rasterization
- * walks its panels that way). */
+ * walks its panels that way).  Column order (T.use_swizzle(order="column")) is the same on
+ * the transposed grid: panels of `panel` block columns, walking down by. */
 /* max(min(x, n - 1), 0): a no-op on valid block indices that states their range. */
 static IrExpr *ws_clamp(TsCompiler *c, IrExpr *x, IrExpr *n) {
   return bin(c, IR_MAX, bin(c, IR_MIN, x, bin(c, IR_SUB, n, i32(c, 1))), i32(c, 0));
@@ -40,8 +41,16 @@ static void ws_raster_coords(TsCompiler *c, IrExpr *id, IrExpr *GX, IrExpr *GY, 
   *vby = ws_clamp(c, bin(c, IR_ADD, first, bin(c, IR_FLOORMOD, local, rows)), GY);
   *vbx = ws_clamp(c, col, GX);
 }
+/* Row or column order (the column order swaps the roles of the two axes). */
+static void ws_raster_axes(TsCompiler *c, IrExpr *id, IrExpr *GX, IrExpr *GY, int64_t panel, bool serpentine,
+                           bool column, IrExpr **vbx, IrExpr **vby) {
+  if (column)
+    ws_raster_coords(c, id, GY, GX, panel, serpentine, vby, vbx);
+  else
+    ws_raster_coords(c, id, GX, GY, panel, serpentine, vbx, vby);
+}
 
-IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel, bool serpentine) {
+IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel, bool serpentine, bool column) {
   IrVar *bx = k->block_var[0], *by = k->block_var[1];
   if (!bx || !by || !k->grid[0] || !k->grid[1]) return body;
   int64_t gx, gy;
@@ -52,7 +61,7 @@ IrStmt *ws_rasterize(TsCompiler *c, IrKernel *k, IrStmt *body, int64_t panel, bo
   IrExpr *GX = k->grid[0], *GY = k->grid[1];
   IrExpr *id = bin(c, IR_ADD, bin(c, IR_MUL, ir_varref(c, by, loc), GX), ir_varref(c, bx, loc));
   IrExpr *vbx, *vby;
-  ws_raster_coords(c, id, GX, GY, panel, serpentine, &vbx, &vby);
+  ws_raster_axes(c, id, GX, GY, panel, serpentine, column, &vbx, &vby);
   IrVar *nbx = ir_var(c, arena_printf(c->arena, "%s_r", bx->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
   IrVar *nby = ir_var(c, arena_printf(c->arena, "%s_r", by->name), TS_DTYPE_INT32, IR_VAR_LET, loc);
   IrVar *from[2] = {bx, by};
@@ -71,7 +80,7 @@ void ws_unit_coords(TsCompiler *c, const WsSched *sc, IrExpr *id, IrVar *bx, IrV
   SrcLoc loc = id->loc;
   IrExpr *ux, *uy;
   if (sc->panel > 0) {
-    ws_raster_coords(c, id, sc->UX, sc->UY, sc->panel, sc->serpentine, &ux, &uy);
+    ws_raster_axes(c, id, sc->UX, sc->UY, sc->panel, sc->serpentine, sc->column, &ux, &uy);
   } else {
     uy = ws_clamp(c, bin(c, IR_FLOORDIV, id, sc->UX), sc->UY);
     ux = ws_clamp(c, bin(c, IR_FLOORMOD, id, sc->UX), sc->UX);

@@ -1013,11 +1013,11 @@ TEST(interp_atomic_add_nest_vectorized) {
  * remapping is a bijection: every tile is visited exactly once. */
 static const char SWIZZLED_TILES[] =
     KERNEL_FILE_HEAD
-    "def tiles(GX, GY, panel):\n"
+    "def tiles(GX, GY, panel, order=\"row\"):\n"
     "    @T.prim_func\n"
     "    def main(out: T.Tensor((GY, GX), \"float32\")):\n"
     "        with T.Kernel(GX, GY, threads=32) as (bx, by):\n"
-    "            T.use_swizzle(panel)\n"
+    "            T.use_swizzle(panel, order=order)\n"
     "            tx = T.get_thread_binding(0)\n"
     "            if tx == 0:\n"
     "                out[by, bx] = out[by, bx] + by * GX + bx + 1\n"
@@ -1034,16 +1034,24 @@ static void find_mod2(IrExpr *e, void *ctx) {
   if (e->kind == IR_FLOORMOD && ir_is_const_int(e->u.ops[1], &v) && v == 2) *(bool *)ctx = true;
 }
 
-/* want_mod2: whether the remap holds an x % 2 (1, 0; -1: either, e.g. panels of 2 rows) */
+/* a floordiv by the constant *ctx[0]: sets ctx[1] */
+static void find_div_by(IrExpr *e, void *ctx) {
+  int64_t v, *want = ctx;
+  if (e->kind == IR_FLOORDIV && ir_is_const_int(e->u.ops[1], &v) && v == want[0]) want[1] = 1;
+}
+
+/* want_mod2: whether the remap holds an x % 2 (1, 0; -1: either, e.g. panels of 2 rows);
+ * order: T.use_swizzle's (NULL: row); group: a panel's blocks (panel x GX for rows, panel x GY
+ * for columns), which the remap divides the launch index by; 0: not checked */
 static void swizzle_case_ex(TestCtx *t, const char *gx, const char *gy, const char *panel, int GX, int GY,
-                            bool serpentine, int want_mod2) {
+                            bool serpentine, int want_mod2, const char *order, int64_t group) {
   TsCompiler c;
   ts_compiler_init(&c, (TsTarget){90, true});
   c.debug = true;
   static const char *const key[] = {"ts.raster_serpentine"}, *const val[] = {"True"};
   if (serpentine) c.call_pc_keys = key, c.call_pc_values = val, c.ncall_pc = 1;
   SourceFile file = {"tiles.py", SWIZZLED_TILES, sizeof SWIZZLED_TILES - 1};
-  const char *params[] = {gx, gy, panel, NULL};
+  const char *params[] = {gx, gy, panel, order, NULL};
   IrFunc *f = interp_compile(&c, &file, "tiles", params);
   REQUIRE(f);
   bool remapped = false, mod2 = false;
@@ -1053,6 +1061,12 @@ static void swizzle_case_ex(TestCtx *t, const char *gx, const char *gy, const ch
   IrVisitor m = {NULL, find_mod2, &mod2};
   ir_visit(f->body, &m);
   CHECK(want_mod2 < 0 || mod2 == (want_mod2 == 1));
+  if (group) {
+    int64_t div[2] = {group, 0};
+    IrVisitor d = {NULL, find_div_by, div};
+    ir_visit(f->body, &d);
+    CHECK(div[1] == 1);
+  }
   Interp in = {0};
   double *out = interp_global(&in, param(f, "out"));
   for (int e = 0; e < GX * GY; e++) out[e] = 0;
@@ -1065,11 +1079,16 @@ static void swizzle_case_ex(TestCtx *t, const char *gx, const char *gy, const ch
   ts_compiler_fini(&c);
 }
 
-TEST(interp_use_swizzle_one_panel) { swizzle_case_ex(t, "GX=12", "GY=2", "panel=10", 12, 2, false, -1); }
-TEST(interp_use_swizzle_partial_panel) { swizzle_case_ex(t, "GX=5", "GY=7", "panel=3", 5, 7, false, 0); }
+TEST(interp_use_swizzle_one_panel) { swizzle_case_ex(t, "GX=12", "GY=2", "panel=10", 12, 2, false, -1, NULL, 0); }
+TEST(interp_use_swizzle_partial_panel) { swizzle_case_ex(t, "GX=5", "GY=7", "panel=3", 5, 7, false, 0, NULL, 15); }
+/* order="column": panels of 3 block columns (3 x GY = 21 blocks each), walking by; every tile once */
+TEST(interp_use_swizzle_column) {
+  swizzle_case_ex(t, "GX=5", "GY=7", "panel=3", 5, 7, false, 0, "order=\"column\"", 21);
+  swizzle_case_ex(t, "GX=8", "GY=3", "panel=3", 8, 3, false, 0, "order=\"column\"", 9);
+}
 /* pass_configs ts.raster_serpentine: odd panels walk right to left (the panel's parity, a
  * % 2, appears in the remap); still every tile exactly once */
-TEST(interp_use_swizzle_serpentine) { swizzle_case_ex(t, "GX=5", "GY=7", "panel=3", 5, 7, true, 1); }
+TEST(interp_use_swizzle_serpentine) { swizzle_case_ex(t, "GX=5", "GY=7", "panel=3", 5, 7, true, 1, NULL, 0); }
 
 /* heavy_first.c: a kernel whose loop runs bx + 1 times (a causal triangle) walks bx backwards,
  * longest blocks first, with the same results; a loop that shrinks as bx grows, a while loop
