@@ -22,6 +22,8 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,10 +261,50 @@ static int parse_args(int argc, char **argv, LaunchOpts *o) {
   return 0;
 }
 
-/* A free TCP port on this host: bind port 0 and let the kernel choose.  The port is
- * released again before rank 0 binds it, a small window another process could use; the
- * rendezvous then fails with "cannot listen on port P", never hangs. */
+/* Is `port` (and the one after it, the control port) free to bind on this host now? */
+static bool port_pair_free(int port) {
+  for (int p = port; p <= port + 1; p++) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    a.sin_port = htons((uint16_t)p);
+    bool ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/* The first port of the kernel's ephemeral range (the ports bind(0) and outgoing connections
+ * get), from /proc; 32768 (Linux's default) when it cannot be read. */
+static int ephemeral_low(void) {
+  int lo = 32768, hi = 0;
+  FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+  if (f) {
+    if (fscanf(f, "%d %d", &lo, &hi) != 2) lo = 32768;
+    fclose(f);
+  }
+  return lo;
+}
+
+/* A free TCP port on this host for the rendezvous, below the ephemeral range: a port the
+ * kernel chose by bind(0) lies inside it, where the job's own NCCL or NVSHMEM sockets (bound
+ * to port 0 meanwhile) can take it before rank 0 listens ("address already in use", seen on
+ * 2 GPUs).  Random among [max(1024, low - 16384), low); bind(0) when none of 64 is free.
+ * The port is still released before rank 0 binds it; a failure then says "cannot listen on
+ * port P", never hangs. */
 static int pick_free_port(void) {
+  int lo = ephemeral_low(), base = lo - 16384 > 1024 ? lo - 16384 : 1024;
+  unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL) * 2654435761u;
+  for (int tries = 0; lo - 1 > base && tries < 64; tries++) {
+    seed = seed * 1103515245u + 12345u;
+    int port = base + (int)((seed >> 8) % (unsigned)(lo - 1 - base));
+    if (port_pair_free(port)) return port;
+  }
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return DEFAULT_MASTER_PORT;
   struct sockaddr_in a = {0};

@@ -116,7 +116,8 @@ def parse_args(argv=None):
                          "a model's layers; Cannon/SUMMA stay at 1)")
     ap.add_argument("--breakdown", action="store_true",
                     help="ag_gemm: also time its parts alone (the GEMM kernel on signals already "
-                         "set, the copy-engine gather, torch's matmul and all_gather) and print them")
+                         "set, the copy-engine gather, torch's matmul and all_gather) and print them; "
+                         "deepep_*: each side's kernels under torch.profiler, and its wall time")
     ap.add_argument("--rechecks", type=int, default=1,
                     help="checked calls after the timed ones (1); the row says how many were wrong")
     ap.add_argument("--rs-barrier", action="store_true",
@@ -484,6 +485,33 @@ def overlap_spans(g, ex, ours, gemm, set_signal, trials):
     return [(n, statistics.median(g.slowest(list(c)))) for n, c in zip(names, cols)]
 
 
+def kernel_profile(g, fn, label, calls=10, top=6):
+    """[(name, ms per call)] of fn under torch.profiler on this rank (rank 0's is printed):
+    the wall time per call, the GPU time of its kernels and copies summed, and the `top`
+    kernels by GPU time; the difference between the wall and the GPU time is host time
+    and waiting (the DeepEP rows: where their time goes)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    g.settle()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        wall = (time.perf_counter() - start) * 1e3 / calls
+    gpu = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            gpu[e.name] = gpu.get(e.name, 0.0) + e.time_range.elapsed_us() / 1e3 / calls
+    out = [("%s: wall per call" % label, wall), ("%s: GPU time per call (summed)" % label, sum(gpu.values()))]
+    for name, ms in sorted(gpu.items(), key=lambda kv: -kv[1])[:top]:
+        out.append(("%s:   %s" % (label, name[:60]), ms))
+    return out
+
+
 def breakdown(g, parts, trials):
     """[(name, median ms of the slowest rank)] of each callable timed alone on the current stream."""
     out = []
@@ -698,6 +726,8 @@ def bench_deepep(g, args, example_dir, which):
     serial = serial_dispatch if which == "dispatch" else serial_combine
     mine, theirs = measure(g, ours, serial, args.warmup, args.trials, calls=args.calls)
     row.ours, row.theirs = quantiles(mine), quantiles(theirs)
+    if args.breakdown:
+        row.breakdown = kernel_profile(g, ours, "ours") + kernel_profile(g, serial, "torch")
     row.ok = check()
     row.check = "ok (exact); torch = pack + all_to_all_single%s" % ("" if which == "dispatch" else " + index_add_") \
         if row.ok else "WRONG after timing"

@@ -109,6 +109,19 @@ class NoGroupTest(unittest.TestCase):
         self.assertTrue(callable(tilelang.get_allocator) and callable(tilelang.tensor))
         self.assertTrue(callable(tilelang.disable_cache))
 
+    def test_rendezvous_port_below_the_ephemeral_range(self):
+        # a port bind(0) gives lies inside the range, where the job's own NCCL / NVSHMEM
+        # sockets can take it before rank 0 listens
+        try:
+            with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+                low = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            self.skipTest("no /proc/sys/net/ipv4/ip_local_port_range")
+        ports = {_runtime._free_port("127.0.0.1") for _ in range(5)}
+        for port in ports:
+            self.assertTrue(max(1024, low - 16384) <= port < low, port)
+            self.assertTrue(_runtime._bindable("127.0.0.1", port))
+
     def test_errors_without_a_group(self):
         import pynvshmem
         self.assertFalse(td.is_initialized())

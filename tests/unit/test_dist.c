@@ -391,9 +391,15 @@ TEST(dist_launch_env_and_prefix) {
     snprintf(want, sizeof want, "[rank %d] err%d\n", k, k);
     CHECK(strstr(r.err, want) != NULL);
   }
-  /* Every rank saw the same, valid port. */
+  /* Every rank saw the same, valid port, chosen below the ephemeral range (where the job's
+   * own bind(0) sockets could take it first). */
   const char *p = strstr(r.out, " p=");
   CHECK(p && atoi(p + 3) > 0);
+  FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+  int lo = 0, hi = 0;
+  if (f && fscanf(f, "%d %d", &lo, &hi) == 2 && !getenv("MASTER_PORT") && lo > 2048)
+    CHECK(p && atoi(p + 3) >= 1024 && atoi(p + 3) < lo);
+  if (f) fclose(f);
   free_result(&r);
 }
 

@@ -21,6 +21,7 @@ through torch.distributed's store.
 
 Importing this module needs neither torch nor a GPU."""
 import os
+import random
 import socket
 import threading
 import weakref
@@ -61,7 +62,31 @@ def _heap_bytes():
     return 0 if os.environ.get("TILESCALE_DIST_HEAP_BYTES") else DEFAULT_HEAP_BYTES
 
 
+def _bindable(host, port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+            return True
+        except OSError:
+            return False
+
+
 def _free_port(host):
+    """A free port below the ephemeral range (what bind(0) gives lies inside it, where the
+    job's NCCL / NVSHMEM sockets, bound to port 0 meanwhile, can take it before rank 0 listens:
+    "address already in use", seen on 2 GPUs); bind(0)'s when none of 64 tries is free."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    base = max(1024, low - 16384)
+    rng = random.Random()
+    for _ in range(64 if low - 1 > base else 0):
+        port = rng.randrange(base, low - 1)
+        if _bindable(host, port) or (host and _bindable("", port)):
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
