@@ -578,6 +578,11 @@ class FuncInfo:
                 self._cut = (s.end_lineno, body[-1].end_lineno, body[i + 1].col_offset, name)
                 return
 
+    def run_statements(self):
+        """The body statements the compiler runs: all of them, or those up to stop_after's."""
+        body = self.node.body
+        return [st for st in body if not self._cut or _first_line(st) <= self._cut[0]]
+
     def _lines(self):
         lines = _source_lines(self.path)
         if self._cut:
@@ -690,8 +695,9 @@ _IDEMPOTENT_CONVERSIONS = frozenset(("tuple", "list", "int", "float", "bool", "s
                                      "frozenset"))
 
 
-def assigned_params(fdef):
-    """Parameters the function body itself assigns to (nested defs excluded), except the
+def assigned_params(fdef, body=None):
+    """Parameters the function body (or `body`, some of its statements) itself assigns to
+    (nested defs excluded), except the
     default-filling idiom `if P is None: P = ...` (no else): re-run with the value P had when
     the prim_func was built (not None), that branch is skipped, so the value stands; and the
     normalising idiom `P = tuple(P)` (list, int, float, bool, str, sorted, set, frozenset):
@@ -727,7 +733,7 @@ def assigned_params(fdef):
                 found.add(child.id)
             g = none_guard(child) or normalised(child)
             visit(child, guarded | {g} if g else guarded)
-    for s in fdef.body:
+    for s in fdef.body if body is None else body:
         visit(ast.Module(body=[s], type_ignores=[]), frozenset())
     return found
 

@@ -498,17 +498,20 @@ static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
   }
   if ((info->flags & IRI_FLOAT) && info->cuda_f32) {
     /* float: the CUDA f32 function; double: the same name without the f suffix; half,
-     * bfloat16 (and anything else): computed in float and converted back. */
+     * bfloat16 (and anything else): computed in float and converted back.  The fast forms
+     * (__expf) are float32's only; the other types take the function without "__", as
+     * TileLang's codegen does. */
     ts_dtype t = e->dtype;
+    const char *fn = (info->flags & IRI_FAST) && t != TS_DTYPE_FLOAT32 ? info->cuda_f32 + 2 : info->cuda_f32;
     if (t == TS_DTYPE_FLOAT64) {
-      size_t n = strlen(info->cuda_f32);
-      sb_printf(sb, "%.*s", (int)(n - 1), info->cuda_f32);
+      size_t n = strlen(fn);
+      sb_printf(sb, "%.*s", (int)(n - 1), fn);
       args_list(g, sb, args, 0, nargs, t);
     } else if (t == TS_DTYPE_FLOAT32) {
-      sb_append(sb, info->cuda_f32);
+      sb_append(sb, fn);
       args_list(g, sb, args, 0, nargs, t);
     } else {
-      sb_printf(sb, "ts::cast<%s>(%s", tname(t), info->cuda_f32);
+      sb_printf(sb, "ts::cast<%s>(%s", tname(t), fn);
       args_list(g, sb, args, 0, nargs, TS_DTYPE_FLOAT32);
       sb_putc(sb, ')');
     }

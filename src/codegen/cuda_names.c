@@ -100,6 +100,9 @@ static const char *const reserved_names[] = {
     "cosf", "tanf", "tanhf", "erff", "powf", "fmodf", "floorf", "ceilf", "roundf", "truncf",
     "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
     "tan", "tanh", "erf", "pow", "fmod", "floor", "ceil", "round", "trunc", "fabsf", "fabs",
+    "sinhf", "coshf", "asinf", "acosf", "atanf", "asinhf", "acoshf", "atanhf", "atan2f", "hypotf",
+    "copysignf", "nextafterf", "ldexpf", "nearbyintf", "sinh", "cosh", "asin", "acos", "atan",
+    "asinh", "acosh", "atanh", "atan2", "hypot", "copysign", "nextafter", "ldexp", "nearbyint",
     "atomicAdd", "atomicMax", "atomicMin", "main"};
 
 static bool is_reserved(const char *s) {

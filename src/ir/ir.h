@@ -110,6 +110,8 @@ extern const int ir_expr_flags[IR_EXPR_KIND_COUNT];
 #define IRI_LANES 4   /* reads other threads' values (shuffles, votes): its result depends on
                          which threads run it together */
 #define IRI_BLOCK_SYNC 8 /* a barrier of the whole block (__syncthreads and its predicate forms) */
+#define IRI_FAST 16      /* T.__exp and the other fast-math forms: the CUDA function (__expf) is
+                            float32's; other types call it without the "__" (exp, hexp's float) */
 #define IR_INTRINSICS(X)                                                   \
   X(EXP, "exp", "expf", 1, IRI_PURE | IRI_FLOAT)                           \
   X(EXP2, "exp2", "exp2f", 1, IRI_PURE | IRI_FLOAT)                        \
@@ -124,6 +126,29 @@ extern const int ir_expr_flags[IR_EXPR_KIND_COUNT];
   X(COS, "cos", "cosf", 1, IRI_PURE | IRI_FLOAT)                           \
   X(TAN, "tan", "tanf", 1, IRI_PURE | IRI_FLOAT)                           \
   X(TANH, "tanh", "tanhf", 1, IRI_PURE | IRI_FLOAT)                        \
+  X(SINH, "sinh", "sinhf", 1, IRI_PURE | IRI_FLOAT)                        \
+  X(COSH, "cosh", "coshf", 1, IRI_PURE | IRI_FLOAT)                        \
+  X(ASIN, "asin", "asinf", 1, IRI_PURE | IRI_FLOAT)                        \
+  X(ACOS, "acos", "acosf", 1, IRI_PURE | IRI_FLOAT)                        \
+  X(ATAN, "atan", "atanf", 1, IRI_PURE | IRI_FLOAT)                        \
+  X(ASINH, "asinh", "asinhf", 1, IRI_PURE | IRI_FLOAT)                     \
+  X(ACOSH, "acosh", "acoshf", 1, IRI_PURE | IRI_FLOAT)                     \
+  X(ATANH, "atanh", "atanhf", 1, IRI_PURE | IRI_FLOAT)                     \
+  X(ATAN2, "atan2", "atan2f", 2, IRI_PURE | IRI_FLOAT)                     \
+  X(HYPOT, "hypot", "hypotf", 2, IRI_PURE | IRI_FLOAT)                     \
+  X(COPYSIGN, "copysign", "copysignf", 2, IRI_PURE | IRI_FLOAT)            \
+  X(NEXTAFTER, "nextafter", "nextafterf", 2, IRI_PURE | IRI_FLOAT)         \
+  X(LDEXP, "ldexp", "ldexpf", 2, IRI_PURE | IRI_FLOAT) /* x * 2^e (e converted to int by the call) */ \
+  X(NEARBYINT, "nearbyint", "nearbyintf", 1, IRI_PURE | IRI_FLOAT)         \
+  /* fast math (T.__exp ...: CUDA's __expf and friends, less accurate; IRI_FAST) */ \
+  X(FAST_EXP, "__exp", "__expf", 1, IRI_PURE | IRI_FLOAT | IRI_FAST)       \
+  X(FAST_EXP10, "__exp10", "__exp10f", 1, IRI_PURE | IRI_FLOAT | IRI_FAST) \
+  X(FAST_LOG, "__log", "__logf", 1, IRI_PURE | IRI_FLOAT | IRI_FAST)       \
+  X(FAST_LOG2, "__log2", "__log2f", 1, IRI_PURE | IRI_FLOAT | IRI_FAST)    \
+  X(FAST_LOG10, "__log10", "__log10f", 1, IRI_PURE | IRI_FLOAT | IRI_FAST) \
+  X(FAST_TAN, "__tan", "__tanf", 1, IRI_PURE | IRI_FLOAT | IRI_FAST)       \
+  X(FAST_COS, "__cos", "__cosf", 1, IRI_PURE | IRI_FLOAT | IRI_FAST)       \
+  X(FAST_SIN, "__sin", "__sinf", 1, IRI_PURE | IRI_FLOAT | IRI_FAST)       \
   X(SIGMOID, "sigmoid", NULL, 1, IRI_PURE | IRI_FLOAT)                     \
   X(ERF, "erf", "erff", 1, IRI_PURE | IRI_FLOAT)                           \
   X(POW, "pow", "powf", 2, IRI_PURE | IRI_FLOAT)                           \

@@ -577,6 +577,31 @@ def rng_dists(ctx, N):
     check("rng_rand_float bit=64 normal N=%d" % N, g.cpu(), ref, 1e-12, 1e-12)
 
 
+def math_functions(ctx, N, dtype):
+    """tests/codegen/math_functions.py: T.sinh ... T.nearbyint and the fast forms T.__exp ...
+    on x in [0.05, 0.9), y of both signs, against torch in float64 (nextafter: float32 only,
+    exactly; float16 computes in float and rounds back to x)."""
+    k = ctx.load(os.path.join(ROOT, "tests/codegen/math_functions.py")).compile("math_functions", N=N, dtype=dtype)
+    t = getattr(torch, dtype)
+    x = (torch.rand(N, device="cuda") * 0.85 + 0.05).to(t)
+    y = (torch.rand(N, device="cuda") * 2 - 1).to(t)
+    out = torch.full((22, N), float("nan"), dtype=t, device="cuda")
+    k(x, y, out)
+    a, b = x.double(), y.double()
+    want = [torch.sinh(a), torch.cosh(a), torch.asin(a), torch.acos(a), torch.atan(a), torch.asinh(a),
+            torch.acosh(a + 1), torch.atanh(a), torch.atan2(a, b), torch.hypot(a, b), torch.copysign(a, b),
+            torch.ldexp(a, torch.tensor(3.0, device="cuda", dtype=torch.float64)), torch.round(a * 8),
+            torch.nextafter(x, y).double() if dtype == "float32" else a,
+            torch.exp(a), torch.pow(10.0, a), torch.log(a), torch.log2(a), torch.log10(a), torch.tan(a),
+            torch.cos(a), torch.sin(a)]
+    tol = 2e-6 if dtype == "float32" else 2e-3
+    for r, name in enumerate(("sinh cosh asin acos atan asinh acosh atanh atan2 hypot copysign ldexp nearbyint "
+                              "nextafter __exp __exp10 __log __log2 __log10 __tan __cos __sin").split()):
+        exact = name in ("copysign", "ldexp", "nearbyint", "nextafter")
+        check("math %s %s N=%d" % (name, dtype, N), out[r].double(), want[r].to(t).double() if exact else want[r],
+              0 if exact else tol, 0 if exact else (4 * tol if name.startswith("__") else tol))
+
+
 def mhc_post(ctx, corpus, n, hidden):
     """deepseek_mhc/example_mhc_post.py: b_local[k, j] is read in a T.Parallel(i, j) nest
     under a serial k, so layout_inference keeps k in every thread's registers (held layout)
@@ -2001,6 +2026,8 @@ def main():
         lambda: rand_uint(ctx, corpus, 512, 123),
         lambda: rng_dp4a(ctx, 256),
         lambda: rng_dists(ctx, 256),
+        lambda: math_functions(ctx, 256, "float32"),
+        lambda: math_functions(ctx, 256, "float16"),
         lambda: gemm_window_atoms(ctx),
         lambda: fragment_prefix_window(ctx, 4),
         lambda: fragment_prefix_window(ctx, 24),

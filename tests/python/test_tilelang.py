@@ -616,6 +616,41 @@ class CompileTest(unittest.TestCase):
         self.assertEqual(k3.out_idx, [])
         self.assertIn("__global__", k3.get_kernel_source())
 
+    def test_math_functions_as_values(self):
+        """A T.* math function passed into a function that defines the prim_func (TileLang's
+        fastmath test): the fast forms T.__exp ... spell CUDA's __expf for float32 and the plain
+        function otherwise; T.sinh, T.atan2 and the rest of TVM's math exist; the function may
+        reassign a parameter after the prim_func (only what comes before it is re-run)."""
+        def build(fn, dtype, nargs=1, label=None):
+            @T.prim_func
+            def main(A: T.Tensor((64,), dtype), B: T.Tensor((64,), dtype)):
+                with T.Kernel(1, threads=64) as bx:
+                    i = T.get_thread_binding(0)
+                    if nargs == 1:
+                        B[i] = fn(A[i])
+                    else:
+                        B[i] = fn(A[i], A[i])
+
+            label = label or fn.__name__  # reassigned after the prim_func: allowed
+            return tilelang.compile(main, out_idx=[1]).get_kernel_source(), label
+
+        fast = {n: getattr(T, n) for n in ("__exp", "__sin", "__log10", "__tan")}  # (no mangling)
+        src, label = build(fast["__exp"], "float32")
+        self.assertIn("__expf(", src)
+        self.assertEqual(label, "__exp")
+        f64 = build(fast["__exp"], "float64")[0]
+        self.assertIn("exp(", f64)
+        self.assertNotIn("__exp", f64)
+        self.assertRegex(build(fast["__sin"], "float16")[0], r"ts::cast<half>\(sinf\(")
+        for fn, cuda in ((T.sinh, "sinhf("), (T.acosh, "acoshf("), (T.nearbyint, "nearbyintf("),
+                         (fast["__log10"], "__log10f("), (fast["__tan"], "__tanf(")):
+            self.assertIn(cuda, build(fn, "float32")[0], fn)
+        for fn, cuda in ((T.atan2, "atan2f("), (T.hypot, "hypotf("), (T.copysign, "copysignf(")):
+            self.assertIn(cuda, build(fn, "float32", 2)[0], fn)
+        self.assertEqual(T.sinh.__name__, "sinh")
+        with self.assertRaises(AttributeError):
+            getattr(T, "__not_a_function")  # other dunder names stay Python's
+
     def test_lower_gives_the_source(self):
         """tilelang.lower(prim_func, target=...) (TileLang's way to look at the generated code):
         kernel_source is the CUDA of the same kernel tilelang.compile makes; the TVM modules

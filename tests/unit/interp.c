@@ -289,6 +289,32 @@ static double eval(Interp *in, IrExpr *e, int t) {
         case IRI_SQRT: return cast_to(e->dtype, sqrt(eval(in, e->u.call.args[0], t)));
         case IRI_RSQRT: return cast_to(e->dtype, 1 / sqrt(eval(in, e->u.call.args[0], t)));
         case IRI_TANH: return cast_to(e->dtype, tanh(eval(in, e->u.call.args[0], t)));
+        case IRI_SINH: return cast_to(e->dtype, sinh(eval(in, e->u.call.args[0], t)));
+        case IRI_COSH: return cast_to(e->dtype, cosh(eval(in, e->u.call.args[0], t)));
+        case IRI_ASIN: return cast_to(e->dtype, asin(eval(in, e->u.call.args[0], t)));
+        case IRI_ACOS: return cast_to(e->dtype, acos(eval(in, e->u.call.args[0], t)));
+        case IRI_ATAN: return cast_to(e->dtype, atan(eval(in, e->u.call.args[0], t)));
+        case IRI_ASINH: return cast_to(e->dtype, asinh(eval(in, e->u.call.args[0], t)));
+        case IRI_ACOSH: return cast_to(e->dtype, acosh(eval(in, e->u.call.args[0], t)));
+        case IRI_ATANH: return cast_to(e->dtype, atanh(eval(in, e->u.call.args[0], t)));
+        case IRI_NEARBYINT: return nearbyint(eval(in, e->u.call.args[0], t));
+        case IRI_ATAN2: case IRI_HYPOT: case IRI_COPYSIGN: case IRI_NEXTAFTER: case IRI_LDEXP: {
+          double x = eval(in, e->u.call.args[0], t), y = eval(in, e->u.call.args[1], t);
+          IrIntrin op = e->u.call.op;
+          double r = op == IRI_ATAN2 ? atan2(x, y) : op == IRI_HYPOT ? hypot(x, y) : op == IRI_COPYSIGN ? copysign(x, y)
+                   : op == IRI_NEXTAFTER ? (e->dtype == TS_DTYPE_FLOAT64 ? nextafter(x, y) : nextafterf((float)x, (float)y))
+                   : ldexp(x, (int)y);
+          return cast_to(e->dtype, r);
+        }
+        /* the fast forms: the exact functions (the interpreter checks semantics, not accuracy) */
+        case IRI_FAST_EXP: return cast_to(e->dtype, exp(eval(in, e->u.call.args[0], t)));
+        case IRI_FAST_EXP10: return cast_to(e->dtype, pow(10.0, eval(in, e->u.call.args[0], t)));
+        case IRI_FAST_LOG: return cast_to(e->dtype, log(eval(in, e->u.call.args[0], t)));
+        case IRI_FAST_LOG2: return cast_to(e->dtype, log2(eval(in, e->u.call.args[0], t)));
+        case IRI_FAST_LOG10: return cast_to(e->dtype, log10(eval(in, e->u.call.args[0], t)));
+        case IRI_FAST_TAN: return cast_to(e->dtype, tan(eval(in, e->u.call.args[0], t)));
+        case IRI_FAST_COS: return cast_to(e->dtype, cos(eval(in, e->u.call.args[0], t)));
+        case IRI_FAST_SIN: return cast_to(e->dtype, sin(eval(in, e->u.call.args[0], t)));
         case IRI_FLOOR: return floor(eval(in, e->u.call.args[0], t));
         case IRI_CEIL: return ceil(eval(in, e->u.call.args[0], t));
         case IRI_ROUND: return nearbyint(eval(in, e->u.call.args[0], t)); /* ties to even */

@@ -401,7 +401,9 @@ def _prim_values(ref):
     if info.style != "lazy":
         raise _c.TileLangError("tilelang: the compiler does not see '%s' as a kernel factory"
                                % info.name)
-    reassigned = _c.assigned_params(info.node) & set(ref.factory_args)
+    # (what the function does after building the prim_func is not re-run: a test function
+    # may go on to reassign its parameters)
+    reassigned = _c.assigned_params(info.node, info.run_statements()) & set(ref.factory_args)
     if reassigned:
         raise _c.TileLangError(
             "tilelang: factory '%s' assigns to its parameter%s %s before building its @T.prim_func; "

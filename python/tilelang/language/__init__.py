@@ -49,6 +49,10 @@ class _Placeholder:
     def __repr__(self):
         return self._path
 
+    @property
+    def __name__(self):  # noqa: A003 (T.exp.__name__ == "exp", as for TileLang's functions)
+        return self._path.rsplit(".", 1)[-1]
+
     def __eq__(self, other):
         return isinstance(other, _Placeholder) and other._path == self._path
 
@@ -336,10 +340,14 @@ def _placeholder(path):
     return p
 
 
+# The fast-math forms are the T.* names that begin with "__" (any other such name is Python's).
+_FAST_MATH = frozenset(("__exp", "__exp10", "__log", "__log2", "__log10", "__tan", "__cos", "__sin"))
+
+
 def __getattr__(name):
     if name in _DTYPES:
         return _DTYPES[name]
-    if name.startswith("__"):
+    if name.startswith("__") and name not in _FAST_MATH:
         raise AttributeError(name)
     return _placeholder("T." + name)
 
