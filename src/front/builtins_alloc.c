@@ -246,13 +246,14 @@ static Value *t_alloc_barrier(Eval *ev, CallArgs *a, Value **arg, const Builtin 
 }
 
 /* ---- eager outputs and names --------------------------------------------------------------- */
-/* T.empty(shape, dtype): an output tensor of an eager @tilelang.jit body, appended to the
- * parameters after the declared ones. */
+/* T.empty(shape, dtype): an output tensor of an eager @tilelang.jit body (or of a @T.prim_func
+ * written that way), appended to the parameters after the declared ones. */
 static Value *t_empty(Eval *ev, CallArgs *a, Value **arg, const Builtin *bi) {
   (void)bi;
   SrcLoc loc = call_loc(a);
   if (!ev->eager) {
-    ts_error(ev->c, loc, "T.empty is only allowed in an eager @tilelang.jit function");
+    ts_error(ev->c, loc, "T.empty is only allowed in an eager @tilelang.jit function or a @T.prim_func that returns "
+                         "it (`B = T.empty(...)` ... `return B`)");
     return NULL;
   }
   ts_dtype t = TS_DTYPE_FLOAT32;

@@ -226,9 +226,35 @@ static void bind_pointer_param(Eval *ev, Env *env, IrParam *ip, const AstParam *
   ev_env_set(ev, env, p->name, ev_expr(ev, ir_varref(ev->c, ip->var, p->loc)));
 }
 
+/* A @T.prim_func written as an eager kernel: a parameter annotated in the body (`def k(A):
+ * A: T.Tensor[...]`) or a returned value (`B = T.empty(...)` ... `return B`, TileLang's
+ * out_idx by T.empty). */
+static bool annotated_in_body(const AstNode *def, const char *name) {
+  for (int i = 0; i < def->body.n; i++) {
+    const AstNode *s = def->body.items[i];
+    if (s->kind == AST_ANNASSIGN && !s->value && s->target->kind == AST_NAME && !strcmp(s->target->id, name)) return true;
+  }
+  return false;
+}
+static bool eager_style_prim_func(const AstNode *def) {
+  bool body_params = false;
+  for (int i = 0; i < def->params.n; i++)
+    if (!def->params.items[i].annotation) {
+      if (!annotated_in_body(def, def->params.items[i].name)) return false; /* the signature's error */
+      body_params = true;
+    }
+  if (body_params) return true;
+  for (int i = 0; i < def->body.n; i++)
+    if (def->body.items[i]->kind == AST_RETURN && def->body.items[i]->value) return true;
+  return false;
+}
+
+static IrFunc *trace_eager(Eval *ev, const AstNode *def, Value *fn, bool bind_dparams);
+
 /* Traces a @T.prim_func: parameter annotations become buffers/scalars, the body IR. */
 static IrFunc *trace_prim_func(Eval *ev, Value *fn) {
   const AstNode *def = fn->u.fn.def;
+  if (eager_style_prim_func(def)) return trace_eager(ev, def, fn, false);
   IrFunc *f = new_func(ev, def);
   Env *env = ev_env_new(ev, fn->u.fn.env);
   ev->outer_views = (PtrVec){0};
@@ -552,13 +578,23 @@ static IrFunc *compile_eager(Eval *ev, const AstNode *def, Value *fn) {
     }
   }
   if (!ok) return NULL;
+  IrFunc *f = trace_eager(ev, def, fn, true);
+  read_jit_options(ev, def, f);
+  return f;
+}
+
+/* The body of an eager kernel traced (compile_eager; a @T.prim_func written that way,
+ * trace_prim_func): parameters bound to -D values (bind_dparams), declared in the signature,
+ * or pending until the body annotates them; T.empty results appended as outputs. */
+static IrFunc *trace_eager(Eval *ev, const AstNode *def, Value *fn, bool bind_dparams) {
   IrFunc *f = new_func(ev, def);
   Env *env = ev_env_new(ev, fn->u.fn.env);
+  bool was_eager = ev->eager;
   ev->eager = true;
   for (int i = 0; i < def->params.n; i++) {
     const AstParam *p = &def->params.items[i];
     int j = -1;
-    for (int k = 0; k < ev->nd; k++)
+    for (int k = 0; k < ev->nd && bind_dparams; k++)
       if (!strcmp(ev->dnames[k], p->name)) j = k;
     if (j >= 0) ev_env_set(ev, env, p->name, ev->dvals[j]);
     else if (p->default_value) ev_env_set(ev, env, p->name, ev_eval(ev, fn->u.fn.env, p->default_value));
@@ -576,9 +612,11 @@ static IrFunc *compile_eager(Eval *ev, const AstNode *def, Value *fn) {
   f->body = ir_seq_vec(ev->c, &top, def->loc);
   for (int i = 0; i < ev->eager_pending.len; i++) {
     const char *n = ev->eager_pending.items[i];
-    if (*n)
+    if (*n && bind_dparams)
       ts_error(ev->c, def->loc, "parameter '%s' of '%s' has no value: pass -D %s=... or declare it with '%s: T.Tensor(shape, dtype)'",
                n, def->id, n, n);
+    else if (*n) /* a @T.prim_func's (eager_style_prim_func saw its annotation in the body) */
+      ts_error(ev->c, def->loc, "parameter '%s' of a @T.prim_func needs an annotation: T.Tensor(shape, dtype) or a dtype", n);
   }
   /* params: declared tensors in signature order, then outputs */
   int np = ev->eager_params.len + ev->outputs.len;
@@ -600,7 +638,7 @@ static IrFunc *compile_eager(Eval *ev, const AstNode *def, Value *fn) {
     f->params[f->nparams++].buf = b;
   }
   finish_func(ev, f);
-  read_jit_options(ev, def, f);
+  ev->eager = was_eager;
   return f;
 }
 

@@ -651,6 +651,25 @@ class CompileTest(unittest.TestCase):
         with self.assertRaises(AttributeError):
             getattr(T, "__not_a_function")  # other dunder names stay Python's
 
+    def test_prim_func_returning_empty(self):
+        """A @T.prim_func written as an eager kernel (A annotated in the body, B = T.empty(...),
+        return B), nested in a function as TileLang's tests write it: B is an output (out_idx)."""
+        def build(n):
+            @T.prim_func
+            def kernel(A):
+                A: T.Tensor[[n], T.float32]
+                B = T.empty([n], T.float32)
+                with T.Kernel(1, threads=n):
+                    i = T.get_thread_binding(0)
+                    B[i] = A[i] + 1.0
+                return B
+
+            return tilelang.compile(kernel)
+
+        k = build(64)
+        self.assertEqual(k.out_idx, [1])
+        self.assertEqual([(p.name, p.shape) for p in k.params], [("A", (64,)), ("B", (64,))])
+
     def test_lower_gives_the_source(self):
         """tilelang.lower(prim_func, target=...) (TileLang's way to look at the generated code):
         kernel_source is the CUDA of the same kernel tilelang.compile makes; the TVM modules
