@@ -352,6 +352,17 @@ template <class T> TS_DEV bool isfinite(T x) { return !ts::isnan(x) && !ts::isin
 /* ---- math without a CUDA spelling --------------------------------------------------- */
 TS_DEV float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 TS_DEV double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+/* T.fast_rcp: the approximate reciprocal (rcp.approx.ftz, about 1 ulp; no IEEE rounding) */
+TS_DEV float fast_rcpf(float x) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+TS_DEV double fast_rcp(double x) {
+  double r;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
+  return r;
+}
 
 /* ---- contiguous vector copies ------------------------------------------------------- */
 /* The widest machine word that divides a copy: 16-byte copies become one LDG.128 /

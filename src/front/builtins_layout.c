@@ -84,8 +84,11 @@ static Value *t_make_layout(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
     return ev->poison;
   }
   IrBuffer *b = bv->u.buf;
-  int64_t rows, cols;
-  if (!shared_tile(ev, b, name, loc, &rows, &cols)) return ev->poison;
+  int64_t rows = 1, cols;
+  /* a 1-D tile is linear whatever is asked of make_linear_layout (TileLang's issue 2529) */
+  bool linear_1d = bi->arg == LAYOUT_LINEAR && b->ndim == 1 && ir_is_const_int(b->shape[0], &cols) &&
+                   (b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN);
+  if (!linear_1d && !shared_tile(ev, b, name, loc, &rows, &cols)) return ev->poison;
   for (int i = 0; i < a->nkw; i++) {
     if (!strcmp(a->kw[i], "k_major") || !strcmp(a->kw[i], "allow_pad")) continue; /* the swizzle runs along the stored rows either way */
     int64_t cont;
@@ -442,12 +445,16 @@ static Value *t_annotate_layout(Eval *ev, CallArgs *a, Value **arg, const Builti
       return ev->poison;
     }
     int64_t rows, cols;
-    if (!shared_tile(ev, b, "T.annotate_layout", loc, &rows, &cols)) return ev->poison;
     IrBuffer *made_for = val->u.bi.self->u.buf;
+    /* a linear layout of a 1-D tile (t_make_layout allowed it) is the row-major it has */
+    if (val->u.bi.row->arg == LAYOUT_LINEAR && b->ndim == 1 && made_for->ndim == 1 &&
+        (b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN))
+      continue;
+    if (!shared_tile(ev, b, "T.annotate_layout", loc, &rows, &cols)) return ev->poison;
     if (made_for != b) {
       /* a layout made for another buffer fits when that buffer's tile has the same shape */
-      int64_t r2 = -1, c2 = -1;
-      ir_is_const_int(made_for->shape[made_for->ndim - 2], &r2);
+      int64_t r2 = made_for->ndim < 2 ? 1 : -1, c2 = -1; /* (a 1-D tile's linear layout: one row) */
+      if (made_for->ndim >= 2) ir_is_const_int(made_for->shape[made_for->ndim - 2], &r2);
       ir_is_const_int(made_for->shape[made_for->ndim - 1], &c2);
       if (r2 != rows || c2 != cols || dtype_bytes(made_for->dtype) != dtype_bytes(b->dtype)) {
         ts_error(ev->c, loc, "T.annotate_layout: the layout made for '%s' (%lldx%lld %s) does not fit '%s' (%lldx%lld %s)",

@@ -585,7 +585,7 @@ def math_functions(ctx, N, dtype):
     t = getattr(torch, dtype)
     x = (torch.rand(N, device="cuda") * 0.85 + 0.05).to(t)
     y = (torch.rand(N, device="cuda") * 2 - 1).to(t)
-    out = torch.full((22, N), float("nan"), dtype=t, device="cuda")
+    out = torch.full((23, N), float("nan"), dtype=t, device="cuda")
     k(x, y, out)
     a, b = x.double(), y.double()
     want = [torch.sinh(a), torch.cosh(a), torch.asin(a), torch.acos(a), torch.atan(a), torch.asinh(a),
@@ -593,13 +593,13 @@ def math_functions(ctx, N, dtype):
             torch.ldexp(a, torch.tensor(3.0, device="cuda", dtype=torch.float64)), torch.round(a * 8),
             torch.nextafter(x, y).double() if dtype == "float32" else a,
             torch.exp(a), torch.pow(10.0, a), torch.log(a), torch.log2(a), torch.log10(a), torch.tan(a),
-            torch.cos(a), torch.sin(a)]
+            torch.cos(a), torch.sin(a), 1 / (a + 0.5)]
     tol = 2e-6 if dtype == "float32" else 2e-3
     for r, name in enumerate(("sinh cosh asin acos atan asinh acosh atanh atan2 hypot copysign ldexp nearbyint "
-                              "nextafter __exp __exp10 __log __log2 __log10 __tan __cos __sin").split()):
+                              "nextafter __exp __exp10 __log __log2 __log10 __tan __cos __sin fast_rcp").split()):
         exact = name in ("copysign", "ldexp", "nearbyint", "nextafter")
         check("math %s %s N=%d" % (name, dtype, N), out[r].double(), want[r].to(t).double() if exact else want[r],
-              0 if exact else tol, 0 if exact else (4 * tol if name.startswith("__") else tol))
+              0 if exact else tol, 0 if exact else (4 * tol if name.startswith(("__", "fast")) else tol))
 
 
 def mhc_post(ctx, corpus, n, hidden):

@@ -315,6 +315,7 @@ static double eval(Interp *in, IrExpr *e, int t) {
         case IRI_FAST_TAN: return cast_to(e->dtype, tan(eval(in, e->u.call.args[0], t)));
         case IRI_FAST_COS: return cast_to(e->dtype, cos(eval(in, e->u.call.args[0], t)));
         case IRI_FAST_SIN: return cast_to(e->dtype, sin(eval(in, e->u.call.args[0], t)));
+        case IRI_FAST_RCP: return cast_to(e->dtype, 1.0 / eval(in, e->u.call.args[0], t));
         case IRI_FLOOR: return floor(eval(in, e->u.call.args[0], t));
         case IRI_CEIL: return ceil(eval(in, e->u.call.args[0], t));
         case IRI_ROUND: return nearbyint(eval(in, e->u.call.args[0], t)); /* ties to even */

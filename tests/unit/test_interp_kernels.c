@@ -2238,7 +2238,7 @@ static const char MATH_FUNCS[] =
     KERNEL_FILE_HEAD
     "def math_funcs(N):\n"
     "    @T.prim_func\n"
-    "    def main(x: T.Tensor((N,), \"float32\"), y: T.Tensor((N,), \"float32\"), out: T.Tensor((22, N), \"float32\")):\n"
+    "    def main(x: T.Tensor((N,), \"float32\"), y: T.Tensor((N,), \"float32\"), out: T.Tensor((23, N), \"float32\")):\n"
     "        with T.Kernel(1, threads=N) as bx:\n"
     "            i = T.get_thread_binding(0)\n"
     "            a = x[i]\n"
@@ -2265,6 +2265,7 @@ static const char MATH_FUNCS[] =
     "            out[19, i] = T.__tan(a)\n"
     "            out[20, i] = T.__cos(a)\n"
     "            out[21, i] = T.__sin(a)\n"
+    "            out[22, i] = T.fast_rcp(a + 0.5)\n"
     "\n"
     "    return main\n";
 
@@ -2280,17 +2281,17 @@ TEST(interp_math_functions) {
   double *x = interp_global(&in, param(f, "x")), *y = interp_global(&in, param(f, "y"));
   double *out = interp_global(&in, param(f, "out"));
   for (int i = 0; i < 8; i++) x[i] = (float)(0.05 + 0.11 * i), y[i] = (float)(i % 2 ? 0.7 - 0.2 * i : 0.3 + 0.1 * i);
-  for (int e = 0; e < 22 * 8; e++) out[e] = NAN;
+  for (int e = 0; e < 23 * 8; e++) out[e] = NAN;
   interp_run(&in, f);
   CHECK(in.errors == 0);
   int bad = 0;
   for (int i = 0; i < 8; i++) {
     float a = (float)x[i], b = (float)y[i];
-    const double want[22] = {sinhf(a), coshf(a), asinf(a), acosf(a), atanf(a), asinhf(a), acoshf(a + 1.0f),
+    const double want[23] = {sinhf(a), coshf(a), asinf(a), acosf(a), atanf(a), asinhf(a), acoshf(a + 1.0f),
                              atanhf(a), atan2f(a, b), hypotf(a, b), copysignf(a, b), ldexpf(a, 3),
                              nearbyintf(a * 8.0f), nextafterf(a, b), expf(a), powf(10.0f, a), logf(a), log2f(a),
-                             log10f(a), tanf(a), cosf(a), sinf(a)};
-    for (int r = 0; r < 22; r++) /* copysign, ldexp, nearbyint and nextafter exactly */
+                             log10f(a), tanf(a), cosf(a), sinf(a), 1.0f / (a + 0.5f)};
+    for (int r = 0; r < 23; r++) /* copysign, ldexp, nearbyint and nextafter exactly */
       if (!(fabs(out[r * 8 + i] - want[r]) <= (r >= 10 && r <= 13 ? 0 : 1e-6 * (1 + fabs(want[r]))))) {
         if (bad++ < 5) fprintf(stderr, "  row %d x=%g y=%g: got %.9g, want %.9g\n", r, a, b, out[r * 8 + i], want[r]);
       }

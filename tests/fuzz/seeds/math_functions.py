@@ -1,5 +1,6 @@
 # The math functions beyond exp/log/sin (T.sinh ... T.nearbyint, the two-operand ones) and the
-# fast-math forms (T.__exp ...: CUDA's __expf for float32, the plain function for other types),
+# fast-math forms (T.__exp ...: CUDA's __expf for float32, the plain function for other types;
+# T.fast_rcp: rcp.approx),
 # one row of `out` each.  regress_gpu.py runs it in float32 and float16 against torch.
 # tilescale-test: -k math_functions -D N=256
 # tilescale-dump: lower_tile_ops
@@ -11,7 +12,7 @@ import tilelang.language as T
 def math_functions(N, dtype="float32"):
 
     @T.prim_func
-    def main(X: T.Tensor((N,), dtype), Y: T.Tensor((N,), dtype), Out: T.Tensor((22, N), dtype)):
+    def main(X: T.Tensor((N,), dtype), Y: T.Tensor((N,), dtype), Out: T.Tensor((23, N), dtype)):
         with T.Kernel(N // 128, threads=128) as bx:
             i = bx * 128 + T.get_thread_binding(0)
             a = X[i]
@@ -38,5 +39,6 @@ def math_functions(N, dtype="float32"):
             Out[19, i] = T.__tan(a)
             Out[20, i] = T.__cos(a)
             Out[21, i] = T.__sin(a)
+            Out[22, i] = T.fast_rcp(a + 0.5)
 
     return main
