@@ -583,6 +583,50 @@ static IrFunc *compile_eager(Eval *ev, const AstNode *def, Value *fn) {
   return f;
 }
 
+/* `return C, B`: the call gives the outputs back in the order returned, so the T.empty
+ * results become output parameters in that order.  What is returned must be those results,
+ * each once, all of them (a T.empty left out would be an output the call never gives back).
+ * Without a return (or `return None`) they stay in the order they were made. */
+static bool order_outputs_by_return(Eval *ev, const AstNode *def) {
+  Value *r = ev->ret;
+  if (!r || r->kind == V_NONE || r->kind == V_POISON) return true;
+  SrcLoc loc = def->loc;
+  for (int i = 0; i < def->body.n; i++)
+    if (def->body.items[i]->kind == AST_RETURN) loc = def->body.items[i]->loc;
+  bool seq = r->kind == V_TUPLE || r->kind == V_LIST;
+  int n = seq ? r->u.seq.n : 1;
+  PtrVec ordered = {0};
+  for (int i = 0; i < n; i++) {
+    Value *v = seq ? r->u.seq.items[i] : r;
+    int k = -1;
+    for (int j = 0; v->kind == V_BUFFER && j < ev->outputs.len; j++)
+      if (ev->outputs.items[j] == v->u.buf) k = j;
+    if (k < 0) {
+      ts_error(ev->c, loc, "'%s' returns %s%s; a kernel returns the tensors it makes with T.empty (its outputs)",
+               def->id, v->kind == V_BUFFER ? "input tensor " : "", v->kind == V_BUFFER ? v->u.buf->name : ev_type_name(v));
+      return false;
+    }
+    for (int j = 0; j < ordered.len; j++)
+      if (ordered.items[j] == ev->outputs.items[k]) {
+        ts_error(ev->c, loc, "'%s' returns '%s' twice", def->id, ((IrBuffer *)ev->outputs.items[k])->name);
+        return false;
+      }
+    vec_push(ev->a, &ordered, ev->outputs.items[k]);
+  }
+  if (ordered.len != ev->outputs.len) {
+    for (int j = 0; j < ev->outputs.len; j++) {
+      bool found = false;
+      for (int i = 0; i < ordered.len; i++) found |= ordered.items[i] == ev->outputs.items[j];
+      if (!found)
+        ts_error(ev->c, loc, "'%s' does not return '%s', which it makes with T.empty: every T.empty tensor is an output; "
+                 "return it too (or use T.alloc_global for a workspace)", def->id, ((IrBuffer *)ev->outputs.items[j])->name);
+    }
+    return false;
+  }
+  ev->outputs = ordered;
+  return true;
+}
+
 /* The body of an eager kernel traced (compile_eager; a @T.prim_func written that way,
  * trace_prim_func): parameters bound to -D values (bind_dparams), declared in the signature,
  * or pending until the body annotates them; T.empty results appended as outputs. */
@@ -618,7 +662,8 @@ static IrFunc *trace_eager(Eval *ev, const AstNode *def, Value *fn, bool bind_dp
     else if (*n) /* a @T.prim_func's (eager_style_prim_func saw its annotation in the body) */
       ts_error(ev->c, def->loc, "parameter '%s' of a @T.prim_func needs an annotation: T.Tensor(shape, dtype) or a dtype", n);
   }
-  /* params: declared tensors in signature order, then outputs */
+  order_outputs_by_return(ev, def);
+  /* params: declared tensors in signature order, then outputs (in the order returned) */
   int np = ev->eager_params.len + ev->outputs.len;
   f->params = ARENA_ARRAY(ev->a, IrParam, np);
   for (int i = 0; i < def->params.n; i++)
