@@ -342,6 +342,34 @@ class LazyJitTest(unittest.TestCase):
             self.assertEqual([(t.shape, str(t.dtype)) for t in torch.made],
                              [((256, 256), "torch.float16")])
 
+    def test_out_idx_order_is_the_return_order(self):
+        """out_idx=[2, 1]: the call returns C then B, as TileLang's does (both allocated; the
+        launch itself stubbed: no GPU here); out_idx=[-1] stays on the C call path."""
+        def make():
+            @T.prim_func
+            def three(A: T.Tensor((64,), "float32"), B: T.Tensor((32,), "float32"),
+                      C: T.Tensor((16,), "float32")):
+                with T.Kernel(1, threads=64) as bx:
+                    i = T.get_thread_binding(0)
+                    if i < 32:
+                        B[i] = A[i]
+                    if i < 16:
+                        C[i] = A[i] * 2.0
+
+            return three
+
+        three = make()
+        k = tilelang.compile(three, out_idx=[2, 1])
+        self.assertEqual(k.out_idx, [2, 1])
+        self.assertEqual([a.name for a in k.inputs], ["A"])
+        launched = []
+        k.kernel._call_py = lambda *args, **kw: launched.append(args)
+        with WithFakeTorch() as torch:
+            c, b = k(FakeTensor((64,), torch.float32))
+            self.assertEqual((c.shape, b.shape), ((16,), (32,)))
+            self.assertEqual([t.shape for t in launched[0]], [(64,), (32,), (16,)])  # parameter order
+        self.assertEqual(tilelang.compile(three, out_idx=[-1, 1]).out_idx, [2, 1])
+
     def test_pass_configs_and_autotune_file(self):
         mod = load(os.path.join(ROOT, "tests", "front", "lazy_pass_configs.py"))
         k = mod.scaled(2048)

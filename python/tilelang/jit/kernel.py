@@ -33,7 +33,8 @@ def _warn_once(key, msg, *args):
 
 
 def normalize_out_idx(out_idx, nparams, name="kernel"):
-    """out_idx (int, list or None) as a sorted list of non-negative parameter indices."""
+    """out_idx (int, list or None) as a list of non-negative parameter indices, in the order
+    given (a call returns its outputs in that order, as TileLang's does)."""
     if out_idx is None:
         return None
     items = [out_idx] if isinstance(out_idx, int) else list(out_idx)
@@ -42,8 +43,9 @@ def normalize_out_idx(out_idx, nparams, name="kernel"):
         if not isinstance(i, int) or not -nparams <= i < nparams:
             raise ValueError("tilelang: out_idx %r is out of range for %s's %d parameters"
                              % (i, name, nparams))
-        out.append(i % nparams)
-    return sorted(set(out))
+        if i % nparams not in out:
+            out.append(i % nparams)
+    return out
 
 
 def _torch_dtype(name):
@@ -91,7 +93,10 @@ class JITKernel(Launcher):
         spec = kernel.launch_spec(self.out_idx, self._c_out_dims())
         if self._dist_uses:
             spec = spec[:3] + ([p[:4] + (None if p[3] else p[4],) for p in spec[3]],)
-        self._launch_setup(*spec, True, kernel)
+        # (the C call path returns outputs in parameter order: out_idx in another order, e.g.
+        # [2, 1], takes the Python path, which returns them in out_idx's order)
+        if self.out_idx == sorted(self.out_idx):
+            self._launch_setup(*spec, True, kernel)
         if _dist_runtime is not None:
             _dist_runtime.track_kernel(self)
         if debug_root_path:
@@ -188,6 +193,9 @@ class JITKernel(Launcher):
         self.kernel._call_py(*full, stream=stream)
         if not outs:
             return None
+        if len(outs) > 1:  # made in parameter order; given back in out_idx's
+            made = dict(zip(sorted(outs_idx), outs))
+            outs = [made[i] for i in outs_idx]
         return outs[0] if len(outs) == 1 else outs
 
     def _output_shape(self, index, inputs):
