@@ -195,7 +195,7 @@ typedef struct ts_arg_info {
   ts_dtype dtype;
   int ndim;
   int64_t shape[8];     /* -1 = dynamic */
-  int is_output;        /* listed in out_idx or created with T.empty */
+  int is_output;        /* 0: an input; 1: listed in out_idx; 2: created with T.empty and returned */
 } ts_arg_info;
 
 TS_API int ts_kernel_num_args(const ts_kernel *k);

@@ -543,7 +543,8 @@ def pass_config_array(pass_configs, keep):
 # ---- kernels ---------------------------------------------------------------------------------
 ArgInfo = namedtuple("ArgInfo", "name kind dtype shape is_output")
 ArgInfo.__doc__ = ("A kernel parameter: kind 'tensor' or 'scalar', dtype name, shape tuple "
-                   "(None for a dynamic dim; () for scalars), is_output (out_idx / T.empty).")
+                   "(None for a dynamic dim; () for scalars), is_output (0 an input, 1 out_idx, 2 a T.empty "
+                   "tensor the kernel returns).")
 
 
 class Tensor:
@@ -647,7 +648,7 @@ class Kernel(_callpath.Launcher):
                               for d in range(min(ai.ndim, _lib.MAX_DIMS)))
                 out.append(ArgInfo(ai.name.decode(),
                                    "tensor" if ai.kind == _lib.TS_ARG_TENSOR else "scalar",
-                                   _lib.DTYPE_NAMES[ai.dtype], shape, bool(ai.is_output)))
+                                   _lib.DTYPE_NAMES[ai.dtype], shape, int(ai.is_output)))
             self._args = out
         return list(self._args)
 

@@ -675,6 +675,7 @@ static IrFunc *trace_eager(Eval *ev, const AstNode *def, Value *fn, bool bind_dp
       }
     }
   f->out_idx = ARENA_ARRAY(ev->a, int, ev->outputs.len);
+  f->returns_outputs = ev->outputs.len > 0;
   for (int k = 0; k < ev->outputs.len; k++) {
     IrBuffer *b = ev->outputs.items[k];
     b->param_index = f->nparams;

@@ -697,6 +697,7 @@ typedef struct IrFunc {
   IrVar **dyn_vars; int ndyn;     /* dynamic dimensions, appended to the kernel arguments in this order */
   IrStmt *body;                   /* SEQ containing one or more KERNEL statements (and host lets) */
   int *out_idx; int nout_idx;     /* normalised to non-negative indices */
+  bool returns_outputs;           /* out_idx are the T.empty tensors the function returns */
   IrKV *pass_configs; int npass_configs;
   SrcLoc loc;
   /* @autotune(configs=...) / @tilelang.autotune(configs=...): the evaluated config list as

@@ -429,7 +429,7 @@ static ts_status fill_metadata(ts_kernel *k, const IrFunc *f, const CgOutput *cg
     RtParam *p = &k->params[i];
     p->name = arena_strdup(a, ip->name);
     for (int j = 0; j < f->nout_idx; j++)
-      if (f->out_idx[j] == i) p->is_output = 1;
+      if (f->out_idx[j] == i) p->is_output = f->returns_outputs ? 2 : 1;
     for (int d = 0; d < RT_MAX_DIMS; d++) p->dyn[d] = -1;
     if (ip->var) {
       p->kind = TS_ARG_SCALAR;

@@ -46,7 +46,7 @@ typedef struct RtParam {
   const IrExpr *shape_expr[RT_MAX_DIMS]; /* other non-constant extents (checked after binding) */
   const IrExpr *stride_expr[RT_MAX_DIMS]; /* explicit strides (all set), or all NULL = row-major */
   IrVar *var;                        /* scalar parameter's variable (grid exprs may use it) */
-  int is_output;
+  int is_output; /* ts_arg_info.is_output's */
   int untouched;                     /* a tensor the kernel never reads, writes, views or maps:
                                         it may be passed as no tensor (data and shape NULL) */
 } RtParam;

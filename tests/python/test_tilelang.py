@@ -395,8 +395,8 @@ class EagerJitTest(unittest.TestCase):
                                                  "N": ("B", "shape", 1)})
         k = mm.compile(M=256, N=256, K=256)
         self.assertEqual([(a.name, a.shape, a.is_output) for a in k.params],
-                         [("A", (256, 256), False), ("B", (256, 256), False),
-                          ("C", (256, 256), True)])
+                         [("A", (256, 256), 0), ("B", (256, 256), 0),
+                          ("C", (256, 256), 2)])  # 2: a T.empty tensor it returns
         self.assertEqual(k.out_idx, [2])
         self.assertIn("__global__", k.get_kernel_source())
         self.assertIs(mm.compile(K=256, N=256, M=256), k)
@@ -683,7 +683,7 @@ class CompileTest(unittest.TestCase):
     def test_prim_func_returning_empty(self):
         """A @T.prim_func written as an eager kernel (A annotated in the body, B = T.empty(...),
         return B), nested in a function as TileLang's tests write it: B is an output (out_idx)."""
-        def build(n):
+        def build(n, out_idx=None):
             @T.prim_func
             def kernel(A):
                 A: T.Tensor[[n], T.float32]
@@ -693,11 +693,15 @@ class CompileTest(unittest.TestCase):
                     B[i] = A[i] + 1.0
                 return B
 
-            return tilelang.compile(kernel)
+            return tilelang.compile(kernel, out_idx=out_idx)
 
         k = build(64)
         self.assertEqual(k.out_idx, [1])
         self.assertEqual([(p.name, p.shape) for p in k.params], [("A", (64,)), ("B", (64,))])
+        # its outputs are what it returns: out_idx as well is TileLang's "Out index conflict"
+        for oi in ([-1], [0]):
+            with self.assertRaisesRegex(ValueError, "Out index conflict"):
+                build(64, oi)
 
     def test_lower_gives_the_source(self):
         """tilelang.lower(prim_func, target=...) (TileLang's way to look at the generated code):

@@ -77,6 +77,11 @@ class JITKernel(Launcher):
         self.params = kernel.args       # [tilescale.ArgInfo]
         self.target, self.execution_backend = target, execution_backend
         explicit = normalize_out_idx(out_idx, len(self.params), self.name)
+        returned = [a.name for a in self.params if a.is_output == 2]
+        if explicit is not None and returned:  # (TileLang's words: its tests match them)
+            raise ValueError("tilelang: Out index conflict: out_idx=%r is given, and %s returns its T.empty "
+                             "tensor%s %s (its outputs already); leave out_idx out"
+                             % (out_idx, self.name, "s" if len(returned) > 1 else "", ", ".join(returned)))
         self.out_idx = explicit if explicit is not None else [
             i for i, a in enumerate(self.params) if a.is_output]
         self.result_idx = self.out_idx
