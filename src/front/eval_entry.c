@@ -602,8 +602,12 @@ static bool order_outputs_by_return(Eval *ev, const AstNode *def) {
     for (int j = 0; v->kind == V_BUFFER && j < ev->outputs.len; j++)
       if (ev->outputs.items[j] == v->u.buf) k = j;
     if (k < 0) {
-      ts_error(ev->c, loc, "'%s' returns %s%s; a kernel returns the tensors it makes with T.empty (its outputs)",
-               def->id, v->kind == V_BUFFER ? "input tensor " : "", v->kind == V_BUFFER ? v->u.buf->name : ev_type_name(v));
+      const char *what = v->kind != V_BUFFER ? ev_type_name(v)
+                         : v->u.buf->scope == IR_SCOPE_GLOBAL
+                             ? arena_printf(ev->a, "tensor %s", v->u.buf->name)
+                             : arena_printf(ev->a, "%s buffer %s", ir_scope_names[v->u.buf->scope], v->u.buf->name);
+      ts_error(ev->c, loc, "'%s' returns %s; a kernel returns the tensors it makes with T.empty (its outputs)", def->id,
+               what);
       return false;
     }
     for (int j = 0; j < ordered.len; j++)
