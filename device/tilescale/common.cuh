@@ -353,7 +353,7 @@ template <class T> TS_DEV bool isfinite(T x) { return !ts::isnan(x) && !ts::isin
 TS_DEV float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 TS_DEV double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 /* T.fast_rcp: the approximate reciprocal (rcp.approx.ftz, about 1 ulp; no IEEE rounding) */
-TS_DEV float fast_rcpf(float x) {
+TS_DEV float fast_rcp(float x) {
   float r;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;

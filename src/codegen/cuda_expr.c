@@ -519,12 +519,12 @@ static void call(Cg *g, StrBuf *sb, const IrExpr *e) {
   }
   if (warp_call(g, sb, e)) return;
   switch (op) {
-  case IRI_SIGMOID:
+  case IRI_SIGMOID: case IRI_FAST_RCP: /* common.cuh's ts::sigmoid / ts::fast_rcp (float, double) */
     if (e->dtype == TS_DTYPE_FLOAT32 || e->dtype == TS_DTYPE_FLOAT64) {
-      sb_append(sb, "ts::sigmoid");
+      sb_printf(sb, "ts::%s", info->name);
       args_list(g, sb, args, 0, 1, e->dtype);
     } else {
-      sb_printf(sb, "ts::cast<%s>(ts::sigmoid", tname(e->dtype));
+      sb_printf(sb, "ts::cast<%s>(ts::%s", tname(e->dtype), info->name);
       args_list(g, sb, args, 0, 1, TS_DTYPE_FLOAT32);
       sb_putc(sb, ')');
     }

@@ -149,7 +149,7 @@ extern const int ir_expr_flags[IR_EXPR_KIND_COUNT];
   X(FAST_TAN, "__tan", "__tanf", 1, IRI_PURE | IRI_FLOAT | IRI_FAST)       \
   X(FAST_COS, "__cos", "__cosf", 1, IRI_PURE | IRI_FLOAT | IRI_FAST)       \
   X(FAST_SIN, "__sin", "__sinf", 1, IRI_PURE | IRI_FLOAT | IRI_FAST)       \
-  X(FAST_RCP, "fast_rcp", "ts::fast_rcpf", 1, IRI_PURE | IRI_FLOAT) /* approximate 1/x */ \
+  X(FAST_RCP, "fast_rcp", NULL, 1, IRI_PURE | IRI_FLOAT) /* approximate 1/x (rcp.approx) */ \
   X(SIGMOID, "sigmoid", NULL, 1, IRI_PURE | IRI_FLOAT)                     \
   X(ERF, "erf", "erff", 1, IRI_PURE | IRI_FLOAT)                           \
   X(POW, "pow", "powf", 2, IRI_PURE | IRI_FLOAT)                           \

@@ -672,7 +672,7 @@ class CompileTest(unittest.TestCase):
         self.assertRegex(build(fast["__sin"], "float16")[0], r"ts::cast<half>\(sinf\(")
         for fn, cuda in ((T.sinh, "sinhf("), (T.acosh, "acoshf("), (T.nearbyint, "nearbyintf("),
                          (fast["__log10"], "__log10f("), (fast["__tan"], "__tanf("),
-                         (T.fast_rcp, "ts::fast_rcpf(")):
+                         (T.fast_rcp, "ts::fast_rcp(")):
             self.assertIn(cuda, build(fn, "float32")[0], fn)
         for fn, cuda in ((T.atan2, "atan2f("), (T.hypot, "hypotf("), (T.copysign, "copysignf(")):
             self.assertIn(cuda, build(fn, "float32", 2)[0], fn)
