@@ -261,23 +261,27 @@ static int parse_args(int argc, char **argv, LaunchOpts *o) {
   return 0;
 }
 
-/* Is `port` (and the one after it, the control port) free to bind on this host now? */
-static bool port_pair_free(int port) {
-  for (int p = port; p <= port + 1; p++) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return false;
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_ANY);
-    a.sin_port = htons((uint16_t)p);
-    bool ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
-    close(fd);
-    if (!ok) return false;
-  }
-  return true;
+/* The port a socket bound to `port` on this host got (0: the kernel's choice), released
+ * again; -1 when it cannot be bound. */
+static int bind_port(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  a.sin_port = htons((uint16_t)port);
+  socklen_t len = sizeof a;
+  int got = bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0
+                ? ntohs(a.sin_port)
+                : -1;
+  close(fd);
+  return got;
 }
+
+/* Is `port` (and the one after it, the control port) free to bind on this host now? */
+static bool port_pair_free(int port) { return bind_port(port) == port && bind_port(port + 1) == port + 1; }
 
 /* The first port of the kernel's ephemeral range (the ports bind(0) and outgoing connections
  * get), from /proc; 32768 (Linux's default) when it cannot be read. */
@@ -305,17 +309,8 @@ static int pick_free_port(void) {
     int port = base + (int)((seed >> 8) % (unsigned)(lo - 1 - base));
     if (port_pair_free(port)) return port;
   }
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return DEFAULT_MASTER_PORT;
-  struct sockaddr_in a = {0};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t len = sizeof a;
-  int port = DEFAULT_MASTER_PORT;
-  if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-    port = ntohs(a.sin_port);
-  close(fd);
-  return port;
+  int port = bind_port(0);
+  return port > 0 ? port : DEFAULT_MASTER_PORT;
 }
 
 /* Fills in what the options left to the environment or to us. */

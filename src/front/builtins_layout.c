@@ -52,6 +52,12 @@ static bool is_layout_value(const Value *v) {
   return v && v->kind == V_BUILTIN && v->u.bi.row->fn == t_layout_object;
 }
 
+/* A 1-D shared-memory tile: a linear layout is the row-major it already has (TileLang's
+ * issue 2529), so make_linear_layout takes it and annotating it changes nothing. */
+static bool shared_1d(const IrBuffer *b) {
+  return b->ndim == 1 && (b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN);
+}
+
 /* The 2-D tile of a shared buffer (its last two dims), or a diagnostic naming `what`. */
 static bool shared_tile(Eval *ev, IrBuffer *b, const char *what, SrcLoc loc, int64_t *rows, int64_t *cols) {
   if (b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_SHARED_DYN) {
@@ -85,9 +91,7 @@ static Value *t_make_layout(Eval *ev, CallArgs *a, Value **arg, const Builtin *b
   }
   IrBuffer *b = bv->u.buf;
   int64_t rows = 1, cols;
-  /* a 1-D tile is linear whatever is asked of make_linear_layout (TileLang's issue 2529) */
-  bool linear_1d = bi->arg == LAYOUT_LINEAR && b->ndim == 1 && ir_is_const_int(b->shape[0], &cols) &&
-                   (b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN);
+  bool linear_1d = bi->arg == LAYOUT_LINEAR && shared_1d(b) && ir_is_const_int(b->shape[0], &cols);
   if (!linear_1d && !shared_tile(ev, b, name, loc, &rows, &cols)) return ev->poison;
   for (int i = 0; i < a->nkw; i++) {
     if (!strcmp(a->kw[i], "k_major") || !strcmp(a->kw[i], "allow_pad")) continue; /* the swizzle runs along the stored rows either way */
@@ -446,10 +450,7 @@ static Value *t_annotate_layout(Eval *ev, CallArgs *a, Value **arg, const Builti
     }
     int64_t rows, cols;
     IrBuffer *made_for = val->u.bi.self->u.buf;
-    /* a linear layout of a 1-D tile (t_make_layout allowed it) is the row-major it has */
-    if (val->u.bi.row->arg == LAYOUT_LINEAR && b->ndim == 1 && made_for->ndim == 1 &&
-        (b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_SHARED_DYN))
-      continue;
+    if (val->u.bi.row->arg == LAYOUT_LINEAR && shared_1d(b) && made_for->ndim == 1) continue; /* (shared_1d) */
     if (!shared_tile(ev, b, "T.annotate_layout", loc, &rows, &cols)) return ev->poison;
     if (made_for != b) {
       /* a layout made for another buffer fits when that buffer's tile has the same shape */

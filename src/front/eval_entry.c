@@ -587,19 +587,20 @@ static IrFunc *compile_eager(Eval *ev, const AstNode *def, Value *fn) {
  * results become output parameters in that order.  What is returned must be those results,
  * each once, all of them (a T.empty left out would be an output the call never gives back).
  * Without a return (or `return None`) they stay in the order they were made. */
-static bool order_outputs_by_return(Eval *ev, const AstNode *def) {
+static void order_outputs_by_return(Eval *ev, const AstNode *def) {
   Value *r = ev->ret;
-  if (!r || r->kind == V_NONE || r->kind == V_POISON) return true;
+  if (!r || r->kind == V_NONE || r->kind == V_POISON) return;
   SrcLoc loc = def->loc;
   for (int i = 0; i < def->body.n; i++)
     if (def->body.items[i]->kind == AST_RETURN) loc = def->body.items[i]->loc;
   bool seq = r->kind == V_TUPLE || r->kind == V_LIST;
-  int n = seq ? r->u.seq.n : 1;
+  int n = seq ? r->u.seq.n : 1, nout = ev->outputs.len;
+  bool *returned = ARENA_ARRAY(ev->a, bool, nout > 0 ? nout : 1);
   PtrVec ordered = {0};
   for (int i = 0; i < n; i++) {
     Value *v = seq ? r->u.seq.items[i] : r;
     int k = -1;
-    for (int j = 0; v->kind == V_BUFFER && j < ev->outputs.len; j++)
+    for (int j = 0; v->kind == V_BUFFER && j < nout; j++)
       if (ev->outputs.items[j] == v->u.buf) k = j;
     if (k < 0) {
       const char *what = v->kind != V_BUFFER ? ev_type_name(v)
@@ -608,27 +609,20 @@ static bool order_outputs_by_return(Eval *ev, const AstNode *def) {
                              : arena_printf(ev->a, "%s buffer %s", ir_scope_names[v->u.buf->scope], v->u.buf->name);
       ts_error(ev->c, loc, "'%s' returns %s; a kernel returns the tensors it makes with T.empty (its outputs)", def->id,
                what);
-      return false;
+      return;
     }
-    for (int j = 0; j < ordered.len; j++)
-      if (ordered.items[j] == ev->outputs.items[k]) {
-        ts_error(ev->c, loc, "'%s' returns '%s' twice", def->id, ((IrBuffer *)ev->outputs.items[k])->name);
-        return false;
-      }
+    if (returned[k]) {
+      ts_error(ev->c, loc, "'%s' returns '%s' twice", def->id, ((IrBuffer *)ev->outputs.items[k])->name);
+      return;
+    }
+    returned[k] = true;
     vec_push(ev->a, &ordered, ev->outputs.items[k]);
   }
-  if (ordered.len != ev->outputs.len) {
-    for (int j = 0; j < ev->outputs.len; j++) {
-      bool found = false;
-      for (int i = 0; i < ordered.len; i++) found |= ordered.items[i] == ev->outputs.items[j];
-      if (!found)
-        ts_error(ev->c, loc, "'%s' does not return '%s', which it makes with T.empty: every T.empty tensor is an output; "
-                 "return it too (or use T.alloc_global for a workspace)", def->id, ((IrBuffer *)ev->outputs.items[j])->name);
-    }
-    return false;
-  }
-  ev->outputs = ordered;
-  return true;
+  for (int j = 0; j < nout; j++)
+    if (!returned[j])
+      ts_error(ev->c, loc, "'%s' does not return '%s', which it makes with T.empty: every T.empty tensor is an output; "
+               "return it too (or use T.alloc_global for a workspace)", def->id, ((IrBuffer *)ev->outputs.items[j])->name);
+  if (ordered.len == nout) ev->outputs = ordered;
 }
 
 /* The body of an eager kernel traced (compile_eager; a @T.prim_func written that way,

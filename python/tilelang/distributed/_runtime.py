@@ -62,14 +62,20 @@ def _heap_bytes():
     return 0 if os.environ.get("TILESCALE_DIST_HEAP_BYTES") else DEFAULT_HEAP_BYTES
 
 
-def _bindable(host, port):
+def _bind_port(host, port):
+    """The port a socket bound to (host, port) got (port 0: the kernel's choice), released
+    again; None when it cannot be bound."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
-            return True
         except OSError:
-            return False
+            return None
+        return s.getsockname()[1]
+
+
+def _bindable(host, port):
+    return _bind_port(host, port) is not None
 
 
 def _free_port(host):
@@ -87,13 +93,10 @@ def _free_port(host):
         port = rng.randrange(base, low - 1)
         if _bindable(host, port) or (host and _bindable("", port)):
             return port
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, 0))
-        except OSError:
-            s.bind(("", 0))
-        return s.getsockname()[1]
+    port = _bind_port(host, 0) or _bind_port("", 0)
+    if port is None:
+        raise OSError("tilelang.distributed: no TCP port can be bound on this host")
+    return port
 
 
 def rendezvous_port(rank, host):
